@@ -1,0 +1,48 @@
+"""The `stormdeck` command.
+
+Each area registers its own subcommands from a module here (`sim.py`, `bench.py`, ...), so adding a command
+is an addition to this package, not an edit of one big file. Errors a user can cause exit with status 2
+and a message naming the field, the value and the allowed range; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from console import __version__
+from console.errors import StormdeckError
+
+#: Modules that contribute subcommands; each has `register(subparsers)`.
+_COMMAND_MODULES = ("console.cli.sim", "console.cli.bench")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stormdeck",
+        description="See a WebSocket gateway fleet's reconnect storm coming, and act on it safely.",
+    )
+    parser.add_argument("--version", action="version", version=f"stormdeck {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    import importlib
+
+    for name in _COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    try:
+        return handler(args)
+    except StormdeckError as error:
+        print(f"stormdeck: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130

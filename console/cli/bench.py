@@ -1,0 +1,11 @@
+"""`stormdeck bench …`: benchmarks that print figures (targets live in the issues; figures in docs/)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("bench", help="run a benchmark and print its figures")
+    parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
+    parser.add_subparsers(dest="bench", metavar="BENCH")

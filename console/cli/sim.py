@@ -1,0 +1,11 @@
+"""`stormdeck sim …`: list and run simulator scenarios."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("sim", help="the fleet simulator: list and run scenarios")
+    parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
+    parser.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")

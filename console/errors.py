@@ -1,0 +1,21 @@
+"""Errors a user can cause. Each names the field, the value given and what is allowed."""
+
+from __future__ import annotations
+
+
+class StormdeckError(Exception):
+    """Base of every error stormdeck reports to a user instead of a traceback."""
+
+    exit_code = 1
+
+
+class InputError(StormdeckError):
+    """Bad input: an unknown name, an unknown path, a value out of range. Exit status 2."""
+
+    exit_code = 2
+
+    def __init__(self, field: str, value: object, allowed: str) -> None:
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{field}: {value!r} is not allowed; expected {allowed}")

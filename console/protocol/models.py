@@ -1,0 +1,270 @@
+"""The fleet API's typed records (see ../shared/DESIGN.md, "The fleet API, v1").
+
+Field names are a contract: scripts, runbooks, the console and the gateway controller depend on them.
+Add fields freely; never rename one. Units are in the names (`_s`, `_ms`, `_pct`, `_per_s`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+API_VERSION = "v1"
+
+#: Wave bins are 100 ms wide: the resolution at which lockstep retries become visible (outage seed).
+WAVE_BIN_MS = 100
+
+
+class _Record(BaseModel):
+    # Unknown fields from a newer server are kept, not rejected: the contract only ever adds fields.
+    model_config = ConfigDict(extra="allow", frozen=False)
+
+
+class NodeState(StrEnum):
+    READY = "ready"
+    DRAINING = "draining"
+    DRAINED = "drained"
+    RESTARTING = "restarting"
+    DOWN = "down"
+    PROVISIONING = "provisioning"
+
+    @property
+    def in_rotation(self) -> bool:
+        """Whether the load balancer sends this node new connections."""
+        return self is NodeState.READY
+
+
+class Source(StrEnum):
+    SIMULATOR = "simulator"
+    DRILL = "drill"
+    LIVE = "live"
+    REPLAY = "replay"
+
+
+class DrainProgress(_Record):
+    remaining: int = Field(description="connections still held by the draining node")
+    rate_per_s: float = Field(description="requested close rate")
+    hint_ms: tuple[int, int] = Field(description="reconnect hint window sent with each close")
+    started_at_s: float
+    deadline_at_s: float = Field(description="fleet time at which whatever remains is force-closed")
+    eta_s: float | None = Field(default=None, description="seconds until empty at the requested rate")
+
+
+class NodeStatus(_Record):
+    id: str
+    state: NodeState
+    connections: int
+    cpu_pct: float
+    attempts_per_s: float
+    accepts_per_s: float
+    rejects_per_s: float = Field(description="503s answered by admission control or the connection ceiling")
+    timeouts_per_s: float = Field(description="handshakes the client gave up on while queued")
+    handshake_p99_ms: float
+    drops_per_s: float = Field(default=0.0, description="established connections lost (missed heartbeats)")
+    closes_per_s: float = Field(default=0.0, description="planned closes: drain, lifetime, restart")
+    capacity_connections: int = Field(default=0, description="planning target: connections at 100 % headroom")
+    drain: DrainProgress | None = None
+
+
+class Totals(_Record):
+    connections: int
+    attempts_per_s: float
+    accepts_per_s: float
+    rejects_per_s: float
+    headroom_pct: float = Field(description="spare connection capacity of the nodes in rotation, as a share")
+    drain_inflow_ratio: float | None = Field(
+        description="reconnect backlog drain rate ÷ inflow rate over 10 s; null when nothing flows in"
+    )
+    timeouts_per_s: float = 0.0
+    drops_per_s: float = 0.0
+    disconnects_per_s: float = 0.0
+    offline_clients: int = Field(default=0, description="clients wanting a connection that have none")
+    resumes_per_s: float = 0.0
+    full_resyncs_per_s: float = 0.0
+    resync_failures_per_s: float = 0.0
+    resync_backlog: int = Field(default=0, description="full resyncs waiting for the resync backend")
+    abnormal_closes_per_s: float = Field(default=0.0, description="closes without a close frame (1006)")
+    max_cpu_pct: float = 0.0
+
+
+class Waves(_Record):
+    bin_ms: int = WAVE_BIN_MS
+    attempts: list[int] = Field(description="connection attempts per bin since the previous frame")
+
+
+class RolloutState(StrEnum):
+    IDLE = "idle"
+    RUNNING = "running"
+    PAUSED = "paused"
+    HALTED = "halted"
+    ABORTED = "aborted"
+    COMPLETED = "completed"
+
+
+class RolloutMode(StrEnum):
+    DRAIN = "drain"
+    ABRUPT = "abrupt"
+
+
+class RolloutStatus(_Record):
+    state: RolloutState = RolloutState.IDLE
+    mode: RolloutMode | None = None
+    batch_size: int | None = None
+    interval_s: float | None = None
+    pause_cpu_pct: float | None = None
+    batch: int = Field(default=0, description="batches started so far (k of n)")
+    batches: int = Field(default=0, description="batches in the rollout (n)")
+    pause_reason: str | None = None
+    started_at_s: float | None = None
+    completed_at_s: float | None = None
+
+
+class AdmissionSettings(_Record):
+    rate_per_s: float | None = Field(description="token bucket refill per node; null when unlimited")
+    burst: int | None = None
+    max_connections: int | None = Field(description="connection ceiling per node; null when unlimited")
+    retry_after_s: tuple[float, float] = Field(description="window the randomized Retry-After is drawn from")
+    nodes: list[str] | None = Field(default=None, description="nodes it applies to; null means every node")
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+class Alarm(_Record):
+    name: str
+    severity: Severity
+    since_s: float
+    value: float | None = None
+    limit: float | None = None
+    message: str
+    active: bool = True
+    node: str | None = None
+
+
+class Frame(_Record):
+    type: Literal["frame"] = "frame"
+    api_version: str = API_VERSION
+    seq: int
+    epoch: str
+    time_s: float
+    nodes: list[NodeStatus]
+    totals: Totals
+    waves: Waves
+    rollout: RolloutStatus | None = None
+    admission: AdmissionSettings | None = None
+
+
+class Event(_Record):
+    type: Literal["event"] = "event"
+    api_version: str = API_VERSION
+    seq: int | None = None
+    epoch: str | None = None
+    time_s: float
+    kind: str = Field(description="node_state, rollout, alarm, action, injection, ...")
+    node: str | None = None
+    message: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Hello(_Record):
+    type: Literal["hello"] = "hello"
+    api_version: str = API_VERSION
+    fleet: str
+    source: Source
+    epoch: str
+    seq: int = Field(description="seq of the newest frame the server holds")
+    recovered: bool | None = Field(
+        default=None, description="for a resume (?since=&epoch=): whether every missed frame follows"
+    )
+    frame_interval_s: float = 1.0
+
+
+class FleetSnapshot(_Record):
+    api_version: str = API_VERSION
+    fleet: str
+    source: Source
+    time_s: float
+    nodes: list[NodeStatus]
+    totals: Totals
+    rollout: RolloutStatus
+    admission: AdmissionSettings
+    alarms: list[Alarm] = Field(default_factory=list)
+
+
+# --- actions (#4 serves them; the shapes live here so every side agrees) -------------------------
+
+
+class ConfirmAnswer(_Record):
+    token: str
+    typed: str | None = None
+
+
+class DrainRequest(_Record):
+    rate_per_s: float = Field(gt=0, description="closes per second")
+    deadline_s: float = Field(ge=0, description="seconds until whatever remains is force-closed")
+    hint_ms: tuple[int, int] = Field(description="reconnect hint window [min, max] in ms")
+    dry_run: bool = False
+    confirm: ConfirmAnswer | None = None
+    override_reason: str | None = None
+
+
+class RolloutRequest(_Record):
+    batch_size: int = Field(gt=0)
+    interval_s: float = Field(gt=0)
+    mode: RolloutMode = RolloutMode.DRAIN
+    pause_cpu_pct: float = Field(default=75.0, gt=0, le=100)
+    dry_run: bool = False
+    confirm: ConfirmAnswer | None = None
+    override_reason: str | None = None
+
+
+class AdmissionRequest(_Record):
+    rate_per_s: float | None = Field(default=None, gt=0)
+    burst: int | None = Field(default=None, gt=0)
+    max_connections: int | None = Field(default=None, gt=0)
+    retry_after_s: tuple[float, float] = (1.0, 30.0)
+    nodes: list[str] | None = None
+    dry_run: bool = False
+    confirm: ConfirmAnswer | None = None
+    override_reason: str | None = None
+
+
+class VerdictLevel(StrEnum):
+    OK = "ok"
+    CONFIRM = "confirm"
+    TYPED = "typed"
+    BLOCKED = "blocked"
+
+
+class Check(_Record):
+    name: str
+    value: float | str | None
+    limit: float | str | None
+    ok: bool
+    why: str
+
+
+class Verdict(_Record):
+    level: VerdictLevel
+    action: str
+    checks: list[Check] = Field(default_factory=list)
+    projections: dict[str, Any] = Field(default_factory=dict)
+    forecast: dict[str, Any] | None = None
+    confirm_token: str | None = None
+    typed_expected: str | None = None
+
+
+class Problem(_Record):
+    """RFC 9457 problem details; `detail` names the field, the value and the allowed range."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    field: str | None = None
+    instance: str | None = None
