@@ -247,6 +247,8 @@ class Simulation:
         """One simulated second, as arrays (no protocol records are built)."""
         self._run_timeline()
         self._transitions()
+        if self.scenario.lb.mode == "weighted":
+            self._update_weights()
         self.rollout.tick()
         self._autoscale()
         self._update_breaker()
@@ -336,10 +338,16 @@ class Simulation:
         ready = np.flatnonzero(states == k.READY)
         weights = np.zeros(self.capacity_nodes)
         lb = self.scenario.lb
+        self._hot = []
         if ready.size:
             weights[ready] = 1.0
             out = np.flatnonzero((states != k.READY) & (states != k.ABSENT) & (states != k.PROVISIONING))
-            if lb.mode == "skewed" and out.size and ready.size > lb.hot_nodes:
+            if lb.mode == "weighted":
+                # Capacity-weighted: by how far each node is below the fullest one, so restarted nodes
+                # refill first (a least-connections balancer in the limit).
+                held = self.conn[:, ready].sum(axis=0)
+                weights[ready] = (held.max() - held) + 1.0
+            elif lb.mode == "skewed" and out.size and ready.size > lb.hot_nodes:
                 # Consistent hashing hands the displaced clients' keys to a few nodes, "furthest from the
                 # restart batch" (outage seed): those few take hot_share of all reconnects.
                 n = self.n_nodes
@@ -350,8 +358,6 @@ class Simulation:
                 weights[ready] = (1.0 - lb.hot_share) / ready.size
                 weights[hot] += lb.hot_share / hot.size
                 self._hot = hot.tolist()
-            else:
-                self._hot = []
         self.node_f[k.NF_WEIGHT] = weights
 
     def _transitions(self) -> None:

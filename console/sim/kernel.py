@@ -47,7 +47,8 @@ NF_FIELDS = 13
 ON_ATTEMPTS, ON_ACCEPTS, ON_REJECTS, ON_TIMEOUTS, ON_DROPS, ON_CLOSES, ON_CPU, ON_WAIT_MAX, ON_WASTED = range(
     9
 )
-ON_FIELDS = 9
+ON_FORCED = 9  # closes forced at a drain's deadline (also counted in ON_CLOSES)
+ON_FIELDS = 10
 
 # --- fleet per-second outputs: out_fleet[FIELD] ---
 OF_RESUMES, OF_RESYNCS, OF_RESYNC_FAIL, OF_DISCONNECTS, OF_ABNORMAL, OF_RESYNC_DONE, OF_REFUSED = range(7)
@@ -697,6 +698,7 @@ def run_ticks(
                     held += conn[p, i]
                 if force:
                     closes = held
+                    out_node[ON_FORCED, i] += held
                 if closes > 0 and held > 0:
                     if closes > held:
                         closes = held
