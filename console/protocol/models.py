@@ -144,6 +144,10 @@ class Alarm(_Record):
     message: str
     active: bool = True
     node: str | None = None
+    acknowledged: bool = Field(
+        default=False, description="the operator has seen it; it stays until it clears"
+    )
+    cleared_s: float | None = Field(default=None, description="fleet time the condition cleared")
 
 
 class Frame(_Record):

@@ -1,0 +1,396 @@
+"""The alarm rules of ../shared/DESIGN.md ("Alarms the console must know"), one class each.
+
+A rule reads one frame (plus what it remembers of the frames before) and returns the readings that hold
+now: each one an alarm condition with its value, its limit and a message in the operator's words. The
+engine (`console.alarms.engine`) turns readings into raised and cleared alarms.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+import numpy as np
+
+from console.alarms.tracking import CalmBaseline, Sustained, Window
+from console.guards.capacity import FleetCapacity
+from console.guards.thresholds import Thresholds
+from console.protocol import WAVE_BIN_MS, Frame, NodeState, RolloutState, Severity
+from console.waves import lockstep_index
+
+
+class AlarmName(StrEnum):
+    CONNECTIONS_DROP = "connections_drop"
+    CPU_ABORT = "cpu_abort"
+    ROLLOUT_PAUSED = "rollout_paused"
+    HEADROOM_LOW = "headroom_low"
+    DRAIN_INFLOW_LOSING = "drain_inflow_losing"
+    DRAIN_INFLOW_KILL_SWITCH = "drain_inflow_kill_switch"
+    LOCKSTEP_WAVES = "lockstep_waves"
+    RECONNECT_RATE_HIGH = "reconnect_rate_high"
+    RESYNC_SHARE_RISING = "resync_share_rising"
+    ABNORMAL_CLOSES_RISING = "abnormal_closes_rising"
+    DRAIN_PACING_EXCEEDED = "drain_pacing_exceeded"
+
+
+class Reading(NamedTuple):
+    """One alarm condition that holds in the current frame (a tuple: thousands are made per frame)."""
+
+    name: AlarmName
+    severity: Severity
+    value: float | None
+    limit: float | None
+    message: str
+    node: str | None = None
+
+
+#: States of a node still serving clients: the "surviving" nodes of the outage seed's abort criterion.
+SERVING = frozenset({NodeState.READY, NodeState.DRAINING})
+
+
+@dataclass(frozen=True)
+class FleetView:
+    """What the rules need from a frame's nodes, gathered in one pass (2000 nodes must stay cheap)."""
+
+    hot_nodes: tuple[tuple[str, float], ...]  # serving nodes over the abort CPU line: (id, cpu_pct)
+    serving_ids: frozenset[str]
+    draining_nodes: int
+    drain_rate_per_s: float  # requested close rate, summed over draining nodes
+    admission_capacity_per_s: float | None  # what nodes in rotation can admit per second; None if unknown
+
+    @classmethod
+    def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
+        abort_pct = thresholds.cpu_abort_pct
+        admission = frame.admission
+        admission_rate = admission.rate_per_s if admission is not None else None
+        limited = set(admission.nodes) if admission is not None and admission.nodes is not None else None
+        handshakes = capacity.handshakes_per_s if capacity is not None else None
+        limits = [x for x in (admission_rate, handshakes) if x is not None]
+        limited_node_limit = min(limits) if limits else None  # a node the admission settings apply to
+        other_node_limit = handshakes  # a node they do not
+        hot: list[tuple[str, float]] = []
+        serving: list[str] = []
+        draining = 0
+        drain_rate = 0.0
+        admit = 0.0
+        admit_known = True
+        for node in frame.nodes:
+            state = node.state
+            if state in SERVING:
+                serving.append(node.id)
+                if node.cpu_pct > abort_pct:
+                    hot.append((node.id, node.cpu_pct))
+            if state is NodeState.DRAINING:
+                draining += 1
+                drain_rate += node.drain.rate_per_s if node.drain is not None else node.closes_per_s
+            elif state is NodeState.READY:
+                node_limit = limited_node_limit if limited is None or node.id in limited else other_node_limit
+                if node_limit is None:
+                    admit_known = False
+                else:
+                    admit += node_limit
+        return cls(
+            hot_nodes=tuple(hot),
+            serving_ids=frozenset(serving),
+            draining_nodes=draining,
+            drain_rate_per_s=drain_rate,
+            admission_capacity_per_s=admit if admit_known else None,
+        )
+
+
+def count(value: float) -> str:
+    """A figure the way an operator reads it: 13.0 M, 216 k, 833."""
+    magnitude = abs(value)
+    if magnitude >= 1e6:
+        return f"{value / 1e6:.2f} M"
+    if magnitude >= 1e4:
+        return f"{value / 1e3:.0f} k"
+    if magnitude >= 1e3:
+        return f"{value / 1e3:.1f} k"
+    return f"{value:.0f}" if magnitude >= 10 else f"{value:.1f}"
+
+
+class Rule:
+    """Base of the rules: `evaluate` yields what holds now; rules keep only their own memory."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        self.t = thresholds
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        raise NotImplementedError
+
+
+class ConnectionsDrop(Rule):
+    """Total connections fell more than 5 % below their peak of the last 60 s (outage seed)."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._window = Window(thresholds.connections_drop_window_s)
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        now = frame.totals.connections
+        self._window.add(frame.time_s, now)
+        peak = self._window.peak()
+        if peak <= 0:
+            return
+        drop_pct = (peak - now) / peak * 100
+        if drop_pct > self.t.connections_drop_pct:
+            yield Reading(
+                AlarmName.CONNECTIONS_DROP,
+                Severity.CRITICAL,
+                drop_pct,
+                self.t.connections_drop_pct,
+                f"Total connections fell {drop_pct:.1f} % within {self.t.connections_drop_window_s:g} s "
+                f"({count(peak)} → {count(now)}): clients are failing to reconnect.",
+            )
+
+
+class CpuAbort(Rule):
+    """A serving node's CPU above 80 % for 30 s: the outage seed's abort criterion, one alarm per node."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._onset_s: dict[str, float] = {}
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        now = frame.time_s
+        hot_ids = {node_id for node_id, _ in fleet.hot_nodes}
+        for node_id in [n for n in self._onset_s if n not in hot_ids]:
+            del self._onset_s[node_id]
+        for node_id, cpu_pct in fleet.hot_nodes:
+            held_s = now - self._onset_s.setdefault(node_id, now)
+            if held_s >= self.t.cpu_abort_for_s:
+                yield Reading(
+                    AlarmName.CPU_ABORT,
+                    Severity.CRITICAL,
+                    cpu_pct,
+                    self.t.cpu_abort_pct,
+                    f"{node_id} CPU {cpu_pct:.0f} % for {held_s:.0f} s, over the abort line "
+                    f"({self.t.cpu_abort_pct:g} % for {self.t.cpu_abort_for_s:g} s): halt the rollout "
+                    "and reassess.",
+                    node=node_id,
+                )
+
+
+class RolloutPaused(Rule):
+    """The rollout paused itself (a surviving node went over the pause CPU, outage seed)."""
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        rollout = frame.rollout
+        if rollout is None or rollout.state is not RolloutState.PAUSED:
+            return
+        reason = rollout.pause_reason or f"a surviving node went over {self.t.cpu_pause_pct:g} % CPU"
+        yield Reading(
+            AlarmName.ROLLOUT_PAUSED,
+            Severity.WARNING,
+            float(rollout.batch),
+            float(rollout.batches) if rollout.batches else None,
+            f"Rollout auto-paused at batch {rollout.batch} of {rollout.batches}: {reason}. "
+            "Resume only once CPU is back under the pause line.",
+        )
+
+
+class HeadroomLow(Rule):
+    """Headroom under the 35 % budget: no restart is safe (outage seed)."""
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        headroom_pct = frame.totals.headroom_pct
+        if headroom_pct < self.t.headroom_min_pct:
+            yield Reading(
+                AlarmName.HEADROOM_LOW,
+                Severity.WARNING,
+                headroom_pct,
+                self.t.headroom_min_pct,
+                f"Headroom {headroom_pct:.0f} % is under the {self.t.headroom_min_pct:g} % budget: "
+                "no restart is safe; add capacity instead.",
+            )
+
+
+class DrainInflow(Rule):
+    """Drain ÷ inflow below 1 for 60 s (losing ground), and the kill switch at 0.6 (sync-engine essay)."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._losing = Sustained()
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        ratio = frame.totals.drain_inflow_ratio
+        losing = ratio is not None and ratio < self.t.drain_inflow_losing_ratio
+        held_s = self._losing.update(frame.time_s, losing)
+        if ratio is None:
+            return
+        if held_s is not None and held_s >= self.t.drain_inflow_losing_for_s:
+            yield Reading(
+                AlarmName.DRAIN_INFLOW_LOSING,
+                Severity.WARNING,
+                ratio,
+                self.t.drain_inflow_losing_ratio,
+                f"Drain ÷ inflow {ratio:.2f} for {held_s:.0f} s: the reconnect backlog keeps growing; "
+                "the storm is winning.",
+            )
+        if ratio < self.t.drain_inflow_kill_ratio:
+            yield Reading(
+                AlarmName.DRAIN_INFLOW_KILL_SWITCH,
+                Severity.CRITICAL,
+                ratio,
+                self.t.drain_inflow_kill_ratio,
+                f"Drain ÷ inflow {ratio:.2f} is under the kill switch ({self.t.drain_inflow_kill_ratio:g}): "
+                "stop adding load and shed with admission.",
+            )
+
+
+class LockstepWaves(Rule):
+    """Attempts bunched in spikes rather than a smear: `console.waves.lockstep_index` over the last 30 s."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._bins: deque[int] = deque(
+            maxlen=max(1, round(thresholds.lockstep_window_s * 1000 / WAVE_BIN_MS))
+        )
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        self._bins.extend(frame.waves.attempts)
+        index = lockstep_index(np.fromiter(self._bins, dtype=np.float64, count=len(self._bins)))
+        if index >= self.t.lockstep_index_max:
+            yield Reading(
+                AlarmName.LOCKSTEP_WAVES,
+                Severity.WARNING,
+                index,
+                self.t.lockstep_index_max,
+                f"Reconnects arrive in lockstep waves (a 100 ms bin {index:.1f}× its 2 s mean): "
+                "client jitter is too small to smear them.",
+            )
+
+
+class RateOverBaseline(Rule):
+    """A per-second rate many times its steady baseline, for a few seconds. Serves the reconnect rate
+    (outage seed: ~80 k/min steady, 13 M/min in the storm) and abnormal 1006 closes (field guide)."""
+
+    def __init__(
+        self,
+        thresholds: Thresholds,
+        name: AlarmName,
+        severity: Severity,
+        rate_of: Callable[[Frame], float],
+        multiple: float,
+        floor_per_s: float,
+        configured_per_s: float,
+        describe: str,
+    ) -> None:
+        super().__init__(thresholds)
+        self.name = name
+        self.severity = severity
+        self.rate_of = rate_of
+        self.multiple = multiple
+        self.floor_per_s = floor_per_s
+        self.describe = describe
+        self._baseline = CalmBaseline(
+            thresholds.baseline_learn_s, thresholds.baseline_tau_s, configured_per_s
+        )
+        self._over = Sustained()
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        rate_per_s = self.rate_of(frame)
+        baseline = self._baseline.level_per_s
+        limit = None if baseline is None else self.multiple * max(baseline, self.floor_per_s)
+        over = limit is not None and rate_per_s > limit
+        self._baseline.observe(frame.time_s, rate_per_s, over_line=over)
+        held_s = self._over.update(frame.time_s, over)
+        if held_s is not None and held_s >= self.t.rate_alarm_for_s and baseline is not None:
+            times = rate_per_s / max(baseline, self.floor_per_s)
+            yield Reading(
+                self.name,
+                self.severity,
+                rate_per_s,
+                limit,
+                f"{self.describe} {count(rate_per_s)}/s, {times:.0f}× the steady {count(baseline)}/s "
+                f"(alarm at {self.multiple:g}×).",
+            )
+
+
+class ResyncShare(Rule):
+    """Full resyncs as a share of accepts over the last 10 s: clients missing the resume window."""
+
+    #: Accepts a window must hold before its share counts (two resyncs of three accepts is not a trend).
+    MIN_ACCEPTS = 100
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._resyncs = Window(thresholds.rate_window_s)
+        self._accepts = Window(thresholds.rate_window_s)
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        self._resyncs.add(frame.time_s, frame.totals.full_resyncs_per_s)
+        self._accepts.add(frame.time_s, frame.totals.accepts_per_s)
+        accepts = self._accepts.total()
+        if accepts < self.MIN_ACCEPTS:
+            return
+        share_pct = self._resyncs.total() / accepts * 100
+        if share_pct > self.t.resync_share_max_pct:
+            yield Reading(
+                AlarmName.RESYNC_SHARE_RISING,
+                Severity.WARNING,
+                share_pct,
+                self.t.resync_share_max_pct,
+                f"Full resyncs are {share_pct:.0f} % of accepts over {self.t.rate_window_s:g} s: clients are "
+                "missing the resume window; the resync path is the expensive one.",
+            )
+
+
+class DrainPacing(Rule):
+    """Draining nodes × drain rate over the spare admission capacity (field guide: "your deploy rate is a
+    disconnect rate"). Spare = what nodes in rotation can admit − what they admit besides the drain."""
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        if fleet.draining_nodes == 0 or fleet.admission_capacity_per_s is None:
+            return
+        other_accepts = max(frame.totals.accepts_per_s - fleet.drain_rate_per_s, 0.0)
+        spare_per_s = max(fleet.admission_capacity_per_s - other_accepts, 0.0)
+        if fleet.drain_rate_per_s > spare_per_s:
+            yield Reading(
+                AlarmName.DRAIN_PACING_EXCEEDED,
+                Severity.WARNING,
+                fleet.drain_rate_per_s,
+                spare_per_s,
+                f"{fleet.draining_nodes} nodes draining at {count(fleet.drain_rate_per_s)} closes/s in all, "
+                f"over the spare admission capacity ({count(spare_per_s)}/s): slow the drains or drain fewer "
+                "nodes at once.",
+            )
+
+
+def build_rules(thresholds: Thresholds) -> list[Rule]:
+    """Every rule, in the order their alarms are listed in DESIGN.md."""
+    t = thresholds
+    return [
+        ConnectionsDrop(t),
+        CpuAbort(t),
+        RolloutPaused(t),
+        HeadroomLow(t),
+        DrainInflow(t),
+        LockstepWaves(t),
+        RateOverBaseline(
+            t,
+            AlarmName.RECONNECT_RATE_HIGH,
+            Severity.CRITICAL,
+            lambda frame: frame.totals.attempts_per_s,
+            t.reconnect_rate_multiple,
+            t.reconnect_floor_per_s,
+            t.reconnect_baseline_per_s,
+            "Reconnect attempts",
+        ),
+        ResyncShare(t),
+        RateOverBaseline(
+            t,
+            AlarmName.ABNORMAL_CLOSES_RISING,
+            Severity.WARNING,
+            lambda frame: frame.totals.abnormal_closes_per_s,
+            t.abnormal_closes_multiple,
+            t.abnormal_closes_floor_per_s,
+            0.0,
+            "Abnormal closes (1006, no close frame)",
+        ),
+        DrainPacing(t),
+    ]
