@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from console.alarms.tracking import CalmBaseline, Sustained, Window
-from console.guards.capacity import FleetCapacity
+from console.guards.capacity import AdmissionLimit, FleetCapacity, spare_admission_per_s
 from console.guards.thresholds import Thresholds
 from console.protocol import WAVE_BIN_MS, Frame, NodeState, RolloutState, Severity
 from console.waves import lockstep_index
@@ -56,7 +56,6 @@ class FleetView:
     """What the rules need from a frame's nodes, gathered in one pass (2000 nodes must stay cheap)."""
 
     hot_nodes: tuple[tuple[str, float], ...]  # serving nodes over the abort CPU line: (id, cpu_pct)
-    serving_ids: frozenset[str]
     draining_nodes: int
     drain_rate_per_s: float  # requested close rate, summed over draining nodes
     admission_capacity_per_s: float | None  # what nodes in rotation can admit per second; None if unknown
@@ -64,37 +63,27 @@ class FleetView:
     @classmethod
     def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
         abort_pct = thresholds.cpu_abort_pct
-        admission = frame.admission
-        admission_rate = admission.rate_per_s if admission is not None else None
-        limited = set(admission.nodes) if admission is not None and admission.nodes is not None else None
-        handshakes = capacity.handshakes_per_s if capacity is not None else None
-        limits = [x for x in (admission_rate, handshakes) if x is not None]
-        limited_node_limit = min(limits) if limits else None  # a node the admission settings apply to
-        other_node_limit = handshakes  # a node they do not
+        admission_limit = AdmissionLimit(frame.admission, capacity)
         hot: list[tuple[str, float]] = []
-        serving: list[str] = []
         draining = 0
         drain_rate = 0.0
         admit = 0.0
         admit_known = True
         for node in frame.nodes:
             state = node.state
-            if state in SERVING:
-                serving.append(node.id)
-                if node.cpu_pct > abort_pct:
-                    hot.append((node.id, node.cpu_pct))
+            if state in SERVING and node.cpu_pct > abort_pct:
+                hot.append((node.id, node.cpu_pct))
             if state is NodeState.DRAINING:
                 draining += 1
                 drain_rate += node.drain.rate_per_s if node.drain is not None else node.closes_per_s
             elif state is NodeState.READY:
-                node_limit = limited_node_limit if limited is None or node.id in limited else other_node_limit
+                node_limit = admission_limit.for_node(node.id)
                 if node_limit is None:
                     admit_known = False
                 else:
                     admit += node_limit
         return cls(
             hot_nodes=tuple(hot),
-            serving_ids=frozenset(serving),
             draining_nodes=draining,
             drain_rate_per_s=drain_rate,
             admission_capacity_per_s=admit if admit_known else None,
@@ -347,8 +336,9 @@ class DrainPacing(Rule):
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         if fleet.draining_nodes == 0 or fleet.admission_capacity_per_s is None:
             return
-        other_accepts = max(frame.totals.accepts_per_s - fleet.drain_rate_per_s, 0.0)
-        spare_per_s = max(fleet.admission_capacity_per_s - other_accepts, 0.0)
+        spare_per_s = spare_admission_per_s(
+            fleet.admission_capacity_per_s, frame.totals.accepts_per_s, fleet.drain_rate_per_s
+        )
         if fleet.drain_rate_per_s > spare_per_s:
             yield Reading(
                 AlarmName.DRAIN_PACING_EXCEEDED,

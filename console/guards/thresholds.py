@@ -106,6 +106,14 @@ class Thresholds:
         10.0, 1, 600, STORMDECK, "window the resync share and 1006 rate are averaged over"
     )
     # --- drains -------------------------------------------------------------------------------------
+    reconnect_skew: float = _limit(
+        1.5,
+        1,
+        20,
+        OUTAGE,
+        "the busiest survivor takes this many times its even share of reconnects (the seed's capacity model "
+        "assumed an even spread; consistent hashing sent them to a few nodes)",
+    )
     drain_window_s: float = _limit(600.0, 1, 86_400, INTERVIEW, "the drain window: force-close at its end")
     max_concurrent_drains: int = _limit(
         30, 1, 100_000, OUTAGE, "nodes draining at once (the seed's batch was 30 of 480; smaller is safer)"

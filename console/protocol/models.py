@@ -251,6 +251,12 @@ class Check(_Record):
     limit: float | str | None
     ok: bool
     why: str
+    bound: Literal["max", "min"] = Field(
+        default="max", description="max: the value must not exceed the limit; min: it must not fall below it"
+    )
+    level: VerdictLevel | None = Field(
+        default=None, description="the level this check raises the verdict to when it fails"
+    )
 
 
 class Verdict(_Record):
