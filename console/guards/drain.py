@@ -60,24 +60,30 @@ def _leaving(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> list[Nod
 def _safe_rate(
     load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds
 ) -> tuple[float, str]:
-    """The largest per-node rate that keeps the drains within spare admission and the busiest survivor
-    under the pause line."""
-    pacing = (load.spare_admission_per_s - load.drain_rate_per_s) / count
+    """The largest per-node rate, to three significant figures, that keeps the drains within spare
+    admission and the busiest survivor under the pause line — the two checks `judge_drain` makes of it."""
     if load.survivors == 0:
         return 0.0, "survivor_cpu"
+    pacing = (load.spare_admission_per_s - load.drain_rate_per_s) / count
     cpu_room_pct = thresholds.cpu_pause_pct - load.survivor_cpu_max_pct
     per_handshake_pct = capacity.cpu_pct_per_handshake_per_s * thresholds.reconnect_skew / load.survivors
     cpu = (cpu_room_pct / per_handshake_pct - load.moving_accepts_per_s) / count
     rate, limited_by = (pacing, "drain_pacing") if pacing <= cpu else (cpu, "survivor_cpu")
-    return _round_down(max(rate, 0.0)), limited_by
 
+    def passes(candidate: float) -> bool:
+        new_rate = candidate * count
+        return (
+            load.drain_rate_per_s + new_rate <= load.spare_admission_per_s
+            and load.projected_cpu_pct(new_rate, capacity, thresholds) <= thresholds.cpu_pause_pct
+        )
 
-def _round_down(rate: float) -> float:
-    """Three significant figures, rounded down, so the plan passes the checks it was computed from."""
     if rate <= 0:
-        return 0.0
-    scale = 10 ** (math.floor(math.log10(rate)) - 2)
-    return math.floor(rate / scale * (1 - 1e-12)) * scale
+        return 0.0, limited_by
+    digits = 2 - math.floor(math.log10(rate))
+    candidate = round(rate, digits)
+    while candidate > 0 and not passes(candidate):  # rounding went up, or float noise: one step down
+        candidate = round(candidate - 10.0**-digits, digits)
+    return max(candidate, 0.0), limited_by
 
 
 def plan_drain(
