@@ -90,7 +90,12 @@ class AlarmEngine:
                 else:
                     # Straight into the model's fields: they were validated when the alarm was raised, and
                     # pydantic's __setattr__ costs ~1 µs a field — with 2000 hot nodes that alone is 6 ms.
-                    alarm.__dict__.update(value=reading.value, limit=reading.limit, message=reading.message)
+                    alarm.__dict__.update(
+                        value=reading.value,
+                        limit=reading.limit,
+                        message=reading.message,
+                        nodes=list(reading.nodes) or None,
+                    )
         clear_after_s = self.thresholds.clear_after_s
         for key in [k for k in self._active if k not in held]:
             if now - self._last_held_s[key] >= clear_after_s:
@@ -111,6 +116,7 @@ class AlarmEngine:
             limit=reading.limit,
             message=reading.message,
             node=reading.node,
+            nodes=list(reading.nodes) or None,
         )
         self._active[(alarm.name, alarm.node)] = alarm
         return alarm

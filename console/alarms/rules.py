@@ -44,7 +44,8 @@ class Reading(NamedTuple):
     value: float | None
     limit: float | None
     message: str
-    node: str | None = None
+    node: str | None = None  # an alarm about one node: one alarm per node
+    nodes: tuple[str, ...] = ()  # a fleet alarm about several nodes: the nodes, worst first
 
 
 #: States of a node still serving clients: the "surviving" nodes of the outage seed's abort criterion.
@@ -138,7 +139,13 @@ class ConnectionsDrop(Rule):
 
 
 class CpuAbort(Rule):
-    """A serving node's CPU above 80 % for 30 s: the outage seed's abort criterion, one alarm per node."""
+    """Any serving node's CPU above 80 % for 30 s: the outage seed's abort criterion.
+
+    One fleet alarm naming the nodes, not one alarm per node: in a storm hundreds of nodes cross the line
+    together, and a wall of identical alarms would bury the others (value: the hottest of them)."""
+
+    #: Nodes named in the message; the alarm's `nodes` lists them all.
+    NAMED = 3
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
@@ -146,22 +153,31 @@ class CpuAbort(Rule):
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         now = frame.time_s
-        hot_ids = {node_id for node_id, _ in fleet.hot_nodes}
-        for node_id in [n for n in self._onset_s if n not in hot_ids]:
-            del self._onset_s[node_id]
-        for node_id, cpu_pct in fleet.hot_nodes:
-            held_s = now - self._onset_s.setdefault(node_id, now)
-            if held_s >= self.t.cpu_abort_for_s:
-                yield Reading(
-                    AlarmName.CPU_ABORT,
-                    Severity.CRITICAL,
-                    cpu_pct,
-                    self.t.cpu_abort_pct,
-                    f"{node_id} CPU {cpu_pct:.0f} % for {held_s:.0f} s, over the abort line "
-                    f"({self.t.cpu_abort_pct:g} % for {self.t.cpu_abort_for_s:g} s): halt the rollout "
-                    "and reassess.",
-                    node=node_id,
-                )
+        onset_s = self._onset_s
+        if len(onset_s) > len(fleet.hot_nodes) or any(n not in onset_s for n, _ in fleet.hot_nodes):
+            hot_ids = {node_id for node_id, _ in fleet.hot_nodes}
+            for node_id in [n for n in onset_s if n not in hot_ids]:
+                del onset_s[node_id]
+        for_s = self.t.cpu_abort_for_s
+        held = [
+            (cpu, node_id)
+            for node_id, cpu in fleet.hot_nodes
+            if now - onset_s.setdefault(node_id, now) >= for_s
+        ]
+        if not held:
+            return
+        held.sort(reverse=True)
+        named = ", ".join(f"{node_id} {cpu:.0f} %" for cpu, node_id in held[: self.NAMED])
+        more = f" and {len(held) - self.NAMED} more" if len(held) > self.NAMED else ""
+        yield Reading(
+            AlarmName.CPU_ABORT,
+            Severity.CRITICAL,
+            held[0][0],
+            self.t.cpu_abort_pct,
+            f"CPU over the abort line ({self.t.cpu_abort_pct:g} % for {for_s:g} s) on {named}{more}: "
+            "halt the rollout and reassess.",
+            nodes=tuple(node_id for _, node_id in held),
+        )
 
 
 class RolloutPaused(Rule):
@@ -175,8 +191,8 @@ class RolloutPaused(Rule):
         yield Reading(
             AlarmName.ROLLOUT_PAUSED,
             Severity.WARNING,
-            float(rollout.batch),
-            float(rollout.batches) if rollout.batches else None,
+            frame.totals.max_cpu_pct or max((node.cpu_pct for node in frame.nodes), default=0.0),
+            rollout.pause_cpu_pct or self.t.cpu_pause_pct,
             f"Rollout auto-paused at batch {rollout.batch} of {rollout.batches}: {reason}. "
             "Resume only once CPU is back under the pause line.",
         )

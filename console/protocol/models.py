@@ -144,6 +144,9 @@ class Alarm(_Record):
     message: str
     active: bool = True
     node: str | None = None
+    nodes: list[str] | None = Field(
+        default=None, description="for a fleet alarm about several nodes: those nodes, worst first"
+    )
     acknowledged: bool = Field(
         default=False, description="the operator has seen it; it stays until it clears"
     )
