@@ -18,7 +18,8 @@ SYNC_ESSAY = "sync-engine essay (reconnect storm problem)"
 FIELD_GUIDE = "practitioner field guide"
 INTERVIEW = "interview answer (draining a gateway fleet)"
 ISSUE_2 = "issue #2 (lockstep_index, console.waves)"
-STORMDECK = "stormdeck choice (no seed gives a number)"
+ISSUE_4 = "issue #4 (the outage seed's pause line)"
+STORMDECK = "stormdeck choice (no seed gives this number)"
 
 
 def _limit(default: float, low: float, high: float, source: str, why: str) -> Any:
@@ -62,7 +63,7 @@ class Thresholds:
         10.0,
         1.5,
         10_000,
-        OUTAGE,
+        STORMDECK,
         "this many times the steady reconnect rate is a storm (the seed saw ~160×: 13 M/min vs 80 k/min)",
     )
     reconnect_baseline_per_s: float = _limit(
@@ -93,11 +94,11 @@ class Thresholds:
         10.0,
         0.1,
         100,
-        FIELD_GUIDE,
+        STORMDECK,
         "full resyncs as a share of accepts; the field guide's resync drill forces 10 % onto that path",
     )
     abnormal_closes_multiple: float = _limit(
-        5.0, 1.5, 10_000, FIELD_GUIDE, "1006 closes this many times their steady baseline (GitLab INC-10719)"
+        5.0, 1.5, 10_000, STORMDECK, "1006 closes this many times their steady baseline (GitLab INC-10719)"
     )
     abnormal_closes_floor_per_s: float = _limit(
         1.0, 0, 1e9, STORMDECK, "the 1006 baseline never counts as lower than this"
@@ -116,7 +117,7 @@ class Thresholds:
     )
     drain_window_s: float = _limit(600.0, 1, 86_400, INTERVIEW, "the drain window: force-close at its end")
     max_concurrent_drains: int = _limit(
-        30, 1, 100_000, OUTAGE, "nodes draining at once (the seed's batch was 30 of 480; smaller is safer)"
+        30, 1, 100_000, STORMDECK, "nodes draining at once (the seed's batch was 30 of 480; smaller is safer)"
     )
     hint_spread_per_s_max: float = _limit(
         100.0,
@@ -129,15 +130,15 @@ class Thresholds:
         1000.0,
         0,
         3_600_000,
-        OUTAGE,
+        STORMDECK,
         "a hint window narrower than this recreates lockstep (100 ms jitter did)",
     )
     # --- admission ----------------------------------------------------------------------------------
     retry_after_window_min_s: float = _limit(
-        5.0, 0, 3600, OUTAGE, "Retry-After max − min below this sends refused clients back in lockstep"
+        5.0, 0, 3600, STORMDECK, "Retry-After max − min below this sends refused clients back in lockstep"
     )
     admission_loosen_cpu_pct: float = _limit(
-        75.0, 1, 100, OUTAGE, "no loosening of admission while any node is above this CPU"
+        75.0, 1, 100, ISSUE_4, "no loosening of admission while any node is above this CPU"
     )
     # --- alarm hygiene ------------------------------------------------------------------------------
     clear_after_s: float = _limit(
