@@ -147,6 +147,7 @@ def _event(alarm: Alarm, change: str, now: float) -> Event:
             "value": alarm.value,
             "limit": alarm.limit,
             "since_s": alarm.since_s,
+            "nodes": alarm.nodes,
         },
     )
 

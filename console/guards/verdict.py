@@ -66,7 +66,7 @@ def verdict(
         action=action,
         checks=checks,
         projections={k: _plain(v) for k, v in projections.items()},
-        typed_expected=typed_expected if level in (VerdictLevel.TYPED, VerdictLevel.BLOCKED) else None,
+        typed_expected=typed_expected if level is VerdictLevel.TYPED else None,
     )
 
 

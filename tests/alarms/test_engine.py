@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from console.alarms import AlarmEngine, Thresholds, alarms_fired
+from console.alarms import AlarmEngine, FleetCapacity, Thresholds, alarms_fired
 from console.errors import InputError
-from console.protocol import NodeState, RolloutState, RolloutStatus
+from console.protocol import AdmissionSettings, NodeState, RolloutState, RolloutStatus
 from tests.fleet_builders import frame, node, nodes, series
 
 
@@ -93,6 +93,7 @@ def test_alarm_events_carry_what_the_stream_needs() -> None:
         "value": 10.0,
         "limit": 35.0,
         "since_s": 7,
+        "nodes": None,
     }
 
 
@@ -126,6 +127,14 @@ frame_fields = st.fixed_dictionaries(
         "epoch": st.sampled_from(["e1", "e2"]),
         "attempts": st.lists(st.integers(0, 10**7), max_size=30),
         "rollout": st.none() | st.builds(RolloutStatus, state=st.sampled_from(list(RolloutState))),
+        "admission": st.none()
+        | st.builds(
+            AdmissionSettings,
+            rate_per_s=st.none() | st.floats(min_value=0.1, max_value=1e6),
+            max_connections=st.none() | st.integers(1, 10**6),
+            retry_after_s=st.just((1.0, 30.0)),
+            nodes=st.none() | st.lists(st.sampled_from([f"gw-{i}" for i in range(6)]), max_size=3),
+        ),
         "connections": st.integers(0, 10**8),
         "attempts_per_s": finite,
         "accepts_per_s": finite,
@@ -141,9 +150,16 @@ frame_fields = st.fixed_dictionaries(
 @given(
     steps=st.lists(st.tuples(st.floats(min_value=-5, max_value=120), frame_fields), min_size=1, max_size=25),
     thresholds=st.builds(Thresholds, clear_after_s=st.floats(0, 10), rate_alarm_for_s=st.floats(0, 10)),
+    capacity=st.none()
+    | st.builds(
+        FleetCapacity,
+        handshakes_per_s=st.floats(1, 1e5),
+        cpu_pct_per_handshake_per_s=st.floats(1e-4, 1),
+        connections_per_node=st.integers(1, 10**6),
+    ),
 )
-def test_arbitrary_frames_never_crash(steps, thresholds) -> None:
-    engine = AlarmEngine(thresholds)
+def test_arbitrary_frames_never_crash(steps, thresholds, capacity) -> None:
+    engine = AlarmEngine(thresholds, capacity)
     time_s = 0.0
     for step_s, fields in steps:
         time_s += step_s
