@@ -28,10 +28,12 @@ def _check(args: argparse.Namespace) -> int:
     values = dataclasses.asdict(loaded.thresholds)
     if args.json:
         report = {name: {"value": values[name], "source": loaded.sources[name]} for name in values}
-        print(json.dumps({"files": [str(p) for p in loaded.files], "thresholds": report}, indent=2))
+        files = {"read": [str(p) for p in loaded.files], "searched": [str(p) for p in loaded.searched]}
+        print(json.dumps({"files": files, "thresholds": report}, indent=2))
         return 0
-    files = ", ".join(str(p) for p in loaded.files) or "none found (defaults and environment only)"
-    print(f"config files read: {files}")
+    print("config files, weakest first (later ones override earlier ones, STORMDECK_* env overrides both):")
+    for path in loaded.searched:
+        print(f"  {path}  {'(read)' if path in loaded.files else '(not found)'}")
     width = max(len(name) for name in values)
     for name, value in values.items():
         source = loaded.sources[name]

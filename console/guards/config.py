@@ -36,6 +36,7 @@ class LoadedThresholds:
     thresholds: Thresholds
     sources: dict[str, str]  # field → "default", a file path, or "env STORMDECK_<FIELD>"
     files: tuple[Path, ...]  # the files that were found and read, weakest first
+    searched: tuple[Path, ...] = ()  # every place a file was looked for, weakest first
 
 
 def config_files(cwd: Path, user_config_dir: Path) -> list[Path]:
@@ -93,7 +94,8 @@ def load_thresholds(cwd: Path, user_config_dir: Path, env: Mapping[str, str]) ->
     values: dict[str, float | int] = {}
     sources = {item.name: DEFAULT_SOURCE for item in threshold_fields()}
     found: list[Path] = []
-    for path in config_files(cwd, user_config_dir):
+    searched = config_files(cwd, user_config_dir)
+    for path in searched:
         if not path.is_file():
             continue
         found.append(path)
@@ -111,7 +113,9 @@ def load_thresholds(cwd: Path, user_config_dir: Path, env: Mapping[str, str]) ->
         raise InputError(
             f"{error.field} (from {sources.get(error.field, DEFAULT_SOURCE)})", error.value, error.allowed
         ) from None
-    return LoadedThresholds(thresholds=thresholds, sources=sources, files=tuple(found))
+    return LoadedThresholds(
+        thresholds=thresholds, sources=sources, files=tuple(found), searched=tuple(searched)
+    )
 
 
 def load_default_thresholds() -> LoadedThresholds:

@@ -122,6 +122,8 @@ def test_config_check_prints_each_value_and_its_source(process_dirs, capsys) -> 
     write(user, "[thresholds]\ncpu_pause_pct = 70\n")
     assert main(["config", "check", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
+    assert report["files"]["read"] == [str(user / "stormdeck.toml")]
+    assert report["files"]["searched"][1].endswith("project/stormdeck.toml")
     assert report["thresholds"]["cpu_pause_pct"] == {"value": 70, "source": str(user / "stormdeck.toml")}
     assert report["thresholds"]["headroom_min_pct"] == {"value": 35.0, "source": "default"}
     assert main(["config", "check"]) == 0
