@@ -112,27 +112,30 @@ def _hyper(rng, good, total, draws):
     return k
 
 
+#: Ticks per block of the wheel's coarse level. A wide uniform spread is split over blocks first (one binomial
+#: per block) and each block is split over its ticks when its time comes (shared by everything placed in it),
+#: so placing a cohort costs O(width / BLOCK), not O(width). The blocks live in the same array, after the
+#: tick slots: wheel[..., :horizon] are ticks, wheel[..., horizon:] are blocks (horizon is a multiple of BLOCK).
+BLOCK = 10
+
+
 @njit(cache=True, nogil=True)
-def _place(
-    rng, wheel, wheel_start, p, entry_state, from_delay, state_of_delay, a, b, count, base_tick, start_tick
-):
-    """Put `count` clients uniformly over tick offsets [a, b) from base_tick into the wheel."""
-    if count <= 0:
-        return
-    horizon = wheel.shape[2]
-    width = b - a
+def wheel_horizon(wheel):
+    return wheel.shape[2] * BLOCK // (BLOCK + 1)
+
+
+@njit(cache=True, nogil=True)
+def _place_ticks(rng, wheel, wheel_start, p, s, lo, hi, count, start_tick, horizon):
+    """`count` clients uniformly over absolute ticks [lo, hi), tick by tick."""
+    width = hi - lo
     if width <= 1:
-        d = a
-        s = state_of_delay[p, d] if from_delay else entry_state
-        slot = (base_tick + d) % horizon
+        slot = lo % horizon
         wheel[p, s, slot] += count
         wheel_start[p, s, slot] += count * start_tick
         return
     if count < width:
         for _ in range(count):
-            d = a + rng.integers(0, width)
-            s = state_of_delay[p, d] if from_delay else entry_state
-            slot = (base_tick + d) % horizon
+            slot = (lo + rng.integers(0, width)) % horizon
             wheel[p, s, slot] += 1
             wheel_start[p, s, slot] += start_tick
         return
@@ -142,12 +145,119 @@ def _place(
             break
         k = remaining if j == width - 1 else _binom(rng, remaining, 1.0 / (width - j))
         if k > 0:
-            d = a + j
-            s = state_of_delay[p, d] if from_delay else entry_state
-            slot = (base_tick + d) % horizon
+            slot = (lo + j) % horizon
             wheel[p, s, slot] += k
             wheel_start[p, s, slot] += k * start_tick
             remaining -= k
+
+
+@njit(cache=True, nogil=True)
+def _place_fixed(rng, wheel, wheel_start, p, s, lo, hi, count, start_tick, base_tick):
+    """`count` clients of state s uniformly over absolute ticks [lo, hi), via blocks when that is cheaper."""
+    if count <= 0:
+        return
+    horizon = wheel_horizon(wheel)
+    n_blocks = horizon // BLOCK
+    width = hi - lo
+    first = (lo + BLOCK - 1) // BLOCK
+    if first * BLOCK <= base_tick:  # never into a block whose time has come (it would not be split)
+        first = base_tick // BLOCK + 1
+    last = hi // BLOCK
+    full = last - first
+    if full < 2 or count <= full + 2 * BLOCK:
+        _place_ticks(rng, wheel, wheel_start, p, s, lo, hi, count, start_tick, horizon)
+        return
+    head = first * BLOCK - lo
+    mid = full * BLOCK
+    k_head = _binom(rng, count, head / width)
+    k_mid = _binom(rng, count - k_head, mid / (width - head)) if width > head else 0
+    k_tail = count - k_head - k_mid
+    if k_head > 0:
+        _place_ticks(rng, wheel, wheel_start, p, s, lo, first * BLOCK, k_head, start_tick, horizon)
+    if k_tail > 0:
+        _place_ticks(rng, wheel, wheel_start, p, s, last * BLOCK, hi, k_tail, start_tick, horizon)
+    remaining = k_mid
+    for j in range(full):
+        if remaining <= 0:
+            break
+        k = remaining if j == full - 1 else _binom(rng, remaining, 1.0 / (full - j))
+        if k > 0:
+            slot = horizon + (first + j) % n_blocks
+            wheel[p, s, slot] += k
+            wheel_start[p, s, slot] += k * start_tick
+            remaining -= k
+
+
+@njit(cache=True, nogil=True)
+def _expand_block(rng, wheel, wheel_start, tick):
+    """At a block's first tick: split each cohort parked in it over the block's ticks."""
+    horizon = wheel_horizon(wheel)
+    slot = horizon + (tick // BLOCK) % (horizon // BLOCK)
+    for p in range(wheel.shape[0]):
+        for s in range(wheel.shape[1]):
+            count = wheel[p, s, slot]
+            if count <= 0:
+                continue
+            start_sum = wheel_start[p, s, slot]
+            wheel[p, s, slot] = 0
+            wheel_start[p, s, slot] = 0.0
+            mean_start = start_sum / count
+            _place_ticks(rng, wheel, wheel_start, p, s, tick, tick + BLOCK, count, mean_start, horizon)
+
+
+@njit(cache=True, nogil=True)
+def _place(
+    rng, wheel, wheel_start, p, entry_state, from_delay, state_of_delay, a, b, count, base_tick, start_tick
+):
+    """Put `count` clients uniformly over tick offsets [a, b) from base_tick into the wheel.
+
+    When the state a client retries from depends on the delay it slept (decorrelated), the range is cut
+    into runs of equal next state, and each run gets its binomial share.
+    """
+    if count <= 0:
+        return
+    if b <= a + 1:
+        s = state_of_delay[p, a] if from_delay else entry_state
+        _place_fixed(
+            rng, wheel, wheel_start, p, s, base_tick + a, base_tick + a + 1, count, start_tick, base_tick
+        )
+        return
+    if not from_delay:
+        _place_fixed(
+            rng,
+            wheel,
+            wheel_start,
+            p,
+            entry_state,
+            base_tick + a,
+            base_tick + b,
+            count,
+            start_tick,
+            base_tick,
+        )
+        return
+    remaining = count
+    run_start = a
+    while run_start < b and remaining > 0:
+        s = state_of_delay[p, run_start]
+        run_end = run_start + 1
+        while run_end < b and state_of_delay[p, run_end] == s:
+            run_end += 1
+        k = remaining if run_end >= b else _binom(rng, remaining, (run_end - run_start) / (b - run_start))
+        _place_fixed(
+            rng,
+            wheel,
+            wheel_start,
+            p,
+            s,
+            base_tick + run_start,
+            base_tick + run_end,
+            k,
+            start_tick,
+            base_tick,
+        )
+        remaining -= k
+        run_start = run_end
 
 
 @njit(cache=True, nogil=True)
@@ -389,7 +499,7 @@ def run_ticks(
     n_pop = conn.shape[0]
     n_nodes = conn.shape[1]
     n_states = wheel.shape[1]
-    horizon = wheel.shape[2]
+    horizon = wheel_horizon(wheel)
     tick_ms = fleet_f[FF_TICK_MS]
     ticks_per_bin = max(1, np.int64(round(100.0 / tick_ms)))
     arrivals_ps = np.zeros((n_pop, n_states), dtype=np.int64)
@@ -412,6 +522,9 @@ def run_ticks(
         tick = np.int64(fleet_f[FF_TICK])
         slot = tick % horizon
         bin_index = (tick // ticks_per_bin) % out_bins.shape[0]
+
+        if tick % BLOCK == 0:
+            _expand_block(rng, wheel, wheel_start, tick)
 
         # 1. Arrivals due this tick.
         total = 0
