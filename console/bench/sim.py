@@ -68,7 +68,9 @@ def run_case(kind: str, clients: int, with_frames: bool) -> dict[str, Any]:
 def _child(kind: str, clients: int, with_frames: bool) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-m", "console.bench.sim", kind, str(clients), "1" if with_frames else "0"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -83,8 +85,10 @@ def bench_sim(include_simpy: bool = True, include_scaling: bool = True) -> dict[
     engine_only = _child("engine", FULL_CLIENTS, False)
     figures["thundering_herd_engine_only_wall_s"] = round(engine_only["wall_s"], 2)
     if include_scaling:
-        walls = {clients: _child("engine", clients, False)["wall_s"] for clients in (1_000_000, 10_000_000,
-                                                                                     100_000_000)}
+        walls = {
+            clients: _child("engine", clients, False)["wall_s"]
+            for clients in (1_000_000, 10_000_000, 100_000_000)
+        }
         figures["wall_s_at_1m"] = round(walls[1_000_000], 2)
         figures["wall_s_at_10m"] = round(walls[10_000_000], 2)
         figures["wall_s_at_100m"] = round(walls[100_000_000], 2)
