@@ -162,6 +162,10 @@ class Frame(_Record):
         description="fleet seconds this frame covers: above 1 at speed > 1 (waves.attempts then holds the "
         "bins of all of them; the per-second rates are the last second's), 0 while the clock is paused",
     )
+    published_unix_s: float | None = Field(
+        default=None,
+        description="the server's wall clock when it published this frame (Unix seconds): staleness = now − this",
+    )
 
 
 class Event(_Record):

@@ -81,7 +81,7 @@ class FleetFeed:
         snapshot = await self.backend.start()
         self._snapshot = snapshot
         # Frame 1 is the fleet as started, so a client attaching at once paints at once.
-        self._keep(prepare(frame_of(snapshot), [], 1, self.epoch), None)
+        self._keep(prepare(frame_of(snapshot), [], 1, self.epoch, time.time()), None)
         self._task = asyncio.create_task(self._run(), name="stormdeck-feed")
 
     async def stop(self) -> None:
@@ -138,7 +138,9 @@ class FleetFeed:
         backend_s = time.perf_counter() - backend_started
         self.clock.record(tick.fleet_seconds if tick else 0)
         serialize_started = time.perf_counter()
-        entry = await asyncio.to_thread(prepare, frame, events, self.history.newest_seq + 1, self.epoch)
+        entry = await asyncio.to_thread(
+            prepare, frame, events, self.history.newest_seq + 1, self.epoch, time.time()
+        )
         serialize_s = time.perf_counter() - serialize_started
         self._keep(entry, tick)
         self.timing = TickTiming(entry.seq, tick.fleet_seconds if tick else 0, backend_s, serialize_s, late_s)

@@ -43,10 +43,14 @@ def new_epoch() -> str:
     return secrets.token_hex(8)
 
 
-def prepare(frame: Frame, events: list[Event], seq: int, epoch: str) -> Published:
+def prepare(
+    frame: Frame, events: list[Event], seq: int, epoch: str, published_unix_s: float | None = None
+) -> Published:
     """Stamp a tick's frame and events with `seq` and `epoch`, and serialize them once for every client."""
     stamped_events = tuple(event.model_copy(update={"seq": seq, "epoch": epoch}) for event in events)
-    stamped_frame = frame.model_copy(update={"seq": seq, "epoch": epoch})
+    stamped_frame = frame.model_copy(
+        update={"seq": seq, "epoch": epoch, "published_unix_s": published_unix_s}
+    )
     messages = (*(event.model_dump_json() for event in stamped_events), stamped_frame.model_dump_json())
     return Published(seq=seq, frame=stamped_frame, events=stamped_events, messages=messages)
 

@@ -1,0 +1,125 @@
+"""`stormdeck sim serve SCENARIO`: the fleet API v1 over a running simulation.
+
+Registered under `sim` by `console.cli.sim` calling `add_serve_parser(sim_subparsers)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from console.errors import InputError
+from console.server.clock import MAX_SPEED, check_speed
+from console.server.runner import base_url, bind_socket, is_loopback
+from console.server.tokens import TokenRegistry, load_token_file, make_local_operator_token
+
+DEFAULT_HOST = "127.0.0.1"
+#: A fixed default port so `curl` and runbooks can name it; `--port 0` takes any free one.
+DEFAULT_PORT = 8470
+
+
+def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = sim_subparsers.add_parser(
+        "serve",
+        help="serve a scenario's fleet over the fleet API (HTTP + WebSocket stream)",
+        description="Run SCENARIO and serve it as the fleet API v1: GET /v1/fleet, GET /v1/nodes/{id}, "
+        "the /v1/stream WebSocket, POST /v1/sim/clock, and /openapi.json.",
+    )
+    parser.add_argument(
+        "scenario", metavar="SCENARIO", help="a scenario name (see `sim list`) or a TOML path"
+    )
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)"
+    )
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help=f"fleet seconds per wall second, in (0, {MAX_SPEED:g}] (default 1); frames still leave at 1/s",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        help="tokens, one a line: ROLE TOKEN [NAME] (roles viewer, operator, admin); without it the server "
+        "makes an operator token, writes it to a 0600 file, and binds to loopback only",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario value by its dotted path (repeatable)",
+    )
+    parser.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
+    # For the embedded default: stop when the parent's end of our stdin closes, so a parent that dies
+    # without stopping us leaves no server behind.
+    parser.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)
+    parser.set_defaults(handler=run_serve)
+    return parser
+
+
+def _tokens(args: argparse.Namespace) -> tuple[TokenRegistry, Path, bool]:
+    """The tokens to accept, the file they are in, and whether we made that file (and so remove it)."""
+    if args.token_file is not None:
+        return load_token_file(args.token_file), args.token_file, False
+    if not is_loopback(args.host):
+        raise InputError(
+            "--host",
+            args.host,
+            "a loopback address (127.0.0.1, ::1, localhost) unless --token-file is given: without a token "
+            "file the server makes a local token and serves this machine only",
+        )
+    registry, path = make_local_operator_token()
+    return registry, path, True
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from console.server.app import create_app
+    from console.server.runner import serve_foreground
+    from console.server.simulator import SimulatorBackend
+
+    speed = check_speed(args.speed)
+    backend = SimulatorBackend.from_scenario(args.scenario, list(args.overrides), seed=args.seed)
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as error:
+        raise InputError("--port", args.port, f"a free port on {args.host} ({error.strerror})") from None
+    tokens, token_path, made_token = _tokens(args)
+    try:
+        app = create_app(backend, tokens, speed=speed)
+        url = base_url(sock)
+
+        def announce() -> None:
+            made = "operator, mode 0600, removed on exit" if made_token else "given"
+            print(f"stormdeck: serving fleet {backend.fleet_name!r} (simulator) at {speed:g}× speed")
+            print(f"url:    {url}")
+            print(f"stream: {url.replace('http', 'ws', 1)}/v1/stream")
+            print(f"token:  {token_path} ({made})")
+            print(f"attach: stormdeck attach {url} --token-file {token_path}")
+            print("Ctrl-C stops the server.", flush=True)
+
+        if args.stop_with_parent:
+            _stop_when_stdin_closes()
+        return serve_foreground(app, sock, announce)
+    finally:
+        sock.close()
+        if made_token:
+            with contextlib.suppress(FileNotFoundError):
+                token_path.unlink()
+
+
+def _stop_when_stdin_closes() -> None:
+    def watch() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while sys.stdin.buffer.read(1024):
+                pass
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="stormdeck-parent-watch", daemon=True).start()
