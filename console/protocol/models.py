@@ -164,7 +164,8 @@ class Frame(_Record):
     )
     published_unix_s: float | None = Field(
         default=None,
-        description="the server's wall clock when it published this frame (Unix seconds): staleness = now − this",
+        description="the server's wall clock when it published this frame (Unix seconds); "
+        "staleness = now − this",
     )
 
 

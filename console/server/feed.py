@@ -64,10 +64,11 @@ class FleetFeed:
     ) -> None:
         self.backend = backend
         self.frame_interval_s = frame_interval_s
-        self.clock = clock or FleetClock()
-        self.history = history or FrameHistory()
-        self.broadcaster = broadcaster or Broadcaster()
-        self.alarms: AlarmWatch = alarms or NoAlarms()
+        # `is None`, not `or`: an empty history or broadcaster is falsy (both have a length).
+        self.clock = FleetClock() if clock is None else clock
+        self.history = FrameHistory() if history is None else history
+        self.broadcaster = Broadcaster() if broadcaster is None else broadcaster
+        self.alarms: AlarmWatch = NoAlarms() if alarms is None else alarms
         self.timing: TickTiming | None = None
         self._snapshot: FleetSnapshot | None = None
         self._alarms: list[Alarm] = []
