@@ -162,6 +162,15 @@ class FleetFeed:
         serialize_s = time.perf_counter() - serialize_started
         self._keep(entry, tick)
         self.timing = TickTiming(entry.seq, tick.fleet_seconds if tick else 0, backend_s, serialize_s, late_s)
+        if late_s + backend_s + serialize_s > self.frame_interval_s / 2:
+            log.warning(
+                "frame %d slow: %.0f ms late, backend %.0f ms for %d fleet s, serializing %.0f ms",
+                entry.seq,
+                late_s * 1000,
+                backend_s * 1000,
+                self.timing.fleet_seconds,
+                serialize_s * 1000,
+            )
         return entry
 
     def _keep(self, entry: Published, tick: Tick | None) -> None:

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from console.protocol import Event, FleetSnapshot, Frame, Source
-from console.server.backend import Tick, fold_frames
+from console.protocol import WAVE_BIN_MS, Event, FleetSnapshot, Frame, RolloutStatus, Source, Waves
+from console.server.backend import Tick
 
 if TYPE_CHECKING:
     from console.sim.engine import Simulation
@@ -54,15 +54,39 @@ class SimulatorBackend:
 
     def _advance(self, fleet_seconds: int, budget_s: float) -> Tick:
         # Worker thread. At least one second always advances; beyond that, stop when the budget is spent
-        # so the frame still leaves on time (the clock then reports a lower effective speed).
+        # so the frame still leaves on time (the clock then reports a lower effective speed). Only the
+        # last second becomes protocol records: the others contribute their wave bins and events.
         started = time.perf_counter()
-        frames: list[Frame] = []
+        simulation = self.simulation
+        bins: list[int] = []
         events: list[Event] = []
-        for _ in range(max(1, fleet_seconds)):
-            frame, new_events = self.simulation.advance()
-            frames.append(frame)
-            events.extend(new_events)
-            if time.perf_counter() - started >= budget_s:
+        seconds = 0
+        while True:
+            result = simulation.step()
+            seconds += 1
+            bins.extend(result.bins.tolist())
+            events.extend(result.events)
+            if seconds >= fleet_seconds or time.perf_counter() - started >= budget_s:
                 break
-        snapshot = self.simulation.snapshot()
-        return Tick(fold_frames(frames), events, snapshot, len(frames), time.perf_counter() - started)
+        frame = simulation.frame(result).model_copy(
+            update={"waves": Waves(bin_ms=WAVE_BIN_MS, attempts=bins), "span_s": float(seconds)}
+        )
+        snapshot = snapshot_of(frame, self.fleet_name, self.source)
+        return Tick(frame, events, snapshot, seconds, time.perf_counter() - started)
+
+
+def snapshot_of(frame: Frame, fleet_name: str, source: Source) -> FleetSnapshot:
+    """The snapshot showing the same moment as `frame` (without building the node records twice)."""
+    return FleetSnapshot.model_construct(
+        api_version=frame.api_version,
+        fleet=fleet_name,
+        source=source,
+        time_s=frame.time_s,
+        nodes=frame.nodes,
+        totals=frame.totals,
+        rollout=frame.rollout or RolloutStatus(),
+        admission=frame.admission,
+        alarms=[],
+        seq=None,
+        epoch=None,
+    )
