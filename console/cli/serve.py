@@ -13,10 +13,11 @@ import sys
 import threading
 from pathlib import Path
 
+from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
 from console.server.runner import base_url, bind_socket, is_loopback
-from console.server.tokens import TokenRegistry, load_token_file, make_local_operator_token
+from console.server.tokens import load_token_file, make_local_operator_token
 
 DEFAULT_HOST = "127.0.0.1"
 #: A fixed default port so `curl` and runbooks can name it; `--port 0` takes any free one.
@@ -49,15 +50,7 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
         help="tokens, one a line: ROLE TOKEN [NAME] (roles viewer, operator, admin); without it the server "
         "makes an operator token, writes it to a 0600 file, and binds to loopback only",
     )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a scenario value by its dotted path (repeatable)",
-    )
-    parser.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
+    add_override_arguments(parser)  # --set KEY=VALUE and --seed, as `sim run` has them
     # For the embedded default: stop when the parent's end of our stdin closes, so a parent that dies
     # without stopping us leaves no server behind.
     parser.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)
@@ -65,19 +58,14 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
     return parser
 
 
-def _tokens(args: argparse.Namespace) -> tuple[TokenRegistry, Path, bool]:
-    """The tokens to accept, the file they are in, and whether we made that file (and so remove it)."""
-    if args.token_file is not None:
-        return load_token_file(args.token_file), args.token_file, False
-    if not is_loopback(args.host):
+def _check_host(args: argparse.Namespace) -> None:
+    if args.token_file is None and not is_loopback(args.host):
         raise InputError(
             "--host",
             args.host,
             "a loopback address (127.0.0.1, ::1, localhost) unless --token-file is given: without a token "
             "file the server makes a local token and serves this machine only",
         )
-    registry, path = make_local_operator_token()
-    return registry, path, True
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -85,23 +73,31 @@ def run_serve(args: argparse.Namespace) -> int:
     from console.server.runner import serve_foreground
     from console.server.simulator import SimulatorBackend
 
+    # Cheap checks first, so a typo does not wait for the simulation to be built.
     speed = check_speed(args.speed)
+    _check_host(args)
+    given_tokens = load_token_file(args.token_file) if args.token_file is not None else None
     backend = SimulatorBackend.from_scenario(args.scenario, list(args.overrides), seed=args.seed)
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as error:
         raise InputError("--port", args.port, f"a free port on {args.host} ({error.strerror})") from None
-    tokens, token_path, made_token = _tokens(args)
+    made_token_path: Path | None = None
     try:
+        if given_tokens is None:
+            tokens, made_token_path = make_local_operator_token()
+            token_path, token_note = made_token_path, "operator, mode 0600, removed on exit"
+        else:
+            tokens, token_path, token_note = given_tokens, args.token_file, "given"
         app = create_app(backend, tokens, speed=speed)
         url = base_url(sock)
 
         def announce() -> None:
-            made = "operator, mode 0600, removed on exit" if made_token else "given"
+            # `url:` is the line the embedded default (console.cli.embedded) waits for.
             print(f"stormdeck: serving fleet {backend.fleet_name!r} (simulator) at {speed:g}× speed")
             print(f"url:    {url}")
             print(f"stream: {url.replace('http', 'ws', 1)}/v1/stream")
-            print(f"token:  {token_path} ({made})")
+            print(f"token:  {token_path} ({token_note})")
             print(f"attach: stormdeck attach {url} --token-file {token_path}")
             print("Ctrl-C stops the server.", flush=True)
 
@@ -110,9 +106,9 @@ def run_serve(args: argparse.Namespace) -> int:
         return serve_foreground(app, sock, announce)
     finally:
         sock.close()
-        if made_token:
+        if made_token_path is not None:
             with contextlib.suppress(FileNotFoundError):
-                token_path.unlink()
+                made_token_path.unlink()
 
 
 def _stop_when_stdin_closes() -> None:
