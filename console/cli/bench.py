@@ -6,11 +6,14 @@ import argparse
 import json
 from typing import Any
 
+from console.cli.bench_server import add_bench_server_parser
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("bench", help="run a benchmark and print its figures")
     parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
     benches = parser.add_subparsers(dest="bench", metavar="BENCH")
+    add_bench_server_parser(benches)
 
     sim = benches.add_parser(
         "sim",
