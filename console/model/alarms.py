@@ -1,0 +1,91 @@
+"""The console's alarm log: which alarms are active, which have cleared, which the operator acknowledged.
+
+The rules themselves live in the pure `console.alarms` module; the model only needs something that turns
+a frame into the alarms active after it (`AlarmSource`), so the rules can change without touching this.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from console.protocol import Alarm, Frame, Severity
+
+#: Turns each new frame into the list of alarms active after it.
+AlarmSource = Callable[[Frame], list[Alarm]]
+
+_SEVERITY_RANK = {Severity.CRITICAL: 2, Severity.WARNING: 1, Severity.INFO: 0}
+
+AlarmKey = tuple[str, str | None]
+
+
+@dataclass
+class AlarmEntry:
+    alarm: Alarm
+    raised_at_s: float
+    cleared_at_s: float | None = None
+    acknowledged: bool = False
+
+    @property
+    def key(self) -> AlarmKey:
+        return (self.alarm.name, self.alarm.node)
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK.get(self.alarm.severity, 0)
+
+
+class AlarmLog:
+    def __init__(self, past_limit: int = 200) -> None:
+        self._active: dict[AlarmKey, AlarmEntry] = {}
+        self._past: deque[AlarmEntry] = deque(maxlen=past_limit)
+
+    def update(self, alarms: list[Alarm], time_s: float) -> None:
+        """Record the alarms active at fleet time `time_s`; the ones missing from the list have cleared."""
+        seen: set[AlarmKey] = set()
+        for alarm in alarms:
+            if not alarm.active:
+                continue
+            key = (alarm.name, alarm.node)
+            seen.add(key)
+            entry = self._active.get(key)
+            if entry is None:
+                self._active[key] = AlarmEntry(alarm, raised_at_s=alarm.since_s)
+            else:
+                # A worse severity needs a fresh acknowledgement: the operator acked the milder one.
+                if _SEVERITY_RANK.get(alarm.severity, 0) > entry.rank:
+                    entry.acknowledged = False
+                entry.alarm = alarm
+        for key in [key for key in self._active if key not in seen]:
+            entry = self._active.pop(key)
+            entry.cleared_at_s = time_s
+            self._past.append(entry)
+
+    def acknowledge(self, key: AlarmKey) -> bool:
+        entry = self._active.get(key)
+        if entry is None or entry.acknowledged:
+            return False
+        entry.acknowledged = True
+        return True
+
+    def acknowledge_all(self) -> int:
+        count = 0
+        for key in list(self._active):
+            count += self.acknowledge(key)
+        return count
+
+    def active(self) -> list[AlarmEntry]:
+        """Unacknowledged first, then worst first, then newest first."""
+        return sorted(self._active.values(), key=lambda e: (e.acknowledged, -e.rank, -e.raised_at_s))
+
+    def past(self) -> list[AlarmEntry]:
+        """Newest first."""
+        return list(reversed(self._past))
+
+    def alarming_nodes(self) -> set[str]:
+        return {entry.alarm.node for entry in self._active.values() if entry.alarm.node}
+
+    @property
+    def unacknowledged(self) -> int:
+        return sum(not entry.acknowledged for entry in self._active.values())
