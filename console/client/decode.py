@@ -12,9 +12,8 @@ from typing import Annotated
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from console.model.link import StreamMessage
 from console.protocol import Event, Frame, Hello
-
-StreamMessage = Hello | Frame | Event
 
 _ADAPTER: TypeAdapter[StreamMessage] = TypeAdapter(
     Annotated[Hello | Frame | Event, Field(discriminator="type")]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from console.client.decode import StreamMessage
+from console.protocol import Event, Frame, Hello
+
+StreamMessage = Hello | Frame | Event
 
 
 class LinkState(StrEnum):
