@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+#: Modules that contribute benchmarks; each has `register_bench(bench_subparsers)`.
+_BENCH_MODULES = ("console.cli.bench_console",)
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("bench", help="run a benchmark and print its figures")
     parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
-    parser.add_subparsers(dest="bench", metavar="BENCH")
+    benches = parser.add_subparsers(dest="bench", metavar="BENCH")
+    import importlib
+
+    for name in _BENCH_MODULES:
+        importlib.import_module(name).register_bench(benches)

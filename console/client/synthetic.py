@@ -96,7 +96,7 @@ class SyntheticFleet:
         drain_rate = 40.0
         self.connections[self.draining] = max(0, int(self.connections[self.draining] - drain_rate))
         load = self.connections / _CAPACITY_PER_NODE
-        cpu = np.clip(20 + 45 * load + attempts_node / 12.0 + rng.normal(0, 2, n), 0, 100)
+        cpu = np.clip(22 + 40 * load + np.minimum(attempts_node / 8.0, 24.0) + rng.normal(0, 3, n), 0, 100)
         cpu[self.down] = 0
         p99 = 40 + 900 * np.clip(attempts_node / 400.0, 0, 3) + rng.uniform(0, 15, n)
         timeouts = np.where(p99 > 900, rejects_node * 0.05, 0.0)

@@ -40,6 +40,7 @@ class AlarmLog:
     def __init__(self, past_limit: int = 200) -> None:
         self._active: dict[AlarmKey, AlarmEntry] = {}
         self._past: deque[AlarmEntry] = deque(maxlen=past_limit)
+        self.version = 0  # bumped on every change, so a view redraws only when there is news
 
     def update(self, alarms: list[Alarm], time_s: float) -> None:
         """Record the alarms active at fleet time `time_s`; the ones missing from the list have cleared."""
@@ -52,21 +53,26 @@ class AlarmLog:
             entry = self._active.get(key)
             if entry is None:
                 self._active[key] = AlarmEntry(alarm, raised_at_s=alarm.since_s)
+                self.version += 1
             else:
                 # A worse severity needs a fresh acknowledgement: the operator acked the milder one.
                 if _SEVERITY_RANK.get(alarm.severity, 0) > entry.rank:
                     entry.acknowledged = False
+                if alarm.severity != entry.alarm.severity or alarm.value != entry.alarm.value:
+                    self.version += 1
                 entry.alarm = alarm
         for key in [key for key in self._active if key not in seen]:
             entry = self._active.pop(key)
             entry.cleared_at_s = time_s
             self._past.append(entry)
+            self.version += 1
 
     def acknowledge(self, key: AlarmKey) -> bool:
         entry = self._active.get(key)
         if entry is None or entry.acknowledged:
             return False
         entry.acknowledged = True
+        self.version += 1
         return True
 
     def acknowledge_all(self) -> int:

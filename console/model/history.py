@@ -156,11 +156,20 @@ class FleetModel:
         for node_id in self.nodes:
             if node_id not in self.node_rows:
                 self.node_rows[node_id] = len(self.node_rows)
-        columns = {name: np.full(len(self.node_rows), np.nan, dtype=np.float32) for name in NODE_METRICS}
-        rows = np.fromiter((self.node_rows[node.id] for node in frame.nodes), dtype=np.intp)
-        for name in NODE_METRICS:
-            columns[name][rows] = [getattr(node, name) for node in frame.nodes]
-            self.node_series[name].append_column(columns[name])
+        # One pass over the nodes into a (nodes × metrics) array, then one column write per metric.
+        values = np.array(
+            [
+                (n.connections, n.cpu_pct, n.accepts_per_s, n.rejects_per_s, n.timeouts_per_s, n.handshake_p99_ms)
+                for n in frame.nodes
+            ],
+            dtype=np.float32,
+        ).reshape(-1, len(NODE_METRICS))
+        rows = np.fromiter((self.node_rows[node.id] for node in frame.nodes), dtype=np.intp, count=len(frame.nodes))
+        column = np.full(len(self.node_rows), np.nan, dtype=np.float32)
+        for k, name in enumerate(NODE_METRICS):
+            column[:] = np.nan
+            column[rows] = values[:, k]
+            self.node_series[name].append_column(column)
 
     def _update_baseline(self, frame: Frame) -> None:
         declared = getattr(frame.totals, "steady_attempts_per_s", None)

@@ -14,7 +14,7 @@ from console.model.history import FleetModel
 from console.model.nodes import NodeFilter, NodeQuery, select_nodes
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
 from console.ui.themes import LEVEL_GLYPHS, Palette
-from console.ui.widgets.alarms_panel import AlarmsPanel
+from console.ui.widgets.alarms_panel import ACTIVE_SHOWN, AlarmsPanel
 from console.ui.widgets.gauges import GaugeBar
 from console.ui.widgets.header import FleetHeader, header_text
 from console.ui.widgets.node_table import NodeTable
@@ -99,9 +99,11 @@ class MainScreen(Screen[None]):
             title += f" · filter {query.filter.describe()}"
         self.query_one("#nodes-box").border_title = title
         alarms = self.query_one(AlarmsPanel)
-        alarms.show(model.alarms.active(), model.alarms.past(), palette)
+        active = model.alarms.active()
+        alarms.show(active, model.alarms.past(), palette, model.alarms.version)
+        more = f" · {len(active) - ACTIVE_SHOWN} more not shown" if len(active) > ACTIVE_SHOWN else ""
         unacked = model.alarms.unacknowledged
-        self.query_one("#alarms-box").border_title = f"alarms · {len(model.alarms.active())} active · {unacked} unacked"
+        self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new{more}"
         frame = model.frame
         self.query_one(RolloutPanel).update(rollout_text(frame.rollout if frame else None, frame.admission if frame else None))
 

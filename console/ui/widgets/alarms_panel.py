@@ -13,6 +13,10 @@ from console.protocol import Severity
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.header import fleet_clock
 
+#: Rows shown: a table of 1500 alarms helps nobody and costs a frame budget; the title says how many more.
+ACTIVE_SHOWN = 40
+PAST_SHOWN = 20
+
 SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Severity.CRITICAL: Level.CRITICAL}
 
 
@@ -42,12 +46,16 @@ class AlarmsPanel(DataTable):
         self.zebra_stripes = False
         self.add_columns("time", "sev", "status", "rule", "node", "value/limit")
         self._keys: list[AlarmKey | None] = []
+        self._shown: tuple[int, str] | None = None
 
-    def show(self, active: list[AlarmEntry], past: list[AlarmEntry], palette: Palette) -> None:
+    def show(self, active: list[AlarmEntry], past: list[AlarmEntry], palette: Palette, version: int) -> None:
+        if self._shown == (version, palette.name):
+            return
+        self._shown = (version, palette.name)
         cursor = self.cursor_row
         self.clear()
         self._keys = []
-        for entry in [*active, *past[:20]]:
+        for entry in [*active[:ACTIVE_SHOWN], *past[:PAST_SHOWN]]:
             cleared = entry.cleared_at_s is not None
             level = Level.UNKNOWN if cleared else SEVERITY_LEVEL.get(entry.alarm.severity, Level.WARNING)
             style = palette.level_style(level, bold=not entry.acknowledged and not cleared)
