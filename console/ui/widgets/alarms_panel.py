@@ -23,7 +23,7 @@ SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Seve
 def _value(entry: AlarmEntry) -> str:
     alarm = entry.alarm
     if alarm.value is None:
-        return ""
+        return alarm.message
     limit = f" / {alarm.limit:g}" if alarm.limit is not None else ""
     return f"{alarm.value:.3g}{limit}"
 
@@ -44,7 +44,7 @@ class AlarmsPanel(DataTable):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = False
-        self.add_columns("time", "sev", "status", "rule", "node", "value/limit")
+        self.add_columns("time", "sev", "status", "rule", "node", "value / limit")
         self._keys: list[AlarmKey | None] = []
         self._shown: tuple[int, str] | None = None
 

@@ -23,9 +23,9 @@ def header_text(model: FleetModel, now_s: float, palette: Palette) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(" ◆ stormdeck ", style="bold")
     text.append(f" {model.fleet} ", style="bold reverse")
-    text.append(f"  {model.source.value if model.source else '—'}")
+    text.append(f"  source {model.source.value if model.source else '—'}")
     clock = fleet_clock(model.frame.time_s) if model.frame else "—"
-    text.append(f"  fleet clock {clock}")
+    text.append(f"   fleet clock {clock}")
     link = model.link
     stale = model.staleness_s(now_s)
     if link.state is LinkState.LIVE:
@@ -34,10 +34,10 @@ def header_text(model: FleetModel, now_s: float, palette: Palette) -> Text:
         level = Level.WARNING
     else:
         level = Level.CRITICAL
-    text.append("  link ")
+    text.append("   link ")
     text.append(f"{LEVEL_GLYPHS[level]} {link.describe(now_s)}", style=palette.level_style(level, bold=True))
     if stale is not None:
-        text.append(f"  age {stale:.1f} s", style=palette.level_style(level))
+        text.append(f"   age {stale:.1f} s", style=palette.level_style(level))
     if model.gaps:
         text.append(f"  gaps {model.gaps}", style=palette.level_style(Level.WARNING))
     if model.malformed:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import plotext as plt
-from rich.text import Text
+from rich.style import Style
+from rich.text import Span, Text
 from textual.widget import Widget
 
 from console.model.downsample import finite_runs
@@ -95,7 +96,15 @@ def build_chart(spec: ChartSpec, width: int, height: int, colors: dict[str, str]
         fig.label(spec.x_label, axis=0)
     if spec.y_label:
         fig.label(spec.y_label, axis=1)
-    return Text.from_ansi(fig.build().string(), no_wrap=True, end="")
+    text = Text.from_ansi(fig.build().string(), no_wrap=True, end="")
+    # plotext paints some parts (lines) on its own white background; the widget's background must show.
+    text.spans = [Span(span.start, span.end, _without_background(span.style)) for span in text.spans]
+    return text
+
+
+def _without_background(style: str | Style) -> Style:
+    style = Style.parse(style) if isinstance(style, str) else style
+    return Style(color=style.color, bold=style.bold) if style.bgcolor is not None else style
 
 
 class PlotextChart(Widget):
