@@ -14,10 +14,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="attach the console to a fleet API",
         description="Attach the live console to a fleet API. The token comes from --token-file or the "
         "STORMDECK_TOKEN environment variable, never from the command line.",
+        allow_abbrev=False,  # `--token X` must not pass for `--token-file X`
     )
     parser.add_argument("url", help="the fleet API's base URL, e.g. http://127.0.0.1:8470")
-    parser.add_argument("--token-file", type=Path, help="a file holding the token (or ROLE TOKEN [NAME] lines)")
-    parser.add_argument("--theme", help="dark, light, high-contrast, colorblind, or one of yours (remembered)")
+    parser.add_argument(
+        "--token-file", type=Path, help="a file holding the token (or ROLE TOKEN [NAME] lines)"
+    )
+    parser.add_argument(
+        "--theme", help="dark, light, high-contrast, colorblind, or one of yours (remembered)"
+    )
     parser.add_argument("--read-only", action="store_true", help="watch only; never offer actions")
     parser.set_defaults(handler=run_attach)
 

@@ -22,13 +22,17 @@ def run(args: argparse.Namespace) -> int:
     from console.ui.bench import TARGETS, run_console_bench
 
     if args.nodes < 1 or args.frames < 5 or args.rate <= 0 or args.history_s < 0:
-        raise InputError("bench console", vars(args), "--nodes ≥ 1, --frames ≥ 5, --rate > 0, --history-s ≥ 0")
+        raise InputError(
+            "bench console", vars(args), "--nodes ≥ 1, --frames ≥ 5, --rate > 0, --history-s ≥ 0"
+        )
     figures = asyncio.run(run_console_bench(args.nodes, args.frames, args.rate, args.history_s))
     if args.json:
         print(json.dumps({**figures, "targets": TARGETS}))
         return 0
     for key, value in figures.items():
         target = TARGETS.get(key)
-        verdict = "" if target is None else (f"  (target ≤ {target:g}: {'ok' if value <= target else 'MISSED'})")
+        verdict = (
+            "" if target is None else (f"  (target ≤ {target:g}: {'ok' if value <= target else 'MISSED'})")
+        )
         print(f"{key:>18}  {value}{verdict}")
     return 0

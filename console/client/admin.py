@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import httpx
@@ -45,10 +46,8 @@ class AdminClient:
         if response.status_code >= 400:
             detail = response.reason_phrase
             if "json" in response.headers.get("content-type", ""):
-                try:
+                with contextlib.suppress(ValueError):
                     detail = str(response.json().get("detail", detail))
-                except ValueError:
-                    pass
             raise ApiError(response.status_code, detail)
         return response.json()
 

@@ -75,7 +75,9 @@ class StreamClient:
         url = stream_url(self.base_url, self.last_seq, self.epoch)
         headers = {"Authorization": f"Bearer {self._token}"}
         try:
-            async with connect(url, additional_headers=headers, max_size=MAX_MESSAGE_BYTES, open_timeout=10) as ws:
+            async with connect(
+                url, additional_headers=headers, max_size=MAX_MESSAGE_BYTES, open_timeout=10
+            ) as ws:
                 self.connects += 1
                 async for raw in ws:
                     self._receive(raw, sink)

@@ -33,7 +33,9 @@ def load_token(token_file: Path | None, environ: Mapping[str, str] | None = None
             raise InputError("--token-file", str(token_file), f"a readable file ({error.strerror})") from None
         token = token_from_text(text)
         if token is None:
-            raise InputError("--token-file", str(token_file), "a file holding a token or `ROLE TOKEN [NAME]` lines")
+            raise InputError(
+                "--token-file", str(token_file), "a file holding a token or `ROLE TOKEN [NAME]` lines"
+            )
         return token
     token = environ.get(TOKEN_ENV, "").strip()
     if not token:

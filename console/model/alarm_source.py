@@ -27,14 +27,40 @@ class GaugeAlarms:
         raised: list[Alarm] = []
         for gauge in fleet_gauges(self.model):
             if gauge.level >= Level.WARNING:
-                raised.append(self._alarm(gauge.key, _SEVERITY[gauge.level], frame, None, f"{gauge.label} {gauge.value}: {gauge.detail}"))
+                raised.append(
+                    self._alarm(
+                        gauge.key,
+                        _SEVERITY[gauge.level],
+                        frame,
+                        None,
+                        f"{gauge.label} {gauge.value}: {gauge.detail}",
+                    )
+                )
         t = self.model.thresholds
         for node in frame.nodes:
             if node_cpu_level(node, t) is Level.CRITICAL:
-                raised.append(self._alarm("cpu_abort", Severity.CRITICAL, frame, node.id, f"CPU {node.cpu_pct:.0f} %", node.cpu_pct, t.cpu_crit_pct))
+                raised.append(
+                    self._alarm(
+                        "cpu_abort",
+                        Severity.CRITICAL,
+                        frame,
+                        node.id,
+                        f"CPU {node.cpu_pct:.0f} %",
+                        node.cpu_pct,
+                        t.cpu_crit_pct,
+                    )
+                )
         if self.model.lockstep >= LOCKSTEP_ALARM_INDEX:
             raised.append(
-                self._alarm("lockstep_waves", Severity.WARNING, frame, None, "attempts arrive in waves", self.model.lockstep, LOCKSTEP_ALARM_INDEX)
+                self._alarm(
+                    "lockstep_waves",
+                    Severity.WARNING,
+                    frame,
+                    None,
+                    "attempts arrive in waves",
+                    self.model.lockstep,
+                    LOCKSTEP_ALARM_INDEX,
+                )
             )
         held = {(a.name, a.node) for a in raised}
         self._since = {key: since for key, since in self._since.items() if key in held}
@@ -47,12 +73,19 @@ class GaugeAlarms:
         since = self._since.setdefault((name, node), frame.time_s)
         # model_construct: our own values, already typed; validating a thousand alarms a frame costs ms.
         return Alarm.model_construct(
-            name=name, severity=severity, since_s=since, value=value, limit=limit, message=message, active=True, node=node
+            name=name,
+            severity=severity,
+            since_s=since,
+            value=value,
+            limit=limit,
+            message=message,
+            active=True,
+            node=node,
         )
 
 
 def default_alarm_source(model: FleetModel) -> AlarmSource:
-    """The alarm engine from `console.alarms` if it is there (update(frame), then .active), else GaugeAlarms."""
+    """The `console.alarms` engine when installed (update(frame), then .active); else GaugeAlarms."""
     try:
         from console.alarms import AlarmEngine  # type: ignore[attr-defined]
     except ImportError:

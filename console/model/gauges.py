@@ -116,7 +116,11 @@ def node_level(node: NodeStatus, t: GaugeThresholds) -> Level:
         level_at_least(node.handshake_p99_ms, t.handshake_warn_ms, t.handshake_crit_ms),
     ]
     if node.attempts_per_s > 0:
-        levels.append(level_at_least(node.rejects_per_s / node.attempts_per_s, t.rejects_warn_share, t.rejects_crit_share))
+        levels.append(
+            level_at_least(
+                node.rejects_per_s / node.attempts_per_s, t.rejects_warn_share, t.rejects_crit_share
+            )
+        )
     if node.state.value == "down":
         levels.append(Level.CRITICAL)
     return max(levels)

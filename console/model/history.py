@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from console.model.alarms import AlarmLog, AlarmSource
-from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
+from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
 from console.model.ring import Ring, RingTable
 from console.model.thresholds import GaugeThresholds
 from console.protocol import Event, Frame, Hello, NodeStatus, Source
@@ -159,12 +159,21 @@ class FleetModel:
         # One pass over the nodes into a (nodes × metrics) array, then one column write per metric.
         values = np.array(
             [
-                (n.connections, n.cpu_pct, n.accepts_per_s, n.rejects_per_s, n.timeouts_per_s, n.handshake_p99_ms)
+                (
+                    n.connections,
+                    n.cpu_pct,
+                    n.accepts_per_s,
+                    n.rejects_per_s,
+                    n.timeouts_per_s,
+                    n.handshake_p99_ms,
+                )
                 for n in frame.nodes
             ],
             dtype=np.float32,
         ).reshape(-1, len(NODE_METRICS))
-        rows = np.fromiter((self.node_rows[node.id] for node in frame.nodes), dtype=np.intp, count=len(frame.nodes))
+        rows = np.fromiter(
+            (self.node_rows[node.id] for node in frame.nodes), dtype=np.intp, count=len(frame.nodes)
+        )
         column = np.full(len(self.node_rows), np.nan, dtype=np.float32)
         for k, name in enumerate(NODE_METRICS):
             column[:] = np.nan

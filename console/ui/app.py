@@ -9,10 +9,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from textual.app import App, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from console.model.alarm_source import console_model
@@ -40,7 +40,7 @@ class StreamSource(Protocol):
 class ConsoleApp(App[None]):
     TITLE = "stormdeck"
     COMMANDS = App.COMMANDS | {ConsoleCommands}
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
         Binding("question_mark", "help", "help"),
         Binding("t", "next_theme", "theme"),

@@ -21,7 +21,13 @@ from console.client.synthetic import SyntheticFleet
 from console.model.link import LinkState, LinkStatus, Received, StreamItem
 from console.protocol import Frame
 
-TARGETS = {"frame_ms_median": 25.0, "cpu_pct": 10.0, "staleness_p99_ms": 250.0, "startup_s": 1.5, "rss_mb": 250.0}
+TARGETS = {
+    "frame_ms_median": 25.0,
+    "cpu_pct": 10.0,
+    "staleness_p99_ms": 250.0,
+    "startup_s": 1.5,
+    "rss_mb": 250.0,
+}
 
 
 def _rss_mb() -> float:
@@ -33,7 +39,7 @@ def _rss_mb() -> float:
 
 def _p99(values: list[float]) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
 
 
 @dataclass
@@ -62,7 +68,9 @@ class _PacedSynthetic:
         sink(LinkStatus(LinkState.LIVE, at_s=time.time()))
         next_at = time.perf_counter()
         for _ in range(self.frames):
-            self.timing.cpu_marks.append((time.perf_counter(), time.process_time(), self.timing.generator_cpu_s))
+            self.timing.cpu_marks.append(
+                (time.perf_counter(), time.process_time(), self.timing.generator_cpu_s)
+            )
             cpu0 = time.process_time()
             messages = self.fleet.next_messages()
             self.timing.generator_cpu_s += time.process_time() - cpu0
@@ -88,7 +96,9 @@ async def _hour_of_history(model: object, nodes: int, history_s: int) -> None:
     start_seq = model.last_seq or 0  # type: ignore[attr-defined]
     start_t = model.frame.time_s if model.frame else 0.0  # type: ignore[attr-defined]
     for i in range(1, history_s + 1):
-        frame = pool[i % len(pool)].model_copy(update={"seq": start_seq + i, "time_s": start_t + i, "epoch": model.epoch})  # type: ignore[attr-defined,union-attr]
+        frame = pool[i % len(pool)].model_copy(
+            update={"seq": start_seq + i, "time_s": start_t + i, "epoch": model.epoch}
+        )  # type: ignore[attr-defined,union-attr]
         model.apply_frame(frame, time.time())  # type: ignore[attr-defined]
         if i % 200 == 0:
             await asyncio.sleep(0)

@@ -12,6 +12,7 @@ from console.ui.widgets.plot import ChartSpec, Series
 #: issue #2: 1 is a smooth smear; 4 or more is lockstep waves.
 LOCKSTEP_WAVES = 4.0
 LOCKSTEP_BUNCHED = 2.0
+_MINUTES = (-10.0, -8.0, -6.0, -4.0, -2.0, 0.0)
 
 
 def lockstep_reading(index: float) -> tuple[str, Level]:
@@ -38,7 +39,11 @@ def wave_spec(model: FleetModel, columns: int) -> ChartSpec:
     if capacity is not None:
         hlines.append((capacity, "capacity"))
     top = max([float(np.nanmax(peaks)) if np.isfinite(peaks).any() else 1.0, *(y for y, _ in hlines)])
-    gaps = tuple((float(x[i]), "gap") for i in range(1, len(peaks)) if np.isnan(peaks[i]) and not np.isnan(peaks[i - 1]))
+    gaps = tuple(
+        (float(x[i]), "gap")
+        for i in range(1, len(peaks))
+        if np.isnan(peaks[i]) and not np.isnan(peaks[i - 1])
+    )
     return ChartSpec(
         series=(Series(x, peaks, "line"),),
         hlines=tuple(hlines),
@@ -55,10 +60,14 @@ def connections_spec(model: FleetModel, columns: int) -> ChartSpec:
     times = model.totals.time_s.values()
     conns = model.totals.connections.values()
     if times.size == 0 or model.frame is None:
-        return ChartSpec(x_label="minutes ago", y_label="connections (k)", x_lim=(-10.0, 0.0))
+        return ChartSpec(x_label="minutes ago", y_label="connections (k)", x_lim=(-10.0, 0.0), x_ticks=_MINUTES)
     minutes = (times - model.frame.time_s) / 60.0
     positions, values = downsample(conns / 1000.0, columns, how="mean")
-    x = np.interp(positions, np.arange(minutes.size), minutes) if minutes.size > 1 else minutes[: positions.size]
+    x = (
+        np.interp(positions, np.arange(minutes.size), minutes)
+        if minutes.size > 1
+        else minutes[: positions.size]
+    )
     gaps = tuple(((t - model.frame.time_s) / 60.0, "gap") for t in model.gap_times_s)
     finite = values[np.isfinite(values)]
     low = float(finite.min()) if finite.size else 0.0
@@ -71,4 +80,5 @@ def connections_spec(model: FleetModel, columns: int) -> ChartSpec:
         y_label="connections (k)",
         x_lim=(-10.0, 0.0),
         y_lim=(max(0.0, low - pad), high + pad),
+        x_ticks=_MINUTES,
     )

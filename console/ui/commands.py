@@ -23,12 +23,17 @@ def console_commands(theme_names: list[str]) -> list[tuple[str, str, str]]:
         ("Sort: next column", "cycle the sort column", "sort"),
         ("Sort: reverse", "flip the sort order", "reverse_sort"),
     ]
-    commands += [(f"Sort by {key}", f"order the node table by {key}", f"sort_by('{key}')") for key in SORT_KEYS]
+    commands += [
+        (f"Sort by {key}", f"order the node table by {key}", f"sort_by('{key}')") for key in SORT_KEYS
+    ]
     commands += [
         ("Open node detail", "the node under the cursor", "open_cursor_node"),
         ("Acknowledge all alarms", "mark every active alarm as seen", "acknowledge_all"),
     ]
-    commands += [(f"Theme: {name}", f"switch to the {name} theme (remembered)", f"switch_theme('{name}')") for name in theme_names]
+    commands += [
+        (f"Theme: {name}", f"switch to the {name} theme (remembered)", f"switch_theme('{name}')")
+        for name in theme_names
+    ]
     commands.append(("Quit", "leave the console", "quit"))
     return commands
 
@@ -37,7 +42,10 @@ class ConsoleCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         app = self.app
         names = list(getattr(app, "theme_files", {}))
-        return [(title, help_text, partial(app.run_action, action)) for title, help_text, action in console_commands(names)]
+        return [
+            (title, help_text, partial(app.run_action, action))
+            for title, help_text, action in console_commands(names)
+        ]
 
     async def discover(self) -> Hits:
         for title, help_text, callback in self._commands():

@@ -31,7 +31,9 @@ def remember_theme(name: str, path: Path | None = None) -> None:
     path = path or config_dir() / CONFIG_NAME
     config = load_config(path)
     config["theme"] = name
-    lines = [f"{key} = {_toml_value(value)}" for key, value in config.items() if _toml_value(value) is not None]
+    lines = [
+        f"{key} = {_toml_value(value)}" for key, value in config.items() if _toml_value(value) is not None
+    ]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -51,8 +51,20 @@ class Scene:
 SCENES = (
     Scene("calm", 90, None, description="the calm fleet"),
     Scene("storm", 46, 40, description="the storm with alarms, six seconds in"),
-    Scene("lockstep", 44, 40, keys=("s", "s", "s", "s", "s", "s"), description="the wave chart in lockstep, nodes by CPU"),
-    Scene("node-detail", 70, 40, keys=("down", "down", "down", "enter"), description="one node's detail"),
+    Scene(
+        "lockstep",
+        44,
+        40,
+        keys=("s", "s", "s", "s", "s", "s"),
+        description="the wave chart in lockstep, nodes by CPU",
+    ),
+    Scene(
+        "node-detail",
+        70,
+        40,
+        keys=("slash", *"state:draining", "enter", "enter"),
+        description="a draining node's detail",
+    ),
     Scene("light", 46, 40, theme="light", description="the light theme"),
     Scene("high-contrast", 46, 40, theme="high-contrast", description="the high-contrast theme"),
     Scene("colorblind", 46, 40, theme="colorblind", description="the colour-blind safe theme"),
@@ -61,7 +73,7 @@ SCENES = (
 SCENES_BY_NAME = {scene.name: scene for scene in SCENES}
 
 
-def scene_app(scene: Scene):  # noqa: ANN201 - returns ConsoleApp; imported late to keep this module light
+def scene_app(scene: Scene):
     from console.ui.app import ConsoleApp
 
     model = fed_model(scene.seconds, scene.storm_at_s)

@@ -74,7 +74,9 @@ def parse_theme(text: str, source: str) -> ThemeFile:
             **{key: str(colors[key]) for key in _THEME_COLOR_KEYS if key in colors},
         )
     except (KeyError, TypeError) as error:
-        raise InputError("theme", source, f"a theme with name, [colors], [levels], [chart] (missing {error})") from None
+        raise InputError(
+            "theme", source, f"a theme with name, [colors], [levels], [chart] (missing {error})"
+        ) from None
     return ThemeFile(theme, palette)
 
 

@@ -18,7 +18,12 @@ def node(node_id: str, state: str = "ready", cpu: float = 40.0, conns: int = 100
     )  # fmt: skip
 
 
-NODES = [node("gw-02", cpu=90), node("gw-01", "draining", conns=5), node("gw-10", "down", cpu=0), node("gw-03")]
+NODES = [
+    node("gw-02", cpu=90),
+    node("gw-01", "draining", conns=5),
+    node("gw-10", "down", cpu=0),
+    node("gw-03"),
+]
 
 
 def ids(rows: list[NodeStatus]) -> list[str]:
@@ -37,13 +42,29 @@ def test_next_sort_cycles_every_column():
     for _ in range(10):
         seen.add(query.sort_key)
         query = query.next_sort()
-    assert seen == {"id", "state", "connections", "accepts_per_s", "rejects_per_s", "timeouts_per_s", "cpu_pct", "handshake_p99_ms"}
+    assert seen == {
+        "id",
+        "state",
+        "connections",
+        "accepts_per_s",
+        "rejects_per_s",
+        "timeouts_per_s",
+        "cpu_pct",
+        "handshake_p99_ms",
+    }
 
 
 def test_filters_by_state_pattern_and_alarming():
     t = GaugeThresholds()
-    assert ids(select_nodes(NODES, NodeQuery(filter=NodeFilter.parse("state:down,draining")), t)) == ["gw-01", "gw-10"]
-    assert ids(select_nodes(NODES, NodeQuery(filter=NodeFilter.parse("id:gw-0*")), t)) == ["gw-01", "gw-02", "gw-03"]
+    assert ids(select_nodes(NODES, NodeQuery(filter=NodeFilter.parse("state:down,draining")), t)) == [
+        "gw-01",
+        "gw-10",
+    ]
+    assert ids(select_nodes(NODES, NodeQuery(filter=NodeFilter.parse("id:gw-0*")), t)) == [
+        "gw-01",
+        "gw-02",
+        "gw-03",
+    ]
     assert ids(select_nodes(NODES, NodeQuery(filter=NodeFilter.parse("10")), t)) == ["gw-10"]
     alarming = NodeQuery(filter=NodeFilter.parse("alarming"))
     assert ids(select_nodes(NODES, alarming, t)) == ["gw-02", "gw-10"]  # CPU over 80 %, and down

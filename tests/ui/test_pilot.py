@@ -114,7 +114,12 @@ async def test_help_lists_every_binding_and_command(storm_app):
         await pilot.pause()
         assert isinstance(storm_app.screen, HelpScreen)
         listed = {key for _, bindings in storm_app.screen.sections for key in (b.key for b in bindings)}
-        for binding in (*storm_app.BINDINGS, *MainScreen.BINDINGS, *NodeTable.BINDINGS, *AlarmsPanel.BINDINGS):
+        for binding in (
+            *storm_app.BINDINGS,
+            *MainScreen.BINDINGS,
+            *NodeTable.BINDINGS,
+            *AlarmsPanel.BINDINGS,
+        ):
             assert binding.key in listed
         titles = [title for title, _ in storm_app.screen.commands]
         assert "Theme: light" in titles and "Quit" in titles and "Sort by cpu_pct" in titles

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label
@@ -37,7 +39,7 @@ class MainScreen(Screen[None]):
     MainScreen #filter-bar.-open { display: block; }
     MainScreen #filter-error { color: $error; height: auto; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("/", "open_filter", "filter"),
         Binding("s", "sort", "sort"),
         Binding("r", "reverse_sort", "reverse"),
@@ -66,7 +68,10 @@ class MainScreen(Screen[None]):
                     yield RolloutPanel(id="rollout")
         with Vertical(id="filter-bar"):
             yield Label("", id="filter-error")
-            yield Input(placeholder="state:draining,down  id:gw-00*  alarming   (Enter applies, Esc closes)", id="filter")
+            yield Input(
+                placeholder="state:draining,down  id:gw-00*  alarming   (Enter applies, Esc closes)",
+                id="filter",
+            )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -93,8 +98,16 @@ class MainScreen(Screen[None]):
         alarming = model.alarms.alarming_nodes()
         rows = select_nodes(model.nodes.values(), query, model.thresholds, alarming)
         table = self.query_one(NodeTable)
-        table.show(rows, query, lambda node_id: model.node_history(node_id, "connections"), model.thresholds, palette, alarming)
-        title = f"nodes · {len(rows)} of {len(model.nodes)} · sort {query.sort_key}{' ▼' if query.descending else ' ▲'}"
+        table.show(
+            rows,
+            query,
+            lambda node_id: model.node_history(node_id, "connections"),
+            model.thresholds,
+            palette,
+            alarming,
+        )
+        arrow = "▼" if query.descending else "▲"
+        title = f"nodes · {len(rows)} of {len(model.nodes)} · sort {query.sort_key} {arrow}"
         if not query.filter.empty:
             title += f" · filter {query.filter.describe()}"
         self.query_one("#nodes-box").border_title = title
@@ -105,7 +118,9 @@ class MainScreen(Screen[None]):
         unacked = model.alarms.unacknowledged
         self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new{more}"
         frame = model.frame
-        self.query_one(RolloutPanel).update(rollout_text(frame.rollout if frame else None, frame.admission if frame else None))
+        self.query_one(RolloutPanel).update(
+            rollout_text(frame.rollout if frame else None, frame.admission if frame else None)
+        )
 
     def _show_charts(self, model: FleetModel, palette: Palette) -> None:
         wave = self.query_one("#wave-chart", PlotextChart)
@@ -118,7 +133,9 @@ class MainScreen(Screen[None]):
             f"[{chart['baseline']}]── steady[/] · [{chart['capacity']}]── admission[/]"
         )
         conn = self.query_one("#conn-chart", PlotextChart)
-        conn.show(connections_spec(model, plot_columns(conn.content_size.width)), palette.chart, palette.foreground)
+        conn.show(
+            connections_spec(model, plot_columns(conn.content_size.width)), palette.chart, palette.foreground
+        )
 
     # --- intents ---------------------------------------------------------------------------------------
 

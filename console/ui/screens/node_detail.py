@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Grid, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -43,9 +45,15 @@ def drain_text(node: NodeStatus, now_fleet_s: float) -> Text:
         return text
     text.append("draining  ", style="bold")
     text.append(f"remaining {drain.remaining:,}  rate {drain.rate_per_s:g}/s  ")
-    eta = drain.eta_s if drain.eta_s is not None else (drain.remaining / drain.rate_per_s if drain.rate_per_s else None)
+    eta = (
+        drain.eta_s
+        if drain.eta_s is not None
+        else (drain.remaining / drain.rate_per_s if drain.rate_per_s else None)
+    )
     text.append(f"ETA {duration(eta) if eta is not None else '—'}  ")
-    text.append(f"deadline in {duration(drain.deadline_at_s - now_fleet_s)} (at {fleet_clock(drain.deadline_at_s)})  ")
+    text.append(
+        f"deadline in {duration(drain.deadline_at_s - now_fleet_s)} (at {fleet_clock(drain.deadline_at_s)})  "
+    )
     text.append(f"hint {drain.hint_ms[0]}–{drain.hint_ms[1]} ms")
     if eta is not None and now_fleet_s + eta > drain.deadline_at_s:
         text.append("  ▲ will force-close at the deadline", style="bold")
@@ -61,6 +69,7 @@ def series_spec(values: np.ndarray, columns: int) -> ChartSpec:
         series=(Series(x, points, "line"),),
         x_label="minutes ago",
         x_lim=(-NODE_HISTORY_S / 60.0, 0.0),
+        x_ticks=tuple(float(m) for m in range(-NODE_HISTORY_S // 60, 1)),
         y_lim=(0.0, max(high * 1.15, 1.0)),
     )
 
@@ -73,7 +82,7 @@ class NodeDetailScreen(Screen[None]):
     NodeDetailScreen .chart-box { border: round $panel-lighten-2; }
     NodeDetailScreen #events { height: 8; border: round $panel-lighten-2; padding: 0 1; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,backspace", "app.pop_screen", "back"),
     ]
 
@@ -116,10 +125,13 @@ class NodeDetailScreen(Screen[None]):
             summary.append("not in the latest frame", style=palette.level_style(Level.UNKNOWN))
         else:
             level = node_level(node, model.thresholds)
-            summary.append(f"{LEVEL_GLYPHS[level]} {node.state.value}", style=palette.level_style(level, bold=True))
+            summary.append(
+                f"{LEVEL_GLYPHS[level]} {node.state.value}", style=palette.level_style(level, bold=True)
+            )
             summary.append(
                 f"   conns {node.connections:,}   cpu {node.cpu_pct:.0f} %   acc {node.accepts_per_s:.0f}/s"
-                f"   503 {node.rejects_per_s:.0f}/s   t/o {node.timeouts_per_s:.0f}/s   p99 {node.handshake_p99_ms:.0f} ms"
+                f"   503 {node.rejects_per_s:.0f}/s   t/o {node.timeouts_per_s:.0f}/s"
+                f"   p99 {node.handshake_p99_ms:.0f} ms"
             )
         self.query_one("#summary", Static).update(summary)
         now_fleet = model.frame.time_s if model.frame else 0.0
@@ -127,7 +139,9 @@ class NodeDetailScreen(Screen[None]):
         for metric, _ in DETAIL_CHARTS:
             chart = self.query_one(f"#chart-{metric}", PlotextChart)
             values = model.node_history(self.node_id, metric).astype(np.float64)
-            chart.show(series_spec(values, plot_columns(chart.content_size.width)), palette.chart, palette.foreground)
+            chart.show(
+                series_spec(values, plot_columns(chart.content_size.width)), palette.chart, palette.foreground
+            )
         events = Text(no_wrap=True, overflow="ellipsis")
         for event in model.node_events(self.node_id, limit=6):
             events.append(f"{fleet_clock(event.time_s)}  {event.kind:<11} {event.message}\n")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
@@ -34,7 +36,7 @@ class AlarmsPanel(DataTable):
         height: 1fr;
     }
     """
-    BINDINGS = [Binding("a", "acknowledge", "ack alarm")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("a", "acknowledge", "ack alarm")]
 
     class Acknowledge(Message):
         def __init__(self, key: AlarmKey) -> None:

@@ -12,7 +12,12 @@ from console.model.gauges import Gauge
 from console.model.thresholds import Level
 from console.ui.themes import LEVEL_GLYPHS, Palette
 
-_LEVEL_CLASSES = {Level.UNKNOWN: "-unknown", Level.OK: "-ok", Level.WARNING: "-warning", Level.CRITICAL: "-critical"}
+_LEVEL_CLASSES = {
+    Level.UNKNOWN: "-unknown",
+    Level.OK: "-ok",
+    Level.WARNING: "-warning",
+    Level.CRITICAL: "-critical",
+}
 
 
 class GaugeBox(Static):

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -43,7 +44,7 @@ COLUMNS = (
     Column("id", "node", 12, right=False),
     Column("state", "state", 13, right=False),
     Column("connections", "conns", 8),
-    Column("", "conns 5 min", SPARK_CELLS, right=False),
+    Column("", " last 5 min", SPARK_CELLS, right=False),
     Column("accepts_per_s", "acc/s", 7),
     Column("rejects_per_s", "503/s", 7),
     Column("timeouts_per_s", "t/o/s", 6),
@@ -68,7 +69,7 @@ class NodeTable(ScrollView, can_focus=True):
         background-tint: $foreground 3%;
     }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1)", "up", show=False),
         Binding("down,j", "cursor(1)", "down", show=False),
         Binding("pageup", "page(-1)", "page up", show=False),
@@ -225,9 +226,15 @@ class NodeTable(ScrollView, can_focus=True):
             (node.id, base),
             (f"{LEVEL_GLYPHS[level]} {node.state.value}", level_style(level)),
             (f"{node.connections:,}", base),
-            (spark_blocks(self._spark(node.id), SPARK_CELLS), base + Style(color=palette.chart["line"]) if palette else base),
+            (
+                spark_blocks(self._spark(node.id), SPARK_CELLS),
+                base + Style(color=palette.chart["line"]) if palette else base,
+            ),
             (f"{node.accepts_per_s:.0f}", base),
-            (f"{node.rejects_per_s:.0f}", level_style(level_at_least(share, t.rejects_warn_share, t.rejects_crit_share))),
+            (
+                f"{node.rejects_per_s:.0f}",
+                level_style(level_at_least(share, t.rejects_warn_share, t.rejects_crit_share)),
+            ),
             (f"{node.timeouts_per_s:.0f}", base),
             (f"{node.cpu_pct:.0f}", level_style(node_cpu_level(node, t))),
             (
@@ -235,5 +242,8 @@ class NodeTable(ScrollView, can_focus=True):
                 level_style(level_at_least(node.handshake_p99_ms, t.handshake_warn_ms, t.handshake_crit_ms)),
             ),
         ]
-        segments = [Segment(_cell(text, column) + " ", style) for (text, style), column in zip(cells, COLUMNS, strict=True)]
+        segments = [
+            Segment(_cell(text, column) + " ", style)
+            for (text, style), column in zip(cells, COLUMNS, strict=True)
+        ]
         return Strip(segments).adjust_cell_length(width, base)

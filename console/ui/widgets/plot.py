@@ -37,6 +37,7 @@ class ChartSpec:
     y_label: str = ""
     x_lim: tuple[float, float] | None = None
     y_lim: tuple[float, float] | None = None
+    x_ticks: tuple[float, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -50,6 +51,15 @@ def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
     start = np.ceil(low / step) * step
     return [float(v) for v in np.arange(start, high + step * 1e-9, step)]
+
+
+def tick_labels(ticks: list[float]) -> list[str]:
+    """k/M for big values; enough decimals for small steps (0.2, 0.4 … not 0, 0, 1)."""
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    if step >= 1:
+        return [human_count(v) for v in ticks]
+    decimals = max(1, -int(np.floor(np.log10(step))))
+    return [f"{v:.{decimals}f}" for v in ticks]
 
 
 def plot_columns(width: int) -> int:
@@ -88,15 +98,17 @@ def build_chart(spec: ChartSpec, width: int, height: int, colors: dict[str, str]
         fig.line(x, orientation=1, pixel=plt.pixel(foreground=_rgb(colors[key])), style="dotted")
     if spec.x_lim:
         fig.ruler("x").lim(*spec.x_lim)
+    if spec.x_ticks:
+        fig.ruler("x").ticks(list(spec.x_ticks), [f"{v:g}" for v in spec.x_ticks])
     if spec.y_lim:
         fig.ruler("y").lim(*spec.y_lim)
         ticks = nice_ticks(*spec.y_lim, count=max(2, min(5, height // 3)))
-        fig.ruler("y").ticks(ticks, [human_count(v) for v in ticks])
+        fig.ruler("y").ticks(ticks, tick_labels(ticks))
     if spec.x_label:
         fig.label(spec.x_label, axis=0)
     if spec.y_label:
         fig.label(spec.y_label, axis=1)
-    text = Text.from_ansi(fig.build().string(), no_wrap=True, end="")
+    text = Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True, end="")
     # plotext paints some parts (lines) on its own white background; the widget's background must show.
     text.spans = [Span(span.start, span.end, _without_background(span.style)) for span in text.spans]
     return text
@@ -120,10 +132,17 @@ class PlotextChart(Widget):
         self._spec = ChartSpec()
         self._cache_key: tuple[object, ...] | None = None
         self._cached: Text | None = None
-        self.chart_colors: dict[str, str] = {"line": "#4ea1ff", "baseline": "#5fd787", "capacity": "#ffb454", "gap": "#7a8595"}
+        self.chart_colors: dict[str, str] = {
+            "line": "#4ea1ff",
+            "baseline": "#5fd787",
+            "capacity": "#ffb454",
+            "gap": "#7a8595",
+        }
         self.chart_foreground = "#d8dee9"
 
-    def show(self, spec: ChartSpec, colors: dict[str, str] | None = None, foreground: str | None = None) -> None:
+    def show(
+        self, spec: ChartSpec, colors: dict[str, str] | None = None, foreground: str | None = None
+    ) -> None:
         self._spec = spec
         if colors is not None:
             self.chart_colors = colors
@@ -136,6 +155,8 @@ class PlotextChart(Widget):
         key = (id(self._spec), self.content_size, self.chart_foreground, tuple(self.chart_colors.values()))
         if key != self._cache_key or self._cached is None:
             size = self.content_size
-            self._cached = build_chart(self._spec, size.width, size.height, self.chart_colors, self.chart_foreground)
+            self._cached = build_chart(
+                self._spec, size.width, size.height, self.chart_colors, self.chart_foreground
+            )
             self._cache_key = key
         return self._cached
