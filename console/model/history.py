@@ -27,6 +27,8 @@ EVENTS_KEPT = 500
 # The steady baseline follows calm frames only, over about a minute of them, so a storm cannot become
 # the new normal while it lasts.
 _BASELINE_ALPHA = 1 / 60
+# Frames in a row older than the newest one held before the model takes them as a restarted history.
+_BEHIND_MEANS_RESTART = 3
 
 NODE_METRICS = (
     "connections",
@@ -88,6 +90,7 @@ class FleetModel:
         self.node_series = {name: RingTable(NODE_HISTORY_S) for name in NODE_METRICS}
         self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)
         self.alarms = AlarmLog()
+        self._behind = 0
 
     # --- applying stream items --------------------------------------------------------------------
 
@@ -130,9 +133,14 @@ class FleetModel:
             self.last_seq = None
         if self.last_seq is not None:
             if frame.seq <= self.last_seq:
-                return  # a replayed frame we already hold
-            if frame.seq > self.last_seq + 1:
+                # A replayed frame we already hold — unless they keep coming: then the server restarted
+                # its history without changing the epoch, and waiting for seqs to catch up would freeze us.
+                self._behind += 1
+                if self._behind < _BEHIND_MEANS_RESTART:
+                    return
+            if frame.seq > self.last_seq + 1 or frame.seq <= self.last_seq:
                 self.mark_gap()
+        self._behind = 0
         self.epoch = frame.epoch
         self.last_seq = frame.seq
         self.frame = frame

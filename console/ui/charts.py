@@ -56,28 +56,27 @@ def wave_spec(model: FleetModel, columns: int) -> ChartSpec:
 
 
 def connections_spec(model: FleetModel, columns: int) -> ChartSpec:
-    """Total connections over the last 10 minutes, in thousands; gaps drawn as dotted lines."""
-    times = model.totals.time_s.values()
+    """Total connections over the last 10 minutes; gaps drawn as dotted lines.
+
+    The x axis counts frames back from the newest (one a `frame_interval_s`), not fleet time: a server
+    that restarts its history restarts its clock, and the chart must not fold back on itself.
+    """
     conns = model.totals.connections.values()
-    if times.size == 0 or model.frame is None:
-        return ChartSpec(x_label="minutes ago", y_label="connections (k)", x_lim=(-10.0, 0.0), x_ticks=_MINUTES)
-    minutes = (times - model.frame.time_s) / 60.0
-    positions, values = downsample(conns / 1000.0, columns, how="mean")
-    x = (
-        np.interp(positions, np.arange(minutes.size), minutes)
-        if minutes.size > 1
-        else minutes[: positions.size]
-    )
-    gaps = tuple(((t - model.frame.time_s) / 60.0, "gap") for t in model.gap_times_s)
+    if conns.size == 0 or model.frame is None:
+        return ChartSpec(x_label="minutes ago", y_label="connections", x_lim=(-10.0, 0.0), x_ticks=_MINUTES)
+    step_min = model.frame_interval_s / 60.0
+    positions, values = downsample(conns, columns, how="mean")
+    x = (positions - (conns.size - 1)) * step_min
+    gaps = tuple(((float(i) - (conns.size - 1)) * step_min, "gap") for i in np.nonzero(np.isnan(conns))[0])
     finite = values[np.isfinite(values)]
     low = float(finite.min()) if finite.size else 0.0
     high = float(finite.max()) if finite.size else 1.0
-    pad = max((high - low) * 0.1, high * 0.01, 1.0)
+    pad = max((high - low) * 0.1, high * 0.01, 10.0)
     return ChartSpec(
         series=(Series(x, values, "line"),),
         vlines=gaps,
         x_label="minutes ago",
-        y_label="connections (k)",
+        y_label="connections",
         x_lim=(-10.0, 0.0),
         y_lim=(max(0.0, low - pad), high + pad),
         x_ticks=_MINUTES,

@@ -23,12 +23,12 @@ TOKEN = "test-token-123"
 
 
 class FakeFleetServer:
-    def __init__(self, nodes: int = 6, interval_s: float = 0.02, history: int = 50) -> None:
-        self.fleet = SyntheticFleet(nodes=nodes, storm_at_s=None)
+    def __init__(self, nodes: int = 6, interval_s: float = 0.02, history: int = 50, epoch: str = "e1") -> None:
+        self.fleet = SyntheticFleet(nodes=nodes, storm_at_s=None, epoch=epoch)
         self.interval_s = interval_s
         self.history_limit = history
         self.history: list[str] = []
-        self.epoch = "e1"
+        self.epoch = epoch
         self.port = 0
         self.server = None
         self.requests: list[tuple[str, str | None]] = []  # (path with query, Authorization)

@@ -100,3 +100,15 @@ def test_lockstep_is_computed_on_the_live_bins():
     for frame in frames(50, storm_at_s=30, lockstep=False):
         smooth.apply(Received(frame, 0.0))
     assert smooth.lockstep < 4.0  # a smear; the storm's onset step alone reads about 2
+
+
+def test_a_history_restarted_under_the_same_epoch_is_taken_after_three_old_frames():
+    model = FleetModel()
+    batch = frames(10)
+    for frame in batch:
+        model.apply(Received(frame, 0.0))
+    for frame in batch[:3]:  # seqs 1, 2, 3 again, same epoch
+        model.apply(Received(frame, 1.0))
+    assert model.last_seq == 3 and model.gaps == 1
+    model.apply(Received(batch[3], 2.0))
+    assert model.last_seq == 4 and model.gaps == 1

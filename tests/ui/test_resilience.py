@@ -18,6 +18,7 @@ async def test_console_shows_reconnecting_then_recovers_when_the_server_returns(
     client = StreamClient(server.url, TOKEN, policy=FullJitter(base_ms=100.0, max_ms=400.0))
     app = ConsoleApp(source=client, remember_theme=False)
     async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: getattr(app.screen, "ready", False), what="the main screen")
         await wait_for(lambda: app.model.frames_applied >= 3, what="first frames")
         await server.stop()
         await wait_for(lambda: app.model.link.state is LinkState.RECONNECTING, what="reconnecting")

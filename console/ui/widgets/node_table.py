@@ -29,7 +29,7 @@ from console.model.thresholds import GaugeThresholds, Level
 from console.protocol import NodeStatus
 from console.ui.themes import LEVEL_GLYPHS, Palette
 
-SPARK_CELLS = 16
+SPARK_CELLS = 14
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,8 @@ class Column:
 
 
 COLUMNS = (
-    Column("id", "node", 12, right=False),
-    Column("state", "state", 13, right=False),
+    Column("id", "node", 11, right=False),
+    Column("state", "state", 14, right=False),
     Column("connections", "conns", 8),
     Column("", " last 5 min", SPARK_CELLS, right=False),
     Column("accepts_per_s", "acc/s", 7),
