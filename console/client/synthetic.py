@@ -162,9 +162,10 @@ class SyntheticFleet:
     def events_at(self, t: float) -> list[dict[str, Any]]:
         if t == 1.0:
             node = self.ids[self.draining]
+            event = {"type": "event", "time_s": t, "node": node}
             return [
-                {"type": "event", "time_s": t, "kind": "node_state", "node": node, "message": "ready → draining"},
-                {"type": "event", "time_s": t, "kind": "action", "node": node, "message": "drain 40/s, deadline 600 s"},
+                {**event, "kind": "node_state", "message": "ready → draining"},
+                {**event, "kind": "action", "message": "drain 40/s, deadline 600 s"},
             ]
         if self.storm_at_s is None or t != self.storm_at_s:
             return []

@@ -23,7 +23,9 @@ TOKEN = "test-token-123"
 
 
 class FakeFleetServer:
-    def __init__(self, nodes: int = 6, interval_s: float = 0.02, history: int = 50, epoch: str = "e1") -> None:
+    def __init__(
+        self, nodes: int = 6, interval_s: float = 0.02, history: int = 50, epoch: str = "e1"
+    ) -> None:
         self.fleet = SyntheticFleet(nodes=nodes, storm_at_s=None, epoch=epoch)
         self.interval_s = interval_s
         self.history_limit = history
