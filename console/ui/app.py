@@ -16,13 +16,13 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from console.model.alarm_source import console_model
-from console.model.alarms import AlarmKey
 from console.model.history import FleetModel
 from console.model.link import LinkStatus, Malformed, Received, StreamItem
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.protocol import Event
 from console.ui import config
 from console.ui.commands import ConsoleCommands, console_commands
+from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
@@ -181,6 +181,18 @@ class ConsoleApp(App[None]):
     def open_node(self, node_id: str) -> None:
         self.push_screen(NodeDetailScreen(node_id))
 
+    def on_node_table_opened(self, message: NodeTable.Opened) -> None:
+        self.open_node(message.node_id)
+
+    def on_node_table_sort_clicked(self, message: NodeTable.SortClicked) -> None:
+        self.sort_by(message.sort_key)
+
+    def on_filter_chosen(self, message: FilterChosen) -> None:
+        self.set_filter(message.node_filter)
+
+    def on_screen_ready(self, _: ScreenReady) -> None:
+        self.refresh_views()
+
     def action_open_cursor_node(self) -> None:
         if isinstance(self.screen, MainScreen):
             node_id = self.screen.query_one(NodeTable).cursor_id
@@ -189,8 +201,8 @@ class ConsoleApp(App[None]):
 
     # --- alarms and help -------------------------------------------------------------------------------
 
-    def acknowledge(self, key: AlarmKey) -> None:
-        if self.model.alarms.acknowledge(key):
+    def on_alarms_panel_acknowledge(self, message: AlarmsPanel.Acknowledge) -> None:
+        if self.model.alarms.acknowledge(message.key):
             self.refresh_views()
 
     def action_acknowledge_all(self) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
+from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Received, StreamItem
 from console.protocol import Frame
 
@@ -88,18 +89,18 @@ class _PacedSynthetic:
         await asyncio.Event().wait()
 
 
-async def _hour_of_history(model: object, nodes: int, history_s: int) -> None:
+async def _hour_of_history(model: FleetModel, nodes: int, history_s: int) -> None:
     """Apply `history_s` frames straight into the model (no rendering): memory is what this measures."""
     fleet = SyntheticFleet(nodes=nodes, storm_at_s=20, seed=11)
     decoder = StreamDecoder()
     pool = [decoder.feed(json.dumps(fleet.next_frame())) for _ in range(30)]
-    start_seq = model.last_seq or 0  # type: ignore[attr-defined]
-    start_t = model.frame.time_s if model.frame else 0.0  # type: ignore[attr-defined]
+    start_seq = model.last_seq or 0
+    start_t = model.frame.time_s if model.frame else 0.0
     for i in range(1, history_s + 1):
         frame = pool[i % len(pool)].model_copy(
             update={"seq": start_seq + i, "time_s": start_t + i, "epoch": model.epoch}
-        )  # type: ignore[attr-defined,union-attr]
-        model.apply_frame(frame, time.time())  # type: ignore[attr-defined]
+        )
+        model.apply_frame(frame, time.time())
         if i % 200 == 0:
             await asyncio.sleep(0)
 

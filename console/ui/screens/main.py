@@ -15,6 +15,7 @@ from console.model.gauges import fleet_gauges
 from console.model.history import FleetModel
 from console.model.nodes import NodeFilter, NodeQuery, select_nodes
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
+from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.alarms_panel import ACTIVE_SHOWN, AlarmsPanel
 from console.ui.widgets.gauges import GaugeBar
@@ -41,14 +42,15 @@ class MainScreen(Screen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("/", "open_filter", "filter"),
-        Binding("s", "sort", "sort"),
-        Binding("r", "reverse_sort", "reverse"),
-        Binding("!", "alarming_only", "alarming"),
+        Binding("s", "app.sort", "sort"),
+        Binding("r", "app.reverse_sort", "reverse"),
+        Binding("!", "app.alarming_only", "alarming"),
         Binding("tab", "focus_next", "next panel", show=False),
         Binding("escape", "close_filter", "close filter", show=False),
     ]
 
     ready = False
+    node_filter = NodeFilter()
 
     def compose(self) -> ComposeResult:
         yield FleetHeader(id="header")
@@ -84,7 +86,7 @@ class MainScreen(Screen[None]):
 
     def _ready(self) -> None:
         self.ready = True  # children are composed: the app may render into them now
-        self.app.refresh_views()  # type: ignore[attr-defined]
+        self.post_message(ScreenReady())
 
     # --- rendering the model -------------------------------------------------------------------------
 
@@ -92,6 +94,7 @@ class MainScreen(Screen[None]):
         self.query_one(FleetHeader).update(header_text(model, now_s, palette))
 
     def show_model(self, model: FleetModel, query: NodeQuery, now_s: float, palette: Palette) -> None:
+        self.node_filter = query.filter
         self.show_header(model, now_s, palette)
         self.query_one(GaugeBar).show(fleet_gauges(model), palette)
         self._show_charts(model, palette)
@@ -143,7 +146,7 @@ class MainScreen(Screen[None]):
         bar = self.query_one("#filter-bar")
         bar.add_class("-open")
         field = self.query_one("#filter", Input)
-        field.value = self.app.query_state.filter.describe()  # type: ignore[attr-defined]
+        field.value = self.node_filter.describe()
         field.focus()
 
     def action_close_filter(self) -> None:
@@ -157,23 +160,5 @@ class MainScreen(Screen[None]):
         except InputError as error:
             self.query_one("#filter-error", Label).update(f"✖ {error}")
             return
-        self.app.set_filter(node_filter)  # type: ignore[attr-defined]
+        self.post_message(FilterChosen(node_filter))
         self.action_close_filter()
-
-    def action_sort(self) -> None:
-        self.app.action_sort()  # type: ignore[attr-defined]
-
-    def action_reverse_sort(self) -> None:
-        self.app.action_reverse_sort()  # type: ignore[attr-defined]
-
-    def action_alarming_only(self) -> None:
-        self.app.action_alarming_only()  # type: ignore[attr-defined]
-
-    def on_node_table_opened(self, message: NodeTable.Opened) -> None:
-        self.app.open_node(message.node_id)  # type: ignore[attr-defined]
-
-    def on_node_table_sort_clicked(self, message: NodeTable.SortClicked) -> None:
-        self.app.sort_by(message.sort_key)  # type: ignore[attr-defined]
-
-    def on_alarms_panel_acknowledge(self, message: AlarmsPanel.Acknowledge) -> None:
-        self.app.acknowledge(message.key)  # type: ignore[attr-defined]

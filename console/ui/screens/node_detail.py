@@ -17,6 +17,7 @@ from console.model.gauges import node_level
 from console.model.history import NODE_HISTORY_S, FleetModel
 from console.model.thresholds import Level
 from console.protocol import NodeStatus
+from console.ui.intents import ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.header import FleetHeader, fleet_clock, header_text
 from console.ui.widgets.plot import ChartSpec, PlotextChart, Series, plot_columns
@@ -111,7 +112,7 @@ class NodeDetailScreen(Screen[None]):
 
     def _ready(self) -> None:
         self.ready = True  # children are composed: the app may render into them now
-        self.app.refresh_views()  # type: ignore[attr-defined]
+        self.post_message(ScreenReady())
 
     def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
         self.query_one(FleetHeader).update(header_text(model, now_s, palette))
