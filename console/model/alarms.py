@@ -95,3 +95,74 @@ class AlarmLog:
     @property
     def unacknowledged(self) -> int:
         return sum(not entry.acknowledged for entry in self._active.values())
+
+
+@dataclass(frozen=True)
+class AlarmRow:
+    """One line of the alarms panel: a single alarm, or one rule firing on many nodes at once."""
+
+    keys: tuple[AlarmKey, ...]
+    name: str
+    severity: Severity
+    raised_at_s: float
+    cleared: bool
+    acknowledged: bool
+    where: str  # "fleet", a node id, or "212 nodes"
+    value: str
+
+
+#: More nodes than this on one rule are shown as one row: 480 cpu_abort lines hide everything else.
+GROUP_OVER = 3
+
+
+def _value_text(entry: AlarmEntry) -> str:
+    alarm = entry.alarm
+    if alarm.value is None:
+        return alarm.message
+    limit = f" / {alarm.limit:g}" if alarm.limit is not None else ""
+    return f"{alarm.value:.3g}{limit}"
+
+
+def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[AlarmRow]:
+    """Rows in the entries' order; a rule on more than `group_over` nodes becomes one row where it first
+    appears, with the worst value, the earliest time, and acknowledged only when every one of them is."""
+    groups: dict[tuple[str, bool], list[AlarmEntry]] = {}
+    for entry in entries:
+        if entry.alarm.node is not None:
+            groups.setdefault((entry.alarm.name, entry.cleared_at_s is not None), []).append(entry)
+    rows: list[AlarmRow] = []
+    emitted: set[tuple[str, bool]] = set()
+    for entry in entries:
+        cleared = entry.cleared_at_s is not None
+        group = groups.get((entry.alarm.name, cleared), []) if entry.alarm.node is not None else []
+        if len(group) > group_over:
+            if (entry.alarm.name, cleared) in emitted:
+                continue
+            emitted.add((entry.alarm.name, cleared))
+            worst = max(group, key=lambda e: (e.rank, e.alarm.value if e.alarm.value is not None else 0.0))
+            rows.append(
+                AlarmRow(
+                    keys=tuple(e.key for e in group),
+                    name=entry.alarm.name,
+                    severity=worst.alarm.severity,
+                    raised_at_s=min(e.raised_at_s for e in group),
+                    cleared=cleared,
+                    acknowledged=all(e.acknowledged for e in group),
+                    where=f"{len(group)} nodes",
+                    value=f"max {_value_text(worst)}",
+                )
+            )
+            continue
+        rows.append(
+            AlarmRow(
+                keys=(entry.key,),
+                name=entry.alarm.name,
+                severity=entry.alarm.severity,
+                raised_at_s=entry.raised_at_s,
+                cleared=cleared,
+                acknowledged=entry.acknowledged,
+                where=entry.alarm.node or "fleet",
+                value=_value_text(entry),
+            )
+        )
+    return rows

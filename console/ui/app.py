@@ -202,7 +202,7 @@ class ConsoleApp(App[None]):
     # --- alarms and help -------------------------------------------------------------------------------
 
     def on_alarms_panel_acknowledge(self, message: AlarmsPanel.Acknowledge) -> None:
-        if self.model.alarms.acknowledge(message.key):
+        if sum(self.model.alarms.acknowledge(key) for key in message.keys):
             self.refresh_views()
 
     def action_acknowledge_all(self) -> None:

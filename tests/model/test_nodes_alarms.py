@@ -7,6 +7,7 @@ import pytest
 
 from console.errors import InputError
 from console.model import AlarmLog, GaugeThresholds, NodeFilter, NodeQuery, select_nodes
+from console.model.alarms import alarm_rows
 from console.model.downsample import downsample, finite_runs, spark_blocks
 from console.protocol import Alarm, NodeStatus, Severity
 
@@ -116,3 +117,21 @@ def test_spark_blocks_width_and_blank_without_data():
     assert len(spark_blocks(np.arange(300.0), 16)) == 16
     assert spark_blocks(np.arange(300.0), 16)[-1] == "█"
     assert spark_blocks(np.full(10, np.nan), 8) == " " * 8
+
+
+def test_one_rule_on_many_nodes_is_one_row_and_acks_as_one():
+    log = AlarmLog()
+    many = [alarm("cpu_abort", Severity.CRITICAL, f"gw-{i:03d}") for i in range(40)]
+    for i, a in enumerate(many):
+        a.value = 80.0 + i / 10
+    log.update([*many, alarm("headroom_low"), alarm("cpu_abort", Severity.CRITICAL, None)], 5.0)
+    rows = alarm_rows(log.active())
+    assert len(rows) == 3
+    grouped = next(row for row in rows if row.where == "40 nodes")
+    assert len(grouped.keys) == 40 and grouped.value == "max 83.9"
+    for key in grouped.keys:
+        log.acknowledge(key)
+    assert next(row for row in alarm_rows(log.active()) if row.where == "40 nodes").acknowledged
+    few = AlarmLog()
+    few.update(many[:3], 1.0)
+    assert [row.where for row in alarm_rows(few.active())] == ["gw-000", "gw-001", "gw-002"]

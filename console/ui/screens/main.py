@@ -17,7 +17,7 @@ from console.model.nodes import NodeFilter, NodeQuery, select_nodes
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
-from console.ui.widgets.alarms_panel import ACTIVE_SHOWN, AlarmsPanel
+from console.ui.widgets.alarms_panel import AlarmsPanel
 from console.ui.widgets.gauges import GaugeBar
 from console.ui.widgets.header import FleetHeader, header_text
 from console.ui.widgets.node_table import NodeTable
@@ -117,9 +117,8 @@ class MainScreen(Screen[None]):
         alarms = self.query_one(AlarmsPanel)
         active = model.alarms.active()
         alarms.show(active, model.alarms.past(), palette, model.alarms.version)
-        more = f" · {len(active) - ACTIVE_SHOWN} more not shown" if len(active) > ACTIVE_SHOWN else ""
         unacked = model.alarms.unacknowledged
-        self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new{more}"
+        self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new"
         frame = model.frame
         self.query_one(RolloutPanel).update(
             rollout_text(frame.rollout if frame else None, frame.admission if frame else None)
