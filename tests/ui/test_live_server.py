@@ -11,6 +11,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -38,6 +39,8 @@ def start_server(token_file: Path, port: int = 0) -> tuple[subprocess.Popen, str
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     for line in process.stdout:
         if line.startswith("url:"):
+            # keep reading what the server prints, so a full pipe can never stall it
+            threading.Thread(target=process.stdout.read, daemon=True).start()
             return process, line.split()[1]
     process.kill()
     raise AssertionError("sim serve printed no url")
