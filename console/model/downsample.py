@@ -20,12 +20,16 @@ def downsample(values: np.ndarray, columns: int, how: str = "max") -> tuple[np.n
     if n <= columns:
         return np.arange(n, dtype=np.float64), values.astype(np.float64)
     edges = np.linspace(0, n, columns + 1).astype(np.intp)
-    out = np.full(columns, np.nan)
-    reduce = np.nanmax if how == "max" else np.nanmean
-    for i in range(columns):
-        chunk = values[edges[i] : edges[i + 1]]
-        if chunk.size and not np.all(np.isnan(chunk)):
-            out[i] = reduce(chunk)
+    values = values.astype(np.float64)
+    starts = edges[:-1]
+    if how == "max":
+        out = np.fmax.reduceat(values, starts)  # fmax skips NaN; NaN only where a whole column is
+    else:
+        finite = ~np.isnan(values)
+        counts = np.add.reduceat(finite.astype(np.float64), starts)
+        sums = np.add.reduceat(np.where(finite, values, 0.0), starts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.where(counts > 0, sums / counts, np.nan)
     positions = (edges[:-1] + edges[1:] - 1) / 2.0
     return positions, out
 
