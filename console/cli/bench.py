@@ -8,12 +8,19 @@ from typing import Any
 
 from console.cli.bench_server import add_bench_server_parser
 
+#: Modules that contribute benchmarks; each has `register_bench(bench_subparsers)`.
+_BENCH_MODULES = ("console.cli.bench_console",)
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("bench", help="run a benchmark and print its figures")
     parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
     benches = parser.add_subparsers(dest="bench", metavar="BENCH")
     add_bench_server_parser(benches)
+    import importlib
+
+    for name in _BENCH_MODULES:
+        importlib.import_module(name).register_bench(benches)
 
     sim = benches.add_parser(
         "sim",
