@@ -375,3 +375,20 @@ def test_engine_spreads_a_full_jitter_herd_binomially_over_its_window() -> None:
     ratio = pooled.var(ddof=1) / (clients * p * (1 - p))
     low, high = stats.chi2.ppf([ALPHA / 2, 1 - ALPHA / 2], dof) / dof
     assert low < ratio < high, ratio
+
+
+BOOLEANS_PASS_AS_INTEGERS = (
+    "make_policy checks integer parameters with isinstance(value, int), which True/False satisfy, and "
+    "schedule entries with isinstance(v, int | float): state_bins=True becomes 1 bin, schedule_ms=[True] "
+    "a 1 ms delay. The float parameters already reject booleans."
+)
+
+
+@pytest.mark.xfail(strict=True, reason=BOOLEANS_PASS_AS_INTEGERS)
+@pytest.mark.parametrize(
+    ("name", "key", "value"), [("decorrelated", "state_bins", True), ("phoenix", "schedule_ms", [True, 10])]
+)
+def test_booleans_are_not_numbers(name: str, key: str, value: object) -> None:
+    with pytest.raises(InputError) as error:
+        make_policy(name, {key: value})
+    assert error.value.field == f"policy.{key}"
