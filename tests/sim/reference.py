@@ -44,6 +44,8 @@ from console.policies import Segment, sample_segments
 from console.sim.scenario import Scenario
 
 READY, DRAINING, DRAINED, RESTARTING, DOWN = "ready", "draining", "drained", "restarting", "down"
+#: `node_of` of a client lost this tick and not yet released (released together at the end of step 5).
+OFF_NODE = -2
 
 
 @dataclass
@@ -57,6 +59,15 @@ class Node:
     drain_carry: float = 0.0
     drain_deadline_tick: float = math.inf
     hint_ticks: tuple[int, int] = (0, 1)
+
+
+@dataclass
+class Outcome:
+    """One tick's answers to its arrivals, applied once every node has admitted (kernel step 4)."""
+
+    accepted: list[tuple[int, int]] = field(default_factory=list)  # (client, node)
+    rejected: list[int] = field(default_factory=list)
+    timed_out: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -80,8 +91,13 @@ class Second:
 
 class ReferenceFleet:
     def __init__(self, scenario: Scenario, seed: int) -> None:
-        if scenario.lb.mode != "uniform" or scenario.rollout or scenario.autoscale.enabled:
-            raise ValueError("the reference models a uniform balancer without rollout or autoscaling")
+        if (
+            scenario.lb.mode != "uniform"
+            or scenario.rollout
+            or scenario.autoscale.enabled
+            or scenario.resync.breaker
+        ):
+            raise ValueError("the reference models a uniform balancer; no rollout, autoscaler or breaker")
         self.scenario = scenario
         self.rng = np.random.default_rng(seed)
         self.tick_ms = scenario.tick_ms
@@ -220,105 +236,112 @@ class ReferenceFleet:
 
     def _run_tick(self, out: dict[str, np.ndarray], cpu_out: np.ndarray, bins: np.ndarray) -> None:
         self._tick_started = True
-        tick = self.tick
-        due = self.wheel.pop(tick, [])
-        bins[(tick // self.ticks_per_bin) % 10] += len(due)
+        due = self.wheel.pop(self.tick, [])
+        bins[(self.tick // self.ticks_per_bin) % 10] += len(due)
+        at_node = self._balance(due)
+        outcome = Outcome()
+        held = np.bincount(self.node_of[self.node_of >= 0], minlength=len(self.nodes)).tolist()
+        for i, node in enumerate(self.nodes):
+            cpu_out[i] += self._admit(i, node, at_node[i], held[i], outcome, out)
+        # Timeouts per node are what arrived and was neither rejected nor accepted.
+        out["timeouts"][:] = out["attempts"] - out["rejects"] - out["accepts"]
+        self._answer(outcome)
+        self._close_and_lose(out)
+        self._serve_resyncs()
+        self.tick += 1
+        self._tick_started = False
 
-        # 2. The balancer.
+    def _balance(self, due: list[int]) -> list[list[int]]:
+        """Step 2: each arrival to a node in rotation, uniformly; nobody in rotation refuses at once."""
         in_rotation = [i for i, node in enumerate(self.nodes) if node.state == READY]
         at_node: list[list[int]] = [[] for _ in self.nodes]
         if due and not in_rotation:
             for client in due:
-                self._back_off(client, tick)  # connection refused: no server work
+                self._back_off(client, self.tick)  # connection refused: no server work
         elif due:
             for client, i in zip(due, self.rng.choice(in_rotation, size=len(due)), strict=True):
                 at_node[i].append(client)
+        return at_node
 
-        # 3. Every node: admission, handshake queue, CPU.
-        accepted: list[tuple[int, int]] = []
-        rejected: list[int] = []
-        timed_out: list[int] = []
-        held_now = np.bincount(self.node_of[self.node_of >= 0], minlength=len(self.nodes)).tolist()
-        for i, node in enumerate(self.nodes):
-            arrivals = at_node[i]
-            cpu = held_now[i] * self.hold_cost
+    def _admit(
+        self, i: int, node: Node, arrivals: list[int], held: int, outcome: Outcome, out: dict[str, np.ndarray]
+    ) -> float:
+        """Step 3 for one node: admission, the handshake queue, CPU. Returns the node's CPU share."""
+        cpu = held * self.hold_cost
+        if self.rate_per_tick > 0:
+            node.tokens = min(self.burst, node.tokens + self.rate_per_tick)
+        if arrivals:
+            out["attempts"][i] += len(arrivals)
+            n_rejected = 0
+            if self.ceiling > 0:
+                room = max(0.0, self.ceiling - held - node.queue)
+                n_rejected = max(0, len(arrivals) - int(room))
+            n_admitted = len(arrivals) - n_rejected
             if self.rate_per_tick > 0:
-                node.tokens = min(self.burst, node.tokens + self.rate_per_tick)
-            if arrivals:
-                out["attempts"][i] += len(arrivals)
-                n_rejected = 0
-                if self.ceiling > 0:
-                    room = max(0.0, self.ceiling - held_now[i] - node.queue)
-                    n_rejected = max(0, len(arrivals) - int(room))
-                n_admitted = len(arrivals) - n_rejected
-                if self.rate_per_tick > 0:
-                    tokens = int(node.tokens)
-                    if n_admitted > tokens:
-                        n_rejected += n_admitted - tokens
-                        n_admitted = tokens
-                    node.tokens -= n_admitted
-                space = max(0.0, self.scenario.nodes.accept_backlog - node.queue)
-                if n_admitted > space:
-                    n_admitted = int(space)  # the rest overflow the backlog
-                service = (1.0 - cpu) / self.handshake_cost if cpu < 1.0 else 0.0
-                wait_ticks = node.queue / service if service > 0 else math.inf
-                order = self.rng.permutation(len(arrivals))
-                for rank, j in enumerate(order):
-                    client = arrivals[j]
-                    if rank < n_rejected:
-                        rejected.append(client)
-                    elif rank < n_rejected + n_admitted:
-                        if wait_ticks > self.timeout_ticks[self.pop[client]]:
-                            # Doomed: gives up before the server reaches it, which wastes part of a handshake.
-                            node.queue += self.scenario.nodes.timeout_cost
-                            timed_out.append(client)
-                        else:
-                            node.queue += 1.0
-                            accepted.append((client, i))
-                            out["accepts"][i] += 1
-                    else:
-                        timed_out.append(client)  # the backlog overflowed: SYN dropped, no work
-                out["rejects"][i] += n_rejected
-                cpu += n_rejected * self.reject_cost
-            if node.queue > 0:
-                capacity = (1.0 - cpu) / self.handshake_cost if cpu < 1.0 else 0.0
-                served = min(node.queue, capacity)
-                node.queue -= served
-                cpu += served * self.handshake_cost
-                if node.queue > 1e-9:
-                    cpu = 1.0
-            cpu = min(cpu, 1.0)
-            cpu_out[i] += cpu
-            node.pinned_ticks = node.pinned_ticks + 1 if cpu >= 0.999 else 0
-        # Timeouts per node are what arrived and was neither rejected nor accepted.
-        out["timeouts"][:] = out["attempts"] - out["rejects"] - out["accepts"]
+                tokens = int(node.tokens)
+                if n_admitted > tokens:
+                    n_rejected += n_admitted - tokens
+                    n_admitted = tokens
+                node.tokens -= n_admitted
+            space = max(0.0, self.scenario.nodes.accept_backlog - node.queue)
+            if n_admitted > space:
+                n_admitted = int(space)  # the rest overflow the backlog
+            service = (1.0 - cpu) / self.handshake_cost if cpu < 1.0 else 0.0
+            wait_ticks = node.queue / service if service > 0 else math.inf
+            # Which arrivals are rejected, admitted or overflow is random: they are exchangeable.
+            shuffled = [arrivals[j] for j in self.rng.permutation(len(arrivals))]
+            outcome.rejected += shuffled[:n_rejected]
+            for client in shuffled[n_rejected : n_rejected + n_admitted]:
+                if wait_ticks > self.timeout_ticks[self.pop[client]]:
+                    # Doomed: it gives up before the server reaches it, wasting part of a handshake.
+                    node.queue += self.scenario.nodes.timeout_cost
+                    outcome.timed_out.append(client)
+                else:
+                    node.queue += 1.0
+                    outcome.accepted.append((client, i))
+                    out["accepts"][i] += 1
+            outcome.timed_out += shuffled[n_rejected + n_admitted :]  # SYN dropped: no work
+            out["rejects"][i] += n_rejected
+            cpu += n_rejected * self.reject_cost
+        if node.queue > 0:
+            capacity = (1.0 - cpu) / self.handshake_cost if cpu < 1.0 else 0.0
+            served = min(node.queue, capacity)
+            node.queue -= served
+            cpu += served * self.handshake_cost
+            if node.queue > 1e-9:
+                cpu = 1.0  # work left over: pinned
+        cpu = min(cpu, 1.0)
+        node.pinned_ticks = node.pinned_ticks + 1 if cpu >= 0.999 else 0
+        return cpu
 
-        # 4. Outcomes back to the clients.
-        for client, i in accepted:
+    def _answer(self, outcome: Outcome) -> None:
+        """Step 4: accepted clients connect (fresh); rejected ones wait or back off; timed-out ones back off."""
+        for client, i in outcome.accepted:
             self.node_of[client] = i
             self.fresh[client] = True  # the retry state survives until the connection is stable
-            if tick - self.offline_since[client] > self.resume_ticks:
+            if self.tick - self.offline_since[client] > self.resume_ticks:
                 self._counts["resyncs"] += 1
                 self.resync_queue += 1
-        for client in rejected:
+        for client in outcome.rejected:
             if self.honours[self.pop[client]]:
                 policy = self.policies[self.pop[client]]
                 if not policy.state_from_delay:
                     self.state[client] = policy.state_after(int(self.state[client]), 0.0)
                 self._wait(client, self.retry_after_ticks)
             else:
-                self._back_off(client, tick)
-        for client in timed_out:
-            self._back_off(client, tick + int(self.timeout_ticks[self.pop[client]]))
+                self._back_off(client, self.tick)
+        for client in outcome.timed_out:
+            self._back_off(client, self.tick + int(self.timeout_ticks[self.pop[client]]))
 
-        # 5. Drains, overload drops, churn and lifetimes, ageing into stable.
+    def _close_and_lose(self, out: dict[str, np.ndarray]) -> None:
+        """Step 5: drains close with hints; pinned nodes drop; churn, lifetimes and ageing every 100 ms."""
         lost: list[int] = []
         for i, node in enumerate(self.nodes):
             if node.state == DRAINING:
                 members = np.flatnonzero(self.node_of == i)
                 node.drain_carry += node.drain_per_tick
                 closes = int(node.drain_carry)
-                if tick >= node.drain_deadline_tick:
+                if self.tick >= node.drain_deadline_tick:
                     closes = len(members)
                 if closes > 0 and len(members) > 0:
                     closes = min(closes, len(members))
@@ -333,13 +356,13 @@ class ReferenceFleet:
                 members = np.flatnonzero(self.node_of == i)
                 dropped = members[self.rng.random(len(members)) < self.drop_p]
                 out["drops"][i] += len(dropped)
-                self.node_of[dropped] = -2  # off the node now, released below with everyone lost this tick
+                self.node_of[dropped] = OFF_NODE
                 lost.extend(dropped.tolist())
-        if tick % self.ticks_per_bin == 0:
+        if self.tick % self.ticks_per_bin == 0:
             connected = np.flatnonzero(self.node_of >= 0)
             closing = connected[self.rng.random(len(connected)) < self.close_p]
             np.add.at(out["closes"], self.node_of[closing], 1)
-            self.node_of[closing] = -2
+            self.node_of[closing] = OFF_NODE
             lost.extend(closing.tolist())
             fresh = np.flatnonzero(self.fresh & (self.node_of >= 0))
             stable_p = np.array(self.stable_p)[self.pop[fresh]]
@@ -348,7 +371,9 @@ class ReferenceFleet:
             self._release(client, None)
         self._counts["disconnects"] += len(lost)
 
-        # 6. The resync backend (a count: resyncs never take a client off its node).
+    def _serve_resyncs(self) -> None:
+        """Step 6: the resync backend (a count: resyncs never take a client off its node)."""
+        tick = self.tick
         self.resync_queue += self.resync_retry.pop(tick, 0)
         if self.resync_queue > 0:
             if self.resync_per_tick <= 0:
@@ -361,8 +386,6 @@ class ReferenceFleet:
                 low, high = self.resync_retry_ticks
                 for later in self.rng.integers(low, max(high, low + 1), size=failing):
                     self.resync_retry[tick + int(later)] = self.resync_retry.get(tick + int(later), 0) + 1
-        self.tick += 1
-        self._tick_started = False
 
     # --- the timeline --------------------------------------------------------------------------------------
 

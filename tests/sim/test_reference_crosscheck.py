@@ -36,12 +36,13 @@ class Runs:
 
     bins: np.ndarray
     connections: np.ndarray
+    cpu_pct: np.ndarray  # [R, seconds, nodes], mean over each second
     totals: dict[str, np.ndarray]
     recovery_s: np.ndarray
 
 
 def run_engine(scenario: Scenario, seeds: range, seconds: int) -> Runs:
-    bins, conns, totals, recovery = [], [], [], []
+    bins, conns, cpu, totals, recovery = [], [], [], [], []
     for seed in seeds:
         sim = Simulation(scenario, seed=seed)
         recorder = RunRecorder(sim)
@@ -54,6 +55,7 @@ def run_engine(scenario: Scenario, seeds: range, seconds: int) -> Runs:
         out = np.array([r.node_out[:, :n].sum(axis=1) for r in results]).sum(axis=0)
         bins.append(np.concatenate([r.bins for r in results]))
         conns.append(np.array([r.connections[:n] for r in results]))
+        cpu.append(np.array([r.node_out[k.ON_CPU, :n] * 100.0 for r in results]))
         totals.append(
             {
                 "attempts": out[k.ON_ATTEMPTS],
@@ -72,16 +74,17 @@ def run_engine(scenario: Scenario, seeds: range, seconds: int) -> Runs:
             # The engine's own figure and the reference's definition read the same series the same way.
             assert recorder.summary(wall_s=0.0)["recovery_s"] == pytest.approx(mine, abs=1.0)
         recovery.append(mine)
-    return _collect(bins, conns, totals, recovery)
+    return _collect(bins, conns, cpu, totals, recovery)
 
 
 def run_reference(scenario: Scenario, seeds: range, seconds: int) -> Runs:
-    bins, conns, totals, recovery = [], [], [], []
+    bins, conns, cpu, totals, recovery = [], [], [], [], []
     for seed in seeds:
         fleet = ReferenceFleet(scenario, seed)
         results = [fleet.step() for _ in range(seconds)]
         bins.append(np.concatenate([r.bins for r in results]))
         conns.append(np.array([r.connections for r in results]))
+        cpu.append(np.array([r.cpu * 100.0 for r in results]))
         totals.append(
             {
                 name: sum(getattr(r, name).sum() for r in results)
@@ -94,13 +97,14 @@ def run_reference(scenario: Scenario, seeds: range, seconds: int) -> Runs:
         )
         times = np.array([r.time_s for r in results])
         recovery.append(recovery_s(times, conns[-1].sum(axis=1), scenario.events[0].at_s))
-    return _collect(bins, conns, totals, recovery)
+    return _collect(bins, conns, cpu, totals, recovery)
 
 
-def _collect(bins: list, conns: list, totals: list[dict[str, Any]], recovery: list) -> Runs:
+def _collect(bins: list, conns: list, cpu: list, totals: list[dict[str, Any]], recovery: list) -> Runs:
     return Runs(
         bins=np.array(bins, dtype=float),
         connections=np.array(conns, dtype=float),
+        cpu_pct=np.array(cpu, dtype=float),
         totals={name: np.array([t[name] for t in totals], dtype=float) for name in totals[0]},
         recovery_s=np.array([np.nan if r is None else r for r in recovery]),
     )
@@ -222,6 +226,12 @@ def test_connections_per_node_agree(both: tuple[str, Runs, Runs]) -> None:
     assert_same_mean(*fleet, f"{name}: fleet connections per second")
 
 
+def test_cpu_per_node_agrees(both: tuple[str, Runs, Runs]) -> None:
+    name, reference, engine = both
+    # CPU is a continuous share; frames show it to 0.1 %, the resolution its floor stands for.
+    assert_same_mean(reference.cpu_pct, engine.cpu_pct, f"{name}: CPU % per node per second", resolution=0.1)
+
+
 def test_run_totals_agree(both: tuple[str, Runs, Runs]) -> None:
     name, reference, engine = both
     for what in reference.totals:
@@ -243,6 +253,7 @@ def assert_whole_run_agrees(name: str, reference: Runs, engine: Runs) -> None:
         test_attempts_per_100ms_agree,
         test_attempts_per_second_agree,
         test_connections_per_node_agree,
+        test_cpu_per_node_agrees,
         test_run_totals_agree,
         test_recovery_time_agrees,
     ):
