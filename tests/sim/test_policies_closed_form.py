@@ -392,3 +392,40 @@ def test_booleans_are_not_numbers(name: str, key: str, value: object) -> None:
     with pytest.raises(InputError) as error:
         make_policy(name, {key: value})
     assert error.value.field == f"policy.{key}"
+
+
+def test_engine_tables_keep_the_decorrelated_bins() -> None:
+    """The engine's tick tables: a delay of d ticks enters the bin holding d's middle; segments in ticks."""
+    scenario = build_scenario({"clients": {"count": 100, "populations": [{"policy": "decorrelated"}]}})
+    sim = Simulation(scenario, seed=0)
+    policy = sim.policies[0]
+    assert isinstance(policy, Decorrelated)
+    edges = policy._bin_edges()
+    tick_ms = sim.tick_ms
+    for d in range(round(policy.max_ms / tick_ms)):
+        middle_ms = (d + 0.5) * tick_ms
+        state = int(sim.state_of_delay[0, d])
+        if middle_ms <= policy.base_ms:
+            assert state == 1
+        else:
+            assert edges[state - 1] * (1 - 1e-9) <= middle_ms <= edges[state] * (1 + 1e-9), d
+    for state in range(policy.max_state + 1):
+        (segment,) = policy.segments(state)
+        assert sim.seg_a[0, state, 0] == round(segment.low_ms / tick_ms)
+        assert sim.seg_b[0, state, 0] == max(sim.seg_a[0, state, 0] + 1, round(segment.high_ms / tick_ms))
+
+
+def test_engine_tables_keep_socketio_bands_and_lockstep() -> None:
+    scenario = build_scenario({"clients": {"count": 100, "populations": [{"policy": "socketio"}]}})
+    sim = Simulation(scenario, seed=0)
+    ticks = round(1000.0 / sim.tick_ms)  # ticks per second
+    first = sorted(
+        (int(sim.seg_a[0, 0, j]), int(sim.seg_b[0, 0, j]), float(sim.seg_w[0, 0, j]))
+        for j in range(sim.seg_n[0, 0])
+    )
+    assert first == [
+        (ticks * (550 + 100 * j) // 1000, ticks * (600 + 100 * j) // 1000, 0.1) for j in range(10)
+    ]
+    for state in (4, 5):  # one point, the cap, for everyone
+        assert sim.seg_n[0, state] == 1 and sim.seg_w[0, state, 0] == pytest.approx(1.0)
+        assert (sim.seg_a[0, state, 0], sim.seg_b[0, state, 0]) == (5 * ticks, 5 * ticks + 1)
