@@ -426,6 +426,8 @@ def test_engine_tables_keep_socketio_bands_and_lockstep() -> None:
     assert first == [
         (ticks * (550 + 100 * j) // 1000, ticks * (600 + 100 * j) // 1000, 0.1) for j in range(10)
     ]
-    for state in (4, 5):  # one point, the cap, for everyone
-        assert sim.seg_n[0, state] == 1 and sim.seg_w[0, state, 0] == pytest.approx(1.0)
-        assert (sim.seg_a[0, state, 0], sim.seg_b[0, state, 0]) == (5 * ticks, 5 * ticks + 1)
+    top = sim.policies[0].max_state  # 4: the engine clamps every later attempt to it
+    assert top == 4 and sim.seg_n.shape[1] == top + 1
+    assert sim.seg_n[0, top] == 1 and sim.seg_w[0, top, 0] == pytest.approx(1.0)  # one point, the cap
+    assert (sim.seg_a[0, top, 0], sim.seg_b[0, top, 0]) == (5 * ticks, 5 * ticks + 1)
+    assert sim.seg_n[0, 3] == 2  # attempt 3: decile 8 below the cap, everyone else at it
