@@ -264,7 +264,8 @@ def assert_whole_run_agrees(name: str, reference: Runs, engine: Runs) -> None:
         check(both)
 
 
-# --- what the cross-check finds in the engine (bugs reported to the lead; strict: a fix turns them red) ---
+# --- what the cross-check finds in the engine: bugs, and one approximation it can see (strict: a change that
+# --- removes the difference turns the test red, so the marker goes) ------------------------------------------
 
 ZERO_TICK_DELAY = (
     "kernel._place puts a delay of 0 ticks drawn inside run_ticks (drops, churn, rejections) into the slot "
@@ -279,9 +280,30 @@ POPULATION_SPLIT = (
 )
 
 
+FRESH_MIX = (
+    "approximation, not a bug (docs/policies.md): the engine keeps the fresh clients' retry states "
+    "fleet-wide. Node 0 restarts at 3 s and again at 24 s; in between it refilled with clients that had "
+    "failed longest (high states), so the reference brings them back late and together, while the engine "
+    "draws their states from the fleet's younger mix and brings them back sooner and spread out."
+)
+
+
+def double_restart() -> dict[str, Any]:
+    data = restart([IGNORES_RETRY_AFTER | {"policy": "exponential"}])
+    data["clients"]["churn_per_min"] = 0
+    data["events"] = [*data["events"], {"at_s": 24, "action": "restart_nodes", "nodes": 1, "first": 0}]
+    return data
+
+
 @pytest.mark.parametrize(
     ("name", "data", "seconds"),
     [
+        pytest.param(
+            "double-restart",
+            double_restart(),
+            60,
+            marks=pytest.mark.xfail(strict=True, reason=FRESH_MIX),
+        ),
         pytest.param(
             "storm-full-jitter",
             STORM
@@ -300,5 +322,5 @@ POPULATION_SPLIT = (
         ),
     ],
 )
-def test_engine_bugs_show_in_the_crosscheck(name: str, data: dict[str, Any], seconds: int) -> None:
+def test_known_deviations_show_in_the_crosscheck(name: str, data: dict[str, Any], seconds: int) -> None:
     assert_whole_run_agrees(*run_both(name, data, seconds))
