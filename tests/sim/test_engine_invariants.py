@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from console.policies import POLICIES
 from console.sim import kernel as k
 from console.sim.engine import Simulation
 from console.sim.scenario import build_scenario
@@ -93,3 +97,94 @@ def test_engine_retries_a_zero_delay_on_the_next_tick() -> None:
     assert sum(s.fleet_out[k.OF_DISCONNECTS] for s in seconds) > 1000
     # The engine: ~1,800 clients (every churned one) are still waiting for the wheel to come round.
     assert seconds[-1].connections.sum() == 10_000
+
+
+# --- the same invariants over generated single-population fleets ---------------------------------------
+
+single_population_fleets = st.fixed_dictionaries(
+    {
+        "duration_s": st.just(30),
+        "clients": st.fixed_dictionaries(
+            {
+                "count": st.integers(0, 3000),
+                "churn_per_min": st.sampled_from([0, 50, 600]),
+                "resume_window_s": st.sampled_from([1, 120]),
+                "populations": st.tuples(
+                    st.fixed_dictionaries(
+                        {
+                            "policy": st.sampled_from(sorted(POLICIES)),
+                            "honours_hints": st.booleans(),
+                            "connect_timeout_s": st.sampled_from([0.5, 3, 10]),
+                            "stable_period_s": st.sampled_from([1, 30]),
+                        }
+                    )
+                ).map(list),
+            }
+        ),
+        "nodes": st.fixed_dictionaries(
+            {
+                "count": st.integers(1, 5),
+                "capacity_connections": st.sampled_from([500, 5000]),
+                "handshakes_per_s": st.sampled_from([20, 300, 3000]),
+                "accept_backlog": st.sampled_from([10, 20_000]),
+                "overload_after_s": st.sampled_from([0, 2]),
+                "restart_s": st.sampled_from([2, 10]),
+            }
+        ),
+        "admission": st.fixed_dictionaries(
+            {
+                "rate_per_s": st.sampled_from([0, 30, 500]),
+                "burst": st.sampled_from([0, 20]),
+                "max_connections": st.sampled_from([0, 400]),
+            }
+        ),
+        "resync": st.fixed_dictionaries({"capacity_per_s": st.sampled_from([0, 50])}),
+        "events": st.lists(
+            st.one_of(
+                st.fixed_dictionaries(
+                    {
+                        "at_s": st.integers(0, 10),
+                        "action": st.just("disconnect_fraction"),
+                        "fraction": st.sampled_from([0.3, 1.0]),
+                    }
+                ),
+                st.fixed_dictionaries(
+                    {
+                        "at_s": st.integers(0, 10),
+                        "action": st.just("restart_nodes"),
+                        "nodes": st.integers(1, 2),
+                    }
+                ),
+            ),
+            max_size=3,
+        ),
+    }
+)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(data=single_population_fleets, seed=st.integers(0, 2**32))
+def test_single_population_fleets_keep_every_client_and_their_fresh_counts(data: dict, seed: int) -> None:
+    scenario = build_scenario(data)
+    sim = Simulation(scenario, seed=seed)
+    for _ in range(15):
+        sim.step()
+        assert offline_and_connected(sim) == scenario.clients.count
+        assert (sim.conn >= 0).all() and (sim.wheel >= 0).all()
+        assert ((sim.fresh >= 0) & (sim.fresh <= sim.conn)).all()
+        # The fleet-wide fresh mix counts exactly the fresh connections it stands for.
+        assert (sim.fresh_by_state >= 0).all()
+        assert sim.fresh_by_state.sum(axis=1).tolist() == sim.fresh.sum(axis=1).tolist()
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(data=single_population_fleets, seed=st.integers(0, 2**32))
+def test_the_reference_keeps_every_client_in_one_place(data: dict, seed: int) -> None:
+    fleet = ReferenceFleet(build_scenario(data), seed)
+    for _ in range(8):
+        fleet.step()
+        waiting = [c for clients in fleet.wheel.values() for c in clients]
+        assert len(waiting) == len(set(waiting))
+        connected = fleet.node_of >= 0
+        assert sorted(waiting) == np.flatnonzero(~connected).tolist()
+        assert not (fleet.fresh & ~connected).any()
