@@ -121,7 +121,8 @@ class RunRecorder:
         """Seconds from the first disconnecting event until connections are back to ≥ 95 % for good."""
         if first is None or not conns.size:
             return None, float(times[-1]) if times.size else 0.0
-        before_index = max(int(np.searchsorted(times, first)) - 1, 0)
+        # The frame ending at the event's second is the last one before it.
+        before_index = min(max(int(np.searchsorted(times, first)), 0), conns.size - 1)
         target = RECOVERED_SHARE * conns[before_index]
         after = times > first
         below = np.flatnonzero(after & (conns < target))
