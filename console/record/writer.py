@@ -29,6 +29,9 @@ from console.record.records import Recorded, RecordingHeader, kind_of, parse_rec
 
 #: zlib level 6: within 12 % of level 9's size at a third of its time on real frames (docs/recording.md).
 DEFAULT_LEVEL = 6
+#: A smaller limit is a typo: it would not hold one storm frame of a 2000-node fleet (≈ 23 kB, see
+#: docs/recording.md). Retention always keeps the newest frame, whatever the limit.
+MIN_MAX_BYTES = 16 * 1024
 #: Kinds retention may drop. Actions, confirmations, hellos and drill outcomes are tiny and are the audit
 #: trail of the session; they are kept whatever their age.
 _DROPPABLE = frozenset({RecordKind.FRAME, RecordKind.EVENT})
@@ -49,8 +52,8 @@ class Retention:
     age_slack: float = 0.1
 
     def __post_init__(self) -> None:
-        if self.max_bytes is not None and self.max_bytes < 64 * 1024:
-            raise InputError("max_bytes", self.max_bytes, "at least 65536 (64 KiB), or no limit")
+        if self.max_bytes is not None and self.max_bytes < MIN_MAX_BYTES:
+            raise InputError("max_bytes", self.max_bytes, f"at least {MIN_MAX_BYTES} bytes, or no limit")
         if self.max_age_s is not None and self.max_age_s <= 0:
             raise InputError("max_age_s", self.max_age_s, "a positive number of seconds, or no limit")
         if not 0.1 <= self.keep_share < 1.0:
