@@ -14,7 +14,7 @@ import pytest
 from console.errors import InputError
 from console.record.container import RecordKind, scan
 from console.record.reader import RecordingReader
-from console.record.writer import RecordingWriter, Retention
+from console.record.writer import RecordingWriter
 from tests.record.conftest import Tick, header
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +57,9 @@ def test_truncated_anywhere_replays_every_complete_frame(
             assert recording.damaged_tail == (cut not in boundaries)
 
 
-def test_a_damaged_tail_is_cut_off_and_recording_goes_on(outage_ticks: list[Tick], recording_path: Path) -> None:
+def test_a_damaged_tail_is_cut_off_and_recording_goes_on(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
     ends = _record(recording_path, outage_ticks[:10])
     whole = recording_path.read_bytes()
     # The last member keeps its full length but its bytes are garbage: what a lost page could leave.
@@ -82,7 +84,11 @@ def _kill_after(args: list[str], frames_written: int) -> int:
     """Run the child writer, SIGKILL it once it has reported `frames_written` frames; return the last seq."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.record._writer_child", *args], stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT
+        [sys.executable, "-m", "tests.record._writer_child", *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
     )
     assert child.stdout is not None
     last = 0
@@ -103,7 +109,9 @@ def test_sigkill_mid_write_keeps_every_reported_frame(
     outage_ticks: list[Tick], tmp_path: Path, frames_written: int
 ) -> None:
     out = tmp_path / "killed.sdrec"
-    last = _kill_after([str(_frames_file(outage_ticks[25:45], tmp_path / "f.jsonl")), str(out)], frames_written)
+    last = _kill_after(
+        [str(_frames_file(outage_ticks[25:45], tmp_path / "f.jsonl")), str(out)], frames_written
+    )
     with RecordingReader(out) as recording:
         frames = list(recording.frames())
     # Everything reported is there; the child may have written a few more before the signal landed.

@@ -42,7 +42,9 @@ def test_size_keeps_the_file_under_its_limit(outage_ticks: list[Tick], recording
     limit = 32 * 1024
     unlimited = recording_path.with_name("whole.sdrec")
     _record(unlimited, outage_ticks, Retention())
-    assert unlimited.stat().st_size > 1.3 * limit, "the run must outgrow the limit for this test to mean anything"
+    assert unlimited.stat().st_size > 1.3 * limit, (
+        "the run must outgrow the limit for this test to mean anything"
+    )
     writer = _record(recording_path, outage_ticks, Retention(max_bytes=limit))
     assert writer.compactions >= 1
     assert recording_path.stat().st_size <= limit
