@@ -55,7 +55,9 @@ class ActionRecord(_Record):
     type: Literal["action"] = "action"
     time_s: float = Field(description="fleet time of the newest frame when the attempt was made")
     actor: str = Field(description="who acted: a trainee, an operator's token name, a script")
-    action: str = Field(description="drain, undrain, rollout.start, rollout.halt, admission, ...")
+    action: str = Field(
+        description="as a verdict names it: drain, undrain, rollout_start, rollout_halt, admission, …"
+    )
     target: str | None = Field(default=None, description="node id, or null for a fleet action")
     request: dict[str, Any] = Field(default_factory=dict, description="the request body as sent")
     verdict: Verdict | None = None

@@ -1,0 +1,107 @@
+"""The headless recorder against a stream: records everything once, resumes, survives restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from console.record.daemon import StreamRecorder, StreamRefused, record_stream, stream_url
+from console.record.reader import RecordingReader
+from tests.record.conftest import Tick
+from tests.record.stream_server import TOKEN, FleetStream
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def _no_wait(_: float) -> None:
+    await asyncio.sleep(0)
+
+
+def test_stream_url_adds_the_path_and_the_resume_point() -> None:
+    assert stream_url("http://h:1") == "ws://h:1/v1/stream"
+    assert stream_url("https://h/prefix/", 7, "e1") == "wss://h/prefix/v1/stream?since=7&epoch=e1"
+
+
+async def test_records_every_frame_once_across_a_dropped_connection(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    ticks = outage_ticks[:40]
+    async with FleetStream(ticks, drop_after_frames=15).serving() as stream:
+        recorder = StreamRecorder(recording_path, url=stream.url, fsync=False)
+        written = await asyncio.wait_for(
+            record_stream(recorder, stream.url, TOKEN, max_frames=40, sleep=_no_wait), 20
+        )
+        recorder.close()
+    assert written == 40
+    assert stream.resumes[0] == (None, None) and stream.resumes[1] == ("15", "sim")
+    with RecordingReader(recording_path) as recording:
+        assert [f.seq for f in recording.frames()] == list(range(1, 41))
+        assert list(recording.frames()) == [t.frame for t in ticks]
+        assert recording.header.fleet == "stream-fleet" and recording.header.url == stream.url
+        events = list(recording.events())
+        stream_events = [e for e in events if e.data.get("origin") != "recorder"]
+        assert len(stream_events) == sum(len(t.events) for t in ticks)
+        assert any(e.kind == "alarm" and e.data.get("origin") == "recorder" for e in events)
+
+
+async def test_a_restarted_recorder_resumes_from_its_file(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    async with FleetStream(outage_ticks[:30]).serving() as stream:
+        first = StreamRecorder(recording_path, url=stream.url, fsync=False)
+        await asyncio.wait_for(record_stream(first, stream.url, TOKEN, max_frames=12, sleep=_no_wait), 20)
+        first.close()
+        second = StreamRecorder(recording_path, url=stream.url, fsync=False)
+        assert second.resume_from == (12, "sim")
+        await asyncio.wait_for(record_stream(second, stream.url, TOKEN, max_frames=18, sleep=_no_wait), 20)
+        second.close()
+    assert stream.resumes[-1] == ("12", "sim")
+    with RecordingReader(recording_path) as recording:
+        assert [f.seq for f in recording.frames()] == list(range(1, 31))
+
+
+async def test_a_wrong_token_stops_the_recorder(outage_ticks: list[Tick], recording_path: Path) -> None:
+    async with FleetStream(outage_ticks[:3]).serving() as stream:
+        recorder = StreamRecorder(recording_path, url=stream.url, fsync=False)
+        with pytest.raises(StreamRefused, match="401"):
+            await asyncio.wait_for(record_stream(recorder, stream.url, "wrong", sleep=_no_wait), 10)
+    assert not recording_path.exists()  # nothing is created before a hello
+
+
+@pytest.mark.parametrize("stop", ["frames", "sigterm"])
+async def test_the_cli_records_until_told_to_stop(
+    outage_ticks: list[Tick], tmp_path: Path, stop: str
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(f"viewer {TOKEN} tests\n")
+    out = tmp_path / "daemon.sdrec"
+    async with FleetStream(outage_ticks[:20]).serving() as stream:
+        args = ["record", stream.url, "--out", str(out), "--token-file", str(token_file), "--no-fsync"]
+        if stop == "frames":
+            args += ["--frames", "20"]
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "console",
+            *args,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stderr=asyncio.subprocess.PIPE,
+        )
+        if stop == "sigterm":
+            assert child.stderr is not None
+            line = await asyncio.wait_for(child.stderr.readline(), 20)  # "recording URL (resume from …)"
+            assert b"recording" in line
+            child.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(child.wait(), 30)
+    assert code == 0
+    with RecordingReader(out) as recording:
+        seqs = [f.seq for f in recording.frames()]
+    assert seqs == list(range(1, len(seqs) + 1))
+    if stop == "frames":
+        assert len(seqs) == 20
