@@ -166,7 +166,7 @@ def add_capacity(review: Review) -> Finding | None:
         prescription="Provision 35 % headroom; above 65 % utilisation there is no safe restart — add "
         "capacity instead. What fixed the outage: stopping the restart and adding 200 nodes.",
         seed=OUTAGE_SEED,
-        done=bool(added) if added else None,
+        done=bool(added),
         what_was_done=f"capacity added at {_clock(added[0].time_s)}"
         if added
         else "no capacity action recorded",

@@ -149,7 +149,12 @@ async def record_stream(
         headers = {"Authorization": f"Bearer {token}"}
         try:
             async with connect(
-                stream_url(base_url, since, epoch), additional_headers=headers, max_size=MAX_MESSAGE_BYTES
+                stream_url(base_url, since, epoch),
+                additional_headers=headers,
+                max_size=MAX_MESSAGE_BYTES,
+                # Unbounded: each message is written as it arrives, so the queue stays short while recording;
+                # a bounded one stalls the close after --frames N (the close frame waits behind it, 10 s).
+                max_queue=None,
             ) as websocket:
                 log.info("recording %s (resume from seq %s, epoch %s)", base_url, since, epoch)
                 async for text in websocket:

@@ -21,7 +21,7 @@ from console.record.review import Review, review
 
 SECTIONS = ("Session", "Key figures", "Charts", "Objectives", "Timeline", "What the seeds say")
 #: Events of one kind at one instant are folded into one timeline row past this many.
-_FOLD_AFTER = 3
+_FOLD_AFTER = 2
 
 
 @dataclass(frozen=True)

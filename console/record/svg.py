@@ -72,6 +72,14 @@ def _nice_step(span: float, ticks: int = 5) -> float:
     return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
 
 
+#: Steps a fleet-time axis may take, in seconds: whole minutes and their usual fractions.
+_TIME_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
+
+
+def _time_step(span_s: float, ticks: int = 8) -> float:
+    return next((step for step in _TIME_STEPS_S if step >= span_s / ticks), _TIME_STEPS_S[-1])
+
+
 def _fmt(value: float) -> str:
     if abs(value) >= 1e6:
         return f"{value / 1e6:g} M"
@@ -123,7 +131,7 @@ def render(chart: Chart) -> str:
             f'<text x="{_LEFT - 6}" y="{py(tick) + 4:.1f}" text-anchor="end">{_fmt(tick)}</text>'
         )
         tick += step
-    x_step = _nice_step(x1 - x0, 8)
+    x_step = _time_step(x1 - x0)
     tick = math.ceil(x0 / x_step) * x_step
     while tick <= x1:
         parts.append(
@@ -134,12 +142,18 @@ def render(chart: Chart) -> str:
         f'<text x="{_LEFT + plot_w / 2}" y="{HEIGHT - 6}" text-anchor="middle">fleet time (min:s)</text>'
         f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>'
     )
-    for threshold in chart.thresholds:
+    for index, threshold in enumerate(chart.thresholds):
         y = py(threshold.y)
+        label_y = y - 4 if index % 2 == 0 else y + 12  # alternate above and below: close lines stay legible
         parts.append(
             f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{threshold.colour}" '
-            f'stroke-dasharray="6 4"/><text x="{WIDTH - _RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end" '
+            f'stroke-dasharray="6 4"/><text x="{WIDTH - _RIGHT - 4}" y="{label_y:.1f}" text-anchor="end" '
             f'fill="{threshold.colour}">{escape(threshold.label)}</text>'
+        )
+    if chart.markers:
+        parts.append(
+            f'<text x="{WIDTH - _RIGHT}" y="18" text-anchor="end"><tspan fill="{_MARKER_COLOURS["alarm"]}">'
+            f'| alarm raised</tspan>  <tspan fill="{_MARKER_COLOURS["action"]}">| action</tspan></text>'
         )
     for marker in chart.markers:
         x = px(marker.x)
@@ -154,7 +168,7 @@ def render(chart: Chart) -> str:
         parts.append(
             f'<polyline fill="none" stroke="{line.colour}" stroke-width="1.5" points="{points}">'
             f"<title>{escape(line.label)}</title></polyline>"
-            f'<text x="{_LEFT + 8}" y="{_TOP + 14 + 14 * index}" fill="{line.colour}">{escape(line.label)}</text>'
+            f'<text x="{_LEFT + 360 + 180 * index}" y="18" fill="{line.colour}">— {escape(line.label)}</text>'
         )
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
