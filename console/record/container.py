@@ -13,6 +13,7 @@ leaves after the last complete member is a torn tail, which readers ignore and w
 
 from __future__ import annotations
 
+import mmap
 import struct
 import zlib
 from collections.abc import Iterator
@@ -115,16 +116,19 @@ def scan(file: BinaryIO, file_size: int) -> Iterator[Entry]:
     """Every member whose header parses and whose bytes are all in the file, in file order.
 
     Stops at the first one that does not: a crash can only tear the tail of an append-only file. The
-    payload is not checked here (that needs inflating); `verified_end` checks the tail.
+    payload is not checked here (that needs inflating); `verified_entries` checks the tail. The file is
+    mapped, not read: only the pages holding headers are touched.
     """
-    offset = 0
-    while offset + HEADER_BYTES <= file_size:
-        file.seek(offset)
-        entry = parse_header(file.read(HEADER_BYTES), offset)
-        if entry is None or offset + entry.size > file_size:
-            return
-        yield entry
-        offset += entry.size
+    if file_size < HEADER_BYTES:
+        return
+    with mmap.mmap(file.fileno(), file_size, access=mmap.ACCESS_READ) as mapped:
+        offset = 0
+        while offset + HEADER_BYTES <= file_size:
+            entry = parse_header(mapped[offset : offset + HEADER_BYTES], offset)
+            if entry is None or offset + entry.size > file_size:
+                return
+            yield entry
+            offset += entry.size
 
 
 def read_member(file: BinaryIO, entry: Entry) -> bytes | None:
