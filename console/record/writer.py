@@ -27,7 +27,8 @@ from console.record import container
 from console.record.container import NO_SEQ, Entry, RecordKind
 from console.record.records import Recorded, RecordingHeader, kind_of, parse_record
 
-#: zlib level 6: within 12 % of level 9's size at a third of its time on real frames (docs/recording.md).
+#: zlib level 6: within ~15 % of level 9's size at a quarter to a third of its time on real frames
+#: (docs/recording.md, "Size").
 DEFAULT_LEVEL = 6
 #: A smaller limit is a typo: it would not hold one storm frame of a 2000-node fleet (≈ 23 kB, see
 #: docs/recording.md). Retention always keeps the newest frame, whatever the limit.
