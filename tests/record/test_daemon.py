@@ -105,3 +105,47 @@ async def test_the_cli_records_until_told_to_stop(
     assert seqs == list(range(1, len(seqs) + 1))
     if stop == "frames":
         assert len(seqs) == 20
+
+
+@pytest.mark.parametrize(
+    ("text", "size"), [("1000000", 1_000_000), ("500M", 500 * 1024**2), ("2GiB", 2 * 1024**3)]
+)
+def test_sizes_read_as_people_write_them(text: str, size: int) -> None:
+    from console.cli.record import parse_size
+
+    assert parse_size(text) == size
+
+
+def test_the_cli_refuses_nonsense_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from console.cli import main
+
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    out = str(tmp_path / "x.sdrec")
+    assert (
+        main(["record", "http://127.0.0.1:9", "--out", out, "--token-file", str(token_file), "--frames", "0"])
+        == 2
+    )
+    assert "--frames" in capsys.readouterr().err
+    assert (
+        main(["record", "http://127.0.0.1:9", "--out", out, "--token-file", str(tmp_path / "missing")]) == 2
+    )
+    assert "--token-file" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "record",
+                "http://127.0.0.1:9",
+                "--out",
+                out,
+                "--token-file",
+                str(token_file),
+                "--max-size",
+                "1K",
+            ]
+        )
+        == 2
+    )
+    assert "max_bytes" in capsys.readouterr().err

@@ -129,3 +129,15 @@ def test_the_cli_refuses_a_file_that_is_not_a_recording(
     bogus.write_text("not a recording\n")
     assert main(["report", str(bogus), "--out", str(tmp_path / "out")]) == 2
     assert "a stormdeck recording" in capsys.readouterr().err
+
+
+def test_a_recording_without_frames_still_reports(tmp_path: Path) -> None:
+    from console.record.writer import RecordingWriter
+    from tests.record.conftest import header
+
+    path = tmp_path / "empty.sdrec"
+    RecordingWriter(path, header(), fsync=False).close()
+    files = write_report(path, tmp_path / "out")
+    markdown = files.markdown.read_text()
+    assert files.charts == [] and "No frames were recorded." in markdown
+    assert re.findall(r"^## (.+)$", markdown, re.MULTILINE) == list(SECTIONS)

@@ -83,3 +83,29 @@ def test_next_and_previous_marker_walk_the_timeline(recording: RecordingReader) 
     assert first_alarm is not None and first_alarm.time_s == min(m.time_s for m in recording.markers("alarm"))
     everything = recording.markers()
     assert [m.frame_index for m in everything] == sorted(m.frame_index for m in everything)
+
+
+def test_a_source_restart_keeps_the_timeline_moving_forwards(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    # The source restarts after 20 s (new epoch, fleet time from 1 again): the replay timeline goes on.
+    restarted = [t.frame.model_copy(update={"epoch": "sim-2"}) for t in outage_ticks[:10]]
+    with RecordingWriter(recording_path, header(), fsync=False) as writer:
+        for tick in outage_ticks[:20]:
+            writer.write(tick.frame)
+        for frame in restarted:
+            writer.write(frame)
+    with RecordingReader(recording_path) as recording:
+        times = recording.frame_times_s
+        assert times == sorted(times) and len(set(times)) == 30
+        assert times[20] == 21.0  # one frame interval after the last frame of the first epoch
+        assert recording.seek(25.0) == restarted[4]
+        assert recording.step(-5) == outage_ticks[19].frame
+
+
+def test_an_empty_recording_opens_and_says_what_is_missing(recording_path: Path) -> None:
+    RecordingWriter(recording_path, header(), fsync=False).close()
+    with RecordingReader(recording_path) as recording:
+        assert recording.frame_count == 0 and recording.markers() == [] and recording.span_s is None
+        with pytest.raises(InputError, match="at least one complete frame"):
+            recording.seek(0)
