@@ -223,19 +223,20 @@ def describe_action(action: ActionRecord) -> str:
 
 
 def _timeline(entries: list[Entry]) -> list[float]:
-    """Each entry's time on the replay timeline: fleet time made non-decreasing across frames.
+    """Each entry's time on the replay timeline: fleet time, made non-decreasing in file order.
 
     A source that restarts (a new epoch) starts its fleet time again; the timeline goes on from where it
-    was, one frame interval later, so seeking and pacing never run backwards.
+    was, one frame interval later, so seeking and pacing never run backwards. A record stamped a little
+    before the one it follows (an action timed by the frame the operator saw) plays right after it.
     """
     out: list[float] = []
     offset = 0.0
-    newest = float("-inf")
+    newest_frame = float("-inf")
     for entry in entries:
-        if entry.kind is RecordKind.FRAME and entry.time_s + offset < newest:
-            offset = newest + 1.0 - entry.time_s
-        t = entry.time_s + offset
+        if entry.kind is RecordKind.FRAME and entry.time_s + offset < newest_frame:
+            offset = newest_frame + 1.0 - entry.time_s
+        t = max(entry.time_s + offset, out[-1]) if out else entry.time_s + offset
         if entry.kind is RecordKind.FRAME:
-            newest = t
+            newest_frame = t
         out.append(t)
     return out
