@@ -42,6 +42,7 @@ class Series:
     headroom_pct: list[float] = field(default_factory=list)
     max_cpu_pct: list[float] = field(default_factory=list)
     hottest_node: list[str | None] = field(default_factory=list)
+    span_s: list[float] = field(default_factory=list)
     rollout_running: list[bool] = field(default_factory=list)
     admission_limited: list[bool] = field(default_factory=list)
     bins: list[int] = field(default_factory=list)
@@ -56,6 +57,9 @@ class Series:
         self.attempts_per_s.append(totals.attempts_per_s)
         self.rejects_per_s.append(totals.rejects_per_s)
         self.timeouts_per_s.append(totals.timeouts_per_s)
+        # A server running faster than real time sends one frame per several fleet seconds (`span_s`, a
+        # field the server adds); its rates are the last second's, so they stand for the whole span.
+        self.span_s.append(float(getattr(frame, "span_s", 1.0) or 0.0))
         self.headroom_pct.append(totals.headroom_pct)
         hottest = max(frame.nodes, key=lambda n: n.cpu_pct, default=None)
         self.max_cpu_pct.append(max(hottest.cpu_pct if hottest else 0.0, totals.max_cpu_pct))
@@ -189,7 +193,7 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
         lockstep_index=round(
             storm_lockstep_index(bins, disconnect_times_s, recovered_at_s, series.bins_start_s), 2
         ),
-        # Rates are per second and frames come once a second: the sum is the count.
-        rejects_total=int(sum(series.rejects_per_s)),
-        timeouts_total=int(sum(series.timeouts_per_s)),
+        # Rates are per second; each frame stands for `span_s` fleet seconds (1 unless sped up).
+        rejects_total=int(np.dot(series.rejects_per_s, series.span_s)),
+        timeouts_total=int(np.dot(series.timeouts_per_s, series.span_s)),
     )
