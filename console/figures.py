@@ -31,7 +31,8 @@ def recovery(
     """
     if first_disconnect_s is None or not connections.size:
         return None, float(times_s[-1]) if times_s.size else 0.0
-    before_index = max(int(np.searchsorted(times_s, first_disconnect_s)) - 1, 0)
+    # The frame ending at the event's second is the last one before it.
+    before_index = min(max(int(np.searchsorted(times_s, first_disconnect_s)), 0), connections.size - 1)
     target = RECOVERED_SHARE * connections[before_index]
     after = times_s > first_disconnect_s
     below = np.flatnonzero(after & (connections < target))

@@ -18,8 +18,8 @@ node, fresh), one record per node, one tick at a time, in the order `console/sim
    A rejected client waits the Retry-After (if its population honours hints; the attempt counts as a
    failure) or backs off; a timed-out client backs off after its connect timeout;
 5. planned closes and losses: a draining node closes `rate` a tick (fractions carried over) with a
-   reconnect hint, and force-closes what is left at its deadline; a node pinned for longer than
-   `overload_after_s` drops each connection with the per-tick drop probability (missed heartbeats); every
+   reconnect hint, and force-closes what is left at its deadline; a node whose queued handshake work
+   exceeds `overload_after_s` at its spare CPU (the event loop lags past the heartbeat timeout) drops each connection with the per-tick drop probability (missed heartbeats); every
    100 ms each connection closes with the churn + lifetime hazard, and each fresh connection becomes stable
    with probability 1 − exp(−0.1 s / stable_period_s) (stable clients back off from state 0);
 6. the resync backend serves its queue at a finite rate; what cannot be served within its timeout fails
@@ -53,7 +53,7 @@ class Node:
     state: str = READY
     tokens: float = 0.0
     queue: float = 0.0  # handshakes of work waiting (fractional: doomed clients cost a fraction)
-    pinned_ticks: int = 0
+    lag_ticks: float = 0.0
     back_at_s: float = math.inf  # a restart completes
     drain_per_tick: float = 0.0
     drain_carry: float = 0.0
@@ -311,7 +311,9 @@ class ReferenceFleet:
             if node.queue > 1e-9:
                 cpu = 1.0  # work left over: pinned
         cpu = min(cpu, 1.0)
-        node.pinned_ticks = node.pinned_ticks + 1 if cpu >= 0.999 else 0
+        # How far the event loop lags: queued handshake work at the CPU left over after holding.
+        spare = 1.0 - held * self.hold_cost
+        node.lag_ticks = node.queue * self.handshake_cost / spare if spare > 0 else float("inf")
         return cpu
 
     def _answer(self, outcome: Outcome) -> None:
@@ -352,7 +354,7 @@ class ReferenceFleet:
                     self._counts["disconnects"] += closes
                 elif len(members) == 0:
                     node.drain_carry = 0.0
-            if node.pinned_ticks > self.overload_ticks:
+            if node.lag_ticks > self.overload_ticks:
                 members = np.flatnonzero(self.node_of == i)
                 dropped = members[self.rng.random(len(members)) < self.drop_p]
                 out["drops"][i] += len(dropped)

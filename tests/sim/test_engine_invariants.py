@@ -23,9 +23,7 @@ from tests.sim.test_reference_crosscheck import (
     DRAIN,
     HONOURS_RETRY_AFTER,
     IGNORES_RETRY_AFTER,
-    POPULATION_SPLIT,
     STORM,
-    ZERO_TICK_DELAY,
     restart,
 )
 
@@ -43,7 +41,6 @@ def offline_and_connected(sim: Simulation) -> int:
         pytest.param(
             restart([HONOURS_RETRY_AFTER | {"share": 0.6}, IGNORES_RETRY_AFTER | {"share": 0.4}]),
             30,
-            marks=pytest.mark.xfail(strict=True, reason=POPULATION_SPLIT),
             id="two-populations-restart",
         ),
         pytest.param(
@@ -58,7 +55,6 @@ def offline_and_connected(sim: Simulation) -> int:
                 }
             },
             20,
-            marks=pytest.mark.xfail(strict=True, reason=POPULATION_SPLIT),
             id="two-populations-drain",
         ),
     ],
@@ -90,7 +86,6 @@ def test_reference_retries_a_zero_delay_on_the_next_tick() -> None:
     assert seconds[-1].connections.sum() == 10_000  # ...and everyone came straight back
 
 
-@pytest.mark.xfail(strict=True, reason=ZERO_TICK_DELAY)
 def test_engine_retries_a_zero_delay_on_the_next_tick() -> None:
     sim = Simulation(build_scenario(ZERO_DELAY_CHURN), seed=0)
     seconds = [sim.step() for _ in range(20)]

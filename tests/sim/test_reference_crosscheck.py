@@ -312,13 +312,11 @@ def double_restart() -> dict[str, Any]:
                 | {"populations": [{"policy": "full_jitter", "honours_hints": False, "connect_timeout_s": 3}]}
             },
             60,
-            marks=pytest.mark.xfail(strict=True, reason=ZERO_TICK_DELAY),
         ),
         pytest.param(
             "restart-two-populations",
             restart([HONOURS_RETRY_AFTER | {"share": 0.6}, IGNORES_RETRY_AFTER | {"share": 0.4}]),
             50,
-            marks=pytest.mark.xfail(strict=True, reason=POPULATION_SPLIT),
         ),
     ],
 )
