@@ -5,14 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import re
 import signal
 from pathlib import Path
 
 from console.errors import InputError
 
-TOKEN_ENV = "STORMDECK_TOKEN"
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
 
 
@@ -53,32 +51,8 @@ def parse_size(text: str) -> int:
     return int(number * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[unit])
 
 
-def load_token(token_file: Path | None) -> str:
-    """The console's token loader when it is there (console.client.token); the same rules otherwise."""
-    try:
-        from console.client.token import load_token as client_load_token
-    except ImportError:
-        pass
-    else:
-        return client_load_token(token_file)
-    if token_file is not None:
-        try:
-            words = [line.split() for line in token_file.read_text(encoding="utf-8").splitlines()]
-        except OSError as error:
-            raise InputError("--token-file", str(token_file), f"a readable file ({error.strerror})") from None
-        for line in words:
-            if line and not line[0].startswith("#"):
-                return line[1] if len(line) >= 2 and line[0] in ("viewer", "operator", "admin") else line[0]
-        raise InputError(
-            "--token-file", str(token_file), "a file holding a token or `ROLE TOKEN [NAME]` lines"
-        )
-    token = os.environ.get(TOKEN_ENV, "").strip()
-    if not token:
-        raise InputError("token", "(none)", f"--token-file FILE or the environment variable {TOKEN_ENV}")
-    return token
-
-
 def run_record(args: argparse.Namespace) -> int:
+    from console.client.token import load_token
     from console.record.daemon import StreamRecorder, record_stream
     from console.record.writer import Retention
 
@@ -86,11 +60,13 @@ def run_record(args: argparse.Namespace) -> int:
         raise InputError("--frames", args.frames, "a positive number of frames")
     token = load_token(args.token_file)
     retention = Retention(max_bytes=args.max_size, max_age_s=args.max_age_s)
-    recorder = StreamRecorder(args.out, url=args.url, retention=retention, fsync=not args.no_fsync)
+    recorder = StreamRecorder(
+        args.out, url=args.url, retention=retention, fsync=not args.no_fsync, max_frames=args.frames
+    )
     logging.basicConfig(level=logging.INFO, format="stormdeck record: %(message)s")
 
     async def until_stopped() -> int:
-        task = asyncio.ensure_future(record_stream(recorder, args.url, token, max_frames=args.frames))
+        task = asyncio.ensure_future(record_stream(recorder, args.url, token))
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, task.cancel)

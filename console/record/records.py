@@ -1,7 +1,7 @@
 """What a recording holds besides the stream's own frames, events and hellos.
 
 Every record is one JSON object with a `type`, so `zcat FILE | jq` reads a recording without stormdeck.
-Frames, events and hellos are the stream's messages verbatim (console.protocol); the records here are the
+Frames, events and hellos are the stream's messages (console.protocol models); the records here are the
 recording's own: its header, each action attempt with its verdict, the operator's confirmations and, for a
 drill, how its objectives went.
 """

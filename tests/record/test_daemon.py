@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from console.record.daemon import StreamRecorder, StreamRefused, record_stream, stream_url
+from console.record.daemon import StreamRecorder, StreamRefused, record_stream
 from console.record.reader import RecordingReader
 from tests.record.conftest import Tick
 from tests.record.stream_server import TOKEN, FleetStream
@@ -22,20 +22,13 @@ async def _no_wait(_: float) -> None:
     await asyncio.sleep(0)
 
 
-def test_stream_url_adds_the_path_and_the_resume_point() -> None:
-    assert stream_url("http://h:1") == "ws://h:1/v1/stream"
-    assert stream_url("https://h/prefix/", 7, "e1") == "wss://h/prefix/v1/stream?since=7&epoch=e1"
-
-
 async def test_records_every_frame_once_across_a_dropped_connection(
     outage_ticks: list[Tick], recording_path: Path
 ) -> None:
     ticks = outage_ticks[:40]
     async with FleetStream(ticks, drop_after_frames=15).serving() as stream:
-        recorder = StreamRecorder(recording_path, url=stream.url, fsync=False)
-        written = await asyncio.wait_for(
-            record_stream(recorder, stream.url, TOKEN, max_frames=40, sleep=_no_wait), 20
-        )
+        recorder = StreamRecorder(recording_path, url=stream.url, fsync=False, max_frames=40)
+        written = await asyncio.wait_for(record_stream(recorder, stream.url, TOKEN, sleep=_no_wait), 20)
         recorder.close()
     assert written == 40
     assert stream.resumes[0] == (None, None) and stream.resumes[1] == ("15", "sim")
@@ -53,12 +46,12 @@ async def test_a_restarted_recorder_resumes_from_its_file(
     outage_ticks: list[Tick], recording_path: Path
 ) -> None:
     async with FleetStream(outage_ticks[:30]).serving() as stream:
-        first = StreamRecorder(recording_path, url=stream.url, fsync=False)
-        await asyncio.wait_for(record_stream(first, stream.url, TOKEN, max_frames=12, sleep=_no_wait), 20)
+        first = StreamRecorder(recording_path, url=stream.url, fsync=False, max_frames=12)
+        await asyncio.wait_for(record_stream(first, stream.url, TOKEN, sleep=_no_wait), 20)
         first.close()
-        second = StreamRecorder(recording_path, url=stream.url, fsync=False)
+        second = StreamRecorder(recording_path, url=stream.url, fsync=False, max_frames=18)
         assert second.resume_from == (12, "sim")
-        await asyncio.wait_for(record_stream(second, stream.url, TOKEN, max_frames=18, sleep=_no_wait), 20)
+        await asyncio.wait_for(record_stream(second, stream.url, TOKEN, sleep=_no_wait), 20)
         second.close()
     assert stream.resumes[-1] == ("12", "sim")
     with RecordingReader(recording_path) as recording:
