@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from console.errors import InputError
+from console.model.link import LinkState, LinkStatus, Received, StreamItem
 from console.protocol import Event, Frame, Hello, Source
 from console.record.container import RecordKind
 from console.record.reader import Marker, MarkerKind, RecordingReader
@@ -282,3 +283,40 @@ class ReplaySource:
             for entry in self._entries[start:stop]
             if entry.kind in _PLAYED
         ]
+
+
+class ConsoleReplayFeed:
+    """A `ReplaySource` as the console's `StreamSource` (console.ui.app): what the live client would send.
+
+    Protocol messages reach the sink as `Received` (arrival time from `clock`), as from a live stream. A
+    `ReplayJump` calls `on_jump` — the replay screen starts a fresh model there — and the hello is sent again
+    so the new model knows its fleet. Actions, confirmations and drill outcomes go to `on_record` (the
+    timeline bar); the live stream has no such messages.
+    """
+
+    def __init__(
+        self,
+        replay: ReplaySource,
+        on_jump: Callable[[ReplayJump], None],
+        on_record: Callable[[ActionRecord | Confirmation | DrillOutcome], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.replay = replay
+        self.on_jump = on_jump
+        self.on_record = on_record
+        self.clock = clock
+
+    async def run(self, sink: Callable[[StreamItem], None]) -> None:
+        def emit(item: ReplayItem) -> None:
+            if isinstance(item, ReplayJump):
+                self.on_jump(item)
+                sink(Received(self.replay.hello(), self.clock()))
+            elif isinstance(item, Hello):
+                sink(Received(item, self.clock()))
+                sink(LinkStatus(LinkState.LIVE, at_s=self.clock()))
+            elif isinstance(item, Frame | Event):
+                sink(Received(item, self.clock()))
+            elif self.on_record is not None:
+                self.on_record(item)
+
+        await self.replay.run(emit)

@@ -149,3 +149,43 @@ async def test_run_emits_hello_then_frames_then_waits_at_the_end(
     assert _frames(received[1:7]) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     jump = received.index(ReplayJump(3.0, 2))
     assert _frames(received[jump:]) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]  # prefill 1–3, then played on
+
+
+async def test_the_console_model_replays_through_the_stream_source_adapter(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    from console.model.alarm_source import console_model
+    from console.record.replay import ConsoleReplayFeed
+
+    with RecordingWriter(recording_path, header(), fsync=False) as writer:
+        for tick in outage_ticks[:10]:
+            for event in tick.events:
+                writer.write(event)
+            writer.write(tick.frame)
+            if tick.frame.time_s == 5.0:
+                writer.write(_blocked_drain(5.5))
+    models = [console_model()]
+    records: list[object] = []
+    reached_end = asyncio.Event()
+
+    def sink(item: object) -> None:
+        models[-1].apply(item)  # type: ignore[arg-type]
+        if models[-1].frame is not None and models[-1].frame.time_s == 10.0:
+            reached_end.set()
+
+    with RecordingReader(recording_path) as recording:
+        replay = ReplaySource(recording, speed=60.0)
+        feed = ConsoleReplayFeed(
+            replay, on_jump=lambda jump: models.append(console_model()), on_record=records.append
+        )
+        task = asyncio.create_task(feed.run(sink))
+        try:
+            await asyncio.wait_for(reached_end.wait(), 5)
+            assert models[0].frames_applied == 10 and models[0].fleet == "test-fleet" and models[0].gaps == 0
+            assert [type(r).__name__ for r in records] == ["ActionRecord"]
+            reached_end.clear()
+            replay.seek(4.0)  # a fresh model, prefilled from the start, then played to the end again
+            await asyncio.wait_for(reached_end.wait(), 5)
+        finally:
+            task.cancel()
+    assert len(models) == 2 and models[1].fleet == "test-fleet" and models[1].frames_applied == 10
