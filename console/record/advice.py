@@ -142,10 +142,15 @@ def drain_not_disconnect(review: Review) -> Finding | None:
     dropped = sum(int(e.data.get("dropped", 0)) for e in mass)
     nodes = {e.node for e in mass if e.node}
     drains = review.actions_named("drain")
+    first_s, last_s = review.disconnect_times_s[0], review.disconnect_times_s[-1]
     return Finding(
         title="Drain, don't disconnect",
-        evidence=f"{dropped:,} connections dropped at once from {len(nodes)} node(s), first at "
-        f"{_clock(review.disconnect_times_s[0])}",
+        evidence=f"{dropped:,} connections cut abruptly (not drained) on {len(nodes)} node(s), "
+        + (
+            f"at {_clock(first_s)}"
+            if first_s == last_s
+            else f"in {len(review.disconnect_times_s)} bursts from {_clock(first_s)} to {_clock(last_s)}"
+        ),
         prescription="Take a node out of rotation, close its connections at a chosen rate with a randomized "
         "reconnect hint (500 k over 10 min ≈ 833/s), force-close at the deadline; drain-not-disconnect is "
         "the default for any operation that affects more than 5 % of the fleet at once.",

@@ -159,6 +159,7 @@ class ReplaySource:
         self._pending: list[ReplayItem] = []
         self._wake = asyncio.Event()
         self._frame_index = -1  # the newest frame emitted
+        self.playback.start(clock())  # `run` anchors again when it starts
 
     # --- the source ------------------------------------------------------------------------------------
 
