@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from console import __version__
 from console.alarms import AlarmEngine
@@ -29,6 +30,12 @@ from console.record.records import RecordingHeader
 from console.record.writer import RecordingWriter, Retention
 
 log = logging.getLogger(__name__)
+
+
+class StreamSource(Protocol):
+    """What the console reads from (console.ui.app.StreamSource): the live client, a replay, a tap."""
+
+    async def run(self, sink: Callable[[StreamItem], None]) -> None: ...
 
 
 class StreamRefused(StormdeckError):
@@ -154,3 +161,25 @@ async def record_stream(
     if recorder.refused is not None:
         raise StreamRefused(f"{base_url} refused the stream ({recorder.refused}): check the token")
     return recorder.frames_written
+
+
+class RecordingTap:
+    """A stream source that records what passes through it: `attach --record FILE`.
+
+    Wraps the console's source (anything with `run(sink)`): every item goes to the recorder, then on to the
+    console. The console's own actions and confirmations are written with `recorder.writer.write(...)`.
+    """
+
+    def __init__(self, source: StreamSource, recorder: StreamRecorder) -> None:
+        self.source = source
+        self.recorder = recorder
+
+    async def run(self, sink: Callable[[StreamItem], None]) -> None:
+        def both(item: StreamItem) -> None:
+            self.recorder.sink(item)
+            sink(item)
+
+        try:
+            await self.source.run(both)
+        finally:
+            self.recorder.close()

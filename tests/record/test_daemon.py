@@ -142,3 +142,25 @@ def test_the_cli_refuses_nonsense_before_connecting(
         == 2
     )
     assert "max_bytes" in capsys.readouterr().err
+
+
+async def test_a_tap_records_what_the_console_is_fed(outage_ticks: list[Tick], recording_path: Path) -> None:
+    from console.cli import build_parser
+    from console.model.link import Received
+    from console.protocol import Hello, Source
+    from console.record.daemon import RecordingTap
+
+    class Scripted:
+        async def run(self, sink) -> None:  # type: ignore[no-untyped-def]
+            sink(Received(Hello(fleet="tap-fleet", source=Source.SIMULATOR, epoch="sim", seq=0), 0.0))
+            for tick in outage_ticks[:5]:
+                sink(Received(tick.frame, 0.0))
+
+    fed: list[object] = []
+    await RecordingTap(Scripted(), StreamRecorder(recording_path, fsync=False)).run(fed.append)
+    assert len(fed) == 6
+    with RecordingReader(recording_path) as recording:  # closed by the tap when its source ends
+        assert recording.header.fleet == "tap-fleet"
+        assert list(recording.frames()) == [t.frame for t in outage_ticks[:5]]
+    args = build_parser().parse_args(["attach", "http://h:1", "--record", str(recording_path)])
+    assert args.record == recording_path
