@@ -24,6 +24,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--theme", help="dark, light, high-contrast, colorblind, or one of yours (remembered)"
     )
     parser.add_argument("--read-only", action="store_true", help="watch only; never offer actions")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="record the session (frames, events, alarms) into FILE; an existing recording is continued",
+    )
     parser.set_defaults(handler=run_attach)
 
 
@@ -40,9 +46,14 @@ def run_attach(args: argparse.Namespace) -> int:
         names = load_themes((user_themes_dir(),))
         if args.theme not in names:
             raise InputError("--theme", args.theme, "one of " + ", ".join(sorted(names)))
+    source = StreamClient(args.url, token)
+    if args.record is not None:
+        from console.record.daemon import RecordingTap, StreamRecorder
+
+        source = RecordingTap(source, StreamRecorder(args.record, url=args.url))
     app = ConsoleApp(
         model=console_model(),
-        source=StreamClient(args.url, token),
+        source=source,
         theme_name=args.theme,
         read_only=args.read_only,
     )
