@@ -28,7 +28,7 @@ def run(name: str, *overrides: str) -> tuple[dict[str, Any], np.ndarray]:
 
 
 def test_thundering_herd_as_written_comes_back_in_lockstep_waves() -> None:
-    summary, bins = run("thundering-herd")
+    summary, _ = run("thundering-herd")
     assert summary["lockstep_index"] >= 4
     assert summary["min_connections"] < 0.95 * summary["clients"]  # a storm, not a blip
     assert summary["recovery_s"] is not None  # halting and adding 200 nodes ends it (outage seed)
