@@ -41,8 +41,9 @@ class SimulatorBackend:
     source = Source.SIMULATOR
     clock_control = True
 
-    def __init__(self, simulation: Simulation) -> None:
+    def __init__(self, simulation: Simulation, forecast_horizon_s: int | None = None) -> None:
         self.simulation = simulation
+        self.forecast_horizon_s = forecast_horizon_s  # None: the forecast module's 60 s
         self.fleet_name = simulation.fleet_name
         self._lock = asyncio.Lock()
 
@@ -80,13 +81,14 @@ class SimulatorBackend:
         await self.exclusive(apply_action, self.simulation, action)
 
     async def forecast(self, action: FleetAction) -> dict[str, Any] | None:
-        from console.sim.forecast import fork_pair, run_pair
+        from console.sim.forecast import HORIZON_S, fork_pair, run_pair
 
         def act(twin: Simulation) -> None:
             apply_action(twin, action)
 
         without, acted = await self.exclusive(fork_pair, self.simulation, act)
-        result = await asyncio.to_thread(run_pair, without, acted)
+        horizon_s = self.forecast_horizon_s or HORIZON_S
+        result = await asyncio.to_thread(run_pair, without, acted, horizon_s)
         return result.as_dict()
 
     def _advance(self, fleet_seconds: int, budget_s: float) -> Tick:

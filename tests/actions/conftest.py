@@ -69,8 +69,10 @@ class Acting:
             return await client.request(method, path, json=body, headers=sent)
 
 
-def start_acting(tmp_path: Path, frame_interval_s: float = 0.05, **sections: Any) -> Acting:
-    backend = SimulatorBackend(calm_simulation(**sections))
+def start_acting(
+    tmp_path: Path, frame_interval_s: float = 0.05, forecast_horizon_s: int | None = None, **sections: Any
+) -> Acting:
+    backend = SimulatorBackend(calm_simulation(**sections), forecast_horizon_s=forecast_horizon_s)
     audit = AuditLog(tmp_path / "audit.jsonl")
     clock = FakeClock()
     app = create_app(
