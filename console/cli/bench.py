@@ -9,7 +9,7 @@ from typing import Any
 from console.cli.bench_server import add_bench_server_parser
 
 #: Modules that contribute benchmarks; each has `register_bench(bench_subparsers)`.
-_BENCH_MODULES = ("console.cli.bench_console",)
+_BENCH_MODULES = ("console.cli.bench_console", "console.cli.bench_actions")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -344,7 +344,8 @@ class Simulation:
         twin = copy.copy(self)
         for name, value in vars(self).items():
             if name in skip:
-                setattr(twin, name, np.zeros(value.shape, value.dtype))  # calloc: untouched pages cost nothing
+                # np.zeros is calloc: pages the twin never writes cost nothing.
+                setattr(twin, name, np.zeros(value.shape, value.dtype))
                 continue
             if isinstance(value, np.ndarray | np.random.Generator | list | dict) or name in (
                 "admission",

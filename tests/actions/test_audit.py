@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def test_records_are_numbered_and_chained(tmp_path: Path) -> None:
     records = log.tail(10)
     assert [r["seq"] for r in records] == [1, 2, 3, 4, 5]
     assert records[0]["prev"] == GENESIS_HASH
-    assert all(b["prev"] == a["hash"] for a, b in zip(records, records[1:], strict=False))
+    assert all(b["prev"] == a["hash"] for a, b in itertools.pairwise(records))
     report = verify_file(log.path)
     assert report.intact and report.records == 5 and report.last_hash == log.last_hash
 
@@ -41,7 +42,11 @@ def test_a_reopened_log_continues_the_chain(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("tamper", "line", "reason"),
     [
-        (lambda lines: lines.__setitem__(2, lines[2].replace(b"gw-002", b"gw-777")), 3, "hash does not match"),
+        (
+            lambda lines: lines.__setitem__(2, lines[2].replace(b"gw-002", b"gw-777")),
+            3,
+            "hash does not match",
+        ),
         (lambda lines: lines.pop(1), 2, "seq is 3"),
         (lambda lines: lines.__setitem__(3, b"not json\n"), 4, "not JSON"),
         (lambda lines: lines.__setitem__(4, lines[4][:-1]), 5, "torn"),

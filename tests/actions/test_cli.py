@@ -33,11 +33,28 @@ def test_exit_codes_follow_the_verdict(acting: Acting, operator, capsys) -> None
     assert act(acting, "drain", "gw-002", "--rate", "-1", "--deadline", "600", "--hint", "1000:30000") == 2
     assert act(acting, "drain", "gw-002", "--rate", "1", "--deadline", "600", "--hint", "1000-30000") == 2
     capsys.readouterr()
-    assert act(acting, "rollout", "start", "--batch-size", "2", "--interval", "30", "--mode", "abrupt",
-               "--yes") == 3  # typed needs the name, --yes is not enough
+    assert (
+        act(acting, "rollout", "start", "--batch-size", "2", "--interval", "30", "--mode", "abrupt", "--yes")
+        == 3
+    )  # typed needs the name, --yes is not enough
     assert "--typed calm-test" in capsys.readouterr().out
-    assert act(acting, "rollout", "start", "--batch-size", "2", "--interval", "30", "--mode", "abrupt",
-               "--typed", "calm-test", "--json") == 0
+    assert (
+        act(
+            acting,
+            "rollout",
+            "start",
+            "--batch-size",
+            "2",
+            "--interval",
+            "30",
+            "--mode",
+            "abrupt",
+            "--typed",
+            "calm-test",
+            "--json",
+        )
+        == 0
+    )
     answer = json.loads(capsys.readouterr().out)
     assert answer["status"] == 202 and answer["applied"]
     assert act(acting, "rollout", "halt") == 0

@@ -25,10 +25,29 @@ async def test_kill_9_loses_no_acknowledged_record(tmp_path: Path) -> None:
     token_file = tmp_path / "tokens"
     token_file.write_text(f"operator {TOKEN} burst-operator\n")
     audit = tmp_path / "audit.jsonl"
-    command = [sys.executable, "-m", "console", "sim", "serve", "thundering-herd", "--port", "0",
-               "--token-file", str(token_file), "--audit-log", str(audit),
-               "--set", "nodes.count=8", "--set", "clients.count=20000", "--set", "rollout.enabled=false"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    command = [
+        sys.executable,
+        "-m",
+        "console",
+        "sim",
+        "serve",
+        "thundering-herd",
+        "--port",
+        "0",
+        "--token-file",
+        str(token_file),
+        "--audit-log",
+        str(audit),
+        "--set",
+        "nodes.count=8",
+        "--set",
+        "clients.count=20000",
+        "--set",
+        "rollout.enabled=false",
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()}
+    )
     acknowledged: list[tuple[int, str]] = []
     try:
         url = read_announcement(process)["url"]

@@ -43,7 +43,13 @@ def test_generated_requests_get_no_5xx_and_problems_for_every_4xx(quick: Acting)
 
 
 def _exercise(
-    url: str, operation, mode, headers: dict[str, str], seen: dict, failures: list[str], node: str | None = None
+    url: str,
+    operation,
+    mode,
+    headers: dict[str, str],
+    seen: dict,
+    failures: list[str],
+    node: str | None = None,
 ):
     fixed = {"node_id": node} if node else None
 
