@@ -46,6 +46,8 @@ class SimulatorBackend:
         self.forecast_horizon_s = forecast_horizon_s  # None: the forecast module's 60 s
         self.fleet_name = simulation.fleet_name
         self._lock = asyncio.Lock()
+        # One forecast at a time: two of them would take both cores from the fleet's own worker thread.
+        self._forecasting = asyncio.Lock()
 
     @classmethod
     def from_scenario(cls, scenario: str, overrides: list[str], seed: int | None = None) -> SimulatorBackend:
@@ -86,9 +88,10 @@ class SimulatorBackend:
         def act(twin: Simulation) -> None:
             apply_action(twin, action)
 
-        without, acted = await self.exclusive(fork_pair, self.simulation, act)
-        horizon_s = self.forecast_horizon_s or HORIZON_S
-        result = await asyncio.to_thread(run_pair, without, acted, horizon_s)
+        async with self._forecasting:
+            without, acted = await self.exclusive(fork_pair, self.simulation, act)
+            horizon_s = self.forecast_horizon_s or HORIZON_S
+            result = await asyncio.to_thread(run_pair, without, acted, horizon_s)
         return result.as_dict()
 
     def _advance(self, fleet_seconds: int, budget_s: float) -> Tick:
