@@ -17,6 +17,7 @@ from console.audit import verify_file
 from tests.server.test_serve_cli import read_announcement
 
 TOKEN = "operator-durability-token-0123"
+ROOT = Path(__file__).resolve().parents[2]
 CONCURRENT = 6
 ACKNOWLEDGED_BEFORE_KILL = 40
 
@@ -46,7 +47,7 @@ async def test_kill_9_loses_no_acknowledged_record(tmp_path: Path) -> None:
         "rollout.enabled=false",
     ]
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()}
+        command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
     )
     acknowledged: list[tuple[int, str]] = []
     try:

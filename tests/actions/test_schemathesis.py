@@ -14,7 +14,7 @@ from schemathesis import GenerationMode
 
 from tests.actions.conftest import PROBLEM, TOKENS, Acting, start_acting
 
-EXAMPLES_PER_MODE = 12
+EXAMPLES_PER_MODE = 10
 
 
 @pytest.fixture
