@@ -28,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_attach(args: argparse.Namespace) -> int:
+    from console.client.admin import AdminClient
     from console.client.stream import StreamClient
     from console.client.token import load_token
     from console.model.alarm_source import console_model
@@ -45,6 +46,7 @@ def run_attach(args: argparse.Namespace) -> int:
         source=StreamClient(args.url, token),
         theme_name=args.theme,
         read_only=args.read_only,
+        admin=AdminClient(args.url, token),
     )
     app.run()
     return 0

@@ -15,6 +15,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from console.client.admin import AdminClient
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
 from console.model.link import LinkStatus, Malformed, Received, StreamItem
@@ -56,6 +57,7 @@ class ConsoleApp(App[None]):
         config_path: Path | None = None,
         remember_theme: bool = True,
         read_only: bool = True,
+        admin: AdminClient | None = None,
     ) -> None:
         super().__init__()
         self.model = model or console_model()
@@ -64,6 +66,7 @@ class ConsoleApp(App[None]):
         self.config_path = config_path
         self.remember_theme = remember_theme
         self.read_only = read_only  # #4 adds the actions; until then the console only watches
+        self.admin = admin
         self.query_state = NodeQuery()
         self.theme_files: dict[str, ThemeFile] = load_themes((config.user_themes_dir(),))
         remembered = config.load_config(config_path).get("theme")
@@ -84,6 +87,10 @@ class ConsoleApp(App[None]):
         self.set_interval(0.5, self._tick)
         if self.source is not None:
             self.run_worker(self.source.run(self.feed), name="stream", exclusive=True, exit_on_error=False)
+
+    async def on_unmount(self) -> None:
+        if self.admin is not None:
+            await self.admin.aclose()
 
     # --- feeding the model -----------------------------------------------------------------------------
 
@@ -179,7 +186,12 @@ class ConsoleApp(App[None]):
         self.set_filter(NodeFilter())
 
     def open_node(self, node_id: str) -> None:
-        self.push_screen(NodeDetailScreen(node_id))
+        self.push_screen(NodeDetailScreen(node_id, self._fetch_node if self.admin else None))
+
+    async def _fetch_node(self, node_id: str) -> tuple[object, int]:
+        assert self.admin is not None
+        payload = await self.admin.node(node_id)
+        return payload, self.model.frames_applied
 
     def on_node_table_opened(self, message: NodeTable.Opened) -> None:
         self.open_node(message.node_id)

@@ -11,6 +11,7 @@ from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.widgets.alarms_panel import AlarmsPanel
 from console.ui.widgets.node_table import NodeTable
 
+from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE
 
 
@@ -163,3 +164,27 @@ async def test_q_quits_cleanly(storm_app):
         await pilot.press("q")
         await pilot.pause()
     assert storm_app.return_code == 0
+
+
+async def test_node_detail_fills_in_the_history_the_console_did_not_see(storm_app):
+    import httpx
+
+    from console.client.admin import AdminClient
+
+    node_id = "gw-0002"
+    samples = [{"connections": 5000 + i, "cpu_pct": 10.0} for i in range(280)]
+
+    def server(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == f"/v1/nodes/{node_id}"
+        return httpx.Response(200, json={"node": {"id": node_id}, "history": samples, "events": []})
+
+    storm_app.admin = AdminClient("http://fleet", "t", transport=httpx.MockTransport(server))
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        storm_app.open_node(node_id)
+        await pilot.pause()
+        screen = storm_app.screen
+        await wait_for(lambda: screen.server_history is not None, what="the server's node history")
+        assert screen.server_history.length == 280
+        seen = storm_app.model.node_history(node_id, "connections").size
+        assert seen < 280  # the storm scene holds 46 frames; the server's 280 samples are what is drawn
