@@ -8,6 +8,7 @@ import numpy as np
 
 from console.model.history import FleetModel
 from console.model.thresholds import GaugeThresholds, Level
+from console.model.units import human_count
 from console.protocol import NodeStatus
 
 
@@ -29,15 +30,6 @@ def level_at_least(value: float, warn: float, crit: float) -> Level:
 def level_at_most(value: float, warn: float, crit: float) -> Level:
     """For readings that are bad when low."""
     return Level.CRITICAL if value < crit else Level.WARNING if value < warn else Level.OK
-
-
-def human_count(value: float) -> str:
-    """12 345 678 → '12.3M': gauges are read at a glance."""
-    magnitude = abs(value)
-    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if magnitude >= limit:
-            return f"{value / limit:.1f}{suffix}"
-    return f"{value:.0f}"
 
 
 def fleet_gauges(model: FleetModel) -> list[Gauge]:

@@ -101,9 +101,9 @@ class ConsoleApp(App[None]):
         )
         if redraw and not self._refresh_pending:
             self._refresh_pending = True
-            self.call_later(self._flush)
+            self.call_later(self._flush_views)
 
-    def _flush(self) -> None:
+    def _flush_views(self) -> None:
         self._refresh_pending = False
         self.refresh_views()
 

@@ -136,7 +136,8 @@ class NodeDetailScreen(Screen[None]):
         self.post_message(ScreenReady())
 
     def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
-        self.query_one(FleetHeader).update(header_text(model, now_s, palette))
+        for header in self.query(FleetHeader):  # the tick may land while the screen is torn down
+            header.update(header_text(model, now_s, palette), layout=False)
 
     def show_model(self, model: FleetModel, now_s: float, palette: Palette) -> None:
         self.show_header(model, now_s, palette)

@@ -16,7 +16,7 @@ from rich.text import Span, Text
 from textual.widget import Widget
 
 from console.model.downsample import finite_runs
-from console.model.gauges import human_count
+from console.model.units import human_count
 
 _Y_AXIS_CELLS = 9  # tick labels and frame on the left
 
