@@ -31,18 +31,20 @@ def run_attach(args: argparse.Namespace) -> int:
     from console.client.admin import AdminClient
     from console.client.stream import StreamClient
     from console.client.token import load_token
+    from console.guards.config import load_default_thresholds
     from console.model.alarm_source import console_model
     from console.ui.app import ConsoleApp
     from console.ui.config import user_themes_dir
     from console.ui.themes import load_themes
 
     token = load_token(args.token_file)
+    thresholds = load_default_thresholds().thresholds  # ./stormdeck.toml, user config, STORMDECK_* env
     if args.theme is not None:
         names = load_themes((user_themes_dir(),))
         if args.theme not in names:
             raise InputError("--theme", args.theme, "one of " + ", ".join(sorted(names)))
     app = ConsoleApp(
-        model=console_model(),
+        model=console_model(thresholds),
         source=StreamClient(args.url, token),
         theme_name=args.theme,
         read_only=args.read_only,

@@ -9,7 +9,7 @@ import numpy as np
 from console.model.history import FleetModel
 from console.model.thresholds import GaugeThresholds, Level
 from console.model.units import human_count
-from console.protocol import NodeStatus
+from console.protocol import NodeState, NodeStatus
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,8 @@ def node_level(node: NodeStatus, t: GaugeThresholds) -> Level:
                 node.rejects_per_s / node.attempts_per_s, t.rejects_warn_share, t.rejects_crit_share
             )
         )
-    if node.state.value == "down":
+    if node.state is NodeState.DOWN:
         levels.append(Level.CRITICAL)
+    elif node.state in (NodeState.RESTARTING, NodeState.PROVISIONING):
+        levels.append(Level.WARNING)  # out of rotation, not by the operator's choice (draining is)
     return max(levels)
