@@ -56,7 +56,7 @@ class ConsoleApp(App[None]):
         clock: Callable[[], float] = time.time,
         config_path: Path | None = None,
         remember_theme: bool = True,
-        read_only: bool = True,
+        read_only: bool = False,
         admin: AdminClient | None = None,
     ) -> None:
         super().__init__()
