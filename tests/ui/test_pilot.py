@@ -188,3 +188,28 @@ async def test_node_detail_fills_in_the_history_the_console_did_not_see(storm_ap
         assert screen.server_history.length == 280
         seen = storm_app.model.node_history(node_id, "connections").size
         assert seen < 280  # the storm scene holds 46 frames; the server's 280 samples are what is drawn
+
+
+async def test_mouse_selects_a_row_and_a_double_click_opens_it(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = storm_app.screen.query_one(NodeTable)
+        await pilot.click(NodeTable, offset=(3, 4))  # header is line 0: line 4 is the fourth node
+        await pilot.pause()
+        assert table.cursor_id == "gw-0003"
+        await pilot.double_click(NodeTable, offset=(3, 6))
+        await pilot.pause()
+        assert isinstance(storm_app.screen, NodeDetailScreen) and storm_app.screen.node_id == "gw-0005"
+
+
+async def test_malformed_messages_are_shown_in_the_header(storm_app):
+    from console.model.link import Malformed
+    from console.ui.widgets.header import FleetHeader
+
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        storm_app.feed(Malformed("totals: Field required", storm_app.clock()))
+        storm_app.feed(Malformed("message: invalid JSON", storm_app.clock()))
+        await pilot.pause()
+        header = str(storm_app.screen.query_one(FleetHeader).render())
+        assert "malformed 2 (message: invalid JSON)" in header
