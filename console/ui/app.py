@@ -14,11 +14,12 @@ from typing import ClassVar, Protocol
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
 from console.client.admin import AdminClient
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
-from console.model.link import LinkStatus, Malformed, Received, StreamItem
+from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.protocol import Event
 from console.ui import config
@@ -91,6 +92,12 @@ class ConsoleApp(App[None]):
     async def on_unmount(self) -> None:
         if self.admin is not None:
             await self.admin.aclose()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The stream worker never ends on its own; if it fails, say so rather than go quietly stale."""
+        if event.worker.name == "stream" and event.state is WorkerState.ERROR:
+            reason = f"{type(event.worker.error).__name__}: {event.worker.error}"[:120]
+            self.feed(LinkStatus(LinkState.STOPPED, reason=reason, at_s=self.clock()))
 
     # --- feeding the model -----------------------------------------------------------------------------
 

@@ -213,3 +213,17 @@ async def test_malformed_messages_are_shown_in_the_header(storm_app):
         await pilot.pause()
         header = str(storm_app.screen.query_one(FleetHeader).render())
         assert "malformed 2 (message: invalid JSON)" in header
+
+
+async def test_a_failing_stream_source_is_shown_not_a_frozen_live_link(storm_app):
+    from console.model import LinkState
+
+    class Broken:
+        async def run(self, sink) -> None:
+            raise RuntimeError("decoder exploded")
+
+    storm_app.source = Broken()
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: storm_app.model.link.state is LinkState.STOPPED, what="the stopped link")
+        await pilot.pause()
+        assert "decoder exploded" in storm_app.model.link.describe(storm_app.clock())
