@@ -62,15 +62,24 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
             level_at_least(drop, t.connections_drop_warn_pct, t.connections_drop_crit_pct),
             tuple(float(v) for v in spark[~np.isnan(spark)]),
         )
-    baseline = model.baseline_attempts_per_s or 1.0
-    times = totals.attempts_per_s / baseline
-    attempts = Gauge(
-        "attempts",
-        "attempts/s",
-        human_count(totals.attempts_per_s),
-        f"{times:.1f}× steady ({human_count(baseline)}/s)",
-        level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
-    )
+    baseline = model.baseline_attempts_per_s
+    if baseline is None:
+        attempts = Gauge(
+            "attempts",
+            "attempts/s",
+            human_count(totals.attempts_per_s),
+            f"learning the steady rate ({t.baseline_learn_s:.0f} s)",
+            Level.UNKNOWN,
+        )
+    else:
+        times = totals.attempts_per_s / baseline
+        attempts = Gauge(
+            "attempts",
+            "attempts/s",
+            human_count(totals.attempts_per_s),
+            f"{times:.1f}× steady ({human_count(baseline)}/s)",
+            level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
+        )
     share = totals.rejects_per_s / totals.attempts_per_s if totals.attempts_per_s > 0 else 0.0
     accepts = Gauge(
         "accepts",

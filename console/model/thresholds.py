@@ -42,6 +42,11 @@ class GaugeThresholds:
     # Link: a frame older than this is stale (frames come at 1/s).
     stale_warn_s: float = 3.0
     stale_crit_s: float = 10.0
+    # The steady reconnect rate is learned as the alarm engine learns it (console.alarms.tracking).
+    baseline_learn_s: float = 30.0
+    baseline_tau_s: float = 300.0
+    baseline_configured_per_s: float = 0.0
+    baseline_floor_per_s: float = 10.0
 
     @classmethod
     def from_shared(cls, shared: Thresholds) -> GaugeThresholds:
@@ -58,4 +63,8 @@ class GaugeThresholds:
             drain_inflow_crit=shared.drain_inflow_kill_ratio,
             cpu_warn_pct=shared.cpu_pause_pct,
             cpu_crit_pct=shared.cpu_abort_pct,
+            baseline_learn_s=shared.baseline_learn_s,
+            baseline_tau_s=shared.baseline_tau_s,
+            baseline_configured_per_s=shared.reconnect_baseline_per_s,
+            baseline_floor_per_s=shared.reconnect_floor_per_s,
         )
