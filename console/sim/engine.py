@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from console.errors import InputError
 from console.policies import Policy, make_policy
@@ -31,6 +32,7 @@ from console.protocol import (
     Waves,
 )
 from console.sim import kernel as k
+from console.sim import wheel as wh
 from console.sim.rollout import RolloutController
 from console.sim.scenario import Scenario
 
@@ -43,6 +45,8 @@ _STATE_CODES = {
     NodeState.PROVISIONING: k.PROVISIONING,
 }
 _CODE_STATES = {v: s for s, v in _STATE_CODES.items()}
+
+_NODE_LIST = TypeAdapter(list[NodeStatus])
 
 #: Seconds of per-node history kept for `node_history` (the console's 5-minute sparklines need 300).
 HISTORY_S = 600
@@ -136,7 +140,7 @@ class Simulation:
         sc = self.scenario
         pops = sc.clients.populations
         n_pop = len(pops)
-        n_states = max(p.max_state for p in self.policies) + 1
+        n_base = max(p.max_state for p in self.policies) + 1
         tick_s = self.tick_ms / 1000.0
         max_delay_ms = max(
             max(seg.high_ms for s in range(p.max_state + 1) for seg in p.segments(s)) for p in self.policies
@@ -147,22 +151,25 @@ class Simulation:
             120_000,
         )
         max_timeout_ms = max(p.connect_timeout_s for p in pops) * 1000
-        self.horizon = math.ceil((max_delay_ms + max_timeout_ms + longest_hint_ms) / self.tick_ms) + 2
+        ticks = math.ceil((max_delay_ms + max_timeout_ms + longest_hint_ms) / self.tick_ms) + 2 * wh.BLOCK
+        self.horizon = -(-ticks // wh.BLOCK) * wh.BLOCK  # a whole number of blocks (see kernel.BLOCK)
         self.conn = np.zeros((n_pop, self.capacity_nodes), dtype=np.int64)
         self.fresh = np.zeros_like(self.conn)
-        self.fresh_by_state = np.zeros((n_pop, n_states), dtype=np.int64)
-        self.wheel = np.zeros((n_pop, n_states, self.horizon), dtype=np.int64)
-        self.wheel_start = np.zeros((n_pop, n_states, self.horizon), dtype=np.float64)
+        self.fresh_by_state = np.zeros((n_pop, n_base), dtype=np.int64)
+        # Two halves of policy states: free clients, and clients bound to the hot nodes (see wheel.py).
+        slots = self.horizon + self.horizon // wh.BLOCK
+        self.wheel = np.zeros((n_pop, 2 * n_base, slots), dtype=np.int64)
+        self.wheel_start = np.zeros((n_pop, 2 * n_base, slots), dtype=np.float64)
         r = sc.resync
         resync_horizon = math.ceil((max(r.retry_s[1], r.breaker_retry_after_s) + 2) * 1000 / self.tick_ms)
         self.resync_wheel = np.zeros(resync_horizon, dtype=np.int64)
-        self.pop_f = np.zeros((n_pop, k.PF_FIELDS))
+        self.pop_f = np.zeros((n_pop, wh.PF_FIELDS))
         self._build_policy_tables()
         for p, pop in enumerate(pops):
-            self.pop_f[p, k.PF_HONOURS] = 1.0 if pop.honours_hints else 0.0
-            self.pop_f[p, k.PF_TIMEOUT] = pop.connect_timeout_s * 1000 / self.tick_ms
+            self.pop_f[p, wh.PF_HONOURS] = 1.0 if pop.honours_hints else 0.0
+            self.pop_f[p, wh.PF_TIMEOUT] = pop.connect_timeout_s * 1000 / self.tick_ms
             # Stable after an exponential time with mean stable_period_s, checked every 100 ms.
-            self.pop_f[p, k.PF_FRESH_Q] = 1.0 - math.exp(-0.1 / pop.stable_period_s)
+            self.pop_f[p, wh.PF_FRESH_Q] = 1.0 - math.exp(-0.1 / pop.stable_period_s)
 
         n = sc.nodes
         self.node_f = np.zeros((k.NF_FIELDS, self.capacity_nodes))
@@ -212,7 +219,8 @@ class Simulation:
 
     def _build_policy_tables(self) -> None:
         n_pop = len(self.policies)
-        n_states = self.wheel.shape[1]
+        n_base = self.fresh_by_state.shape[1]
+        n_states = 2 * n_base
         self.seg_w = np.zeros((n_pop, n_states, _MAX_SEGMENTS))
         self.seg_a = np.zeros((n_pop, n_states, _MAX_SEGMENTS), dtype=np.int64)
         self.seg_b = np.zeros((n_pop, n_states, _MAX_SEGMENTS), dtype=np.int64)
@@ -220,21 +228,56 @@ class Simulation:
         self.state_next = np.zeros((n_pop, n_states), dtype=np.int64)
         self.state_of_delay = np.zeros((n_pop, self.horizon), dtype=np.int64)
         for p, policy in enumerate(self.policies):
-            self.pop_f[p, k.PF_MAX_STATE] = policy.max_state
-            self.pop_f[p, k.PF_FROM_DELAY] = 1.0 if policy.state_from_delay else 0.0
-            for s in range(n_states):
+            self.pop_f[p, wh.PF_MAX_STATE] = policy.max_state
+            self.pop_f[p, wh.PF_FROM_DELAY] = 1.0 if policy.state_from_delay else 0.0
+            for s in range(n_base):
                 segments = policy.segments(min(s, policy.max_state))
-                self.seg_n[p, s] = len(segments)
-                self.state_next[p, s] = policy.state_after(min(s, policy.max_state), 0.0)
+                for half in (0, n_base):
+                    self.seg_n[p, s + half] = len(segments)
+                    self.state_next[p, s + half] = policy.state_after(min(s, policy.max_state), 0.0) + half
                 for j, seg in enumerate(segments):
                     a = round(seg.low_ms / self.tick_ms)
                     b = max(a + 1, round(seg.high_ms / self.tick_ms)) if not seg.is_point else a + 1
-                    self.seg_w[p, s, j] = seg.weight
-                    self.seg_a[p, s, j] = a
-                    self.seg_b[p, s, j] = b
+                    for half in (0, n_base):
+                        self.seg_w[p, s + half, j] = seg.weight
+                        self.seg_a[p, s + half, j] = a
+                        self.seg_b[p, s + half, j] = b
             if policy.state_from_delay:
                 delays = (np.arange(self.horizon) + 0.5) * self.tick_ms
                 self.state_of_delay[p] = [policy.state_after(0, d) for d in delays]
+
+    @property
+    def tables(self) -> tuple[np.ndarray, ...]:
+        """The policy tables the kernel reads, in wheel.py's order."""
+        return (
+            self.pop_f,
+            self.seg_w,
+            self.seg_a,
+            self.seg_b,
+            self.seg_n,
+            self.state_next,
+            self.state_of_delay,
+        )
+
+    def _disconnect(self, p: int, i: int, count: int, abnormal: bool) -> int:
+        return int(
+            k.disconnect(
+                self.rng,
+                p,
+                i,
+                count,
+                False,
+                abnormal,
+                self.conn,
+                self.fresh,
+                self.fresh_by_state,
+                (self.wheel, self.wheel_start),
+                self.tables,
+                self.node_f,
+                self.fleet_f,
+                self._pending_fleet,
+            )
+        )
 
     # --- the clock ------------------------------------------------------------------------------------
 
@@ -247,6 +290,8 @@ class Simulation:
         """One simulated second, as arrays (no protocol records are built)."""
         self._run_timeline()
         self._transitions()
+        if self.scenario.lb.mode == "weighted":
+            self._update_weights()
         self.rollout.tick()
         self._autoscale()
         self._update_breaker()
@@ -259,16 +304,9 @@ class Simulation:
             self.conn,
             self.fresh,
             self.fresh_by_state,
-            self.wheel,
-            self.wheel_start,
+            (self.wheel, self.wheel_start),
             self.resync_wheel,
-            self.pop_f,
-            self.seg_w,
-            self.seg_a,
-            self.seg_b,
-            self.seg_n,
-            self.state_next,
-            self.state_of_delay,
+            self.tables,
             self.node_f,
             self.fleet_f,
             node_out,
@@ -336,10 +374,16 @@ class Simulation:
         ready = np.flatnonzero(states == k.READY)
         weights = np.zeros(self.capacity_nodes)
         lb = self.scenario.lb
+        self._hot = []
         if ready.size:
             weights[ready] = 1.0
             out = np.flatnonzero((states != k.READY) & (states != k.ABSENT) & (states != k.PROVISIONING))
-            if lb.mode == "skewed" and out.size and ready.size > lb.hot_nodes:
+            if lb.mode == "weighted":
+                # Capacity-weighted: by how far each node is below the fullest one, so restarted nodes
+                # refill first (a least-connections balancer in the limit).
+                held = self.conn[:, ready].sum(axis=0)
+                weights[ready] = (held.max() - held) + 1.0
+            elif lb.mode == "skewed" and out.size and ready.size > lb.hot_nodes:
                 # Consistent hashing hands the displaced clients' keys to a few nodes, "furthest from the
                 # restart batch" (outage seed): those few take hot_share of all reconnects.
                 n = self.n_nodes
@@ -350,9 +394,9 @@ class Simulation:
                 weights[ready] = (1.0 - lb.hot_share) / ready.size
                 weights[hot] += lb.hot_share / hot.size
                 self._hot = hot.tolist()
-            else:
-                self._hot = []
         self.node_f[k.NF_WEIGHT] = weights
+        self.node_f[k.NF_HOT] = 0.0
+        self.node_f[k.NF_HOT, self._hot] = 1.0
 
     def _transitions(self) -> None:
         for i in range(self.n_nodes):
@@ -368,29 +412,7 @@ class Simulation:
     def _drop_all(self, i: int, abnormal: bool) -> int:
         dropped = 0
         for p in range(self.conn.shape[0]):
-            dropped += k.disconnect(
-                self.rng,
-                p,
-                i,
-                int(self.conn[p, i]),
-                False,
-                abnormal,
-                self.conn,
-                self.fresh,
-                self.fresh_by_state,
-                self.wheel,
-                self.wheel_start,
-                self.pop_f,
-                self.seg_w,
-                self.seg_a,
-                self.seg_b,
-                self.seg_n,
-                self.state_next,
-                self.state_of_delay,
-                self.node_f,
-                self.fleet_f,
-                self._pending_fleet,
-            )
+            dropped += self._disconnect(p, i, int(self.conn[p, i]), abnormal)
         self.node_f[k.NF_QUEUE, i] = 0.0
         return dropped
 
@@ -441,29 +463,7 @@ class Simulation:
         for i in range(self.n_nodes):
             for p in range(self.conn.shape[0]):
                 count = int(self.rng.binomial(self.conn[p, i], fraction))
-                dropped += k.disconnect(
-                    self.rng,
-                    p,
-                    i,
-                    count,
-                    False,
-                    True,
-                    self.conn,
-                    self.fresh,
-                    self.fresh_by_state,
-                    self.wheel,
-                    self.wheel_start,
-                    self.pop_f,
-                    self.seg_w,
-                    self.seg_a,
-                    self.seg_b,
-                    self.seg_n,
-                    self.state_next,
-                    self.state_of_delay,
-                    self.node_f,
-                    self.fleet_f,
-                    self._pending_fleet,
-                )
+                dropped += self._disconnect(p, i, count, abnormal=True)
         self._event(
             "disconnect",
             f"{dropped} connections reset ({fraction:.0%})",
@@ -555,10 +555,17 @@ class Simulation:
         for p in targets:
             self.policies[p] = policy
         need = max(pol.max_state for pol in self.policies) + 1
-        if need > self.wheel.shape[1]:
-            grow = need - self.wheel.shape[1]
-            self.wheel = np.pad(self.wheel, ((0, 0), (0, grow), (0, 0)))
-            self.wheel_start = np.pad(self.wheel_start, ((0, 0), (0, grow), (0, 0)))
+        n_base = self.fresh_by_state.shape[1]
+        if need > n_base:
+            grow = need - n_base
+
+            def widen(array: np.ndarray) -> np.ndarray:
+                free, bound = array[:, :n_base], array[:, n_base:]
+                pad = ((0, 0), (0, grow), (0, 0))
+                return np.concatenate([np.pad(free, pad), np.pad(bound, pad)], axis=1)
+
+            self.wheel = widen(self.wheel)
+            self.wheel_start = widen(self.wheel_start)
             self.fresh_by_state = np.pad(self.fresh_by_state, ((0, 0), (0, grow)))
         self._build_policy_tables()
         self._event("policy", f"clients switched to {policy_name}", data={"policy": policy_name})
@@ -660,57 +667,77 @@ class Simulation:
     def cpu_pct(self) -> np.ndarray:
         return self._cpu_pct[: self.n_nodes].copy()
 
-    def _node_status(
-        self, i: int, out: np.ndarray, connections: float, state_code: int, with_drain: bool
-    ) -> NodeStatus:
-        attempts = float(out[k.ON_ATTEMPTS])
-        drain = None
-        if with_drain and i in self._drains:
-            d = self._drains[i]
-            remaining = int(connections)
-            drain = DrainProgress(
-                remaining=remaining,
-                rate_per_s=d.rate_per_s,
-                hint_ms=d.hint_ms,
-                started_at_s=d.started_at_s,
-                deadline_at_s=d.deadline_at_s,
-                eta_s=min(remaining / d.rate_per_s, max(d.deadline_at_s - self.time_s, 0.0)),
-            )
-        return NodeStatus.model_construct(
-            id=self.node_ids[i],
-            state=_CODE_STATES[int(state_code)],
-            connections=int(connections),
-            cpu_pct=round(float(out[k.ON_CPU]) * 100.0, 1),
-            attempts_per_s=attempts,
-            accepts_per_s=float(out[k.ON_ACCEPTS]),
-            rejects_per_s=float(out[k.ON_REJECTS]),
-            timeouts_per_s=float(out[k.ON_TIMEOUTS]),
-            handshake_p99_ms=round(
-                float(out[k.ON_WAIT_MAX]) if attempts else self.scenario.nodes.handshake_base_ms, 1
-            ),
-            drops_per_s=float(out[k.ON_DROPS]),
-            closes_per_s=float(out[k.ON_CLOSES]),
-            capacity_connections=self.scenario.nodes.capacity_connections,
-            drain=drain,
+    def _node_statuses(
+        self,
+        indices: list[int],
+        out: np.ndarray,
+        connections: np.ndarray,
+        states: np.ndarray,
+        with_drain: bool,
+    ) -> list[NodeStatus]:
+        """NodeStatus records for `indices`; out/connections/states are columns aligned with them.
+
+        Built column-wise (numpy → lists) because this runs every second for every node.
+        """
+        attempts = out[k.ON_ATTEMPTS].tolist()
+        p99 = np.where(out[k.ON_ATTEMPTS] > 0, out[k.ON_WAIT_MAX], self.scenario.nodes.handshake_base_ms)
+        columns = zip(
+            indices,
+            states.tolist(),
+            connections.astype(np.int64).tolist(),
+            np.round(out[k.ON_CPU] * 100.0, 1).tolist(),
+            attempts,
+            out[k.ON_ACCEPTS].tolist(),
+            out[k.ON_REJECTS].tolist(),
+            out[k.ON_TIMEOUTS].tolist(),
+            np.round(p99, 1).tolist(),
+            out[k.ON_DROPS].tolist(),
+            out[k.ON_CLOSES].tolist(),
+            strict=True,
+        )
+        capacity = self.scenario.nodes.capacity_connections
+        drains = self._drains if with_drain else {}
+        rows = [
+            {
+                "id": self.node_ids[i],
+                "state": _CODE_STATES[code],
+                "connections": conns,
+                "cpu_pct": cpu,
+                "attempts_per_s": att,
+                "accepts_per_s": acc,
+                "rejects_per_s": rej,
+                "timeouts_per_s": tmo,
+                "handshake_p99_ms": hs,
+                "drops_per_s": drops,
+                "closes_per_s": closes,
+                "capacity_connections": capacity,
+                "drain": self._drain_progress(i, conns) if i in drains else None,
+            }
+            for i, code, conns, cpu, att, acc, rej, tmo, hs, drops, closes in columns
+        ]
+        # One validation call for the whole list: measured 0.7 ms for 480 nodes, against 1.7 ms one by one.
+        return _NODE_LIST.validate_python(rows)
+
+    def _drain_progress(self, i: int, remaining: int) -> DrainProgress:
+        d = self._drains[i]
+        return DrainProgress(
+            remaining=remaining,
+            rate_per_s=d.rate_per_s,
+            hint_ms=d.hint_ms,
+            started_at_s=d.started_at_s,
+            deadline_at_s=d.deadline_at_s,
+            eta_s=min(remaining / d.rate_per_s, max(d.deadline_at_s - self.time_s, 0.0)),
         )
 
     def node_history(self, node_id: str) -> list[NodeStatus]:
+        """The node's last seconds (up to HISTORY_S), oldest first."""
         i = self.index_of(node_id)
         count = min(self._history_len, HISTORY_S)
         rows = [(self._history_len - count + j) % HISTORY_S for j in range(count)]
-        out = []
-        for row in rows:
-            values = self._history[row, :, i].astype(np.float64)
-            out.append(
-                self._node_status(
-                    i,
-                    values[: k.ON_FIELDS],
-                    values[k.ON_FIELDS],
-                    self._history_states[row, i],
-                    with_drain=False,
-                )
-            )
-        return out
+        values = self._history[rows, :, i].astype(np.float64).T  # [field, second]
+        return self._node_statuses(
+            [i] * count, values[: k.ON_FIELDS], values[k.ON_FIELDS], self._history_states[rows, i], False
+        )
 
     def totals(self, result: SecondResult) -> Totals:
         n = self.n_nodes
@@ -720,7 +747,7 @@ class Simulation:
         capacity = float(ready.sum()) * self.scenario.nodes.capacity_connections
         flow = self._flow.sum(axis=0)
         f = result.fleet_out
-        return Totals.model_construct(
+        return Totals(
             connections=connections,
             attempts_per_s=float(out[k.ON_ATTEMPTS].sum() + f[k.OF_REFUSED]),
             accepts_per_s=float(out[k.ON_ACCEPTS].sum()),
@@ -743,13 +770,11 @@ class Simulation:
         result = result or self.last
         if result is None:
             result = self.step()
-        nodes = [
-            self._node_status(
-                i, result.node_out[:, i], result.connections[i], result.states[i], with_drain=True
-            )
-            for i in range(self.n_nodes)
-        ]
-        return Frame.model_construct(
+        n = self.n_nodes
+        nodes = self._node_statuses(
+            list(range(n)), result.node_out[:, :n], result.connections[:n], result.states[:n], with_drain=True
+        )
+        return Frame(
             type="frame",
             api_version="v1",
             seq=self.seq,
@@ -757,7 +782,7 @@ class Simulation:
             time_s=result.time_s,
             nodes=nodes,
             totals=self.totals(result),
-            waves=Waves.model_construct(bin_ms=100, attempts=result.bins.tolist()),
+            waves=Waves(bin_ms=100, attempts=result.bins.tolist()),
             rollout=self.rollout.status(),
             admission=self.admission,
         )

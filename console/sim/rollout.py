@@ -170,7 +170,7 @@ class RolloutController:
                 )
 
     def status(self) -> RolloutStatus:
-        return RolloutStatus.model_construct(
+        return RolloutStatus(
             state=self.state,
             mode=self.mode,
             batch_size=self.batch_size or None,

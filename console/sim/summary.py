@@ -34,6 +34,7 @@ class RunRecorder:
     resyncs: float = 0.0
     draining_closes: float = 0.0
     draining_node_seconds: int = 0
+    forced_closes: float = 0.0
     disconnect_times: list[float] = field(default_factory=list)
     resync_backlog: list[int] = field(default_factory=list)
     attempts: list[float] = field(default_factory=list)
@@ -53,7 +54,9 @@ class RunRecorder:
         draining = result.states[:n] == k.DRAINING
         # A draining second counts while the node still had something to close.
         active = draining & ((out[k.ON_CLOSES] > 0) | (result.connections[:n] > 0))
-        self.draining_closes += float(out[k.ON_CLOSES][active].sum())
+        # The rate is the paced closes; what the deadline force-closes is reported on its own.
+        self.draining_closes += float((out[k.ON_CLOSES] - out[k.ON_FORCED])[active].sum())
+        self.forced_closes += float(out[k.ON_FORCED].sum())
         self.draining_node_seconds += int(active.sum())
         for event in result.events:
             if event.data.get("mass"):
@@ -86,11 +89,13 @@ class RunRecorder:
             "timeouts_total": int(self.timeouts),
             "full_resyncs_total": int(self.resyncs),
             "peak_resync_backlog": max(self.resync_backlog, default=0),
+            "resync_backlog_cleared_s": self._backlog_cleared(times, first),
             "drain_close_rate_per_s": (
                 round(self.draining_closes / self.draining_node_seconds, 1)
                 if self.draining_node_seconds
                 else None
             ),
+            "forced_closes_total": int(self.forced_closes),
             "rollout_completed_s": (
                 round(rollout.completed_at_s - (rollout.started_at_s or 0.0), 1)
                 if rollout.completed_at_s is not None
@@ -99,6 +104,16 @@ class RunRecorder:
             "alarms_fired": alarms_fired or {},
             "wall_s": round(wall_s, 2),
         }
+
+    def _backlog_cleared(self, times: np.ndarray, first: float | None) -> float | None:
+        """Seconds from the first disconnecting event until the full-resync backlog is empty for good."""
+        backlog = np.array(self.resync_backlog)
+        if first is None or not backlog.size or backlog.max() == 0:
+            return None
+        busy = np.flatnonzero(backlog > 0)
+        if busy[-1] == backlog.size - 1:
+            return None
+        return round(float(times[busy[-1] + 1]) - first, 1)
 
     def _recovery(
         self, conns: np.ndarray, times: np.ndarray, first: float | None
