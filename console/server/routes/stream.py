@@ -13,7 +13,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from console.protocol import Hello
 from console.server.auth import authenticate
-from console.server.fanout import Subscriber
+from console.server.fanout import Broadcaster, Subscriber
 from console.server.feed import FleetFeed
 from console.server.problems import ApiProblem, problem_response
 from console.server.tokens import Role
@@ -78,7 +78,7 @@ async def stream(websocket: WebSocket) -> None:
         frame_interval_s=feed.frame_interval_s,
     )
     opening = [hello.model_dump_json(), *resume.messages]
-    sender = asyncio.create_task(_send(websocket, subscriber, opening, hello.seq))
+    sender = asyncio.create_task(_send(websocket, feed.broadcaster, subscriber, opening, hello.seq))
     receiver = asyncio.create_task(_until_client_closes(websocket))
     try:
         done, _ = await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
@@ -98,7 +98,9 @@ async def stream(websocket: WebSocket) -> None:
                 await task
 
 
-async def _send(websocket: WebSocket, subscriber: Subscriber, opening: list[str], held_seq: int) -> int:
+async def _send(
+    websocket: WebSocket, broadcaster: Broadcaster, subscriber: Subscriber, opening: list[str], held_seq: int
+) -> int:
     """Send the hello and the replay, then every published tick; return the last seq sent in full.
 
     Returns only when the subscriber overflowed (a closed client raises instead).
@@ -113,6 +115,7 @@ async def _send(websocket: WebSocket, subscriber: Subscriber, opening: list[str]
             for message in messages:
                 await websocket.send_text(message)
             held_seq = seq
+            broadcaster.delivered(seq)
 
 
 async def _until_client_closes(websocket: WebSocket) -> None:
