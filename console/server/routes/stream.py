@@ -22,6 +22,8 @@ router = APIRouter(tags=["stream"])
 
 #: RFC 6455 "Try Again Later": the client is fine, the moment is not; it should resume.
 CLOSE_TOO_SLOW = 1013
+#: How long a too-slow client gets to take its close frame before we stop waiting for it.
+CLOSE_TIMEOUT_S = 5.0
 #: RFC 6455 "Policy Violation": what a server without the denial-response extension closes with.
 CLOSE_POLICY = 1008
 
@@ -83,12 +85,14 @@ async def stream(websocket: WebSocket) -> None:
     try:
         done, _ = await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
         if sender in done and subscriber.overflowed:
+            feed.broadcaster.unsubscribe(subscriber)  # free its backlog now, not after the close
             reason = (
                 f"too slow: {feed.broadcaster.max_backlog_frames} frames behind; "
                 f"resume with ?since={sender.result()}&epoch={feed.epoch}"
             )
-            await websocket.close(code=CLOSE_TOO_SLOW, reason=reason[:123])
-    except (WebSocketDisconnect, OSError, RuntimeError):
+            # A client that reads nothing never drains its socket, so the close frame might never leave.
+            await asyncio.wait_for(websocket.close(code=CLOSE_TOO_SLOW, reason=reason[:123]), CLOSE_TIMEOUT_S)
+    except (WebSocketDisconnect, OSError, RuntimeError, TimeoutError):
         pass  # the client went away mid-send; nothing to tell it
     finally:
         feed.broadcaster.unsubscribe(subscriber)
