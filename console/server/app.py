@@ -38,6 +38,7 @@ def create_app(
     replay_cap_frames: int = DEFAULT_REPLAY_CAP_FRAMES,
     max_backlog_frames: int = DEFAULT_MAX_BACKLOG_FRAMES,
     alarms: AlarmWatch | None = None,
+    coalesce_events_over: int | None = None,
 ) -> FastAPI:
     """The app serving `backend`; its feed starts and stops with the app's lifespan."""
     feed = FleetFeed(
@@ -47,6 +48,7 @@ def create_app(
         history=FrameHistory(history_frames, replay_cap_frames),
         broadcaster=Broadcaster(max_backlog_frames),
         alarms=alarms,
+        coalesce_events_over=coalesce_events_over,
     )
 
     @asynccontextmanager
