@@ -16,7 +16,9 @@ def _loopback_host(value: str) -> str:
             return value
     except ValueError:
         pass
-    raise argparse.ArgumentTypeError(f"{value!r} is not a loopback address; the reference fleet stays on loopback")
+    raise argparse.ArgumentTypeError(
+        f"{value!r} is not a loopback address; the reference fleet stays on loopback"
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,15 +30,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--admin-port", type=int, required=True, help="node admin API port")
     serve.add_argument("--node-id", required=True)
     serve.add_argument("--host", type=_loopback_host, default="127.0.0.1")
-    serve.add_argument("--token-file", help="file holding the controller's token (else a random one is printed)")
-    serve.add_argument("--history", metavar="URL", help="replay buffer in Redis (redis://…); default in-process")
+    serve.add_argument(
+        "--token-file", help="file holding the controller's token (else a random one is printed)"
+    )
+    serve.add_argument(
+        "--history", metavar="URL", help="replay buffer in Redis (redis://…); default in-process"
+    )
     serve.add_argument("--channel", default="fleet")
-    serve.add_argument("--publish-rate-per-s", type=float, default=0.0, help="publish on the channel (0: off)")
+    serve.add_argument(
+        "--publish-rate-per-s", type=float, default=0.0, help="publish on the channel (0: off)"
+    )
     admission = serve.add_argument_group("admission")
     admission.add_argument("--rate-per-s", type=float, help="token bucket refill (default: unlimited)")
     admission.add_argument("--burst", type=int, help="token bucket size (default: one second of rate)")
     admission.add_argument("--max-connections", type=int, help="connection ceiling (default: none)")
-    admission.add_argument("--retry-after-s", type=float, nargs=2, default=(1.0, 30.0), metavar=("MIN", "MAX"))
+    admission.add_argument(
+        "--retry-after-s", type=float, nargs=2, default=(1.0, 30.0), metavar=("MIN", "MAX")
+    )
     admission.add_argument("--work-factor", type=int, default=None, help="client token PBKDF2 iterations")
     life = serve.add_argument_group("connection lifetime (Zuul's defaults)")
     life.add_argument("--lifetime-s", type=float, default=1800.0)

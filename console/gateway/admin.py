@@ -69,6 +69,12 @@ def prometheus_text(node: GatewayNode) -> str:
         ("counter", "closes_total", t.closes, "planned closes: drain, lifetime, shutdown"),
         ("counter", "drops_total", t.drops, "connections lost without a close frame"),
         ("counter", "auth_failures_total", t.auth_failures, "upgrades with a missing or invalid token"),
+        (
+            "counter",
+            "process_cpu_seconds_total",
+            round(time.process_time(), 4),
+            "user + system CPU of the node",
+        ),
         ("gauge", "connections", status.connections, "connections held"),
         ("gauge", "ready", int(status.state.in_rotation), "1 while in rotation"),
         ("gauge", "cpu_pct", status.cpu_pct, "process CPU over the last second"),
@@ -77,7 +83,7 @@ def prometheus_text(node: GatewayNode) -> str:
     ]
     out: list[str] = []
     for kind, name, value, help_text in rows:
-        metric = f"stormdeck_gateway_{name}"
+        metric = name if name.startswith("process_") else f"stormdeck_gateway_{name}"
         out += [f"# HELP {metric} {help_text}", f"# TYPE {metric} {kind}", f"{metric}{labels} {value}"]
     return "\n".join(out) + "\n"
 
@@ -162,7 +168,9 @@ def create_admin_app(node: GatewayNode, log: FrameLog, controller_token: str) ->
         admission = await _parse(AdmissionRequest, request)
         assert isinstance(admission, AdmissionRequest)
         if admission.nodes is not None and node.config.node_id not in admission.nodes:
-            return JSONResponse({"applied": False, "admission": node.admission.settings.model_dump(mode="json")})
+            return JSONResponse(
+                {"applied": False, "admission": node.admission.settings.model_dump(mode="json")}
+            )
         if admission.dry_run:
             return JSONResponse({"applied": False, "admission": admission.model_dump(mode="json")})
         settings = node.admission.update(admission)

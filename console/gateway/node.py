@@ -48,7 +48,9 @@ class NodeConfig:
     port: int = 0
     channel: str = "fleet"
     admission: AdmissionSettings = field(
-        default_factory=lambda: AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(1, 30))
+        default_factory=lambda: AdmissionSettings(
+            rate_per_s=None, max_connections=None, retry_after_s=(1, 30)
+        )
     )
     signer: TokenSigner = field(default_factory=TokenSigner)
     lifetime: Lifetime = field(default_factory=Lifetime)
@@ -218,7 +220,7 @@ class GatewayNode:
         }
         await conn.send(json.dumps(hello))
         last = replay.head
-        for offset, text in replay.messages:
+        for _offset, text in replay.messages:
             await conn.send(text)
         assert conn.buffer is not None
         while conn.buffer:
@@ -241,7 +243,9 @@ class GatewayNode:
 
     # --- planned closes ----------------------------------------------------------------------------
 
-    def _close_planned(self, conn: GatewayConnection, after_ms: int, reason: str, grace_s: float = 0.0) -> None:
+    def _close_planned(
+        self, conn: GatewayConnection, after_ms: int, reason: str, grace_s: float = 0.0
+    ) -> None:
         conn.planned = True
         self._clients.discard(conn)
         self.meter.totals.closes += 1
@@ -249,7 +253,9 @@ class GatewayNode:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _send_reconnect(self, conn: GatewayConnection, after_ms: int, reason: str, grace_s: float) -> None:
+    async def _send_reconnect(
+        self, conn: GatewayConnection, after_ms: int, reason: str, grace_s: float
+    ) -> None:
         try:
             await conn.send(json.dumps({"type": "reconnect", "after_ms": after_ms, "reason": reason}))
             if grace_s > 0:
@@ -265,7 +271,7 @@ class GatewayNode:
             self._close_planned(conn, self.rng.randint(*life.hint_ms), "lifetime", life.close_grace_s)
 
     def drain(self, request: DrainRequest) -> DrainProgress:
-        """Out of rotation at once; closes start now at the requested rate. A new drain replaces one running."""
+        """Out of rotation at once; closes start now at the requested rate. A new drain replaces the old."""
         if self._drain_task is not None:
             self._drain_task.cancel()
         self.state = NodeState.DRAINING

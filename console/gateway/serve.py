@@ -46,7 +46,11 @@ def read_token_file(path: str) -> str:
 
 class RunningNode:
     def __init__(
-        self, config: NodeConfig, admin_port: int = 0, history_url: str | None = None, token: str | None = None
+        self,
+        config: NodeConfig,
+        admin_port: int = 0,
+        history_url: str | None = None,
+        token: str | None = None,
     ) -> None:
         self.node = GatewayNode(config, open_history(history_url, config.channel))
         self.frames = FrameLog()
