@@ -6,6 +6,7 @@ controller, which is where the guards live.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import time
@@ -114,6 +115,16 @@ async def _parse(model: type[DrainRequest] | type[AdmissionRequest], request: Re
         raise BadBody(field, first["msg"]) from error
 
 
+async def _forward(websocket: WebSocket, queue: asyncio.Queue[str], last: int) -> None:
+    """Live frames newer than the replayed ones."""
+    while True:
+        text = await queue.get()
+        seq = json.loads(text)["seq"]
+        if seq > last:
+            await websocket.send_text(text)
+            last = seq
+
+
 def create_admin_app(node: GatewayNode, log: FrameLog, controller_token: str) -> FastAPI:
     app = FastAPI(title=f"stormdeck gateway node {node.config.node_id}", version=API_VERSION)
 
@@ -198,12 +209,13 @@ def create_admin_app(node: GatewayNode, log: FrameLog, controller_token: str) ->
             for seq, text in replay.messages:
                 await websocket.send_text(text)
                 last = seq
-            while True:
-                text = await queue.get()
-                seq = json.loads(text)["seq"]
-                if seq > last:
-                    await websocket.send_text(text)
-                    last = seq
+            sender = asyncio.create_task(_forward(websocket, queue, last))
+            try:
+                # Reading is how a disconnect (or uvicorn's shutdown) reaches this handler.
+                while (await websocket.receive())["type"] != "websocket.disconnect":
+                    pass
+            finally:
+                sender.cancel()
         except WebSocketDisconnect:
             pass
         finally:

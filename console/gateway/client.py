@@ -44,6 +44,7 @@ class ClientStats:
     attempt_times_s: list[float] = field(default_factory=list)
     connect_latency_ms: list[float] = field(default_factory=list)
     retry_after_ms: list[int] = field(default_factory=list)
+    reconnect_times_s: list[float] = field(default_factory=list)  # when planned-close hints arrived
 
 
 @dataclass
@@ -92,6 +93,7 @@ class StreamClient:
         stable_s: float = STABLE_S,
         open_timeout_s: float = 10.0,
         ping_interval_s: float | None = 20.0,
+        start_index: int | None = None,
     ) -> None:
         self.urls = urls
         self.backoff = Backoff(policy, _rng=rng)
@@ -102,7 +104,7 @@ class StreamClient:
         self.open_timeout_s = open_timeout_s
         self.ping_interval_s = ping_interval_s
         self.position = StreamPosition()
-        self.url_index = rng.randrange(len(urls))
+        self.url_index = rng.randrange(len(urls)) if start_index is None else start_index
         self.node: str | None = None  # node id from the current connection's hello
         self.nodes_seen: list[str] = []
         self.connected = asyncio.Event()
@@ -191,6 +193,7 @@ class StreamClient:
                     self._hello(message, resuming)
                 elif kind == "reconnect":
                     after_ms = int(message.get("after_ms", 0))
+                    self.stats.reconnect_times_s.append(time.time())
         except ConnectionClosed:
             pass
         return after_ms

@@ -23,7 +23,7 @@ from console.errors import InputError
 from console.gateway.client import ClientStats, StreamClient
 from console.gateway.meter import percentile
 from console.gateway.tokens import TokenSigner
-from console.policies import make_policy
+from console.policies import Policy, make_policy
 from console.protocol import WAVE_BIN_MS
 from console.waves import lockstep_index
 
@@ -47,21 +47,25 @@ def check_loopback(urls: list[str]) -> None:
 
 
 class ClientPool:
-    """`count` clients of one policy against `urls`, started over `ramp_s`, sharing one ClientStats."""
+    """`count` clients of one policy against `urls`, started over `ramp_s`, sharing one ClientStats.
+
+    Each starts on a random node unless `start_index` pins them all to one (to load a single node).
+    """
 
     def __init__(
         self,
         urls: list[str],
         count: int,
-        policy_name: str,
+        policy: str | Policy,
         *,
         seed: int = 0,
         ramp_s: float = 0.0,
         signer: TokenSigner | None = None,
         stable_s: float = 10.0,
         ping_interval_s: float | None = 20.0,
+        start_index: int | None = None,
     ) -> None:
-        policy = make_policy(policy_name)
+        policy = make_policy(policy) if isinstance(policy, str) else policy
         signer = signer or TokenSigner()
         expires = time.time() + 3600
         tokens = [signer.mint(f"load-{os.getpid()}-{k}", expires) for k in range(min(TOKEN_POOL, count))]
@@ -77,6 +81,7 @@ class ClientPool:
                 random.Random(rng.getrandbits(64)),
                 stable_s=stable_s,
                 ping_interval_s=ping_interval_s,
+                start_index=start_index,
             )
             for i in range(count)
         ]
