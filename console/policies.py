@@ -298,7 +298,8 @@ class Phoenix(Policy):
 
 
 POLICIES: dict[str, type[Policy]] = {
-    cls.name: cls for cls in (Fixed, Exponential, FullJitter, EqualJitter, Decorrelated, Grpc, SocketIO, Phoenix)
+    cls.name: cls
+    for cls in (Fixed, Exponential, FullJitter, EqualJitter, Decorrelated, Grpc, SocketIO, Phoenix)
 }
 
 
@@ -314,8 +315,10 @@ def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
             raise InputError(f"policy.{key}", value, f"a parameter of {name}: " + ", ".join(sorted(known)))
         default = getattr(policy, key)
         if isinstance(default, tuple):
-            if not isinstance(value, list | tuple) or not value or any(
-                not isinstance(v, int | float) or v < 0 for v in value
+            if (
+                not isinstance(value, list | tuple)
+                or not value
+                or any(not isinstance(v, int | float) or v < 0 for v in value)
             ):
                 raise InputError(f"policy.{key}", value, "a non-empty list of delays ≥ 0 ms")
             value = tuple(float(v) for v in value)
