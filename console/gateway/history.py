@@ -103,7 +103,11 @@ class RedisHistory:
 
         self.channel = channel
         self._cap = cap
-        self._redis = aioredis.from_url(url, decode_responses=True)
+        # A small blocking pool: a storm of resumes queues for Redis instead of opening a socket each.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=16, timeout=10, decode_responses=True
+        )
+        self._redis = aioredis.Redis(connection_pool=pool)
         self._keys = [f"stormdeck:{channel}:{k}" for k in ("offset", "history", "live", "epoch")]
         self._subscribers: list[Live] = []
         self._reader: asyncio.Task[None] | None = None

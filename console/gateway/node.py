@@ -239,7 +239,10 @@ class GatewayNode:
         while True:
             count += 1
             await asyncio.sleep(max(0.0, started + count / rate_per_s - time.monotonic()))
-            await self.history.publish({"from": self.config.node_id, "t": round(time.time(), 3)})
+            try:
+                await self.history.publish({"from": self.config.node_id, "t": round(time.time(), 3)})
+            except Exception:  # a Redis hiccup must not end the stream; the next tick tries again
+                log.exception("publish failed")
 
     # --- planned closes ----------------------------------------------------------------------------
 

