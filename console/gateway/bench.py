@@ -128,6 +128,8 @@ async def bench_gateway(idle_clients: int = 10_000, cost_attempts: int = 2000) -
     finally:
         node.stop()
     figures |= asdict(costs) | {"reject_cost_ratio": round(costs.reject_cost_ratio, 3)}
+    # What one core could admit if the node had it to itself (the measured rate shares the machine).
+    figures["handshakes_per_s_cpu_bound"] = round(1000 / costs.handshake_cpu_ms, 1)
     cheap = TokenSigner(work_factor=100)  # idle density and drain pacing are not about handshake cost
     node = NodeProcess("bench-idle", ["--work-factor", "100", "--ping-interval-s", "20"]).start()
     try:
