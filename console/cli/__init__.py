@@ -15,7 +15,13 @@ from console import __version__
 from console.errors import StormdeckError
 
 #: Modules that contribute subcommands; each has `register(subparsers)`.
-_COMMAND_MODULES = ("console.cli.sim", "console.cli.bench", "console.cli.gateway", "console.cli.loadgen")
+_COMMAND_MODULES = (
+    "console.cli.sim",
+    "console.cli.bench",
+    "console.cli.config",
+    "console.cli.gateway",
+    "console.cli.loadgen",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

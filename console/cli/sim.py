@@ -3,9 +3,160 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from console.errors import InputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("sim", help="the fleet simulator: list and run scenarios")
+    parser = subparsers.add_parser("sim", help="the fleet simulator: list, run and serve scenarios")
     parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
-    parser.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")
+    sim = parser.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")
+
+    listing = sim.add_parser("list", help="list the packaged scenarios, one a line, name first")
+    listing.set_defaults(handler=_list)
+
+    run = sim.add_parser(
+        "run",
+        help="run a scenario headless and print what it shows",
+        description="Run a scenario (a packaged name or a .toml path) and print its summary figures.",
+    )
+    run.add_argument("scenario", help="scenario name (see `stormdeck sim list`) or path to a .toml file")
+    add_override_arguments(run)
+    run.add_argument("--until", type=float, metavar="SECONDS", help="stop at this simulated time")
+    run.add_argument(
+        "--frames", type=Path, metavar="FILE.jsonl", help="write every frame and event as JSON lines"
+    )
+    run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    run.set_defaults(handler=_run)
+
+    try:
+        from console.cli.serve import add_serve_parser
+    except ImportError:  # the server is optional until it lands
+        return
+    add_serve_parser(sim)
+
+
+def add_override_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario value by dotted path, e.g. nodes.count=40 or clients.policy=full_jitter",
+    )
+    parser.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
+
+
+def _list(args: argparse.Namespace) -> int:
+    from console.sim.scenario import list_scenarios
+
+    for name, title in list_scenarios():
+        print(f"{name}\t{title}")
+    return 0
+
+
+def run_scenario(
+    name: str, overrides: list[str], seed: int | None, until: float | None, frames_path: Path | None = None
+) -> dict[str, Any]:
+    """Run headless and return the summary (the `sim run --json` object)."""
+    from console.sim.engine import Simulation
+    from console.sim.scenario import load_scenario
+    from console.sim.summary import RunRecorder
+
+    scenario = load_scenario(name, overrides)
+    if until is not None and not 0 < until <= scenario.duration_s * 100:
+        raise InputError("--until", until, f"seconds in (0, {scenario.duration_s * 100:g}]")
+    sim = Simulation(scenario, seed=seed)
+    recorder = RunRecorder(sim)
+    alarms = _alarm_engine()
+    duration = int(until if until is not None else scenario.duration_s)
+    frames_file = frames_path.open("w", encoding="utf-8") if frames_path else None
+    started = time.perf_counter()
+    try:
+        for _ in range(duration):
+            result = sim.step()
+            recorder.record(result)
+            if alarms is not None or frames_file is not None:
+                frame = sim.frame(result)
+                if alarms is not None:
+                    alarms.update(frame)
+                if frames_file is not None:
+                    frames_file.write(frame.model_dump_json() + "\n")
+                    for event in result.events:
+                        frames_file.write(event.model_dump_json() + "\n")
+    finally:
+        if frames_file is not None:
+            frames_file.close()
+    wall_s = time.perf_counter() - started
+    fired = _first_fired(alarms)
+    return recorder.summary(wall_s, fired)
+
+
+def _alarm_engine() -> Any:
+    try:
+        from console.alarms import AlarmEngine
+    except ImportError:
+        return None
+    return AlarmEngine()
+
+
+def _first_fired(alarms: Any) -> dict[str, float]:
+    if alarms is None:
+        return {}
+    fired: dict[str, float] = {}
+    for alarm in [*alarms.history, *alarms.active]:
+        key = alarm.name
+        if key not in fired or alarm.since_s < fired[key]:
+            fired[key] = alarm.since_s
+    return dict(sorted(fired.items(), key=lambda kv: kv[1]))
+
+
+def _run(args: argparse.Namespace) -> int:
+    summary = run_scenario(args.scenario, args.overrides, args.seed, args.until, args.frames)
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    _print_summary(summary)
+    return 0
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    def show(value: Any, unit: str = "") -> str:
+        if value is None:
+            return "—"
+        if isinstance(value, float):
+            return f"{value:,.1f}{unit}"
+        if isinstance(value, int):
+            return f"{value:,}{unit}"
+        return f"{value}{unit}"
+
+    rows = [
+        (
+            "scenario",
+            f"{s['scenario']} (seed {s['seed']}, {s['clients']:,} clients, {s['nodes']} nodes, "
+            f"{s['simulated_s']:.0f} s simulated)",
+        ),
+        ("peak attempts / 100 ms", show(s["peak_attempts_per_100ms"])),
+        ("lockstep index", f"{s['lockstep_index']:.2f}  (1 = smooth smear, ≥ 4 = waves)"),
+        ("min connections", f"{show(s['min_connections'])} at {s['min_connections_at_s']:.0f} s"),
+        ("recovery", show(s["recovery_s"], " s") + "  (first disconnect → back to ≥ 95 %)"),
+        ("max node CPU", show(s["max_node_cpu_pct"], " %")),
+        ("503s / timeouts", f"{show(s['rejects_total'])} / {show(s['timeouts_total'])}"),
+        ("full resyncs", f"{show(s['full_resyncs_total'])} (peak backlog {show(s['peak_resync_backlog'])})"),
+        ("drain close rate", show(s["drain_close_rate_per_s"], " /s per draining node")),
+        ("rollout completed", show(s["rollout_completed_s"], " s")),
+        (
+            "alarms fired",
+            ", ".join(f"{name} at {t:.0f} s" for name, t in s["alarms_fired"].items()) or "none",
+        ),
+        ("wall time", show(s["wall_s"], " s")),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}", file=sys.stdout)

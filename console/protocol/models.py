@@ -144,6 +144,13 @@ class Alarm(_Record):
     message: str
     active: bool = True
     node: str | None = None
+    nodes: list[str] | None = Field(
+        default=None, description="for a fleet alarm about several nodes: those nodes, worst first"
+    )
+    acknowledged: bool = Field(
+        default=False, description="the operator has seen it; it stays until it clears"
+    )
+    cleared_s: float | None = Field(default=None, description="fleet time the condition cleared")
 
 
 class Frame(_Record):
@@ -247,6 +254,12 @@ class Check(_Record):
     limit: float | str | None
     ok: bool
     why: str
+    bound: Literal["max", "min"] = Field(
+        default="max", description="max: the value must not exceed the limit; min: it must not fall below it"
+    )
+    level: VerdictLevel | None = Field(
+        default=None, description="the level this check raises the verdict to when it fails"
+    )
 
 
 class Verdict(_Record):

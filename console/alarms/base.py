@@ -1,0 +1,108 @@
+"""What the alarm rules share: the alarm names, a reading, the one pass over a frame's nodes, the rule base.
+
+A rule reads one frame (plus what it remembers of the frames before) and returns the readings that hold
+now: each one an alarm condition with its value, its limit and a message in the operator's words. The
+engine (`console.alarms.engine`) turns readings into raised and cleared alarms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+from console.guards.capacity import AdmissionLimit, FleetCapacity
+from console.guards.thresholds import Thresholds
+from console.protocol import Frame, NodeState, Severity
+
+
+class AlarmName(StrEnum):
+    CONNECTIONS_DROP = "connections_drop"
+    CPU_ABORT = "cpu_abort"
+    ROLLOUT_PAUSED = "rollout_paused"
+    HEADROOM_LOW = "headroom_low"
+    DRAIN_INFLOW_LOSING = "drain_inflow_losing"
+    DRAIN_INFLOW_KILL_SWITCH = "drain_inflow_kill_switch"
+    LOCKSTEP_WAVES = "lockstep_waves"
+    RECONNECT_RATE_HIGH = "reconnect_rate_high"
+    RESYNC_SHARE_RISING = "resync_share_rising"
+    ABNORMAL_CLOSES_RISING = "abnormal_closes_rising"
+    DRAIN_PACING_EXCEEDED = "drain_pacing_exceeded"
+
+
+class Reading(NamedTuple):
+    """One alarm condition that holds in the current frame (a tuple: thousands are made per frame)."""
+
+    name: AlarmName
+    severity: Severity
+    value: float | None
+    limit: float | None
+    message: str
+    node: str | None = None  # an alarm about one node: one alarm per node
+    nodes: tuple[str, ...] = ()  # a fleet alarm about several nodes: the nodes, worst first
+
+
+#: States of a node still serving clients: the "surviving" nodes of the outage seed's abort criterion.
+SERVING = frozenset({NodeState.READY, NodeState.DRAINING})
+
+
+@dataclass(frozen=True)
+class FleetView:
+    """What the rules need from a frame's nodes, gathered in one pass (2000 nodes must stay cheap)."""
+
+    hot_nodes: tuple[tuple[str, float], ...]  # serving nodes over the abort CPU line: (id, cpu_pct)
+    draining_nodes: int
+    drain_rate_per_s: float  # requested close rate, summed over draining nodes
+    admission_capacity_per_s: float | None  # what nodes in rotation can admit per second; None if unknown
+
+    @classmethod
+    def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
+        abort_pct = thresholds.cpu_abort_pct
+        admission_limit = AdmissionLimit(frame.admission, capacity)
+        hot: list[tuple[str, float]] = []
+        draining = 0
+        drain_rate = 0.0
+        admit = 0.0
+        admit_known = True
+        for node in frame.nodes:
+            state = node.state
+            if state in SERVING and node.cpu_pct > abort_pct:
+                hot.append((node.id, node.cpu_pct))
+            if state is NodeState.DRAINING:
+                draining += 1
+                drain_rate += node.drain.rate_per_s if node.drain is not None else node.closes_per_s
+            elif state is NodeState.READY:
+                node_limit = admission_limit.for_node(node.id)
+                if node_limit is None:
+                    admit_known = False
+                else:
+                    admit += node_limit
+        return cls(
+            hot_nodes=tuple(hot),
+            draining_nodes=draining,
+            drain_rate_per_s=drain_rate,
+            admission_capacity_per_s=admit if admit_known else None,
+        )
+
+
+def count(value: float) -> str:
+    """A figure the way an operator reads it: 13.0 M, 216 k, 833."""
+    magnitude = abs(value)
+    if magnitude >= 1e6:
+        return f"{value / 1e6:.2f} M"
+    if magnitude >= 1e4:
+        return f"{value / 1e3:.0f} k"
+    if magnitude >= 1e3:
+        return f"{value / 1e3:.1f} k"
+    return f"{value:.0f}" if magnitude >= 10 else f"{value:.1f}"
+
+
+class Rule:
+    """Base of the rules: `evaluate` yields what holds now; rules keep only their own memory."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        self.t = thresholds
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        raise NotImplementedError

@@ -1,0 +1,307 @@
+"""The alarm rules of ../shared/DESIGN.md ("Alarms the console must know"), one class each; the shared
+pieces (names, readings, the fleet view) are in `console.alarms.base`."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from console.alarms.base import AlarmName, FleetView, Reading, Rule, count
+from console.alarms.tracking import CalmBaseline, Sustained, Window
+from console.guards.capacity import spare_admission_per_s
+from console.guards.thresholds import Thresholds
+from console.protocol import WAVE_BIN_MS, Frame, RolloutState, Severity
+from console.waves import lockstep_index
+
+__all__ = ["AlarmName", "FleetView", "Reading", "Rule", "build_rules"]
+
+
+class ConnectionsDrop(Rule):
+    """Total connections fell more than 5 % below their peak of the last 60 s (outage seed)."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._window = Window(thresholds.connections_drop_window_s)
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        now = frame.totals.connections
+        self._window.add(frame.time_s, now)
+        peak = self._window.peak()
+        if peak <= 0:
+            return
+        drop_pct = (peak - now) / peak * 100
+        if drop_pct > self.t.connections_drop_pct:
+            yield Reading(
+                AlarmName.CONNECTIONS_DROP,
+                Severity.CRITICAL,
+                drop_pct,
+                self.t.connections_drop_pct,
+                f"Total connections fell {drop_pct:.1f} % within {self.t.connections_drop_window_s:g} s "
+                f"({count(peak)} → {count(now)}): clients are failing to reconnect.",
+            )
+
+
+class CpuAbort(Rule):
+    """Any serving node's CPU above 80 % for 30 s: the outage seed's abort criterion.
+
+    One fleet alarm naming the nodes, not one alarm per node: in a storm hundreds of nodes cross the line
+    together, and a wall of identical alarms would bury the others (value: the hottest of them)."""
+
+    #: Nodes named in the message; the alarm's `nodes` lists them all.
+    NAMED = 3
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._onset_s: dict[str, float] = {}
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        now = frame.time_s
+        onset_s = self._onset_s
+        if len(onset_s) > len(fleet.hot_nodes) or any(n not in onset_s for n, _ in fleet.hot_nodes):
+            hot_ids = {node_id for node_id, _ in fleet.hot_nodes}
+            for node_id in [n for n in onset_s if n not in hot_ids]:
+                del onset_s[node_id]
+        for_s = self.t.cpu_abort_for_s
+        held = [
+            (cpu, node_id)
+            for node_id, cpu in fleet.hot_nodes
+            if now - onset_s.setdefault(node_id, now) >= for_s
+        ]
+        if not held:
+            return
+        held.sort(reverse=True)
+        named = ", ".join(f"{node_id} {cpu:.0f} %" for cpu, node_id in held[: self.NAMED])
+        more = f" and {len(held) - self.NAMED} more" if len(held) > self.NAMED else ""
+        yield Reading(
+            AlarmName.CPU_ABORT,
+            Severity.CRITICAL,
+            held[0][0],
+            self.t.cpu_abort_pct,
+            f"CPU over the abort line ({self.t.cpu_abort_pct:g} % for {for_s:g} s) on {named}{more}: "
+            "halt the rollout and reassess.",
+            nodes=tuple(node_id for _, node_id in held),
+        )
+
+
+class RolloutPaused(Rule):
+    """The rollout paused itself (a surviving node went over the pause CPU, outage seed)."""
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        rollout = frame.rollout
+        if rollout is None or rollout.state is not RolloutState.PAUSED:
+            return
+        reason = rollout.pause_reason or f"a surviving node went over {self.t.cpu_pause_pct:g} % CPU"
+        yield Reading(
+            AlarmName.ROLLOUT_PAUSED,
+            Severity.WARNING,
+            frame.totals.max_cpu_pct or max((node.cpu_pct for node in frame.nodes), default=0.0),
+            rollout.pause_cpu_pct or self.t.cpu_pause_pct,
+            f"Rollout auto-paused at batch {rollout.batch} of {rollout.batches}: {reason}. "
+            "Resume only once CPU is back under the pause line.",
+        )
+
+
+class HeadroomLow(Rule):
+    """Headroom under the 35 % budget: no restart is safe (outage seed)."""
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        headroom_pct = frame.totals.headroom_pct
+        if headroom_pct < self.t.headroom_min_pct:
+            yield Reading(
+                AlarmName.HEADROOM_LOW,
+                Severity.WARNING,
+                headroom_pct,
+                self.t.headroom_min_pct,
+                f"Headroom {headroom_pct:.0f} % is under the {self.t.headroom_min_pct:g} % budget: "
+                "no restart is safe; add capacity instead.",
+            )
+
+
+class DrainInflow(Rule):
+    """Drain ÷ inflow below 1 for 60 s (losing ground), and the kill switch at 0.6 (sync-engine essay)."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._losing = Sustained()
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        ratio = frame.totals.drain_inflow_ratio
+        losing = ratio is not None and ratio < self.t.drain_inflow_losing_ratio
+        held_s = self._losing.update(frame.time_s, losing)
+        if ratio is None:
+            return
+        if held_s is not None and held_s >= self.t.drain_inflow_losing_for_s:
+            yield Reading(
+                AlarmName.DRAIN_INFLOW_LOSING,
+                Severity.WARNING,
+                ratio,
+                self.t.drain_inflow_losing_ratio,
+                f"Drain ÷ inflow {ratio:.2f} for {held_s:.0f} s: the reconnect backlog keeps growing; "
+                "the storm is winning.",
+            )
+        if ratio < self.t.drain_inflow_kill_ratio:
+            yield Reading(
+                AlarmName.DRAIN_INFLOW_KILL_SWITCH,
+                Severity.CRITICAL,
+                ratio,
+                self.t.drain_inflow_kill_ratio,
+                f"Drain ÷ inflow {ratio:.2f} is under the kill switch ({self.t.drain_inflow_kill_ratio:g}): "
+                "stop adding load and shed with admission.",
+            )
+
+
+class LockstepWaves(Rule):
+    """Attempts bunched in spikes rather than a smear: `console.waves.lockstep_index` over the last 30 s."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._bins: deque[int] = deque(
+            maxlen=max(1, round(thresholds.lockstep_window_s * 1000 / WAVE_BIN_MS))
+        )
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        self._bins.extend(frame.waves.attempts)
+        index = lockstep_index(np.fromiter(self._bins, dtype=np.float64, count=len(self._bins)))
+        if index >= self.t.lockstep_index_max:
+            yield Reading(
+                AlarmName.LOCKSTEP_WAVES,
+                Severity.WARNING,
+                index,
+                self.t.lockstep_index_max,
+                f"Reconnects arrive in lockstep waves (a 100 ms bin {index:.1f}× its 2 s mean): "
+                "client jitter is too small to smear them.",
+            )
+
+
+class RateOverBaseline(Rule):
+    """A per-second rate many times its steady baseline, for a few seconds. Serves the reconnect rate
+    (outage seed: ~80 k/min steady, 13 M/min in the storm) and abnormal 1006 closes (field guide)."""
+
+    def __init__(
+        self,
+        thresholds: Thresholds,
+        name: AlarmName,
+        severity: Severity,
+        rate_of: Callable[[Frame], float],
+        multiple: float,
+        floor_per_s: float,
+        configured_per_s: float,
+        describe: str,
+    ) -> None:
+        super().__init__(thresholds)
+        self.name = name
+        self.severity = severity
+        self.rate_of = rate_of
+        self.multiple = multiple
+        self.floor_per_s = floor_per_s
+        self.describe = describe
+        self._baseline = CalmBaseline(
+            thresholds.baseline_learn_s, thresholds.baseline_tau_s, configured_per_s
+        )
+        self._over = Sustained()
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        rate_per_s = self.rate_of(frame)
+        baseline = self._baseline.level_per_s
+        limit = None if baseline is None else self.multiple * max(baseline, self.floor_per_s)
+        over = limit is not None and rate_per_s > limit
+        self._baseline.observe(frame.time_s, rate_per_s, over_line=over)
+        held_s = self._over.update(frame.time_s, over)
+        if held_s is not None and held_s >= self.t.rate_alarm_for_s and baseline is not None:
+            times = rate_per_s / max(baseline, self.floor_per_s)
+            yield Reading(
+                self.name,
+                self.severity,
+                rate_per_s,
+                limit,
+                f"{self.describe} {count(rate_per_s)}/s, {times:.0f}× the steady {count(baseline)}/s "
+                f"(alarm at {self.multiple:g}×).",
+            )
+
+
+class ResyncShare(Rule):
+    """Full resyncs as a share of accepts over the last 10 s: clients missing the resume window."""
+
+    #: Accepts a window must hold before its share counts (two resyncs of three accepts is not a trend).
+    MIN_ACCEPTS = 100
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._resyncs = Window(thresholds.rate_window_s)
+        self._accepts = Window(thresholds.rate_window_s)
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        self._resyncs.add(frame.time_s, frame.totals.full_resyncs_per_s)
+        self._accepts.add(frame.time_s, frame.totals.accepts_per_s)
+        accepts = self._accepts.total()
+        if accepts < self.MIN_ACCEPTS:
+            return
+        share_pct = self._resyncs.total() / accepts * 100
+        if share_pct > self.t.resync_share_max_pct:
+            yield Reading(
+                AlarmName.RESYNC_SHARE_RISING,
+                Severity.WARNING,
+                share_pct,
+                self.t.resync_share_max_pct,
+                f"Full resyncs are {share_pct:.0f} % of accepts over {self.t.rate_window_s:g} s: clients are "
+                "missing the resume window; the resync path is the expensive one.",
+            )
+
+
+class DrainPacing(Rule):
+    """Draining nodes × drain rate over the spare admission capacity (field guide: "your deploy rate is a
+    disconnect rate"). Spare = what nodes in rotation can admit − what they admit besides the drain."""
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        if fleet.draining_nodes == 0 or fleet.admission_capacity_per_s is None:
+            return
+        spare_per_s = spare_admission_per_s(
+            fleet.admission_capacity_per_s, frame.totals.accepts_per_s, fleet.drain_rate_per_s
+        )
+        if fleet.drain_rate_per_s > spare_per_s:
+            yield Reading(
+                AlarmName.DRAIN_PACING_EXCEEDED,
+                Severity.WARNING,
+                fleet.drain_rate_per_s,
+                spare_per_s,
+                f"{fleet.draining_nodes} nodes draining at {count(fleet.drain_rate_per_s)} closes/s in all, "
+                f"over the spare admission capacity ({count(spare_per_s)}/s): slow the drains or drain fewer "
+                "nodes at once.",
+            )
+
+
+def build_rules(thresholds: Thresholds) -> list[Rule]:
+    """Every rule, in the order their alarms are listed in DESIGN.md."""
+    t = thresholds
+    return [
+        ConnectionsDrop(t),
+        CpuAbort(t),
+        RolloutPaused(t),
+        HeadroomLow(t),
+        DrainInflow(t),
+        LockstepWaves(t),
+        RateOverBaseline(
+            t,
+            AlarmName.RECONNECT_RATE_HIGH,
+            Severity.CRITICAL,
+            lambda frame: frame.totals.attempts_per_s,
+            t.reconnect_rate_multiple,
+            t.reconnect_floor_per_s,
+            t.reconnect_baseline_per_s,
+            "Reconnect attempts",
+        ),
+        ResyncShare(t),
+        RateOverBaseline(
+            t,
+            AlarmName.ABNORMAL_CLOSES_RISING,
+            Severity.WARNING,
+            lambda frame: frame.totals.abnormal_closes_per_s,
+            t.abnormal_closes_multiple,
+            t.abnormal_closes_floor_per_s,
+            0.0,
+            "Abnormal closes (1006, no close frame)",
+        ),
+        DrainPacing(t),
+    ]

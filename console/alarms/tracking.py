@@ -1,0 +1,91 @@
+"""Small stateful trackers the alarm rules are built from: how long a condition has held, a value's
+recent peak, a windowed sum, and a baseline learned while the fleet is calm.
+
+They take the fleet time from the frame (never a clock), so a replay judges exactly as the live run did.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+
+class Sustained:
+    """How long a condition has held without a break, in fleet seconds."""
+
+    def __init__(self) -> None:
+        self._onset_s: float | None = None
+
+    def update(self, time_s: float, holds: bool) -> float | None:
+        """Seconds the condition has held as of `time_s` (0 on its first frame), or None when it does not."""
+        if not holds:
+            self._onset_s = None
+            return None
+        if self._onset_s is None:
+            self._onset_s = time_s
+        return time_s - self._onset_s
+
+
+class Window:
+    """The (time, value) samples of the last `span_s` fleet seconds."""
+
+    def __init__(self, span_s: float) -> None:
+        self.span_s = span_s
+        self._samples: deque[tuple[float, float]] = deque()
+
+    def add(self, time_s: float, value: float) -> None:
+        self._samples.append((time_s, value))
+        horizon = time_s - self.span_s
+        while self._samples and self._samples[0][0] < horizon:
+            self._samples.popleft()
+
+    def peak(self) -> float:
+        return max(value for _, value in self._samples)
+
+    def total(self) -> float:
+        return sum(value for _, value in self._samples)
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+
+class CalmBaseline:
+    """A rate's steady level: the plain mean over a learning period, then a slow exponential average that
+    only follows frames under the alarm line, so a storm never teaches the baseline that storms are normal.
+
+    A configured baseline (> 0) replaces learning altogether.
+    """
+
+    def __init__(self, learn_s: float, tau_s: float, configured_per_s: float = 0.0) -> None:
+        self.learn_s = learn_s
+        self.tau_s = tau_s
+        self.configured_per_s = configured_per_s
+        self._first_s: float | None = None
+        self._last_s: float | None = None
+        self._samples = 0
+        self._level: float | None = None
+
+    @property
+    def level_per_s(self) -> float | None:
+        """The baseline, or None while still learning."""
+        if self.configured_per_s > 0:
+            return self.configured_per_s
+        if self._first_s is None or self._last_s is None or self._last_s - self._first_s < self.learn_s:
+            return None
+        return self._level
+
+    def observe(self, time_s: float, rate_per_s: float, over_line: bool) -> None:
+        """Learn from one frame's rate; `over_line` frames (the alarm's condition holds) teach nothing."""
+        if self._first_s is None:
+            self._first_s = time_s
+        learning = time_s - self._first_s < self.learn_s
+        if self._level is None:
+            self._level = rate_per_s
+            self._samples = 1
+        elif learning:
+            self._samples += 1
+            self._level += (rate_per_s - self._level) / self._samples
+        elif not over_line and self._last_s is not None:
+            step_s = max(time_s - self._last_s, 0.0)
+            weight = min(step_s / self.tau_s, 1.0)
+            self._level += (rate_per_s - self._level) * weight
+        self._last_s = time_s

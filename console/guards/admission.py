@@ -1,0 +1,106 @@
+"""Guards for admission changes (issue #4, section 1): the token bucket on new connections, the connection
+ceiling and the randomized Retry-After window (interview, sync-engine essay)."""
+
+from __future__ import annotations
+
+import math
+
+from console.errors import InputError
+from console.guards.capacity import FleetCapacity
+from console.guards.fleet import SERVING, find_nodes
+from console.guards.thresholds import Thresholds
+from console.guards.verdict import check, verdict
+from console.protocol import AdmissionRequest, FleetSnapshot, NodeState, Verdict, VerdictLevel
+
+
+def _looser(new: float | None, old: float | None) -> bool:
+    """None is unlimited: the loosest of all."""
+    return (math.inf if new is None else new) > (math.inf if old is None else old)
+
+
+def steady_inflow_per_s(
+    snapshot: FleetSnapshot, capacity: FleetCapacity | None, thresholds: Thresholds
+) -> float:
+    """Calm new connections per second: the backend's figure, else the configured reconnect baseline, else
+    today's accepts (which overstate it during a storm — the verdict says which one it used)."""
+    if capacity is not None and capacity.steady_inflow_per_s > 0:
+        return capacity.steady_inflow_per_s
+    if thresholds.reconnect_baseline_per_s > 0:
+        return thresholds.reconnect_baseline_per_s
+    return snapshot.totals.accepts_per_s
+
+
+def judge_admission(
+    snapshot: FleetSnapshot,
+    request: AdmissionRequest,
+    capacity: FleetCapacity | None = None,
+    thresholds: Thresholds | None = None,
+) -> Verdict:
+    t = thresholds or Thresholds()
+    low_s, high_s = request.retry_after_s
+    if not 0 <= low_s <= high_s:
+        raise InputError("retry_after_s", list(request.retry_after_s), "[min, max] with 0 ≤ min ≤ max")
+    covered = find_nodes(snapshot, request.nodes) if request.nodes is not None else list(snapshot.nodes)
+    ready = [node for node in snapshot.nodes if node.state is NodeState.READY]
+    covered_ready = [node for node in covered if node.state is NodeState.READY]
+    share = len(covered_ready) / len(ready) if ready else 0.0
+    checks = []
+    if request.rate_per_s is not None:
+        inflow = steady_inflow_per_s(snapshot, capacity, t) * share
+        checks.append(
+            check(
+                "admission_rate_per_s",
+                request.rate_per_s * len(covered_ready),
+                inflow,
+                bound="min",
+                fails_to=VerdictLevel.CONFIRM,
+                why="what the covered nodes would admit against their share of the steady inflow: "
+                "below it, legitimate clients are refused",
+            )
+        )
+    if request.max_connections is not None:
+        held = max((node.connections for node in covered_ready), default=0)
+        checks.append(
+            check(
+                "max_connections",
+                request.max_connections,
+                held,
+                bound="min",
+                fails_to=VerdictLevel.CONFIRM,
+                why="a ceiling under what a node already holds refuses every newcomer there",
+            )
+        )
+    checks.append(
+        check(
+            "retry_after_window_s",
+            high_s - low_s,
+            t.retry_after_window_min_s,
+            bound="min",
+            fails_to=VerdictLevel.CONFIRM,
+            why="a narrow Retry-After window sends refused clients back together: lockstep (outage seed)",
+        )
+    )
+    current = snapshot.admission
+    loosening = (
+        _looser(request.rate_per_s, current.rate_per_s)
+        or _looser(request.burst, current.burst)
+        or _looser(request.max_connections, current.max_connections)
+    )
+    cpu_max = max((node.cpu_pct for node in covered if node.state in SERVING), default=0.0)
+    if loosening:
+        checks.append(
+            check(
+                "loosening_cpu_pct",
+                cpu_max,
+                t.admission_loosen_cpu_pct,
+                fails_to=VerdictLevel.TYPED,
+                why="loosening admission while a node is hot lets the herd in faster than it can handshake",
+            )
+        )
+    projections = {
+        "nodes": len(covered_ready),
+        "loosening": loosening,
+        "cpu_max_pct": cpu_max,
+        "steady_inflow_per_s": steady_inflow_per_s(snapshot, capacity, t),
+    }
+    return verdict("admission", checks, projections, typed_expected=snapshot.fleet)

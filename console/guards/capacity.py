@@ -1,0 +1,70 @@
+"""What one node can absorb, and the spare admission capacity that drains must stay under.
+
+`FleetCapacity` holds the figures a backend knows and a frame does not carry: the simulator fills it from its
+node model; a real fleet's controller from its load tests (the field guide: "quote your own 3.3× number").
+The guards, the drain planner and the drain-pacing alarm all read spare capacity through this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from console.errors import InputError
+from console.protocol import AdmissionSettings
+
+
+@dataclass(frozen=True)
+class FleetCapacity:
+    """Per-node capacity of the fleet's gateway nodes.
+
+    handshakes_per_s: new connections one node can complete per second (its handshake ceiling).
+    cpu_pct_per_handshake_per_s: CPU percentage points one node spends on each handshake per second it
+        completes (the outage seed: reconnecting, not holding, is what burns CPU).
+    connections_per_node: connections one node holds at 100 % (the planning target behind headroom); a
+        node's own `capacity_connections`, when the frame carries one, wins.
+    steady_inflow_per_s: the fleet's new connections per second in calm times (clients ÷ connection
+        lifetime); 0 when the backend does not know it. Admission guards use it.
+    """
+
+    handshakes_per_s: float
+    cpu_pct_per_handshake_per_s: float
+    connections_per_node: int
+    steady_inflow_per_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("handshakes_per_s", "cpu_pct_per_handshake_per_s", "connections_per_node"):
+            if not getattr(self, name) > 0:
+                raise InputError(name, getattr(self, name), "a number > 0")
+        if not self.steady_inflow_per_s >= 0:
+            raise InputError("steady_inflow_per_s", self.steady_inflow_per_s, "a number ≥ 0")
+
+
+class AdmissionLimit:
+    """New connections per second one node in rotation can admit: its admission `rate_per_s` where the
+    admission settings apply to it, its handshake ceiling, the smaller when both are known, None when
+    neither is (unlimited admission and no capacity record)."""
+
+    def __init__(self, admission: AdmissionSettings | None, capacity: FleetCapacity | None) -> None:
+        handshakes = capacity.handshakes_per_s if capacity is not None else None
+        rate = admission.rate_per_s if admission is not None else None
+        known = [x for x in (rate, handshakes) if x is not None]
+        self._covered = min(known) if known else None
+        self._uncovered = handshakes
+        self._nodes = set(admission.nodes) if admission is not None and admission.nodes is not None else None
+
+    def for_node(self, node_id: str) -> float | None:
+        if self._nodes is None or node_id in self._nodes:
+            return self._covered
+        return self._uncovered
+
+
+def spare_admission_per_s(
+    admission_capacity_per_s: float, accepts_per_s: float, drain_rate_per_s: float
+) -> float:
+    """What the nodes in rotation can still admit per second beyond their other inflow.
+
+    Drained clients reconnect, so the current accepts already hold the drains' own reconnects: those are
+    taken out before judging what is spare (the field guide's pacing budget counts the drains against it).
+    """
+    other_accepts_per_s = max(accepts_per_s - drain_rate_per_s, 0.0)
+    return max(admission_capacity_per_s - other_accepts_per_s, 0.0)

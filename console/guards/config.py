@@ -1,0 +1,125 @@
+"""Loading thresholds: defaults, then TOML files, then environment variables — recording who set what.
+
+Precedence, weakest first (a later source overrides an earlier one, field by field):
+
+1. the defaults in `console.guards.thresholds` (the seeds' numbers);
+2. the user's file: `<user_config_dir("stormdeck")>/stormdeck.toml` (platformdirs, XDG on Linux);
+3. the project's file: `./stormdeck.toml` — closer to the fleet at hand, so it beats the user's;
+4. environment variables `STORMDECK_<FIELD>` (e.g. `STORMDECK_HEADROOM_MIN_PCT=30`) — for one run.
+
+In a file the values live in a `[thresholds]` table. Unknown names, non-numbers and out-of-range values
+raise `InputError` naming the field, the value, the allowed range and the file that supplied it.
+
+`load_thresholds` takes the directories and the environment as arguments (tests pass their own);
+`load_default_thresholds` fills them from the process.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from console.errors import InputError
+from console.guards.thresholds import INTEGER_FIELDS, Thresholds, field_range, threshold_fields
+
+CONFIG_NAME = "stormdeck.toml"
+ENV_PREFIX = "STORMDECK_"
+DEFAULT_SOURCE = "default"
+
+
+@dataclass(frozen=True)
+class LoadedThresholds:
+    thresholds: Thresholds
+    sources: dict[str, str]  # field → "default", a file path, or "env STORMDECK_<FIELD>"
+    files: tuple[Path, ...]  # the files that were found and read, weakest first
+    searched: tuple[Path, ...] = ()  # every place a file was looked for, weakest first
+
+
+def config_files(cwd: Path, user_config_dir: Path) -> list[Path]:
+    """Where config files are looked for, weakest first."""
+    return [user_config_dir / CONFIG_NAME, cwd / CONFIG_NAME]
+
+
+def _allowed(name: str) -> str:
+    low, high = field_range(name)
+    kind = "a whole number" if name in INTEGER_FIELDS else "a number"
+    return f"{kind} in [{low:g}, {high:g}]"
+
+
+def _coerce(name: str, raw: Any, source: str) -> float | int:
+    where = f"{name} (from {source})"
+    if isinstance(raw, str):
+        try:
+            raw = float(raw.strip())
+        except ValueError:
+            raise InputError(where, raw, _allowed(name)) from None
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise InputError(where, raw, _allowed(name))
+    if name in INTEGER_FIELDS:
+        if not float(raw).is_integer():
+            raise InputError(where, raw, _allowed(name))
+        raw = int(raw)
+    low, high = field_range(name)
+    if not low <= raw <= high:
+        raise InputError(where, raw, _allowed(name))
+    return raw
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(str(path), "(file)", f"valid TOML ({error})") from None
+    except OSError as error:
+        raise InputError(str(path), "(file)", f"a readable file ({error.strerror})") from None
+    table = document.get("thresholds", {})
+    if not isinstance(table, dict):
+        raise InputError(f"thresholds (from {path})", table, "a [thresholds] table")
+    names = {item.name for item in threshold_fields()}
+    for key in table:
+        if key not in names:
+            raise InputError(
+                f"thresholds.{key} (from {path})",
+                table[key],
+                "a known threshold: " + ", ".join(sorted(names)),
+            )
+    return table
+
+
+def load_thresholds(cwd: Path, user_config_dir: Path, env: Mapping[str, str]) -> LoadedThresholds:
+    values: dict[str, float | int] = {}
+    sources = {item.name: DEFAULT_SOURCE for item in threshold_fields()}
+    found: list[Path] = []
+    searched = config_files(cwd, user_config_dir)
+    for path in searched:
+        if not path.is_file():
+            continue
+        found.append(path)
+        for name, raw in _read_file(path).items():
+            values[name] = _coerce(name, raw, str(path))
+            sources[name] = str(path)
+    for item in threshold_fields():
+        variable = ENV_PREFIX + item.name.upper()
+        if variable in env:
+            values[item.name] = _coerce(item.name, env[variable], f"env {variable}")
+            sources[item.name] = f"env {variable}"
+    try:
+        thresholds = Thresholds(**values)
+    except InputError as error:  # a cross-field rule (e.g. pause above abort): say where the value came from
+        raise InputError(
+            f"{error.field} (from {sources.get(error.field, DEFAULT_SOURCE)})", error.value, error.allowed
+        ) from None
+    return LoadedThresholds(
+        thresholds=thresholds, sources=sources, files=tuple(found), searched=tuple(searched)
+    )
+
+
+def load_default_thresholds() -> LoadedThresholds:
+    """Thresholds for this process: ./stormdeck.toml, the user's config dir, and the environment."""
+    from platformdirs import user_config_dir
+
+    return load_thresholds(Path.cwd(), Path(user_config_dir("stormdeck")), os.environ)

@@ -1,0 +1,246 @@
+"""Guards for drain and undrain, and the drain planner (issue #4, section 1).
+
+A drain closes a node's connections at `rate_per_s`, each client told to come back within `hint_ms`, and
+force-closes whatever remains at `deadline_s` (interview). Its reconnects land on the survivors, so every
+check is about what the survivors can absorb.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from console.errors import InputError
+from console.guards.capacity import FleetCapacity
+from console.guards.fleet import FleetLoad, find_nodes, fleet_load
+from console.guards.thresholds import Thresholds
+from console.guards.verdict import check, note, verdict
+from console.protocol import DrainRequest, FleetSnapshot, NodeState, NodeStatus, Verdict, VerdictLevel
+
+#: The planner's hint window starts here: nobody is told to come back at once (interview: "after a
+#: randomized delay rather than being cut off cold").
+HINT_START_MS = 1000
+
+
+@dataclass(frozen=True)
+class DrainPlan:
+    """The largest safe drain for some nodes, and what it takes."""
+
+    node_ids: tuple[str, ...]
+    rate_per_s: float  # closes per second, per node; 0 when no rate is safe
+    duration_s: float  # until the fullest node is empty at that rate (inf at rate 0)
+    deadline_s: float  # the drain window (interview: 10 min)
+    hint_ms: tuple[int, int]
+    force_closed: int  # connections still open at the deadline, at that rate
+    limited_by: str  # which limit set the rate: "drain_pacing" or "survivor_cpu"
+
+    def request(self) -> DrainRequest:
+        """The plan as a request, to pre-fill the console's form."""
+        return DrainRequest(
+            rate_per_s=max(self.rate_per_s, 0.1), deadline_s=self.deadline_s, hint_ms=self.hint_ms
+        )
+
+
+def hint_window_needed_ms(total_rate_per_s: float, thresholds: Thresholds) -> float:
+    """A window wide enough that each second's closes come back spread thinly (a narrow window recreates
+    lockstep: the outage seed's 100 ms of jitter did)."""
+    return max(thresholds.hint_window_min_ms, total_rate_per_s / thresholds.hint_spread_per_s_max * 1000)
+
+
+def _leaving(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> list[NodeStatus]:
+    ids = [node_ids] if isinstance(node_ids, str) else list(node_ids)
+    nodes = find_nodes(snapshot, ids)
+    for node in nodes:
+        if node.state is not NodeState.READY:
+            raise InputError("node", node.id, f"a node in rotation (state ready); it is {node.state.value}")
+    return nodes
+
+
+def _safe_rate(
+    load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds
+) -> tuple[float, str]:
+    """The largest per-node rate, to three significant figures, that keeps the drains within spare
+    admission and the busiest survivor under the pause line — the two checks `judge_drain` makes of it."""
+    if load.survivors == 0:
+        return 0.0, "survivor_cpu"
+    pacing = (load.spare_admission_per_s - load.drain_rate_per_s) / count
+    cpu_room_pct = thresholds.cpu_pause_pct - load.survivor_cpu_max_pct
+    per_handshake_pct = capacity.cpu_pct_per_handshake_per_s * thresholds.reconnect_skew / load.survivors
+    cpu = (cpu_room_pct / per_handshake_pct - load.moving_accepts_per_s) / count
+    rate, limited_by = (pacing, "drain_pacing") if pacing <= cpu else (cpu, "survivor_cpu")
+
+    def passes(candidate: float) -> bool:
+        new_rate = candidate * count
+        return (
+            load.drain_rate_per_s + new_rate <= load.spare_admission_per_s
+            and load.projected_cpu_pct(new_rate, capacity, thresholds) <= thresholds.cpu_pause_pct
+        )
+
+    if rate <= 0:
+        return 0.0, limited_by
+    digits = 2 - math.floor(math.log10(rate))
+    candidate = round(rate, digits)
+    while candidate > 0 and not passes(candidate):  # rounding went up, or float noise: one step down
+        candidate = round(candidate - 10.0**-digits, digits)
+    return max(candidate, 0.0), limited_by
+
+
+def plan_drain(
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    node_ids: str | Sequence[str],
+    thresholds: Thresholds | None = None,
+) -> DrainPlan:
+    """The largest safe drain rate for a node or a batch, from the spare handshake capacity."""
+    t = thresholds or Thresholds()
+    nodes = _leaving(snapshot, node_ids)
+    load = fleet_load(snapshot, capacity, {n.id for n in nodes})
+    rate, limited_by = _safe_rate(load, len(nodes), capacity, t)
+    fullest = max(node.connections for node in nodes)
+    duration_s = fullest / rate if rate > 0 else math.inf
+    width_ms = math.ceil(hint_window_needed_ms(rate * len(nodes), t))
+    return DrainPlan(
+        node_ids=tuple(node.id for node in nodes),
+        rate_per_s=rate,
+        duration_s=duration_s,
+        deadline_s=t.drain_window_s,
+        hint_ms=(HINT_START_MS, HINT_START_MS + width_ms),
+        force_closed=sum(_force_closed(node, rate, t.drain_window_s) for node in nodes),
+        limited_by=limited_by,
+    )
+
+
+def _force_closed(node: NodeStatus, rate_per_s: float, deadline_s: float) -> int:
+    return max(0, math.ceil(node.connections - rate_per_s * deadline_s))
+
+
+def judge_drain(
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    node_ids: str | Sequence[str],
+    request: DrainRequest,
+    thresholds: Thresholds | None = None,
+) -> Verdict:
+    t = thresholds or Thresholds()
+    low_ms, high_ms = request.hint_ms
+    if not 0 <= low_ms <= high_ms:
+        raise InputError("hint_ms", list(request.hint_ms), "[min, max] with 0 ≤ min ≤ max")
+    nodes = _leaving(snapshot, node_ids)
+    load = fleet_load(snapshot, capacity, {n.id for n in nodes})
+    count = len(nodes)
+    rate = request.rate_per_s
+    new_rate = rate * count
+    cpu_pct = load.projected_cpu_pct(new_rate, capacity, t)
+    safe_rate, _ = _safe_rate(load, count, capacity, t)
+    width_s = (high_ms - low_ms) / 1000
+    # Judged at the largest safe rate, not the requested one: a slower drain must never look safer
+    # (issue #4: a higher rate never lowers the level), and if even the safe rate cannot empty the
+    # nodes in time, the deadline is what to change.
+    forced_at_safe = sum(_force_closed(node, safe_rate, request.deadline_s) for node in nodes)
+    forced = sum(_force_closed(node, rate, request.deadline_s) for node in nodes)
+    burst_per_s = forced_at_safe / max(width_s, 0.1)  # they come back spread over the hint window
+    checks = [
+        check(
+            "survivor_cpu_vs_pause_pct",
+            cpu_pct,
+            t.cpu_pause_pct,
+            fails_to=VerdictLevel.TYPED,
+            why="busiest survivor's CPU while absorbing the drain; above it a rollout pauses (outage seed)",
+        ),
+        check(
+            "survivor_cpu_vs_abort_pct",
+            cpu_pct,
+            t.cpu_abort_pct,
+            fails_to=VerdictLevel.BLOCKED,
+            why="the abort criterion: a survivor above it for 30 s means halt (outage seed)",
+        ),
+        check(
+            "drain_pacing_per_s",
+            load.drain_rate_per_s + new_rate,
+            load.spare_admission_per_s,
+            fails_to=VerdictLevel.BLOCKED,
+            why="every drain's closes per second must fit in the survivors' spare admission (field guide)",
+        ),
+        check(
+            "headroom_after_pct",
+            load.headroom_after_pct,
+            t.headroom_min_pct,
+            bound="min",
+            fails_to=VerdictLevel.TYPED,
+            why="headroom once the node leaves rotation; no safe restart below it (outage seed)",
+        ),
+        check(
+            "concurrent_drains",
+            load.draining_nodes + count,
+            t.max_concurrent_drains,
+            fails_to=VerdictLevel.TYPED,
+            why="nodes draining at once, this one included",
+        ),
+        check(
+            "force_closed_at_safe_rate",
+            forced_at_safe,
+            0,
+            fails_to=VerdictLevel.CONFIRM,
+            why="connections still open at the deadline even at the largest safe rate: lengthen the deadline",
+        ),
+        check(
+            "force_close_burst_per_s",
+            burst_per_s,
+            load.spare_admission_per_s,
+            fails_to=VerdictLevel.TYPED,
+            why="those force-closed come back within the hint window: their rate against spare admission",
+        ),
+        check(
+            "hint_window_ms",
+            high_ms - low_ms,
+            hint_window_needed_ms(new_rate, t),
+            bound="min",
+            fails_to=VerdictLevel.CONFIRM,
+            why="a window too narrow for the rate sends clients back in lockstep (outage seed: 100 ms)",
+        ),
+        note(
+            "force_closed_at_deadline",
+            forced,
+            0,
+            ok=forced == 0,
+            why="connections still open at the deadline at the requested rate; they are closed at once",
+        ),
+    ]
+    projections = {
+        "survivors": load.survivors,
+        "survivor_cpu_max_pct": cpu_pct,
+        "drain_rate_per_s": new_rate,
+        "spare_admission_per_s": load.spare_admission_per_s,
+        "headroom_after_pct": load.headroom_after_pct,
+        "duration_s": min(max(n.connections for n in nodes) / rate, request.deadline_s),
+        "force_closed": forced,
+        "largest_safe_rate_per_s": safe_rate,
+    }
+    expected = nodes[0].id if count == 1 else snapshot.fleet
+    return verdict("drain", checks, projections, typed_expected=expected)
+
+
+def judge_undrain(snapshot: FleetSnapshot, node_id: str, thresholds: Thresholds | None = None) -> Verdict:
+    """Back into rotation: always `ok`; the checks only warn when the node looks unhealthy."""
+    t = thresholds or Thresholds()
+    (node,) = find_nodes(snapshot, [node_id])
+    if node.state not in (NodeState.DRAINING, NodeState.DRAINED):
+        raise InputError("node", node_id, f"a draining or drained node; it is {node.state.value}")
+    checks = [
+        note(
+            "node_cpu_pct",
+            node.cpu_pct,
+            t.cpu_pause_pct,
+            ok=node.cpu_pct <= t.cpu_pause_pct,
+            why="a hot node taking new connections again may need watching",
+        ),
+        note(
+            "node_timeouts_per_s",
+            node.timeouts_per_s,
+            0.0,
+            ok=node.timeouts_per_s <= 0,
+            why="handshakes timing out on this node: it may not be healthy",
+        ),
+    ]
+    return verdict("undrain", checks, {"connections": node.connections})

@@ -1,0 +1,111 @@
+"""The fleet as the guards see it when some nodes leave rotation: who survives, how loaded they are, what
+they can still admit, and what a drain's reconnects would do to their CPU."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from console.errors import InputError
+from console.guards.capacity import AdmissionLimit, FleetCapacity, spare_admission_per_s
+from console.guards.thresholds import Thresholds
+from console.protocol import FleetSnapshot, NodeState, NodeStatus
+
+#: Nodes still holding clients; their connections must fit somewhere once the leaving nodes are gone.
+SERVING = frozenset({NodeState.READY, NodeState.DRAINING})
+
+
+@dataclass(frozen=True)
+class FleetLoad:
+    """The fleet once `leaving` nodes are out of rotation."""
+
+    survivors: int  # ready nodes that stay in rotation
+    survivor_cpu_max_pct: float
+    serving_connections: int  # every connection held now (they all need a survivor in the end)
+    survivor_capacity_connections: float
+    draining_nodes: int
+    drain_rate_per_s: float  # closes per second of the drains already running
+    moving_accepts_per_s: float  # new connections the leaving nodes admit now; survivors inherit them
+    admission_capacity_per_s: float  # what survivors can admit per second
+    spare_admission_per_s: float  # of which is spare beyond their other inflow
+
+    @property
+    def headroom_after_pct(self) -> float:
+        if self.survivor_capacity_connections <= 0:
+            return -100.0
+        spare = self.survivor_capacity_connections - self.serving_connections
+        return spare / self.survivor_capacity_connections * 100
+
+    def projected_cpu_pct(
+        self, added_rate_per_s: float, capacity: FleetCapacity, thresholds: Thresholds
+    ) -> float:
+        """CPU of the busiest survivor once it absorbs `added_rate_per_s` more handshakes across the fleet
+        (plus the leaving nodes' own inflow), taking `reconnect_skew` times its even share (outage seed)."""
+        if self.survivors == 0:
+            return float("inf")
+        per_node = (added_rate_per_s + self.moving_accepts_per_s) / self.survivors * thresholds.reconnect_skew
+        return self.survivor_cpu_max_pct + per_node * capacity.cpu_pct_per_handshake_per_s
+
+
+def node_capacity_connections(node: NodeStatus, capacity: FleetCapacity) -> float:
+    return node.capacity_connections if node.capacity_connections > 0 else capacity.connections_per_node
+
+
+def fleet_load(snapshot: FleetSnapshot, capacity: FleetCapacity, leaving: Collection[str]) -> FleetLoad:
+    limit = AdmissionLimit(snapshot.admission, capacity)
+    survivors = 0
+    cpu_max = 0.0
+    serving_connections = 0
+    survivor_capacity = 0.0
+    draining = 0
+    drain_rate = 0.0
+    moving = 0.0
+    admit = 0.0
+    accepts = 0.0
+    for node in snapshot.nodes:
+        if node.state in SERVING:
+            serving_connections += node.connections
+        if node.state is NodeState.DRAINING:
+            draining += 1
+            drain_rate += node.drain.rate_per_s if node.drain is not None else node.closes_per_s
+        if node.state is not NodeState.READY:
+            continue
+        accepts += node.accepts_per_s
+        if node.id in leaving:
+            moving += node.accepts_per_s
+            continue
+        survivors += 1
+        cpu_max = max(cpu_max, node.cpu_pct)
+        survivor_capacity += node_capacity_connections(node, capacity)
+        admit += limit.for_node(node.id) or capacity.handshakes_per_s
+    return FleetLoad(
+        survivors=survivors,
+        survivor_cpu_max_pct=cpu_max,
+        serving_connections=serving_connections,
+        survivor_capacity_connections=survivor_capacity,
+        draining_nodes=draining,
+        drain_rate_per_s=drain_rate,
+        moving_accepts_per_s=moving,
+        admission_capacity_per_s=admit,
+        spare_admission_per_s=spare_admission_per_s(admit, accepts, drain_rate),
+    )
+
+
+def find_nodes(snapshot: FleetSnapshot, node_ids: Sequence[str]) -> list[NodeStatus]:
+    """The named nodes, in order; an unknown or repeated id is an InputError."""
+    by_id = {node.id: node for node in snapshot.nodes}
+    if len(set(node_ids)) != len(node_ids):
+        raise InputError("nodes", list(node_ids), "distinct node ids")
+    if not node_ids:
+        raise InputError("nodes", [], "at least one node id")
+    found = []
+    for node_id in node_ids:
+        if node_id not in by_id:
+            known = ", ".join(sorted(by_id)[:5]) + (", …" if len(by_id) > 5 else "")
+            raise InputError("node", node_id, f"a node of fleet {snapshot.fleet!r} ({known})")
+        found.append(by_id[node_id])
+    return found
+
+
+def max_serving_cpu_pct(nodes: Sequence[NodeStatus]) -> float:
+    return max((node.cpu_pct for node in nodes if node.state in SERVING), default=0.0)

@@ -1,0 +1,79 @@
+"""Verdict building blocks: a check against a limit, and the level a set of checks adds up to.
+
+The level is the strictest `fails_to` among the failed checks (ok < confirm < typed < blocked), never less
+than the action's own floor (an abrupt rollout is always `typed`). A check that fails to `ok` is a warning:
+shown, never escalating.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from console.protocol import Check, Verdict, VerdictLevel
+
+LEVEL_RANK = {VerdictLevel.OK: 0, VerdictLevel.CONFIRM: 1, VerdictLevel.TYPED: 2, VerdictLevel.BLOCKED: 3}
+
+
+def stricter(a: VerdictLevel, b: VerdictLevel) -> VerdictLevel:
+    return a if LEVEL_RANK[a] >= LEVEL_RANK[b] else b
+
+
+def check(
+    name: str,
+    value: float,
+    limit: float,
+    *,
+    fails_to: VerdictLevel,
+    why: str,
+    bound: Literal["max", "min"] = "max",
+) -> Check:
+    """A numeric check. `bound="max"`: the value must not exceed the limit; `"min"`: not fall below it.
+    A NaN value never passes."""
+    within = value <= limit if bound == "max" else value >= limit
+    return Check(
+        name=name,
+        value=_plain(value),
+        limit=_plain(limit),
+        ok=bool(within) and not math.isnan(value),
+        why=why,
+        bound=bound,
+        level=fails_to,
+    )
+
+
+def note(name: str, value: float | str | None, limit: float | str | None, *, ok: bool, why: str) -> Check:
+    """A check whose failure only warns (level stays as it is)."""
+    return Check(name=name, value=value, limit=limit, ok=ok, why=why, level=VerdictLevel.OK)
+
+
+def verdict(
+    action: str,
+    checks: Iterable[Check],
+    projections: dict[str, Any],
+    *,
+    floor: VerdictLevel = VerdictLevel.OK,
+    typed_expected: str | None = None,
+) -> Verdict:
+    checks = list(checks)
+    level = floor
+    for item in checks:
+        if not item.ok and item.level is not None:
+            level = stricter(level, item.level)
+    return Verdict(
+        level=level,
+        action=action,
+        checks=checks,
+        projections={k: _plain(v) for k, v in projections.items()},
+        typed_expected=typed_expected if level is VerdictLevel.TYPED else None,
+    )
+
+
+def _plain(value: Any) -> Any:
+    """Round floats for people and JSON: infinities become None (JSON has none), the rest 3 decimals."""
+    if isinstance(value, float):
+        if math.isinf(value) or math.isnan(value):
+            return None
+        return round(value, 3)
+    return value

@@ -1,0 +1,805 @@
+"""The fleet simulation: scenario in, one protocol `Frame` per simulated second out.
+
+The per-tick work runs in `kernel.run_ticks` (compiled); this module owns what happens at most once a
+second: node state changes, the rollout controller, the timeline, autoscaling, the resync breaker, and
+turning counts into protocol records. Pure: no I/O, no clocks; randomness from one seeded Generator.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import TypeAdapter
+
+from console.errors import InputError
+from console.policies import Policy, make_policy
+from console.protocol import (
+    AdmissionSettings,
+    DrainProgress,
+    Event,
+    FleetSnapshot,
+    Frame,
+    NodeState,
+    NodeStatus,
+    RolloutMode,
+    RolloutState,
+    RolloutStatus,
+    Source,
+    Totals,
+    Waves,
+)
+from console.sim import kernel as k
+from console.sim.rollout import RolloutController
+from console.sim.scenario import Scenario
+
+_STATE_CODES = {
+    NodeState.READY: k.READY,
+    NodeState.DRAINING: k.DRAINING,
+    NodeState.DRAINED: k.DRAINED,
+    NodeState.RESTARTING: k.RESTARTING,
+    NodeState.DOWN: k.DOWN,
+    NodeState.PROVISIONING: k.PROVISIONING,
+}
+_CODE_STATES = {v: s for s, v in _STATE_CODES.items()}
+
+_NODE_LIST = TypeAdapter(list[NodeStatus])
+
+#: Seconds of per-node history kept for `node_history` (the console's 5-minute sparklines need 300).
+HISTORY_S = 600
+#: Spare node slots for nodes added at run time beyond what the scenario plans for.
+_SPARE_NODES = 64
+_MAX_SEGMENTS = 12
+
+
+@dataclass
+class SecondResult:
+    """What one simulated second produced, as arrays (cheap) — `Simulation.frame()` makes the record."""
+
+    time_s: float
+    node_out: np.ndarray  # [ON_FIELDS, n_nodes]
+    fleet_out: np.ndarray  # [OF_FIELDS]
+    bins: np.ndarray  # attempts per 100 ms
+    connections: np.ndarray  # per node
+    states: np.ndarray  # per node state codes
+    events: list[Event] = field(default_factory=list)
+
+
+@dataclass
+class _Drain:
+    rate_per_s: float
+    hint_ms: tuple[int, int]
+    started_at_s: float
+    deadline_at_s: float
+    then_restart: bool = False
+
+
+class Simulation:
+    """A running fleet. `advance()` moves it one second; actions change it between seconds."""
+
+    def __init__(self, scenario: Scenario, seed: int | None = None) -> None:
+        self.scenario = scenario
+        self.seed = scenario.seed if seed is None else seed
+        self.rng = np.random.default_rng(self.seed)
+        self.fleet_name = scenario.name
+        self.source = Source.SIMULATOR
+        self.tick_ms = scenario.tick_ms
+        self.ticks_per_s = round(1000.0 / self.tick_ms)
+        self.time_s = 0.0
+        self.seq = 0
+        self._pending_events: list[Event] = []
+        self._pending_fleet = np.zeros(k.OF_FIELDS)  # disconnects made by actions between seconds
+        nodes = scenario.nodes
+        planned = sum(int(e.params.get("count", 0)) for e in scenario.events if e.action == "add_nodes")
+        self.capacity_nodes = max(nodes.count, scenario.autoscale.max_nodes) + planned + _SPARE_NODES
+        self.n_nodes = nodes.count
+        self.node_ids = [self._node_id(i) for i in range(self.n_nodes)]
+        self.policies: list[Policy] = [p.policy for p in scenario.clients.populations]
+        self._build_arrays()
+        self._until_s = np.zeros(self.capacity_nodes)  # restart/provisioning completes at
+        self._drains: dict[int, _Drain] = {}
+        self.admission = AdmissionSettings(
+            rate_per_s=scenario.admission.rate_per_s or None,
+            burst=scenario.admission.burst or None,
+            max_connections=scenario.admission.max_connections or None,
+            retry_after_s=scenario.admission.retry_after_s,
+        )
+        self._apply_admission(self.admission, list(range(self.n_nodes)))
+        self.rollout = RolloutController(self)
+        if scenario.rollout is not None:
+            r = scenario.rollout
+            self.rollout.start(
+                batch_size=r.batch_size,
+                interval_s=r.interval_s,
+                mode=RolloutMode(r.mode),
+                pause_cpu_pct=r.pause_cpu_pct,
+                start_at_s=r.start_at_s,
+            )
+        self._timeline = list(scenario.events)
+        self._last_autoscale_s = -math.inf
+        self._breaker_window: list[tuple[float, float]] = []
+        self._hot: list[int] = []
+        self._cpu_pct = np.zeros(self.capacity_nodes)
+        self._history = np.zeros((HISTORY_S, k.ON_FIELDS + 1, self.capacity_nodes), dtype=np.float32)
+        self._history_states = np.zeros((HISTORY_S, self.capacity_nodes), dtype=np.int8)
+        self._history_len = 0
+        self._flow = np.zeros((10, 2))  # trailing 10 s of (accepts, disconnects) for drain÷inflow
+        self.last: SecondResult | None = None
+        self._update_weights()
+
+    # --- construction ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _node_id(i: int) -> str:
+        return f"gw-{i:03d}"
+
+    def _build_arrays(self) -> None:
+        sc = self.scenario
+        pops = sc.clients.populations
+        n_pop = len(pops)
+        n_states = max(p.max_state for p in self.policies) + 1
+        tick_s = self.tick_ms / 1000.0
+        max_delay_ms = max(
+            max(seg.high_ms for s in range(p.max_state + 1) for seg in p.segments(s)) for p in self.policies
+        )
+        longest_hint_ms = max(
+            sc.admission.retry_after_s[1] * 1000 + 1000,
+            sc.rollout.drain_hint_ms[1] if sc.rollout else 0,
+            120_000,
+        )
+        max_timeout_ms = max(p.connect_timeout_s for p in pops) * 1000
+        ticks = math.ceil((max_delay_ms + max_timeout_ms + longest_hint_ms) / self.tick_ms) + 2 * k.BLOCK
+        self.horizon = -(-ticks // k.BLOCK) * k.BLOCK  # a whole number of blocks (see kernel.BLOCK)
+        self.conn = np.zeros((n_pop, self.capacity_nodes), dtype=np.int64)
+        self.fresh = np.zeros_like(self.conn)
+        self.fresh_by_state = np.zeros((n_pop, n_states), dtype=np.int64)
+        slots = self.horizon + self.horizon // k.BLOCK
+        self.wheel = np.zeros((n_pop, n_states, slots), dtype=np.int64)
+        self.wheel_start = np.zeros((n_pop, n_states, slots), dtype=np.float64)
+        r = sc.resync
+        resync_horizon = math.ceil((max(r.retry_s[1], r.breaker_retry_after_s) + 2) * 1000 / self.tick_ms)
+        self.resync_wheel = np.zeros(resync_horizon, dtype=np.int64)
+        self.pop_f = np.zeros((n_pop, k.PF_FIELDS))
+        self._build_policy_tables()
+        for p, pop in enumerate(pops):
+            self.pop_f[p, k.PF_HONOURS] = 1.0 if pop.honours_hints else 0.0
+            self.pop_f[p, k.PF_TIMEOUT] = pop.connect_timeout_s * 1000 / self.tick_ms
+            # Stable after an exponential time with mean stable_period_s, checked every 100 ms.
+            self.pop_f[p, k.PF_FRESH_Q] = 1.0 - math.exp(-0.1 / pop.stable_period_s)
+
+        n = sc.nodes
+        self.node_f = np.zeros((k.NF_FIELDS, self.capacity_nodes))
+        self.node_f[k.NF_STATE, :] = k.ABSENT
+        self.node_f[k.NF_STATE, : self.n_nodes] = k.READY
+        f = np.zeros(k.FF_FIELDS)
+        f[k.FF_RESYNC_PER_TICK] = r.capacity_per_s * tick_s
+        f[k.FF_RESYNC_TIMEOUT] = r.timeout_s * 1000 / self.tick_ms
+        f[k.FF_RESYNC_RETRY_LO] = r.retry_s[0] * 1000 / self.tick_ms
+        f[k.FF_RESYNC_RETRY_HI] = r.retry_s[1] * 1000 / self.tick_ms
+        f[k.FF_BREAKER_RETRY] = r.breaker_retry_after_s * 1000 / self.tick_ms
+        f[k.FF_RESUME_WINDOW] = sc.clients.resume_window_s * 1000 / self.tick_ms
+        # CPU per held connection per tick such that a node at capacity spends hold_cpu_pct on holding.
+        f[k.FF_HOLD_COST] = n.hold_cpu_pct_at_capacity / 100.0 / n.capacity_connections
+        f[k.FF_HS_COST] = 1.0 / (n.handshakes_per_s * tick_s)
+        f[k.FF_REJ_COST] = n.reject_cost
+        f[k.FF_BACKLOG] = n.accept_backlog
+        f[k.FF_OVERLOAD_TICKS] = n.overload_after_s * 1000 / self.tick_ms
+        f[k.FF_DROP_P] = 1.0 - (1.0 - n.overload_drop_per_s) ** tick_s
+        f[k.FF_RA_LO] = sc.admission.retry_after_s[0] * 1000 / self.tick_ms
+        # HTTP Retry-After is whole seconds; clients add up to a second of their own jitter.
+        f[k.FF_RA_HI] = (sc.admission.retry_after_s[1] + 1.0) * 1000 / self.tick_ms
+        f[k.FF_BASE_MS] = n.handshake_base_ms
+        f[k.FF_TICK_MS] = self.tick_ms
+        f[k.FF_TIMEOUT_COST] = n.timeout_cost
+        self.fleet_f = f
+        self._set_close_probability()
+
+        # Clients start connected and stable, spread evenly over the nodes (or filled to a share).
+        total = sc.clients.count
+        shares = np.array([p.share for p in pops])
+        per_pop = self.rng.multinomial(total, shares / shares.sum()) if total else np.zeros(n_pop, np.int64)
+        for p in range(n_pop):
+            base, extra = divmod(int(per_pop[p]), self.n_nodes)
+            self.conn[p, : self.n_nodes] = base
+            self.conn[p, :extra] += 1
+
+    def _set_close_probability(self) -> None:
+        c = self.scenario.clients
+        total = max(c.count, 1)
+        # Natural churn (per client per minute) plus scheduled lifetimes: a constant hazard, since the
+        # lifetime dither is there precisely so that connection ages stay spread (Zuul, field guide).
+        per_s = c.churn_per_min / 60.0 / total
+        if c.max_lifetime_s > 0:
+            per_s += 1.0 / max(c.max_lifetime_s - c.lifetime_dither_s / 2.0, 1.0)
+        self.fleet_f[k.FF_CLOSE_P] = 1.0 - math.exp(-per_s * 0.1)
+
+    def _build_policy_tables(self) -> None:
+        n_pop = len(self.policies)
+        n_states = self.wheel.shape[1]
+        self.seg_w = np.zeros((n_pop, n_states, _MAX_SEGMENTS))
+        self.seg_a = np.zeros((n_pop, n_states, _MAX_SEGMENTS), dtype=np.int64)
+        self.seg_b = np.zeros((n_pop, n_states, _MAX_SEGMENTS), dtype=np.int64)
+        self.seg_n = np.zeros((n_pop, n_states), dtype=np.int64)
+        self.state_next = np.zeros((n_pop, n_states), dtype=np.int64)
+        self.state_of_delay = np.zeros((n_pop, self.horizon), dtype=np.int64)
+        for p, policy in enumerate(self.policies):
+            self.pop_f[p, k.PF_MAX_STATE] = policy.max_state
+            self.pop_f[p, k.PF_FROM_DELAY] = 1.0 if policy.state_from_delay else 0.0
+            for s in range(n_states):
+                segments = policy.segments(min(s, policy.max_state))
+                self.seg_n[p, s] = len(segments)
+                self.state_next[p, s] = policy.state_after(min(s, policy.max_state), 0.0)
+                for j, seg in enumerate(segments):
+                    a = round(seg.low_ms / self.tick_ms)
+                    b = max(a + 1, round(seg.high_ms / self.tick_ms)) if not seg.is_point else a + 1
+                    self.seg_w[p, s, j] = seg.weight
+                    self.seg_a[p, s, j] = a
+                    self.seg_b[p, s, j] = b
+            if policy.state_from_delay:
+                delays = (np.arange(self.horizon) + 0.5) * self.tick_ms
+                self.state_of_delay[p] = [policy.state_after(0, d) for d in delays]
+
+    # --- the clock ------------------------------------------------------------------------------------
+
+    def advance(self) -> tuple[Frame, list[Event]]:
+        """One simulated second: returns its frame and the events it raised."""
+        result = self.step()
+        return self.frame(result), result.events
+
+    def step(self) -> SecondResult:
+        """One simulated second, as arrays (no protocol records are built)."""
+        self._run_timeline()
+        self._transitions()
+        if self.scenario.lb.mode == "weighted":
+            self._update_weights()
+        self.rollout.tick()
+        self._autoscale()
+        self._update_breaker()
+        node_out = np.zeros((k.ON_FIELDS, self.capacity_nodes))
+        fleet_out, self._pending_fleet = self._pending_fleet, np.zeros(k.OF_FIELDS)
+        bins = np.zeros(10, dtype=np.int64)
+        k.run_ticks(
+            self.rng,
+            self.ticks_per_s,
+            self.conn,
+            self.fresh,
+            self.fresh_by_state,
+            self.wheel,
+            self.wheel_start,
+            self.resync_wheel,
+            self.pop_f,
+            self.seg_w,
+            self.seg_a,
+            self.seg_b,
+            self.seg_n,
+            self.state_next,
+            self.state_of_delay,
+            self.node_f,
+            self.fleet_f,
+            node_out,
+            fleet_out,
+            bins,
+        )
+        self.time_s += 1.0
+        self.seq += 1
+        node_out[k.ON_CPU] /= self.ticks_per_s
+        self._cpu_pct = node_out[k.ON_CPU] * 100.0
+        connections = self.conn.sum(axis=0)
+        self._record_history(node_out, connections)
+        self._flow = np.roll(self._flow, 1, axis=0)
+        self._flow[0] = (node_out[k.ON_ACCEPTS].sum(), fleet_out[k.OF_DISCONNECTS])
+        events, self._pending_events = self._pending_events, []
+        self.last = SecondResult(
+            time_s=self.time_s,
+            node_out=node_out,
+            fleet_out=fleet_out,
+            bins=bins,
+            connections=connections,
+            states=self.node_f[k.NF_STATE].astype(np.int8),
+            events=events,
+        )
+        return self.last
+
+    def fork(self) -> Simulation:
+        """An independent copy (same state, same random stream position): for forecasts."""
+        twin = copy.copy(self)
+        for name, value in vars(self).items():
+            if isinstance(value, np.ndarray | np.random.Generator | list | dict) or name in (
+                "admission",
+                "last",
+            ):
+                setattr(twin, name, copy.deepcopy(value))
+        twin.rollout = self.rollout.copy_for(twin)
+        return twin
+
+    # --- node state -----------------------------------------------------------------------------------
+
+    def state_of(self, i: int) -> NodeState:
+        return _CODE_STATES[int(self.node_f[k.NF_STATE, i])]
+
+    def _set_state(self, i: int, state: NodeState, why: str) -> None:
+        old = int(self.node_f[k.NF_STATE, i])
+        code = _STATE_CODES[state]
+        if old == code:
+            return
+        self.node_f[k.NF_STATE, i] = code
+        self._event(
+            "node_state",
+            f"{self.node_ids[i]} {why}: {_CODE_STATES.get(old, 'new')} → {state}",
+            node=self.node_ids[i],
+            data={"from": str(_CODE_STATES.get(old, "")), "to": str(state)},
+        )
+        self._update_weights()
+
+    def _event(self, kind: str, message: str, node: str | None = None, data: dict | None = None) -> None:
+        self._pending_events.append(
+            Event(time_s=self.time_s, kind=kind, node=node, message=message, data=data or {})
+        )
+
+    def _update_weights(self) -> None:
+        states = self.node_f[k.NF_STATE, : self.n_nodes]
+        ready = np.flatnonzero(states == k.READY)
+        weights = np.zeros(self.capacity_nodes)
+        lb = self.scenario.lb
+        self._hot = []
+        if ready.size:
+            weights[ready] = 1.0
+            out = np.flatnonzero((states != k.READY) & (states != k.ABSENT) & (states != k.PROVISIONING))
+            if lb.mode == "weighted":
+                # Capacity-weighted: by how far each node is below the fullest one, so restarted nodes
+                # refill first (a least-connections balancer in the limit).
+                held = self.conn[:, ready].sum(axis=0)
+                weights[ready] = (held.max() - held) + 1.0
+            elif lb.mode == "skewed" and out.size and ready.size > lb.hot_nodes:
+                # Consistent hashing hands the displaced clients' keys to a few nodes, "furthest from the
+                # restart batch" (outage seed): those few take hot_share of all reconnects.
+                n = self.n_nodes
+                gap = np.abs(ready[:, None] - out[None, :])
+                distance = np.minimum(gap, n - gap).min(axis=1)
+                order = np.lexsort((ready, -distance))
+                hot = ready[order[: lb.hot_nodes]]
+                weights[ready] = (1.0 - lb.hot_share) / ready.size
+                weights[hot] += lb.hot_share / hot.size
+                self._hot = hot.tolist()
+        self.node_f[k.NF_WEIGHT] = weights
+
+    def _transitions(self) -> None:
+        for i in range(self.n_nodes):
+            state = self.state_of(i)
+            if state in (NodeState.RESTARTING, NodeState.PROVISIONING) and self.time_s >= self._until_s[i]:
+                self._set_state(i, NodeState.READY, "back in rotation")
+            elif state is NodeState.DRAINING and self.conn[:, i].sum() == 0:
+                drain = self._drains.pop(i, None)
+                self._set_state(i, NodeState.DRAINED, "drained")
+                if drain is not None and drain.then_restart:
+                    self._restart(i, "restart after drain")
+
+    def _drop_all(self, i: int, abnormal: bool) -> int:
+        dropped = 0
+        for p in range(self.conn.shape[0]):
+            dropped += k.disconnect(
+                self.rng,
+                p,
+                i,
+                int(self.conn[p, i]),
+                False,
+                abnormal,
+                self.conn,
+                self.fresh,
+                self.fresh_by_state,
+                self.wheel,
+                self.wheel_start,
+                self.pop_f,
+                self.seg_w,
+                self.seg_a,
+                self.seg_b,
+                self.seg_n,
+                self.state_next,
+                self.state_of_delay,
+                self.node_f,
+                self.fleet_f,
+                self._pending_fleet,
+            )
+        self.node_f[k.NF_QUEUE, i] = 0.0
+        return dropped
+
+    def _restart(self, i: int, why: str) -> None:
+        dropped = self._drop_all(i, abnormal=True)
+        self._drains.pop(i, None)
+        self._until_s[i] = self.time_s + self.scenario.nodes.restart_s
+        self._set_state(i, NodeState.RESTARTING, why)
+        if dropped:
+            self._event(
+                "disconnect",
+                f"{self.node_ids[i]} restart dropped {dropped} connections",
+                node=self.node_ids[i],
+                data={"dropped": dropped, "mass": True},
+            )
+
+    # --- actions (the fleet API's write side and the timeline use these) -------------------------------
+
+    def index_of(self, node_id: str) -> int:
+        try:
+            return self.node_ids.index(node_id)
+        except ValueError:
+            raise InputError(
+                "node", node_id, f"a node id such as {self.node_ids[0]}..{self.node_ids[-1]}"
+            ) from None
+
+    def restart_nodes(self, node_ids: list[str], why: str = "restarted") -> None:
+        for node_id in node_ids:
+            self._restart(self.index_of(node_id), why)
+
+    def kill_nodes(self, node_ids: list[str]) -> None:
+        for node_id in node_ids:
+            i = self.index_of(node_id)
+            dropped = self._drop_all(i, abnormal=True)
+            self._until_s[i] = math.inf
+            self._set_state(i, NodeState.DOWN, "killed")
+            self._event(
+                "disconnect",
+                f"{node_id} down, dropped {dropped}",
+                node=node_id,
+                data={"dropped": dropped, "mass": True},
+            )
+
+    def disconnect_fraction(self, fraction: float) -> None:
+        if not 0 < fraction <= 1:
+            raise InputError("fraction", fraction, "a share in (0, 1]")
+        dropped = 0
+        for i in range(self.n_nodes):
+            for p in range(self.conn.shape[0]):
+                count = int(self.rng.binomial(self.conn[p, i], fraction))
+                dropped += k.disconnect(
+                    self.rng,
+                    p,
+                    i,
+                    count,
+                    False,
+                    True,
+                    self.conn,
+                    self.fresh,
+                    self.fresh_by_state,
+                    self.wheel,
+                    self.wheel_start,
+                    self.pop_f,
+                    self.seg_w,
+                    self.seg_a,
+                    self.seg_b,
+                    self.seg_n,
+                    self.state_next,
+                    self.state_of_delay,
+                    self.node_f,
+                    self.fleet_f,
+                    self._pending_fleet,
+                )
+        self._event(
+            "disconnect",
+            f"{dropped} connections reset ({fraction:.0%})",
+            data={"dropped": dropped, "mass": True},
+        )
+
+    def add_nodes(self, count: int) -> list[str]:
+        if not 1 <= count <= self.capacity_nodes - self.n_nodes:
+            raise InputError("count", count, f"an integer in [1, {self.capacity_nodes - self.n_nodes}]")
+        added = []
+        for _ in range(count):
+            i = self.n_nodes
+            self.n_nodes += 1
+            self.node_ids.append(self._node_id(i))
+            self._until_s[i] = self.time_s + self.scenario.nodes.provisioning_s
+            self._apply_admission(self.admission, [i])
+            self._set_state(i, NodeState.PROVISIONING, "provisioning")
+            added.append(self.node_ids[i])
+        return added
+
+    def drain(
+        self,
+        node_id: str,
+        rate_per_s: float,
+        deadline_s: float,
+        hint_ms: tuple[int, int],
+        then_restart: bool = False,
+    ) -> None:
+        i = self.index_of(node_id)
+        if self.state_of(i) is not NodeState.READY:
+            raise InputError("node", node_id, f"a ready node (it is {self.state_of(i)})")
+        if rate_per_s <= 0:
+            raise InputError("rate_per_s", rate_per_s, "a rate > 0 closes per second")
+        if deadline_s < 0:
+            raise InputError("deadline_s", deadline_s, "seconds ≥ 0")
+        if not 0 <= hint_ms[0] <= hint_ms[1] <= self.horizon * self.tick_ms / 2:
+            raise InputError(
+                "hint_ms",
+                list(hint_ms),
+                f"[min, max] with 0 ≤ min ≤ max ≤ {self.horizon * self.tick_ms / 2:g}",
+            )
+        tick_s = self.tick_ms / 1000.0
+        self.node_f[k.NF_DRAIN_RATE, i] = rate_per_s * tick_s
+        self.node_f[k.NF_DRAIN_ACC, i] = 0.0
+        self.node_f[k.NF_DRAIN_DEADLINE, i] = (self.time_s + deadline_s) * self.ticks_per_s
+        self.node_f[k.NF_HINT_LO, i] = hint_ms[0] / self.tick_ms
+        self.node_f[k.NF_HINT_HI, i] = max(hint_ms[1] / self.tick_ms, hint_ms[0] / self.tick_ms + 1)
+        self._drains[i] = _Drain(rate_per_s, hint_ms, self.time_s, self.time_s + deadline_s, then_restart)
+        self._set_state(i, NodeState.DRAINING, f"drain at {rate_per_s:g}/s")
+
+    def undrain(self, node_id: str) -> None:
+        i = self.index_of(node_id)
+        if self.state_of(i) not in (NodeState.DRAINING, NodeState.DRAINED):
+            raise InputError("node", node_id, f"a draining or drained node (it is {self.state_of(i)})")
+        self._drains.pop(i, None)
+        self._set_state(i, NodeState.READY, "undrained")
+
+    def set_admission(self, settings: AdmissionSettings) -> None:
+        targets = list(range(self.n_nodes))
+        if settings.nodes:
+            targets = [self.index_of(n) for n in settings.nodes]
+        self._apply_admission(settings, targets)
+        self.admission = settings
+        self.fleet_f[k.FF_RA_LO] = settings.retry_after_s[0] * 1000 / self.tick_ms
+        self.fleet_f[k.FF_RA_HI] = (settings.retry_after_s[1] + 1.0) * 1000 / self.tick_ms
+        self._event(
+            "admission",
+            f"admission set: {settings.rate_per_s or '∞'}/s per node, "
+            f"ceiling {settings.max_connections or '∞'}",
+            data=settings.model_dump(mode="json"),
+        )
+
+    def _apply_admission(self, settings: AdmissionSettings, targets: list[int]) -> None:
+        tick_s = self.tick_ms / 1000.0
+        rate = (settings.rate_per_s or 0.0) * tick_s
+        burst = float(settings.burst or 0)
+        for i in targets:
+            self.node_f[k.NF_RATE, i] = rate
+            self.node_f[k.NF_BURST, i] = max(burst, rate, 1.0 if rate else 0.0)
+            self.node_f[k.NF_TOKENS, i] = min(self.node_f[k.NF_TOKENS, i], self.node_f[k.NF_BURST, i])
+            self.node_f[k.NF_CEILING, i] = float(settings.max_connections or 0)
+
+    def set_policy(self, policy_name: str, population: str | None = None, params: dict | None = None) -> None:
+        pops = self.scenario.clients.populations
+        targets = [p for p, pop in enumerate(pops) if population in (None, pop.name)]
+        if not targets:
+            raise InputError("population", population, "one of " + ", ".join(p.name for p in pops))
+        policy = make_policy(policy_name, params)
+        for p in targets:
+            self.policies[p] = policy
+        need = max(pol.max_state for pol in self.policies) + 1
+        if need > self.wheel.shape[1]:
+            grow = need - self.wheel.shape[1]
+            self.wheel = np.pad(self.wheel, ((0, 0), (0, grow), (0, 0)))
+            self.wheel_start = np.pad(self.wheel_start, ((0, 0), (0, grow), (0, 0)))
+            self.fresh_by_state = np.pad(self.fresh_by_state, ((0, 0), (0, grow)))
+        self._build_policy_tables()
+        self._event("policy", f"clients switched to {policy_name}", data={"policy": policy_name})
+
+    # --- once a second --------------------------------------------------------------------------------
+
+    def _run_timeline(self) -> None:
+        while self._timeline and self._timeline[0].at_s <= self.time_s:
+            event = self._timeline.pop(0)
+            self.apply_injection(event.action, dict(event.params))
+
+    def apply_injection(self, action: str, params: dict) -> None:
+        """A timeline event or an instructor's injection, by name (see scenario.EVENT_ACTIONS)."""
+        nodes = params.get("nodes")
+        if isinstance(nodes, int):
+            first = int(params.get("first", 0))
+            nodes = [self.node_ids[j] for j in range(first, min(first + nodes, self.n_nodes))]
+        if action == "restart_nodes":
+            self.restart_nodes(nodes or [], why="restarted (injected)")
+        elif action == "kill_nodes":
+            self.kill_nodes(nodes or [])
+        elif action == "disconnect_fraction":
+            self.disconnect_fraction(float(params["fraction"]))
+        elif action == "add_nodes":
+            self.add_nodes(int(params["count"]))
+        elif action == "start_rollout":
+            r = self.scenario.rollout
+            self.rollout.start(
+                batch_size=int(params.get("batch_size", r.batch_size if r else 1)),
+                interval_s=float(params.get("interval_s", r.interval_s if r else 90.0)),
+                mode=RolloutMode(params.get("mode", r.mode if r else "abrupt")),
+                pause_cpu_pct=float(params.get("pause_cpu_pct", r.pause_cpu_pct if r else 0.0)),
+            )
+        elif action == "halt_rollout":
+            self.rollout.halt("halted (timeline)")
+        elif action == "set_admission":
+            current = self.admission.model_dump()
+            current.update({k2: v for k2, v in params.items() if k2 != "nodes"})
+            self.set_admission(AdmissionSettings(**current))
+        elif action == "drain_nodes":
+            for node_id in nodes or []:
+                self.drain(
+                    node_id,
+                    float(params.get("rate_per_s", 833.0)),
+                    float(params.get("deadline_s", 600.0)),
+                    tuple(params.get("hint_ms", (1000, 30000))),
+                )
+        elif action == "set_policy":
+            self.set_policy(str(params["policy"]), params.get("population"), params.get("params"))
+        else:
+            raise InputError("action", action, "a known injection")
+
+    def _autoscale(self) -> None:
+        a = self.scenario.autoscale
+        if not a.enabled or self.time_s - self._last_autoscale_s < a.cooldown_s:
+            return
+        ready = self.node_f[k.NF_STATE, : self.n_nodes] == k.READY
+        if not ready.any() or self.n_nodes >= a.max_nodes:
+            return
+        if self._cpu_pct[: self.n_nodes][ready].mean() > a.cpu_target_pct:
+            count = min(a.step_nodes, a.max_nodes - self.n_nodes)
+            self.add_nodes(count)
+            self._last_autoscale_s = self.time_s
+            self._event(
+                "autoscale",
+                f"autoscaler adds {count} nodes (mean CPU over {a.cpu_target_pct:g} %)",
+                data={"count": count},
+            )
+
+    def _update_breaker(self) -> None:
+        r = self.scenario.resync
+        if not r.breaker or self.last is None:
+            return
+        f = self.last.fleet_out
+        self._breaker_window.append((f[k.OF_RESYNC_FAIL], f[k.OF_RESYNC_FAIL] + f[k.OF_RESYNC_DONE]))
+        self._breaker_window = self._breaker_window[-int(r.breaker_window_s) :]
+        failed = sum(x for x, _ in self._breaker_window)
+        tried = sum(y for _, y in self._breaker_window)
+        share = failed / tried if tried else 0.0
+        was_open = self.fleet_f[k.FF_BREAKER_OPEN] > 0.5
+        now_open = share > r.breaker_failure_share
+        if now_open != was_open:
+            self.fleet_f[k.FF_BREAKER_OPEN] = 1.0 if now_open else 0.0
+            self._event(
+                "breaker",
+                f"cold-path breaker {'open' if now_open else 'closed'} "
+                f"({share:.1%} of resyncs failed over {r.breaker_window_s:g} s)",
+            )
+
+    # --- records --------------------------------------------------------------------------------------
+
+    def _record_history(self, node_out: np.ndarray, connections: np.ndarray) -> None:
+        row = self._history_len % HISTORY_S
+        self._history[row, : k.ON_FIELDS] = node_out
+        self._history[row, k.ON_FIELDS] = connections
+        self._history_states[row] = self.node_f[k.NF_STATE].astype(np.int8)
+        self._history_len += 1
+
+    def cpu_pct(self) -> np.ndarray:
+        return self._cpu_pct[: self.n_nodes].copy()
+
+    def _node_statuses(
+        self,
+        indices: list[int],
+        out: np.ndarray,
+        connections: np.ndarray,
+        states: np.ndarray,
+        with_drain: bool,
+    ) -> list[NodeStatus]:
+        """NodeStatus records for `indices`; out/connections/states are columns aligned with them.
+
+        Built column-wise (numpy → lists) because this runs every second for every node.
+        """
+        attempts = out[k.ON_ATTEMPTS].tolist()
+        p99 = np.where(out[k.ON_ATTEMPTS] > 0, out[k.ON_WAIT_MAX], self.scenario.nodes.handshake_base_ms)
+        columns = zip(
+            indices,
+            states.tolist(),
+            connections.astype(np.int64).tolist(),
+            np.round(out[k.ON_CPU] * 100.0, 1).tolist(),
+            attempts,
+            out[k.ON_ACCEPTS].tolist(),
+            out[k.ON_REJECTS].tolist(),
+            out[k.ON_TIMEOUTS].tolist(),
+            np.round(p99, 1).tolist(),
+            out[k.ON_DROPS].tolist(),
+            out[k.ON_CLOSES].tolist(),
+            strict=True,
+        )
+        capacity = self.scenario.nodes.capacity_connections
+        drains = self._drains if with_drain else {}
+        rows = [
+            {
+                "id": self.node_ids[i],
+                "state": _CODE_STATES[code],
+                "connections": conns,
+                "cpu_pct": cpu,
+                "attempts_per_s": att,
+                "accepts_per_s": acc,
+                "rejects_per_s": rej,
+                "timeouts_per_s": tmo,
+                "handshake_p99_ms": hs,
+                "drops_per_s": drops,
+                "closes_per_s": closes,
+                "capacity_connections": capacity,
+                "drain": self._drain_progress(i, conns) if i in drains else None,
+            }
+            for i, code, conns, cpu, att, acc, rej, tmo, hs, drops, closes in columns
+        ]
+        # One validation call for the whole list: measured 0.7 ms for 480 nodes, against 1.7 ms one by one.
+        return _NODE_LIST.validate_python(rows)
+
+    def _drain_progress(self, i: int, remaining: int) -> DrainProgress:
+        d = self._drains[i]
+        return DrainProgress(
+            remaining=remaining,
+            rate_per_s=d.rate_per_s,
+            hint_ms=d.hint_ms,
+            started_at_s=d.started_at_s,
+            deadline_at_s=d.deadline_at_s,
+            eta_s=min(remaining / d.rate_per_s, max(d.deadline_at_s - self.time_s, 0.0)),
+        )
+
+    def node_history(self, node_id: str) -> list[NodeStatus]:
+        """The node's last seconds (up to HISTORY_S), oldest first."""
+        i = self.index_of(node_id)
+        count = min(self._history_len, HISTORY_S)
+        rows = [(self._history_len - count + j) % HISTORY_S for j in range(count)]
+        values = self._history[rows, :, i].astype(np.float64).T  # [field, second]
+        return self._node_statuses(
+            [i] * count, values[: k.ON_FIELDS], values[k.ON_FIELDS], self._history_states[rows, i], False
+        )
+
+    def totals(self, result: SecondResult) -> Totals:
+        n = self.n_nodes
+        out = result.node_out[:, :n]
+        connections = int(result.connections[:n].sum())
+        ready = result.states[:n] == k.READY
+        capacity = float(ready.sum()) * self.scenario.nodes.capacity_connections
+        flow = self._flow.sum(axis=0)
+        f = result.fleet_out
+        return Totals(
+            connections=connections,
+            attempts_per_s=float(out[k.ON_ATTEMPTS].sum() + f[k.OF_REFUSED]),
+            accepts_per_s=float(out[k.ON_ACCEPTS].sum()),
+            rejects_per_s=float(out[k.ON_REJECTS].sum()),
+            headroom_pct=round(100.0 * (1.0 - connections / capacity), 2) if capacity else -100.0,
+            drain_inflow_ratio=round(float(flow[0] / flow[1]), 3) if flow[1] > 0 else None,
+            timeouts_per_s=float(out[k.ON_TIMEOUTS].sum()),
+            drops_per_s=float(out[k.ON_DROPS].sum()),
+            disconnects_per_s=float(f[k.OF_DISCONNECTS]),
+            offline_clients=int(self.scenario.clients.count - connections),
+            resumes_per_s=float(f[k.OF_RESUMES]),
+            full_resyncs_per_s=float(f[k.OF_RESYNCS]),
+            resync_failures_per_s=float(f[k.OF_RESYNC_FAIL]),
+            resync_backlog=int(self.fleet_f[k.FF_RESYNC_QUEUE] + self.resync_wheel.sum()),
+            abnormal_closes_per_s=float(f[k.OF_ABNORMAL]),
+            max_cpu_pct=round(float(out[k.ON_CPU].max() * 100.0), 1) if n else 0.0,
+        )
+
+    def frame(self, result: SecondResult | None = None) -> Frame:
+        result = result or self.last
+        if result is None:
+            result = self.step()
+        n = self.n_nodes
+        nodes = self._node_statuses(
+            list(range(n)), result.node_out[:, :n], result.connections[:n], result.states[:n], with_drain=True
+        )
+        return Frame(
+            type="frame",
+            api_version="v1",
+            seq=self.seq,
+            epoch="sim",
+            time_s=result.time_s,
+            nodes=nodes,
+            totals=self.totals(result),
+            waves=Waves(bin_ms=100, attempts=result.bins.tolist()),
+            rollout=self.rollout.status(),
+            admission=self.admission,
+        )
+
+    def snapshot(self) -> FleetSnapshot:
+        frame = self.frame()
+        return FleetSnapshot(
+            fleet=self.fleet_name,
+            source=self.source,
+            time_s=frame.time_s,
+            nodes=frame.nodes,
+            totals=frame.totals,
+            rollout=frame.rollout or RolloutStatus(state=RolloutState.IDLE),
+            admission=self.admission,
+            alarms=[],
+        )

@@ -1,0 +1,184 @@
+"""The rollout controller: restart the fleet in batches, pause when survivors run hot, abort when told.
+
+Outage seed: 30 nodes every 90 s, no pause (the runbook said continue); the fix is a pause when any surviving
+node's CPU exceeds 75 % and an abort criterion, CPU > 80 % for 30 s. Interview seed: drain-mode batches of 2,
+each drained over 10 minutes before the next starts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from console.errors import InputError
+from console.protocol import NodeState, RolloutMode, RolloutState, RolloutStatus
+
+if TYPE_CHECKING:
+    from console.sim.engine import Simulation
+
+
+class RolloutController:
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.state = RolloutState.IDLE
+        self.mode: RolloutMode | None = None
+        self.batch_size = 0
+        self.interval_s = 0.0
+        self.pause_cpu_pct = 0.0
+        self.batches: list[list[int]] = []
+        self.batch = 0  # batches started
+        self.batch_started_s = 0.0
+        self.next_at_s = 0.0
+        self.started_at_s: float | None = None
+        self.completed_at_s: float | None = None
+        self.pause_reason: str | None = None
+        self._hot_since_s: float | None = None
+
+    def copy_for(self, sim: Simulation) -> RolloutController:
+        twin = RolloutController(sim)
+        twin.__dict__.update({k: v for k, v in self.__dict__.items() if k != "sim"})
+        twin.batches = [list(b) for b in self.batches]
+        return twin
+
+    # --- operator intents -----------------------------------------------------------------------------
+
+    def start(
+        self,
+        batch_size: int,
+        interval_s: float,
+        mode: RolloutMode,
+        pause_cpu_pct: float,
+        start_at_s: float | None = None,
+    ) -> None:
+        if self.state in (RolloutState.RUNNING, RolloutState.PAUSED):
+            raise InputError("rollout", str(self.state), "no rollout running (halt it first)")
+        n = self.sim.n_nodes
+        if not 1 <= batch_size <= n:
+            raise InputError("batch_size", batch_size, f"an integer in [1, {n}]")
+        if interval_s <= 0:
+            raise InputError("interval_s", interval_s, "seconds > 0")
+        self.mode = mode
+        self.batch_size = batch_size
+        self.interval_s = interval_s
+        self.pause_cpu_pct = pause_cpu_pct
+        ids = list(range(n))
+        self.batches = [ids[j : j + batch_size] for j in range(0, n, batch_size)]
+        self.batch = 0
+        self.started_at_s = self.sim.time_s if start_at_s is None else start_at_s
+        self.next_at_s = self.started_at_s
+        self.completed_at_s = None
+        self.pause_reason = None
+        self.state = RolloutState.RUNNING
+        self.sim._event(
+            "rollout",
+            f"rollout started: {len(self.batches)} batches of {batch_size}, {mode}, every {interval_s:g} s",
+            data={"batches": len(self.batches)},
+        )
+
+    def halt(self, why: str = "halted by operator") -> None:
+        if self.state in (RolloutState.RUNNING, RolloutState.PAUSED):
+            self.state = RolloutState.HALTED
+            self.pause_reason = why
+            self.sim._event("rollout", f"rollout {why} after batch {self.batch}/{len(self.batches)}")
+
+    def resume(self) -> None:
+        if self.state not in (RolloutState.PAUSED, RolloutState.HALTED):
+            raise InputError("rollout", str(self.state), "a paused or halted rollout")
+        self.state = RolloutState.RUNNING
+        self.pause_reason = None
+        self.next_at_s = max(self.next_at_s, self.sim.time_s)
+        self.sim._event("rollout", f"rollout resumed at batch {self.batch + 1}/{len(self.batches)}")
+
+    # --- once a second --------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        if self.state is not RolloutState.RUNNING:
+            return
+        sim = self.sim
+        if self._abort_criterion_met():
+            return
+        if self.batch >= len(self.batches):
+            if self._batch_done(self.batches[-1]):
+                self.state = RolloutState.COMPLETED
+                self.completed_at_s = sim.time_s
+                sim._event("rollout", f"rollout completed in {sim.time_s - (self.started_at_s or 0):.0f} s")
+            return
+        if sim.time_s < self.next_at_s:
+            return
+        if (
+            self.batch > 0
+            and self.mode is RolloutMode.DRAIN
+            and not self._batch_done(self.batches[self.batch - 1])
+        ):
+            return
+        if self.pause_cpu_pct > 0:
+            survivors = [i for i in range(sim.n_nodes) if sim.state_of(i) is NodeState.READY]
+            cpu = sim.cpu_pct()
+            hottest = max((cpu[i] for i in survivors), default=0.0)
+            if hottest > self.pause_cpu_pct:
+                self.state = RolloutState.PAUSED
+                self.pause_reason = f"surviving node CPU {hottest:.0f} % > {self.pause_cpu_pct:g} %"
+                sim._event("rollout", f"rollout auto-paused: {self.pause_reason}")
+                return
+        self._start_batch()
+
+    def _abort_criterion_met(self) -> bool:
+        r = self.sim.scenario.rollout
+        if r is None or r.abort_cpu_pct <= 0:
+            return False
+        sim = self.sim
+        cpu = sim.cpu_pct()
+        hottest = max((cpu[i] for i in range(sim.n_nodes) if sim.state_of(i) is NodeState.READY), default=0.0)
+        if hottest <= r.abort_cpu_pct:
+            self._hot_since_s = None
+            return False
+        if self._hot_since_s is None:
+            self._hot_since_s = sim.time_s
+        if sim.time_s - self._hot_since_s < r.abort_after_s:
+            return False
+        self.state = RolloutState.ABORTED
+        self.pause_reason = f"abort criterion: node CPU > {r.abort_cpu_pct:g} % for {r.abort_after_s:g} s"
+        sim._event("rollout", f"rollout aborted — {self.pause_reason}")
+        return True
+
+    def _batch_done(self, batch: list[int]) -> bool:
+        return all(self.sim.state_of(i) is NodeState.READY for i in batch)
+
+    def _start_batch(self) -> None:
+        sim = self.sim
+        nodes = self.batches[self.batch]
+        self.batch += 1
+        self.batch_started_s = sim.time_s
+        self.next_at_s = sim.time_s + self.interval_s
+        sim._event(
+            "rollout",
+            f"batch {self.batch}/{len(self.batches)}: {len(nodes)} nodes ({self.mode})",
+            data={"batch": self.batch, "nodes": [sim.node_ids[i] for i in nodes], "mode": str(self.mode)},
+        )
+        r = sim.scenario.rollout
+        for i in nodes:
+            if sim.state_of(i) is not NodeState.READY:
+                continue
+            if self.mode is RolloutMode.ABRUPT:
+                sim._restart(i, f"rollout batch {self.batch}")
+            else:
+                sim.drain(
+                    sim.node_ids[i],
+                    r.drain_rate_per_s if r else 833.0,
+                    r.drain_deadline_s if r else 600.0,
+                    r.drain_hint_ms if r else (1000, 30000),
+                    then_restart=True,
+                )
+
+    def status(self) -> RolloutStatus:
+        return RolloutStatus(
+            state=self.state,
+            mode=self.mode,
+            batch_size=self.batch_size or None,
+            interval_s=self.interval_s or None,
+            pause_cpu_pct=self.pause_cpu_pct or None,
+            batch=self.batch,
+            batches=len(self.batches),
+            pause_reason=self.pause_reason,
+            started_at_s=self.started_at_s,
+            completed_at_s=self.completed_at_s,
+        )

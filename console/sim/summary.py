@@ -1,0 +1,149 @@
+"""What a run shows: the figures `stormdeck sim run` prints (issue #2, "Contract").
+
+`RunRecorder` takes each simulated second (arrays, not records) and `summary()` computes the figures.
+Pure: the wall time is passed in by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from console.sim import kernel as k
+from console.sim.engine import SecondResult, Simulation
+from console.waves import lockstep_index
+
+#: Seconds after each disconnecting event left out of the lockstep window: the event's own spike is
+#: not a wave (issue #2).
+EVENT_EXCLUSION_S = 5.0
+#: Connections are "back" at this share of what they were before the first disconnecting event.
+RECOVERED_SHARE = 0.95
+
+
+@dataclass
+class RunRecorder:
+    sim: Simulation
+    times: list[float] = field(default_factory=list)
+    connections: list[int] = field(default_factory=list)
+    bins: list[np.ndarray] = field(default_factory=list)
+    max_cpu: list[float] = field(default_factory=list)
+    rejects: float = 0.0
+    timeouts: float = 0.0
+    resyncs: float = 0.0
+    draining_closes: float = 0.0
+    draining_node_seconds: int = 0
+    forced_closes: float = 0.0
+    disconnect_times: list[float] = field(default_factory=list)
+    resync_backlog: list[int] = field(default_factory=list)
+    attempts: list[float] = field(default_factory=list)
+
+    def record(self, result: SecondResult) -> None:
+        n = self.sim.n_nodes
+        out = result.node_out[:, :n]
+        self.times.append(result.time_s)
+        self.connections.append(int(result.connections[:n].sum()))
+        self.bins.append(result.bins.copy())
+        self.max_cpu.append(float(out[k.ON_CPU].max() * 100.0) if n else 0.0)
+        self.rejects += float(out[k.ON_REJECTS].sum())
+        self.timeouts += float(out[k.ON_TIMEOUTS].sum())
+        self.resyncs += float(result.fleet_out[k.OF_RESYNCS])
+        self.attempts.append(float(out[k.ON_ATTEMPTS].sum()))
+        self.resync_backlog.append(int(self.sim.fleet_f[k.FF_RESYNC_QUEUE] + self.sim.resync_wheel.sum()))
+        draining = result.states[:n] == k.DRAINING
+        # A draining second counts while the node still had something to close.
+        active = draining & ((out[k.ON_CLOSES] > 0) | (result.connections[:n] > 0))
+        # The rate is the paced closes; what the deadline force-closes is reported on its own.
+        self.draining_closes += float((out[k.ON_CLOSES] - out[k.ON_FORCED])[active].sum())
+        self.forced_closes += float(out[k.ON_FORCED].sum())
+        self.draining_node_seconds += int(active.sum())
+        for event in result.events:
+            if event.data.get("mass"):
+                # The event happened at the start of this second.
+                start = result.time_s - 1.0
+                if not self.disconnect_times or self.disconnect_times[-1] != start:
+                    self.disconnect_times.append(start)
+
+    def summary(self, wall_s: float, alarms_fired: dict[str, float] | None = None) -> dict[str, Any]:
+        conns = np.array(self.connections, dtype=np.float64)
+        times = np.array(self.times)
+        bins = np.concatenate(self.bins) if self.bins else np.zeros(0, dtype=np.int64)
+        min_index = int(conns.argmin()) if conns.size else 0
+        first = self.disconnect_times[0] if self.disconnect_times else None
+        recovery_s, recovered_at = self._recovery(conns, times, first)
+        rollout = self.sim.rollout
+        return {
+            "scenario": self.sim.scenario.name,
+            "seed": self.sim.seed,
+            "clients": self.sim.scenario.clients.count,
+            "nodes": self.sim.n_nodes,
+            "simulated_s": float(times[-1]) if times.size else 0.0,
+            "peak_attempts_per_100ms": int(bins.max()) if bins.size else 0,
+            "lockstep_index": round(self._lockstep(bins, first, recovered_at), 2),
+            "min_connections": int(conns.min()) if conns.size else 0,
+            "min_connections_at_s": float(times[min_index]) if conns.size else 0.0,
+            "recovery_s": recovery_s,
+            "max_node_cpu_pct": round(max(self.max_cpu, default=0.0), 1),
+            "rejects_total": int(self.rejects),
+            "timeouts_total": int(self.timeouts),
+            "full_resyncs_total": int(self.resyncs),
+            "peak_resync_backlog": max(self.resync_backlog, default=0),
+            "resync_backlog_cleared_s": self._backlog_cleared(times, first),
+            "drain_close_rate_per_s": (
+                round(self.draining_closes / self.draining_node_seconds, 1)
+                if self.draining_node_seconds
+                else None
+            ),
+            "forced_closes_total": int(self.forced_closes),
+            "rollout_completed_s": (
+                round(rollout.completed_at_s - (rollout.started_at_s or 0.0), 1)
+                if rollout.completed_at_s is not None
+                else None
+            ),
+            "alarms_fired": alarms_fired or {},
+            "wall_s": round(wall_s, 2),
+        }
+
+    def _backlog_cleared(self, times: np.ndarray, first: float | None) -> float | None:
+        """Seconds from the first disconnecting event until the full-resync backlog is empty for good."""
+        backlog = np.array(self.resync_backlog)
+        if first is None or not backlog.size or backlog.max() == 0:
+            return None
+        busy = np.flatnonzero(backlog > 0)
+        if busy[-1] == backlog.size - 1:
+            return None
+        return round(float(times[busy[-1] + 1]) - first, 1)
+
+    def _recovery(
+        self, conns: np.ndarray, times: np.ndarray, first: float | None
+    ) -> tuple[float | None, float]:
+        """Seconds from the first disconnecting event until connections are back to ≥ 95 % for good."""
+        if first is None or not conns.size:
+            return None, float(times[-1]) if times.size else 0.0
+        before_index = max(int(np.searchsorted(times, first)) - 1, 0)
+        target = RECOVERED_SHARE * conns[before_index]
+        after = times > first
+        below = np.flatnonzero(after & (conns < target))
+        if below.size == 0:
+            return 0.0, first
+        last_below = below[-1]
+        if last_below == conns.size - 1:
+            return None, float(times[-1])
+        back_at = float(times[last_below + 1])
+        return round(back_at - first, 1), back_at
+
+    def _lockstep(self, bins: np.ndarray, first: float | None, until: float) -> float:
+        """lockstep_index over the storm window, each stretch between excluded spans judged on its own."""
+        if first is None or not bins.size:
+            return lockstep_index(bins)
+        per_s = 10
+        keep = np.zeros(bins.size, dtype=bool)
+        keep[int(first * per_s) : int(until * per_s) + 1] = True
+        for t in self.disconnect_times:
+            keep[int(t * per_s) : int((t + EVENT_EXCLUSION_S) * per_s)] = False
+        best = 0.0
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], keep.astype(np.int8), [0]))))
+        for start, stop in zip(edges[::2], edges[1::2], strict=True):
+            best = max(best, lockstep_index(bins[start:stop]))
+        return best

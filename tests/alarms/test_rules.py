@@ -1,0 +1,256 @@
+"""Each alarm rule, driven by hand-built frame sequences: fires past its limit, stays quiet under it."""
+
+from __future__ import annotations
+
+import random
+
+from console.alarms import AlarmEngine, FleetCapacity, Thresholds, alarms_fired
+from console.protocol import AdmissionSettings, RolloutState, RolloutStatus
+from tests.fleet_builders import node, nodes, series
+
+
+def first_fired(frames, **overrides) -> dict[str, float]:
+    return alarms_fired(frames, Thresholds().replace(**overrides) if overrides else None)
+
+
+# --- connections_drop: > 5 % in 60 s (outage seed) ------------------------------------------------
+
+
+def test_connections_drop_fires_past_five_percent_in_a_minute() -> None:
+    frames = series(0, 70, connections=lambda t: 100_000 if t < 40 else 94_000)
+    assert first_fired(frames)["connections_drop"] == 40
+
+
+def test_connections_drop_quiet_at_four_percent() -> None:
+    frames = series(0, 70, connections=lambda t: 100_000 if t < 40 else 96_000)
+    assert "connections_drop" not in first_fired(frames)
+
+
+def test_slow_decline_spread_over_minutes_is_not_a_drop() -> None:
+    # 1 % a minute for 10 minutes: 10 % in all but never 5 % within 60 s.
+    frames = series(0, 600, connections=lambda t: int(100_000 * (1 - 0.01 * t / 60)))
+    assert "connections_drop" not in first_fired(frames)
+
+
+def test_connections_drop_window_is_configurable() -> None:
+    frames = series(0, 400, connections=lambda t: int(100_000 * (1 - 0.01 * t / 60)))
+    assert "connections_drop" in first_fired(frames, connections_drop_window_s=600)
+
+
+# --- cpu_abort: any serving node > 80 % for 30 s ----------------------------------------------------
+
+
+def hot_fleet(hot_from_s: float, cpu_pct: float = 85.0, hot_id: str = "gw-002"):
+    return lambda t: [
+        node(f"gw-{i:03d}", cpu_pct=cpu_pct if (f"gw-{i:03d}" == hot_id and t >= hot_from_s) else 40.0)
+        for i in range(4)
+    ]
+
+
+def test_cpu_abort_fires_after_thirty_seconds_naming_the_node() -> None:
+    engine = AlarmEngine()
+    raised = []
+    for f in series(0, 60, fleet=hot_fleet(10)):
+        raised += [e.time_s for e in engine.update(f) if e.data["change"] == "raised"]
+    assert raised == [40]
+    (alarm,) = engine.active
+    assert (alarm.name, alarm.nodes, alarm.value, alarm.limit) == ("cpu_abort", ["gw-002"], 85.0, 80.0)
+    assert "gw-002 85 %" in alarm.message and "halt" in alarm.message
+
+
+def test_cpu_abort_is_one_alarm_for_many_nodes_hottest_first() -> None:
+    def fleet(t: float):
+        hot = [node(f"gw-{i:03d}", cpu_pct=81.0 + i) for i in range(6)]
+        late = [node("gw-late", cpu_pct=99.0 if t >= 20 else 50.0)]  # hot, but not yet for 30 s
+        return hot + late
+
+    engine = AlarmEngine()
+    for f in series(0, 35, fleet=fleet):
+        engine.update(f)
+    (alarm,) = engine.active
+    assert alarm.nodes == ["gw-005", "gw-004", "gw-003", "gw-002", "gw-001", "gw-000"]
+    assert alarm.value == 86.0
+    assert "gw-005 86 %, gw-004 85 %, gw-003 84 % and 3 more" in alarm.message
+
+
+def test_cpu_abort_needs_thirty_unbroken_seconds() -> None:
+    # Hot for 29 s, one cool second, hot again for 29 s: never 30 in a row.
+    def fleet(t: float):
+        return [node("gw-000", cpu_pct=90.0 if int(t) % 30 != 29 else 50.0)]
+
+    assert "cpu_abort" not in first_fired(series(0, 120, fleet=fleet))
+
+
+def test_cpu_at_exactly_the_line_is_not_over_it() -> None:
+    assert "cpu_abort" not in first_fired(series(0, 60, fleet=hot_fleet(0, cpu_pct=80.0)))
+
+
+def test_a_restarting_node_is_not_a_survivor() -> None:
+    fleet = [node("gw-000", state="restarting", cpu_pct=99.0), node("gw-001")]
+    assert "cpu_abort" not in first_fired(series(0, 60, fleet=fleet))
+
+
+# --- rollout_paused -----------------------------------------------------------------------------
+
+
+def test_rollout_paused_fires_at_once_and_names_the_reason() -> None:
+    def rollout(t: float) -> RolloutStatus:
+        state = RolloutState.PAUSED if t >= 5 else RolloutState.RUNNING
+        return RolloutStatus(state=state, batch=3, batches=16, pause_reason="gw-007 CPU 78 %")
+
+    engine = AlarmEngine()
+    for f in series(0, 6, rollout=rollout):
+        engine.update(f)
+    (alarm,) = engine.active
+    assert alarm.name == "rollout_paused" and alarm.since_s == 5
+    assert (alarm.value, alarm.limit) == (30.0, 75.0)  # the hottest node now, against the pause line
+    assert "batch 3 of 16" in alarm.message and "gw-007 CPU 78 %" in alarm.message
+
+
+# --- headroom_low ---------------------------------------------------------------------------------
+
+
+def test_headroom_under_budget_fires_and_at_budget_does_not() -> None:
+    assert first_fired(series(0, 3, headroom_pct=34.9)) == {"headroom_low": 0}
+    assert first_fired(series(0, 3, headroom_pct=35.0)) == {}
+
+
+# --- drain ÷ inflow (sync-engine essay) -----------------------------------------------------------
+
+
+def test_losing_ground_needs_sixty_seconds_under_one() -> None:
+    fired = first_fired(series(0, 100, drain_inflow_ratio=lambda t: 0.9 if t >= 20 else 1.2))
+    assert fired == {"drain_inflow_losing": 80}
+
+
+def test_nothing_flowing_in_breaks_the_losing_streak() -> None:
+    fired = first_fired(series(0, 120, drain_inflow_ratio=lambda t: None if t == 50 else 0.9))
+    assert fired == {"drain_inflow_losing": 51 + 60}
+
+
+def test_kill_switch_trips_at_once_under_point_six() -> None:
+    fired = first_fired(series(0, 10, drain_inflow_ratio=lambda t: 0.55 if t >= 3 else 1.0))
+    assert fired == {"drain_inflow_kill_switch": 3}
+
+
+# --- lockstep_waves -------------------------------------------------------------------------------
+
+
+def spiky(t: float) -> list[int]:
+    # A 1 000-attempt wave every 2.5 s, near silence between: the outage seed's synchronised retries.
+    return [1000 if (int(t * 10) + i) % 25 == 0 else 2 for i in range(10)]
+
+
+def smeared(t: float) -> list[int]:
+    rng = random.Random(int(t))
+    return [rng.randint(90, 110) for _ in range(10)]
+
+
+def test_lockstep_waves_fire_on_spikes_not_on_a_smear() -> None:
+    assert "lockstep_waves" in first_fired(series(0, 30, attempts=spiky))
+    assert "lockstep_waves" not in first_fired(series(0, 30, attempts=smeared))
+
+
+def test_lockstep_forgets_waves_older_than_its_window() -> None:
+    engine = AlarmEngine(Thresholds().replace(lockstep_window_s=10, clear_after_s=0))
+    for f in series(0, 10, attempts=spiky):
+        engine.update(f)
+    assert [a.name for a in engine.active] == ["lockstep_waves"]
+    for f in series(10, 11, attempts=smeared):
+        engine.update(f)
+    assert engine.active == []
+
+
+# --- reconnect_rate_high (outage seed: ~80 k/min steady, 13 M/min in the storm) --------------------
+
+
+def test_storm_many_times_the_learned_baseline_fires_after_five_seconds() -> None:
+    steady, storm = 80_000 / 60, 13_000_000 / 60
+    frames = series(0, 200, attempts_per_s=lambda t: storm if t >= 120 else steady)
+    assert first_fired(frames) == {"reconnect_rate_high": 125}
+
+
+def test_doubling_of_the_steady_rate_is_not_a_storm() -> None:
+    frames = series(0, 400, attempts_per_s=lambda t: 2000.0 if t >= 120 else 1000.0)
+    assert "reconnect_rate_high" not in first_fired(frames)
+
+
+def test_no_rate_alarm_while_the_baseline_is_still_learning() -> None:
+    frames = series(0, 29, attempts_per_s=lambda t: 1e6 if t >= 10 else 100.0)
+    assert first_fired(frames) == {}
+
+
+def test_a_configured_baseline_replaces_learning() -> None:
+    frames = series(0, 20, attempts_per_s=50_000.0)
+    assert first_fired(frames, reconnect_baseline_per_s=1333.0) == {"reconnect_rate_high": 5}
+
+
+def test_a_storm_does_not_teach_the_baseline() -> None:
+    engine = AlarmEngine()
+    for f in series(0, 1000, attempts_per_s=lambda t: 50_000.0 if t >= 60 else 1000.0):
+        engine.update(f)
+    assert [a.name for a in engine.active] == ["reconnect_rate_high"]
+    assert "50 k/s, 50× the steady 1.0 k/s" in engine.active[0].message
+
+
+# --- resync_share_rising ---------------------------------------------------------------------------
+
+
+def test_resync_share_over_ten_percent_of_accepts_fires() -> None:
+    assert "resync_share_rising" in first_fired(
+        series(0, 20, accepts_per_s=1000.0, full_resyncs_per_s=lambda t: 200.0 if t >= 10 else 10.0)
+    )
+    assert "resync_share_rising" not in first_fired(
+        series(0, 20, accepts_per_s=1000.0, full_resyncs_per_s=50.0)
+    )
+
+
+def test_resync_share_ignores_a_trickle() -> None:
+    assert first_fired(series(0, 20, accepts_per_s=3.0, full_resyncs_per_s=2.0)) == {}
+
+
+# --- abnormal_closes_rising (1006) -----------------------------------------------------------------
+
+
+def test_abnormal_closes_rising_over_their_baseline() -> None:
+    frames = series(0, 100, abnormal_closes_per_s=lambda t: 60.0 if t >= 60 else 4.0)
+    assert first_fired(frames) == {"abnormal_closes_rising": 65}
+
+
+def test_abnormal_closes_under_the_floor_never_page() -> None:
+    frames = series(0, 100, abnormal_closes_per_s=lambda t: 3.0 if t >= 60 else 0.0)
+    assert first_fired(frames) == {}
+
+
+# --- drain_pacing_exceeded (field guide) -----------------------------------------------------------
+
+
+def pacing_fleet(drain_rate_per_s: float):
+    return [
+        node("gw-000", state="draining", drain_rate_per_s=drain_rate_per_s),
+        *nodes(3)[1:],
+        node("gw-003"),
+    ]
+
+
+def test_drain_pacing_against_admission_rate() -> None:
+    # Three nodes in rotation admit 500/s each: 1 500/s; they admit 100/s besides the drain.
+    admission = AdmissionSettings(rate_per_s=500.0, max_connections=None, retry_after_s=(1, 30))
+    slow = series(0, 3, fleet=pacing_fleet(1000.0), admission=admission, accepts_per_s=1100.0)
+    fast = series(0, 3, fleet=pacing_fleet(1500.0), admission=admission, accepts_per_s=1600.0)
+    assert first_fired(slow) == {}
+    assert first_fired(fast) == {"drain_pacing_exceeded": 0}
+
+
+def test_drain_pacing_against_handshake_capacity_when_admission_is_unlimited() -> None:
+    capacity = FleetCapacity(
+        handshakes_per_s=400.0, cpu_pct_per_handshake_per_s=0.1, connections_per_node=50_000
+    )
+    frames = series(0, 3, fleet=pacing_fleet(1500.0), accepts_per_s=100.0)
+    assert alarms_fired(frames) == {}  # unlimited admission and no capacity given: nothing to judge by
+    engine = AlarmEngine(capacity=capacity)
+    for f in frames:
+        engine.update(f)
+    (alarm,) = engine.active
+    assert alarm.name == "drain_pacing_exceeded"
+    assert (alarm.value, alarm.limit) == (1500.0, 1200.0 - 0.0)

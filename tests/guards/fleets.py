@@ -1,0 +1,40 @@
+"""A calm 20-node fleet and its capacity record, with knobs for what each guard test changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from console.guards import FleetCapacity
+from console.protocol import AdmissionSettings, FleetSnapshot, NodeStatus, RolloutStatus
+from tests.fleet_builders import node, snapshot
+
+# 2000 handshakes/s per node, 0.02 CPU points per handshake/s: a node at its handshake ceiling spends 40 %
+# on handshakes alone — the outage seed's point that reconnecting, not holding, burns CPU.
+CAPACITY = FleetCapacity(
+    handshakes_per_s=2000.0, cpu_pct_per_handshake_per_s=0.02, connections_per_node=50_000
+)
+
+
+def fleet(
+    count: int = 20,
+    *,
+    cpu_pct: float = 40.0,
+    connections: int = 27_000,
+    accepts_per_s: float = 20.0,
+    extra: list[NodeStatus] | None = None,
+    rollout: RolloutStatus | None = None,
+    admission: AdmissionSettings | None = None,
+    **totals: Any,
+) -> FleetSnapshot:
+    members = [
+        node(f"gw-{i:03d}", cpu_pct=cpu_pct, connections=connections, accepts_per_s=accepts_per_s)
+        for i in range(count)
+    ] + (extra or [])
+    held = sum(member.connections for member in members)
+    headroom_pct = (1 - held / (50_000 * count)) * 100
+    values = {
+        "connections": held,
+        "headroom_pct": headroom_pct,
+        "accepts_per_s": accepts_per_s * count,
+    } | totals
+    return snapshot(members, rollout=rollout, admission=admission, **values)

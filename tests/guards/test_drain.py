@@ -1,0 +1,150 @@
+"""Drain and undrain guards, and the drain planner, against hand-built fleets."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.errors import InputError
+from console.guards import judge_drain, judge_undrain, plan_drain
+from console.protocol import AdmissionSettings, DrainRequest, VerdictLevel
+from tests.fleet_builders import node
+from tests.guards.fleets import CAPACITY, fleet
+
+
+def drain(
+    rate_per_s: float, deadline_s: float = 600, hint_ms: tuple[int, int] = (1000, 31000)
+) -> DrainRequest:
+    return DrainRequest(rate_per_s=rate_per_s, deadline_s=deadline_s, hint_ms=hint_ms)
+
+
+def failed(verdict) -> set[str]:
+    return {c.name for c in verdict.checks if not c.ok}
+
+
+def test_the_interviews_drain_on_a_calm_fleet_is_ok() -> None:
+    # 27 000 connections at 833/s (interview: 500 k over 10 min) told to come back within 30 s.
+    verdict = judge_drain(fleet(), CAPACITY, "gw-003", drain(833))
+    assert verdict.level is VerdictLevel.OK, failed(verdict)
+    assert verdict.projections["duration_s"] == pytest.approx(27_000 / 833, rel=1e-3)
+    assert verdict.projections["survivors"] == 19
+
+
+def test_survivors_over_the_pause_line_make_it_typed_over_the_abort_line_blocked() -> None:
+    hot = fleet(cpu_pct=70.0)
+    # 19 survivors × 1.5 skew × 0.02 %/handshake: 5 points of CPU per ~3 167 closes/s.
+    typed = judge_drain(hot, CAPACITY, "gw-003", drain(5000, hint_ms=(1000, 60_000)))
+    blocked = judge_drain(hot, CAPACITY, "gw-003", drain(9000, hint_ms=(1000, 100_000)))
+    assert typed.level is VerdictLevel.TYPED and failed(typed) == {"survivor_cpu_vs_pause_pct"}
+    assert typed.typed_expected == "gw-003"
+    assert blocked.level is VerdictLevel.BLOCKED and "survivor_cpu_vs_abort_pct" in failed(blocked)
+
+
+def test_pacing_budget_against_admission_blocks_and_says_what_would_pass() -> None:
+    tight = fleet(admission=AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30)))
+    # 19 survivors × 30/s = 570/s admitted, 400/s of it already taken by the fleet's inflow: 170/s spare.
+    verdict = judge_drain(tight, CAPACITY, "gw-003", drain(300))
+    assert verdict.level is VerdictLevel.BLOCKED and failed(verdict) >= {"drain_pacing_per_s"}
+    pacing = next(c for c in verdict.checks if c.name == "drain_pacing_per_s")
+    assert (pacing.value, pacing.limit) == (300.0, 170.0)
+    assert verdict.projections["largest_safe_rate_per_s"] == 170
+
+
+def test_headroom_after_the_node_leaves() -> None:
+    # 20 nodes at 64 % utilisation: 36 % headroom now, 32 % once one node's capacity is gone.
+    verdict = judge_drain(fleet(connections=32_000), CAPACITY, "gw-000", drain(200, deadline_s=3600))
+    assert failed(verdict) == {"headroom_after_pct"} and verdict.level is VerdictLevel.TYPED
+    assert verdict.projections["headroom_after_pct"] == pytest.approx((1 - 640_000 / 950_000) * 100, abs=1e-3)
+
+
+def test_concurrent_drains_over_the_limit() -> None:
+    draining = [node(f"old-{i}", state="draining", drain_rate_per_s=1.0, connections=100) for i in range(30)]
+    verdict = judge_drain(fleet(extra=draining), CAPACITY, "gw-000", drain(100, deadline_s=3600))
+    assert "concurrent_drains" in failed(verdict) and verdict.level is VerdictLevel.TYPED
+
+
+def test_a_deadline_too_short_even_at_the_safe_rate_asks_for_confirmation() -> None:
+    tight = fleet(admission=AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30)))
+    # Safe rate 170/s × 60 s empties 10 200 of 27 000.
+    verdict = judge_drain(tight, CAPACITY, "gw-003", drain(100, deadline_s=60, hint_ms=(1000, 200_000)))
+    assert failed(verdict) == {"force_closed_at_safe_rate", "force_closed_at_deadline"}
+    assert verdict.level is VerdictLevel.CONFIRM
+    assert verdict.projections["force_closed"] == 27_000 - 6000
+
+
+def test_a_slow_drain_that_force_closes_only_warns() -> None:
+    # At 10/s, 21 000 remain at the deadline: a warning; the faster safe rate would have emptied the node.
+    verdict = judge_drain(fleet(), CAPACITY, "gw-003", drain(10))
+    assert failed(verdict) == {"force_closed_at_deadline"} and verdict.level is VerdictLevel.OK
+
+
+def test_a_narrow_hint_window_for_the_rate_asks_for_confirmation() -> None:
+    # 833 closes/s need ≥ 8.33 s of window (100 closes/s per second of window).
+    narrow = judge_drain(fleet(), CAPACITY, "gw-003", drain(833, hint_ms=(1000, 5000)))
+    assert failed(narrow) == {"hint_window_ms"} and narrow.level is VerdictLevel.CONFIRM
+    hint = next(c for c in narrow.checks if c.name == "hint_window_ms")
+    assert (hint.value, hint.limit, hint.bound) == (4000, 8330.0, "min")
+
+
+@pytest.mark.parametrize(
+    ("node_id", "request_", "field"),
+    [
+        ("gw-999", drain(100), "node"),
+        ("gw-001", DrainRequest(rate_per_s=100, deadline_s=600, hint_ms=(5000, 1000)), "hint_ms"),
+        ("busy", drain(100), "node"),
+    ],
+)
+def test_bad_drains_are_input_errors(node_id: str, request_: DrainRequest, field: str) -> None:
+    snapshot = fleet(extra=[node("busy", state="draining", drain_rate_per_s=10)])
+    with pytest.raises(InputError) as error:
+        judge_drain(snapshot, CAPACITY, node_id, request_)
+    assert error.value.field == field
+
+
+# --- the planner ----------------------------------------------------------------------------------------
+
+
+def test_plan_is_the_largest_rate_that_passes() -> None:
+    tight = fleet(admission=AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30)))
+    plan = plan_drain(tight, CAPACITY, "gw-003")
+    assert (plan.rate_per_s, plan.limited_by) == (170, "drain_pacing")
+    assert plan.duration_s == pytest.approx(27_000 / 170)
+    assert judge_drain(tight, CAPACITY, "gw-003", plan.request()).level is not VerdictLevel.BLOCKED
+    faster = plan.request().model_copy(update={"rate_per_s": plan.rate_per_s * 1.05})
+    assert judge_drain(tight, CAPACITY, "gw-003", faster).level is VerdictLevel.BLOCKED
+
+
+def test_plan_limited_by_survivor_cpu() -> None:
+    hot = fleet(cpu_pct=70.0)
+    plan = plan_drain(hot, CAPACITY, "gw-003")
+    # (75 − 70) points ÷ (0.02 × 1.5 ÷ 19 survivors) = 3 166.7 closes/s, less the node's own 20/s inflow.
+    assert plan.limited_by == "survivor_cpu" and plan.rate_per_s == 3140
+    verdict = judge_drain(hot, CAPACITY, "gw-003", plan.request())
+    assert verdict.level is VerdictLevel.OK, failed(verdict)
+
+
+def test_a_batch_shares_the_budget() -> None:
+    tight = fleet(admission=AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30)))
+    one = plan_drain(tight, CAPACITY, ["gw-001"])
+    two = plan_drain(tight, CAPACITY, ["gw-001", "gw-002"])
+    # Two leave: 18 survivors admit 540/s, inflow still 400/s → 140/s spare, 70/s each.
+    assert (one.rate_per_s, two.rate_per_s) == (170, 70)
+    assert two.node_ids == ("gw-001", "gw-002")
+
+
+def test_plan_on_a_fleet_with_no_room_is_rate_zero() -> None:
+    plan = plan_drain(fleet(cpu_pct=79.0), CAPACITY, "gw-003")
+    assert plan.rate_per_s == 0 and plan.force_closed == 27_000
+
+
+# --- undrain ----------------------------------------------------------------------------------------------
+
+
+def test_undrain_is_ok_and_warns_when_the_node_looks_unhealthy() -> None:
+    snapshot = fleet(
+        extra=[node("sick", state="drained", cpu_pct=90.0, timeouts_per_s=4.0), node("fine", state="drained")]
+    )
+    sick = judge_undrain(snapshot, "sick")
+    assert sick.level is VerdictLevel.OK and failed(sick) == {"node_cpu_pct", "node_timeouts_per_s"}
+    assert failed(judge_undrain(snapshot, "fine")) == set()
+    with pytest.raises(InputError):
+        judge_undrain(snapshot, "gw-001")  # in rotation already

@@ -1,0 +1,185 @@
+"""Properties every verdict keeps, over generated fleets and requests (issue #4, section 6)."""
+
+from __future__ import annotations
+
+from hypothesis import assume, event, given, settings
+from hypothesis import strategies as st
+
+from console.guards import (
+    LEVEL_RANK,
+    FleetCapacity,
+    judge_admission,
+    judge_drain,
+    judge_rollout_halt,
+    judge_rollout_start,
+    plan_drain,
+)
+from console.protocol import (
+    AdmissionRequest,
+    AdmissionSettings,
+    DrainRequest,
+    NodeState,
+    RolloutMode,
+    RolloutRequest,
+    RolloutState,
+    RolloutStatus,
+    Verdict,
+)
+from tests.fleet_builders import node, snapshot
+
+states = st.sampled_from([NodeState.READY] * 4 + list(NodeState))
+
+
+def nodes_strategy(max_cpu_pct: float = 100.0, max_accepts_per_s: float = 5000.0) -> st.SearchStrategy:
+    return st.lists(
+        st.builds(
+            lambda i, state, cpu, connections, accepts, drain: node(
+                f"gw-{i}",
+                state=state,
+                cpu_pct=cpu,
+                connections=connections,
+                accepts_per_s=accepts,
+                drain_rate_per_s=drain if state is NodeState.DRAINING else None,
+            ),
+            st.integers(0, 10**6),
+            states,
+            st.floats(0, max_cpu_pct),
+            st.integers(0, 200_000),
+            st.floats(0, max_accepts_per_s),
+            st.floats(0.1, 5000),
+        ),
+        min_size=1,
+        max_size=25,
+        unique_by=lambda n: n.id,
+    )
+
+
+capacity_strategy = st.builds(
+    FleetCapacity,
+    handshakes_per_s=st.floats(1, 20_000),
+    cpu_pct_per_handshake_per_s=st.floats(1e-4, 1),
+    connections_per_node=st.integers(1000, 500_000),
+    steady_inflow_per_s=st.floats(0, 10_000),
+)
+
+admission_strategy = st.builds(
+    AdmissionSettings,
+    rate_per_s=st.none() | st.floats(1, 10_000),
+    burst=st.none() | st.integers(1, 10_000),
+    max_connections=st.none() | st.integers(1, 10**6),
+    retry_after_s=st.just((1.0, 30.0)),
+)
+
+
+def snapshot_strategy(max_cpu_pct: float = 100.0, max_accepts_per_s: float = 5000.0) -> st.SearchStrategy:
+    return st.builds(
+        lambda members, admission, headroom, rollout_state: snapshot(
+            members,
+            admission=admission,
+            rollout=RolloutStatus(state=rollout_state),
+            headroom_pct=headroom,
+            accepts_per_s=sum(m.accepts_per_s for m in members),
+        ),
+        nodes_strategy(max_cpu_pct, max_accepts_per_s),
+        admission_strategy,
+        st.floats(-50, 100),
+        st.sampled_from(list(RolloutState)),
+    )
+
+
+def ready_ids(fleet) -> list[str]:
+    return [n.id for n in fleet.nodes if n.state is NodeState.READY]
+
+
+def assert_checks_honest(verdict: Verdict) -> None:
+    """No check passes with its value over a max limit or under a min limit."""
+    for item in verdict.checks:
+        if not isinstance(item.value, int | float) or not isinstance(item.limit, int | float):
+            continue
+        if item.bound == "max" and item.value > item.limit:
+            assert not item.ok, item
+        if item.bound == "min" and item.value < item.limit:
+            assert not item.ok, item
+    failed_levels = [LEVEL_RANK[c.level] for c in verdict.checks if not c.ok and c.level is not None]
+    assert LEVEL_RANK[verdict.level] >= max(failed_levels, default=0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    fleet=snapshot_strategy(),
+    capacity=capacity_strategy,
+    rates=st.tuples(st.floats(0.01, 1e5), st.floats(0.01, 1e5)).map(sorted),
+    deadline_s=st.floats(0, 7200),
+    hint=st.tuples(st.integers(0, 60_000), st.integers(0, 60_000)).map(sorted),
+    data=st.data(),
+)
+def test_a_higher_drain_rate_never_lowers_the_level(fleet, capacity, rates, deadline_s, hint, data) -> None:
+    ids = ready_ids(fleet)
+    assume(ids)
+    target = data.draw(st.sampled_from(ids))
+    slow, fast = (
+        judge_drain(
+            fleet, capacity, target, DrainRequest(rate_per_s=r, deadline_s=deadline_s, hint_ms=tuple(hint))
+        )
+        for r in rates
+    )
+    assert LEVEL_RANK[fast.level] >= LEVEL_RANK[slow.level]
+    assert_checks_honest(slow)
+    assert_checks_honest(fast)
+
+
+@settings(max_examples=200, deadline=None)
+@given(fleet=snapshot_strategy())
+def test_halt_is_always_ok(fleet) -> None:
+    assert judge_rollout_halt(fleet).level == "ok"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    fleet=snapshot_strategy(max_cpu_pct=70.0, max_accepts_per_s=100.0),
+    capacity=capacity_strategy,
+    data=st.data(),
+)
+def test_the_plan_never_fails_its_own_limits(fleet, capacity, data) -> None:
+    ids = ready_ids(fleet)
+    assume(ids)
+    batch = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=3, unique=True))
+    plan = plan_drain(fleet, capacity, batch)
+    event("room to drain" if plan.rate_per_s > 0 else "no room")
+    verdict = judge_drain(fleet, capacity, batch, plan.request())
+    limits = {"drain_pacing_per_s", "survivor_cpu_vs_pause_pct", "survivor_cpu_vs_abort_pct"}
+    broken = [c.name for c in verdict.checks if c.name in limits and not c.ok]
+    if plan.rate_per_s > 0:
+        assert not broken and not [c for c in verdict.checks if c.name == "hint_window_ms" and not c.ok]
+    else:
+        assert broken  # no room: even the slowest drain the form can hold breaks a limit
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    fleet=snapshot_strategy(),
+    capacity=capacity_strategy,
+    batch_size=st.integers(1, 5),
+    mode=st.sampled_from(list(RolloutMode)),
+    pause=st.floats(1, 100),
+)
+def test_rollout_checks_are_honest(fleet, capacity, batch_size, mode, pause) -> None:
+    assume(len(ready_ids(fleet)) >= batch_size)
+    assume(fleet.rollout.state not in (RolloutState.RUNNING, RolloutState.PAUSED))
+    request = RolloutRequest(batch_size=batch_size, interval_s=60, mode=mode, pause_cpu_pct=pause)
+    verdict = judge_rollout_start(fleet, capacity, request)
+    assert_checks_honest(verdict)
+    if mode is RolloutMode.ABRUPT:
+        assert LEVEL_RANK[verdict.level] >= LEVEL_RANK["typed"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    fleet=snapshot_strategy(),
+    rate=st.none() | st.floats(0.01, 1e5),
+    ceiling=st.none() | st.integers(1, 10**6),
+    window=st.tuples(st.floats(0, 120), st.floats(0, 120)).map(sorted),
+)
+def test_admission_checks_are_honest(fleet, rate, ceiling, window) -> None:
+    request = AdmissionRequest(rate_per_s=rate, max_connections=ceiling, retry_after_s=tuple(window))
+    assert_checks_honest(judge_admission(fleet, request))

@@ -1,0 +1,145 @@
+"""Rollout start, halt and resume guards; admission guards."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.errors import InputError
+from console.guards import judge_admission, judge_rollout_halt, judge_rollout_resume, judge_rollout_start
+from console.protocol import (
+    AdmissionRequest,
+    AdmissionSettings,
+    RolloutMode,
+    RolloutRequest,
+    RolloutState,
+    RolloutStatus,
+    VerdictLevel,
+)
+from tests.fleet_builders import node
+from tests.guards.fleets import CAPACITY, fleet
+
+
+def failed(verdict) -> set[str]:
+    return {c.name for c in verdict.checks if not c.ok}
+
+
+def rollout(batch_size: int = 2, mode: RolloutMode = RolloutMode.DRAIN, **fields) -> RolloutRequest:
+    return RolloutRequest(batch_size=batch_size, interval_s=90, mode=mode, **fields)
+
+
+# --- rollout start ------------------------------------------------------------------------------------
+
+
+def test_drain_rollout_on_a_calm_fleet_is_ok() -> None:
+    verdict = judge_rollout_start(fleet(), CAPACITY, rollout())
+    assert verdict.level is VerdictLevel.OK, failed(verdict)
+    assert verdict.projections["batches"] == 10 and verdict.projections["batch_connections"] == 54_000
+
+
+def test_below_the_headroom_budget_no_restart_is_safe() -> None:
+    # 70 % utilisation: the outage fleet before its post-mortem (20 % headroom was its provisioning).
+    verdict = judge_rollout_start(fleet(connections=35_000), CAPACITY, rollout())
+    assert verdict.level is VerdictLevel.BLOCKED and "headroom_pct" in failed(verdict)
+    headroom = next(c for c in verdict.checks if c.name == "headroom_pct")
+    assert "add capacity instead of restarting" in headroom.why
+
+
+def test_abrupt_is_always_typed_with_the_storm_size() -> None:
+    verdict = judge_rollout_start(fleet(), CAPACITY, rollout(batch_size=3, mode=RolloutMode.ABRUPT))
+    assert verdict.level is VerdictLevel.TYPED and verdict.typed_expected == "test-fleet"
+    assert verdict.projections["storm_connections"] == 81_000
+    assert verdict.projections["storm_readmit_s"] > 0
+
+
+def test_abrupt_on_a_fleet_without_headroom_is_blocked() -> None:
+    verdict = judge_rollout_start(fleet(connections=35_000), CAPACITY, rollout(mode=RolloutMode.ABRUPT))
+    assert verdict.level is VerdictLevel.BLOCKED
+
+
+def test_a_batch_the_rest_cannot_hold_is_blocked() -> None:
+    # 8 of 20 nodes at 27 k: 216 k displaced into the other 12's 276 k of room (12 × 23 k); a batch of 10
+    # displaces 270 k into 230 k.
+    assert "batch_connections" not in failed(judge_rollout_start(fleet(), CAPACITY, rollout(batch_size=8)))
+    assert "batch_connections" in failed(judge_rollout_start(fleet(), CAPACITY, rollout(batch_size=10)))
+
+
+def test_pacing_a_batch_over_the_drain_window() -> None:
+    tight = fleet(admission=AdmissionSettings(rate_per_s=25.0, max_connections=None, retry_after_s=(1, 30)))
+    # Batch of 2: 54 000 over 600 s = 90/s; 18 survivors × 25/s = 450/s admitted, 400/s inflow → 50/s spare.
+    verdict = judge_rollout_start(tight, CAPACITY, rollout())
+    assert "drain_pacing_per_s" in failed(verdict) and verdict.level is VerdictLevel.BLOCKED
+
+
+def test_a_hot_fleet_or_a_looser_pause_line() -> None:
+    assert judge_rollout_start(fleet(cpu_pct=78), CAPACITY, rollout()).level is VerdictLevel.BLOCKED
+    looser = judge_rollout_start(fleet(), CAPACITY, rollout(pause_cpu_pct=90))
+    assert failed(looser) == {"pause_cpu_pct"} and looser.level is VerdictLevel.TYPED
+
+
+def test_rollout_input_errors() -> None:
+    running = fleet(rollout=RolloutStatus(state=RolloutState.RUNNING))
+    with pytest.raises(InputError, match="halt it first"):
+        judge_rollout_start(running, CAPACITY, rollout())
+    with pytest.raises(InputError) as error:
+        judge_rollout_start(fleet(count=4), CAPACITY, rollout(batch_size=5))
+    assert error.value.field == "batch_size"
+
+
+# --- halt and resume --------------------------------------------------------------------------------------
+
+
+def test_halt_is_ok_even_in_a_burning_fleet() -> None:
+    burning = fleet(cpu_pct=100, rollout=RolloutStatus(state=RolloutState.RUNNING), headroom_pct=0)
+    assert judge_rollout_halt(burning).level is VerdictLevel.OK
+
+
+def test_resume_needs_cpu_under_the_pause_line() -> None:
+    paused = RolloutStatus(state=RolloutState.PAUSED, pause_cpu_pct=75.0)
+    hot = fleet(rollout=paused, extra=[node("hot", cpu_pct=77.0)])
+    verdict = judge_rollout_resume(hot)
+    assert verdict.level is VerdictLevel.BLOCKED and verdict.projections["nodes_over_pause"] == 1
+    assert judge_rollout_resume(fleet(rollout=paused)).level is VerdictLevel.OK
+    with pytest.raises(InputError):
+        judge_rollout_resume(fleet())  # idle: nothing to resume
+
+
+# --- admission --------------------------------------------------------------------------------------------
+
+
+def test_tightening_below_the_steady_inflow_asks_for_confirmation() -> None:
+    # 20 nodes admit 20/s each now: 400/s. A limit of 15/s per node admits 300/s.
+    verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=15))
+    assert failed(verdict) == {"admission_rate_per_s"} and verdict.level is VerdictLevel.CONFIRM
+    assert judge_admission(fleet(), AdmissionRequest(rate_per_s=25)).level is VerdictLevel.OK
+
+
+def test_steady_inflow_comes_from_the_capacity_record_when_it_knows() -> None:
+    capacity = CAPACITY.__class__(**{**CAPACITY.__dict__, "steady_inflow_per_s": 200.0})
+    assert judge_admission(fleet(), AdmissionRequest(rate_per_s=15), capacity).level is VerdictLevel.OK
+
+
+def test_a_narrow_retry_after_window_is_lockstep() -> None:
+    verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=50, retry_after_s=(10, 12)))
+    assert failed(verdict) == {"retry_after_window_s"} and verdict.level is VerdictLevel.CONFIRM
+
+
+def test_loosening_while_a_node_is_hot_is_typed_tightening_is_not() -> None:
+    current = AdmissionSettings(rate_per_s=50.0, max_connections=None, retry_after_s=(1, 30))
+    hot = fleet(admission=current, extra=[node("hot", cpu_pct=80.0)])
+    loosen = judge_admission(hot, AdmissionRequest(rate_per_s=100))
+    assert failed(loosen) == {"loosening_cpu_pct"} and loosen.level is VerdictLevel.TYPED
+    tighten = judge_admission(hot, AdmissionRequest(rate_per_s=30))
+    assert tighten.level is VerdictLevel.OK and not tighten.projections["loosening"]
+
+
+def test_a_ceiling_under_what_nodes_hold() -> None:
+    verdict = judge_admission(fleet(), AdmissionRequest(max_connections=20_000, nodes=["gw-001"]))
+    assert failed(verdict) == {"max_connections"}
+
+
+def test_admission_input_errors() -> None:
+    with pytest.raises(InputError) as error:
+        judge_admission(fleet(), AdmissionRequest(retry_after_s=(30, 1)))
+    assert error.value.field == "retry_after_s"
+    with pytest.raises(InputError):
+        judge_admission(fleet(), AdmissionRequest(nodes=["nope"]))

@@ -1,0 +1,226 @@
+"""The simulator engine at small scale: invariants, actions, determinism, forks, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from console.cli import main
+from console.errors import InputError
+from console.protocol import NodeState, RolloutState
+from console.sim.engine import Simulation
+from console.sim.scenario import build_scenario, list_scenarios, load_scenario
+from console.sim.summary import RunRecorder
+
+SMALL = {
+    "name": "small",
+    "duration_s": 120,
+    "clients": {"count": 40_000, "churn_per_min": 600},
+    "nodes": {"count": 8, "capacity_connections": 8_000, "handshakes_per_s": 2_000},
+}
+
+
+def small(**sections: dict) -> Simulation:
+    data = {key: (dict(value) if isinstance(value, dict) else value) for key, value in SMALL.items()}
+    for key, value in sections.items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    return Simulation(build_scenario(data))
+
+
+def clients_accounted(sim: Simulation) -> int:
+    """Every client is either connected somewhere or waiting in the wheel to retry."""
+    return int(sim.conn.sum() + sim.wheel.sum())
+
+
+def test_packaged_scenarios_load_and_cite_their_seed() -> None:
+    names = [name for name, _ in list_scenarios()]
+    for required in (
+        "thundering-herd",
+        "regional-outage",
+        "graceful-drain",
+        "gitlab-reset-burst",
+        "resync-cliff",
+        "socketio-lockstep",
+    ):
+        assert required in names
+    for name in names:
+        scenario = load_scenario(name)
+        assert scenario.seed_source, f"{name} must cite the seed it comes from"
+        assert scenario.teaches, f"{name} must say what it teaches"
+
+
+def test_clients_are_conserved_through_restarts_drains_and_overload() -> None:
+    sim = small(events=[
+        {"at_s": 10, "action": "restart_nodes", "nodes": ["gw-000", "gw-001"]},
+        {"at_s": 20, "action": "disconnect_fraction", "fraction": 0.5},
+        {"at_s": 30, "action": "drain_nodes", "nodes": ["gw-003"], "rate_per_s": 200, "deadline_s": 20,
+         "hint_ms": [500, 5000]},
+        {"at_s": 40, "action": "kill_nodes", "nodes": ["gw-004"]},
+    ])
+    total = sim.scenario.clients.count
+    assert clients_accounted(sim) == total
+    for _ in range(90):
+        sim.step()
+        assert clients_accounted(sim) == total
+        assert (sim.conn >= 0).all() and (sim.wheel >= 0).all() and (sim.fresh <= sim.conn).all()
+
+
+def test_a_restart_drops_the_node_and_it_comes_back() -> None:
+    sim = small(nodes={**SMALL["nodes"], "restart_s": 5})
+    sim.step()
+    before = int(sim.conn[:, 2].sum())
+    sim.restart_nodes(["gw-002"])
+    result = sim.step()
+    assert sim.state_of(2) is NodeState.RESTARTING
+    assert result.connections[2] == 0
+    assert result.fleet_out.sum() > 0
+    assert any(e.kind == "disconnect" and e.data["dropped"] == before for e in result.events)
+    for _ in range(6):
+        sim.step()
+    assert sim.state_of(2) is NodeState.READY
+
+
+def test_drain_closes_at_the_requested_rate_then_the_node_is_drained() -> None:
+    sim = small()
+    sim.step()
+    held = int(sim.conn[:, 5].sum())
+    sim.drain("gw-005", rate_per_s=400, deadline_s=600, hint_ms=(1000, 5000))
+    closes = []
+    while sim.state_of(5) is NodeState.DRAINING:
+        result = sim.step()
+        closes.append(result.node_out[5][5])  # ON_CLOSES
+    # The last second with connections closes what is left; the state changes at the next second's start.
+    steady = closes[:-2]
+    assert np.mean(steady) == pytest.approx(400, rel=0.02)
+    assert sum(closes) >= held  # churn adds a few, nothing is lost
+    assert sim.state_of(5) is NodeState.DRAINED
+    sim.undrain("gw-005")
+    assert sim.state_of(5) is NodeState.READY
+
+
+def test_drain_force_closes_at_the_deadline() -> None:
+    sim = small()
+    sim.step()
+    sim.drain("gw-001", rate_per_s=10, deadline_s=5, hint_ms=(1000, 2000))
+    forced = 0.0
+    for _ in range(8):
+        forced += sim.step().node_out[9][1]  # ON_FORCED
+    assert forced > 4000  # ~5,000 held, 50 closed at the rate, the rest at the deadline
+    assert sim.state_of(1) is NodeState.DRAINED
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda sim: sim.drain("gw-999", 100, 60, (0, 10)), "node"),
+        (lambda sim: sim.drain("gw-001", 0, 60, (0, 10)), "rate_per_s"),
+        (lambda sim: sim.drain("gw-001", 100, -1, (0, 10)), "deadline_s"),
+        (lambda sim: sim.drain("gw-001", 100, 60, (500, 10)), "hint_ms"),
+        (lambda sim: sim.undrain("gw-001"), "node"),
+        (lambda sim: sim.add_nodes(0), "count"),
+        (lambda sim: sim.disconnect_fraction(1.5), "fraction"),
+    ],
+)
+def test_bad_actions_name_the_field_and_change_nothing(call, field: str) -> None:
+    sim = small()
+    sim.step()
+    before = (sim.conn.copy(), sim.node_f.copy())
+    with pytest.raises(InputError) as error:
+        call(sim)
+    assert error.value.field == field
+    assert np.array_equal(sim.conn, before[0]) and np.array_equal(sim.node_f, before[1])
+
+
+def test_same_seed_same_frames_and_a_fork_continues_identically() -> None:
+    def run(sim: Simulation, seconds: int) -> list[str]:
+        return [sim.advance()[0].model_dump_json() for _ in range(seconds)]
+
+    a = small(events=[{"at_s": 5, "action": "disconnect_fraction", "fraction": 0.3}])
+    b = small(events=[{"at_s": 5, "action": "disconnect_fraction", "fraction": 0.3}])
+    assert run(a, 20) == run(b, 20)
+    twin = a.fork()
+    assert run(a, 15) == run(twin, 15)
+    other = Simulation(a.scenario, seed=a.seed + 1)
+    assert run(other, 20) != run(small(events=[{"at_s": 5, "action": "disconnect_fraction", "fraction": 0.3}]), 20)
+
+
+def test_rollout_runs_batches_and_can_halt_and_resume() -> None:
+    sim = small(rollout={"enabled": True, "start_at_s": 2, "batch_size": 2, "interval_s": 10, "mode": "abrupt"},
+                nodes={**SMALL["nodes"], "restart_s": 3})
+    for _ in range(15):
+        sim.step()
+    status = sim.rollout.status()
+    assert status.state is RolloutState.RUNNING and status.batch == 2 and status.batches == 4
+    sim.rollout.halt()
+    for _ in range(20):
+        sim.step()
+    assert sim.rollout.status().batch == 2
+    sim.rollout.resume()
+    for _ in range(40):
+        sim.step()
+    assert sim.rollout.status().state is RolloutState.COMPLETED
+
+
+def test_rollout_auto_pauses_when_a_survivor_runs_hot() -> None:
+    sim = small(
+        rollout={"enabled": True, "start_at_s": 2, "batch_size": 4, "interval_s": 5, "mode": "abrupt",
+                 "pause_cpu_pct": 50},
+        nodes={**SMALL["nodes"], "handshakes_per_s": 300, "restart_s": 30},
+    )
+    for _ in range(30):
+        sim.step()
+    status = sim.rollout.status()
+    assert status.state is RolloutState.PAUSED
+    assert "CPU" in (status.pause_reason or "")
+
+
+def test_frame_matches_the_protocol_and_totals_add_up() -> None:
+    sim = small()
+    frame, _ = sim.advance()
+    payload = json.loads(frame.model_dump_json())
+    assert {"seq", "epoch", "time_s", "nodes", "totals", "waves"} <= payload.keys()
+    assert len(payload["nodes"]) == 8 and len(payload["waves"]["attempts"]) == 10
+    assert payload["totals"]["connections"] == sum(n["connections"] for n in payload["nodes"])
+    assert sum(payload["waves"]["attempts"]) == pytest.approx(payload["totals"]["attempts_per_s"])
+    history = sim.node_history("gw-000")
+    assert len(history) == 1 and history[0].connections == payload["nodes"][0]["connections"]
+
+
+def test_summary_measures_recovery_from_the_first_disconnect() -> None:
+    sim = small(events=[{"at_s": 10, "action": "restart_nodes", "nodes": 8}], nodes={**SMALL["nodes"], "restart_s": 5})
+    recorder = RunRecorder(sim)
+    for _ in range(120):
+        recorder.record(sim.step())
+    summary = recorder.summary(wall_s=0.0)
+    assert summary["min_connections"] == 0
+    assert 5 <= summary["recovery_s"] < 60
+    assert summary["peak_attempts_per_100ms"] > 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["sim", "run", "no-such-scenario"], ["scenario", "thundering-herd"]),
+        (["sim", "run", "regional-outage", "--set", "nodes.cont=3"], ["nodes.cont", "count"]),
+        (["sim", "run", "regional-outage", "--set", "nodes.count=0"], ["nodes.count", "[1, 10000]"]),
+        (["sim", "run", "regional-outage", "--set", "clients.policy=nope"], ["clients.policy", "full_jitter"]),
+        (["sim", "run", "regional-outage", "--set", "lb.mode=random"], ["lb.mode", "skewed"]),
+        (["sim", "run", "regional-outage", "--set", "admission.retry_after_s=[5, 1]"], ["retry_after_s", "min ≤ max"]),
+        (["sim", "run", "regional-outage", "--set", "nodes"], ["--set", "KEY=VALUE"]),
+    ],
+)
+def test_bad_input_exits_2_naming_path_value_and_range(argv, words, capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    for word in words:
+        assert word in err
+
+
+def test_sim_list_prints_one_scenario_a_line_name_first(capsys) -> None:
+    assert main(["sim", "list"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].split("\t")[0] == sorted(n for n, _ in list_scenarios())[0]
+    assert all("\t" in line for line in lines)
