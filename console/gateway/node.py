@@ -7,6 +7,7 @@ over-limit upgrade costs an HTTP parse and a 503, never the handshake (DESIGN.md
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http
 import json
 import logging
@@ -29,6 +30,9 @@ log = logging.getLogger("stormdeck.gateway")
 
 #: RFC 6455 1012 "service restart": the close code of a planned close; clients should come back.
 CLOSE_RESTART = 1012
+
+#: How long a resuming client waits for the live feed to reach the history it was replayed from.
+FEED_CATCH_UP_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -100,12 +104,17 @@ class GatewayNode:
         self._publisher: asyncio.Task[None] | None = None
         self._server: Server | None = None
         self.port = config.port
+        # The newest offset the live feed has handed us. With Redis the feed (pub/sub) can trail the
+        # history a resuming client just read; a client joins the broadcast only once the feed caught up.
+        self._delivered = 0
+        self._delivery = asyncio.Event()
         history.subscribe(self._deliver)
 
     # --- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> None:
         await self.history.start()
+        self._delivered = (await self.history.head())[1]
         self._server = await serve(
             self._handle,
             self.config.host,
@@ -178,6 +187,9 @@ class GatewayNode:
     # --- the channel stream ------------------------------------------------------------------------
 
     def _deliver(self, offset: int, text: str) -> None:
+        self._delivered = max(self._delivered, offset)
+        self._delivery.set()
+        self._delivery = asyncio.Event()
         for conn in self._pending:
             assert conn.buffer is not None
             conn.buffer.append((offset, text))
@@ -223,11 +235,17 @@ class GatewayNode:
         for _offset, text in replay.messages:
             await conn.send(text)
         assert conn.buffer is not None
-        while conn.buffer:
-            offset, text = conn.buffer.pop(0)
-            if offset > last:
-                await conn.send(text)
-                last = offset
+        deadline = time.monotonic() + FEED_CATCH_UP_S
+        while True:
+            while conn.buffer:
+                offset, text = conn.buffer.pop(0)
+                if offset > last:
+                    await conn.send(text)
+                    last = offset
+            if self._delivered >= last or time.monotonic() > deadline:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._delivery.wait(), max(0.0, deadline - time.monotonic()))
         self._pending.discard(conn)
         conn.buffer = None
         if conn in self._clients:

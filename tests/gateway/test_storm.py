@@ -54,9 +54,10 @@ async def test_kill_9_storm(node_processes, policy: str, lockstep: bool) -> None
     print(f"{policy}: lockstep_index {index:.2f}, attempts per 100 ms {bins[:20]}")
     if lockstep:
         # Every client waits the same 1 s: the survivor gets one wave (the outage seed's failure mode).
-        # 4 is console.waves' line for "waves"; one process noticing 1,000 closes one by one smears the
-        # wave over ~0.5 s here (measured 6.9), where real clients on many machines notice at once.
-        assert index >= 4.5, (index, bins)
+        # 4 is console.waves' line for "waves". One process notices the 1,000 closes one by one, which
+        # smears the wave over 0.2–0.6 s here (measured 4.8–13.6 on a shared machine), where real clients
+        # on many machines notice at once: the real wave is sharper than this test can show.
+        assert index >= 4.0, (index, bins)
     else:
         # U(0, 1 s): the same clients arrive as a smear (measured 2.0).
         assert index <= 3.0, (index, bins)
