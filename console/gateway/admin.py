@@ -53,7 +53,7 @@ def node_frame(node: GatewayNode, log: FrameLog) -> Frame:
             drain_inflow_ratio=None,
             max_cpu_pct=status.cpu_pct,
         ),
-        waves=Waves(attempts=second.waves),
+        waves=Waves(attempts=second.waves, start_s=second.waves_start_s),
         admission=node.admission.settings,
     )
 

@@ -48,6 +48,7 @@ class Second:
     handshake_p99_ms: float = 0.0
     cpu_pct: float = 0.0
     waves: list[int] = field(default_factory=list)
+    waves_start_s: float = 0.0  # unix time of the first bin
 
 
 class Meter:
@@ -92,6 +93,7 @@ class Meter:
             handshake_p99_ms=percentile(self._handshake_ms, 0.99),
             cpu_pct=100.0 * (cpu_s - self._cpu_s) / elapsed_s,
             waves=waves,
+            waves_start_s=self._bin_from * WAVE_BIN_MS / 1000,
         )
         self._last = Totals(**vars(t))
         self._rolled_s, self._cpu_s, self._bin_from = now_s, cpu_s, bin_to

@@ -92,6 +92,9 @@ class Totals(_Record):
 class Waves(_Record):
     bin_ms: int = WAVE_BIN_MS
     attempts: list[int] = Field(description="connection attempts per bin since the previous frame")
+    start_s: float | None = Field(
+        default=None, description="unix time the first bin starts at (real nodes), so sources can be summed"
+    )
 
 
 class RolloutState(StrEnum):
