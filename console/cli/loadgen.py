@@ -7,6 +7,7 @@ import json
 import os
 from dataclasses import asdict
 
+from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.policies import POLICIES
 
 
@@ -23,14 +24,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--workers", type=int, help="worker processes (default: one per core above 2,000 clients)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--work-factor", type=int, default=DEFAULT_WORK_FACTOR, help="the nodes' --work-factor (for tokens)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(handler=_loadgen)
 
 
 def _loadgen(args: argparse.Namespace) -> int:
-    from console.gateway.loadgen import run_load
+    from console.gateway.loadgen import LoadSpec, run_load
 
     workers = args.workers or (1 if args.clients <= 2000 else os.cpu_count() or 1)
-    result = run_load(args.urls, args.clients, args.policy, args.duration, workers, args.ramp_s, args.seed)
+    spec = LoadSpec(
+        args.urls, args.clients, args.policy, args.duration, args.ramp_s, args.seed, args.work_factor
+    )
+    result = run_load(spec, workers)
     print(json.dumps(asdict(result)) if args.json else result.summary())
     return 0

@@ -14,7 +14,7 @@ import os
 import random
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from multiprocessing import get_context
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from console.errors import InputError
 from console.gateway.client import ClientStats, StreamClient
 from console.gateway.meter import percentile
-from console.gateway.tokens import TokenSigner
+from console.gateway.tokens import DEFAULT_WORK_FACTOR, TokenSigner
 from console.policies import Policy, make_policy
 from console.protocol import WAVE_BIN_MS
 from console.waves import lockstep_index
@@ -177,18 +177,30 @@ _COUNTERS = [
 ]
 
 
-async def _run_pool(
-    urls: list[str], count: int, policy: str, duration_s: float, seed: int, ramp_s: float
-) -> dict:
-    pool = ClientPool(urls, count, policy, seed=seed, ramp_s=ramp_s)
+@dataclass(frozen=True)
+class LoadSpec:
+    """One process's share of a load run (picklable, for worker processes)."""
+
+    urls: list[str]
+    clients: int
+    policy: str
+    duration_s: float
+    ramp_s: float = 1.0
+    seed: int = 0
+    work_factor: int = DEFAULT_WORK_FACTOR
+
+
+async def _run_pool(spec: LoadSpec) -> dict:
+    signer = TokenSigner(work_factor=spec.work_factor)
+    pool = ClientPool(spec.urls, spec.clients, spec.policy, seed=spec.seed, ramp_s=spec.ramp_s, signer=signer)
     pool.start()
-    await asyncio.sleep(duration_s)  # the run's length is the measurement, not a synchronization
+    await asyncio.sleep(spec.duration_s)  # the run's length is the measurement, not a synchronization
     await pool.stop()
     return asdict(pool.stats)
 
 
-def _worker(urls: list[str], count: int, policy: str, duration_s: float, seed: int, ramp_s: float) -> dict:
-    return asyncio.run(_run_pool(urls, count, policy, duration_s, seed, ramp_s))
+def _worker(spec: LoadSpec) -> dict:
+    return asyncio.run(_run_pool(spec))
 
 
 def merge(parts: list[dict[str, Any]]) -> ClientStats:
@@ -199,32 +211,22 @@ def merge(parts: list[dict[str, Any]]) -> ClientStats:
     return total
 
 
-def run_load(
-    urls: list[str],
-    clients: int,
-    policy: str,
-    duration_s: float,
-    workers: int = 1,
-    ramp_s: float = 1.0,
-    seed: int = 0,
-) -> LoadReport:
-    """Blocking: run the load for `duration_s` and report. Workers split the clients evenly."""
-    check_loopback(urls)
-    make_policy(policy)  # an unknown policy fails here, before any process starts
-    if not 1 <= clients <= MAX_CLIENTS * max(1, workers):
-        raise InputError("--clients", clients, f"1 to {MAX_CLIENTS} per worker")
-    if not 0 < duration_s <= MAX_DURATION_S:
-        raise InputError("--duration", duration_s, f"seconds in (0, {MAX_DURATION_S:g}]")
+def run_load(spec: LoadSpec, workers: int = 1) -> LoadReport:
+    """Blocking: run the load for `spec.duration_s` and report. Workers split the clients evenly."""
+    check_loopback(spec.urls)
+    make_policy(spec.policy)  # an unknown policy fails here, before any process starts
+    if not 1 <= spec.clients <= MAX_CLIENTS * max(1, workers):
+        raise InputError("--clients", spec.clients, f"1 to {MAX_CLIENTS} per worker")
+    if not 0 < spec.duration_s <= MAX_DURATION_S:
+        raise InputError("--duration", spec.duration_s, f"seconds in (0, {MAX_DURATION_S:g}]")
+    if not 1 <= workers <= 64:
+        raise InputError("--workers", workers, "1 to 64")
     t0 = time.time()
     if workers <= 1:
-        parts = [asyncio.run(_run_pool(urls, clients, policy, duration_s, seed, ramp_s))]
+        parts = [asyncio.run(_run_pool(spec))]
     else:
-        shares = [clients // workers + (1 if k < clients % workers else 0) for k in range(workers)]
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            futures = [
-                pool.submit(_worker, urls, share, policy, duration_s, seed + k, ramp_s)
-                for k, share in enumerate(shares)
-                if share
-            ]
-            parts = [f.result() for f in futures]
-    return report(merge(parts), clients, policy, t0, duration_s)
+        shares = [spec.clients // workers + (1 if k < spec.clients % workers else 0) for k in range(workers)]
+        specs = [replace(spec, clients=share, seed=spec.seed + k) for k, share in enumerate(shares) if share]
+        with ProcessPoolExecutor(len(specs), mp_context=get_context("spawn")) as pool:
+            parts = list(pool.map(_worker, specs))
+    return report(merge(parts), spec.clients, spec.policy, t0, spec.duration_s)

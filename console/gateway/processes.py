@@ -61,7 +61,7 @@ class NodeProcess:
         command += ["--history", self.history] if self.history else []
         self._stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115 — a file, so a chatty child never blocks
         self.process = subprocess.Popen(
-            command + self.args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=_child_env()
+            command + self.args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=child_env()
         )
         deadline = time.monotonic() + timeout_s
         assert self.process.stdout is not None
@@ -121,7 +121,7 @@ class NodeProcess:
             self.kill()
 
 
-def _child_env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = here + os.pathsep + env.get("PYTHONPATH", "")  # the same tree as the parent
