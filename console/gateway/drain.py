@@ -43,7 +43,9 @@ class DrainPlan:
         """The reconnect delay sent with one close, drawn from the hint window."""
         return rng.randint(*self.hint_ms)
 
-    def progress(self, remaining: int, now_s: float, wall_offset_s: float) -> DrainProgress:
+    def progress(
+        self, remaining: int, close_times_s: list[float], now_s: float, wall_offset_s: float
+    ) -> DrainProgress:
         """Progress in wall-clock seconds (`wall_offset_s` = wall − this plan's clock)."""
         eta = remaining / self.rate_per_s if remaining else 0.0
         return DrainProgress(
@@ -53,6 +55,8 @@ class DrainPlan:
             started_at_s=self.started_s + wall_offset_s,
             deadline_at_s=self.deadline_s + wall_offset_s,
             eta_s=min(eta, max(0.0, self.deadline_s - now_s)),
+            closed=len(close_times_s),
+            achieved_rate_per_s=achieved_rate_per_s(close_times_s),
         )
 
 

@@ -329,7 +329,8 @@ class GatewayNode:
         if self.drain_run is None:
             return None
         now = time.monotonic()
-        return self.drain_run.plan.progress(len(self._clients), now, time.time() - now)
+        run = self.drain_run
+        return run.plan.progress(len(self._clients), run.close_times_s, now, time.time() - now)
 
     # --- status ------------------------------------------------------------------------------------
 

@@ -40,8 +40,9 @@ async def test_excess_gets_503_with_a_spread_retry_after(node_processes) -> None
     assert len(admitted) + len(rejected) == 5000, {a.status for a in answers}
     print(f"fired over {fired_s:.2f} s, answered over {span_s:.2f} s: {len(admitted)} admitted, ", end="")
     print(f"{len(rejected)} answered 503")
-    # Scheduled over 1 s; on a shared 2-core machine the firing itself can lag a little behind.
-    assert fired_s < 2.5, f"the 5,000 attempts took {fired_s:.2f} s to fire"
+    # Scheduled over 1 s (1.2–1.6 s measured); when other work starves this process the firing stretches
+    # (3 s seen under a load average of 4 on 2 cores). The checks below hold whatever the span.
+    assert fired_s < 5.0, f"the 5,000 attempts took {fired_s:.2f} s to fire"
     # The bucket refills while the node works through its accept queue, so the bound is over the span.
     assert len(admitted) <= BURST + RATE_PER_S * span_s + 5, (len(admitted), span_s)
     assert len(rejected) >= 5000 - BURST - RATE_PER_S * span_s - 5
