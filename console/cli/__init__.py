@@ -19,6 +19,7 @@ _COMMAND_MODULES = (
     "console.cli.sim",
     "console.cli.bench",
     "console.cli.config",
+    "console.cli.attach",
     "console.cli.gateway",
     "console.cli.loadgen",
 )
@@ -38,10 +39,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _embedded_default(args: argparse.Namespace) -> int:
+    """No command at all: a simulated fleet on loopback with the console attached (issue #3)."""
+    from console.cli.embedded import run_embedded
+
+    return run_embedded()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None and args.command is None:
+        handler = _embedded_default
     if handler is None:
         parser.print_help()
         return 0

@@ -3,15 +3,49 @@
 from __future__ import annotations
 
 import argparse
-import importlib
+import json
+from typing import Any
 
-#: Modules that contribute a benchmark; each has `register(bench_subparsers)`.
-_BENCH_MODULES = ("console.cli.bench_gateway",)
+from console.cli.bench_server import add_bench_server_parser
+
+#: Modules that contribute benchmarks; each has `register_bench(bench_subparsers)`.
+_BENCH_MODULES = ("console.cli.bench_console", "console.cli.bench_gateway")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("bench", help="run a benchmark and print its figures")
     parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
     benches = parser.add_subparsers(dest="bench", metavar="BENCH")
+    add_bench_server_parser(benches)
+    import importlib
+
     for name in _BENCH_MODULES:
-        importlib.import_module(name).register(benches)
+        importlib.import_module(name).register_bench(benches)
+
+    sim = benches.add_parser(
+        "sim",
+        help="simulator speed, memory, scaling and the per-client SimPy baseline",
+        description="Full-scale thundering-herd wall time and RSS, wall time at 1 M / 10 M / 100 M clients, "
+        "and the speed-up over a per-client SimPy model at 100 k clients. Takes a few minutes.",
+    )
+    sim.add_argument("--json", action="store_true", help="print one JSON object")
+    sim.add_argument("--no-simpy", action="store_true", help="skip the SimPy baseline")
+    sim.add_argument("--no-scaling", action="store_true", help="skip the 1 M / 10 M / 100 M runs")
+    sim.set_defaults(handler=_bench_sim)
+
+
+def _bench_sim(args: argparse.Namespace) -> int:
+    from console.bench.sim import bench_sim
+
+    figures = bench_sim(include_simpy=not args.no_simpy, include_scaling=not args.no_scaling)
+    print_figures(figures, args.json)
+    return 0
+
+
+def print_figures(figures: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(figures))
+        return
+    width = max(len(name) for name in figures)
+    for name, value in figures.items():
+        print(f"{name:<{width}}  {value}")

@@ -8,7 +8,7 @@ import asyncio
 from console.errors import InputError
 
 
-def register(benches: argparse._SubParsersAction) -> None:
+def register_bench(benches: argparse._SubParsersAction) -> None:
     parser = benches.add_parser("gateway", help="figures of one reference gateway node on loopback")
     parser.add_argument(
         "--idle-clients", type=int, default=10_000, help="idle connections to hold (≤ 18,000)"

@@ -171,6 +171,16 @@ class Frame(_Record):
     waves: Waves
     rollout: RolloutStatus | None = None
     admission: AdmissionSettings | None = None
+    span_s: float = Field(
+        default=1.0,
+        description="fleet seconds this frame covers: above 1 at speed > 1 (waves.attempts then holds the "
+        "bins of all of them; the per-second rates are the last second's), 0 while the clock is paused",
+    )
+    published_unix_s: float | None = Field(
+        default=None,
+        description="the server's wall clock when it published this frame (Unix seconds); "
+        "staleness = now − this",
+    )
 
 
 class Event(_Record):
@@ -208,6 +218,42 @@ class FleetSnapshot(_Record):
     rollout: RolloutStatus
     admission: AdmissionSettings
     alarms: list[Alarm] = Field(default_factory=list)
+    seq: int | None = Field(default=None, description="seq of the newest frame this snapshot matches")
+    epoch: str | None = None
+
+
+class NodeSample(NodeStatus):
+    """One node's status in one frame: a point of its recent history."""
+
+    seq: int
+    time_s: float
+
+
+class NodeDetail(_Record):
+    """`GET /v1/nodes/{id}`: the node now, its recent history (oldest first) and its recent events."""
+
+    api_version: str = API_VERSION
+    fleet: str
+    time_s: float
+    node: NodeStatus
+    history: list[NodeSample] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list)
+
+
+class ClockRequest(_Record):
+    """`POST /v1/sim/clock`: pause or resume the simulated fleet's clock, or change its speed."""
+
+    paused: bool | None = None
+    speed: float | None = Field(default=None, gt=0, le=100, description="fleet seconds per wall second")
+
+
+class ClockState(_Record):
+    paused: bool
+    speed: float = Field(description="fleet seconds per wall second, as requested")
+    time_s: float = Field(description="the fleet clock")
+    effective_speed: float | None = Field(
+        default=None, description="fleet seconds per wall second actually achieved over the last frames"
+    )
 
 
 # --- actions (#4 serves them; the shapes live here so every side agrees) -------------------------

@@ -32,6 +32,7 @@ from console.protocol import (
     Waves,
 )
 from console.sim import kernel as k
+from console.sim import wheel as wh
 from console.sim.rollout import RolloutController
 from console.sim.scenario import Scenario
 
@@ -139,7 +140,7 @@ class Simulation:
         sc = self.scenario
         pops = sc.clients.populations
         n_pop = len(pops)
-        n_states = max(p.max_state for p in self.policies) + 1
+        n_base = max(p.max_state for p in self.policies) + 1
         tick_s = self.tick_ms / 1000.0
         max_delay_ms = max(
             max(seg.high_ms for s in range(p.max_state + 1) for seg in p.segments(s)) for p in self.policies
@@ -150,24 +151,25 @@ class Simulation:
             120_000,
         )
         max_timeout_ms = max(p.connect_timeout_s for p in pops) * 1000
-        ticks = math.ceil((max_delay_ms + max_timeout_ms + longest_hint_ms) / self.tick_ms) + 2 * k.BLOCK
-        self.horizon = -(-ticks // k.BLOCK) * k.BLOCK  # a whole number of blocks (see kernel.BLOCK)
+        ticks = math.ceil((max_delay_ms + max_timeout_ms + longest_hint_ms) / self.tick_ms) + 2 * wh.BLOCK
+        self.horizon = -(-ticks // wh.BLOCK) * wh.BLOCK  # a whole number of blocks (see kernel.BLOCK)
         self.conn = np.zeros((n_pop, self.capacity_nodes), dtype=np.int64)
         self.fresh = np.zeros_like(self.conn)
-        self.fresh_by_state = np.zeros((n_pop, n_states), dtype=np.int64)
-        slots = self.horizon + self.horizon // k.BLOCK
-        self.wheel = np.zeros((n_pop, n_states, slots), dtype=np.int64)
-        self.wheel_start = np.zeros((n_pop, n_states, slots), dtype=np.float64)
+        self.fresh_by_state = np.zeros((n_pop, n_base), dtype=np.int64)
+        # Two halves of policy states: free clients, and clients bound to the hot nodes (see wheel.py).
+        slots = self.horizon + self.horizon // wh.BLOCK
+        self.wheel = np.zeros((n_pop, 2 * n_base, slots), dtype=np.int64)
+        self.wheel_start = np.zeros((n_pop, 2 * n_base, slots), dtype=np.float64)
         r = sc.resync
         resync_horizon = math.ceil((max(r.retry_s[1], r.breaker_retry_after_s) + 2) * 1000 / self.tick_ms)
         self.resync_wheel = np.zeros(resync_horizon, dtype=np.int64)
-        self.pop_f = np.zeros((n_pop, k.PF_FIELDS))
+        self.pop_f = np.zeros((n_pop, wh.PF_FIELDS))
         self._build_policy_tables()
         for p, pop in enumerate(pops):
-            self.pop_f[p, k.PF_HONOURS] = 1.0 if pop.honours_hints else 0.0
-            self.pop_f[p, k.PF_TIMEOUT] = pop.connect_timeout_s * 1000 / self.tick_ms
+            self.pop_f[p, wh.PF_HONOURS] = 1.0 if pop.honours_hints else 0.0
+            self.pop_f[p, wh.PF_TIMEOUT] = pop.connect_timeout_s * 1000 / self.tick_ms
             # Stable after an exponential time with mean stable_period_s, checked every 100 ms.
-            self.pop_f[p, k.PF_FRESH_Q] = 1.0 - math.exp(-0.1 / pop.stable_period_s)
+            self.pop_f[p, wh.PF_FRESH_Q] = 1.0 - math.exp(-0.1 / pop.stable_period_s)
 
         n = sc.nodes
         self.node_f = np.zeros((k.NF_FIELDS, self.capacity_nodes))
@@ -217,7 +219,8 @@ class Simulation:
 
     def _build_policy_tables(self) -> None:
         n_pop = len(self.policies)
-        n_states = self.wheel.shape[1]
+        n_base = self.fresh_by_state.shape[1]
+        n_states = 2 * n_base
         self.seg_w = np.zeros((n_pop, n_states, _MAX_SEGMENTS))
         self.seg_a = np.zeros((n_pop, n_states, _MAX_SEGMENTS), dtype=np.int64)
         self.seg_b = np.zeros((n_pop, n_states, _MAX_SEGMENTS), dtype=np.int64)
@@ -225,21 +228,56 @@ class Simulation:
         self.state_next = np.zeros((n_pop, n_states), dtype=np.int64)
         self.state_of_delay = np.zeros((n_pop, self.horizon), dtype=np.int64)
         for p, policy in enumerate(self.policies):
-            self.pop_f[p, k.PF_MAX_STATE] = policy.max_state
-            self.pop_f[p, k.PF_FROM_DELAY] = 1.0 if policy.state_from_delay else 0.0
-            for s in range(n_states):
+            self.pop_f[p, wh.PF_MAX_STATE] = policy.max_state
+            self.pop_f[p, wh.PF_FROM_DELAY] = 1.0 if policy.state_from_delay else 0.0
+            for s in range(n_base):
                 segments = policy.segments(min(s, policy.max_state))
-                self.seg_n[p, s] = len(segments)
-                self.state_next[p, s] = policy.state_after(min(s, policy.max_state), 0.0)
+                for half in (0, n_base):
+                    self.seg_n[p, s + half] = len(segments)
+                    self.state_next[p, s + half] = policy.state_after(min(s, policy.max_state), 0.0) + half
                 for j, seg in enumerate(segments):
                     a = round(seg.low_ms / self.tick_ms)
                     b = max(a + 1, round(seg.high_ms / self.tick_ms)) if not seg.is_point else a + 1
-                    self.seg_w[p, s, j] = seg.weight
-                    self.seg_a[p, s, j] = a
-                    self.seg_b[p, s, j] = b
+                    for half in (0, n_base):
+                        self.seg_w[p, s + half, j] = seg.weight
+                        self.seg_a[p, s + half, j] = a
+                        self.seg_b[p, s + half, j] = b
             if policy.state_from_delay:
                 delays = (np.arange(self.horizon) + 0.5) * self.tick_ms
                 self.state_of_delay[p] = [policy.state_after(0, d) for d in delays]
+
+    @property
+    def tables(self) -> tuple[np.ndarray, ...]:
+        """The policy tables the kernel reads, in wheel.py's order."""
+        return (
+            self.pop_f,
+            self.seg_w,
+            self.seg_a,
+            self.seg_b,
+            self.seg_n,
+            self.state_next,
+            self.state_of_delay,
+        )
+
+    def _disconnect(self, p: int, i: int, count: int, abnormal: bool) -> int:
+        return int(
+            k.disconnect(
+                self.rng,
+                p,
+                i,
+                count,
+                False,
+                abnormal,
+                self.conn,
+                self.fresh,
+                self.fresh_by_state,
+                (self.wheel, self.wheel_start),
+                self.tables,
+                self.node_f,
+                self.fleet_f,
+                self._pending_fleet,
+            )
+        )
 
     # --- the clock ------------------------------------------------------------------------------------
 
@@ -266,16 +304,9 @@ class Simulation:
             self.conn,
             self.fresh,
             self.fresh_by_state,
-            self.wheel,
-            self.wheel_start,
+            (self.wheel, self.wheel_start),
             self.resync_wheel,
-            self.pop_f,
-            self.seg_w,
-            self.seg_a,
-            self.seg_b,
-            self.seg_n,
-            self.state_next,
-            self.state_of_delay,
+            self.tables,
             self.node_f,
             self.fleet_f,
             node_out,
@@ -364,6 +395,8 @@ class Simulation:
                 weights[hot] += lb.hot_share / hot.size
                 self._hot = hot.tolist()
         self.node_f[k.NF_WEIGHT] = weights
+        self.node_f[k.NF_HOT] = 0.0
+        self.node_f[k.NF_HOT, self._hot] = 1.0
 
     def _transitions(self) -> None:
         for i in range(self.n_nodes):
@@ -379,29 +412,7 @@ class Simulation:
     def _drop_all(self, i: int, abnormal: bool) -> int:
         dropped = 0
         for p in range(self.conn.shape[0]):
-            dropped += k.disconnect(
-                self.rng,
-                p,
-                i,
-                int(self.conn[p, i]),
-                False,
-                abnormal,
-                self.conn,
-                self.fresh,
-                self.fresh_by_state,
-                self.wheel,
-                self.wheel_start,
-                self.pop_f,
-                self.seg_w,
-                self.seg_a,
-                self.seg_b,
-                self.seg_n,
-                self.state_next,
-                self.state_of_delay,
-                self.node_f,
-                self.fleet_f,
-                self._pending_fleet,
-            )
+            dropped += self._disconnect(p, i, int(self.conn[p, i]), abnormal)
         self.node_f[k.NF_QUEUE, i] = 0.0
         return dropped
 
@@ -452,29 +463,7 @@ class Simulation:
         for i in range(self.n_nodes):
             for p in range(self.conn.shape[0]):
                 count = int(self.rng.binomial(self.conn[p, i], fraction))
-                dropped += k.disconnect(
-                    self.rng,
-                    p,
-                    i,
-                    count,
-                    False,
-                    True,
-                    self.conn,
-                    self.fresh,
-                    self.fresh_by_state,
-                    self.wheel,
-                    self.wheel_start,
-                    self.pop_f,
-                    self.seg_w,
-                    self.seg_a,
-                    self.seg_b,
-                    self.seg_n,
-                    self.state_next,
-                    self.state_of_delay,
-                    self.node_f,
-                    self.fleet_f,
-                    self._pending_fleet,
-                )
+                dropped += self._disconnect(p, i, count, abnormal=True)
         self._event(
             "disconnect",
             f"{dropped} connections reset ({fraction:.0%})",
@@ -566,10 +555,17 @@ class Simulation:
         for p in targets:
             self.policies[p] = policy
         need = max(pol.max_state for pol in self.policies) + 1
-        if need > self.wheel.shape[1]:
-            grow = need - self.wheel.shape[1]
-            self.wheel = np.pad(self.wheel, ((0, 0), (0, grow), (0, 0)))
-            self.wheel_start = np.pad(self.wheel_start, ((0, 0), (0, grow), (0, 0)))
+        n_base = self.fresh_by_state.shape[1]
+        if need > n_base:
+            grow = need - n_base
+
+            def widen(array: np.ndarray) -> np.ndarray:
+                free, bound = array[:, :n_base], array[:, n_base:]
+                pad = ((0, 0), (0, grow), (0, 0))
+                return np.concatenate([np.pad(free, pad), np.pad(bound, pad)], axis=1)
+
+            self.wheel = widen(self.wheel)
+            self.wheel_start = widen(self.wheel_start)
             self.fresh_by_state = np.pad(self.fresh_by_state, ((0, 0), (0, grow)))
         self._build_policy_tables()
         self._event("policy", f"clients switched to {policy_name}", data={"policy": policy_name})

@@ -1,0 +1,113 @@
+"""`stormdeck bench sim`: the simulator's speed, memory and scaling (issue #2, section 6).
+
+Each measured run happens in a fresh child process, so its peak RSS is its own and the compile cache is
+warm (a warm-up child runs first). Figures are wall times on this machine, compared within one run.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+#: The full-scale scenario and its per-client capacities, scaled together so a run at N clients is the
+#: same fleet behaviour at a different population (the cost should not care).
+SCENARIO = "thundering-herd"
+FULL_CLIENTS = 13_000_000
+
+
+def scaled_overrides(clients: int) -> list[str]:
+    from console.sim.scenario import load_scenario
+
+    base = load_scenario(SCENARIO)
+    factor = clients / FULL_CLIENTS
+    return [
+        f"clients.count={clients}",
+        f"clients.churn_per_min={base.clients.churn_per_min * factor:g}",
+        f"nodes.capacity_connections={max(1, round(base.nodes.capacity_connections * factor))}",
+        f"nodes.handshakes_per_s={max(1.0, base.nodes.handshakes_per_s * factor):g}",
+        f"nodes.accept_backlog={max(1, round(base.nodes.accept_backlog * factor))}",
+    ]
+
+
+def run_case(kind: str, clients: int, with_frames: bool) -> dict[str, Any]:
+    """One measured run, in this process. kind: 'engine' or 'simpy'."""
+    from console.sim.scenario import load_scenario
+
+    overrides = [] if clients == FULL_CLIENTS else scaled_overrides(clients)
+    scenario = load_scenario(SCENARIO, overrides)
+    started = time.perf_counter()
+    if kind == "simpy":
+        from console.bench.simpy_model import run_simpy
+
+        counts = run_simpy(scenario)
+        result: dict[str, Any] = {"counts": counts}
+    else:
+        from console.cli.sim import run_scenario
+
+        if with_frames:
+            summary = run_scenario(SCENARIO, overrides, None, None)
+        else:
+            from console.sim.engine import Simulation
+            from console.sim.summary import RunRecorder
+
+            sim = Simulation(scenario)
+            recorder = RunRecorder(sim)
+            for _ in range(int(scenario.duration_s)):
+                recorder.record(sim.step())
+            summary = recorder.summary(0.0)
+        result = {"min_connections": summary["min_connections"], "lockstep_index": summary["lockstep_index"]}
+    result["wall_s"] = time.perf_counter() - started
+    result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return result
+
+
+def _child(kind: str, clients: int, with_frames: bool) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "console.bench.sim", kind, str(clients), "1" if with_frames else "0"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_sim(include_simpy: bool = True, include_scaling: bool = True) -> dict[str, Any]:
+    figures: dict[str, Any] = {"machine_cores": _cores()}
+    warm = _child("engine", 100_000, False)  # compiles (or loads) the kernel once
+    figures["warmup_wall_s"] = round(warm["wall_s"], 2)
+    full = _child("engine", FULL_CLIENTS, True)
+    figures["thundering_herd_wall_s"] = round(full["wall_s"], 2)
+    figures["thundering_herd_rss_mb"] = round(full["rss_mb"], 1)
+    engine_only = _child("engine", FULL_CLIENTS, False)
+    figures["thundering_herd_engine_only_wall_s"] = round(engine_only["wall_s"], 2)
+    if include_scaling:
+        walls = {
+            clients: _child("engine", clients, False)["wall_s"]
+            for clients in (1_000_000, 10_000_000, 100_000_000)
+        }
+        figures["wall_s_at_1m"] = round(walls[1_000_000], 2)
+        figures["wall_s_at_10m"] = round(walls[10_000_000], 2)
+        figures["wall_s_at_100m"] = round(walls[100_000_000], 2)
+        figures["scaling_100m_over_1m"] = round(walls[100_000_000] / walls[1_000_000], 2)
+    if include_simpy:
+        engine = _child("engine", 100_000, False)
+        simpy_run = _child("simpy", 100_000, False)
+        figures["engine_100k_wall_s"] = round(engine["wall_s"], 2)
+        figures["simpy_100k_wall_s"] = round(simpy_run["wall_s"], 2)
+        figures["vs_simpy_speedup"] = round(simpy_run["wall_s"] / engine["wall_s"], 1)
+    return figures
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0))
+
+
+if __name__ == "__main__":
+    kind, clients, frames = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+    print(json.dumps(run_case(kind, clients, frames)))

@@ -1,0 +1,50 @@
+"""`stormdeck attach URL`: the live console on a fleet API (the simulator's, or a controller's)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from console.errors import InputError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "attach",
+        help="attach the console to a fleet API",
+        description="Attach the live console to a fleet API. The token comes from --token-file or the "
+        "STORMDECK_TOKEN environment variable, never from the command line.",
+        allow_abbrev=False,  # `--token X` must not pass for `--token-file X`
+    )
+    parser.add_argument("url", help="the fleet API's base URL, e.g. http://127.0.0.1:8470")
+    parser.add_argument(
+        "--token-file", type=Path, help="a file holding the token (or ROLE TOKEN [NAME] lines)"
+    )
+    parser.add_argument(
+        "--theme", help="dark, light, high-contrast, colorblind, or one of yours (remembered)"
+    )
+    parser.add_argument("--read-only", action="store_true", help="watch only; never offer actions")
+    parser.set_defaults(handler=run_attach)
+
+
+def run_attach(args: argparse.Namespace) -> int:
+    from console.client.stream import StreamClient
+    from console.client.token import load_token
+    from console.model.alarm_source import console_model
+    from console.ui.app import ConsoleApp
+    from console.ui.config import user_themes_dir
+    from console.ui.themes import load_themes
+
+    token = load_token(args.token_file)
+    if args.theme is not None:
+        names = load_themes((user_themes_dir(),))
+        if args.theme not in names:
+            raise InputError("--theme", args.theme, "one of " + ", ".join(sorted(names)))
+    app = ConsoleApp(
+        model=console_model(),
+        source=StreamClient(args.url, token),
+        theme_name=args.theme,
+        read_only=args.read_only,
+    )
+    app.run()
+    return 0

@@ -1,0 +1,38 @@
+"""`stormdeck bench console [--json]`: the console's own figures against issue #3's targets."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+
+
+def register_bench(benches: argparse._SubParsersAction) -> None:
+    parser = benches.add_parser("console", help="headless console on a synthetic 2000-node stream at 1 Hz")
+    parser.add_argument("--nodes", type=int, default=2000)
+    parser.add_argument("--frames", type=int, default=30, help="frames streamed at --rate (default 30)")
+    parser.add_argument("--rate", type=float, default=1.0, help="frames per second (default 1)")
+    parser.add_argument("--history-s", type=int, default=3600, help="history applied before rss is read")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from console.errors import InputError
+    from console.ui.bench import TARGETS, run_console_bench
+
+    if args.nodes < 1 or args.frames < 5 or args.rate <= 0 or args.history_s < 0:
+        raise InputError(
+            "bench console", vars(args), "--nodes ≥ 1, --frames ≥ 5, --rate > 0, --history-s ≥ 0"
+        )
+    figures = asyncio.run(run_console_bench(args.nodes, args.frames, args.rate, args.history_s))
+    if args.json:
+        print(json.dumps({**figures, "targets": TARGETS}))
+        return 0
+    for key, value in figures.items():
+        target = TARGETS.get(key)
+        verdict = (
+            "" if target is None else (f"  (target ≤ {target:g}: {'ok' if value <= target else 'MISSED'})")
+        )
+        print(f"{key:>18}  {value}{verdict}")
+    return 0

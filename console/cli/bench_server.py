@@ -1,0 +1,60 @@
+"""`stormdeck bench server`: the fleet API server's stream fan-out and API latency under many clients.
+
+Registered under `bench` by `console.cli.bench` calling `add_bench_server_parser(bench_subparsers)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from console.errors import InputError
+from console.server.clock import check_speed
+
+#: Issue #3, section 6: 50 stream clients on one server at 2000 nodes, fan-out p99 ≤ 100 ms.
+TARGETS_MS = {"fanout_p99_ms": 100.0, "api_p99_ms": 100.0}
+
+
+def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = bench_subparsers.add_parser(
+        "server",
+        help="stream fan-out delay and API latency of one fleet API server under many clients",
+        description="Serve a synthetic fleet from a child process, attach CLIENTS stream clients and an "
+        "API prober, and report publish→receive delay percentiles (target: fanout_p99_ms ≤ 100).",
+    )
+    parser.add_argument("--clients", type=int, default=50, help="stream clients (default 50)")
+    parser.add_argument("--nodes", type=int, default=2000, help="nodes in the synthetic fleet (default 2000)")
+    parser.add_argument("--seconds", type=float, default=15.0, help="how long to measure (default 15)")
+    parser.add_argument(
+        "--scenario",
+        help="serve this simulator scenario instead of the synthetic fleet (--nodes is then ignored)",
+    )
+    parser.add_argument("--speed", type=float, default=1.0, help="fleet seconds per wall second (default 1)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.set_defaults(handler=run_bench_server)
+    return parser
+
+
+def run_bench_server(args: argparse.Namespace) -> int:
+    from console.server.bench import run_fanout
+
+    if not 1 <= args.clients <= 500:
+        raise InputError("--clients", args.clients, "1 to 500")
+    if not 1 <= args.nodes <= 20_000:
+        raise InputError("--nodes", args.nodes, "1 to 20000")
+    if not 2 <= args.seconds <= 600:
+        raise InputError("--seconds", args.seconds, "2 to 600")
+    check_speed(args.speed)
+    figures = run_fanout(
+        clients=args.clients, nodes=args.nodes, seconds=args.seconds, scenario=args.scenario, speed=args.speed
+    ).as_dict()
+    if args.json:
+        print(json.dumps(figures))
+        return 0
+    for name, value in figures.items():
+        target = TARGETS_MS.get(name)
+        verdict = (
+            "" if target is None else f"  (target ≤ {target:g}: {'met' if value <= target else 'MISSED'})"
+        )
+        print(f"{name:>18}  {value}{verdict}")
+    return 0

@@ -1,0 +1,168 @@
+"""`stormdeck` with no arguments: a simulated fleet on loopback, and the console attached to it.
+
+The server runs in a child process (`stormdeck sim serve … --port 0`), so the simulator's work never
+competes with the console for the GIL. It gets a fresh random operator token in a private 0700
+directory, and it stops when the console quits — or, should this process die without stopping it, when
+its stdin (our end of a pipe) closes. Nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from types import TracebackType
+
+from console.errors import StormdeckError
+from console.server.tokens import Role, new_token, write_token_file
+
+#: The lead's demo-scale scenario: calm, then a storm within about 20 s.
+DEFAULT_SCENARIO = "demo"
+#: Used while `demo` is not packaged: the full-scale outage (its rollout starts at 30 s).
+FALLBACK_SCENARIO = "thundering-herd"
+#: A fresh install compiles the simulator's kernels on first use (tens of seconds on a slow machine).
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 10.0
+
+
+class ServerStartError(StormdeckError):
+    """The embedded server did not come up; the message holds the tail of its log."""
+
+
+def default_scenario() -> str:
+    from console.sim.scenario import list_scenarios
+
+    names = {name for name, _ in list_scenarios()}
+    return DEFAULT_SCENARIO if DEFAULT_SCENARIO in names else FALLBACK_SCENARIO
+
+
+class EmbeddedServer:
+    """`sim serve SCENARIO` in a child process on 127.0.0.1 with an ephemeral port; a context manager."""
+
+    def __init__(self, scenario: str, overrides: list[str] | None = None, speed: float = 1.0) -> None:
+        self.scenario = scenario
+        self.overrides = list(overrides or [])
+        self.speed = speed
+        self.url = ""
+        self._directory = Path(tempfile.mkdtemp(prefix="stormdeck-"))  # 0700
+        self.token = new_token()
+        self.token_path = self._directory / "operator.token"
+        self._log_path = self._directory / "server.log"
+        self._process: subprocess.Popen[str] | None = None
+
+    def start(self, timeout_s: float = START_TIMEOUT_S) -> EmbeddedServer:
+        write_token_file(self.token_path, Role.OPERATOR, self.token, "embedded-console")
+        command = [sys.executable, "-m", "console", "sim", "serve", self.scenario, "--port", "0"]
+        command += ["--speed", str(self.speed), "--token-file", str(self.token_path), "--stop-with-parent"]
+        for override in self.overrides:
+            command += ["--set", override]
+        with self._log_path.open("w") as log:
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                start_new_session=True,  # the terminal's Ctrl-C is the console's to handle, not the server's
+            )
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_read_lines, args=(self._process, lines), daemon=True).start()
+        try:
+            self.url = self._wait_for_url(lines, timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_for_url(self, lines: queue.Queue[str | None], timeout_s: float) -> str:
+        while True:
+            try:
+                line = lines.get(timeout=timeout_s)
+            except queue.Empty:
+                raise ServerStartError(f"the simulator server did not start within {timeout_s:g} s") from None
+            if line is None:
+                log_tail = self._log_path.read_text(errors="replace").strip().splitlines()[-5:]
+                raise ServerStartError("the simulator server stopped: " + " / ".join(log_tail))
+            if line.startswith("url:"):
+                return line.split(maxsplit=1)[1].strip()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def wait(self) -> int:
+        """Block until the server exits by itself (e.g. it failed); returns its exit status."""
+        assert self._process is not None
+        return self._process.wait()
+
+    def stop(self) -> None:
+        """Stop the server (closing its stdin asks it to stop cleanly), then remove the token file."""
+        process = self._process
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()  # type: ignore[union-attr]
+            try:
+                process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.terminate()
+                try:
+                    process.wait(STOP_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        shutil.rmtree(self._directory, ignore_errors=True)
+
+    def __enter__(self) -> EmbeddedServer:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def _read_lines(process: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+    # Keeps reading after the url line, so the server never blocks on a full stdout pipe.
+    assert process.stdout is not None
+    for line in process.stdout:
+        lines.put(line)
+    lines.put(None)
+
+
+def attach_console(url: str, token_path: Path) -> int:
+    """The one call site of the console: `stormdeck attach URL --token-file FILE`, in this process."""
+    from console.cli import build_parser, main
+
+    if "attach" not in _commands(build_parser()):
+        print(f"The console is not installed yet (no `stormdeck attach`). The simulator is serving {url}")
+        print(f"with the operator token in {token_path}. Ctrl-C stops it.", flush=True)
+        return -1
+    return main(["attach", url, "--token-file", str(token_path)])
+
+
+def _commands(parser: object) -> set[str]:
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def run_embedded() -> int:
+    scenario = default_scenario()
+    print(f"stormdeck: starting the simulator ({scenario}) on 127.0.0.1…", file=sys.stderr, flush=True)
+    with EmbeddedServer(scenario) as server:
+        status = attach_console(server.url, server.token_path)
+        if status == -1:  # no console to attach: serve until Ctrl-C
+            try:
+                return server.wait()
+            except KeyboardInterrupt:
+                return 0
+        return status

@@ -1,0 +1,106 @@
+"""The stream client: one WebSocket to `/v1/stream`, kept alive across server restarts.
+
+It reconnects with full-jitter backoff (interview seed: U(0, min(cap, base × 2^n))) so that a thousand
+consoles do not come back in lockstep — the console must not be one more client in the storm — and
+resumes with `?since=SEQ&epoch=E` so the server can replay what was missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus, WebSocketException
+
+from console.client.decode import StreamDecoder
+from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
+from console.policies import Backoff, FullJitter, Policy
+from console.protocol import Frame, Hello
+
+#: The console's own reconnect policy: 0.5 s base, 30 s cap, full jitter.
+CONSOLE_BACKOFF = FullJitter(base_ms=500.0, multiplier=2.0, max_ms=30_000.0)
+
+#: 2000 nodes make ~0.5 MB frames; leave room for larger fleets.
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+
+
+def stream_url(base_url: str, since: int | None = None, epoch: str | None = None) -> str:
+    """http(s)://host:port[/prefix] → ws(s)://host:port[/prefix]/v1/stream[?since=&epoch=]."""
+    parts = urlsplit(base_url if "://" in base_url else f"http://{base_url}")
+    scheme = {"https": "wss", "wss": "wss"}.get(parts.scheme, "ws")
+    path = parts.path.rstrip("/")
+    if not path.endswith("/v1/stream"):
+        path += "/v1/stream"
+    query = urlencode({"since": since, "epoch": epoch}) if since is not None and epoch is not None else ""
+    return urlunsplit((scheme, parts.netloc, path, query, ""))
+
+
+class StreamClient:
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        policy: Policy = CONSOLE_BACKOFF,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.base_url = base_url
+        self._token = token
+        self.backoff = Backoff(policy, _rng=rng or random.Random())
+        self.clock = clock
+        self.sleep = sleep
+        self.decoder = StreamDecoder()
+        self.epoch: str | None = None
+        self.last_seq: int | None = None
+        self.connects = 0
+
+    async def run(self, sink: Callable[[StreamItem], None]) -> None:
+        """Forever: connect, pass every item to `sink`, and on any failure back off and resume."""
+        attempt = 0
+        while True:
+            sink(LinkStatus(LinkState.CONNECTING, attempt, at_s=self.clock()))
+            reason, refused = await self._session(sink)
+            attempt += 1
+            delay_s = self.backoff.next_delay_ms() / 1000.0
+            state = LinkState.REFUSED if refused else LinkState.RECONNECTING
+            sink(LinkStatus(state, attempt, delay_s, reason, at_s=self.clock()))
+            await self.sleep(delay_s)
+
+    async def _session(self, sink: Callable[[StreamItem], None]) -> tuple[str, bool]:
+        url = stream_url(self.base_url, self.last_seq, self.epoch)
+        headers = {"Authorization": f"Bearer {self._token}"}
+        try:
+            async with connect(
+                url, additional_headers=headers, max_size=MAX_MESSAGE_BYTES, open_timeout=10
+            ) as ws:
+                self.connects += 1
+                async for raw in ws:
+                    self._receive(raw, sink)
+                return f"closed by the server ({ws.close_code})", False
+        except InvalidStatus as error:
+            status = error.response.status_code
+            return f"HTTP {status}", status in (401, 403)
+        except (OSError, WebSocketException, TimeoutError) as error:
+            return f"{type(error).__name__}: {error}"[:120], False
+
+    def _receive(self, raw: str | bytes, sink: Callable[[StreamItem], None]) -> None:
+        message = self.decoder.feed(raw)
+        now_s = self.clock()
+        if message is None:
+            sink(Malformed(self.decoder.counts.last_reason or "malformed", now_s))
+            return
+        sink(Received(message, now_s))
+        if isinstance(message, Hello):
+            if message.epoch != self.epoch:
+                self.last_seq = None
+            self.epoch = message.epoch
+            self.backoff.reset()
+            sink(LinkStatus(LinkState.LIVE, at_s=now_s))
+        elif isinstance(message, Frame):
+            self.epoch = message.epoch
+            self.last_seq = message.seq

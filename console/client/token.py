@@ -1,0 +1,43 @@
+"""Where the console's token comes from: a file or the environment — never argv, where `ps` shows it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from console.errors import InputError
+
+TOKEN_ENV = "STORMDECK_TOKEN"
+_ROLES = ("viewer", "operator", "admin")
+
+
+def token_from_text(text: str) -> str | None:
+    """A bare token, or the server's token-file format (`ROLE TOKEN [NAME]` a line): the first token."""
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if len(words) >= 2 and words[0] in _ROLES:
+            return words[1]
+        return words[0]
+    return None
+
+
+def load_token(token_file: Path | None, environ: Mapping[str, str] | None = None) -> str:
+    environ = os.environ if environ is None else environ
+    if token_file is not None:
+        try:
+            text = token_file.read_text(encoding="utf-8")
+        except OSError as error:
+            raise InputError("--token-file", str(token_file), f"a readable file ({error.strerror})") from None
+        token = token_from_text(text)
+        if token is None:
+            raise InputError(
+                "--token-file", str(token_file), "a file holding a token or `ROLE TOKEN [NAME]` lines"
+            )
+        return token
+    token = environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise InputError("token", "(none)", f"--token-file FILE or the environment variable {TOKEN_ENV}")
+    return token

@@ -1,0 +1,168 @@
+"""The console's alarm log: which alarms are active, which have cleared, which the operator acknowledged.
+
+The rules themselves live in the pure `console.alarms` module; the model only needs something that turns
+a frame into the alarms active after it (`AlarmSource`), so the rules can change without touching this.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from console.protocol import Alarm, Frame, Severity
+
+#: Turns each new frame into the list of alarms active after it.
+AlarmSource = Callable[[Frame], list[Alarm]]
+
+_SEVERITY_RANK = {Severity.CRITICAL: 2, Severity.WARNING: 1, Severity.INFO: 0}
+
+AlarmKey = tuple[str, str | None]
+
+
+@dataclass
+class AlarmEntry:
+    alarm: Alarm
+    raised_at_s: float
+    cleared_at_s: float | None = None
+    acknowledged: bool = False
+
+    @property
+    def key(self) -> AlarmKey:
+        return (self.alarm.name, self.alarm.node)
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK.get(self.alarm.severity, 0)
+
+
+class AlarmLog:
+    def __init__(self, past_limit: int = 200) -> None:
+        self._active: dict[AlarmKey, AlarmEntry] = {}
+        self._past: deque[AlarmEntry] = deque(maxlen=past_limit)
+        self.version = 0  # bumped on every change, so a view redraws only when there is news
+
+    def update(self, alarms: list[Alarm], time_s: float) -> None:
+        """Record the alarms active at fleet time `time_s`; the ones missing from the list have cleared."""
+        seen: set[AlarmKey] = set()
+        for alarm in alarms:
+            if not alarm.active:
+                continue
+            key = (alarm.name, alarm.node)
+            seen.add(key)
+            entry = self._active.get(key)
+            if entry is None:
+                self._active[key] = AlarmEntry(alarm, raised_at_s=alarm.since_s)
+                self.version += 1
+            else:
+                # A worse severity needs a fresh acknowledgement: the operator acked the milder one.
+                if _SEVERITY_RANK.get(alarm.severity, 0) > entry.rank:
+                    entry.acknowledged = False
+                if alarm.severity != entry.alarm.severity or alarm.value != entry.alarm.value:
+                    self.version += 1
+                entry.alarm = alarm
+        for key in [key for key in self._active if key not in seen]:
+            entry = self._active.pop(key)
+            entry.cleared_at_s = time_s
+            self._past.append(entry)
+            self.version += 1
+
+    def acknowledge(self, key: AlarmKey) -> bool:
+        entry = self._active.get(key)
+        if entry is None or entry.acknowledged:
+            return False
+        entry.acknowledged = True
+        self.version += 1
+        return True
+
+    def acknowledge_all(self) -> int:
+        count = 0
+        for key in list(self._active):
+            count += self.acknowledge(key)
+        return count
+
+    def active(self) -> list[AlarmEntry]:
+        """Unacknowledged first, then worst first, then newest first."""
+        return sorted(self._active.values(), key=lambda e: (e.acknowledged, -e.rank, -e.raised_at_s))
+
+    def past(self) -> list[AlarmEntry]:
+        """Newest first."""
+        return list(reversed(self._past))
+
+    def alarming_nodes(self) -> set[str]:
+        return {entry.alarm.node for entry in self._active.values() if entry.alarm.node}
+
+    @property
+    def unacknowledged(self) -> int:
+        return sum(not entry.acknowledged for entry in self._active.values())
+
+
+@dataclass(frozen=True)
+class AlarmRow:
+    """One line of the alarms panel: a single alarm, or one rule firing on many nodes at once."""
+
+    keys: tuple[AlarmKey, ...]
+    name: str
+    severity: Severity
+    raised_at_s: float
+    cleared: bool
+    acknowledged: bool
+    where: str  # "fleet", a node id, or "212 nodes"
+    value: str
+
+
+#: More nodes than this on one rule are shown as one row: 480 cpu_abort lines hide everything else.
+GROUP_OVER = 3
+
+
+def _value_text(entry: AlarmEntry) -> str:
+    alarm = entry.alarm
+    if alarm.value is None:
+        return alarm.message
+    limit = f" / {alarm.limit:g}" if alarm.limit is not None else ""
+    return f"{alarm.value:.3g}{limit}"
+
+
+def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[AlarmRow]:
+    """Rows in the entries' order; a rule on more than `group_over` nodes becomes one row where it first
+    appears, with the worst value, the earliest time, and acknowledged only when every one of them is."""
+    groups: dict[tuple[str, bool], list[AlarmEntry]] = {}
+    for entry in entries:
+        if entry.alarm.node is not None:
+            groups.setdefault((entry.alarm.name, entry.cleared_at_s is not None), []).append(entry)
+    rows: list[AlarmRow] = []
+    emitted: set[tuple[str, bool]] = set()
+    for entry in entries:
+        cleared = entry.cleared_at_s is not None
+        group = groups.get((entry.alarm.name, cleared), []) if entry.alarm.node is not None else []
+        if len(group) > group_over:
+            if (entry.alarm.name, cleared) in emitted:
+                continue
+            emitted.add((entry.alarm.name, cleared))
+            worst = max(group, key=lambda e: (e.rank, e.alarm.value if e.alarm.value is not None else 0.0))
+            rows.append(
+                AlarmRow(
+                    keys=tuple(e.key for e in group),
+                    name=entry.alarm.name,
+                    severity=worst.alarm.severity,
+                    raised_at_s=min(e.raised_at_s for e in group),
+                    cleared=cleared,
+                    acknowledged=all(e.acknowledged for e in group),
+                    where=f"{len(group)} nodes",
+                    value=f"max {_value_text(worst)}",
+                )
+            )
+            continue
+        rows.append(
+            AlarmRow(
+                keys=(entry.key,),
+                name=entry.alarm.name,
+                severity=entry.alarm.severity,
+                raised_at_s=entry.raised_at_s,
+                cleared=cleared,
+                acknowledged=entry.acknowledged,
+                where=entry.alarm.node or "fleet",
+                value=_value_text(entry),
+            )
+        )
+    return rows

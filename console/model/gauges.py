@@ -1,0 +1,126 @@
+"""The header's gauges, derived from the model: a value, a short detail and a level each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from console.model.history import FleetModel
+from console.model.thresholds import GaugeThresholds, Level
+from console.protocol import NodeStatus
+
+
+@dataclass(frozen=True)
+class Gauge:
+    key: str
+    label: str
+    value: str
+    detail: str
+    level: Level
+    spark: tuple[float, ...] = ()
+
+
+def level_at_least(value: float, warn: float, crit: float) -> Level:
+    """For readings that are bad when high."""
+    return Level.CRITICAL if value >= crit else Level.WARNING if value >= warn else Level.OK
+
+
+def level_at_most(value: float, warn: float, crit: float) -> Level:
+    """For readings that are bad when low."""
+    return Level.CRITICAL if value < crit else Level.WARNING if value < warn else Level.OK
+
+
+def human_count(value: float) -> str:
+    """12 345 678 → '12.3M': gauges are read at a glance."""
+    magnitude = abs(value)
+    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if magnitude >= limit:
+            return f"{value / limit:.1f}{suffix}"
+    return f"{value:.0f}"
+
+
+def fleet_gauges(model: FleetModel) -> list[Gauge]:
+    t = model.thresholds
+    frame = model.frame
+    if frame is None:
+        return [
+            Gauge(key, label, "—", "waiting for the first frame", Level.UNKNOWN)
+            for key, label in (
+                ("connections", "connections"),
+                ("attempts", "attempts/s"),
+                ("accepts", "accepts/s · 503/s"),
+                ("headroom", "headroom"),
+                ("drain_inflow", "drain÷inflow"),
+            )
+        ]
+    totals = frame.totals
+    spark = model.totals.connections.values()[-60:]
+    delta = model.connections_delta_60s()
+    if delta is None:
+        conn = Gauge("connections", "connections", human_count(totals.connections), "Δ60s —", Level.OK)
+    else:
+        d, pct = delta
+        drop = -pct
+        conn = Gauge(
+            "connections",
+            "connections",
+            human_count(totals.connections),
+            f"Δ60s {'+' if d >= 0 else '−'}{human_count(abs(d))} ({pct:+.1f} %)",
+            level_at_least(drop, t.connections_drop_warn_pct, t.connections_drop_crit_pct),
+            tuple(float(v) for v in spark[~np.isnan(spark)]),
+        )
+    baseline = model.baseline_attempts_per_s or 1.0
+    times = totals.attempts_per_s / baseline
+    attempts = Gauge(
+        "attempts",
+        "attempts/s",
+        human_count(totals.attempts_per_s),
+        f"{times:.1f}× steady ({human_count(baseline)}/s)",
+        level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
+    )
+    share = totals.rejects_per_s / totals.attempts_per_s if totals.attempts_per_s > 0 else 0.0
+    accepts = Gauge(
+        "accepts",
+        "accepts/s · 503/s",
+        f"{human_count(totals.accepts_per_s)} · {human_count(totals.rejects_per_s)}",
+        f"503 share {100 * share:.1f} %",
+        level_at_least(share, t.rejects_warn_share, t.rejects_crit_share),
+    )
+    headroom = Gauge(
+        "headroom",
+        "headroom",
+        f"{totals.headroom_pct:.0f} %",
+        f"budget {t.headroom_crit_pct:.0f} %",
+        level_at_most(totals.headroom_pct, t.headroom_warn_pct, t.headroom_crit_pct),
+    )
+    ratio = totals.drain_inflow_ratio
+    drain = Gauge(
+        "drain_inflow",
+        "drain÷inflow",
+        "—" if ratio is None else f"{ratio:.2f}",
+        "nothing flowing in" if ratio is None else f"kill switch {t.drain_inflow_crit:.1f}",
+        Level.OK if ratio is None else level_at_most(ratio, t.drain_inflow_warn, t.drain_inflow_crit),
+    )
+    return [conn, attempts, accepts, headroom, drain]
+
+
+def node_cpu_level(node: NodeStatus, t: GaugeThresholds) -> Level:
+    return level_at_least(node.cpu_pct, t.cpu_warn_pct, t.cpu_crit_pct)
+
+
+def node_level(node: NodeStatus, t: GaugeThresholds) -> Level:
+    """The worst of a node's readings: what the table's state column and 'alarming only' go by."""
+    levels = [
+        node_cpu_level(node, t),
+        level_at_least(node.handshake_p99_ms, t.handshake_warn_ms, t.handshake_crit_ms),
+    ]
+    if node.attempts_per_s > 0:
+        levels.append(
+            level_at_least(
+                node.rejects_per_s / node.attempts_per_s, t.rejects_warn_share, t.rejects_crit_share
+            )
+        )
+    if node.state.value == "down":
+        levels.append(Level.CRITICAL)
+    return max(levels)

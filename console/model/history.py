@@ -1,0 +1,245 @@
+"""The console's model of one fleet: the newest frame plus bounded history, built only from stream items.
+
+Pure: time arrives with the items (`at_s`), nothing here reads a clock or a socket. Bounded: totals for
+10 minutes, per-node series for 5 minutes, wave bins for 60 s, so an hour-long session costs the same
+memory as a ten-minute one (issue #3 bench: rss ≤ 250 MB).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from console.model.alarms import AlarmLog, AlarmSource
+from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
+from console.model.ring import Ring, RingTable
+from console.model.thresholds import GaugeThresholds
+from console.protocol import Event, Frame, Hello, NodeStatus, Source
+from console.waves import lockstep_index
+
+TOTALS_HISTORY_S = 600  # the connections chart: last 10 minutes (issue #3)
+NODE_HISTORY_S = 300  # node sparklines: last 5 minutes (issue #3)
+WAVE_WINDOW_S = 60  # the wave chart: last 30–60 s of 100 ms bins (issue #3)
+EVENTS_KEPT = 500
+
+# The steady baseline follows calm frames only, over about a minute of them, so a storm cannot become
+# the new normal while it lasts.
+_BASELINE_ALPHA = 1 / 60
+# Frames in a row older than the newest one held before the model takes them as a restarted history.
+_BEHIND_MEANS_RESTART = 3
+
+NODE_METRICS = (
+    "connections",
+    "cpu_pct",
+    "accepts_per_s",
+    "rejects_per_s",
+    "timeouts_per_s",
+    "handshake_p99_ms",
+)
+
+
+@dataclass
+class TotalsHistory:
+    """Fleet-wide series, one sample per frame; NaN samples mark gaps."""
+
+    time_s: Ring = field(default_factory=lambda: Ring(TOTALS_HISTORY_S))
+    connections: Ring = field(default_factory=lambda: Ring(TOTALS_HISTORY_S))
+    attempts_per_s: Ring = field(default_factory=lambda: Ring(TOTALS_HISTORY_S))
+    accepts_per_s: Ring = field(default_factory=lambda: Ring(TOTALS_HISTORY_S))
+    rejects_per_s: Ring = field(default_factory=lambda: Ring(TOTALS_HISTORY_S))
+
+    def append(self, time_s: float, frame: Frame | None) -> None:
+        self.time_s.append(time_s)
+        totals = frame.totals if frame else None
+        self.connections.append(totals.connections if totals else np.nan)
+        self.attempts_per_s.append(totals.attempts_per_s if totals else np.nan)
+        self.accepts_per_s.append(totals.accepts_per_s if totals else np.nan)
+        self.rejects_per_s.append(totals.rejects_per_s if totals else np.nan)
+
+
+class FleetModel:
+    def __init__(
+        self,
+        thresholds: GaugeThresholds | None = None,
+        alarm_source: AlarmSource | None = None,
+    ) -> None:
+        self.thresholds = thresholds or GaugeThresholds()
+        self.alarm_source = alarm_source
+        self.fleet = "—"
+        self.source: Source | None = None
+        self.epoch: str | None = None
+        self.last_seq: int | None = None
+        self.frame: Frame | None = None
+        self.received_at_s: float | None = None
+        self.frame_interval_s = 1.0
+        self.frames_applied = 0
+        self.malformed = 0
+        self.malformed_reason: str | None = None
+        self.gaps = 0
+        self.gap_times_s: deque[float] = deque(maxlen=50)
+        self.link = LinkStatus(LinkState.CONNECTING)
+        self.totals = TotalsHistory()
+        self.wave_bins = Ring(WAVE_WINDOW_S * 10)
+        self.wave_bin_ms = 100
+        self.lockstep = 0.0
+        self.baseline_attempts_per_s: float | None = None
+        self.node_rows: dict[str, int] = {}
+        self.nodes: dict[str, NodeStatus] = {}
+        self.node_series = {name: RingTable(NODE_HISTORY_S) for name in NODE_METRICS}
+        self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)
+        self.alarms = AlarmLog()
+        self._behind = 0
+
+    # --- applying stream items --------------------------------------------------------------------
+
+    def apply(self, item: StreamItem) -> None:
+        if isinstance(item, LinkStatus):
+            self.link = item
+        elif isinstance(item, Malformed):
+            self.malformed += 1
+            self.malformed_reason = item.reason
+        elif isinstance(item.message, Frame):
+            self.apply_frame(item.message, item.at_s)
+        elif isinstance(item.message, Hello):
+            self.apply_hello(item.message)
+        else:
+            self.events.append(item.message)
+
+    def apply_hello(self, hello: Hello) -> None:
+        self.fleet = hello.fleet
+        self.source = hello.source
+        self.frame_interval_s = hello.frame_interval_s
+        restarted = self.epoch is not None and hello.epoch != self.epoch
+        if self.frame is not None and (hello.recovered is False or restarted):
+            self.mark_gap()
+        if restarted:
+            self.last_seq = None  # a new history: its seqs start over
+        self.epoch = hello.epoch
+
+    def mark_gap(self) -> None:
+        """Frames were lost: break every chart's line here instead of joining across the hole."""
+        self.gaps += 1
+        time_s = self.frame.time_s if self.frame else 0.0
+        self.gap_times_s.append(time_s)
+        self.totals.append(time_s, None)
+        self.wave_bins.extend(np.full(10, np.nan))
+
+    def apply_frame(self, frame: Frame, at_s: float) -> None:
+        if self.epoch is not None and frame.epoch != self.epoch:
+            self.mark_gap()
+            self.epoch = frame.epoch
+            self.last_seq = None
+        if self.last_seq is not None:
+            if frame.seq <= self.last_seq:
+                # A replayed frame we already hold — unless they keep coming: then the server restarted
+                # its history without changing the epoch, and waiting for seqs to catch up would freeze us.
+                self._behind += 1
+                if self._behind < _BEHIND_MEANS_RESTART:
+                    return
+            if frame.seq > self.last_seq + 1 or frame.seq <= self.last_seq:
+                self.mark_gap()
+        self._behind = 0
+        self.epoch = frame.epoch
+        self.last_seq = frame.seq
+        self.frame = frame
+        self.received_at_s = at_s
+        self.frames_applied += 1
+        self.totals.append(frame.time_s, frame)
+        self._apply_waves(frame)
+        self._apply_nodes(frame)
+        self._update_baseline(frame)
+        if self.alarm_source is not None:
+            self.alarms.update(self.alarm_source(frame), frame.time_s)
+
+    def _apply_waves(self, frame: Frame) -> None:
+        self.wave_bin_ms = frame.waves.bin_ms
+        self.wave_bins.extend(frame.waves.attempts)
+        bins = np.nan_to_num(self.wave_bins.values())
+        self.lockstep = lockstep_index(bins, bin_ms=self.wave_bin_ms)
+
+    def _apply_nodes(self, frame: Frame) -> None:
+        self.nodes = {node.id: node for node in frame.nodes}
+        for node_id in self.nodes:
+            if node_id not in self.node_rows:
+                self.node_rows[node_id] = len(self.node_rows)
+        # One pass over the nodes into a (nodes × metrics) array, then one column write per metric.
+        values = np.array(
+            [
+                (
+                    n.connections,
+                    n.cpu_pct,
+                    n.accepts_per_s,
+                    n.rejects_per_s,
+                    n.timeouts_per_s,
+                    n.handshake_p99_ms,
+                )
+                for n in frame.nodes
+            ],
+            dtype=np.float32,
+        ).reshape(-1, len(NODE_METRICS))
+        rows = np.fromiter(
+            (self.node_rows[node.id] for node in frame.nodes), dtype=np.intp, count=len(frame.nodes)
+        )
+        column = np.full(len(self.node_rows), np.nan, dtype=np.float32)
+        for k, name in enumerate(NODE_METRICS):
+            column[:] = np.nan
+            column[rows] = values[:, k]
+            self.node_series[name].append_column(column)
+
+    def _update_baseline(self, frame: Frame) -> None:
+        declared = getattr(frame.totals, "steady_attempts_per_s", None)
+        if isinstance(declared, int | float) and declared > 0:
+            self.baseline_attempts_per_s = float(declared)
+            return
+        attempts = frame.totals.attempts_per_s
+        if self.baseline_attempts_per_s is None:
+            self.baseline_attempts_per_s = max(attempts, 1.0)
+        elif attempts <= self.baseline_attempts_per_s * self.thresholds.attempts_warn_x:
+            self.baseline_attempts_per_s += (attempts - self.baseline_attempts_per_s) * _BASELINE_ALPHA
+            self.baseline_attempts_per_s = max(self.baseline_attempts_per_s, 1.0)
+
+    # --- reading -------------------------------------------------------------------------------------
+
+    def staleness_s(self, now_s: float) -> float | None:
+        return None if self.received_at_s is None else max(0.0, now_s - self.received_at_s)
+
+    def node_history(self, node_id: str, metric: str) -> np.ndarray:
+        row = self.node_rows.get(node_id)
+        if row is None:
+            return np.empty(0, dtype=np.float32)
+        return self.node_series[metric].row(row)
+
+    def node_events(self, node_id: str, limit: int = 20) -> list[Event]:
+        return [event for event in reversed(self.events) if event.node == node_id][:limit]
+
+    def connections_delta_60s(self) -> tuple[float, float] | None:
+        """(Δ connections, Δ as % of the value 60 s ago), over the frames held; None until there are two."""
+        times = self.totals.time_s.values()
+        conns = self.totals.connections.values()
+        ok = ~np.isnan(conns)
+        if ok.sum() < 2 or self.frame is None:
+            return None
+        times, conns = times[ok], conns[ok]
+        now_t = times[-1]
+        earlier = np.nonzero(times >= now_t - 60.0)[0]
+        then = conns[earlier[0]]
+        delta = conns[-1] - then
+        return float(delta), float(100.0 * delta / then) if then > 0 else 0.0
+
+    def admission_capacity_per_bin(self) -> float | None:
+        """Fleet admission rate per wave bin: the line a storm must stay under to be shed gracefully."""
+        frame = self.frame
+        if frame is None or frame.admission is None or frame.admission.rate_per_s is None:
+            return None
+        limited = set(frame.admission.nodes) if frame.admission.nodes is not None else None
+        in_rotation = sum(
+            1 for node in frame.nodes if node.state.in_rotation and (limited is None or node.id in limited)
+        )
+        return frame.admission.rate_per_s * in_rotation * self.wave_bin_ms / 1000.0
+
+    def baseline_per_bin(self) -> float | None:
+        if self.baseline_attempts_per_s is None:
+            return None
+        return self.baseline_attempts_per_s * self.wave_bin_ms / 1000.0

@@ -1,0 +1,49 @@
+"""What the stream client tells the model: messages with their arrival time, link changes, bad messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from console.protocol import Event, Frame, Hello
+
+StreamMessage = Hello | Frame | Event
+
+
+class LinkState(StrEnum):
+    CONNECTING = "connecting"
+    LIVE = "live"
+    RECONNECTING = "reconnecting"
+    REFUSED = "refused"  # 401/403: retrying with the same token cannot help
+
+
+@dataclass(frozen=True)
+class LinkStatus:
+    state: LinkState
+    attempt: int = 0
+    next_in_s: float | None = None
+    reason: str | None = None
+    at_s: float = 0.0  # wall clock of the change, so the header can count the wait down
+
+    def describe(self, now_s: float) -> str:
+        if self.state is LinkState.RECONNECTING:
+            remaining = max(0.0, (self.next_in_s or 0.0) - (now_s - self.at_s))
+            return f"reconnecting (attempt {self.attempt}, next in {remaining:.1f} s)"
+        if self.state is LinkState.REFUSED:
+            return f"refused: {self.reason or 'not authorised'}"
+        return self.state.value
+
+
+@dataclass(frozen=True)
+class Received:
+    message: StreamMessage
+    at_s: float  # wall clock on arrival: staleness is measured from it
+
+
+@dataclass(frozen=True)
+class Malformed:
+    reason: str
+    at_s: float
+
+
+StreamItem = Received | LinkStatus | Malformed

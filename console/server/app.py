@@ -1,0 +1,74 @@
+"""The fleet API v1 as a FastAPI application over any `FleetBackend`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from console import __version__
+from console.protocol import API_VERSION
+from console.server.backend import FleetBackend
+from console.server.clock import FleetClock
+from console.server.fanout import DEFAULT_MAX_BACKLOG_FRAMES, Broadcaster
+from console.server.feed import AlarmWatch, FleetFeed
+from console.server.history import DEFAULT_HISTORY_FRAMES, DEFAULT_REPLAY_CAP_FRAMES, FrameHistory
+from console.server.problems import install_problem_handlers
+from console.server.routes import clock, fleet, stream
+from console.server.tokens import TokenRegistry
+
+DESCRIPTION = """\
+The fleet admin API of stormdeck (see DESIGN.md, "The fleet API, v1"). Every path under `/v1/` needs
+`Authorization: Bearer TOKEN` (401 without one, 403 for a role too low). Errors are RFC 9457
+`application/problem+json` whose `detail` names the field and the allowed range.
+
+`GET /v1/stream` is a WebSocket: a `hello`, then one `frame` per second and `event`s (a tick's events
+before its frame, tagged with its `seq`). Resume with `?since=SEQ&epoch=EPOCH`.
+"""
+
+
+def create_app(
+    backend: FleetBackend,
+    tokens: TokenRegistry,
+    *,
+    frame_interval_s: float = 1.0,
+    speed: float = 1.0,
+    history_frames: int = DEFAULT_HISTORY_FRAMES,
+    replay_cap_frames: int = DEFAULT_REPLAY_CAP_FRAMES,
+    max_backlog_frames: int = DEFAULT_MAX_BACKLOG_FRAMES,
+    alarms: AlarmWatch | None = None,
+) -> FastAPI:
+    """The app serving `backend`; its feed starts and stops with the app's lifespan."""
+    feed = FleetFeed(
+        backend,
+        frame_interval_s=frame_interval_s,
+        clock=FleetClock(speed=speed),
+        history=FrameHistory(history_frames, replay_cap_frames),
+        broadcaster=Broadcaster(max_backlog_frames),
+        alarms=alarms,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await feed.start()
+        try:
+            yield
+        finally:
+            await feed.stop()
+
+    app = FastAPI(
+        title="stormdeck fleet API",
+        version=f"{API_VERSION} (stormdeck {__version__})",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,  # no third-party JavaScript from a CDN on an admin port; the contract is /openapi.json
+        redoc_url=None,
+    )
+    app.state.feed = feed
+    app.state.tokens = tokens
+    install_problem_handlers(app)
+    app.include_router(fleet.router)
+    app.include_router(stream.router)
+    app.include_router(clock.router)
+    return app

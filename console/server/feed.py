@@ -1,0 +1,197 @@
+"""The live feed: drives a backend once per frame interval and publishes what it produces.
+
+It owns the pace (one frame per wall second, whatever the speed), `seq` and `epoch` (through the
+history), the newest snapshot, the alarms, and the fan-out. Nothing here blocks the event loop: the
+backend's work and the serialization of each frame run in worker threads; reads are answered from what
+the last tick left behind, so they never wait for a tick in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+from console.protocol import Alarm, ClockState, Event, FleetSnapshot, Frame, Waves
+from console.server.backend import FleetBackend, Tick, still_frame
+from console.server.clock import FleetClock
+from console.server.fanout import Broadcaster
+from console.server.history import FrameHistory, Published, prepare
+
+log = logging.getLogger(__name__)
+
+#: Share of a frame interval the backend may spend advancing; the rest is for serializing and sending.
+BACKEND_BUDGET_SHARE = 0.7
+
+
+class AlarmWatch(Protocol):
+    """The hook for the alarms module: fed every frame, answers the alarms to show (active and past)."""
+
+    def observe(self, frame: Frame) -> list[Alarm]: ...
+
+
+class NoAlarms:
+    """Until `console.alarms` lands: no alarms. Replace at the one call site, `create_app(alarms=...)`."""
+
+    def observe(self, frame: Frame) -> list[Alarm]:
+        return []
+
+
+@dataclass(frozen=True)
+class TickTiming:
+    """How long the newest frame took, for `bench server` and the logs."""
+
+    seq: int
+    fleet_seconds: int
+    backend_s: float
+    serialize_s: float
+    late_s: float  # how far after its due time the frame left
+
+
+class FleetFeed:
+    def __init__(
+        self,
+        backend: FleetBackend,
+        *,
+        frame_interval_s: float = 1.0,
+        clock: FleetClock | None = None,
+        history: FrameHistory | None = None,
+        broadcaster: Broadcaster | None = None,
+        alarms: AlarmWatch | None = None,
+    ) -> None:
+        self.backend = backend
+        self.frame_interval_s = frame_interval_s
+        # `is None`, not `or`: an empty history or broadcaster is falsy (both have a length).
+        self.clock = FleetClock() if clock is None else clock
+        self.history = FrameHistory() if history is None else history
+        self.broadcaster = Broadcaster() if broadcaster is None else broadcaster
+        self.alarms: AlarmWatch = NoAlarms() if alarms is None else alarms
+        self.timing: TickTiming | None = None
+        self._snapshot: FleetSnapshot | None = None
+        self._alarms: list[Alarm] = []
+        self._snapshot_json: tuple[int, bytes] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def epoch(self) -> str:
+        return self.history.epoch
+
+    async def start(self) -> None:
+        snapshot = await self.backend.start()
+        self._snapshot = snapshot
+        # Frame 1 is the fleet as started, so a client attaching at once paints at once.
+        self._keep(prepare(frame_of(snapshot), [], 1, self.epoch, time.time()), None)
+        self._task = asyncio.create_task(self._run(), name="stormdeck-feed")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        await self.backend.close()
+
+    def snapshot(self) -> FleetSnapshot:
+        """The fleet as of the newest frame (or as started, before the first)."""
+        if self._snapshot is None:
+            raise RuntimeError("the feed has not started")
+        return self._snapshot.model_copy(
+            update={"alarms": self._alarms, "seq": self.history.newest_seq, "epoch": self.epoch}
+        )
+
+    async def snapshot_json(self) -> bytes:
+        """`snapshot()` serialized, once per frame: at 2000 nodes that is tens of milliseconds, so it runs
+        in a worker thread and every reader of the same frame shares it."""
+        seq = self.history.newest_seq
+        cached = self._snapshot_json
+        if cached is not None and cached[0] == seq:
+            return cached[1]
+        snapshot = self.snapshot()
+        body = await asyncio.to_thread(snapshot.model_dump_json)
+        self._snapshot_json = (snapshot.seq or 0, body.encode())
+        return self._snapshot_json[1]
+
+    def clock_state(self) -> ClockState:
+        return ClockState(
+            paused=self.clock.paused,
+            speed=self.clock.speed,
+            time_s=self.snapshot().time_s,
+            effective_speed=self.clock.effective_speed,
+        )
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        due_at = loop.time() + self.frame_interval_s
+        failures = 0
+        while True:
+            await asyncio.sleep(max(0.0, due_at - loop.time()))  # pacing to the wall clock
+            started = loop.time()
+            try:
+                await self._publish_next(late_s=started - due_at)
+                failures = 0
+            except Exception:  # a failing tick must not stop the stream for every client
+                failures += 1
+                if failures in (1, 10, 100) or failures % 1000 == 0:  # not a traceback every second
+                    log.exception("tick failed (%d in a row); the stream goes on with the next", failures)
+            due_at += self.frame_interval_s
+            if due_at < loop.time():
+                due_at = loop.time()  # fell behind: the next frame leaves now, without a burst to catch up
+
+    async def _publish_next(self, late_s: float) -> Published:
+        due = self.clock.due_seconds() if self.backend.clock_control else 1
+        backend_started = time.perf_counter()
+        tick: Tick | None = None
+        if due == 0:
+            newest = self.history.newest
+            assert newest is not None  # frame 1 is kept by start()
+            frame = still_frame(newest.frame)
+            events: list[Event] = []
+        else:
+            budget_s = self.frame_interval_s * BACKEND_BUDGET_SHARE
+            tick = await self.backend.tick(due, budget_s)
+            frame, events = tick.frame, tick.events
+        backend_s = time.perf_counter() - backend_started
+        self.clock.record(tick.fleet_seconds if tick else 0)
+        serialize_started = time.perf_counter()
+        entry = await asyncio.to_thread(
+            prepare, frame, events, self.history.newest_seq + 1, self.epoch, time.time()
+        )
+        serialize_s = time.perf_counter() - serialize_started
+        self._keep(entry, tick)
+        self.timing = TickTiming(entry.seq, tick.fleet_seconds if tick else 0, backend_s, serialize_s, late_s)
+        if late_s + backend_s + serialize_s > self.frame_interval_s / 2:
+            log.warning(
+                "frame %d slow: %.0f ms late, backend %.0f ms for %d fleet s, serializing %.0f ms",
+                entry.seq,
+                late_s * 1000,
+                backend_s * 1000,
+                self.timing.fleet_seconds,
+                serialize_s * 1000,
+            )
+        return entry
+
+    def _keep(self, entry: Published, tick: Tick | None) -> None:
+        # No await from here to the publish: a client subscribing in between would miss or double a frame.
+        self.history.keep(entry)
+        if tick is not None:
+            self._snapshot = tick.snapshot
+        self._alarms = self.alarms.observe(entry.frame)
+        self.broadcaster.publish(entry.seq, entry.messages)
+
+
+def frame_of(snapshot: FleetSnapshot) -> Frame:
+    """A frame showing a snapshot: no wave bins, a span of 0 s (seq and epoch are stamped later)."""
+    return Frame(
+        seq=0,
+        epoch="",
+        time_s=snapshot.time_s,
+        nodes=snapshot.nodes,
+        totals=snapshot.totals,
+        waves=Waves(attempts=[]),
+        rollout=snapshot.rollout,
+        admission=snapshot.admission,
+        span_s=0.0,
+    )

@@ -1,0 +1,145 @@
+"""Running the fleet API under uvicorn: in the foreground for `sim serve`, or in a thread for tests.
+
+The socket is bound before uvicorn starts, so the port (ephemeral or not) is known at once, and the
+server says it is ready only once the app's lifespan has started the feed and the socket accepts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+import uvicorn
+from fastapi import FastAPI
+
+#: How long shutdown waits for open streams to finish before it closes them.
+GRACEFUL_SHUTDOWN_S = 3
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening-ready TCP socket on `host:port` (port 0: the OS picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def base_url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling us when it is ready and leaving signals to its caller."""
+
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.should_exit:
+            self._on_ready()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # uvicorn re-raises a captured SIGTERM after shutdown, which would kill us before our own cleanup
+        # (the token file); `serve_foreground` handles the signals instead.
+        yield
+
+
+def _config(app: FastAPI) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        # Compression is per connection: fifty clients would compress the same 2000-node frame fifty
+        # times. Frames go over loopback or a LAN; CPU is the scarcer resource.
+        ws_per_message_deflate=False,
+        ws_max_size=64 * 1024,  # clients send nothing but control frames on the stream
+    )
+
+
+def serve_foreground(app: FastAPI, sock: socket.socket, on_ready: Callable[[], None]) -> int:
+    """Serve until SIGINT or SIGTERM, then shut down cleanly. Returns the exit status (0)."""
+    server = _Server(_config(app), on_ready)
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, _request_exit, server)
+        await server.serve(sockets=[sock])
+
+    asyncio.run(run())
+    return 0
+
+
+def _request_exit(server: uvicorn.Server) -> None:
+    if server.should_exit:
+        server.force_exit = True  # a second Ctrl-C: stop waiting for open streams
+    server.should_exit = True
+
+
+class ServerThread:
+    """The app served from a background thread, for tests and benchmarks; a context manager."""
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = app
+        self._sock = bind_socket(host, port)
+        self.url = base_url(self._sock)
+        self._ready = threading.Event()
+        self._server = _Server(_config(app), self._ready.set)
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="stormdeck-server", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._server.serve(sockets=[self._sock]))
+        except BaseException as error:  # surfaced to the starting thread by `start`
+            self._failure = error
+        finally:
+            self._ready.set()
+
+    def start(self, timeout_s: float = 10.0) -> ServerThread:
+        self._thread.start()
+        if not self._ready.wait(timeout_s):
+            raise TimeoutError(f"server at {self.url} not ready within {timeout_s} s")
+        if self._failure is not None or not self._thread.is_alive():
+            raise RuntimeError(f"server at {self.url} failed to start") from self._failure
+        return self
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout_s)
+        self._sock.close()
+        if self._thread.is_alive():
+            raise TimeoutError(f"server at {self.url} did not stop within {timeout_s} s")
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""The Textual console: renders the model, posts the operator's intents."""

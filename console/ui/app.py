@@ -1,0 +1,228 @@
+"""The console app: holds the model, feeds it from a stream source, and asks the active screen to render.
+
+Screens render the model and post intents; this class turns intents into model or view changes. It never
+parses a frame (the client does) nor judges one (the model and the alarm rules do).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import ClassVar, Protocol
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from console.model.alarm_source import console_model
+from console.model.history import FleetModel
+from console.model.link import LinkStatus, Malformed, Received, StreamItem
+from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
+from console.protocol import Event
+from console.ui import config
+from console.ui.commands import ConsoleCommands, console_commands
+from console.ui.intents import FilterChosen, ScreenReady
+from console.ui.screens.help import HelpScreen
+from console.ui.screens.main import MainScreen
+from console.ui.screens.node_detail import NodeDetailScreen
+from console.ui.themes import DEFAULT_THEME, Palette, ThemeFile, load_themes
+from console.ui.widgets.alarms_panel import AlarmsPanel
+from console.ui.widgets.node_table import NodeTable
+
+
+class StreamSource(Protocol):
+    """Anything that pushes stream items: the live client, a recording, a synthetic fleet."""
+
+    async def run(self, sink: Callable[[StreamItem], None]) -> None: ...
+
+
+class ConsoleApp(App[None]):
+    TITLE = "stormdeck"
+    COMMANDS = App.COMMANDS | {ConsoleCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help"),
+        Binding("t", "next_theme", "theme"),
+        Binding("A", "acknowledge_all", "ack all"),
+    ]
+
+    def __init__(
+        self,
+        model: FleetModel | None = None,
+        source: StreamSource | None = None,
+        theme_name: str | None = None,
+        clock: Callable[[], float] = time.time,
+        config_path: Path | None = None,
+        remember_theme: bool = True,
+        read_only: bool = True,
+    ) -> None:
+        super().__init__()
+        self.model = model or console_model()
+        self.source = source
+        self.clock = clock
+        self.config_path = config_path
+        self.remember_theme = remember_theme
+        self.read_only = read_only  # #4 adds the actions; until then the console only watches
+        self.query_state = NodeQuery()
+        self.theme_files: dict[str, ThemeFile] = load_themes((config.user_themes_dir(),))
+        remembered = config.load_config(config_path).get("theme")
+        chosen = theme_name or (remembered if isinstance(remembered, str) else None) or DEFAULT_THEME
+        self._initial_theme = chosen if chosen in self.theme_files else DEFAULT_THEME
+        self.palette: Palette = self.theme_files[self._initial_theme].palette
+        self._refresh_pending = False
+        self.after_paint: Callable[[], None] | None = None  # the bench measures frame → painted with it
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen()
+
+    def on_mount(self) -> None:
+        for theme_file in self.theme_files.values():
+            self.register_theme(theme_file.textual)
+        self.theme_changed_signal.subscribe(self, self._on_theme_changed)
+        self.theme = self._initial_theme
+        self.set_interval(0.5, self._tick)
+        if self.source is not None:
+            self.run_worker(self.source.run(self.feed), name="stream", exclusive=True, exit_on_error=False)
+
+    # --- feeding the model -----------------------------------------------------------------------------
+
+    def feed(self, item: StreamItem) -> None:
+        self.model.apply(item)
+        redraw = isinstance(item, Malformed | LinkStatus) or (
+            isinstance(item, Received) and not isinstance(item.message, Event)
+        )
+        if redraw and not self._refresh_pending:
+            self._refresh_pending = True
+            self.call_later(self._flush)
+
+    def _flush(self) -> None:
+        self._refresh_pending = False
+        self.refresh_views()
+
+    def refresh_views(self) -> None:
+        screen = self.screen
+        if not getattr(screen, "ready", False):
+            return
+        now_s = self.clock()
+        if isinstance(screen, MainScreen):
+            screen.show_model(self.model, self.query_state, now_s, self.palette)
+        elif isinstance(screen, NodeDetailScreen):
+            screen.show_model(self.model, now_s, self.palette)
+        if self.after_paint is not None:
+            self.call_after_refresh(self.after_paint)
+
+    def _tick(self) -> None:
+        """Staleness and the reconnect countdown move even when no frame arrives."""
+        screen = self.screen
+        if isinstance(screen, MainScreen | NodeDetailScreen) and screen.ready:
+            screen.show_header(self.model, self.clock(), self.palette)
+
+    # --- themes ----------------------------------------------------------------------------------------
+
+    def _on_theme_changed(self, theme: object) -> None:
+        name = getattr(theme, "name", None)
+        if name in self.theme_files:
+            self.palette = self.theme_files[name].palette
+            if self.remember_theme:
+                config.remember_theme(name, self.config_path)
+        self.refresh_views()
+
+    def action_switch_theme(self, name: str) -> None:
+        if name not in self.theme_files:
+            self.notify(f"theme {name!r} is not one of {', '.join(self.theme_files)}", severity="error")
+            return
+        self.theme = name
+
+    def action_next_theme(self) -> None:
+        names = list(self.theme_files)
+        current = names.index(self.palette.name) if self.palette.name in names else -1
+        self.action_switch_theme(names[(current + 1) % len(names)])
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        # Our themes come with our own command (they carry level colours Textual's themes lack).
+        for command in super().get_system_commands(screen):
+            if command.title.lower() not in ("theme", "change theme"):
+                yield command
+
+    # --- node table ------------------------------------------------------------------------------------
+
+    def set_query(self, query: NodeQuery) -> None:
+        self.query_state = query
+        self.refresh_views()
+
+    def set_filter(self, node_filter: NodeFilter) -> None:
+        q = self.query_state
+        self.set_query(NodeQuery(q.sort_key, q.descending, node_filter))
+
+    def action_sort(self) -> None:
+        self.set_query(self.query_state.next_sort())
+
+    def sort_by(self, key: str) -> None:
+        q = self.query_state
+        descending = not q.descending if key == q.sort_key else key not in ("id", "state")
+        self.set_query(NodeQuery(key, descending, q.filter))
+
+    def action_sort_by(self, key: str) -> None:
+        if key in SORT_KEYS:
+            self.sort_by(key)
+
+    def action_reverse_sort(self) -> None:
+        q = self.query_state
+        self.set_query(NodeQuery(q.sort_key, not q.descending, q.filter))
+
+    def action_alarming_only(self) -> None:
+        f = self.query_state.filter
+        self.set_filter(NodeFilter(f.states, f.id_pattern, not f.alarming_only))
+
+    def action_clear_filter(self) -> None:
+        self.set_filter(NodeFilter())
+
+    def open_node(self, node_id: str) -> None:
+        self.push_screen(NodeDetailScreen(node_id))
+
+    def on_node_table_opened(self, message: NodeTable.Opened) -> None:
+        self.open_node(message.node_id)
+
+    def on_node_table_sort_clicked(self, message: NodeTable.SortClicked) -> None:
+        self.sort_by(message.sort_key)
+
+    def on_filter_chosen(self, message: FilterChosen) -> None:
+        self.set_filter(message.node_filter)
+
+    def on_screen_ready(self, _: ScreenReady) -> None:
+        self.refresh_views()
+
+    def action_open_cursor_node(self) -> None:
+        if isinstance(self.screen, MainScreen):
+            node_id = self.screen.query_one(NodeTable).cursor_id
+            if node_id:
+                self.open_node(node_id)
+
+    # --- alarms and help -------------------------------------------------------------------------------
+
+    def on_alarms_panel_acknowledge(self, message: AlarmsPanel.Acknowledge) -> None:
+        if sum(self.model.alarms.acknowledge(key) for key in message.keys):
+            self.refresh_views()
+
+    def action_acknowledge_all(self) -> None:
+        count = self.model.alarms.acknowledge_all()
+        self.notify(f"acknowledged {count} alarm{'s' if count != 1 else ''}")
+        self.refresh_views()
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        sections = [
+            ("anywhere", list(self.BINDINGS)),
+            ("fleet", list(MainScreen.BINDINGS)),
+            ("node table", list(NodeTable.BINDINGS)),
+            ("alarms", list(AlarmsPanel.BINDINGS)),
+            ("node detail", list(NodeDetailScreen.BINDINGS)),
+            ("help", list(HelpScreen.BINDINGS)),
+        ]
+        commands = [(title, help_text) for title, help_text, _ in console_commands(list(self.theme_files))]
+        self.push_screen(HelpScreen(sections, commands))
+
+    def on_screen_resume(self) -> None:
+        self.refresh_views()

@@ -1,0 +1,83 @@
+"""Chart specifications from the model: what the wave and connections charts draw. No widgets here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from console.model.downsample import downsample
+from console.model.history import FleetModel
+from console.model.thresholds import Level
+from console.ui.widgets.plot import ChartSpec, Series
+
+#: issue #2: 1 is a smooth smear; 4 or more is lockstep waves.
+LOCKSTEP_WAVES = 4.0
+LOCKSTEP_BUNCHED = 2.0
+_MINUTES = (-10.0, -8.0, -6.0, -4.0, -2.0, 0.0)
+
+
+def lockstep_reading(index: float) -> tuple[str, Level]:
+    if index >= LOCKSTEP_WAVES:
+        return f"LOCKSTEP {index:.1f}", Level.CRITICAL
+    if index >= LOCKSTEP_BUNCHED:
+        return f"bunched {index:.1f}", Level.WARNING
+    if index <= 0:
+        return "lockstep — (too quiet to judge)", Level.UNKNOWN
+    return f"smear {index:.1f}", Level.OK
+
+
+def wave_spec(model: FleetModel, columns: int) -> ChartSpec:
+    """Attempts per 100 ms over the last 60 s, max per plotted column; baseline and admission as lines."""
+    bins = model.wave_bins.values()
+    bin_s = model.wave_bin_ms / 1000.0
+    positions, peaks = downsample(bins, columns, how="max")
+    x = (positions - bins.size + 1) * bin_s
+    hlines = []
+    baseline = model.baseline_per_bin()
+    if baseline is not None:
+        hlines.append((baseline, "baseline"))
+    capacity = model.admission_capacity_per_bin()
+    if capacity is not None:
+        hlines.append((capacity, "capacity"))
+    top = max([float(np.nanmax(peaks)) if np.isfinite(peaks).any() else 1.0, *(y for y, _ in hlines)])
+    gaps = tuple(
+        (float(x[i]), "gap")
+        for i in range(1, len(peaks))
+        if np.isnan(peaks[i]) and not np.isnan(peaks[i - 1])
+    )
+    return ChartSpec(
+        series=(Series(x, peaks, "line"),),
+        hlines=tuple(hlines),
+        vlines=gaps,
+        x_label="seconds ago",
+        y_label="attempts / 100 ms",
+        x_lim=(-60.0, 0.0),
+        y_lim=(0.0, top * 1.1),
+    )
+
+
+def connections_spec(model: FleetModel, columns: int) -> ChartSpec:
+    """Total connections over the last 10 minutes; gaps drawn as dotted lines.
+
+    The x axis counts frames back from the newest (one a `frame_interval_s`), not fleet time: a server
+    that restarts its history restarts its clock, and the chart must not fold back on itself.
+    """
+    conns = model.totals.connections.values()
+    if conns.size == 0 or model.frame is None:
+        return ChartSpec(x_label="minutes ago", y_label="connections", x_lim=(-10.0, 0.0), x_ticks=_MINUTES)
+    step_min = model.frame_interval_s / 60.0
+    positions, values = downsample(conns, columns, how="mean")
+    x = (positions - (conns.size - 1)) * step_min
+    gaps = tuple(((float(i) - (conns.size - 1)) * step_min, "gap") for i in np.nonzero(np.isnan(conns))[0])
+    finite = values[np.isfinite(values)]
+    low = float(finite.min()) if finite.size else 0.0
+    high = float(finite.max()) if finite.size else 1.0
+    pad = max((high - low) * 0.1, high * 0.01, 10.0)
+    return ChartSpec(
+        series=(Series(x, values, "line"),),
+        vlines=gaps,
+        x_label="minutes ago",
+        y_label="connections",
+        x_lim=(-10.0, 0.0),
+        y_lim=(max(0.0, low - pad), high + pad),
+        x_ticks=_MINUTES,
+    )

@@ -1,0 +1,59 @@
+"""The command palette: every command the console has, each one an app action.
+
+One table serves the palette and the help screen, so neither can fall behind the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from console.model.nodes import SORT_KEYS
+
+
+def console_commands(theme_names: list[str]) -> list[tuple[str, str, str]]:
+    """(title, help, action) for every command."""
+    commands = [
+        ("Help: keys and commands", "list every binding and command", "help"),
+        ("Filter nodes…", "state:NAME, id:PATTERN, alarming", "screen.open_filter"),
+        ("Filter: alarming nodes only", "toggle showing only alarming nodes", "alarming_only"),
+        ("Filter: clear", "show every node", "clear_filter"),
+        ("Sort: next column", "cycle the sort column", "sort"),
+        ("Sort: reverse", "flip the sort order", "reverse_sort"),
+    ]
+    commands += [
+        (f"Sort by {key}", f"order the node table by {key}", f"sort_by('{key}')") for key in SORT_KEYS
+    ]
+    commands += [
+        ("Open node detail", "the node under the cursor", "open_cursor_node"),
+        ("Acknowledge all alarms", "mark every active alarm as seen", "acknowledge_all"),
+    ]
+    commands += [
+        (f"Theme: {name}", f"switch to the {name} theme (remembered)", f"switch_theme('{name}')")
+        for name in theme_names
+    ]
+    commands.append(("Quit", "leave the console", "quit"))
+    return commands
+
+
+class ConsoleCommands(Provider):
+    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        app = self.app
+        names = list(getattr(app, "theme_files", {}))
+        return [
+            (title, help_text, partial(app.run_action, action))
+            for title, help_text, action in console_commands(names)
+        ]
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)

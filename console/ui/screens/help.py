@@ -1,0 +1,71 @@
+"""`?`: every key binding, where it works, and every palette command."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+_KEY_NAMES = {"question_mark": "?", "slash": "/", "exclamation_mark": "!", "enter": "⏎ enter"}
+
+
+def key_display(keys: str) -> str:
+    return " / ".join(_KEY_NAMES.get(key.strip(), key.strip()) for key in keys.split(","))
+
+
+def binding_rows(where: str, bindings: list[BindingType]) -> list[tuple[str, str, str]]:
+    rows = []
+    for binding in bindings:
+        if isinstance(binding, Binding):
+            key, description = binding.key, binding.description
+        else:
+            key, description = binding[0], binding[2] if len(binding) > 2 else binding[1]
+        rows.append((where, key_display(key), description))
+    return rows
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 90; height: 90%; border: thick $primary; background: $surface; padding: 0 1;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark", "app.pop_screen", "close help")
+    ]
+
+    def __init__(
+        self, sections: list[tuple[str, list[BindingType]]], commands: list[tuple[str, str]]
+    ) -> None:
+        super().__init__()
+        self.sections = sections
+        self.commands = commands
+
+    def compose(self) -> ComposeResult:
+        keys = Table(title="keys", expand=True, show_edge=False)
+        keys.add_column("where", style="dim", width=12)
+        keys.add_column("key", style="bold", width=22)
+        keys.add_column("does")
+        for where, bindings in self.sections:
+            for row in binding_rows(where, bindings):
+                keys.add_row(*row)
+        keys.add_row("anywhere", "ctrl+p", "command palette")
+        keys.add_row(
+            "mouse", "click / wheel", "select a row, sort by a column header, scroll; double-click opens"
+        )
+        palette = Table(title="command palette (ctrl+p)", expand=True, show_edge=False)
+        palette.add_column("command", style="bold", width=34)
+        palette.add_column("does")
+        for title, help_text in self.commands:
+            palette.add_row(title, help_text)
+        with VerticalScroll():
+            yield Static(Text("stormdeck — help   (Esc closes)", style="bold"))
+            yield Static(keys)
+            yield Static(palette)

@@ -1,0 +1,163 @@
+"""The fleet at a glance: header, gauges, wave and connections charts, node table, alarms, rollout."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label
+
+from console.errors import InputError
+from console.model.gauges import fleet_gauges
+from console.model.history import FleetModel
+from console.model.nodes import NodeFilter, NodeQuery, select_nodes
+from console.ui.charts import connections_spec, lockstep_reading, wave_spec
+from console.ui.intents import FilterChosen, ScreenReady
+from console.ui.themes import LEVEL_GLYPHS, Palette
+from console.ui.widgets.alarms_panel import AlarmsPanel
+from console.ui.widgets.gauges import GaugeBar
+from console.ui.widgets.header import FleetHeader, header_text
+from console.ui.widgets.node_table import NodeTable
+from console.ui.widgets.plot import PlotextChart, plot_columns
+from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
+
+
+class MainScreen(Screen[None]):
+    DEFAULT_CSS = """
+    MainScreen #body { height: 1fr; }
+    MainScreen #left { width: 3fr; }
+    MainScreen #right { width: 2fr; }
+    MainScreen .boxed { border: round $panel-lighten-2; border-title-color: $foreground; }
+    MainScreen #wave-box { height: 14; }
+    MainScreen #conn-box { height: 12; }
+    MainScreen #nodes-box { height: 1fr; }
+    MainScreen #alarms-box { height: 1fr; }
+    MainScreen #rollout-box { height: auto; }
+    MainScreen #filter-bar { height: auto; display: none; }
+    MainScreen #filter-bar.-open { display: block; }
+    MainScreen #filter-error { color: $error; height: auto; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("/", "open_filter", "filter"),
+        Binding("s", "app.sort", "sort"),
+        Binding("r", "app.reverse_sort", "reverse"),
+        Binding("!", "app.alarming_only", "alarming"),
+        Binding("tab", "focus_next", "next panel", show=False),
+        Binding("escape", "close_filter", "close filter", show=False),
+    ]
+
+    ready = False
+    node_filter = NodeFilter()
+
+    def compose(self) -> ComposeResult:
+        yield FleetHeader(id="header")
+        yield GaugeBar(id="gauges")
+        with Horizontal(id="body"):
+            with Vertical(id="left"):
+                with Vertical(id="wave-box", classes="boxed"):
+                    yield PlotextChart(id="wave-chart")
+                with Vertical(id="nodes-box", classes="boxed"):
+                    yield NodeTable(id="nodes")
+            with Vertical(id="right"):
+                with Vertical(id="conn-box", classes="boxed"):
+                    yield PlotextChart(id="conn-chart")
+                with Vertical(id="alarms-box", classes="boxed"):
+                    yield AlarmsPanel(id="alarms")
+                with Vertical(id="rollout-box", classes="boxed"):
+                    yield RolloutPanel(id="rollout")
+        with Vertical(id="filter-bar"):
+            yield Label("", id="filter-error")
+            yield Input(
+                placeholder="state:draining,down  id:gw-00*  alarming   (Enter applies, Esc closes)",
+                id="filter",
+            )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#wave-box").border_title = "reconnect wave · attempts per 100 ms"
+        self.query_one("#conn-box").border_title = "connections · last 10 min"
+        self.query_one("#alarms-box").border_title = "alarms"
+        self.query_one("#rollout-box").border_title = "rollout & admission (read-only)"
+        self.query_one(NodeTable).focus()
+        self.call_after_refresh(self._ready)
+
+    def _ready(self) -> None:
+        self.ready = True  # children are composed: the app may render into them now
+        self.post_message(ScreenReady())
+
+    # --- rendering the model -------------------------------------------------------------------------
+
+    def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
+        self.query_one(FleetHeader).update(header_text(model, now_s, palette))
+
+    def show_model(self, model: FleetModel, query: NodeQuery, now_s: float, palette: Palette) -> None:
+        self.node_filter = query.filter
+        self.show_header(model, now_s, palette)
+        self.query_one(GaugeBar).show(fleet_gauges(model), palette)
+        self._show_charts(model, palette)
+        alarming = model.alarms.alarming_nodes()
+        rows = select_nodes(model.nodes.values(), query, model.thresholds, alarming)
+        table = self.query_one(NodeTable)
+        table.show(
+            rows,
+            query,
+            lambda node_id: model.node_history(node_id, "connections"),
+            model.thresholds,
+            palette,
+            alarming,
+        )
+        arrow = "▼" if query.descending else "▲"
+        title = f"nodes · {len(rows)} of {len(model.nodes)} · sort {query.sort_key} {arrow}"
+        if not query.filter.empty:
+            title += f" · filter {query.filter.describe()}"
+        self.query_one("#nodes-box").border_title = title
+        alarms = self.query_one(AlarmsPanel)
+        active = model.alarms.active()
+        alarms.show(active, model.alarms.past(), palette, model.alarms.version)
+        unacked = model.alarms.unacknowledged
+        self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new"
+        frame = model.frame
+        self.query_one(RolloutPanel).update(
+            rollout_text(frame.rollout if frame else None, frame.admission if frame else None)
+        )
+
+    def _show_charts(self, model: FleetModel, palette: Palette) -> None:
+        wave = self.query_one("#wave-chart", PlotextChart)
+        wave.show(wave_spec(model, plot_columns(wave.content_size.width)), palette.chart, palette.foreground)
+        reading, level = lockstep_reading(model.lockstep)
+        box = self.query_one("#wave-box")
+        chart = palette.chart
+        box.border_subtitle = (
+            f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {reading}[/] · "
+            f"[{chart['baseline']}]── steady[/] · [{chart['capacity']}]── admission[/]"
+        )
+        conn = self.query_one("#conn-chart", PlotextChart)
+        conn.show(
+            connections_spec(model, plot_columns(conn.content_size.width)), palette.chart, palette.foreground
+        )
+
+    # --- intents ---------------------------------------------------------------------------------------
+
+    def action_open_filter(self) -> None:
+        bar = self.query_one("#filter-bar")
+        bar.add_class("-open")
+        field = self.query_one("#filter", Input)
+        field.value = self.node_filter.describe()
+        field.focus()
+
+    def action_close_filter(self) -> None:
+        self.query_one("#filter-bar").remove_class("-open")
+        self.query_one("#filter-error", Label).update("")
+        self.query_one(NodeTable).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            node_filter = NodeFilter.parse(event.value)
+        except InputError as error:
+            self.query_one("#filter-error", Label).update(f"✖ {error}")
+            return
+        self.post_message(FilterChosen(node_filter))
+        self.action_close_filter()

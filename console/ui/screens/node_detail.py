@@ -1,0 +1,151 @@
+"""One node: its series over 5 minutes, drain progress while draining, and its recent events."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from console.model.downsample import downsample
+from console.model.gauges import node_level
+from console.model.history import NODE_HISTORY_S, FleetModel
+from console.model.thresholds import Level
+from console.protocol import NodeStatus
+from console.ui.intents import ScreenReady
+from console.ui.themes import LEVEL_GLYPHS, Palette
+from console.ui.widgets.header import FleetHeader, fleet_clock, header_text
+from console.ui.widgets.plot import ChartSpec, PlotextChart, Series, plot_columns
+
+#: (metric, chart title with unit)
+DETAIL_CHARTS = (
+    ("connections", "connections"),
+    ("cpu_pct", "CPU %"),
+    ("accepts_per_s", "accepts / s"),
+    ("rejects_per_s", "503s / s"),
+    ("timeouts_per_s", "timeouts / s"),
+    ("handshake_p99_ms", "handshake p99 (ms)"),
+)
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}m {seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+def drain_text(node: NodeStatus, now_fleet_s: float) -> Text:
+    drain = node.drain
+    text = Text(no_wrap=True)
+    if drain is None:
+        text.append("not draining", style="dim")
+        return text
+    text.append("draining  ", style="bold")
+    text.append(f"remaining {drain.remaining:,}  rate {drain.rate_per_s:g}/s  ")
+    eta = (
+        drain.eta_s
+        if drain.eta_s is not None
+        else (drain.remaining / drain.rate_per_s if drain.rate_per_s else None)
+    )
+    text.append(f"ETA {duration(eta) if eta is not None else '—'}  ")
+    text.append(
+        f"deadline in {duration(drain.deadline_at_s - now_fleet_s)} (at {fleet_clock(drain.deadline_at_s)})  "
+    )
+    text.append(f"hint {drain.hint_ms[0]}–{drain.hint_ms[1]} ms")
+    if eta is not None and now_fleet_s + eta > drain.deadline_at_s:
+        text.append("  ▲ will force-close at the deadline", style="bold")
+    return text
+
+
+def series_spec(values: np.ndarray, columns: int) -> ChartSpec:
+    positions, points = downsample(values, columns, how="mean")
+    x = (positions - values.size + 1) / 60.0
+    finite = points[np.isfinite(points)]
+    high = float(finite.max()) if finite.size else 1.0
+    return ChartSpec(
+        series=(Series(x, points, "line"),),
+        x_label="minutes ago",
+        x_lim=(-NODE_HISTORY_S / 60.0, 0.0),
+        x_ticks=tuple(float(m) for m in range(-NODE_HISTORY_S // 60, 1)),
+        y_lim=(0.0, max(high * 1.15, 1.0)),
+    )
+
+
+class NodeDetailScreen(Screen[None]):
+    DEFAULT_CSS = """
+    NodeDetailScreen #summary { height: auto; padding: 0 1; }
+    NodeDetailScreen #drain { height: auto; padding: 0 1; border: round $panel-lighten-2; }
+    NodeDetailScreen #charts { grid-size: 3 2; height: 1fr; }
+    NodeDetailScreen .chart-box { border: round $panel-lighten-2; }
+    NodeDetailScreen #events { height: 8; border: round $panel-lighten-2; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,backspace", "app.pop_screen", "back"),
+    ]
+
+    def __init__(self, node_id: str) -> None:
+        super().__init__()
+        self.node_id = node_id
+
+    ready = False
+
+    def compose(self) -> ComposeResult:
+        yield FleetHeader(id="header")
+        yield Static(id="summary")
+        yield Static(id="drain")
+        with Grid(id="charts"):
+            for metric, title in DETAIL_CHARTS:
+                with Vertical(classes="chart-box", id=f"box-{metric}") as box:
+                    box.border_title = title
+                    yield PlotextChart(id=f"chart-{metric}")
+        yield Static(id="events")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#drain").border_title = "drain progress"
+        self.query_one("#events").border_title = "recent events"
+        self.call_after_refresh(self._ready)
+
+    def _ready(self) -> None:
+        self.ready = True  # children are composed: the app may render into them now
+        self.post_message(ScreenReady())
+
+    def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
+        self.query_one(FleetHeader).update(header_text(model, now_s, palette))
+
+    def show_model(self, model: FleetModel, now_s: float, palette: Palette) -> None:
+        self.show_header(model, now_s, palette)
+        node = model.nodes.get(self.node_id)
+        summary = Text(no_wrap=True)
+        summary.append(f"{self.node_id}  ", style="bold")
+        if node is None:
+            summary.append("not in the latest frame", style=palette.level_style(Level.UNKNOWN))
+        else:
+            level = node_level(node, model.thresholds)
+            summary.append(
+                f"{LEVEL_GLYPHS[level]} {node.state.value}", style=palette.level_style(level, bold=True)
+            )
+            summary.append(
+                f"   conns {node.connections:,}   cpu {node.cpu_pct:.0f} %   acc {node.accepts_per_s:.0f}/s"
+                f"   503 {node.rejects_per_s:.0f}/s   t/o {node.timeouts_per_s:.0f}/s"
+                f"   p99 {node.handshake_p99_ms:.0f} ms"
+            )
+        self.query_one("#summary", Static).update(summary)
+        now_fleet = model.frame.time_s if model.frame else 0.0
+        self.query_one("#drain", Static).update(drain_text(node, now_fleet) if node else Text("—"))
+        for metric, _ in DETAIL_CHARTS:
+            chart = self.query_one(f"#chart-{metric}", PlotextChart)
+            values = model.node_history(self.node_id, metric).astype(np.float64)
+            chart.show(
+                series_spec(values, plot_columns(chart.content_size.width)), palette.chart, palette.foreground
+            )
+        events = Text(no_wrap=True, overflow="ellipsis")
+        for event in model.node_events(self.node_id, limit=6):
+            events.append(f"{fleet_clock(event.time_s)}  {event.kind:<11} {event.message}\n")
+        if not events:
+            events.append("no events for this node yet", style="dim")
+        self.query_one("#events", Static).update(events)

@@ -1,0 +1,71 @@
+"""Active and past alarms: time, severity, rule, values; `a` acknowledges the one under the cursor."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import DataTable
+
+from console.model.alarms import AlarmEntry, AlarmKey, alarm_rows
+from console.model.thresholds import Level
+from console.protocol import Severity
+from console.ui.themes import LEVEL_GLYPHS, Palette
+from console.ui.widgets.header import fleet_clock
+
+#: Rows shown (after grouping); the box title counts every active alarm.
+ROWS_SHOWN = 40
+PAST_SHOWN = 20
+
+SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Severity.CRITICAL: Level.CRITICAL}
+
+
+class AlarmsPanel(DataTable):
+    DEFAULT_CSS = """
+    AlarmsPanel {
+        height: 1fr;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("a", "acknowledge", "ack alarm")]
+
+    class Acknowledge(Message):
+        def __init__(self, keys: tuple[AlarmKey, ...]) -> None:
+            self.keys = keys
+            super().__init__()
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = False
+        self.add_columns("time", "sev", "status", "rule", "node", "value / limit")
+        self._keys: list[tuple[AlarmKey, ...]] = []
+        self._shown: tuple[int, str] | None = None
+
+    def show(self, active: list[AlarmEntry], past: list[AlarmEntry], palette: Palette, version: int) -> None:
+        if self._shown == (version, palette.name):
+            return
+        self._shown = (version, palette.name)
+        cursor = self.cursor_row
+        self.clear()
+        self._keys = []
+        rows = alarm_rows(active)[:ROWS_SHOWN] + alarm_rows(past[: PAST_SHOWN * 10])[:PAST_SHOWN]
+        for row in rows:
+            level = Level.UNKNOWN if row.cleared else SEVERITY_LEVEL.get(row.severity, Level.WARNING)
+            style = palette.level_style(level, bold=not row.acknowledged and not row.cleared)
+            status = "cleared" if row.cleared else ("acked" if row.acknowledged else "NEW")
+            self.add_row(
+                fleet_clock(row.raised_at_s),
+                Text(f"{LEVEL_GLYPHS[level]} {row.severity.value[:4]}", style=style),
+                Text(status, style=style),
+                Text(row.name, style=style),
+                row.where,
+                row.value,
+            )
+            self._keys.append(() if row.cleared else row.keys)
+        if self.row_count:
+            self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
+
+    def action_acknowledge(self) -> None:
+        if 0 <= self.cursor_row < len(self._keys) and self._keys[self.cursor_row]:
+            self.post_message(self.Acknowledge(self._keys[self.cursor_row]))

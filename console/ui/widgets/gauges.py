@@ -1,0 +1,67 @@
+"""The five gauges under the header, each boxed and coloured by its level (with a glyph as well)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Static
+
+from console.model.downsample import spark_blocks
+from console.model.gauges import Gauge
+from console.model.thresholds import Level
+from console.ui.themes import LEVEL_GLYPHS, Palette
+
+_LEVEL_CLASSES = {
+    Level.UNKNOWN: "-unknown",
+    Level.OK: "-ok",
+    Level.WARNING: "-warning",
+    Level.CRITICAL: "-critical",
+}
+
+
+class GaugeBox(Static):
+    DEFAULT_CSS = """
+    GaugeBox {
+        width: 1fr;
+        height: 4;
+        border: round $panel;
+        padding: 0 1;
+    }
+    GaugeBox.-ok { border: round $success 60%; }
+    GaugeBox.-warning { border: heavy $warning; }
+    GaugeBox.-critical { border: double $error; }
+    """
+
+    def show(self, gauge: Gauge, palette: Palette) -> None:
+        self.border_title = gauge.label
+        for level, name in _LEVEL_CLASSES.items():
+            self.set_class(level is gauge.level, name)
+        style = palette.level_style(gauge.level, bold=True)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{LEVEL_GLYPHS[gauge.level]} ", style=style)
+        text.append(gauge.value, style=style)
+        if gauge.spark:
+            import numpy as np
+
+            text.append("  ")
+            text.append(spark_blocks(np.asarray(gauge.spark), 12), style=palette.chart["line"])
+        text.append("\n")
+        text.append(gauge.detail)
+        self.update(text)
+
+
+class GaugeBar(Horizontal):
+    DEFAULT_CSS = """
+    GaugeBar {
+        height: 4;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        for key in ("connections", "attempts", "accepts", "headroom", "drain_inflow"):
+            yield GaugeBox(id=f"gauge-{key}")
+
+    def show(self, gauges: list[Gauge], palette: Palette) -> None:
+        for gauge in gauges:
+            self.query_one(f"#gauge-{gauge.key}", GaugeBox).show(gauge, palette)

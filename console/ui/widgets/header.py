@@ -1,0 +1,57 @@
+"""The top line: fleet, source, fleet clock, link state and staleness, malformed-frame count."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from console.model.gauges import level_at_least
+from console.model.history import FleetModel
+from console.model.link import LinkState
+from console.model.thresholds import Level
+from console.ui.themes import LEVEL_GLYPHS, Palette
+
+
+def fleet_clock(time_s: float) -> str:
+    """Fleet time as H:MM:SS since the fleet's epoch began."""
+    seconds = max(0, int(time_s))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def header_text(model: FleetModel, now_s: float, palette: Palette) -> Text:
+    t = model.thresholds
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(" ◆ stormdeck ", style="bold")
+    text.append(f" {model.fleet} ", style="bold reverse")
+    text.append(f"  source {model.source.value if model.source else '—'}")
+    clock = fleet_clock(model.frame.time_s) if model.frame else "—"
+    text.append(f"   fleet clock {clock}")
+    link = model.link
+    stale = model.staleness_s(now_s)
+    if link.state is LinkState.LIVE:
+        level = Level.OK if stale is None else level_at_least(stale, t.stale_warn_s, t.stale_crit_s)
+    elif link.state is LinkState.CONNECTING:
+        level = Level.WARNING
+    else:
+        level = Level.CRITICAL
+    text.append("   link ")
+    text.append(f"{LEVEL_GLYPHS[level]} {link.describe(now_s)}", style=palette.level_style(level, bold=True))
+    if stale is not None:
+        text.append(f"   age {stale:.1f} s", style=palette.level_style(level))
+    if model.gaps:
+        text.append(f"  gaps {model.gaps}", style=palette.level_style(Level.WARNING))
+    if model.malformed:
+        text.append(
+            f"  malformed {model.malformed} ({model.malformed_reason or '?'})",
+            style=palette.level_style(Level.WARNING),
+        )
+    return text
+
+
+class FleetHeader(Static):
+    DEFAULT_CSS = """
+    FleetHeader {
+        height: 1;
+        background: $panel;
+    }
+    """

@@ -1,0 +1,162 @@
+"""The one widget behind every chart: a plotext 6 figure rendered into a Textual widget.
+
+plotext is used directly (textual-plotext is unmaintained since 2024-11 and pins plotext < 6). Each series
+is down-sampled to the plot's width before drawing, gaps (NaN) break lines, and the figure is rebuilt only
+when the data, the size or the theme changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import plotext as plt
+from rich.style import Style
+from rich.text import Span, Text
+from textual.widget import Widget
+
+from console.model.downsample import finite_runs
+from console.model.gauges import human_count
+
+_Y_AXIS_CELLS = 9  # tick labels and frame on the left
+
+
+@dataclass(frozen=True)
+class Series:
+    x: np.ndarray
+    y: np.ndarray
+    color: str  # a chart colour key of the theme: line, baseline, capacity, gap
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    series: tuple[Series, ...] = ()
+    hlines: tuple[tuple[float, str], ...] = ()  # (y, colour key)
+    vlines: tuple[tuple[float, str], ...] = ()  # (x, colour key): gaps in the stream
+    x_label: str = ""
+    y_label: str = ""
+    x_lim: tuple[float, float] | None = None
+    y_lim: tuple[float, float] | None = None
+    x_ticks: tuple[float, ...] = ()
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
+    """Round tick positions (1, 2, 5 × 10^k steps) between low and high."""
+    span = high - low
+    if span <= 0:
+        return [low]
+    raw = span / count
+    magnitude = 10 ** np.floor(np.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    start = np.ceil(low / step) * step
+    return [float(v) for v in np.arange(start, high + step * 1e-9, step)]
+
+
+def tick_labels(ticks: list[float]) -> list[str]:
+    """k/M for big values; enough decimals for small steps (0.2, 0.4 … not 0, 0, 1)."""
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    if step >= 1:
+        return [human_count(v) for v in ticks]
+    decimals = max(1, -int(np.floor(np.log10(step))))
+    return [f"{v:.{decimals}f}" for v in ticks]
+
+
+def plot_columns(width: int) -> int:
+    """How many data points a plot this wide can show: two braille dots per cell."""
+    return max(4, (width - _Y_AXIS_CELLS) * 2)
+
+
+def _rgb(color: str) -> tuple[int, int, int]:
+    color = color.lstrip("#")
+    return int(color[0:2], 16), int(color[2:4], 16), int(color[4:6], 16)
+
+
+def build_chart(spec: ChartSpec, width: int, height: int, colors: dict[str, str], foreground: str) -> Text:
+    fig = plt.figure
+    fig.clear()
+    plt.terminal.limit(False, False)
+    fig.plot_size(max(width, 20), max(height, 5))
+    theme_name = f"stormdeck-{foreground}"
+    if theme_name not in plt._settings.themes.themes:  # type: ignore[attr-defined]
+        plt.add_theme(theme_name, text=plt.pixel(foreground=_rgb(foreground)))
+    fig.theme(theme_name)
+    fig.canvas("default")
+    drawn = False
+    for series in spec.series:
+        pixel = plt.pixel(foreground=_rgb(colors[series.color]))
+        for x, y in finite_runs(np.asarray(series.x, float), np.asarray(series.y, float)):
+            signal = fig.signal(x.tolist(), y.tolist(), marker=plt.marker("braille", pixel=pixel))
+            fig.draw(signal.lines(True))
+            drawn = True
+    if not drawn:  # plotext needs one signal to lay the axes out
+        x_lim = spec.x_lim or (0.0, 1.0)
+        fig.draw(fig.signal([x_lim[0]], [0.0], marker=plt.marker(" ")))
+    for y, key in spec.hlines:
+        fig.line(y, orientation=0, pixel=plt.pixel(foreground=_rgb(colors[key])))
+    for x, key in spec.vlines:
+        fig.line(x, orientation=1, pixel=plt.pixel(foreground=_rgb(colors[key])), style="dotted")
+    if spec.x_lim:
+        fig.ruler("x").lim(*spec.x_lim)
+    if spec.x_ticks:
+        fig.ruler("x").ticks(list(spec.x_ticks), [f"{v:g}" for v in spec.x_ticks])
+    if spec.y_lim:
+        fig.ruler("y").lim(*spec.y_lim)
+        ticks = nice_ticks(*spec.y_lim, count=max(2, min(5, height // 3)))
+        fig.ruler("y").ticks(ticks, tick_labels(ticks))
+    if spec.x_label:
+        fig.label(spec.x_label, axis=0)
+    if spec.y_label:
+        fig.label(spec.y_label, axis=1)
+    text = Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True, end="")
+    # plotext paints some parts (lines) on its own white background; the widget's background must show.
+    text.spans = [Span(span.start, span.end, _without_background(span.style)) for span in text.spans]
+    return text
+
+
+def _without_background(style: str | Style) -> Style:
+    style = Style.parse(style) if isinstance(style, str) else style
+    return Style(color=style.color, bold=style.bold) if style.bgcolor is not None else style
+
+
+class PlotextChart(Widget):
+    DEFAULT_CSS = """
+    PlotextChart {
+        height: 1fr;
+        min-height: 6;
+    }
+    """
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._spec = ChartSpec()
+        self._cache_key: tuple[object, ...] | None = None
+        self._cached: Text | None = None
+        self.chart_colors: dict[str, str] = {
+            "line": "#4ea1ff",
+            "baseline": "#5fd787",
+            "capacity": "#ffb454",
+            "gap": "#7a8595",
+        }
+        self.chart_foreground = "#d8dee9"
+
+    def show(
+        self, spec: ChartSpec, colors: dict[str, str] | None = None, foreground: str | None = None
+    ) -> None:
+        self._spec = spec
+        if colors is not None:
+            self.chart_colors = colors
+        if foreground is not None:
+            self.chart_foreground = foreground
+        self._cache_key = None
+        self.refresh()
+
+    def render(self) -> Text:
+        key = (id(self._spec), self.content_size, self.chart_foreground, tuple(self.chart_colors.values()))
+        if key != self._cache_key or self._cached is None:
+            size = self.content_size
+            self._cached = build_chart(
+                self._spec, size.width, size.height, self.chart_colors, self.chart_foreground
+            )
+            self._cache_key = key
+        return self._cached

@@ -1,0 +1,46 @@
+"""Rollout and admission, read-only: state, batch k of n, pause reason, admission settings."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from console.protocol import AdmissionSettings, RolloutStatus
+
+
+def rollout_text(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if rollout is None:
+        text.append("rollout  —\n")
+    else:
+        text.append("rollout  ", style="bold")
+        text.append(rollout.state.value)
+        if rollout.batches:
+            text.append(f"  batch {rollout.batch} of {rollout.batches}")
+        if rollout.mode:
+            text.append(f"  mode {rollout.mode.value}")
+        text.append("\n")
+        if rollout.pause_reason:
+            text.append(f"  paused: {rollout.pause_reason}\n")
+    if admission is None:
+        text.append("admission  —")
+        return text
+    text.append("admission  ", style="bold")
+    rate = "unlimited" if admission.rate_per_s is None else f"{admission.rate_per_s:g}/s per node"
+    ceiling = "none" if admission.max_connections is None else f"{admission.max_connections:,}"
+    text.append(f"{rate}  burst {admission.burst if admission.burst is not None else '—'}\n")
+    low, high = admission.retry_after_s
+    text.append(f"  ceiling {ceiling}  Retry-After {low:g}–{high:g} s")
+    if admission.nodes is not None:
+        text.append(f"  on {len(admission.nodes)} nodes")
+    return text
+
+
+class RolloutPanel(Static):
+    DEFAULT_CSS = """
+    RolloutPanel {
+        height: auto;
+        max-height: 6;
+        padding: 0 1;
+    }
+    """

@@ -1,0 +1,104 @@
+"""The stream client against an in-test server (tests/client/fake_fleet_server.py, until `sim serve`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from console.client.stream import StreamClient, stream_url
+from console.model import FleetModel, LinkState, LinkStatus
+from console.policies import FullJitter
+
+from .fake_fleet_server import TOKEN, FakeFleetServer, wait_for
+
+FAST = FullJitter(base_ms=20.0, multiplier=2.0, max_ms=100.0)
+
+
+def test_stream_url_from_a_base_url():
+    assert stream_url("http://h:1") == "ws://h:1/v1/stream"
+    assert stream_url("https://h/api/") == "wss://h/api/v1/stream"
+    assert stream_url("h:2", since=7, epoch="e 1") == "ws://h:2/v1/stream?since=7&epoch=e+1"
+
+
+@pytest.fixture
+async def server():
+    fake = FakeFleetServer()
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+async def attach(url: str, token: str = TOKEN) -> tuple[FleetModel, list[LinkStatus], asyncio.Task]:
+    model = FleetModel()
+    links: list[LinkStatus] = []
+
+    def sink(item):
+        model.apply(item)
+        if isinstance(item, LinkStatus):
+            links.append(item)
+
+    task = asyncio.create_task(StreamClient(url, token, policy=FAST).run(sink))
+    return model, links, task
+
+
+async def test_hello_then_frames_with_the_bearer_header(server):
+    model, _, task = await attach(server.url)
+    try:
+        await wait_for(lambda: model.frames_applied >= 3, what="three frames")
+        assert model.fleet == "demo-fleet" and model.epoch == "e1"
+        assert model.link.state is LinkState.LIVE
+        assert server.requests[0] == ("/v1/stream", f"Bearer {TOKEN}")
+    finally:
+        task.cancel()
+
+
+async def test_a_wrong_token_is_refused_and_retried_with_backoff(server):
+    model, links, task = await attach(server.url, token="nope")
+    try:
+        await wait_for(lambda: sum(link.state is LinkState.REFUSED for link in links) >= 3, what="refusals")
+        refused = [link for link in links if link.state is LinkState.REFUSED]
+        assert refused[0].reason == "HTTP 401"
+        assert [link.attempt for link in refused[:3]] == [1, 2, 3]
+        assert all(0 <= link.next_in_s <= FAST.max_ms / 1000 for link in refused)
+        assert model.frames_applied == 0
+    finally:
+        task.cancel()
+
+
+async def test_resume_recovers_missed_frames_without_a_gap(server):
+    server.drop_after = 3
+    model, links, task = await attach(server.url)
+    try:
+        await wait_for(lambda: model.frames_applied >= 8, what="frames across reconnects")
+        resumed = [path for path, _ in server.requests if "since=" in path]
+        assert resumed and "epoch=e1" in resumed[0]
+        assert model.gaps == 0  # every missed frame was replayed
+        assert any(link.state is LinkState.RECONNECTING for link in links)
+    finally:
+        task.cancel()
+
+
+async def test_a_restarted_history_is_a_fresh_start_with_a_marked_gap(server):
+    model, _, task = await attach(server.url)
+    try:
+        await wait_for(lambda: model.frames_applied >= 3, what="first frames")
+        server.drop_after = 1
+        server.restart_history("e2")
+        await wait_for(lambda: model.epoch == "e2" and model.frames_applied >= 5, what="the new epoch")
+        assert model.gaps >= 1
+        assert model.link.state in (LinkState.LIVE, LinkState.RECONNECTING, LinkState.CONNECTING)
+    finally:
+        task.cancel()
+
+
+async def test_malformed_messages_are_counted_and_the_stream_goes_on(server):
+    server.garbage = ["{not json", '{"type": "frame", "seq": "x"}', "[]", '{"type": "martian"}']
+    model, _, task = await attach(server.url)
+    try:
+        await wait_for(
+            lambda: model.malformed == 4 and model.frames_applied >= 3, what="frames after garbage"
+        )
+        assert model.malformed_reason
+    finally:
+        task.cancel()

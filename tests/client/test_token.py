@@ -1,0 +1,46 @@
+"""Tokens come from a file or the environment, never argv."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.cli import main
+from console.client.token import TOKEN_ENV, load_token, token_from_text
+from console.errors import InputError
+
+
+def test_bare_token_and_server_token_file_format():
+    assert token_from_text("abc123\n") == "abc123"
+    assert token_from_text("# tokens\n\noperator s3cret alice\nviewer v0 bob\n") == "s3cret"
+    assert token_from_text("\n# nothing\n") is None
+
+
+def test_file_wins_over_environment(tmp_path):
+    path = tmp_path / "token"
+    path.write_text("admin tok-from-file\n")
+    assert load_token(path, {TOKEN_ENV: "tok-from-env"}) == "tok-from-file"
+    assert load_token(None, {TOKEN_ENV: " tok-from-env \n"}) == "tok-from-env"
+
+
+def test_missing_token_names_both_ways_to_give_one(tmp_path):
+    with pytest.raises(InputError, match="--token-file FILE or the environment variable STORMDECK_TOKEN"):
+        load_token(None, {})
+    with pytest.raises(InputError, match="readable file"):
+        load_token(tmp_path / "absent", {})
+
+
+def test_attach_without_a_token_exits_2_without_a_traceback(monkeypatch, capsys):
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    assert main(["attach", "http://127.0.0.1:9"]) == 2
+    assert "STORMDECK_TOKEN" in capsys.readouterr().err
+
+
+def test_attach_rejects_an_unknown_theme(monkeypatch, capsys):
+    monkeypatch.setenv(TOKEN_ENV, "t")
+    assert main(["attach", "http://127.0.0.1:9", "--theme", "neon"]) == 2
+    assert "dark" in capsys.readouterr().err
+
+
+def test_attach_has_no_token_argument():
+    with pytest.raises(SystemExit):
+        main(["attach", "http://127.0.0.1:9", "--token", "visible-in-ps"])

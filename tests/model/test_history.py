@@ -1,0 +1,114 @@
+"""The fleet model: gaps, resume, baseline, deltas, capacity, waves — from stream items alone."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from console.client.decode import StreamDecoder
+from console.client.synthetic import SyntheticFleet
+from console.model import FleetModel, LinkState, LinkStatus, Malformed, Received
+from console.protocol import Frame, Hello
+
+
+def frames(n: int, **kwargs) -> list[Frame]:
+    fleet = SyntheticFleet(nodes=8, **kwargs)
+    decoder = StreamDecoder()
+    return [decoder.feed(json.dumps(fleet.next_frame())) for _ in range(n)]
+
+
+def hello(epoch: str = "e1", recovered: bool | None = None) -> Hello:
+    return Hello(fleet="f", source="simulator", epoch=epoch, seq=0, recovered=recovered)
+
+
+def test_frames_fill_history_and_nodes():
+    model = FleetModel()
+    model.apply(Received(hello(), 0.0))
+    for i, frame in enumerate(frames(5)):
+        model.apply(Received(frame, float(i)))
+    assert model.frames_applied == 5
+    assert model.last_seq == 5
+    assert len(model.nodes) == 8
+    assert model.node_history("gw-0000", "connections").size == 5
+    assert model.gaps == 0
+    assert model.staleness_s(4.5) == 0.5
+
+
+def test_a_skipped_seq_marks_a_gap_and_a_replayed_one_is_ignored():
+    model = FleetModel()
+    batch = frames(6)
+    for frame in (batch[0], batch[1], batch[4], batch[4], batch[5]):
+        model.apply(Received(frame, 0.0))
+    assert model.gaps == 1
+    assert model.frames_applied == 4
+    assert np.isnan(model.totals.connections.values()).sum() == 1  # the chart breaks at the gap
+
+
+def test_hello_not_recovered_marks_a_gap_recovered_does_not():
+    model = FleetModel()
+    model.apply(Received(hello(), 0.0))
+    batch = frames(3)
+    model.apply(Received(batch[0], 0.0))
+    model.apply(Received(hello(recovered=True), 1.0))
+    model.apply(Received(batch[1], 1.0))
+    assert model.gaps == 0
+    model.apply(Received(hello(epoch="e2", recovered=False), 2.0))
+    assert model.gaps == 1
+    assert model.last_seq is None  # a new epoch's seqs start over
+
+
+def test_link_and_malformed_items_are_recorded():
+    model = FleetModel()
+    model.apply(LinkStatus(LinkState.RECONNECTING, attempt=3, next_in_s=2.0, at_s=10.0))
+    assert model.link.describe(10.5) == "reconnecting (attempt 3, next in 1.5 s)"
+    model.apply(Malformed("totals: missing", 11.0))
+    assert model.malformed == 1 and model.malformed_reason == "totals: missing"
+
+
+def test_baseline_follows_calm_frames_and_ignores_the_storm():
+    model = FleetModel()
+    for frame in frames(60, storm_at_s=30):
+        model.apply(Received(frame, 0.0))
+    calm = frames(29, storm_at_s=None)[-1].totals.attempts_per_s
+    assert model.baseline_attempts_per_s is not None
+    assert model.baseline_attempts_per_s < calm * 2  # the storm's 10–100× did not become the baseline
+
+
+def test_connections_delta_over_60s_sees_the_drop():
+    model = FleetModel()
+    for frame in frames(45, storm_at_s=40):
+        model.apply(Received(frame, 0.0))
+    delta, pct = model.connections_delta_60s()
+    assert delta < 0 and pct < -5.0
+
+
+def test_admission_capacity_counts_nodes_in_rotation():
+    model = FleetModel()
+    frame = frames(1)[0]
+    model.apply(Received(frame, 0.0))
+    ready = sum(1 for n in frame.nodes if n.state.value == "ready")
+    assert model.admission_capacity_per_bin() == frame.admission.rate_per_s * ready * 0.1
+
+
+def test_lockstep_is_computed_on_the_live_bins():
+    model = FleetModel()
+    for frame in frames(50, storm_at_s=30, lockstep=True):
+        model.apply(Received(frame, 0.0))
+    assert model.lockstep >= 4.0
+    smooth = FleetModel()
+    for frame in frames(50, storm_at_s=30, lockstep=False):
+        smooth.apply(Received(frame, 0.0))
+    assert smooth.lockstep < 4.0  # a smear; the storm's onset step alone reads about 2
+
+
+def test_a_history_restarted_under_the_same_epoch_is_taken_after_three_old_frames():
+    model = FleetModel()
+    batch = frames(10)
+    for frame in batch:
+        model.apply(Received(frame, 0.0))
+    for frame in batch[:3]:  # seqs 1, 2, 3 again, same epoch
+        model.apply(Received(frame, 1.0))
+    assert model.last_seq == 3 and model.gaps == 1
+    model.apply(Received(batch[3], 2.0))
+    assert model.last_seq == 4 and model.gaps == 1

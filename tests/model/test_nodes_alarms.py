@@ -1,0 +1,137 @@
+"""Node order and filters; the alarm log; down-sampling that keeps spikes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from console.errors import InputError
+from console.model import AlarmLog, GaugeThresholds, NodeFilter, NodeQuery, select_nodes
+from console.model.alarms import alarm_rows
+from console.model.downsample import downsample, finite_runs, spark_blocks
+from console.protocol import Alarm, NodeStatus, Severity
+
+
+def node(node_id: str, state: str = "ready", cpu: float = 40.0, conns: int = 100) -> NodeStatus:
+    return NodeStatus(
+        id=node_id, state=state, connections=conns, cpu_pct=cpu, attempts_per_s=10, accepts_per_s=10,
+        rejects_per_s=0, timeouts_per_s=0, handshake_p99_ms=50,
+    )  # fmt: skip
+
+
+NODES = [
+    node("gw-02", cpu=90),
+    node("gw-01", "draining", conns=5),
+    node("gw-10", "down", cpu=0),
+    node("gw-03"),
+]
+
+
+def ids(rows: list[NodeStatus]) -> list[str]:
+    return [n.id for n in rows]
+
+
+def test_sort_by_any_column_with_stable_ties():
+    t = GaugeThresholds()
+    assert ids(select_nodes(NODES, NodeQuery("id"), t)) == ["gw-01", "gw-02", "gw-03", "gw-10"]
+    assert ids(select_nodes(NODES, NodeQuery("cpu_pct", True), t)) == ["gw-02", "gw-01", "gw-03", "gw-10"]
+    assert ids(select_nodes(NODES, NodeQuery("connections"), t))[0] == "gw-01"
+
+
+def test_next_sort_cycles_every_column():
+    query, seen = NodeQuery(), set()
+    for _ in range(10):
+        seen.add(query.sort_key)
+        query = query.next_sort()
+    assert seen == {
+        "id",
+        "state",
+        "connections",
+        "accepts_per_s",
+        "rejects_per_s",
+        "timeouts_per_s",
+        "cpu_pct",
+        "handshake_p99_ms",
+    }
+
+
+def test_filters_by_state_pattern_and_alarming():
+    t = GaugeThresholds()
+    assert ids(select_nodes(NODES, NodeQuery(filter=NodeFilter.parse("state:down,draining")), t)) == [
+        "gw-01",
+        "gw-10",
+    ]
+    assert ids(select_nodes(NODES, NodeQuery(filter=NodeFilter.parse("id:gw-0*")), t)) == [
+        "gw-01",
+        "gw-02",
+        "gw-03",
+    ]
+    assert ids(select_nodes(NODES, NodeQuery(filter=NodeFilter.parse("10")), t)) == ["gw-10"]
+    alarming = NodeQuery(filter=NodeFilter.parse("alarming"))
+    assert ids(select_nodes(NODES, alarming, t)) == ["gw-02", "gw-10"]  # CPU over 80 %, and down
+    assert ids(select_nodes(NODES, alarming, t, {"gw-03"})) == ["gw-02", "gw-03", "gw-10"]
+
+
+@pytest.mark.parametrize("text", ["state:sleeping", "colour:red"])
+def test_bad_filters_name_the_field_and_what_is_allowed(text):
+    with pytest.raises(InputError) as error:
+        NodeFilter.parse(text)
+    assert "expected" in str(error.value)
+
+
+def alarm(name: str, severity: Severity = Severity.WARNING, node_id: str | None = None) -> Alarm:
+    return Alarm(name=name, severity=severity, since_s=1.0, message=name, node=node_id)
+
+
+def test_alarm_log_raises_clears_and_acknowledges():
+    log = AlarmLog()
+    log.update([alarm("headroom_low"), alarm("cpu_abort", Severity.CRITICAL, "gw-01")], 1.0)
+    assert [e.alarm.name for e in log.active()] == ["cpu_abort", "headroom_low"]  # worst first
+    assert log.alarming_nodes() == {"gw-01"}
+    assert log.acknowledge(("headroom_low", None))
+    assert not log.acknowledge(("headroom_low", None))  # already acknowledged
+    assert log.unacknowledged == 1
+    log.update([alarm("headroom_low", Severity.CRITICAL)], 2.0)
+    assert [e.alarm.name for e in log.past()] == ["cpu_abort"]
+    assert log.past()[0].cleared_at_s == 2.0
+    assert log.active()[0].acknowledged is False  # worse severity: needs a fresh acknowledgement
+
+
+def test_downsample_by_max_keeps_a_one_bin_spike():
+    bins = np.ones(600)
+    bins[333] = 500
+    _, peaks = downsample(bins, 50, how="max")
+    assert peaks.size == 50 and peaks.max() == 500
+    _, means = downsample(bins, 50, how="mean")
+    assert means.max() < 50
+
+
+def test_gaps_survive_down_sampling_and_split_lines():
+    values = np.concatenate([np.ones(100), np.full(20, np.nan), np.ones(100)])
+    x, y = downsample(values, 22, how="mean")
+    assert np.isnan(y).any()
+    assert len(finite_runs(x, y)) == 2
+
+
+def test_spark_blocks_width_and_blank_without_data():
+    assert len(spark_blocks(np.arange(300.0), 16)) == 16
+    assert spark_blocks(np.arange(300.0), 16)[-1] == "█"
+    assert spark_blocks(np.full(10, np.nan), 8) == " " * 8
+
+
+def test_one_rule_on_many_nodes_is_one_row_and_acks_as_one():
+    log = AlarmLog()
+    many = [alarm("cpu_abort", Severity.CRITICAL, f"gw-{i:03d}") for i in range(40)]
+    for i, a in enumerate(many):
+        a.value = 80.0 + i / 10
+    log.update([*many, alarm("headroom_low"), alarm("cpu_abort", Severity.CRITICAL, None)], 5.0)
+    rows = alarm_rows(log.active())
+    assert len(rows) == 3
+    grouped = next(row for row in rows if row.where == "40 nodes")
+    assert len(grouped.keys) == 40 and grouped.value == "max 83.9"
+    for key in grouped.keys:
+        log.acknowledge(key)
+    assert next(row for row in alarm_rows(log.active()) if row.where == "40 nodes").acknowledged
+    few = AlarmLog()
+    few.update(many[:3], 1.0)
+    assert [row.where for row in alarm_rows(few.active())] == ["gw-000", "gw-001", "gw-002"]

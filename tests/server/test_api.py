@@ -1,0 +1,163 @@
+"""The fleet API's HTTP side against a real uvicorn on loopback."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from console.protocol import FleetSnapshot, NodeDetail
+from tests.server.conftest import Live, auth, start_live
+
+PROBLEM = "application/problem+json"
+
+
+def assert_problem(response: httpx.Response, status: int, field: str | None, *fragments: str) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == PROBLEM
+    body = response.json()
+    assert body["status"] == status and body["title"]
+    if field is not None:
+        assert body["field"] == field
+    for fragment in fragments:
+        assert fragment in body["detail"], body["detail"]
+    return body
+
+
+async def get(live: Live, path: str, role: str | None = "viewer", **kwargs) -> httpx.Response:
+    headers = auth(role) if role else {}
+    async with httpx.AsyncClient(base_url=live.url, timeout=5) as client:
+        return await client.get(path, headers=headers, **kwargs)
+
+
+async def post(live: Live, path: str, body: object, role: str | None = "operator") -> httpx.Response:
+    headers = auth(role) if role else {}
+    async with httpx.AsyncClient(base_url=live.url, timeout=5) as client:
+        return await client.post(path, headers=headers, json=body)
+
+
+@pytest.mark.parametrize("path", ["/v1/fleet", "/v1/nodes/node-1", "/v1/sim/clock"])
+async def test_every_v1_path_needs_a_token(live: Live, path: str) -> None:
+    response = await get(live, path, role=None)
+    assert_problem(response, 401, "authorization", "bearer token is required")
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_an_unknown_token_is_401(live: Live) -> None:
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        response = await client.get("/v1/fleet", headers={"Authorization": "Bearer not-a-token"})
+    assert_problem(response, 401, "authorization", "not one this server accepts")
+
+
+async def test_a_viewer_may_not_touch_the_clock(live: Live) -> None:
+    response = await post(live, "/v1/sim/clock", {"paused": True}, role="viewer")
+    assert_problem(response, 403, "authorization", "operator role", "viewer-person")
+    assert not live.feed.clock.paused
+
+
+async def test_the_snapshot_has_the_contract_fields(live: Live) -> None:
+    response = await get(live, "/v1/fleet")
+    assert response.status_code == 200
+    body = response.json()
+    for name in ("api_version", "fleet", "time_s", "nodes", "totals", "rollout", "admission", "alarms"):
+        assert name in body, name
+    snapshot = FleetSnapshot.model_validate(body)
+    assert snapshot.api_version == "v1" and snapshot.fleet == "scripted" and snapshot.alarms == []
+    assert [node.id for node in snapshot.nodes] == ["node-0", "node-1", "node-2", "node-3"]
+    assert snapshot.totals.connections == sum(node.connections for node in snapshot.nodes)
+    assert snapshot.epoch == live.feed.epoch and snapshot.seq >= 1
+
+
+async def test_a_node_comes_with_its_history_and_events(live: Live) -> None:
+    await live_until_seq(live, 7)
+    response = await get(live, "/v1/nodes/node-0", params={"history_frames": 5})
+    assert response.status_code == 200
+    detail = NodeDetail.model_validate(response.json())
+    assert detail.node.id == "node-0"
+    assert len(detail.history) == 5
+    seqs = [sample.seq for sample in detail.history]
+    assert seqs == sorted(seqs) and seqs[-1] >= 6
+    assert all(sample.connections == 1000 + int(sample.time_s) for sample in detail.history)
+    assert any(event.message == "tick five" for event in detail.events)
+
+
+async def test_an_unknown_node_is_a_404_naming_it_and_how_to_list(live: Live) -> None:
+    response = await get(live, "/v1/nodes/node-99")
+    assert_problem(response, 404, "node_id", "'node-99'", "GET /v1/fleet")
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "fragments"),
+    [
+        ({"speed": 0}, "speed", ["(0, 100]"]),
+        ({"speed": 100.5}, "speed", ["(0, 100]", "100.5"]),
+        ({"speed": "fast"}, "speed", ["valid number"]),
+        ({"paused": "maybe"}, "paused", ["boolean"]),
+    ],
+)
+async def test_bad_clock_input_is_a_problem_naming_field_and_range(
+    live: Live, body, field, fragments
+) -> None:
+    assert_problem(await post(live, "/v1/sim/clock", body), 422, field, *fragments)
+    assert live.feed.clock.speed == 1.0
+
+
+async def test_bad_query_input_is_a_problem(live: Live) -> None:
+    response = await get(live, "/v1/nodes/node-0", params={"history_frames": 5000})
+    assert_problem(response, 422, "history_frames", "600")
+
+
+async def test_a_malformed_body_is_a_problem(live: Live) -> None:
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        response = await client.post(
+            "/v1/sim/clock", headers={**auth("operator"), "content-type": "application/json"}, content=b"{"
+        )
+    assert_problem(response, 422, None)
+
+
+async def test_an_unknown_path_is_a_problem(live: Live) -> None:
+    assert_problem(await get(live, "/v1/nope"), 404, None, "/openapi.json")
+
+
+async def test_clock_pause_and_speed(live: Live) -> None:
+    response = await post(live, "/v1/sim/clock", {"paused": True})
+    assert response.status_code == 200 and response.json()["paused"] is True
+    paused_at = (await get(live, "/v1/fleet")).json()["time_s"]
+    await live_until_seq(live, live.feed.history.newest_seq + 3)
+    assert (await get(live, "/v1/fleet")).json()["time_s"] == paused_at
+
+    response = await post(live, "/v1/sim/clock", {"paused": False, "speed": 4})
+    assert response.json() == {**response.json(), "paused": False, "speed": 4.0}
+    await live_until_seq(live, live.feed.history.newest_seq + 3)
+    assert live.fleet.ticks_asked[-1] == 4
+    clock = (await get(live, "/v1/sim/clock")).json()
+    assert clock["time_s"] > paused_at and clock["speed"] == 4.0
+
+
+async def test_a_live_fleet_has_no_clock_to_set() -> None:
+    running = start_live()
+    running.fleet.clock_control = False
+    try:
+        response = await post(running, "/v1/sim/clock", {"speed": 2})
+        assert_problem(response, 409, "clock", "only a simulated fleet")
+    finally:
+        running.server.stop()
+
+
+async def test_openapi_names_the_contract(live: Live) -> None:
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        spec = (await client.get("/openapi.json")).json()
+    assert {"/v1/fleet", "/v1/nodes/{node_id}", "/v1/sim/clock"} <= set(spec["paths"])
+    assert "HTTPBearer" in spec["components"]["securitySchemes"]
+    speed = spec["components"]["schemas"]["ClockRequest"]["properties"]["speed"]
+    assert "exclusiveMinimum" in str(speed) and "maximum" in str(speed)
+
+
+async def live_until_seq(live: Live, seq: int, timeout_s: float = 5.0) -> None:
+    """Wait (on the server's own counter) until frame `seq` has been published."""
+    import asyncio
+
+    async def reached() -> None:
+        while live.feed.history.newest_seq < seq:
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(reached(), timeout_s)

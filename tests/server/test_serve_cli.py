@@ -1,0 +1,134 @@
+"""The real `stormdeck sim serve` process and the embedded default's server, on loopback."""
+
+from __future__ import annotations
+
+import json
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+
+from console.cli.embedded import FALLBACK_SCENARIO, EmbeddedServer
+
+#: A small fleet so each process starts in about a second.
+SMALL = ["nodes.count=8", "clients.count=20000", "rollout.batch_size=2"]
+
+
+def serve_command(*extra: str) -> list[str]:
+    command = [sys.executable, "-m", "console", "sim", "serve", FALLBACK_SCENARIO, "--port", "0", *extra]
+    for override in SMALL:
+        command += ["--set", override]
+    return command
+
+
+def read_announcement(process: subprocess.Popen[str]) -> dict[str, str]:
+    """The `key: value` lines the server prints once it is ready (the test waits on them, not a timer)."""
+    fields: dict[str, str] = {}
+    assert process.stdout is not None
+    for line in process.stdout:
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+        if line.startswith("Ctrl-C"):
+            return fields
+    raise AssertionError(f"server exited before it was ready: {process.wait()}")
+
+
+@pytest.fixture
+def served() -> dict[str, str]:
+    process = subprocess.Popen(serve_command(), stdout=subprocess.PIPE, text=True)
+    try:
+        fields = read_announcement(process)
+        yield {**fields, "process": process}  # type: ignore[misc]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+async def test_sim_serve_guards_its_api_resumes_and_stops_cleanly(served) -> None:
+    url = served["url"]
+    token_path = Path(served["token"].split()[0])
+    assert url.startswith("http://127.0.0.1:")
+    assert stat.S_IMODE(token_path.stat().st_mode) == 0o600
+    role, token, _ = token_path.read_text().split()
+    assert role == "operator"
+    headers = {"Authorization": f"Bearer {token}"}
+
+    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        refused = await client.get("/v1/fleet")
+        assert refused.status_code == 401
+        assert refused.headers["content-type"] == "application/problem+json"
+        fleet = (await client.get("/v1/fleet", headers=headers)).json()
+    assert fleet["fleet"] == FALLBACK_SCENARIO and len(fleet["nodes"]) == 8
+
+    stream = url.replace("http://", "ws://") + "/v1/stream"
+    async with connect(stream, additional_headers=headers, max_queue=None) as ws:
+        hello = json.loads(await ws.recv())
+        newest = json.loads(await ws.recv())
+        following = json.loads(await ws.recv())
+        while following["type"] != "frame":
+            following = json.loads(await ws.recv())
+    assert hello["source"] == "simulator" and newest["seq"] == hello["seq"]
+    assert following["seq"] == newest["seq"] + 1 and following["time_s"] == newest["time_s"] + 1
+
+    resume = f"{stream}?since={newest['seq']}&epoch={hello['epoch']}"
+    async with connect(resume, additional_headers=headers, max_queue=None) as ws:
+        again = json.loads(await ws.recv())
+        replayed = json.loads(await ws.recv())
+        while replayed["type"] != "frame":
+            replayed = json.loads(await ws.recv())
+    assert again["recovered"] is True and replayed["seq"] == newest["seq"] + 1
+
+    async with connect(f"{stream}?since=1&epoch=stale", additional_headers=headers, max_queue=None) as ws:
+        assert json.loads(await ws.recv())["recovered"] is False
+
+    process: subprocess.Popen[str] = served["process"]  # type: ignore[assignment]
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(15) == 0
+    assert not token_path.exists(), "the token the server made is removed when it stops"
+
+
+def test_a_non_loopback_host_needs_a_token_file() -> None:
+    result = subprocess.run(serve_command("--host", "0.0.0.0"), capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "--host" in result.stderr and "--token-file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_malformed_token_file_is_refused_by_line(tmp_path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("viewer good-token\nsuperuser bad-token\n")
+    result = subprocess.run(
+        serve_command("--token-file", str(tokens)), capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 2
+    assert f"{tokens} line 2" in result.stderr and "viewer, operator or admin" in result.stderr
+
+
+def test_the_embedded_server_leaves_nothing_behind() -> None:
+    server = EmbeddedServer(FALLBACK_SCENARIO, SMALL).start()
+    directory = server.token_path.parent
+    response = httpx.get(f"{server.url}/v1/fleet", headers={"Authorization": f"Bearer {server.token}"})
+    assert response.status_code == 200
+    process = server._process
+    assert process is not None
+    server.stop()
+    assert process.poll() is not None
+    assert not directory.exists()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{server.url}/v1/fleet")
+
+
+def test_the_embedded_server_stops_when_its_parent_goes_away() -> None:
+    server = EmbeddedServer(FALLBACK_SCENARIO, SMALL).start()
+    process = server._process
+    assert process is not None and process.stdin is not None
+    try:
+        process.stdin.close()  # what the OS does when the parent dies
+        assert process.wait(15) == 0
+    finally:
+        server.stop()

@@ -1,0 +1,68 @@
+"""Token files: the format, its errors (with line numbers), and the token made when there is none."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from console.errors import InputError
+from console.server.tokens import Role, load_token_file, make_local_operator_token, parse_tokens
+
+
+def test_each_line_gives_a_role_and_a_name() -> None:
+    registry = parse_tokens(
+        "# fleet tokens\nviewer aaa-token alice\n\noperator bbb-token\nadmin ccc-token root\n"
+    )
+    assert len(registry) == 3
+    alice = registry.lookup("aaa-token")
+    assert alice is not None and alice.role is Role.VIEWER and alice.name == "alice"
+    unnamed = registry.lookup("bbb-token")
+    assert unnamed is not None and unnamed.role is Role.OPERATOR and unnamed.name == "operator@line4"
+    assert registry.lookup("aaa-token ") is None
+    assert registry.lookup("nope") is None
+
+
+def test_roles_are_ordered() -> None:
+    assert Role.VIEWER < Role.OPERATOR < Role.ADMIN
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("viewer good-token\nroot bad-token\n", 2, "viewer, operator or admin"),
+        ("viewer\n", 1, "ROLE TOKEN [NAME]"),
+        ("viewer t1 name extra\n", 1, "ROLE TOKEN [NAME]"),
+        ("viewer t1\n# c\noperator t1\n", 3, "each token once"),
+    ],
+)
+def test_a_malformed_line_is_named_by_its_number(text: str, line: int, fragment: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_tokens(text, source="tokens.txt")
+    assert caught.value.field == f"tokens.txt line {line}"
+    assert fragment in caught.value.allowed
+
+
+def test_a_file_without_tokens_is_refused() -> None:
+    with pytest.raises(InputError, match="at least one line"):
+        parse_tokens("# only a comment\n\n")
+
+
+def test_a_missing_file_names_the_option(tmp_path) -> None:
+    with pytest.raises(InputError) as caught:
+        load_token_file(tmp_path / "absent")
+    assert caught.value.field == "--token-file"
+
+
+def test_the_local_token_is_an_operator_token_in_a_0600_file(tmp_path) -> None:
+    registry, path = make_local_operator_token(tmp_path / "tokens")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    role, token, name = path.read_text().split()
+    assert role == "operator" and name == "local-operator"
+    principal = registry.lookup(token)
+    assert principal is not None and principal.role is Role.OPERATOR
+    # The file is in the token-file format, so `--token-file` and `attach` read it back.
+    assert load_token_file(path).lookup(token) == principal
+    second_registry, second_path = make_local_operator_token(tmp_path / "tokens")
+    assert second_path != path and second_registry.lookup(token) is None

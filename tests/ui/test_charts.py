@@ -1,0 +1,56 @@
+"""Chart specs from the model, and the plotext widget's output: width-fitted, lines, gaps, units."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from console.model import FleetModel, Received
+from console.ui.charts import connections_spec, lockstep_reading, wave_spec
+from console.ui.scenes import fed_model
+from console.ui.widgets.plot import build_chart, nice_ticks, plot_columns, tick_labels
+
+COLORS = {"line": "#4ea1ff", "baseline": "#5fd787", "capacity": "#ffb454", "gap": "#7a8595"}
+
+
+def test_wave_spec_fits_the_plot_and_draws_baseline_and_capacity():
+    model = fed_model(70, storm_at_s=40)
+    spec = wave_spec(model, columns=plot_columns(60))
+    (series,) = spec.series
+    assert series.y.size <= plot_columns(60)
+    assert np.nanmax(series.y) == np.nanmax(model.wave_bins.values())  # the peak survives
+    assert {key for _, key in spec.hlines} == {"baseline", "capacity"}
+    assert "100 ms" in spec.y_label and "seconds" in spec.x_label
+
+
+def test_a_gap_in_the_stream_is_drawn_on_both_charts():
+    model = fed_model(30, storm_at_s=None)
+    gap_frame = model.frame.model_copy(update={"seq": model.last_seq + 5, "time_s": model.frame.time_s + 5})
+    model.apply(Received(gap_frame, 0.0))
+    assert wave_spec(model, 200).vlines
+    assert connections_spec(model, 200).vlines
+
+
+def test_built_chart_has_units_and_the_requested_size():
+    model = fed_model(50, storm_at_s=40)
+    text = build_chart(wave_spec(model, plot_columns(70)), 70, 12, COLORS, "#d8dee9")
+    lines = text.plain.split("\n")
+    assert len(lines) == 12 and max(len(line) for line in lines) <= 70
+    assert "attempts / 100 ms" in text.plain and "seconds ago" in text.plain
+    assert all(span.style.bgcolor is None for span in text.spans)  # the theme's background shows
+
+
+def test_an_empty_model_still_draws_axes():
+    text = build_chart(connections_spec(FleetModel(), 40), 40, 8, COLORS, "#d8dee9")
+    assert "minutes ago" in text.plain
+
+
+def test_ticks_are_round_and_labelled_in_operator_units():
+    assert tick_labels(nice_ticks(0, 45_000, 4)) == ["0", "20.0k", "40.0k"]
+    assert tick_labels(nice_ticks(0, 1, 4)) == ["0.0", "0.5", "1.0"]
+
+
+def test_lockstep_reading_levels():
+    assert lockstep_reading(13.6)[0].startswith("LOCKSTEP")
+    assert lockstep_reading(2.5)[0].startswith("bunched")
+    assert lockstep_reading(1.1)[0].startswith("smear")
+    assert "too quiet" in lockstep_reading(0.0)[0]

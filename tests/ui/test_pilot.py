@@ -1,0 +1,165 @@
+"""The console driven by real key presses: navigation, sort, filter, detail, help, theme, alarms, quit."""
+
+from __future__ import annotations
+
+import tomllib
+
+from console.model.link import Received
+from console.ui.screens.help import HelpScreen
+from console.ui.screens.main import MainScreen
+from console.ui.screens.node_detail import NodeDetailScreen
+from console.ui.widgets.alarms_panel import AlarmsPanel
+from console.ui.widgets.node_table import NodeTable
+
+from .conftest import SIZE
+
+
+async def test_cursor_moves_and_survives_new_frames_and_resorting(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = storm_app.screen.query_one(NodeTable)
+        assert table.has_focus and table.cursor_id == "gw-0000"
+        for _ in range(30):
+            await pilot.press("down")
+        assert table.cursor_id == "gw-0030"
+        assert table.scroll_y > 0  # the cursor scrolled the table
+        scroll_before = table.scroll_y
+        # a new frame arrives: same node under the cursor, same scroll
+        fleet_frame = storm_app.model.frame.model_copy(update={"seq": storm_app.model.last_seq + 1})
+        storm_app.feed(Received(fleet_frame, storm_app.clock()))
+        await pilot.pause()
+        assert table.cursor_id == "gw-0030" and table.scroll_y == scroll_before
+        await pilot.press("s")  # sort by state: the cursor follows the node, not the row number
+        await pilot.pause()
+        assert table.cursor_id == "gw-0030"
+        assert table.rows[table.cursor_index].id == "gw-0030"
+        await pilot.press("end")
+        assert table.cursor_index == len(table.rows) - 1
+        await pilot.press("home")
+        assert table.cursor_index == 0
+
+
+async def test_s_cycles_the_sort_and_a_header_click_sorts_by_that_column(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = storm_app.screen.query_one(NodeTable)
+        assert storm_app.query_state.sort_key == "id"
+        await pilot.press("s", "s")
+        assert storm_app.query_state.sort_key == "connections" and storm_app.query_state.descending
+        conns = [n.connections for n in table.rows]
+        assert conns == sorted(conns, reverse=True)
+        await pilot.press("r")
+        assert not storm_app.query_state.descending
+        # the "cpu %" header: columns are node 11, state 14, conns 8, spark 14, acc 7, 503 7, t/o 6, +1 each
+        await pilot.click(NodeTable, offset=(11 + 14 + 8 + 14 + 7 + 7 + 6 + 7 + 2, 0))
+        await pilot.pause()
+        assert storm_app.query_state.sort_key == "cpu_pct"
+        cpu = [n.cpu_pct for n in table.rows]
+        assert cpu == sorted(cpu, reverse=True)
+
+
+async def test_slash_filters_and_a_bad_filter_is_an_inline_message(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = storm_app.screen.query_one(NodeTable)
+        total = len(table.rows)
+        await pilot.press("slash")
+        await pilot.press(*"state:sleepy", "enter")
+        await pilot.pause()
+        error = str(storm_app.screen.query_one("#filter-error").render())
+        assert "state" in error and "expected" in error
+        assert len(table.rows) == total  # nothing applied
+        await pilot.press("end")
+        for _ in range(20):
+            await pilot.press("backspace")
+        await pilot.press(*"state:down", "enter")
+        await pilot.pause()
+        assert 0 < len(table.rows) < total
+        assert {n.state.value for n in table.rows} == {"down"}
+        assert table.has_focus  # back on the table
+        await pilot.press("exclamation_mark")  # alarming only, on top of state:down
+        await pilot.pause()
+        assert storm_app.query_state.filter.alarming_only
+
+
+async def test_enter_opens_node_detail_and_escape_returns(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("down", "down", "enter")
+        await pilot.pause()
+        assert isinstance(storm_app.screen, NodeDetailScreen)
+        assert storm_app.screen.node_id == "gw-0002"
+        summary = str(storm_app.screen.query_one("#summary").render())
+        assert "gw-0002" in summary and "conns" in summary
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(storm_app.screen, MainScreen)
+
+
+async def test_draining_node_detail_shows_drain_progress(storm_app):
+    draining = next(n.id for n in storm_app.model.nodes.values() if n.drain is not None)
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        storm_app.open_node(draining)
+        await pilot.pause()
+        drain = str(storm_app.screen.query_one("#drain").render())
+        for word in ("remaining", "rate", "ETA", "deadline"):
+            assert word in drain
+
+
+async def test_help_lists_every_binding_and_command(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(storm_app.screen, HelpScreen)
+        listed = {key for _, bindings in storm_app.screen.sections for key in (b.key for b in bindings)}
+        for binding in (
+            *storm_app.BINDINGS,
+            *MainScreen.BINDINGS,
+            *NodeTable.BINDINGS,
+            *AlarmsPanel.BINDINGS,
+        ):
+            assert binding.key in listed
+        titles = [title for title, _ in storm_app.screen.commands]
+        assert "Theme: light" in titles and "Quit" in titles and "Sort by cpu_pct" in titles
+        await pilot.press("escape")
+        assert isinstance(storm_app.screen, MainScreen)
+
+
+async def test_theme_switch_by_key_and_palette_is_remembered(storm_app, isolated_config):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert storm_app.theme == "dark"
+        await pilot.press("t")
+        await pilot.pause()
+        assert storm_app.theme != "dark" and storm_app.palette.name == storm_app.theme
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Theme: high-contrast")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert storm_app.theme == "high-contrast"
+    assert tomllib.loads(isolated_config.read_text())["theme"] == "high-contrast"
+
+
+async def test_acknowledging_an_alarm(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        active = storm_app.model.alarms.active()
+        assert active and not active[0].acknowledged
+        storm_app.screen.query_one(AlarmsPanel).focus()
+        await pilot.press("a")
+        await pilot.pause()
+        assert storm_app.model.alarms.unacknowledged == len(active) - 1
+        await pilot.press("A")
+        assert storm_app.model.alarms.unacknowledged == 0
+
+
+async def test_q_quits_cleanly(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+    assert storm_app.return_code == 0

@@ -1,0 +1,25 @@
+"""SVG snapshots of the console's main states: seeded synthetic fleet, frozen clock (console.ui.scenes).
+
+Every accepted snapshot was looked at (rendered to PNG) before it was committed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from console.ui.scenes import SCENE_SIZE, SCENES_BY_NAME, scene_app
+
+SNAPSHOT_SCENES = ("calm", "storm", "node-detail", "light", "high-contrast", "help")
+
+
+@pytest.mark.parametrize("name", SNAPSHOT_SCENES)
+def test_scene(name, snap_compare, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    scene = SCENES_BY_NAME[name]
+
+    async def settle(pilot) -> None:
+        await pilot.pause()
+        pilot.app.refresh_views()
+        await pilot.pause()
+
+    assert snap_compare(scene_app(scene), press=list(scene.keys), terminal_size=SCENE_SIZE, run_before=settle)

@@ -1,0 +1,61 @@
+"""Themes: four or more, complete, found where an installed package finds them, remembered."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from console.errors import InputError
+from console.model.thresholds import Level
+from console.ui import config
+from console.ui.themes import LEVEL_GLYPHS, PACKAGED_THEMES_DIR, load_themes, parse_theme
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_four_required_themes_ship_with_the_package():
+    themes = load_themes()
+    assert {"dark", "light", "high-contrast", "colorblind"} <= set(themes)
+    assert PACKAGED_THEMES_DIR.resolve() == (REPO / "themes").resolve()
+    assert themes["light"].palette.dark is False
+
+
+def test_pyproject_installs_the_themes_as_package_data():
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "*.toml" in pyproject["tool"]["setuptools"]["package-data"]["console.themes"]
+
+
+@pytest.mark.parametrize("name", ["dark", "light", "high-contrast", "colorblind"])
+def test_levels_are_distinct_and_carry_glyphs(name):
+    palette = load_themes()[name].palette
+    colours = [palette.levels[level] for level in (Level.OK, Level.WARNING, Level.CRITICAL)]
+    assert len(set(colours)) == 3
+    assert len({LEVEL_GLYPHS[level] for level in Level}) == len(Level)  # meaning never by colour alone
+
+
+def test_colorblind_theme_does_not_pair_red_with_green():
+    levels = load_themes()["colorblind"].palette.levels
+
+    def hue_family(colour: str) -> str:
+        r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+        return "green" if g > r and g > b else "red" if r > g and r > b else "other"
+
+    assert hue_family(levels[Level.OK]) != "green"
+
+
+def test_a_broken_theme_is_an_input_error():
+    with pytest.raises(InputError, match="theme"):
+        parse_theme('name = "x"\n[colors]\nprimary = "#000000"\n', "x.toml")
+
+
+def test_user_themes_override_and_the_choice_is_remembered(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    user_dir = config.user_themes_dir()
+    user_dir.mkdir(parents=True)
+    text = (REPO / "themes" / "dark.toml").read_text().replace('name = "dark"', 'name = "mine"')
+    (user_dir / "mine.toml").write_text(text)
+    assert "mine" in load_themes((user_dir,))
+    config.remember_theme("mine")
+    assert config.load_config()["theme"] == "mine"
