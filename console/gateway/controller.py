@@ -4,9 +4,8 @@ It follows each node's admin stream (with the same resume as any stream client),
 stops answering `down` — never drops it — and folds the nodes into the fleet API's frame. Actions are
 forwarded to the nodes with the controller's token; the guards stay with the fleet API server.
 
-This is the backend side only. The fleet API v1 is served by `console.server` (issue #3) over a
-`FleetBackend`; `Controller` has that shape (`fleet_name`, `source`, `clock_control`, `start`, `close`,
-and `frame`/`snapshot`/`drain_events` for `tick`) so that wiring it in is an adapter, not a second server.
+`Controller` is a `console.server.backend.FleetBackend`: the fleet API v1 is served by the same server
+as the simulator's (`console.server.app.create_app`), which owns seq, epoch, pacing and resume.
 """
 
 from __future__ import annotations
@@ -40,6 +39,8 @@ from console.protocol import (
     Totals,
     Waves,
 )
+from console.server.backend import Tick
+from console.server.simulator import snapshot_of
 
 #: A node whose stream has been silent this long is shown `down` (frames come every second).
 DOWN_AFTER_S = 3.0
@@ -259,6 +260,13 @@ class Controller:
     def drain_events(self) -> list[Event]:
         events, self._events = self._events, []
         return events
+
+    async def tick(self, fleet_seconds: int, budget_s: float) -> Tick:
+        """One frame of the fleet as it is now: a real fleet's clock is the wall's (`clock_control` off)."""
+        started = time.perf_counter()
+        frame = self.frame()
+        snapshot = snapshot_of(frame, self.fleet_name, self.source)
+        return Tick(frame, self.drain_events(), snapshot, 1, time.perf_counter() - started)
 
     # --- actions, forwarded (the fleet API server has already guarded them) -----------------------
 

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+import httpx
 import pytest
+from websockets.asyncio.client import connect
 
 from console.errors import InputError
 from console.gateway.controller import Controller, NodeEntry, WaveSum, fold_totals, load_nodes
 from console.gateway.loadgen import ClientPool
+from console.gateway.processes import child_env
 from console.protocol import AdmissionRequest, DrainRequest, NodeState, NodeStatus, Waves
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
 
@@ -97,3 +106,56 @@ async def test_controller_follows_nodes_forwards_actions_and_shows_down(node_pro
     finally:
         await pool.stop()
         await controller.close()
+
+
+async def test_controller_command_serves_the_fleet_api(node_processes, tmp_path) -> None:
+    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
+    a, b = node_processes("a", *cheap), node_processes("b", *cheap)
+    nodes = tmp_path / "nodes.toml"
+    nodes.write_text("".join(f'[[nodes]]\nid = "{n.node_id}"\nadmin = "{n.admin_url}"\n' for n in (a, b)))
+    (tmp_path / "node.token").write_text(TOKEN + "\n")
+    (tmp_path / "api.tokens").write_text("viewer view-token watcher\n")
+    command = [sys.executable, "-m", "console", "controller", "--nodes", str(nodes), "--port", "0"]
+    command += [
+        "--node-token-file",
+        str(tmp_path / "node.token"),
+        "--token-file",
+        str(tmp_path / "api.tokens"),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
+    try:
+        assert process.stdout is not None
+        url = next(line.split()[1] for line in process.stdout if line.startswith("url:"))
+        headers = {"Authorization": "Bearer view-token"}
+        async with httpx.AsyncClient(base_url=url, headers=headers) as api:
+            assert (await api.get("/v1/fleet", headers={"Authorization": "Bearer nope"})).status_code in (
+                401,
+                403,
+            )
+            await wait_for_async(lambda: _node_ids(api), ["a", "b"], 10)
+            fleet = (await api.get("/v1/fleet")).json()
+            assert fleet["source"] == "live" and all(n["state"] == "ready" for n in fleet["nodes"])
+        stream = url.replace("http", "ws", 1) + "/v1/stream"
+        async with connect(stream, additional_headers=headers) as ws:
+            hello = json.loads(await ws.recv())
+            frame = json.loads(await ws.recv())
+            while frame.get("type") != "frame":
+                frame = json.loads(await ws.recv())
+        assert hello["type"] == "hello" and hello["source"] == "live"
+        assert [n["id"] for n in frame["nodes"]] == ["a", "b"]
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def _node_ids(api: httpx.AsyncClient) -> list[str]:
+    fleet = (await api.get("/v1/fleet")).json()
+    return [n["id"] for n in fleet["nodes"] if n["state"] == "ready"]
+
+
+async def wait_for_async(probe, expected: object, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while (got := await probe()) != expected:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still {got!r}, expected {expected!r}")
+        await asyncio.sleep(0.1)
