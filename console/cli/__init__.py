@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "console.cli.gateway",
     "console.cli.loadgen",
     "console.cli.controller",
+    "console.cli.fleet",
 )
 
 

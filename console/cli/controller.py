@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from console.errors import InputError
+
+if TYPE_CHECKING:
+    from console.gateway.controller import NodeEntry
 
 DEFAULT_PORT = 8471
 
@@ -30,37 +35,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_controller(args: argparse.Namespace) -> int:
-    from console.gateway.controller import Controller, load_nodes
+    from console.gateway.controller import load_nodes
     from console.gateway.serve import read_token_file
+
+    nodes = load_nodes(str(args.nodes))
+    node_token = read_token_file(str(args.node_token_file))
+    return serve_controller(nodes, node_token, args.host, args.port, args.token_file, args.fleet)
+
+
+def serve_controller(
+    nodes: list[NodeEntry],
+    node_token: str,
+    host: str,
+    port: int,
+    token_file: Path | None,
+    fleet: str,
+    announce_more: Callable[[], None] = lambda: None,
+) -> int:
+    """Serve the fleet API over `nodes` until SIGINT/SIGTERM (`sim serve`'s runner and token handling)."""
+    from console.gateway.controller import Controller
     from console.server.app import create_app
     from console.server.runner import base_url, bind_socket, is_loopback, serve_foreground
     from console.server.tokens import load_token_file, make_local_operator_token
 
-    if args.token_file is None and not is_loopback(args.host):
-        raise InputError("--host", args.host, "a loopback address unless --token-file is given")
-    nodes = load_nodes(str(args.nodes))
-    node_token = read_token_file(str(args.node_token_file))
-    given = load_token_file(args.token_file) if args.token_file is not None else None
+    if token_file is None and not is_loopback(host):
+        raise InputError("--host", host, "a loopback address unless --token-file is given")
+    given = load_token_file(token_file) if token_file is not None else None
     try:
-        sock = bind_socket(args.host, args.port)
+        sock = bind_socket(host, port)
     except OSError as error:
-        raise InputError("--port", args.port, f"a free port on {args.host} ({error.strerror})") from None
+        raise InputError("--port", port, f"a free port on {host} ({error.strerror})") from None
     made: Path | None = None
     try:
         if given is None:
             tokens, made = make_local_operator_token()
             token_path, note = made, "operator, mode 0600, removed on exit"
         else:
-            tokens, token_path, note = given, args.token_file, "given"
-        controller = Controller(nodes, node_token, fleet_name=args.fleet)
-        app = create_app(controller, tokens)
+            tokens, token_path, note = given, token_file, "given"
+        app = create_app(Controller(nodes, node_token, fleet_name=fleet), tokens)
         url = base_url(sock)
 
         def announce() -> None:
-            print(f"stormdeck: serving fleet {args.fleet!r} (controller over {len(nodes)} nodes)")
+            print(f"stormdeck: serving fleet {fleet!r} (controller over {len(nodes)} nodes)")
             print(f"url:    {url}")
             print(f"token:  {token_path} ({note})")
-            print(f"attach: stormdeck attach {url} --token-file {token_path}", flush=True)
+            print(f"attach: stormdeck attach {url} --token-file {token_path}")
+            announce_more()
+            print("Ctrl-C stops it.", flush=True)
 
         return serve_foreground(app, sock, announce)
     finally:
