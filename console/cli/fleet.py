@@ -56,11 +56,17 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     redis = RedisProcess().start() if shutil.which("redis-server") else None
     nodes: list[NodeProcess] = []
     load: subprocess.Popen[bytes] | None = None
+    publisher: subprocess.Popen[bytes] | None = None
     try:
+        if redis is not None:
+            # One publisher process feeds every node's channel through Redis, so killing a node (the
+            # storm drill) never stops the stream. Without Redis each node publishes its own stream.
+            command = [sys.executable, "-m", "console", "gateway", "publish", "--history", redis.url]
+            command += ["--rate-per-s", str(args.publish_rate_per_s)]
+            publisher = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=child_env())
         for k in range(1, args.nodes + 1):
             extra = ["--work-factor", str(args.work_factor)]
-            # With Redis one publisher feeds every node's channel; without it each node has its own stream.
-            if k == 1 or redis is None:
+            if redis is None:
                 extra += ["--publish-rate-per-s", str(args.publish_rate_per_s)]
             node = NodeProcess(f"node-{k}", extra, token=node_token, history=redis.url if redis else None)
             nodes.append(node.start())
@@ -86,6 +92,8 @@ def run_fleet_up(args: argparse.Namespace) -> int:
                 print(f"redis:  pid {redis.process.pid if redis.process else '?'} {redis.url}")
             else:
                 print("redis:  not installed — in-process history: moved clients will not recover")
+            if publisher is not None:
+                print(f"publisher: pid {publisher.pid} {args.publish_rate_per_s:g} messages/s")
             if load is not None:
                 print(f"load:   pid {load.pid} {args.clients} clients, policy {args.policy}")
 
@@ -93,13 +101,21 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             entries, node_token, "127.0.0.1", args.port, args.token_file, "loopback", announce_more
         )
     finally:
-        if load is not None and load.poll() is None:
-            load.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                load.wait(10)
-            if load.poll() is None:
-                load.kill()
+        for child in (load, publisher):
+            _stop(child)
         for node in nodes:
             node.stop()
         if redis is not None:
             redis.stop()
+
+
+def _stop(child: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM a child we started, by its pid; SIGKILL if it lingers."""
+    if child is None or child.poll() is not None:
+        return
+    child.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(10)
+    if child.poll() is None:
+        child.kill()
+        child.wait(5)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
+import signal
 import sys
 
 from console.errors import InputError
@@ -56,6 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--capacity", type=int, default=10_000, help="planning capacity for headroom")
     serve.add_argument("--seed", type=int)
     serve.set_defaults(handler=_serve)
+    publish = sub.add_parser(
+        "publish", help="publish on a channel held in Redis, for every node of a fleet (until SIGTERM)"
+    )
+    publish.add_argument("--history", metavar="URL", required=True, help="redis://…, as the nodes'")
+    publish.add_argument("--channel", default="fleet")
+    publish.add_argument("--rate-per-s", type=float, default=5.0)
+    publish.set_defaults(handler=_publish)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -106,4 +115,28 @@ def _serve(args: argparse.Namespace) -> int:
     if token is None:
         print(f"controller token (no --token-file given): {running.token}", file=sys.stderr, flush=True)
     asyncio.run(serve_until_signalled(running))
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    if not args.history.startswith(("redis://", "unix://")):
+        raise InputError("--history", args.history, "a redis:// URL")
+    if not 0 < args.rate_per_s <= 10_000:
+        raise InputError("--rate-per-s", args.rate_per_s, "a rate in (0, 10,000]")
+    from console.gateway.history import RedisHistory
+    from console.gateway.node import publish_forever
+
+    async def run() -> None:
+        history = RedisHistory(args.history, args.channel)
+        await history.start()
+        task = asyncio.create_task(publish_forever(history, args.rate_per_s, "publisher"))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        print(f"publishing on {args.channel!r} at {args.rate_per_s:g}/s", flush=True)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await history.stop()
+
+    asyncio.run(run())
     return 0

@@ -65,6 +65,19 @@ class NodeConfig:
     seed: int | None = None
 
 
+async def publish_forever(history: InProcessHistory | RedisHistory, rate_per_s: float, source: str) -> None:
+    """Publish `rate_per_s` messages a second on the schedule, not drifting by the time each one takes."""
+    started = time.monotonic()
+    count = 0
+    while True:
+        count += 1
+        await asyncio.sleep(max(0.0, started + count / rate_per_s - time.monotonic()))
+        try:
+            await history.publish({"from": source, "t": round(time.time(), 3)})
+        except Exception:  # a Redis hiccup must not end the stream; the next tick tries again
+            log.exception("publish failed")
+
+
 class GatewayConnection(ServerConnection):
     """A client connection with what the node remembers about it."""
 
@@ -252,15 +265,7 @@ class GatewayNode:
             self._live.add(conn)
 
     async def _publish(self, rate_per_s: float) -> None:
-        started = time.monotonic()
-        count = 0
-        while True:
-            count += 1
-            await asyncio.sleep(max(0.0, started + count / rate_per_s - time.monotonic()))
-            try:
-                await self.history.publish({"from": self.config.node_id, "t": round(time.time(), 3)})
-            except Exception:  # a Redis hiccup must not end the stream; the next tick tries again
-                log.exception("publish failed")
+        await publish_forever(self.history, rate_per_s, self.config.node_id)
 
     # --- planned closes ----------------------------------------------------------------------------
 

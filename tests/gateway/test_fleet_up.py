@@ -42,7 +42,7 @@ def test_fleet_up_serves_the_fleet_and_stops_everything(tmp_path) -> None:
                 break
         url = next(line.split()[1] for line in lines if line.startswith("url:"))
         pids = [int(line.split("pid")[1].split()[0]) for line in lines if " pid " in line]
-        assert len(pids) == 4, lines  # two nodes, redis, the load generator
+        assert len(pids) == 5, lines  # two nodes, redis, the publisher, the load generator
         headers = {"Authorization": "Bearer op-token"}
         deadline = time.monotonic() + 30
         while True:
@@ -52,6 +52,10 @@ def test_fleet_up_serves_the_fleet_and_stops_everything(tmp_path) -> None:
             time.sleep(0.2)
         assert [n["id"] for n in fleet["nodes"]] == ["node-1", "node-2"]
         assert fleet["totals"]["connections"] == 60
+        with httpx.Client(
+            base_url=next(line.split("admin ")[1].strip() for line in lines if "admin " in line)
+        ) as a:
+            assert "stormdeck_gateway_connections" in a.get("/metrics").text
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(20) == 0
