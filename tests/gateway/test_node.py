@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import time
 
 import httpx
@@ -10,8 +12,10 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from console.gateway.client import ClientStats, StreamClient
 from console.gateway.node import Lifetime
 from console.gateway.serve import RunningNode
+from console.policies import make_policy
 from console.protocol import AdmissionSettings, Frame, Hello
 from tests.gateway.conftest import CHEAP_SIGNER, TOKEN, node_config, wait_for
 
@@ -146,3 +150,26 @@ async def test_admin_stream_frames_and_resume(start_node) -> None:
     assert resumed.recovered is True and missed.seq == second.seq + 1
     async with connect(f"{stream}?since={second.seq}&epoch=stale") as ws:
         assert Hello.model_validate_json(await ws.recv()).recovered is False
+
+
+@pytest.mark.parametrize(("stable_s", "state_after_three_drops"), [(10.0, 3), (0.05, 1)])
+async def test_backoff_resets_only_after_the_stable_period(
+    start_node, stable_s: float, state_after_three_drops: int
+) -> None:
+    node: RunningNode = await start_node()
+    stats = ClientStats()
+    policy = make_policy("exponential", {"base_ms": 20.0, "jitter_ms": 0.0})
+    client = StreamClient([node.url], policy, _token(), stats, random.Random(1), stable_s=stable_s)
+    running = asyncio.create_task(client.run())
+    try:
+        for drops in range(1, 4):
+            await asyncio.wait_for(client.connected.wait(), 5)
+            await asyncio.sleep(0.1)  # a connection this old: past 0.05 s, short of 10 s
+            for conn in list(node.node._clients):
+                conn.transport.abort()  # no close frame: a drop, which the policy paces
+            await wait_for(lambda d=drops: stats.drops == d, 5, f"drop {drops}")
+        assert client.backoff.state == state_after_three_drops
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+        await client.close()
