@@ -218,6 +218,9 @@ class GatewayNode:
         life = self.config.lifetime
         lifetime_s = max(0.0, life.max_s - self.rng.uniform(0, life.dither_s))
         conn.expiry = asyncio.get_running_loop().call_later(lifetime_s, self._expire, conn)
+        if self.state is NodeState.DRAINED and self.drain_run is not None:
+            # Admitted before the drain began, open only after it ended: nothing else would close it.
+            self._close_planned(conn, self.drain_run.plan.hint(self.rng), "drain")
         try:
             await self._catch_up(conn)
             async for _ in conn:  # clients only talk in pings; reading keeps the close handshake going
