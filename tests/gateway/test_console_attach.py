@@ -15,9 +15,10 @@ from console.model import LinkState
 from console.policies import FullJitter
 from console.ui.app import ConsoleApp
 from tests.client.fake_fleet_server import wait_for
+from tests.gateway.conftest import needs_redis
 from tests.ui.conftest import SIZE
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), needs_redis]
 
 
 async def test_console_sees_the_three_real_nodes(tmp_path) -> None:

@@ -12,8 +12,9 @@ import httpx
 import pytest
 
 from console.gateway.processes import child_env
+from tests.gateway.conftest import needs_redis
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), needs_redis]
 
 
 def test_fleet_up_serves_the_fleet_and_stops_everything(tmp_path) -> None:
