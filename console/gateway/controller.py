@@ -23,6 +23,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from console.errors import InputError
+from console.gateway.rollout import Rollout
 from console.policies import Backoff, make_policy
 from console.protocol import (
     WAVE_BIN_MS,
@@ -34,6 +35,7 @@ from console.protocol import (
     Frame,
     NodeState,
     NodeStatus,
+    RolloutRequest,
     RolloutStatus,
     Source,
     Totals,
@@ -139,6 +141,7 @@ class NodeLink:
     def __init__(self, entry: NodeEntry, waves: WaveSum, rng: random.Random) -> None:
         self.entry = entry
         self.latest: NodeStatus | None = None
+        self.epoch: str | None = None  # the node's stream epoch: a new one means a new node process
         self.admission: AdmissionSettings | None = None
         self.received_s = 0.0
         self._waves = waves
@@ -169,6 +172,7 @@ class NodeLink:
             return
         frame = Frame.model_validate(message)
         self._since = (frame.seq, frame.epoch)
+        self.epoch = frame.epoch
         self.latest = frame.nodes[0]
         self.admission = frame.admission
         self.received_s = time.monotonic()
@@ -193,6 +197,8 @@ class Controller:
         self._states: dict[str, NodeState] = {}
         self._events: list[Event] = []
         self._http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=5.0)
+        self.rollout: Rollout | None = None
+        self._rollout_task: asyncio.Task[RolloutStatus] | None = None
 
     async def start(self, wait_s: float = 3.0) -> FleetSnapshot:
         self._tasks = [asyncio.create_task(link.run()) for link in self.links.values()]
@@ -202,6 +208,8 @@ class Controller:
         return self.snapshot()
 
     async def close(self) -> None:
+        if self._rollout_task is not None:
+            self._rollout_task.cancel()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -241,7 +249,7 @@ class Controller:
             nodes=nodes,
             totals=fold_totals(nodes),
             waves=self._waves.take(time.time()),
-            rollout=RolloutStatus(),
+            rollout=self.rollout_status(),
             admission=self.admission(),
         )
 
@@ -253,7 +261,7 @@ class Controller:
             time_s=round(time.time(), 3),
             nodes=nodes,
             totals=fold_totals(nodes),
-            rollout=RolloutStatus(),
+            rollout=self.rollout_status(),
             admission=self.admission(),
         )
 
@@ -298,3 +306,39 @@ class Controller:
                 response = await self._http.put(f"{link.entry.admin_url}/v1/node/admission", json=body)
                 answers[link.entry.id] = response.json()
         return answers
+
+    # --- rollouts ----------------------------------------------------------------------------------
+
+    def rollout_status(self) -> RolloutStatus:
+        return self.rollout.status if self.rollout is not None else RolloutStatus()
+
+    def start_rollout(
+        self, request: RolloutRequest, batch_drain: DrainRequest | None = None
+    ) -> RolloutStatus:
+        """Start restarting the fleet in batches (in the nodes file's order) through each node's command."""
+        if self._rollout_task is not None and not self._rollout_task.done():
+            raise InputError(
+                "rollout", self.rollout_status().state.value, "no rollout running (halt it first)"
+            )
+        self.rollout = Rollout(
+            request,
+            list(self.links),
+            self.nodes,
+            lambda node_id: self.links[node_id].epoch,
+            self.drain,
+            {node_id: link.entry.restart or "" for node_id, link in self.links.items()},
+            **({"batch_drain": batch_drain} if batch_drain is not None else {}),
+        )
+        self._rollout_task = asyncio.create_task(self.rollout.run())
+        return self.rollout.status
+
+    def halt_rollout(self) -> RolloutStatus:
+        if self._rollout_task is not None:
+            self._rollout_task.cancel()
+        return self.rollout_status()
+
+    def resume_rollout(self) -> RolloutStatus:
+        if self.rollout is None:
+            raise InputError("rollout", "idle", "a paused rollout")
+        self.rollout.resume()
+        return self.rollout_status()
