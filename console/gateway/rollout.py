@@ -3,7 +3,9 @@ it is back in rotation, wait the interval, next batch.
 
 The seeds' lessons are the stops: pause when any surviving node's CPU passes `pause_cpu_pct` (outage seed:
 75 %; the runbook that said "continue" is what turned a restart into an outage) and wait for the operator
-to resume; halt when a restart command fails or a node does not come back.
+to resume; abort when a surviving node stays above `cpu_abort_pct` for `cpu_abort_for_s` (outage seed:
+80 % for 30 s — the same `Thresholds` the guards and alarms read); halt when a restart command fails or a
+node does not come back.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from console.errors import InputError
+from console.guards.thresholds import Thresholds
 from console.protocol import (
     DrainRequest,
     NodeState,
@@ -32,6 +35,26 @@ def plan_batches(node_ids: list[str], batch_size: int) -> list[list[str]]:
     if batch_size < 1:
         raise InputError("batch_size", batch_size, "an integer ≥ 1")
     return [node_ids[k : k + batch_size] for k in range(0, len(node_ids), batch_size)]
+
+
+class AbortWatch:
+    """The abort criterion over time — pure: give it the fleet and the time, it says when to abort."""
+
+    def __init__(self, cpu_abort_pct: float, cpu_abort_for_s: float) -> None:
+        self.cpu_abort_pct, self.cpu_abort_for_s = cpu_abort_pct, cpu_abort_for_s
+        self._hot_since_s: float | None = None
+
+    def observe(self, nodes: list[NodeStatus], now_s: float) -> str | None:
+        """The abort reason once the criterion has held long enough, else None."""
+        hot = hot_survivor(nodes, [], self.cpu_abort_pct)
+        if hot is None:
+            self._hot_since_s = None
+            return None
+        if self._hot_since_s is None:
+            self._hot_since_s = now_s
+        if now_s - self._hot_since_s < self.cpu_abort_for_s:
+            return None
+        return f"abort criterion: {hot.id} CPU > {self.cpu_abort_pct:g} % for {self.cpu_abort_for_s:g} s"
 
 
 def hot_survivor(nodes: list[NodeStatus], batch: list[str], pause_cpu_pct: float) -> NodeStatus | None:
@@ -54,6 +77,7 @@ class Rollout:
         restart_commands: dict[str, str],
         batch_drain: DrainRequest = DEFAULT_BATCH_DRAIN,
         ready_timeout_s: float = 60.0,
+        thresholds: Thresholds | None = None,
     ) -> None:
         missing = [node for node in node_ids if not restart_commands.get(node)]
         if missing:
@@ -65,6 +89,8 @@ class Rollout:
         self._batch_drain = batch_drain
         self._ready_timeout_s = ready_timeout_s
         self._resumed = asyncio.Event()
+        limits = thresholds or Thresholds()
+        self._abort = AbortWatch(limits.cpu_abort_pct, limits.cpu_abort_for_s)
         self.status = RolloutStatus(
             state=RolloutState.RUNNING,
             mode=request.mode,
@@ -81,6 +107,23 @@ class Rollout:
         self._resumed.set()
 
     async def run(self) -> RolloutStatus:
+        batches = asyncio.create_task(self._run_batches())
+        try:
+            while not batches.done():
+                reason = self._abort.observe(self._nodes(), time.monotonic())
+                if reason is not None:
+                    batches.cancel()
+                    await asyncio.gather(batches, return_exceptions=True)
+                    self.status.state, self.status.pause_reason = RolloutState.ABORTED, reason
+                    return self.status
+                await asyncio.wait({batches}, timeout=0.5)
+        except asyncio.CancelledError:  # halted: stop the batch work too
+            batches.cancel()
+            await asyncio.gather(batches, return_exceptions=True)
+            raise
+        return await batches
+
+    async def _run_batches(self) -> RolloutStatus:
         try:
             for k, batch in enumerate(self.batches):
                 await self._unless_hot(batch)

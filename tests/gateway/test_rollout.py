@@ -11,7 +11,8 @@ import pytest
 from console.errors import InputError
 from console.gateway.controller import Controller, NodeEntry
 from console.gateway.loadgen import ClientPool
-from console.gateway.rollout import Rollout, hot_survivor, plan_batches
+from console.gateway.rollout import AbortWatch, Rollout, hot_survivor, plan_batches
+from console.guards.thresholds import Thresholds
 from console.protocol import DrainRequest, NodeState, NodeStatus, RolloutMode, RolloutRequest, RolloutState
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
 
@@ -104,3 +105,42 @@ async def test_drain_rollout_restarts_every_real_node(node_processes, tmp_path) 
         supervisor.join(5)
         await pool.stop()
         await controller.close()
+
+
+def test_abort_watch_needs_the_heat_to_last() -> None:
+    watch = AbortWatch(cpu_abort_pct=80.0, cpu_abort_for_s=30.0)
+    hot, cool = [_node("a", 85.0)], [_node("a", 50.0)]
+    assert watch.observe(hot, 0.0) is None and watch.observe(hot, 29.0) is None
+    assert watch.observe(cool, 29.5) is None  # a dip resets the clock
+    assert watch.observe(hot, 30.0) is None and watch.observe(hot, 59.0) is None
+    assert "a CPU > 80 % for 30 s" in watch.observe(hot, 60.0)
+
+
+async def test_a_paused_rollout_aborts_when_the_heat_lasts() -> None:
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT),
+        ["a", "b"],
+        lambda: [_node("a", 10.0), _node("b", 95.0)],
+        lambda node_id: None,
+        lambda node_id, request: None,
+        {"a": "true", "b": "true"},
+        thresholds=Thresholds(cpu_abort_for_s=0.3),
+    )
+    status = await asyncio.wait_for(rollout.run(), 5)
+    assert status.state is RolloutState.ABORTED and "b CPU > 80 %" in status.pause_reason
+
+
+async def test_halting_a_paused_rollout() -> None:
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT),
+        ["a", "b"],
+        lambda: [_node("a", 10.0), _node("b", 78.0)],  # above the pause line, below the abort line
+        lambda node_id: None,
+        lambda node_id, request: None,
+        {"a": "true", "b": "true"},
+    )
+    running = asyncio.create_task(rollout.run())
+    await wait_for(lambda: rollout.status.state is RolloutState.PAUSED, 5, "the pause")
+    running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    assert rollout.status.state is RolloutState.HALTED and rollout.status.pause_reason == "halted by operator"
