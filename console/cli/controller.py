@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--token-file", type=Path, help="fleet API tokens, as for `sim serve`: ROLE TOKEN [NAME]"
     )
     parser.add_argument("--fleet", default="loopback", help="the fleet's name")
+    parser.add_argument("--audit-log", type=Path, help="append a JSON line per action forwarded to a node")
     parser.set_defaults(handler=run_controller)
 
 
@@ -40,7 +41,9 @@ def run_controller(args: argparse.Namespace) -> int:
 
     nodes = load_nodes(str(args.nodes))
     node_token = read_token_file(str(args.node_token_file))
-    return serve_controller(nodes, node_token, args.host, args.port, args.token_file, args.fleet)
+    return serve_controller(
+        nodes, node_token, args.host, args.port, args.token_file, args.fleet, audit_path=args.audit_log
+    )
 
 
 def serve_controller(
@@ -51,6 +54,7 @@ def serve_controller(
     token_file: Path | None,
     fleet: str,
     announce_more: Callable[[], None] = lambda: None,
+    audit_path: Path | None = None,
 ) -> int:
     """Serve the fleet API over `nodes` until SIGINT/SIGTERM (`sim serve`'s runner and token handling)."""
     from console.gateway.controller import Controller
@@ -72,7 +76,12 @@ def serve_controller(
             token_path, note = made, "operator, mode 0600, removed on exit"
         else:
             tokens, token_path, note = given, token_file, "given"
-        app = create_app(Controller(nodes, node_token, fleet_name=fleet), tokens)
+        app = create_app(
+            Controller(
+                nodes, node_token, fleet_name=fleet, audit_path=str(audit_path) if audit_path else None
+            ),
+            tokens,
+        )
         url = base_url(sock)
 
         def announce() -> None:

@@ -186,7 +186,12 @@ class Controller:
     clock_control = False
 
     def __init__(
-        self, nodes: list[NodeEntry], token: str, fleet_name: str = "loopback", seed: int = 0
+        self,
+        nodes: list[NodeEntry],
+        token: str,
+        fleet_name: str = "loopback",
+        seed: int = 0,
+        audit_path: str | None = None,
     ) -> None:
         self.fleet_name = fleet_name
         self.token = token
@@ -199,6 +204,15 @@ class Controller:
         self._http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=5.0)
         self.rollout: Rollout | None = None
         self._rollout_task: asyncio.Task[RolloutStatus] | None = None
+        self.audit_path = audit_path
+
+    def _audit(self, action: str, **fields: object) -> None:
+        """One JSON line per action forwarded to the nodes (the fleet API keeps the guarded audit log)."""
+        if self.audit_path is None:
+            return
+        record = {"time_s": round(time.time(), 3), "action": action, **fields}
+        with open(self.audit_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")
 
     async def start(self, wait_s: float = 3.0) -> FleetSnapshot:
         self._tasks = [asyncio.create_task(link.run()) for link in self.links.values()]
@@ -208,11 +222,10 @@ class Controller:
         return self.snapshot()
 
     async def close(self) -> None:
-        if self._rollout_task is not None:
-            self._rollout_task.cancel()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for task in [*self._tasks, self._rollout_task]:
+            if task is not None:
+                task.cancel()
+        await asyncio.gather(*self._tasks, *filter(None, [self._rollout_task]), return_exceptions=True)
         await self._http.aclose()
 
     def nodes(self) -> list[NodeStatus]:
@@ -287,12 +300,14 @@ class Controller:
         link = self._link(node_id)
         body = request.model_dump(mode="json", exclude={"confirm", "override_reason"})
         response = await self._http.post(f"{link.entry.admin_url}/v1/node/drain", json=body)
+        self._audit("drain", node=node_id, request=body, status=response.status_code)
         response.raise_for_status()
         return response.json()
 
     async def undrain(self, node_id: str) -> dict:
         link = self._link(node_id)
         response = await self._http.post(f"{link.entry.admin_url}/v1/node/undrain")
+        self._audit("undrain", node=node_id, status=response.status_code)
         response.raise_for_status()
         return response.json()
 
@@ -305,6 +320,7 @@ class Controller:
             with contextlib.suppress(httpx.HTTPError):
                 response = await self._http.put(f"{link.entry.admin_url}/v1/node/admission", json=body)
                 answers[link.entry.id] = response.json()
+        self._audit("admission", nodes=targets, request=body, applied=sorted(answers))
         return answers
 
     # --- rollouts ----------------------------------------------------------------------------------
@@ -330,15 +346,18 @@ class Controller:
             **({"batch_drain": batch_drain} if batch_drain is not None else {}),
         )
         self._rollout_task = asyncio.create_task(self.rollout.run())
+        self._audit("rollout_start", request=request.model_dump(mode="json"))
         return self.rollout.status
 
     def halt_rollout(self) -> RolloutStatus:
         if self._rollout_task is not None:
             self._rollout_task.cancel()
+        self._audit("rollout_halt")
         return self.rollout_status()
 
     def resume_rollout(self) -> RolloutStatus:
         if self.rollout is None:
             raise InputError("rollout", "idle", "a paused rollout")
         self.rollout.resume()
+        self._audit("rollout_resume")
         return self.rollout_status()
