@@ -20,6 +20,8 @@ _COMMAND_MODULES = (
     "console.cli.bench",
     "console.cli.config",
     "console.cli.attach",
+    "console.cli.record",
+    "console.cli.report",
     "console.cli.gateway",
     "console.cli.loadgen",
     "console.cli.controller",
