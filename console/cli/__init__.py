@@ -23,6 +23,10 @@ _COMMAND_MODULES = (
     "console.cli.record",
     "console.cli.report",
     "console.cli.act",
+    "console.cli.gateway",
+    "console.cli.loadgen",
+    "console.cli.controller",
+    "console.cli.fleet",
 )
 
 

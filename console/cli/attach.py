@@ -34,14 +34,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_attach(args: argparse.Namespace) -> int:
+    from console.client.admin import AdminClient
     from console.client.stream import StreamClient
     from console.client.token import load_token
+    from console.guards.config import load_default_thresholds
     from console.model.alarm_source import console_model
     from console.ui.app import ConsoleApp
     from console.ui.config import user_themes_dir
     from console.ui.themes import load_themes
 
     token = load_token(args.token_file)
+    thresholds = load_default_thresholds().thresholds  # ./stormdeck.toml, user config, STORMDECK_* env
     if args.theme is not None:
         names = load_themes((user_themes_dir(),))
         if args.theme not in names:
@@ -52,10 +55,11 @@ def run_attach(args: argparse.Namespace) -> int:
 
         source = RecordingTap(source, StreamRecorder(args.record, url=args.url))
     app = ConsoleApp(
-        model=console_model(),
+        model=console_model(thresholds),
         source=source,
         theme_name=args.theme,
         read_only=args.read_only,
+        admin=AdminClient(args.url, token),
     )
     app.run()
     return 0

@@ -57,6 +57,13 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
         help="the audit log of actions, hash-chained JSONL (default: the user's XDG state dir, "
         "stormdeck/audit/FLEET.jsonl); check it with `stormdeck audit verify FILE`",
     )
+    parser.add_argument(
+        "--coalesce-events",
+        type=int,
+        metavar="N",
+        help="send more than N alike events of one second (e.g. 250 × 'ready → down') as one event naming "
+        "the nodes in data.nodes (default: every event on its own)",
+    )
     add_override_arguments(parser)  # --set KEY=VALUE and --seed, as `sim run` has them
     # For the embedded default: stop when the parent's end of our stdin closes, so a parent that dies
     # without stopping us leaves no server behind.
@@ -84,6 +91,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
     # Cheap checks first, so a typo does not wait for the simulation to be built.
     speed = check_speed(args.speed)
+    if args.coalesce_events is not None and args.coalesce_events < 1:
+        raise InputError("--coalesce-events", args.coalesce_events, "a count of at least 1")
     _check_host(args)
     given_tokens = load_token_file(args.token_file) if args.token_file is not None else None
     thresholds = load_default_thresholds().thresholds
@@ -100,7 +109,14 @@ def run_serve(args: argparse.Namespace) -> int:
             token_path, token_note = made_token_path, "operator, mode 0600, removed on exit"
         else:
             tokens, token_path, token_note = given_tokens, args.token_file, "given"
-        app = create_app(backend, tokens, speed=speed, audit_log=audit_log, thresholds=thresholds)
+        app = create_app(
+            backend,
+            tokens,
+            speed=speed,
+            coalesce_events_over=args.coalesce_events,
+            audit_log=audit_log,
+            thresholds=thresholds,
+        )
         url = base_url(sock)
 
         def announce() -> None:

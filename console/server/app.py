@@ -49,6 +49,7 @@ def create_app(
     thresholds: Thresholds | None = None,
     confirmations: ConfirmTokens | None = None,
     idempotency: IdempotencyKeys | None = None,
+    coalesce_events_over: int | None = None,
 ) -> FastAPI:
     """The app serving `backend`; its feed starts and stops with the app's lifespan.
 
@@ -62,6 +63,7 @@ def create_app(
         history=FrameHistory(history_frames, replay_cap_frames),
         broadcaster=Broadcaster(max_backlog_frames),
         alarms=alarms,
+        coalesce_events_over=coalesce_events_over,
     )
 
     @asynccontextmanager

@@ -18,6 +18,7 @@ from typing import Protocol
 from console.protocol import Alarm, ClockState, Event, FleetSnapshot, Frame, Waves
 from console.server.backend import FleetBackend, Tick, still_frame
 from console.server.clock import FleetClock
+from console.server.events import coalesce_events
 from console.server.fanout import Broadcaster
 from console.server.history import FrameHistory, Published, prepare
 
@@ -61,8 +62,10 @@ class FleetFeed:
         history: FrameHistory | None = None,
         broadcaster: Broadcaster | None = None,
         alarms: AlarmWatch | None = None,
+        coalesce_events_over: int | None = None,
     ) -> None:
         self.backend = backend
+        self.coalesce_events_over = coalesce_events_over
         self.frame_interval_s = frame_interval_s
         # `is None`, not `or`: an empty history or broadcaster is falsy (both have a length).
         self.clock = FleetClock() if clock is None else clock
@@ -153,6 +156,8 @@ class FleetFeed:
             budget_s = self.frame_interval_s * BACKEND_BUDGET_SHARE
             tick = await self.backend.tick(due, budget_s)
             frame, events = tick.frame, tick.events
+            if self.coalesce_events_over is not None:
+                events = coalesce_events(events, self.coalesce_events_over)
         backend_s = time.perf_counter() - backend_started
         self.clock.record(tick.fleet_seconds if tick else 0)
         serialize_started = time.perf_counter()

@@ -161,3 +161,47 @@ async def live_until_seq(live: Live, seq: int, timeout_s: float = 5.0) -> None:
             await asyncio.sleep(0.01)
 
     await asyncio.wait_for(reached(), timeout_s)
+
+
+class CountingAlarms:
+    """Stands in for console.alarms at the hook: sees every frame, raises one alarm."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    def observe(self, frame):
+        from console.protocol import Alarm, Severity
+
+        self.seen.append(frame.seq)
+        return [Alarm(name="connections_drop", severity=Severity.CRITICAL, since_s=0.0, message="test")]
+
+
+async def test_the_alarms_hook_sees_every_frame_and_feeds_the_snapshot() -> None:
+    alarms = CountingAlarms()
+    running = start_live(alarms=alarms)
+    try:
+        await live_until_seq(running, 4)
+        body = (await get(running, "/v1/fleet")).json()
+        assert [alarm["name"] for alarm in body["alarms"]] == ["connections_drop"]
+        assert alarms.seen[:4] == [1, 2, 3, 4]
+    finally:
+        running.server.stop()
+
+
+async def test_a_failing_tick_does_not_stop_the_stream() -> None:
+    running = start_live()
+    original = running.fleet.tick
+    failures = []
+
+    async def flaky(fleet_seconds: int, budget_s: float):
+        if not failures:
+            failures.append(fleet_seconds)
+            raise RuntimeError("backend hiccup")
+        return await original(fleet_seconds, budget_s)
+
+    running.fleet.tick = flaky  # type: ignore[method-assign]
+    try:
+        await live_until_seq(running, 4)
+        assert failures == [1]
+    finally:
+        running.server.stop()
