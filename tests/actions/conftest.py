@@ -87,6 +87,17 @@ def start_acting(
     return Acting(server.url, server, backend, audit, clock)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_kernels() -> None:
+    """Compile (or load) the simulator's kernels once, before any server starts: on a fresh checkout
+    numba's first compile takes longer than a server's ready timeout."""
+    sim = calm_simulation()
+    sim.step()
+    sim.drain("gw-000", 100.0, 1.0, (100, 200))
+    sim.step()
+    sim.step()
+
+
 @pytest.fixture
 def acting(tmp_path: Path) -> Iterator[Acting]:
     running = start_acting(tmp_path)
