@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from console.client.actions import ActionAnswer, ActionClient, Reply
+from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
 from console.errors import InputError
 
@@ -121,11 +121,11 @@ def _drain(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
         "deadline_s": args.deadline,
         "hint_ms": _window(args.hint, "--hint", int),
     }
-    return "POST", f"/v1/nodes/{args.node}/drain", body | _controls(args)
+    return (*route("drain", args.node), body | _controls(args))
 
 
 def _undrain(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
-    return "POST", f"/v1/nodes/{args.node}/undrain", _controls(args)
+    return (*route("undrain", args.node), _controls(args))
 
 
 def _rollout_start(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
@@ -135,11 +135,11 @@ def _rollout_start(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
         "mode": args.mode,
         "pause_cpu_pct": args.pause_cpu,
     }
-    return "POST", "/v1/rollout", body | _controls(args)
+    return (*route("rollout_start"), body | _controls(args))
 
 
 def _rollout_step(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
-    return "POST", f"/v1/rollout/{args.step}", _controls(args)
+    return (*route(f"rollout_{args.step}"), _controls(args))
 
 
 def _admission(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
@@ -151,7 +151,7 @@ def _admission(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
     }
     if args.nodes:
         body["nodes"] = [node.strip() for node in args.nodes.split(",") if node.strip()]
-    return "PUT", "/v1/admission", body | _controls(args)
+    return (*route("admission"), body | _controls(args))
 
 
 # --- running ----------------------------------------------------------------------------------------------

@@ -17,6 +17,26 @@ from console.client.admin import AdminClient, ApiError
 
 PROBLEM_PREFIX = "urn:stormdeck:problem:"
 
+#: Every action's method and path (DESIGN.md, "The fleet API, v1"); `{node}` is the node id.
+ROUTES: dict[str, tuple[str, str]] = {
+    "drain": ("POST", "/v1/nodes/{node}/drain"),
+    "undrain": ("POST", "/v1/nodes/{node}/undrain"),
+    "rollout_start": ("POST", "/v1/rollout"),
+    "rollout_halt": ("POST", "/v1/rollout/halt"),
+    "rollout_resume": ("POST", "/v1/rollout/resume"),
+    "admission": ("PUT", "/v1/admission"),
+}
+
+
+def route(action: str, node: str | None = None) -> tuple[str, str]:
+    """(method, path) of an action by its name (the server's `ActionKind` values)."""
+    method, path = ROUTES[action]
+    if "{node}" in path:
+        if not node:
+            raise ValueError(f"{action} needs a node id")
+        path = path.replace("{node}", node)
+    return method, path
+
 
 class Reply(StrEnum):
     APPLIED = "applied"  # 200/202, applied
@@ -99,6 +119,19 @@ class ActionClient(AdminClient):
             token = str(answer.body["confirm_token"])
             answer = await self.send(method, path, {**body, "confirm": {"token": token, "typed": typed}})
         return answer
+
+    async def perform(
+        self,
+        action: str,
+        body: dict[str, Any],
+        node: str | None = None,
+        *,
+        confirm: bool = False,
+        typed: str | None = None,
+    ) -> ActionAnswer:
+        """`act` by the action's name: `perform("drain", {...}, node="gw-017")` — what a dialog calls."""
+        method, path = route(action, node)
+        return await self.act(method, path, body, confirm=confirm, typed=typed)
 
     async def drain_plan(self, node_id: str) -> dict[str, Any]:
         return dict(await self._get(f"/v1/nodes/{node_id}/drain-plan"))

@@ -80,3 +80,13 @@ def test_plan_drain_prints_a_command_that_passes(acting: Acting, operator, capsy
     assert command[:3] == ["stormdeck", "act", acting.url]
     assert f"{plan['rate_per_s']:g}" in command
     assert main(command[1:]) == 0  # the plan passes its own guards: applied at once
+
+
+def test_the_clients_routes_are_the_servers(acting: Acting) -> None:
+    from console.client.actions import ROUTES
+    from console.server.actions import ActionKind
+
+    assert set(ROUTES) == {kind.value for kind in ActionKind}
+    paths = acting.server.app.openapi()["paths"]
+    for method, path in ROUTES.values():
+        assert method.lower() in paths[path.replace("{node}", "{node_id}")], (method, path)
