@@ -45,7 +45,8 @@ class Answer:
     detail: str = ""
     media_type: str = JSON
     forecast_wanted: bool = False
-    audit: dict[str, Any] = field(default_factory=dict)
+    audit: dict[str, Any] = field(default_factory=dict)  # extra fields for its audit record
+    recorded: bool = False  # its audit record is already written (an applied action's, before applying)
 
 
 def problem_answer(
@@ -96,10 +97,11 @@ class ActionDesk:
                 await self._record(principal, action, answer, idempotency_key, replayed_status=stored.status)
                 return answer
         try:
-            answer = await self._decide(principal, action)
+            answer = await self._decide(principal, action, idempotency_key)
             if answer.forecast_wanted and answer.verdict is not None:
                 await self._add_forecast(action, answer)
-            await self._record(principal, action, answer, idempotency_key)
+            if not answer.recorded:
+                await self._record(principal, action, answer, idempotency_key)
         except BaseException:
             if idempotency_key is not None:
                 self.idempotency.finish(principal.name, idempotency_key, None)
@@ -135,7 +137,7 @@ class ActionDesk:
 
     # --- deciding ---------------------------------------------------------------------------------------
 
-    async def _decide(self, principal: Principal, action: FleetAction) -> Answer:
+    async def _decide(self, principal: Principal, action: FleetAction, key: str | None) -> Answer:
         backend = self.backend
         if not isinstance(backend, ActingBackend):
             return problem_answer(
@@ -193,12 +195,12 @@ class ActionDesk:
                         field_name="override_reason",
                         verdict=verdict,
                     )
-                return await self._apply(action, verdict, "overridden", overridden=True)
+                return await self._apply(principal, action, key, verdict, "overridden", overridden=True)
             if level in (VerdictLevel.CONFIRM, VerdictLevel.TYPED):
                 answer = self._confirmation(action, verdict, binding)
                 if answer is not None:
                     return answer
-            return await self._apply(action, verdict, "applied")
+            return await self._apply(principal, action, key, verdict, "applied")
 
     def _confirmation(self, action: FleetAction, verdict: Verdict, binding: Binding) -> Answer | None:
         """None when the request carries a valid confirmation (then spent); else the answer refusing it."""
@@ -259,28 +261,41 @@ class ActionDesk:
         )
 
     async def _apply(
-        self, action: FleetAction, verdict: Verdict, outcome: str, overridden: bool = False
+        self,
+        principal: Principal,
+        action: FleetAction,
+        key: str | None,
+        verdict: Verdict,
+        outcome: str,
+        overridden: bool = False,
     ) -> Answer:
+        """Record, then apply: the fleet never changes without its audit record on disk first (if the
+        write fails, nothing is applied). A fleet that refuses right after gets a second record."""
         assert isinstance(self.backend, ActingBackend)
-        try:
-            await self.backend.apply(action)
-        except InputError as error:
-            return problem_answer(
-                422,
-                "refused-by-fleet",
-                "Invalid input",
-                str(error),
-                "refused_by_fleet",
-                field_name=error.field,
-                verdict=verdict,
-            )
         status = 202 if action.kind.runs_on else 200
         message = f"{action.describe()}: applied" + (" (admin override)" if overridden else "")
         if action.kind.runs_on:
             message += "; it goes on in the fleet — follow it in the frames"
-        return self._result(
+        answer = self._result(
             action, verdict, status, outcome, applied=True, overridden=overridden, message=message
         )
+        await self._record(principal, action, answer, key)
+        answer.recorded = True
+        try:
+            await self.backend.apply(action)
+        except InputError as error:
+            refusal = problem_answer(
+                422,
+                "refused-by-fleet",
+                "Invalid input",
+                f"{error}; nothing applied",
+                "refused_by_fleet",
+                field_name=error.field,
+                verdict=verdict,
+            )
+            refusal.audit["supersedes"] = answer.body["audit_seq"]  # the record written before applying
+            return refusal
+        return answer
 
     def _result(
         self,
@@ -355,6 +370,7 @@ class ActionDesk:
             }
         if replayed_status is not None:
             record["replayed_status"] = replayed_status
+        record.update(answer.audit)
         sealed = await asyncio.to_thread(self.audit.append, record)
         if replayed_status is None:  # a replay answers exactly what the first request was answered
             answer.body["audit_seq"] = sealed["seq"]

@@ -266,3 +266,25 @@ async def test_the_drain_plan_passes_its_own_guards(acting: Acting) -> None:
     failed = {c["name"] for c in judged["verdict"]["checks"] if not c["ok"]}
     assert not failed & {"drain_pacing_per_s", "survivor_cpu_vs_pause_pct", "hint_window_ms"}
     problem(await acting.call("GET", "/v1/nodes/gw-999/drain-plan", role="viewer"), 422, "node")
+
+
+async def test_a_fleet_refusal_after_the_guards_is_recorded_and_applies_nothing(acting: Acting) -> None:
+    # The guards allow any hint window; the simulator's timing wheel holds only so much (a fleet's own
+    # limit, checked when it applies).
+    response = await acting.call("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [1000, 10_000_000]})
+    body = problem(response, 422, "hint_ms", "nothing applied")
+    assert body["type"].endswith("refused-by-fleet")
+    assert node_state(acting, "gw-001") is NodeState.READY
+    first, second = acting.audit.tail(2)
+    assert first["outcome"] == "applied" and second["outcome"] == "refused_by_fleet"
+    assert second["supersedes"] == first["seq"] and body["audit_seq"] == second["seq"]
+
+
+async def test_no_action_is_applied_without_its_record(acting: Acting, monkeypatch) -> None:
+    def full_disk(record):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(acting.audit, "append", full_disk)
+    response = await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)
+    assert response.status_code == 500
+    assert node_state(acting, "gw-001") is NodeState.READY
