@@ -286,5 +286,5 @@ async def test_no_action_is_applied_without_its_record(acting: Acting, monkeypat
 
     monkeypatch.setattr(acting.audit, "append", full_disk)
     response = await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)
-    assert response.status_code == 500
+    problem(response, 500, None, "nothing was applied")
     assert node_state(acting, "gw-001") is NodeState.READY
