@@ -318,12 +318,12 @@ def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
             if (
                 not isinstance(value, list | tuple)
                 or not value
-                or any(not isinstance(v, int | float) or v < 0 for v in value)
+                or any(isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in value)
             ):
                 raise InputError(f"policy.{key}", value, "a non-empty list of delays ≥ 0 ms")
             value = tuple(float(v) for v in value)
         elif isinstance(default, int) and not isinstance(default, bool):
-            if not isinstance(value, int) or not 1 <= value <= 256:
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 256:
                 raise InputError(f"policy.{key}", value, "an integer in [1, 256]")
         else:
             if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:

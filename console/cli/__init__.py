@@ -15,7 +15,14 @@ from console import __version__
 from console.errors import StormdeckError
 
 #: Modules that contribute subcommands; each has `register(subparsers)`.
-_COMMAND_MODULES = ("console.cli.sim", "console.cli.bench", "console.cli.config", "console.cli.attach")
+_COMMAND_MODULES = (
+    "console.cli.sim",
+    "console.cli.bench",
+    "console.cli.config",
+    "console.cli.attach",
+    "console.cli.record",
+    "console.cli.report",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

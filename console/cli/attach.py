@@ -24,27 +24,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--theme", help="dark, light, high-contrast, colorblind, or one of yours (remembered)"
     )
     parser.add_argument("--read-only", action="store_true", help="watch only; never offer actions")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="record the session (frames, events, alarms) into FILE; an existing recording is continued",
+    )
     parser.set_defaults(handler=run_attach)
 
 
 def run_attach(args: argparse.Namespace) -> int:
+    from console.client.admin import AdminClient
     from console.client.stream import StreamClient
     from console.client.token import load_token
+    from console.guards.config import load_default_thresholds
     from console.model.alarm_source import console_model
     from console.ui.app import ConsoleApp
     from console.ui.config import user_themes_dir
     from console.ui.themes import load_themes
 
     token = load_token(args.token_file)
+    thresholds = load_default_thresholds().thresholds  # ./stormdeck.toml, user config, STORMDECK_* env
     if args.theme is not None:
         names = load_themes((user_themes_dir(),))
         if args.theme not in names:
             raise InputError("--theme", args.theme, "one of " + ", ".join(sorted(names)))
+    source = StreamClient(args.url, token)
+    if args.record is not None:
+        from console.record.daemon import RecordingTap, StreamRecorder
+
+        source = RecordingTap(source, StreamRecorder(args.record, url=args.url))
     app = ConsoleApp(
-        model=console_model(),
-        source=StreamClient(args.url, token),
+        model=console_model(thresholds),
+        source=source,
         theme_name=args.theme,
         read_only=args.read_only,
+        admin=AdminClient(args.url, token),
     )
     app.run()
     return 0

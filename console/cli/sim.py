@@ -84,11 +84,10 @@ def run_scenario(
             recorder.record(result)
             if alarms is not None or frames_file is not None:
                 frame = sim.frame(result)
-                if alarms is not None:
-                    alarms.update(frame)
+                alarm_events = alarms.update(frame) if alarms is not None else []
                 if frames_file is not None:
                     frames_file.write(frame.model_dump_json() + "\n")
-                    for event in result.events:
+                    for event in [*result.events, *alarm_events]:
                         frames_file.write(event.model_dump_json() + "\n")
     finally:
         if frames_file is not None:

@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from console.model.units import short_number
 from console.protocol import Alarm, Frame, Severity
 
 #: Turns each new frame into the list of alarms active after it.
@@ -119,8 +120,8 @@ def _value_text(entry: AlarmEntry) -> str:
     alarm = entry.alarm
     if alarm.value is None:
         return alarm.message
-    limit = f" / {alarm.limit:g}" if alarm.limit is not None else ""
-    return f"{alarm.value:.3g}{limit}"
+    limit = f" / {short_number(alarm.limit)}" if alarm.limit is not None else ""
+    return f"{short_number(alarm.value)}{limit}"
 
 
 def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[AlarmRow]:

@@ -8,7 +8,8 @@ import numpy as np
 
 from console.model.history import FleetModel
 from console.model.thresholds import GaugeThresholds, Level
-from console.protocol import NodeStatus
+from console.model.units import human_count
+from console.protocol import NodeState, NodeStatus
 
 
 @dataclass(frozen=True)
@@ -29,15 +30,6 @@ def level_at_least(value: float, warn: float, crit: float) -> Level:
 def level_at_most(value: float, warn: float, crit: float) -> Level:
     """For readings that are bad when low."""
     return Level.CRITICAL if value < crit else Level.WARNING if value < warn else Level.OK
-
-
-def human_count(value: float) -> str:
-    """12 345 678 → '12.3M': gauges are read at a glance."""
-    magnitude = abs(value)
-    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if magnitude >= limit:
-            return f"{value / limit:.1f}{suffix}"
-    return f"{value:.0f}"
 
 
 def fleet_gauges(model: FleetModel) -> list[Gauge]:
@@ -70,15 +62,24 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
             level_at_least(drop, t.connections_drop_warn_pct, t.connections_drop_crit_pct),
             tuple(float(v) for v in spark[~np.isnan(spark)]),
         )
-    baseline = model.baseline_attempts_per_s or 1.0
-    times = totals.attempts_per_s / baseline
-    attempts = Gauge(
-        "attempts",
-        "attempts/s",
-        human_count(totals.attempts_per_s),
-        f"{times:.1f}× steady ({human_count(baseline)}/s)",
-        level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
-    )
+    baseline = model.baseline_attempts_per_s
+    if baseline is None:
+        attempts = Gauge(
+            "attempts",
+            "attempts/s",
+            human_count(totals.attempts_per_s),
+            f"learning the steady rate ({t.baseline_learn_s:.0f} s)",
+            Level.UNKNOWN,
+        )
+    else:
+        times = totals.attempts_per_s / baseline
+        attempts = Gauge(
+            "attempts",
+            "attempts/s",
+            human_count(totals.attempts_per_s),
+            f"{times:.1f}× steady ({human_count(baseline)}/s)",
+            level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
+        )
     share = totals.rejects_per_s / totals.attempts_per_s if totals.attempts_per_s > 0 else 0.0
     accepts = Gauge(
         "accepts",
@@ -121,6 +122,8 @@ def node_level(node: NodeStatus, t: GaugeThresholds) -> Level:
                 node.rejects_per_s / node.attempts_per_s, t.rejects_warn_share, t.rejects_crit_share
             )
         )
-    if node.state.value == "down":
+    if node.state is NodeState.DOWN:
         levels.append(Level.CRITICAL)
+    elif node.state in (NodeState.RESTARTING, NodeState.PROVISIONING):
+        levels.append(Level.WARNING)  # out of rotation, not by the operator's choice (draining is)
     return max(levels)

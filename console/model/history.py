@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from console.alarms.tracking import CalmBaseline
 from console.model.alarms import AlarmLog, AlarmSource
 from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
 from console.model.ring import Ring, RingTable
@@ -24,9 +25,6 @@ NODE_HISTORY_S = 300  # node sparklines: last 5 minutes (issue #3)
 WAVE_WINDOW_S = 60  # the wave chart: last 30–60 s of 100 ms bins (issue #3)
 EVENTS_KEPT = 500
 
-# The steady baseline follows calm frames only, over about a minute of them, so a storm cannot become
-# the new normal while it lasts.
-_BASELINE_ALPHA = 1 / 60
 # Frames in a row older than the newest one held before the model takes them as a restarted history.
 _BEHIND_MEANS_RESTART = 3
 
@@ -84,7 +82,8 @@ class FleetModel:
         self.wave_bins = Ring(WAVE_WINDOW_S * 10)
         self.wave_bin_ms = 100
         self.lockstep = 0.0
-        self.baseline_attempts_per_s: float | None = None
+        self.baseline_attempts_per_s: float | None = None  # None while still learning it
+        self._baseline = self._new_baseline()
         self.node_rows: dict[str, int] = {}
         self.nodes: dict[str, NodeStatus] = {}
         self.node_series = {name: RingTable(NODE_HISTORY_S) for name in NODE_METRICS}
@@ -115,7 +114,8 @@ class FleetModel:
         if self.frame is not None and (hello.recovered is False or restarted):
             self.mark_gap()
         if restarted:
-            self.last_seq = None  # a new history: its seqs start over
+            self.last_seq = None  # a new history: its seqs start over, and so does its clock
+            self._baseline = self._new_baseline()
         self.epoch = hello.epoch
 
     def mark_gap(self) -> None:
@@ -131,6 +131,7 @@ class FleetModel:
             self.mark_gap()
             self.epoch = frame.epoch
             self.last_seq = None
+            self._baseline = self._new_baseline()
         if self.last_seq is not None:
             if frame.seq <= self.last_seq:
                 # A replayed frame we already hold — unless they keep coming: then the server restarted
@@ -188,17 +189,27 @@ class FleetModel:
             column[rows] = values[:, k]
             self.node_series[name].append_column(column)
 
+    def _new_baseline(self) -> CalmBaseline:
+        t = self.thresholds
+        return CalmBaseline(t.baseline_learn_s, t.baseline_tau_s, t.baseline_configured_per_s)
+
     def _update_baseline(self, frame: Frame) -> None:
+        """The same learning as the alarm engine's reconnect-rate rule: a mean while learning, then a slow
+        average of the frames under the storm line only, never below the floor."""
         declared = getattr(frame.totals, "steady_attempts_per_s", None)
         if isinstance(declared, int | float) and declared > 0:
             self.baseline_attempts_per_s = float(declared)
             return
         attempts = frame.totals.attempts_per_s
-        if self.baseline_attempts_per_s is None:
-            self.baseline_attempts_per_s = max(attempts, 1.0)
-        elif attempts <= self.baseline_attempts_per_s * self.thresholds.attempts_warn_x:
-            self.baseline_attempts_per_s += (attempts - self.baseline_attempts_per_s) * _BASELINE_ALPHA
-            self.baseline_attempts_per_s = max(self.baseline_attempts_per_s, 1.0)
+        level = self._baseline.level_per_s
+        storm = level is not None and attempts > max(level, self.thresholds.baseline_floor_per_s) * (
+            self.thresholds.attempts_crit_x
+        )
+        self._baseline.observe(frame.time_s, attempts, storm)
+        level = self._baseline.level_per_s
+        self.baseline_attempts_per_s = (
+            None if level is None else max(level, self.thresholds.baseline_floor_per_s)
+        )
 
     # --- reading -------------------------------------------------------------------------------------
 

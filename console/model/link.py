@@ -15,6 +15,7 @@ class LinkState(StrEnum):
     LIVE = "live"
     RECONNECTING = "reconnecting"
     REFUSED = "refused"  # 401/403: retrying with the same token cannot help
+    STOPPED = "stopped"  # the stream client itself failed: a bug, shown instead of a frozen "live"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class LinkStatus:
             return f"reconnecting (attempt {self.attempt}, next in {remaining:.1f} s)"
         if self.state is LinkState.REFUSED:
             return f"refused: {self.reason or 'not authorised'}"
+        if self.state is LinkState.STOPPED:
+            return f"stopped: {self.reason or 'the stream client failed'}"
         return self.state.value
 
 

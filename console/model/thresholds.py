@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+from console.guards.thresholds import Thresholds
+
 
 class Level(IntEnum):
     """How a reading stands; the theme gives each level a colour AND a glyph (never colour alone)."""
@@ -40,3 +42,29 @@ class GaugeThresholds:
     # Link: a frame older than this is stale (frames come at 1/s).
     stale_warn_s: float = 3.0
     stale_crit_s: float = 10.0
+    # The steady reconnect rate is learned as the alarm engine learns it (console.alarms.tracking).
+    baseline_learn_s: float = 30.0
+    baseline_tau_s: float = 300.0
+    baseline_configured_per_s: float = 0.0
+    baseline_floor_per_s: float = 10.0
+
+    @classmethod
+    def from_shared(cls, shared: Thresholds) -> GaugeThresholds:
+        """The critical lines are the alarms' and guards' (one definition); the warning lines are the
+        console's own early hints, kept below (or above) them."""
+        return cls(
+            connections_drop_warn_pct=min(cls.connections_drop_warn_pct, shared.connections_drop_pct),
+            connections_drop_crit_pct=shared.connections_drop_pct,
+            attempts_warn_x=min(cls.attempts_warn_x, shared.reconnect_rate_multiple),
+            attempts_crit_x=shared.reconnect_rate_multiple,
+            headroom_warn_pct=max(cls.headroom_warn_pct, shared.headroom_min_pct),
+            headroom_crit_pct=shared.headroom_min_pct,
+            drain_inflow_warn=shared.drain_inflow_losing_ratio,
+            drain_inflow_crit=shared.drain_inflow_kill_ratio,
+            cpu_warn_pct=shared.cpu_pause_pct,
+            cpu_crit_pct=shared.cpu_abort_pct,
+            baseline_learn_s=shared.baseline_learn_s,
+            baseline_tau_s=shared.baseline_tau_s,
+            baseline_configured_per_s=shared.reconnect_baseline_per_s,
+            baseline_floor_per_s=shared.reconnect_floor_per_s,
+        )

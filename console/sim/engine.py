@@ -120,6 +120,7 @@ class Simulation:
             )
         self._timeline = list(scenario.events)
         self._last_autoscale_s = -math.inf
+        self._cpu_window: list[float] = []
         self._breaker_window: list[tuple[float, float]] = []
         self._hot: list[int] = []
         self._cpu_pct = np.zeros(self.capacity_nodes)
@@ -619,21 +620,34 @@ class Simulation:
             raise InputError("action", action, "a known injection")
 
     def _autoscale(self) -> None:
+        """Kubernetes HPA's rule: desired = ⌈nodes × mean CPU / target⌉, CPU averaged over the cooldown
+        window, at most `step_nodes` added per decision, never above `max_nodes`."""
         a = self.scenario.autoscale
-        if not a.enabled or self.time_s - self._last_autoscale_s < a.cooldown_s:
+        if not a.enabled or self.last is None:
             return
-        ready = self.node_f[k.NF_STATE, : self.n_nodes] == k.READY
-        if not ready.any() or self.n_nodes >= a.max_nodes:
+        states = self.node_f[k.NF_STATE, : self.n_nodes]
+        ready = states == k.READY
+        serving = int((ready | (states == k.PROVISIONING)).sum())
+        if serving:
+            # As the HPA does when scaling up, nodes not yet ready count as using 0 % CPU.
+            self._cpu_window.append(float(self._cpu_pct[: self.n_nodes][ready].sum()) / serving)
+        window = max(int(a.cooldown_s), 1)
+        self._cpu_window = self._cpu_window[-window:]
+        if self.time_s - self._last_autoscale_s < a.cooldown_s or len(self._cpu_window) < window:
             return
-        if self._cpu_pct[: self.n_nodes][ready].mean() > a.cpu_target_pct:
-            count = min(a.step_nodes, a.max_nodes - self.n_nodes)
-            self.add_nodes(count)
-            self._last_autoscale_s = self.time_s
-            self._event(
-                "autoscale",
-                f"autoscaler adds {count} nodes (mean CPU over {a.cpu_target_pct:g} %)",
-                data={"count": count},
-            )
+        mean_cpu = sum(self._cpu_window) / len(self._cpu_window)
+        desired = math.ceil(serving * mean_cpu / a.cpu_target_pct)
+        count = min(desired - serving, a.step_nodes, a.max_nodes - self.n_nodes)
+        if count <= 0:
+            return
+        self.add_nodes(count)
+        self._last_autoscale_s = self.time_s
+        self._event(
+            "autoscale",
+            f"autoscaler adds {count} nodes (mean CPU {mean_cpu:.0f} % over {window} s, target "
+            f"{a.cpu_target_pct:g} %)",
+            data={"count": count, "mean_cpu_pct": round(mean_cpu, 1)},
+        )
 
     def _update_breaker(self) -> None:
         r = self.scenario.resync

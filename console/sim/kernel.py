@@ -211,6 +211,7 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
     cum = np.zeros(n_nodes)
     lost = np.zeros((n_pop, 2, 2), dtype=np.int64)  # [p, fresh/stable, from a hot node?]
     split = np.zeros(6, dtype=np.int64)
+    unassigned = np.zeros(n_pop, dtype=np.int64)
     hold_cost = fleet_f[FF_HOLD_COST]
     hs_cost = fleet_f[FF_HS_COST]
     rej_cost = fleet_f[FF_REJ_COST] * hs_cost
@@ -264,16 +265,25 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
             _spread(rng, now_bound, hot_weights, hot_sum, cum, node_class[1])
         else:
             _spread(rng, now_bound, weights, weight_sum, cum, node_class[1])
+        # Each node's arrivals by population: draws without replacement from what the earlier nodes left.
         for c in range(2):
-            pool = by_class[:, c].sum()
+            if node_class[c].sum() == 0:
+                group[:, c, :] = 0
+                continue
+            if n_pop == 1:
+                group[0, c, :] = node_class[c]
+                continue
+            for p in range(n_pop):
+                unassigned[p] = by_class[p, c]
             for i in range(n_nodes):
                 left = node_class[c, i]
-                rest = pool
+                rest = unassigned.sum()
                 for p in range(n_pop):
-                    k = left if p == n_pop - 1 else hyper(rng, by_class[p, c], rest, left)
+                    k = left if p == n_pop - 1 else hyper(rng, unassigned[p], rest, left)
                     group[p, c, i] = k
                     left -= k
-                    rest -= by_class[p, c]
+                    rest -= unassigned[p]
+                    unassigned[p] -= k
 
         # 3. Every node: admission, handshake queue, CPU.
         outcome[:] = 0
@@ -317,13 +327,18 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                 rej_left = rejected
                 adm_left = admitted
                 work = 0.0
+                everyone_admitted = rejected == 0 and overflow == 0
                 for p in range(n_pop):
                     doomed = wait_ticks > pop_f[p, PF_TIMEOUT]
                     for c in range(2):
                         a_g = group[p, c, i]
                         last = p == n_pop - 1 and c == 1
-                        r_g = rej_left if last else hyper(rng, rej_left, pool, a_g)
-                        m_g = adm_left if last else hyper(rng, adm_left, pool - rej_left, a_g - r_g)
+                        if everyone_admitted:  # the common case: no split to draw
+                            r_g = 0
+                            m_g = a_g
+                        else:
+                            r_g = rej_left if last else hyper(rng, rej_left, pool, a_g)
+                            m_g = adm_left if last else hyper(rng, adm_left, pool - rej_left, a_g - r_g)
                         pool -= a_g
                         rej_left -= r_g
                         adm_left -= m_g
@@ -480,6 +495,17 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
 
         # 6. The resync backend: clients past the resume window rebuild state, at a finite rate.
         _serve_resyncs(rng, tick, resync_wheel, fleet_f, out_fleet)
+
+        # A zero delay drawn during this tick landed in its slot, already emptied: it means the next tick.
+        following = (tick + 1) % horizon
+        for p in range(n_pop):
+            for s in range(n_states):
+                late = counts[p, s, slot]
+                if late:
+                    counts[p, s, following] += late
+                    starts[p, s, following] += starts[p, s, slot]
+                    counts[p, s, slot] = 0
+                    starts[p, s, slot] = 0.0
         fleet_f[FF_TICK] += 1.0
 
 

@@ -11,15 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from console.figures import EVENT_EXCLUSION_S, RECOVERED_SHARE, recovery, storm_lockstep_index
 from console.sim import kernel as k
 from console.sim.engine import SecondResult, Simulation
-from console.waves import lockstep_index
 
-#: Seconds after each disconnecting event left out of the lockstep window: the event's own spike is
-#: not a wave (issue #2).
-EVENT_EXCLUSION_S = 5.0
-#: Connections are "back" at this share of what they were before the first disconnecting event.
-RECOVERED_SHARE = 0.95
+__all__ = ["EVENT_EXCLUSION_S", "RECOVERED_SHARE", "RunRecorder"]
 
 
 @dataclass
@@ -119,31 +115,8 @@ class RunRecorder:
         self, conns: np.ndarray, times: np.ndarray, first: float | None
     ) -> tuple[float | None, float]:
         """Seconds from the first disconnecting event until connections are back to ≥ 95 % for good."""
-        if first is None or not conns.size:
-            return None, float(times[-1]) if times.size else 0.0
-        before_index = max(int(np.searchsorted(times, first)) - 1, 0)
-        target = RECOVERED_SHARE * conns[before_index]
-        after = times > first
-        below = np.flatnonzero(after & (conns < target))
-        if below.size == 0:
-            return 0.0, first
-        last_below = below[-1]
-        if last_below == conns.size - 1:
-            return None, float(times[-1])
-        back_at = float(times[last_below + 1])
-        return round(back_at - first, 1), back_at
+        return recovery(conns, times, first)
 
     def _lockstep(self, bins: np.ndarray, first: float | None, until: float) -> float:
         """lockstep_index over the storm window, each stretch between excluded spans judged on its own."""
-        if first is None or not bins.size:
-            return lockstep_index(bins)
-        per_s = 10
-        keep = np.zeros(bins.size, dtype=bool)
-        keep[int(first * per_s) : int(until * per_s) + 1] = True
-        for t in self.disconnect_times:
-            keep[int(t * per_s) : int((t + EVENT_EXCLUSION_S) * per_s)] = False
-        best = 0.0
-        edges = np.flatnonzero(np.diff(np.concatenate(([0], keep.astype(np.int8), [0]))))
-        for start, stop in zip(edges[::2], edges[1::2], strict=True):
-            best = max(best, lockstep_index(bins[start:stop]))
-        return best
+        return storm_lockstep_index(bins, self.disconnect_times if first is not None else [], until)

@@ -14,10 +14,12 @@ from typing import ClassVar, Protocol
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
+from console.client.admin import AdminClient
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
-from console.model.link import LinkStatus, Malformed, Received, StreamItem
+from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.protocol import Event
 from console.ui import config
@@ -55,7 +57,8 @@ class ConsoleApp(App[None]):
         clock: Callable[[], float] = time.time,
         config_path: Path | None = None,
         remember_theme: bool = True,
-        read_only: bool = True,
+        read_only: bool = False,
+        admin: AdminClient | None = None,
     ) -> None:
         super().__init__()
         self.model = model or console_model()
@@ -64,6 +67,7 @@ class ConsoleApp(App[None]):
         self.config_path = config_path
         self.remember_theme = remember_theme
         self.read_only = read_only  # #4 adds the actions; until then the console only watches
+        self.admin = admin
         self.query_state = NodeQuery()
         self.theme_files: dict[str, ThemeFile] = load_themes((config.user_themes_dir(),))
         remembered = config.load_config(config_path).get("theme")
@@ -85,6 +89,16 @@ class ConsoleApp(App[None]):
         if self.source is not None:
             self.run_worker(self.source.run(self.feed), name="stream", exclusive=True, exit_on_error=False)
 
+    async def on_unmount(self) -> None:
+        if self.admin is not None:
+            await self.admin.aclose()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The stream worker never ends on its own; if it fails, say so rather than go quietly stale."""
+        if event.worker.name == "stream" and event.state is WorkerState.ERROR:
+            reason = f"{type(event.worker.error).__name__}: {event.worker.error}"[:120]
+            self.feed(LinkStatus(LinkState.STOPPED, reason=reason, at_s=self.clock()))
+
     # --- feeding the model -----------------------------------------------------------------------------
 
     def feed(self, item: StreamItem) -> None:
@@ -94,9 +108,9 @@ class ConsoleApp(App[None]):
         )
         if redraw and not self._refresh_pending:
             self._refresh_pending = True
-            self.call_later(self._flush)
+            self.call_later(self._flush_views)
 
-    def _flush(self) -> None:
+    def _flush_views(self) -> None:
         self._refresh_pending = False
         self.refresh_views()
 
@@ -179,7 +193,12 @@ class ConsoleApp(App[None]):
         self.set_filter(NodeFilter())
 
     def open_node(self, node_id: str) -> None:
-        self.push_screen(NodeDetailScreen(node_id))
+        self.push_screen(NodeDetailScreen(node_id, self._fetch_node if self.admin else None))
+
+    async def _fetch_node(self, node_id: str) -> tuple[object, int]:
+        assert self.admin is not None
+        payload = await self.admin.node(node_id)
+        return payload, self.model.frames_applied
 
     def on_node_table_opened(self, message: NodeTable.Opened) -> None:
         self.open_node(message.node_id)

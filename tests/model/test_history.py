@@ -68,9 +68,14 @@ def test_link_and_malformed_items_are_recorded():
 
 def test_baseline_follows_calm_frames_and_ignores_the_storm():
     model = FleetModel()
-    for frame in frames(60, storm_at_s=30):
+    assert model.baseline_attempts_per_s is None  # nothing seen yet
+    for frame in frames(20, storm_at_s=None):
         model.apply(Received(frame, 0.0))
-    calm = frames(29, storm_at_s=None)[-1].totals.attempts_per_s
+    assert model.baseline_attempts_per_s is None  # still learning (30 s, as the alarm engine does)
+    model = FleetModel()
+    for frame in frames(70, storm_at_s=40):  # the storm comes after the learning period
+        model.apply(Received(frame, 0.0))
+    calm = frames(39, storm_at_s=None)[-1].totals.attempts_per_s
     assert model.baseline_attempts_per_s is not None
     assert model.baseline_attempts_per_s < calm * 2  # the storm's 10–100× did not become the baseline
 

@@ -52,13 +52,21 @@ def test_packaged_scenarios_load_and_cite_their_seed() -> None:
 
 
 def test_clients_are_conserved_through_restarts_drains_and_overload() -> None:
-    sim = small(events=[
-        {"at_s": 10, "action": "restart_nodes", "nodes": ["gw-000", "gw-001"]},
-        {"at_s": 20, "action": "disconnect_fraction", "fraction": 0.5},
-        {"at_s": 30, "action": "drain_nodes", "nodes": ["gw-003"], "rate_per_s": 200, "deadline_s": 20,
-         "hint_ms": [500, 5000]},
-        {"at_s": 40, "action": "kill_nodes", "nodes": ["gw-004"]},
-    ])
+    sim = small(
+        events=[
+            {"at_s": 10, "action": "restart_nodes", "nodes": ["gw-000", "gw-001"]},
+            {"at_s": 20, "action": "disconnect_fraction", "fraction": 0.5},
+            {
+                "at_s": 30,
+                "action": "drain_nodes",
+                "nodes": ["gw-003"],
+                "rate_per_s": 200,
+                "deadline_s": 20,
+                "hint_ms": [500, 5000],
+            },
+            {"at_s": 40, "action": "kill_nodes", "nodes": ["gw-004"]},
+        ]
+    )
     total = sim.scenario.clients.count
     assert clients_accounted(sim) == total
     for _ in range(90):
@@ -143,12 +151,16 @@ def test_same_seed_same_frames_and_a_fork_continues_identically() -> None:
     twin = a.fork()
     assert run(a, 15) == run(twin, 15)
     other = Simulation(a.scenario, seed=a.seed + 1)
-    assert run(other, 20) != run(small(events=[{"at_s": 5, "action": "disconnect_fraction", "fraction": 0.3}]), 20)
+    assert run(other, 20) != run(
+        small(events=[{"at_s": 5, "action": "disconnect_fraction", "fraction": 0.3}]), 20
+    )
 
 
 def test_rollout_runs_batches_and_can_halt_and_resume() -> None:
-    sim = small(rollout={"enabled": True, "start_at_s": 2, "batch_size": 2, "interval_s": 10, "mode": "abrupt"},
-                nodes={**SMALL["nodes"], "restart_s": 3})
+    sim = small(
+        rollout={"enabled": True, "start_at_s": 2, "batch_size": 2, "interval_s": 10, "mode": "abrupt"},
+        nodes={**SMALL["nodes"], "restart_s": 3},
+    )
     for _ in range(15):
         sim.step()
     status = sim.rollout.status()
@@ -165,8 +177,14 @@ def test_rollout_runs_batches_and_can_halt_and_resume() -> None:
 
 def test_rollout_auto_pauses_when_a_survivor_runs_hot() -> None:
     sim = small(
-        rollout={"enabled": True, "start_at_s": 2, "batch_size": 4, "interval_s": 5, "mode": "abrupt",
-                 "pause_cpu_pct": 50},
+        rollout={
+            "enabled": True,
+            "start_at_s": 2,
+            "batch_size": 4,
+            "interval_s": 5,
+            "mode": "abrupt",
+            "pause_cpu_pct": 50,
+        },
         nodes={**SMALL["nodes"], "handshakes_per_s": 300, "restart_s": 30},
     )
     for _ in range(30):
@@ -189,7 +207,9 @@ def test_frame_matches_the_protocol_and_totals_add_up() -> None:
 
 
 def test_summary_measures_recovery_from_the_first_disconnect() -> None:
-    sim = small(events=[{"at_s": 10, "action": "restart_nodes", "nodes": 8}], nodes={**SMALL["nodes"], "restart_s": 5})
+    sim = small(
+        events=[{"at_s": 10, "action": "restart_nodes", "nodes": 8}], nodes={**SMALL["nodes"], "restart_s": 5}
+    )
     recorder = RunRecorder(sim)
     for _ in range(120):
         recorder.record(sim.step())
@@ -205,9 +225,15 @@ def test_summary_measures_recovery_from_the_first_disconnect() -> None:
         (["sim", "run", "no-such-scenario"], ["scenario", "thundering-herd"]),
         (["sim", "run", "regional-outage", "--set", "nodes.cont=3"], ["nodes.cont", "count"]),
         (["sim", "run", "regional-outage", "--set", "nodes.count=0"], ["nodes.count", "[1, 10000]"]),
-        (["sim", "run", "regional-outage", "--set", "clients.policy=nope"], ["clients.policy", "full_jitter"]),
+        (
+            ["sim", "run", "regional-outage", "--set", "clients.policy=nope"],
+            ["clients.policy", "full_jitter"],
+        ),
         (["sim", "run", "regional-outage", "--set", "lb.mode=random"], ["lb.mode", "skewed"]),
-        (["sim", "run", "regional-outage", "--set", "admission.retry_after_s=[5, 1]"], ["retry_after_s", "min ≤ max"]),
+        (
+            ["sim", "run", "regional-outage", "--set", "admission.retry_after_s=[5, 1]"],
+            ["retry_after_s", "min ≤ max"],
+        ),
         (["sim", "run", "regional-outage", "--set", "nodes"], ["--set", "KEY=VALUE"]),
     ],
 )

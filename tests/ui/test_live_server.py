@@ -7,7 +7,6 @@ same contract against the in-test server; these run the real one as a subprocess
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import console
 from console.client.stream import StreamClient
 from console.model import LinkState
 from console.policies import FullJitter
@@ -25,8 +25,10 @@ from console.ui.app import ConsoleApp
 from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE
 
+# The server must be in the same tree as the console under test: the subprocess runs `python -m console`.
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("console.server") is None, reason="needs console.server (`sim serve`)"
+    not (Path(console.__file__).parent / "server").is_dir(),
+    reason="needs console.server (`sim serve`) beside this console",
 )
 
 TOKEN = "live-test-token-7"

@@ -11,6 +11,7 @@ from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.widgets.alarms_panel import AlarmsPanel
 from console.ui.widgets.node_table import NodeTable
 
+from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE
 
 
@@ -163,3 +164,66 @@ async def test_q_quits_cleanly(storm_app):
         await pilot.press("q")
         await pilot.pause()
     assert storm_app.return_code == 0
+
+
+async def test_node_detail_fills_in_the_history_the_console_did_not_see(storm_app):
+    import httpx
+
+    from console.client.admin import AdminClient
+
+    node_id = "gw-0002"
+    samples = [{"connections": 5000 + i, "cpu_pct": 10.0} for i in range(280)]
+
+    def server(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == f"/v1/nodes/{node_id}"
+        return httpx.Response(200, json={"node": {"id": node_id}, "history": samples, "events": []})
+
+    storm_app.admin = AdminClient("http://fleet", "t", transport=httpx.MockTransport(server))
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        storm_app.open_node(node_id)
+        await pilot.pause()
+        screen = storm_app.screen
+        await wait_for(lambda: screen.server_history is not None, what="the server's node history")
+        assert screen.server_history.length == 280
+        seen = storm_app.model.node_history(node_id, "connections").size
+        assert seen < 280  # the storm scene holds 46 frames; the server's 280 samples are what is drawn
+
+
+async def test_mouse_selects_a_row_and_a_double_click_opens_it(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = storm_app.screen.query_one(NodeTable)
+        await pilot.click(NodeTable, offset=(3, 4))  # header is line 0: line 4 is the fourth node
+        await pilot.pause()
+        assert table.cursor_id == "gw-0003"
+        await pilot.double_click(NodeTable, offset=(3, 6))
+        await pilot.pause()
+        assert isinstance(storm_app.screen, NodeDetailScreen) and storm_app.screen.node_id == "gw-0005"
+
+
+async def test_malformed_messages_are_shown_in_the_header(storm_app):
+    from console.model.link import Malformed
+    from console.ui.widgets.header import FleetHeader
+
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        storm_app.feed(Malformed("totals: Field required", storm_app.clock()))
+        storm_app.feed(Malformed("message: invalid JSON", storm_app.clock()))
+        await pilot.pause()
+        header = str(storm_app.screen.query_one(FleetHeader).render())
+        assert "malformed 2 (message: invalid JSON)" in header
+
+
+async def test_a_failing_stream_source_is_shown_not_a_frozen_live_link(storm_app):
+    from console.model import LinkState
+
+    class Broken:
+        async def run(self, sink) -> None:
+            raise RuntimeError("decoder exploded")
+
+    storm_app.source = Broken()
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: storm_app.model.link.state is LinkState.STOPPED, what="the stopped link")
+        await pilot.pause()
+        assert "decoder exploded" in storm_app.model.link.describe(storm_app.clock())

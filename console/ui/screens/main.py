@@ -91,7 +91,9 @@ class MainScreen(Screen[None]):
     # --- rendering the model -------------------------------------------------------------------------
 
     def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
-        self.query_one(FleetHeader).update(header_text(model, now_s, palette))
+        # query, not query_one: the half-second tick may land while the screen is being torn down
+        for header in self.query(FleetHeader):
+            header.update(header_text(model, now_s, palette), layout=False)  # always one line
 
     def show_model(self, model: FleetModel, query: NodeQuery, now_s: float, palette: Palette) -> None:
         self.node_filter = query.filter

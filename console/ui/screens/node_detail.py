@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
 
 import numpy as np
 from rich.text import Text
@@ -12,15 +13,20 @@ from textual.containers import Grid, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from console.errors import StormdeckError
 from console.model.downsample import downsample
 from console.model.gauges import node_level
 from console.model.history import NODE_HISTORY_S, FleetModel
+from console.model.node_detail import ServerHistory, joined_events, joined_series, parse_node_detail
 from console.model.thresholds import Level
 from console.protocol import NodeStatus
 from console.ui.intents import ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.header import FleetHeader, fleet_clock, header_text
 from console.ui.widgets.plot import ChartSpec, PlotextChart, Series, plot_columns
+
+#: Fetches `GET /v1/nodes/{id}`: (the payload, the model's frames_applied when it answered).
+NodeFetch = Callable[[str], Awaitable[tuple[Any, int]]]
 
 #: (metric, chart title with unit)
 DETAIL_CHARTS = (
@@ -87,9 +93,11 @@ class NodeDetailScreen(Screen[None]):
         Binding("escape,backspace", "app.pop_screen", "back"),
     ]
 
-    def __init__(self, node_id: str) -> None:
+    def __init__(self, node_id: str, fetch: NodeFetch | None = None) -> None:
         super().__init__()
         self.node_id = node_id
+        self._fetch = fetch
+        self.server_history: ServerHistory | None = None
 
     ready = False
 
@@ -109,13 +117,27 @@ class NodeDetailScreen(Screen[None]):
         self.query_one("#drain").border_title = "drain progress"
         self.query_one("#events").border_title = "recent events"
         self.call_after_refresh(self._ready)
+        if self._fetch is not None:
+            self.run_worker(self._load_server_history(), name="node-history", exit_on_error=False)
+
+    async def _load_server_history(self) -> None:
+        """Ask the server for the minutes this console did not see; a failure is a note, not a crash."""
+        assert self._fetch is not None
+        try:
+            payload, frames_applied = await self._fetch(self.node_id)
+        except StormdeckError as error:
+            self.notify(f"history from the server: {error}", severity="warning")
+            return
+        self.server_history = parse_node_detail(payload, frames_applied)
+        self.post_message(ScreenReady())
 
     def _ready(self) -> None:
         self.ready = True  # children are composed: the app may render into them now
         self.post_message(ScreenReady())
 
     def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
-        self.query_one(FleetHeader).update(header_text(model, now_s, palette))
+        for header in self.query(FleetHeader):  # the tick may land while the screen is torn down
+            header.update(header_text(model, now_s, palette), layout=False)
 
     def show_model(self, model: FleetModel, now_s: float, palette: Palette) -> None:
         self.show_header(model, now_s, palette)
@@ -139,12 +161,13 @@ class NodeDetailScreen(Screen[None]):
         self.query_one("#drain", Static).update(drain_text(node, now_fleet) if node else Text("—"))
         for metric, _ in DETAIL_CHARTS:
             chart = self.query_one(f"#chart-{metric}", PlotextChart)
-            values = model.node_history(self.node_id, metric).astype(np.float64)
+            seen = model.node_history(self.node_id, metric)
+            values = joined_series(self.server_history, seen, model.frames_applied, metric)
             chart.show(
                 series_spec(values, plot_columns(chart.content_size.width)), palette.chart, palette.foreground
             )
         events = Text(no_wrap=True, overflow="ellipsis")
-        for event in model.node_events(self.node_id, limit=6):
+        for event in joined_events(self.server_history, model.node_events(self.node_id, limit=6), limit=6):
             events.append(f"{fleet_clock(event.time_s)}  {event.kind:<11} {event.message}\n")
         if not events:
             events.append("no events for this node yet", style="dim")

@@ -38,7 +38,7 @@ class AlarmsPanel(DataTable):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = False
-        self.add_columns("time", "sev", "status", "rule", "node", "value / limit")
+        self.add_columns("time", "state", "rule", "where", "value / limit")
         self._keys: list[tuple[AlarmKey, ...]] = []
         self._shown: tuple[int, str] | None = None
 
@@ -54,10 +54,10 @@ class AlarmsPanel(DataTable):
             level = Level.UNKNOWN if row.cleared else SEVERITY_LEVEL.get(row.severity, Level.WARNING)
             style = palette.level_style(level, bold=not row.acknowledged and not row.cleared)
             status = "cleared" if row.cleared else ("acked" if row.acknowledged else "NEW")
+            # The glyph carries the severity (✖ critical, ▲ warning), so the word can say the state.
             self.add_row(
                 fleet_clock(row.raised_at_s),
-                Text(f"{LEVEL_GLYPHS[level]} {row.severity.value[:4]}", style=style),
-                Text(status, style=style),
+                Text(f"{LEVEL_GLYPHS[level]} {status}", style=style),
                 Text(row.name, style=style),
                 row.where,
                 row.value,

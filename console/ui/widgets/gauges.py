@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -42,13 +43,11 @@ class GaugeBox(Static):
         text.append(f"{LEVEL_GLYPHS[gauge.level]} ", style=style)
         text.append(gauge.value, style=style)
         if gauge.spark:
-            import numpy as np
-
             text.append("  ")
             text.append(spark_blocks(np.asarray(gauge.spark), 12), style=palette.chart["line"])
         text.append("\n")
         text.append(gauge.detail)
-        self.update(text)
+        self.update(text, layout=False)  # a fixed-size box: no layout pass needed
 
 
 class GaugeBar(Horizontal):

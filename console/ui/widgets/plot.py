@@ -7,7 +7,7 @@ when the data, the size or the theme changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import plotext as plt
@@ -16,7 +16,7 @@ from rich.text import Span, Text
 from textual.widget import Widget
 
 from console.model.downsample import finite_runs
-from console.model.gauges import human_count
+from console.model.units import human_count
 
 _Y_AXIS_CELLS = 9  # tick labels and frame on the left
 
@@ -38,7 +38,6 @@ class ChartSpec:
     x_lim: tuple[float, float] | None = None
     y_lim: tuple[float, float] | None = None
     x_ticks: tuple[float, ...] = ()
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:

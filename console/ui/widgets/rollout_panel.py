@@ -37,6 +37,8 @@ def rollout_text(rollout: RolloutStatus | None, admission: AdmissionSettings | N
 
 
 class RolloutPanel(Static):
+    shown = ""  # the text on screen, so an unchanged frame costs no layout pass
+
     DEFAULT_CSS = """
     RolloutPanel {
         height: auto;

@@ -1,0 +1,83 @@
+"""`stormdeck record URL --out FILE`: the headless recorder, a daemon that keeps recording a fleet's stream."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import re
+import signal
+from pathlib import Path
+
+from console.errors import InputError
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "record",
+        help="record a fleet API's stream to a file, headless, until stopped",
+        description="Record every frame and event of a fleet API's stream (with the alarms they raise) into "
+        "a crash-safe recording, reconnecting and resuming across disconnects. Recording into an existing "
+        "file continues it. The token comes from --token-file or STORMDECK_TOKEN, never from argv.",
+        allow_abbrev=False,  # `--token X` must not pass for `--token-file X`
+    )
+    parser.add_argument("url", help="the fleet API's base URL, e.g. http://127.0.0.1:8470")
+    parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="the recording to write")
+    parser.add_argument(
+        "--token-file", type=Path, help="a file holding the token (or ROLE TOKEN [NAME] lines)"
+    )
+    parser.add_argument(
+        "--max-size", type=parse_size, metavar="SIZE", help="retention: keep the file under SIZE (e.g. 500M)"
+    )
+    parser.add_argument(
+        "--max-age-s", type=float, metavar="SECONDS", help="retention: keep this much fleet time"
+    )
+    parser.add_argument(
+        "--frames", type=int, metavar="N", help="stop after N frames (default: run until stopped)"
+    )
+    parser.add_argument(
+        "--no-fsync", action="store_true", help="flush only: survives a killed recorder, not a lost machine"
+    )
+    parser.set_defaults(handler=run_record)
+
+
+def parse_size(text: str) -> int:
+    match = _SIZE.match(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size; expected e.g. 200000000, 500M or 2G")
+    number, unit = float(match.group(1)), match.group(2).upper()
+    return int(number * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[unit])
+
+
+def run_record(args: argparse.Namespace) -> int:
+    from console.client.token import load_token
+    from console.record.daemon import StreamRecorder, record_stream
+    from console.record.writer import Retention
+
+    if args.frames is not None and args.frames <= 0:
+        raise InputError("--frames", args.frames, "a positive number of frames")
+    token = load_token(args.token_file)
+    retention = Retention(max_bytes=args.max_size, max_age_s=args.max_age_s)
+    recorder = StreamRecorder(
+        args.out, url=args.url, retention=retention, fsync=not args.no_fsync, max_frames=args.frames
+    )
+    logging.basicConfig(level=logging.INFO, format="stormdeck record: %(message)s")
+
+    async def until_stopped() -> int:
+        task = asyncio.ensure_future(record_stream(recorder, args.url, token))
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, task.cancel)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            return recorder.frames_written
+
+    try:
+        written = asyncio.run(until_stopped())
+    finally:
+        recorder.close()
+    logging.getLogger(__name__).info("%d frames recorded into %s", written, args.out)
+    return 0

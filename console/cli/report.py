@@ -1,0 +1,32 @@
+"""`stormdeck report FILE --out DIR`: the after-action report of a recording (report.md and SVG charts)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="write the after-action report of a recording",
+        description="Write DIR/report.md and its SVG charts: the session, key figures, objectives (for a "
+        "drill), the timeline of events, alarms and actions with their verdicts, and what the seeds say "
+        "should have been done.",
+    )
+    parser.add_argument(
+        "file", type=Path, help="a recording (stormdeck record, attach --record, drill --record)"
+    )
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory to write into")
+    parser.set_defaults(handler=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from console.guards.config import load_default_thresholds
+    from console.record.report import write_report
+
+    files = write_report(args.file, args.out, load_default_thresholds().thresholds)
+    print(files.markdown)
+    for chart in files.charts:
+        print(chart)
+    return 0

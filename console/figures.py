@@ -1,0 +1,67 @@
+"""Figures of a storm that more than one part reports: one definition each.
+
+The simulator's run summary (`stormdeck sim run`) and the after-action report of a recording
+(`stormdeck report`) both say how long recovery took and how bunched the reconnect waves were; both call
+these, so the same run gives the same numbers whichever way it is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from console.waves import lockstep_index
+
+#: Connections are "back" at this share of what they were before the first disconnecting event.
+RECOVERED_SHARE = 0.95
+#: Seconds after each disconnecting event left out of the lockstep window: the event's own spike is
+#: not a wave (issue #2).
+EVENT_EXCLUSION_S = 5.0
+BINS_PER_S = 10  # wave bins are 100 ms (console.protocol.WAVE_BIN_MS)
+
+
+def recovery(
+    connections: np.ndarray, times_s: np.ndarray, first_disconnect_s: float | None
+) -> tuple[float | None, float]:
+    """Seconds from the first disconnecting event until connections are back to ≥ 95 % for good.
+
+    Returns (recovery_s, recovered_at_s). recovery_s is None when there was no disconnecting event or the
+    run ended below the line; recovered_at_s is then the end of the run.
+    """
+    if first_disconnect_s is None or not connections.size:
+        return None, float(times_s[-1]) if times_s.size else 0.0
+    # The frame ending at the event's second is the last one before it.
+    before_index = min(max(int(np.searchsorted(times_s, first_disconnect_s)), 0), connections.size - 1)
+    target = RECOVERED_SHARE * connections[before_index]
+    after = times_s > first_disconnect_s
+    below = np.flatnonzero(after & (connections < target))
+    if below.size == 0:
+        return 0.0, first_disconnect_s
+    last_below = below[-1]
+    if last_below == connections.size - 1:
+        return None, float(times_s[-1])
+    back_at = float(times_s[last_below + 1])
+    return round(back_at - first_disconnect_s, 1), back_at
+
+
+def storm_lockstep_index(
+    bins: np.ndarray, disconnect_times_s: Sequence[float], until_s: float, bins_start_s: float = 0.0
+) -> float:
+    """`lockstep_index` over the storm window — first disconnect to recovery — each stretch between the
+    excluded spans after disconnecting events judged on its own. `bins[0]` starts at `bins_start_s`."""
+    if not disconnect_times_s or not bins.size:
+        return lockstep_index(bins)
+
+    def at(time_s: float) -> int:
+        return int((time_s - bins_start_s) * BINS_PER_S)
+
+    keep = np.zeros(bins.size, dtype=bool)
+    keep[max(at(disconnect_times_s[0]), 0) : max(at(until_s) + 1, 0)] = True
+    for t in disconnect_times_s:
+        keep[max(at(t), 0) : max(at(t + EVENT_EXCLUSION_S), 0)] = False
+    best = 0.0
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], keep.astype(np.int8), [0]))))
+    for start, stop in zip(edges[::2], edges[1::2], strict=True):
+        best = max(best, lockstep_index(bins[start:stop]))
+    return best

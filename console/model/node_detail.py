@@ -1,0 +1,74 @@
+"""A node's history as the server holds it (`GET /v1/nodes/{id}`), joined to what the console has seen.
+
+When the console attaches mid-storm it holds only the frames since; the server holds minutes more. The
+detail screen shows the server's samples up to the moment it asked, then the frames that came after.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from console.model.history import NODE_METRICS
+from console.protocol import Event
+
+
+@dataclass
+class ServerHistory:
+    """What `GET /v1/nodes/{id}` returned, as series per metric, and when (frames applied at the time)."""
+
+    series: dict[str, np.ndarray] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    frames_applied_at_fetch: int = 0
+
+    @property
+    def length(self) -> int:
+        return max((values.size for values in self.series.values()), default=0)
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return float("nan")
+    return float(value)
+
+
+def parse_node_detail(payload: Any, frames_applied: int) -> ServerHistory:
+    """Tolerant: a sample or event that does not parse is skipped, never raised (the server may be newer)."""
+    if not isinstance(payload, dict):
+        return ServerHistory(frames_applied_at_fetch=frames_applied)
+    samples = payload.get("history")
+    samples = [s for s in samples if isinstance(s, dict)] if isinstance(samples, list) else []
+    series = {
+        name: np.array([_number(s.get(name)) for s in samples], dtype=np.float64) for name in NODE_METRICS
+    }
+    events: list[Event] = []
+    for raw in payload.get("events") or []:
+        try:
+            events.append(Event.model_validate(raw))
+        except ValueError:
+            continue
+    return ServerHistory(series, events, frames_applied)
+
+
+def joined_series(
+    server: ServerHistory | None, seen: np.ndarray, frames_applied: int, metric: str
+) -> np.ndarray:
+    """The server's samples, then the frames the console applied after it asked; else what it has seen."""
+    seen = np.asarray(seen, dtype=np.float64)
+    if server is None or metric not in server.series:
+        return seen
+    since = max(0, frames_applied - server.frames_applied_at_fetch)
+    after = seen[seen.size - since :] if since else seen[:0]
+    joined = np.concatenate((server.series[metric], after))
+    return joined if joined.size > seen.size else seen
+
+
+def joined_events(server: ServerHistory | None, seen: list[Event], limit: int) -> list[Event]:
+    """Newest first, without the duplicates both sides hold."""
+    merged: dict[tuple[float, str, str], Event] = {}
+    for event in [*(server.events if server else []), *seen]:
+        merged[(event.time_s, event.kind, event.message)] = event
+    return sorted(merged.values(), key=lambda e: e.time_s, reverse=True)[:limit]

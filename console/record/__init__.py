@@ -1,0 +1,1 @@
+"""Recording and replay: a recording is just another source of frames and events (docs/recording.md)."""

@@ -1,0 +1,210 @@
+"""Where the seeds say what should have been done: findings over a reviewed recording, each with its seed.
+
+A finding fires only on evidence in the recording (an alarm the frames raised, a mass disconnect, 503s,
+waves) and says what the seed prescribes, whether the recording shows it done, and when. Pure: a `Review`
+in, findings out. The seeds are in ../shared/reference/seeds/ (outage seed 000, field guide 001,
+interview seed 002, sync-engine essay 004).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from console.record.review import Review
+
+OUTAGE_SEED = "outage seed (000, “Real Outage: A Thundering-Herd Reconnect”)"
+INTERVIEW_SEED = "interview seed (002, draining a WebSocket gateway fleet)"
+ESSAY_SEED = "sync-engine essay (004, “The reconnect storm problem”)"
+
+#: lockstep_index at or above which attempts come in waves, not a smear (issue #2; docs/alarms.md).
+LOCKSTEP_WAVES = 4.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    title: str
+    evidence: str
+    prescription: str
+    seed: str
+    done: bool | None  # None: the recording cannot tell (e.g. a client-side fix)
+    what_was_done: str
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+
+
+def abort_criterion(review: Review) -> Finding | None:
+    fired_s = review.first_alarm_s("cpu_abort")
+    if fired_s is None:
+        return None
+    times, running = review.series.times_s, review.series.rollout_running
+    rollout_then = any(r for t, r in zip(times, running, strict=True) if t >= fired_s)
+    halts = [a for a in review.actions_named("rollout_halt") if a.time_s >= fired_s - 30]
+    evidence = f"cpu_abort fired at {_clock(fired_s)}: a serving node above 80 % CPU for 30 s"
+    if rollout_then:
+        evidence += ", with a rollout still running"
+    done_text = (
+        f"rollout halted at {_clock(halts[0].time_s)}, {halts[0].time_s - fired_s:+.0f} s after the criterion"
+        if halts
+        else "no rollout halt recorded"
+    )
+    return Finding(
+        title="Abort criterion: halt the restart",
+        evidence=evidence,
+        prescription="“If CPU on any surviving node exceeds 80 % for more than 30 seconds, halt the restart "
+        "and reassess.” The runbook that said “continue the restart batch on schedule” made the storm worse.",
+        seed=OUTAGE_SEED,
+        done=bool(halts) if rollout_then or halts else None,
+        what_was_done=done_text,
+    )
+
+
+def connections_alarm(review: Review) -> Finding | None:
+    fired_s = review.first_alarm_s("connections_drop")
+    if fired_s is None:
+        return None
+    first = review.disconnect_times_s[0] if review.disconnect_times_s else None
+    lag = (
+        f", {fired_s - first:.0f} s after the first mass disconnect at {_clock(first)}"
+        if first is not None
+        else ""
+    )
+    return Finding(
+        title="Total connections fell: treat it as an emergency",
+        evidence=f"connections_drop (−5 % in 60 s) fired at {_clock(fired_s)}{lag}",
+        prescription="Alarm on total active connections dropping more than 5 % in 60 s (a 90 s detection "
+        "floor); any event that disconnects more than a few percent of clients is an emergency.",
+        seed=OUTAGE_SEED,
+        done=None,
+        what_was_done=f"{len(review.actions)} action attempt(s) recorded after it"
+        if review.actions
+        else "no action recorded",
+    )
+
+
+def decorrelated_jitter(review: Review) -> Finding | None:
+    figures = review.figures
+    fired_s = review.first_alarm_s("lockstep_waves")
+    if figures is None or (fired_s is None and figures.lockstep_index < LOCKSTEP_WAVES):
+        return None
+    return Finding(
+        title="Reconnects came in lockstep waves: decorrelate the clients",
+        evidence=f"lockstep index {figures.lockstep_index:.1f} over the storm"
+        + (f"; lockstep_waves fired at {_clock(fired_s)}" if fired_s is not None else "")
+        + f"; peak {figures.peak_attempts_per_100ms:,} attempts in one 100 ms bin",
+        prescription="Client SDKs: decorrelated jitter, delay = random(base, min(max, last_delay × 3)) — "
+        "or full jitter, random(0, min(cap, base × 2^n)) — instead of base × 2^n + 0–100 ms, whose waves "
+        "grow more synchronised as the backoff grows.",
+        seed=f"{OUTAGE_SEED}; full jitter: {INTERVIEW_SEED}",
+        done=None,
+        what_was_done="a client-side change: not visible from the fleet",
+    )
+
+
+def retry_after(review: Review) -> Finding | None:
+    figures = review.figures
+    storm = review.first_alarm_s("reconnect_rate_high")
+    if figures is None or (storm is None and figures.rejects_total == 0):
+        return None
+    limited = any(review.series.admission_limited)
+    admissions = review.actions_named("admission")
+    randomized = [
+        a
+        for a in admissions
+        if (window := a.request.get("retry_after_s")) and len(window) == 2 and window[0] < window[1]
+    ]
+    done_text = (
+        f"admission set at {_clock(admissions[0].time_s)}"
+        + (" with a randomized Retry-After window" if randomized else "")
+        if admissions
+        else ("admission control was on" if limited else "no admission limit in force")
+    )
+    return Finding(
+        title="Turn the surge away cheaply: admission with a randomized Retry-After",
+        evidence=f"{figures.rejects_total:,} upgrades answered 503, {figures.timeouts_total:,} handshakes timed out"
+        + (f"; reconnect_rate_high fired at {_clock(storm)}" if storm is not None else ""),
+        prescription="A token bucket on new connections that rejects the excess with 503 and a randomized "
+        "Retry-After, before any TLS or auth work; clients honour the hint, so the server controls the storm.",
+        seed=f"{INTERVIEW_SEED}; server-driven backoff hint: {OUTAGE_SEED}",
+        done=limited or bool(admissions),
+        what_was_done=done_text,
+    )
+
+
+def drain_not_disconnect(review: Review) -> Finding | None:
+    if not review.disconnect_times_s:
+        return None
+    mass = [e for e in review.events if e.data.get("mass")]
+    dropped = sum(int(e.data.get("dropped", 0)) for e in mass)
+    nodes = {e.node for e in mass if e.node}
+    drains = review.actions_named("drain")
+    first_s, last_s = review.disconnect_times_s[0], review.disconnect_times_s[-1]
+    return Finding(
+        title="Drain, don't disconnect",
+        evidence=f"{dropped:,} connections cut abruptly (not drained) on {len(nodes)} node(s), "
+        + (
+            f"at {_clock(first_s)}"
+            if first_s == last_s
+            else f"in {len(review.disconnect_times_s)} bursts from {_clock(first_s)} to {_clock(last_s)}"
+        ),
+        prescription="Take a node out of rotation, close its connections at a chosen rate with a randomized "
+        "reconnect hint (500 k over 10 min ≈ 833/s), force-close at the deadline; drain-not-disconnect is "
+        "the default for any operation that affects more than 5 % of the fleet at once.",
+        seed=f"{INTERVIEW_SEED}; {OUTAGE_SEED}",
+        done=bool(drains),
+        what_was_done=f"{len(drains)} drain(s) applied" if drains else "no drain applied",
+    )
+
+
+def add_capacity(review: Review) -> Finding | None:
+    fired_s = review.first_alarm_s("headroom_low")
+    if fired_s is None:
+        return None
+    added = review.actions_named("add_capacity", "add_nodes")
+    return Finding(
+        title="Headroom below 35 %: add capacity, do not restart",
+        evidence=f"headroom_low fired at {_clock(fired_s)}",
+        prescription="Provision 35 % headroom; above 65 % utilisation there is no safe restart — add "
+        "capacity instead. What fixed the outage: stopping the restart and adding 200 nodes.",
+        seed=OUTAGE_SEED,
+        done=bool(added),
+        what_was_done=f"capacity added at {_clock(added[0].time_s)}"
+        if added
+        else "no capacity action recorded",
+    )
+
+
+def losing_ground(review: Review) -> Finding | None:
+    fired = [review.first_alarm_s(name) for name in ("drain_inflow_losing", "drain_inflow_kill_switch")]
+    fired_s = min((t for t in fired if t is not None), default=None)
+    if fired_s is None:
+        return None
+    return Finding(
+        title="Drain ÷ inflow below 1: the storm is winning",
+        evidence=f"drain÷inflow alarm fired at {_clock(fired_s)}",
+        prescription="Below 1 you are losing ground; below 1 for more than a minute or two the storm is "
+        "winning; trip the kill switch around 0.6 — shed load (a breaker answering Retry-After 30 s) rather "
+        "than let retries feed the queue.",
+        seed=ESSAY_SEED,
+        done=None,
+        what_was_done="see the actions in the timeline",
+    )
+
+
+RULES: tuple[Callable[[Review], Finding | None], ...] = (
+    abort_criterion,
+    connections_alarm,
+    decorrelated_jitter,
+    retry_after,
+    drain_not_disconnect,
+    add_capacity,
+    losing_ground,
+)
+
+
+def findings(review: Review) -> list[Finding]:
+    return [finding for rule in RULES if (finding := rule(review)) is not None]

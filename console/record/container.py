@@ -1,0 +1,153 @@
+"""The recording container: one gzip member per record, each self-describing in its header.
+
+A recording is a plain concatenation of gzip members (RFC 1952), so `zcat FILE` prints it as JSON lines.
+Each member carries, in its FEXTRA field, a subfield `SD` with the record's kind, its `seq`, its fleet time,
+the wall clock when it was written and the member's total size — the same trick BGZF (SAMtools' blocked
+gzip) uses. That lets a reader index a file by hopping from header to header without inflating anything,
+and read any one record with one seek and one inflate.
+
+Crash safety comes from the shape: a record is appended with one `write` of the whole member, and a member
+is only believed when its size fits in the file and its CRC-32 and length trailer match. Whatever a kill
+leaves after the last complete member is a torn tail, which readers ignore and writers cut off.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import BinaryIO
+
+_MAGIC = b"\x1f\x8b"
+_DEFLATE = 8
+_FEXTRA = 0x04
+_OS_UNKNOWN = 255
+#: Subfield payload: version, kind, member size, seq, time_s, wall_unix_s.
+_SUBFIELD = struct.Struct("<BBIqdd")
+_SUBFIELD_ID = b"SD"
+_FORMAT_VERSION = 1
+#: Fixed gzip header (10) + XLEN (2) + subfield id and length (4) + our subfield.
+HEADER_BYTES = 10 + 2 + 4 + _SUBFIELD.size
+_TRAILER = struct.Struct("<II")
+#: A sanity bound: no frame of a 2000-node fleet comes near it (≈ 25 kB compressed, docs/recording.md).
+MAX_MEMBER_BYTES = 256 * 1024 * 1024
+
+
+class RecordKind(IntEnum):
+    HEADER = 0
+    FRAME = 1
+    EVENT = 2
+    ACTION = 3
+    CONFIRMATION = 4
+    HELLO = 5
+    DRILL_OUTCOME = 6
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where one record lives in the file, and what the index needs without inflating it."""
+
+    offset: int
+    size: int
+    kind: RecordKind
+    seq: int
+    time_s: float
+    wall_unix_s: float
+
+
+#: `seq` of a record that has none (events without a frame seq, actions, the header).
+NO_SEQ = -1
+
+
+def encode(
+    kind: RecordKind, payload: bytes, *, seq: int, time_s: float, wall_unix_s: float, level: int
+) -> bytes:
+    """One gzip member holding `payload`, its index fields in the header."""
+    compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+    body = compressor.compress(payload) + compressor.flush()
+    size = HEADER_BYTES + len(body) + _TRAILER.size
+    subfield = _SUBFIELD.pack(_FORMAT_VERSION, int(kind), size, seq, time_s, wall_unix_s)
+    extra = _SUBFIELD_ID + struct.pack("<H", len(subfield)) + subfield
+    header = (
+        _MAGIC
+        + bytes((_DEFLATE, _FEXTRA))
+        + struct.pack("<I", int(wall_unix_s) & 0xFFFFFFFF)
+        + bytes((0, _OS_UNKNOWN))
+        + struct.pack("<H", len(extra))
+        + extra
+    )
+    trailer = _TRAILER.pack(zlib.crc32(payload), len(payload) & 0xFFFFFFFF)
+    return header + body + trailer
+
+
+def parse_header(raw: bytes, offset: int) -> Entry | None:
+    """The index entry of the member starting with `raw`, or None when it is not one of ours."""
+    if len(raw) < HEADER_BYTES or raw[:2] != _MAGIC or raw[2] != _DEFLATE or not raw[3] & _FEXTRA:
+        return None
+    if raw[12:14] != _SUBFIELD_ID or struct.unpack_from("<H", raw, 14)[0] != _SUBFIELD.size:
+        return None
+    version, kind, size, seq, time_s, wall_unix_s = _SUBFIELD.unpack_from(raw, 16)
+    if version != _FORMAT_VERSION or kind not in RecordKind._value2member_map_:
+        return None
+    if not HEADER_BYTES + _TRAILER.size <= size <= MAX_MEMBER_BYTES:
+        return None
+    return Entry(offset, size, RecordKind(kind), seq, time_s, wall_unix_s)
+
+
+def decode(member: bytes) -> bytes | None:
+    """The payload of a complete member, or None when it is torn or damaged (CRC or length mismatch)."""
+    try:
+        inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+        payload = inflater.decompress(member[HEADER_BYTES : -_TRAILER.size])
+        if not inflater.eof:
+            return None
+    except zlib.error:
+        return None
+    crc, length = _TRAILER.unpack(member[-_TRAILER.size :])
+    if crc != zlib.crc32(payload) or length != len(payload) & 0xFFFFFFFF:
+        return None
+    return payload
+
+
+def scan(file: BinaryIO, file_size: int) -> Iterator[Entry]:
+    """Every member whose header parses and whose bytes are all in the file, in file order.
+
+    Stops at the first one that does not: a crash can only tear the tail of an append-only file. The
+    payload is not checked here (that needs inflating); `verified_entries` checks the tail. The file is
+    mapped, not read: only the pages holding headers are touched.
+    """
+    if file_size < HEADER_BYTES:
+        return
+    with mmap.mmap(file.fileno(), file_size, access=mmap.ACCESS_READ) as mapped:
+        offset = 0
+        while offset + HEADER_BYTES <= file_size:
+            entry = parse_header(mapped[offset : offset + HEADER_BYTES], offset)
+            if entry is None or offset + entry.size > file_size:
+                return
+            yield entry
+            offset += entry.size
+
+
+def read_member(file: BinaryIO, entry: Entry) -> bytes | None:
+    file.seek(entry.offset)
+    return decode(file.read(entry.size))
+
+
+def verified_entries(file: BinaryIO, file_size: int) -> list[Entry]:
+    """The scanned entries, minus a tail whose payloads do not check out.
+
+    Only the tail can be torn by a killed writer; it is inflated and checked member by member from the end
+    until one is whole, so opening a long recording costs one inflate, not thousands.
+    """
+    entries = list(scan(file, file_size))
+    while entries and read_member(file, entries[-1]) is None:
+        entries.pop()
+    return entries
+
+
+def end_of(entries: list[Entry]) -> int:
+    """The byte offset just after the last entry: where a writer appends."""
+    return entries[-1].offset + entries[-1].size if entries else 0

@@ -1,0 +1,185 @@
+"""The headless recorder: follow a fleet API's stream and record it, across disconnects and restarts.
+
+The stream (../shared/DESIGN.md, "The fleet API, v1"): WebSocket `GET /v1/stream` with a bearer token; a
+`hello`, then `event`s and `frame`s; resume with `?since=SEQ&epoch=E`. The connection is the console's own
+`StreamClient` (full-jitter reconnects, resume, the same decoding and checks); this module is its sink.
+
+`StreamRecorder` decides what to write: it skips what it already holds when a resume replays it, and
+remembers where to resume from, so a recorder restarted on the same file resumes the stream from the last
+frame in the file. `record_stream` runs the client into it until stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from console import __version__
+from console.alarms import AlarmEngine
+from console.client.stream import StreamClient
+from console.errors import StormdeckError
+from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
+from console.protocol import Event, Frame, Hello
+from console.record.records import RecordingHeader
+from console.record.writer import RecordingWriter, Retention
+
+log = logging.getLogger(__name__)
+
+
+class StreamSource(Protocol):
+    """What the console reads from (console.ui.app.StreamSource): the live client, a replay, a tap."""
+
+    async def run(self, sink: Callable[[StreamItem], None]) -> None: ...
+
+
+class StreamRefused(StormdeckError):
+    """401/403: the token is wrong for this fleet; retrying with it cannot help."""
+
+    exit_code = 2
+
+
+@dataclass
+class StreamRecorder:
+    """Stream messages in, records out; the writer opens at the first hello unless the file exists."""
+
+    out: Path
+    url: str | None = None
+    retention: Retention = field(default_factory=Retention)
+    fsync: bool = True
+    wall_clock: Callable[[], float] = time.time
+    max_frames: int | None = None
+    writer: RecordingWriter | None = None
+    frames_written: int = 0
+    malformed: int = 0
+    refused: str | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        if self.out.exists() and self.out.stat().st_size > 0:
+            # The header passed is only used for a new file; an existing recording keeps its own.
+            self.writer = self._open(self._header(None))
+
+    @property
+    def resume_from(self) -> tuple[int | None, str | None]:
+        if self.writer is None:
+            return None, None
+        return self.writer.last_frame_seq, self.writer.last_epoch
+
+    def sink(self, item: StreamItem) -> None:
+        """The stream client's sink: messages are recorded, link changes logged, bad messages counted."""
+        if self.done.is_set():
+            return  # the client may deliver what it already holds before it sees the cancel
+        if isinstance(item, Received):
+            self.receive(item.message)
+        elif isinstance(item, Malformed):
+            self.malformed += 1  # recorded nowhere: a recording holds what the console could read
+        elif isinstance(item, LinkStatus):
+            if item.state is LinkState.LIVE:
+                log.info("recording (resume from seq %s, epoch %s)", *self.resume_from)
+            elif item.state is LinkState.RECONNECTING:
+                log.warning("stream lost (%s); reconnecting in %.1f s", item.reason, item.next_in_s or 0.0)
+            elif item.state is LinkState.REFUSED:
+                self.refused = item.reason or "refused"
+        if self.refused is not None or (
+            self.max_frames is not None and self.frames_written >= self.max_frames
+        ):
+            self.done.set()
+
+    def receive(self, message: Hello | Frame | Event) -> None:
+        """Record one stream message, unless a resume repeated it."""
+        if isinstance(message, Hello):
+            if self.writer is None:
+                self.writer = self._open(self._header(message))
+            self.writer.write(message)
+        elif self.writer is not None and not self._already_held(message):
+            self.writer.write(message)
+            if isinstance(message, Frame):
+                self.frames_written += 1
+
+    def _already_held(self, message: Frame | Event) -> bool:
+        """A resume replays from `since`; anything at or before the last frame held is a repeat."""
+        assert self.writer is not None
+        last_seq, last_epoch = self.writer.last_frame_seq, self.writer.last_epoch
+        if message.seq is None or last_seq is None or message.epoch != last_epoch:
+            return False
+        return message.seq <= last_seq
+
+    def _header(self, hello: Hello | None) -> RecordingHeader:
+        return RecordingHeader(
+            stormdeck_version=__version__,
+            fleet=hello.fleet if hello else None,
+            source=hello.source if hello else None,
+            url=self.url,
+            started_unix_s=self.wall_clock(),
+        )
+
+    def _open(self, header: RecordingHeader) -> RecordingWriter:
+        return RecordingWriter(
+            self.out,
+            header,
+            retention=self.retention,
+            alarms=AlarmEngine(),
+            fsync=self.fsync,
+            wall_clock=self.wall_clock,
+        )
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+async def record_stream(
+    recorder: StreamRecorder,
+    base_url: str,
+    token: str,
+    *,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> int:
+    """Record until cancelled, or until the recorder has its `max_frames`; return the frames written.
+
+    Raises `StreamRefused` when the server refuses the token.
+    """
+    client = StreamClient(base_url, token, rng=rng, sleep=sleep)
+    client.last_seq, client.epoch = recorder.resume_from
+    following = asyncio.create_task(client.run(recorder.sink))
+    stopped = asyncio.create_task(recorder.done.wait())
+    try:
+        await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (following, stopped):
+            task.cancel()
+        await asyncio.gather(following, stopped, return_exceptions=True)
+    if following.done() and not following.cancelled() and following.exception() is not None:
+        raise following.exception()  # type: ignore[misc]
+    if recorder.refused is not None:
+        raise StreamRefused(f"{base_url} refused the stream ({recorder.refused}): check the token")
+    return recorder.frames_written
+
+
+class RecordingTap:
+    """A stream source that records what passes through it: `attach --record FILE`.
+
+    Wraps the console's source (anything with `run(sink)`): every item goes to the recorder, then on to the
+    console. The console's own actions and confirmations are written with `recorder.writer.write(...)`.
+    """
+
+    def __init__(self, source: StreamSource, recorder: StreamRecorder) -> None:
+        self.source = source
+        self.recorder = recorder
+
+    async def run(self, sink: Callable[[StreamItem], None]) -> None:
+        def both(item: StreamItem) -> None:
+            self.recorder.sink(item)
+            sink(item)
+
+        try:
+            await self.source.run(both)
+        finally:
+            self.recorder.close()

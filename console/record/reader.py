@@ -1,0 +1,242 @@
+"""Reading a recording: its records in order, its frames by index or time, and the markers of a timeline.
+
+    with RecordingReader(path) as recording:
+        recording.header, recording.frame_count
+        for frame in recording.frames(): ...
+        recording.seek(245.0)         # the frame at or before 245 s
+        recording.step(+1)            # one frame on
+        recording.next_marker("alarm")
+
+Opening reads only the members' headers (docs/recording.md, "seek cost"); a frame is inflated when asked
+for. A torn tail — what a killed writer leaves — is ignored: `damaged_tail` says one was there.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Literal
+
+from console.errors import InputError
+from console.protocol import Event, Frame
+from console.record import container
+from console.record.container import Entry, RecordKind
+from console.record.records import (
+    ActionRecord,
+    Confirmation,
+    DrillOutcome,
+    Recorded,
+    RecordingHeader,
+    parse_record,
+)
+
+MarkerKind = Literal["alarm", "action"]
+MARKER_KINDS: tuple[MarkerKind, ...] = ("alarm", "action")
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A point on the replay timeline worth jumping to."""
+
+    kind: MarkerKind
+    time_s: float
+    label: str
+    level: str = ""  # alarm severity, or the action's verdict level / outcome
+    frame_index: int = 0  # the first frame at or after the marker: where a jump lands
+
+
+class RecordingReader:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            self._file = self.path.open("rb")
+        except OSError as error:
+            raise InputError(
+                "FILE", str(path), f"a readable stormdeck recording ({error.strerror})"
+            ) from None
+        size = self.path.stat().st_size
+        self._entries = container.verified_entries(self._file, size)
+        if not self._entries or self._entries[0].kind is not RecordKind.HEADER:
+            self._file.close()
+            raise InputError("FILE", str(path), "a stormdeck recording (its first record is a header)")
+        self.damaged_tail = container.end_of(self._entries) < size
+        header = self._read(self._entries[0])
+        assert isinstance(header, RecordingHeader)
+        self.header = header
+        self._frames = [e for e in self._entries if e.kind is RecordKind.FRAME]
+        #: Each record's time on the replay timeline (header first): its fleet time, unless the source
+        #: restarted (see `_timeline`).
+        self.timeline_s = _timeline(self._entries)
+        #: Where each frame sits among the records, and its time on the timeline.
+        self.frame_entry_index = [i for i, e in enumerate(self._entries) if e.kind is RecordKind.FRAME]
+        self.frame_times_s = [self.timeline_s[i] for i in self.frame_entry_index]
+        self.position = 0
+        self._markers: list[Marker] | None = None
+
+    # --- records ---------------------------------------------------------------------------------------
+
+    def _read(self, entry: Entry) -> Recorded:
+        payload = container.read_member(self._file, entry)
+        if payload is None:
+            raise InputError("FILE", str(self.path), f"an undamaged record at byte {entry.offset}")
+        return parse_record(entry.kind, payload)
+
+    def records(self, kinds: frozenset[RecordKind] | None = None) -> Iterator[Recorded]:
+        """Every record after the header in file order (events before the frame they came with)."""
+        for entry in self._entries[1:]:
+            if kinds is None or entry.kind in kinds:
+                yield self._read(entry)
+
+    def frames(self, start: int = 0, stop: int | None = None) -> Iterator[Frame]:
+        for entry in self._frames[start:stop]:
+            frame = self._read(entry)
+            assert isinstance(frame, Frame)
+            yield frame
+
+    def events(self) -> Iterator[Event]:
+        yield from self.records(frozenset({RecordKind.EVENT}))  # type: ignore[misc]
+
+    def actions(self) -> Iterator[ActionRecord]:
+        yield from self.records(frozenset({RecordKind.ACTION}))  # type: ignore[misc]
+
+    def confirmations(self) -> Iterator[Confirmation]:
+        yield from self.records(frozenset({RecordKind.CONFIRMATION}))  # type: ignore[misc]
+
+    def drill_outcome(self) -> DrillOutcome | None:
+        """The last drill outcome recorded, if the recording came from a drill that ended."""
+        outcomes = list(self.records(frozenset({RecordKind.DRILL_OUTCOME})))
+        return outcomes[-1] if outcomes else None  # type: ignore[return-value]
+
+    def entries(self) -> list[Entry]:
+        """The index: where each record lives, its kind, seq and times (header first)."""
+        return list(self._entries)
+
+    def read_entry(self, entry: Entry) -> Recorded:
+        return self._read(entry)
+
+    @property
+    def frame_count(self) -> int:
+        return len(self._frames)
+
+    @property
+    def span_s(self) -> tuple[float, float] | None:
+        """Fleet time of the first and last frame."""
+        if not self._frames:
+            return None
+        return self._frames[0].time_s, self._frames[-1].time_s
+
+    def frame_at(self, index: int) -> Frame:
+        if not 0 <= index < len(self._frames):
+            raise InputError("frame", index, f"an index in [0, {len(self._frames) - 1}]")
+        frame = self._read(self._frames[index])
+        assert isinstance(frame, Frame)
+        return frame
+
+    # --- cursor: seek, step, markers ------------------------------------------------------------------
+
+    def index_at(self, time_s: float) -> int:
+        """The last frame at or before `time_s` on the timeline (the first one when it is earlier)."""
+        if not self._frames:
+            raise InputError("FILE", str(self.path), "a recording with at least one complete frame")
+        return max(bisect.bisect_right(self.frame_times_s, time_s) - 1, 0)
+
+    def seek(self, time_s: float) -> Frame:
+        self.position = self.index_at(time_s)
+        return self.frame_at(self.position)
+
+    def step(self, frames: int = 1) -> Frame:
+        """Move by `frames` (±); stops at either end."""
+        if not self._frames:
+            raise InputError("FILE", str(self.path), "a recording with at least one complete frame")
+        self.position = min(max(self.position + frames, 0), len(self._frames) - 1)
+        return self.frame_at(self.position)
+
+    def markers(self, kind: MarkerKind | None = None) -> list[Marker]:
+        """Alarms raised and actions attempted, in time order, each with the frame a jump lands on."""
+        if self._markers is None:
+            self._markers = sorted(self._collect_markers(), key=lambda m: (m.frame_index, m.time_s))
+        return [m for m in self._markers if kind is None or m.kind == kind]
+
+    def next_marker(self, kind: MarkerKind | None = None) -> Marker | None:
+        """Jump to the first marker past the current frame; None (and no move) when there is none."""
+        found = next((m for m in self.markers(kind) if m.frame_index > self.position), None)
+        if found is not None:
+            self.position = found.frame_index
+        return found
+
+    def previous_marker(self, kind: MarkerKind | None = None) -> Marker | None:
+        found = next((m for m in reversed(self.markers(kind)) if m.frame_index < self.position), None)
+        if found is not None:
+            self.position = found.frame_index
+        return found
+
+    def _landing(self, time_s: float) -> int:
+        index = bisect.bisect_left(self.frame_times_s, time_s)
+        return min(index, max(len(self._frames) - 1, 0))
+
+    def _collect_markers(self) -> Iterator[Marker]:
+        for entry, timeline_s in zip(self._entries, self.timeline_s, strict=True):
+            if entry.kind is RecordKind.EVENT:
+                event = self._read(entry)
+                assert isinstance(event, Event)
+                if event.kind == "alarm" and event.data.get("change") == "raised":
+                    yield Marker(
+                        "alarm",
+                        event.time_s,
+                        str(event.data.get("name", event.message))
+                        + (f" @{event.node}" if event.node else ""),
+                        str(event.data.get("severity", "")),
+                        self._landing(timeline_s),
+                    )
+            elif entry.kind is RecordKind.ACTION:
+                action = self._read(entry)
+                assert isinstance(action, ActionRecord)
+                yield Marker(
+                    "action",
+                    action.time_s,
+                    describe_action(action),
+                    action.verdict.level.value if action.verdict else action.outcome,
+                    self._landing(timeline_s),
+                )
+
+    # --- closing ---------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> RecordingReader:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def describe_action(action: ActionRecord) -> str:
+    """`drain gw-003 → blocked`: what the operator tried and what became of it."""
+    target = f" {action.target}" if action.target else ""
+    return f"{action.action}{target} → {action.outcome}"
+
+
+def _timeline(entries: list[Entry]) -> list[float]:
+    """Each entry's time on the replay timeline: fleet time, made non-decreasing in file order.
+
+    A source that restarts (a new epoch) starts its fleet time again; the timeline goes on from where it
+    was, one frame interval later, so seeking and pacing never run backwards. A record stamped a little
+    before the one it follows (an action timed by the frame the operator saw) plays right after it.
+    """
+    out: list[float] = []
+    offset = 0.0
+    newest_frame = float("-inf")
+    for entry in entries:
+        if entry.kind is RecordKind.FRAME and entry.time_s + offset < newest_frame:
+            offset = newest_frame + 1.0 - entry.time_s
+        t = max(entry.time_s + offset, out[-1]) if out else entry.time_s + offset
+        if entry.kind is RecordKind.FRAME:
+            newest_frame = t
+        out.append(t)
+    return out

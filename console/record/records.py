@@ -1,0 +1,119 @@
+"""What a recording holds besides the stream's own frames, events and hellos.
+
+Every record is one JSON object with a `type`, so `zcat FILE | jq` reads a recording without stormdeck.
+Frames, events and hellos are the stream's messages (console.protocol models); the records here are the
+recording's own: its header, each action attempt with its verdict, the operator's confirmations and, for a
+drill, how its objectives went.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from console.protocol import Event, Frame, Hello, Source, Verdict
+from console.record.container import RecordKind
+
+#: Bumped when a record's meaning changes (a field may be added without a bump).
+RECORDING_VERSION = 1
+
+
+class _Record(BaseModel):
+    # A newer stormdeck may add fields; an older reader keeps them rather than failing.
+    model_config = ConfigDict(extra="allow")
+
+
+class DrillInfo(_Record):
+    """Which drill a recording came from: the hook the after-action report reads objectives through."""
+
+    name: str
+    title: str | None = None
+    seed_source: str | None = Field(default=None, description="the seed the drill rehearses, cited")
+    speed: float | None = None
+
+
+class RecordingHeader(_Record):
+    type: Literal["recording"] = "recording"
+    recording_version: int = RECORDING_VERSION
+    stormdeck_version: str
+    fleet: str | None = Field(default=None, description="from the stream's hello when not known up front")
+    source: Source | None = None
+    url: str | None = Field(default=None, description="the fleet API recorded from, when live")
+    started_unix_s: float
+    scenario: str | None = None
+    seed: int | None = None
+    drill: DrillInfo | None = None
+    trimmed_before_s: float | None = Field(
+        default=None, description="retention dropped frames and events older than this fleet time"
+    )
+
+
+class ActionRecord(_Record):
+    """One action attempt, whatever became of it: the request, the server's verdict, the outcome."""
+
+    type: Literal["action"] = "action"
+    time_s: float = Field(description="fleet time of the newest frame when the attempt was made")
+    actor: str = Field(description="who acted: a trainee, an operator's token name, a script")
+    action: str = Field(
+        description="as a verdict names it: drain, undrain, rollout_start, rollout_halt, admission, …"
+    )
+    target: str | None = Field(default=None, description="node id, or null for a fleet action")
+    request: dict[str, Any] = Field(default_factory=dict, description="the request body as sent")
+    verdict: Verdict | None = None
+    outcome: Literal[
+        "applied", "dry_run", "needs_confirmation", "blocked", "overridden", "failed", "cancelled"
+    ]
+    status: int | None = Field(default=None, description="HTTP status of the answer")
+    detail: str | None = None
+
+
+class Confirmation(_Record):
+    """The operator's answer to a `confirm` or `typed` verdict."""
+
+    type: Literal["confirmation"] = "confirmation"
+    time_s: float
+    actor: str
+    action: str
+    target: str | None = None
+    answer: Literal["confirmed", "cancelled", "expired"]
+    typed: str | None = Field(default=None, description="what was typed back for a `typed` verdict")
+
+
+class ObjectiveOutcome(_Record):
+    name: str
+    met: bool
+    detail: str | None = None
+    points: float | None = None
+
+
+class DrillOutcome(_Record):
+    """Written by a drill when it ends; the report shows it under "Objectives"."""
+
+    type: Literal["drill_outcome"] = "drill_outcome"
+    time_s: float
+    score: float | None = None
+    objectives: list[ObjectiveOutcome] = Field(default_factory=list)
+
+
+Recorded = RecordingHeader | Frame | Event | Hello | ActionRecord | Confirmation | DrillOutcome
+
+#: The model each kind of record is read back as.
+MODEL_OF_KIND: dict[RecordKind, type[BaseModel]] = {
+    RecordKind.HEADER: RecordingHeader,
+    RecordKind.FRAME: Frame,
+    RecordKind.EVENT: Event,
+    RecordKind.HELLO: Hello,
+    RecordKind.ACTION: ActionRecord,
+    RecordKind.CONFIRMATION: Confirmation,
+    RecordKind.DRILL_OUTCOME: DrillOutcome,
+}
+_KIND_OF_MODEL = {model: kind for kind, model in MODEL_OF_KIND.items()}
+
+
+def kind_of(record: Recorded) -> RecordKind:
+    return _KIND_OF_MODEL[type(record)]
+
+
+def parse_record(kind: RecordKind, payload: bytes) -> Recorded:
+    return MODEL_OF_KIND[kind].model_validate_json(payload)  # type: ignore[return-value]

@@ -1,0 +1,316 @@
+"""The after-action report: `report.md` and its SVG charts, from one recording.
+
+Sections, in order: the session (header), key figures, charts, objectives (for a drill), timeline (events
+grouped, alarms, actions with their verdicts, confirmations), and what the seeds say should have been done.
+The content comes from `review.review` and `advice.findings`; this module only lays it out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from console.guards.thresholds import Thresholds
+from console.record import svg
+from console.record.advice import Finding, findings
+from console.record.reader import RecordingReader, describe_action
+from console.record.records import ActionRecord
+from console.record.review import Review, review
+
+SECTIONS = ("Session", "Key figures", "Charts", "Objectives", "Timeline", "What the seeds say")
+#: Events of one kind at one instant are folded into one timeline row past this many.
+_FOLD_AFTER = 2
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    markdown: Path
+    charts: list[Path]
+
+
+def write_report(recording_path: Path, out_dir: Path, thresholds: Thresholds | None = None) -> ReportFiles:
+    with RecordingReader(recording_path) as recording:
+        reviewed = review(recording, thresholds)
+        source_name = recording_path.name
+        damaged = recording.damaged_tail
+    out_dir.mkdir(parents=True, exist_ok=True)
+    thresholds = thresholds or Thresholds()
+    charts = []
+    for name, chart in _charts(reviewed, thresholds).items():
+        path = out_dir / f"{name}.svg"
+        path.write_text(svg.render(chart), encoding="utf-8")
+        charts.append(path)
+    markdown = out_dir / "report.md"
+    markdown.write_text(render_markdown(reviewed, source_name, charts, damaged), encoding="utf-8")
+    return ReportFiles(markdown, charts)
+
+
+# --- charts ----------------------------------------------------------------------------------------------
+
+
+def _charts(reviewed: Review, thresholds: Thresholds) -> dict[str, svg.Chart]:
+    series = reviewed.series
+    if not series.times_s:
+        return {}
+    markers = [svg.TimeMarker("alarm", a.since_s, a.name) for a in reviewed.alarms] + [
+        svg.TimeMarker("action", a.time_s, describe_action(a)) for a in reviewed.actions
+    ]
+    start = series.connections[0]
+    bin_times = [series.bins_start_s + (i + 1) / 10 for i in range(len(series.bins))]
+    return {
+        "connections": svg.Chart(
+            "Total connections",
+            "connections",
+            [svg.Line("connections", series.times_s, series.connections, "#1e8449")],
+            thresholds=[svg.Threshold("95 % of the start (recovered)", 0.95 * start)] if start else [],
+            markers=markers,
+        ),
+        "waves": svg.Chart(
+            "Reconnect waves: attempts per 100 ms",
+            "attempts / 100 ms",
+            [svg.Line("attempts per 100 ms bin", bin_times, series.bins, "#7d3c98")],
+            markers=markers,
+        ),
+        "cpu": svg.Chart(
+            "Hottest node CPU",
+            "CPU %",
+            [svg.Line("max node CPU %", series.times_s, series.max_cpu_pct, "#c0392b")],
+            thresholds=[
+                svg.Threshold(
+                    f"abort: {thresholds.cpu_abort_pct:g} % for {thresholds.cpu_abort_for_s:g} s",
+                    thresholds.cpu_abort_pct,
+                ),
+                svg.Threshold(
+                    f"rollout pause {thresholds.cpu_pause_pct:g} %", thresholds.cpu_pause_pct, "#7f8c8d"
+                ),
+            ],
+            markers=markers,
+            y_max=100.0,
+        ),
+    }
+
+
+# --- markdown --------------------------------------------------------------------------------------------
+
+
+def clock(seconds: float | None) -> str:
+    """Fleet time as m:ss (h:mm:ss past an hour)."""
+    if seconds is None:
+        return "—"
+    whole = round(seconds)
+    hours, rest = divmod(abs(whole), 3600)
+    text = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+    return ("-" if whole < 0 else "") + text
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(reviewed: Review, source_name: str, charts: list[Path], damaged: bool = False) -> str:
+    lines = [f"# After-action report: {reviewed.header.fleet or source_name}", ""]
+    lines += _session(reviewed, source_name, damaged)
+    lines += _figures(reviewed)
+    lines += ["## Charts", ""]
+    lines += [f"![{path.stem}]({path.name})" for path in charts] or ["No frames were recorded."]
+    lines += ["", *_objectives(reviewed), *_timeline(reviewed), *_seeds(findings(reviewed))]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _session(reviewed: Review, source_name: str, damaged: bool) -> list[str]:
+    header = reviewed.header
+    started = dt.datetime.fromtimestamp(header.started_unix_s, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    rows = [
+        ("recording", source_name),
+        ("fleet", header.fleet or "—"),
+        ("source", header.source.value if header.source else "—"),
+        ("recorded from", header.url or "—"),
+        ("started", started),
+        ("stormdeck", header.stormdeck_version),
+        (
+            "scenario",
+            f"{header.scenario or '—'}" + (f" (seed {header.seed})" if header.seed is not None else ""),
+        ),
+        ("drill", header.drill.name if header.drill else "—"),
+    ]
+    if reviewed.figures is not None:
+        rows.append(
+            (
+                "frames",
+                f"{reviewed.figures.frames} ({clock(reviewed.figures.start_s)} → {clock(reviewed.figures.end_s)})",
+            )
+        )
+    if header.trimmed_before_s is not None:
+        rows.append(("retention", f"frames before {clock(header.trimmed_before_s)} were dropped"))
+    if damaged:
+        rows.append(
+            (
+                "note",
+                "the recording ends in a torn record (the recorder was stopped mid-write); "
+                "everything before it is reported",
+            )
+        )
+    return ["## Session", "", "| | |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows], ""]
+
+
+def _figures(reviewed: Review) -> list[str]:
+    f = reviewed.figures
+    if f is None:
+        return ["## Key figures", "", "No frames were recorded.", ""]
+    share = f.min_connections / f.connections_at_start if f.connections_at_start else None
+    rows = [
+        (
+            "minimum connections",
+            f"{f.min_connections:,} at {clock(f.min_connections_at_s)}"
+            + (f" ({share:.0%} of the start)" if share is not None else ""),
+        ),
+        ("peak attempts per 100 ms", f"{f.peak_attempts_per_100ms:,} at {clock(f.peak_attempts_at_s)}"),
+        ("peak attempts per second", f"{f.peak_attempts_per_s:,.0f}"),
+        (
+            "recovery time",
+            (
+                f"{f.recovery_s:.0f} s"
+                if f.recovery_s is not None
+                else (
+                    "not recovered by the end" if f.first_disconnect_s is not None else "no mass disconnect"
+                )
+            )
+            + (
+                f" (first mass disconnect at {clock(f.first_disconnect_s)} → back to ≥ 95 % for good)"
+                if f.first_disconnect_s is not None
+                else ""
+            ),
+        ),
+        (
+            "max node CPU",
+            f"{f.max_cpu_pct:.1f} %"
+            + (f" on {f.max_cpu_node}" if f.max_cpu_node else "")
+            + f" at {clock(f.max_cpu_at_s)}",
+        ),
+        ("lockstep index", f"{f.lockstep_index:.2f} (1 = smooth smear, ≥ 4 = waves)"),
+        ("503s / handshake timeouts", f"{f.rejects_total:,} / {f.timeouts_total:,}"),
+        ("alarms raised", str(len(reviewed.alarms))),
+        ("action attempts", _action_counts(reviewed.actions)),
+    ]
+    return [
+        "## Key figures",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        *[f"| {k} | {_cell(v)} |" for k, v in rows],
+        "",
+    ]
+
+
+def _action_counts(actions: list[ActionRecord]) -> str:
+    if not actions:
+        return "0"
+    counts: dict[str, int] = {}
+    for action in actions:
+        counts[action.outcome] = counts.get(action.outcome, 0) + 1
+    return f"{len(actions)} (" + ", ".join(f"{n} {outcome}" for outcome, n in counts.items()) + ")"
+
+
+def _objectives(reviewed: Review) -> list[str]:
+    lines = ["## Objectives", ""]
+    outcome = reviewed.drill_outcome
+    if outcome is not None:
+        if outcome.score is not None:
+            lines += [f"Score: **{outcome.score:g}**", ""]
+        lines += ["| objective | met | detail |", "|---|---|---|"]
+        lines += [
+            f"| {_cell(o.name)} | {'yes' if o.met else 'no'} | {_cell(o.detail or '')} |"
+            for o in outcome.objectives
+        ]
+    elif reviewed.header.drill is not None:
+        lines.append(f"Drill `{reviewed.header.drill.name}`: the recording ends before the drill scored it.")
+    else:
+        lines.append("Not a drill recording: no objectives to score.")
+    return [*lines, ""]
+
+
+def _timeline(reviewed: Review) -> list[str]:
+    rows: list[tuple[float, int, str, str, str]] = []  # time, order, kind, what, verdict
+    for time_s, kind, what in _folded_events(reviewed):
+        rows.append((time_s, 0, kind, what, ""))
+    for alarm in reviewed.alarms:
+        rows.append(
+            (alarm.since_s, 1, f"alarm ({alarm.severity})", f"{alarm.name} raised: {alarm.message}", "")
+        )
+        if alarm.cleared_s is not None:
+            rows.append((alarm.cleared_s, 1, "alarm cleared", alarm.name, ""))
+    for action in reviewed.actions:
+        rows.append((action.time_s, 2, f"action ({action.actor})", describe_action(action), _verdict(action)))
+    for answer in reviewed.confirmations:
+        typed = f" (typed {answer.typed!r})" if answer.typed else ""
+        target = f" {answer.target}" if answer.target else ""
+        rows.append(
+            (
+                answer.time_s,
+                3,
+                f"confirmation ({answer.actor})",
+                f"{answer.action}{target}: {answer.answer}{typed}",
+                "",
+            )
+        )
+    rows.sort(key=lambda r: (r[0], r[1]))
+    lines = ["## Timeline", ""]
+    if not rows:
+        return [*lines, "Nothing happened: no events, alarms or actions.", ""]
+    lines += ["| time | kind | what | verdict |", "|---|---|---|---|"]
+    lines += [
+        f"| {clock(t)} | {_cell(kind)} | {_cell(what)} | {_cell(verdict)} |"
+        for t, _, kind, what, verdict in rows
+    ]
+    return [*lines, ""]
+
+
+def _verdict(action: ActionRecord) -> str:
+    if action.verdict is None:
+        return action.detail or ""
+    failed = [c for c in action.verdict.checks if not c.ok]
+    text = action.verdict.level.value
+    if failed:
+        text += ": " + "; ".join(f"{c.name} {c.value} (limit {c.limit})" for c in failed)
+    return text
+
+
+_NODE_ID = re.compile(r"\b[\w.-]*?\d+\b")
+
+
+def _folded_events(reviewed: Review) -> list[tuple[float, str, str]]:
+    """Events of one kind at one instant become one row past a few: a fleet restart is 480 node events."""
+    groups: dict[tuple[float, str], list] = {}
+    for event in reviewed.events:
+        groups.setdefault((event.time_s, event.kind), []).append(event)
+    rows = []
+    for (time_s, kind), events in groups.items():
+        if len(events) <= _FOLD_AFTER:
+            rows += [(time_s, kind, e.message) for e in events]
+            continue
+        nodes = [e.node for e in events if e.node]
+        shown = ", ".join(nodes[:3]) + (", …" if len(nodes) > 3 else "")
+        rows.append(
+            (time_s, kind, f"×{len(events)}: {events[0].message} — and {len(events) - 1} more ({shown})")
+        )
+    return rows
+
+
+def _seeds(found: list[Finding]) -> list[str]:
+    lines = ["## What the seeds say", ""]
+    if not found:
+        return [*lines, "Nothing in this recording matches a situation the seeds prescribe for.", ""]
+    for finding in found:
+        done = {True: "done", False: "not done", None: "not visible in the recording"}[finding.done]
+        lines += [
+            f"### {finding.title}",
+            "",
+            f"- **Seen:** {finding.evidence}.",
+            f"- **The seed says:** {finding.prescription}",
+            f"- **Source:** {finding.seed}.",
+            f"- **In this session:** {done} — {finding.what_was_done}.",
+            "",
+        ]
+    return lines

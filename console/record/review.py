@@ -1,0 +1,199 @@
+"""What a recording shows: its series, its key figures, its alarms and its actions — read in one pass.
+
+The after-action report renders a `Review`; so could a replay screen's summary. The alarms are judged
+afresh by `console.alarms` over the recorded frames (not taken from whatever the source sent), so every
+recording is judged by the same rules. Key figures use the simulator summary's definitions
+(`console.figures`): the same run gives the same numbers whether it is summarized live or recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from console.alarms import AlarmEngine
+from console.figures import BINS_PER_S, recovery, storm_lockstep_index
+from console.guards.thresholds import Thresholds
+from console.protocol import Event, Frame, RolloutState
+from console.record.reader import RecordingReader
+from console.record.records import ActionRecord, Confirmation, DrillOutcome, RecordingHeader
+
+
+@dataclass(frozen=True)
+class AlarmSpan:
+    name: str
+    severity: str
+    since_s: float
+    cleared_s: float | None
+    message: str
+    node: str | None = None
+
+
+@dataclass
+class Series:
+    """One value a frame, at the frames' fleet times; wave bins at 100 ms from `bins_start_s`."""
+
+    times_s: list[float] = field(default_factory=list)
+    connections: list[int] = field(default_factory=list)
+    attempts_per_s: list[float] = field(default_factory=list)
+    rejects_per_s: list[float] = field(default_factory=list)
+    timeouts_per_s: list[float] = field(default_factory=list)
+    headroom_pct: list[float] = field(default_factory=list)
+    max_cpu_pct: list[float] = field(default_factory=list)
+    hottest_node: list[str | None] = field(default_factory=list)
+    span_s: list[float] = field(default_factory=list)
+    rollout_running: list[bool] = field(default_factory=list)
+    admission_limited: list[bool] = field(default_factory=list)
+    bins: list[int] = field(default_factory=list)
+    bins_start_s: float = 0.0
+
+    def add(self, frame: Frame) -> None:
+        if not self.times_s:
+            self.bins_start_s = frame.time_s - len(frame.waves.attempts) / BINS_PER_S
+        self.times_s.append(frame.time_s)
+        totals = frame.totals
+        self.connections.append(totals.connections)
+        self.attempts_per_s.append(totals.attempts_per_s)
+        self.rejects_per_s.append(totals.rejects_per_s)
+        self.timeouts_per_s.append(totals.timeouts_per_s)
+        # A server running faster than real time sends one frame per several fleet seconds (`span_s`, a
+        # field the server adds); its rates are the last second's, so they stand for the whole span.
+        self.span_s.append(float(getattr(frame, "span_s", 1.0) or 0.0))
+        self.headroom_pct.append(totals.headroom_pct)
+        hottest = max(frame.nodes, key=lambda n: n.cpu_pct, default=None)
+        self.max_cpu_pct.append(max(hottest.cpu_pct if hottest else 0.0, totals.max_cpu_pct))
+        self.hottest_node.append(hottest.id if hottest else None)
+        self.rollout_running.append(frame.rollout is not None and frame.rollout.state is RolloutState.RUNNING)
+        self.admission_limited.append(frame.admission is not None and frame.admission.rate_per_s is not None)
+        # Bins land at their place in time, so a gap in the recording stays a gap.
+        end = round((frame.time_s - self.bins_start_s) * BINS_PER_S)
+        start = end - len(frame.waves.attempts)
+        if start < len(self.bins):  # overlap (a restarted source): keep the newest
+            del self.bins[max(start, 0) :]
+        self.bins.extend([0] * (max(start, 0) - len(self.bins)))
+        self.bins.extend(frame.waves.attempts[max(-start, 0) :])
+
+
+@dataclass(frozen=True)
+class KeyFigures:
+    frames: int
+    start_s: float
+    end_s: float
+    connections_at_start: int
+    min_connections: int
+    min_connections_at_s: float
+    peak_attempts_per_100ms: int
+    peak_attempts_at_s: float
+    peak_attempts_per_s: float
+    first_disconnect_s: float | None
+    recovery_s: float | None
+    max_cpu_pct: float
+    max_cpu_node: str | None
+    max_cpu_at_s: float
+    lockstep_index: float
+    rejects_total: int
+    timeouts_total: int
+
+
+@dataclass
+class Review:
+    header: RecordingHeader
+    series: Series
+    figures: KeyFigures | None
+    alarms: list[AlarmSpan]
+    events: list[Event]
+    actions: list[ActionRecord]
+    confirmations: list[Confirmation]
+    drill_outcome: DrillOutcome | None
+    disconnect_times_s: list[float]
+
+    def first_alarm_s(self, name: str) -> float | None:
+        return min((a.since_s for a in self.alarms if a.name == name), default=None)
+
+    def actions_named(self, *prefixes: str, applied_only: bool = True) -> list[ActionRecord]:
+        return [
+            a
+            for a in self.actions
+            if a.action.startswith(prefixes) and (not applied_only or a.outcome in ("applied", "overridden"))
+        ]
+
+
+def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> Review:
+    """Read a recording once and gather what the report needs."""
+    engine = AlarmEngine(thresholds)
+    series = Series()
+    events: list[Event] = []
+    actions: list[ActionRecord] = []
+    confirmations: list[Confirmation] = []
+    outcome: DrillOutcome | None = None
+    disconnects: list[float] = []
+    for record in recording.records():
+        if isinstance(record, Frame):
+            series.add(record)
+            engine.update(record)
+        elif isinstance(record, Event):
+            if record.kind == "alarm":
+                continue  # judged afresh from the frames above
+            events.append(record)
+            # A mass disconnect (data.mass) starts the storm window, as in the simulator's summary; its
+            # time_s is the start of the second it happened in, the same instant the summary uses.
+            if record.data.get("mass") and (not disconnects or disconnects[-1] != record.time_s):
+                disconnects.append(record.time_s)
+        elif isinstance(record, ActionRecord):
+            actions.append(record)
+        elif isinstance(record, Confirmation):
+            confirmations.append(record)
+        elif isinstance(record, DrillOutcome):
+            outcome = record
+    alarms = [
+        AlarmSpan(a.name, a.severity.value, a.since_s, a.cleared_s, a.message, a.node)
+        for a in sorted([*engine.history, *engine.active], key=lambda a: a.since_s)
+    ]
+    return Review(
+        header=recording.header,
+        series=series,
+        figures=key_figures(series, disconnects),
+        alarms=alarms,
+        events=events,
+        actions=actions,
+        confirmations=confirmations,
+        drill_outcome=outcome,
+        disconnect_times_s=disconnects,
+    )
+
+
+def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures | None:
+    if not series.times_s:
+        return None
+    times = np.asarray(series.times_s)
+    connections = np.asarray(series.connections, dtype=np.float64)
+    bins = np.asarray(series.bins, dtype=np.int64)
+    cpu = np.asarray(series.max_cpu_pct)
+    first = disconnect_times_s[0] if disconnect_times_s else None
+    recovery_s, recovered_at_s = recovery(connections, times, first)
+    low = int(connections.argmin())
+    peak_bin = int(bins.argmax()) if bins.size else 0
+    hot = int(cpu.argmax())
+    return KeyFigures(
+        frames=len(times),
+        start_s=float(times[0]),
+        end_s=float(times[-1]),
+        connections_at_start=int(connections[0]),
+        min_connections=int(connections[low]),
+        min_connections_at_s=float(times[low]),
+        peak_attempts_per_100ms=int(bins[peak_bin]) if bins.size else 0,
+        peak_attempts_at_s=round(series.bins_start_s + peak_bin / BINS_PER_S, 1),
+        peak_attempts_per_s=float(max(series.attempts_per_s)),
+        first_disconnect_s=first,
+        recovery_s=recovery_s,
+        max_cpu_pct=round(float(cpu[hot]), 1),
+        max_cpu_node=series.hottest_node[hot],
+        max_cpu_at_s=float(times[hot]),
+        lockstep_index=round(
+            storm_lockstep_index(bins, disconnect_times_s, recovered_at_s, series.bins_start_s), 2
+        ),
+        # Rates are per second; each frame stands for `span_s` fleet seconds (1 unless sped up).
+        rejects_total=int(np.dot(series.rejects_per_s, series.span_s)),
+        timeouts_total=int(np.dot(series.timeouts_per_s, series.span_s)),
+    )

@@ -1,0 +1,287 @@
+"""Writing a recording: append one record at a time, crash-safe, with retention by size or age.
+
+    with RecordingWriter(path, header, retention=Retention(max_bytes=200_000_000)) as writer:
+        writer.write(hello, raw=text)      # stream messages, verbatim when the text is at hand
+        writer.write(frame, raw=text)
+        writer.write(ActionRecord(...))
+
+Each record is one gzip member appended with one write and flushed to the OS, so a writer killed at any
+moment loses at most the record it was writing (docs/recording.md). Reopening an existing file cuts any
+torn tail off and keeps appending to it — a restarted daemon continues the same recording.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from console.alarms import AlarmEngine
+from console.errors import InputError
+from console.protocol import Event, Frame, Hello
+from console.record import container
+from console.record.container import NO_SEQ, Entry, RecordKind
+from console.record.records import Recorded, RecordingHeader, kind_of, parse_record
+
+#: zlib level 6: within ~15 % of level 9's size at a quarter to a third of its time on real frames
+#: (docs/recording.md, "Size").
+DEFAULT_LEVEL = 6
+#: A smaller limit is a typo: it would not hold one storm frame of a 2000-node fleet (≈ 23 kB, see
+#: docs/recording.md). Retention always keeps the newest frame, whatever the limit.
+MIN_MAX_BYTES = 16 * 1024
+#: Kinds retention may drop. Actions, confirmations, hellos and drill outcomes are tiny and are the audit
+#: trail of the session; they are kept whatever their age.
+_DROPPABLE = frozenset({RecordKind.FRAME, RecordKind.EVENT})
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Keep at most `max_bytes` and/or the newest `max_age_s` of fleet time; None means no limit.
+
+    Dropping means rewriting the file without its oldest frames and events, so it is done in steps: when
+    the file passes `max_bytes` it is cut to `keep_share` of it, and when its oldest frame is `age_slack`
+    older than `max_age_s` it is cut back to `max_age_s`. The rewrite is atomic (write aside, rename).
+    """
+
+    max_bytes: int | None = None
+    max_age_s: float | None = None
+    keep_share: float = 0.75
+    age_slack: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.max_bytes is not None and self.max_bytes < MIN_MAX_BYTES:
+            raise InputError("max_bytes", self.max_bytes, f"at least {MIN_MAX_BYTES} bytes, or no limit")
+        if self.max_age_s is not None and self.max_age_s <= 0:
+            raise InputError("max_age_s", self.max_age_s, "a positive number of seconds, or no limit")
+        if not 0.1 <= self.keep_share < 1.0:
+            raise InputError("keep_share", self.keep_share, "a share in [0.1, 1)")
+
+    @property
+    def active(self) -> bool:
+        return self.max_bytes is not None or self.max_age_s is not None
+
+
+class RecordingWriter:
+    def __init__(
+        self,
+        path: Path,
+        header: RecordingHeader,
+        *,
+        retention: Retention | None = None,
+        alarms: AlarmEngine | None = None,
+        level: int = DEFAULT_LEVEL,
+        fsync: bool = True,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Create `path`, or continue it when it already holds a recording (its own header is kept).
+
+        `alarms`, when given, judges every frame written and records what it raises and clears as `alarm`
+        events (data.origin "recorder"), so replay has alarm markers whatever the source sent.
+        `fsync` syncs after each frame and action: flushing alone survives a killed process, syncing
+        survives a lost machine too.
+        """
+        self.path = Path(path)
+        self.retention = retention or Retention()
+        self.alarms = alarms
+        self.level = level
+        self.fsync = fsync
+        self.wall_clock = wall_clock
+        self.newest_time_s: float | None = None
+        self.last_frame_seq: int | None = None
+        self.last_epoch: str | None = None
+        self.compactions = 0
+        self._entries: list[Entry] = []
+        self._size = 0
+        self.header = self._open(header)
+
+    # --- opening ---------------------------------------------------------------------------------------
+
+    def _open(self, header: RecordingHeader) -> RecordingHeader:
+        with contextlib.suppress(FileNotFoundError):
+            self._compaction_path.unlink()  # a compaction that was killed before its rename
+        if self.path.exists() and self.path.stat().st_size > 0:
+            header = self._continue_existing()
+            self._file = self.path.open("ab", buffering=0)
+            return header
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("wb", buffering=0)
+        self._append(RecordKind.HEADER, header.model_dump_json().encode(), NO_SEQ, 0.0)
+        self._sync()
+        return header
+
+    def _continue_existing(self) -> RecordingHeader:
+        with self.path.open("rb") as file:
+            size = self.path.stat().st_size
+            entries = container.verified_entries(file, size)
+            if not entries or entries[0].kind is not RecordKind.HEADER:
+                raise InputError("--out", str(self.path), "a new file or a stormdeck recording to continue")
+            payload = container.read_member(file, entries[0])
+            header = parse_record(RecordKind.HEADER, payload or b"")
+            for entry in reversed(entries):
+                if entry.kind is RecordKind.FRAME:
+                    frame = parse_record(RecordKind.FRAME, container.read_member(file, entry) or b"")
+                    assert isinstance(frame, Frame)
+                    self.last_frame_seq, self.last_epoch = frame.seq, frame.epoch
+                    break
+        with self.path.open("r+b") as file:
+            file.truncate(container.end_of(entries))  # the torn tail a killed writer left
+        self._size = container.end_of(entries)
+        if self.retention.active:
+            self._entries = entries
+        times = [e.time_s for e in entries if e.kind is not RecordKind.HEADER]
+        self.newest_time_s = max(times) if times else None
+        assert isinstance(header, RecordingHeader)
+        return header
+
+    # --- writing ---------------------------------------------------------------------------------------
+
+    def write(self, record: Recorded, raw: str | bytes | None = None) -> None:
+        """Append one record; `raw` is its JSON text as received (kept verbatim), if at hand."""
+        kind = kind_of(record)
+        if kind is RecordKind.HEADER:
+            raise InputError("record", "recording header", "frames, events, hellos, actions, confirmations")
+        payload = raw.encode() if isinstance(raw, str) else raw
+        if payload is None:
+            payload = record.model_dump_json().encode()
+        time_s = getattr(record, "time_s", None)
+        if time_s is None:  # a hello: it belongs where the recording stands
+            time_s = self.newest_time_s if self.newest_time_s is not None else 0.0
+        seq = getattr(record, "seq", None)
+        self._append(
+            kind, payload, seq if isinstance(seq, int) and kind is not RecordKind.HELLO else NO_SEQ, time_s
+        )
+        self.newest_time_s = time_s if self.newest_time_s is None else max(self.newest_time_s, time_s)
+        if isinstance(record, Frame):
+            self.last_frame_seq, self.last_epoch = record.seq, record.epoch
+            if self.alarms is not None:
+                for change in self.alarms.update(record):
+                    self._append_event(_from_recorder(change))
+        elif isinstance(record, Hello):
+            self.last_epoch = record.epoch
+        if kind in (RecordKind.FRAME, RecordKind.ACTION, RecordKind.CONFIRMATION, RecordKind.DRILL_OUTCOME):
+            self._sync()
+        if kind is RecordKind.FRAME and self._retention_due():
+            self.compact()
+
+    def _append_event(self, event: Event) -> None:
+        self._append(RecordKind.EVENT, event.model_dump_json().encode(), NO_SEQ, event.time_s)
+
+    def _append(self, kind: RecordKind, payload: bytes, seq: int, time_s: float) -> None:
+        if not payload.endswith(b"\n"):
+            payload += b"\n"  # so that `zcat` prints JSON lines
+        wall = self.wall_clock()
+        member = container.encode(kind, payload, seq=seq, time_s=time_s, wall_unix_s=wall, level=self.level)
+        view = memoryview(member)
+        while view:
+            written = self._file.write(view)
+            view = view[written:]
+        if self.retention.active:
+            self._entries.append(Entry(self._size, len(member), kind, seq, time_s, wall))
+        self._size += len(member)
+
+    def _sync(self) -> None:
+        if self.fsync:
+            os.fsync(self._file.fileno())
+
+    @property
+    def size_bytes(self) -> int:
+        return self._size
+
+    # --- retention -------------------------------------------------------------------------------------
+
+    @property
+    def _compaction_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".compacting")
+
+    def _retention_due(self) -> bool:
+        r = self.retention
+        if r.max_bytes is not None and self._size > r.max_bytes:
+            return True
+        if r.max_age_s is not None and self.newest_time_s is not None:
+            oldest = next((e.time_s for e in self._entries if e.kind is RecordKind.FRAME), None)
+            slack_s = max(r.max_age_s * r.age_slack, 1.0)
+            return oldest is not None and oldest < self.newest_time_s - r.max_age_s - slack_s
+        return False
+
+    def _cut_time_s(self) -> float | None:
+        """Fleet time before which frames and events go: the stricter of the two limits."""
+        r = self.retention
+        cuts: list[float] = []
+        if r.max_age_s is not None and self.newest_time_s is not None:
+            cuts.append(self.newest_time_s - r.max_age_s)
+        if r.max_bytes is not None and self._size > r.max_bytes:
+            cuts.append(self._cut_for_bytes(self._size - int(r.max_bytes * r.keep_share)))
+        return max(cuts) if cuts else None
+
+    def _cut_for_bytes(self, excess: int) -> float:
+        """The first frame time at which dropping everything droppable before it frees `excess` bytes."""
+        freed = 0
+        newest_frame_s = 0.0
+        for entry in self._entries:
+            if entry.kind is RecordKind.FRAME:
+                if freed >= excess:
+                    return entry.time_s
+                newest_frame_s = entry.time_s
+            if entry.kind in _DROPPABLE:
+                freed += entry.size
+        return newest_frame_s  # keep at least the newest frame
+
+    def compact(self) -> None:
+        """Rewrite the file without the frames and events retention lets go, then swap it in atomically."""
+        cut_s = self._cut_time_s()
+        if cut_s is None:
+            return
+        kept = [e for e in self._entries[1:] if e.kind not in _DROPPABLE or e.time_s >= cut_s]
+        header = self.header.model_copy(update={"trimmed_before_s": cut_s})
+        staging = self._compaction_path
+        with self.path.open("rb") as source, staging.open("wb") as target:
+            header_member = container.encode(
+                RecordKind.HEADER,
+                header.model_dump_json().encode() + b"\n",
+                seq=NO_SEQ,
+                time_s=0.0,
+                wall_unix_s=self.wall_clock(),
+                level=self.level,
+            )
+            target.write(header_member)
+            entries = [Entry(0, len(header_member), RecordKind.HEADER, NO_SEQ, 0.0, self.wall_clock())]
+            offset = len(header_member)
+            for entry in kept:
+                source.seek(entry.offset)
+                target.write(source.read(entry.size))
+                entries.append(
+                    Entry(offset, entry.size, entry.kind, entry.seq, entry.time_s, entry.wall_unix_s)
+                )
+                offset += entry.size
+            target.flush()
+            os.fsync(target.fileno())
+        self._file.close()
+        os.replace(staging, self.path)
+        self._file = self.path.open("ab", buffering=0)
+        self.header = header
+        self._entries = entries
+        self._size = offset
+        self.compactions += 1
+
+    # --- closing ---------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._sync()
+            self._file.close()
+
+    def __enter__(self) -> RecordingWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _from_recorder(change: Event) -> Event:
+    return change.model_copy(update={"data": {**change.data, "origin": "recorder"}})

@@ -1,0 +1,47 @@
+"""The server's node history joined to the frames the console saw after asking."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from console.model.node_detail import joined_events, joined_series, parse_node_detail
+from console.protocol import Event
+
+
+def payload(n: int) -> dict:
+    history = [
+        {"id": "gw-1", "connections": 100 + i, "cpu_pct": 50.0, "seq": i, "time_s": float(i)}
+        for i in range(n)
+    ]
+    history.append({"connections": "lots"})  # a sample that does not parse is a gap, not an error
+    events = [
+        {"time_s": 3.0, "kind": "node_state", "node": "gw-1", "message": "ready → draining"},
+        {"bad": 1},
+    ]
+    return {"node": {"id": "gw-1"}, "history": history, "events": events}
+
+
+def test_server_history_then_the_frames_after_the_fetch():
+    server = parse_node_detail(payload(5), frames_applied=10)
+    assert server.length == 6 and np.isnan(server.series["connections"][-1])
+    seen = np.array([1.0, 2.0, 3.0])  # the console saw 3 frames of this node; 2 arrived after the fetch
+    joined = joined_series(server, seen, frames_applied=12, metric="connections")
+    assert joined[:5].tolist() == [100, 101, 102, 103, 104] and joined[-2:].tolist() == [2.0, 3.0]
+
+
+def test_the_console_own_history_wins_once_it_is_longer():
+    server = parse_node_detail(payload(2), frames_applied=48)  # asked late: 3 samples, then 2 frames
+    seen = np.arange(50.0)
+    assert joined_series(server, seen, frames_applied=50, metric="connections").tolist() == seen.tolist()
+    assert joined_series(None, seen, 50, "connections").size == 50
+
+
+def test_events_merge_without_duplicates_newest_first():
+    server = parse_node_detail(payload(1), frames_applied=0)
+    seen = [Event(time_s=3.0, kind="node_state", node="gw-1", message="ready → draining"),
+            Event(time_s=9.0, kind="action", node="gw-1", message="undrain")]  # fmt: skip
+    assert [e.time_s for e in joined_events(server, seen, limit=10)] == [9.0, 3.0]
+
+
+def test_a_payload_that_is_not_an_object_is_an_empty_history():
+    assert parse_node_detail(["nope"], 3).length == 0

@@ -1,0 +1,166 @@
+"""The headless recorder against a stream: records everything once, resumes, survives restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from console.record.daemon import StreamRecorder, StreamRefused, record_stream
+from console.record.reader import RecordingReader
+from tests.record.conftest import Tick
+from tests.record.stream_server import TOKEN, FleetStream
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def _no_wait(_: float) -> None:
+    await asyncio.sleep(0)
+
+
+async def test_records_every_frame_once_across_a_dropped_connection(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    ticks = outage_ticks[:40]
+    async with FleetStream(ticks, drop_after_frames=15).serving() as stream:
+        recorder = StreamRecorder(recording_path, url=stream.url, fsync=False, max_frames=40)
+        written = await asyncio.wait_for(record_stream(recorder, stream.url, TOKEN, sleep=_no_wait), 20)
+        recorder.close()
+    assert written == 40
+    assert stream.resumes[0] == (None, None) and stream.resumes[1] == ("15", "sim")
+    with RecordingReader(recording_path) as recording:
+        assert [f.seq for f in recording.frames()] == list(range(1, 41))
+        assert list(recording.frames()) == [t.frame for t in ticks]
+        assert recording.header.fleet == "stream-fleet" and recording.header.url == stream.url
+        events = list(recording.events())
+        stream_events = [e for e in events if e.data.get("origin") != "recorder"]
+        assert len(stream_events) == sum(len(t.events) for t in ticks)
+        assert any(e.kind == "alarm" and e.data.get("origin") == "recorder" for e in events)
+
+
+async def test_a_restarted_recorder_resumes_from_its_file(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    async with FleetStream(outage_ticks[:30]).serving() as stream:
+        first = StreamRecorder(recording_path, url=stream.url, fsync=False, max_frames=12)
+        await asyncio.wait_for(record_stream(first, stream.url, TOKEN, sleep=_no_wait), 20)
+        first.close()
+        second = StreamRecorder(recording_path, url=stream.url, fsync=False, max_frames=18)
+        assert second.resume_from == (12, "sim")
+        await asyncio.wait_for(record_stream(second, stream.url, TOKEN, sleep=_no_wait), 20)
+        second.close()
+    assert stream.resumes[-1] == ("12", "sim")
+    with RecordingReader(recording_path) as recording:
+        assert [f.seq for f in recording.frames()] == list(range(1, 31))
+
+
+async def test_a_wrong_token_stops_the_recorder(outage_ticks: list[Tick], recording_path: Path) -> None:
+    async with FleetStream(outage_ticks[:3]).serving() as stream:
+        recorder = StreamRecorder(recording_path, url=stream.url, fsync=False)
+        with pytest.raises(StreamRefused, match="401"):
+            await asyncio.wait_for(record_stream(recorder, stream.url, "wrong", sleep=_no_wait), 10)
+    assert not recording_path.exists()  # nothing is created before a hello
+
+
+@pytest.mark.parametrize("stop", ["frames", "sigterm"])
+async def test_the_cli_records_until_told_to_stop(
+    outage_ticks: list[Tick], tmp_path: Path, stop: str
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(f"viewer {TOKEN} tests\n")
+    out = tmp_path / "daemon.sdrec"
+    async with FleetStream(outage_ticks[:20]).serving() as stream:
+        args = ["record", stream.url, "--out", str(out), "--token-file", str(token_file), "--no-fsync"]
+        if stop == "frames":
+            args += ["--frames", "20"]
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "console",
+            *args,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stderr=asyncio.subprocess.PIPE,
+        )
+        if stop == "sigterm":
+            assert child.stderr is not None
+            line = await asyncio.wait_for(child.stderr.readline(), 20)  # "recording URL (resume from …)"
+            assert b"recording" in line
+            child.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(child.wait(), 30)
+    assert code == 0
+    with RecordingReader(out) as recording:
+        seqs = [f.seq for f in recording.frames()]
+    assert seqs == list(range(1, len(seqs) + 1))
+    if stop == "frames":
+        assert len(seqs) == 20
+
+
+@pytest.mark.parametrize(
+    ("text", "size"), [("1000000", 1_000_000), ("500M", 500 * 1024**2), ("2GiB", 2 * 1024**3)]
+)
+def test_sizes_read_as_people_write_them(text: str, size: int) -> None:
+    from console.cli.record import parse_size
+
+    assert parse_size(text) == size
+
+
+def test_the_cli_refuses_nonsense_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from console.cli import main
+
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    out = str(tmp_path / "x.sdrec")
+    assert (
+        main(["record", "http://127.0.0.1:9", "--out", out, "--token-file", str(token_file), "--frames", "0"])
+        == 2
+    )
+    assert "--frames" in capsys.readouterr().err
+    assert (
+        main(["record", "http://127.0.0.1:9", "--out", out, "--token-file", str(tmp_path / "missing")]) == 2
+    )
+    assert "--token-file" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "record",
+                "http://127.0.0.1:9",
+                "--out",
+                out,
+                "--token-file",
+                str(token_file),
+                "--max-size",
+                "1K",
+            ]
+        )
+        == 2
+    )
+    assert "max_bytes" in capsys.readouterr().err
+
+
+async def test_a_tap_records_what_the_console_is_fed(outage_ticks: list[Tick], recording_path: Path) -> None:
+    from console.cli import build_parser
+    from console.model.link import Received
+    from console.protocol import Hello, Source
+    from console.record.daemon import RecordingTap
+
+    class Scripted:
+        async def run(self, sink) -> None:  # type: ignore[no-untyped-def]
+            sink(Received(Hello(fleet="tap-fleet", source=Source.SIMULATOR, epoch="sim", seq=0), 0.0))
+            for tick in outage_ticks[:5]:
+                sink(Received(tick.frame, 0.0))
+
+    fed: list[object] = []
+    await RecordingTap(Scripted(), StreamRecorder(recording_path, fsync=False)).run(fed.append)
+    assert len(fed) == 6
+    with RecordingReader(recording_path) as recording:  # closed by the tap when its source ends
+        assert recording.header.fleet == "tap-fleet"
+        assert list(recording.frames()) == [t.frame for t in outage_ticks[:5]]
+    args = build_parser().parse_args(["attach", "http://h:1", "--record", str(recording_path)])
+    assert args.record == recording_path

@@ -1,0 +1,143 @@
+"""The after-action report: its sections, figures that match the simulator's own summary, charts, seeds."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from console.cli import main
+from console.record.reader import RecordingReader
+from console.record.report import SECTIONS, write_report
+from tests.record.sessions import HerdSession, record_herd
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def herd(tmp_path_factory: pytest.TempPathFactory) -> HerdSession:
+    return record_herd(tmp_path_factory.mktemp("herd") / "herd.sdrec", drill=True)
+
+
+@pytest.fixture(scope="module")
+def report(herd: HerdSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    out = tmp_path_factory.mktemp("report")
+    files = write_report(herd.path, out)
+    return files.markdown.read_text(), out
+
+
+def _row(markdown: str, figure: str) -> str:
+    match = re.search(rf"^\| {re.escape(figure)} \| (.*) \|$", markdown, re.MULTILINE)
+    assert match, figure
+    return match.group(1)
+
+
+def test_sections_come_in_order(report: tuple[str, Path]) -> None:
+    markdown, _ = report
+    headings = re.findall(r"^## (.+)$", markdown, re.MULTILINE)
+    assert headings == list(SECTIONS)
+
+
+def test_key_figures_match_the_simulators_summary_of_the_same_run(
+    report: tuple[str, Path], herd: HerdSession
+) -> None:
+    markdown, _ = report
+    s = herd.summary
+    assert _row(markdown, "minimum connections").startswith(f"{s['min_connections']:,} at ")
+    assert _row(markdown, "peak attempts per 100 ms").startswith(f"{s['peak_attempts_per_100ms']:,} at ")
+    assert _row(markdown, "recovery time").startswith(f"{s['recovery_s']:.0f} s")
+    assert _row(markdown, "max node CPU").startswith(f"{s['max_node_cpu_pct']:.1f} %")
+    assert _row(markdown, "lockstep index").startswith(f"{s['lockstep_index']:.2f}")
+    assert _row(markdown, "action attempts") == "4 (1 blocked, 2 applied, 1 needs_confirmation)"
+
+
+def test_timeline_holds_events_alarms_actions_verdicts_and_confirmations(
+    report: tuple[str, Path], herd: HerdSession
+) -> None:
+    markdown, _ = report
+    timeline = markdown.split("## Timeline")[1].split("## What the seeds say")[0]
+    assert "| drain gw-001 → blocked | blocked: headroom_pct 12.0 (limit 35.0) |" in timeline
+    assert "rollout_halt → applied | ok |" in timeline
+    assert "admission: confirmed (typed 'test-fleet')" in timeline
+    assert "cpu_abort raised" in timeline and "alarm cleared" in timeline
+    assert re.search(r"\| node_state \| ×3: ", timeline)  # a batch of restarts is one row, not three
+    times = [m for m in re.findall(r"^\| (\d+:\d\d) \|", timeline, re.MULTILINE)]
+    seconds = [int(m.split(":")[0]) * 60 + int(m.split(":")[1]) for m in times]
+    assert seconds == sorted(seconds)
+
+
+def test_objectives_of_a_drill_are_shown(report: tuple[str, Path]) -> None:
+    markdown, _ = report
+    objectives = markdown.split("## Objectives")[1].split("## Timeline")[0]
+    assert "Score: **50**" in objectives
+    assert "| connections never below 90 % | no | 61 % at 1:58 |" in objectives
+
+
+def test_the_seeds_say_what_should_have_been_done_and_whether_it_was(
+    report: tuple[str, Path], herd: HerdSession
+) -> None:
+    markdown, _ = report
+    seeds = markdown.split("## What the seeds say")[1]
+    abort = seeds.split("### Abort criterion: halt the restart")[1].split("###")[0]
+    assert "outage seed (000" in abort
+    assert (
+        f"done — rollout halted at {int(herd.halted_s // 60)}:{int(herd.halted_s % 60):02d}, +15 s" in abort
+    )
+    assert "### Reconnects came in lockstep waves: decorrelate the clients" in seeds
+    assert "random(base, min(max, last_delay × 3))" in seeds
+    retry = seeds.split("### Turn the surge away cheaply")[1].split("###")[0]
+    assert "interview seed (002" in retry and "with a randomized Retry-After window" in retry
+    assert "### Drain, don't disconnect" in seeds
+
+
+def test_charts_are_svg_with_the_series_and_the_markers(report: tuple[str, Path], herd: HerdSession) -> None:
+    markdown, out = report
+    for name in ("connections", "waves", "cpu"):
+        assert f"![{name}]({name}.svg)" in markdown
+        root = ET.parse(out / f"{name}.svg").getroot()
+        assert root.tag == f"{SVG}svg"
+        points = root.find(f"{SVG}polyline").get("points").split()  # type: ignore[union-attr]
+        assert len(points) > 100
+        actions = [e for e in root.iter(f"{SVG}line") if "action" in (e.get("class") or "")]
+        assert len(actions) == 4
+    with RecordingReader(herd.path) as recording:
+        frames = recording.frame_count
+    assert (
+        len(ET.parse(out / "connections.svg").getroot().find(f"{SVG}polyline").get("points").split())
+        == frames
+    )  # type: ignore[union-attr]
+
+
+def test_a_plain_recording_has_no_objectives_and_the_cli_writes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.record.test_roundtrip import write_session  # noqa: F401  (keeps the fixtures' shapes in one place)
+
+    session = record_herd(tmp_path / "plain.sdrec")
+    assert main(["report", str(session.path), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed[0].endswith("report.md") and len(printed) == 4
+    assert "Not a drill recording" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_the_cli_refuses_a_file_that_is_not_a_recording(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("not a recording\n")
+    assert main(["report", str(bogus), "--out", str(tmp_path / "out")]) == 2
+    assert "a stormdeck recording" in capsys.readouterr().err
+
+
+def test_a_recording_without_frames_still_reports(tmp_path: Path) -> None:
+    from console.record.writer import RecordingWriter
+    from tests.record.conftest import header
+
+    path = tmp_path / "empty.sdrec"
+    RecordingWriter(path, header(), fsync=False).close()
+    files = write_report(path, tmp_path / "out")
+    markdown = files.markdown.read_text()
+    assert files.charts == [] and "No frames were recorded." in markdown
+    assert re.findall(r"^## (.+)$", markdown, re.MULTILINE) == list(SECTIONS)

@@ -1,0 +1,111 @@
+"""Seek, step and markers land on the right frames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from console.alarms import AlarmEngine, alarms_fired
+from console.errors import InputError
+from console.record.reader import RecordingReader
+from console.record.writer import RecordingWriter
+from tests.record.conftest import Tick, header
+from tests.record.test_roundtrip import _blocked_drain
+
+
+@pytest.fixture
+def recording(outage_ticks: list[Tick], recording_path: Path) -> RecordingReader:
+    with RecordingWriter(recording_path, header(), alarms=AlarmEngine(), fsync=False) as writer:
+        for tick in outage_ticks:
+            for event in tick.events:
+                writer.write(event)
+            writer.write(tick.frame)
+            if tick.frame.time_s in (40.0, 70.0):
+                writer.write(_blocked_drain(tick.frame.time_s + 0.5))  # between two frames
+    reader = RecordingReader(recording_path)
+    yield reader
+    reader.close()
+
+
+def test_seek_lands_on_the_frame_at_or_before(recording: RecordingReader) -> None:
+    # The simulator's frames are at 1.0, 2.0, … 90.0 s.
+    assert recording.seek(45.0).time_s == 45.0
+    assert recording.seek(45.9).time_s == 45.0
+    assert recording.position == 44
+    assert recording.seek(-10).time_s == 1.0  # before the start: the first frame
+    assert recording.seek(1e9).time_s == 90.0  # past the end: the last
+
+
+def test_step_moves_one_frame_and_stops_at_the_ends(recording: RecordingReader) -> None:
+    recording.seek(10.0)
+    assert recording.step(+1).time_s == 11.0
+    assert recording.step(-1).time_s == 10.0
+    assert recording.step(-3).seq == recording.frame_at(6).seq
+    recording.seek(0)
+    assert recording.step(-1).time_s == 1.0
+    recording.seek(1e9)
+    assert recording.step(+1).time_s == 90.0
+    with pytest.raises(InputError):
+        recording.frame_at(90)
+
+
+def test_alarm_markers_are_the_alarms_the_engine_raises(
+    recording: RecordingReader, outage_ticks: list[Tick]
+) -> None:
+    fired = alarms_fired(t.frame for t in outage_ticks)
+    markers = recording.markers("alarm")
+    assert fired, "the outage must raise alarms for this test to mean anything"
+    assert {m.label for m in markers} == set(fired)
+    for marker in markers:
+        assert recording.frame_at(marker.frame_index).time_s == marker.time_s  # raised by that very frame
+
+
+def test_action_markers_land_on_the_first_frame_after_the_attempt(recording: RecordingReader) -> None:
+    actions = recording.markers("action")
+    assert [(m.time_s, m.level, m.label) for m in actions] == [
+        (40.5, "blocked", "drain gw-003 → blocked"),
+        (70.5, "blocked", "drain gw-003 → blocked"),
+    ]
+    assert [recording.frame_at(m.frame_index).time_s for m in actions] == [41.0, 71.0]
+
+
+def test_next_and_previous_marker_walk_the_timeline(recording: RecordingReader) -> None:
+    recording.seek(41.0)  # on the first action's landing frame
+    marker = recording.next_marker("action")
+    assert marker is not None and recording.frame_at(recording.position).time_s == 71.0
+    assert recording.next_marker("action") is None and recording.position == 70  # no move at the end
+    back = recording.previous_marker("action")
+    assert back is not None and back.time_s == 40.5 and recording.position == 40
+    assert recording.previous_marker("action") is None
+    recording.seek(0)
+    first_alarm = recording.next_marker("alarm")
+    assert first_alarm is not None and first_alarm.time_s == min(m.time_s for m in recording.markers("alarm"))
+    everything = recording.markers()
+    assert [m.frame_index for m in everything] == sorted(m.frame_index for m in everything)
+
+
+def test_a_source_restart_keeps_the_timeline_moving_forwards(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    # The source restarts after 20 s (new epoch, fleet time from 1 again): the replay timeline goes on.
+    restarted = [t.frame.model_copy(update={"epoch": "sim-2"}) for t in outage_ticks[:10]]
+    with RecordingWriter(recording_path, header(), fsync=False) as writer:
+        for tick in outage_ticks[:20]:
+            writer.write(tick.frame)
+        for frame in restarted:
+            writer.write(frame)
+    with RecordingReader(recording_path) as recording:
+        times = recording.frame_times_s
+        assert times == sorted(times) and len(set(times)) == 30
+        assert times[20] == 21.0  # one frame interval after the last frame of the first epoch
+        assert recording.seek(25.0) == restarted[4]
+        assert recording.step(-5) == outage_ticks[19].frame
+
+
+def test_an_empty_recording_opens_and_says_what_is_missing(recording_path: Path) -> None:
+    RecordingWriter(recording_path, header(), fsync=False).close()
+    with RecordingReader(recording_path) as recording:
+        assert recording.frame_count == 0 and recording.markers() == [] and recording.span_s is None
+        with pytest.raises(InputError, match="at least one complete frame"):
+            recording.seek(0)
