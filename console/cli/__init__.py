@@ -22,6 +22,10 @@ _COMMAND_MODULES = (
     "console.cli.attach",
     "console.cli.record",
     "console.cli.report",
+    "console.cli.gateway",
+    "console.cli.loadgen",
+    "console.cli.controller",
+    "console.cli.fleet",
 )
 
 

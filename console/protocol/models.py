@@ -50,6 +50,10 @@ class DrainProgress(_Record):
     started_at_s: float
     deadline_at_s: float = Field(description="fleet time at which whatever remains is force-closed")
     eta_s: float | None = Field(default=None, description="seconds until empty at the requested rate")
+    closed: int = Field(default=0, description="planned closes started so far (real nodes)")
+    achieved_rate_per_s: float | None = Field(
+        default=None, description="closes per second so far, first close to last (real nodes)"
+    )
 
 
 class NodeStatus(_Record):
@@ -92,6 +96,9 @@ class Totals(_Record):
 class Waves(_Record):
     bin_ms: int = WAVE_BIN_MS
     attempts: list[int] = Field(description="connection attempts per bin since the previous frame")
+    start_s: float | None = Field(
+        default=None, description="unix time the first bin starts at (real nodes), so sources can be summed"
+    )
 
 
 class RolloutState(StrEnum):
