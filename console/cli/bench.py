@@ -10,7 +10,7 @@ from console.cli.bench_server import add_bench_server_parser
 from console.errors import InputError
 
 #: Modules that contribute benchmarks; each has `register_bench(bench_subparsers)`.
-_BENCH_MODULES = ("console.cli.bench_console", "console.cli.bench_gateway")
+_BENCH_MODULES = ("console.cli.bench_console", "console.cli.bench_gateway", "console.cli.bench_actions")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
