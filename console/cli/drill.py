@@ -84,7 +84,9 @@ def _print_outcome(run: object) -> None:
     print(f"{drill.title}  ({drill.name}, seed {run.seed})")
     print(f"  rehearses: {drill.seed_source}")
     for action in run.actions:
-        print(f"  {drill.human_time(action.time_s)}  {action.action} {action.target or ''} → {action.outcome}")
+        print(
+            f"  {drill.human_time(action.time_s)}  {action.action} {action.target or ''} → {action.outcome}"
+        )
     for item in score.objectives:
         mark = "met   " if item.met else "failed"
         print(f"  [{mark}] {item.points:>5g}/{item.max_points:<4g} {item.name}")

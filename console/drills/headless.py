@@ -29,7 +29,7 @@ from console.record.records import ActionRecord, Confirmation, DrillInfo, Record
 from console.sim.scenario import Scenario, TimelineEvent
 
 #: The script's bearer token: it exists only inside this process (the app is never on a socket).
-_SCRIPT_TOKEN = "drill-script-token"  # noqa: S105 - not a secret: in-process only
+_SCRIPT_TOKEN = "drill-script-token"
 _EPOCH = "drill"
 
 
@@ -142,7 +142,9 @@ async def _run(
                     while markers and markers[0].at_s <= now_s:
                         entry = markers.pop(0)
                         run.events.append(
-                            Event(time_s=now_s, kind="drill", message=f"{drill.human_time(now_s)} {entry.say}")
+                            Event(
+                                time_s=now_s, kind="drill", message=f"{drill.human_time(now_s)} {entry.say}"
+                            )
                         )
                     tick = await backend.tick(1, 60.0)
                     seq += 1
@@ -166,7 +168,9 @@ async def _perform(client: Any, step: ScriptedAction, now_s: float, actor: str, 
     script answered a confirmation, a confirmation record)."""
     from console.client.actions import Reply
 
-    answer = await client.perform(step.action, dict(step.body), step.node, confirm=step.confirm, typed=step.typed)
+    answer = await client.perform(
+        step.action, dict(step.body), step.node, confirm=step.confirm, typed=step.typed
+    )
     reply = answer.reply
     if reply is Reply.APPLIED:
         outcome = "overridden" if answer.body.get("overridden") else "applied"
@@ -179,13 +183,17 @@ async def _perform(client: Any, step: ScriptedAction, now_s: float, actor: str, 
     verdict = Verdict.model_validate(answer.verdict) if answer.verdict else None
     level = verdict.level.value if verdict else None
     if level in ("confirm", "typed"):
-        if reply is Reply.NEEDS_CONFIRMATION:
-            answered = "cancelled"  # the script gave no answer the verdict accepts
-        else:
-            answered = "confirmed"
+        # Still asking after the script's turn: the script gave no answer the verdict accepts.
+        answered = "cancelled" if reply is Reply.NEEDS_CONFIRMATION else "confirmed"
         run.confirmations.append(
-            Confirmation(time_s=now_s, actor=actor, action=step.action, target=step.node, answer=answered,
-                         typed=step.typed)
+            Confirmation(
+                time_s=now_s,
+                actor=actor,
+                action=step.action,
+                target=step.node,
+                answer=answered,
+                typed=step.typed,
+            )
         )
     run.actions.append(
         ActionRecord(

@@ -161,7 +161,9 @@ def _halt_within(
 ) -> Outcome:
     cpu_pct, for_s, within_s = float(params["cpu_pct"]), float(params["for_s"]), float(params["within_s"])
     criterion = abort_criterion_at(frames, cpu_pct, for_s)
-    halts = [a.time_s for a in actions if a.action == "rollout_halt" and a.outcome in ("applied", "overridden")]
+    halts = [
+        a.time_s for a in actions if a.action == "rollout_halt" and a.outcome in ("applied", "overridden")
+    ]
     if criterion is None:
         return True, None, within_s, f"no serving node stayed above {cpu_pct:g} % CPU for {for_s:g} s"
     at_s, node = criterion
@@ -180,7 +182,12 @@ def _no_override(
     used = [a for a in actions if a.outcome == "overridden"]
     if not used:
         return True, 0.0, 0.0, "no admin override used"
-    return False, float(len(used)), 0.0, f"{len(used)} override(s), first {used[0].action} at {used[0].time_s:.0f} s"
+    return (
+        False,
+        float(len(used)),
+        0.0,
+        f"{len(used)} override(s), first {used[0].action} at {used[0].time_s:.0f} s",
+    )
 
 
 def _totals_max(params: dict[str, Any], frames: Sequence[Frame], *_: object) -> Outcome:
@@ -207,7 +214,12 @@ def _action_used(
     ]
     shape = f"{wanted}" + (f" with {where}" if where else "")
     met = len(matching) >= min_count
-    return met, float(len(matching)), float(min_count), f"{len(matching)} applied {shape} (needed {min_count})"
+    return (
+        met,
+        float(len(matching)),
+        float(min_count),
+        f"{len(matching)} applied {shape} (needed {min_count})",
+    )
 
 
 def _rollout_completed(params: dict[str, Any], frames: Sequence[Frame], *_: object) -> Outcome:

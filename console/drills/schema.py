@@ -190,7 +190,7 @@ def build_drill(data: dict[str, Any]) -> Drill:
     _scenario_exists(data["scenario"])
     overrides = data.get("overrides", {})
     if not isinstance(overrides, dict):
-        raise InputError("overrides", overrides, "a table of dotted scenario keys, e.g. \"nodes.count\" = 48")
+        raise InputError("overrides", overrides, 'a table of dotted scenario keys, e.g. "nodes.count" = 48')
     clock_start_s = _human_seconds("clock_start", data.get("clock_start", "00:00"))
     duration_s = data.get("duration_s")
     if duration_s is not None:

@@ -87,7 +87,7 @@ def _action(i: int, entry: Any, drill: Drill) -> ScriptedAction:
     node = entry.get("node")
     needs_node = action in ("drain", "undrain")
     if needs_node != isinstance(node, str):
-        allowed = "a node id, e.g. \"gw-003\"" if needs_node else f"no node: {action} acts on the fleet"
+        allowed = 'a node id, e.g. "gw-003"' if needs_node else f"no node: {action} acts on the fleet"
         raise InputError(f"{path}.node", node, allowed)
     model = _BODY_MODEL[action]
     body = {key: value for key, value in entry.items() if key not in _CONTROL_KEYS}
