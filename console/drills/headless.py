@@ -24,6 +24,7 @@ from console.alarms import AlarmEngine
 from console.drills.objectives import Score, score_drill
 from console.drills.schema import Drill, hints_due
 from console.drills.script import IDLE, Script, ScriptedAction
+from console.errors import InputError
 from console.protocol import Event, Frame, Verdict
 from console.record.records import ActionRecord, Confirmation, DrillInfo, RecordingHeader
 from console.sim.scenario import Scenario, TimelineEvent
@@ -63,6 +64,7 @@ class DrillRun:
                     "target": a.target,
                     "outcome": a.outcome,
                     "status": a.status,
+                    "verdict": a.verdict.level.value if a.verdict else None,
                     "detail": a.detail,
                 }
                 for a in self.actions
@@ -80,11 +82,17 @@ def drill_scenario(drill: Drill) -> Scenario:
     the scenario's own unless `keep_scenario_events`: the seed's on-call moves are the trainee's to make)."""
     from console.sim.scenario import load_scenario
 
-    scenario = load_scenario(drill.scenario, drill.scenario_overrides())
+    # Without the scenario's own events, a shorter duration must not trip over them.
+    dropped = [] if drill.keep_scenario_events else ["events=[]"]
+    scenario = load_scenario(drill.scenario, [*dropped, *drill.scenario_overrides()])
+    for entry in drill.timeline:
+        if entry.at_s > scenario.duration_s:
+            allowed = f"a time within the drill's {scenario.duration_s:g} s ({drill.human_time(scenario.duration_s)})"
+            raise InputError("timeline.at", drill.human_time(entry.at_s), allowed)
     injected = [
         TimelineEvent(entry.at_s, entry.action, dict(entry.params))
         for entry in drill.timeline
-        if entry.action is not None and entry.at_s <= scenario.duration_s
+        if entry.action is not None
     ]
     kept = list(scenario.events) if drill.keep_scenario_events else []
     events = tuple(sorted([*kept, *injected], key=lambda event: event.at_s))

@@ -145,10 +145,12 @@ def _recovery(params: dict[str, Any], frames: Sequence[Frame], *_: object) -> Ou
         below = 100.0 * frame.totals.connections / baseline < pct
         if below and below_since is None:
             below_since = frame.time_s
-        elif not below and below_since is not None:
-            below_since = None
-        if below_since is not None and frame.time_s - below_since >= longest_s:
-            longest_s, longest_from = frame.time_s - below_since, below_since
+        # A dip lasts until the first frame back at `pct` (or, still open, until the last frame).
+        if below_since is not None and (not below or frame is frames[-1]):
+            if longest_from is None or frame.time_s - below_since > longest_s:
+                longest_s, longest_from = frame.time_s - below_since, below_since
+            if not below:
+                below_since = None
     if longest_from is None:
         return True, 0.0, within_s, f"connections never fell below {pct:g} %: nothing to recover from"
     still = " (still below at the end)" if below_since is not None and below_since == longest_from else ""
