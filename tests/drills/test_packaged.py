@@ -55,3 +55,10 @@ def test_human_times_map_to_fleet_seconds() -> None:
     assert [entry.at_s for entry in drill.timeline] == [0.0, 30.0]
     assert drill.human_time(660) == "04:11:00"
     assert hints_due(drill, 0) == [] and len(hints_due(drill, 10_000)) == len(drill.hints)
+
+
+def test_every_objective_kind_is_documented() -> None:
+    from console.drills.schema import OBJECTIVE_KINDS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "drills.md").read_text(encoding="utf-8")
+    assert [kind for kind in OBJECTIVE_KINDS if f"| `{kind}` |" not in text] == []
