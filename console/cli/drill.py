@@ -12,8 +12,13 @@ import argparse
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from console.errors import InputError
+
+if TYPE_CHECKING:
+    from console.drills.headless import DrillRun
+    from console.drills.schema import Drill
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +41,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="fleet seconds per wall second (headless default: as fast as the simulator goes)",
     )
     parser.add_argument("--record", type=Path, metavar="FILE", help="write a recording of the run")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario value after the drill's own (e.g. nodes.count=480 for full scale)",
+    )
     parser.set_defaults(handler=run_drill)
 
 
@@ -59,14 +71,12 @@ def run_drill(args: argparse.Namespace) -> int:
     return _headless(args, drill)
 
 
-def _headless(args: argparse.Namespace, drill: object) -> int:
+def _headless(args: argparse.Namespace, drill: Drill) -> int:
     from console.drills.headless import run_headless, write_recording
-    from console.drills.schema import Drill
     from console.drills.script import IDLE, load_script
 
-    assert isinstance(drill, Drill)
     script = load_script(args.actions, drill) if args.actions is not None else IDLE
-    run = run_headless(drill, script, seed=args.seed, speed=args.speed)
+    run = run_headless(drill, script, seed=args.seed, speed=args.speed, overrides=args.set)
     if args.record is not None:
         write_recording(run, args.record, args.speed)
     if args.json:
@@ -76,10 +86,8 @@ def _headless(args: argparse.Namespace, drill: object) -> int:
     return 0
 
 
-def _print_outcome(run: object) -> None:
-    from console.drills.headless import DrillRun
-
-    assert isinstance(run, DrillRun) and run.score is not None
+def _print_outcome(run: DrillRun) -> None:
+    assert run.score is not None
     drill, score = run.drill, run.score
     print(f"{drill.title}  ({drill.name}, seed {run.seed})")
     print(f"  rehearses: {drill.seed_source}")

@@ -13,10 +13,10 @@ import asyncio
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -28,6 +28,9 @@ from console.errors import InputError
 from console.protocol import Event, Frame, Verdict
 from console.record.records import ActionRecord, Confirmation, DrillInfo, RecordingHeader
 from console.sim.scenario import Scenario, TimelineEvent
+
+if TYPE_CHECKING:
+    from console.client.actions import ActionClient
 
 #: The script's bearer token: it exists only inside this process (the app is never on a socket).
 _SCRIPT_TOKEN = "drill-script-token"
@@ -77,14 +80,16 @@ class DrillRun:
         }
 
 
-def drill_scenario(drill: Drill) -> Scenario:
+def drill_scenario(drill: Drill, extra_overrides: Sequence[str] = ()) -> Scenario:
     """The drill's scenario: its overrides applied, and its timeline as the scenario's events (replacing
-    the scenario's own unless `keep_scenario_events`: the seed's on-call moves are the trainee's to make)."""
+    the scenario's own unless `keep_scenario_events`: the seed's on-call moves are the trainee's to make).
+    `extra_overrides` (`KEY=VALUE`, e.g. from `--set`) come last: a team can run a drill at full scale."""
     from console.sim.scenario import load_scenario
 
     # Without the scenario's own events, a shorter duration must not trip over them.
     dropped = [] if drill.keep_scenario_events else ["events=[]"]
-    scenario = load_scenario(drill.scenario, [*dropped, *drill.scenario_overrides()])
+    overrides = [*dropped, *drill.scenario_overrides(), *extra_overrides]
+    scenario = load_scenario(drill.scenario, overrides)
     for entry in drill.timeline:
         if entry.at_s > scenario.duration_s:
             allowed = f"a time within the drill's {scenario.duration_s:g} s ({drill.human_time(scenario.duration_s)})"
@@ -105,10 +110,11 @@ def run_headless(
     *,
     seed: int | None = None,
     speed: float | None = None,
+    overrides: Sequence[str] = (),
     on_frame: Callable[[Frame], None] | None = None,
 ) -> DrillRun:
     """Run `drill` to its end with `script` as the operator and score it."""
-    return asyncio.run(_run(drill, script, seed, speed, on_frame))
+    return asyncio.run(_run(drill, script, seed, speed, overrides, on_frame))
 
 
 async def _run(
@@ -116,6 +122,7 @@ async def _run(
     script: Script,
     seed: int | None,
     speed: float | None,
+    overrides: Sequence[str],
     on_frame: Callable[[Frame], None] | None,
 ) -> DrillRun:
     from console.audit import AuditLog
@@ -127,7 +134,7 @@ async def _run(
     from console.sim.engine import Simulation
 
     started = time.perf_counter()
-    scenario = drill_scenario(drill)
+    scenario = drill_scenario(drill, overrides)
     simulation = Simulation(scenario, seed=seed)
     run = DrillRun(drill, scenario, simulation.seed)
     # Admin, so an override is possible — and measured (`no_override`): a trainee may reach for it too.
@@ -171,7 +178,9 @@ async def _run(
     return run
 
 
-async def _perform(client: Any, step: ScriptedAction, now_s: float, actor: str, run: DrillRun) -> None:
+async def _perform(
+    client: ActionClient, step: ScriptedAction, now_s: float, actor: str, run: DrillRun
+) -> None:
     """One scripted action through the guarded API; its answer becomes an action record (and, when the
     script answered a confirmation, a confirmation record)."""
     from console.client.actions import Reply
