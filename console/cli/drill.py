@@ -72,13 +72,13 @@ def run_drill(args: argparse.Namespace) -> int:
 
 
 def _headless(args: argparse.Namespace, drill: Drill) -> int:
-    from console.drills.headless import run_headless, write_recording
+    from console.drills.headless import run_headless
     from console.drills.script import IDLE, load_script
 
     script = load_script(args.actions, drill) if args.actions is not None else IDLE
-    run = run_headless(drill, script, seed=args.seed, speed=args.speed, overrides=args.set)
-    if args.record is not None:
-        write_recording(run, args.record, args.speed)
+    run = run_headless(
+        drill, script, seed=args.seed, speed=args.speed, overrides=args.set, record=args.record
+    )
     if args.json:
         print(json.dumps(run.as_dict(), indent=2))
         return 0

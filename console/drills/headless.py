@@ -25,8 +25,8 @@ from console.drills.objectives import Score, score_drill
 from console.drills.schema import Drill, hints_due
 from console.drills.script import IDLE, Script, ScriptedAction
 from console.errors import InputError
-from console.protocol import Event, Frame, Verdict
-from console.record.records import ActionRecord, Confirmation, DrillInfo, RecordingHeader
+from console.protocol import Event, Frame, NodeStatus, Verdict, Waves
+from console.record.records import ActionRecord, Confirmation, DrillInfo, Recorded, RecordingHeader
 from console.sim.scenario import Scenario, TimelineEvent
 
 if TYPE_CHECKING:
@@ -111,10 +111,12 @@ def run_headless(
     seed: int | None = None,
     speed: float | None = None,
     overrides: Sequence[str] = (),
+    record: Path | None = None,
     on_frame: Callable[[Frame], None] | None = None,
 ) -> DrillRun:
-    """Run `drill` to its end with `script` as the operator and score it."""
-    return asyncio.run(_run(drill, script, seed, speed, overrides, on_frame))
+    """Run `drill` to its end with `script` as the operator and score it; with `record`, write the run as
+    it goes (frames, events, actions, confirmations, then the drill's outcome) for replay and report."""
+    return asyncio.run(_run(drill, script, seed, speed, overrides, record, on_frame))
 
 
 async def _run(
@@ -123,6 +125,7 @@ async def _run(
     seed: int | None,
     speed: float | None,
     overrides: Sequence[str],
+    record: Path | None,
     on_frame: Callable[[Frame], None] | None,
 ) -> DrillRun:
     from console.audit import AuditLog
@@ -143,6 +146,7 @@ async def _run(
     alarms = AlarmEngine(capacity=backend.capacity())
     pending = list(script.actions)
     markers = [entry for entry in drill.timeline if entry.action is None]
+    writer = _Recorder(record, recording_header(run, speed) if record is not None else None)
     with tempfile.TemporaryDirectory(prefix="stormdeck-drill-") as scratch:
         audit = AuditLog(Path(scratch) / "audit.jsonl")
         try:
@@ -153,29 +157,63 @@ async def _run(
                 while simulation.time_s < scenario.duration_s:
                     now_s = simulation.time_s
                     while pending and pending[0].at_s <= now_s:
+                        acted = len(run.actions), len(run.confirmations)
                         await _perform(client, pending.pop(0), now_s, script.actor, run)
+                        writer.write(*run.confirmations[acted[1] :], *run.actions[acted[0] :])
                     while markers and markers[0].at_s <= now_s:
                         entry = markers.pop(0)
-                        run.events.append(
-                            Event(
-                                time_s=now_s, kind="drill", message=f"{drill.human_time(now_s)} {entry.say}"
-                            )
-                        )
+                        say = f"{drill.human_time(now_s)} {entry.say}"
+                        run.events.append(Event(time_s=now_s, kind="drill", message=say))
+                        writer.write(run.events[-1])
                     tick = await backend.tick(1, 60.0)
                     seq += 1
                     frame = tick.frame.model_copy(update={"seq": seq, "epoch": _EPOCH})
-                    run.frames.append(frame)
-                    run.events.extend(tick.events)
-                    run.events.extend(alarms.update(frame))
+                    events = [*tick.events, *alarms.update(frame)]  # a second's events before its frame
+                    run.events.extend(events)
+                    writer.write(*events, frame)
+                    run.frames.append(kept_for_scoring(frame))
                     if on_frame is not None:
                         on_frame(frame)
                     if speed is not None:
                         await asyncio.sleep(max(0.0, started + frame.time_s / speed - time.perf_counter()))
+            run.score = score_drill(drill, run.frames, run.events, run.actions)
+            writer.write(run.score.outcome(run.frames[-1].time_s if run.frames else 0.0))
         finally:
             audit.close()
-    run.score = score_drill(drill, run.frames, run.events, run.actions)
+            writer.close()
     run.wall_s = time.perf_counter() - started
     return run
+
+
+def kept_for_scoring(frame: Frame) -> Frame:
+    """What the objectives read of a frame: its totals and rollout, and each node's id, state, CPU and
+    connections. A whole frame of 480 nodes is ~1.4 MB of Python objects: keeping 1500 of them took
+    2.1 GB at the seed's full scale (measured), so the run keeps these and the recording the whole."""
+    nodes = [
+        NodeStatus.model_construct(id=n.id, state=n.state, cpu_pct=n.cpu_pct, connections=n.connections)
+        for n in frame.nodes
+    ]
+    return frame.model_copy(update={"nodes": nodes, "waves": Waves(bin_ms=frame.waves.bin_ms, attempts=[])})
+
+
+class _Recorder:
+    """The run's recording as it goes, or nothing when no file was asked for."""
+
+    def __init__(self, path: Path | None, header: RecordingHeader | None) -> None:
+        from console.record.writer import RecordingWriter
+
+        self._writer = None
+        if path is not None and header is not None:
+            self._writer = RecordingWriter(path, header, fsync=False)
+
+    def write(self, *records: Recorded) -> None:
+        if self._writer is not None:
+            for record in records:
+                self._writer.write(record)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
 
 
 async def _perform(
@@ -241,26 +279,3 @@ def recording_header(run: DrillRun, speed: float | None) -> RecordingHeader:
         seed=run.seed,
         drill=DrillInfo(name=drill.name, title=drill.title, seed_source=drill.seed_source, speed=speed),
     )
-
-
-def write_recording(run: DrillRun, path: Path, speed: float | None = None) -> None:
-    """The run as a recording (frames, events, actions, confirmations, the drill's outcome), in time order
-    so `stormdeck replay` and `stormdeck report` read it like a live one."""
-    from console.record.writer import RecordingWriter
-
-    assert run.score is not None
-    records: list[tuple[float, int, Any]] = []
-    for frame in run.frames:
-        records.append((frame.time_s, 2, frame))
-    for event in run.events:
-        records.append((event.time_s, 1, event))  # a second's events before its frame (the stream's order)
-    for action in run.actions:
-        records.append((action.time_s, 0, action))
-    for confirmation in run.confirmations:
-        records.append((confirmation.time_s, 0, confirmation))
-    records.sort(key=lambda item: (item[0], item[1]))
-    with RecordingWriter(path, recording_header(run, speed), fsync=False) as writer:
-        for _, _, record in records:
-            writer.write(record)
-        end_s = run.frames[-1].time_s if run.frames else 0.0
-        writer.write(run.score.outcome(end_s))

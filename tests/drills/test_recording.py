@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from console.drills.headless import run_headless, write_recording
+from console.drills.headless import run_headless
 from console.drills.schema import build_drill
 from console.drills.script import build_script
 from console.record.reader import RecordingReader
@@ -38,16 +38,16 @@ SCRIPT = {
 
 def test_the_recording_holds_the_run(tmp_path: Path) -> None:
     drill = build_drill(DRILL)
-    run = run_headless(drill, build_script(SCRIPT, drill), seed=3)
-    assert [a.outcome for a in run.actions] == ["applied", "applied"]
     path = tmp_path / "run.rec"
-    write_recording(run, path)
+    run = run_headless(drill, build_script(SCRIPT, drill), seed=3, record=path)
+    assert [a.outcome for a in run.actions] == ["applied", "applied"]
     reader = RecordingReader(path)
     assert reader.header.drill is not None and reader.header.drill.name == "tiny"
     assert reader.header.seed == 3
     frames = list(reader.frames())
     assert [f.time_s for f in frames] == [f.time_s for f in run.frames]
     assert frames[-1].totals == run.frames[-1].totals
+    assert len(frames[-1].nodes[0].model_dump()) > 4  # whole frames recorded, whatever the run keeps
     assert [a.action for a in reader.actions()] == ["drain", "admission"]
     assert [(c.action, c.answer, c.typed) for c in reader.confirmations()] == [
         ("drain", "confirmed", "gw-001")
