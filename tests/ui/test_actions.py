@@ -32,8 +32,8 @@ def shown(widget) -> str:
     return console.file.getvalue()
 
 
-def acting_app(api: FakeFleetApi | None, read_only: bool = False) -> ConsoleApp:
-    scene = SCENES_BY_NAME["storm"]
+def acting_app(api: FakeFleetApi | None, read_only: bool = False, scene_name: str = "storm") -> ConsoleApp:
+    scene = SCENES_BY_NAME[scene_name]
     model = fed_model(scene.seconds, scene.storm_at_s)
     now_s = frozen_clock(model)
     return ConsoleApp(
