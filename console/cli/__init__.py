@@ -23,6 +23,11 @@ _COMMAND_MODULES = (
     "console.cli.record",
     "console.cli.report",
     "console.cli.replay",
+    "console.cli.act",
+    "console.cli.gateway",
+    "console.cli.loadgen",
+    "console.cli.controller",
+    "console.cli.fleet",
 )
 
 

@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 from console.cli.bench_server import add_bench_server_parser
+from console.errors import InputError
 
 #: Modules that contribute benchmarks; each has `register_bench(bench_subparsers)`.
-_BENCH_MODULES = ("console.cli.bench_console",)
+_BENCH_MODULES = ("console.cli.bench_console", "console.cli.bench_gateway", "console.cli.bench_actions")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,13 +32,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--json", action="store_true", help="print one JSON object")
     sim.add_argument("--no-simpy", action="store_true", help="skip the SimPy baseline")
     sim.add_argument("--no-scaling", action="store_true", help="skip the 1 M / 10 M / 100 M runs")
+    sim.add_argument("--repeats", type=int, default=2, help="runs per figure; the fastest counts (default 2)")
     sim.set_defaults(handler=_bench_sim)
 
 
 def _bench_sim(args: argparse.Namespace) -> int:
     from console.bench.sim import bench_sim
 
-    figures = bench_sim(include_simpy=not args.no_simpy, include_scaling=not args.no_scaling)
+    if not 1 <= args.repeats <= 10:
+        raise InputError("--repeats", args.repeats, "an integer in [1, 10]")
+    figures = bench_sim(
+        include_simpy=not args.no_simpy, include_scaling=not args.no_scaling, repeats=args.repeats
+    )
     print_figures(figures, args.json)
     return 0
 

@@ -29,6 +29,18 @@ def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> arg
         "--scenario",
         help="serve this simulator scenario instead of the synthetic fleet (--nodes is then ignored)",
     )
+    parser.add_argument(
+        "--storm-at",
+        type=float,
+        metavar="SECONDS",
+        help="synthetic fleet only: an eighth of the nodes go down at this fleet second (one event each)",
+    )
+    parser.add_argument(
+        "--coalesce-events",
+        type=int,
+        metavar="N",
+        help="serve more than N alike events of one second as one event naming the nodes",
+    )
     parser.add_argument("--speed", type=float, default=1.0, help="fleet seconds per wall second (default 1)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.set_defaults(handler=run_bench_server)
@@ -46,7 +58,13 @@ def run_bench_server(args: argparse.Namespace) -> int:
         raise InputError("--seconds", args.seconds, "2 to 600")
     check_speed(args.speed)
     figures = run_fanout(
-        clients=args.clients, nodes=args.nodes, seconds=args.seconds, scenario=args.scenario, speed=args.speed
+        clients=args.clients,
+        nodes=args.nodes,
+        seconds=args.seconds,
+        scenario=args.scenario,
+        speed=args.speed,
+        storm_at_s=args.storm_at,
+        coalesce_events_over=args.coalesce_events,
     ).as_dict()
     if args.json:
         print(json.dumps(figures))

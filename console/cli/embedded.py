@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -155,9 +156,17 @@ def _commands(parser: object) -> set[str]:
     return set()
 
 
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def run_embedded() -> int:
     scenario = default_scenario()
     print(f"stormdeck: starting the simulator ({scenario}) on 127.0.0.1…", file=sys.stderr, flush=True)
+    # A closed terminal (SIGHUP) or a `kill` (SIGTERM) unwinds through `with`, which stops the server and
+    # removes the token; by default either would end us on the spot and leave the token directory behind.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _exit_on_signal)
     with EmbeddedServer(scenario) as server:
         status = attach_console(server.url, server.token_path)
         if status == -1:  # no console to attach: serve until Ctrl-C

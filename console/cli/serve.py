@@ -50,6 +50,20 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
         help="tokens, one a line: ROLE TOKEN [NAME] (roles viewer, operator, admin); without it the server "
         "makes an operator token, writes it to a 0600 file, and binds to loopback only",
     )
+    parser.add_argument(
+        "--audit-log",
+        type=Path,
+        metavar="FILE",
+        help="the audit log of actions, hash-chained JSONL (default: the user's XDG state dir, "
+        "stormdeck/audit/FLEET.jsonl); check it with `stormdeck audit verify FILE`",
+    )
+    parser.add_argument(
+        "--coalesce-events",
+        type=int,
+        metavar="N",
+        help="send more than N alike events of one second (e.g. 250 × 'ready → down') as one event naming "
+        "the nodes in data.nodes (default: every event on its own)",
+    )
     add_override_arguments(parser)  # --set KEY=VALUE and --seed, as `sim run` has them
     # For the embedded default: stop when the parent's end of our stdin closes, so a parent that dies
     # without stopping us leaves no server behind.
@@ -69,15 +83,21 @@ def _check_host(args: argparse.Namespace) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from console.audit import open_audit_log
+    from console.guards.config import load_default_thresholds
     from console.server.app import create_app
     from console.server.runner import serve_foreground
     from console.server.simulator import SimulatorBackend
 
     # Cheap checks first, so a typo does not wait for the simulation to be built.
     speed = check_speed(args.speed)
+    if args.coalesce_events is not None and args.coalesce_events < 1:
+        raise InputError("--coalesce-events", args.coalesce_events, "a count of at least 1")
     _check_host(args)
     given_tokens = load_token_file(args.token_file) if args.token_file is not None else None
+    thresholds = load_default_thresholds().thresholds
     backend = SimulatorBackend.from_scenario(args.scenario, list(args.overrides), seed=args.seed)
+    audit_log = open_audit_log(args.audit_log, backend.fleet_name)
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as error:
@@ -89,7 +109,14 @@ def run_serve(args: argparse.Namespace) -> int:
             token_path, token_note = made_token_path, "operator, mode 0600, removed on exit"
         else:
             tokens, token_path, token_note = given_tokens, args.token_file, "given"
-        app = create_app(backend, tokens, speed=speed)
+        app = create_app(
+            backend,
+            tokens,
+            speed=speed,
+            coalesce_events_over=args.coalesce_events,
+            audit_log=audit_log,
+            thresholds=thresholds,
+        )
         url = base_url(sock)
 
         def announce() -> None:
@@ -99,6 +126,7 @@ def run_serve(args: argparse.Namespace) -> int:
             print(f"stream: {url.replace('http', 'ws', 1)}/v1/stream")
             print(f"token:  {token_path} ({token_note})")
             print(f"attach: stormdeck attach {url} --token-file {token_path}")
+            print(f"audit:  {audit_log.path}")
             print("Ctrl-C stops the server.", flush=True)
 
         if args.stop_with_parent:
@@ -106,6 +134,7 @@ def run_serve(args: argparse.Namespace) -> int:
         return serve_foreground(app, sock, announce)
     finally:
         sock.close()
+        audit_log.close()
         if made_token_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 made_token_path.unlink()

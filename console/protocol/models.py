@@ -50,6 +50,10 @@ class DrainProgress(_Record):
     started_at_s: float
     deadline_at_s: float = Field(description="fleet time at which whatever remains is force-closed")
     eta_s: float | None = Field(default=None, description="seconds until empty at the requested rate")
+    closed: int = Field(default=0, description="planned closes started so far (real nodes)")
+    achieved_rate_per_s: float | None = Field(
+        default=None, description="closes per second so far, first close to last (real nodes)"
+    )
 
 
 class NodeStatus(_Record):
@@ -92,6 +96,9 @@ class Totals(_Record):
 class Waves(_Record):
     bin_ms: int = WAVE_BIN_MS
     attempts: list[int] = Field(description="connection attempts per bin since the previous frame")
+    start_s: float | None = Field(
+        default=None, description="unix time the first bin starts at (real nodes), so sources can be summed"
+    )
 
 
 class RolloutState(StrEnum):
@@ -253,38 +260,58 @@ class ClockState(_Record):
 
 
 class ConfirmAnswer(_Record):
-    token: str
-    typed: str | None = None
+    token: str = Field(max_length=200, description="the confirm_token of the 409 answer")
+    typed: str | None = Field(
+        default=None, max_length=200, description="for `typed`: the node id or fleet name"
+    )
 
 
-class DrainRequest(_Record):
-    rate_per_s: float = Field(gt=0, description="closes per second")
-    deadline_s: float = Field(ge=0, description="seconds until whatever remains is force-closed")
+# Upper bounds keep every number a request may carry finite and meaningful (a week, a billion): beyond
+# them a value is a typo, and the simulator's tick arithmetic must never see it.
+_WEEK_S = 7 * 86_400
+_BILLION = 1_000_000_000
+
+
+class _Request(_Record):
+    model_config = ConfigDict(extra="allow", frozen=False, allow_inf_nan=False)
+
+
+class DrainRequest(_Request):
+    rate_per_s: float = Field(gt=0, le=_BILLION, description="closes per second")
+    deadline_s: float = Field(ge=0, le=_WEEK_S, description="seconds until whatever remains is force-closed")
     hint_ms: tuple[int, int] = Field(description="reconnect hint window [min, max] in ms")
     dry_run: bool = False
     confirm: ConfirmAnswer | None = None
-    override_reason: str | None = None
+    override_reason: str | None = Field(default=None, max_length=1000)
 
 
-class RolloutRequest(_Record):
-    batch_size: int = Field(gt=0)
-    interval_s: float = Field(gt=0)
+class RolloutRequest(_Request):
+    batch_size: int = Field(gt=0, le=100_000)
+    interval_s: float = Field(gt=0, le=_WEEK_S)
     mode: RolloutMode = RolloutMode.DRAIN
     pause_cpu_pct: float = Field(default=75.0, gt=0, le=100)
     dry_run: bool = False
     confirm: ConfirmAnswer | None = None
-    override_reason: str | None = None
+    override_reason: str | None = Field(default=None, max_length=1000)
 
 
-class AdmissionRequest(_Record):
-    rate_per_s: float | None = Field(default=None, gt=0)
-    burst: int | None = Field(default=None, gt=0)
-    max_connections: int | None = Field(default=None, gt=0)
+class AdmissionRequest(_Request):
+    rate_per_s: float | None = Field(default=None, gt=0, le=_BILLION)
+    burst: int | None = Field(default=None, gt=0, le=_BILLION)
+    max_connections: int | None = Field(default=None, gt=0, le=_BILLION)
     retry_after_s: tuple[float, float] = (1.0, 30.0)
     nodes: list[str] | None = None
     dry_run: bool = False
     confirm: ConfirmAnswer | None = None
-    override_reason: str | None = None
+    override_reason: str | None = Field(default=None, max_length=1000)
+
+
+class ActionRequest(_Request):
+    """Body of undrain, rollout halt and rollout resume: only the two-phase controls (all optional)."""
+
+    dry_run: bool = False
+    confirm: ConfirmAnswer | None = None
+    override_reason: str | None = Field(default=None, max_length=1000)
 
 
 class VerdictLevel(StrEnum):
@@ -327,3 +354,40 @@ class Problem(_Record):
     detail: str
     field: str | None = None
     instance: str | None = None
+
+
+# --- answers of the write side (#4) -----------------------------------------------------------------
+
+
+class ActionResult(_Record):
+    """200/202 answer of an action: applied (or, for a dry run, only judged)."""
+
+    action: str
+    node: str | None = None
+    applied: bool
+    dry_run: bool = False
+    overridden: bool = Field(default=False, description="a blocked action an admin forced, with a reason")
+    verdict: Verdict
+    message: str
+    audit_seq: int | None = Field(default=None, description="the audit record of this attempt")
+    audit_hash: str | None = None
+
+
+class AuditPage(_Record):
+    """`GET /v1/audit`: the newest records, oldest first (newest last)."""
+
+    records: list[dict[str, Any]]
+    total: int = Field(description="records in the log")
+
+
+class DrainPlanResult(_Record):
+    """`GET /v1/nodes/{id}/drain-plan`: the largest safe drain now, to pre-fill a drain."""
+
+    nodes: list[str]
+    rate_per_s: float = Field(description="per node; 0 when no drain is safe now")
+    duration_s: float | None = Field(description="until the fullest node is empty at that rate")
+    deadline_s: float
+    hint_ms: tuple[int, int]
+    force_closed: int
+    limited_by: str
+    request: DrainRequest

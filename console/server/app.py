@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -15,8 +16,14 @@ from console.server.fanout import DEFAULT_MAX_BACKLOG_FRAMES, Broadcaster
 from console.server.feed import AlarmWatch, FleetFeed
 from console.server.history import DEFAULT_HISTORY_FRAMES, DEFAULT_REPLAY_CAP_FRAMES, FrameHistory
 from console.server.problems import install_problem_handlers
-from console.server.routes import clock, fleet, stream
+from console.server.routes import actions, clock, fleet, stream
 from console.server.tokens import TokenRegistry
+
+if TYPE_CHECKING:
+    from console.audit import AuditLog
+    from console.guards import Thresholds
+    from console.server.confirm import ConfirmTokens
+    from console.server.idempotency import IdempotencyKeys
 
 DESCRIPTION = """\
 The fleet admin API of stormdeck (see DESIGN.md, "The fleet API, v1"). Every path under `/v1/` needs
@@ -38,8 +45,17 @@ def create_app(
     replay_cap_frames: int = DEFAULT_REPLAY_CAP_FRAMES,
     max_backlog_frames: int = DEFAULT_MAX_BACKLOG_FRAMES,
     alarms: AlarmWatch | None = None,
+    audit_log: AuditLog | None = None,
+    thresholds: Thresholds | None = None,
+    confirmations: ConfirmTokens | None = None,
+    idempotency: IdempotencyKeys | None = None,
+    coalesce_events_over: int | None = None,
 ) -> FastAPI:
-    """The app serving `backend`; its feed starts and stops with the app's lifespan."""
+    """The app serving `backend`; its feed starts and stops with the app's lifespan.
+
+    The write side (issue #4) needs an `audit_log` (the caller opens and closes it); without one the
+    action routes are not served at all — a fleet API that acts must remember what it did.
+    """
     feed = FleetFeed(
         backend,
         frame_interval_s=frame_interval_s,
@@ -47,6 +63,7 @@ def create_app(
         history=FrameHistory(history_frames, replay_cap_frames),
         broadcaster=Broadcaster(max_backlog_frames),
         alarms=alarms,
+        coalesce_events_over=coalesce_events_over,
     )
 
     @asynccontextmanager
@@ -71,4 +88,17 @@ def create_app(
     app.include_router(fleet.router)
     app.include_router(stream.router)
     app.include_router(clock.router)
+    if audit_log is not None:
+        from console.guards import Thresholds
+        from console.server.desk import ActionDesk
+
+        app.state.desk = ActionDesk(
+            backend,
+            thresholds or Thresholds(),
+            audit_log,
+            confirmations=confirmations,
+            idempotency=idempotency,
+        )
+        app.include_router(actions.router)
+        app.include_router(actions.reads)
     return app

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from console.guards import FleetCapacity
 from console.protocol import Event, FleetSnapshot, Frame, Source, Waves
+
+if TYPE_CHECKING:
+    from console.server.actions import FleetAction
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,30 @@ class FleetBackend(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class ActingBackend(FleetBackend, Protocol):
+    """A backend that takes actions (the write side, issue #4). The server judges first; the backend
+    applies what was allowed, between its ticks, and may refuse (`InputError`) what its fleet cannot do.
+    """
+
+    def capacity(self) -> FleetCapacity:
+        """What one node can absorb: the figures the guards need and a frame does not carry."""
+        ...
+
+    async def current_snapshot(self) -> FleetSnapshot:
+        """The fleet now, actions applied since the last tick included: what an action is judged on."""
+        ...
+
+    async def apply(self, action: FleetAction) -> None:
+        """Apply `action` entirely or not at all (raise `InputError`, nothing changed)."""
+        ...
+
+    async def forecast(self, action: FleetAction) -> dict[str, Any] | None:
+        """The next minute with and without `action` (see `console.sim.forecast`), or None when this
+        backend cannot forecast."""
+        ...
 
 
 def fold_frames(frames: Sequence[Frame]) -> Frame:

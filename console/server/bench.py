@@ -29,6 +29,7 @@ WARMUP_S = 3.0
 class FanoutFigures:
     source: str
     speed: float
+    coalesce_events_over: int | None
     clients: int
     nodes: int
     seconds: float
@@ -39,6 +40,8 @@ class FanoutFigures:
     fanout_p50_ms: float
     fanout_p99_ms: float
     fanout_max_ms: float
+    server_fanout_p50_ms: float  # publish → the client's socket took it (server side only)
+    server_fanout_p99_ms: float
     api_p50_ms: float
     api_p99_ms: float
     api_requests: int
@@ -49,21 +52,33 @@ class FanoutFigures:
         return asdict(self)
 
 
-def _serve(nodes: int, scenario: str | None, speed: float, token: str, reply: Connection) -> None:
+def _serve(
+    nodes: int,
+    scenario: str | None,
+    speed: float,
+    storm_at_s: float | None,
+    coalesce_events_over: int | None,
+    token: str,
+    reply: Connection,
+) -> None:
     """Child process: the fleet API over the synthetic fleet or a scenario, until SIGTERM."""
     from console.server.app import create_app
     from console.server.backend import FleetBackend
     from console.server.runner import base_url, bind_socket, serve_foreground
     from console.server.simulator import SimulatorBackend
-    from console.server.synthetic import SyntheticFleet
+    from console.server.synthetic import SyntheticBackend
     from console.server.tokens import parse_tokens
 
     backend: FleetBackend = (
-        SyntheticFleet(nodes) if scenario is None else SimulatorBackend.from_scenario(scenario, [])
+        SyntheticBackend(nodes, storm_at_s=storm_at_s)
+        if scenario is None
+        else SimulatorBackend.from_scenario(scenario, [])
     )
     sock = bind_socket("127.0.0.1", 0)
-    app = create_app(backend, parse_tokens(f"viewer {token} bench"), speed=speed)
+    tokens = parse_tokens(f"viewer {token} bench")
+    app = create_app(backend, tokens, speed=speed, coalesce_events_over=coalesce_events_over)
     serve_foreground(app, sock, lambda: reply.send(base_url(sock)))
+    reply.send(list(app.state.feed.broadcaster.deliveries))  # after SIGTERM: the server-side delays
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -175,32 +190,41 @@ def run_fanout(
     seconds: float = 15.0,
     scenario: str | None = None,
     speed: float = 1.0,
+    storm_at_s: float | None = None,
+    coalesce_events_over: int | None = None,
 ) -> FanoutFigures:
-    """Measure; `scenario` serves that simulator scenario instead of the synthetic fleet of `nodes`."""
+    """Measure; `scenario` serves that simulator scenario instead of the synthetic fleet of `nodes`, whose
+    storm (an eighth of the nodes down at once, one event each) comes at `storm_at_s` if given."""
     from console.server.tokens import new_token
 
     token = new_token()
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     server = context.Process(
-        target=_serve, args=(nodes, scenario, speed, token, sender), name="stormdeck-bench-server"
+        target=_serve,
+        args=(nodes, scenario, speed, storm_at_s, coalesce_events_over, token, sender),
+        name="stormdeck-bench-server",
     )
     server.start()
     try:
         if not receiver.poll(120):
             raise RuntimeError("the benchmark server did not start within 120 s")
         base = receiver.recv()
+        measure_from = time.time() + WARMUP_S
         samples, served_nodes = asyncio.run(_measure(base, token, clients, seconds))
     finally:
-        server.terminate()  # SIGTERM: the server shuts down cleanly
+        server.terminate()  # SIGTERM: the server shuts down cleanly, then sends its own delays
+        deliveries = receiver.recv() if receiver.poll(15) else []
         server.join(10)
         if server.is_alive():
             server.kill()
             server.join()
     counts = samples.counts
+    server_ms = [delay for published_at, delay in deliveries if published_at >= measure_from]
     return FanoutFigures(
-        source=scenario or "synthetic",
+        source=scenario or ("synthetic" if storm_at_s is None else f"synthetic, storm at {storm_at_s:g} s"),
         speed=speed,
+        coalesce_events_over=coalesce_events_over,
         clients=clients,
         nodes=served_nodes,
         seconds=seconds,
@@ -211,6 +235,8 @@ def run_fanout(
         fanout_p50_ms=round(_percentile(samples.delays_ms, 0.50), 1),
         fanout_p99_ms=round(_percentile(samples.delays_ms, 0.99), 1),
         fanout_max_ms=round(max(samples.delays_ms, default=float("nan")), 1),
+        server_fanout_p50_ms=round(_percentile(server_ms, 0.50), 1),
+        server_fanout_p99_ms=round(_percentile(server_ms, 0.99), 1),
         api_p50_ms=round(_percentile(samples.latencies_ms, 0.50), 1),
         api_p99_ms=round(_percentile(samples.latencies_ms, 0.99), 1),
         api_requests=len(samples.latencies_ms),

@@ -9,6 +9,7 @@ instead of growing the server's memory.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,11 +44,19 @@ class Subscriber:
         return taken
 
 
+#: Recent deliveries kept for `delivery_ms` (50 clients × 400 frames).
+DELIVERY_SAMPLES = 20_000
+
+
 class Broadcaster:
     def __init__(self, max_backlog_frames: int = DEFAULT_MAX_BACKLOG_FRAMES) -> None:
         self.max_backlog_frames = max_backlog_frames
         self._subscribers: set[Subscriber] = set()
         self.dropped_total = 0
+        # (published at, ms from publishing to the client's socket having taken it), one per client and
+        # frame: the delay the server's fan-out adds, without the network or the client (`bench server`).
+        self.deliveries: deque[tuple[float, float]] = deque(maxlen=DELIVERY_SAMPLES)
+        self._published_at: dict[int, float] = {}
 
     def subscribe(self) -> Subscriber:
         subscriber = Subscriber(self.max_backlog_frames)
@@ -58,11 +67,19 @@ class Broadcaster:
         self._subscribers.discard(subscriber)
 
     def publish(self, seq: int, messages: Sequence[str]) -> None:
+        self._published_at[seq] = time.time()
+        self._published_at.pop(seq - 2 * self.max_backlog_frames, None)
         for subscriber in self._subscribers:
             was_overflowed = subscriber.overflowed
             subscriber.push(seq, messages)
             if subscriber.overflowed and not was_overflowed:
                 self.dropped_total += 1
+
+    def delivered(self, seq: int) -> None:
+        """A client's socket has taken every message of frame `seq`."""
+        published_at = self._published_at.get(seq)
+        if published_at is not None:
+            self.deliveries.append((published_at, (time.time() - published_at) * 1000))
 
     def __len__(self) -> int:
         return len(self._subscribers)

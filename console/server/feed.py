@@ -18,6 +18,7 @@ from typing import Protocol
 from console.protocol import Alarm, ClockState, Event, FleetSnapshot, Frame, Waves
 from console.server.backend import FleetBackend, Tick, still_frame
 from console.server.clock import FleetClock
+from console.server.events import coalesce_events
 from console.server.fanout import Broadcaster
 from console.server.history import FrameHistory, Published, prepare
 
@@ -27,17 +28,30 @@ log = logging.getLogger(__name__)
 BACKEND_BUDGET_SHARE = 0.7
 
 
+#: Cleared alarms a snapshot still lists (newest), after the active ones.
+SNAPSHOT_CLEARED_ALARMS = 20
+
+
 class AlarmWatch(Protocol):
-    """The hook for the alarms module: fed every frame, answers the alarms to show (active and past)."""
+    """What judges alarms over the published frames: `console.alarms.AlarmEngine` has this shape.
 
-    def observe(self, frame: Frame) -> list[Alarm]: ...
+    `update` is fed every published frame (stamped with seq and epoch), in order, from one worker thread at
+    a time; the alarm changes it returns go out on the stream as `event`s of that frame."""
+
+    def update(self, frame: Frame) -> list[Event]: ...
+
+    @property
+    def active(self) -> list[Alarm]: ...
+
+    @property
+    def history(self) -> list[Alarm]: ...
 
 
-class NoAlarms:
-    """Until `console.alarms` lands: no alarms. Replace at the one call site, `create_app(alarms=...)`."""
+def default_alarms() -> AlarmWatch:
+    """The alarm engine with the thresholds of DESIGN.md: the same rules the console runs."""
+    from console.alarms import AlarmEngine
 
-    def observe(self, frame: Frame) -> list[Alarm]:
-        return []
+    return AlarmEngine()
 
 
 @dataclass(frozen=True)
@@ -61,14 +75,16 @@ class FleetFeed:
         history: FrameHistory | None = None,
         broadcaster: Broadcaster | None = None,
         alarms: AlarmWatch | None = None,
+        coalesce_events_over: int | None = None,
     ) -> None:
         self.backend = backend
+        self.coalesce_events_over = coalesce_events_over
         self.frame_interval_s = frame_interval_s
         # `is None`, not `or`: an empty history or broadcaster is falsy (both have a length).
         self.clock = FleetClock() if clock is None else clock
         self.history = FrameHistory() if history is None else history
         self.broadcaster = Broadcaster() if broadcaster is None else broadcaster
-        self.alarms: AlarmWatch = NoAlarms() if alarms is None else alarms
+        self.alarms: AlarmWatch = default_alarms() if alarms is None else alarms
         self.timing: TickTiming | None = None
         self._snapshot: FleetSnapshot | None = None
         self._alarms: list[Alarm] = []
@@ -83,7 +99,8 @@ class FleetFeed:
         snapshot = await self.backend.start()
         self._snapshot = snapshot
         # Frame 1 is the fleet as started, so a client attaching at once paints at once.
-        self._keep(prepare(frame_of(snapshot), [], 1, self.epoch, time.time()), None)
+        entry, alarms = await asyncio.to_thread(self._judge_and_prepare, frame_of(snapshot), [], True)
+        self._keep(entry, alarms, None)
         self._task = asyncio.create_task(self._run(), name="stormdeck-feed")
 
     async def stop(self) -> None:
@@ -153,14 +170,14 @@ class FleetFeed:
             budget_s = self.frame_interval_s * BACKEND_BUDGET_SHARE
             tick = await self.backend.tick(due, budget_s)
             frame, events = tick.frame, tick.events
+            if self.coalesce_events_over is not None:
+                events = coalesce_events(events, self.coalesce_events_over)
         backend_s = time.perf_counter() - backend_started
         self.clock.record(tick.fleet_seconds if tick else 0)
         serialize_started = time.perf_counter()
-        entry = await asyncio.to_thread(
-            prepare, frame, events, self.history.newest_seq + 1, self.epoch, time.time()
-        )
+        entry, alarms = await asyncio.to_thread(self._judge_and_prepare, frame, events, tick is not None)
         serialize_s = time.perf_counter() - serialize_started
-        self._keep(entry, tick)
+        self._keep(entry, alarms, tick)
         self.timing = TickTiming(entry.seq, tick.fleet_seconds if tick else 0, backend_s, serialize_s, late_s)
         if late_s + backend_s + serialize_s > self.frame_interval_s / 2:
             log.warning(
@@ -173,12 +190,28 @@ class FleetFeed:
             )
         return entry
 
-    def _keep(self, entry: Published, tick: Tick | None) -> None:
+    def _judge_and_prepare(
+        self, frame: Frame, events: list[Event], judge: bool
+    ) -> tuple[Published, list[Alarm] | None]:
+        """Worker thread: the alarms' verdict on the frame (its changes join the frame's events), then the
+        stamped, serialized entry. A still frame (paused) is not judged again: nothing changed."""
+        seq = self.history.newest_seq + 1
+        alarms: list[Alarm] | None = None
+        if judge:
+            stamped = frame.model_copy(update={"seq": seq, "epoch": self.epoch})
+            events = [*events, *self.alarms.update(stamped)]
+            cleared = self.alarms.history[-SNAPSHOT_CLEARED_ALARMS:]
+            # Copies: the engine updates its alarms in place on the next frame, while readers serialize.
+            alarms = [alarm.model_copy() for alarm in (*self.alarms.active, *reversed(cleared))]
+        return prepare(frame, events, seq, self.epoch, time.time()), alarms
+
+    def _keep(self, entry: Published, alarms: list[Alarm] | None, tick: Tick | None) -> None:
         # No await from here to the publish: a client subscribing in between would miss or double a frame.
         self.history.keep(entry)
         if tick is not None:
             self._snapshot = tick.snapshot
-        self._alarms = self.alarms.observe(entry.frame)
+        if alarms is not None:
+            self._alarms = alarms
         self.broadcaster.publish(entry.seq, entry.messages)
 
 

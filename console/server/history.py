@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from console.protocol import Event, Frame, NodeSample, NodeStatus
+from console.server.events import names_node
 
 #: Ten minutes at one frame a second: the console's longest chart (connections over 10 min) and the
 #: node detail's history.
@@ -138,7 +139,7 @@ class FrameHistory:
         found: list[Event] = []
         for entry in reversed(self._entries):
             for event in reversed(entry.events):
-                if event.node == node_id:
+                if names_node(event, node_id):
                     found.append(event)
                     if len(found) >= limit:
                         return found[::-1]

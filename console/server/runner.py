@@ -83,7 +83,8 @@ def _config(app: FastAPI) -> uvicorn.Config:
 
 
 def serve_foreground(app: FastAPI, sock: socket.socket, on_ready: Callable[[], None]) -> int:
-    """Serve until SIGINT or SIGTERM, then shut down cleanly. Returns the exit status (0)."""
+    """Serve until SIGINT or SIGTERM, then shut down cleanly. Returns the exit status: 0, or 1 when the
+    server never started (uvicorn has logged why)."""
     server = _Server(_config(app), on_ready)
 
     async def run() -> None:
@@ -94,7 +95,7 @@ def serve_foreground(app: FastAPI, sock: socket.socket, on_ready: Callable[[], N
         await server.serve(sockets=[sock])
 
     asyncio.run(run())
-    return 0
+    return 0 if server.started else 1
 
 
 def _request_exit(server: uvicorn.Server) -> None:

@@ -2,7 +2,9 @@
 
 The engine is CPU-heavy (milliseconds to tens of milliseconds a fleet second at 13 M clients) and
 releases the GIL in its numba kernels, so it always runs in a worker thread. One lock serializes every
-use of the simulation — ticks now, actions and forecasts (#4) later — because it is not thread-safe.
+use of the simulation — ticks, actions, and the forks a forecast starts from — because it is not
+thread-safe: an action lands between two fleet seconds, never inside one. A forecast runs its twins
+outside the lock, so the live fleet keeps its pace while it computes.
 """
 
 from __future__ import annotations
@@ -10,9 +12,23 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from console.protocol import WAVE_BIN_MS, Event, FleetSnapshot, Frame, RolloutStatus, Source, Waves
+from console.guards import FleetCapacity
+from console.protocol import (
+    WAVE_BIN_MS,
+    AdmissionRequest,
+    AdmissionSettings,
+    DrainRequest,
+    Event,
+    FleetSnapshot,
+    Frame,
+    RolloutRequest,
+    RolloutStatus,
+    Source,
+    Waves,
+)
+from console.server.actions import ActionKind, FleetAction
 from console.server.backend import Tick
 
 if TYPE_CHECKING:
@@ -25,10 +41,13 @@ class SimulatorBackend:
     source = Source.SIMULATOR
     clock_control = True
 
-    def __init__(self, simulation: Simulation) -> None:
+    def __init__(self, simulation: Simulation, forecast_horizon_s: int | None = None) -> None:
         self.simulation = simulation
+        self.forecast_horizon_s = forecast_horizon_s  # None: the forecast module's 60 s
         self.fleet_name = simulation.fleet_name
         self._lock = asyncio.Lock()
+        # One forecast at a time: two of them would take both cores from the fleet's own worker thread.
+        self._forecasting = asyncio.Lock()
 
     @classmethod
     def from_scenario(cls, scenario: str, overrides: list[str], seed: int | None = None) -> SimulatorBackend:
@@ -51,6 +70,29 @@ class SimulatorBackend:
 
     async def close(self) -> None:
         return None
+
+    # --- the write side (issue #4) ----------------------------------------------------------------------
+
+    def capacity(self) -> FleetCapacity:
+        return capacity_of(self.simulation)
+
+    async def current_snapshot(self) -> FleetSnapshot:
+        return await self.exclusive(self.simulation.live_snapshot)
+
+    async def apply(self, action: FleetAction) -> None:
+        await self.exclusive(apply_action, self.simulation, action)
+
+    async def forecast(self, action: FleetAction) -> dict[str, Any] | None:
+        from console.sim.forecast import HORIZON_S, fork_pair, run_pair
+
+        def act(twin: Simulation) -> None:
+            apply_action(twin, action)
+
+        async with self._forecasting:
+            without, acted = await self.exclusive(fork_pair, self.simulation, act)
+            horizon_s = self.forecast_horizon_s or HORIZON_S
+            result = await asyncio.to_thread(run_pair, without, acted, horizon_s)
+        return result.as_dict()
 
     def _advance(self, fleet_seconds: int, budget_s: float) -> Tick:
         # Worker thread. At least one second always advances; beyond that, stop when the budget is spent
@@ -90,3 +132,58 @@ def snapshot_of(frame: Frame, fleet_name: str, source: Source) -> FleetSnapshot:
         seq=None,
         epoch=None,
     )
+
+
+def capacity_of(simulation: Simulation) -> FleetCapacity:
+    """The guards' capacity record from the scenario's node model: a handshake costs 1 ÷ handshakes_per_s
+    of a node's CPU second (the kernel's FF_HS_COST); calm inflow is churn plus scheduled lifetimes."""
+    nodes = simulation.scenario.nodes
+    clients = simulation.scenario.clients
+    inflow_per_s = clients.churn_per_min / 60.0
+    if clients.max_lifetime_s > 0:
+        inflow_per_s += clients.count / max(clients.max_lifetime_s - clients.lifetime_dither_s / 2.0, 1.0)
+    return FleetCapacity(
+        handshakes_per_s=nodes.handshakes_per_s,
+        cpu_pct_per_handshake_per_s=100.0 / nodes.handshakes_per_s,
+        connections_per_node=nodes.capacity_connections,
+        steady_inflow_per_s=inflow_per_s,
+    )
+
+
+def apply_action(simulation: Simulation, action: FleetAction) -> None:
+    """Apply an allowed action to a simulation — the live one, or a forecast's twin. Each engine call
+    checks before it changes anything, so an `InputError` leaves the simulation as it was."""
+    request = action.request
+    match action.kind:
+        case ActionKind.DRAIN:
+            assert isinstance(request, DrainRequest) and action.node_id is not None
+            simulation.drain(action.node_id, request.rate_per_s, request.deadline_s, tuple(request.hint_ms))
+        case ActionKind.UNDRAIN:
+            assert action.node_id is not None
+            simulation.undrain(action.node_id)
+        case ActionKind.ROLLOUT_START:
+            assert isinstance(request, RolloutRequest)
+            simulation.rollout.start(
+                batch_size=request.batch_size,
+                interval_s=request.interval_s,
+                mode=request.mode,
+                pause_cpu_pct=request.pause_cpu_pct,
+            )
+        case ActionKind.ROLLOUT_HALT:
+            simulation.rollout.halt("halted by operator")
+        case ActionKind.ROLLOUT_RESUME:
+            simulation.rollout.resume()
+        case ActionKind.ADMISSION:
+            assert isinstance(request, AdmissionRequest)
+            if request.nodes:
+                for node_id in request.nodes:
+                    simulation.index_of(node_id)  # every name checked before anything changes
+            simulation.set_admission(
+                AdmissionSettings(
+                    rate_per_s=request.rate_per_s,
+                    burst=request.burst,
+                    max_connections=request.max_connections,
+                    retry_after_s=request.retry_after_s,
+                    nodes=request.nodes,
+                )
+            )

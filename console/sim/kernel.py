@@ -267,6 +267,12 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
             _spread(rng, now_bound, weights, weight_sum, cum, node_class[1])
         # Each node's arrivals by population: draws without replacement from what the earlier nodes left.
         for c in range(2):
+            if node_class[c].sum() == 0:
+                group[:, c, :] = 0
+                continue
+            if n_pop == 1:
+                group[0, c, :] = node_class[c]
+                continue
             for p in range(n_pop):
                 unassigned[p] = by_class[p, c]
             for i in range(n_nodes):
@@ -321,13 +327,18 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                 rej_left = rejected
                 adm_left = admitted
                 work = 0.0
+                everyone_admitted = rejected == 0 and overflow == 0
                 for p in range(n_pop):
                     doomed = wait_ticks > pop_f[p, PF_TIMEOUT]
                     for c in range(2):
                         a_g = group[p, c, i]
                         last = p == n_pop - 1 and c == 1
-                        r_g = rej_left if last else hyper(rng, rej_left, pool, a_g)
-                        m_g = adm_left if last else hyper(rng, adm_left, pool - rej_left, a_g - r_g)
+                        if everyone_admitted:  # the common case: no split to draw
+                            r_g = 0
+                            m_g = a_g
+                        else:
+                            r_g = rej_left if last else hyper(rng, rej_left, pool, a_g)
+                            m_g = adm_left if last else hyper(rng, adm_left, pool - rej_left, a_g - r_g)
                         pool -= a_g
                         rej_left -= r_g
                         adm_left -= m_g

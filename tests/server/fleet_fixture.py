@@ -38,6 +38,7 @@ class ScriptedFleet:
         self.node_ids = [f"node-{index}" for index in range(nodes)]
         self.time_s = 0
         self.ticks_asked: list[int] = []
+        self.headroom_pct = 50.0
         self.closed = False
 
     def _nodes(self) -> list[NodeStatus]:
@@ -62,7 +63,7 @@ class ScriptedFleet:
             attempts_per_s=5.0 * len(nodes),
             accepts_per_s=5.0 * len(nodes),
             rejects_per_s=0.0,
-            headroom_pct=50.0,
+            headroom_pct=self.headroom_pct,
             drain_inflow_ratio=None,
         )
 

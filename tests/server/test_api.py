@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import httpx
 import pytest
+from websockets.asyncio.client import connect
 
-from console.protocol import FleetSnapshot, NodeDetail
+from console.protocol import Alarm, Event, FleetSnapshot, Frame, NodeDetail, Severity
 from tests.server.conftest import Live, auth, start_live
 
 PROBLEM = "application/problem+json"
@@ -161,3 +165,63 @@ async def live_until_seq(live: Live, seq: int, timeout_s: float = 5.0) -> None:
             await asyncio.sleep(0.01)
 
     await asyncio.wait_for(reached(), timeout_s)
+
+
+class CountingAlarms:
+    """Stands in for console.alarms at the hook: sees every frame, holds one alarm."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, str]] = []
+        self.active = [
+            Alarm(name="connections_drop", severity=Severity.CRITICAL, since_s=0.0, message="test")
+        ]
+        self.history: list[Alarm] = []
+
+    def update(self, frame: Frame) -> list[Event]:
+        self.seen.append((frame.seq, frame.epoch))
+        return []
+
+
+async def test_the_alarms_hook_sees_every_stamped_frame_and_feeds_the_snapshot() -> None:
+    alarms = CountingAlarms()
+    running = start_live(alarms=alarms)
+    try:
+        await live_until_seq(running, 4)
+        body = (await get(running, "/v1/fleet")).json()
+        assert [alarm["name"] for alarm in body["alarms"]] == ["connections_drop"]
+        assert alarms.seen[:4] == [(seq, running.feed.epoch) for seq in (1, 2, 3, 4)]
+    finally:
+        running.server.stop()
+
+
+async def test_the_alarm_engine_raises_on_the_stream_and_in_the_snapshot(live: Live) -> None:
+    live.fleet.headroom_pct = 20.0  # under the 35 % budget (outage seed)
+    url = live.url.replace("http://", "ws://") + "/v1/stream"
+    async with connect(url, additional_headers=auth("viewer"), max_queue=None) as ws:
+        while True:
+            message = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            if message["type"] == "event" and message["kind"] == "alarm":
+                break
+    assert message["data"]["change"] == "raised" and message["seq"] >= 1
+    snapshot = (await get(live, "/v1/fleet")).json()
+    raised = [alarm for alarm in snapshot["alarms"] if alarm["name"] == message["data"]["name"]]
+    assert raised and raised[0]["active"] is True
+
+
+async def test_a_failing_tick_does_not_stop_the_stream() -> None:
+    running = start_live()
+    original = running.fleet.tick
+    failures = []
+
+    async def flaky(fleet_seconds: int, budget_s: float):
+        if not failures:
+            failures.append(fleet_seconds)
+            raise RuntimeError("backend hiccup")
+        return await original(fleet_seconds, budget_s)
+
+    running.fleet.tick = flaky  # type: ignore[method-assign]
+    try:
+        await live_until_seq(running, 4)
+        assert failures == [1]
+    finally:
+        running.server.stop()

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
+from console.cli import main
 from console.cli.embedded import FALLBACK_SCENARIO, EmbeddedServer
 
 #: A small fleet so each process starts in about a second.
@@ -93,42 +94,32 @@ async def test_sim_serve_guards_its_api_resumes_and_stops_cleanly(served) -> Non
     assert not token_path.exists(), "the token the server made is removed when it stops"
 
 
-def test_a_non_loopback_host_needs_a_token_file() -> None:
-    result = subprocess.run(serve_command("--host", "0.0.0.0"), capture_output=True, text=True, timeout=30)
-    assert result.returncode == 2
-    assert "--host" in result.stderr and "--token-file" in result.stderr and "Traceback" not in result.stderr
+def test_a_non_loopback_host_needs_a_token_file(capsys) -> None:
+    assert main(serve_command("--host", "0.0.0.0")[3:]) == 2
+    error = capsys.readouterr().err
+    assert "--host" in error and "--token-file" in error and "Traceback" not in error
 
 
-def test_a_malformed_token_file_is_refused_by_line(tmp_path) -> None:
+def test_a_malformed_token_file_is_refused_by_line(tmp_path, capsys) -> None:
     tokens = tmp_path / "tokens"
     tokens.write_text("viewer good-token\nsuperuser bad-token\n")
-    result = subprocess.run(
-        serve_command("--token-file", str(tokens)), capture_output=True, text=True, timeout=30
-    )
-    assert result.returncode == 2
-    assert f"{tokens} line 2" in result.stderr and "viewer, operator or admin" in result.stderr
+    assert main(serve_command("--token-file", str(tokens))[3:]) == 2
+    error = capsys.readouterr().err
+    assert f"{tokens} line 2" in error and "viewer, operator or admin" in error
 
 
-def test_the_embedded_server_leaves_nothing_behind() -> None:
+def test_the_embedded_server_serves_and_leaves_nothing_behind_when_its_parent_goes_away() -> None:
     server = EmbeddedServer(FALLBACK_SCENARIO, SMALL).start()
     directory = server.token_path.parent
-    response = httpx.get(f"{server.url}/v1/fleet", headers={"Authorization": f"Bearer {server.token}"})
-    assert response.status_code == 200
-    process = server._process
-    assert process is not None
-    server.stop()
-    assert process.poll() is not None
-    assert not directory.exists()
-    with pytest.raises(httpx.ConnectError):
-        httpx.get(f"{server.url}/v1/fleet")
-
-
-def test_the_embedded_server_stops_when_its_parent_goes_away() -> None:
-    server = EmbeddedServer(FALLBACK_SCENARIO, SMALL).start()
     process = server._process
     assert process is not None and process.stdin is not None
     try:
-        process.stdin.close()  # what the OS does when the parent dies
+        response = httpx.get(f"{server.url}/v1/fleet", headers={"Authorization": f"Bearer {server.token}"})
+        assert response.status_code == 200
+        process.stdin.close()  # what the OS does when the parent dies without stopping it
         assert process.wait(15) == 0
     finally:
         server.stop()
+    assert not directory.exists()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{server.url}/v1/fleet")

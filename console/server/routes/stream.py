@@ -13,7 +13,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from console.protocol import Hello
 from console.server.auth import authenticate
-from console.server.fanout import Subscriber
+from console.server.fanout import Broadcaster, Subscriber
 from console.server.feed import FleetFeed
 from console.server.problems import ApiProblem, problem_response
 from console.server.tokens import Role
@@ -22,6 +22,8 @@ router = APIRouter(tags=["stream"])
 
 #: RFC 6455 "Try Again Later": the client is fine, the moment is not; it should resume.
 CLOSE_TOO_SLOW = 1013
+#: How long a too-slow client gets to take its close frame before we stop waiting for it.
+CLOSE_TIMEOUT_S = 5.0
 #: RFC 6455 "Policy Violation": what a server without the denial-response extension closes with.
 CLOSE_POLICY = 1008
 
@@ -78,17 +80,19 @@ async def stream(websocket: WebSocket) -> None:
         frame_interval_s=feed.frame_interval_s,
     )
     opening = [hello.model_dump_json(), *resume.messages]
-    sender = asyncio.create_task(_send(websocket, subscriber, opening, hello.seq))
+    sender = asyncio.create_task(_send(websocket, feed.broadcaster, subscriber, opening, hello.seq))
     receiver = asyncio.create_task(_until_client_closes(websocket))
     try:
         done, _ = await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
         if sender in done and subscriber.overflowed:
+            feed.broadcaster.unsubscribe(subscriber)  # free its backlog now, not after the close
             reason = (
                 f"too slow: {feed.broadcaster.max_backlog_frames} frames behind; "
                 f"resume with ?since={sender.result()}&epoch={feed.epoch}"
             )
-            await websocket.close(code=CLOSE_TOO_SLOW, reason=reason[:123])
-    except (WebSocketDisconnect, OSError, RuntimeError):
+            # A client that reads nothing never drains its socket, so the close frame might never leave.
+            await asyncio.wait_for(websocket.close(code=CLOSE_TOO_SLOW, reason=reason[:123]), CLOSE_TIMEOUT_S)
+    except (WebSocketDisconnect, OSError, RuntimeError, TimeoutError):
         pass  # the client went away mid-send; nothing to tell it
     finally:
         feed.broadcaster.unsubscribe(subscriber)
@@ -98,7 +102,9 @@ async def stream(websocket: WebSocket) -> None:
                 await task
 
 
-async def _send(websocket: WebSocket, subscriber: Subscriber, opening: list[str], held_seq: int) -> int:
+async def _send(
+    websocket: WebSocket, broadcaster: Broadcaster, subscriber: Subscriber, opening: list[str], held_seq: int
+) -> int:
     """Send the hello and the replay, then every published tick; return the last seq sent in full.
 
     Returns only when the subscriber overflowed (a closed client raises instead).
@@ -113,6 +119,7 @@ async def _send(websocket: WebSocket, subscriber: Subscriber, opening: list[str]
             for message in messages:
                 await websocket.send_text(message)
             held_seq = seq
+            broadcaster.delivered(seq)
 
 
 async def _until_client_closes(websocket: WebSocket) -> None:

@@ -1,0 +1,267 @@
+"""`stormdeck act URL …`, `stormdeck plan drain URL NODE`, `stormdeck audit verify FILE` (issue #4, §5).
+
+Exit codes: 0 applied (or dry run shown), 3 needs confirmation, 4 blocked, 2 bad input, 1 transport or
+auth error. `--yes` confirms a `confirm` verdict; `--typed NAME` answers a `typed` one (and a `confirm`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from console.client.actions import ActionAnswer, ActionClient, Reply, route
+from console.client.token import load_token
+from console.errors import InputError
+
+EXIT = {
+    Reply.APPLIED: 0,
+    Reply.DRY_RUN: 0,
+    Reply.NEEDS_CONFIRMATION: 3,
+    Reply.BLOCKED: 4,
+    Reply.BAD_INPUT: 2,
+    Reply.DENIED: 1,
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--token-file", type=Path, help="token file (else the environment's STORMDECK_TOKEN)")
+    common.add_argument("--json", action="store_true", help="print the server's answer as JSON")
+    common.add_argument("--dry-run", action="store_true", help="judge only; apply nothing")
+    common.add_argument("--yes", action="store_true", help="confirm a `confirm` verdict")
+    common.add_argument("--typed", metavar="NAME", help="answer a `typed` verdict: the node id or fleet name")
+    common.add_argument("--override-reason", metavar="TEXT", help="admin only: force a blocked action")
+
+    act = subparsers.add_parser(
+        "act",
+        help="act on a fleet through its API: drain, undrain, rollout, admission (guarded, audited)",
+        description="Send a guarded action. Exit 0 applied (or dry run), 3 needs confirmation, 4 blocked, "
+        "2 bad input, 1 transport or auth error.",
+    )
+    act.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
+    actions = act.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    drain = actions.add_parser("drain", parents=[common], help="drain a node")
+    drain.add_argument("node", metavar="NODE")
+    drain.add_argument("--rate", type=float, required=True, metavar="R", help="closes per second")
+    drain.add_argument("--deadline", type=float, required=True, metavar="S", help="seconds to force-close")
+    drain.add_argument("--hint", required=True, metavar="MIN:MAX", help="reconnect hint window, ms")
+    drain.set_defaults(handler=_run_act, build=_drain)
+
+    undrain = actions.add_parser("undrain", parents=[common], help="put a node back into rotation")
+    undrain.add_argument("node", metavar="NODE")
+    undrain.set_defaults(handler=_run_act, build=_undrain)
+
+    rollout = actions.add_parser("rollout", help="start, halt or resume a rolling restart")
+    steps = rollout.add_subparsers(dest="step", metavar="STEP", required=True)
+    start = steps.add_parser("start", parents=[common], help="start a rollout")
+    start.add_argument("--batch-size", type=int, required=True, metavar="N")
+    start.add_argument("--interval", type=float, required=True, metavar="S", help="seconds between batches")
+    start.add_argument("--mode", choices=("drain", "abrupt"), default="drain")
+    start.add_argument("--pause-cpu", type=float, default=75.0, metavar="PCT", help="auto-pause line")
+    start.set_defaults(handler=_run_act, build=_rollout_start)
+    for step in ("halt", "resume"):
+        steps.add_parser(step, parents=[common], help=f"{step} the rollout").set_defaults(
+            handler=_run_act, build=_rollout_step
+        )
+
+    admission = actions.add_parser("admission", parents=[common], help="set admission control")
+    admission.add_argument("--rate", type=float, metavar="R", help="token bucket refill per node per second")
+    admission.add_argument("--burst", type=int, metavar="N")
+    admission.add_argument("--max-connections", type=int, metavar="N", help="connection ceiling per node")
+    admission.add_argument("--retry-after", default="1:30", metavar="MIN:MAX", help="Retry-After window, s")
+    admission.add_argument("--nodes", metavar="ID,ID", help="only these nodes")
+    admission.set_defaults(handler=_run_act, build=_admission)
+
+    plan = subparsers.add_parser("plan", help="plan an action: the largest safe drain of a node")
+    plans = plan.add_subparsers(dest="plan", metavar="WHAT", required=True)
+    plan_drain = plans.add_parser(
+        "drain", help="the largest safe drain rate of NODE, from the server's planner"
+    )
+    plan_drain.add_argument("url", metavar="URL")
+    plan_drain.add_argument("node", metavar="NODE")
+    plan_drain.add_argument("--token-file", type=Path)
+    plan_drain.add_argument("--json", action="store_true")
+    plan_drain.set_defaults(handler=_run_plan)
+
+    audit = subparsers.add_parser("audit", help="the audit log of actions")
+    audits = audit.add_subparsers(dest="audit", metavar="WHAT", required=True)
+    verify = audits.add_parser("verify", help="check an audit log's hash chain; exit 0 when intact")
+    verify.add_argument("file", type=Path, metavar="FILE")
+    verify.set_defaults(handler=_run_verify)
+
+
+# --- building requests ------------------------------------------------------------------------------------
+
+
+def _window(text: str, option: str, kind: type) -> list[Any]:
+    low, sep, high = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return [kind(low), kind(high)]
+    except ValueError:
+        raise InputError(option, text, "MIN:MAX, two numbers with a colon, e.g. 1000:15000") from None
+
+
+def _controls(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {"dry_run": bool(args.dry_run)}
+    if args.override_reason:
+        body["override_reason"] = args.override_reason
+    return body
+
+
+def _drain(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
+    body = {
+        "rate_per_s": args.rate,
+        "deadline_s": args.deadline,
+        "hint_ms": _window(args.hint, "--hint", int),
+    }
+    return (*route("drain", args.node), body | _controls(args))
+
+
+def _undrain(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
+    return (*route("undrain", args.node), _controls(args))
+
+
+def _rollout_start(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
+    body = {
+        "batch_size": args.batch_size,
+        "interval_s": args.interval,
+        "mode": args.mode,
+        "pause_cpu_pct": args.pause_cpu,
+    }
+    return (*route("rollout_start"), body | _controls(args))
+
+
+def _rollout_step(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
+    return (*route(f"rollout_{args.step}"), _controls(args))
+
+
+def _admission(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
+    body: dict[str, Any] = {
+        "rate_per_s": args.rate,
+        "burst": args.burst,
+        "max_connections": args.max_connections,
+        "retry_after_s": _window(args.retry_after, "--retry-after", float),
+    }
+    if args.nodes:
+        body["nodes"] = [node.strip() for node in args.nodes.split(",") if node.strip()]
+    return (*route("admission"), body | _controls(args))
+
+
+# --- running ----------------------------------------------------------------------------------------------
+
+
+def _run_act(args: argparse.Namespace) -> int:
+    method, path, body = args.build(args)
+    token = load_token(args.token_file)
+
+    async def go() -> ActionAnswer:
+        async with ActionClient(args.url, token) as client:
+            return await client.act(method, path, body, confirm=args.yes, typed=args.typed)
+
+    answer = asyncio.run(go())
+    if args.json:
+        print(json.dumps({"status": answer.status, **answer.body}, indent=2))
+    else:
+        print(render_answer(answer))
+    return EXIT[answer.reply]
+
+
+def _run_plan(args: argparse.Namespace) -> int:
+    token = load_token(args.token_file)
+
+    async def go() -> dict[str, Any]:
+        async with ActionClient(args.url, token) as client:
+            return await client.drain_plan(args.node)
+
+    plan = asyncio.run(go())
+    if args.json:
+        print(json.dumps(plan, indent=2))
+        return 0
+    hint = plan["hint_ms"]
+    duration = plan["duration_s"]
+    print(f"drain plan for {', '.join(plan['nodes'])} (limited by {plan['limited_by']}):")
+    print(f"  rate      {plan['rate_per_s']:g} closes/s per node")
+    print(f"  duration  {'never (no safe rate now)' if duration is None else f'{duration:.0f} s'}")
+    print(f"  deadline  {plan['deadline_s']:g} s  (force-closed then: {plan['force_closed']})")
+    print(f"  hint      {hint[0]}:{hint[1]} ms")
+    print(
+        f"  act:      stormdeck act {args.url} drain {plan['nodes'][0]} --rate {plan['rate_per_s']:g} "
+        f"--deadline {plan['deadline_s']:g} --hint {hint[0]}:{hint[1]}"
+    )
+    return 0
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from console.audit import verify_file
+
+    report = verify_file(args.file)
+    if report.intact:
+        print(f"{args.file}: intact, {report.records} records, last hash {report.last_hash[:16]}…")
+        return 0
+    print(
+        f"{args.file}: line {report.broken_line}: {report.reason} ({report.records} records verified before it)",
+        file=sys.stderr,
+    )
+    return 1
+
+
+# --- showing a verdict ------------------------------------------------------------------------------------
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def render_answer(answer: ActionAnswer) -> str:
+    lines: list[str] = []
+    body = answer.body
+    headline = body.get("message") or body.get("detail") or ""
+    lines.append(f"{answer.status} {answer.reply.value}: {headline}")
+    verdict = answer.verdict
+    if verdict:
+        lines.append(f"verdict: {verdict.get('level')}  ({verdict.get('action')})")
+        rows = [("check", "value", "limit", "", "why")]
+        for check in verdict.get("checks", []):
+            bound = "≥" if check.get("bound") == "min" else "≤"
+            mark = "pass" if check.get("ok") else f"FAIL→{check.get('level') or 'warn'}"
+            limit = f"{bound} {_cell(check.get('limit'))}" if check.get("limit") is not None else "—"
+            rows.append((check["name"], _cell(check.get("value")), limit, mark, check.get("why", "")))
+        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        for row in rows:
+            lines.append("  " + "  ".join(row[i].ljust(widths[i]) for i in range(4)) + "  " + row[4])
+        projections = verdict.get("projections") or {}
+        if projections:
+            lines.append("projections: " + ", ".join(f"{k}={_cell(v)}" for k, v in projections.items()))
+        forecast = verdict.get("forecast")
+        if forecast:
+            lines.append(
+                f"forecast ({forecast['horizon_s']} s ahead, tick {forecast['tick_ms']:g} ms, "
+                f"{forecast['compute_ms']:.0f} ms to compute):"
+            )
+            for label, key in (("without", "without_action"), ("with", "with_action")):
+                run = forecast[key]
+                lines.append(
+                    f"  {label:<8} connections min {run['connections_min']:,} end {run['connections_end']:,}  "
+                    f"max CPU {run['cpu_max_pct']:.0f} %  attempts/s peak {run['attempts_per_s_peak']:,.0f}"
+                )
+    if answer.reply is Reply.NEEDS_CONFIRMATION:
+        if answer.level == "typed":
+            lines.append(
+                f"needs typed confirmation: repeat with --typed {verdict.get('typed_expected') if verdict else ''}"
+            )
+        else:
+            lines.append("needs confirmation: repeat with --yes")
+    return "\n".join(lines)

@@ -1,0 +1,29 @@
+"""`stormdeck bench gateway`: idle density, handshake and rejection cost, drain pacing of one node."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from console.errors import InputError
+
+
+def register_bench(benches: argparse._SubParsersAction) -> None:
+    parser = benches.add_parser("gateway", help="figures of one reference gateway node on loopback")
+    parser.add_argument(
+        "--idle-clients", type=int, default=10_000, help="idle connections to hold (≤ 18,000)"
+    )
+    parser.add_argument("--cost-attempts", type=int, default=2000, help="attempts per cost measurement")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(handler=_bench)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    if not 1 <= args.idle_clients <= 18_000:
+        raise InputError("--idle-clients", args.idle_clients, "1 to 18,000 (one descriptor each, 20,000 max)")
+    if not 100 <= args.cost_attempts <= 20_000:
+        raise InputError("--cost-attempts", args.cost_attempts, "100 to 20,000")
+    from console.gateway.bench import bench_gateway, render
+
+    print(render(asyncio.run(bench_gateway(args.idle_clients, args.cost_attempts)), args.json))
+    return 0

@@ -1,0 +1,100 @@
+"""`stormdeck controller --nodes FILE`: the fleet API v1 over real gateway nodes' admin APIs."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from console.errors import InputError
+
+if TYPE_CHECKING:
+    from console.gateway.controller import NodeEntry
+
+DEFAULT_PORT = 8471
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "controller",
+        help="serve the fleet API over real gateway nodes",
+        description="Follow each node's admin API and serve the fleet as the fleet API v1 (the same server "
+        "as `sim serve`). Nodes that stop answering show as down.",
+    )
+    parser.add_argument("--nodes", type=Path, required=True, help="TOML: [[nodes]] id, admin (and client)")
+    parser.add_argument("--node-token-file", type=Path, required=True, help="the token the nodes trust")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}; 0: any free")
+    parser.add_argument(
+        "--token-file", type=Path, help="fleet API tokens, as for `sim serve`: ROLE TOKEN [NAME]"
+    )
+    parser.add_argument("--fleet", default="loopback", help="the fleet's name")
+    parser.add_argument("--audit-log", type=Path, help="append a JSON line per action forwarded to a node")
+    parser.set_defaults(handler=run_controller)
+
+
+def run_controller(args: argparse.Namespace) -> int:
+    from console.gateway.controller import load_nodes
+    from console.gateway.serve import read_token_file
+
+    nodes = load_nodes(str(args.nodes))
+    node_token = read_token_file(str(args.node_token_file))
+    return serve_controller(
+        nodes, node_token, args.host, args.port, args.token_file, args.fleet, audit_path=args.audit_log
+    )
+
+
+def serve_controller(
+    nodes: list[NodeEntry],
+    node_token: str,
+    host: str,
+    port: int,
+    token_file: Path | None,
+    fleet: str,
+    announce_more: Callable[[], None] = lambda: None,
+    audit_path: Path | None = None,
+) -> int:
+    """Serve the fleet API over `nodes` until SIGINT/SIGTERM (`sim serve`'s runner and token handling)."""
+    from console.gateway.controller import Controller
+    from console.server.app import create_app
+    from console.server.runner import base_url, bind_socket, is_loopback, serve_foreground
+    from console.server.tokens import load_token_file, make_local_operator_token
+
+    if token_file is None and not is_loopback(host):
+        raise InputError("--host", host, "a loopback address unless --token-file is given")
+    given = load_token_file(token_file) if token_file is not None else None
+    try:
+        sock = bind_socket(host, port)
+    except OSError as error:
+        raise InputError("--port", port, f"a free port on {host} ({error.strerror})") from None
+    made: Path | None = None
+    try:
+        if given is None:
+            tokens, made = make_local_operator_token()
+            token_path, note = made, "operator, mode 0600, removed on exit"
+        else:
+            tokens, token_path, note = given, token_file, "given"
+        app = create_app(
+            Controller(
+                nodes, node_token, fleet_name=fleet, audit_path=str(audit_path) if audit_path else None
+            ),
+            tokens,
+        )
+        url = base_url(sock)
+
+        def announce() -> None:
+            print(f"stormdeck: serving fleet {fleet!r} (controller over {len(nodes)} nodes)")
+            print(f"url:    {url}")
+            print(f"token:  {token_path} ({note})")
+            print(f"attach: stormdeck attach {url} --token-file {token_path}")
+            announce_more()
+            print("Ctrl-C stops it.", flush=True)
+
+        return serve_foreground(app, sock, announce)
+    finally:
+        sock.close()
+        if made is not None:
+            with contextlib.suppress(FileNotFoundError):
+                made.unlink()

@@ -1,0 +1,121 @@
+"""`stormdeck fleet up`: a whole loopback fleet — gateway nodes, a publisher, the controller, a load.
+
+Everything it starts is a child it knows by pid (or, for the controller, itself), and everything is
+stopped on Ctrl-C or SIGTERM, children by pid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from console.errors import InputError
+
+MAX_NODES = 16
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("fleet", help="a real gateway fleet on loopback")
+    parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
+    sub = parser.add_subparsers(dest="fleet_command", metavar="SUBCOMMAND")
+    up = sub.add_parser(
+        "up",
+        help="start N gateway nodes, a publisher, the controller (fleet API) and optionally a load",
+        description="Start N gateway node processes (Redis history when redis-server is installed, so "
+        "clients resume on any node), publish on their channel, serve the fleet API over them, and "
+        "optionally run a load generator. Ctrl-C or SIGTERM stops everything it started.",
+    )
+    up.add_argument("--nodes", type=int, default=3, help=f"gateway nodes, 1 to {MAX_NODES} (default 3)")
+    up.add_argument("--port", type=int, default=8471, help="the fleet API's port (0: any free)")
+    up.add_argument("--token-file", type=Path, help="fleet API tokens, as for `sim serve`")
+    up.add_argument("--clients", type=int, default=0, help="load generator clients (0: none)")
+    up.add_argument("--policy", default="full_jitter", help="the clients' backoff policy")
+    up.add_argument("--publish-rate-per-s", type=float, default=5.0)
+    up.add_argument("--work-factor", type=int, default=1000, help="client token cost (default ~0.2 ms)")
+    up.add_argument("--duration", type=float, default=600.0, help="how long the load runs (s, max 600)")
+    up.set_defaults(handler=run_fleet_up)
+
+
+def run_fleet_up(args: argparse.Namespace) -> int:
+    if not 1 <= args.nodes <= MAX_NODES:
+        raise InputError("--nodes", args.nodes, f"1 to {MAX_NODES}")
+    if args.clients < 0 or args.clients > 18_000:
+        raise InputError("--clients", args.clients, "0 to 18,000")
+    from console.cli.controller import serve_controller
+    from console.gateway.controller import NodeEntry
+    from console.gateway.processes import NodeProcess, RedisProcess, child_env
+    from console.policies import make_policy
+
+    make_policy(args.policy)
+    node_token = secrets.token_urlsafe(24)
+    redis = RedisProcess().start() if shutil.which("redis-server") else None
+    nodes: list[NodeProcess] = []
+    load: subprocess.Popen[bytes] | None = None
+    publisher: subprocess.Popen[bytes] | None = None
+    try:
+        if redis is not None:
+            # One publisher process feeds every node's channel through Redis, so killing a node (the
+            # storm drill) never stops the stream. Without Redis each node publishes its own stream.
+            command = [sys.executable, "-m", "console", "gateway", "publish", "--history", redis.url]
+            command += ["--rate-per-s", str(args.publish_rate_per_s)]
+            publisher = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=child_env())
+        for k in range(1, args.nodes + 1):
+            extra = ["--work-factor", str(args.work_factor)]
+            if redis is None:
+                extra += ["--publish-rate-per-s", str(args.publish_rate_per_s)]
+            node = NodeProcess(f"node-{k}", extra, token=node_token, history=redis.url if redis else None)
+            nodes.append(node.start())
+        if args.clients:
+            command = [sys.executable, "-m", "console", "loadgen", *(n.url for n in nodes)]
+            command += [
+                "--clients",
+                str(args.clients),
+                "--policy",
+                args.policy,
+                "--duration",
+                str(args.duration),
+            ]
+            command += ["--work-factor", str(args.work_factor), "--ramp-s", str(max(1.0, args.clients / 500))]
+            command += ["--workers", "1"]  # one child, so stopping it by pid stops every client
+            load = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=child_env())
+        entries = [NodeEntry(n.node_id, n.admin_url, n.url) for n in nodes]
+
+        def announce_more() -> None:
+            for node in nodes:
+                print(f"node:   {node.node_id} pid {node.pid} clients {node.url} admin {node.admin_url}")
+            if redis is not None:
+                print(f"redis:  pid {redis.process.pid if redis.process else '?'} {redis.url}")
+            else:
+                print("redis:  not installed — in-process history: moved clients will not recover")
+            if publisher is not None:
+                print(f"publisher: pid {publisher.pid} {args.publish_rate_per_s:g} messages/s")
+            if load is not None:
+                print(f"load:   pid {load.pid} {args.clients} clients, policy {args.policy}")
+
+        return serve_controller(
+            entries, node_token, "127.0.0.1", args.port, args.token_file, "loopback", announce_more
+        )
+    finally:
+        for child in (load, publisher):
+            _stop(child)
+        for node in nodes:
+            node.stop()
+        if redis is not None:
+            redis.stop()
+
+
+def _stop(child: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM a child we started, by its pid; SIGKILL if it lingers."""
+    if child is None or child.poll() is not None:
+        return
+    child.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(10)
+    if child.poll() is None:
+        child.kill()
+        child.wait(5)

@@ -1,0 +1,142 @@
+"""`stormdeck gateway serve`: one reference gateway node (client WebSocket port + node admin API)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import signal
+import sys
+
+from console.errors import InputError
+
+
+def _loopback_host(value: str) -> str:
+    try:
+        if ipaddress.ip_address(value).is_loopback:
+            return value
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(
+        f"{value!r} is not a loopback address; the reference fleet stays on loopback"
+    )
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("gateway", help="the reference gateway node")
+    parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
+    sub = parser.add_subparsers(dest="gateway_command", metavar="SUBCOMMAND")
+    serve = sub.add_parser("serve", help="serve clients on --port and the node admin API on --admin-port")
+    serve.add_argument("--port", type=int, required=True, help="client WebSocket port (0: any free port)")
+    serve.add_argument("--admin-port", type=int, required=True, help="node admin API port")
+    serve.add_argument("--node-id", required=True)
+    serve.add_argument("--host", type=_loopback_host, default="127.0.0.1")
+    serve.add_argument(
+        "--token-file", help="file holding the controller's token (else a random one is printed)"
+    )
+    serve.add_argument(
+        "--history", metavar="URL", help="replay buffer in Redis (redis://…); default in-process"
+    )
+    serve.add_argument("--channel", default="fleet")
+    serve.add_argument(
+        "--publish-rate-per-s", type=float, default=0.0, help="publish on the channel (0: off)"
+    )
+    admission = serve.add_argument_group("admission")
+    admission.add_argument("--rate-per-s", type=float, help="token bucket refill (default: unlimited)")
+    admission.add_argument("--burst", type=int, help="token bucket size (default: one second of rate)")
+    admission.add_argument("--max-connections", type=int, help="connection ceiling (default: none)")
+    admission.add_argument(
+        "--retry-after-s", type=float, nargs=2, default=(1.0, 30.0), metavar=("MIN", "MAX")
+    )
+    admission.add_argument("--work-factor", type=int, default=None, help="client token PBKDF2 iterations")
+    life = serve.add_argument_group("connection lifetime (Zuul's defaults)")
+    life.add_argument("--lifetime-s", type=float, default=1800.0)
+    life.add_argument("--lifetime-dither-s", type=float, default=180.0)
+    life.add_argument("--close-grace-s", type=float, default=4.0)
+    serve.add_argument("--ping-interval-s", type=float, default=20.0, help="heartbeat interval")
+    serve.add_argument("--capacity", type=int, default=10_000, help="planning capacity for headroom")
+    serve.add_argument("--seed", type=int)
+    serve.set_defaults(handler=_serve)
+    publish = sub.add_parser(
+        "publish", help="publish on a channel held in Redis, for every node of a fleet (until SIGTERM)"
+    )
+    publish.add_argument("--history", metavar="URL", required=True, help="redis://…, as the nodes'")
+    publish.add_argument("--channel", default="fleet")
+    publish.add_argument("--rate-per-s", type=float, default=5.0)
+    publish.set_defaults(handler=_publish)
+
+
+def _check(args: argparse.Namespace) -> None:
+    for name in ("port", "admin_port"):
+        if not 0 <= getattr(args, name) <= 65535:
+            raise InputError(f"--{name.replace('_', '-')}", getattr(args, name), "a port in [0, 65535]")
+    for name in ("rate_per_s", "burst", "max_connections", "work_factor"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            raise InputError(f"--{name.replace('_', '-')}", value, "a number > 0")
+    low, high = args.retry_after_s
+    if not 0 <= low <= high:
+        raise InputError("--retry-after-s", [low, high], "0 ≤ MIN ≤ MAX seconds")
+    if args.history is not None and not args.history.startswith(("redis://", "unix://")):
+        raise InputError("--history", args.history, "a redis:// URL")
+    if args.lifetime_dither_s > args.lifetime_s or args.lifetime_s <= 0:
+        raise InputError("--lifetime-dither-s", args.lifetime_dither_s, "0 ≤ dither ≤ --lifetime-s")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    _check(args)
+    from console.gateway.node import Lifetime, NodeConfig
+    from console.gateway.serve import RunningNode, read_token_file, serve_until_signalled
+    from console.gateway.tokens import DEFAULT_WORK_FACTOR, TokenSigner
+    from console.protocol import AdmissionSettings
+
+    token = read_token_file(args.token_file) if args.token_file else None
+    config = NodeConfig(
+        node_id=args.node_id,
+        host=args.host,
+        port=args.port,
+        channel=args.channel,
+        admission=AdmissionSettings(
+            rate_per_s=args.rate_per_s,
+            burst=args.burst,
+            max_connections=args.max_connections,
+            retry_after_s=tuple(args.retry_after_s),
+        ),
+        signer=TokenSigner(work_factor=args.work_factor or DEFAULT_WORK_FACTOR),
+        lifetime=Lifetime(args.lifetime_s, args.lifetime_dither_s, args.close_grace_s),
+        ping_interval_s=args.ping_interval_s,
+        ping_timeout_s=args.ping_interval_s,
+        capacity_connections=args.capacity,
+        publish_rate_per_s=args.publish_rate_per_s,
+        seed=args.seed,
+    )
+    running = RunningNode(config, args.admin_port, args.history, token)
+    if token is None:
+        print(f"controller token (no --token-file given): {running.token}", file=sys.stderr, flush=True)
+    asyncio.run(serve_until_signalled(running))
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    if not args.history.startswith(("redis://", "unix://")):
+        raise InputError("--history", args.history, "a redis:// URL")
+    if not 0 < args.rate_per_s <= 10_000:
+        raise InputError("--rate-per-s", args.rate_per_s, "a rate in (0, 10,000]")
+    from console.gateway.history import RedisHistory
+    from console.gateway.node import publish_forever
+
+    async def run() -> None:
+        history = RedisHistory(args.history, args.channel)
+        await history.start()
+        task = asyncio.create_task(publish_forever(history, args.rate_per_s, "publisher"))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        print(f"publishing on {args.channel!r} at {args.rate_per_s:g}/s", flush=True)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await history.stop()
+
+    asyncio.run(run())
+    return 0

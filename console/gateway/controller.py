@@ -1,0 +1,363 @@
+"""The controller's core: a fleet made of real gateway nodes, read through their admin APIs.
+
+It follows each node's admin stream (with the same resume as any stream client), marks a node that
+stops answering `down` — never drops it — and folds the nodes into the fleet API's frame. Actions are
+forwarded to the nodes with the controller's token; the guards stay with the fleet API server.
+
+`Controller` is a `console.server.backend.FleetBackend`: the fleet API v1 is served by the same server
+as the simulator's (`console.server.app.create_app`), which owns seq, epoch, pacing and resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+import tomllib
+from dataclasses import dataclass, field
+
+import httpx
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+from console.errors import InputError
+from console.gateway.rollout import Rollout
+from console.policies import Backoff, make_policy
+from console.protocol import (
+    WAVE_BIN_MS,
+    AdmissionRequest,
+    AdmissionSettings,
+    DrainRequest,
+    Event,
+    FleetSnapshot,
+    Frame,
+    NodeState,
+    NodeStatus,
+    RolloutRequest,
+    RolloutStatus,
+    Source,
+    Totals,
+    Waves,
+)
+from console.server.backend import Tick
+from console.server.simulator import snapshot_of
+
+#: A node whose stream has been silent this long is shown `down` (frames come every second).
+DOWN_AFTER_S = 3.0
+#: Wave bins are emitted once this old, so every node's frame for that second has had time to arrive.
+WAVE_SETTLE_S = 1.5
+
+
+@dataclass(frozen=True)
+class NodeEntry:
+    id: str
+    admin_url: str  # http://127.0.0.1:PORT
+    client_url: str | None = None  # ws://127.0.0.1:PORT/channel/NAME, for load generators
+    restart: str | None = None  # rollout restart command, `{node}` replaced by the id
+
+
+def load_nodes(path: str) -> list[NodeEntry]:
+    """The nodes file: TOML, one `[[nodes]]` table per node with `id` and `admin` (and `client`, `restart`)."""
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise InputError("--nodes", path, f"a readable TOML file ({error})") from error
+    entries = []
+    for k, table in enumerate(document.get("nodes", [])):
+        if not isinstance(table.get("id"), str) or not str(table.get("admin", "")).startswith("http://"):
+            raise InputError(f"nodes[{k}]", table, 'a table with id = "…" and admin = "http://…"')
+        entries.append(
+            NodeEntry(table["id"], table["admin"].rstrip("/"), table.get("client"), table.get("restart"))
+        )
+    if not entries or len({e.id for e in entries}) != len(entries):
+        raise InputError("--nodes", path, "at least one [[nodes]] table, ids unique")
+    return entries
+
+
+def down_status(node_id: str, last: NodeStatus | None) -> NodeStatus:
+    """What the fleet shows for a node that stopped answering: its id, state down, nothing flowing."""
+    return NodeStatus(
+        id=node_id,
+        state=NodeState.DOWN,
+        connections=0,
+        cpu_pct=0.0,
+        attempts_per_s=0.0,
+        accepts_per_s=0.0,
+        rejects_per_s=0.0,
+        timeouts_per_s=0.0,
+        handshake_p99_ms=0.0,
+        capacity_connections=last.capacity_connections if last else 0,
+    )
+
+
+def fold_totals(nodes: list[NodeStatus]) -> Totals:
+    """Fleet totals from node figures. Headroom counts only the nodes in rotation (DESIGN.md)."""
+    serving = [n for n in nodes if n.state.in_rotation]
+    capacity = sum(n.capacity_connections for n in serving)
+    held = sum(n.connections for n in serving)
+    return Totals(
+        connections=sum(n.connections for n in nodes),
+        attempts_per_s=sum(n.attempts_per_s for n in nodes),
+        accepts_per_s=sum(n.accepts_per_s for n in nodes),
+        rejects_per_s=sum(n.rejects_per_s for n in nodes),
+        timeouts_per_s=sum(n.timeouts_per_s for n in nodes),
+        drops_per_s=sum(n.drops_per_s for n in nodes),
+        headroom_pct=round(100.0 * max(0.0, 1.0 - held / capacity), 2) if capacity else 0.0,
+        drain_inflow_ratio=None,
+        max_cpu_pct=max((n.cpu_pct for n in nodes), default=0.0),
+    )
+
+
+@dataclass
+class WaveSum:
+    """Attempts per absolute 100 ms bin, summed over nodes, handed out once each."""
+
+    bins: dict[int, int] = field(default_factory=dict)
+    emitted_to: int | None = None
+
+    def add(self, waves: Waves) -> None:
+        if waves.start_s is None:
+            return
+        first = round(waves.start_s * 1000 / WAVE_BIN_MS)
+        for k, count in enumerate(waves.attempts):
+            if self.emitted_to is None or first + k >= self.emitted_to:
+                self.bins[first + k] = self.bins.get(first + k, 0) + count
+
+    def take(self, now_s: float) -> Waves:
+        upto = int((now_s - WAVE_SETTLE_S) * 1000 / WAVE_BIN_MS)
+        start = self.emitted_to if self.emitted_to is not None else upto - 1000 // WAVE_BIN_MS
+        attempts = [self.bins.pop(k, 0) for k in range(start, upto)]
+        self.bins = {k: v for k, v in self.bins.items() if k >= upto}
+        self.emitted_to = upto
+        return Waves(attempts=attempts, start_s=start * WAVE_BIN_MS / 1000)
+
+
+class NodeLink:
+    """Follows one node's admin stream, resuming with since + epoch; remembers the newest frame."""
+
+    def __init__(self, entry: NodeEntry, waves: WaveSum, rng: random.Random) -> None:
+        self.entry = entry
+        self.latest: NodeStatus | None = None
+        self.epoch: str | None = None  # the node's stream epoch: a new one means a new node process
+        self.admission: AdmissionSettings | None = None
+        self.received_s = 0.0
+        self._waves = waves
+        self._since: tuple[int, str] | None = None
+        # The controller reconnects to its nodes with the same policies it asks of clients.
+        self._backoff = Backoff(make_policy("full_jitter", {"base_ms": 250.0, "max_ms": 5000.0}), _rng=rng)
+
+    def status(self, now_s: float) -> NodeStatus:
+        if self.latest is None or now_s - self.received_s > DOWN_AFTER_S:
+            return down_status(self.entry.id, self.latest)
+        return self.latest
+
+    async def run(self) -> None:
+        stream = self.entry.admin_url.replace("http://", "ws://", 1) + "/v1/node/stream"
+        while True:
+            url = stream if self._since is None else f"{stream}?since={self._since[0]}&epoch={self._since[1]}"
+            try:
+                async with connect(url, open_timeout=3, ping_interval=5, ping_timeout=5) as ws:
+                    async for raw in ws:
+                        self._take(json.loads(raw))
+            except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed):
+                pass
+            await asyncio.sleep(self._backoff.next_delay_ms() / 1000)
+
+    def _take(self, message: dict) -> None:
+        if message.get("type") == "hello":
+            self._backoff.reset()
+            return
+        frame = Frame.model_validate(message)
+        self._since = (frame.seq, frame.epoch)
+        self.epoch = frame.epoch
+        self.latest = frame.nodes[0]
+        self.admission = frame.admission
+        self.received_s = time.monotonic()
+        self._waves.add(frame.waves)
+
+
+class Controller:
+    """A fleet of real gateway nodes, in the fleet API's shapes."""
+
+    source = Source.LIVE
+    clock_control = False
+
+    def __init__(
+        self,
+        nodes: list[NodeEntry],
+        token: str,
+        fleet_name: str = "loopback",
+        seed: int = 0,
+        audit_path: str | None = None,
+    ) -> None:
+        self.fleet_name = fleet_name
+        self.token = token
+        self._waves = WaveSum()
+        rng = random.Random(seed)
+        self.links = {e.id: NodeLink(e, self._waves, random.Random(rng.getrandbits(64))) for e in nodes}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._states: dict[str, NodeState] = {}
+        self._events: list[Event] = []
+        self._http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=5.0)
+        self.rollout: Rollout | None = None
+        self._rollout_task: asyncio.Task[RolloutStatus] | None = None
+        self.audit_path = audit_path
+
+    def _audit(self, action: str, **fields: object) -> None:
+        """One JSON line per action forwarded to the nodes (the fleet API keeps the guarded audit log)."""
+        if self.audit_path is None:
+            return
+        record = {"time_s": round(time.time(), 3), "action": action, **fields}
+        with open(self.audit_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")
+
+    async def start(self, wait_s: float = 3.0) -> FleetSnapshot:
+        self._tasks = [asyncio.create_task(link.run()) for link in self.links.values()]
+        deadline = time.monotonic() + wait_s
+        while any(link.latest is None for link in self.links.values()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return self.snapshot()
+
+    async def close(self) -> None:
+        for task in [*self._tasks, self._rollout_task]:
+            if task is not None:
+                task.cancel()
+        await asyncio.gather(*self._tasks, *filter(None, [self._rollout_task]), return_exceptions=True)
+        await self._http.aclose()
+
+    def nodes(self) -> list[NodeStatus]:
+        now = time.monotonic()
+        statuses = [link.status(now) for link in self.links.values()]
+        for status in statuses:
+            before = self._states.get(status.id)
+            if before is not None and before != status.state:
+                self._events.append(
+                    Event(
+                        time_s=time.time(),
+                        kind="node_state",
+                        node=status.id,
+                        message=f"{status.id}: {before.value} → {status.state.value}",
+                        data={"from": before.value, "to": status.state.value},
+                    )
+                )
+            self._states[status.id] = status.state
+        return statuses
+
+    def admission(self) -> AdmissionSettings:
+        for link in self.links.values():
+            if link.admission is not None:
+                return link.admission
+        return AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(1.0, 30.0))
+
+    def frame(self, seq: int = 0, epoch: str = "") -> Frame:
+        """The fleet now. `seq`/`epoch` belong to whoever serves the stream (the fleet API server)."""
+        nodes = self.nodes()
+        return Frame(
+            seq=seq,
+            epoch=epoch,
+            time_s=round(time.time(), 3),
+            nodes=nodes,
+            totals=fold_totals(nodes),
+            waves=self._waves.take(time.time()),
+            rollout=self.rollout_status(),
+            admission=self.admission(),
+        )
+
+    def snapshot(self) -> FleetSnapshot:
+        nodes = self.nodes()
+        return FleetSnapshot(
+            fleet=self.fleet_name,
+            source=self.source,
+            time_s=round(time.time(), 3),
+            nodes=nodes,
+            totals=fold_totals(nodes),
+            rollout=self.rollout_status(),
+            admission=self.admission(),
+        )
+
+    def drain_events(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+    async def tick(self, fleet_seconds: int, budget_s: float) -> Tick:
+        """One frame of the fleet as it is now: a real fleet's clock is the wall's (`clock_control` off)."""
+        started = time.perf_counter()
+        frame = self.frame()
+        snapshot = snapshot_of(frame, self.fleet_name, self.source)
+        return Tick(frame, self.drain_events(), snapshot, 1, time.perf_counter() - started)
+
+    # --- actions, forwarded (the fleet API server has already guarded them) -----------------------
+
+    def _link(self, node_id: str) -> NodeLink:
+        if node_id not in self.links:
+            raise InputError("node", node_id, "one of " + ", ".join(sorted(self.links)))
+        return self.links[node_id]
+
+    async def drain(self, node_id: str, request: DrainRequest) -> dict:
+        link = self._link(node_id)
+        body = request.model_dump(mode="json", exclude={"confirm", "override_reason"})
+        response = await self._http.post(f"{link.entry.admin_url}/v1/node/drain", json=body)
+        self._audit("drain", node=node_id, request=body, status=response.status_code)
+        response.raise_for_status()
+        return response.json()
+
+    async def undrain(self, node_id: str) -> dict:
+        link = self._link(node_id)
+        response = await self._http.post(f"{link.entry.admin_url}/v1/node/undrain")
+        self._audit("undrain", node=node_id, status=response.status_code)
+        response.raise_for_status()
+        return response.json()
+
+    async def set_admission(self, request: AdmissionRequest) -> dict[str, dict]:
+        targets = request.nodes if request.nodes is not None else list(self.links)
+        links = [self._link(node_id) for node_id in targets]
+        body = request.model_dump(mode="json", exclude={"confirm", "override_reason", "nodes"})
+        answers: dict[str, dict] = {}
+        for link in links:
+            with contextlib.suppress(httpx.HTTPError):
+                response = await self._http.put(f"{link.entry.admin_url}/v1/node/admission", json=body)
+                answers[link.entry.id] = response.json()
+        self._audit("admission", nodes=targets, request=body, applied=sorted(answers))
+        return answers
+
+    # --- rollouts ----------------------------------------------------------------------------------
+
+    def rollout_status(self) -> RolloutStatus:
+        return self.rollout.status if self.rollout is not None else RolloutStatus()
+
+    def start_rollout(
+        self, request: RolloutRequest, batch_drain: DrainRequest | None = None
+    ) -> RolloutStatus:
+        """Start restarting the fleet in batches (in the nodes file's order) through each node's command."""
+        if self._rollout_task is not None and not self._rollout_task.done():
+            raise InputError(
+                "rollout", self.rollout_status().state.value, "no rollout running (halt it first)"
+            )
+        self.rollout = Rollout(
+            request,
+            list(self.links),
+            self.nodes,
+            lambda node_id: self.links[node_id].epoch,
+            self.drain,
+            {node_id: link.entry.restart or "" for node_id, link in self.links.items()},
+            **({"batch_drain": batch_drain} if batch_drain is not None else {}),
+        )
+        self._rollout_task = asyncio.create_task(self.rollout.run())
+        self._audit("rollout_start", request=request.model_dump(mode="json"))
+        return self.rollout.status
+
+    def halt_rollout(self) -> RolloutStatus:
+        if self._rollout_task is not None:
+            self._rollout_task.cancel()
+        self._audit("rollout_halt")
+        return self.rollout_status()
+
+    def resume_rollout(self) -> RolloutStatus:
+        if self.rollout is None:
+            raise InputError("rollout", "idle", "a paused rollout")
+        self.rollout.resume()
+        self._audit("rollout_resume")
+        return self.rollout_status()

@@ -1,0 +1,171 @@
+"""The channel stream and its replay buffer: in-process, or in Redis so it outlives a gateway restart.
+
+Every message carries an `offset` (1, 2, 3, … within an epoch); the stream carries an `epoch`, which
+changes whenever the history restarts. A client that reconnects with its last offset and the epoch gets
+the missed tail replayed (`recovered: true`) if the buffer still holds it, else `recovered: false` and a
+fresh start — Centrifugo's model, with its default cap of 300 messages (field guide). Keeping the buffer
+outside the process is the seeds' lesson from KEP-1904: in-process history dies with the process, so a
+restart turns every resume into a full resync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: Centrifugo's default history size (field guide).
+REPLAY_CAP = 300
+
+#: A live message as delivered to subscribers: (offset, the JSON text every client receives).
+Live = Callable[[int, str], None]
+
+
+def encode_message(offset: int, data_json: str) -> str:
+    return f'{{"type":"message","offset":{offset},"data":{data_json}}}'
+
+
+@dataclass(frozen=True)
+class Replay:
+    recovered: bool
+    epoch: str
+    head: int  # the newest offset the stream holds (0 when nothing was published)
+    messages: list[tuple[int, str]]
+
+
+def plan_replay(
+    epoch: str, head: int, held: list[tuple[int, str]], since: int | None, since_epoch: str | None
+) -> Replay:
+    """Pure: what a resuming client gets, given what the buffer holds (oldest first)."""
+    if since is None or since_epoch is None:
+        return Replay(False, epoch, head, [])
+    oldest = held[0][0] if held else head + 1
+    if since_epoch != epoch or since > head or since < oldest - 1:
+        return Replay(False, epoch, head, [])
+    return Replay(True, epoch, head, [m for m in held if m[0] > since])
+
+
+class InProcessHistory:
+    """The default: a deque in this process. A restart draws a new epoch, so nobody recovers."""
+
+    def __init__(self, channel: str, cap: int = REPLAY_CAP) -> None:
+        self.channel = channel
+        self.epoch = secrets.token_hex(4)
+        self._head = 0
+        self._held: deque[tuple[int, str]] = deque(maxlen=cap)
+        self._subscribers: list[Live] = []
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    def subscribe(self, deliver: Live) -> None:
+        self._subscribers.append(deliver)
+
+    async def publish(self, data: dict[str, Any]) -> int:
+        self._head += 1
+        text = encode_message(self._head, json.dumps(data, separators=(",", ":")))
+        self._held.append((self._head, text))
+        for deliver in self._subscribers:
+            deliver(self._head, text)
+        return self._head
+
+    async def replay(self, since: int | None, since_epoch: str | None) -> Replay:
+        return plan_replay(self.epoch, self._head, list(self._held), since, since_epoch)
+
+    async def head(self) -> tuple[str, int]:
+        return self.epoch, self._head
+
+
+# Appends atomically: next offset, the message text, trim to the cap, publish to the nodes.
+_PUBLISH_LUA = """
+local offset = redis.call('INCR', KEYS[1])
+local text = '{"type":"message","offset":' .. offset .. ',"data":' .. ARGV[1] .. '}'
+redis.call('RPUSH', KEYS[2], text)
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
+redis.call('PUBLISH', KEYS[3], text)
+return offset
+"""
+
+
+class RedisHistory:
+    """History and fan-out through Redis: every node of a fleet sees one stream, one epoch, one offset
+    sequence, so a client can resume on any node — and after any node restarts."""
+
+    def __init__(self, url: str, channel: str, cap: int = REPLAY_CAP) -> None:
+        import redis.asyncio as aioredis  # only needed with --history redis://
+
+        self.channel = channel
+        self._cap = cap
+        # A small blocking pool: a storm of resumes queues for Redis instead of opening a socket each.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=16, timeout=10, decode_responses=True
+        )
+        self._redis = aioredis.Redis(connection_pool=pool)
+        self._keys = [f"stormdeck:{channel}:{k}" for k in ("offset", "history", "live", "epoch")]
+        self._subscribers: list[Live] = []
+        self._reader: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+        self.epoch = ""
+
+    async def start(self) -> None:
+        # The epoch lives beside the history: whoever creates the history first names it.
+        await self._redis.set(self._keys[3], secrets.token_hex(4), nx=True)
+        self.epoch = await self._redis.get(self._keys[3])
+        self._reader = asyncio.create_task(self._read_live())
+        await asyncio.wait_for(self._subscribed.wait(), timeout=5.0)
+
+    async def stop(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+        await self._redis.aclose()
+
+    def subscribe(self, deliver: Live) -> None:
+        self._subscribers.append(deliver)
+
+    async def _read_live(self) -> None:
+        pubsub = self._redis.pubsub()
+        await pubsub.subscribe(self._keys[2])
+        self._subscribed.set()
+        try:
+            async for item in pubsub.listen():
+                if item["type"] != "message":
+                    continue
+                text: str = item["data"]
+                offset = _offset_of(text)
+                for deliver in self._subscribers:
+                    deliver(offset, text)
+        finally:
+            await pubsub.aclose()
+
+    async def publish(self, data: dict[str, Any]) -> int:
+        keys = self._keys[:3]
+        payload = json.dumps(data, separators=(",", ":"))
+        return int(await self._redis.eval(_PUBLISH_LUA, 3, *keys, payload, self._cap))
+
+    async def replay(self, since: int | None, since_epoch: str | None) -> Replay:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.get(self._keys[3]).get(self._keys[0]).lrange(self._keys[1], 0, -1)
+            epoch, head, texts = await pipe.execute()
+        held = [(_offset_of(t), t) for t in texts]
+        return plan_replay(epoch or self.epoch, int(head or 0), held, since, since_epoch)
+
+    async def head(self) -> tuple[str, int]:
+        return self.epoch, int(await self._redis.get(self._keys[0]) or 0)
+
+
+def _offset_of(text: str) -> int:
+    return int(text[text.index('"offset":') + 9 : text.index(',"data"')])
+
+
+def open_history(url: str | None, channel: str) -> InProcessHistory | RedisHistory:
+    if url is None:
+        return InProcessHistory(channel)
+    return RedisHistory(url, channel)

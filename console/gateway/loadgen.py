@@ -1,0 +1,232 @@
+"""The load generator: many SDK clients per process, a worker process per core when asked, loopback only.
+
+It reports what an operator needs to recognise a storm: attempts per 100 ms and their `lockstep_index`
+(console.waves — the same function the simulator and the console use), connect latency, 503s, resumes vs
+full resyncs, and the stream's gaps and duplicates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import math
+import os
+import random
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, fields, replace
+from multiprocessing import get_context
+from typing import Any
+from urllib.parse import urlsplit
+
+from console.errors import InputError
+from console.gateway.client import ClientStats, StreamClient
+from console.gateway.meter import percentile
+from console.gateway.tokens import DEFAULT_WORK_FACTOR, TokenSigner
+from console.policies import Policy, make_policy
+from console.protocol import WAVE_BIN_MS
+from console.waves import lockstep_index
+
+MAX_CLIENTS = 20_000  # one file descriptor each, under this machine's 20,000 limit per process
+MAX_DURATION_S = 600.0
+#: Distinct client tokens per process: minting costs what verifying does (~1 ms), so clients share a few.
+TOKEN_POOL = 16
+
+
+def check_loopback(urls: list[str]) -> None:
+    """Refuse anything but ws:// on a loopback address: this tool makes storms, and storms stay local."""
+    for url in urls:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if parts.scheme != "ws" or not loopback:
+            raise InputError("URL", url, "a ws:// URL on a loopback address (127.0.0.0/8, ::1, localhost)")
+
+
+class ClientPool:
+    """`count` clients of one policy against `urls`, started over `ramp_s`, sharing one ClientStats.
+
+    Each starts on a random node unless `start_index` pins them all to one (to load a single node).
+    """
+
+    def __init__(
+        self,
+        urls: list[str],
+        count: int,
+        policy: str | Policy,
+        *,
+        seed: int = 0,
+        ramp_s: float = 0.0,
+        signer: TokenSigner | None = None,
+        stable_s: float = 10.0,
+        ping_interval_s: float | None = 20.0,
+        start_index: int | None = None,
+    ) -> None:
+        policy = make_policy(policy) if isinstance(policy, str) else policy
+        signer = signer or TokenSigner()
+        expires = time.time() + 3600
+        tokens = [signer.mint(f"load-{os.getpid()}-{k}", expires) for k in range(min(TOKEN_POOL, count))]
+        self.stats = ClientStats()
+        self.ramp_s = ramp_s
+        rng = random.Random(seed)
+        self.clients = [
+            StreamClient(
+                urls,
+                policy,
+                tokens[i % len(tokens)],
+                self.stats,
+                random.Random(rng.getrandbits(64)),
+                stable_s=stable_s,
+                ping_interval_s=ping_interval_s,
+                start_index=start_index,
+            )
+            for i in range(count)
+        ]
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        step_ms = 1000 * self.ramp_s / max(1, len(self.clients))
+        self._tasks = [asyncio.create_task(c.run(i * step_ms)) for i, c in enumerate(self.clients)]
+
+    @property
+    def connected(self) -> int:
+        return sum(1 for c in self.clients if c.connected.is_set())
+
+    async def wait_connected(self, count: int, timeout_s: float) -> None:
+        """Wait until at least `count` clients hold a connection (after their hello)."""
+        deadline = time.monotonic() + timeout_s
+        while self.connected < count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.connected} of {count} clients connected after {timeout_s} s")
+            await asyncio.sleep(0.05)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*(c.close() for c in self.clients), return_exceptions=True)
+
+
+@dataclass
+class LoadReport:
+    clients: int
+    policy: str
+    duration_s: float
+    attempts: int
+    connects: int
+    rejects_503: int
+    failures: int
+    drops: int
+    planned_reconnects: int
+    resumes: int
+    full_resyncs: int
+    messages: int
+    gaps: int
+    duplicates: int
+    connect_p50_ms: float
+    connect_p99_ms: float
+    lockstep_index: float
+    bin_ms: int
+    attempts_per_bin: list[int]
+
+    def summary(self) -> str:
+        return "\n".join(
+            f"{f.name:20} {getattr(self, f.name)}" for f in fields(self) if f.name != "attempts_per_bin"
+        )
+
+
+def bin_attempts(attempt_times_s: list[float], t0_s: float, duration_s: float) -> list[int]:
+    bins = [0] * max(1, math.ceil(duration_s * 1000 / WAVE_BIN_MS))
+    for t in attempt_times_s:
+        k = int((t - t0_s) * 1000) // WAVE_BIN_MS
+        if 0 <= k < len(bins):
+            bins[k] += 1
+    return bins
+
+
+def report(stats: ClientStats, clients: int, policy: str, t0_s: float, duration_s: float) -> LoadReport:
+    bins = bin_attempts(stats.attempt_times_s, t0_s, duration_s)
+    return LoadReport(
+        clients=clients,
+        policy=policy,
+        duration_s=duration_s,
+        **{k: getattr(stats, k) for k in _COUNTERS},
+        connect_p50_ms=round(percentile(stats.connect_latency_ms, 0.50), 2),
+        connect_p99_ms=round(percentile(stats.connect_latency_ms, 0.99), 2),
+        lockstep_index=round(lockstep_index(bins), 2),
+        bin_ms=WAVE_BIN_MS,
+        attempts_per_bin=bins,
+    )
+
+
+_COUNTERS = [
+    "attempts",
+    "connects",
+    "rejects_503",
+    "failures",
+    "drops",
+    "planned_reconnects",
+    "resumes",
+    "full_resyncs",
+    "messages",
+    "gaps",
+    "duplicates",
+]
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """One process's share of a load run (picklable, for worker processes)."""
+
+    urls: list[str]
+    clients: int
+    policy: str
+    duration_s: float
+    ramp_s: float = 1.0
+    seed: int = 0
+    work_factor: int = DEFAULT_WORK_FACTOR
+
+
+async def _run_pool(spec: LoadSpec) -> dict:
+    signer = TokenSigner(work_factor=spec.work_factor)
+    pool = ClientPool(spec.urls, spec.clients, spec.policy, seed=spec.seed, ramp_s=spec.ramp_s, signer=signer)
+    pool.start()
+    await asyncio.sleep(spec.duration_s)  # the run's length is the measurement, not a synchronization
+    await pool.stop()
+    return asdict(pool.stats)
+
+
+def _worker(spec: LoadSpec) -> dict:
+    return asyncio.run(_run_pool(spec))
+
+
+def merge(parts: list[dict[str, Any]]) -> ClientStats:
+    total = ClientStats()
+    for part in parts:
+        for key, value in part.items():
+            setattr(total, key, getattr(total, key) + value)
+    return total
+
+
+def run_load(spec: LoadSpec, workers: int = 1) -> LoadReport:
+    """Blocking: run the load for `spec.duration_s` and report. Workers split the clients evenly."""
+    check_loopback(spec.urls)
+    make_policy(spec.policy)  # an unknown policy fails here, before any process starts
+    if not 1 <= spec.clients <= MAX_CLIENTS * max(1, workers):
+        raise InputError("--clients", spec.clients, f"1 to {MAX_CLIENTS} per worker")
+    if not 0 < spec.duration_s <= MAX_DURATION_S:
+        raise InputError("--duration", spec.duration_s, f"seconds in (0, {MAX_DURATION_S:g}]")
+    if not 1 <= workers <= 64:
+        raise InputError("--workers", workers, "1 to 64")
+    t0 = time.time()
+    if workers <= 1:
+        parts = [asyncio.run(_run_pool(spec))]
+    else:
+        shares = [spec.clients // workers + (1 if k < spec.clients % workers else 0) for k in range(workers)]
+        specs = [replace(spec, clients=share, seed=spec.seed + k) for k, share in enumerate(shares) if share]
+        with ProcessPoolExecutor(len(specs), mp_context=get_context("spawn")) as pool:
+            parts = list(pool.map(_worker, specs))
+    return report(merge(parts), spec.clients, spec.policy, t0, spec.duration_s)

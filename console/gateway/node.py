@@ -1,0 +1,366 @@
+"""The gateway node, client side: admission, auth, the channel stream, resume, drains and lifetimes.
+
+One asyncio process. `process_request` runs before websockets computes any handshake response, so an
+over-limit upgrade costs an HTTP parse and a 503, never the handshake (DESIGN.md, "admission").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
+from websockets.http11 import Request, Response
+
+from console.gateway.admission import Admission
+from console.gateway.drain import DrainPlan
+from console.gateway.history import InProcessHistory, RedisHistory
+from console.gateway.meter import Meter
+from console.gateway.tokens import TokenSigner
+from console.protocol import AdmissionSettings, DrainProgress, DrainRequest, NodeState, NodeStatus
+
+log = logging.getLogger("stormdeck.gateway")
+
+#: RFC 6455 1012 "service restart": the close code of a planned close; clients should come back.
+CLOSE_RESTART = 1012
+
+#: How long a resuming client waits for the live feed to reach the history it was replayed from.
+FEED_CATCH_UP_S = 2.0
+
+
+@dataclass(frozen=True)
+class Lifetime:
+    """Maximum connection lifetime, its dither and the close grace — Zuul's defaults (field guide)."""
+
+    max_s: float = 1800.0
+    dither_s: float = 180.0
+    close_grace_s: float = 4.0
+    hint_ms: tuple[int, int] = (0, 5000)
+
+
+@dataclass
+class NodeConfig:
+    node_id: str
+    host: str = "127.0.0.1"
+    port: int = 0
+    channel: str = "fleet"
+    admission: AdmissionSettings = field(
+        default_factory=lambda: AdmissionSettings(
+            rate_per_s=None, max_connections=None, retry_after_s=(1, 30)
+        )
+    )
+    signer: TokenSigner = field(default_factory=TokenSigner)
+    lifetime: Lifetime = field(default_factory=Lifetime)
+    ping_interval_s: float = 20.0
+    ping_timeout_s: float = 20.0
+    capacity_connections: int = 10_000
+    publish_rate_per_s: float = 0.0
+    seed: int | None = None
+
+
+async def publish_forever(history: InProcessHistory | RedisHistory, rate_per_s: float, source: str) -> None:
+    """Publish `rate_per_s` messages a second on the schedule, not drifting by the time each one takes."""
+    started = time.monotonic()
+    count = 0
+    while True:
+        count += 1
+        await asyncio.sleep(max(0.0, started + count / rate_per_s - time.monotonic()))
+        try:
+            await history.publish({"from": source, "t": round(time.time(), 3)})
+        except Exception:  # a Redis hiccup must not end the stream; the next tick tries again
+            log.exception("publish failed")
+
+
+class GatewayConnection(ServerConnection):
+    """A client connection with what the node remembers about it."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.accepted_s = time.monotonic()  # TCP accept: handshake latency is measured from here
+        self.client_id = ""
+        self.since: int | None = None
+        self.since_epoch: str | None = None
+        self.handled = False
+        self.planned = False
+        self.buffer: list[tuple[int, str]] | None = None
+        self.expiry: asyncio.TimerHandle | None = None
+
+
+@dataclass
+class DrainRun:
+    plan: DrainPlan
+    close_times_s: list[float] = field(default_factory=list)
+
+
+class GatewayNode:
+    def __init__(self, config: NodeConfig, history: InProcessHistory | RedisHistory) -> None:
+        self.config = config
+        self.history = history
+        self.rng = random.Random(config.seed)
+        self.admission = Admission(config.admission, self.rng)
+        self.meter = Meter(time.time())
+        self.state = NodeState.PROVISIONING
+        self.drain_run: DrainRun | None = None
+        self._admitted: set[GatewayConnection] = set()
+        self._clients: set[GatewayConnection] = set()  # established and not yet told to leave
+        self._live: set[GatewayConnection] = set()  # caught up: receive broadcasts directly
+        self._pending: set[GatewayConnection] = set()  # replaying: live messages wait in a buffer
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._drain_task: asyncio.Task[None] | None = None
+        self._publisher: asyncio.Task[None] | None = None
+        self._server: Server | None = None
+        self.port = config.port
+        # The newest offset the live feed has handed us. With Redis the feed (pub/sub) can trail the
+        # history a resuming client just read; a client joins the broadcast only once the feed caught up.
+        self._delivered = 0
+        self._delivery = asyncio.Event()
+        history.subscribe(self._deliver)
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.history.start()
+        self._delivered = (await self.history.head())[1]
+        self._server = await serve(
+            self._handle,
+            self.config.host,
+            self.config.port,
+            process_request=self._admit,
+            create_connection=GatewayConnection,
+            compression=None,  # a deflate context costs ~100 KB a connection: idle density matters more
+            ping_interval=self.config.ping_interval_s,
+            ping_timeout=self.config.ping_timeout_s,
+            close_timeout=2.0,
+            max_size=2**16,
+            backlog=4096,
+            logger=logging.getLogger("stormdeck.gateway.ws"),
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        if self.config.publish_rate_per_s > 0:
+            self._publisher = asyncio.create_task(self._publish(self.config.publish_rate_per_s))
+        self.state = NodeState.READY
+
+    async def stop(self, hint_ms: tuple[int, int] = (0, 1000)) -> None:
+        """Shut down: every client gets a reconnect hint and a 1012, then the listener closes."""
+        self.state = NodeState.DOWN
+        for task in (self._publisher, self._drain_task):
+            if task is not None:
+                task.cancel()
+        for conn in list(self._clients):
+            self._close_planned(conn, self.rng.randint(*hint_ms), "shutdown")
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=3.0)
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        await self.history.stop()
+
+    # --- admission, then auth ----------------------------------------------------------------------
+
+    def _admit(self, conn: ServerConnection, request: Request) -> Response | None:
+        assert isinstance(conn, GatewayConnection)
+        self.meter.attempt(time.time())
+        decision = self.admission.decide(time.monotonic(), len(self._admitted), self.state.in_rotation)
+        if not decision.admitted:
+            self.meter.totals.rejects += 1
+            response = conn.respond(http.HTTPStatus.SERVICE_UNAVAILABLE, f"{decision.reason}\n")
+            response.headers["Retry-After"] = decision.retry_after_header
+            # Integer seconds would bunch retries into 1 s steps; the SDK reads the exact draw.
+            response.headers["Retry-After-Ms"] = str(decision.retry_after_ms)
+            return response
+        # Auth after admission: this is the handshake cost admission exists to avoid paying for a reject.
+        url = urlsplit(request.path)
+        if url.path not in ("/", f"/channel/{self.config.channel}"):
+            return conn.respond(http.HTTPStatus.NOT_FOUND, f"no channel at {url.path}\n")
+        query = parse_qs(url.query)
+        client_id = self.config.signer.verify(query.get("token", [""])[0], time.time())
+        if client_id is None:
+            self.meter.totals.auth_failures += 1
+            return conn.respond(http.HTTPStatus.UNAUTHORIZED, "missing or invalid token\n")
+        conn.client_id = client_id
+        offset, epoch = query.get("offset", [""])[0], query.get("epoch", [""])[0]
+        if offset.isdigit() and epoch:
+            conn.since, conn.since_epoch = int(offset), epoch
+        self._admitted.add(conn)
+        conn.connection_lost_waiter.add_done_callback(lambda _: self._release(conn))
+        return None
+
+    def _release(self, conn: GatewayConnection) -> None:
+        self._admitted.discard(conn)
+        if not conn.handled:
+            self.meter.totals.timeouts += 1  # admitted, but the client gave up before the handshake ended
+
+    # --- the channel stream ------------------------------------------------------------------------
+
+    def _deliver(self, offset: int, text: str) -> None:
+        self._delivered = max(self._delivered, offset)
+        self._delivery.set()
+        self._delivery = asyncio.Event()
+        for conn in self._pending:
+            assert conn.buffer is not None
+            conn.buffer.append((offset, text))
+        broadcast(self._live, text)
+
+    async def _handle(self, conn: ServerConnection) -> None:
+        assert isinstance(conn, GatewayConnection)
+        conn.handled = True
+        self.meter.handshake(1000 * (time.monotonic() - conn.accepted_s))
+        conn.buffer = []
+        self._clients.add(conn)
+        self._pending.add(conn)
+        life = self.config.lifetime
+        lifetime_s = max(0.0, life.max_s - self.rng.uniform(0, life.dither_s))
+        conn.expiry = asyncio.get_running_loop().call_later(lifetime_s, self._expire, conn)
+        if self.state is NodeState.DRAINED and self.drain_run is not None:
+            # Admitted before the drain began, open only after it ended: nothing else would close it.
+            self._close_planned(conn, self.drain_run.plan.hint(self.rng), "drain")
+        try:
+            await self._catch_up(conn)
+            async for _ in conn:  # clients only talk in pings; reading keeps the close handshake going
+                pass
+        finally:
+            self._clients.discard(conn)
+            self._pending.discard(conn)
+            self._live.discard(conn)
+            conn.expiry.cancel()
+            if not conn.planned and conn.close_code in (None, 1006, 1011):
+                self.meter.totals.drops += 1
+
+    async def _catch_up(self, conn: GatewayConnection) -> None:
+        """Hello, the replayed tail, then what arrived meanwhile — and only then the live broadcast."""
+        resuming = conn.since is not None
+        replay = await self.history.replay(conn.since, conn.since_epoch)
+        hello = {
+            "type": "hello",
+            "node": self.config.node_id,
+            "channel": self.config.channel,
+            "epoch": replay.epoch,
+            "offset": replay.head,
+            "recovered": replay.recovered if resuming else None,
+            "replayed": len(replay.messages),
+        }
+        await conn.send(json.dumps(hello))
+        last = replay.head
+        for _offset, text in replay.messages:
+            await conn.send(text)
+        assert conn.buffer is not None
+        deadline = time.monotonic() + FEED_CATCH_UP_S
+        while True:
+            while conn.buffer:
+                offset, text = conn.buffer.pop(0)
+                if offset > last:
+                    await conn.send(text)
+                    last = offset
+            if self._delivered >= last or time.monotonic() > deadline:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._delivery.wait(), max(0.0, deadline - time.monotonic()))
+        self._pending.discard(conn)
+        conn.buffer = None
+        if conn in self._clients:
+            self._live.add(conn)
+
+    async def _publish(self, rate_per_s: float) -> None:
+        await publish_forever(self.history, rate_per_s, self.config.node_id)
+
+    # --- planned closes ----------------------------------------------------------------------------
+
+    def _close_planned(
+        self, conn: GatewayConnection, after_ms: int, reason: str, grace_s: float = 0.0
+    ) -> None:
+        conn.planned = True
+        self._clients.discard(conn)
+        self.meter.totals.closes += 1
+        task = asyncio.create_task(self._send_reconnect(conn, after_ms, reason, grace_s))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_reconnect(
+        self, conn: GatewayConnection, after_ms: int, reason: str, grace_s: float
+    ) -> None:
+        try:
+            await conn.send(json.dumps({"type": "reconnect", "after_ms": after_ms, "reason": reason}))
+            if grace_s > 0:
+                # Zuul's close grace: the client may leave on its own before we close.
+                await asyncio.wait_for(asyncio.shield(conn.wait_closed()), grace_s)
+        except (TimeoutError, Exception):
+            pass
+        await conn.close(CLOSE_RESTART, reason)
+
+    def _expire(self, conn: GatewayConnection) -> None:
+        if conn in self._clients:
+            life = self.config.lifetime
+            self._close_planned(conn, self.rng.randint(*life.hint_ms), "lifetime", life.close_grace_s)
+
+    def drain(self, request: DrainRequest) -> DrainProgress:
+        """Out of rotation at once; closes start now at the requested rate. A new drain replaces the old."""
+        if self._drain_task is not None:
+            self._drain_task.cancel()
+        self.state = NodeState.DRAINING
+        self.drain_run = DrainRun(DrainPlan.from_request(request, time.monotonic()))
+        self._drain_task = asyncio.create_task(self._run_drain(self.drain_run))
+        return self.drain_progress()  # type: ignore[return-value]
+
+    def undrain(self) -> None:
+        """Cancel a drain: back into rotation; connections already told to leave still leave."""
+        if self._drain_task is not None:
+            self._drain_task.cancel()
+            self._drain_task = None
+        self.drain_run = None
+        if self.state in (NodeState.DRAINING, NodeState.DRAINED):
+            self.state = NodeState.READY
+
+    async def _run_drain(self, run: DrainRun) -> None:
+        plan = run.plan
+        while self._clients:
+            now = time.monotonic()
+            if plan.past_deadline(now):
+                for conn in list(self._clients):  # force-close what remains at the deadline
+                    self._close_planned(conn, plan.hint(self.rng), "drain_deadline")
+                    run.close_times_s.append(now)
+                break
+            while len(run.close_times_s) < plan.due(now) and self._clients:
+                self._close_planned(self._clients.pop(), plan.hint(self.rng), "drain")
+                run.close_times_s.append(now)
+            wake = min(plan.next_close_s(len(run.close_times_s)), plan.deadline_s)
+            await asyncio.sleep(max(0.0, wake - time.monotonic()))
+        self.state = NodeState.DRAINED
+
+    def drain_progress(self) -> DrainProgress | None:
+        if self.drain_run is None:
+            return None
+        now = time.monotonic()
+        run = self.drain_run
+        return run.plan.progress(len(self._clients), run.close_times_s, now, time.time() - now)
+
+    # --- status ------------------------------------------------------------------------------------
+
+    @property
+    def connections(self) -> int:
+        return len(self._clients)
+
+    def status(self) -> NodeStatus:
+        second = self.meter.latest
+        ceiling = self.admission.settings.max_connections
+        return NodeStatus(
+            id=self.config.node_id,
+            state=self.state,
+            connections=self.connections,
+            cpu_pct=round(second.cpu_pct, 1),
+            attempts_per_s=second.attempts_per_s,
+            accepts_per_s=second.accepts_per_s,
+            rejects_per_s=second.rejects_per_s,
+            timeouts_per_s=second.timeouts_per_s,
+            handshake_p99_ms=round(second.handshake_p99_ms, 2),
+            drops_per_s=second.drops_per_s,
+            closes_per_s=second.closes_per_s,
+            capacity_connections=ceiling or self.config.capacity_connections,
+            drain=self.drain_progress(),
+        )

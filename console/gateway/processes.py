@@ -1,0 +1,167 @@
+"""Gateway nodes and redis-server as child processes on loopback — for `fleet up`, the bench and tests.
+
+Every child is started by us, known by its pid, and stopped by that pid (never by name).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import httpx
+
+from console.errors import StormdeckError
+
+_READY = re.compile(r"clients (ws://\S+)\s+admin (http://\S+)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class NodeProcess:
+    """`stormdeck gateway serve` in a child process."""
+
+    node_id: str
+    args: list[str] = field(default_factory=list)
+    token: str = "controller-token"
+    port: int = 0
+    admin_port: int = 0
+    history: str | None = None
+    process: subprocess.Popen[str] | None = None
+    url: str = ""
+    admin_url: str = ""
+
+    def start(self, timeout_s: float = 15.0) -> NodeProcess:
+        self.port = self.port or free_port()
+        self.admin_port = self.admin_port or free_port()
+        token_file = tempfile.NamedTemporaryFile("w", suffix=".token", delete=False)  # noqa: SIM115
+        token_file.write(self.token + "\n")
+        token_file.close()
+        command = [sys.executable, "-m", "console", "gateway", "serve", "--node-id", self.node_id]
+        command += [
+            "--port",
+            str(self.port),
+            "--admin-port",
+            str(self.admin_port),
+            "--token-file",
+            token_file.name,
+        ]
+        command += ["--history", self.history] if self.history else []
+        self._stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115 — a file, so a chatty child never blocks
+        self.process = subprocess.Popen(
+            command + self.args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=child_env()
+        )
+        deadline = time.monotonic() + timeout_s
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()  # the node prints its URLs once it listens
+        os.unlink(token_file.name)
+        match = _READY.search(line)
+        if match is None or time.monotonic() > deadline:
+            self.kill()
+            self._stderr.seek(0)
+            err = self._stderr.read()
+            raise StormdeckError(f"gateway node {self.node_id} did not start: {line!r} {err[-800:]}")
+        self.url, self.admin_url = match.groups()
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def admin(self, timeout_s: float = 5.0) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.admin_url, headers={"Authorization": f"Bearer {self.token}"}, timeout=timeout_s
+        )
+
+    def status(self) -> dict:
+        with self.admin() as client:
+            return client.get("/v1/node").json()
+
+    def cpu_s(self) -> float:
+        with self.admin() as client:
+            for line in client.get("/metrics").text.splitlines():
+                if line.startswith("process_cpu_seconds_total"):
+                    return float(line.split()[-1])
+        raise StormdeckError("node /metrics has no process_cpu_seconds_total")
+
+    def rss_kb(self) -> int:
+        with open(f"/proc/{self.pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def kill(self) -> None:
+        """`kill -9`: the abrupt death the storm test is about."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(5)
+
+    def stop(self, timeout_s: float = 8.0) -> None:
+        """SIGTERM (planned shutdown: reconnect hints and 1012s), then SIGKILL if it lingers."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = here + os.pathsep + env.get("PYTHONPATH", "")  # the same tree as the parent
+    return env
+
+
+@dataclass
+class RedisProcess:
+    """A throwaway redis-server on an ephemeral loopback port, no persistence."""
+
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 10.0) -> RedisProcess:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise StormdeckError("redis-server is not installed (apt-get install -y redis-server)")
+        self.port = self.port or free_port()
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), 0.2) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise StormdeckError(f"redis-server did not answer on port {self.port}")
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(5)

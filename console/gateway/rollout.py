@@ -1,0 +1,190 @@
+"""Rollouts over real nodes: drain a batch (or not), restart it through the configured command, wait until
+it is back in rotation, wait the interval, next batch.
+
+The seeds' lessons are the stops: pause when any surviving node's CPU passes `pause_cpu_pct` (outage seed:
+75 %; the runbook that said "continue" is what turned a restart into an outage) and wait for the operator
+to resume; abort when a surviving node stays above `cpu_abort_pct` for `cpu_abort_for_s` (outage seed:
+80 % for 30 s — the same `Thresholds` the guards and alarms read); halt when a restart command fails or a
+node does not come back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+from collections.abc import Callable
+
+from console.errors import InputError
+from console.guards.thresholds import Thresholds
+from console.protocol import (
+    DrainRequest,
+    NodeState,
+    NodeStatus,
+    RolloutMode,
+    RolloutRequest,
+    RolloutState,
+    RolloutStatus,
+)
+
+#: The drain a drain-mode batch gets when the rollout does not say: the interview seed's 10-minute window.
+DEFAULT_BATCH_DRAIN = DrainRequest(rate_per_s=100.0, deadline_s=600.0, hint_ms=(1000, 30_000))
+
+
+def plan_batches(node_ids: list[str], batch_size: int) -> list[list[str]]:
+    if batch_size < 1:
+        raise InputError("batch_size", batch_size, "an integer ≥ 1")
+    return [node_ids[k : k + batch_size] for k in range(0, len(node_ids), batch_size)]
+
+
+class AbortWatch:
+    """The abort criterion over time — pure: give it the fleet and the time, it says when to abort."""
+
+    def __init__(self, cpu_abort_pct: float, cpu_abort_for_s: float) -> None:
+        self.cpu_abort_pct, self.cpu_abort_for_s = cpu_abort_pct, cpu_abort_for_s
+        self._hot_since_s: float | None = None
+
+    def observe(self, nodes: list[NodeStatus], now_s: float) -> str | None:
+        """The abort reason once the criterion has held long enough, else None."""
+        hot = hot_survivor(nodes, [], self.cpu_abort_pct)
+        if hot is None:
+            self._hot_since_s = None
+            return None
+        if self._hot_since_s is None:
+            self._hot_since_s = now_s
+        if now_s - self._hot_since_s < self.cpu_abort_for_s:
+            return None
+        return f"abort criterion: {hot.id} CPU > {self.cpu_abort_pct:g} % for {self.cpu_abort_for_s:g} s"
+
+
+def hot_survivor(nodes: list[NodeStatus], batch: list[str], pause_cpu_pct: float) -> NodeStatus | None:
+    """The hottest node outside the batch still serving, if it runs above the pause line."""
+    serving = [n for n in nodes if n.id not in batch and n.state.in_rotation]
+    hottest = max(serving, key=lambda n: n.cpu_pct, default=None)
+    return hottest if hottest is not None and hottest.cpu_pct > pause_cpu_pct else None
+
+
+class Rollout:
+    """One rollout's run. `nodes()` reads the fleet; `drain` and `restart` act on one node."""
+
+    def __init__(
+        self,
+        request: RolloutRequest,
+        node_ids: list[str],
+        nodes: Callable[[], list[NodeStatus]],
+        epochs: Callable[[str], str | None],
+        drain: Callable[[str, DrainRequest], object],
+        restart_commands: dict[str, str],
+        batch_drain: DrainRequest = DEFAULT_BATCH_DRAIN,
+        ready_timeout_s: float = 60.0,
+        thresholds: Thresholds | None = None,
+    ) -> None:
+        missing = [node for node in node_ids if not restart_commands.get(node)]
+        if missing:
+            raise InputError("restart", missing, 'a restart = "…{node}…" command for every node')
+        self.request = request
+        self.batches = plan_batches(node_ids, request.batch_size)
+        self._nodes, self._epochs, self._drain = nodes, epochs, drain
+        self._commands = restart_commands
+        self._batch_drain = batch_drain
+        self._ready_timeout_s = ready_timeout_s
+        self._resumed = asyncio.Event()
+        limits = thresholds or Thresholds()
+        self._abort = AbortWatch(limits.cpu_abort_pct, limits.cpu_abort_for_s)
+        self.status = RolloutStatus(
+            state=RolloutState.RUNNING,
+            mode=request.mode,
+            batch_size=request.batch_size,
+            interval_s=request.interval_s,
+            pause_cpu_pct=request.pause_cpu_pct,
+            batches=len(self.batches),
+            started_at_s=time.time(),
+        )
+
+    def resume(self) -> None:
+        if self.status.state is not RolloutState.PAUSED:
+            raise InputError("rollout", self.status.state.value, "a paused rollout")
+        self._resumed.set()
+
+    async def run(self) -> RolloutStatus:
+        batches = asyncio.create_task(self._run_batches())
+        try:
+            while not batches.done():
+                reason = self._abort.observe(self._nodes(), time.monotonic())
+                if reason is not None:
+                    batches.cancel()
+                    await asyncio.gather(batches, return_exceptions=True)
+                    self.status.state, self.status.pause_reason = RolloutState.ABORTED, reason
+                    return self.status
+                await asyncio.wait({batches}, timeout=0.5)
+        except asyncio.CancelledError:  # halted: stop the batch work too
+            batches.cancel()
+            await asyncio.gather(batches, return_exceptions=True)
+            raise
+        return await batches
+
+    async def _run_batches(self) -> RolloutStatus:
+        try:
+            for k, batch in enumerate(self.batches):
+                await self._unless_hot(batch)
+                self.status.batch = k + 1
+                await self._roll(batch)
+                if k + 1 < len(self.batches):
+                    await asyncio.sleep(self.request.interval_s)  # the operator's pacing between batches
+            self.status.state, self.status.completed_at_s = RolloutState.COMPLETED, time.time()
+        except RolloutHalted as halted:
+            self.status.state, self.status.pause_reason = RolloutState.HALTED, str(halted)
+        except asyncio.CancelledError:
+            self.status.state, self.status.pause_reason = RolloutState.HALTED, "halted by operator"
+            raise
+        return self.status
+
+    async def _unless_hot(self, batch: list[str]) -> None:
+        while (hot := hot_survivor(self._nodes(), batch, self.request.pause_cpu_pct)) is not None:
+            self.status.state = RolloutState.PAUSED
+            self.status.pause_reason = (
+                f"{hot.id} CPU {hot.cpu_pct:.0f} % > {self.request.pause_cpu_pct:.0f} %"
+            )
+            self._resumed.clear()
+            await self._resumed.wait()
+            self.status.state, self.status.pause_reason = RolloutState.RUNNING, None
+
+    async def _roll(self, batch: list[str]) -> None:
+        before = {node: self._epochs(node) for node in batch}
+        if self.request.mode is RolloutMode.DRAIN:
+            for node in batch:
+                result = self._drain(node, self._batch_drain)
+                if asyncio.iscoroutine(result):
+                    await result
+            await self._until(
+                lambda: all(self._state(n) is NodeState.DRAINED for n in batch),
+                self._batch_drain.deadline_s + 10,
+                f"{batch} to drain",
+            )
+        for node in batch:
+            command = self._commands[node].replace("{node}", shlex.quote(node))
+            process = await asyncio.create_subprocess_shell(command)
+            if await process.wait() != 0:
+                raise RolloutHalted(f"restart of {node} failed (exit {process.returncode}): {command}")
+        # Back means a new process (its stream's epoch changed) that is in rotation again.
+        await self._until(
+            lambda: all(
+                self._epochs(n) not in (None, before[n]) and self._state(n) is NodeState.READY for n in batch
+            ),
+            self._ready_timeout_s,
+            f"{batch} back in rotation",
+        )
+
+    def _state(self, node_id: str) -> NodeState | None:
+        return next((n.state for n in self._nodes() if n.id == node_id), None)
+
+    async def _until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if time.monotonic() > deadline:
+                raise RolloutHalted(f"timed out after {timeout_s:g} s waiting for {what}")
+            await asyncio.sleep(0.1)
+
+
+class RolloutHalted(Exception):
+    """A rollout stopped itself: the reason is what the operator reads in `pause_reason`."""

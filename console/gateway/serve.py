@@ -1,0 +1,116 @@
+"""Run one gateway node: the client-facing WebSocket server, the admin API, and the 1 s frame ticker.
+
+`RunningNode` is what both the CLI and the tests use (in-process on 127.0.0.1, ephemeral ports), so the
+tests exercise exactly what `stormdeck gateway serve` runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import signal
+import socket
+import time
+from collections.abc import Iterator
+
+import uvicorn
+
+from console.gateway.admin import create_admin_app, node_frame
+from console.gateway.framelog import FrameLog
+from console.gateway.history import open_history
+from console.gateway.node import GatewayNode, NodeConfig
+
+log = logging.getLogger("stormdeck.gateway")
+
+
+class _AdminServer(uvicorn.Server):
+    """uvicorn without its own signal handling: the node owns SIGTERM and shuts down in order."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def read_token_file(path: str) -> str:
+    """The controller's token: the first non-empty line of the file."""
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                return line.strip()
+    from console.errors import InputError
+
+    raise InputError("--token-file", path, "a file whose first non-empty line is the controller's token")
+
+
+class RunningNode:
+    def __init__(
+        self,
+        config: NodeConfig,
+        admin_port: int = 0,
+        history_url: str | None = None,
+        token: str | None = None,
+    ) -> None:
+        self.node = GatewayNode(config, open_history(history_url, config.channel))
+        self.frames = FrameLog()
+        self.token = token or secrets.token_urlsafe(24)
+        self._admin_socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._admin_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._admin_socket.bind((config.host, admin_port))
+        self.admin_port: int = self._admin_socket.getsockname()[1]
+        app = create_admin_app(self.node, self.frames, self.token)
+        self._admin = _AdminServer(
+            uvicorn.Config(app, log_level="warning", lifespan="off", ws="websockets-sansio", access_log=False)
+        )
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def port(self) -> int:
+        return self.node.port
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.node.config.host}:{self.node.port}/channel/{self.node.config.channel}"
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://{self.node.config.host}:{self.admin_port}"
+
+    async def start(self) -> None:
+        await self.node.start()
+        self._tasks.append(asyncio.create_task(self._admin.serve(sockets=[self._admin_socket])))
+        self._tasks.append(asyncio.create_task(self._tick()))
+        while not self._admin.started:
+            await asyncio.sleep(0.01)
+
+    async def _tick(self) -> None:
+        """One frame a second, on the second's schedule rather than drifting by the work done."""
+        started = time.monotonic()
+        count = 0
+        while True:
+            count += 1
+            await asyncio.sleep(max(0.0, started + count - time.monotonic()))
+            self.frames.append(node_frame(self.node, self.frames).model_dump_json())
+
+    async def stop(self) -> None:
+        for task in self._tasks[1:]:
+            task.cancel()
+        await self.node.stop()
+        self._admin.should_exit = True
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._admin_socket.close()
+
+
+async def serve_until_signalled(running: RunningNode) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await running.start()
+    print(
+        f"gateway {running.node.config.node_id}: clients {running.url}  admin {running.admin_url}",
+        flush=True,
+    )
+    await stop.wait()
+    await running.stop()

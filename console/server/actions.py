@@ -1,0 +1,97 @@
+"""What an operator asks of the fleet, as one value: the kind of action, its node, its parameters.
+
+The server judges a `FleetAction` with the guards, binds a confirmation to it, applies it through the
+backend, forecasts it and audits it — every one of those reads this record, so they agree on what the
+action was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from console.guards import (
+    FleetCapacity,
+    Thresholds,
+    judge_admission,
+    judge_drain,
+    judge_rollout_halt,
+    judge_rollout_resume,
+    judge_rollout_start,
+    judge_undrain,
+)
+from console.protocol import (
+    ActionRequest,
+    AdmissionRequest,
+    DrainRequest,
+    FleetSnapshot,
+    RolloutRequest,
+    Verdict,
+)
+
+#: Fields of a request that steer the two-phase protocol rather than say what to do.
+CONTROL_FIELDS = frozenset({"dry_run", "confirm", "override_reason"})
+
+
+class ActionKind(StrEnum):
+    DRAIN = "drain"
+    UNDRAIN = "undrain"
+    ROLLOUT_START = "rollout_start"
+    ROLLOUT_HALT = "rollout_halt"
+    ROLLOUT_RESUME = "rollout_resume"
+    ADMISSION = "admission"
+
+    @property
+    def runs_on(self) -> bool:
+        """Whether applying it starts something that goes on for minutes (answered 202, not 200)."""
+        return self in (ActionKind.DRAIN, ActionKind.ROLLOUT_START)
+
+
+Request = DrainRequest | RolloutRequest | AdmissionRequest | ActionRequest
+
+
+@dataclass(frozen=True)
+class FleetAction:
+    kind: ActionKind
+    request: Request
+    node_id: str | None = None
+
+    def parameters(self) -> dict[str, Any]:
+        """What the action does, without the two-phase controls: what a confirmation is bound to."""
+        fields = self.request.model_dump(mode="json", exclude=set(CONTROL_FIELDS))
+        return {"node": self.node_id, **fields} if self.node_id is not None else fields
+
+    @property
+    def target(self) -> str:
+        return self.node_id if self.node_id is not None else "fleet"
+
+    def describe(self) -> str:
+        parameters = {k: v for k, v in self.parameters().items() if k != "node" and v is not None}
+        shown = ", ".join(f"{k}={v}" for k, v in parameters.items())
+        return f"{self.kind.value} {self.target}" + (f" ({shown})" if shown else "")
+
+
+def judge(
+    snapshot: FleetSnapshot, capacity: FleetCapacity, action: FleetAction, thresholds: Thresholds
+) -> Verdict:
+    """The guards' verdict on `action` (raises `InputError` when the action makes no sense now)."""
+    request = action.request
+    match action.kind:
+        case ActionKind.DRAIN:
+            assert isinstance(request, DrainRequest) and action.node_id is not None
+            return judge_drain(snapshot, capacity, action.node_id, request, thresholds)
+        case ActionKind.UNDRAIN:
+            assert action.node_id is not None
+            return judge_undrain(snapshot, action.node_id, thresholds)
+        case ActionKind.ROLLOUT_START:
+            assert isinstance(request, RolloutRequest)
+            return judge_rollout_start(snapshot, capacity, request, thresholds)
+        case ActionKind.ROLLOUT_HALT:
+            return judge_rollout_halt(snapshot)
+        case ActionKind.ROLLOUT_RESUME:
+            return judge_rollout_resume(snapshot, thresholds)
+        case ActionKind.ADMISSION:
+            assert isinstance(request, AdmissionRequest)
+            return judge_admission(snapshot, request, capacity, thresholds)
+    raise AssertionError(action.kind)

@@ -1,0 +1,390 @@
+"""The action desk: every mutating call of the fleet API passes here (issue #4, section 2).
+
+    judge (guards, against the fleet now) → dry run? → blocked? (admin override) → confirm/typed?
+    (two-phase token) → apply (backend, between ticks) → audit (fsynced) → answer
+
+One action is decided at a time (an `asyncio.Lock`), so two operators cannot both pass a guard that only
+one of them should. Every attempt leaves one audit record before its answer leaves; a retry with the same
+`Idempotency-Key` gets the first answer back and applies nothing again. The forecast is computed for the
+answers an operator reads before deciding (dry run, 409, 422), outside the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from console.audit import AuditLog
+from console.errors import InputError
+from console.guards import Thresholds
+from console.protocol import ActionResult, Problem, Verdict, VerdictLevel
+from console.server.actions import FleetAction, judge
+from console.server.backend import ActingBackend, FleetBackend
+from console.server.confirm import Binding, ConfirmTokens, TokenRefused
+from console.server.idempotency import IdempotencyKeys, StoredAnswer, fingerprint
+from console.server.problems import PROBLEM_MEDIA_TYPE, ApiProblem
+from console.server.tokens import Principal, Role
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+_PROBLEM_TYPE = "urn:stormdeck:problem:"
+
+
+@dataclass
+class Answer:
+    """What the desk answers, and what the audit record says of it."""
+
+    status: int
+    body: dict[str, Any]
+    outcome: str  # applied, overridden, dry_run, needs_confirmation, confirm_refused, typed_mismatch,
+    #               blocked, invalid, forbidden, refused_by_fleet, replayed
+    verdict: Verdict | None = None
+    detail: str = ""
+    media_type: str = JSON
+    forecast_wanted: bool = False
+    audit: dict[str, Any] = field(default_factory=dict)  # extra fields for its audit record
+    recorded: bool = False  # its audit record is already written (an applied action's, before applying)
+
+
+def problem_answer(
+    status: int,
+    kind: str,
+    title: str,
+    detail: str,
+    outcome: str,
+    *,
+    field_name: str | None = None,
+    verdict: Verdict | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Answer:
+    problem = Problem(type=_PROBLEM_TYPE + kind, title=title, status=status, detail=detail, field=field_name)
+    body = problem.model_dump(mode="json", exclude_none=True)
+    if verdict is not None:
+        body["verdict"] = verdict.model_dump(mode="json")
+    body.update(extra or {})
+    return Answer(
+        status, body, outcome, verdict, detail, PROBLEM_MEDIA_TYPE, forecast_wanted=verdict is not None
+    )
+
+
+class ActionDesk:
+    def __init__(
+        self,
+        backend: FleetBackend,
+        thresholds: Thresholds,
+        audit: AuditLog,
+        confirmations: ConfirmTokens | None = None,
+        idempotency: IdempotencyKeys | None = None,
+    ) -> None:
+        self.backend = backend
+        self.thresholds = thresholds
+        self.audit = audit
+        self.confirmations = ConfirmTokens() if confirmations is None else confirmations
+        self.idempotency = IdempotencyKeys() if idempotency is None else idempotency
+        self._lock = asyncio.Lock()
+
+    async def act(
+        self, principal: Principal, action: FleetAction, path: str, idempotency_key: str | None
+    ) -> Answer:
+        body = action.request.model_dump(mode="json")
+        if idempotency_key is not None:
+            stored = self.idempotency.begin(principal.name, idempotency_key, fingerprint("POST", path, body))
+            if stored is not None:
+                answer = Answer(stored.status, dict(stored.body), "replayed", media_type=stored.media_type)
+                await self._record(principal, action, answer, idempotency_key, replayed_status=stored.status)
+                return answer
+        try:
+            answer = await self._decide(principal, action, idempotency_key)
+            if answer.forecast_wanted and answer.verdict is not None:
+                await self._add_forecast(action, answer)
+            if not answer.recorded:
+                await self._record(principal, action, answer, idempotency_key)
+        except BaseException:
+            if idempotency_key is not None:
+                self.idempotency.finish(principal.name, idempotency_key, None)
+            raise
+        if idempotency_key is not None:
+            self.idempotency.finish(
+                principal.name, idempotency_key, StoredAnswer(answer.status, answer.body, answer.media_type)
+            )
+        return answer
+
+    async def record_refusal(
+        self,
+        principal: Principal | None,
+        kind: str,
+        target: str | None,
+        status: int,
+        detail: str,
+        parameters: Any = None,
+    ) -> None:
+        """Audit an attempt stopped before the desk (a role too low, a body that does not parse)."""
+        outcome = "forbidden" if status == 403 else "invalid"
+        record = {
+            "actor": principal.name if principal else None,
+            "role": principal.role.label if principal else None,
+            "action": kind,
+            "target": target,
+            "parameters": parameters,
+            "status": status,
+            "outcome": outcome,
+            "detail": detail,
+        }
+        await asyncio.to_thread(self.audit.append, record)
+
+    # --- deciding ---------------------------------------------------------------------------------------
+
+    async def _decide(self, principal: Principal, action: FleetAction, key: str | None) -> Answer:
+        backend = self.backend
+        if not isinstance(backend, ActingBackend):
+            return problem_answer(
+                409,
+                "no-actions",
+                "Conflict",
+                f"fleet {backend.fleet_name!r} is served read-only: this backend takes no actions",
+                "invalid",
+            )
+        request = action.request
+        override = (request.override_reason or "").strip()
+        async with self._lock:
+            snapshot = await backend.current_snapshot()
+            try:
+                verdict = judge(snapshot, backend.capacity(), action, self.thresholds)
+            except InputError as error:
+                return problem_answer(
+                    422, "invalid", "Invalid input", str(error), "invalid", field_name=error.field
+                )
+            binding = Binding.of(
+                principal.name, action.kind.value, action.target, action.parameters(), verdict
+            )
+            level = verdict.level
+            if request.dry_run:
+                return self._result(
+                    action,
+                    verdict,
+                    200,
+                    "dry_run",
+                    applied=False,
+                    dry_run=True,
+                    message=f"dry run: {level.value}; nothing applied",
+                    forecast=True,
+                )
+            if level is VerdictLevel.BLOCKED:
+                if not override:
+                    return problem_answer(
+                        422,
+                        "blocked",
+                        "Blocked by a guard",
+                        f"{action.describe()} is blocked: {_failed(verdict, VerdictLevel.BLOCKED)}; nothing "
+                        "applied (an admin may force it with override_reason)",
+                        "blocked",
+                        field_name=_first_failed(verdict, VerdictLevel.BLOCKED),
+                        verdict=verdict,
+                    )
+                if principal.role < Role.ADMIN:
+                    return problem_answer(
+                        403,
+                        "override-forbidden",
+                        "Forbidden",
+                        f"override_reason: only an admin token may force a blocked action; the token of "
+                        f"{principal.name!r} has {principal.role.label}",
+                        "forbidden",
+                        field_name="override_reason",
+                        verdict=verdict,
+                    )
+                return await self._apply(principal, action, key, verdict, "overridden", overridden=True)
+            if level in (VerdictLevel.CONFIRM, VerdictLevel.TYPED):
+                answer = self._confirmation(action, verdict, binding)
+                if answer is not None:
+                    return answer
+            return await self._apply(principal, action, key, verdict, "applied")
+
+    def _confirmation(self, action: FleetAction, verdict: Verdict, binding: Binding) -> Answer | None:
+        """None when the request carries a valid confirmation (then spent); else the answer refusing it."""
+        confirm = action.request.confirm
+        if confirm is None:
+            return self._needs_confirmation(action, verdict, binding, None)
+        try:
+            self.confirmations.check(confirm.token, binding)
+        except TokenRefused as refused:
+            return self._needs_confirmation(action, verdict, binding, refused)
+        if verdict.level is VerdictLevel.TYPED:
+            expected = verdict.typed_expected or action.target
+            if (confirm.typed or "").strip() != expected:
+                return problem_answer(
+                    422,
+                    "typed-mismatch",
+                    "Confirmation does not match",
+                    f"confirm.typed: {confirm.typed!r} does not match; type {expected!r} to confirm "
+                    "(the token stays valid until it expires)",
+                    "typed_mismatch",
+                    field_name="confirm.typed",
+                    verdict=verdict,
+                )
+        self.confirmations.spend(confirm.token)
+        return None
+
+    def _needs_confirmation(
+        self, action: FleetAction, verdict: Verdict, binding: Binding, refused: TokenRefused | None
+    ) -> Answer:
+        token, ttl_s = self.confirmations.issue(binding)
+        verdict = verdict.model_copy(update={"confirm_token": token})
+        ask = (
+            "type " + repr(verdict.typed_expected) + " back"
+            if verdict.level is VerdictLevel.TYPED
+            else "confirm"
+        )
+        if refused is None:
+            return problem_answer(
+                409,
+                "confirmation-required",
+                "Confirmation required",
+                f"{action.describe()} needs {verdict.level.value} confirmation: "
+                f"{_failed(verdict, verdict.level)}; repeat the call with confirm.token (and {ask})",
+                "needs_confirmation",
+                field_name="confirm",
+                verdict=verdict,
+                extra={"confirm_token": token, "expires_in_s": ttl_s},
+            )
+        return problem_answer(
+            409,
+            "confirm-refused",
+            "Confirmation refused",
+            f"{refused.detail}. Nothing applied; a fresh confirm_token for the request as sent is attached",
+            "confirm_refused",
+            field_name="confirm.token",
+            verdict=verdict,
+            extra={"confirm_token": token, "expires_in_s": ttl_s, "reason": refused.reason},
+        )
+
+    async def _apply(
+        self,
+        principal: Principal,
+        action: FleetAction,
+        key: str | None,
+        verdict: Verdict,
+        outcome: str,
+        overridden: bool = False,
+    ) -> Answer:
+        """Record, then apply: the fleet never changes without its audit record on disk first (if the
+        write fails, nothing is applied). A fleet that refuses right after gets a second record."""
+        assert isinstance(self.backend, ActingBackend)
+        status = 202 if action.kind.runs_on else 200
+        message = f"{action.describe()}: applied" + (" (admin override)" if overridden else "")
+        if action.kind.runs_on:
+            message += "; it goes on in the fleet — follow it in the frames"
+        answer = self._result(
+            action, verdict, status, outcome, applied=True, overridden=overridden, message=message
+        )
+        await self._record(principal, action, answer, key)
+        answer.recorded = True
+        try:
+            await self.backend.apply(action)
+        except InputError as error:
+            refusal = problem_answer(
+                422,
+                "refused-by-fleet",
+                "Invalid input",
+                f"{error}; nothing applied",
+                "refused_by_fleet",
+                field_name=error.field,
+                verdict=verdict,
+            )
+            refusal.audit["supersedes"] = answer.body["audit_seq"]  # the record written before applying
+            return refusal
+        return answer
+
+    def _result(
+        self,
+        action: FleetAction,
+        verdict: Verdict,
+        status: int,
+        outcome: str,
+        *,
+        applied: bool,
+        message: str,
+        dry_run: bool = False,
+        overridden: bool = False,
+        forecast: bool = False,
+    ) -> Answer:
+        result = ActionResult(
+            action=action.kind.value,
+            node=action.node_id,
+            applied=applied,
+            dry_run=dry_run,
+            overridden=overridden,
+            verdict=verdict,
+            message=message,
+        )
+        return Answer(
+            status, result.model_dump(mode="json"), outcome, verdict, message, forecast_wanted=forecast
+        )
+
+    async def _add_forecast(self, action: FleetAction, answer: Answer) -> None:
+        backend = self.backend
+        if not isinstance(backend, ActingBackend):
+            return
+        try:
+            forecast = await backend.forecast(action)
+        except InputError:
+            return  # the action cannot be applied even to a twin: the verdict already says why
+        except Exception:  # a forecast is advice: its failure must not lose the verdict
+            log.exception("forecast of %s failed", action.describe())
+            return
+        if forecast is None:
+            return
+        answer.body["verdict"]["forecast"] = forecast
+
+    # --- the audit record -------------------------------------------------------------------------------
+
+    async def _record(
+        self,
+        principal: Principal,
+        action: FleetAction,
+        answer: Answer,
+        key: str | None,
+        replayed_status: int | None = None,
+    ) -> None:
+        verdict = answer.verdict
+        record: dict[str, Any] = {
+            "actor": principal.name,
+            "role": principal.role.label,
+            "action": action.kind.value,
+            "target": action.target,
+            "parameters": action.parameters(),
+            "dry_run": action.request.dry_run,
+            "confirmed": action.request.confirm is not None,
+            "override_reason": (action.request.override_reason or None),
+            "idempotency_key": key,
+            "status": answer.status,
+            "outcome": answer.outcome,
+            "detail": answer.detail,
+        }
+        if verdict is not None:
+            record["verdict"] = {
+                "level": verdict.level.value,
+                "checks": [check.model_dump(mode="json") for check in verdict.checks],
+            }
+        if replayed_status is not None:
+            record["replayed_status"] = replayed_status
+        record.update(answer.audit)
+        sealed = await asyncio.to_thread(self.audit.append, record)
+        if replayed_status is None:  # a replay answers exactly what the first request was answered
+            answer.body["audit_seq"] = sealed["seq"]
+            answer.body["audit_hash"] = sealed["hash"]
+
+
+def _failed(verdict: Verdict, level: VerdictLevel) -> str:
+    names = [check.name for check in verdict.checks if not check.ok and check.level is level]
+    names = names or [check.name for check in verdict.checks if not check.ok]  # e.g. abrupt mode's floor
+    return "failed " + ", ".join(names) if names else f"level {level.value}"
+
+
+def _first_failed(verdict: Verdict, level: VerdictLevel) -> str | None:
+    return next((check.name for check in verdict.checks if not check.ok and check.level is level), None)
+
+
+__all__ = ["ActionDesk", "Answer", "ApiProblem"]

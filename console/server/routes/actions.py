@@ -1,0 +1,227 @@
+"""The write side of the fleet API (issue #4): drain, undrain, rollout, admission, the drain plan.
+
+Each route turns its path and body into a `FleetAction` and hands it to the `ActionDesk`, which judges,
+confirms, applies and audits it. Answers: 200 (applied at once, or a dry run), 202 (applied and going on
+in the fleet: a drain, a rollout), 409 (confirm or typed: a `confirm_token` is attached), 422 (blocked, or
+bad input), 403 (a viewer; an operator asking for an override), 401. Every error is problem+json.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+
+from console.guards import plan_drain
+from console.protocol import (
+    ActionRequest,
+    ActionResult,
+    AdmissionRequest,
+    AuditPage,
+    DrainPlanResult,
+    DrainRequest,
+    RolloutRequest,
+)
+from console.server.actions import ActionKind, FleetAction
+from console.server.auth import require
+from console.server.backend import ActingBackend
+from console.server.desk import ActionDesk
+from console.server.problems import ApiProblem, problem_responses, register_body_model
+from console.server.tokens import Principal, Role
+
+for _model in (DrainRequest, RolloutRequest, AdmissionRequest, ActionRequest):
+    register_body_model(_model)
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        max_length=200,
+        description="retries with the same key and body get the first answer; nothing is applied twice",
+    ),
+]
+Operator = Annotated[Principal, Depends(require(Role.OPERATOR))]
+_ACTION_RESPONSES: dict[int | str, dict[str, Any]] = {
+    202: {"model": ActionResult, "description": "Applied; it goes on in the fleet (a drain, a rollout)"},
+    **problem_responses(401, 403, 409, 422),
+}
+
+
+class AuditedRoute(APIRoute):
+    """A route whose refusals before the desk (a role too low, a body that does not parse) are audited
+    too: issue #4 wants one record per attempt, not per attempt that got far enough."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        kind = self.name
+
+        async def audited(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except (ApiProblem, RequestValidationError) as error:
+                status = error.problem.status if isinstance(error, ApiProblem) else 422
+                header = request.headers.get("authorization", "")
+                principal = request.app.state.tokens.lookup(header.partition(" ")[2].strip())
+                if principal is not None:  # an anonymous 401 has no one to record
+                    body = (await request.body())[:2000].decode("utf-8", "replace")
+                    detail = (
+                        error.problem.detail if isinstance(error, ApiProblem) else str(error.errors())[:2000]
+                    )
+                    await desk_of(request).record_refusal(
+                        principal, kind, request.path_params.get("node_id"), status, detail, {"body": body}
+                    )
+                raise
+
+        return audited
+
+
+router = APIRouter(prefix="/v1", tags=["actions"], route_class=AuditedRoute)
+reads = APIRouter(prefix="/v1", tags=["actions"], dependencies=[Depends(require(Role.VIEWER))])
+
+
+def desk_of(request: Request) -> ActionDesk:
+    return request.app.state.desk
+
+
+async def _act(request: Request, principal: Principal, action: FleetAction, key: str | None) -> Response:
+    answer = await desk_of(request).act(principal, action, request.url.path, key)
+    return JSONResponse(answer.body, status_code=answer.status, media_type=answer.media_type)
+
+
+@router.post(
+    "/nodes/{node_id}/drain",
+    name=ActionKind.DRAIN.value,
+    response_model=ActionResult,
+    responses=_ACTION_RESPONSES,
+    summary="Drain a node: out of rotation, close at rate_per_s with a reconnect hint, force-close at the deadline",
+)
+async def drain(
+    node_id: str, body: DrainRequest, request: Request, principal: Operator, key: IdempotencyKey = None
+) -> Response:
+    return await _act(request, principal, FleetAction(ActionKind.DRAIN, body, node_id), key)
+
+
+@router.post(
+    "/nodes/{node_id}/undrain",
+    name=ActionKind.UNDRAIN.value,
+    response_model=ActionResult,
+    responses=_ACTION_RESPONSES,
+    summary="Put a draining or drained node back into rotation",
+)
+async def undrain(
+    node_id: str,
+    request: Request,
+    principal: Operator,
+    body: Annotated[ActionRequest | None, Body()] = None,
+    key: IdempotencyKey = None,
+) -> Response:
+    return await _act(
+        request, principal, FleetAction(ActionKind.UNDRAIN, body or ActionRequest(), node_id), key
+    )
+
+
+@router.post(
+    "/rollout",
+    name=ActionKind.ROLLOUT_START.value,
+    response_model=ActionResult,
+    responses=_ACTION_RESPONSES,
+    summary="Start a rolling restart: batch_size nodes every interval_s, drained or abrupt",
+)
+async def rollout_start(
+    body: RolloutRequest, request: Request, principal: Operator, key: IdempotencyKey = None
+) -> Response:
+    return await _act(request, principal, FleetAction(ActionKind.ROLLOUT_START, body), key)
+
+
+@router.post(
+    "/rollout/halt",
+    name=ActionKind.ROLLOUT_HALT.value,
+    response_model=ActionResult,
+    responses=_ACTION_RESPONSES,
+    summary="Halt the rollout (always allowed: halting is the safe direction)",
+)
+async def rollout_halt(
+    request: Request,
+    principal: Operator,
+    body: Annotated[ActionRequest | None, Body()] = None,
+    key: IdempotencyKey = None,
+) -> Response:
+    return await _act(request, principal, FleetAction(ActionKind.ROLLOUT_HALT, body or ActionRequest()), key)
+
+
+@router.post(
+    "/rollout/resume",
+    name=ActionKind.ROLLOUT_RESUME.value,
+    response_model=ActionResult,
+    responses=_ACTION_RESPONSES,
+    summary="Resume a paused or halted rollout",
+)
+async def rollout_resume(
+    request: Request,
+    principal: Operator,
+    body: Annotated[ActionRequest | None, Body()] = None,
+    key: IdempotencyKey = None,
+) -> Response:
+    return await _act(
+        request, principal, FleetAction(ActionKind.ROLLOUT_RESUME, body or ActionRequest()), key
+    )
+
+
+@router.put(
+    "/admission",
+    name=ActionKind.ADMISSION.value,
+    response_model=ActionResult,
+    responses=_ACTION_RESPONSES,
+    summary="Set admission: token bucket rate_per_s and burst, max_connections, the Retry-After window",
+)
+async def admission(
+    body: AdmissionRequest, request: Request, principal: Operator, key: IdempotencyKey = None
+) -> Response:
+    return await _act(request, principal, FleetAction(ActionKind.ADMISSION, body), key)
+
+
+@reads.get(
+    "/audit",
+    response_model=AuditPage,
+    responses=problem_responses(401, 403, 422),
+    summary="The audit log: one hash-chained record per action attempt, newest last",
+)
+async def audit(
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=1000, description="newest records to return")] = 100,
+) -> AuditPage:
+    log = desk_of(request).audit
+    records = await asyncio.to_thread(log.tail, limit)
+    return AuditPage(records=records, total=log.seq)
+
+
+@reads.get(
+    "/nodes/{node_id}/drain-plan",
+    response_model=DrainPlanResult,
+    responses=problem_responses(401, 403, 409, 422),
+    summary="The largest safe drain of a node now (the planner), to pre-fill a drain",
+)
+async def drain_plan(node_id: str, request: Request) -> DrainPlanResult:
+    desk = desk_of(request)
+    backend = desk.backend
+    if not isinstance(backend, ActingBackend):
+        raise ApiProblem(
+            409, f"fleet {backend.fleet_name!r} is served read-only: no capacity record to plan with"
+        )
+    snapshot = await backend.current_snapshot()
+    plan = plan_drain(snapshot, backend.capacity(), [node_id], desk.thresholds)
+    return DrainPlanResult(
+        nodes=list(plan.node_ids),
+        rate_per_s=plan.rate_per_s,
+        duration_s=plan.duration_s if plan.duration_s != float("inf") else None,
+        deadline_s=plan.deadline_s,
+        hint_ms=plan.hint_ms,
+        force_closed=plan.force_closed,
+        limited_by=plan.limited_by,
+        request=plan.request(),
+    )

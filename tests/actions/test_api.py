@@ -1,0 +1,290 @@
+"""The write side of the fleet API against a real uvicorn over a small simulation: every path and status."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from console.audit import verify_file
+from console.protocol import NodeState
+from tests.actions.conftest import PROBLEM, Acting
+
+DRAIN_OK = {"rate_per_s": 10, "deadline_s": 600, "hint_ms": [1000, 30000]}
+DRAIN_CONFIRM = {**DRAIN_OK, "deadline_s": 0}  # even the safe rate leaves connections at a 0 s deadline
+DRAIN_BLOCKED = {**DRAIN_OK, "rate_per_s": 1_000_000}  # far beyond the survivors' spare admission
+ADMISSION_CONFIRM = {"retry_after_s": [1, 2]}  # a 1 s Retry-After window: lockstep
+ROLLOUT_ABRUPT = {"batch_size": 2, "interval_s": 30, "mode": "abrupt"}
+
+MUTATIONS = [
+    ("POST", "/v1/nodes/gw-001/drain", DRAIN_OK),
+    ("POST", "/v1/nodes/gw-001/undrain", None),
+    ("POST", "/v1/rollout", ROLLOUT_ABRUPT),
+    ("POST", "/v1/rollout/halt", None),
+    ("POST", "/v1/rollout/resume", None),
+    ("PUT", "/v1/admission", ADMISSION_CONFIRM),
+]
+
+
+def problem(response: httpx.Response, status: int, field: str | None = None, *fragments: str) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == PROBLEM
+    body = response.json()
+    assert body["status"] == status and body["title"] and body["detail"]
+    if field is not None:
+        assert body.get("field") == field, body
+    for fragment in fragments:
+        assert fragment in body["detail"], body["detail"]
+    return body
+
+
+def node_state(acting: Acting, node_id: str) -> NodeState:
+    sim = acting.simulation
+    return sim.state_of(sim.index_of(node_id))
+
+
+def audit_outcomes(acting: Acting) -> list[str]:
+    return [record["outcome"] for record in acting.audit.tail(1000)]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), MUTATIONS)
+async def test_no_token_is_401_and_a_viewer_is_403_on_every_mutation(
+    acting: Acting, method, path, body
+) -> None:
+    problem(await acting.call(method, path, body, role=None), 401, "authorization")
+    problem(await acting.call(method, path, body, role="viewer"), 403, "authorization", "operator role")
+    assert node_state(acting, "gw-001") is NodeState.READY
+    records = acting.audit.tail(10)
+    assert [r["outcome"] for r in records] == ["forbidden"]  # the anonymous call has no one to record
+    assert records[0]["actor"] == "viewer-person" and records[0]["status"] == 403
+
+
+async def test_an_ok_drain_is_applied_at_once_and_answered_202(acting: Acting) -> None:
+    response = await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)
+    assert response.status_code == 202, response.text
+    body = response.json()
+    assert body["applied"] and body["verdict"]["level"] == "ok" and body["node"] == "gw-001"
+    assert node_state(acting, "gw-001") is NodeState.DRAINING
+    assert body["audit_seq"] == acting.audit.seq and body["audit_hash"] == acting.audit.last_hash
+    # The next frames show it.
+    async with acting.client() as client:
+        for _ in range(100):
+            fleet = (
+                await client.get("/v1/fleet", headers={"Authorization": "Bearer viewer-token-0123456789"})
+            ).json()
+            node = next(n for n in fleet["nodes"] if n["id"] == "gw-001")
+            if node["state"] == "draining":
+                break
+        assert node["state"] == "draining" and node["drain"]["rate_per_s"] == 10
+
+
+async def test_a_dry_run_judges_and_forecasts_but_applies_nothing(acting: Acting) -> None:
+    response = await acting.call("POST", "/v1/nodes/gw-001/drain", {**DRAIN_BLOCKED, "dry_run": True})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["dry_run"] and not body["applied"] and body["verdict"]["level"] == "blocked"
+    forecast = body["verdict"]["forecast"]
+    assert forecast["tick_ms"] == acting.simulation.tick_ms and forecast["horizon_s"] == 60
+    for run in ("without_action", "with_action"):
+        assert len(forecast[run]["connections"]) == 60
+    # The drain moves reconnects onto the survivors: the forecast with it shows more attempts.
+    assert forecast["with_action"]["attempts_per_s_peak"] > forecast["without_action"]["attempts_per_s_peak"]
+    assert node_state(acting, "gw-001") is NodeState.READY
+    assert audit_outcomes(acting) == ["dry_run"]
+
+
+async def test_confirm_is_409_with_a_single_use_token(acting: Acting) -> None:
+    first = problem(await acting.call("PUT", "/v1/admission", ADMISSION_CONFIRM), 409, "confirm")
+    assert first["verdict"]["level"] == "confirm" and first["type"].endswith("confirmation-required")
+    assert first["verdict"]["forecast"] is not None
+    token = first["confirm_token"]
+    assert first["verdict"]["confirm_token"] == token and first["expires_in_s"] == 60
+    assert acting.simulation.admission.retry_after_s == (1.0, 30.0)  # nothing applied yet
+    confirmed = await acting.call("PUT", "/v1/admission", {**ADMISSION_CONFIRM, "confirm": {"token": token}})
+    assert confirmed.status_code == 200, confirmed.text
+    assert acting.simulation.admission.retry_after_s == (1.0, 2.0)
+    reused = problem(
+        await acting.call("PUT", "/v1/admission", {**ADMISSION_CONFIRM, "confirm": {"token": token}}),
+        409,
+        "confirm.token",
+        "already used",
+    )
+    assert reused["reason"] == "reused" and reused["confirm_token"] != token
+    assert audit_outcomes(acting) == ["needs_confirmation", "applied", "confirm_refused"]
+
+
+async def test_a_token_expires_after_60_s(acting: Acting) -> None:
+    token = (await acting.call("PUT", "/v1/admission", ADMISSION_CONFIRM)).json()["confirm_token"]
+    acting.clock.now += 60.0
+    late = problem(
+        await acting.call("PUT", "/v1/admission", {**ADMISSION_CONFIRM, "confirm": {"token": token}}),
+        409,
+        "confirm.token",
+        "expired",
+    )
+    assert late["reason"] == "expired"
+    assert acting.simulation.admission.retry_after_s == (1.0, 30.0)
+
+
+async def test_a_token_for_other_parameters_is_refused(acting: Acting) -> None:
+    token = (await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_CONFIRM)).json()["confirm_token"]
+    changed = {**DRAIN_CONFIRM, "rate_per_s": 20, "confirm": {"token": token}}
+    refused = problem(
+        await acting.call("POST", "/v1/nodes/gw-001/drain", changed),
+        409,
+        "confirm.token",
+        "rate_per_s was 10",
+    )
+    assert refused["reason"] == "changed"
+    other_node = problem(
+        await acting.call("POST", "/v1/nodes/gw-002/drain", {**DRAIN_CONFIRM, "confirm": {"token": token}}),
+        409,
+        "confirm.token",
+    )
+    assert other_node["reason"] == "changed"
+    assert node_state(acting, "gw-001") is NodeState.READY and node_state(acting, "gw-002") is NodeState.READY
+    # A token is the holder's own: the admin cannot spend the operator's.
+    by_admin = await acting.call(
+        "POST", "/v1/nodes/gw-001/drain", {**DRAIN_CONFIRM, "confirm": {"token": token}}, role="admin"
+    )
+    assert problem(by_admin, 409, "confirm.token")["reason"] == "other_actor"
+    applied = await acting.call(
+        "POST", "/v1/nodes/gw-001/drain", {**DRAIN_CONFIRM, "confirm": {"token": token}}
+    )
+    assert applied.status_code == 202, applied.text
+
+
+async def test_typed_needs_the_name_typed_back(acting: Acting) -> None:
+    asked = problem(await acting.call("POST", "/v1/rollout", ROLLOUT_ABRUPT), 409, "confirm")
+    assert asked["verdict"]["level"] == "typed" and asked["verdict"]["typed_expected"] == "calm-test"
+    token = asked["confirm_token"]
+    wrong = {**ROLLOUT_ABRUPT, "confirm": {"token": token, "typed": "calm-tset"}}
+    problem(await acting.call("POST", "/v1/rollout", wrong), 422, "confirm.typed", "'calm-test'")
+    missing = {**ROLLOUT_ABRUPT, "confirm": {"token": token}}
+    problem(await acting.call("POST", "/v1/rollout", missing), 422, "confirm.typed")
+    assert acting.simulation.rollout.state.value == "idle"
+    right = {**ROLLOUT_ABRUPT, "confirm": {"token": token, "typed": "calm-test"}}
+    started = await acting.call("POST", "/v1/rollout", right)
+    assert started.status_code == 202, started.text
+    assert acting.simulation.rollout.state.value == "running"
+    # A rollout while one runs is bad input, named.
+    again = problem(await acting.call("POST", "/v1/rollout", ROLLOUT_ABRUPT), 422, "rollout", "halt it first")
+    assert "verdict" not in again
+    halted = await acting.call("POST", "/v1/rollout/halt")
+    assert halted.status_code == 200 and halted.json()["verdict"]["level"] == "ok"
+    assert acting.simulation.rollout.state.value == "halted"
+
+
+async def test_blocked_is_422_and_only_an_admin_with_a_reason_overrides(acting: Acting) -> None:
+    blocked = problem(
+        await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_BLOCKED), 422, None, "blocked"
+    )
+    assert blocked["verdict"]["level"] == "blocked" and blocked["type"].endswith("blocked")
+    assert "confirm_token" not in blocked
+    assert node_state(acting, "gw-001") is NodeState.READY
+    forced = {**DRAIN_BLOCKED, "override_reason": "incident 42: node is corrupting sessions"}
+    problem(await acting.call("POST", "/v1/nodes/gw-001/drain", forced), 403, "override_reason", "admin")
+    assert node_state(acting, "gw-001") is NodeState.READY
+    by_admin = await acting.call("POST", "/v1/nodes/gw-001/drain", forced, role="admin")
+    assert by_admin.status_code == 202, by_admin.text
+    assert by_admin.json()["overridden"] and node_state(acting, "gw-001") is NodeState.DRAINING
+    last = acting.audit.tail(1)[0]
+    assert last["outcome"] == "overridden" and last["actor"] == "admin-person"
+    assert last["override_reason"].startswith("incident 42") and last["verdict"]["level"] == "blocked"
+    assert audit_outcomes(acting) == ["blocked", "forbidden", "overridden"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field", "fragment"),
+    [
+        ("/v1/nodes/gw-001/drain", {**DRAIN_OK, "rate_per_s": -5}, "rate_per_s", "(0, 1000000000]"),
+        ("/v1/nodes/gw-001/drain", {**DRAIN_OK, "rate_per_s": 0}, "rate_per_s", "greater than 0"),
+        ("/v1/nodes/gw-001/drain", {**DRAIN_OK, "deadline_s": -1}, "deadline_s", "[0,"),
+        ("/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [5000, 1000]}, "hint_ms", "min ≤ max"),
+        ("/v1/nodes/gw-999/drain", DRAIN_OK, "node", "gw-999"),
+        ("/v1/nodes/gw-001/undrain", None, "node", "draining or drained"),
+        ("/v1/rollout/resume", None, "rollout", "paused or halted"),
+        ("/v1/rollout", {**ROLLOUT_ABRUPT, "batch_size": 99}, "batch_size", "1 … 8"),
+        ("/v1/rollout", {**ROLLOUT_ABRUPT, "interval_s": 0}, "interval_s", "greater than 0"),
+        ("/v1/nodes/gw-001/drain", {"rate_per_s": 10}, "deadline_s", "required"),
+    ],
+)
+async def test_bad_input_names_the_field_and_applies_nothing(
+    acting: Acting, path, body, field, fragment
+) -> None:
+    problem(await acting.call("POST", path, body), 422, field, fragment)
+    assert all(node_state(acting, n) is NodeState.READY for n in acting.simulation.node_ids)
+    assert acting.simulation.rollout.state.value == "idle"
+    assert audit_outcomes(acting) == ["invalid"]
+
+
+async def test_a_drain_of_a_draining_node_is_bad_input(acting: Acting) -> None:
+    assert (await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)).status_code == 202
+    problem(await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK), 422, "node", "it is draining")
+    undrained = await acting.call("POST", "/v1/nodes/gw-001/undrain", {})
+    assert undrained.status_code == 200 and node_state(acting, "gw-001") is NodeState.READY
+
+
+async def test_an_idempotency_key_makes_a_retry_safe(acting: Acting) -> None:
+    key = {"Idempotency-Key": "retry-me-1"}
+    first = await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK, **key)
+    again = await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK, **key)
+    assert first.status_code == again.status_code == 202
+    assert first.json() == again.json()  # the same answer, audit_seq included: not applied twice
+    assert audit_outcomes(acting) == ["applied", "replayed"]
+    other = await acting.call("POST", "/v1/nodes/gw-002/drain", DRAIN_OK, **key)
+    problem(other, 422, "idempotency-key", "different request")
+    assert node_state(acting, "gw-002") is NodeState.READY
+    # Another holder's key space is their own.
+    admins = await acting.call("POST", "/v1/nodes/gw-002/drain", DRAIN_OK, role="admin", **key)
+    assert admins.status_code == 202
+
+
+async def test_the_audit_log_is_served_newest_last_and_verifies(acting: Acting) -> None:
+    await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)
+    await acting.call("PUT", "/v1/admission", ADMISSION_CONFIRM)
+    await acting.call("POST", "/v1/rollout/halt", role="viewer")
+    response = await acting.call("GET", "/v1/audit", role="viewer")
+    assert response.status_code == 200
+    page = response.json()
+    assert page["total"] == 3
+    assert [r["seq"] for r in page["records"]] == [1, 2, 3]
+    assert [r["action"] for r in page["records"]] == ["drain", "admission", "rollout_halt"]
+    assert [r["actor"] for r in page["records"]] == ["operator-person", "operator-person", "viewer-person"]
+    checks = page["records"][0]["verdict"]["checks"]
+    assert {"name", "value", "limit", "ok", "why"} <= set(checks[0])
+    limited = (await acting.call("GET", "/v1/audit?limit=1", role="viewer")).json()
+    assert [r["seq"] for r in limited["records"]] == [3]
+    problem(await acting.call("GET", "/v1/audit?limit=0", role="viewer"), 422, "limit")
+    assert verify_file(acting.audit.path).intact
+
+
+async def test_the_drain_plan_passes_its_own_guards(acting: Acting) -> None:
+    plan = (await acting.call("GET", "/v1/nodes/gw-003/drain-plan", role="viewer")).json()
+    assert plan["nodes"] == ["gw-003"] and plan["rate_per_s"] > 0
+    request = {k: v for k, v in plan["request"].items() if k in ("rate_per_s", "deadline_s", "hint_ms")}
+    judged = (await acting.call("POST", "/v1/nodes/gw-003/drain", {**request, "dry_run": True})).json()
+    failed = {c["name"] for c in judged["verdict"]["checks"] if not c["ok"]}
+    assert not failed & {"drain_pacing_per_s", "survivor_cpu_vs_pause_pct", "hint_window_ms"}
+    problem(await acting.call("GET", "/v1/nodes/gw-999/drain-plan", role="viewer"), 422, "node")
+
+
+async def test_a_fleet_refusal_after_the_guards_is_recorded_and_applies_nothing(acting: Acting) -> None:
+    # The guards allow any hint window; the simulator's timing wheel holds only so much (a fleet's own
+    # limit, checked when it applies).
+    response = await acting.call("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [1000, 10_000_000]})
+    body = problem(response, 422, "hint_ms", "nothing applied")
+    assert body["type"].endswith("refused-by-fleet")
+    assert node_state(acting, "gw-001") is NodeState.READY
+    first, second = acting.audit.tail(2)
+    assert first["outcome"] == "applied" and second["outcome"] == "refused_by_fleet"
+    assert second["supersedes"] == first["seq"] and body["audit_seq"] == second["seq"]
+
+
+async def test_no_action_is_applied_without_its_record(acting: Acting, monkeypatch) -> None:
+    def full_disk(record):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(acting.audit, "append", full_disk)
+    response = await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)
+    assert response.status_code == 500
+    assert node_state(acting, "gw-001") is NodeState.READY

@@ -1,0 +1,88 @@
+"""Fixtures for the gateway tests: in-process nodes and child processes on 127.0.0.1 ephemeral ports."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+
+import pytest
+
+from console.gateway.node import Lifetime, NodeConfig
+from console.gateway.processes import NodeProcess, RedisProcess
+from console.gateway.serve import RunningNode
+from console.gateway.tokens import TokenSigner
+from console.protocol import AdmissionSettings
+
+#: Tests that are not about handshake cost use a cheap token so client counts stay affordable on 2 cores.
+CHEAP_WORK_FACTOR = 200
+CHEAP_SIGNER = TokenSigner(work_factor=CHEAP_WORK_FACTOR)
+TOKEN = "controller-token-for-tests"
+
+
+def node_config(node_id: str = "n1", **overrides: object) -> NodeConfig:
+    settings = dict(
+        node_id=node_id,
+        signer=CHEAP_SIGNER,
+        admission=AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(1.0, 2.0)),
+        lifetime=Lifetime(),
+        seed=7,
+    )
+    settings.update(overrides)
+    return NodeConfig(**settings)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def start_node() -> AsyncIterator[Callable[..., object]]:
+    """Start in-process nodes (this test's event loop); all are stopped afterwards."""
+    started: list[RunningNode] = []
+
+    async def start(config: NodeConfig | None = None, history_url: str | None = None) -> RunningNode:
+        running = RunningNode(config or node_config(), history_url=history_url, token=TOKEN)
+        await running.start()
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        await running.stop()
+
+
+@pytest.fixture
+def node_processes() -> Iterator[Callable[..., NodeProcess]]:
+    """Start `stormdeck gateway serve` children; each is stopped (by pid) afterwards."""
+    started: list[NodeProcess] = []
+
+    def start(node_id: str, *args: str, history: str | None = None, port: int = 0) -> NodeProcess:
+        node = NodeProcess(node_id, list(args), token=TOKEN, history=history, port=port)
+        started.append(node)
+        return node.start()
+
+    yield start
+    for node in started:
+        node.kill()
+
+
+#: .ci/run installs redis-server; elsewhere the tests that need it say so instead of failing.
+needs_redis = pytest.mark.skipif(
+    shutil.which("redis-server") is None, reason="needs redis-server (see .ci/run)"
+)
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisProcess]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("needs redis-server (apt-get install -y redis-server; .ci/run does)")
+    server = RedisProcess().start()
+    yield server
+    server.stop()
+
+
+async def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Poll a condition until it holds — the tests' only way of waiting."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        await asyncio.sleep(0.02)

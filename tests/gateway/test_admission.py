@@ -1,0 +1,123 @@
+"""Admission on a real node process: 5,000 attempts in about a second against a node limited to 500/s."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import time
+
+import pytest
+
+from console.gateway.bench import fire, measure_costs
+from console.gateway.client import ClientStats, StreamClient
+from console.gateway.loadgen import bin_attempts
+from console.gateway.tokens import TokenSigner
+from console.policies import make_policy
+from console.waves import lockstep_index
+from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR
+
+pytestmark = pytest.mark.timeout(90)
+
+RATE_PER_S, BURST, WINDOW_S = 500, 50, (1.0, 3.0)
+
+
+async def test_excess_gets_503_with_a_spread_retry_after(node_processes) -> None:
+    # A cheap token here: this test is about the rate, so the node must be able to afford 500 handshakes/s
+    # on a shared 2-core machine; the cost ratio is measured below with the real work factor.
+    node = node_processes(
+        "admission",
+        *("--rate-per-s", str(RATE_PER_S), "--burst", str(BURST), "--retry-after-s", *map(str, WINDOW_S)),
+        *("--work-factor", str(CHEAP_WORK_FACTOR)),
+    )
+    token = CHEAP_SIGNER.mint("flood", time.time() + 600)
+    answers = await fire(node, token, 5000, over_s=1.0, concurrency=5000)
+    first_s = min(a.started_s for a in answers)
+    fired_s = max(a.started_s for a in answers) - first_s
+    span_s = max(a.started_s + a.elapsed_ms / 1000 for a in answers) - first_s
+    admitted = [a for a in answers if a.status == 101]
+    rejected = [a for a in answers if a.status == 503]
+    assert len(admitted) + len(rejected) == 5000, {a.status for a in answers}
+    print(f"fired over {fired_s:.2f} s, answered over {span_s:.2f} s: {len(admitted)} admitted, ", end="")
+    print(f"{len(rejected)} answered 503")
+    # Scheduled over 1 s (1.2–1.6 s measured); when other work starves this process the firing stretches
+    # (3 s seen under a load average of 4 on 2 cores). The checks below hold whatever the span.
+    assert fired_s < 5.0, f"the 5,000 attempts took {fired_s:.2f} s to fire"
+    # The bucket refills while the node works through its accept queue, so the bound is over the span.
+    assert len(admitted) <= BURST + RATE_PER_S * span_s + 5, (len(admitted), span_s)
+    assert len(rejected) >= 5000 - BURST - RATE_PER_S * span_s - 5
+    low_ms, high_ms = (1000 * w for w in WINDOW_S)
+    for answer in rejected:
+        assert answer.headers["retry-after"] in ("1", "2", "3")
+        assert low_ms <= int(answer.headers["retry-after-ms"]) <= high_ms
+
+    # Clients honouring Retry-After come back spread across the window, not in one wave.
+    retry_at = sorted(
+        a.started_s + a.elapsed_ms / 1000 + int(a.headers["retry-after-ms"]) / 1000 for a in rejected
+    )
+    delays = [int(a.headers["retry-after-ms"]) / 1000 for a in rejected]
+    assert statistics.pstdev(delays) > 0.45  # uniform on [1, 3] s: 0.58 s; one fixed value: 0
+    retry_bins = bin_attempts(retry_at, retry_at[0], retry_at[-1] - retry_at[0])
+    index = lockstep_index(retry_bins)
+    print(f"retry delays: stdev {statistics.pstdev(delays):.2f} s, lockstep_index {index:.2f}")
+    assert index < 2.5
+    retries = await _retry_at(node, token, retry_at[:: len(retry_at) // 400])  # a sample, for real
+    assert {a.status for a in retries} <= {101, 503}
+
+
+async def test_a_rejection_costs_under_a_tenth_of_a_handshake(node_processes) -> None:
+    node = node_processes("cost")  # the real work factor: a handshake costs what a TLS + JWT one would
+    token = TokenSigner().mint("cost", time.time() + 600)
+    costs = await measure_costs(node, token, 400)  # node CPU per answer, from its own /metrics
+    print(costs, f"ratio {costs.reject_cost_ratio:.3f}")
+    assert costs.reject_cost_ratio < 0.1, costs
+
+
+async def _retry_at(node, token: str, times_s: list[float]) -> list:
+    async def one(at_s: float) -> list:
+        await asyncio.sleep(max(0.0, at_s - time.time()))
+        return await fire(node, token, 1, over_s=0)
+
+    return [a for batch in await asyncio.gather(*(one(t) for t in times_s)) for a in batch]
+
+
+async def test_sdk_client_waits_the_retry_after(node_processes) -> None:
+    node = node_processes(
+        "full",
+        "--rate-per-s",
+        "0.001",
+        "--burst",
+        "1",
+        "--retry-after-s",
+        "0.4",
+        "0.6",
+        "--work-factor",
+        "200",
+    )
+    stats = ClientStats()
+    blocker = StreamClient([node.url], make_policy("fixed", {"delay_ms": 0}), _token(), stats, _rng(1))
+    client = StreamClient([node.url], make_policy("fixed", {"delay_ms": 0}), _token(), stats, _rng(2))
+    holding = asyncio.create_task(blocker.run())
+    await asyncio.wait_for(blocker.connected.wait(), 5)
+    stats.attempt_times_s.clear()
+    retrying = asyncio.create_task(client.run())
+    deadline = time.monotonic() + 5
+    while len(stats.attempt_times_s) < 4 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    for task in (holding, retrying):
+        task.cancel()
+    await asyncio.gather(holding, retrying, return_exceptions=True)
+    await blocker.close()
+    gaps = [b - a for a, b in zip(stats.attempt_times_s, stats.attempt_times_s[1:], strict=False)]
+    assert stats.rejects_503 >= 3 and len(gaps) >= 3
+    assert all(0.39 <= gap <= 0.7 for gap in gaps), (
+        gaps
+    )  # its own policy said 0 ms; the server said 0.4–0.6 s
+
+
+def _token() -> str:
+    return CHEAP_SIGNER.mint("sdk", time.time() + 600)
+
+
+def _rng(seed: int) -> random.Random:
+    return random.Random(seed)

@@ -1,0 +1,80 @@
+"""The commands: `stormdeck loadgen` against a node process, and input errors as exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from console.cli import main
+from console.gateway.processes import child_env
+from tests.gateway.conftest import CHEAP_WORK_FACTOR
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
+    node = node_processes("n1", "--work-factor", str(CHEAP_WORK_FACTOR), "--publish-rate-per-s", "10")
+    command = [
+        sys.executable,
+        "-m",
+        "console",
+        "loadgen",
+        node.url,
+        "--clients",
+        "60",
+        "--policy",
+        "full_jitter",
+    ]
+    command += [
+        "--duration",
+        "2",
+        "--ramp-s",
+        "0.5",
+        "--workers",
+        "2",
+        "--work-factor",
+        str(CHEAP_WORK_FACTOR),
+    ]
+    done = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=45, env=child_env())
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["connects"] == 60 and report["attempts"] == 60 and report["rejects_503"] == 0
+    assert report["messages"] > 60 and report["gaps"] == 0 and report["duplicates"] == 0
+    assert len(report["attempts_per_bin"]) == 20 and sum(report["attempts_per_bin"]) == 60
+    assert 0 < report["connect_p50_ms"] <= report["connect_p99_ms"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["loadgen", "ws://192.0.2.1:9000/", "--clients", "5", "--policy", "fixed"], "loopback"),
+        (["loadgen", "ws://127.0.0.1:9/", "--clients", "5", "--policy", "nope"], "policy"),
+        (["loadgen", "ws://127.0.0.1:9/", "--clients", "0", "--policy", "fixed"], "--clients"),
+        (
+            [
+                "gateway",
+                "serve",
+                "--port",
+                "0",
+                "--admin-port",
+                "0",
+                "--node-id",
+                "a",
+                "--history",
+                "http://x",
+            ],
+            "redis",
+        ),
+        (
+            ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a", "--rate-per-s", "-1"],
+            "> 0",
+        ),
+        (["bench", "gateway", "--idle-clients", "50000"], "--idle-clients"),
+    ],
+)
+def test_input_errors_exit_2(argv: list[str], message: str, capsys) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,171 @@
+"""The controller's core over real node processes: aggregation, `down` without dropping, forwarded actions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+
+from console.errors import InputError
+from console.gateway.controller import Controller, NodeEntry, WaveSum, fold_totals, load_nodes
+from console.gateway.loadgen import ClientPool
+from console.gateway.processes import child_env
+from console.protocol import AdmissionRequest, DrainRequest, NodeState, NodeStatus, Waves
+from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _status(node_id: str, state: NodeState, connections: int, capacity: int = 100) -> NodeStatus:
+    return NodeStatus(
+        id=node_id,
+        state=state,
+        connections=connections,
+        cpu_pct=10.0,
+        attempts_per_s=2.0,
+        accepts_per_s=1.0,
+        rejects_per_s=1.0,
+        timeouts_per_s=0.0,
+        handshake_p99_ms=1.0,
+        capacity_connections=capacity,
+    )
+
+
+def test_totals_count_headroom_over_nodes_in_rotation() -> None:
+    nodes = [
+        _status("a", NodeState.READY, 60),
+        _status("b", NodeState.DRAINING, 50),
+        _status("c", NodeState.DOWN, 0),
+    ]
+    totals = fold_totals(nodes)
+    assert totals.connections == 110 and totals.attempts_per_s == 6.0
+    assert totals.headroom_pct == 40.0  # only a is in rotation: 60 of 100 held
+
+
+def test_wave_sum_aligns_nodes_by_bin_time() -> None:
+    waves = WaveSum()
+    waves.add(Waves(attempts=[1, 2, 3], start_s=100.0))
+    waves.add(Waves(attempts=[10, 20], start_s=100.1))
+    first = waves.take(now_s=100.3 + 1.5)
+    assert first.attempts[-3:] == [1, 12, 23] and first.start_s is not None
+    waves.add(Waves(attempts=[5], start_s=100.0))  # too late: that bin was handed out already
+    assert waves.take(now_s=100.5 + 1.5).attempts == [0, 0]
+
+
+def test_nodes_file(tmp_path) -> None:
+    good = tmp_path / "nodes.toml"
+    good.write_text(
+        '[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9101/"\nrestart = "systemctl restart {node}"\n'
+    )
+    assert load_nodes(str(good)) == [
+        NodeEntry("a", "http://127.0.0.1:9101", None, "systemctl restart {node}")
+    ]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[nodes]]\nid = "a"\n')
+    with pytest.raises(InputError, match="admin"):
+        load_nodes(str(bad))
+    with pytest.raises(InputError, match="readable TOML"):
+        load_nodes(str(tmp_path / "missing.toml"))
+
+
+async def test_controller_follows_nodes_forwards_actions_and_shows_down(node_processes, tmp_path) -> None:
+    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
+    a, b = node_processes("a", *cheap), node_processes("b", *cheap)
+    audit = tmp_path / "audit.jsonl"
+    entries = [NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)]
+    controller = Controller(entries, TOKEN, audit_path=str(audit))
+    pool = ClientPool([a.url, b.url], 40, "full_jitter", signer=CHEAP_SIGNER, seed=3)
+    snapshot = await controller.start()
+    try:
+        assert [n.id for n in snapshot.nodes] == ["a", "b"]
+        assert all(n.state is NodeState.READY for n in snapshot.nodes)
+        pool.start()
+        await pool.wait_connected(40, 10)
+        await wait_for(lambda: controller.frame().totals.connections == 40, 5, "the fleet to count 40")
+
+        await controller.drain("b", DrainRequest(rate_per_s=100, deadline_s=30, hint_ms=(0, 200)))
+        await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.DRAINED, 8, "b drained")
+        await wait_for(lambda: controller.frame().nodes[0].connections == 40, 8, "every client on a")
+        with pytest.raises(InputError, match="one of a, b"):
+            await controller.undrain("z")
+        await controller.undrain("b")
+        answers = await controller.set_admission(AdmissionRequest(rate_per_s=50, burst=5, nodes=["a"]))
+        assert list(answers) == ["a"] and answers["a"]["admission"]["rate_per_s"] == 50
+        await wait_for(lambda: controller.admission().rate_per_s == 50, 5, "a's new admission in its frames")
+
+        actions = [json.loads(line) for line in audit.read_text().splitlines()]
+        assert [(r["action"], r.get("node")) for r in actions] == [
+            ("drain", "b"),
+            ("undrain", "b"),
+            ("admission", None),
+        ]
+        assert actions[0]["request"]["rate_per_s"] == 100 and actions[0]["status"] == 200
+
+        controller.drain_events()
+        b.kill()
+        await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.DOWN, 8, "b shown down")
+        frame = controller.frame()
+        assert [n.id for n in frame.nodes] == ["a", "b"]  # never silently dropped
+        assert any(e.kind == "node_state" and e.node == "b" for e in controller.drain_events())
+    finally:
+        await pool.stop()
+        await controller.close()
+
+
+async def test_controller_command_serves_the_fleet_api(node_processes, tmp_path) -> None:
+    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
+    a, b = node_processes("a", *cheap), node_processes("b", *cheap)
+    nodes = tmp_path / "nodes.toml"
+    nodes.write_text("".join(f'[[nodes]]\nid = "{n.node_id}"\nadmin = "{n.admin_url}"\n' for n in (a, b)))
+    (tmp_path / "node.token").write_text(TOKEN + "\n")
+    (tmp_path / "api.tokens").write_text("viewer view-token watcher\n")
+    command = [sys.executable, "-m", "console", "controller", "--nodes", str(nodes), "--port", "0"]
+    command += [
+        "--node-token-file",
+        str(tmp_path / "node.token"),
+        "--token-file",
+        str(tmp_path / "api.tokens"),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
+    try:
+        assert process.stdout is not None
+        url = next(line.split()[1] for line in process.stdout if line.startswith("url:"))
+        headers = {"Authorization": "Bearer view-token"}
+        async with httpx.AsyncClient(base_url=url, headers=headers) as api:
+            assert (await api.get("/v1/fleet", headers={"Authorization": "Bearer nope"})).status_code in (
+                401,
+                403,
+            )
+            await wait_for_async(lambda: _node_ids(api), ["a", "b"], 10)
+            fleet = (await api.get("/v1/fleet")).json()
+            assert fleet["source"] == "live" and all(n["state"] == "ready" for n in fleet["nodes"])
+        stream = url.replace("http", "ws", 1) + "/v1/stream"
+        async with connect(stream, additional_headers=headers) as ws:
+            hello = json.loads(await ws.recv())
+            frame = json.loads(await ws.recv())
+            while frame.get("type") != "frame":
+                frame = json.loads(await ws.recv())
+        assert hello["type"] == "hello" and hello["source"] == "live"
+        assert [n["id"] for n in frame["nodes"]] == ["a", "b"]
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def _node_ids(api: httpx.AsyncClient) -> list[str]:
+    fleet = (await api.get("/v1/fleet")).json()
+    return [n["id"] for n in fleet["nodes"] if n["state"] == "ready"]
+
+
+async def wait_for_async(probe, expected: object, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while (got := await probe()) != expected:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still {got!r}, expected {expected!r}")
+        await asyncio.sleep(0.1)

@@ -1,0 +1,141 @@
+"""The pure cores of the gateway: admission, replay planning, drain pacing, tokens, client counting."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from console.errors import InputError
+from console.gateway.admission import Admission, Rejection, TokenBucket
+from console.gateway.client import ClientStats, StreamPosition, retry_after_ms
+from console.gateway.drain import DrainPlan, achieved_rate_per_s
+from console.gateway.history import plan_replay
+from console.gateway.loadgen import bin_attempts, check_loopback
+from console.gateway.tokens import TokenSigner
+from console.protocol import AdmissionRequest, AdmissionSettings, DrainRequest
+
+
+def test_bucket_admits_burst_then_rate() -> None:
+    bucket = TokenBucket(rate_per_s=10, burst=5)
+    assert [bucket.take(0.0) for _ in range(6)] == [True] * 5 + [False]
+    assert bucket.take(0.1)  # one token refilled in 100 ms at 10/s
+    assert not bucket.take(0.1)
+
+
+@given(st.lists(st.floats(0, 0.01), min_size=1, max_size=400), st.integers(1, 50), st.floats(1, 500))
+def test_bucket_never_exceeds_rate_plus_burst(gaps: list[float], burst: int, rate: float) -> None:
+    bucket = TokenBucket(rate_per_s=rate, burst=burst)
+    now, admitted = 0.0, 0
+    for gap in gaps:
+        now += gap
+        admitted += bucket.take(now)
+    assert admitted <= burst + rate * now + 1e-6
+
+
+def test_admission_ceiling_and_rotation_come_before_the_bucket() -> None:
+    settings = AdmissionSettings(rate_per_s=1, burst=1, max_connections=2, retry_after_s=(2.0, 3.0))
+    admission = Admission(settings, random.Random(1))
+    assert admission.decide(0.0, connections=2, in_rotation=True).reason is Rejection.CEILING
+    assert admission.decide(0.0, connections=0, in_rotation=False).reason is Rejection.NOT_IN_ROTATION
+    assert admission.decide(0.0, connections=0, in_rotation=True).admitted  # the token was not spent above
+    rejected = admission.decide(0.0, connections=0, in_rotation=True)
+    assert rejected.reason is Rejection.RATE
+    assert 2000 <= rejected.retry_after_ms <= 3000
+    assert rejected.retry_after_header in ("2", "3")
+
+
+def test_retry_after_is_drawn_across_the_window() -> None:
+    settings = AdmissionSettings(rate_per_s=0.001, burst=1, max_connections=None, retry_after_s=(1.0, 5.0))
+    admission = Admission(settings, random.Random(2))
+    admission.decide(0.0, 0, True)
+    draws = [admission.decide(0.0, 0, True).retry_after_ms for _ in range(2000)]
+    assert (
+        min(draws) < 1200 and max(draws) > 4800
+    )  # a spread, not one value that brings everyone back at once
+
+
+def test_admission_update_replaces_settings() -> None:
+    admission = Admission(
+        AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(1, 2)), random.Random()
+    )
+    settings = admission.update(AdmissionRequest(rate_per_s=5, burst=1, max_connections=9))
+    assert (settings.rate_per_s, settings.burst, settings.max_connections) == (5, 1, 9)
+    assert admission.decide(0.0, 0, True).admitted and not admission.decide(0.0, 0, True).admitted
+
+
+def _held(first: int, last: int) -> list[tuple[int, str]]:
+    return [(k, f"m{k}") for k in range(first, last + 1)]
+
+
+@pytest.mark.parametrize(
+    ("since", "epoch", "recovered", "replayed"),
+    [
+        (None, None, False, 0),  # a fresh client
+        (120, "e1", True, 30),  # inside the window: the tail follows
+        (150, "e1", True, 0),  # up to date
+        (100, "e1", True, 50),  # exactly one before the oldest held
+        (99, "e1", False, 0),  # the window was missed: full resync
+        (120, "e0", False, 0),  # another epoch: the history restarted
+        (151, "e1", False, 0),  # ahead of the head: not this stream
+    ],
+)
+def test_plan_replay(since: int | None, epoch: str | None, recovered: bool, replayed: int) -> None:
+    replay = plan_replay("e1", 150, _held(101, 150), since, epoch)
+    assert (replay.recovered, len(replay.messages), replay.head, replay.epoch) == (
+        recovered,
+        replayed,
+        150,
+        "e1",
+    )
+    if replayed:
+        assert replay.messages[0][0] == since + 1 and replay.messages[-1][0] == 150
+
+
+def test_drain_plan_paces_closes() -> None:
+    plan = DrainPlan.from_request(DrainRequest(rate_per_s=100, deadline_s=60, hint_ms=(500, 100)), now_s=10.0)
+    assert plan.hint_ms == (100, 500)
+    assert [plan.due(t) for t in (9.0, 10.0, 10.0099, 10.01, 11.0)] == [0, 1, 1, 2, 101]
+    assert plan.next_close_s(100) == pytest.approx(11.0)
+    assert not plan.past_deadline(69.9) and plan.past_deadline(70.0)
+    assert all(100 <= plan.hint(random.Random(k)) <= 500 for k in range(50))
+    assert achieved_rate_per_s([0.0, 0.01, 0.02, 1.0]) == pytest.approx(3.0)
+
+
+def test_tokens_verify_and_refuse() -> None:
+    signer = TokenSigner(work_factor=10)
+    token = signer.mint("client-7", expires_s=1000)
+    assert signer.verify(token, now_s=999) == "client-7"
+    assert signer.verify(token, now_s=1001) is None  # expired
+    assert signer.verify(token[:-1] + ("0" if token[-1] != "0" else "1"), now_s=0) is None  # tampered
+    assert TokenSigner(key=b"other", work_factor=10).verify(token, now_s=0) is None
+    assert signer.verify("garbage", now_s=0) is None
+
+
+def test_position_counts_gaps_and_duplicates() -> None:
+    stats = ClientStats()
+    position = StreamPosition("e", 10)
+    for offset in (11, 12, 12, 15, 14, 16):
+        position.take(offset, stats)
+    assert (stats.messages, stats.gaps, stats.duplicates, position.offset) == (6, 2, 2, 16)
+
+
+def test_retry_after_prefers_the_exact_draw() -> None:
+    rng = random.Random(3)
+    assert retry_after_ms({"Retry-After": "3", "Retry-After-Ms": "2417"}, rng) == 2417
+    smeared = {retry_after_ms({"Retry-After": "3"}, rng) for _ in range(50)}
+    assert min(smeared) >= 3000 and max(smeared) < 4000 and len(smeared) > 10
+    assert retry_after_ms({}, rng) is None
+
+
+def test_loadgen_refuses_non_loopback() -> None:
+    check_loopback(["ws://127.0.0.1:9000/", "ws://localhost:1/", "ws://[::1]:2/"])
+    for url in ("ws://10.0.0.1:9000/", "wss://127.0.0.1:1/", "ws://example.com/"):
+        with pytest.raises(InputError, match="loopback"):
+            check_loopback([url])
+
+
+def test_bin_attempts() -> None:
+    assert bin_attempts([100.0, 100.05, 100.15, 99.0, 101.0], t0_s=100.0, duration_s=0.3) == [2, 1, 0]

@@ -1,0 +1,64 @@
+"""`stormdeck fleet up`: nodes, publisher, controller and load on loopback; SIGTERM stops them all."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from console.gateway.processes import child_env
+from tests.gateway.conftest import needs_redis
+
+pytestmark = [pytest.mark.timeout(60), needs_redis]
+
+
+def test_fleet_up_serves_the_fleet_and_stops_everything(tmp_path) -> None:
+    (tmp_path / "api.tokens").write_text("operator op-token tester\n")
+    command = [
+        sys.executable,
+        "-m",
+        "console",
+        "fleet",
+        "up",
+        "--nodes",
+        "2",
+        "--port",
+        "0",
+        "--clients",
+        "60",
+    ]
+    command += ["--token-file", str(tmp_path / "api.tokens"), "--work-factor", "200"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
+    lines: list[str] = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("Ctrl-C"):
+                break
+        url = next(line.split()[1] for line in lines if line.startswith("url:"))
+        pids = [int(line.split("pid")[1].split()[0]) for line in lines if " pid " in line]
+        assert len(pids) == 5, lines  # two nodes, redis, the publisher, the load generator
+        headers = {"Authorization": "Bearer op-token"}
+        deadline = time.monotonic() + 30
+        while True:
+            fleet = httpx.get(f"{url}/v1/fleet", headers=headers).json()
+            if fleet["totals"]["connections"] == 60 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert [n["id"] for n in fleet["nodes"]] == ["node-1", "node-2"]
+        assert fleet["totals"]["connections"] == 60
+        with httpx.Client(
+            base_url=next(line.split("admin ")[1].strip() for line in lines if "admin " in line)
+        ) as a:
+            assert "stormdeck_gateway_connections" in a.get("/metrics").text
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(20) == 0
+    for pid in pids:
+        assert not os.path.exists(f"/proc/{pid}"), f"pid {pid} outlived fleet up"

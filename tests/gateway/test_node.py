@@ -1,0 +1,175 @@
+"""One in-process gateway node on 127.0.0.1: the client stream, resume, the admin API, planned closes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from console.gateway.client import ClientStats, StreamClient
+from console.gateway.node import Lifetime
+from console.gateway.serve import RunningNode
+from console.policies import make_policy
+from console.protocol import AdmissionSettings, Frame, Hello
+from tests.gateway.conftest import CHEAP_SIGNER, TOKEN, node_config, wait_for
+
+
+def _token() -> str:
+    return CHEAP_SIGNER.mint("test-client", time.time() + 60)
+
+
+async def _read(ws: object, count: int) -> list[dict]:
+    return [json.loads(await ws.recv()) for _ in range(count)]  # type: ignore[attr-defined]
+
+
+async def test_stream_offsets_and_resume_in_process(start_node) -> None:
+    node: RunningNode = await start_node(node_config(publish_rate_per_s=50))
+    async with connect(f"{node.url}?token={_token()}") as ws:
+        hello, *messages = await _read(ws, 6)
+    assert hello["type"] == "hello" and hello["recovered"] is None and hello["node"] == "n1"
+    offsets = [m["offset"] for m in messages]
+    assert offsets == list(range(offsets[0], offsets[0] + 5))
+    await wait_for(lambda: node.node.history._head >= offsets[-1] + 5, 5, "five more messages")
+    resume = f"{node.url}?token={_token()}&offset={offsets[-1]}&epoch={hello['epoch']}"
+    async with connect(resume) as ws:
+        hello2, *replayed = await _read(ws, 6)
+    assert hello2["recovered"] is True and hello2["replayed"] >= 5
+    assert [m["offset"] for m in replayed] == list(range(offsets[-1] + 1, offsets[-1] + 6))
+    async with connect(f"{node.url}?token={_token()}&offset=1&epoch=another") as ws:
+        (hello3,) = await _read(ws, 1)
+    assert hello3["recovered"] is False
+
+
+async def test_auth_runs_after_admission(start_node) -> None:
+    node: RunningNode = await start_node()
+    with pytest.raises(InvalidStatus) as missing:
+        await connect(node.url)
+    assert missing.value.response.status_code == 401
+    with pytest.raises(InvalidStatus) as wrong_path:
+        await connect(node.url.replace("/channel/fleet", "/channel/other") + f"?token={_token()}")
+    assert wrong_path.value.response.status_code == 404
+    assert node.node.meter.totals.auth_failures == 1
+
+
+async def test_ceiling_answers_503_with_retry_after(start_node) -> None:
+    settings = AdmissionSettings(rate_per_s=None, max_connections=2, retry_after_s=(3.0, 4.0))
+    node: RunningNode = await start_node(node_config(admission=settings))
+    async with connect(f"{node.url}?token={_token()}"), connect(f"{node.url}?token={_token()}"):
+        with pytest.raises(InvalidStatus) as full:
+            await connect(f"{node.url}?token={_token()}")
+    headers = full.value.response.headers
+    assert full.value.response.status_code == 503
+    assert headers["Retry-After"] in ("3", "4") and 3000 <= int(headers["Retry-After-Ms"]) <= 4000
+
+
+async def test_admin_api_drain_undrain_and_auth(start_node) -> None:
+    node: RunningNode = await start_node()
+    clients = [await connect(f"{node.url}?token={_token()}") for _ in range(5)]
+    for ws in clients:
+        await ws.recv()  # hello
+    async with httpx.AsyncClient(base_url=node.admin_url) as admin:
+        assert (await admin.get("/v1/node/ready")).status_code == 200
+        body = {"rate_per_s": 50, "deadline_s": 30, "hint_ms": [100, 200]}
+        assert (await admin.post("/v1/node/drain", json=body)).status_code == 401
+        wrong = await admin.post("/v1/node/drain", json=body, headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 403 and wrong.headers["content-type"] == "application/problem+json"
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        bad = await admin.post("/v1/node/drain", json={**body, "rate_per_s": -1}, headers=auth)
+        assert bad.status_code == 422 and "rate_per_s" in bad.json()["detail"]
+        started = await admin.post("/v1/node/drain", json=body, headers=auth)
+        assert started.status_code == 200 and started.json()["drain"]["rate_per_s"] == 50
+        assert (await admin.get("/v1/node/ready")).status_code == 503
+        for ws in clients:
+            hint = json.loads(await ws.recv())
+            assert hint["type"] == "reconnect" and 100 <= hint["after_ms"] <= 200
+            with pytest.raises(ConnectionClosed):
+                await ws.recv()
+            assert ws.close_code == 1012
+        await wait_for(lambda: node.node.state == "drained", 5, "the node to report drained")
+        with pytest.raises(InvalidStatus) as refused:
+            await connect(f"{node.url}?token={_token()}")
+        assert refused.value.response.status_code == 503  # out of rotation
+        assert (await admin.post("/v1/node/undrain", headers=auth)).json()["state"] == "ready"
+        assert (await admin.get("/v1/node/ready")).status_code == 200
+        metrics = (await admin.get("/metrics")).text
+        assert 'stormdeck_gateway_closes_total{node="n1"} 5' in metrics
+        assert "# TYPE stormdeck_gateway_connections gauge" in metrics
+
+
+async def test_admission_update_through_admin(start_node) -> None:
+    node: RunningNode = await start_node()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx.AsyncClient(base_url=node.admin_url, headers=auth) as admin:
+        body = {"rate_per_s": 0.01, "burst": 1, "retry_after_s": [5, 6]}
+        assert (await admin.put("/v1/node/admission", json=body)).json()["applied"] is True
+        other = await admin.put("/v1/node/admission", json={**body, "nodes": ["n9"]})
+        assert other.json()["applied"] is False
+        assert (await admin.get("/v1/node")).json()["admission"]["retry_after_s"] == [5.0, 6.0]
+    async with connect(f"{node.url}?token={_token()}"):
+        pass
+    with pytest.raises(InvalidStatus) as limited:
+        await connect(f"{node.url}?token={_token()}")
+    assert limited.value.response.headers["Retry-After"] in ("5", "6")
+
+
+async def test_lifetime_closes_with_a_hint(start_node) -> None:
+    life = Lifetime(max_s=0.3, dither_s=0.1, close_grace_s=0.2, hint_ms=(10, 20))
+    node: RunningNode = await start_node(node_config(lifetime=life))
+    started = time.monotonic()
+    async with connect(f"{node.url}?token={_token()}") as ws:
+        await ws.recv()
+        hint = json.loads(await ws.recv())
+        lived_s = time.monotonic() - started
+        assert hint == {"type": "reconnect", "after_ms": hint["after_ms"], "reason": "lifetime"}
+        with pytest.raises(ConnectionClosed):
+            await ws.recv()  # we did not leave: the node closes after the grace
+        assert ws.close_code == 1012
+    assert 0.15 <= lived_s < 1.0
+
+
+async def test_admin_stream_frames_and_resume(start_node) -> None:
+    node: RunningNode = await start_node()
+    stream = f"ws://127.0.0.1:{node.admin_port}/v1/node/stream"
+    async with connect(stream) as ws:
+        hello = Hello.model_validate_json(await ws.recv())
+        first = Frame.model_validate_json(await ws.recv())
+        second = Frame.model_validate_json(await ws.recv())
+    assert hello.fleet == "n1" and first.epoch == hello.epoch
+    assert second.seq == first.seq + 1 and second.nodes[0].id == "n1"
+    assert 8 <= len(second.waves.attempts) <= 12  # one second of 100 ms bins
+    await wait_for(lambda: node.frames.seq >= second.seq + 2, 5, "two more frames")
+    async with connect(f"{stream}?since={second.seq}&epoch={hello.epoch}") as ws:
+        resumed = Hello.model_validate_json(await ws.recv())
+        missed = Frame.model_validate_json(await ws.recv())
+    assert resumed.recovered is True and missed.seq == second.seq + 1
+    async with connect(f"{stream}?since={second.seq}&epoch=stale") as ws:
+        assert Hello.model_validate_json(await ws.recv()).recovered is False
+
+
+@pytest.mark.parametrize(("stable_s", "state_after_three_drops"), [(10.0, 3), (0.05, 1)])
+async def test_backoff_resets_only_after_the_stable_period(
+    start_node, stable_s: float, state_after_three_drops: int
+) -> None:
+    node: RunningNode = await start_node()
+    stats = ClientStats()
+    policy = make_policy("exponential", {"base_ms": 20.0, "jitter_ms": 0.0})
+    client = StreamClient([node.url], policy, _token(), stats, random.Random(1), stable_s=stable_s)
+    running = asyncio.create_task(client.run())
+    try:
+        for drops in range(1, 4):
+            await asyncio.wait_for(client.connected.wait(), 5)
+            await asyncio.sleep(0.1)  # a connection this old: past 0.05 s, short of 10 s
+            for conn in list(node.node._clients):
+                conn.transport.abort()  # no close frame: a drop, which the policy paces
+            await wait_for(lambda d=drops: stats.drops == d, 5, f"drop {drops}")
+        assert client.backoff.state == state_after_three_drops
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+        await client.close()

@@ -1,0 +1,146 @@
+"""Rollouts: batches, the pause on a hot survivor, and a drain-mode rollout over real, respawned nodes."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+
+import pytest
+
+from console.errors import InputError
+from console.gateway.controller import Controller, NodeEntry
+from console.gateway.loadgen import ClientPool
+from console.gateway.rollout import AbortWatch, Rollout, hot_survivor, plan_batches
+from console.guards.thresholds import Thresholds
+from console.protocol import DrainRequest, NodeState, NodeStatus, RolloutMode, RolloutRequest, RolloutState
+from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _node(node_id: str, cpu_pct: float, state: NodeState = NodeState.READY) -> NodeStatus:
+    return NodeStatus(
+        id=node_id,
+        state=state,
+        connections=0,
+        cpu_pct=cpu_pct,
+        attempts_per_s=0,
+        accepts_per_s=0,
+        rejects_per_s=0,
+        timeouts_per_s=0,
+        handshake_p99_ms=0,
+    )
+
+
+def test_batches_and_the_hot_survivor() -> None:
+    assert plan_batches(["a", "b", "c", "d", "e"], 2) == [["a", "b"], ["c", "d"], ["e"]]
+    fleet = [_node("a", 90), _node("b", 76), _node("c", 20), _node("d", 99, NodeState.DRAINED)]
+    assert hot_survivor(fleet, ["a"], 75.0).id == "b"  # a is in the batch, d is out of rotation
+    assert hot_survivor(fleet, ["a", "b"], 75.0) is None
+
+
+async def test_a_hot_survivor_pauses_until_the_operator_resumes() -> None:
+    cpu = {"a": 10.0, "b": 90.0}
+    epochs = itertools.count()
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT),
+        ["a", "b"],
+        lambda: [_node(n, c) for n, c in cpu.items()],
+        lambda node_id: str(next(epochs)),  # every look sees a new process: restarts are instant here
+        lambda node_id, request: None,
+        {"a": "true", "b": "true"},
+    )
+    running = asyncio.create_task(rollout.run())
+    await wait_for(lambda: rollout.status.state is RolloutState.PAUSED, 5, "the pause")
+    assert rollout.status.batch == 0 and "b CPU 90 %" in rollout.status.pause_reason
+    cpu["b"] = 30.0
+    rollout.resume()
+    assert (await asyncio.wait_for(running, 5)).state is RolloutState.COMPLETED
+    assert rollout.status.batch == 2
+    with pytest.raises(InputError, match="restart"):
+        Rollout(RolloutRequest(batch_size=1, interval_s=1), ["a"], list, str, print, {})
+
+
+async def test_drain_rollout_restarts_every_real_node(node_processes, tmp_path) -> None:
+    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
+    nodes = {n: node_processes(n, *cheap) for n in ("a", "b", "c")}
+    stop_supervising = threading.Event()
+
+    def supervise() -> None:
+        # What systemd's Restart=always would do: a node that exits comes back on the same ports.
+        while not stop_supervising.wait(0.05):
+            for node_id, node in nodes.items():
+                if node.process is not None and node.process.poll() is not None:
+                    node.start()
+                    (tmp_path / f"{node_id}.pid").write_text(str(node.pid))
+
+    for node_id, node in nodes.items():
+        (tmp_path / f"{node_id}.pid").write_text(str(node.pid))
+    supervisor = threading.Thread(target=supervise, daemon=True)
+    supervisor.start()
+    restart = f"kill -TERM $(cat {tmp_path}/{{node}}.pid)"
+    entries = [NodeEntry(n, p.admin_url, p.url, restart) for n, p in nodes.items()]
+    controller = Controller(entries, TOKEN)
+    pool = ClientPool([p.url for p in nodes.values()], 60, "full_jitter", signer=CHEAP_SIGNER, seed=2)
+    await controller.start()
+    pool.start()
+    try:
+        await pool.wait_connected(60, 10)
+        first_pids = {n: p.pid for n, p in nodes.items()}
+        drain = DrainRequest(rate_per_s=100, deadline_s=10, hint_ms=(0, 200))
+        controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.2, mode=RolloutMode.DRAIN), drain)
+        with pytest.raises(InputError, match="halt it first"):
+            controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.2))
+        await wait_for(
+            lambda: controller.rollout_status().state is not RolloutState.RUNNING, 60, "the rollout"
+        )
+        status = controller.frame().rollout
+        assert (status.state, status.batch, status.batches) == (RolloutState.COMPLETED, 3, 3), status
+        assert all(nodes[n].pid != pid for n, pid in first_pids.items())  # every node is a new process
+        await pool.wait_connected(60, 15)
+        assert pool.stats.planned_reconnects >= 40  # the drains moved the clients, not the kills
+    finally:
+        stop_supervising.set()
+        supervisor.join(5)
+        await pool.stop()
+        await controller.close()
+
+
+def test_abort_watch_needs_the_heat_to_last() -> None:
+    watch = AbortWatch(cpu_abort_pct=80.0, cpu_abort_for_s=30.0)
+    hot, cool = [_node("a", 85.0)], [_node("a", 50.0)]
+    assert watch.observe(hot, 0.0) is None and watch.observe(hot, 29.0) is None
+    assert watch.observe(cool, 29.5) is None  # a dip resets the clock
+    assert watch.observe(hot, 30.0) is None and watch.observe(hot, 59.0) is None
+    assert "a CPU > 80 % for 30 s" in watch.observe(hot, 60.0)
+
+
+async def test_a_paused_rollout_aborts_when_the_heat_lasts() -> None:
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT),
+        ["a", "b"],
+        lambda: [_node("a", 10.0), _node("b", 95.0)],
+        lambda node_id: None,
+        lambda node_id, request: None,
+        {"a": "true", "b": "true"},
+        thresholds=Thresholds(cpu_abort_for_s=0.3),
+    )
+    status = await asyncio.wait_for(rollout.run(), 5)
+    assert status.state is RolloutState.ABORTED and "b CPU > 80 %" in status.pause_reason
+
+
+async def test_halting_a_paused_rollout() -> None:
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT),
+        ["a", "b"],
+        lambda: [_node("a", 10.0), _node("b", 78.0)],  # above the pause line, below the abort line
+        lambda node_id: None,
+        lambda node_id, request: None,
+        {"a": "true", "b": "true"},
+    )
+    running = asyncio.create_task(rollout.run())
+    await wait_for(lambda: rollout.status.state is RolloutState.PAUSED, 5, "the pause")
+    running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    assert rollout.status.state is RolloutState.HALTED and rollout.status.pause_reason == "halted by operator"
