@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_attach(args: argparse.Namespace) -> int:
-    from console.client.admin import AdminClient
+    from console.client.actions import ActionClient
     from console.client.stream import StreamClient
     from console.client.token import load_token
     from console.guards.config import load_default_thresholds
@@ -59,7 +59,7 @@ def run_attach(args: argparse.Namespace) -> int:
         source=source,
         theme_name=args.theme,
         read_only=args.read_only,
-        admin=AdminClient(args.url, token),
+        admin=ActionClient(args.url, token),  # reads (node history) and the guarded actions
     )
     app.run()
     return 0

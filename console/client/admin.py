@@ -51,29 +51,6 @@ class AdminClient:
             raise ApiError(response.status_code, detail)
         return response.json()
 
-    async def send(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-        """A write call: the status and the JSON body whatever the status (a 409 or a 422 carries the
-        verdict the console shows); only a transport failure raises."""
-        try:
-            response = await self._http.request(method, path, json=body if body is not None else {})
-        except httpx.HTTPError as error:
-            raise ApiError(0, f"{type(error).__name__}: {error}") from None
-        try:
-            payload = response.json()
-        except ValueError:
-            payload = {"detail": response.reason_phrase or response.text[:200]}
-        return response.status_code, payload
-
-    async def audit(self, limit: int = 100) -> list[dict[str, Any]]:
-        """`GET /v1/audit`: the newest records, newest last."""
-        payload = await self._get(f"/v1/audit?limit={limit}")
-        records = payload.get("records", []) if isinstance(payload, dict) else payload
-        return [record for record in records if isinstance(record, dict)]
-
-    async def drain_plan(self, node_id: str) -> dict[str, Any]:
-        """`GET /v1/nodes/{id}/drain-plan`: the server's drain planner, to pre-fill the drain form."""
-        return dict(await self._get(f"/v1/nodes/{node_id}/drain-plan"))
-
     async def fleet(self) -> FleetSnapshot:
         return FleetSnapshot.model_validate(await self._get("/v1/fleet"))
 

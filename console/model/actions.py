@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from console.client.actions import ActionAnswer, Reply, route
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, plan_drain
 from console.protocol import (
@@ -141,22 +142,11 @@ class ActionCall:
 
     @property
     def method(self) -> str:
-        return "PUT" if self.kind is ActionKind.ADMISSION else "POST"
+        return route(self.kind.value, self.node_id)[0]
 
     @property
     def path(self) -> str:
-        match self.kind:
-            case ActionKind.DRAIN | ActionKind.UNDRAIN:
-                return f"/v1/nodes/{self.node_id}/{self.kind.value}"
-            case ActionKind.ROLLOUT_START:
-                return "/v1/rollout"
-            case ActionKind.ROLLOUT_HALT:
-                return "/v1/rollout/halt"
-            case ActionKind.ROLLOUT_RESUME:
-                return "/v1/rollout/resume"
-            case ActionKind.ADMISSION:
-                return "/v1/admission"
-        raise AssertionError(self.kind)
+        return route(self.kind.value, self.node_id)[1]
 
     def describe(self) -> str:
         return f"{self.kind.title} {self.node_id}" if self.node_id else self.kind.title
@@ -306,7 +296,9 @@ class Outcome(StrEnum):
 
 
 @dataclass(frozen=True)
-class ActionAnswer:
+class ActionReading:
+    """What the console makes of the server's answer: the outcome, the message, the verdict."""
+
     outcome: Outcome
     status: int
     message: str
@@ -315,30 +307,32 @@ class ActionAnswer:
 
     @property
     def forbidden(self) -> bool:
-        return self.status == 403
+        return self.status in (401, 403)
 
 
-def read_answer(status: int, body: Any) -> ActionAnswer:
-    """The fleet API's answer (issue #4): 200/202 an ActionResult; 409 a problem with the verdict and a
-    confirm_token; 422 blocked, a typed name that does not match, or bad input; 403 a viewer."""
-    body = body if isinstance(body, dict) else {}
-    raw_verdict = body.get("verdict")
-    verdict = Verdict.model_validate(raw_verdict) if isinstance(raw_verdict, dict) else None
+_OUTCOMES = {
+    Reply.APPLIED: Outcome.APPLIED,
+    Reply.DRY_RUN: Outcome.DRY_RUN,
+    Reply.NEEDS_CONFIRMATION: Outcome.NEEDS_CONFIRMATION,
+    Reply.BLOCKED: Outcome.BLOCKED,
+    Reply.BAD_INPUT: Outcome.REFUSED,
+    Reply.DENIED: Outcome.REFUSED,
+}
+
+
+def read_answer(answer: ActionAnswer) -> ActionReading:
+    """The fleet API's answer, classified once by the client (`console.client.actions`), read for the
+    dialogs: the verdict parsed, its confirm_token attached, a typed name the server refused told apart."""
+    body = answer.body
+    raw_verdict = answer.verdict
+    verdict = Verdict.model_validate(raw_verdict) if raw_verdict is not None else None
     if verdict is not None and verdict.confirm_token is None and body.get("confirm_token"):
         verdict = verdict.model_copy(update={"confirm_token": body["confirm_token"]})
-    message = str(body.get("message") or body.get("detail") or body.get("title") or f"HTTP {status}")
-    field_name = body.get("field")
-    if status in (200, 201, 202):
-        outcome = Outcome.DRY_RUN if body.get("dry_run") else Outcome.APPLIED
-        return ActionAnswer(outcome, status, message, verdict)
-    kind = str(body.get("type", ""))
-    if status == 409 and verdict is not None and verdict.confirm_token:
-        return ActionAnswer(Outcome.NEEDS_CONFIRMATION, status, message, verdict, field_name)
-    if status == 422 and kind.endswith("typed-mismatch"):
-        return ActionAnswer(Outcome.TYPED_MISMATCH, status, message, verdict, field_name)
-    if status == 422 and verdict is not None and verdict.level is VerdictLevel.BLOCKED:
-        return ActionAnswer(Outcome.BLOCKED, status, message, verdict, field_name)
-    return ActionAnswer(Outcome.REFUSED, status, message, verdict, field_name)
+    message = str(body.get("message") or body.get("detail") or body.get("title") or f"HTTP {answer.status}")
+    outcome = _OUTCOMES[answer.reply]
+    if answer.reply is Reply.BAD_INPUT and answer.problem_type == "typed-mismatch":
+        outcome = Outcome.TYPED_MISMATCH
+    return ActionReading(outcome, answer.status, message, verdict, body.get("field"))
 
 
 def what_would_pass(verdict: Verdict) -> list[str]:

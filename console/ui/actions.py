@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from console.client.actions import ActionClient
 from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
 from console.guards import FleetCapacity, Thresholds
 from console.model.actions import (
-    ActionAnswer,
     ActionCall,
     ActionKind,
+    ActionReading,
     Outcome,
     Prefill,
     actions_disabled_reason,
@@ -46,7 +47,7 @@ class SessionOutcome:
 
     time_unix_s: float
     call: ActionCall
-    answer: ActionAnswer
+    answer: ActionReading
 
     def as_record(self) -> dict[str, object]:
         verdict = self.answer.verdict
@@ -72,7 +73,8 @@ class ConsoleActions:
         thresholds: Thresholds,
     ) -> None:
         self.app = app
-        self.admin = admin
+        # Reads need an AdminClient; acting needs the client with the write side (console.client.actions).
+        self.admin = admin if isinstance(admin, ActionClient) else None
         self.read_only = read_only
         self.capacity = capacity
         self.thresholds = thresholds
@@ -115,7 +117,7 @@ class ConsoleActions:
             )
         await self.settle(call, await self.send(call))
 
-    async def settle(self, call: ActionCall, answer: ActionAnswer) -> None:
+    async def settle(self, call: ActionCall, answer: ActionReading) -> None:
         """Ask as the level demands until the server applies, blocks or refuses, or the operator cancels."""
         app = self.app
         token: str | None = None
@@ -138,7 +140,7 @@ class ConsoleActions:
             )
             if confirmed is None:
                 app.notify(f"{call.describe()}: cancelled, nothing applied")
-                self._remember(call, ActionAnswer(Outcome.REFUSED, 0, "cancelled by the operator", verdict))
+                self._remember(call, ActionReading(Outcome.REFUSED, 0, "cancelled by the operator", verdict))
                 await self.refresh_audit()
                 return
             answer = await self.send(call.with_controls(token=token, typed=confirmed.typed))
@@ -150,7 +152,7 @@ class ConsoleActions:
             return
         self.finish(call, answer)
 
-    def finish(self, call: ActionCall, answer: ActionAnswer) -> None:
+    def finish(self, call: ActionCall, answer: ActionReading) -> None:
         """The outcome: a notification, the session's list, the audit panel; a 403 disables actions."""
         app = self.app
         if answer.forbidden:
@@ -164,16 +166,16 @@ class ConsoleActions:
         app.refresh_views()
         app.run_worker(self.refresh_audit(), group="audit", exclusive=True, exit_on_error=False)
 
-    def _remember(self, call: ActionCall, answer: ActionAnswer) -> None:
+    def _remember(self, call: ActionCall, answer: ActionReading) -> None:
         self.outcomes.append(SessionOutcome(self.app.clock(), call, answer))
 
-    async def send(self, call: ActionCall) -> ActionAnswer:
+    async def send(self, call: ActionCall) -> ActionReading:
         assert self.admin is not None
         try:
-            status, body = await self.admin.send(call.method, call.path, call.body)
+            answer = await self.admin.send(call.method, call.path, call.body)
         except ApiError as error:
-            return ActionAnswer(Outcome.REFUSED, error.status, str(error))
-        return read_answer(status, body)
+            return ActionReading(Outcome.REFUSED, error.status, str(error))
+        return read_answer(answer)
 
     # --- pre-filling -------------------------------------------------------------------------------------
 
@@ -221,7 +223,8 @@ class ConsoleActions:
             records, note = [], "no fleet API: this session's attempts only"
         else:
             try:
-                records = list(await self.admin.audit(AUDIT_LIMIT))
+                page = await self.admin.audit(AUDIT_LIMIT)
+                records = [r for r in page.get("records", []) if isinstance(r, dict)]
                 note = f"GET /v1/audit · {len(records)} newest records"
             except ApiError as error:
                 records, note = [], f"the server's audit log: {error}; this session's attempts only"

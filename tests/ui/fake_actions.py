@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from console.client.admin import AdminClient
+from console.client.actions import ActionClient
 from console.guards.verdict import check, verdict
 from console.protocol import Verdict, VerdictLevel
 
@@ -106,8 +106,8 @@ class FakeFleetApi:
         self.applied: list[tuple[str, dict[str, Any]]] = []
         self._tokens: dict[str, int] = {}
 
-    def client(self) -> AdminClient:
-        return AdminClient("http://fleet.test", "token", transport=httpx.MockTransport(self.handle))
+    def client(self) -> ActionClient:
+        return ActionClient("http://fleet.test", "token", transport=httpx.MockTransport(self.handle))
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         path, method = request.url.path, request.method

@@ -9,6 +9,7 @@ import io
 from rich.console import Console
 from textual.widgets import Input
 
+from console.client.actions import ActionAnswer
 from console.model.actions import ActionKind, parse_form, read_answer, what_would_pass
 from console.ui.app import ConsoleApp
 from console.ui.scenes import SCENES_BY_NAME, fed_model, frozen_clock
@@ -288,7 +289,9 @@ def test_parse_form_and_read_answer_are_pure():
         "retry_after_s": [2.0, 40.0],
     }
     answer = read_answer(
-        422, {"type": "urn:stormdeck:problem:invalid", "detail": "rate_per_s: -1", "field": "rate_per_s"}
+        ActionAnswer(
+            422, {"type": "urn:stormdeck:problem:invalid", "detail": "rate_per_s: -1", "field": "rate_per_s"}
+        )
     )
     assert answer.outcome.value == "refused" and answer.field_name == "rate_per_s"
     from .fake_actions import drain_verdict
