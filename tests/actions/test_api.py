@@ -271,9 +271,7 @@ async def test_the_drain_plan_passes_its_own_guards(acting: Acting) -> None:
 async def test_a_fleet_refusal_after_the_guards_is_recorded_and_applies_nothing(acting: Acting) -> None:
     # The guards allow any hint window; the simulator's timing wheel holds only so much (a fleet's own
     # limit, checked when it applies).
-    response = await acting.call(
-        "POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [1000, 10_000_000]}
-    )
+    response = await acting.call("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [1000, 10_000_000]})
     body = problem(response, 422, "hint_ms", "nothing applied")
     assert body["type"].endswith("refused-by-fleet")
     assert node_state(acting, "gw-001") is NodeState.READY
