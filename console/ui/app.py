@@ -276,6 +276,9 @@ class ConsoleApp(App[None]):
             ("node detail", list(NodeDetailScreen.BINDINGS)),
             ("help", list(HelpScreen.BINDINGS)),
         ]
+        home = type(self.screen_stack[0])
+        if home is not MainScreen and issubclass(home, MainScreen):  # the replay's screen adds its own keys
+            sections.insert(2, ("replay", list(home.__dict__.get("BINDINGS", []))))
         commands = [(title, help_text) for title, help_text, _ in console_commands(list(self.theme_files))]
         self.push_screen(HelpScreen(sections, commands))
 
