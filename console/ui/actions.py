@@ -10,6 +10,7 @@ level demands. The screens only return what the operator chose; this class sends
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ from console.model.actions import (
     read_answer,
     rollout_prefill,
 )
+from console.record.records import ActionRecord, Confirmation
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
 from console.ui.screens.verdict_dialog import VerdictDialog
@@ -63,6 +65,37 @@ class SessionOutcome:
         }
 
 
+#: How a recording names what became of an attempt (console.record.records.ActionRecord.outcome).
+_RECORDED_OUTCOMES = {
+    Outcome.APPLIED: "applied",
+    Outcome.DRY_RUN: "dry_run",
+    Outcome.NEEDS_CONFIRMATION: "needs_confirmation",
+    Outcome.BLOCKED: "blocked",
+    Outcome.TYPED_MISMATCH: "failed",
+    Outcome.REFUSED: "failed",
+}
+
+#: Where `attach --record` takes the console's action attempts and confirmations (docs/recording.md).
+ActionRecorder = Callable[[ActionRecord | Confirmation], None]
+
+
+def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, actor: str) -> ActionRecord:
+    """One attempt as a recording holds it; confirmation tokens are never recorded."""
+    request = {k: v for k, v in call.body.items() if k != "confirm"}
+    verdict = reading.verdict.model_copy(update={"confirm_token": None}) if reading.verdict else None
+    return ActionRecord(
+        time_s=time_s,
+        actor=actor,
+        action=call.kind.value,
+        target=call.node_id,
+        request=request,
+        verdict=verdict,
+        outcome=_RECORDED_OUTCOMES[reading.outcome],  # type: ignore[arg-type]
+        status=reading.status or None,
+        detail=reading.message,
+    )
+
+
 class ConsoleActions:
     def __init__(
         self,
@@ -71,6 +104,7 @@ class ConsoleActions:
         read_only: bool,
         capacity: FleetCapacity | None,
         thresholds: Thresholds,
+        recorder: ActionRecorder | None = None,
     ) -> None:
         self.app = app
         # Reads need an AdminClient; acting needs the client with the write side (console.client.actions).
@@ -80,6 +114,7 @@ class ConsoleActions:
         self.thresholds = thresholds
         self.refused: str | None = None  # the server's 403, once seen: a viewer token
         self.outcomes: list[SessionOutcome] = []
+        self.recorder = recorder
 
     @property
     def disabled_reason(self) -> str | None:
@@ -128,6 +163,7 @@ class ConsoleActions:
                 typed_error = f"✖ the server refused the name: {answer.message}"
                 verdict = verdict.model_copy(update={"confirm_token": token})
             token = verdict.confirm_token
+            self._record(recorded_action(call, answer, self._fleet_time_s(), "console"))
             confirmed = await app.push_screen_wait(
                 VerdictDialog(
                     call.describe(),
@@ -136,6 +172,16 @@ class ConsoleActions:
                     message=answer.message,
                     typed_fallback=call.node_id or app.model.fleet,
                     typed_error=typed_error,
+                )
+            )
+            self._record(
+                Confirmation(
+                    time_s=self._fleet_time_s(),
+                    actor="console",
+                    action=call.kind.value,
+                    target=call.node_id,
+                    answer="cancelled" if confirmed is None else "confirmed",
+                    typed=confirmed.typed if confirmed is not None else None,
                 )
             )
             if confirmed is None:
@@ -168,6 +214,16 @@ class ConsoleActions:
 
     def _remember(self, call: ActionCall, answer: ActionReading) -> None:
         self.outcomes.append(SessionOutcome(self.app.clock(), call, answer))
+        if answer.status:  # a cancel is recorded as the confirmation's answer
+            self._record(recorded_action(call, answer, self._fleet_time_s(), "console"))
+
+    def _record(self, record: ActionRecord | Confirmation) -> None:
+        if self.recorder is not None:
+            self.recorder(record)
+
+    def _fleet_time_s(self) -> float:
+        frame = self.app.model.frame
+        return frame.time_s if frame is not None else 0.0
 
     async def send(self, call: ActionCall) -> ActionReading:
         assert self.admin is not None

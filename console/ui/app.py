@@ -25,7 +25,7 @@ from console.model.link import LinkState, LinkStatus, Malformed, Received, Strea
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.protocol import Event
 from console.ui import config
-from console.ui.actions import ConsoleActions
+from console.ui.actions import ActionRecorder, ConsoleActions
 from console.ui.commands import ConsoleCommands, console_commands
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.screens.action_form import ActionForm
@@ -68,6 +68,7 @@ class ConsoleApp(App[None]):
         admin: AdminClient | None = None,
         capacity: FleetCapacity | None = None,
         guard_thresholds: Thresholds | None = None,
+        action_recorder: ActionRecorder | None = None,
     ) -> None:
         super().__init__()
         self.model = model or console_model()
@@ -78,7 +79,9 @@ class ConsoleApp(App[None]):
         self.read_only = read_only
         self.admin = admin
         # capacity: for the console's own drain planner when the server offers none (console.guards)
-        self.actions = ConsoleActions(self, admin, read_only, capacity, guard_thresholds or Thresholds())
+        self.actions = ConsoleActions(
+            self, admin, read_only, capacity, guard_thresholds or Thresholds(), action_recorder
+        )
         self.query_state = NodeQuery()
         self.theme_files: dict[str, ThemeFile] = load_themes((config.user_themes_dir(),))
         remembered = config.load_config(config_path).get("theme")

@@ -33,7 +33,9 @@ def shown(widget) -> str:
     return console.file.getvalue()
 
 
-def acting_app(api: FakeFleetApi | None, read_only: bool = False, scene_name: str = "storm") -> ConsoleApp:
+def acting_app(
+    api: FakeFleetApi | None, read_only: bool = False, scene_name: str = "storm", recorder=None
+) -> ConsoleApp:
     scene = SCENES_BY_NAME[scene_name]
     model = fed_model(scene.seconds, scene.storm_at_s)
     now_s = frozen_clock(model)
@@ -43,6 +45,7 @@ def acting_app(api: FakeFleetApi | None, read_only: bool = False, scene_name: st
         admin=api.client() if api else None,
         read_only=read_only,
         remember_theme=False,
+        action_recorder=recorder,
     )
 
 
@@ -299,3 +302,24 @@ def test_parse_form_and_read_answer_are_pure():
     blocked = drain_verdict("gw-0001", 500.0, (1000, 16000))
     assert blocked.level.value == "blocked"
     assert any("120" in hint for hint in what_would_pass(blocked))
+
+
+async def test_attempts_and_confirmations_go_to_the_recording_without_tokens():
+    api = FakeFleetApi()
+    recorded = []
+    app = acting_app(api, recorder=recorded.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "150")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the confirm dialog")
+        await pilot.press("y")
+        await wait_for(lambda: len(recorded) == 3, what="three records")
+    asked, confirmation, applied = recorded
+    assert (asked.type, asked.outcome, asked.status) == ("action", "needs_confirmation", 409)
+    assert asked.verdict.level.value == "confirm" and asked.verdict.confirm_token is None
+    assert (confirmation.type, confirmation.answer) == ("confirmation", "confirmed")
+    assert (applied.outcome, applied.target, applied.status) == ("applied", NODE, 202)
+    assert "confirm" not in applied.request and applied.request["rate_per_s"] == 150.0
+    assert asked.time_s == app.model.frame.time_s
