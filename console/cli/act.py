@@ -191,6 +191,9 @@ def _run_plan(args: argparse.Namespace) -> int:
     print(f"  duration  {'never (no safe rate now)' if duration is None else f'{duration:.0f} s'}")
     print(f"  deadline  {plan['deadline_s']:g} s  (force-closed then: {plan['force_closed']})")
     print(f"  hint      {hint[0]}:{hint[1]} ms")
+    if plan["rate_per_s"] <= 0:
+        print("  no drain is safe now: the survivors have no spare admission or CPU (add capacity first)")
+        return 0
     print(
         f"  act:      stormdeck act {args.url} drain {plan['nodes'][0]} --rate {plan['rate_per_s']:g} "
         f"--deadline {plan['deadline_s']:g} --hint {hint[0]}:{hint[1]}"

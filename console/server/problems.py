@@ -145,7 +145,19 @@ async def _on_http_exception(request: Request, error: Exception) -> JSONResponse
     return problem_response(problem, request, getattr(error, "headers", None))
 
 
+async def _on_unexpected(request: Request, error: Exception) -> JSONResponse:
+    # Starlette still logs the traceback (and re-raises for the server); the client gets a problem, not
+    # a text/plain page — e.g. an audit log that cannot be written (a full disk): nothing was applied.
+    problem = Problem(
+        title=_TITLES[500],
+        status=500,
+        detail=f"the server failed ({type(error).__name__}); nothing was applied; its log has the details",
+    )
+    return problem_response(problem, request)
+
+
 def install_problem_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(Exception, _on_unexpected)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(InputError, _on_input_error)
     app.add_exception_handler(ApiProblem, _on_api_problem)

@@ -70,7 +70,11 @@ class Acting:
 
 
 def start_acting(
-    tmp_path: Path, frame_interval_s: float = 0.05, forecast_horizon_s: int | None = None, **sections: Any
+    tmp_path: Path,
+    frame_interval_s: float = 0.05,
+    forecast_horizon_s: int | None = None,
+    thresholds: Thresholds | None = None,
+    **sections: Any,
 ) -> Acting:
     backend = SimulatorBackend(calm_simulation(**sections), forecast_horizon_s=forecast_horizon_s)
     audit = AuditLog(tmp_path / "audit.jsonl")
@@ -80,7 +84,7 @@ def start_acting(
         parse_tokens(TOKEN_FILE),
         frame_interval_s=frame_interval_s,
         audit_log=audit,
-        thresholds=Thresholds(),
+        thresholds=thresholds or Thresholds(),
         confirmations=ConfirmTokens(clock=clock),
     )
     server = ServerThread(app).start()

@@ -271,7 +271,9 @@ async def test_the_drain_plan_passes_its_own_guards(acting: Acting) -> None:
 async def test_a_fleet_refusal_after_the_guards_is_recorded_and_applies_nothing(acting: Acting) -> None:
     # The guards allow any hint window; the simulator's timing wheel holds only so much (a fleet's own
     # limit, checked when it applies).
-    response = await acting.call("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [1000, 10_000_000]})
+    response = await acting.call(
+        "POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [1000, 10_000_000]}
+    )
     body = problem(response, 422, "hint_ms", "nothing applied")
     assert body["type"].endswith("refused-by-fleet")
     assert node_state(acting, "gw-001") is NodeState.READY
@@ -286,5 +288,31 @@ async def test_no_action_is_applied_without_its_record(acting: Acting, monkeypat
 
     monkeypatch.setattr(acting.audit, "append", full_disk)
     response = await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)
-    assert response.status_code == 500
+    problem(response, 500, None, "nothing was applied")
     assert node_state(acting, "gw-001") is NodeState.READY
+
+
+async def test_concurrent_actions_are_judged_one_after_the_other(tmp_path) -> None:
+    import asyncio
+
+    from console.guards import Thresholds
+    from tests.actions.conftest import start_acting
+
+    # One drain at a time allowed; frames every 10 s, so no frame shows the first drain before the second
+    # is judged: only the live state can.
+    acting = start_acting(tmp_path, frame_interval_s=10.0, thresholds=Thresholds(max_concurrent_drains=1))
+    try:
+        answers = await asyncio.gather(
+            *(acting.call("POST", f"/v1/nodes/gw-00{i}/drain", DRAIN_OK) for i in (1, 2, 3))
+        )
+    finally:
+        acting.server.stop()
+        acting.audit.close()
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses == [202, 409, 409], [a.text for a in answers]
+    for answer in answers:
+        if answer.status_code == 409:
+            failed = [c["name"] for c in answer.json()["verdict"]["checks"] if not c["ok"]]
+            assert failed == ["concurrent_drains"]
+    draining = [n for n in ("gw-001", "gw-002", "gw-003") if node_state(acting, n) is NodeState.DRAINING]
+    assert len(draining) == 1

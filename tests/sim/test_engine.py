@@ -250,3 +250,27 @@ def test_sim_list_prints_one_scenario_a_line_name_first(capsys) -> None:
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].split("\t")[0] == sorted(n for n, _ in list_scenarios())[0]
     assert all("\t" in line for line in lines)
+
+
+def test_sim_run_json_holds_the_contract_fields(capsys) -> None:
+    assert main(["sim", "run", "demo", "--until", "40", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    for key in (
+        "peak_attempts_per_100ms",
+        "lockstep_index",
+        "min_connections",
+        "min_connections_at_s",
+        "recovery_s",
+        "max_node_cpu_pct",
+        "rejects_total",
+        "timeouts_total",
+        "full_resyncs_total",
+        "drain_close_rate_per_s",
+        "rollout_completed_s",
+        "alarms_fired",
+        "wall_s",
+    ):
+        assert key in summary, key
+    assert summary["lockstep_index"] >= 4  # the demo's first batch comes back in waves
+    assert "lockstep_waves" in summary["alarms_fired"]
+    assert summary["simulated_s"] == 40
