@@ -37,6 +37,7 @@ async def test_console_sees_the_three_real_nodes(tmp_path) -> None:
         "90",
     ]
     command += ["--token-file", str(tmp_path / "api.tokens"), "--work-factor", "200"]
+    command += ["--audit-log", str(tmp_path / "audit.jsonl")]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
     try:
         assert process.stdout is not None

@@ -122,6 +122,8 @@ async def test_controller_command_serves_the_fleet_api(node_processes, tmp_path)
         str(tmp_path / "node.token"),
         "--token-file",
         str(tmp_path / "api.tokens"),
+        "--audit-log",
+        str(tmp_path / "audit.jsonl"),
     ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
     try:
