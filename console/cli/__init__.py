@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "console.cli.loadgen",
     "console.cli.controller",
     "console.cli.fleet",
+    "console.cli.drill",
 )
 
 

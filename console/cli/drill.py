@@ -1,0 +1,106 @@
+"""`stormdeck drill`: rehearse the seeds' incidents against the simulator (issue #5, sections 1–2).
+
+Only the headless mode is here so far: `--list`, and `NAME --headless [--actions FILE] [--json]`. The
+interactive drill screens (briefing, live objectives, end screen) and instructor mode (`--serve`) hook in
+at `run_drill` below: they load the same `Drill`, run the same scenario (`drill_scenario`) and score with
+the same `score_drill`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from console.errors import InputError
+
+if TYPE_CHECKING:
+    from console.drills.headless import DrillRun
+    from console.drills.schema import Drill
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "drill",
+        help="rehearse a seed's incident against the simulator, scored on measured objectives",
+        description="Run a drill. --headless runs it to the end with a scripted operator (--actions FILE: "
+        "a TOML list of timed actions sent through the guarded fleet API; without it the operator does "
+        "nothing) and prints the objectives and the score. Drills are listed with --list.",
+    )
+    parser.add_argument("name", nargs="?", help="a packaged drill's name, or a path to a drill .toml")
+    parser.add_argument("--list", action="store_true", help="list the packaged drills")
+    parser.add_argument("--headless", action="store_true", help="run without a screen, with a script")
+    parser.add_argument("--actions", type=Path, metavar="FILE", help="the scripted operator (TOML)")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument("--seed", type=int, help="the simulation's random seed (default: the scenario's)")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        help="fleet seconds per wall second (headless default: as fast as the simulator goes)",
+    )
+    parser.add_argument("--record", type=Path, metavar="FILE", help="write a recording of the run")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario value after the drill's own (e.g. nodes.count=480 for full scale)",
+    )
+    parser.set_defaults(handler=run_drill)
+
+
+def run_drill(args: argparse.Namespace) -> int:
+    from console.drills.schema import list_drills, load_drill
+
+    if args.list:
+        for name, title in list_drills():
+            print(f"{name:24} {title}")
+        return 0
+    if not args.name:
+        raise InputError("NAME", None, "a drill's name (see `stormdeck drill --list`) or a .toml path")
+    if args.speed is not None and (not math.isfinite(args.speed) or args.speed <= 0):
+        raise InputError("--speed", args.speed, "fleet seconds per wall second, above 0")
+    if args.seed is not None and args.seed < 0:
+        raise InputError("--seed", args.seed, "an integer of 0 or more")
+    drill = load_drill(args.name)
+    if not args.headless:
+        # Hook for the interactive drill mode (briefing, live objectives, end screen): not built yet.
+        raise InputError("--headless", False, "--headless (the interactive drill screens are not built yet)")
+    return _headless(args, drill)
+
+
+def _headless(args: argparse.Namespace, drill: Drill) -> int:
+    from console.drills.headless import run_headless
+    from console.drills.script import IDLE, load_script
+
+    script = load_script(args.actions, drill) if args.actions is not None else IDLE
+    run = run_headless(
+        drill, script, seed=args.seed, speed=args.speed, overrides=args.set, record=args.record
+    )
+    if args.json:
+        print(json.dumps(run.as_dict(), indent=2))
+        return 0
+    _print_outcome(run)
+    return 0
+
+
+def _print_outcome(run: DrillRun) -> None:
+    assert run.score is not None
+    drill, score = run.drill, run.score
+    print(f"{drill.title}  ({drill.name}, seed {run.seed})")
+    print(f"  rehearses: {drill.seed_source}")
+    for action in run.actions:
+        print(
+            f"  {drill.human_time(action.time_s)}  {action.action} {action.target or ''} → {action.outcome}"
+        )
+    for item in score.objectives:
+        mark = "met   " if item.met else "failed"
+        print(f"  [{mark}] {item.points:>5g}/{item.max_points:<4g} {item.name}")
+        print(f"           {item.why}")
+    print(
+        f"  penalty −{score.penalty:g} ({score.minutes_below:g} min below "
+        f"{drill.scoring.penalty_below_pct:g} % of connections)"
+    )
+    print(f"  score {score.score:g} / {score.max_score:g}   ({run.wall_s:.1f} s wall)")

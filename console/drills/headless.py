@@ -1,0 +1,281 @@
+"""Run a drill without a screen: the simulation in-process, a scripted operator through the REAL fleet API.
+
+The fleet API app (`console.server.app.create_app`) is built over the simulator backend with its guarded
+write side on, and the script's actions go to it over httpx's ASGI transport: the same routes, verdicts,
+two-phase confirmation and audit log a trainee at the console meets. The app's own feed (which paces one
+frame per wall second) is not started: this runner steps the backend itself, one fleet second at a time,
+as fast as the simulator goes — or at `speed` fleet seconds per wall second when asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from console.alarms import AlarmEngine
+from console.drills.objectives import Score, score_drill
+from console.drills.schema import Drill, hints_due
+from console.drills.script import IDLE, Script, ScriptedAction
+from console.errors import InputError
+from console.protocol import Event, Frame, NodeStatus, Verdict, Waves
+from console.record.records import ActionRecord, Confirmation, DrillInfo, Recorded, RecordingHeader
+from console.sim.scenario import Scenario, TimelineEvent
+
+if TYPE_CHECKING:
+    from console.client.actions import ActionClient
+
+#: The script's bearer token: it exists only inside this process (the app is never on a socket).
+_SCRIPT_TOKEN = "drill-script-token"
+_EPOCH = "drill"
+
+
+@dataclass
+class DrillRun:
+    """Everything a headless run saw: what objectives are measured on and a recording is written from."""
+
+    drill: Drill
+    scenario: Scenario
+    seed: int
+    frames: list[Frame] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    actions: list[ActionRecord] = field(default_factory=list)
+    confirmations: list[Confirmation] = field(default_factory=list)
+    score: Score | None = None
+    wall_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        assert self.score is not None
+        return {
+            "drill": self.drill.name,
+            "seed_source": self.drill.seed_source,
+            "seed": self.seed,
+            "duration_s": self.frames[-1].time_s if self.frames else 0.0,
+            **self.score.as_dict(),
+            "actions": [
+                {
+                    "time_s": a.time_s,
+                    "clock": self.drill.human_time(a.time_s),
+                    "action": a.action,
+                    "target": a.target,
+                    "outcome": a.outcome,
+                    "status": a.status,
+                    "verdict": a.verdict.level.value if a.verdict else None,
+                    "detail": a.detail,
+                }
+                for a in self.actions
+            ],
+            "hints": [
+                {"after_s": hint.after_s, "text": hint.text}
+                for hint in hints_due(self.drill, self.frames[-1].time_s if self.frames else 0.0)
+            ],
+            "wall_s": round(self.wall_s, 2),
+        }
+
+
+def drill_scenario(drill: Drill, extra_overrides: Sequence[str] = ()) -> Scenario:
+    """The drill's scenario: its overrides applied, and its timeline as the scenario's events (replacing
+    the scenario's own unless `keep_scenario_events`: the seed's on-call moves are the trainee's to make).
+    `extra_overrides` (`KEY=VALUE`, e.g. from `--set`) come last: a team can run a drill at full scale."""
+    from console.sim.scenario import load_scenario
+
+    # Without the scenario's own events, a shorter duration must not trip over them.
+    dropped = [] if drill.keep_scenario_events else ["events=[]"]
+    overrides = [*dropped, *drill.scenario_overrides(), *extra_overrides]
+    scenario = load_scenario(drill.scenario, overrides)
+    for entry in drill.timeline:
+        if entry.at_s > scenario.duration_s:
+            allowed = f"a time within the drill's {scenario.duration_s:g} s ({drill.human_time(scenario.duration_s)})"
+            raise InputError("timeline.at", drill.human_time(entry.at_s), allowed)
+    injected = [
+        TimelineEvent(entry.at_s, entry.action, dict(entry.params))
+        for entry in drill.timeline
+        if entry.action is not None
+    ]
+    kept = list(scenario.events) if drill.keep_scenario_events else []
+    events = tuple(sorted([*kept, *injected], key=lambda event: event.at_s))
+    return dataclasses.replace(scenario, events=events)
+
+
+def run_headless(
+    drill: Drill,
+    script: Script = IDLE,
+    *,
+    seed: int | None = None,
+    speed: float | None = None,
+    overrides: Sequence[str] = (),
+    record: Path | None = None,
+    on_frame: Callable[[Frame], None] | None = None,
+) -> DrillRun:
+    """Run `drill` to its end with `script` as the operator and score it; with `record`, write the run as
+    it goes (frames, events, actions, confirmations, then the drill's outcome) for replay and report."""
+    return asyncio.run(_run(drill, script, seed, speed, overrides, record, on_frame))
+
+
+async def _run(
+    drill: Drill,
+    script: Script,
+    seed: int | None,
+    speed: float | None,
+    overrides: Sequence[str],
+    record: Path | None,
+    on_frame: Callable[[Frame], None] | None,
+) -> DrillRun:
+    from console.audit import AuditLog
+    from console.client.actions import ActionClient
+    from console.guards import Thresholds
+    from console.server.app import create_app
+    from console.server.simulator import SimulatorBackend
+    from console.server.tokens import Principal, Role, TokenRegistry
+    from console.sim.engine import Simulation
+
+    started = time.perf_counter()
+    scenario = drill_scenario(drill, overrides)
+    simulation = Simulation(scenario, seed=seed)
+    run = DrillRun(drill, scenario, simulation.seed)
+    # Admin, so an override is possible — and measured (`no_override`): a trainee may reach for it too.
+    tokens = TokenRegistry({_SCRIPT_TOKEN: Principal(Role.ADMIN, script.actor)})
+    backend = SimulatorBackend(simulation, forecast_horizon_s=30)
+    alarms = AlarmEngine(capacity=backend.capacity())
+    pending = list(script.actions)
+    markers = [entry for entry in drill.timeline if entry.action is None]
+    writer = _Recorder(record, recording_header(run, speed) if record is not None else None)
+    with tempfile.TemporaryDirectory(prefix="stormdeck-drill-") as scratch:
+        audit = AuditLog(Path(scratch) / "audit.jsonl")
+        try:
+            app = create_app(backend, tokens, audit_log=audit, thresholds=Thresholds())
+            transport = httpx.ASGITransport(app=app)
+            async with ActionClient("http://drill", _SCRIPT_TOKEN, transport=transport) as client:
+                seq = 0
+                while simulation.time_s < scenario.duration_s:
+                    now_s = simulation.time_s
+                    while pending and pending[0].at_s <= now_s:
+                        acted = len(run.actions), len(run.confirmations)
+                        await _perform(client, pending.pop(0), now_s, script.actor, run)
+                        writer.write(*run.confirmations[acted[1] :], *run.actions[acted[0] :])
+                    while markers and markers[0].at_s <= now_s:
+                        entry = markers.pop(0)
+                        say = f"{drill.human_time(now_s)} {entry.say}"
+                        run.events.append(Event(time_s=now_s, kind="drill", message=say))
+                        writer.write(run.events[-1])
+                    tick = await backend.tick(1, 60.0)
+                    seq += 1
+                    frame = tick.frame.model_copy(update={"seq": seq, "epoch": _EPOCH})
+                    events = [*tick.events, *alarms.update(frame)]  # a second's events before its frame
+                    run.events.extend(events)
+                    writer.write(*events, frame)
+                    run.frames.append(kept_for_scoring(frame))
+                    if on_frame is not None:
+                        on_frame(frame)
+                    if speed is not None:
+                        await asyncio.sleep(max(0.0, started + frame.time_s / speed - time.perf_counter()))
+            run.score = score_drill(drill, run.frames, run.events, run.actions)
+            writer.write(run.score.outcome(run.frames[-1].time_s if run.frames else 0.0))
+        finally:
+            audit.close()
+            writer.close()
+    run.wall_s = time.perf_counter() - started
+    return run
+
+
+def kept_for_scoring(frame: Frame) -> Frame:
+    """What the objectives read of a frame: its totals and rollout, and each node's id, state, CPU and
+    connections. A whole frame of 480 nodes is ~1.4 MB of Python objects: keeping 1500 of them took
+    2.1 GB at the seed's full scale (measured), so the run keeps these and the recording the whole."""
+    nodes = [
+        NodeStatus.model_construct(id=n.id, state=n.state, cpu_pct=n.cpu_pct, connections=n.connections)
+        for n in frame.nodes
+    ]
+    return frame.model_copy(update={"nodes": nodes, "waves": Waves(bin_ms=frame.waves.bin_ms, attempts=[])})
+
+
+class _Recorder:
+    """The run's recording as it goes, or nothing when no file was asked for."""
+
+    def __init__(self, path: Path | None, header: RecordingHeader | None) -> None:
+        from console.record.writer import RecordingWriter
+
+        self._writer = None
+        if path is not None and header is not None:
+            self._writer = RecordingWriter(path, header, fsync=False)
+
+    def write(self, *records: Recorded) -> None:
+        if self._writer is not None:
+            for record in records:
+                self._writer.write(record)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+async def _perform(
+    client: ActionClient, step: ScriptedAction, now_s: float, actor: str, run: DrillRun
+) -> None:
+    """One scripted action through the guarded API; its answer becomes an action record (and, when the
+    script answered a confirmation, a confirmation record)."""
+    from console.client.actions import Reply
+
+    answer = await client.perform(
+        step.action, dict(step.body), step.node, confirm=step.confirm, typed=step.typed
+    )
+    reply = answer.reply
+    if reply is Reply.APPLIED:
+        outcome = "overridden" if answer.body.get("overridden") else "applied"
+    else:
+        outcome = {
+            Reply.DRY_RUN: "dry_run",
+            Reply.NEEDS_CONFIRMATION: "needs_confirmation",
+            Reply.BLOCKED: "blocked",
+        }.get(reply, "failed")
+    verdict = Verdict.model_validate(answer.verdict) if answer.verdict else None
+    level = verdict.level.value if verdict else None
+    if level in ("confirm", "typed"):
+        # Still asking after the script's turn: the script gave no answer the verdict accepts.
+        answered = "cancelled" if reply is Reply.NEEDS_CONFIRMATION else "confirmed"
+        run.confirmations.append(
+            Confirmation(
+                time_s=now_s,
+                actor=actor,
+                action=step.action,
+                target=step.node,
+                answer=answered,
+                typed=step.typed,
+            )
+        )
+    run.actions.append(
+        ActionRecord(
+            time_s=now_s,
+            actor=actor,
+            action=step.action,
+            target=step.node,
+            request=dict(step.body),
+            verdict=verdict,
+            outcome=outcome,
+            status=answer.status,
+            detail=str(answer.body.get("message") or answer.body.get("detail") or "") or None,
+        )
+    )
+
+
+def recording_header(run: DrillRun, speed: float | None) -> RecordingHeader:
+    from console import __version__
+    from console.protocol import Source
+
+    drill = run.drill
+    return RecordingHeader(
+        stormdeck_version=__version__,
+        fleet=run.scenario.name,
+        source=Source.SIMULATOR,
+        started_unix_s=time.time(),
+        scenario=drill.scenario,
+        seed=run.seed,
+        drill=DrillInfo(name=drill.name, title=drill.title, seed_source=drill.seed_source, speed=speed),
+    )

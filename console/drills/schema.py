@@ -1,0 +1,348 @@
+"""Drills: TOML files (package data next to this module), validated into typed, frozen records.
+
+A drill is a scenario (plus overrides), a timeline of injected events at human times, a briefing,
+measured objectives, hints after delays and a scoring rule (issue #5, section 1). The schema is documented
+in docs/drills.md; keep the two together. Every error names the field, the value and what is allowed
+(`InputError`, exit status 2).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from console.errors import InputError
+
+_DRILL_PACKAGE = "console.drills"
+
+#: What each objective kind measures, and its parameters with their defaults (None: required).
+OBJECTIVE_KINDS: dict[str, dict[str, Any]] = {
+    # connections never fall below `min_pct` of the connections held at the start
+    "connections_floor": {"min_pct": None},
+    # after the first dip below `pct`, connections are back at or above it within `within_s`
+    "recovery": {"pct": 95.0, "within_s": None},
+    # the abort criterion (a serving node above `cpu_pct` for `for_s` in a row; outage seed's runbook fix)
+    # is answered by an applied rollout halt within `within_s`
+    "halt_within": {"cpu_pct": 80.0, "for_s": 30.0, "within_s": 90.0},
+    # no admin override of a blocked action was applied
+    "no_override": {},
+    # a fleet total (a Totals field) stays at or below `max`, allowing `grace_s` seconds above it
+    "totals_max": {"field": None, "max": None, "grace_s": 0.0},
+    # the operator applied `action` at least `min_count` times, with request fields matching `where`
+    "action_used": {"action": None, "min_count": 1, "where": {}},
+    # the rollout reached `completed` within `within_s` of the drill's start
+    "rollout_completed": {"within_s": None},
+}
+
+TOTALS_FIELDS = (
+    "connections",
+    "attempts_per_s",
+    "rejects_per_s",
+    "timeouts_per_s",
+    "drops_per_s",
+    "disconnects_per_s",
+    "offline_clients",
+    "full_resyncs_per_s",
+    "resync_failures_per_s",
+    "resync_backlog",
+    "abnormal_closes_per_s",
+    "max_cpu_pct",
+)
+ACTION_NAMES = ("drain", "undrain", "rollout_start", "rollout_halt", "rollout_resume", "admission")
+
+_TOP_KEYS = {
+    "name": None,
+    "title": None,
+    "seed_source": None,
+    "teaches": "",
+    "scenario": None,
+    "overrides": {},
+    "keep_scenario_events": False,
+    "clock_start": "00:00",
+    "duration_s": None,
+    "briefing": None,
+    "timeline": [],
+    "hints": [],
+    "objectives": None,
+    "scoring": {},
+}
+_SCORING_KEYS = {"penalty_per_min": 0.0, "penalty_below_pct": 95.0, "max_penalty": 0.0}
+_HUMAN_TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    at_s: float  # fleet seconds after the drill starts
+    say: str  # what a trainee is told happens ("04:00 maintenance window opens")
+    action: str | None  # an injection (console.sim.scenario.EVENT_ACTIONS), or None for a marker
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hint:
+    after_s: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Objective:
+    name: str
+    kind: str
+    points: float
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Scoring:
+    penalty_per_min: float  # points lost per fleet minute with connections below `penalty_below_pct`
+    penalty_below_pct: float
+    max_penalty: float  # 0: uncapped
+
+    @property
+    def capped_penalty(self) -> float:
+        return self.max_penalty if self.max_penalty > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class Drill:
+    name: str
+    title: str
+    seed_source: str
+    teaches: str
+    scenario: str
+    overrides: dict[str, Any]
+    keep_scenario_events: bool
+    clock_start_s: int  # seconds after midnight that fleet second 0 shows as
+    duration_s: float | None
+    briefing: str
+    timeline: tuple[TimelineEntry, ...]
+    hints: tuple[Hint, ...]
+    objectives: tuple[Objective, ...]
+    scoring: Scoring
+
+    @property
+    def max_points(self) -> float:
+        return sum(objective.points for objective in self.objectives)
+
+    def human_time(self, at_s: float) -> str:
+        """Fleet seconds as the drill's wall clock ("04:11:30")."""
+        total = int(self.clock_start_s + at_s) % 86_400
+        return f"{total // 3600:02d}:{total % 3600 // 60:02d}:{total % 60:02d}"
+
+    def scenario_overrides(self) -> list[str]:
+        """The overrides as `KEY=VALUE` strings for `load_scenario` (JSON literals are TOML literals)."""
+        extra = dict(self.overrides)
+        if self.duration_s is not None:
+            extra["duration_s"] = self.duration_s
+        return [f"{key}={json.dumps(value)}" for key, value in extra.items()]
+
+
+def hints_due(drill: Drill, time_s: float) -> list[Hint]:
+    """The hints a trainee sees at fleet second `time_s` (the drill screen shows them; pure)."""
+    return [hint for hint in drill.hints if hint.after_s <= time_s]
+
+
+# --- loading ----------------------------------------------------------------------------------------
+
+
+def list_drills() -> list[tuple[str, str]]:
+    """(name, title) of every packaged drill, sorted by name."""
+    out = []
+    for entry in resources.files(_DRILL_PACKAGE).iterdir():
+        if entry.name.endswith(".toml"):
+            data = tomllib.loads(entry.read_text(encoding="utf-8"))
+            out.append((entry.name.removesuffix(".toml"), str(data.get("title", ""))))
+    return sorted(out)
+
+
+def load_drill(name_or_path: str) -> Drill:
+    """A packaged drill by name, or a TOML file by path, validated (raises `InputError`)."""
+    path = Path(name_or_path)
+    if name_or_path.endswith(".toml"):
+        if not path.is_file():
+            raise InputError("drill", name_or_path, "an existing .toml file, or a packaged drill's name")
+        text = path.read_text(encoding="utf-8")
+    else:
+        entry = resources.files(_DRILL_PACKAGE) / f"{name_or_path}.toml"
+        if not entry.is_file():
+            names = ", ".join(name for name, _ in list_drills())
+            raise InputError("drill", name_or_path, f"one of {names} (or a path to a .toml file)")
+        text = entry.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError("drill", name_or_path, f"valid TOML ({error})") from None
+    return build_drill(data)
+
+
+def build_drill(data: dict[str, Any]) -> Drill:
+    _known_keys("", data, _TOP_KEYS)
+    for key, default in _TOP_KEYS.items():
+        if default is None and key not in data and key != "duration_s":
+            raise InputError(key, "(missing)", "a value: this key is required")
+    for key in ("name", "title", "seed_source", "scenario", "briefing"):
+        _text(key, data[key])
+    _scenario_exists(data["scenario"])
+    overrides = data.get("overrides", {})
+    if not isinstance(overrides, dict):
+        raise InputError("overrides", overrides, 'a table of dotted scenario keys, e.g. "nodes.count" = 48')
+    clock_start_s = _human_seconds("clock_start", data.get("clock_start", "00:00"))
+    duration_s = data.get("duration_s")
+    if duration_s is not None:
+        _number("duration_s", duration_s, 1, 86_400)
+    timeline = tuple(
+        sorted(
+            (_timeline_entry(i, entry, clock_start_s) for i, entry in enumerate(_list("timeline", data))),
+            key=lambda entry: entry.at_s,
+        )
+    )
+    hints = tuple(_hint(i, hint, clock_start_s) for i, hint in enumerate(_list("hints", data)))
+    objectives = tuple(_objective(i, objective) for i, objective in enumerate(_list("objectives", data)))
+    if not objectives:
+        raise InputError("objectives", [], "at least one [[objectives]] table")
+    scoring_data = data.get("scoring", {})
+    _known_keys("scoring.", scoring_data, _SCORING_KEYS)
+    scoring_values = {**_SCORING_KEYS, **scoring_data}
+    _number("scoring.penalty_per_min", scoring_values["penalty_per_min"], 0, 1e6)
+    _number("scoring.penalty_below_pct", scoring_values["penalty_below_pct"], 0, 100)
+    _number("scoring.max_penalty", scoring_values["max_penalty"], 0, 1e6)
+    keep = data.get("keep_scenario_events", False)
+    if not isinstance(keep, bool):
+        raise InputError("keep_scenario_events", keep, "true or false")
+    return Drill(
+        name=data["name"],
+        title=data["title"],
+        seed_source=data["seed_source"],
+        teaches=str(data.get("teaches", "")),
+        scenario=data["scenario"],
+        overrides=dict(overrides),
+        keep_scenario_events=keep,
+        clock_start_s=clock_start_s,
+        duration_s=float(duration_s) if duration_s is not None else None,
+        briefing=data["briefing"].strip(),
+        timeline=timeline,
+        hints=hints,
+        objectives=objectives,
+        scoring=Scoring(**{key: float(value) for key, value in scoring_values.items()}),
+    )
+
+
+def _known_keys(prefix: str, data: Any, known: dict[str, Any] | set[str]) -> None:
+    if not isinstance(data, dict):
+        raise InputError(prefix.rstrip(".") or "drill", data, "a table")
+    for key in data:
+        if key not in known:
+            raise InputError(f"{prefix}{key}", data[key], "a known key: " + ", ".join(sorted(known)))
+
+
+def _text(path: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(path, value, "a non-empty string")
+    return value
+
+
+def _number(path: str, value: Any, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise InputError(path, value, f"a number in [{low:g}, {high:g}]")
+    return float(value)
+
+
+def _list(key: str, data: dict[str, Any]) -> list[Any]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise InputError(key, value, f"an array of tables ([[{key}]])")
+    return value
+
+
+def _human_seconds(path: str, value: Any) -> int:
+    match = _HUMAN_TIME.match(value) if isinstance(value, str) else None
+    if match is None or int(match[1]) > 23 or int(match[2]) > 59 or int(match[3] or 0) > 59:
+        raise InputError(path, value, 'a time of day "HH:MM" or "HH:MM:SS"')
+    return int(match[1]) * 3600 + int(match[2]) * 60 + int(match[3] or 0)
+
+
+def at_seconds(path: str, entry: dict[str, Any], clock_start_s: int) -> float:
+    """`at = "04:11"` (a time of day, mapped to fleet seconds after `clock_start`) or `at_s = 660`."""
+    if ("at" in entry) == ("at_s" in entry):
+        raise InputError(path, entry, 'exactly one of at = "HH:MM[:SS]" or at_s = SECONDS')
+    if "at_s" in entry:
+        return _number(f"{path}.at_s", entry["at_s"], 0, 86_400)
+    seconds = _human_seconds(f"{path}.at", entry["at"]) - clock_start_s
+    return float(seconds % 86_400)  # a window past midnight: 23:50 → 00:10 is 20 minutes
+
+
+def _timeline_entry(i: int, entry: Any, clock_start_s: int) -> TimelineEntry:
+    from console.sim.scenario import EVENT_ACTIONS
+
+    path = f"timeline.{i}"
+    if not isinstance(entry, dict):
+        raise InputError(path, entry, "a table with at (or at_s), say and optionally action")
+    at_s = at_seconds(path, entry, clock_start_s)
+    say = _text(f"{path}.say", entry.get("say"))
+    action = entry.get("action")
+    if action is not None and action not in EVENT_ACTIONS:
+        raise InputError(f"{path}.action", action, "one of " + ", ".join(sorted(EVENT_ACTIONS)))
+    params = {key: value for key, value in entry.items() if key not in ("at", "at_s", "say", "action")}
+    if action is None and params:
+        raise InputError(f"{path}.{next(iter(params))}", params, "no parameters on a marker without action")
+    return TimelineEntry(at_s, say, action, params)
+
+
+def _hint(i: int, hint: Any, clock_start_s: int) -> Hint:
+    path = f"hints.{i}"
+    _known_keys(f"{path}.", hint, {"after_s", "text"})
+    after_s = _number(f"{path}.after_s", hint.get("after_s"), 0, 86_400)
+    return Hint(after_s, _text(f"{path}.text", hint.get("text")).strip())
+
+
+def _objective(i: int, objective: Any) -> Objective:
+    path = f"objectives.{i}"
+    if not isinstance(objective, dict):
+        raise InputError(path, objective, "a table with name, kind and points")
+    kind = objective.get("kind")
+    if kind not in OBJECTIVE_KINDS:
+        raise InputError(f"{path}.kind", kind, "one of " + ", ".join(sorted(OBJECTIVE_KINDS)))
+    spec = OBJECTIVE_KINDS[kind]
+    _known_keys(f"{path}.", objective, {"name", "kind", "points", *spec})
+    name = _text(f"{path}.name", objective.get("name"))
+    points = _number(f"{path}.points", objective.get("points"), 0, 1e6)
+    params: dict[str, Any] = {}
+    for key, default in spec.items():
+        value = objective.get(key, default)
+        if value is None:
+            raise InputError(f"{path}.{key}", "(missing)", f"a value: {kind} needs {key}")
+        params[key] = value
+    _check_objective_params(path, kind, params)
+    return Objective(name, kind, points, params)
+
+
+def _check_objective_params(path: str, kind: str, params: dict[str, Any]) -> None:
+    for key in ("min_pct", "pct", "cpu_pct"):
+        if key in params:
+            _number(f"{path}.{key}", params[key], 0, 100)
+    for key in ("within_s", "for_s", "grace_s"):
+        if key in params:
+            _number(f"{path}.{key}", params[key], 0, 86_400)
+    if kind == "totals_max":
+        if params["field"] not in TOTALS_FIELDS:
+            raise InputError(f"{path}.field", params["field"], "one of " + ", ".join(TOTALS_FIELDS))
+        _number(f"{path}.max", params["max"], 0, 1e12)
+    if kind == "action_used":
+        if params["action"] not in ACTION_NAMES:
+            raise InputError(f"{path}.action", params["action"], "one of " + ", ".join(ACTION_NAMES))
+        _number(f"{path}.min_count", params["min_count"], 1, 10_000)
+        if not isinstance(params["where"], dict):
+            raise InputError(f"{path}.where", params["where"], "a table of request fields and values")
+
+
+def _scenario_exists(name: str) -> None:
+    from console.sim.scenario import list_scenarios
+
+    names = [known for known, _ in list_scenarios()]
+    if name not in names:
+        raise InputError("scenario", name, "one of " + ", ".join(names))

@@ -1,0 +1,119 @@
+"""`stormdeck drill`: the list, and bad drill or actions files exit 2 naming the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from console.cli import main
+
+GOOD_DRILL = """
+name = "tiny"
+title = "A tiny drill"
+seed_source = "outage seed (000)"
+scenario = "demo"
+clock_start = "04:00"
+duration_s = 30
+briefing = "b"
+
+[[timeline]]
+at = "04:00:10"
+say = "a node restarts"
+action = "restart_nodes"
+nodes = 1
+
+[[objectives]]
+name = "floor"
+kind = "connections_floor"
+min_pct = 50
+points = 10
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_list_names_every_packaged_drill(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["drill", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("thundering-herd", "regional-outage", "resync-cliff", "socketio-lockstep"):
+        assert name in out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ('kind = "connections_floor"', 'kind = "connections_flor"', "objectives.0.kind"),
+        ("min_pct = 50", "min_pct = 150", "objectives.0.min_pct"),
+        ('at = "04:00:10"', 'at = "4 am"', "timeline.0.at"),
+        ('action = "restart_nodes"', 'action = "reboot"', "timeline.0.action"),
+        ('scenario = "demo"', 'scenario = "nope"', "scenario"),
+        ('briefing = "b"', 'briefing = "b"\nbriefin = "typo"', "briefin"),
+        ('name = "floor"\n', "", "objectives.0.name"),
+    ],
+)
+def test_a_bad_drill_file_exits_2_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, field: str
+) -> None:
+    assert old in GOOD_DRILL
+    path = write(tmp_path, "bad.toml", GOOD_DRILL.replace(old, new, 1))
+    assert main(["drill", path, "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert f"stormdeck: {field}:" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("script", "field"),
+    [
+        ('[[actions]]\nat_s = 5\naction = "halt"\n', "actions.0.action"),
+        ('[[actions]]\nat_s = 5\naction = "drain"\n', "actions.0.node"),
+        ('[[actions]]\nat_s = 5\naction = "admission"\nrate = 5\n', "actions.0.rate"),
+        ('[[actions]]\naction = "rollout_halt"\n', "actions.0"),
+    ],
+)
+def test_a_bad_actions_file_exits_2_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], script: str, field: str
+) -> None:
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
+    actions = write(tmp_path, "actions.toml", script)
+    assert main(["drill", drill, "--headless", "--actions", actions]) == 2
+    assert f"stormdeck: {field}:" in capsys.readouterr().err
+
+
+DRAIN = (
+    '[[actions]]\nat = "{at}"\naction = "drain"\nnode = "gw-002"\nrate_per_s = 500\ndeadline_s = 60\n'
+    "hint_ms = [1000, 5000]\n{answer}\n"
+)
+
+
+def test_a_tiny_drill_runs_through_the_guarded_api(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server's guards judge the script's drain: `confirm = true` does not answer a typed verdict (409,
+    nothing applied); typing the node's id does. The run's recording gives a report with its objectives."""
+    import json
+
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
+    script = DRAIN.format(at="04:00:05", answer="confirm = true") + DRAIN.format(
+        at="04:00:06", answer='typed = "gw-002"'
+    )
+    actions = write(tmp_path, "actions.toml", script)
+    recording = tmp_path / "run.rec"
+    argv = ["drill", drill, "--headless", "--actions", actions, "--json", "--record", str(recording)]
+    assert main(argv) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    answers = [(a["time_s"], a["outcome"], a["status"], a["verdict"]) for a in outcome["actions"]]
+    assert answers == [(5.0, "needs_confirmation", 409, "typed"), (6.0, "applied", 202, "typed")]
+    assert outcome["score"] == 10.0 and outcome["objectives"][0]["met"]
+    assert main(["report", str(recording), "--out", str(tmp_path / "report")]) == 0
+    report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "## Objectives" in report and "| floor | yes |" in report and "drain" in report
+
+
+def test_interactive_mode_is_not_built_yet_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["drill", "thundering-herd"]) == 2
+    assert "--headless" in capsys.readouterr().err

@@ -1,0 +1,132 @@
+"""Objective measures and scoring: pure functions over frames and action records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from console.drills.objectives import abort_criterion_at, measure, score_drill
+from console.drills.schema import Objective, build_drill
+from console.protocol import NodeState, RolloutState, RolloutStatus
+from console.record.records import ActionRecord
+from tests.fleet_builders import frame, node, series
+
+
+def objective(kind: str, points: float = 10.0, **params: Any) -> Objective:
+    return Objective(name=kind, kind=kind, points=points, params=params)
+
+
+def act(time_s: float, action: str, outcome: str = "applied", **request: Any) -> ActionRecord:
+    return ActionRecord(time_s=time_s, actor="test", action=action, request=request, outcome=outcome)
+
+
+def connections(series_pct: dict[int, float], seconds: int = 100) -> list:
+    """Frames at 100 000 connections except where `series_pct` says otherwise (from that second on)."""
+    marks = sorted(series_pct.items())
+
+    def at(time_s: float) -> int:
+        pct = 100.0
+        for start, value in marks:
+            if time_s >= start:
+                pct = value
+        return int(1000 * pct)
+
+    return series(0, seconds, connections=at)
+
+
+def test_connections_floor_reports_the_lowest_point() -> None:
+    frames = connections({10: 95.0, 20: 89.0, 30: 100.0})
+    result = measure(objective("connections_floor", min_pct=90), frames, [], [])
+    assert not result.met and result.value == 89.0 and result.points == 0
+    assert "20 s" in result.why
+    assert measure(objective("connections_floor", min_pct=85), frames, [], []).met
+
+
+def test_recovery_measures_the_longest_dip_not_the_first() -> None:
+    frames = connections({10: 90.0, 15: 100.0, 40: 80.0, 80: 100.0})
+    result = measure(objective("recovery", pct=95, within_s=30), frames, [], [])
+    assert result.value == 40.0 and not result.met
+    assert measure(objective("recovery", pct=95, within_s=40), frames, [], []).met
+
+
+def test_recovery_with_no_dip_is_met() -> None:
+    assert measure(objective("recovery", pct=95, within_s=10), connections({}), [], []).met
+
+
+def hot_fleet(hot_from_s: int, state: NodeState = NodeState.READY) -> list:
+    def fleet(time_s: float) -> list:
+        cpu = 90.0 if time_s >= hot_from_s else 50.0
+        return [node("gw-000", state=state, cpu_pct=cpu), node("gw-001")]
+
+    return series(0, 200, fleet=fleet)
+
+
+def test_abort_criterion_needs_a_serving_node_hot_for_the_whole_stretch() -> None:
+    assert abort_criterion_at(hot_fleet(50), 80, 30) == (80.0, "gw-000")
+    assert abort_criterion_at(hot_fleet(50, NodeState.RESTARTING), 80, 30) is None
+
+
+def test_halt_within_counts_only_applied_halts_in_time() -> None:
+    frames = hot_fleet(50)  # criterion at 80 s
+    spec = objective("halt_within", cpu_pct=80, for_s=30, within_s=90)
+    assert measure(spec, frames, [], [act(120, "rollout_halt")]).met
+    late = measure(spec, frames, [], [act(200, "rollout_halt")])
+    assert not late.met and late.value == 120.0
+    blocked = measure(spec, frames, [], [act(100, "rollout_halt", outcome="blocked")])
+    assert not blocked.met and "never halted" in blocked.why
+
+
+def test_no_override() -> None:
+    spec = objective("no_override")
+    assert measure(spec, [], [], [act(10, "drain")]).met
+    assert not measure(spec, [], [], [act(10, "drain", outcome="overridden")]).met
+
+
+def test_totals_max_allows_its_grace() -> None:
+    frames = series(0, 60, timeouts_per_s=lambda t: 5000.0 if 10 <= t < 20 else 0.0)
+    assert not measure(
+        objective("totals_max", field="timeouts_per_s", max=1000, grace_s=5), frames, [], []
+    ).met
+    assert measure(objective("totals_max", field="timeouts_per_s", max=1000, grace_s=10), frames, [], []).met
+
+
+def test_action_used_matches_request_fields() -> None:
+    spec = objective("action_used", action="rollout_start", min_count=1, where={"mode": "drain"})
+    assert not measure(spec, [], [], [act(5, "rollout_start", mode="abrupt")]).met
+    assert measure(spec, [], [], [act(5, "rollout_start", mode="drain")]).met
+    assert not measure(spec, [], [], [act(5, "rollout_start", outcome="blocked", mode="drain")]).met
+
+
+def test_rollout_completed_within() -> None:
+    done = RolloutStatus(state=RolloutState.COMPLETED)
+    frames = [
+        frame(t, rollout=done if t >= 50 else RolloutStatus(state=RolloutState.RUNNING)) for t in range(60)
+    ]
+    assert measure(objective("rollout_completed", within_s=60), frames, [], []).met
+    assert not measure(objective("rollout_completed", within_s=40), frames, [], []).met
+
+
+DRILL = {
+    "name": "t",
+    "title": "t",
+    "seed_source": "outage seed (000)",
+    "scenario": "demo",
+    "briefing": "b",
+    "objectives": [
+        {"name": "floor", "kind": "connections_floor", "min_pct": 90, "points": 60},
+        {"name": "no override", "kind": "no_override", "points": 40},
+    ],
+    "scoring": {"penalty_per_min": 10, "penalty_below_pct": 95, "max_penalty": 15},
+}
+
+
+def test_score_is_points_met_minus_the_capped_time_penalty() -> None:
+    drill = build_drill(DRILL)
+    calm = score_drill(drill, connections({}), [], [])
+    assert calm.score == 100 and calm.penalty == 0
+    one_minute_low = score_drill(drill, connections({10: 92.0, 70: 100.0}), [], [])
+    assert one_minute_low.minutes_below == pytest.approx(1.0)
+    assert one_minute_low.score == 90.0  # both met, −10 for a minute below 95 %
+    long_low = score_drill(drill, connections({10: 80.0}, seconds=600), [], [])
+    assert long_low.penalty == 15 and long_low.score == 25.0  # floor failed (−60), penalty capped at 15

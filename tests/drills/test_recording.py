@@ -1,0 +1,57 @@
+"""A headless run's recording reads back whole: frames, actions, confirmations and the drill's outcome."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from console.drills.headless import run_headless
+from console.drills.schema import build_drill
+from console.drills.script import build_script
+from console.record.reader import RecordingReader
+
+DRILL = {
+    "name": "tiny",
+    "title": "A tiny drill",
+    "seed_source": "interview seed (002)",
+    "scenario": "demo",
+    "duration_s": 20,
+    "clock_start": "04:00",
+    "briefing": "b",
+    "timeline": [{"at": "04:00:02", "say": "window opens"}],
+    "objectives": [{"name": "no override", "kind": "no_override", "points": 5}],
+}
+SCRIPT = {
+    "actions": [
+        {
+            "at_s": 3,
+            "action": "drain",
+            "node": "gw-001",
+            "rate_per_s": 500,
+            "deadline_s": 60,
+            "hint_ms": [1000, 5000],
+            "typed": "gw-001",
+        },
+        {"at_s": 4, "action": "admission", "rate_per_s": 100, "burst": 100, "confirm": True},
+    ]
+}
+
+
+def test_the_recording_holds_the_run(tmp_path: Path) -> None:
+    drill = build_drill(DRILL)
+    path = tmp_path / "run.rec"
+    run = run_headless(drill, build_script(SCRIPT, drill), seed=3, record=path)
+    assert [a.outcome for a in run.actions] == ["applied", "applied"]
+    reader = RecordingReader(path)
+    assert reader.header.drill is not None and reader.header.drill.name == "tiny"
+    assert reader.header.seed == 3
+    frames = list(reader.frames())
+    assert [f.time_s for f in frames] == [f.time_s for f in run.frames]
+    assert frames[-1].totals == run.frames[-1].totals
+    assert len(frames[-1].nodes[0].model_dump()) > 4  # whole frames recorded, whatever the run keeps
+    assert [a.action for a in reader.actions()] == ["drain", "admission"]
+    assert [(c.action, c.answer, c.typed) for c in reader.confirmations()] == [
+        ("drain", "confirmed", "gw-001")
+    ]
+    assert any(e.kind == "drill" and "window opens" in e.message for e in reader.events())
+    outcome = reader.drill_outcome()
+    assert outcome is not None and outcome.score == 5.0 and outcome.objectives[0].met
