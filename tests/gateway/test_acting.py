@@ -3,8 +3,12 @@ forwarded to in-process nodes all-or-nothing, a refusal naming the field."""
 
 from __future__ import annotations
 
+import json
+
+import httpx
 import pytest
 
+from console.audit import AuditLog, verify_file
 from console.errors import InputError
 from console.gateway.acting import (
     DEFAULT_CONNECTIONS_PER_NODE,
@@ -23,9 +27,12 @@ from console.protocol import (
     RolloutRequest,
 )
 from console.server.actions import ActionKind, FleetAction
+from console.server.app import create_app
 from console.server.backend import ActingBackend
+from console.server.tokens import parse_tokens
 from tests.gateway.conftest import TOKEN, node_config, wait_for
 from tests.gateway.test_controller import _status
+from tests.gateway.test_drain import drain_through_the_api
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -115,3 +122,35 @@ async def test_a_node_refusal_names_the_field_the_node_named(start_node) -> None
             await controller.apply(FleetAction(ActionKind.UNDRAIN, ActionRequest(), "z"))
     finally:
         await controller.close()
+
+
+async def test_a_refusing_node_is_a_422_through_the_fleet_api_and_audited(start_node, tmp_path) -> None:
+    """The desk over the controller: a node that refuses (here: it does not trust the controller's token)
+    answers the drain with 422 refused-by-fleet naming the node's field; the audit record written before
+    applying is superseded by the refusal's, and the chain verifies."""
+    a = await start_node(node_config("a"))
+    b = await start_node(node_config("b"))
+    entries = [NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)]
+    controller = Controller(entries, "not-the-controller-token")
+    await controller.start()
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
+    transport = httpx.ASGITransport(app=app)  # the action routes need no running feed
+    headers = {"Authorization": "Bearer op-token"}
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://fleet", headers=headers) as api:
+            body = {"rate_per_s": 50, "deadline_s": 30, "hint_ms": [0, 500]}
+            answer = await drain_through_the_api(api, "b", body)
+        assert answer.status_code == 422, answer.text
+        problem = answer.json()
+        assert problem["type"].endswith("refused-by-fleet") and problem["field"] == "Authorization"
+        assert "nothing applied" in problem["detail"]
+        assert b.node.state is NodeState.READY
+    finally:
+        await controller.close()
+        audit.close()
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert records[-1]["outcome"] == "refused_by_fleet"
+    assert records[-1]["supersedes"] == records[-2]["seq"] and records[-2]["outcome"] == "applied"
+    report = verify_file(tmp_path / "audit.jsonl")
+    assert report.intact and report.records == len(records)
