@@ -16,6 +16,7 @@ from console.errors import InputError
 from console.protocol import InjectionRequest, InjectionResult
 from console.server.backend import InjectingBackend
 from console.server.desk import ActionDesk, Answer, problem_answer
+from console.server.idempotency import StoredAnswer, fingerprint
 from console.server.tokens import Principal
 from console.sim.injection import INJECTIONS, Injection
 
@@ -23,7 +24,30 @@ from console.sim.injection import INJECTIONS, Injection
 RECORD_KIND = "injection"
 
 
-async def inject(desk: ActionDesk, principal: Principal, request: InjectionRequest) -> Answer:
+async def inject(
+    desk: ActionDesk, principal: Principal, request: InjectionRequest, path: str, key: str | None
+) -> Answer:
+    """Inject once: a retry with the same `Idempotency-Key` (the CLI retries a call lost in transport)
+    gets the first answer back, through the desk's own key store, and disconnects nobody twice."""
+    if key is None:
+        return await _inject(desk, principal, request)
+    print_ = fingerprint("POST", path, request.model_dump(mode="json"))
+    stored = desk.idempotency.begin(principal.name, key, print_)
+    if stored is not None:
+        answer = Answer(stored.status, dict(stored.body), "replayed", media_type=stored.media_type)
+        answer.audit["replayed_status"] = stored.status
+        await _audit(desk, principal, request.event, request.params, answer, answer_gets_seq=False)
+        return answer
+    try:
+        answer = await _inject(desk, principal, request)
+    except BaseException:
+        desk.idempotency.finish(principal.name, key, None)
+        raise
+    desk.idempotency.finish(principal.name, key, StoredAnswer(answer.status, answer.body, answer.media_type))
+    return answer
+
+
+async def _inject(desk: ActionDesk, principal: Principal, request: InjectionRequest) -> Answer:
     backend = desk.backend
     if not isinstance(backend, InjectingBackend):
         answer = problem_answer(
@@ -92,10 +116,16 @@ def _record(
 
 
 async def _audit(
-    desk: ActionDesk, principal: Principal, event: str, params: dict[str, Any], answer: Answer
+    desk: ActionDesk,
+    principal: Principal,
+    event: str,
+    params: dict[str, Any],
+    answer: Answer,
+    answer_gets_seq: bool = True,
 ) -> None:
     record = _record(principal, event, params, answer.status, answer.outcome, answer.detail)
     record.update(answer.audit)
     sealed = await asyncio.to_thread(desk.audit.append, record)
-    answer.body["audit_seq"] = sealed["seq"]
-    answer.body["audit_hash"] = sealed["hash"]
+    if answer_gets_seq:  # a replay answers exactly what the first request was answered
+        answer.body["audit_seq"] = sealed["seq"]
+        answer.body["audit_hash"] = sealed["hash"]

@@ -11,7 +11,7 @@ from console.protocol import InjectionRequest, InjectionResult
 from console.server.auth import require
 from console.server.inject import inject as inject_event
 from console.server.problems import problem_responses, register_body_model
-from console.server.routes.actions import AuditedRoute, desk_of
+from console.server.routes.actions import AuditedRoute, IdempotencyKey, desk_of
 from console.server.tokens import Principal, Role
 
 register_body_model(InjectionRequest)
@@ -32,6 +32,7 @@ async def inject(
     body: InjectionRequest,
     request: Request,
     principal: Annotated[Principal, Depends(require(Role.ADMIN))],
+    key: IdempotencyKey = None,
 ) -> Response:
-    answer = await inject_event(desk_of(request), principal, body)
+    answer = await inject_event(desk_of(request), principal, body, request.url.path, key)
     return JSONResponse(answer.body, status_code=answer.status, media_type=answer.media_type)
