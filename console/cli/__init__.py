@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "console.cli.attach",
     "console.cli.record",
     "console.cli.report",
+    "console.cli.replay",
     "console.cli.act",
     "console.cli.gateway",
     "console.cli.loadgen",

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_attach(args: argparse.Namespace) -> int:
-    from console.client.admin import AdminClient
+    from console.client.actions import ActionClient
     from console.client.stream import StreamClient
     from console.client.token import load_token
     from console.guards.config import load_default_thresholds
@@ -50,16 +50,24 @@ def run_attach(args: argparse.Namespace) -> int:
         if args.theme not in names:
             raise InputError("--theme", args.theme, "one of " + ", ".join(sorted(names)))
     source = StreamClient(args.url, token)
+    action_recorder = None
     if args.record is not None:
         from console.record.daemon import RecordingTap, StreamRecorder
 
-        source = RecordingTap(source, StreamRecorder(args.record, url=args.url))
+        recorder = StreamRecorder(args.record, url=args.url)
+        source = RecordingTap(source, recorder)
+
+        def action_recorder(record: object) -> None:  # the console's attempts and confirmations, too
+            if recorder.writer is not None:
+                recorder.writer.write(record)
+
     app = ConsoleApp(
         model=console_model(thresholds),
         source=source,
         theme_name=args.theme,
         read_only=args.read_only,
-        admin=AdminClient(args.url, token),
+        admin=ActionClient(args.url, token),  # reads (node history) and the guarded actions
+        action_recorder=action_recorder,
     )
     app.run()
     return 0

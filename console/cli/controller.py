@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from console.errors import InputError
 
 if TYPE_CHECKING:
+    from console.gateway.acting import CapacityConfig
     from console.gateway.controller import NodeEntry
 
 DEFAULT_PORT = 8471
@@ -31,18 +32,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--token-file", type=Path, help="fleet API tokens, as for `sim serve`: ROLE TOKEN [NAME]"
     )
     parser.add_argument("--fleet", default="loopback", help="the fleet's name")
-    parser.add_argument("--audit-log", type=Path, help="append a JSON line per action forwarded to a node")
+    parser.add_argument(
+        "--audit-log",
+        type=Path,
+        help="the audit log of actions, hash-chained JSONL (default: the user's XDG state dir, "
+        "stormdeck/audit/FLEET.jsonl); check it with `stormdeck audit verify FILE`",
+    )
     parser.set_defaults(handler=run_controller)
 
 
 def run_controller(args: argparse.Namespace) -> int:
+    from console.gateway.acting import load_capacity
     from console.gateway.controller import load_nodes
     from console.gateway.serve import read_token_file
 
     nodes = load_nodes(str(args.nodes))
+    capacity = load_capacity(str(args.nodes))
     node_token = read_token_file(str(args.node_token_file))
     return serve_controller(
-        nodes, node_token, args.host, args.port, args.token_file, args.fleet, audit_path=args.audit_log
+        nodes,
+        node_token,
+        args.host,
+        args.port,
+        args.token_file,
+        args.fleet,
+        audit_path=args.audit_log,
+        capacity=capacity,
     )
 
 
@@ -55,9 +70,13 @@ def serve_controller(
     fleet: str,
     announce_more: Callable[[], None] = lambda: None,
     audit_path: Path | None = None,
+    capacity: CapacityConfig | None = None,
 ) -> int:
-    """Serve the fleet API over `nodes` until SIGINT/SIGTERM (`sim serve`'s runner and token handling)."""
+    """Serve the fleet API over `nodes` until SIGINT/SIGTERM (`sim serve`'s runner and token handling),
+    its actions guarded and audited as over the simulator: one desk, one hash-chained audit log."""
+    from console.audit import open_audit_log
     from console.gateway.controller import Controller
+    from console.guards.config import load_default_thresholds
     from console.server.app import create_app
     from console.server.runner import base_url, bind_socket, is_loopback, serve_foreground
     from console.server.tokens import load_token_file, make_local_operator_token
@@ -69,6 +88,8 @@ def serve_controller(
         sock = bind_socket(host, port)
     except OSError as error:
         raise InputError("--port", port, f"a free port on {host} ({error.strerror})") from None
+    thresholds = load_default_thresholds().thresholds
+    audit_log = open_audit_log(audit_path, fleet)
     made: Path | None = None
     try:
         if given is None:
@@ -76,12 +97,8 @@ def serve_controller(
             token_path, note = made, "operator, mode 0600, removed on exit"
         else:
             tokens, token_path, note = given, token_file, "given"
-        app = create_app(
-            Controller(
-                nodes, node_token, fleet_name=fleet, audit_path=str(audit_path) if audit_path else None
-            ),
-            tokens,
-        )
+        controller = Controller(nodes, node_token, fleet_name=fleet, capacity_config=capacity)
+        app = create_app(controller, tokens, audit_log=audit_log, thresholds=thresholds)
         url = base_url(sock)
 
         def announce() -> None:
@@ -89,12 +106,14 @@ def serve_controller(
             print(f"url:    {url}")
             print(f"token:  {token_path} ({note})")
             print(f"attach: stormdeck attach {url} --token-file {token_path}")
+            print(f"audit:  {audit_log.path}")
             announce_more()
             print("Ctrl-C stops it.", flush=True)
 
         return serve_foreground(app, sock, announce)
     finally:
         sock.close()
+        audit_log.close()
         if made is not None:
             with contextlib.suppress(FileNotFoundError):
                 made.unlink()

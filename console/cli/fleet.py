@@ -33,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--nodes", type=int, default=3, help=f"gateway nodes, 1 to {MAX_NODES} (default 3)")
     up.add_argument("--port", type=int, default=8471, help="the fleet API's port (0: any free)")
     up.add_argument("--token-file", type=Path, help="fleet API tokens, as for `sim serve`")
+    up.add_argument(
+        "--audit-log", type=Path, help="the controller's audit log, as for `stormdeck controller`"
+    )
     up.add_argument("--clients", type=int, default=0, help="load generator clients (0: none)")
     up.add_argument("--policy", default="full_jitter", help="the clients' backoff policy")
     up.add_argument("--publish-rate-per-s", type=float, default=5.0)
@@ -98,7 +101,14 @@ def run_fleet_up(args: argparse.Namespace) -> int:
                 print(f"load:   pid {load.pid} {args.clients} clients, policy {args.policy}")
 
         return serve_controller(
-            entries, node_token, "127.0.0.1", args.port, args.token_file, "loopback", announce_more
+            entries,
+            node_token,
+            "127.0.0.1",
+            args.port,
+            args.token_file,
+            "loopback",
+            announce_more,
+            audit_path=args.audit_log,
         )
     finally:
         for child in (load, publisher):

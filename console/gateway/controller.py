@@ -17,13 +17,22 @@ import random
 import time
 import tomllib
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from console.errors import InputError
+from console.gateway.acting import (
+    CapacityConfig,
+    admission_request_of,
+    capacity_of,
+    refusal,
+    unreachable,
+)
 from console.gateway.rollout import Rollout
+from console.guards import FleetCapacity
 from console.policies import Backoff, make_policy
 from console.protocol import (
     WAVE_BIN_MS,
@@ -41,6 +50,7 @@ from console.protocol import (
     Totals,
     Waves,
 )
+from console.server.actions import ActionKind, FleetAction
 from console.server.backend import Tick
 from console.server.simulator import snapshot_of
 
@@ -191,7 +201,7 @@ class Controller:
         token: str,
         fleet_name: str = "loopback",
         seed: int = 0,
-        audit_path: str | None = None,
+        capacity_config: CapacityConfig | None = None,
     ) -> None:
         self.fleet_name = fleet_name
         self.token = token
@@ -204,15 +214,7 @@ class Controller:
         self._http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=5.0)
         self.rollout: Rollout | None = None
         self._rollout_task: asyncio.Task[RolloutStatus] | None = None
-        self.audit_path = audit_path
-
-    def _audit(self, action: str, **fields: object) -> None:
-        """One JSON line per action forwarded to the nodes (the fleet API keeps the guarded audit log)."""
-        if self.audit_path is None:
-            return
-        record = {"time_s": round(time.time(), 3), "action": action, **fields}
-        with open(self.audit_path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, default=str) + "\n")
+        self.capacity_config = capacity_config or CapacityConfig()
 
     async def start(self, wait_s: float = 3.0) -> FleetSnapshot:
         self._tasks = [asyncio.create_task(link.run()) for link in self.links.values()]
@@ -289,38 +291,101 @@ class Controller:
         snapshot = snapshot_of(frame, self.fleet_name, self.source)
         return Tick(frame, self.drain_events(), snapshot, 1, time.perf_counter() - started)
 
-    # --- actions, forwarded (the fleet API server has already guarded them) -----------------------
+    # --- the write side: an ActingBackend (the fleet API's desk has judged and audited first) --------
+
+    def capacity(self) -> FleetCapacity:
+        admissions = [link.admission for link in self.links.values() if link.admission is not None]
+        statuses = [link.latest for link in self.links.values() if link.latest is not None]
+        return capacity_of(self.capacity_config, statuses, admissions)
+
+    async def current_snapshot(self) -> FleetSnapshot:
+        """The latest folded snapshot; an action applied since shows in it at once (see `_shown`)."""
+        return self.snapshot()
+
+    async def forecast(self, action: FleetAction) -> dict[str, Any] | None:
+        """None: a real fleet has no twin to run ahead (docs/gateway.md says how one could be seeded)."""
+        return None
+
+    async def apply(self, action: FleetAction) -> None:
+        """Forward `action` to the nodes, entirely or not at all (`InputError` naming the field)."""
+        request = action.request
+        match action.kind:
+            case ActionKind.DRAIN:
+                assert isinstance(request, DrainRequest) and action.node_id is not None
+                await self.drain(action.node_id, request)
+            case ActionKind.UNDRAIN:
+                assert action.node_id is not None
+                await self.undrain(action.node_id)
+            case ActionKind.ADMISSION:
+                assert isinstance(request, AdmissionRequest)
+                await self.set_admission(request)
+            case ActionKind.ROLLOUT_START:
+                assert isinstance(request, RolloutRequest)
+                self.start_rollout(request)
+            case ActionKind.ROLLOUT_HALT:
+                self.halt_rollout()
+            case ActionKind.ROLLOUT_RESUME:
+                self.resume_rollout()
 
     def _link(self, node_id: str) -> NodeLink:
         if node_id not in self.links:
             raise InputError("node", node_id, "one of " + ", ".join(sorted(self.links)))
         return self.links[node_id]
 
+    async def _send(self, link: NodeLink, method: str, path: str, body: dict | None, field: str) -> dict:
+        try:
+            response = await self._http.request(method, f"{link.entry.admin_url}{path}", json=body)
+        except httpx.HTTPError as error:
+            raise unreachable(link.entry.id, error) from error
+        if response.is_error:
+            raise refusal(link.entry.id, response, field)
+        return response.json()
+
+    def _shown(self, link: NodeLink, state: NodeState) -> None:
+        """Show a node's new state before its next frame says so, so the next action is judged on it."""
+        if link.latest is not None:
+            link.latest = link.latest.model_copy(update={"state": state})
+
     async def drain(self, node_id: str, request: DrainRequest) -> dict:
         link = self._link(node_id)
         body = request.model_dump(mode="json", exclude={"confirm", "override_reason"})
-        response = await self._http.post(f"{link.entry.admin_url}/v1/node/drain", json=body)
-        self._audit("drain", node=node_id, request=body, status=response.status_code)
-        response.raise_for_status()
-        return response.json()
+        answer = await self._send(link, "POST", "/v1/node/drain", body, "rate_per_s")
+        self._shown(link, NodeState.DRAINING)
+        return answer
 
     async def undrain(self, node_id: str) -> dict:
         link = self._link(node_id)
-        response = await self._http.post(f"{link.entry.admin_url}/v1/node/undrain")
-        self._audit("undrain", node=node_id, status=response.status_code)
-        response.raise_for_status()
-        return response.json()
+        answer = await self._send(link, "POST", "/v1/node/undrain", None, "node")
+        self._shown(link, NodeState.READY)
+        return answer
 
     async def set_admission(self, request: AdmissionRequest) -> dict[str, dict]:
+        """Every target node checks the settings (a dry run) before any takes them; a node failing after
+        others took them gets those others put back as they were."""
         targets = request.nodes if request.nodes is not None else list(self.links)
         links = [self._link(node_id) for node_id in targets]
         body = request.model_dump(mode="json", exclude={"confirm", "override_reason", "nodes"})
-        answers: dict[str, dict] = {}
+        before = {link.entry.id: link.admission for link in links}
         for link in links:
-            with contextlib.suppress(httpx.HTTPError):
-                response = await self._http.put(f"{link.entry.admin_url}/v1/node/admission", json=body)
-                answers[link.entry.id] = response.json()
-        self._audit("admission", nodes=targets, request=body, applied=sorted(answers))
+            await self._send(link, "PUT", "/v1/node/admission", {**body, "dry_run": True}, "admission")
+        answers: dict[str, dict] = {}
+        try:
+            for link in links:
+                answers[link.entry.id] = await self._send(
+                    link, "PUT", "/v1/node/admission", body, "admission"
+                )
+        except InputError:
+            for node_id in answers:
+                previous = before[node_id]
+                if previous is not None:
+                    with contextlib.suppress(InputError):
+                        restore = admission_request_of(previous).model_dump(mode="json")
+                        await self._send(
+                            self.links[node_id], "PUT", "/v1/node/admission", restore, "admission"
+                        )
+            raise
+        for link in links:
+            link.admission = AdmissionSettings.model_validate(answers[link.entry.id]["admission"])
         return answers
 
     # --- rollouts ----------------------------------------------------------------------------------
@@ -336,6 +401,11 @@ class Controller:
             raise InputError(
                 "rollout", self.rollout_status().state.value, "no rollout running (halt it first)"
             )
+        missing = [node_id for node_id, link in self.links.items() if not link.entry.restart]
+        if missing:
+            raise InputError(
+                "restart", missing[0], 'a restart = "…{node}…" command for every node in --nodes'
+            )
         self.rollout = Rollout(
             request,
             list(self.links),
@@ -346,18 +416,15 @@ class Controller:
             **({"batch_drain": batch_drain} if batch_drain is not None else {}),
         )
         self._rollout_task = asyncio.create_task(self.rollout.run())
-        self._audit("rollout_start", request=request.model_dump(mode="json"))
         return self.rollout.status
 
     def halt_rollout(self) -> RolloutStatus:
         if self._rollout_task is not None:
             self._rollout_task.cancel()
-        self._audit("rollout_halt")
         return self.rollout_status()
 
     def resume_rollout(self) -> RolloutStatus:
         if self.rollout is None:
             raise InputError("rollout", "idle", "a paused rollout")
         self.rollout.resume()
-        self._audit("rollout_resume")
         return self.rollout_status()

@@ -50,14 +50,15 @@ def finite_runs(x: np.ndarray, y: np.ndarray) -> list[tuple[np.ndarray, np.ndarr
     return runs
 
 
-def spark_blocks(values: np.ndarray, width: int) -> str:
-    """A one-line sparkline of `width` cells (▁…█), by mean per cell; blank where there is no data."""
+def spark_blocks(values: np.ndarray, width: int, bounds: tuple[float, float] | None = None) -> str:
+    """A one-line sparkline of `width` cells (▁…█), by mean per cell; blank where there is no data.
+    `bounds` (low, high) sets a shared scale, so two series side by side compare honestly."""
     blocks = "▁▂▃▄▅▆▇█"
     _, cells = downsample(values, width, how="mean")
     finite = cells[np.isfinite(cells)]
     if finite.size == 0:
         return " " * width
-    low, high = float(finite.min()), float(finite.max())
+    low, high = bounds if bounds is not None else (float(finite.min()), float(finite.max()))
     span = high - low
     chars = []
     for value in cells:
@@ -66,5 +67,5 @@ def spark_blocks(values: np.ndarray, width: int) -> str:
         elif span <= 0:
             chars.append(blocks[3])
         else:
-            chars.append(blocks[min(7, int((value - low) / span * 7.999))])
+            chars.append(blocks[min(7, max(0, int((value - low) / span * 7.999)))])
     return "".join(chars).rjust(width)

@@ -176,7 +176,10 @@ class ReplaySource:
     async def run(self, emit: Callable[[ReplayItem], None]) -> None:
         """Emit the recording at its pace until cancelled; at the end, wait for a control to move it."""
         emit(self.hello())
-        self.playback.start(self.clock())
+        if self._frame_index < 0:
+            self.playback.start(self.clock())
+        else:  # a control placed it before the run began (a paused start on frame 1): keep its place
+            self.playback.anchor_wall_s = self.clock()
         while True:
             for item in self.take(self.clock()):
                 emit(item)

@@ -17,17 +17,23 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from console.client.admin import AdminClient
+from console.guards import FleetCapacity, Thresholds
+from console.model.actions import ActionKind
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.protocol import Event
 from console.ui import config
+from console.ui.actions import ActionRecorder, ConsoleActions
 from console.ui.commands import ConsoleCommands, console_commands
 from console.ui.intents import FilterChosen, ScreenReady
+from console.ui.screens.action_form import ActionForm
+from console.ui.screens.audit import AuditScreen
 from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
+from console.ui.screens.verdict_dialog import VerdictDialog
 from console.ui.themes import DEFAULT_THEME, Palette, ThemeFile, load_themes
 from console.ui.widgets.alarms_panel import AlarmsPanel
 from console.ui.widgets.node_table import NodeTable
@@ -47,6 +53,7 @@ class ConsoleApp(App[None]):
         Binding("question_mark", "help", "help"),
         Binding("t", "next_theme", "theme"),
         Binding("A", "acknowledge_all", "ack all"),
+        Binding("L", "audit", "audit log"),
     ]
 
     def __init__(
@@ -59,6 +66,9 @@ class ConsoleApp(App[None]):
         remember_theme: bool = True,
         read_only: bool = False,
         admin: AdminClient | None = None,
+        capacity: FleetCapacity | None = None,
+        guard_thresholds: Thresholds | None = None,
+        action_recorder: ActionRecorder | None = None,
     ) -> None:
         super().__init__()
         self.model = model or console_model()
@@ -66,8 +76,12 @@ class ConsoleApp(App[None]):
         self.clock = clock
         self.config_path = config_path
         self.remember_theme = remember_theme
-        self.read_only = read_only  # #4 adds the actions; until then the console only watches
+        self.read_only = read_only
         self.admin = admin
+        # capacity: for the console's own drain planner when the server offers none (console.guards)
+        self.actions = ConsoleActions(
+            self, admin, read_only, capacity, guard_thresholds or Thresholds(), action_recorder
+        )
         self.query_state = NodeQuery()
         self.theme_files: dict[str, ThemeFile] = load_themes((config.user_themes_dir(),))
         remembered = config.load_config(config_path).get("theme")
@@ -120,9 +134,9 @@ class ConsoleApp(App[None]):
             return
         now_s = self.clock()
         if isinstance(screen, MainScreen):
-            screen.show_model(self.model, self.query_state, now_s, self.palette)
+            screen.show_model(self.model, self.query_state, now_s, self.palette, self.actions.disabled_reason)
         elif isinstance(screen, NodeDetailScreen):
-            screen.show_model(self.model, now_s, self.palette)
+            screen.show_model(self.model, now_s, self.palette, self.actions.disabled_reason)
         if self.after_paint is not None:
             self.call_after_refresh(self.after_paint)
 
@@ -218,6 +232,29 @@ class ConsoleApp(App[None]):
             if node_id:
                 self.open_node(node_id)
 
+    # --- guarded actions (console.ui.actions runs the flow; the server judges) ---------------------------
+
+    def selected_node_id(self) -> str | None:
+        screen = self.screen
+        if isinstance(screen, NodeDetailScreen):
+            return screen.node_id
+        if isinstance(screen, MainScreen):
+            return screen.query_one(NodeTable).cursor_id
+        return None
+
+    def action_act(self, kind: str) -> None:
+        action = ActionKind(kind)
+        self.run_worker(
+            self.actions.run(action, self.selected_node_id()),
+            group="action",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def action_audit(self) -> None:
+        if not any(isinstance(screen, AuditScreen) for screen in self.screen_stack):
+            self.run_worker(self.actions.open_audit(), group="audit", exclusive=True, exit_on_error=False)
+
     # --- alarms and help -------------------------------------------------------------------------------
 
     def on_alarms_panel_acknowledge(self, message: AlarmsPanel.Acknowledge) -> None:
@@ -237,9 +274,14 @@ class ConsoleApp(App[None]):
             ("fleet", list(MainScreen.BINDINGS)),
             ("node table", list(NodeTable.BINDINGS)),
             ("alarms", list(AlarmsPanel.BINDINGS)),
+            ("action form", list(ActionForm.BINDINGS)),
+            ("verdict", list(VerdictDialog.BINDINGS)),
             ("node detail", list(NodeDetailScreen.BINDINGS)),
             ("help", list(HelpScreen.BINDINGS)),
         ]
+        home = type(self.screen_stack[0])
+        if home is not MainScreen and issubclass(home, MainScreen):  # the replay's screen adds its own keys
+            sections.insert(2, ("replay", list(home.__dict__.get("BINDINGS", []))))
         commands = [(title, help_text) for title, help_text, _ in console_commands(list(self.theme_files))]
         self.push_screen(HelpScreen(sections, commands))
 

@@ -8,9 +8,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from console.model.actions import ActionKind
 from console.model.nodes import SORT_KEYS
+
+#: (key, action, footer word, palette help): the guarded actions, on the fleet screen and in node detail.
+ACTIONS: tuple[tuple[str, ActionKind, str, str], ...] = (
+    ("d", ActionKind.DRAIN, "drain", "drain the node under the cursor (pre-filled by the drain planner)"),
+    ("u", ActionKind.UNDRAIN, "undrain", "put the node under the cursor back into rotation"),
+    ("R", ActionKind.ROLLOUT_START, "rollout", "start a rolling restart (batch, interval, mode)"),
+    ("h", ActionKind.ROLLOUT_HALT, "halt", "halt the rollout (always allowed)"),
+    ("r", ActionKind.ROLLOUT_RESUME, "resume", "resume a paused or halted rollout"),
+    ("a", ActionKind.ADMISSION, "admission", "set admission: rate, burst, ceiling, Retry-After"),
+)
+
+
+def action_bindings() -> list[Binding]:
+    return [Binding(key, f"app.act('{kind.value}')", word) for key, kind, word, _ in ACTIONS]
 
 
 def console_commands(theme_names: list[str]) -> list[tuple[str, str, str]]:
@@ -21,7 +37,7 @@ def console_commands(theme_names: list[str]) -> list[tuple[str, str, str]]:
         ("Filter: alarming nodes only", "toggle showing only alarming nodes", "alarming_only"),
         ("Filter: clear", "show every node", "clear_filter"),
         ("Sort: next column", "cycle the sort column", "sort"),
-        ("Sort: reverse", "flip the sort order", "reverse_sort"),
+        ("Sort: reverse", "flip the sort order (S)", "reverse_sort"),
     ]
     commands += [
         (f"Sort by {key}", f"order the node table by {key}", f"sort_by('{key}')") for key in SORT_KEYS
@@ -30,6 +46,11 @@ def console_commands(theme_names: list[str]) -> list[tuple[str, str, str]]:
         ("Open node detail", "the node under the cursor", "open_cursor_node"),
         ("Acknowledge all alarms", "mark every active alarm as seen", "acknowledge_all"),
     ]
+    commands += [
+        (f"Action: {kind.title}", f"{help_text} ({key})", f"act('{kind.value}')")
+        for key, kind, _, help_text in ACTIONS
+    ]
+    commands.append(("Audit log", "every action attempt, from the server's audit log (L)", "audit"))
     commands += [
         (f"Theme: {name}", f"switch to the {name} theme (remembered)", f"switch_theme('{name}')")
         for name in theme_names

@@ -68,9 +68,12 @@ async def test_excess_gets_503_with_a_spread_retry_after(node_processes) -> None
 async def test_a_rejection_costs_under_a_tenth_of_a_handshake(node_processes) -> None:
     node = node_processes("cost")  # the real work factor: a handshake costs what a TLS + JWT one would
     token = TokenSigner().mint("cost", time.time() + 600)
-    costs = await measure_costs(node, token, 400)  # node CPU per answer, from its own /metrics
-    print(costs, f"ratio {costs.reject_cost_ratio:.3f}")
-    assert costs.reject_cost_ratio < 0.1, costs
+    # Node CPU per answer, from its own /metrics. Three alternating rounds, the median ratio: a neighbour's
+    # burst on a shared machine inflates one round, not the figure.
+    rounds = [await measure_costs(node, token, 400) for _ in range(3)]
+    ratio = statistics.median(costs.reject_cost_ratio for costs in rounds)
+    print(rounds, f"median ratio {ratio:.3f}")
+    assert ratio < 0.1, rounds
 
 
 async def _retry_at(node, token: str, times_s: list[float]) -> list:

@@ -78,3 +78,12 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
 def test_input_errors_exit_2(argv: list[str], message: str, capsys) -> None:
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_bad_capacity_table_exits_2(tmp_path, capsys) -> None:
+    nodes = tmp_path / "nodes.toml"
+    nodes.write_text('[capacity]\nhandshakes = 5\n[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9"\n')
+    (tmp_path / "node.token").write_text("t\n")
+    argv = ["controller", "--nodes", str(nodes), "--node-token-file", str(tmp_path / "node.token")]
+    assert main([*argv, "--port", "0"]) == 2
+    assert "capacity.handshakes" in capsys.readouterr().err

@@ -77,9 +77,8 @@ def test_nodes_file(tmp_path) -> None:
 async def test_controller_follows_nodes_forwards_actions_and_shows_down(node_processes, tmp_path) -> None:
     cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
     a, b = node_processes("a", *cheap), node_processes("b", *cheap)
-    audit = tmp_path / "audit.jsonl"
     entries = [NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)]
-    controller = Controller(entries, TOKEN, audit_path=str(audit))
+    controller = Controller(entries, TOKEN)
     pool = ClientPool([a.url, b.url], 40, "full_jitter", signer=CHEAP_SIGNER, seed=3)
     snapshot = await controller.start()
     try:
@@ -98,14 +97,6 @@ async def test_controller_follows_nodes_forwards_actions_and_shows_down(node_pro
         answers = await controller.set_admission(AdmissionRequest(rate_per_s=50, burst=5, nodes=["a"]))
         assert list(answers) == ["a"] and answers["a"]["admission"]["rate_per_s"] == 50
         await wait_for(lambda: controller.admission().rate_per_s == 50, 5, "a's new admission in its frames")
-
-        actions = [json.loads(line) for line in audit.read_text().splitlines()]
-        assert [(r["action"], r.get("node")) for r in actions] == [
-            ("drain", "b"),
-            ("undrain", "b"),
-            ("admission", None),
-        ]
-        assert actions[0]["request"]["rate_per_s"] == 100 and actions[0]["status"] == 200
 
         controller.drain_events()
         b.kill()
@@ -131,6 +122,8 @@ async def test_controller_command_serves_the_fleet_api(node_processes, tmp_path)
         str(tmp_path / "node.token"),
         "--token-file",
         str(tmp_path / "api.tokens"),
+        "--audit-log",
+        str(tmp_path / "audit.jsonl"),
     ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
     try:

@@ -1,39 +1,120 @@
-"""Drain end to end on three node processes sharing a Redis history: paced closes, every client lands
-elsewhere, no gaps, no duplicates."""
+"""Drain end to end THROUGH THE FLEET API: three node processes sharing a Redis history, 3,000 SDK clients,
+the `stormdeck controller` process serving the guarded action routes. The drain is asked of the fleet API
+(two-phase when the guards want it); the node closes at the rate, every client lands elsewhere, no gaps,
+no duplicates, one hash-chained audit log that `stormdeck audit verify` accepts, and a viewer is refused."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
 import pytest
 
 from console.gateway.drain import achieved_rate_per_s
 from console.gateway.loadgen import ClientPool
-from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, wait_for
+from console.gateway.processes import NodeProcess, child_env
+from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 
 #: The issue's figure: 3 nodes, 3,000 clients, about 1,000 of them on the drained node.
 CLIENTS = 3000
 RATE_PER_S = 100.0
+OPERATOR, VIEWER = "op-token", "view-token"
 
 
-async def test_drain_at_rate_moves_every_client_without_gaps(node_processes, redis_server) -> None:
+@pytest.fixture
+def controller_url(tmp_path: Path) -> Iterator[callable]:
+    """Start `stormdeck controller` over given nodes; yields a starter returning its URL; stopped by pid."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(nodes: list[NodeProcess], audit: Path) -> str:
+        nodes_file = tmp_path / "nodes.toml"
+        nodes_file.write_text(
+            "".join(f'[[nodes]]\nid = "{n.node_id}"\nadmin = "{n.admin_url}"\n' for n in nodes)
+        )
+        (tmp_path / "node.token").write_text(TOKEN + "\n")
+        (tmp_path / "api.tokens").write_text(f"operator {OPERATOR} ops\nviewer {VIEWER} watcher\n")
+        command = [sys.executable, "-m", "console", "controller", "--nodes", str(nodes_file), "--port", "0"]
+        command += ["--node-token-file", str(tmp_path / "node.token")]
+        command += ["--token-file", str(tmp_path / "api.tokens"), "--audit-log", str(audit)]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
+        started.append(process)
+        assert process.stdout is not None
+        return next(line.split()[1] for line in process.stdout if line.startswith("url:"))
+
+    yield start
+    for process in started:
+        process.terminate()
+        process.wait(10)
+
+
+async def drain_through_the_api(api: httpx.AsyncClient, node_id: str, body: dict) -> httpx.Response:
+    """POST the drain; when the guards ask for a confirmation (409), answer it with the token given."""
+    response = await api.post(f"/v1/nodes/{node_id}/drain", json=body)
+    if response.status_code == 409:
+        problem = response.json()
+        assert problem["field"] == "confirm", problem
+        confirm = {"token": problem["confirm_token"]}
+        if problem["verdict"]["level"] == "typed":
+            confirm["typed"] = problem["verdict"].get("typed_expected") or node_id
+        response = await api.post(f"/v1/nodes/{node_id}/drain", json={**body, "confirm": confirm})
+    return response
+
+
+async def test_drain_through_the_fleet_api_moves_every_client_without_gaps(
+    node_processes, redis_server, controller_url, tmp_path
+) -> None:
     cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
     nodes = [
         node_processes("a", *cheap, "--publish-rate-per-s", "3", history=redis_server.url),
         node_processes("b", *cheap, history=redis_server.url),
         node_processes("c", *cheap, history=redis_server.url),
     ]
+    audit = tmp_path / "audit.jsonl"
+    url = controller_url(nodes, audit)
     pool = ClientPool([n.url for n in nodes], CLIENTS, "full_jitter", signer=CHEAP_SIGNER, ramp_s=2.0, seed=5)
     pool.start()
+    operator = httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=10)
+    viewer = httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {VIEWER}"}, timeout=10)
+    fleet: dict = {}
+
+    async def fleet_now() -> dict:
+        nonlocal fleet
+        fleet = (await operator.get("/v1/fleet")).json()
+        return fleet
+
     try:
         await pool.wait_connected(CLIENTS, timeout_s=30)
         await wait_for(lambda: pool.stats.messages >= CLIENTS * 3, 15, "messages flowing")
+        await wait_for_async(
+            lambda: fleet_now(), lambda f: f["totals"]["connections"] == CLIENTS, 10, "the API to count all"
+        )
+        assert [(n["id"], n["state"]) for n in fleet["nodes"]] == [
+            ("a", "ready"),
+            ("b", "ready"),
+            ("c", "ready"),
+        ]
         moving = [c for c in pool.clients if c.node == "b"]
         assert len(moving) > CLIENTS // 4
-        with nodes[1].admin() as admin:
-            body = {"rate_per_s": RATE_PER_S, "deadline_s": 60, "hint_ms": [0, 1000]}
-            assert admin.post("/v1/node/drain", json=body).status_code == 200
-            assert admin.get("/v1/node/ready").status_code == 503
+        body = {"rate_per_s": RATE_PER_S, "deadline_s": 60, "hint_ms": [0, 1000]}
+
+        refused = await viewer.post("/v1/nodes/b/drain", json=body)
+        assert refused.status_code == 403
+        assert refused.headers["content-type"].startswith("application/problem+json")
+        assert nodes[1].status()["state"] == "ready"  # a viewer changes nothing
+
+        answer = await drain_through_the_api(operator, "b", body)
+        assert answer.status_code == 202, answer.text
+        assert answer.json()["applied"] is True
+        assert nodes[1].status()["state"] in ("draining", "drained")  # forwarded, not just promised
+
         await wait_for(
             lambda: all(c.node in ("a", "c") for c in pool.clients) and pool.stats.resumes >= len(moving),
             len(moving) / RATE_PER_S + 15,
@@ -43,13 +124,19 @@ async def test_drain_at_rate_moves_every_client_without_gaps(node_processes, red
         await wait_for(lambda: pool.stats.messages >= received + CLIENTS * 2, 15, "messages after the drain")
         drained = nodes[1].status()
         assert drained["state"] == "drained"
+        await wait_for_async(
+            lambda: fleet_now(), lambda f: f["nodes"][1]["state"] == "drained", 5, "the API to show b drained"
+        )
+        audit_page = (await viewer.get("/v1/audit")).json()
     finally:
         await pool.stop()
+        await operator.aclose()
+        await viewer.aclose()
     stats = pool.stats
     achieved = drained["drain"]["achieved_rate_per_s"]  # the node's own close times
     seen = achieved_rate_per_s(sorted(stats.reconnect_times_s))  # when the clients read the hints
     print(
-        f"drained {len(moving)} clients at {achieved:.1f}/s (clients saw {seen:.1f}/s); "
+        f"drained {len(moving)} clients through the fleet API at {achieved:.1f}/s (clients saw {seen:.1f}/s); "
         f"gaps {stats.gaps}, duplicates {stats.duplicates}"
     )
     assert len(stats.reconnect_times_s) == len(moving) == drained["drain"]["closed"]
@@ -58,3 +145,24 @@ async def test_drain_at_rate_moves_every_client_without_gaps(node_processes, red
     assert (stats.resumes, stats.full_resyncs) == (len(moving), 0)  # every move resumed from the history
     assert stats.gaps == 0
     assert stats.duplicates == 0  # the replay starts after the client's offset, so it adds none
+
+    # One audit log, hash-chained: the viewer's refusal, the confirmation asked (if any), the drain applied.
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    outcomes = [r["outcome"] for r in records]
+    print("audit outcomes:", outcomes)
+    assert outcomes in (["forbidden", "applied"], ["forbidden", "needs_confirmation", "applied"]), outcomes
+    assert records[0]["actor"] == "watcher" and records[-1]["actor"] == "ops"
+    assert records[-1]["action"] == "drain"
+    assert records[-1]["target"] == "b" and records[-1]["parameters"]["rate_per_s"] == RATE_PER_S
+    assert audit_page["total"] == len(records)
+    verify = [sys.executable, "-m", "console", "audit", "verify", str(audit)]
+    checked = subprocess.run(verify, capture_output=True, text=True, env=child_env(), timeout=30)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+async def wait_for_async(probe, holds, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not holds(await probe()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        await asyncio.sleep(0.1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -33,6 +34,7 @@ def test_fleet_up_serves_the_fleet_and_stops_everything(tmp_path) -> None:
         "60",
     ]
     command += ["--token-file", str(tmp_path / "api.tokens"), "--work-factor", "200"]
+    command += ["--audit-log", str(tmp_path / "audit.jsonl")]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
     lines: list[str] = []
     try:
@@ -53,6 +55,13 @@ def test_fleet_up_serves_the_fleet_and_stops_everything(tmp_path) -> None:
             time.sleep(0.2)
         assert [n["id"] for n in fleet["nodes"]] == ["node-1", "node-2"]
         assert fleet["totals"]["connections"] == 60
+        assert any(line.startswith("audit:") and "audit.jsonl" in line for line in lines)
+        # fleet up serves the guarded action routes too: a dry run is judged and audited, nothing applied.
+        dry = {"rate_per_s": 10, "deadline_s": 60, "hint_ms": [0, 1000], "dry_run": True}
+        judged = httpx.post(f"{url}/v1/nodes/node-1/drain", json=dry, headers=headers)
+        assert judged.status_code == 200 and judged.json()["applied"] is False, judged.text
+        records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+        assert [(r["action"], r["target"], r["outcome"]) for r in records] == [("drain", "node-1", "dry_run")]
         with httpx.Client(
             base_url=next(line.split("admin ")[1].strip() for line in lines if "admin " in line)
         ) as a:

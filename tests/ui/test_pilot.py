@@ -49,7 +49,7 @@ async def test_s_cycles_the_sort_and_a_header_click_sorts_by_that_column(storm_a
         assert storm_app.query_state.sort_key == "connections" and storm_app.query_state.descending
         conns = [n.connections for n in table.rows]
         assert conns == sorted(conns, reverse=True)
-        await pilot.press("r")
+        await pilot.press("S")
         assert not storm_app.query_state.descending
         # the "cpu %" header: columns are node 11, state 14, conns 8, spark 14, acc 7, 503 7, t/o 6, +1 each
         await pilot.click(NodeTable, offset=(11 + 14 + 8 + 14 + 7 + 7 + 6 + 7 + 2, 0))

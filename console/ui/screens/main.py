@@ -14,7 +14,9 @@ from console.errors import InputError
 from console.model.gauges import fleet_gauges
 from console.model.history import FleetModel
 from console.model.nodes import NodeFilter, NodeQuery, select_nodes
+from console.model.thresholds import Level
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
+from console.ui.commands import action_bindings
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.alarms_panel import AlarmsPanel
@@ -23,6 +25,13 @@ from console.ui.widgets.header import FleetHeader, header_text
 from console.ui.widgets.node_table import NodeTable
 from console.ui.widgets.plot import PlotextChart, plot_columns
 from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
+
+
+def actions_title(actions_off: str | None, palette: Palette) -> str:
+    """The rollout box says whether actions are on, and if not, why: never hidden silently (issue #4)."""
+    if actions_off is None:
+        return "rollout & admission · actions R h r a (? lists them)"
+    return f"rollout & admission · [{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/]"
 
 
 class MainScreen(Screen[None]):
@@ -43,8 +52,9 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("/", "open_filter", "filter"),
         Binding("s", "app.sort", "sort"),
-        Binding("r", "app.reverse_sort", "reverse"),
+        Binding("S", "app.reverse_sort", "reverse"),
         Binding("!", "app.alarming_only", "alarming"),
+        *action_bindings(),
         Binding("tab", "focus_next", "next panel", show=False),
         Binding("escape", "close_filter", "close filter", show=False),
     ]
@@ -80,7 +90,6 @@ class MainScreen(Screen[None]):
         self.query_one("#wave-box").border_title = "reconnect wave · attempts per 100 ms"
         self.query_one("#conn-box").border_title = "connections · last 10 min"
         self.query_one("#alarms-box").border_title = "alarms"
-        self.query_one("#rollout-box").border_title = "rollout & admission (read-only)"
         self.query_one(NodeTable).focus()
         self.call_after_refresh(self._ready)
 
@@ -95,7 +104,14 @@ class MainScreen(Screen[None]):
         for header in self.query(FleetHeader):
             header.update(header_text(model, now_s, palette), layout=False)  # always one line
 
-    def show_model(self, model: FleetModel, query: NodeQuery, now_s: float, palette: Palette) -> None:
+    def show_model(
+        self,
+        model: FleetModel,
+        query: NodeQuery,
+        now_s: float,
+        palette: Palette,
+        actions_off: str | None = None,
+    ) -> None:
         self.node_filter = query.filter
         self.show_header(model, now_s, palette)
         self.query_one(GaugeBar).show(fleet_gauges(model), palette)
@@ -122,6 +138,7 @@ class MainScreen(Screen[None]):
         unacked = model.alarms.unacknowledged
         self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new"
         frame = model.frame
+        self.query_one("#rollout-box").border_title = actions_title(actions_off, palette)
         self.query_one(RolloutPanel).update(
             rollout_text(frame.rollout if frame else None, frame.admission if frame else None)
         )

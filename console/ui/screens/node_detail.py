@@ -20,6 +20,7 @@ from console.model.history import NODE_HISTORY_S, FleetModel
 from console.model.node_detail import ServerHistory, joined_events, joined_series, parse_node_detail
 from console.model.thresholds import Level
 from console.protocol import NodeStatus
+from console.ui.commands import action_bindings
 from console.ui.intents import ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.header import FleetHeader, fleet_clock, header_text
@@ -91,6 +92,7 @@ class NodeDetailScreen(Screen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,backspace", "app.pop_screen", "back"),
+        *action_bindings(),
     ]
 
     def __init__(self, node_id: str, fetch: NodeFetch | None = None) -> None:
@@ -139,7 +141,9 @@ class NodeDetailScreen(Screen[None]):
         for header in self.query(FleetHeader):  # the tick may land while the screen is torn down
             header.update(header_text(model, now_s, palette), layout=False)
 
-    def show_model(self, model: FleetModel, now_s: float, palette: Palette) -> None:
+    def show_model(
+        self, model: FleetModel, now_s: float, palette: Palette, actions_off: str | None = None
+    ) -> None:
         self.show_header(model, now_s, palette)
         node = model.nodes.get(self.node_id)
         summary = Text(no_wrap=True)
@@ -158,7 +162,13 @@ class NodeDetailScreen(Screen[None]):
             )
         self.query_one("#summary", Static).update(summary)
         now_fleet = model.frame.time_s if model.frame else 0.0
-        self.query_one("#drain", Static).update(drain_text(node, now_fleet) if node else Text("—"))
+        drain_box = self.query_one("#drain", Static)
+        drain_box.update(drain_text(node, now_fleet) if node else Text("—"))
+        drain_box.border_subtitle = (
+            "d drain · u undrain"
+            if actions_off is None
+            else f"[{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/]"
+        )
         for metric, _ in DETAIL_CHARTS:
             chart = self.query_one(f"#chart-{metric}", PlotextChart)
             seen = model.node_history(self.node_id, metric)

@@ -22,6 +22,9 @@ PAST_SHOWN = 20
 SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Severity.CRITICAL: Level.CRITICAL}
 
 
+COLUMNS = ("time", "state", "rule", "where", "value / limit")
+
+
 class AlarmsPanel(DataTable):
     DEFAULT_CSS = """
     AlarmsPanel {
@@ -38,7 +41,7 @@ class AlarmsPanel(DataTable):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = False
-        self.add_columns("time", "state", "rule", "where", "value / limit")
+        self.add_columns(*COLUMNS)
         self._keys: list[tuple[AlarmKey, ...]] = []
         self._shown: tuple[int, str] | None = None
 
@@ -47,7 +50,10 @@ class AlarmsPanel(DataTable):
             return
         self._shown = (version, palette.name)
         cursor = self.cursor_row
-        self.clear()
+        # Columns too: an auto-sized column only ever grows, so its width would depend on every alarm shown
+        # before, not on what is shown now.
+        self.clear(columns=True)
+        self.add_columns(*COLUMNS)
         self._keys = []
         rows = alarm_rows(active)[:ROWS_SHOWN] + alarm_rows(past[: PAST_SHOWN * 10])[:PAST_SHOWN]
         for row in rows:

@@ -1,0 +1,106 @@
+"""The controller's write side: what the fleet API's guards need of real nodes, and forwarding the actions
+they allowed (issue #6 over issue #4's desk).
+
+The guards need a capacity record a frame does not carry. Over real nodes each figure comes from, in order:
+the nodes file's `[capacity]` table (an operator who measured the gateway says so there), else the nodes'
+own settings as their frames report them, else a stated default:
+
+- `handshakes_per_s`: `[capacity] handshakes_per_s`, else the smallest admission `rate_per_s` the nodes
+  report (a node admits no faster than its bucket), else `DEFAULT_HANDSHAKES_PER_S`;
+- `cpu_pct_per_handshake_per_s`: 100 ÷ handshakes_per_s — the simulator's model (a node at its handshake
+  ceiling is at 100 % CPU; the outage seed: reconnecting, not holding, is what burns CPU);
+- `connections_per_node`: `[capacity] connections_per_node`, else the smallest `capacity_connections` the
+  nodes report (their connection ceiling, or their configured planning capacity);
+- `steady_inflow_per_s`: `[capacity] steady_inflow_per_s`, else 0 (unknown: the admission guards then only
+  see the nodes' own figures).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from console.errors import InputError
+from console.guards import FleetCapacity
+from console.protocol import AdmissionRequest, AdmissionSettings, NodeStatus
+
+#: Handshakes one node completes per second when neither the nodes file nor admission says: the issue's
+#: admission drill limits a node to 500/s, and a node on the default work factor handshakes well above that
+#: on one core (docs/benchmarks.md), so 500/s is a conservative planning figure, not a measurement.
+DEFAULT_HANDSHAKES_PER_S = 500.0
+#: A node's planning capacity when no frame has arrived yet (the node's own default, NodeConfig).
+DEFAULT_CONNECTIONS_PER_NODE = 10_000
+
+_CAPACITY_KEYS = ("handshakes_per_s", "connections_per_node", "steady_inflow_per_s")
+
+
+@dataclass(frozen=True)
+class CapacityConfig:
+    """The nodes file's `[capacity]` table; a figure left out is taken from the nodes (module docstring)."""
+
+    handshakes_per_s: float | None = None
+    connections_per_node: int | None = None
+    steady_inflow_per_s: float | None = None
+
+
+def load_capacity(path: str) -> CapacityConfig:
+    """The `[capacity]` table of a nodes file (empty when absent)."""
+    try:
+        with open(path, "rb") as handle:
+            table = tomllib.load(handle).get("capacity", {})
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise InputError("--nodes", path, f"a readable TOML file ({error})") from error
+    unknown = sorted(set(table) - set(_CAPACITY_KEYS))
+    if unknown:
+        raise InputError(f"capacity.{unknown[0]}", table[unknown[0]], "one of " + ", ".join(_CAPACITY_KEYS))
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise InputError(f"capacity.{key}", value, "a number ≥ 0")
+    return CapacityConfig(**table)
+
+
+def capacity_of(
+    config: CapacityConfig, statuses: list[NodeStatus], admissions: list[AdmissionSettings]
+) -> FleetCapacity:
+    """The guards' capacity record (where each figure comes from: the module docstring)."""
+    rates = [a.rate_per_s for a in admissions if a.rate_per_s]
+    handshakes_per_s = config.handshakes_per_s or (min(rates) if rates else DEFAULT_HANDSHAKES_PER_S)
+    reported = [s.capacity_connections for s in statuses if s.capacity_connections]
+    connections = config.connections_per_node or (min(reported) if reported else DEFAULT_CONNECTIONS_PER_NODE)
+    return FleetCapacity(
+        handshakes_per_s=handshakes_per_s,
+        cpu_pct_per_handshake_per_s=100.0 / handshakes_per_s,
+        connections_per_node=int(connections),
+        steady_inflow_per_s=config.steady_inflow_per_s or 0.0,
+    )
+
+
+def refusal(node_id: str, response: httpx.Response, default_field: str) -> InputError:
+    """A node's refusal as an `InputError` naming the field the node named (its problem+json), or ours."""
+    try:
+        body: dict[str, Any] = response.json()
+    except ValueError:
+        body = {}
+    field = body.get("field") or default_field
+    detail = body.get("detail") or response.reason_phrase
+    return InputError(
+        field, node_id, f"what node {node_id} accepts (it answered {response.status_code}: {detail})"
+    )
+
+
+def unreachable(node_id: str, error: httpx.HTTPError) -> InputError:
+    return InputError("node", node_id, f"a node that answers its admin API ({type(error).__name__})")
+
+
+def admission_request_of(settings: AdmissionSettings) -> AdmissionRequest:
+    """The request that puts a node's admission back as it was (a PUT replaces every field)."""
+    return AdmissionRequest(
+        rate_per_s=settings.rate_per_s,
+        burst=settings.burst,
+        max_connections=settings.max_connections,
+        retry_after_s=settings.retry_after_s,
+        nodes=settings.nodes,
+    )

@@ -1,0 +1,69 @@
+"""The replay's timeline bar, as cells: where the replay stands, and the alarms and actions to jump to.
+
+Pure: the replay screen passes the recording's span, its markers and the replay's time, and gets back one
+cell per column (issue #5, section 4: "a timeline bar with markers for alarms and actions").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from console.errors import InputError
+from console.record.reader import Marker
+
+#: Glyphs: an action outranks an alarm in the same cell (the operator's own move is what a review seeks).
+ALARM_GLYPH = "▲"
+ACTION_GLYPH = "◆"
+TRACK = "─"
+PLAYED = "━"
+HEAD = "●"
+
+
+@dataclass(frozen=True)
+class Cell:
+    glyph: str
+    kind: str  # "played", "track", "head", "alarm", "action"
+    level: str = ""  # alarm severity or the action's verdict level / outcome
+
+
+def column_of(time_s: float, span_s: tuple[float, float], width: int) -> int:
+    start, end = span_s
+    if width <= 1 or end <= start:
+        return 0
+    share = (time_s - start) / (end - start)
+    return min(width - 1, max(0, round(share * (width - 1))))
+
+
+def timeline_cells(
+    span_s: tuple[float, float] | None, markers: Sequence[Marker], now_s: float, width: int
+) -> list[Cell]:
+    """`width` cells: the played part, the track ahead, the markers, and the head where the replay is."""
+    if width <= 0:
+        return []
+    if span_s is None:
+        return [Cell(TRACK, "track")] * width
+    head = column_of(now_s, span_s, width)
+    cells = [Cell(PLAYED, "played") if i < head else Cell(TRACK, "track") for i in range(width)]
+    for marker in markers:
+        column = column_of(marker.time_s, span_s, width)
+        if marker.kind == "action":
+            cells[column] = Cell(ACTION_GLYPH, "action", marker.level)
+        elif cells[column].kind != "action":
+            cells[column] = Cell(ALARM_GLYPH, "alarm", marker.level)
+    cells[head] = Cell(HEAD, "head")
+    return cells
+
+
+_CLOCK = re.compile(r"^(?:(\d+):)?(?:(\d+):)?(\d+(?:\.\d+)?)$")
+
+
+def parse_clock(text: str) -> float:
+    """Fleet time typed by the operator: `245`, `4:05`, `0:04:05` (H:MM:SS, as the header shows it)."""
+    match = _CLOCK.match(text.strip())
+    if match is None:
+        raise InputError("time", text, "seconds, M:SS or H:MM:SS of fleet time, e.g. 4:05")
+    first, second, seconds = match.groups()
+    hours, minutes = (first, second) if second is not None else (None, first)
+    return int(hours or 0) * 3600 + int(minutes or 0) * 60 + float(seconds)

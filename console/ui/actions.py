@@ -1,0 +1,291 @@
+"""The console's side of a guarded action, from the key press to the outcome (issue #4, section 4).
+
+    key → disabled? (say why) → form (pre-filled) → dry run? (verdict, back to the form)
+        → send → 409: verdict dialog, confirm or type the name → send again with the token
+               → 422 blocked: verdict dialog with what would pass → outcome: notification + audit panel
+
+The server is the authority: the console never judges, it shows the server's verdict and asks what the
+level demands. The screens only return what the operator chose; this class sends it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from console.client.actions import ActionClient
+from console.client.admin import AdminClient, ApiError
+from console.errors import StormdeckError
+from console.guards import FleetCapacity, Thresholds
+from console.model.actions import (
+    ActionCall,
+    ActionKind,
+    ActionReading,
+    Outcome,
+    Prefill,
+    actions_disabled_reason,
+    admission_prefill,
+    drain_prefill_from_plan,
+    fallback_drain_prefill,
+    local_drain_prefill,
+    read_answer,
+    rollout_prefill,
+)
+from console.record.records import ActionRecord, Confirmation
+from console.ui.screens.action_form import ActionForm
+from console.ui.screens.audit import AuditScreen
+from console.ui.screens.verdict_dialog import VerdictDialog
+
+if TYPE_CHECKING:
+    from console.ui.app import ConsoleApp
+
+AUDIT_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class SessionOutcome:
+    """What became of one attempt in this session (the audit panel falls back to these)."""
+
+    time_unix_s: float
+    call: ActionCall
+    answer: ActionReading
+
+    def as_record(self) -> dict[str, object]:
+        verdict = self.answer.verdict
+        return {
+            "time_unix_s": self.time_unix_s,
+            "actor": "this console",
+            "action": self.call.kind.value,
+            "target": self.call.node_id,
+            "verdict": {"level": verdict.level.value} if verdict else None,
+            "outcome": self.answer.outcome.value,
+            "status": self.answer.status,
+            "detail": self.answer.message,
+        }
+
+
+#: How a recording names what became of an attempt (console.record.records.ActionRecord.outcome).
+_RECORDED_OUTCOMES = {
+    Outcome.APPLIED: "applied",
+    Outcome.DRY_RUN: "dry_run",
+    Outcome.NEEDS_CONFIRMATION: "needs_confirmation",
+    Outcome.BLOCKED: "blocked",
+    Outcome.TYPED_MISMATCH: "failed",
+    Outcome.REFUSED: "failed",
+}
+
+#: Where `attach --record` takes the console's action attempts and confirmations (docs/recording.md).
+ActionRecorder = Callable[[ActionRecord | Confirmation], None]
+
+
+def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, actor: str) -> ActionRecord:
+    """One attempt as a recording holds it; confirmation tokens are never recorded."""
+    request = {k: v for k, v in call.body.items() if k != "confirm"}
+    verdict = reading.verdict.model_copy(update={"confirm_token": None}) if reading.verdict else None
+    return ActionRecord(
+        time_s=time_s,
+        actor=actor,
+        action=call.kind.value,
+        target=call.node_id,
+        request=request,
+        verdict=verdict,
+        outcome=_RECORDED_OUTCOMES[reading.outcome],  # type: ignore[arg-type]
+        status=reading.status or None,
+        detail=reading.message,
+    )
+
+
+class ConsoleActions:
+    def __init__(
+        self,
+        app: ConsoleApp,
+        admin: AdminClient | None,
+        read_only: bool,
+        capacity: FleetCapacity | None,
+        thresholds: Thresholds,
+        recorder: ActionRecorder | None = None,
+    ) -> None:
+        self.app = app
+        # Reads need an AdminClient; acting needs the client with the write side (console.client.actions).
+        self.admin = admin if isinstance(admin, ActionClient) else None
+        self.read_only = read_only
+        self.capacity = capacity
+        self.thresholds = thresholds
+        self.refused: str | None = None  # the server's 403, once seen: a viewer token
+        self.outcomes: list[SessionOutcome] = []
+        self.recorder = recorder
+
+    @property
+    def disabled_reason(self) -> str | None:
+        return actions_disabled_reason(self.read_only, self.admin is not None, self.refused)
+
+    # --- the flow ---------------------------------------------------------------------------------------
+
+    async def run(self, kind: ActionKind, node_id: str | None) -> None:
+        app = self.app
+        reason = self.disabled_reason
+        if reason is not None:
+            app.notify(f"{kind.title}: {reason}", title="actions disabled", severity="warning")
+            return
+        if kind.needs_node and not node_id:
+            app.notify(f"{kind.title}: put the cursor on a node first", severity="warning")
+            return
+        prefill = await self.prefill(kind, node_id)
+        while True:
+            form = ActionForm(kind, node_id if kind.needs_node else None, prefill)
+            submission = await app.push_screen_wait(form)
+            if submission is None:
+                return
+            prefill = Prefill(form.values(), prefill.source)  # a dry run comes back to what was typed
+            call = submission.call
+            if not submission.dry_run:
+                break
+            answer = await self.send(call.with_controls(dry_run=True))
+            if answer.outcome is not Outcome.DRY_RUN or answer.verdict is None:
+                self.finish(call, answer)
+                return
+            await app.push_screen_wait(
+                VerdictDialog(
+                    call.describe(), answer.verdict, app.palette, dry_run=True, message=answer.message
+                )
+            )
+        await self.settle(call, await self.send(call))
+
+    async def settle(self, call: ActionCall, answer: ActionReading) -> None:
+        """Ask as the level demands until the server applies, blocks or refuses, or the operator cancels."""
+        app = self.app
+        token: str | None = None
+        typed_error = ""
+        while answer.outcome in (Outcome.NEEDS_CONFIRMATION, Outcome.TYPED_MISMATCH) and answer.verdict:
+            verdict = answer.verdict
+            if answer.outcome is Outcome.TYPED_MISMATCH:
+                typed_error = f"✖ the server refused the name: {answer.message}"
+                verdict = verdict.model_copy(update={"confirm_token": token})
+            token = verdict.confirm_token
+            self._record(recorded_action(call, answer, self._fleet_time_s(), "console"))
+            confirmed = await app.push_screen_wait(
+                VerdictDialog(
+                    call.describe(),
+                    verdict,
+                    app.palette,
+                    message=answer.message,
+                    typed_fallback=call.node_id or app.model.fleet,
+                    typed_error=typed_error,
+                )
+            )
+            self._record(
+                Confirmation(
+                    time_s=self._fleet_time_s(),
+                    actor="console",
+                    action=call.kind.value,
+                    target=call.node_id,
+                    answer="cancelled" if confirmed is None else "confirmed",
+                    typed=confirmed.typed if confirmed is not None else None,
+                )
+            )
+            if confirmed is None:
+                app.notify(f"{call.describe()}: cancelled, nothing applied")
+                self._remember(call, ActionReading(Outcome.REFUSED, 0, "cancelled by the operator", verdict))
+                await self.refresh_audit()
+                return
+            answer = await self.send(call.with_controls(token=token, typed=confirmed.typed))
+        if answer.outcome is Outcome.BLOCKED and answer.verdict is not None:
+            self.finish(call, answer)
+            await app.push_screen_wait(
+                VerdictDialog(call.describe(), answer.verdict, app.palette, message=answer.message)
+            )
+            return
+        self.finish(call, answer)
+
+    def finish(self, call: ActionCall, answer: ActionReading) -> None:
+        """The outcome: a notification, the session's list, the audit panel; a 403 disables actions."""
+        app = self.app
+        if answer.forbidden:
+            self.refused = "the server refused (403): a viewer token?"
+        if answer.outcome is Outcome.APPLIED:
+            app.notify(answer.message, title=call.describe())
+        else:
+            severity = "error" if answer.outcome in (Outcome.BLOCKED, Outcome.REFUSED) else "warning"
+            app.notify(answer.message, title=f"{call.describe()}: {answer.outcome.value}", severity=severity)
+        self._remember(call, answer)
+        app.refresh_views()
+        app.run_worker(self.refresh_audit(), group="audit", exclusive=True, exit_on_error=False)
+
+    def _remember(self, call: ActionCall, answer: ActionReading) -> None:
+        self.outcomes.append(SessionOutcome(self.app.clock(), call, answer))
+        if answer.status:  # a cancel is recorded as the confirmation's answer
+            self._record(recorded_action(call, answer, self._fleet_time_s(), "console"))
+
+    def _record(self, record: ActionRecord | Confirmation) -> None:
+        if self.recorder is not None:
+            self.recorder(record)
+
+    def _fleet_time_s(self) -> float:
+        frame = self.app.model.frame
+        return frame.time_s if frame is not None else 0.0
+
+    async def send(self, call: ActionCall) -> ActionReading:
+        assert self.admin is not None
+        try:
+            answer = await self.admin.send(call.method, call.path, call.body)
+        except ApiError as error:
+            return ActionReading(Outcome.REFUSED, error.status, str(error))
+        return read_answer(answer)
+
+    # --- pre-filling -------------------------------------------------------------------------------------
+
+    async def prefill(self, kind: ActionKind, node_id: str | None) -> Prefill:
+        frame = self.app.model.frame
+        match kind:
+            case ActionKind.DRAIN:
+                return await self._drain_prefill(node_id or "")
+            case ActionKind.ROLLOUT_START:
+                return rollout_prefill(frame.rollout if frame else None, self.thresholds)
+            case ActionKind.ADMISSION:
+                return admission_prefill(frame.admission if frame else None)
+        return Prefill({}, "")
+
+    async def _drain_prefill(self, node_id: str) -> Prefill:
+        """The server's planner; else the console's over the newest frame; else the drain window's rate."""
+        assert self.admin is not None
+        try:
+            return drain_prefill_from_plan(await self.admin.drain_plan(node_id), "the server's drain planner")
+        except ApiError:
+            pass
+        frame = self.app.model.frame
+        if frame is not None and self.capacity is not None:
+            try:
+                return local_drain_prefill(
+                    frame, self.app.model.fleet, node_id, self.capacity, self.thresholds
+                )
+            except StormdeckError:  # the planner refuses (the node is not ready): the plain rate still helps
+                pass
+        node = self.app.model.nodes.get(node_id)
+        return fallback_drain_prefill(node.connections if node else 0, self.thresholds)
+
+    # --- the audit panel ---------------------------------------------------------------------------------
+
+    async def open_audit(self) -> None:
+        await self.app.push_screen(AuditScreen(self.app.palette))  # mounted before it is filled
+        await self.refresh_audit()
+
+    async def refresh_audit(self) -> None:
+        screens = [s for s in self.app.screen_stack if isinstance(s, AuditScreen)]
+        if not screens:
+            return
+        records: list[dict[str, object]]
+        if self.admin is None:
+            records, note = [], "no fleet API: this session's attempts only"
+        else:
+            try:
+                page = await self.admin.audit(AUDIT_LIMIT)
+                records = [r for r in page.get("records", []) if isinstance(r, dict)]
+                note = f"GET /v1/audit · {len(records)} newest records"
+            except ApiError as error:
+                records, note = [], f"the server's audit log: {error}; this session's attempts only"
+        if not records:
+            records = [outcome.as_record() for outcome in self.outcomes]
+        for screen in screens:
+            if screen.is_mounted:
+                screen.show(records, note)

@@ -1,0 +1,213 @@
+"""`stormdeck replay FILE`: the same console, read-only, fed from a recording (issue #5, section 4).
+
+The console is the live one (`ConsoleApp`), its stream a `ConsoleReplayFeed` over a `ReplaySource`; this
+module adds the controls — pause, step ±1 frame, seek to a time, speed ×1/×5/×20/×60, jump to the
+next/previous alarm or action — and the timeline bar with the recording's markers. A jump starts a fresh
+model (the replay sends the minute before the landing point, so the charts have their recent past).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label
+
+from console.errors import InputError
+from console.guards import Thresholds
+from console.model.alarm_source import console_model
+from console.model.link import LinkState, LinkStatus
+from console.model.timeline import parse_clock
+from console.record.reader import MarkerKind
+from console.record.records import ActionRecord, Confirmation, DrillOutcome
+from console.record.replay import SPEEDS, ConsoleReplayFeed, ReplayJump, ReplaySource
+from console.ui.app import ConsoleApp
+from console.ui.screens.main import MainScreen
+from console.ui.screens.node_detail import NodeDetailScreen
+from console.ui.widgets.header import fleet_clock
+from console.ui.widgets.timeline_bar import TimelineBar
+
+
+class SeekChosen(Message):
+    def __init__(self, time_s: float) -> None:
+        self.time_s = time_s
+        super().__init__()
+
+
+class ReplayScreen(MainScreen):
+    """The fleet screen with the timeline bar and a seek field above the footer."""
+
+    DEFAULT_CSS = """
+    ReplayScreen #seek-bar { height: auto; display: none; }
+    ReplayScreen #seek-bar.-open { display: block; }
+    ReplayScreen #seek-error { color: $error; height: auto; }
+    ReplayScreen TimelineBar { height: 3; padding: 0 1; background: $panel; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("g", "open_seek", "seek"),
+        Binding("escape", "close_bars", "close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, Footer):
+                with Vertical(id="seek-bar"):
+                    yield Label("", id="seek-error")
+                    yield Input(
+                        placeholder="fleet time: 245, 4:05 or 0:04:05 (Enter seeks, Esc closes)", id="seek"
+                    )
+                yield TimelineBar(id="timeline")
+            yield widget
+
+    def action_open_seek(self) -> None:
+        self.query_one("#seek-bar").add_class("-open")
+        self.query_one("#seek", Input).focus()
+
+    def action_close_bars(self) -> None:
+        self.query_one("#seek-bar").remove_class("-open")
+        self.query_one("#seek-error", Label).update("")
+        self.action_close_filter()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "seek":
+            return  # the filter: MainScreen's handler runs next (Textual calls each class's handler)
+        event.prevent_default()  # not a filter: MainScreen's handler must not see it
+        event.stop()
+        try:
+            time_s = parse_clock(event.value)
+        except InputError as error:
+            self.query_one("#seek-error", Label).update(f"✖ {error}")
+            return
+        self.post_message(SeekChosen(time_s))
+        event.input.value = ""
+        self.action_close_bars()
+
+
+def _marker_bindings() -> list[Binding]:
+    return [
+        Binding("right_square_bracket", "marker('alarm', 1)", "next alarm"),
+        Binding("left_square_bracket", "marker('alarm', -1)", "prev alarm"),
+        Binding("right_curly_bracket", "marker('action', 1)", "next action"),
+        Binding("left_curly_bracket", "marker('action', -1)", "prev action"),
+    ]
+
+
+class ReplayApp(ConsoleApp):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *ConsoleApp.BINDINGS,
+        Binding("space", "toggle_pause", "pause"),
+        Binding("full_stop", "step(1)", "+1 frame"),
+        Binding("comma", "step(-1)", "−1 frame"),
+        Binding("x", "next_speed", "speed"),
+        *[
+            Binding(str(i + 1), f"speed({speed:g})", f"×{speed:g}", show=False)
+            for i, speed in enumerate(SPEEDS)
+        ],
+        *_marker_bindings(),
+    ]
+
+    def __init__(
+        self,
+        replay: ReplaySource,
+        thresholds: Thresholds | None = None,
+        theme_name: str | None = None,
+        **kwargs,
+    ) -> None:
+        self.replay = replay
+        self.shared_thresholds = thresholds
+        self.markers = replay.recording.markers()
+        self.last_record: ActionRecord | Confirmation | DrillOutcome | None = None
+        # The feed stamps arrivals with the console's clock, so the header's age reads the same clock.
+        feed = ConsoleReplayFeed(
+            replay, on_jump=self._on_jump, on_record=self._on_record, clock=kwargs.get("clock", time.time)
+        )
+        super().__init__(
+            model=console_model(thresholds), source=feed, theme_name=theme_name, read_only=True, **kwargs
+        )
+        self.title = f"stormdeck replay · {replay.recording.path.name}"
+
+    def get_default_screen(self) -> Screen:
+        return ReplayScreen()
+
+    def on_mount(self) -> None:
+        # (ConsoleApp.on_mount runs too: Textual calls each class's handler.) Started paused, the console
+        # still shows where it stands: the first frame.
+        if self.replay.status().paused and self.replay.status().frame_count:
+            self.replay.step(0)
+
+    # --- what the feed says ------------------------------------------------------------------------------
+
+    def _on_jump(self, _: ReplayJump) -> None:
+        self.model = console_model(self.shared_thresholds)  # what follows is a fresh history
+        self.model.apply(LinkStatus(LinkState.LIVE, at_s=self.clock()))  # the recording is still playing
+        self.last_record = None
+
+    def _on_record(self, record: ActionRecord | Confirmation | DrillOutcome) -> None:
+        self.last_record = record
+
+    # --- rendering ---------------------------------------------------------------------------------------
+
+    def refresh_views(self) -> None:
+        super().refresh_views()
+        self.show_timeline()
+
+    def _tick(self) -> None:
+        super()._tick()
+        self.show_timeline()
+
+    def show_timeline(self) -> None:
+        for bar in self.screen.query(TimelineBar):
+            bar.show(self.replay.status(), self.markers, self.palette, last_record_text(self.last_record))
+
+    # --- controls (each takes effect at once; the feed sends what it changes) --------------------------
+
+    def action_toggle_pause(self) -> None:
+        self.replay.toggle_pause()
+        self.show_timeline()
+
+    def action_step(self, frames: int) -> None:
+        self.replay.step(frames)
+        self.show_timeline()
+
+    def action_next_speed(self) -> None:
+        self.replay.next_speed()
+        self.show_timeline()
+
+    def action_speed(self, speed: float) -> None:
+        self.replay.set_speed(speed)
+        self.show_timeline()
+
+    def action_marker(self, kind: MarkerKind, direction: int) -> None:
+        move = self.replay.next_marker if direction > 0 else self.replay.previous_marker
+        marker = move(kind)
+        if marker is None:
+            where = "after" if direction > 0 else "before"
+            self.notify(f"no {kind} {where} {fleet_clock(self.replay.status().time_s)}")
+        else:
+            self.notify(f"{fleet_clock(marker.time_s)} {kind}: {marker.label} {marker.level}".strip())
+        self.show_timeline()
+
+    def on_seek_chosen(self, message: SeekChosen) -> None:
+        self.replay.seek(message.time_s)
+        self.show_timeline()
+
+    def open_node(self, node_id: str) -> None:
+        self.push_screen(NodeDetailScreen(node_id, None))  # a recording has no server to ask for history
+
+
+def last_record_text(record: ActionRecord | Confirmation | DrillOutcome | None) -> str:
+    if isinstance(record, ActionRecord):
+        level = record.verdict.level.value if record.verdict else "—"
+        target = f" {record.target}" if record.target else ""
+        outcome = "" if record.outcome == level else f", {record.outcome}"
+        return f"last action {fleet_clock(record.time_s)} {record.action}{target}: {level}{outcome}"
+    if isinstance(record, Confirmation):
+        return f"last confirmation {fleet_clock(record.time_s)} {record.action}: {record.answer}"
+    if isinstance(record, DrillOutcome):
+        return f"drill ended {fleet_clock(record.time_s)}: score {record.score}"
+    return ""

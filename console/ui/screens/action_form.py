@@ -1,0 +1,117 @@
+"""The parameter form of a guarded action: pre-filled (the drain planner, the fleet's settings), validated
+as the operator types (the message names the field and its range), sent as a dry run or for real.
+
+The form only shapes a call: it dismisses with an `ActionSubmission` (an intent), and the app sends it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from console.errors import InputError
+from console.model.actions import FORMS, ActionCall, ActionKind, Prefill, parse_form
+
+
+@dataclass(frozen=True)
+class ActionSubmission:
+    call: ActionCall
+    dry_run: bool
+
+
+class ActionForm(ModalScreen[ActionSubmission | None]):
+    DEFAULT_CSS = """
+    ActionForm { align: center middle; }
+    ActionForm > Vertical {
+        width: 72; height: auto; border: thick $primary; background: $surface; padding: 0 1;
+    }
+    ActionForm .row { height: auto; }
+    ActionForm .row Label { width: 30; padding: 1 1 0 0; }
+    ActionForm .row Input { width: 1fr; }
+    ActionForm #form-title { text-style: bold; padding-bottom: 1; }
+    ActionForm #form-source { color: $text-muted; }
+    ActionForm #form-error { color: $error; height: auto; }
+    ActionForm #form-buttons { height: auto; padding-top: 1; }
+    ActionForm #form-buttons Button { margin-right: 2; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "cancel"),
+        Binding("ctrl+d", "dry_run", "dry run", priority=True),  # above the inputs (delete-right)
+    ]
+
+    def __init__(self, kind: ActionKind, node_id: str | None, prefill: Prefill) -> None:
+        super().__init__()
+        self.kind = kind
+        self.node_id = node_id
+        self.prefill = prefill
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            target = f" {self.node_id}" if self.node_id else ""
+            yield Static(f"{self.kind.title}{target}", id="form-title")
+            for spec in FORMS[self.kind]:
+                with Horizontal(classes="row"):
+                    yield Label(spec.label)
+                    yield Input(
+                        self.prefill.values.get(spec.name, ""),
+                        placeholder=spec.allowed(),
+                        id=f"field-{spec.name}",
+                    )
+            if not FORMS[self.kind]:
+                yield Static("no parameters: the server judges it as it stands")
+            yield Static(self.prefill.source, id="form-source")
+            yield Label("", id="form-error")
+            with Horizontal(id="form-buttons"):
+                yield Button("Dry run", id="dry-run", variant="default")
+                yield Button("Apply", id="apply", variant="primary")
+                yield Button("Cancel", id="cancel", variant="default")
+
+    def on_mount(self) -> None:
+        first = self.query(Input).first() if self.query(Input) else None
+        (first or self.query_one("#apply", Button)).focus()
+
+    def values(self) -> dict[str, str]:
+        return {spec.name: self.query_one(f"#field-{spec.name}", Input).value for spec in FORMS[self.kind]}
+
+    def validated(self) -> ActionCall | None:
+        """The call, or None with the first bad field named inline and focused."""
+        error_label = self.query_one("#form-error", Label)
+        try:
+            call = parse_form(self.kind, self.node_id, self.values())
+        except InputError as error:
+            error_label.update(f"✖ {error}")
+            field = self.query(f"#field-{error.field}")
+            if field:
+                field.first().focus()
+            return None
+        error_label.update("")
+        return call
+
+    def on_input_changed(self, _: Input.Changed) -> None:
+        self.validated()  # inline: the message follows the typing
+
+    def on_input_submitted(self, _: Input.Submitted) -> None:
+        self._submit(dry_run=False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "cancel":
+            self.dismiss(None)
+        else:
+            self._submit(dry_run=event.button.id == "dry-run")
+
+    def action_dry_run(self) -> None:
+        self._submit(dry_run=True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def _submit(self, *, dry_run: bool) -> None:
+        call = self.validated()
+        if call is not None:
+            self.dismiss(ActionSubmission(call, dry_run))

@@ -1,0 +1,86 @@
+"""The audit panel: the server's audit log (`GET /v1/audit`), newest first — every attempt, whatever came
+of it — and this session's outcomes when the server cannot be asked."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from console.model.thresholds import Level
+from console.ui.themes import LEVEL_GLYPHS, Palette
+
+#: Outcomes (the server's audit words) and how they stand.
+OUTCOME_LEVELS = {
+    "applied": Level.OK,
+    "dry_run": Level.UNKNOWN,
+    "replayed": Level.UNKNOWN,
+    "needs_confirmation": Level.WARNING,
+    "confirm_refused": Level.WARNING,
+    "typed_mismatch": Level.WARNING,
+    "cancelled": Level.UNKNOWN,
+    "overridden": Level.CRITICAL,
+    "blocked": Level.CRITICAL,
+    "forbidden": Level.CRITICAL,
+    "invalid": Level.WARNING,
+    "refused_by_fleet": Level.WARNING,
+}
+COLUMNS = ("time (UTC)", "actor", "action", "target", "level", "outcome", "status", "detail")
+
+
+def audit_row(record: dict[str, Any]) -> tuple[str, ...]:
+    at = record.get("time_unix_s")
+    clock = time.strftime("%H:%M:%S", time.gmtime(at)) if isinstance(at, int | float) else "—"
+    verdict = record.get("verdict") or {}
+    return (
+        clock,
+        str(record.get("actor") or "—"),
+        str(record.get("action") or "—"),
+        str(record.get("target") or "fleet"),
+        str(verdict.get("level") or "—"),
+        str(record.get("outcome") or "—"),
+        str(record.get("status") or "—"),
+        str(record.get("detail") or "")[:80],
+    )
+
+
+class AuditScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    AuditScreen { align: center middle; }
+    AuditScreen > Vertical {
+        width: 95%; height: 80%; border: thick $primary; background: $surface; padding: 0 1;
+    }
+    AuditScreen #audit-note { color: $text-muted; height: auto; }
+    AuditScreen DataTable { height: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,L", "app.pop_screen", "close audit")]
+
+    def __init__(self, palette: Palette) -> None:
+        super().__init__()
+        self.palette = palette
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text("audit log · newest first   (Esc closes)", style="bold"))
+            yield Static("asking the server…", id="audit-note")
+            yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=False)
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns(*COLUMNS)
+
+    def show(self, records: Sequence[dict[str, Any]], note: str) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        for record in reversed(records):
+            row = audit_row(record)
+            level = OUTCOME_LEVELS.get(row[5], Level.UNKNOWN)
+            style = self.palette.level_style(level)
+            table.add_row(*row[:5], Text(f"{LEVEL_GLYPHS[level]} {row[5]}", style=style), *row[6:])
+        self.query_one("#audit-note", Static).update(note)

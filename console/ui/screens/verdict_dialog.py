@@ -1,0 +1,217 @@
+"""The server's verdict on an action, in full, and the question its level asks (issue #4, section 4).
+
+Every check with its value, limit and pass or fail; the projections; the forecast as sparklines (with and
+without the action, on one scale). Then: `confirm` — Enter or y; `typed` — the node id (or fleet name)
+typed back, a wrong one refused here with a message; `blocked` — why, and what would pass. A dry run shows
+the verdict and asks nothing. The dialog dismisses with `Confirmed` (an intent) or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static
+
+from console.model.actions import forecast_series, format_value, typed_matches, what_would_pass
+from console.model.downsample import spark_blocks
+from console.model.thresholds import Level
+from console.protocol import Verdict, VerdictLevel
+from console.ui.themes import LEVEL_GLYPHS, Palette
+
+VERDICT_LEVELS = {
+    VerdictLevel.OK: Level.OK,
+    VerdictLevel.CONFIRM: Level.WARNING,
+    VerdictLevel.TYPED: Level.WARNING,
+    VerdictLevel.BLOCKED: Level.CRITICAL,
+}
+SPARK_CELLS = 30
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    typed: str | None
+
+
+def checks_table(verdict: Verdict, palette: Palette) -> Table:
+    table = Table(expand=True, show_edge=False, pad_edge=False)
+    table.add_column("", width=6, no_wrap=True)
+    table.add_column("check", style="bold", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("limit", justify="right", no_wrap=True)
+    table.add_column("why", ratio=1)
+    for check in verdict.checks:
+        if check.ok:
+            level, glyph = Level.OK, "✓"
+        else:
+            level = Level.WARNING if check.level in (None, VerdictLevel.OK) else VERDICT_LEVELS[check.level]
+            glyph = LEVEL_GLYPHS[level]
+        style = palette.level_style(level, bold=not check.ok)
+        sign = "≤ " if check.bound == "max" else "≥ "
+        table.add_row(
+            Text(f"{glyph} {'pass' if check.ok else 'FAIL'}", style=style),
+            Text(check.name, style=style),
+            format_value(check.value),
+            sign + format_value(check.limit),
+            Text(check.why, style="dim"),
+        )
+    return table
+
+
+def projections_text(verdict: Verdict) -> Text:
+    text = Text()
+    for key, value in verdict.projections.items():
+        text.append(f"{key} ", style="dim")
+        text.append(f"{format_value(value)}   ")
+    return text
+
+
+def forecast_text(verdict: Verdict, palette: Palette) -> Text:
+    rows = forecast_series(verdict.forecast)
+    text = Text(no_wrap=True)
+    if not rows:
+        text.append("no forecast from this server", style="dim")
+        return text
+    forecast = verdict.forecast or {}
+    text.append(
+        f"{forecast.get('horizon_s', '?')} s ahead · tick {forecast.get('tick_ms', '?')} ms · "
+        f"{forecast.get('model', 'forecast')}\n",
+        style="dim",
+    )
+    line = palette.chart["line"]
+    for label, without, acted in rows:
+        low = min(min(without), min(acted))
+        high = max(max(without), max(acted))
+        text.append(f"{label:<12} without ", style="dim")
+        text.append(spark_blocks(np.asarray(without), SPARK_CELLS, (low, high)), style=line)
+        text.append("  with ", style="dim")
+        text.append(spark_blocks(np.asarray(acted), SPARK_CELLS, (low, high)), style="bold " + line)
+        text.append(f"  {format_value(low)}–{format_value(high)}\n")
+    return text
+
+
+class VerdictDialog(ModalScreen[Confirmed | None]):
+    DEFAULT_CSS = """
+    VerdictDialog { align: center middle; }
+    VerdictDialog > Vertical {
+        width: 120; height: auto; max-height: 95%; border: thick $primary; background: $surface;
+        padding: 0 1;
+    }
+    VerdictDialog VerticalScroll { height: auto; max-height: 30; }
+    VerdictDialog .section { color: $text-muted; padding-top: 1; }
+    VerdictDialog #ask { text-style: bold; padding-top: 1; height: auto; }
+    VerdictDialog #typed-error { color: $error; height: auto; }
+    VerdictDialog #typed { display: none; }
+    VerdictDialog.-typed #typed { display: block; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,n", "cancel", "cancel"),
+        Binding("enter,y", "confirm", "confirm"),
+    ]
+
+    def __init__(
+        self,
+        title: str,
+        verdict: Verdict,
+        palette: Palette,
+        *,
+        dry_run: bool = False,
+        message: str = "",
+        typed_fallback: str | None = None,
+        typed_error: str = "",
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.verdict = verdict
+        self.palette = palette
+        self.dry_run = dry_run
+        self.message = message
+        self.typed_fallback = typed_fallback
+        self.initial_typed_error = typed_error
+
+    @property
+    def asks(self) -> VerdictLevel | None:
+        """The question this dialog asks: confirm, typed, or None (a dry run, a block, an ok)."""
+        if self.dry_run or self.verdict.confirm_token is None:
+            return None
+        if self.verdict.level in (VerdictLevel.CONFIRM, VerdictLevel.TYPED):
+            return self.verdict.level
+        return None
+
+    def compose(self) -> ComposeResult:
+        verdict, palette = self.verdict, self.palette
+        level = VERDICT_LEVELS[verdict.level]
+        head = Text()
+        head.append(f"{self.title_text}  ", style="bold")
+        head.append(
+            f"{LEVEL_GLYPHS[level]} {verdict.level.value.upper()}",
+            style=palette.level_style(level, bold=True),
+        )
+        if self.dry_run and not self.message:
+            head.append(" · dry run, nothing applied", style="dim")
+        with Vertical():
+            yield Static(head, id="verdict-title")
+            if self.message:
+                yield Static(Text(self.message, style="dim"), id="verdict-message")
+            with VerticalScroll():
+                yield Static(f"checks ({len(verdict.checks)})", classes="section")
+                yield Static(checks_table(verdict, palette), id="checks")
+                yield Static("projections", classes="section")
+                yield Static(projections_text(verdict), id="projections")
+                yield Static("forecast", classes="section")
+                yield Static(forecast_text(verdict, palette), id="forecast")
+            yield Static(self._ask_text(), id="ask")
+            yield Input(placeholder=f"type {self._expected()!r} to confirm", id="typed")
+            yield Label(self.initial_typed_error, id="typed-error")
+
+    def on_mount(self) -> None:
+        if self.asks is VerdictLevel.TYPED:
+            self.add_class("-typed")
+            self.query_one("#typed", Input).focus()
+
+    def _expected(self) -> str:
+        return self.verdict.typed_expected or self.typed_fallback or "?"
+
+    def _ask_text(self) -> Text:
+        asks = self.asks
+        if asks is VerdictLevel.CONFIRM:
+            return Text("Enter or y applies it · Esc or n cancels")
+        if asks is VerdictLevel.TYPED:
+            return Text(f"type {self._expected()} and Enter to apply it · Esc cancels")
+        if self.verdict.level is VerdictLevel.BLOCKED and not self.dry_run:
+            text = Text("✖ blocked: nothing applied. ", style=self.palette.level_style(Level.CRITICAL, True))
+            hints = what_would_pass(self.verdict)
+            text.append("What would pass: " + "; ".join(hints) if hints else "")
+            text.append("\nEsc closes", style="dim")
+            return text
+        if self.dry_run and self.verdict.level is VerdictLevel.BLOCKED:
+            hints = what_would_pass(self.verdict)
+            return Text(("What would pass: " + "; ".join(hints) + "\n" if hints else "") + "Esc closes")
+        return Text("Esc closes", style="dim")
+
+    def action_confirm(self) -> None:
+        if self.asks is VerdictLevel.CONFIRM:
+            self.dismiss(Confirmed(None))
+        elif self.asks is None:
+            self.dismiss(None)
+        # typed: only the input's Enter confirms
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        typed = event.value.strip()
+        if typed_matches(self.verdict, typed, self.typed_fallback):
+            self.dismiss(Confirmed(typed))
+            return
+        self.query_one("#typed-error", Label).update(
+            f"✖ {typed!r} is not {self._expected()!r}: refused, nothing sent. Type the name exactly."
+        )
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,72 @@
+"""The replay's controls line and timeline bar: where the replay stands, its speed, and the markers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widgets import Static
+
+from console.model.thresholds import Level
+from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, timeline_cells
+from console.record.reader import Marker
+from console.record.replay import ReplayStatus
+from console.ui.themes import Palette
+from console.ui.widgets.header import fleet_clock
+
+_ALARM_LEVELS = {"critical": Level.CRITICAL, "warning": Level.WARNING}
+_ACTION_LEVELS = {"blocked": Level.CRITICAL, "typed": Level.WARNING, "confirm": Level.WARNING}
+CONTROLS = "space pause · , . step · g seek · x speed · [ ] alarm · { } action"
+
+
+def status_text(status: ReplayStatus) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    state = "‖ paused" if status.paused else ("■ end" if status.finished else "▶ playing")
+    text.append(f"replay {state}  ×{status.speed:g}  ", style="bold")
+    end = fleet_clock(status.span_s[1]) if status.span_s else "—"
+    text.append(f"{fleet_clock(status.time_s)} / {end}  ")
+    text.append(f"frame {status.frame_index + 1 if status.frame_count else 0} of {status.frame_count}   ")
+    text.append(CONTROLS, style="dim")
+    return text
+
+
+def bar_text(status: ReplayStatus, markers: Sequence[Marker], width: int, palette: Palette) -> Text:
+    text = Text(no_wrap=True)
+    for cell in timeline_cells(status.span_s, markers, status.time_s, width):
+        if cell.kind == "alarm":
+            style = palette.level_style(_ALARM_LEVELS.get(cell.level, Level.WARNING), bold=True)
+        elif cell.kind == "action":
+            style = palette.level_style(_ACTION_LEVELS.get(cell.level, Level.OK), bold=True)
+        elif cell.kind == "head":
+            style = f"bold {palette.foreground}"
+        elif cell.kind == "played":
+            style = palette.chart["line"]
+        else:
+            style = "dim"
+        text.append(cell.glyph, style=style)
+    return text
+
+
+class TimelineBar(Static):
+    DEFAULT_CSS = """
+    TimelineBar {
+        height: 3;
+        padding: 0 1;
+        background: $panel;
+    }
+    """
+
+    def show(
+        self, status: ReplayStatus, markers: Sequence[Marker], palette: Palette, last_record: str = ""
+    ) -> None:
+        width = max(self.content_size.width, 10)
+        text = status_text(status)
+        text.append("\n")
+        text.append(bar_text(status, markers, width, palette))
+        counts = Text(no_wrap=True, style="dim")
+        alarms = sum(m.kind == "alarm" for m in markers)
+        actions = len(markers) - alarms
+        counts.append(f"\n{ALARM_GLYPH} {alarms} alarms   {ACTION_GLYPH} {actions} actions   ")
+        counts.append(last_record, style="")
+        text.append(counts)
+        self.update(text)

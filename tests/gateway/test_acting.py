@@ -1,0 +1,156 @@
+"""The controller as an `ActingBackend`: its capacity record and where each figure comes from, and actions
+forwarded to in-process nodes all-or-nothing, a refusal naming the field."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from console.audit import AuditLog, verify_file
+from console.errors import InputError
+from console.gateway.acting import (
+    DEFAULT_CONNECTIONS_PER_NODE,
+    DEFAULT_HANDSHAKES_PER_S,
+    CapacityConfig,
+    capacity_of,
+    load_capacity,
+)
+from console.gateway.controller import Controller, NodeEntry
+from console.protocol import (
+    ActionRequest,
+    AdmissionRequest,
+    AdmissionSettings,
+    DrainRequest,
+    NodeState,
+    RolloutRequest,
+)
+from console.server.actions import ActionKind, FleetAction
+from console.server.app import create_app
+from console.server.backend import ActingBackend
+from console.server.tokens import parse_tokens
+from tests.gateway.conftest import TOKEN, node_config, wait_for
+from tests.gateway.test_controller import _status
+from tests.gateway.test_drain import drain_through_the_api
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def _admission(rate_per_s: float | None) -> AdmissionSettings:
+    return AdmissionSettings(rate_per_s=rate_per_s, max_connections=None, retry_after_s=(1.0, 2.0))
+
+
+def test_capacity_from_the_nodes_file_first_then_the_nodes_then_defaults() -> None:
+    statuses = [_status("a", NodeState.READY, 10, capacity=800), _status("b", NodeState.READY, 10, 1200)]
+    from_nodes = capacity_of(CapacityConfig(), statuses, [_admission(300.0), _admission(None)])
+    assert (from_nodes.handshakes_per_s, from_nodes.connections_per_node) == (300.0, 800)
+    assert from_nodes.cpu_pct_per_handshake_per_s == pytest.approx(100 / 300)
+    assert from_nodes.steady_inflow_per_s == 0.0
+    configured = capacity_of(CapacityConfig(2000.0, 5000, 40.0), statuses, [_admission(300.0)])
+    assert (configured.handshakes_per_s, configured.connections_per_node) == (2000.0, 5000)
+    assert configured.steady_inflow_per_s == 40.0
+    unknown = capacity_of(CapacityConfig(), [], [_admission(None)])
+    assert (unknown.handshakes_per_s, unknown.connections_per_node) == (
+        DEFAULT_HANDSHAKES_PER_S,
+        DEFAULT_CONNECTIONS_PER_NODE,
+    )
+
+
+def test_the_capacity_table_of_a_nodes_file(tmp_path) -> None:
+    path = tmp_path / "nodes.toml"
+    path.write_text('[capacity]\nhandshakes_per_s = 900\nconnections_per_node = 20000\n[[nodes]]\nid = "a"\n')
+    assert load_capacity(str(path)) == CapacityConfig(handshakes_per_s=900, connections_per_node=20000)
+    path.write_text("[capacity]\nhandshakes = 900\n")
+    with pytest.raises(InputError, match=r"capacity\.handshakes"):
+        load_capacity(str(path))
+    path.write_text('[capacity]\nhandshakes_per_s = "fast"\n')
+    with pytest.raises(InputError, match=r"capacity\.handshakes_per_s"):
+        load_capacity(str(path))
+
+
+async def test_apply_forwards_to_the_nodes_all_or_nothing(start_node) -> None:
+    a = await start_node(node_config("a"))
+    b = await start_node(node_config("b"))
+    controller = Controller([NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)], TOKEN)
+    await controller.start()
+    try:
+        assert isinstance(controller, ActingBackend)
+        drain = FleetAction(
+            ActionKind.DRAIN, DrainRequest(rate_per_s=50, deadline_s=5, hint_ms=(0, 100)), "b"
+        )
+        assert await controller.forecast(drain) is None  # no twin of a real fleet (docs/gateway.md)
+        await controller.apply(drain)
+        assert b.node.state in (NodeState.DRAINING, NodeState.DRAINED)
+        # The next action is judged on the drain at once, before b's next frame says so.
+        snapshot = await controller.current_snapshot()
+        assert snapshot.nodes[1].state in (NodeState.DRAINING, NodeState.DRAINED)
+        await controller.apply(FleetAction(ActionKind.UNDRAIN, ActionRequest(), "b"))
+        assert b.node.state is NodeState.READY
+
+        await controller.apply(FleetAction(ActionKind.ADMISSION, AdmissionRequest(rate_per_s=400, burst=40)))
+        assert a.node.admission.settings.rate_per_s == b.node.admission.settings.rate_per_s == 400
+        assert controller.capacity().handshakes_per_s == 400  # the nodes' admission, now
+
+        await b.stop()  # a node that cannot take the settings: none of them takes them
+        with pytest.raises(InputError) as refused:
+            await controller.apply(FleetAction(ActionKind.ADMISSION, AdmissionRequest(rate_per_s=50)))
+        assert refused.value.field == "node" and refused.value.value == "b"
+        assert a.node.admission.settings.rate_per_s == 400
+
+        with pytest.raises(InputError) as no_command:
+            await controller.apply(
+                FleetAction(ActionKind.ROLLOUT_START, RolloutRequest(batch_size=1, interval_s=1))
+            )
+        assert no_command.value.field == "restart"
+        with pytest.raises(InputError, match="a paused rollout"):
+            await controller.apply(FleetAction(ActionKind.ROLLOUT_RESUME, ActionRequest()))
+        await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.DOWN, 8, "b shown down")
+    finally:
+        await controller.close()
+
+
+async def test_a_node_refusal_names_the_field_the_node_named(start_node) -> None:
+    a = await start_node(node_config("a"))
+    controller = Controller([NodeEntry("a", a.admin_url)], "not-the-controller-token")
+    await controller.start()
+    try:
+        with pytest.raises(InputError) as refused:
+            await controller.apply(FleetAction(ActionKind.UNDRAIN, ActionRequest(), "a"))
+        assert refused.value.field == "Authorization" and "403" in str(refused.value)
+        with pytest.raises(InputError, match="one of a"):
+            await controller.apply(FleetAction(ActionKind.UNDRAIN, ActionRequest(), "z"))
+    finally:
+        await controller.close()
+
+
+async def test_a_refusing_node_is_a_422_through_the_fleet_api_and_audited(start_node, tmp_path) -> None:
+    """The desk over the controller: a node that refuses (here: it does not trust the controller's token)
+    answers the drain with 422 refused-by-fleet naming the node's field; the audit record written before
+    applying is superseded by the refusal's, and the chain verifies."""
+    a = await start_node(node_config("a"))
+    b = await start_node(node_config("b"))
+    entries = [NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)]
+    controller = Controller(entries, "not-the-controller-token")
+    await controller.start()
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
+    transport = httpx.ASGITransport(app=app)  # the action routes need no running feed
+    headers = {"Authorization": "Bearer op-token"}
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://fleet", headers=headers) as api:
+            body = {"rate_per_s": 50, "deadline_s": 30, "hint_ms": [0, 500]}
+            answer = await drain_through_the_api(api, "b", body)
+        assert answer.status_code == 422, answer.text
+        problem = answer.json()
+        assert problem["type"].endswith("refused-by-fleet") and problem["field"] == "Authorization"
+        assert "nothing applied" in problem["detail"]
+        assert b.node.state is NodeState.READY
+    finally:
+        await controller.close()
+        audit.close()
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert records[-1]["outcome"] == "refused_by_fleet"
+    assert records[-1]["supersedes"] == records[-2]["seq"] and records[-2]["outcome"] == "applied"
+    report = verify_file(tmp_path / "audit.jsonl")
+    assert report.intact and report.records == len(records)

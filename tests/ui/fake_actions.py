@@ -1,0 +1,204 @@
+"""A fake fleet API write side, as issue #4 specifies it (the `actions` branch serves the real one).
+
+Drain verdicts follow the rate, so each level is one request away: ≤ 120 closes/s ok, ≤ 200 confirm
+(the hint window is too narrow for the rate), ≤ 300 typed (the survivors' CPU passes the pause line),
+above that blocked (the pacing budget). Levels come from the real `console.guards.verdict`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import httpx
+
+from console.client.actions import ActionClient
+from console.guards.verdict import check, verdict
+from console.protocol import Verdict, VerdictLevel
+
+SAFE_RATE = 120.0
+HINT_MS = (1000, 16000)
+
+
+def drain_verdict(node_id: str, rate: float, hint_ms: tuple[int, int]) -> Verdict:
+    checks = [
+        check(
+            "survivor_cpu_vs_pause_pct",
+            50 + rate / 8,
+            75.0,
+            fails_to=VerdictLevel.TYPED,
+            why="busiest survivor's CPU while absorbing the drain; above it a rollout pauses",
+        ),
+        check(
+            "drain_pacing_per_s",
+            rate,
+            300.0,
+            fails_to=VerdictLevel.BLOCKED,
+            why="every drain's closes per second must fit in the survivors' spare admission",
+        ),
+        check(
+            "headroom_after_pct",
+            48.0,
+            35.0,
+            bound="min",
+            fails_to=VerdictLevel.TYPED,
+            why="headroom once the node leaves rotation",
+        ),
+        check(
+            "hint_window_ms",
+            hint_ms[1] - hint_ms[0],
+            rate * 125,
+            bound="min",
+            fails_to=VerdictLevel.CONFIRM,
+            why="a window too narrow for the rate sends clients back in lockstep",
+        ),
+    ]
+    projections = {
+        "survivors": 47,
+        "survivor_cpu_max_pct": 50 + rate / 8,
+        "drain_rate_per_s": rate,
+        "duration_s": 20000 / rate,
+        "largest_safe_rate_per_s": SAFE_RATE,
+    }
+    return verdict("drain", checks, projections, typed_expected=node_id)
+
+
+def forecast(rate: float) -> dict[str, Any]:
+    """60 s with and without the drain: deterministic curves, the drain's reconnects as a bump."""
+    seconds = range(60)
+    base = [955_000 - 10 * s for s in seconds]
+    acted = [c - int(rate * min(s, 30) * 0.2) for s, c in zip(seconds, base, strict=True)]
+    cpu = [45 + 2 * math.sin(s / 6) for s in seconds]
+    cpu_acted = [c + rate / 20 * (1 - math.exp(-s / 10)) for s, c in zip(seconds, cpu, strict=True)]
+    attempts = [530.0 + 5 * math.sin(s / 4) for s in seconds]
+    attempts_acted = [a + rate * 0.8 * (1 - math.exp(-s / 8)) for s, a in zip(seconds, attempts, strict=True)]
+
+    def run(conns: list[int], cpus: list[float], tries: list[float]) -> dict[str, Any]:
+        return {
+            "connections_min": min(conns),
+            "connections_end": conns[-1],
+            "cpu_max_pct": max(cpus),
+            "attempts_per_s_peak": max(tries),
+            "connections": conns,
+            "cpu_max_pct_series": cpus,
+            "attempts_per_s": tries,
+        }
+
+    return {
+        "horizon_s": 60,
+        "tick_ms": 10.0,
+        "model": "simulator fork",
+        "compute_ms": 210.0,
+        "without_action": run(base, cpu, attempts),
+        "with_action": run(acted, cpu_acted, attempts_acted),
+    }
+
+
+class FakeFleetApi:
+    """Records what the console sends; answers as the fleet API v1 would."""
+
+    def __init__(self, role: str = "operator", offers_plan: bool = True) -> None:
+        self.role = role
+        self.offers_plan = offers_plan
+        self.sent: list[tuple[str, str, dict[str, Any]]] = []
+        self.audit: list[dict[str, Any]] = []
+        self.applied: list[tuple[str, dict[str, Any]]] = []
+        self._tokens: dict[str, int] = {}
+
+    def client(self) -> ActionClient:
+        return ActionClient("http://fleet.test", "token", transport=httpx.MockTransport(self.handle))
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        path, method = request.url.path, request.method
+        if method == "GET" and path.endswith("/drain-plan"):
+            if not self.offers_plan:
+                return _problem(404, "Not Found", "no drain planner here")
+            node_id = path.split("/")[3]
+            return httpx.Response(
+                200,
+                json={
+                    "nodes": [node_id],
+                    "rate_per_s": SAFE_RATE,
+                    "duration_s": 170.0,
+                    "deadline_s": 600.0,
+                    "hint_ms": list(HINT_MS),
+                    "force_closed": 0,
+                    "limited_by": "drain_pacing",
+                },
+            )
+        if method == "GET" and path == "/v1/audit":
+            return httpx.Response(200, json={"records": self.audit, "total": len(self.audit)})
+        body = json.loads(request.content or b"{}")
+        self.sent.append((method, path, body))
+        status, answer = self._act(path, body)
+        self.audit.append(
+            {
+                "time_unix_s": 1_800_000_000.0 + len(self.audit),
+                "actor": "ops",
+                "action": path.rsplit("/", 1)[-1],
+                "target": path.split("/")[3] if path.startswith("/v1/nodes/") else None,
+                "status": status,
+                "outcome": answer.get("outcome", "applied"),
+                "verdict": {"level": answer["verdict"]["level"]} if "verdict" in answer else None,
+                "detail": answer.get("detail") or answer.get("message"),
+            }
+        )
+        media = "application/problem+json" if status >= 400 else "application/json"
+        return httpx.Response(status, content=json.dumps(answer), headers={"content-type": media})
+
+    def _act(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if self.role == "viewer":
+            return 403, _problem_body(403, "Forbidden", "this token has role viewer; actions need operator")
+        kind = "drain" if path.endswith("/drain") else path.rsplit("/", 1)[-1]
+        node_id = path.split("/")[3] if path.startswith("/v1/nodes/") else None
+        if kind == "drain":
+            judged = drain_verdict(node_id or "", float(body["rate_per_s"]), tuple(body["hint_ms"]))
+            judged = judged.model_copy(update={"forecast": forecast(float(body["rate_per_s"]))})
+        else:
+            judged = verdict(kind, [], {})
+        if body.get("dry_run"):
+            return 200, _result(kind, node_id, judged, applied=False, dry_run=True)
+        if judged.level is VerdictLevel.BLOCKED:
+            answer = _problem_body(422, "Blocked by a guard", f"{kind} is blocked: failed drain_pacing_per_s")
+            answer.update(type="urn:stormdeck:problem:blocked", field="drain_pacing_per_s")
+            answer["verdict"] = judged.model_dump(mode="json")
+            return 422, answer
+        if judged.level in (VerdictLevel.CONFIRM, VerdictLevel.TYPED):
+            confirm = body.get("confirm")
+            if confirm is None or confirm.get("token") not in self._tokens:
+                token = f"tok-{len(self._tokens) + 1}"
+                self._tokens[token] = 1
+                answer = _problem_body(409, "Confirmation required", f"{kind} needs {judged.level.value}")
+                answer.update(type="urn:stormdeck:problem:confirmation-required", field="confirm")
+                answer["verdict"] = judged.model_copy(update={"confirm_token": token}).model_dump(mode="json")
+                answer["confirm_token"] = token
+                return 409, answer
+            if judged.level is VerdictLevel.TYPED and confirm.get("typed") != judged.typed_expected:
+                answer = _problem_body(422, "Confirmation does not match", "confirm.typed does not match")
+                answer.update(type="urn:stormdeck:problem:typed-mismatch", field="confirm.typed")
+                answer["verdict"] = judged.model_dump(mode="json")
+                return 422, answer
+            del self._tokens[confirm["token"]]
+        self.applied.append((kind, body))
+        return 202, _result(kind, node_id, judged, applied=True, dry_run=False)
+
+
+def _result(kind: str, node_id: str | None, judged: Verdict, *, applied: bool, dry_run: bool) -> dict:
+    message = f"dry run: {judged.level.value}; nothing applied" if dry_run else f"{kind} {node_id}: applied"
+    return {
+        "action": kind,
+        "node": node_id,
+        "applied": applied,
+        "dry_run": dry_run,
+        "verdict": judged.model_dump(mode="json"),
+        "message": message,
+    }
+
+
+def _problem_body(status: int, title: str, detail: str) -> dict[str, Any]:
+    return {"type": "about:blank", "title": title, "status": status, "detail": detail}
+
+
+def _problem(status: int, title: str, detail: str) -> httpx.Response:
+    return httpx.Response(status, json=_problem_body(status, title, detail))

@@ -1,0 +1,325 @@
+"""Guarded actions driven by real key presses against a fake fleet API (issue #4, section 4): the form,
+its inline validation, the dry run, each level's dialog (a wrong typed name refused), the outcome, the audit
+panel, and actions disabled with the reason shown."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from textual.widgets import Input
+
+from console.client.actions import ActionAnswer
+from console.model.actions import ActionKind, parse_form, read_answer, what_would_pass
+from console.ui.app import ConsoleApp
+from console.ui.scenes import SCENES_BY_NAME, fed_model, frozen_clock
+from console.ui.screens.action_form import ActionForm
+from console.ui.screens.audit import AuditScreen
+from console.ui.screens.main import MainScreen
+from console.ui.screens.verdict_dialog import VerdictDialog
+from console.ui.widgets.alarms_panel import AlarmsPanel
+
+from ..client.fake_fleet_server import wait_for
+from .conftest import SIZE
+from .fake_actions import FakeFleetApi
+
+NODE = "gw-0000"  # under the cursor when the console opens (sorted by id)
+
+
+def shown(widget) -> str:
+    """The text a Static shows, tables included."""
+    console = Console(width=200, file=io.StringIO(), color_system=None)
+    console.print(widget.content)
+    return console.file.getvalue()
+
+
+def acting_app(
+    api: FakeFleetApi | None, read_only: bool = False, scene_name: str = "storm", recorder=None
+) -> ConsoleApp:
+    scene = SCENES_BY_NAME[scene_name]
+    model = fed_model(scene.seconds, scene.storm_at_s)
+    now_s = frozen_clock(model)
+    return ConsoleApp(
+        model=model,
+        clock=lambda: now_s,
+        admin=api.client() if api else None,
+        read_only=read_only,
+        remember_theme=False,
+        action_recorder=recorder,
+    )
+
+
+async def open_drain_form(app: ConsoleApp, pilot) -> ActionForm:
+    await pilot.press("d")
+    await wait_for(lambda: isinstance(app.screen, ActionForm), what="the drain form")
+    await pilot.pause()
+    return app.screen
+
+
+async def set_rate(form: ActionForm, pilot, rate: str) -> None:
+    field = form.query_one("#field-rate_per_s", Input)
+    field.focus()
+    field.value = ""
+    await pilot.press(*rate)
+
+
+async def test_drain_form_is_prefilled_by_the_planner_and_an_ok_drain_applies():
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        assert form.values() == {
+            "rate_per_s": "120",
+            "deadline_s": "600",
+            "hint_min_ms": "1000",
+            "hint_max_ms": "16000",
+        }
+        assert "server's drain planner" in shown(form.query_one("#form-source"))
+        await pilot.press("enter")
+        await wait_for(lambda: api.applied, what="the drain applied")
+        assert api.sent == [
+            (
+                "POST",
+                f"/v1/nodes/{NODE}/drain",
+                {"rate_per_s": 120.0, "deadline_s": 600.0, "hint_ms": [1000, 16000]},
+            )
+        ]
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        assert app.actions.outcomes[-1].answer.outcome.value == "applied"
+        assert any("applied" in n.message for n in app._notifications)
+
+
+async def test_inline_validation_names_the_field_and_the_range_and_sends_nothing():
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "-5")
+        error = shown(form.query_one("#form-error"))
+        assert "rate_per_s" in error and "> 0" in error
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and api.sent == []
+        await set_rate(form, pilot, "100")
+        hint_max = form.query_one("#field-hint_max_ms", Input)
+        hint_max.value = "500"  # below the minimum
+        await pilot.pause()
+        error = shown(form.query_one("#form-error"))
+        assert "hint_max_ms" in error and "hint_min_ms" in error
+        await pilot.press("escape")
+        await pilot.pause()
+        assert api.sent == []
+
+
+async def test_dry_run_shows_the_verdict_applies_nothing_and_returns_to_the_form():
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "150")
+        await pilot.click("#dry-run")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dry-run verdict")
+        dialog = app.screen
+        assert dialog.dry_run and dialog.asks is None
+        assert "hint_window_ms" in shown(dialog.query_one("#checks"))
+        assert api.sent[-1][2]["dry_run"] is True and api.applied == []
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="back on the form")
+        assert app.screen.values()["rate_per_s"] == "150"  # what was typed survives the dry run
+
+
+async def test_confirm_level_asks_enter_or_y_and_resends_with_the_token():
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "150")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the confirm dialog")
+        dialog = app.screen
+        assert dialog.asks.value == "confirm"
+        checks = shown(dialog.query_one("#checks"))
+        assert "▲ FAIL" in checks and "✓ pass" in checks and "18,750" in checks  # value, limit, pass and fail
+        assert "without" in shown(dialog.query_one("#forecast"))
+        await pilot.press("y")
+        await wait_for(lambda: api.applied, what="the confirmed drain")
+        assert api.sent[-1][2]["confirm"] == {"token": "tok-1", "typed": None}
+
+
+async def test_typed_level_refuses_a_wrong_name_then_accepts_the_node_id():
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "250")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the typed dialog")
+        dialog = app.screen
+        assert dialog.asks.value == "typed"
+        await pilot.press("y")  # a confirm key does not pass for a typed name: it is typed into the field
+        await pilot.press(*"gw-0001", "enter")
+        await pilot.pause()
+        assert app.screen is dialog
+        error = shown(dialog.query_one("#typed-error"))
+        assert "refused" in error and NODE in error
+        assert len(api.sent) == 1 and api.applied == []  # nothing sent for a wrong name
+        field = dialog.query_one("#typed", Input)
+        field.value = ""
+        await pilot.press(*NODE, "enter")
+        await wait_for(lambda: api.applied, what="the typed drain")
+        assert api.sent[-1][2]["confirm"] == {"token": "tok-1", "typed": NODE}
+
+
+async def test_blocked_level_says_why_and_what_would_pass_and_applies_nothing():
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "500")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the blocked dialog")
+        ask = shown(app.screen.query_one("#ask"))
+        assert "blocked" in ask and "≤ 120 closes/s" in ask and "drain_pacing_per_s ≤ 300" in ask
+        await pilot.press("enter")  # Enter does not apply a blocked action
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        assert api.applied == [] and len(api.sent) == 1
+
+
+async def test_audit_panel_shows_the_servers_records():
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("h")  # halt: no parameters, always ok
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the halt form")
+        await pilot.press("enter")
+        await wait_for(lambda: api.applied, what="the halt")
+        assert api.sent[-1][:2] == ("POST", "/v1/rollout/halt")
+        await pilot.press("L")
+        await wait_for(lambda: isinstance(app.screen, AuditScreen), what="the audit panel")
+        table = app.screen.query_one("#audit-table")
+        await wait_for(lambda: table.row_count == 1, what="the audit record")
+        assert "halt" in str(table.get_row_at(0)[2])
+
+
+async def test_read_only_disables_actions_and_says_why():
+    app = acting_app(FakeFleetApi(), read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.refresh_views()
+        title = str(app.screen.query_one("#rollout-box").border_title)
+        assert "actions off: read-only console" in title
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        assert any("read-only" in n.message for n in app._notifications)
+
+
+async def test_a_viewer_token_is_refused_and_actions_say_so_afterwards():
+    api = FakeFleetApi(role="viewer")
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("h")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the halt form")
+        await pilot.press("enter")
+        await wait_for(lambda: app.actions.disabled_reason is not None, what="the 403")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        app.refresh_views()
+        assert "403" in str(app.screen.query_one("#rollout-box").border_title)
+        sent = len(api.sent)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and len(api.sent) == sent
+
+
+async def test_a_is_admission_on_the_table_and_acknowledge_in_the_alarms_panel():
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the admission form")
+        assert app.screen.kind is ActionKind.ADMISSION
+        assert app.screen.values()["retry_after_max_s"] == "30"
+        await pilot.press("escape")
+        await pilot.pause()
+        unacked = app.model.alarms.unacknowledged
+        app.screen.query_one(AlarmsPanel).focus()
+        await pilot.press("a")
+        await pilot.pause()
+        assert app.model.alarms.unacknowledged == unacked - 1
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_node_detail_drains_its_own_node():
+    api = FakeFleetApi(offers_plan=False)
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.open_node("gw-0003")
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        assert form.node_id == "gw-0003"
+        assert "no planner" in shown(form.query_one("#form-source"))  # no server plan, no capacity
+
+
+def test_parse_form_and_read_answer_are_pure():
+    call = parse_form(
+        ActionKind.ADMISSION,
+        None,
+        {
+            "rate_per_s": "",
+            "burst": "300",
+            "max_connections": "",
+            "retry_after_min_s": "2",
+            "retry_after_max_s": "40",
+        },
+    )
+    assert call.method == "PUT" and call.path == "/v1/admission"
+    assert call.body == {
+        "rate_per_s": None,
+        "burst": 300,
+        "max_connections": None,
+        "retry_after_s": [2.0, 40.0],
+    }
+    answer = read_answer(
+        ActionAnswer(
+            422, {"type": "urn:stormdeck:problem:invalid", "detail": "rate_per_s: -1", "field": "rate_per_s"}
+        )
+    )
+    assert answer.outcome.value == "refused" and answer.field_name == "rate_per_s"
+    from .fake_actions import drain_verdict
+
+    blocked = drain_verdict("gw-0001", 500.0, (1000, 16000))
+    assert blocked.level.value == "blocked"
+    assert any("120" in hint for hint in what_would_pass(blocked))
+
+
+async def test_attempts_and_confirmations_go_to_the_recording_without_tokens():
+    api = FakeFleetApi()
+    recorded = []
+    app = acting_app(api, recorder=recorded.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "150")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the confirm dialog")
+        await pilot.press("y")
+        await wait_for(lambda: len(recorded) == 3, what="three records")
+    asked, confirmation, applied = recorded
+    assert (asked.type, asked.outcome, asked.status) == ("action", "needs_confirmation", 409)
+    assert asked.verdict.level.value == "confirm" and asked.verdict.confirm_token is None
+    assert (confirmation.type, confirmation.answer) == ("confirmation", "confirmed")
+    assert (applied.outcome, applied.target, applied.status) == ("applied", NODE, 202)
+    assert "confirm" not in applied.request and applied.request["rate_per_s"] == 150.0
+    assert asked.time_s == app.model.frame.time_s

@@ -1,0 +1,104 @@
+"""The console's guarded actions against the real fleet API write side (console.server, on loopback): the
+form pre-filled by the server's drain planner, an ok drain applied and seen in the frames, a blocked drain
+with what would pass, a viewer refused, and the server's audit log in the panel."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from console.client.actions import ActionClient
+from console.client.stream import StreamClient
+from console.protocol import NodeState
+from console.ui.app import ConsoleApp
+from console.ui.screens.action_form import ActionForm
+from console.ui.screens.audit import AuditScreen
+from console.ui.screens.main import MainScreen
+from console.ui.screens.verdict_dialog import VerdictDialog
+from tests.actions.conftest import calm_simulation, start_acting
+from tests.server.conftest import TOKENS
+
+from ..client.fake_fleet_server import wait_for
+from .conftest import SIZE
+
+NODE = "gw-000"  # the first node by id: under the cursor when the console opens
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_kernels() -> None:
+    """Compile (or load) the simulator's kernels before a server starts (see tests/actions/conftest.py)."""
+    sim = calm_simulation()
+    sim.step()
+
+
+@pytest.fixture
+def acting(tmp_path):
+    acting = start_acting(tmp_path, forecast_horizon_s=5)
+    yield acting
+    acting.server.stop()
+
+
+def console_on(url: str, role: str) -> ConsoleApp:
+    token = TOKENS[role]
+    return ConsoleApp(source=StreamClient(url, token), admin=ActionClient(url, token), remember_theme=False)
+
+
+async def drain_form(app: ConsoleApp, pilot) -> ActionForm:
+    await wait_for(lambda: NODE in app.model.nodes, timeout_s=20, what="frames from the server")
+    await pilot.pause()
+    await pilot.press("d")
+    await wait_for(lambda: isinstance(app.screen, ActionForm), what="the drain form")
+    await pilot.pause()
+    return app.screen
+
+
+async def test_an_ok_drain_is_applied_and_the_frames_show_it(acting):
+    app = console_on(acting.url, "operator")
+    async with app.run_test(size=SIZE) as pilot:
+        form = await drain_form(app, pilot)
+        assert "server's drain planner" in str(form.prefill.source)
+        planned_rate = float(form.values()["rate_per_s"])
+        assert planned_rate > 0
+        await pilot.press("enter")
+        await wait_for(lambda: app.actions.outcomes, timeout_s=10, what="the server's answer")
+        outcome = app.actions.outcomes[-1].answer
+        assert outcome.outcome.value == "applied", outcome.message
+        # frames come every 50 ms (a fleet second each): a small node may be drained within a second
+        await wait_for(
+            lambda: app.model.nodes[NODE].state in (NodeState.DRAINING, NodeState.DRAINED),
+            timeout_s=10,
+            what="the node draining in the frames",
+        )
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        await pilot.press("L")
+        await wait_for(lambda: isinstance(app.screen, AuditScreen), what="the audit panel")
+        table = app.screen.query_one("#audit-table")
+        await wait_for(lambda: table.row_count >= 1, what="the server's audit record")
+        newest = [str(cell) for cell in table.get_row_at(0)]
+        assert newest[2] == "drain" and newest[3] == NODE and "applied" in newest[5]
+
+
+async def test_a_drain_far_above_the_safe_rate_is_blocked_with_what_would_pass(acting):
+    app = console_on(acting.url, "operator")
+    async with app.run_test(size=SIZE) as pilot:
+        form = await drain_form(app, pilot)
+        field = form.query_one("#field-rate_per_s", Input)
+        field.value = "900000"
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), timeout_s=10, what="the verdict")
+        dialog = app.screen
+        assert dialog.verdict.level.value == "blocked"
+        ask = dialog.query_one("#ask").content
+        assert "What would pass" in str(ask) and "closes/s" in str(ask)
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        assert app.model.nodes[NODE].state is NodeState.READY
+
+
+async def test_a_viewer_token_is_refused_and_the_console_says_why(acting):
+    app = console_on(acting.url, "viewer")
+    async with app.run_test(size=SIZE) as pilot:
+        await drain_form(app, pilot)
+        await pilot.press("enter")
+        await wait_for(lambda: app.actions.disabled_reason is not None, timeout_s=10, what="the 403")
+        assert "403" in app.actions.disabled_reason

@@ -1,0 +1,184 @@
+"""`stormdeck replay`: the console fed from a recording, driven by real key presses (issue #5, section 4).
+
+The recording is the synthetic fleet (storm at 40 s, so the alarm engine raises alarms) plus one blocked
+drain at 60.5 s; the replay's clock is frozen, so nothing moves unless a control moves it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from console import __version__
+from console.alarms import AlarmEngine
+from console.client.decode import StreamDecoder
+from console.client.synthetic import SyntheticFleet
+from console.model.timeline import parse_clock, timeline_cells
+from console.protocol import Check, Frame, Source, Verdict, VerdictLevel
+from console.record.reader import Marker, RecordingReader
+from console.record.records import ActionRecord, RecordingHeader
+from console.record.replay import ReplaySource
+from console.record.writer import RecordingWriter
+from console.ui.replay import ReplayApp
+from console.ui.screens.main import MainScreen
+from console.ui.widgets.timeline_bar import TimelineBar
+
+from ..client.fake_fleet_server import wait_for
+from .conftest import SIZE
+
+SECONDS = 120
+ACTION_AT_S = 60.5
+
+
+def write_recording(path: Path) -> Path:
+    fleet = SyntheticFleet(nodes=24, seed=7, storm_at_s=40)
+    decoder = StreamDecoder()
+    header = RecordingHeader(
+        stormdeck_version=__version__, fleet="demo-fleet", source=Source.SIMULATOR, started_unix_s=1.8e9
+    )
+    with RecordingWriter(path, header, alarms=AlarmEngine(), fsync=False) as writer:
+        writer.write(decoder.feed(json.dumps(fleet.hello())))
+        for _ in range(SECONDS):
+            for raw in fleet.next_messages():
+                message = decoder.feed(raw)
+                assert message is not None
+                writer.write(message, raw=raw)
+                if isinstance(message, Frame) and message.time_s == ACTION_AT_S - 0.5:
+                    writer.write(blocked_drain(ACTION_AT_S))
+    return path
+
+
+def blocked_drain(time_s: float) -> ActionRecord:
+    check = Check(name="drain_pacing_per_s", value=900.0, limit=300.0, ok=False, why="pacing budget")
+    return ActionRecord(
+        time_s=time_s,
+        actor="ops",
+        action="drain",
+        target="gw-0003",
+        request={"rate_per_s": 900, "deadline_s": 600, "hint_ms": [1000, 16000]},
+        verdict=Verdict(level=VerdictLevel.BLOCKED, action="drain", checks=[check]),
+        outcome="blocked",
+        status=422,
+    )
+
+
+@pytest.fixture
+def reader(tmp_path: Path):
+    reader = RecordingReader(write_recording(tmp_path / "session.sdrec"))
+    yield reader
+    reader.close()
+
+
+@pytest.fixture
+def replay_app(reader: RecordingReader) -> ReplayApp:
+    replay = ReplaySource(reader, paused=True, clock=lambda: 1000.0)  # frozen: only controls move it
+    return ReplayApp(replay, remember_theme=False, clock=lambda: 1.8e9 + 0.4)
+
+
+def shown_time(app: ReplayApp) -> float | None:
+    return app.model.frame.time_s if app.model.frame is not None else None
+
+
+async def test_step_and_pause(replay_app: ReplayApp, reader: RecordingReader):
+    first = reader.frame_at(0).time_s
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: shown_time(replay_app) == first, what="the first frame, paused")
+        await pilot.press("full_stop", "full_stop")
+        await wait_for(lambda: shown_time(replay_app) == reader.frame_at(2).time_s, what="two frames on")
+        await pilot.press("comma")
+        await wait_for(lambda: shown_time(replay_app) == reader.frame_at(1).time_s, what="one frame back")
+        assert replay_app.replay.status().frame_index == 1
+        assert replay_app.model.frames_applied >= 2  # the prefill before the landing frame
+        await pilot.press("space")
+        assert not replay_app.replay.status().paused
+        await pilot.press("space")
+        assert replay_app.replay.status().paused
+
+
+async def test_seek_to_a_time_and_a_bad_time_is_an_inline_message(replay_app: ReplayApp, reader):
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("g", *"soon", "enter")
+        await pilot.pause()
+        error = str(replay_app.screen.query_one("#seek-error").render())
+        assert "time" in error and "M:SS" in error
+        seek = replay_app.screen.query_one("#seek")
+        seek.value = ""
+        await pilot.press(*"1:30", "enter")
+        target = reader.frame_at(reader.index_at(90.0)).time_s
+        await wait_for(lambda: shown_time(replay_app) == target, what="the frame at 1:30")
+        assert replay_app.replay.status().frame_index == reader.index_at(90.0)
+        assert replay_app.model.frames_applied > 30  # a fresh model, prefilled with the minute before
+
+
+async def test_speed_cycles_and_digits_choose_it(replay_app: ReplayApp):
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        speeds = []
+        for _ in range(4):
+            await pilot.press("x")
+            speeds.append(replay_app.replay.status().speed)
+        assert speeds == [5.0, 20.0, 60.0, 1.0]
+        await pilot.press("3")
+        assert replay_app.replay.status().speed == 20.0
+        bar = str(replay_app.screen.query_one(TimelineBar).render())
+        assert "×20" in bar
+
+
+async def test_jump_to_alarms_and_actions(replay_app: ReplayApp, reader: RecordingReader):
+    alarms = reader.markers("alarm")
+    (action,) = reader.markers("action")
+    assert alarms, "the storm must raise alarms for this test to mean anything"
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("right_square_bracket")
+        landing = reader.frame_at(alarms[0].frame_index).time_s
+        await wait_for(lambda: shown_time(replay_app) == landing, what="the first alarm")
+        await pilot.press("right_curly_bracket")
+        landing = reader.frame_at(action.frame_index).time_s
+        await wait_for(lambda: shown_time(replay_app) == landing, what="the action")
+        assert "drain gw-0003: blocked" in replay_app.screen.query_one(TimelineBar).render().__str__()
+        await pilot.press("left_curly_bracket")  # no action before it: stays, and says so
+        await pilot.pause()
+        assert replay_app.replay.status().frame_index == action.frame_index
+        assert any("no action before" in n.message for n in replay_app._notifications)
+        await pilot.press("left_square_bracket")
+        await wait_for(lambda: replay_app.replay.status().frame_index < action.frame_index, what="back")
+
+
+async def test_replay_is_read_only_and_says_so(replay_app: ReplayApp):
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(replay_app.screen, MainScreen)
+        assert any("read-only" in n.message for n in replay_app._notifications)
+        replay_app.refresh_views()
+        assert "actions off" in str(replay_app.screen.query_one("#rollout-box").border_title)
+
+
+def test_timeline_cells_place_markers_and_the_head():
+    markers = [Marker("alarm", 40.0, "x", "critical"), Marker("action", 60.0, "drain", "blocked")]
+    cells = timeline_cells((0.0, 100.0), markers, 50.0, 11)
+    assert [c.kind for c in cells].count("played") == 4
+    assert cells[4].glyph == "▲" and cells[5].kind == "head" and cells[6].glyph == "◆"
+    assert parse_clock("4:05") == 245 and parse_clock("0:04:05") == 245 and parse_clock("12.5") == 12.5
+
+
+def test_replay_snapshot(reader: RecordingReader, snap_compare):
+    replay = ReplaySource(reader, paused=True, clock=lambda: 1000.0)
+    app = ReplayApp(replay, remember_theme=False, clock=lambda: 1.8e9 + 0.4)
+    (action,) = reader.markers("action")
+    landing = reader.frame_at(action.frame_index).time_s
+
+    async def at_the_action(pilot) -> None:
+        await pilot.pause()
+        await pilot.press("right_curly_bracket")
+        await wait_for(lambda: shown_time(app) == landing, what="the action")
+        app.clear_notifications()
+        app.refresh_views()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=at_the_action)
