@@ -153,3 +153,38 @@ async def test_injections_join_the_actions_hash_chain(acting: Acting) -> None:
     assert lines[-2]["action"] == "drain"  # one log: the action's record comes just before
     report = verify_file(acting.audit.path)
     assert report.intact and report.records == len(lines), report
+
+
+async def test_set_policy_changes_the_client_mix_and_a_bad_population_is_named(acting: Acting) -> None:
+    populations = [p.name for p in acting.simulation.scenario.clients.populations]
+    bad = await acting.call(
+        "POST",
+        "/v1/sim/inject",
+        {"event": "set_policy", "params": {"policy": "fixed", "population": "martians"}},
+        "admin",
+    )
+    assert bad.status_code == 422 and bad.json()["field"] == "population"
+    assert all(name in bad.json()["allowed"] for name in populations)
+    bad_param = await acting.call(
+        "POST", "/v1/sim/inject", {"event": "set_policy", "params": {"policy": "fixed", "warp": 9}}, "admin"
+    )
+    assert bad_param.status_code == 422 and bad_param.json()["field"] == "policy.warp"
+    assert [policy.name for policy in acting.simulation.policies] != ["fixed"] * len(populations)
+    async with stream(acting) as ws:
+        good = await acting.call(
+            "POST", "/v1/sim/inject", {"event": "set_policy", "params": {"policy": "fixed"}}, "admin"
+        )
+        assert good.status_code == 200, good.text
+        seen = await receive_until(ws, is_injection)
+    assert [policy.name for policy in acting.simulation.policies] == ["fixed"] * len(populations)
+    assert any(m.get("kind") == "policy" for m in seen)  # the engine's own event, sent with it
+
+
+async def test_a_retried_injection_is_applied_once(acting: Acting) -> None:
+    body = {"event": "add_nodes", "params": {"count": 1}}
+    first = await acting.call("POST", "/v1/sim/inject", body, "admin", **{"Idempotency-Key": "k-1"})
+    again = await acting.call("POST", "/v1/sim/inject", body, "admin", **{"Idempotency-Key": "k-1"})
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    assert acting.simulation.n_nodes == 9
+    assert acting.audit.tail(1)[0]["outcome"] == "replayed"
