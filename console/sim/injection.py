@@ -46,7 +46,7 @@ class Injection:
     params: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
-        shown = ", ".join(f"{key}={_short(value)}" for key, value in self.params.items())
+        shown = ", ".join(f"{key}={_short(value)}" for key, value in self.params.items() if value is not None)
         return f"{self.event}({shown})"
 
 
