@@ -1,9 +1,9 @@
 """`stormdeck drill`: rehearse the seeds' incidents against the simulator (issue #5, sections 1–2).
 
-Only the headless mode is here so far: `--list`, and `NAME --headless [--actions FILE] [--json]`. The
-interactive drill screens (briefing, live objectives, end screen) and instructor mode (`--serve`) hook in
-at `run_drill` below: they load the same `Drill`, run the same scenario (`drill_scenario`) and score with
-the same `score_drill`.
+Here: `--list`, `NAME --headless [--actions FILE] [--json]`, and instructor mode `NAME --serve` (the
+drill over the fleet API, `sim serve`'s machinery; events come from `stormdeck inject`). The interactive
+drill screens (briefing, live objectives, end screen) hook in at `run_drill` below: they load the same
+`Drill`, run the same scenario (`drill_scenario`) and score with the same `score_drill`.
 """
 
 from __future__ import annotations
@@ -95,7 +95,9 @@ def run_drill(args: argparse.Namespace) -> int:
     drill = load_drill(args.name)
     if not args.headless:
         # Hook for the interactive drill mode (briefing, live objectives, end screen): not built yet.
-        raise InputError("--headless", False, "--headless (the interactive drill screens are not built yet)")
+        raise InputError(
+            "--headless", False, "--headless or --serve (the interactive drill screens are not built yet)"
+        )
     return _headless(args, drill)
 
 
