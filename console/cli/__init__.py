@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "console.cli.controller",
     "console.cli.fleet",
     "console.cli.drill",
+    "console.cli.inject",
 )
 
 

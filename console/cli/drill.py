@@ -1,9 +1,9 @@
 """`stormdeck drill`: rehearse the seeds' incidents against the simulator (issue #5, sections 1–2).
 
-Only the headless mode is here so far: `--list`, and `NAME --headless [--actions FILE] [--json]`. The
-interactive drill screens (briefing, live objectives, end screen) and instructor mode (`--serve`) hook in
-at `run_drill` below: they load the same `Drill`, run the same scenario (`drill_scenario`) and score with
-the same `score_drill`.
+Here: `--list`, `NAME --headless [--actions FILE] [--json]`, and instructor mode `NAME --serve` (the
+drill over the fleet API, `sim serve`'s machinery; events come from `stormdeck inject`). The interactive
+drill screens (briefing, live objectives, end screen) hook in at `run_drill` below: they load the same
+`Drill`, run the same scenario (`drill_scenario`) and score with the same `score_drill`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
 from console.errors import InputError
 
 if TYPE_CHECKING:
@@ -48,6 +49,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="override a scenario value after the drill's own (e.g. nodes.count=480 for full scale)",
     )
+    serving = parser.add_argument_group(
+        "instructor (--serve)",
+        "serve the drill over the fleet API: trainees attach with `stormdeck attach URL`, the instructor "
+        "injects events with `stormdeck inject URL EVENT …` (admin token)",
+    )
+    serving.add_argument("--serve", action="store_true", help="serve the drill instead of running it here")
+    serving.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
+    serving.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)"
+    )
+    serving.add_argument(
+        "--token-file",
+        type=Path,
+        help="tokens, one a line: ROLE TOKEN [NAME] (an admin line for the instructor, operator lines for "
+        "trainees); without it two 0600 files are made — a trainee's (operator) and the instructor's "
+        "(admin) — and the server binds to loopback only",
+    )
+    serving.add_argument(
+        "--audit-log",
+        type=Path,
+        metavar="FILE",
+        help="the audit log of actions and injections (default: the user's XDG state dir)",
+    )
     parser.set_defaults(handler=run_drill)
 
 
@@ -64,11 +88,41 @@ def run_drill(args: argparse.Namespace) -> int:
         raise InputError("--speed", args.speed, "fleet seconds per wall second, above 0")
     if args.seed is not None and args.seed < 0:
         raise InputError("--seed", args.seed, "an integer of 0 or more")
+    if args.serve and args.headless:
+        raise InputError("--serve", True, "either --serve or --headless, not both")
+    if args.serve:
+        return _serve(args)
     drill = load_drill(args.name)
     if not args.headless:
         # Hook for the interactive drill mode (briefing, live objectives, end screen): not built yet.
-        raise InputError("--headless", False, "--headless (the interactive drill screens are not built yet)")
+        raise InputError(
+            "--headless", False, "--headless or --serve (the interactive drill screens are not built yet)"
+        )
     return _headless(args, drill)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Serve the drill with `sim serve`'s machinery; the trainee's token is announced as `token:`."""
+    from console.cli.serve import LocalToken, check_serve_arguments, serve_backend
+    from console.drills.schema import load_drill
+    from console.drills.served import DrillBackend
+    from console.server.clock import check_speed
+    from console.server.tokens import Role
+
+    speed = check_speed(1.0 if args.speed is None else args.speed)
+    check_serve_arguments(args)
+    drill = load_drill(args.name)
+    backend = DrillBackend.from_drill(drill, args.set, seed=args.seed)
+    local = (LocalToken("token", Role.OPERATOR, "trainee"), LocalToken("admin", Role.ADMIN, "instructor"))
+
+    def notes(url: str, paths: dict[str, Path]) -> list[str]:
+        return [
+            f"drill:  {drill.name} — {drill.title} ({drill.human_time(0)} to "
+            f"{drill.human_time(backend.simulation.scenario.duration_s)}, {len(drill.timeline)} timeline events)",
+            f"inject: stormdeck inject {url} EVENT [KEY=VALUE …] --token-file {paths['admin']}",
+        ]
+
+    return serve_backend(backend, args, speed, what=f"drill {drill.name}", local_tokens=local, notes=notes)
 
 
 def _headless(args: argparse.Namespace, drill: Drill) -> int:

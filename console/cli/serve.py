@@ -11,17 +11,32 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
 from console.server.runner import base_url, bind_socket, is_loopback
-from console.server.tokens import load_token_file, make_local_operator_token
+from console.server.tokens import Principal, Role, TokenRegistry, load_token_file, make_local_token
+
+if TYPE_CHECKING:
+    from console.server.simulator import SimulatorBackend
 
 DEFAULT_HOST = "127.0.0.1"
 #: A fixed default port so `curl` and runbooks can name it; `--port 0` takes any free one.
 DEFAULT_PORT = 8470
+
+
+@dataclass(frozen=True)
+class LocalToken:
+    """A token a server makes for itself without --token-file: announced as `label:` (e.g. `token`)."""
+
+    label: str
+    role: Role
+    name: str
 
 
 def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -83,61 +98,104 @@ def _check_host(args: argparse.Namespace) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from console.audit import open_audit_log
-    from console.guards.config import load_default_thresholds
-    from console.server.app import create_app
-    from console.server.runner import serve_foreground
     from console.server.simulator import SimulatorBackend
 
     # Cheap checks first, so a typo does not wait for the simulation to be built.
     speed = check_speed(args.speed)
-    if args.coalesce_events is not None and args.coalesce_events < 1:
+    check_serve_arguments(args)
+    backend = SimulatorBackend.from_scenario(args.scenario, list(args.overrides), seed=args.seed)
+    return serve_backend(backend, args, speed, what="simulator")
+
+
+#: Without --token-file, `sim serve` makes one operator token (announced as `token:`).
+OPERATOR_ONLY: tuple[LocalToken, ...] = (LocalToken("token", Role.OPERATOR, "local-operator"),)
+
+
+def check_serve_arguments(args: argparse.Namespace) -> None:
+    """The checks that need no simulation: --coalesce-events, --host without a token file, the file."""
+    if getattr(args, "coalesce_events", None) is not None and args.coalesce_events < 1:
         raise InputError("--coalesce-events", args.coalesce_events, "a count of at least 1")
     _check_host(args)
+    if args.token_file is not None:
+        load_token_file(args.token_file)
+
+
+def serve_backend(
+    backend: SimulatorBackend,
+    args: argparse.Namespace,
+    speed: float,
+    *,
+    what: str,
+    local_tokens: Sequence[LocalToken] = OPERATOR_ONLY,
+    notes: Callable[[str, dict[str, Path]], list[str]] | None = None,
+) -> int:
+    """Serve `backend` as the fleet API in the foreground until Ctrl-C (or SIGTERM): the audit log, the
+    socket, the tokens (`--token-file`, else `local_tokens` made in 0600 files removed on exit) and the
+    announcement whose `url:` line the embedded default waits for. `notes(url, token paths)` adds lines
+    to the announcement (a served drill tells the instructor how to inject)."""
+    from console.audit import open_audit_log
+    from console.guards.config import load_default_thresholds
+    from console.server.app import create_app
+    from console.server.runner import serve_foreground
+
     given_tokens = load_token_file(args.token_file) if args.token_file is not None else None
     thresholds = load_default_thresholds().thresholds
-    backend = SimulatorBackend.from_scenario(args.scenario, list(args.overrides), seed=args.seed)
     audit_log = open_audit_log(args.audit_log, backend.fleet_name)
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as error:
+        audit_log.close()
         raise InputError("--port", args.port, f"a free port on {args.host} ({error.strerror})") from None
-    made_token_path: Path | None = None
+    made: dict[str, Path] = {}
     try:
         if given_tokens is None:
-            tokens, made_token_path = make_local_operator_token()
-            token_path, token_note = made_token_path, "operator, mode 0600, removed on exit"
+            entries: dict[str, Principal] = {}
+            for local in local_tokens:
+                token, made[local.label] = make_local_token(local.role, local.name)
+                entries[token] = Principal(local.role, local.name)
+            tokens = TokenRegistry(entries)
+            token_lines = [
+                f"{local.label + ':':7} {made[local.label]} ({local.role.label}, mode 0600, removed on exit)"
+                for local in local_tokens
+            ]
+            paths = dict(made)
         else:
-            tokens, token_path, token_note = given_tokens, args.token_file, "given"
+            tokens = given_tokens
+            token_lines = [f"token:  {args.token_file} (given)"]
+            paths = {local.label: args.token_file for local in local_tokens}
         app = create_app(
             backend,
             tokens,
             speed=speed,
-            coalesce_events_over=args.coalesce_events,
+            coalesce_events_over=getattr(args, "coalesce_events", None),
             audit_log=audit_log,
             thresholds=thresholds,
         )
         url = base_url(sock)
+        attach_path = paths.get("token") or next(iter(paths.values()))
 
         def announce() -> None:
             # `url:` is the line the embedded default (console.cli.embedded) waits for.
-            print(f"stormdeck: serving fleet {backend.fleet_name!r} (simulator) at {speed:g}× speed")
+            print(f"stormdeck: serving fleet {backend.fleet_name!r} ({what}) at {speed:g}× speed")
             print(f"url:    {url}")
             print(f"stream: {url.replace('http', 'ws', 1)}/v1/stream")
-            print(f"token:  {token_path} ({token_note})")
-            print(f"attach: stormdeck attach {url} --token-file {token_path}")
+            for line in token_lines:
+                print(line)
+            print(f"attach: stormdeck attach {url} --token-file {attach_path}")
             print(f"audit:  {audit_log.path}")
+            for line in notes(url, paths) if notes is not None else []:
+                print(line)
             print("Ctrl-C stops the server.", flush=True)
 
-        if args.stop_with_parent:
+        if getattr(args, "stop_with_parent", False):
             _stop_when_stdin_closes()
         return serve_foreground(app, sock, announce)
     finally:
         sock.close()
         audit_log.close()
-        if made_token_path is not None:
+        for path in made.values():
             with contextlib.suppress(FileNotFoundError):
-                made_token_path.unlink()
+                path.unlink()
 
 
 def _stop_when_stdin_closes() -> None:

@@ -380,6 +380,25 @@ class AuditPage(_Record):
     total: int = Field(description="records in the log")
 
 
+class InjectionRequest(_Record):
+    """`POST /v1/sim/inject` (admin): an instructor's event in a served drill (issue #5, section 2)."""
+
+    event: str = Field(description="restart_nodes, kill_nodes, disconnect_fraction, add_nodes, set_policy")
+    params: dict[str, Any] = Field(default_factory=dict, description="the event's parameters, e.g. fraction")
+
+
+class InjectionResult(_Record):
+    """200 answer of an injection: applied between two fleet seconds, audited before it was applied."""
+
+    event: str
+    params: dict[str, Any] = Field(description="as applied: node counts resolved to node ids")
+    applied: bool
+    time_s: float = Field(description="the fleet second it was applied after")
+    message: str
+    audit_seq: int | None = None
+    audit_hash: str | None = None
+
+
 class DrainPlanResult(_Record):
     """`GET /v1/nodes/{id}/drain-plan`: the largest safe drain now, to pre-fill a drain."""
 

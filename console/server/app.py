@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from console import __version__
 from console.protocol import API_VERSION
-from console.server.backend import FleetBackend
+from console.server.backend import FleetBackend, InjectingBackend
 from console.server.clock import FleetClock
 from console.server.fanout import DEFAULT_MAX_BACKLOG_FRAMES, Broadcaster
 from console.server.feed import AlarmWatch, FleetFeed
@@ -101,4 +101,8 @@ def create_app(
         )
         app.include_router(actions.router)
         app.include_router(actions.reads)
+        if isinstance(backend, InjectingBackend):
+            from console.server.routes import inject
+
+            app.include_router(inject.router)
     return app

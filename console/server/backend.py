@@ -8,7 +8,7 @@ one frame per wall second, the resume history, the per-node history — so a bac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -17,6 +17,7 @@ from console.protocol import Event, FleetSnapshot, Frame, Source, Waves
 
 if TYPE_CHECKING:
     from console.server.actions import FleetAction
+    from console.sim.injection import Injection
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,20 @@ class ActingBackend(FleetBackend, Protocol):
     async def forecast(self, action: FleetAction) -> dict[str, Any] | None:
         """The next minute with and without `action` (see `console.sim.forecast`), or None when this
         backend cannot forecast."""
+        ...
+
+
+@runtime_checkable
+class InjectingBackend(FleetBackend, Protocol):
+    """A backend an instructor can inject events into (a served drill, issue #5): only a simulation."""
+
+    async def inject(
+        self, event: str, params: dict[str, Any], before_applying: Callable[[Injection], None]
+    ) -> tuple[Injection, float]:
+        """Check `event` against the fleet now, call `before_applying` (the audit record: it may raise,
+        and then nothing is applied), apply it and announce it as an `injection` event — all between two
+        fleet seconds. Returns the injection as applied and the fleet second it followed. An invalid
+        injection raises `InputError` with nothing changed."""
         ...
 
 

@@ -33,6 +33,7 @@ from console.server.backend import Tick
 
 if TYPE_CHECKING:
     from console.sim.engine import Simulation
+    from console.sim.injection import Injection
 
 T = TypeVar("T")
 
@@ -93,6 +94,13 @@ class SimulatorBackend:
             horizon_s = self.forecast_horizon_s or HORIZON_S
             result = await asyncio.to_thread(run_pair, without, acted, horizon_s)
         return result.as_dict()
+
+    # --- an instructor's injections (issue #5) ----------------------------------------------------------
+
+    async def inject(
+        self, event: str, params: dict[str, Any], before_applying: Callable[[Injection], None]
+    ) -> tuple[Injection, float]:
+        return await self.exclusive(inject_into, self.simulation, event, params, before_applying)
 
     def _advance(self, fleet_seconds: int, budget_s: float) -> Tick:
         # Worker thread. At least one second always advances; beyond that, stop when the budget is spent
@@ -187,3 +195,26 @@ def apply_action(simulation: Simulation, action: FleetAction) -> None:
                     nodes=request.nodes,
                 )
             )
+
+
+def inject_into(
+    simulation: Simulation, event: str, params: dict[str, Any], before_applying: Callable[[Injection], None]
+) -> tuple[Injection, float]:
+    """Check, record, apply, announce (worker thread, under the backend's lock): the injection lands
+    whole between two fleet seconds, and the stream shows it before the frame that shows its effect."""
+    from console.sim.injection import FleetFacts, check_injection
+
+    facts = FleetFacts(
+        node_ids=tuple(simulation.node_ids),
+        room_nodes=simulation.capacity_nodes - simulation.n_nodes,
+        populations=tuple(population.name for population in simulation.scenario.clients.populations),
+    )
+    injection = check_injection(event, params, facts)
+    before_applying(injection)
+    simulation.apply_injection(injection.event, dict(injection.params))
+    simulation.announce(
+        "injection",
+        f"instructor injected {injection.describe()}",
+        data={"event": injection.event, "params": injection.params},
+    )
+    return injection, simulation.time_s

@@ -117,9 +117,15 @@ def default_token_dir() -> Path:
     return Path(platformdirs.user_state_dir("stormdeck")) / "tokens"
 
 
-def make_local_operator_token(directory: Path | None = None) -> tuple[TokenRegistry, Path]:
-    """Make a random operator token for a loopback-only server and write it to a fresh 0600 file."""
+def make_local_token(role: Role, name: str, directory: Path | None = None) -> tuple[str, Path]:
+    """Make a random token of `role` for a loopback-only server and write it to a fresh 0600 file."""
     token = new_token()
     path = (directory or default_token_dir()) / f"serve-{os.getpid()}-{secrets.token_hex(4)}.token"
-    write_token_file(path, Role.OPERATOR, token, "local-operator")
+    write_token_file(path, role, token, name)
+    return token, path
+
+
+def make_local_operator_token(directory: Path | None = None) -> tuple[TokenRegistry, Path]:
+    """Make a random operator token for a loopback-only server and write it to a fresh 0600 file."""
+    token, path = make_local_token(Role.OPERATOR, "local-operator", directory)
     return TokenRegistry({token: Principal(Role.OPERATOR, "local-operator")}), path

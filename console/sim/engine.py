@@ -376,6 +376,10 @@ class Simulation:
         )
         self._update_weights()
 
+    def announce(self, kind: str, message: str, data: dict | None = None) -> None:
+        """An event from outside the engine (an instructor's injection), sent with the next second's."""
+        self._event(kind, message, data=data)
+
     def _event(self, kind: str, message: str, node: str | None = None, data: dict | None = None) -> None:
         self._pending_events.append(
             Event(time_s=self.time_s, kind=kind, node=node, message=message, data=data or {})

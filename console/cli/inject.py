@@ -1,0 +1,82 @@
+"""`stormdeck inject URL EVENT [KEY=VALUE …]`: an instructor's event in a served drill (issue #5, §2).
+
+Needs an admin token (`--token-file`, else STORMDECK_TOKEN). Exit codes as `stormdeck act`: 0 applied,
+2 bad input (the server names the field and what is allowed), 1 transport or auth error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from console.errors import InputError
+from console.sim.injection import INJECTIONS
+
+_EXIT = {"applied": 0, "dry_run": 0, "bad_input": 2, "blocked": 2, "needs_confirmation": 2, "denied": 1}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    events = "; ".join(f"{name}: {what}" for name, what in INJECTIONS.items())
+    parser = subparsers.add_parser(
+        "inject",
+        help="inject an event into a served drill or simulation (admin): restart, kill, disconnect, add "
+        "capacity, change the client mix",
+        description=f"Inject EVENT into the simulated fleet at URL, between two fleet seconds. Events — {events}. "
+        'Values are JSON where they parse (3, 0.3, true, ["gw-001"]), a comma list (gw-001,gw-002), '
+        "else text. The injection is audited and shown in the stream as an `injection` event.",
+    )
+    parser.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
+    parser.add_argument("event", metavar="EVENT", help="one of " + ", ".join(INJECTIONS))
+    parser.add_argument("params", nargs="*", metavar="KEY=VALUE", help="the event's parameters")
+    parser.add_argument("--token-file", type=Path, help="an admin token file (else STORMDECK_TOKEN)")
+    parser.add_argument("--json", action="store_true", help="print the server's answer as JSON")
+    parser.set_defaults(handler=run_inject)
+
+
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """`KEY=VALUE` words as the request's params: JSON values where they parse, comma lists, else text."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError("KEY=VALUE", pair, "a parameter as KEY=VALUE, e.g. fraction=0.3 or nodes=gw-001")
+        if key in params:
+            raise InputError(key, pair, "each parameter once")
+        params[key] = _value(text.strip())
+    return params
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    if "," in text:
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return text
+
+
+def run_inject(args: argparse.Namespace) -> int:
+    from console.client.actions import ActionAnswer, ActionClient
+    from console.client.token import load_token
+
+    body = {"event": args.event, "params": parse_params(args.params)}
+    token = load_token(args.token_file)
+
+    async def go() -> ActionAnswer:
+        async with ActionClient(args.url, token) as client:
+            return await client.send("POST", "/v1/sim/inject", body)
+
+    answer = asyncio.run(go())
+    if args.json:
+        print(json.dumps({"status": answer.status, **answer.body}, indent=2))
+    else:
+        headline = answer.body.get("message") or answer.body.get("detail") or ""
+        print(f"{answer.status} {answer.reply.value}: {headline}")
+        if answer.body.get("audit_seq") is not None:
+            print(f"audit: record {answer.body['audit_seq']} ({str(answer.body.get('audit_hash'))[:16]}…)")
+    return _EXIT.get(answer.reply.value, 1)

@@ -1,0 +1,86 @@
+"""A drill served over the fleet API (`stormdeck drill NAME --serve`, issue #5, section 2, "Instructor").
+
+The simulation is the drill's (`drill_scenario`: its overrides, its timeline as the scenario's events,
+which the engine fires between seconds). What a trainee at `stormdeck attach` also needs to read — the
+drill's story ("04:00 maintenance window opens"), its hints as they fall due, and its end — goes into the
+stream as events, before the frame of the second they belong to. Injections come from the instructor
+(`stormdeck inject`), through the simulator backend's checked, audited path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from console.drills.schema import Drill
+from console.protocol import Event
+from console.server.backend import Tick
+from console.server.simulator import SimulatorBackend
+
+
+class DrillNarrator:
+    """The drill's own events, each once, as fleet time passes (pure: fed the time, returns events)."""
+
+    def __init__(self, drill: Drill, duration_s: float) -> None:
+        self.drill = drill
+        self.duration_s = duration_s
+        self._timeline = sorted(drill.timeline, key=lambda entry: entry.at_s)
+        self._hints = sorted(drill.hints, key=lambda hint: hint.after_s)
+        self._ended = False
+
+    def due(self, time_s: float) -> list[Event]:
+        """Events for everything that happened before fleet second `time_s` (a frame's time: the second
+        that just ran, from `time_s - 1`, fired the timeline entries at or before its start)."""
+        drill = self.drill
+        events: list[Event] = []
+        while self._timeline and self._timeline[0].at_s < time_s:
+            entry = self._timeline.pop(0)
+            events.append(
+                Event(
+                    time_s=entry.at_s,
+                    kind="drill",
+                    message=f"{drill.human_time(entry.at_s)} {entry.say}",
+                    data={"drill": drill.name, "action": entry.action, "params": dict(entry.params)},
+                )
+            )
+        while self._hints and self._hints[0].after_s <= time_s:
+            hint = self._hints.pop(0)
+            events.append(
+                Event(time_s=hint.after_s, kind="hint", message=hint.text, data={"drill": drill.name})
+            )
+        if not self._ended and time_s >= self.duration_s:
+            self._ended = True
+            events.append(
+                Event(
+                    time_s=self.duration_s,
+                    kind="drill",
+                    message=f"{drill.human_time(self.duration_s)} the drill's time is up ({drill.title})",
+                    data={"drill": drill.name, "ended": True},
+                )
+            )
+        return events
+
+
+class DrillBackend(SimulatorBackend):
+    """The simulator backend of a served drill: the same ticks, actions and injections, plus the
+    drill's narration in the stream."""
+
+    def __init__(self, drill: Drill, backend: SimulatorBackend) -> None:
+        super().__init__(backend.simulation, backend.forecast_horizon_s)
+        self.drill = drill
+        self.narrator = DrillNarrator(drill, backend.simulation.scenario.duration_s)
+
+    @classmethod
+    def from_drill(cls, drill: Drill, overrides: Sequence[str] = (), seed: int | None = None) -> DrillBackend:
+        from console.drills.headless import drill_scenario
+        from console.sim.engine import Simulation
+
+        simulation = Simulation(drill_scenario(drill, overrides), seed=seed)
+        return cls(drill, SimulatorBackend(simulation))
+
+    async def tick(self, fleet_seconds: int, budget_s: float) -> Tick:
+        tick = await super().tick(fleet_seconds, budget_s)
+        told = self.narrator.due(tick.frame.time_s)
+        if not told:
+            return tick
+        return dataclasses.replace(tick, events=[*told, *tick.events])

@@ -1,0 +1,65 @@
+"""The injection checker, directly: whole and valid for this fleet, or an error naming the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from console.errors import InputError
+from console.sim.injection import INJECTIONS, FleetFacts, check_injection
+
+FACTS = FleetFacts(
+    node_ids=("gw-000", "gw-001", "gw-002", "gw-003"), room_nodes=5, populations=("web", "mobile")
+)
+
+
+def test_every_injection_has_a_checked_form() -> None:
+    given = {
+        "restart_nodes": {"nodes": 2},
+        "kill_nodes": {"nodes": "gw-003"},
+        "disconnect_fraction": {"fraction": 1},
+        "add_nodes": {"count": 5},
+        "set_policy": {"policy": "fixed", "population": "web"},
+    }
+    assert set(given) == set(INJECTIONS)
+    checked = {event: check_injection(event, params, FACTS).params for event, params in given.items()}
+    assert checked == {
+        "restart_nodes": {"nodes": ["gw-000", "gw-001"]},
+        "kill_nodes": {"nodes": ["gw-003"]},
+        "disconnect_fraction": {"fraction": 1.0},
+        "add_nodes": {"count": 5},
+        "set_policy": {"policy": "fixed", "population": "web", "params": None},
+    }
+
+
+def test_a_node_named_twice_is_restarted_once() -> None:
+    assert check_injection("restart_nodes", {"nodes": ["gw-001", "gw-001"]}, FACTS).params == {
+        "nodes": ["gw-001"]
+    }
+
+
+@pytest.mark.parametrize(
+    ("event", "params", "field"),
+    [
+        ("restart_nodes", {}, "nodes"),
+        ("restart_nodes", {"nodes": 3, "first": 2}, "nodes"),  # only 2 nodes from index 2
+        ("restart_nodes", {"nodes": 1, "first": 4}, "first"),
+        ("restart_nodes", {"nodes": ["gw-001"], "first": 1}, "first"),
+        ("kill_nodes", {"nodes": [1, 2]}, "nodes"),
+        ("kill_nodes", {"nodes": True}, "nodes"),
+        ("kill_nodes", {"nodes": "gw-001", "fraction": 0.5}, "fraction"),
+        ("disconnect_fraction", {"fraction": 0}, "fraction"),
+        ("disconnect_fraction", {"fraction": "half"}, "fraction"),
+        ("add_nodes", {"count": 6}, "count"),  # room for 5
+        ("add_nodes", {"count": 2.0}, "count"),
+        ("set_policy", {}, "policy"),
+        ("set_policy", {"policy": "fixed", "population": "desktop"}, "population"),
+        ("set_policy", {"policy": "fixed", "delay_ms": -1}, "policy.delay_ms"),
+        ("drain_nodes", {"nodes": 1}, "event"),  # an operator's action, not an injection
+    ],
+)
+def test_a_bad_injection_names_its_field(event: str, params: dict[str, Any], field: str) -> None:
+    with pytest.raises(InputError) as raised:
+        check_injection(event, params, FACTS)
+    assert raised.value.field == field

@@ -1,0 +1,147 @@
+"""`stormdeck drill NAME --serve` as a real process on loopback, and `stormdeck inject` against it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+
+from console.audit import verify_file
+from console.cli import main
+from console.drills.schema import build_drill
+from console.drills.served import DrillNarrator
+from tests.server.conftest import receive_until
+from tests.server.test_serve_cli import read_announcement
+
+#: A one-minute drill on 8 nodes: its first event fires at fleet second 2 (a few wall seconds at 2×).
+SHORT_DRILL = """
+name = "short-served"
+title = "A short drill to serve"
+seed_source = "a test: no seed"
+scenario = "thundering-herd"
+overrides = { "nodes.count" = 8, "clients.count" = 20000, "rollout.batch_size" = 2 }
+clock_start = "04:00"
+duration_s = 60
+briefing = "A test drill."
+
+[[timeline]]
+at = "04:00:02"
+say = "a third of the connections reset"
+action = "disconnect_fraction"
+fraction = 0.3
+
+[[hints]]
+after_s = 1
+text = "Watch the attempts."
+
+[[objectives]]
+name = "no override"
+kind = "no_override"
+points = 10
+"""
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    drill = tmp_path / "short.toml"
+    drill.write_text(SHORT_DRILL)
+    audit = tmp_path / "audit.jsonl"
+    command = [sys.executable, "-m", "console", "drill", str(drill), "--serve", "--port", "0"]
+    command += ["--speed", "2", "--audit-log", str(audit)]
+    # The tokens the server makes go under the test's own state dir, not the user's.
+    environment = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environment)
+    try:
+        fields = read_announcement(process)
+        yield {**fields, "process": process, "audit": audit}
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+async def inject(url: str, *words: str, token_file: Path) -> int:
+    """`stormdeck inject` as a user types it (in a thread: the CLI runs its own event loop)."""
+    return await asyncio.to_thread(main, ["inject", url, *words, "--token-file", str(token_file)])
+
+
+async def test_a_served_drill_fires_its_timeline_and_takes_an_instructors_injection(served, capsys) -> None:
+    url = served["url"]
+    trainee_file, admin_file = Path(served["token"].split()[0]), Path(served["admin"].split()[0])
+    assert trainee_file.read_text().split()[0] == "operator"
+    assert admin_file.read_text().split()[0] == "admin"
+    assert f"--token-file {admin_file}" in served["inject"]
+    trainee = {"Authorization": f"Bearer {trainee_file.read_text().split()[1]}"}
+
+    stream = url.replace("http://", "ws://") + "/v1/stream"
+    async with connect(stream, additional_headers=trainee, max_queue=None) as ws:
+        hello = json.loads(await ws.recv())
+        assert hello["fleet"] == "thundering-herd"
+        # The drill's story, its hint, and the timeline's injection, all from the stream alone.
+        seen = await receive_until(
+            ws, lambda m: m["type"] == "event" and m.get("kind") == "disconnect", timeout_s=15
+        )
+        told = [m["message"] for m in seen if m["type"] == "event" and m.get("kind") == "drill"]
+        assert "04:00:02 a third of the connections reset" in told
+        assert any(m.get("kind") == "hint" and m["message"] == "Watch the attempts." for m in seen)
+        assert "(30%)" in seen[-1]["message"]
+
+        # The trainee's operator token cannot inject; the instructor's admin token can.
+        assert await inject(url, "add_nodes", "count=2", token_file=trainee_file) == 1
+        assert "403" in capsys.readouterr().out
+        assert await inject(url, "add_nodes", "count=2", token_file=admin_file) == 0
+        assert "injected add_nodes(count=2)" in capsys.readouterr().out
+        assert await inject(url, "add_nodes", "count=lots", token_file=admin_file) == 2
+        assert "count" in capsys.readouterr().out
+        injected = await receive_until(
+            ws, lambda m: m["type"] == "event" and m.get("kind") == "injection", timeout_s=10
+        )
+        assert injected[-1]["data"] == {"event": "add_nodes", "params": {"count": 2}}
+        frames = await receive_until(ws, lambda m: m["type"] == "frame", timeout_s=10)
+        assert [n["state"] for n in frames[-1]["nodes"][8:]] == ["provisioning", "provisioning"]
+
+    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        fleet = (await client.get("/v1/fleet", headers=trainee)).json()
+    assert fleet["fleet"] == "thundering-herd" and len(fleet["nodes"]) == 10
+
+    process: subprocess.Popen[str] = served["process"]
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(15) == 0
+    assert not trainee_file.exists() and not admin_file.exists(), "the tokens it made go with the server"
+    records = [json.loads(line) for line in served["audit"].read_text().splitlines()]
+    assert [(r.get("record"), r["status"]) for r in records] == [
+        (None, 403),  # the trainee's attempt, refused at the door and audited
+        ("injection", 200),
+        ("injection", 422),
+    ]
+    assert verify_file(served["audit"]).intact
+
+
+def test_serve_and_headless_do_not_mix(capsys) -> None:
+    assert main(["drill", "thundering-herd", "--serve", "--headless"]) == 2
+    assert "--serve" in capsys.readouterr().err
+
+
+def test_the_narrator_tells_each_entry_once_in_order_and_the_end() -> None:
+    import tomllib
+
+    drill = build_drill(tomllib.loads(SHORT_DRILL))
+    narrator = DrillNarrator(drill, duration_s=60)
+    assert narrator.due(0.0) == []
+    assert [e.kind for e in narrator.due(1.0)] == ["hint"]  # due after 1 s of fleet time, told once
+    assert narrator.due(2.0) == []  # the entry at 2 s fires in the second from 2 to 3
+    second = narrator.due(3.0)
+    assert [(e.kind, e.message) for e in second] == [("drill", "04:00:02 a third of the connections reset")]
+    assert narrator.due(30.0) == []
+    assert [e.data.get("ended") for e in narrator.due(61.0)] == [True]
+    assert narrator.due(62.0) == []
