@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from console.errors import InputError
+from console.packaged import list_packaged, read_packaged
 
 _DRILL_PACKAGE = "console.drills"
 
@@ -152,32 +150,12 @@ def hints_due(drill: Drill, time_s: float) -> list[Hint]:
 
 def list_drills() -> list[tuple[str, str]]:
     """(name, title) of every packaged drill, sorted by name."""
-    out = []
-    for entry in resources.files(_DRILL_PACKAGE).iterdir():
-        if entry.name.endswith(".toml"):
-            data = tomllib.loads(entry.read_text(encoding="utf-8"))
-            out.append((entry.name.removesuffix(".toml"), str(data.get("title", ""))))
-    return sorted(out)
+    return list_packaged(_DRILL_PACKAGE)
 
 
 def load_drill(name_or_path: str) -> Drill:
     """A packaged drill by name, or a TOML file by path, validated (raises `InputError`)."""
-    path = Path(name_or_path)
-    if name_or_path.endswith(".toml"):
-        if not path.is_file():
-            raise InputError("drill", name_or_path, "an existing .toml file, or a packaged drill's name")
-        text = path.read_text(encoding="utf-8")
-    else:
-        entry = resources.files(_DRILL_PACKAGE) / f"{name_or_path}.toml"
-        if not entry.is_file():
-            names = ", ".join(name for name, _ in list_drills())
-            raise InputError("drill", name_or_path, f"one of {names} (or a path to a .toml file)")
-        text = entry.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise InputError("drill", name_or_path, f"valid TOML ({error})") from None
-    return build_drill(data)
+    return build_drill(read_packaged("drill", _DRILL_PACKAGE, name_or_path))
 
 
 def build_drill(data: dict[str, Any]) -> Drill:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import copy
 import tomllib
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from console.errors import InputError
+from console.packaged import list_packaged, read_packaged
 from console.policies import POLICIES, Policy, make_policy
 
 _SCENARIO_PACKAGE = "console.sim.scenarios"
@@ -290,30 +289,12 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 
 def list_scenarios() -> list[tuple[str, str]]:
     """(name, title) of every packaged scenario, sorted by name."""
-    out = []
-    for entry in resources.files(_SCENARIO_PACKAGE).iterdir():
-        if entry.name.endswith(".toml"):
-            data = tomllib.loads(entry.read_text(encoding="utf-8"))
-            out.append((entry.name.removesuffix(".toml"), str(data.get("title", ""))))
-    return sorted(out)
+    return list_packaged(_SCENARIO_PACKAGE)
 
 
 def load_scenario(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
     """A packaged scenario by name, or a TOML file by path, with `k=v` overrides applied and validated."""
-    path = Path(name_or_path)
-    if name_or_path.endswith(".toml") and path.is_file():
-        text = path.read_text(encoding="utf-8")
-    else:
-        entry = resources.files(_SCENARIO_PACKAGE) / f"{name_or_path}.toml"
-        if not entry.is_file():
-            names = ", ".join(n for n, _ in list_scenarios())
-            raise InputError("scenario", name_or_path, f"one of {names} (or a path to a .toml file)")
-        text = entry.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise InputError("scenario", name_or_path, f"valid TOML ({error})") from None
-    return build_scenario(data, overrides)
+    return build_scenario(read_packaged("scenario", _SCENARIO_PACKAGE, name_or_path), overrides)
 
 
 def build_scenario(data: dict[str, Any], overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
