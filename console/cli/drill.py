@@ -19,6 +19,7 @@ from console.errors import InputError
 
 if TYPE_CHECKING:
     from console.drills.headless import DrillRun
+    from console.drills.live import DrillProgress
     from console.drills.schema import Drill
 
 
@@ -72,6 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="the audit log of actions and injections (default: the user's XDG state dir)",
     )
+    # As `sim serve` has it: the interactive drill's child server stops when its parent's pipe closes.
+    parser.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)
     parser.set_defaults(handler=run_drill)
 
 
@@ -94,11 +97,75 @@ def run_drill(args: argparse.Namespace) -> int:
         return _serve(args)
     drill = load_drill(args.name)
     if not args.headless:
-        # Hook for the interactive drill mode (briefing, live objectives, end screen): not built yet.
-        raise InputError(
-            "--headless", False, "--headless or --serve (the interactive drill screens are not built yet)"
-        )
+        return _interactive(args, drill)
     return _headless(args, drill)
+
+
+def _interactive(args: argparse.Namespace, drill: Drill) -> int:
+    """The console in drill mode on the drill served by a child `drill NAME --serve` (as the embedded
+    default serves `sim serve`): briefing, live objectives and hints, pause, the end screen."""
+    import signal
+    import sys
+
+    from console.cli.embedded import EmbeddedServer, _exit_on_signal
+    from console.drills.headless import drill_scenario
+    from console.drills.live import DrillProgress
+
+    end_s = drill_scenario(drill, args.set).duration_s  # checks the overrides before a server starts
+    serve = ["drill", args.name, "--serve", "--stop-with-parent"]
+    if args.seed is not None:
+        serve += ["--seed", str(args.seed)]
+    for override in args.set:
+        serve += ["--set", override]
+    print(f"stormdeck: serving the drill {drill.name} on 127.0.0.1…", file=sys.stderr, flush=True)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _exit_on_signal)
+    speed = 1.0 if args.speed is None else args.speed
+    with EmbeddedServer(drill.scenario, speed=speed, serve=serve) as server:
+        return _run_drill_console(server.url, server.token, DrillProgress(drill, end_s), args.record)
+
+
+def _run_drill_console(url: str, token: str, progress: DrillProgress, record: Path | None) -> int:
+    import httpx
+
+    from console.client.actions import ActionClient
+    from console.client.stream import StreamClient
+    from console.guards.config import load_default_thresholds
+    from console.model.alarm_source import console_model
+    from console.ui.drill import DrillApp
+
+    # The briefing is read on a paused fleet: pause before the console attaches (the server has run for
+    # the second or two it took to start).
+    httpx.post(
+        f"{url}/v1/sim/clock", json={"paused": True}, headers={"Authorization": f"Bearer {token}"}
+    ).raise_for_status()
+    admin = ActionClient(url, token)
+
+    async def set_paused(paused: bool) -> None:
+        await admin.send("POST", "/v1/sim/clock", {"paused": paused})
+
+    source = StreamClient(url, token)
+    action_recorder = None
+    if record is not None:
+        from console.record.daemon import RecordingTap, StreamRecorder
+
+        recorder = StreamRecorder(record, url=url)
+        source = RecordingTap(source, recorder)
+
+        def action_recorder(item: object) -> None:
+            if recorder.writer is not None:
+                recorder.writer.write(item)
+
+    app = DrillApp(
+        progress,
+        set_paused=set_paused,
+        action_recorder=action_recorder,
+        model=console_model(load_default_thresholds().thresholds),
+        source=source,
+        admin=admin,
+    )
+    app.run()
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:

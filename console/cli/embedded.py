@@ -43,10 +43,20 @@ def default_scenario() -> str:
 
 
 class EmbeddedServer:
-    """`sim serve SCENARIO` in a child process on 127.0.0.1 with an ephemeral port; a context manager."""
+    """`sim serve SCENARIO` in a child process on 127.0.0.1 with an ephemeral port; a context manager.
 
-    def __init__(self, scenario: str, overrides: list[str] | None = None, speed: float = 1.0) -> None:
+    `serve` names another serving command with the same options (`["drill", NAME, "--serve"]`: the
+    interactive drill serves its drill this way); by default it is `["sim", "serve", scenario]`."""
+
+    def __init__(
+        self,
+        scenario: str,
+        overrides: list[str] | None = None,
+        speed: float = 1.0,
+        serve: list[str] | None = None,
+    ) -> None:
         self.scenario = scenario
+        self.serve = list(serve) if serve is not None else ["sim", "serve", scenario]
         self.overrides = list(overrides or [])
         self.speed = speed
         self.url = ""
@@ -58,7 +68,7 @@ class EmbeddedServer:
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> EmbeddedServer:
         write_token_file(self.token_path, Role.OPERATOR, self.token, "embedded-console")
-        command = [sys.executable, "-m", "console", "sim", "serve", self.scenario, "--port", "0"]
+        command = [sys.executable, "-m", "console", *self.serve, "--port", "0"]
         command += ["--speed", str(self.speed), "--token-file", str(self.token_path), "--stop-with-parent"]
         for override in self.overrides:
             command += ["--set", override]

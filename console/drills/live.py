@@ -1,0 +1,102 @@
+"""A drill as it runs, for the drill screen: objectives met, at risk or failed so far, hints, the end. Pure.
+
+The console feeds it what it already receives — frames, the stream's events (a served drill sends its
+narration, `hint` events and a `drill` event with `data.ended`), and its own action records — and it
+measures with the same functions the headless runner scores with (`console.drills.objectives`): the
+screen never has a second idea of what an objective means. What it adds is the live reading: an objective
+not met yet is "at risk" while the rest of the drill could still meet it, "failed" once nothing can.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from console.drills.objectives import Measured, Score, abort_criterion_at, baseline_connections, score_drill
+from console.drills.schema import Drill, Objective
+from console.protocol import Event, Frame
+from console.record.records import ActionRecord
+
+#: Objectives whose miss is final: a later frame cannot undo a floor broken, an override used, a total over
+#: its grace, or a dip that lasted too long.
+_FINAL_ON_MISS = frozenset({"connections_floor", "no_override", "totals_max", "recovery"})
+
+
+class Standing(StrEnum):
+    MET = "met"
+    AT_RISK = "at risk"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class LiveObjective:
+    measured: Measured
+    standing: Standing
+
+
+def standing_of(
+    objective: Objective, measured: Measured, frames: list[Frame], time_s: float, end_s: float
+) -> Standing:
+    """Met, at risk or failed at fleet second `time_s` of a drill that ends at `end_s`."""
+    kind, params = objective.kind, objective.params
+    if measured.met:
+        # Met so far, but the fleet is over the line right now: one more stretch could fail it.
+        if frames and kind == "recovery":
+            now_pct = 100.0 * frames[-1].totals.connections / baseline_connections(frames)
+            return Standing.AT_RISK if now_pct < float(params["pct"]) else Standing.MET
+        if frames and kind == "totals_max":
+            over = float(getattr(frames[-1].totals, str(params["field"]))) > float(params["max"])
+            return Standing.AT_RISK if over else Standing.MET
+        return Standing.MET
+    if kind in _FINAL_ON_MISS or time_s >= end_s:
+        return Standing.FAILED
+    if kind == "rollout_completed":
+        return Standing.FAILED if time_s > float(params["within_s"]) else Standing.AT_RISK
+    if kind == "halt_within":
+        criterion = abort_criterion_at(frames, float(params["cpu_pct"]), float(params["for_s"]))
+        if criterion is not None and time_s > criterion[0] + float(params["within_s"]):
+            return Standing.FAILED
+    return Standing.AT_RISK  # action_used, or a halt still in time
+
+
+@dataclass
+class DrillProgress:
+    """What the drill screen shows, from what the console received."""
+
+    drill: Drill
+    end_s: float  # the drill's duration in fleet seconds (the scenario's when the drill sets none)
+    frames: list[Frame] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    actions: list[ActionRecord] = field(default_factory=list)
+    hints: list[Event] = field(default_factory=list)
+    ended: bool = False
+
+    @property
+    def time_s(self) -> float:
+        return self.frames[-1].time_s if self.frames else 0.0
+
+    def add_frame(self, frame: Frame) -> None:
+        self.frames.append(frame)
+
+    def add_event(self, event: Event) -> Event | None:
+        """Keep the event; returns it when the trainee should be told now (a hint)."""
+        self.events.append(event)
+        if event.kind == "drill" and event.data.get("ended"):
+            self.ended = True
+        if event.kind == "hint":
+            self.hints.append(event)
+            return event
+        return None
+
+    def add_action(self, record: ActionRecord) -> None:
+        self.actions.append(record)
+
+    def score(self) -> Score:
+        return score_drill(self.drill, self.frames, self.events, self.actions)
+
+    def objectives(self, score: Score | None = None) -> list[LiveObjective]:
+        score = score or self.score()
+        return [
+            LiveObjective(measured, standing_of(objective, measured, self.frames, self.time_s, self.end_s))
+            for objective, measured in zip(self.drill.objectives, score.objectives, strict=True)
+        ]

@@ -1,0 +1,257 @@
+"""`stormdeck drill NAME`: the console in drill mode (issue #5, section 2).
+
+The live console (`ConsoleApp`) on a served drill (`drill NAME --serve` in a child process), plus: a
+briefing screen first (the fleet clock stays paused until Enter), an objectives panel with the drill clock
+(met / at risk / failed, from `console.drills.live`, which measures with the scorer's own functions), the
+served stream's `hint` events as notifications, pause (`p`, through `POST /v1/sim/clock`), and an end
+screen with the score when the server says the drill's time is up. Screens render; the app posts intents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import ClassVar
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from console.drills.live import DrillProgress, LiveObjective, Standing
+from console.drills.objectives import Score
+from console.drills.schema import Drill
+from console.model.link import Received, StreamItem
+from console.model.thresholds import Level
+from console.protocol import Event, Frame
+from console.record.records import ActionRecord, Confirmation
+from console.ui.actions import ActionRecorder
+from console.ui.app import ConsoleApp
+from console.ui.screens.main import MainScreen
+from console.ui.themes import LEVEL_GLYPHS, Palette
+
+#: Pause or resume the served fleet's clock (`POST /v1/sim/clock`); None where there is no server.
+ClockSetter = Callable[[bool], Awaitable[None]]
+
+_STANDING_LEVEL = {Standing.MET: Level.OK, Standing.AT_RISK: Level.WARNING, Standing.FAILED: Level.CRITICAL}
+
+
+def _mark(standing: Standing, palette: Palette) -> str:
+    level = _STANDING_LEVEL[standing]
+    return f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {standing.value:7}[/]"
+
+
+def briefing_text(drill: Drill) -> str:
+    lines = [
+        f"[b]{escape(drill.title)}[/]  ({escape(drill.name)})",
+        "",
+        f"[dim]rehearses:[/] {escape(drill.seed_source)}",
+        "",
+        escape(drill.briefing),
+        "",
+    ]
+    if drill.teaches:
+        lines += [f"[dim]teaches:[/] {escape(drill.teaches)}", ""]
+    lines.append(f"[b]objectives[/] ({drill.max_points:g} points)")
+    lines += [f"  {objective.points:>4g}  {escape(objective.name)}" for objective in drill.objectives]
+    lines += ["", "[b]Enter[/] to start the drill · [b]q[/] to quit"]
+    return "\n".join(lines)
+
+
+def objectives_text(objectives: list[LiveObjective], palette: Palette) -> str:
+    return "\n".join(
+        f"{_mark(item.standing, palette)} {escape(item.measured.name)}  [dim]{escape(item.measured.why)}[/]"
+        for item in objectives
+    )
+
+
+def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
+    drill = progress.drill
+    state = " · [b]PAUSED[/] (p resumes)" if paused else " · p pauses"
+    return (
+        f"drill · {drill.human_time(progress.time_s)} · {progress.time_s:.0f} of {progress.end_s:.0f} s · "
+        f"{score.score:g}/{score.max_score:g} so far{state}"
+    )
+
+
+def end_text(drill: Drill, score: Score, palette: Palette) -> str:
+    lines = [f"[b]{escape(drill.title)}[/] — the drill's time is up", ""]
+    lines.append(f"[b]score {score.score:g} / {score.max_score:g}[/]")
+    lines.append("")
+    for item in score.objectives:
+        standing = Standing.MET if item.met else Standing.FAILED
+        value = "–" if item.value is None else f"{item.value:g}"
+        limit = "–" if item.limit is None else f"{item.limit:g}"
+        lines.append(
+            f"{_mark(standing, palette)} {item.points:>4g}/{item.max_points:<4g} {escape(item.name)}"
+            f"  [dim](value {value}, limit {limit})[/]"
+        )
+        lines.append(f"                      {escape(item.why)}")
+    lines += [
+        "",
+        f"penalty −{score.penalty:g} ({score.minutes_below:g} min below "
+        f"{drill.scoring.penalty_below_pct:g} % of connections)",
+        "",
+        "[b]Esc[/] back to the fleet (frozen) · [b]q[/] quit",
+    ]
+    return "\n".join(lines)
+
+
+class BriefingScreen(Screen[bool]):
+    DEFAULT_CSS = """
+    BriefingScreen { align: center middle; }
+    BriefingScreen #briefing { width: 100; height: auto; max-height: 90%; border: round $accent;
+                               padding: 1 2; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "start", "start"),
+        Binding("q", "app.quit", "quit"),
+    ]
+
+    def __init__(self, drill: Drill) -> None:
+        super().__init__()
+        self.drill = drill
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="briefing"):
+            yield Static(briefing_text(self.drill))
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#briefing").border_title = "briefing"
+
+    def action_start(self) -> None:
+        self.dismiss(True)
+
+
+class EndScreen(Screen[None]):
+    DEFAULT_CSS = """
+    EndScreen { align: center middle; }
+    EndScreen #end { width: 120; height: auto; max-height: 90%; border: round $accent; padding: 1 2; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "back to the fleet"),
+        Binding("q", "app.quit", "quit"),
+    ]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="end"):
+            yield Static(self.text, id="end-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#end").border_title = "drill over"
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+
+class DrillScreen(MainScreen):
+    """The fleet screen with the objectives panel (and the drill clock in its title) above the footer."""
+
+    DEFAULT_CSS = """
+    DrillScreen #drill-box { height: auto; max-height: 9; border: round $accent; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, Footer):
+                with Vertical(id="drill-box"):
+                    yield Static("", id="objectives")
+            yield widget
+
+    def show_drill(self, title: str, objectives: str) -> None:
+        for box in self.query("#drill-box"):
+            box.border_title = title
+        for panel in self.query("#objectives").results(Static):
+            panel.update(objectives)
+
+
+class DrillApp(ConsoleApp):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *ConsoleApp.BINDINGS,
+        Binding("p", "toggle_pause", "pause"),
+    ]
+
+    def __init__(
+        self,
+        progress: DrillProgress,
+        set_paused: ClockSetter | None = None,
+        action_recorder: ActionRecorder | None = None,
+        **kwargs,
+    ) -> None:
+        self.progress = progress
+        self.set_paused = set_paused
+        self.paused = True  # the fleet waits while the trainee reads the briefing
+        self.end_shown = False
+        self._chained_recorder = action_recorder
+        super().__init__(action_recorder=self._record_action, **kwargs)
+        self.title = f"stormdeck drill · {progress.drill.name}"
+
+    def get_default_screen(self) -> Screen:
+        return DrillScreen()
+
+    def on_mount(self) -> None:
+        # (ConsoleApp.on_mount runs too.) The briefing first; Enter starts the fleet clock.
+        self.push_screen(BriefingScreen(self.progress.drill), self._briefing_done)
+
+    def _briefing_done(self, started: bool | None) -> None:
+        if started:
+            self._ask_clock(paused=False)
+
+    # --- feeding -----------------------------------------------------------------------------------------
+
+    def feed(self, item: StreamItem) -> None:
+        super().feed(item)
+        if not isinstance(item, Received):
+            return
+        message = item.message
+        if isinstance(message, Frame):
+            self.progress.add_frame(message)
+            if self.progress.ended and not self.end_shown:
+                self.call_later(self.show_end)
+        elif isinstance(message, Event):
+            hint = self.progress.add_event(message)
+            if hint is not None:
+                self.notify(hint.message, title=f"hint · {self.progress.drill.human_time(hint.time_s)}")
+
+    def _record_action(self, record: ActionRecord | Confirmation) -> None:
+        if isinstance(record, ActionRecord):
+            self.progress.add_action(record)
+        if self._chained_recorder is not None:
+            self._chained_recorder(record)
+
+    def refresh_views(self) -> None:
+        super().refresh_views()
+        screen = self.screen
+        if isinstance(screen, DrillScreen) and screen.ready:
+            score = self.progress.score()
+            screen.show_drill(
+                drill_title(self.progress, score, self.paused),
+                objectives_text(self.progress.objectives(score), self.palette),
+            )
+
+    # --- intents -----------------------------------------------------------------------------------------
+
+    def action_toggle_pause(self) -> None:
+        if self.end_shown:
+            return
+        self._ask_clock(paused=not self.paused)
+
+    def _ask_clock(self, paused: bool) -> None:
+        self.paused = paused
+        self.refresh_views()
+        if self.set_paused is not None:
+            self.run_worker(self.set_paused(paused), group="clock", exclusive=True, exit_on_error=False)
+
+    def show_end(self) -> None:
+        if self.end_shown:
+            return
+        self.end_shown = True
+        self._ask_clock(paused=True)  # the drill is over: the fleet stops where it was scored
+        self.push_screen(EndScreen(end_text(self.progress.drill, self.progress.score(), self.palette)))
