@@ -76,6 +76,9 @@ class DrillProgress:
         return self.frames[-1].time_s if self.frames else 0.0
 
     def add_frame(self, frame: Frame) -> None:
+        # A paused fleet keeps sending its current second: measured once, as the headless runner would.
+        if self.frames and frame.time_s <= self.frames[-1].time_s:
+            return
         self.frames.append(frame)
 
     def add_event(self, event: Event) -> Event | None:

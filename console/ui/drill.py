@@ -39,7 +39,7 @@ _STANDING_LEVEL = {Standing.MET: Level.OK, Standing.AT_RISK: Level.WARNING, Stan
 
 def _mark(standing: Standing, palette: Palette) -> str:
     level = _STANDING_LEVEL[standing]
-    return f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {standing.value:7}[/]"
+    return f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {standing.value:8}[/]"
 
 
 def briefing_text(drill: Drill) -> str:

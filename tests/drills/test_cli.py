@@ -114,6 +114,8 @@ def test_a_tiny_drill_runs_through_the_guarded_api(
     assert "## Objectives" in report and "| floor | yes |" in report and "drain" in report
 
 
-def test_interactive_mode_is_not_built_yet_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["drill", "thundering-herd"]) == 2
-    assert "--headless" in capsys.readouterr().err
+def test_interactive_mode_checks_its_overrides_before_starting_a_server(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["drill", "thundering-herd", "--set", "nodes.count=banana"]) == 2
+    assert "nodes.count" in capsys.readouterr().err

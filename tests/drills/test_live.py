@@ -1,0 +1,66 @@
+"""The drill screen's live reading: met, at risk, failed while the drill runs (pure)."""
+
+from __future__ import annotations
+
+from console.drills.live import DrillProgress, Standing
+from console.drills.schema import build_drill
+from console.protocol import Event
+from console.record.records import ActionRecord
+from tests.fleet_builders import series
+
+DRILL = {
+    "name": "tiny",
+    "title": "A tiny drill",
+    "seed_source": "outage seed (000)",
+    "scenario": "demo",
+    "briefing": "Hold the floor.",
+    "objectives": [
+        {"name": "floor", "kind": "connections_floor", "min_pct": 90, "points": 50},
+        {"name": "admission set", "kind": "action_used", "action": "admission", "points": 30},
+        {"name": "rollout done", "kind": "rollout_completed", "within_s": 20, "points": 20},
+    ],
+}
+
+
+def progress(connections) -> DrillProgress:
+    live = DrillProgress(build_drill(DRILL), end_s=60)
+    for frame in series(0, 30, connections=connections):
+        live.add_frame(frame)
+    return live
+
+
+def standings(live: DrillProgress) -> list[Standing]:
+    return [item.standing for item in live.objectives()]
+
+
+def test_an_objective_not_met_is_at_risk_until_it_can_no_longer_be_met() -> None:
+    live = progress(lambda t: 100_000)
+    # floor held; no admission yet (the rest of the drill may still bring one); rollout due at 20 s: failed
+    assert standings(live) == [Standing.MET, Standing.AT_RISK, Standing.FAILED]
+    live.add_action(ActionRecord(time_s=29, actor="t", action="admission", outcome="applied"))
+    assert standings(live)[1] is Standing.MET
+
+
+def test_a_broken_floor_is_failed_at_once_and_the_score_is_the_scorers() -> None:
+    live = progress(lambda t: 100_000 if t < 10 else 50_000)
+    assert standings(live)[0] is Standing.FAILED
+    assert live.score().score == 0.0  # the same score_drill the headless runner uses
+
+
+def test_a_paused_fleets_repeated_second_is_measured_once() -> None:
+    live = progress(lambda t: 100_000)
+    count = len(live.frames)
+    live.add_frame(live.frames[-1])
+    assert len(live.frames) == count
+
+
+def test_hints_are_returned_to_show_and_the_end_event_ends_the_drill() -> None:
+    live = progress(lambda t: 100_000)
+    hint = Event(time_s=5, kind="hint", message="set admission")
+    assert live.add_event(hint) is hint and live.hints == [hint]
+    assert live.add_event(Event(time_s=6, kind="drill", message="04:00 window opens")) is None
+    assert not live.ended
+    live.add_event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
+    assert live.ended
+    live.frames[-1] = live.frames[-1].model_copy(update={"time_s": 60.0})
+    assert all(item.standing is not Standing.AT_RISK for item in live.objectives())
