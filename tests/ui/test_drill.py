@@ -1,0 +1,149 @@
+"""Drill mode driven by key presses: briefing → live (objectives, hint, pause) → end screen; snapshots.
+
+The app is fed in-process: the synthetic fleet's frames (console.ui.scenes) and the drill events a served
+drill sends (`hint`, and `drill` with data.ended), with a fake clock setter standing in for
+`POST /v1/sim/clock`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from console.client.decode import StreamDecoder
+from console.client.synthetic import SyntheticFleet
+from console.drills.live import DrillProgress, Standing
+from console.drills.schema import build_drill
+from console.model.link import LinkState, LinkStatus, Received
+from console.protocol import Event
+from console.ui.drill import BriefingScreen, DrillApp, DrillScreen, EndScreen
+
+from .conftest import SIZE
+
+_EPOCH_WALL_S = 1_800_000_000.0
+
+TINY = {
+    "name": "tiny",
+    "title": "A tiny storm",
+    "seed_source": "outage seed (000): the whole region restarts at once",
+    "teaches": "Hold the floor; ration the return with admission.",
+    "scenario": "demo",
+    "clock_start": "02:00",
+    "duration_s": 60,
+    "briefing": "02:00, a tiny fleet of 12 gateways.\nA storm is coming at 02:00:40. Keep the fleet up.",
+    "objectives": [
+        {"name": "connections never below 99 %", "kind": "connections_floor", "min_pct": 99, "points": 60},
+        {"name": "admission set", "kind": "action_used", "action": "admission", "points": 40},
+    ],
+}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.calls: list[bool] = []
+
+    async def __call__(self, paused: bool) -> None:
+        self.calls.append(paused)
+
+
+class TinyFeed:
+    """The synthetic fleet second by second, as the app would receive it."""
+
+    def __init__(self, app: DrillApp) -> None:
+        self.app = app
+        self.fleet = SyntheticFleet(nodes=12, seed=7, storm_at_s=40)
+        self.decoder = StreamDecoder()
+        self.second = 0
+        app.feed(Received(self.decoder.feed(json.dumps(self.fleet.hello())), _EPOCH_WALL_S))
+        app.feed(LinkStatus(LinkState.LIVE, at_s=_EPOCH_WALL_S))
+
+    def run(self, seconds: int) -> None:
+        for _ in range(seconds):
+            self.second += 1
+            for raw in self.fleet.next_messages():
+                self.app.feed(Received(self.decoder.feed(raw), _EPOCH_WALL_S + self.second))
+
+    def event(self, event: Event) -> None:
+        self.app.feed(Received(event, _EPOCH_WALL_S + self.second))
+
+
+def tiny_app(clock: FakeClock | None = None) -> DrillApp:
+    drill = build_drill(TINY)
+    return DrillApp(
+        DrillProgress(drill, end_s=60),
+        set_paused=clock,
+        clock=lambda: _EPOCH_WALL_S + 30.4,
+        remember_theme=False,
+        theme_name="dark",
+    )
+
+
+async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> None:
+    clock = FakeClock()
+    app = tiny_app(clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, BriefingScreen)
+        assert clock.calls == []  # the fleet stays paused while the trainee reads
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DrillScreen) and clock.calls == [False]
+        feed = TinyFeed(app)
+        feed.run(30)
+        await pilot.pause()
+        standings = [item.standing for item in app.progress.objectives()]
+        assert standings == [Standing.MET, Standing.AT_RISK]
+        title = str(app.screen.query_one("#drill-box").border_title)
+        assert "02:00:30" in title and "30 of 60 s" in title and "60/100" in title
+        feed.event(Event(time_s=30, kind="hint", message="Set admission before the clients return."))
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == ["Set admission before the clients return."]
+        await pilot.press("p")
+        await pilot.pause()
+        assert clock.calls == [False, True] and "PAUSED" in str(
+            app.screen.query_one("#drill-box").border_title
+        )
+        await pilot.press("p")
+        feed.run(29)  # the storm at 40 s takes a share of the fleet down: the floor breaks
+        feed.event(
+            Event(time_s=60, kind="drill", message="time is up", data={"drill": "tiny", "ended": True})
+        )
+        assert not isinstance(app.screen, EndScreen)  # scored with the last second's frame, not before it
+        feed.run(1)
+        await pilot.pause()
+        assert isinstance(app.screen, EndScreen)
+        assert clock.calls == [False, True, False, True]  # the end stops the fleet where it was scored
+        score = app.progress.score()
+        assert [item.met for item in score.objectives] == [False, False] and score.score == 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, DrillScreen)
+        await pilot.press("p")  # the drill is over: no resuming it
+        assert clock.calls == [False, True, False, True]
+
+
+def test_briefing_snapshot(snap_compare) -> None:
+    assert snap_compare(tiny_app(), terminal_size=SIZE)
+
+
+def test_objectives_panel_snapshot(snap_compare) -> None:
+    async def live(pilot) -> None:
+        await pilot.press("enter")
+        TinyFeed(pilot.app).run(30)
+        await pilot.pause()
+        pilot.app.refresh_views()
+        await pilot.pause()
+
+    assert snap_compare(tiny_app(), terminal_size=SIZE, run_before=live)
+
+
+def test_end_screen_snapshot(snap_compare) -> None:
+    async def to_the_end(pilot) -> None:
+        await pilot.press("enter")
+        feed = TinyFeed(pilot.app)
+        feed.run(59)
+        feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
+        feed.run(1)
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(tiny_app(), terminal_size=SIZE, run_before=to_the_end)
