@@ -25,6 +25,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--read-only", action="store_true", help="watch only; never offer actions")
     parser.add_argument(
+        "--instructor",
+        action="store_true",
+        help="an instructor's console on a served drill: the palette (Ctrl-P) injects events (admin token)",
+    )
+    parser.add_argument(
         "--record",
         type=Path,
         metavar="FILE",
@@ -68,6 +73,7 @@ def run_attach(args: argparse.Namespace) -> int:
         read_only=args.read_only,
         admin=ActionClient(args.url, token),  # reads (node history) and the guarded actions
         action_recorder=action_recorder,
+        instructor=args.instructor,
     )
     app.run()
     return 0

@@ -69,8 +69,10 @@ class ConsoleApp(App[None]):
         capacity: FleetCapacity | None = None,
         guard_thresholds: Thresholds | None = None,
         action_recorder: ActionRecorder | None = None,
+        instructor: bool = False,
     ) -> None:
         super().__init__()
+        self.instructor = instructor  # the palette offers injections (console.ui.inject; admin token)
         self.model = model or console_model()
         self.source = source
         self.clock = clock
@@ -255,6 +257,39 @@ class ConsoleApp(App[None]):
         if not any(isinstance(screen, AuditScreen) for screen in self.screen_stack):
             self.run_worker(self.actions.open_audit(), group="audit", exclusive=True, exit_on_error=False)
 
+    # --- the instructor's injections (console.ui.inject; the server checks, audits and applies) ---------
+
+    def action_inject(self, event: str) -> None:
+        from console.client.actions import ActionClient
+        from console.ui.inject import InjectForm
+
+        if not self.instructor or not isinstance(self.admin, ActionClient):
+            self.notify("injections need an instructor's console (attach --instructor)", severity="error")
+            return
+        self.push_screen(InjectForm(event), self._send_injection)
+
+    def _send_injection(self, body: dict | None) -> None:
+        if body is not None:
+            self.run_worker(self._inject(body), group="inject", exit_on_error=False)
+
+    async def _inject(self, body: dict) -> None:
+        from console.client.actions import ActionClient
+        from console.client.admin import ApiError
+
+        assert isinstance(self.admin, ActionClient)
+        try:
+            answer = await self.admin.send("POST", "/v1/sim/inject", body)
+        except ApiError as error:
+            self.notify(f"inject {body['event']}: {error}", severity="error")
+            return
+        said = answer.body.get("message") or answer.body.get("detail") or ""
+        applied = answer.status == 200
+        self.notify(
+            f"{said}",
+            title=f"inject {body['event']} · {'applied' if applied else answer.status}",
+            severity="information" if applied else "error",
+        )
+
     # --- alarms and help -------------------------------------------------------------------------------
 
     def on_alarms_panel_acknowledge(self, message: AlarmsPanel.Acknowledge) -> None:
@@ -282,7 +317,10 @@ class ConsoleApp(App[None]):
         home = type(self.screen_stack[0])
         if home is not MainScreen and issubclass(home, MainScreen):  # the replay's screen adds its own keys
             sections.insert(2, ("replay", list(home.__dict__.get("BINDINGS", []))))
-        commands = [(title, help_text) for title, help_text, _ in console_commands(list(self.theme_files))]
+        commands = [
+            (title, help_text)
+            for title, help_text, _ in console_commands(list(self.theme_files), self.instructor)
+        ]
         self.push_screen(HelpScreen(sections, commands))
 
     def on_screen_resume(self) -> None:

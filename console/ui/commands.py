@@ -29,8 +29,8 @@ def action_bindings() -> list[Binding]:
     return [Binding(key, f"app.act('{kind.value}')", word) for key, kind, word, _ in ACTIONS]
 
 
-def console_commands(theme_names: list[str]) -> list[tuple[str, str, str]]:
-    """(title, help, action) for every command."""
+def console_commands(theme_names: list[str], instructor: bool = False) -> list[tuple[str, str, str]]:
+    """(title, help, action) for every command (and the injections, on an instructor's console)."""
     commands = [
         ("Help: keys and commands", "list every binding and command", "help"),
         ("Filter nodes…", "state:NAME, id:PATTERN, alarming", "screen.open_filter"),
@@ -51,6 +51,10 @@ def console_commands(theme_names: list[str]) -> list[tuple[str, str, str]]:
         for key, kind, _, help_text in ACTIONS
     ]
     commands.append(("Audit log", "every action attempt, from the server's audit log (L)", "audit"))
+    if instructor:
+        from console.ui.inject import inject_commands
+
+        commands += inject_commands()
     commands += [
         (f"Theme: {name}", f"switch to the {name} theme (remembered)", f"switch_theme('{name}')")
         for name in theme_names
@@ -65,7 +69,7 @@ class ConsoleCommands(Provider):
         names = list(getattr(app, "theme_files", {}))
         return [
             (title, help_text, partial(app.run_action, action))
-            for title, help_text, action in console_commands(names)
+            for title, help_text, action in console_commands(names, getattr(app, "instructor", False))
         ]
 
     async def discover(self) -> Hits:

@@ -1,0 +1,78 @@
+"""The instructor's palette on a real server on loopback: inject from the console, refusals shown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.command import CommandList
+from textual.widgets import Input, Label
+
+from console.client.actions import ActionClient
+from console.ui.app import ConsoleApp
+from console.ui.commands import console_commands
+from console.ui.inject import InjectForm
+from tests.actions.conftest import TOKENS, Acting, calm_simulation, start_acting
+
+from ..client.fake_fleet_server import wait_for
+from .conftest import SIZE
+
+
+def _hits(app: ConsoleApp) -> int:
+    lists = app.screen.query(CommandList)
+    return lists.first().option_count if lists else 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_kernels() -> None:
+    calm_simulation().step()
+
+
+@pytest.fixture
+def acting(tmp_path: Path) -> Iterator[Acting]:
+    running = start_acting(tmp_path)
+    yield running
+    running.server.stop()
+    running.audit.close()
+
+
+def test_only_an_instructors_palette_offers_injections() -> None:
+    assert not [c for c in console_commands(["dark"]) if c[0].startswith("Inject")]
+    titles = [c[0] for c in console_commands(["dark"], instructor=True)]
+    assert "Inject: kill_nodes" in titles and "Inject: disconnect_fraction" in titles
+
+
+async def test_palette_injects_and_the_server_refusal_is_shown(acting: Acting) -> None:
+    app = ConsoleApp(admin=ActionClient(acting.url, TOKENS["admin"]), instructor=True, remember_theme=False)
+    victim = acting.simulation.node_ids[0]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Inject: kill_nodes")
+        await wait_for(lambda: _hits(app) == 1, what="the palette's one hit")
+        await pilot.press("down", "enter")
+        await wait_for(
+            lambda: isinstance(app.screen, InjectForm) and bool(app.screen.query(Input)), what="the form"
+        )
+        field = app.screen.query_one(Input)
+        field.value = "oops"  # not KEY=VALUE: refused in the form, nothing sent
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "KEY=VALUE" in str(app.screen.query_one("#inject-error", Label).render())
+        field.value = f"nodes={victim}"
+        await pilot.press("enter")
+        await wait_for(lambda: any("applied" in (n.title or "") for n in app._notifications), what="applied")
+        await wait_for(
+            lambda: acting.simulation.state_of(0).value == "down", what=f"{victim} down after the injection"
+        )
+        app.action_inject("disconnect_fraction")
+        await wait_for(
+            lambda: isinstance(app.screen, InjectForm) and bool(app.screen.query(Input)),
+            what="the second form",
+        )
+        app.screen.query_one(Input).value = "fraction=7"
+        await pilot.press("enter")
+        await wait_for(lambda: any(n.severity == "error" for n in app._notifications), what="the refusal")
+        refusal = next(n for n in app._notifications if n.severity == "error")
+        assert "fraction" in refusal.message and "422" in (refusal.title or "")
