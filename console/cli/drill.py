@@ -1,9 +1,9 @@
 """`stormdeck drill`: rehearse the seeds' incidents against the simulator (issue #5, sections 1–2).
 
-Here: `--list`, `NAME --headless [--actions FILE] [--json]`, and instructor mode `NAME --serve` (the
-drill over the fleet API, `sim serve`'s machinery; events come from `stormdeck inject`). The interactive
-drill screens (briefing, live objectives, end screen) hook in at `run_drill` below: they load the same
-`Drill`, run the same scenario (`drill_scenario`) and score with the same `score_drill`.
+Here: `--list`, `NAME --headless [--actions FILE] [--json]`, instructor mode `NAME --serve` (the drill
+over the fleet API, `sim serve`'s machinery; events come from `stormdeck inject` or an instructor's
+console, `attach --instructor`), and, by default, the console in drill mode (`console.ui.drill`) on the
+drill served by a child `NAME --serve`: the same `Drill`, scenario (`drill_scenario`) and `score_drill`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "drill",
         help="rehearse a seed's incident against the simulator, scored on measured objectives",
-        description="Run a drill. --headless runs it to the end with a scripted operator (--actions FILE: "
+        description="Run a drill. By default the console runs in drill mode: a briefing, then the live "
+        "fleet with the objectives (met, at risk, failed), the drill clock, hints and pause (p), and an end "
+        "screen with the score. --headless runs it to the end with a scripted operator (--actions FILE: "
         "a TOML list of timed actions sent through the guarded fleet API; without it the operator does "
         "nothing) and prints the objectives and the score. Drills are listed with --list.",
     )
@@ -187,6 +189,7 @@ def _serve(args: argparse.Namespace) -> int:
             f"drill:  {drill.name} — {drill.title} ({drill.human_time(0)} to "
             f"{drill.human_time(backend.simulation.scenario.duration_s)}, {len(drill.timeline)} timeline events)",
             f"inject: stormdeck inject {url} EVENT [KEY=VALUE …] --token-file {paths['admin']}",
+            f"        or the palette of stormdeck attach {url} --token-file {paths['admin']} --instructor",
         ]
 
     return serve_backend(backend, args, speed, what=f"drill {drill.name}", local_tokens=local, notes=notes)
