@@ -162,6 +162,7 @@ def _run_drill_console(url: str, token: str, progress: DrillProgress, record: Pa
         progress,
         set_paused=set_paused,
         action_recorder=action_recorder,
+        record_outcome=action_recorder,
         model=console_model(load_default_thresholds().thresholds),
         source=source,
         admin=admin,

@@ -25,7 +25,7 @@ from console.drills.schema import Drill
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
 from console.protocol import Event, Frame
-from console.record.records import ActionRecord, Confirmation
+from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.ui.actions import ActionRecorder
 from console.ui.app import ConsoleApp
 from console.ui.screens.main import MainScreen
@@ -183,9 +183,11 @@ class DrillApp(ConsoleApp):
         progress: DrillProgress,
         set_paused: ClockSetter | None = None,
         action_recorder: ActionRecorder | None = None,
+        record_outcome: Callable[[DrillOutcome], None] | None = None,
         **kwargs,
     ) -> None:
         self.progress = progress
+        self.record_outcome = record_outcome  # `--record`: the recording ends with the score, as headless
         self.set_paused = set_paused
         self.paused = True  # the fleet waits while the trainee reads the briefing
         self.end_shown = False
@@ -254,4 +256,7 @@ class DrillApp(ConsoleApp):
             return
         self.end_shown = True
         self._ask_clock(paused=True)  # the drill is over: the fleet stops where it was scored
-        self.push_screen(EndScreen(end_text(self.progress.drill, self.progress.score(), self.palette)))
+        score = self.progress.score()
+        if self.record_outcome is not None:
+            self.record_outcome(score.outcome(self.progress.time_s))
+        self.push_screen(EndScreen(end_text(self.progress.drill, score, self.palette)))

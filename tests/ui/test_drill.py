@@ -66,11 +66,12 @@ class TinyFeed:
         self.app.feed(Received(event, _EPOCH_WALL_S + self.second))
 
 
-def tiny_app(clock: FakeClock | None = None) -> DrillApp:
+def tiny_app(clock: FakeClock | None = None, outcomes: list | None = None) -> DrillApp:
     drill = build_drill(TINY)
     return DrillApp(
         DrillProgress(drill, end_s=60),
         set_paused=clock,
+        record_outcome=outcomes.append if outcomes is not None else None,
         clock=lambda: _EPOCH_WALL_S + 30.4,
         remember_theme=False,
         theme_name="dark",
@@ -79,7 +80,8 @@ def tiny_app(clock: FakeClock | None = None) -> DrillApp:
 
 async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> None:
     clock = FakeClock()
-    app = tiny_app(clock)
+    outcomes: list = []
+    app = tiny_app(clock, outcomes)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, BriefingScreen)
@@ -114,6 +116,9 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         assert clock.calls == [False, True, False, True]  # the end stops the fleet where it was scored
         score = app.progress.score()
         assert [item.met for item in score.objectives] == [False, False] and score.score == 0
+        assert [(o.time_s, o.score, [i.met for i in o.objectives]) for o in outcomes] == [
+            (60.0, 0, [False, False])
+        ]
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, DrillScreen)
