@@ -145,3 +145,25 @@ def test_the_narrator_tells_each_entry_once_in_order_and_the_end() -> None:
     assert narrator.due(30.0) == []
     assert [e.data.get("ended") for e in narrator.due(61.0)] == [True]
     assert narrator.due(62.0) == []
+
+
+def test_drill_modes_child_server_serves_the_drill_pauses_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    """`stormdeck drill NAME` serves its drill as the embedded default serves `sim serve`."""
+    from console.cli.embedded import EmbeddedServer
+
+    drill = tmp_path / "short.toml"
+    drill.write_text(SHORT_DRILL)
+    serve = ["drill", str(drill), "--serve", "--stop-with-parent", "--audit-log", str(tmp_path / "a.jsonl")]
+    server = EmbeddedServer("thundering-herd", serve=serve).start()
+    directory = server.token_path.parent
+    try:
+        headers = {"Authorization": f"Bearer {server.token}"}  # the operator token drill mode attaches with
+        paused = httpx.post(f"{server.url}/v1/sim/clock", json={"paused": True}, headers=headers)
+        assert paused.status_code == 200 and paused.json()["paused"] is True
+        fleet = httpx.get(f"{server.url}/v1/fleet", headers=headers).json()
+        assert fleet["fleet"] == "thundering-herd" and len(fleet["nodes"]) == 8  # the drill's overrides
+    finally:
+        server.stop()
+    assert not directory.exists()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{server.url}/v1/fleet")
