@@ -50,25 +50,40 @@ class AlarmsPanel(DataTable):
             return
         self._shown = (version, palette.name)
         cursor = self.cursor_row
-        # Columns too: an auto-sized column only ever grows, so its width would depend on every alarm shown
-        # before, not on what is shown now.
-        self.clear(columns=True)
-        self.add_columns(*COLUMNS)
         self._keys = []
+        cells: list[tuple[str | Text, ...]] = []
         rows = alarm_rows(active)[:ROWS_SHOWN] + alarm_rows(past[: PAST_SHOWN * 10])[:PAST_SHOWN]
         for row in rows:
             level = Level.UNKNOWN if row.cleared else SEVERITY_LEVEL.get(row.severity, Level.WARNING)
             style = palette.level_style(level, bold=not row.acknowledged and not row.cleared)
             status = "cleared" if row.cleared else ("acked" if row.acknowledged else "NEW")
             # The glyph carries the severity (✖ critical, ▲ warning), so the word can say the state.
-            self.add_row(
-                fleet_clock(row.raised_at_s),
-                Text(f"{LEVEL_GLYPHS[level]} {status}", style=style),
-                Text(row.name, style=style),
-                row.where,
-                row.value,
+            cells.append(
+                (
+                    fleet_clock(row.raised_at_s),
+                    Text(f"{LEVEL_GLYPHS[level]} {status}", style=style),
+                    Text(row.name, style=style),
+                    row.where,
+                    row.value,
+                )
             )
             self._keys.append(() if row.cleared else row.keys)
+        # Widths from what is shown now, set explicitly: DataTable's auto widths only ever grow and are
+        # settled lazily, so they would depend on earlier alarms and on when the table was painted.
+        self.clear(columns=True)
+        for index, label in enumerate(COLUMNS):
+            width = max(
+                [
+                    len(label),
+                    *(
+                        Text(cell).cell_len if isinstance(cell, str) else cell.cell_len
+                        for cell in (row[index] for row in cells)
+                    ),
+                ]
+            )
+            self.add_column(label, width=width)
+        for row in cells:
+            self.add_row(*row)
         if self.row_count:
             self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
 
