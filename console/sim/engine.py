@@ -415,11 +415,15 @@ class Simulation:
         self.node_f[k.NF_HOT, self._hot] = 1.0
 
     def _transitions(self) -> None:
-        for i in range(self.n_nodes):
-            state = self.state_of(i)
-            if state in (NodeState.RESTARTING, NodeState.PROVISIONING) and self.time_s >= self._until_s[i]:
+        # Whole-array tests: a Python loop over every node each second cost more than the ticks themselves.
+        n = self.n_nodes
+        states = self.node_f[k.NF_STATE, :n]
+        back = ((states == k.RESTARTING) | (states == k.PROVISIONING)) & (self.time_s >= self._until_s[:n])
+        emptied = (states == k.DRAINING) & (self.conn[:, :n].sum(axis=0) == 0)
+        for i in np.flatnonzero(back | emptied).tolist():
+            if back[i]:
                 self._set_state(i, NodeState.READY, "back in rotation")
-            elif state is NodeState.DRAINING and self.conn[:, i].sum() == 0:
+            else:
                 drain = self._drains.pop(i, None)
                 self._set_state(i, NodeState.DRAINED, "drained")
                 if drain is not None and drain.then_restart:

@@ -154,27 +154,53 @@ def disconnect(rng, p, i, count, hinted, abnormal, conn, fresh, fresh_by_state, 
 
 
 @njit(cache=True, nogil=True)
-def _spread(rng, total, weights, weight_sum, cum, out):
-    """Multinomial split of `total` arrivals over nodes by weight (one pick each when fewer than nodes)."""
+def _cumulate(values, cum):
+    """cum[i] = values[0] + … + values[i]; returns the total."""
+    acc = 0.0
+    for i in range(values.shape[0]):
+        acc += values[i]
+        cum[i] = acc
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _find(cum, u):
+    """The first index whose cumulative value exceeds u."""
+    lo, hi = 0, cum.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cum[mid] > u:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _mark(i, active, n_active, seen, stamp):
+    """Add node i to this tick's active list once; returns the list's new length."""
+    if seen[i] == stamp:
+        return n_active
+    seen[i] = stamp
+    active[n_active] = i
+    return n_active + 1
+
+
+@njit(cache=True, nogil=True)
+def _spread(rng, total, weights, weight_sum, cum, out, active, n_active, seen, stamp):
+    """Multinomial split of `total` arrivals over nodes by weight (one pick each when fewer than nodes).
+
+    `cum` holds the weights' running sums. Nodes that get arrivals join the tick's active list.
+    """
     n = weights.shape[0]
     if total <= 0 or weight_sum <= 0.0:
-        return
+        return n_active
     if total < n:
-        acc = 0.0
-        for i in range(n):
-            acc += weights[i]
-            cum[i] = acc
         for _ in range(total):
-            u = rng.random() * weight_sum
-            lo, hi = 0, n - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if cum[mid] > u:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            out[lo] += 1
-        return
+            i = _find(cum, rng.random() * weight_sum)
+            out[i] += 1
+            n_active = _mark(i, active, n_active, seen, stamp)
+        return n_active
     remaining = total
     weight_left = weight_sum
     for i in range(n):
@@ -182,15 +208,223 @@ def _spread(rng, total, weights, weight_sum, cum, out):
         if w <= 0.0 or remaining <= 0:
             continue
         k = binom(rng, remaining, w / weight_left) if weight_left > w else remaining
-        out[i] += k
+        if k > 0:
+            out[i] += k
+            n_active = _mark(i, active, n_active, seen, stamp)
         remaining -= k
         weight_left -= w
+    return n_active
+
+
+@njit(cache=True, nogil=True)
+def _pick_units(rng, k, values, total, cum, picks):
+    """k distinct units, uniformly, out of `total` laid out as values[i] per node; adds to picks[i].
+
+    Rejection keeps it without replacement: a node's first picks[i] units count as taken.
+    """
+    for _ in range(k):
+        while True:
+            u = rng.integers(0, total)
+            i = _find(cum, u)
+            if u - (cum[i] - values[i]) >= picks[i]:
+                picks[i] += 1
+                break
+
+
+@njit(cache=True, nogil=True)
+def _thin(rng, values, q, cum, picks):
+    """Each of the units in values[i] is chosen with probability q: the chosen per node, into picks.
+
+    Exact either way: when few are expected, one fleet-wide binomial and that many distinct units drawn
+    uniformly (a binomial thinning conditioned on its total is a uniform subset); otherwise one binomial a
+    node. Few nodes are touched in the first case, which is what makes quiet ticks cheap.
+    """
+    n = values.shape[0]
+    total = np.int64(_cumulate(values, cum))
+    if total <= 0 or q <= 0.0:
+        return 0
+    if total * q * 8.0 < n:
+        k = binom(rng, total, q)
+        _pick_units(rng, k, values, total, cum, picks)
+        return k
+    k = 0
+    for i in range(n):
+        c = binom(rng, values[i], q)
+        picks[i] += c
+        k += c
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _catch_up(first, stop, upto, last, conn, node_f, fleet_f, out_node):
+    """Nodes [first, stop): their quiet ticks [last[i], upto) at once.
+
+    Quiet: no arrivals, and either no queue or one the spare CPU works off without the lag reaching the
+    heartbeat timeout (no drops to draw). CPU is then pinned while handshakes remain, what the node holds
+    after; the bucket refills — the arithmetic `_admit_and_serve` does tick by tick, in closed form.
+    A range, not one node a call: numba counts references to every array passed, per call.
+    """
+    hs_cost = fleet_f[FF_HS_COST]
+    for i in range(first, stop):
+        gap = upto - last[i]
+        if gap <= 0:
+            continue
+        last[i] = upto
+        if np.int64(node_f[NF_STATE, i]) == ABSENT:
+            continue
+        held = 0
+        for p in range(conn.shape[0]):
+            held += conn[p, i]
+        hold = min(held * fleet_f[FF_HOLD_COST], 1.0)
+        if node_f[NF_RATE, i] > 0.0:
+            node_f[NF_TOKENS, i] = min(node_f[NF_BURST, i], node_f[NF_TOKENS, i] + gap * node_f[NF_RATE, i])
+        queue = node_f[NF_QUEUE, i]
+        cpu_ticks = gap * hold
+        if queue > 0.0 and hold < 1.0:
+            per_tick = (1.0 - hold) / hs_cost
+            # Ticks that end with work still queued (at 100 %), then the one that empties the queue.
+            pinned = min(gap, max(np.int64(np.ceil((queue - 1e-9) / per_tick)) - 1, 0))
+            queue -= pinned * per_tick
+            cpu_ticks = pinned + (gap - pinned) * hold
+            if gap > pinned:
+                cpu_ticks += min(queue * hs_cost, 1.0 - hold)
+                queue = 0.0
+            node_f[NF_QUEUE, i] = queue
+        out_node[ON_CPU, i] += cpu_ticks
+        spare = 1.0 - held * fleet_f[FF_HOLD_COST]
+        node_f[NF_LAG, i] = queue * hs_cost / spare if spare > 0.0 else 1e12
+
+
+@njit(cache=True, nogil=True)
+def _admit_and_serve(rng, i, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f, out_node):
+    """Step 3 for one node: admission (ceiling, token bucket, backlog), the handshake queue and CPU."""
+    n_pop = conn.shape[0]
+    hold_cost = fleet_f[FF_HOLD_COST]
+    hs_cost = fleet_f[FF_HS_COST]
+    rej_cost = fleet_f[FF_REJ_COST] * hs_cost
+    hot = 1 if node_f[NF_HOT, i] > 0.5 else 0
+    held = 0
+    arriving = 0
+    for p in range(n_pop):
+        held += conn[p, i]
+        accepted_pn[p, i] = 0
+        arriving += group[p, 0, i] + group[p, 1, i]
+    cpu = held * hold_cost
+    if node_f[NF_RATE, i] > 0.0:
+        node_f[NF_TOKENS, i] = min(node_f[NF_BURST, i], node_f[NF_TOKENS, i] + node_f[NF_RATE, i])
+    if arriving > 0:
+        out_node[ON_ATTEMPTS, i] += arriving
+        rejected = 0
+        ceiling = node_f[NF_CEILING, i]
+        if ceiling > 0.0:
+            room = max(ceiling - held - node_f[NF_QUEUE, i], 0.0)
+            if arriving > room:
+                rejected = arriving - np.int64(room)
+        admitted = arriving - rejected
+        if node_f[NF_RATE, i] > 0.0:
+            tokens = np.int64(node_f[NF_TOKENS, i])
+            if admitted > tokens:
+                rejected += admitted - tokens
+                admitted = tokens
+            node_f[NF_TOKENS, i] -= admitted
+        space = max(fleet_f[FF_BACKLOG] - node_f[NF_QUEUE, i], 0.0)
+        overflow = admitted - np.int64(space) if admitted > space else 0  # SYN dropped: no work
+        admitted -= overflow
+        service_per_tick = (1.0 - cpu) / hs_cost if cpu < 1.0 else 0.0
+        wait_ticks = node_f[NF_QUEUE, i] / service_per_tick if service_per_tick > 0.0 else 1e12
+        cpu += rejected * rej_cost
+        out_node[ON_REJECTS, i] += rejected
+        # Split the node's outcomes over its (population, class) groups: exchangeable here.
+        pool = arriving
+        rej_left = rejected
+        adm_left = admitted
+        work = 0.0
+        everyone_admitted = rejected == 0 and overflow == 0
+        for p in range(n_pop):
+            doomed = wait_ticks > pop_f[p, PF_TIMEOUT]
+            for c in range(2):
+                a_g = group[p, c, i]
+                last = p == n_pop - 1 and c == 1
+                if everyone_admitted:  # the common case: no split to draw
+                    r_g = 0
+                    m_g = a_g
+                else:
+                    r_g = rej_left if last else hyper(rng, rej_left, pool, a_g)
+                    m_g = adm_left if last else hyper(rng, adm_left, pool - rej_left, a_g - r_g)
+                pool -= a_g
+                rej_left -= r_g
+                adm_left -= m_g
+                o_g = a_g - r_g - m_g  # overflowed the backlog
+                outcome[p, c, hot, REJECTED] += r_g
+                if doomed:
+                    # The client gives up; the server still does part of the handshake later.
+                    work += m_g * fleet_f[FF_TIMEOUT_COST]
+                    out_node[ON_WASTED, i] += m_g
+                    out_node[ON_TIMEOUTS, i] += m_g + o_g
+                    outcome[p, c, hot, TIMED_OUT] += m_g + o_g
+                else:
+                    work += m_g
+                    accepted_pn[p, i] += m_g
+                    out_node[ON_ACCEPTS, i] += m_g
+                    out_node[ON_TIMEOUTS, i] += o_g
+                    outcome[p, c, hot, ACCEPTED] += m_g
+                    outcome[p, c, hot, TIMED_OUT] += o_g
+        node_f[NF_QUEUE, i] += work
+        wait_ms = wait_ticks * fleet_f[FF_TICK_MS] + fleet_f[FF_BASE_MS]
+        if wait_ms > out_node[ON_WAIT_MAX, i]:
+            out_node[ON_WAIT_MAX, i] = min(wait_ms, 1e9)
+    # Serve the handshake queue with whatever CPU is left.
+    queue = node_f[NF_QUEUE, i]
+    if queue > 0.0:
+        capacity = (1.0 - cpu) / hs_cost if cpu < 1.0 else 0.0
+        served = queue if queue < capacity else capacity
+        node_f[NF_QUEUE, i] = queue - served
+        cpu += served * hs_cost
+        if node_f[NF_QUEUE, i] > 1e-9:
+            cpu = 1.0
+    cpu = min(cpu, 1.0)
+    out_node[ON_CPU, i] += cpu
+    spare = 1.0 - held * hold_cost
+    node_f[NF_LAG, i] = node_f[NF_QUEUE, i] * hs_cost / spare if spare > 0.0 else 1e12
+
+
+@njit(cache=True, nogil=True)
+def _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f, fleet_f, out_node, out_fleet):
+    """A draining node closes its rate this tick with a reconnect hint; at its deadline, everything left."""
+    n_pop = conn.shape[0]
+    node_f[NF_DRAIN_ACC, i] += node_f[NF_DRAIN_RATE, i]
+    closes = np.int64(node_f[NF_DRAIN_ACC, i])
+    held = 0
+    for p in range(n_pop):
+        held += conn[p, i]
+    if tick >= node_f[NF_DRAIN_DEADLINE, i]:
+        closes = held
+        out_node[ON_FORCED, i] += held
+    if closes > 0 and held > 0:
+        closes = min(closes, held)
+        node_f[NF_DRAIN_ACC, i] -= closes
+        left = closes
+        pool = held
+        for p in range(n_pop):
+            k = left if p == n_pop - 1 else hyper(rng, conn[p, i], pool, left)
+            pool -= conn[p, i]
+            left -= k
+            out_node[ON_CLOSES, i] += disconnect(rng, p, i, k, True, False, conn, fresh, fresh_by_state, wheel,
+                                                 tables, node_f, fleet_f, out_fleet)
+    elif held == 0:
+        node_f[NF_DRAIN_ACC, i] = 0.0
 
 
 @njit(cache=True, nogil=True)
 def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, tables, node_f, fleet_f,
               out_node, out_fleet, out_bins):
-    """Advance `n_ticks` ticks. Outputs accumulate into out_* (the caller zeroes them per frame)."""
+    """Advance `n_ticks` ticks. Outputs accumulate into out_* (the caller zeroes them per frame).
+
+    A tick touches only its *active* nodes — those with arrivals, queued handshakes, a CPU pinned by what
+    they hold, or a drain under way. A quiet node's ticks are caught up in one step when it next becomes
+    active, loses a connection to churn, or the call ends (`_catch_up`), and churn and ageing are drawn
+    fleet-wide (`_thin`): so a tick with nothing happening costs O(wheel cells), not O(nodes).
+    """
     counts, starts = wheel
     pop_f = tables[0]
     n_pop = conn.shape[0]
@@ -200,6 +434,8 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
     horizon = horizon_of(counts)
     tick_ms = fleet_f[FF_TICK_MS]
     ticks_per_bin = max(1, np.int64(round(100.0 / tick_ms)))
+    hold_cost = fleet_f[FF_HOLD_COST]
+    first_tick = np.int64(fleet_f[FF_TICK])
     arrivals = np.zeros((n_pop, n_states), dtype=np.int64)
     start_sum = np.zeros((n_pop, n_states), dtype=np.float64)
     by_class = np.zeros((n_pop, 2), dtype=np.int64)
@@ -207,20 +443,51 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
     group = np.zeros((n_pop, 2, n_nodes), dtype=np.int64)  # arrivals at node i by population and class
     outcome = np.zeros((n_pop, 2, 2, 3), dtype=np.int64)  # [p, class, node hot?, kind]
     accepted_pn = np.zeros((n_pop, n_nodes), dtype=np.int64)
-    hot_weights = np.zeros(n_nodes)
-    cum = np.zeros(n_nodes)
     lost = np.zeros((n_pop, 2, 2), dtype=np.int64)  # [p, fresh/stable, from a hot node?]
     split = np.zeros(6, dtype=np.int64)
     unassigned = np.zeros(n_pop, dtype=np.int64)
-    hold_cost = fleet_f[FF_HOLD_COST]
-    hs_cost = fleet_f[FF_HS_COST]
-    rej_cost = fleet_f[FF_REJ_COST] * hs_cost
+    picks = np.zeros(n_nodes, dtype=np.int64)
+    cum_units = np.zeros(n_nodes)
+    last = np.full(n_nodes, first_tick, dtype=np.int64)  # each node's ticks before this are accounted
+    seen = np.full(n_nodes, -1, dtype=np.int64)
+    active = np.zeros(n_nodes, dtype=np.int64)
+    busy = np.zeros(n_nodes, dtype=np.int64)
+    draining = np.zeros(n_nodes, dtype=np.int64)
+
+    # The balancer's weights and the node states only change between calls (the engine sets them).
+    weights = node_f[NF_WEIGHT]
+    hot_weights = weights * node_f[NF_HOT]
+    cum_free = np.zeros(n_nodes)
+    cum_hot = np.zeros(n_nodes)
+    weight_sum = _cumulate(weights, cum_free)
+    hot_sum = _cumulate(hot_weights, cum_hot)
+    n_busy = 0
+    n_draining = 0
+    for i in range(n_nodes):
+        state = np.int64(node_f[NF_STATE, i])
+        if state == ABSENT:
+            continue
+        if state == DRAINING:
+            draining[n_draining] = i
+            n_draining += 1
+        held = 0
+        for p in range(n_pop):
+            held += conn[p, i]
+        spare = 1.0 - held * hold_cost
+        if spare <= 0.0 or node_f[NF_QUEUE, i] * fleet_f[FF_HS_COST] / spare > fleet_f[FF_OVERLOAD_TICKS]:
+            busy[n_busy] = i
+            n_busy += 1
 
     for _ in range(n_ticks):
         tick = np.int64(fleet_f[FF_TICK])
         if tick % BLOCK == 0:
             expand_block(rng, wheel, tick)
         slot = tick % horizon
+        n_active = 0
+        for j in range(n_draining):
+            n_active = _mark(draining[j], active, n_active, seen, tick)
+        for j in range(n_busy):
+            n_active = _mark(busy[j], active, n_active, seen, tick)
 
         # 1. Arrivals due this tick, by population and class (free, or bound to the hot nodes).
         total = 0
@@ -238,14 +505,6 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
         out_bins[(tick // ticks_per_bin) % out_bins.shape[0]] += total
 
         # 2. The load balancer: free clients by the weights, bound ones to the hot nodes in rotation.
-        weights = node_f[NF_WEIGHT]
-        weight_sum = 0.0
-        hot_sum = 0.0
-        for i in range(n_nodes):
-            weight_sum += weights[i]
-            hot_weights[i] = weights[i] * node_f[NF_HOT, i]
-            hot_sum += hot_weights[i]
-        node_class[:] = 0
         now_free = by_class[:, 0].sum()
         now_bound = by_class[:, 1].sum()
         if total > 0 and weight_sum <= 0.0:
@@ -260,22 +519,25 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
             by_class[:] = 0
             now_free = 0
             now_bound = 0
-        _spread(rng, now_free, weights, weight_sum, cum, node_class[0])
-        if hot_sum > 0.0:
-            _spread(rng, now_bound, hot_weights, hot_sum, cum, node_class[1])
-        else:
-            _spread(rng, now_bound, weights, weight_sum, cum, node_class[1])
+        if now_free > 0:  # (calls are tested for first: numba counts references to each array passed)
+            n_active = _spread(rng, now_free, weights, weight_sum, cum_free, node_class[0], active, n_active,
+                               seen, tick)
+        if now_bound > 0 and hot_sum > 0.0:
+            n_active = _spread(rng, now_bound, hot_weights, hot_sum, cum_hot, node_class[1], active, n_active,
+                               seen, tick)
+        elif now_bound > 0:
+            n_active = _spread(rng, now_bound, weights, weight_sum, cum_free, node_class[1], active, n_active,
+                               seen, tick)
         # Each node's arrivals by population: draws without replacement from what the earlier nodes left.
         for c in range(2):
-            if node_class[c].sum() == 0:
-                group[:, c, :] = 0
-                continue
             if n_pop == 1:
-                group[0, c, :] = node_class[c]
+                for j in range(n_active):
+                    group[0, c, active[j]] = node_class[c, active[j]]
                 continue
             for p in range(n_pop):
                 unassigned[p] = by_class[p, c]
-            for i in range(n_nodes):
+            for j in range(n_active):
+                i = active[j]
                 left = node_class[c, i]
                 rest = unassigned.sum()
                 for p in range(n_pop):
@@ -285,95 +547,14 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                     rest -= unassigned[p]
                     unassigned[p] -= k
 
-        # 3. Every node: admission, handshake queue, CPU.
+        # 3. Every active node: admission, handshake queue, CPU (its quiet ticks first).
         outcome[:] = 0
-        for i in range(n_nodes):
-            state = np.int64(node_f[NF_STATE, i])
-            if state == ABSENT:
-                continue
-            hot = 1 if node_f[NF_HOT, i] > 0.5 else 0
-            held = 0
-            for p in range(n_pop):
-                held += conn[p, i]
-                accepted_pn[p, i] = 0
-            arriving = node_class[0, i] + node_class[1, i]
-            cpu = held * hold_cost
-            if node_f[NF_RATE, i] > 0.0:
-                node_f[NF_TOKENS, i] = min(node_f[NF_BURST, i], node_f[NF_TOKENS, i] + node_f[NF_RATE, i])
-            if arriving > 0:
-                out_node[ON_ATTEMPTS, i] += arriving
-                rejected = 0
-                ceiling = node_f[NF_CEILING, i]
-                if ceiling > 0.0:
-                    room = max(ceiling - held - node_f[NF_QUEUE, i], 0.0)
-                    if arriving > room:
-                        rejected = arriving - np.int64(room)
-                admitted = arriving - rejected
-                if node_f[NF_RATE, i] > 0.0:
-                    tokens = np.int64(node_f[NF_TOKENS, i])
-                    if admitted > tokens:
-                        rejected += admitted - tokens
-                        admitted = tokens
-                    node_f[NF_TOKENS, i] -= admitted
-                space = max(fleet_f[FF_BACKLOG] - node_f[NF_QUEUE, i], 0.0)
-                overflow = admitted - np.int64(space) if admitted > space else 0  # SYN dropped: no work
-                admitted -= overflow
-                service_per_tick = (1.0 - cpu) / hs_cost if cpu < 1.0 else 0.0
-                wait_ticks = node_f[NF_QUEUE, i] / service_per_tick if service_per_tick > 0.0 else 1e12
-                cpu += rejected * rej_cost
-                out_node[ON_REJECTS, i] += rejected
-                # Split the node's outcomes over its (population, class) groups: exchangeable here.
-                pool = arriving
-                rej_left = rejected
-                adm_left = admitted
-                work = 0.0
-                everyone_admitted = rejected == 0 and overflow == 0
-                for p in range(n_pop):
-                    doomed = wait_ticks > pop_f[p, PF_TIMEOUT]
-                    for c in range(2):
-                        a_g = group[p, c, i]
-                        last = p == n_pop - 1 and c == 1
-                        if everyone_admitted:  # the common case: no split to draw
-                            r_g = 0
-                            m_g = a_g
-                        else:
-                            r_g = rej_left if last else hyper(rng, rej_left, pool, a_g)
-                            m_g = adm_left if last else hyper(rng, adm_left, pool - rej_left, a_g - r_g)
-                        pool -= a_g
-                        rej_left -= r_g
-                        adm_left -= m_g
-                        o_g = a_g - r_g - m_g  # overflowed the backlog
-                        outcome[p, c, hot, REJECTED] += r_g
-                        if doomed:
-                            # The client gives up; the server still does part of the handshake later.
-                            work += m_g * fleet_f[FF_TIMEOUT_COST]
-                            out_node[ON_WASTED, i] += m_g
-                            out_node[ON_TIMEOUTS, i] += m_g + o_g
-                            outcome[p, c, hot, TIMED_OUT] += m_g + o_g
-                        else:
-                            work += m_g
-                            accepted_pn[p, i] += m_g
-                            out_node[ON_ACCEPTS, i] += m_g
-                            out_node[ON_TIMEOUTS, i] += o_g
-                            outcome[p, c, hot, ACCEPTED] += m_g
-                            outcome[p, c, hot, TIMED_OUT] += o_g
-                node_f[NF_QUEUE, i] += work
-                wait_ms = wait_ticks * tick_ms + fleet_f[FF_BASE_MS]
-                if wait_ms > out_node[ON_WAIT_MAX, i]:
-                    out_node[ON_WAIT_MAX, i] = min(wait_ms, 1e9)
-            # Serve the handshake queue with whatever CPU is left.
-            queue = node_f[NF_QUEUE, i]
-            if queue > 0.0:
-                capacity = (1.0 - cpu) / hs_cost if cpu < 1.0 else 0.0
-                served = queue if queue < capacity else capacity
-                node_f[NF_QUEUE, i] = queue - served
-                cpu += served * hs_cost
-                if node_f[NF_QUEUE, i] > 1e-9:
-                    cpu = 1.0
-            cpu = min(cpu, 1.0)
-            out_node[ON_CPU, i] += cpu
-            spare = 1.0 - held * hold_cost
-            node_f[NF_LAG, i] = node_f[NF_QUEUE, i] * hs_cost / spare if spare > 0.0 else 1e12
+        for j in range(n_active):
+            i = active[j]
+            if last[i] < tick:
+                _catch_up(i, i + 1, tick, last, conn, node_f, fleet_f, out_node)
+            last[i] = tick + 1
+            _admit_and_serve(rng, i, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f, out_node)
 
         # 4. Outcomes back to the clients: split each cohort over (node hot?, kind); failures on a hot node
         #    come back bound to the hot nodes, failures elsewhere come back free.
@@ -422,67 +603,55 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                         if timed_out > 0:
                             schedule_backoff(rng, wheel, tables, p, target, timed_out, tick + timeout_ticks,
                                              mean_start)
-            for i in range(n_nodes):
+            for j in range(n_active):
+                i = active[j]
                 if accepted_pn[p, i] > 0:
                     conn[p, i] += accepted_pn[p, i]
                     fresh[p, i] += accepted_pn[p, i]
 
         # 5. Planned closes and losses: drains, overload drops, churn, ageing into stable.
-        on_bin_edge = (tick % ticks_per_bin) == 0
-        for i in range(n_nodes):
-            state = np.int64(node_f[NF_STATE, i])
-            if state == ABSENT:
-                continue
-            hot = 1 if node_f[NF_HOT, i] > 0.5 else 0
-            if state == DRAINING:
-                node_f[NF_DRAIN_ACC, i] += node_f[NF_DRAIN_RATE, i]
-                closes = np.int64(node_f[NF_DRAIN_ACC, i])
-                held = 0
-                for p in range(n_pop):
-                    held += conn[p, i]
-                if tick >= node_f[NF_DRAIN_DEADLINE, i]:
-                    closes = held
-                    out_node[ON_FORCED, i] += held
-                if closes > 0 and held > 0:
-                    closes = min(closes, held)
-                    node_f[NF_DRAIN_ACC, i] -= closes
-                    left = closes
-                    pool = held
-                    for p in range(n_pop):
-                        k = left if p == n_pop - 1 else hyper(rng, conn[p, i], pool, left)
-                        pool -= conn[p, i]
-                        left -= k
-                        out_node[ON_CLOSES, i] += disconnect(rng, p, i, k, True, False, conn, fresh, fresh_by_state,
-                                                             wheel, tables, node_f, fleet_f, out_fleet)
-                elif held == 0:
-                    node_f[NF_DRAIN_ACC, i] = 0.0
+        for j in range(n_active):
+            i = active[j]
+            if np.int64(node_f[NF_STATE, i]) == DRAINING:
+                _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f, fleet_f, out_node,
+                            out_fleet)
             if node_f[NF_LAG, i] > fleet_f[FF_OVERLOAD_TICKS]:
                 # CPU pinned with more work queued than the heartbeat timeout: heartbeats are missed and
                 # established connections die without a close frame (1006).
+                hot = 1 if node_f[NF_HOT, i] > 0.5 else 0
                 for p in range(n_pop):
                     taken, n_fresh = _take(rng, p, i, binom(rng, conn[p, i], fleet_f[FF_DROP_P]), conn, fresh)
                     out_node[ON_DROPS, i] += taken
                     out_fleet[OF_ABNORMAL] += taken
                     lost[p, 0, hot] += n_fresh
                     lost[p, 1, hot] += taken - n_fresh
-            if on_bin_edge:
-                for p in range(n_pop):
-                    if fleet_f[FF_CLOSE_P] > 0.0 and conn[p, i] > 0:
-                        taken, n_fresh = _take(rng, p, i, binom(rng, conn[p, i], fleet_f[FF_CLOSE_P]), conn, fresh)
-                        out_node[ON_CLOSES, i] += taken
-                        lost[p, 0, 0] += n_fresh
-                        lost[p, 1, 0] += taken - n_fresh
-                    if fresh[p, i] > 0:
-                        aged = binom(rng, fresh[p, i], pop_f[p, PF_FRESH_Q])
-                        fresh[p, i] -= aged
-                        total_fresh = fresh_by_state[p].sum()
-                        for s in range(n_base):
-                            if aged <= 0:
-                                break
-                            k = hyper(rng, fresh_by_state[p, s], total_fresh, aged)
-                            total_fresh -= fresh_by_state[p, s]
-                            fresh_by_state[p, s] -= k
-                            aged -= k
+        if tick % ticks_per_bin == 0:
+            for p in range(n_pop):
+                # Churn and lifetime: each connection closes with the 100 ms hazard.
+                if _thin(rng, conn[p], fleet_f[FF_CLOSE_P], cum_units, picks) > 0:
+                    for i in range(n_nodes):
+                        if picks[i] > 0:
+                            if last[i] <= tick:  # its quiet ticks up to this one, with what it held
+                                _catch_up(i, i + 1, tick + 1, last, conn, node_f, fleet_f, out_node)
+                            taken, n_fresh = _take(rng, p, i, picks[i], conn, fresh)
+                            picks[i] = 0
+                            out_node[ON_CLOSES, i] += taken
+                            lost[p, 0, 0] += n_fresh
+                            lost[p, 1, 0] += taken - n_fresh
+                # Ageing: a fresh connection becomes stable (its retry counters reset) with the 100 ms chance.
+                aged = _thin(rng, fresh[p], pop_f[p, PF_FRESH_Q], cum_units, picks)
+                if aged > 0:
+                    for i in range(n_nodes):
+                        fresh[p, i] -= picks[i]
+                        picks[i] = 0
+                    total_fresh = fresh_by_state[p].sum()
+                    for s in range(n_base):
+                        if aged <= 0:
+                            break
+                        k = hyper(rng, fresh_by_state[p, s], total_fresh, aged)
+                        total_fresh -= fresh_by_state[p, s]
+                        fresh_by_state[p, s] -= k
+                        aged -= k
         # Everyone who lost a connection this tick without a hint backs off, one draw per cohort.
         for p in range(n_pop):
             for h in range(2):
@@ -494,7 +663,8 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                     lost[p, 1, h] = 0
 
         # 6. The resync backend: clients past the resume window rebuild state, at a finite rate.
-        _serve_resyncs(rng, tick, resync_wheel, fleet_f, out_fleet)
+        if fleet_f[FF_RESYNC_QUEUE] > 0.0 or resync_wheel[tick % resync_wheel.shape[0]] > 0:
+            _serve_resyncs(rng, tick, resync_wheel, fleet_f, out_fleet)
 
         # A zero delay drawn during this tick landed in its slot, already emptied: it means the next tick.
         following = (tick + 1) % horizon
@@ -506,7 +676,22 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                     starts[p, s, following] += starts[p, s, slot]
                     counts[p, s, slot] = 0
                     starts[p, s, slot] = 0.0
+        # Who stays active: a node lagging past the heartbeat timeout (it drops connections every tick). An
+        # extra active tick is harmless: one with nothing to do equals a caught-up one. Arrivals are cleared.
+        n_busy = 0
+        for j in range(n_active):
+            i = active[j]
+            node_class[0, i] = 0
+            node_class[1, i] = 0
+            for p in range(n_pop):
+                group[p, 0, i] = 0
+                group[p, 1, i] = 0
+            if node_f[NF_LAG, i] > fleet_f[FF_OVERLOAD_TICKS]:
+                busy[n_busy] = i
+                n_busy += 1
         fleet_f[FF_TICK] += 1.0
+    end_tick = np.int64(fleet_f[FF_TICK])
+    _catch_up(0, n_nodes, end_tick, last, conn, node_f, fleet_f, out_node)
 
 
 @njit(cache=True, nogil=True)
