@@ -69,7 +69,8 @@ def run_case(kind: str, clients: int, with_frames: bool) -> dict[str, Any]:
             summary = recorder.summary(0.0)
             summary["attempts"] = int(sum(int(bins.sum()) for bins in recorder.bins))
         result = {
-            key: summary.get(key) for key in ("min_connections", "lockstep_index", "attempts", "timeouts_total")
+            key: summary.get(key)
+            for key in ("min_connections", "lockstep_index", "attempts", "timeouts_total")
         }
     result["wall_s"] = time.perf_counter() - started
     result["load_s"] = load_s

@@ -291,11 +291,11 @@ class Simulation:
         """One simulated second, as arrays (no protocol records are built)."""
         self._run_timeline()
         self._transitions()
-        if self.scenario.lb.mode == "weighted":
-            self._update_weights()
         self.rollout.tick()
         self._autoscale()
         self._update_breaker()
+        if self._weights_stale or self.scenario.lb.mode == "weighted":
+            self._update_weights()
         node_out = np.zeros((k.ON_FIELDS, self.capacity_nodes))
         fleet_out, self._pending_fleet = self._pending_fleet, np.zeros(k.OF_FIELDS)
         bins = np.zeros(10, dtype=np.int64)
@@ -320,8 +320,7 @@ class Simulation:
         self._cpu_pct = node_out[k.ON_CPU] * 100.0
         connections = self.conn.sum(axis=0)
         self._record_history(node_out, connections)
-        self._flow = np.roll(self._flow, 1, axis=0)
-        self._flow[0] = (node_out[k.ON_ACCEPTS].sum(), fleet_out[k.OF_DISCONNECTS])
+        self._flow[self.seq % len(self._flow)] = (node_out[k.ON_ACCEPTS].sum(), fleet_out[k.OF_DISCONNECTS])
         events, self._pending_events = self._pending_events, []
         self.last = SecondResult(
             time_s=self.time_s,
@@ -374,7 +373,7 @@ class Simulation:
             node=self.node_ids[i],
             data={"from": str(_CODE_STATES.get(old, "")), "to": str(state)},
         )
-        self._update_weights()
+        self._weights_stale = True  # recomputed once before the next ticks, however many nodes moved
 
     def announce(self, kind: str, message: str, data: dict | None = None) -> None:
         """An event from outside the engine (an instructor's injection), sent with the next second's."""
@@ -413,6 +412,7 @@ class Simulation:
         self.node_f[k.NF_WEIGHT] = weights
         self.node_f[k.NF_HOT] = 0.0
         self.node_f[k.NF_HOT, self._hot] = 1.0
+        self._weights_stale = False
 
     def _transitions(self) -> None:
         # Whole-array tests: a Python loop over every node each second cost more than the ticks themselves.

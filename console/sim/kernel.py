@@ -163,7 +163,7 @@ def _cumulate(values, cum):
     return acc
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _find(cum, u):
     """The first index whose cumulative value exceeds u."""
     lo, hi = 0, cum.shape[0] - 1
@@ -176,7 +176,7 @@ def _find(cum, u):
     return lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _mark(i, active, n_active, seen, stamp):
     """Add node i to this tick's active list once; returns the list's new length."""
     if seen[i] == stamp:
@@ -217,45 +217,55 @@ def _spread(rng, total, weights, weight_sum, cum, out, active, n_active, seen, s
 
 
 @njit(cache=True, nogil=True)
-def _pick_units(rng, k, values, total, cum, picks):
-    """k distinct units, uniformly, out of `total` laid out as values[i] per node; adds to picks[i].
+def _pick_units(rng, k, values, largest, picks, touched, n_touched):
+    """k distinct units, uniformly, out of those laid out as values[i] per node; adds to picks[i].
 
-    Rejection keeps it without replacement: a node's first picks[i] units count as taken.
-    """
-    for _ in range(k):
-        while True:
-            u = rng.integers(0, total)
-            i = _find(cum, u)
-            if u - (cum[i] - values[i]) >= picks[i]:
-                picks[i] += 1
-                break
-
-
-@njit(cache=True, nogil=True)
-def _thin(rng, values, q, cum, picks):
-    """Each of the units in values[i] is chosen with probability q: the chosen per node, into picks.
-
-    Exact either way: when few are expected, one fleet-wide binomial and that many distinct units drawn
-    uniformly (a binomial thinning conditioned on its total is a uniform subset); otherwise one binomial a
-    node. Few nodes are touched in the first case, which is what makes quiet ticks cheap.
+    Rejection does both: a node is drawn uniformly and kept with probability (what it has left) ÷ largest,
+    so each unit not yet taken is equally likely — no running sums to build. Nodes picked from are
+    appended to touched; returns its new length.
     """
     n = values.shape[0]
-    total = np.int64(_cumulate(values, cum))
-    if total <= 0 or q <= 0.0:
-        return 0
-    if total * q * 8.0 < n:
-        k = binom(rng, total, q)
-        _pick_units(rng, k, values, total, cum, picks)
-        return k
-    k = 0
-    for i in range(n):
-        c = binom(rng, values[i], q)
-        picks[i] += c
-        k += c
-    return k
+    for _ in range(k):
+        while True:
+            i = rng.integers(0, n)
+            left = values[i] - picks[i]
+            if left > 0 and rng.random() * largest < left:
+                if picks[i] == 0:
+                    touched[n_touched] = i
+                    n_touched += 1
+                picks[i] += 1
+                break
+    return n_touched
 
 
 @njit(cache=True, nogil=True)
+def _thin(rng, values, q, picks, touched):
+    """Each of the units in values[i] is chosen with probability q: the chosen per node into picks, and
+    the nodes with any into touched; returns how many nodes that is.
+
+    Exact either way: one fleet-wide binomial and that many distinct units drawn uniformly (a binomial
+    thinning conditioned on its total is a uniform subset), or one binomial a node. The first costs about
+    n × q × largest draws (its rejections), the second n binomials: the first while q × largest < 1, which
+    is what keeps the quiet ticks of a calm fleet from visiting every node.
+    """
+    n = values.shape[0]
+    total = values.sum()
+    if total <= 0 or q <= 0.0:
+        return 0
+    largest = values.max()
+    if q * largest < 1.0:
+        return _pick_units(rng, binom(rng, total, q), values, largest, picks, touched, 0)
+    n_touched = 0
+    for i in range(n):
+        c = binom(rng, values[i], q)
+        if c > 0:
+            picks[i] += c
+            touched[n_touched] = i
+            n_touched += 1
+    return n_touched
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _catch_up(first, stop, upto, last, conn, node_f, fleet_f, out_node):
     """Nodes [first, stop): their quiet ticks [last[i], upto) at once.
 
@@ -295,7 +305,7 @@ def _catch_up(first, stop, upto, last, conn, node_f, fleet_f, out_node):
         node_f[NF_LAG, i] = queue * hs_cost / spare if spare > 0.0 else 1e12
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _admit_and_serve(rng, i, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f, out_node):
     """Step 3 for one node: admission (ceiling, token bucket, backlog), the handshake queue and CPU."""
     n_pop = conn.shape[0]
@@ -447,7 +457,7 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
     split = np.zeros(6, dtype=np.int64)
     unassigned = np.zeros(n_pop, dtype=np.int64)
     picks = np.zeros(n_nodes, dtype=np.int64)
-    cum_units = np.zeros(n_nodes)
+    touched = np.zeros(n_nodes, dtype=np.int64)
     last = np.full(n_nodes, first_tick, dtype=np.int64)  # each node's ticks before this are accounted
     seen = np.full(n_nodes, -1, dtype=np.int64)
     active = np.zeros(n_nodes, dtype=np.int64)
@@ -628,30 +638,30 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
         if tick % ticks_per_bin == 0:
             for p in range(n_pop):
                 # Churn and lifetime: each connection closes with the 100 ms hazard.
-                if _thin(rng, conn[p], fleet_f[FF_CLOSE_P], cum_units, picks) > 0:
-                    for i in range(n_nodes):
-                        if picks[i] > 0:
-                            if last[i] <= tick:  # its quiet ticks up to this one, with what it held
-                                _catch_up(i, i + 1, tick + 1, last, conn, node_f, fleet_f, out_node)
-                            taken, n_fresh = _take(rng, p, i, picks[i], conn, fresh)
-                            picks[i] = 0
-                            out_node[ON_CLOSES, i] += taken
-                            lost[p, 0, 0] += n_fresh
-                            lost[p, 1, 0] += taken - n_fresh
+                for j in range(_thin(rng, conn[p], fleet_f[FF_CLOSE_P], picks, touched)):
+                    i = touched[j]
+                    if last[i] <= tick:  # its quiet ticks up to this one, with what it held
+                        _catch_up(i, i + 1, tick + 1, last, conn, node_f, fleet_f, out_node)
+                    taken, n_fresh = _take(rng, p, i, picks[i], conn, fresh)
+                    picks[i] = 0
+                    out_node[ON_CLOSES, i] += taken
+                    lost[p, 0, 0] += n_fresh
+                    lost[p, 1, 0] += taken - n_fresh
                 # Ageing: a fresh connection becomes stable (its retry counters reset) with the 100 ms chance.
-                aged = _thin(rng, fresh[p], pop_f[p, PF_FRESH_Q], cum_units, picks)
-                if aged > 0:
-                    for i in range(n_nodes):
-                        fresh[p, i] -= picks[i]
-                        picks[i] = 0
-                    total_fresh = fresh_by_state[p].sum()
-                    for s in range(n_base):
-                        if aged <= 0:
-                            break
-                        k = hyper(rng, fresh_by_state[p, s], total_fresh, aged)
-                        total_fresh -= fresh_by_state[p, s]
-                        fresh_by_state[p, s] -= k
-                        aged -= k
+                aged = 0
+                for j in range(_thin(rng, fresh[p], pop_f[p, PF_FRESH_Q], picks, touched)):
+                    i = touched[j]
+                    fresh[p, i] -= picks[i]
+                    aged += picks[i]
+                    picks[i] = 0
+                total_fresh = fresh_by_state[p].sum() if aged > 0 else 0
+                for s in range(n_base):
+                    if aged <= 0:
+                        break
+                    k = hyper(rng, fresh_by_state[p, s], total_fresh, aged)
+                    total_fresh -= fresh_by_state[p, s]
+                    fresh_by_state[p, s] -= k
+                    aged -= k
         # Everyone who lost a connection this tick without a hint backs off, one draw per cohort.
         for p in range(n_pop):
             for h in range(2):

@@ -42,18 +42,20 @@ class RunRecorder:
         self.connections.append(int(result.connections[:n].sum()))
         self.bins.append(result.bins.copy())
         self.max_cpu.append(float(out[k.ON_CPU].max() * 100.0) if n else 0.0)
-        self.rejects += float(out[k.ON_REJECTS].sum())
-        self.timeouts += float(out[k.ON_TIMEOUTS].sum())
+        totals = out.sum(axis=1)  # one pass for every field (this runs every simulated second)
+        self.rejects += float(totals[k.ON_REJECTS])
+        self.timeouts += float(totals[k.ON_TIMEOUTS])
         self.resyncs += float(result.fleet_out[k.OF_RESYNCS])
-        self.attempts.append(float(out[k.ON_ATTEMPTS].sum()))
+        self.attempts.append(float(totals[k.ON_ATTEMPTS]))
         self.resync_backlog.append(int(self.sim.fleet_f[k.FF_RESYNC_QUEUE] + self.sim.resync_wheel.sum()))
+        self.forced_closes += float(totals[k.ON_FORCED])
         draining = result.states[:n] == k.DRAINING
-        # A draining second counts while the node still had something to close.
-        active = draining & ((out[k.ON_CLOSES] > 0) | (result.connections[:n] > 0))
-        # The rate is the paced closes; what the deadline force-closes is reported on its own.
-        self.draining_closes += float((out[k.ON_CLOSES] - out[k.ON_FORCED])[active].sum())
-        self.forced_closes += float(out[k.ON_FORCED].sum())
-        self.draining_node_seconds += int(active.sum())
+        if draining.any():
+            # A draining second counts while the node still had something to close.
+            active = draining & ((out[k.ON_CLOSES] > 0) | (result.connections[:n] > 0))
+            # The rate is the paced closes; what the deadline force-closes is reported on its own.
+            self.draining_closes += float((out[k.ON_CLOSES] - out[k.ON_FORCED])[active].sum())
+            self.draining_node_seconds += int(active.sum())
         for event in result.events:
             if event.data.get("mass"):
                 # The event happened at the start of this second.

@@ -58,7 +58,7 @@ def horizon_of(counts):
     return counts.shape[2] * BLOCK // (BLOCK + 1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _place_ticks(rng, wheel, p, s, lo, hi, count, start_tick, horizon):
     """`count` clients uniformly over absolute ticks [lo, hi), tick by tick."""
     counts, starts = wheel
@@ -86,7 +86,7 @@ def _place_ticks(rng, wheel, p, s, lo, hi, count, start_tick, horizon):
             remaining -= k
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _place_fixed(rng, wheel, p, s, lo, hi, count, start_tick, now):
     """`count` clients of state s uniformly over absolute ticks [lo, hi), via blocks when cheaper."""
     if count <= 0:
@@ -140,7 +140,7 @@ def expand_block(rng, wheel, tick):
             _place_ticks(rng, wheel, p, s, tick, tick + BLOCK, count, mean_start, horizon)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def place(rng, wheel, tables, p, entry, from_delay, a, b, count, now, start_tick):
     """`count` clients uniformly over tick offsets [a, b) from `now`, retrying from state `entry`.
 
@@ -176,18 +176,21 @@ def schedule_backoff(rng, wheel, tables, p, state, count, now, start_tick):
     """Clients of population p that failed (or were dropped) in `state`: each sleeps one policy delay."""
     if count <= 0:
         return
-    pop_f, seg_w, seg_a, seg_b, seg_n, state_next, _ = tables
-    from_delay = pop_f[p, PF_FROM_DELAY] > 0.5
-    n_seg = seg_n[p, state]
-    entry = state_next[p, state]
+    # Each table is read where it is used: unpacking the tuple would count a reference to each of its
+    # arrays on every call (atomic operations that cost more than the rest of a small placement).
+    from_delay = tables[0][p, PF_FROM_DELAY] > 0.5
+    n_seg = tables[4][p, state]
+    entry = tables[5][p, state]
     remaining = count
     weight_left = 1.0
     for k in range(n_seg):
-        w = seg_w[p, state, k]
+        w = tables[1][p, state, k]
         c = remaining if k == n_seg - 1 else (binom(rng, remaining, w / weight_left) if weight_left > 0 else 0)
         weight_left -= w
         remaining -= c
-        place(rng, wheel, tables, p, entry, from_delay, seg_a[p, state, k], seg_b[p, state, k], c, now, start_tick)
+        a = tables[2][p, state, k]
+        b = tables[3][p, state, k]
+        place(rng, wheel, tables, p, entry, from_delay, a, b, c, now, start_tick)
 
 
 @njit(cache=True, nogil=True)
