@@ -19,6 +19,7 @@ from console.protocol import (
     WAVE_BIN_MS,
     AdmissionRequest,
     AdmissionSettings,
+    CapacityRequest,
     DrainRequest,
     Event,
     FleetSnapshot,
@@ -144,7 +145,8 @@ def snapshot_of(frame: Frame, fleet_name: str, source: Source) -> FleetSnapshot:
 
 def capacity_of(simulation: Simulation) -> FleetCapacity:
     """The guards' capacity record from the scenario's node model: a handshake costs 1 ÷ handshakes_per_s
-    of a node's CPU second (the kernel's FF_HS_COST); calm inflow is churn plus scheduled lifetimes."""
+    of a node's CPU second (the kernel's FF_HS_COST); calm inflow is churn plus scheduled lifetimes; the
+    fleet can grow to the nodes the engine preallocated, each ready after `nodes.provisioning_s`."""
     nodes = simulation.scenario.nodes
     clients = simulation.scenario.clients
     inflow_per_s = clients.churn_per_min / 60.0
@@ -155,6 +157,8 @@ def capacity_of(simulation: Simulation) -> FleetCapacity:
         cpu_pct_per_handshake_per_s=100.0 / nodes.handshakes_per_s,
         connections_per_node=nodes.capacity_connections,
         steady_inflow_per_s=inflow_per_s,
+        max_nodes=simulation.capacity_nodes,
+        provisioning_s=nodes.provisioning_s,
     )
 
 
@@ -194,6 +198,15 @@ def apply_action(simulation: Simulation, action: FleetAction) -> None:
                     retry_after_s=request.retry_after_s,
                     nodes=request.nodes,
                 )
+            )
+        case ActionKind.ADD_CAPACITY:
+            assert isinstance(request, CapacityRequest)
+            added = simulation.add_nodes(request.count)  # checks the room before adding any
+            simulation.announce(
+                "capacity",
+                f"operator added {len(added)} nodes ({added[0]}..{added[-1]}), ready after "
+                f"{simulation.scenario.nodes.provisioning_s:g} s",
+                data={"count": len(added), "nodes": added},
             )
 
 
