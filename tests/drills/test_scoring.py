@@ -30,7 +30,12 @@ def objectives_by_kind(outcome: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def drill_runs() -> dict[str, DrillRun]:
+def fix_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("seeds-fix") / "seeds-fix.sdrec"
+
+
+@pytest.fixture(scope="module")
+def drill_runs(fix_recording: Path) -> dict[str, DrillRun]:
     from console.drills.headless import run_headless
     from console.drills.schema import load_drill
     from console.drills.script import load_script
@@ -39,7 +44,7 @@ def drill_runs() -> dict[str, DrillRun]:
     out = {}
     for name in ("runbook", "seeds-fix"):
         script = load_script(EXAMPLES / f"thundering-herd-{name}.toml", drill)
-        out[name] = run_headless(drill, script)
+        out[name] = run_headless(drill, script, record=fix_recording if name == "seeds-fix" else None)
     return out
 
 
@@ -94,6 +99,16 @@ def test_the_seeds_fix_really_adds_capacity(drill_runs: dict[str, DrillRun]) -> 
     provisioning_s = fix.scenario.nodes.provisioning_s
     assert provisioning_s == 240
     assert added_at_s + provisioning_s <= ready_at_s <= added_at_s + provisioning_s + 2
+
+
+def test_the_report_of_the_fix_shows_the_capacity_it_added(
+    drill_runs: dict[str, DrillRun], fix_recording: Path, tmp_path: Path
+) -> None:
+    assert main(["report", str(fix_recording), "--out", str(tmp_path)]) == 0
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "| 3:30 | action (seeds-fix) | add_capacity → applied |" in report
+    assert "operator added 20 nodes" in report
+    assert "done — 20 nodes added at 3:30, ready at 7:30" in report
 
 
 def test_the_fix_beats_the_runbook(runs: dict[str, dict[str, Any]]) -> None:
