@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import random
 import time
 import tomllib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from websockets.asyncio.client import connect
@@ -38,6 +39,7 @@ from console.protocol import (
     WAVE_BIN_MS,
     AdmissionRequest,
     AdmissionSettings,
+    CapacityRequest,
     DrainRequest,
     Event,
     FleetSnapshot,
@@ -53,6 +55,9 @@ from console.protocol import (
 from console.server.actions import ActionKind, FleetAction
 from console.server.backend import Tick
 from console.server.simulator import snapshot_of
+
+if TYPE_CHECKING:
+    from console.gateway.provision import NodeProvisioner
 
 #: A node whose stream has been silent this long is shown `down` (frames come every second).
 DOWN_AFTER_S = 3.0
@@ -202,6 +207,7 @@ class Controller:
         fleet_name: str = "loopback",
         seed: int = 0,
         capacity_config: CapacityConfig | None = None,
+        provisioner: NodeProvisioner | None = None,
     ) -> None:
         self.fleet_name = fleet_name
         self.token = token
@@ -215,6 +221,10 @@ class Controller:
         self.rollout: Rollout | None = None
         self._rollout_task: asyncio.Task[RolloutStatus] | None = None
         self.capacity_config = capacity_config or CapacityConfig()
+        self.provisioner = provisioner
+        self._rng = rng
+        self._provisioning: set[str] = set()  # added, not yet sending frames: shown `provisioning`
+        self._provision_tasks: set[asyncio.Task[None]] = set()
 
     async def start(self, wait_s: float = 3.0) -> FleetSnapshot:
         self._tasks = [asyncio.create_task(link.run()) for link in self.links.values()]
@@ -224,15 +234,15 @@ class Controller:
         return self.snapshot()
 
     async def close(self) -> None:
-        for task in [*self._tasks, self._rollout_task]:
-            if task is not None:
-                task.cancel()
-        await asyncio.gather(*self._tasks, *filter(None, [self._rollout_task]), return_exceptions=True)
+        pending = [*self._tasks, *self._provision_tasks, *filter(None, [self._rollout_task])]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
         await self._http.aclose()
 
     def nodes(self) -> list[NodeStatus]:
         now = time.monotonic()
-        statuses = [link.status(now) for link in self.links.values()]
+        statuses = [self._status(node_id, now) for node_id in [*self.links, *self._provisioning_only()]]
         for status in statuses:
             before = self._states.get(status.id)
             if before is not None and before != status.state:
@@ -247,6 +257,19 @@ class Controller:
                 )
             self._states[status.id] = status.state
         return statuses
+
+    def _status(self, node_id: str, now: float) -> NodeStatus:
+        """A node being provisioned shows `provisioning` until its first frame, then what its frames say."""
+        link = self.links.get(node_id)
+        if link is not None and link.latest is not None:
+            self._provisioning.discard(node_id)
+        if node_id in self._provisioning:
+            return down_status(node_id, None).model_copy(update={"state": NodeState.PROVISIONING})
+        assert link is not None
+        return link.status(now)
+
+    def _provisioning_only(self) -> list[str]:
+        return [node_id for node_id in self._provisioning if node_id not in self.links]
 
     def admission(self) -> AdmissionSettings:
         for link in self.links.values():
@@ -296,7 +319,12 @@ class Controller:
     def capacity(self) -> FleetCapacity:
         admissions = [link.admission for link in self.links.values() if link.admission is not None]
         statuses = [link.latest for link in self.links.values() if link.latest is not None]
-        return capacity_of(self.capacity_config, statuses, admissions)
+        capacity = capacity_of(self.capacity_config, statuses, admissions)
+        if self.provisioner is None:
+            return capacity  # max_nodes 0: this fleet cannot add capacity
+        return dataclasses.replace(
+            capacity, max_nodes=self.provisioner.max_nodes, provisioning_s=self.provisioner.provisioning_s
+        )
 
     async def current_snapshot(self) -> FleetSnapshot:
         """The latest folded snapshot; an action applied since shows in it at once (see `_shown`)."""
@@ -326,6 +354,9 @@ class Controller:
                 self.halt_rollout()
             case ActionKind.ROLLOUT_RESUME:
                 self.resume_rollout()
+            case ActionKind.ADD_CAPACITY:
+                assert isinstance(request, CapacityRequest)
+                self.add_nodes(request.count)
 
     def _link(self, node_id: str) -> NodeLink:
         if node_id not in self.links:
@@ -387,6 +418,67 @@ class Controller:
         for link in links:
             link.admission = AdmissionSettings.model_validate(answers[link.entry.id]["admission"])
         return answers
+
+    # --- adding capacity --------------------------------------------------------------------------
+
+    def add_nodes(self, count: int) -> list[str]:
+        """Have the provisioner start `count` nodes; they show `provisioning` at once and join the fleet
+        (admission as the fleet has it) as each starts. A node that fails to start is announced and
+        dropped: the add was accepted, like a cloud's, and its outcome is in the events."""
+        if self.provisioner is None:
+            raise InputError("count", count, "no nodes: this controller starts no node processes")
+        known = [*self.links, *self._provisioning_only()]
+        room = self.provisioner.max_nodes - len(known)
+        if not 1 <= count <= room:
+            raise InputError("count", count, f"an integer in [1, {max(room, 0)}] (room left in the fleet)")
+        added = []
+        k = len(known)
+        while len(added) < count:
+            k += 1
+            node_id = f"node-{k}"
+            if node_id not in known:
+                added.append(node_id)
+        for node_id in added:
+            self._provisioning.add(node_id)
+            self._states[node_id] = NodeState.PROVISIONING
+            task = asyncio.create_task(self._provision(node_id))
+            self._provision_tasks.add(task)
+            task.add_done_callback(self._provision_tasks.discard)
+        self._events.append(
+            Event(
+                time_s=time.time(),
+                kind="capacity",
+                message=f"operator added {count} nodes ({added[0]}..{added[-1]}), provisioning",
+                data={"count": count, "nodes": added},
+            )
+        )
+        return added
+
+    async def _provision(self, node_id: str) -> None:
+        assert self.provisioner is not None
+        try:
+            entry = await self.provisioner.start_node(node_id)
+        except Exception as error:  # a failed start is the fleet's news, not the operator's 500
+            self._provisioning.discard(node_id)
+            self._states.pop(node_id, None)
+            self._events.append(
+                Event(
+                    time_s=time.time(),
+                    kind="capacity",
+                    node=node_id,
+                    message=f"{node_id} failed to start: {error}",
+                )
+            )
+            return
+        link = NodeLink(entry, self._waves, random.Random(self._rng.getrandbits(64)))
+        admission = self.admission()
+        self.links[node_id] = link
+        self._tasks.append(asyncio.create_task(link.run()))
+        with contextlib.suppress(InputError):  # the node's own defaults stand; its frames will say so
+            body = admission_request_of(admission).model_dump(
+                mode="json", exclude={"confirm", "override_reason", "nodes"}
+            )
+            await self._send(link, "PUT", "/v1/node/admission", body, "admission")
 
     # --- rollouts ----------------------------------------------------------------------------------
 

@@ -1,0 +1,52 @@
+"""Adding capacity to a real fleet: who starts a new gateway node, and how many the fleet may hold.
+
+The controller only follows nodes; starting one is a provisioner's job. `fleet up` owns its node processes,
+so it hands the controller a `LoopbackProvisioner` that starts more of them the same way; a controller
+over a nodes file it did not start has none, and then its fleet cannot add capacity (the guard refuses,
+naming `count`). A cloud's autoscaling group would be another provisioner behind the same two members.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from console.gateway.controller import NodeEntry
+    from console.gateway.processes import NodeProcess
+
+
+class NodeProvisioner(Protocol):
+    """Starts gateway nodes for the controller."""
+
+    max_nodes: int  # the most nodes the fleet may hold, those running included
+    provisioning_s: float  # about how long a node takes to start (0: unknown)
+
+    async def start_node(self, node_id: str) -> NodeEntry:
+        """Start node `node_id` and return its entry once it listens; raise when it cannot start."""
+        ...
+
+
+@dataclass
+class LoopbackProvisioner:
+    """More `stormdeck gateway serve` children on loopback, like the ones `fleet up` started: the same
+    controller token, history and arguments. Every node it starts is appended to `started`, the list
+    `fleet up` stops by pid on the way out."""
+
+    token: str
+    started: list[NodeProcess]
+    max_nodes: int
+    args: list[str] = field(default_factory=list)
+    history: str | None = None
+    #: A node child prints its URLs within about a second on the shared 2-core machine (tests/gateway).
+    provisioning_s: float = 2.0
+
+    async def start_node(self, node_id: str) -> NodeEntry:
+        from console.gateway.controller import NodeEntry
+        from console.gateway.processes import NodeProcess
+
+        node = NodeProcess(node_id, list(self.args), token=self.token, history=self.history)
+        self.started.append(node)  # before it starts: stopped on the way out even if it hangs
+        await asyncio.to_thread(node.start)
+        return NodeEntry(node.node_id, node.admin_url, node.url)
