@@ -18,7 +18,7 @@ import random
 import time
 import tomllib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 from websockets.asyncio.client import connect
@@ -32,6 +32,7 @@ from console.gateway.acting import (
     refusal,
     unreachable,
 )
+from console.gateway.provision import NodeProvisioner, Provisioning
 from console.gateway.rollout import Rollout
 from console.guards import FleetCapacity
 from console.policies import Backoff, make_policy
@@ -55,9 +56,6 @@ from console.protocol import (
 from console.server.actions import ActionKind, FleetAction
 from console.server.backend import Tick
 from console.server.simulator import snapshot_of
-
-if TYPE_CHECKING:
-    from console.gateway.provision import NodeProvisioner
 
 #: A node whose stream has been silent this long is shown `down` (frames come every second).
 DOWN_AFTER_S = 3.0
@@ -221,10 +219,8 @@ class Controller:
         self.rollout: Rollout | None = None
         self._rollout_task: asyncio.Task[RolloutStatus] | None = None
         self.capacity_config = capacity_config or CapacityConfig()
-        self.provisioner = provisioner
+        self.provisioning = Provisioning(provisioner) if provisioner is not None else None
         self._rng = rng
-        self._provisioning: set[str] = set()  # added, not yet sending frames: shown `provisioning`
-        self._provision_tasks: set[asyncio.Task[None]] = set()
 
     async def start(self, wait_s: float = 3.0) -> FleetSnapshot:
         self._tasks = [asyncio.create_task(link.run()) for link in self.links.values()]
@@ -234,7 +230,9 @@ class Controller:
         return self.snapshot()
 
     async def close(self) -> None:
-        pending = [*self._tasks, *self._provision_tasks, *filter(None, [self._rollout_task])]
+        if self.provisioning is not None:
+            await self.provisioning.close()
+        pending = [*self._tasks, *filter(None, [self._rollout_task])]
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -261,15 +259,17 @@ class Controller:
     def _status(self, node_id: str, now: float) -> NodeStatus:
         """A node being provisioned shows `provisioning` until its first frame, then what its frames say."""
         link = self.links.get(node_id)
+        pending = self.provisioning.pending if self.provisioning is not None else set()
         if link is not None and link.latest is not None:
-            self._provisioning.discard(node_id)
-        if node_id in self._provisioning:
+            pending.discard(node_id)
+        if node_id in pending:
             return down_status(node_id, None).model_copy(update={"state": NodeState.PROVISIONING})
         assert link is not None
         return link.status(now)
 
     def _provisioning_only(self) -> list[str]:
-        return [node_id for node_id in self._provisioning if node_id not in self.links]
+        pending = self.provisioning.pending if self.provisioning is not None else set()
+        return [node_id for node_id in pending if node_id not in self.links]
 
     def admission(self) -> AdmissionSettings:
         for link in self.links.values():
@@ -320,10 +320,11 @@ class Controller:
         admissions = [link.admission for link in self.links.values() if link.admission is not None]
         statuses = [link.latest for link in self.links.values() if link.latest is not None]
         capacity = capacity_of(self.capacity_config, statuses, admissions)
-        if self.provisioner is None:
+        if self.provisioning is None:
             return capacity  # max_nodes 0: this fleet cannot add capacity
+        provisioner = self.provisioning.provisioner
         return dataclasses.replace(
-            capacity, max_nodes=self.provisioner.max_nodes, provisioning_s=self.provisioner.provisioning_s
+            capacity, max_nodes=provisioner.max_nodes, provisioning_s=provisioner.provisioning_s
         )
 
     async def current_snapshot(self) -> FleetSnapshot:
@@ -425,60 +426,32 @@ class Controller:
         """Have the provisioner start `count` nodes; they show `provisioning` at once and join the fleet
         (admission as the fleet has it) as each starts. A node that fails to start is announced and
         dropped: the add was accepted, like a cloud's, and its outcome is in the events."""
-        if self.provisioner is None:
+        if self.provisioning is None:
             raise InputError("count", count, "no nodes: this controller starts no node processes")
         known = [*self.links, *self._provisioning_only()]
-        room = self.provisioner.max_nodes - len(known)
-        if not 1 <= count <= room:
-            raise InputError("count", count, f"an integer in [1, {max(room, 0)}] (room left in the fleet)")
-        added = []
-        k = len(known)
-        while len(added) < count:
-            k += 1
-            node_id = f"node-{k}"
-            if node_id not in known:
-                added.append(node_id)
-        for node_id in added:
-            self._provisioning.add(node_id)
-            self._states[node_id] = NodeState.PROVISIONING
-            task = asyncio.create_task(self._provision(node_id))
-            self._provision_tasks.add(task)
-            task.add_done_callback(self._provision_tasks.discard)
+        added = self.provisioning.add(count, known, self._joined, self._failed_to_start)
+        self._states.update(dict.fromkeys(added, NodeState.PROVISIONING))
+        message = f"operator added {count} nodes ({added[0]}..{added[-1]}), provisioning"
         self._events.append(
-            Event(
-                time_s=time.time(),
-                kind="capacity",
-                message=f"operator added {count} nodes ({added[0]}..{added[-1]}), provisioning",
-                data={"count": count, "nodes": added},
-            )
+            Event(time_s=time.time(), kind="capacity", message=message, data={"count": count, "nodes": added})
         )
         return added
 
-    async def _provision(self, node_id: str) -> None:
-        assert self.provisioner is not None
-        try:
-            entry = await self.provisioner.start_node(node_id)
-        except Exception as error:  # a failed start is the fleet's news, not the operator's 500
-            self._provisioning.discard(node_id)
-            self._states.pop(node_id, None)
-            self._events.append(
-                Event(
-                    time_s=time.time(),
-                    kind="capacity",
-                    node=node_id,
-                    message=f"{node_id} failed to start: {error}",
-                )
-            )
-            return
+    async def _joined(self, entry: NodeEntry) -> None:
         link = NodeLink(entry, self._waves, random.Random(self._rng.getrandbits(64)))
         admission = self.admission()
-        self.links[node_id] = link
+        self.links[entry.id] = link
         self._tasks.append(asyncio.create_task(link.run()))
+        body = admission_request_of(admission).model_dump(
+            mode="json", exclude={"confirm", "override_reason", "nodes"}
+        )
         with contextlib.suppress(InputError):  # the node's own defaults stand; its frames will say so
-            body = admission_request_of(admission).model_dump(
-                mode="json", exclude={"confirm", "override_reason", "nodes"}
-            )
             await self._send(link, "PUT", "/v1/node/admission", body, "admission")
+
+    def _failed_to_start(self, node_id: str, error: Exception) -> None:
+        self._states.pop(node_id, None)
+        message = f"{node_id} failed to start: {error}"
+        self._events.append(Event(time_s=time.time(), kind="capacity", node=node_id, message=message))
 
     # --- rollouts ----------------------------------------------------------------------------------
 

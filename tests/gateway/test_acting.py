@@ -235,3 +235,33 @@ async def test_a_controller_without_a_provisioner_refuses_to_add_capacity(start_
     finally:
         await controller.close()
         audit.close()
+
+
+async def test_a_node_that_fails_to_start_is_announced_and_dropped(start_node) -> None:
+    class Broken:
+        max_nodes = 3
+        provisioning_s = 1.0
+
+        async def start_node(self, node_id: str) -> NodeEntry:
+            raise RuntimeError("no port left")
+
+    a = await start_node(node_config("a"))
+    controller = Controller([NodeEntry("a", a.admin_url)], TOKEN, provisioner=Broken())
+    await controller.start()
+    try:
+        assert controller.capacity().max_nodes == 3
+        assert controller.add_nodes(1) == ["node-2"]
+        events: list = []
+
+        def announced() -> bool:
+            events.extend(controller.drain_events())
+            return any(
+                e.kind == "capacity" and "node-2 failed to start: no port left" in e.message for e in events
+            )
+
+        await wait_for(announced, 5, "the failure announced")
+        assert [n.id for n in controller.snapshot().nodes] == ["a"]
+        with pytest.raises(InputError, match=r"\[1, 2\]"):
+            controller.add_nodes(3)
+    finally:
+        await controller.close()
