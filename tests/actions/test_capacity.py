@@ -109,3 +109,17 @@ async def test_the_room_shrinks_as_nodes_are_added(growing: Acting) -> None:
     ).status_code == 202
     problem(await growing.call("POST", "/v1/capacity", {"count": 9}), 422, "count", "[1, 8]", "room left")
     assert growing.simulation.n_nodes == 8 + ROOM - 8
+
+
+async def test_a_scheduled_add_keeps_its_room(tmp_path: Path) -> None:
+    """The scenario's own `add_nodes` (at 3000 s) has its 10 nodes reserved: an operator's add may not take
+    them, or the timeline event would find no room when its time comes."""
+    events = [{"at_s": 3000, "action": "add_nodes", "count": 10}]
+    acting = start_acting(tmp_path, nodes=QUICK, events=events)
+    try:
+        assert acting.simulation.capacity_nodes == 8 + 10 + ROOM
+        problem(await acting.call("POST", "/v1/capacity", {"count": ROOM + 1}), 422, "count", f"[1, {ROOM}]")
+        assert acting.simulation.room_nodes() == ROOM and acting.simulation.n_nodes == 8
+    finally:
+        acting.server.stop()
+        acting.audit.close()
