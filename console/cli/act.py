@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     act = subparsers.add_parser(
         "act",
-        help="act on a fleet through its API: drain, undrain, rollout, admission (guarded, audited)",
+        help="act on a fleet through its API: drain, undrain, rollout, admission, add capacity (guarded, "
+        "audited)",
         description="Send a guarded action. Exit 0 applied (or dry run), 3 needs confirmation, 4 blocked, "
         "2 bad input, 1 transport or auth error.",
     )
@@ -76,6 +77,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     admission.add_argument("--retry-after", default="1:30", metavar="MIN:MAX", help="Retry-After window, s")
     admission.add_argument("--nodes", metavar="ID,ID", help="only these nodes")
     admission.set_defaults(handler=_run_act, build=_admission)
+
+    add_capacity = actions.add_parser(
+        "add-capacity",
+        parents=[common],
+        help="provision more gateway nodes (ready after the fleet's provisioning time)",
+        description="Add COUNT nodes to the fleet (POST /v1/capacity). They serve once provisioned (the "
+        "outage seed's 200 nodes took 4 minutes): the verdict shows when, and the headroom then. An add "
+        "larger than add_capacity_confirm_pct of the fleet asks for --yes; a COUNT beyond the fleet's room "
+        "or add_capacity_max_nodes is refused (exit 2).",
+    )
+    add_capacity.add_argument("--count", type=int, required=True, metavar="N", help="nodes to add")
+    add_capacity.set_defaults(handler=_run_act, build=_add_capacity)
 
     plan = subparsers.add_parser("plan", help="plan an action: the largest safe drain of a node")
     plans = plan.add_subparsers(dest="plan", metavar="WHAT", required=True)
@@ -152,6 +165,10 @@ def _admission(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
     if args.nodes:
         body["nodes"] = [node.strip() for node in args.nodes.split(",") if node.strip()]
     return (*route("admission"), body | _controls(args))
+
+
+def _add_capacity(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
+    return (*route("add_capacity"), {"count": args.count} | _controls(args))
 
 
 # --- running ----------------------------------------------------------------------------------------------

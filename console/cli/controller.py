@@ -13,6 +13,7 @@ from console.errors import InputError
 if TYPE_CHECKING:
     from console.gateway.acting import CapacityConfig
     from console.gateway.controller import NodeEntry
+    from console.gateway.provision import NodeProvisioner
 
 DEFAULT_PORT = 8471
 
@@ -71,9 +72,11 @@ def serve_controller(
     announce_more: Callable[[], None] = lambda: None,
     audit_path: Path | None = None,
     capacity: CapacityConfig | None = None,
+    provisioner: NodeProvisioner | None = None,
 ) -> int:
     """Serve the fleet API over `nodes` until SIGINT/SIGTERM (`sim serve`'s runner and token handling),
-    its actions guarded and audited as over the simulator: one desk, one hash-chained audit log."""
+    its actions guarded and audited as over the simulator: one desk, one hash-chained audit log. With a
+    `provisioner` (`fleet up`'s), the fleet can add capacity; without one, an add is refused."""
     from console.audit import open_audit_log
     from console.gateway.controller import Controller
     from console.guards.config import load_default_thresholds
@@ -97,7 +100,9 @@ def serve_controller(
             token_path, note = made, "operator, mode 0600, removed on exit"
         else:
             tokens, token_path, note = given, token_file, "given"
-        controller = Controller(nodes, node_token, fleet_name=fleet, capacity_config=capacity)
+        controller = Controller(
+            nodes, node_token, fleet_name=fleet, capacity_config=capacity, provisioner=provisioner
+        )
         app = create_app(controller, tokens, audit_log=audit_log, thresholds=thresholds)
         url = base_url(sock)
 

@@ -52,6 +52,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     from console.cli.controller import serve_controller
     from console.gateway.controller import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess, child_env
+    from console.gateway.provision import LoopbackProvisioner
     from console.policies import make_policy
 
     make_policy(args.policy)
@@ -67,12 +68,16 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             command = [sys.executable, "-m", "console", "gateway", "publish", "--history", redis.url]
             command += ["--rate-per-s", str(args.publish_rate_per_s)]
             publisher = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=child_env())
+        extra = ["--work-factor", str(args.work_factor)]
+        if redis is None:
+            extra += ["--publish-rate-per-s", str(args.publish_rate_per_s)]
+        history = redis.url if redis else None
         for k in range(1, args.nodes + 1):
-            extra = ["--work-factor", str(args.work_factor)]
-            if redis is None:
-                extra += ["--publish-rate-per-s", str(args.publish_rate_per_s)]
-            node = NodeProcess(f"node-{k}", extra, token=node_token, history=redis.url if redis else None)
+            node = NodeProcess(f"node-{k}", extra, token=node_token, history=history)
             nodes.append(node.start())
+        # `act add-capacity` starts more nodes the same way, up to MAX_NODES; `nodes` holds them too, so
+        # they are stopped below. The load generator keeps to the nodes it was started with.
+        provisioner = LoopbackProvisioner(node_token, nodes, MAX_NODES, extra, history)
         if args.clients:
             command = [sys.executable, "-m", "console", "loadgen", *(n.url for n in nodes)]
             command += [
@@ -109,6 +114,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             "loopback",
             announce_more,
             audit_path=args.audit_log,
+            provisioner=provisioner,
         )
     finally:
         for child in (load, publisher):

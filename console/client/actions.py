@@ -25,6 +25,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "rollout_halt": ("POST", "/v1/rollout/halt"),
     "rollout_resume": ("POST", "/v1/rollout/resume"),
     "admission": ("PUT", "/v1/admission"),
+    "add_capacity": ("POST", "/v1/capacity"),
 }
 
 

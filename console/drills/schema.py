@@ -51,7 +51,15 @@ TOTALS_FIELDS = (
     "abnormal_closes_per_s",
     "max_cpu_pct",
 )
-ACTION_NAMES = ("drain", "undrain", "rollout_start", "rollout_halt", "rollout_resume", "admission")
+ACTION_NAMES = (
+    "drain",
+    "undrain",
+    "rollout_start",
+    "rollout_halt",
+    "rollout_resume",
+    "admission",
+    "add_capacity",
+)
 
 _TOP_KEYS = {
     "name": None,

@@ -6,7 +6,8 @@
     action = "rollout_halt"
     confirm = true            # answer a `confirm` verdict; `typed = "gw-003"` answers a `typed` one
 
-Every other key is the action's request body (docs/actions.md); `node` names the node of a drain or undrain.
+Every other key is the action's request body (docs/actions.md); `node` names the node of a drain or undrain,
+`count` the nodes of an `add_capacity`.
 A key the action's body does not have is an error here (exit 2), not a 422 in the middle of a drill.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 
 from console.drills.schema import ACTION_NAMES, Drill, at_seconds
 from console.errors import InputError
-from console.protocol import ActionRequest, AdmissionRequest, DrainRequest, RolloutRequest
+from console.protocol import ActionRequest, AdmissionRequest, CapacityRequest, DrainRequest, RolloutRequest
 
 _BODY_MODEL = {
     "drain": DrainRequest,
@@ -28,6 +29,7 @@ _BODY_MODEL = {
     "rollout_halt": ActionRequest,
     "rollout_resume": ActionRequest,
     "admission": AdmissionRequest,
+    "add_capacity": CapacityRequest,
 }
 _CONTROL_KEYS = {"at", "at_s", "action", "node", "confirm", "typed"}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import random
 import time
@@ -31,6 +32,7 @@ from console.gateway.acting import (
     refusal,
     unreachable,
 )
+from console.gateway.provision import NodeProvisioner, Provisioning
 from console.gateway.rollout import Rollout
 from console.guards import FleetCapacity
 from console.policies import Backoff, make_policy
@@ -38,6 +40,7 @@ from console.protocol import (
     WAVE_BIN_MS,
     AdmissionRequest,
     AdmissionSettings,
+    CapacityRequest,
     DrainRequest,
     Event,
     FleetSnapshot,
@@ -202,6 +205,7 @@ class Controller:
         fleet_name: str = "loopback",
         seed: int = 0,
         capacity_config: CapacityConfig | None = None,
+        provisioner: NodeProvisioner | None = None,
     ) -> None:
         self.fleet_name = fleet_name
         self.token = token
@@ -215,6 +219,8 @@ class Controller:
         self.rollout: Rollout | None = None
         self._rollout_task: asyncio.Task[RolloutStatus] | None = None
         self.capacity_config = capacity_config or CapacityConfig()
+        self.provisioning = Provisioning(provisioner) if provisioner is not None else None
+        self._rng = rng
 
     async def start(self, wait_s: float = 3.0) -> FleetSnapshot:
         self._tasks = [asyncio.create_task(link.run()) for link in self.links.values()]
@@ -224,15 +230,17 @@ class Controller:
         return self.snapshot()
 
     async def close(self) -> None:
-        for task in [*self._tasks, self._rollout_task]:
-            if task is not None:
-                task.cancel()
-        await asyncio.gather(*self._tasks, *filter(None, [self._rollout_task]), return_exceptions=True)
+        if self.provisioning is not None:
+            await self.provisioning.close()
+        pending = [*self._tasks, *filter(None, [self._rollout_task])]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
         await self._http.aclose()
 
     def nodes(self) -> list[NodeStatus]:
         now = time.monotonic()
-        statuses = [link.status(now) for link in self.links.values()]
+        statuses = [self._status(node_id, now) for node_id in [*self.links, *self._provisioning_only()]]
         for status in statuses:
             before = self._states.get(status.id)
             if before is not None and before != status.state:
@@ -247,6 +255,21 @@ class Controller:
                 )
             self._states[status.id] = status.state
         return statuses
+
+    def _status(self, node_id: str, now: float) -> NodeStatus:
+        """A node being provisioned shows `provisioning` until its first frame, then what its frames say."""
+        link = self.links.get(node_id)
+        pending = self.provisioning.pending if self.provisioning is not None else set()
+        if link is not None and link.latest is not None:
+            pending.discard(node_id)
+        if node_id in pending:
+            return down_status(node_id, None).model_copy(update={"state": NodeState.PROVISIONING})
+        assert link is not None
+        return link.status(now)
+
+    def _provisioning_only(self) -> list[str]:
+        pending = self.provisioning.pending if self.provisioning is not None else set()
+        return [node_id for node_id in pending if node_id not in self.links]
 
     def admission(self) -> AdmissionSettings:
         for link in self.links.values():
@@ -296,7 +319,13 @@ class Controller:
     def capacity(self) -> FleetCapacity:
         admissions = [link.admission for link in self.links.values() if link.admission is not None]
         statuses = [link.latest for link in self.links.values() if link.latest is not None]
-        return capacity_of(self.capacity_config, statuses, admissions)
+        capacity = capacity_of(self.capacity_config, statuses, admissions)
+        if self.provisioning is None:
+            return capacity  # max_nodes 0: this fleet cannot add capacity
+        provisioner = self.provisioning.provisioner
+        return dataclasses.replace(
+            capacity, max_nodes=provisioner.max_nodes, provisioning_s=provisioner.provisioning_s
+        )
 
     async def current_snapshot(self) -> FleetSnapshot:
         """The latest folded snapshot; an action applied since shows in it at once (see `_shown`)."""
@@ -326,6 +355,9 @@ class Controller:
                 self.halt_rollout()
             case ActionKind.ROLLOUT_RESUME:
                 self.resume_rollout()
+            case ActionKind.ADD_CAPACITY:
+                assert isinstance(request, CapacityRequest)
+                self.add_nodes(request.count)
 
     def _link(self, node_id: str) -> NodeLink:
         if node_id not in self.links:
@@ -387,6 +419,39 @@ class Controller:
         for link in links:
             link.admission = AdmissionSettings.model_validate(answers[link.entry.id]["admission"])
         return answers
+
+    # --- adding capacity --------------------------------------------------------------------------
+
+    def add_nodes(self, count: int) -> list[str]:
+        """Have the provisioner start `count` nodes; they show `provisioning` at once and join the fleet
+        (admission as the fleet has it) as each starts. A node that fails to start is announced and
+        dropped: the add was accepted, like a cloud's, and its outcome is in the events."""
+        if self.provisioning is None:
+            raise InputError("count", count, "no nodes: this controller starts no node processes")
+        known = [*self.links, *self._provisioning_only()]
+        added = self.provisioning.add(count, known, self._joined, self._failed_to_start)
+        self._states.update(dict.fromkeys(added, NodeState.PROVISIONING))
+        message = f"operator added {count} nodes ({added[0]}..{added[-1]}), provisioning"
+        self._events.append(
+            Event(time_s=time.time(), kind="capacity", message=message, data={"count": count, "nodes": added})
+        )
+        return added
+
+    async def _joined(self, entry: NodeEntry) -> None:
+        link = NodeLink(entry, self._waves, random.Random(self._rng.getrandbits(64)))
+        admission = self.admission()
+        self.links[entry.id] = link
+        self._tasks.append(asyncio.create_task(link.run()))
+        body = admission_request_of(admission).model_dump(
+            mode="json", exclude={"confirm", "override_reason", "nodes"}
+        )
+        with contextlib.suppress(InputError):  # the node's own defaults stand; its frames will say so
+            await self._send(link, "PUT", "/v1/node/admission", body, "admission")
+
+    def _failed_to_start(self, node_id: str, error: Exception) -> None:
+        self._states.pop(node_id, None)
+        message = f"{node_id} failed to start: {error}"
+        self._events.append(Event(time_s=time.time(), kind="capacity", node=node_id, message=message))
 
     # --- rollouts ----------------------------------------------------------------------------------
 

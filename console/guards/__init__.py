@@ -9,6 +9,7 @@ Every function takes values and returns values; loading thresholds from files an
 `console.guards.config`. See docs/guards.md.
 """
 
+from console.guards.add_capacity import judge_add_capacity, nodes_for_headroom
 from console.guards.admission import judge_admission
 from console.guards.capacity import FleetCapacity
 from console.guards.drain import DrainPlan, judge_drain, judge_undrain, plan_drain
@@ -22,11 +23,13 @@ __all__ = [
     "DrainPlan",
     "FleetCapacity",
     "Thresholds",
+    "judge_add_capacity",
     "judge_admission",
     "judge_drain",
     "judge_rollout_halt",
     "judge_rollout_resume",
     "judge_rollout_start",
     "judge_undrain",
+    "nodes_for_headroom",
     "plan_drain",
 ]

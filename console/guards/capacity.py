@@ -24,19 +24,26 @@ class FleetCapacity:
         node's own `capacity_connections`, when the frame carries one, wins.
     steady_inflow_per_s: the fleet's new connections per second in calm times (clients ÷ connection
         lifetime); 0 when the backend does not know it. Admission guards use it.
+    max_nodes: the most nodes the fleet can have, the ones it has included (the simulator's preallocated
+        room, a controller's provisioner's limit); 0 when the backend cannot add nodes at all.
+    provisioning_s: seconds from adding a node to its being ready (the outage seed: 200 nodes took 4
+        minutes); 0 when the backend does not know.
     """
 
     handshakes_per_s: float
     cpu_pct_per_handshake_per_s: float
     connections_per_node: int
     steady_inflow_per_s: float = 0.0
+    max_nodes: int = 0
+    provisioning_s: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("handshakes_per_s", "cpu_pct_per_handshake_per_s", "connections_per_node"):
             if not getattr(self, name) > 0:
                 raise InputError(name, getattr(self, name), "a number > 0")
-        if not self.steady_inflow_per_s >= 0:
-            raise InputError("steady_inflow_per_s", self.steady_inflow_per_s, "a number ≥ 0")
+        for name in ("steady_inflow_per_s", "max_nodes", "provisioning_s"):
+            if not getattr(self, name) >= 0:
+                raise InputError(name, getattr(self, name), "a number ≥ 0")
 
 
 class AdmissionLimit:

@@ -140,6 +140,23 @@ class Thresholds:
     admission_loosen_cpu_pct: float = _limit(
         75.0, 1, 100, ISSUE_4, "no loosening of admission while any node is above this CPU"
     )
+    # --- adding capacity ----------------------------------------------------------------------------
+    add_capacity_max_nodes: int = _limit(
+        1000,
+        1,
+        10_000,
+        STORMDECK,
+        "the most nodes one add-capacity action may ask for (a typo of 2000 for 200 must not reach the "
+        "provisioner); the fleet's own room may be smaller",
+    )
+    add_capacity_confirm_pct: float = _limit(
+        50.0,
+        1,
+        1000,
+        STORMDECK,
+        "an add larger than this share of the fleet asks for confirmation (the outage seed's emergency add "
+        "was 200 of 480 nodes, 42 %, and went through at once)",
+    )
     # --- alarm hygiene ------------------------------------------------------------------------------
     clear_after_s: float = _limit(
         5.0,
@@ -158,7 +175,7 @@ class Thresholds:
 
 
 #: Fields whose values must be whole numbers.
-INTEGER_FIELDS = frozenset({"max_concurrent_drains"})
+INTEGER_FIELDS = frozenset({"max_concurrent_drains", "add_capacity_max_nodes"})
 
 
 def threshold_fields() -> tuple[dataclasses.Field[Any], ...]:

@@ -15,8 +15,9 @@ from typing import Any
 
 from console.client.actions import ActionAnswer, Reply, route
 from console.errors import InputError
-from console.guards import FleetCapacity, Thresholds, plan_drain
+from console.guards import FleetCapacity, Thresholds, nodes_for_headroom, plan_drain
 from console.protocol import (
+    MAX_ADD_NODES,
     AdmissionSettings,
     FleetSnapshot,
     Frame,
@@ -40,6 +41,7 @@ class ActionKind(StrEnum):
     ROLLOUT_HALT = "rollout_halt"
     ROLLOUT_RESUME = "rollout_resume"
     ADMISSION = "admission"
+    ADD_CAPACITY = "add_capacity"
 
     @property
     def needs_node(self) -> bool:
@@ -57,6 +59,7 @@ _TITLES = {
     ActionKind.ROLLOUT_HALT: "halt rollout",
     ActionKind.ROLLOUT_RESUME: "resume rollout",
     ActionKind.ADMISSION: "admission",
+    ActionKind.ADD_CAPACITY: "add capacity",
 }
 
 
@@ -123,6 +126,7 @@ FORMS: dict[ActionKind, tuple[FormField, ...]] = {
         FormField("retry_after_min_s", "Retry-After min (s)", high=3600),
         FormField("retry_after_max_s", "Retry-After max (s)", high=3600),
     ),
+    ActionKind.ADD_CAPACITY: (FormField("count", "nodes to add", int, low=1, high=MAX_ADD_NODES),),
 }
 
 #: Form fields that travel as one [min, max] pair in the request body.
@@ -280,6 +284,22 @@ def admission_prefill(admission: AdmissionSettings | None) -> Prefill:
             "retry_after_max_s": _text(float(high)),
         },
         "the fleet's admission settings now",
+    )
+
+
+def add_capacity_prefill(
+    frame: Frame | None, fleet: str, capacity: FleetCapacity | None, thresholds: Thresholds
+) -> Prefill:
+    """The nodes that would bring headroom back to the budget once ready (the outage seed: provision
+    35 %), from the newest frame; one node when the console knows no capacity record."""
+    if frame is None or capacity is None:
+        return Prefill({"count": "1"}, "no capacity record here: the verdict shows the headroom then")
+    needed = nodes_for_headroom(snapshot_of(frame, fleet), capacity, thresholds.headroom_min_pct)
+    if not needed:
+        return Prefill({"count": "1"}, f"headroom is at the {thresholds.headroom_min_pct:g} % budget already")
+    return Prefill(
+        {"count": str(needed)},
+        f"the nodes that bring headroom to {thresholds.headroom_min_pct:g} % once ready",
     )
 
 

@@ -2,6 +2,7 @@
 
 from console.protocol.models import (
     API_VERSION,
+    MAX_ADD_NODES,
     WAVE_BIN_MS,
     ActionRequest,
     ActionResult,
@@ -9,6 +10,7 @@ from console.protocol.models import (
     AdmissionSettings,
     Alarm,
     AuditPage,
+    CapacityRequest,
     Check,
     ClockRequest,
     ClockState,
@@ -41,6 +43,7 @@ from console.protocol.models import (
 
 __all__ = [
     "API_VERSION",
+    "MAX_ADD_NODES",
     "WAVE_BIN_MS",
     "ActionRequest",
     "ActionResult",
@@ -48,6 +51,7 @@ __all__ = [
     "AdmissionSettings",
     "Alarm",
     "AuditPage",
+    "CapacityRequest",
     "Check",
     "ClockRequest",
     "ClockState",

@@ -306,6 +306,20 @@ class AdmissionRequest(_Request):
     override_reason: str | None = Field(default=None, max_length=1000)
 
 
+#: The most nodes one add-capacity request may ask for: the simulator's own node-count bound
+#: (`nodes.count` ≤ 10 000). The fleet's room and the configured per-action maximum are judged by the guard.
+MAX_ADD_NODES = 10_000
+
+
+class CapacityRequest(_Request):
+    """Add capacity: provision `count` more gateway nodes (ready after the fleet's provisioning time)."""
+
+    count: int = Field(ge=1, le=MAX_ADD_NODES, description="nodes to add")
+    dry_run: bool = False
+    confirm: ConfirmAnswer | None = None
+    override_reason: str | None = Field(default=None, max_length=1000)
+
+
 class ActionRequest(_Request):
     """Body of undrain, rollout halt and rollout resume: only the two-phase controls (all optional)."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from console.record.records import ActionRecord
 from console.record.review import Review
 
 OUTAGE_SEED = "outage seed (000, “Real Outage: A Thundering-Herd Reconnect”)"
@@ -172,10 +173,18 @@ def add_capacity(review: Review) -> Finding | None:
         "capacity instead. What fixed the outage: stopping the restart and adding 200 nodes.",
         seed=OUTAGE_SEED,
         done=bool(added),
-        what_was_done=f"capacity added at {_clock(added[0].time_s)}"
-        if added
-        else "no capacity action recorded",
+        what_was_done=_capacity_added(added[0]) if added else "no capacity action recorded",
     )
+
+
+def _capacity_added(action: ActionRecord) -> str:
+    """`20 nodes added at 3:30, ready at 7:30`: the count from the request, the ready time from the
+    verdict's projection when the backend knew its provisioning time."""
+    count = action.request.get("count")
+    what = f"{count} nodes added" if isinstance(count, int) else "capacity added"
+    ready_at_s = action.verdict.projections.get("ready_at_s") if action.verdict is not None else None
+    ready = f", ready at {_clock(ready_at_s)}" if isinstance(ready_at_s, int | float) else ""
+    return f"{what} at {_clock(action.time_s)}{ready}"
 
 
 def losing_ground(review: Review) -> Finding | None:

@@ -14,6 +14,7 @@ from typing import Any
 from console.guards import (
     FleetCapacity,
     Thresholds,
+    judge_add_capacity,
     judge_admission,
     judge_drain,
     judge_rollout_halt,
@@ -24,6 +25,7 @@ from console.guards import (
 from console.protocol import (
     ActionRequest,
     AdmissionRequest,
+    CapacityRequest,
     DrainRequest,
     FleetSnapshot,
     RolloutRequest,
@@ -41,14 +43,16 @@ class ActionKind(StrEnum):
     ROLLOUT_HALT = "rollout_halt"
     ROLLOUT_RESUME = "rollout_resume"
     ADMISSION = "admission"
+    ADD_CAPACITY = "add_capacity"
 
     @property
     def runs_on(self) -> bool:
-        """Whether applying it starts something that goes on for minutes (answered 202, not 200)."""
-        return self in (ActionKind.DRAIN, ActionKind.ROLLOUT_START)
+        """Whether applying it starts something that goes on for minutes (answered 202, not 200): a drain,
+        a rollout, and nodes that take the fleet's provisioning time to be ready."""
+        return self in (ActionKind.DRAIN, ActionKind.ROLLOUT_START, ActionKind.ADD_CAPACITY)
 
 
-Request = DrainRequest | RolloutRequest | AdmissionRequest | ActionRequest
+Request = DrainRequest | RolloutRequest | AdmissionRequest | CapacityRequest | ActionRequest
 
 
 @dataclass(frozen=True)
@@ -94,4 +98,7 @@ def judge(
         case ActionKind.ADMISSION:
             assert isinstance(request, AdmissionRequest)
             return judge_admission(snapshot, request, capacity, thresholds)
+        case ActionKind.ADD_CAPACITY:
+            assert isinstance(request, CapacityRequest)
+            return judge_add_capacity(snapshot, capacity, request, thresholds)
     raise AssertionError(action.kind)

@@ -14,11 +14,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from console.errors import InputError
 from console.guards import FleetCapacity
 from console.protocol import (
     WAVE_BIN_MS,
     AdmissionRequest,
     AdmissionSettings,
+    CapacityRequest,
     DrainRequest,
     Event,
     FleetSnapshot,
@@ -144,7 +146,9 @@ def snapshot_of(frame: Frame, fleet_name: str, source: Source) -> FleetSnapshot:
 
 def capacity_of(simulation: Simulation) -> FleetCapacity:
     """The guards' capacity record from the scenario's node model: a handshake costs 1 ÷ handshakes_per_s
-    of a node's CPU second (the kernel's FF_HS_COST); calm inflow is churn plus scheduled lifetimes."""
+    of a node's CPU second (the kernel's FF_HS_COST); calm inflow is churn plus scheduled lifetimes; the
+    fleet can grow into the nodes the engine preallocated, less those a scheduled `add_nodes` will take,
+    each ready after `nodes.provisioning_s`."""
     nodes = simulation.scenario.nodes
     clients = simulation.scenario.clients
     inflow_per_s = clients.churn_per_min / 60.0
@@ -155,6 +159,8 @@ def capacity_of(simulation: Simulation) -> FleetCapacity:
         cpu_pct_per_handshake_per_s=100.0 / nodes.handshakes_per_s,
         connections_per_node=nodes.capacity_connections,
         steady_inflow_per_s=inflow_per_s,
+        max_nodes=simulation.n_nodes + max(simulation.room_nodes(), 0),
+        provisioning_s=nodes.provisioning_s,
     )
 
 
@@ -195,6 +201,18 @@ def apply_action(simulation: Simulation, action: FleetAction) -> None:
                     nodes=request.nodes,
                 )
             )
+        case ActionKind.ADD_CAPACITY:
+            assert isinstance(request, CapacityRequest)
+            room = simulation.room_nodes()
+            if not 1 <= request.count <= room:  # checked before any node is added
+                raise InputError("count", request.count, f"an integer in [1, {max(room, 0)}] (room left)")
+            added = simulation.add_nodes(request.count)
+            simulation.announce(
+                "capacity",
+                f"operator added {len(added)} nodes ({added[0]}..{added[-1]}), ready after "
+                f"{simulation.scenario.nodes.provisioning_s:g} s",
+                data={"count": len(added), "nodes": added},
+            )
 
 
 def inject_into(
@@ -206,7 +224,7 @@ def inject_into(
 
     facts = FleetFacts(
         node_ids=tuple(simulation.node_ids),
-        room_nodes=simulation.capacity_nodes - simulation.n_nodes,
+        room_nodes=max(simulation.room_nodes(), 0),
         populations=tuple(population.name for population in simulation.scenario.clients.populations),
     )
     injection = check_injection(event, params, facts)

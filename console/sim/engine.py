@@ -490,6 +490,12 @@ class Simulation:
             data={"dropped": dropped, "mass": True},
         )
 
+    def room_nodes(self) -> int:
+        """Nodes that can still be added now: the preallocated room less what scheduled `add_nodes` events
+        will take (an operator's or instructor's add must not leave a timeline event without room)."""
+        scheduled = sum(int(e.params.get("count", 0)) for e in self._timeline if e.action == "add_nodes")
+        return self.capacity_nodes - self.n_nodes - scheduled
+
     def add_nodes(self, count: int) -> list[str]:
         if not 1 <= count <= self.capacity_nodes - self.n_nodes:
             raise InputError("count", count, f"an integer in [1, {self.capacity_nodes - self.n_nodes}]")

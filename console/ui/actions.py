@@ -25,6 +25,7 @@ from console.model.actions import (
     Outcome,
     Prefill,
     actions_disabled_reason,
+    add_capacity_prefill,
     admission_prefill,
     drain_prefill_from_plan,
     fallback_drain_prefill,
@@ -244,6 +245,8 @@ class ConsoleActions:
                 return rollout_prefill(frame.rollout if frame else None, self.thresholds)
             case ActionKind.ADMISSION:
                 return admission_prefill(frame.admission if frame else None)
+            case ActionKind.ADD_CAPACITY:
+                return add_capacity_prefill(frame, self.app.model.fleet, self.capacity, self.thresholds)
         return Prefill({}, "")
 
     async def _drain_prefill(self, node_id: str) -> Prefill:

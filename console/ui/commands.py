@@ -22,6 +22,12 @@ ACTIONS: tuple[tuple[str, ActionKind, str, str], ...] = (
     ("h", ActionKind.ROLLOUT_HALT, "halt", "halt the rollout (always allowed)"),
     ("r", ActionKind.ROLLOUT_RESUME, "resume", "resume a paused or halted rollout"),
     ("a", ActionKind.ADMISSION, "admission", "set admission: rate, burst, ceiling, Retry-After"),
+    (
+        "c",
+        ActionKind.ADD_CAPACITY,
+        "capacity",
+        "add capacity: provision more nodes (ready after provisioning)",
+    ),
 )
 
 

@@ -22,6 +22,7 @@ MUTATIONS = [
     ("POST", "/v1/rollout/halt", None),
     ("POST", "/v1/rollout/resume", None),
     ("PUT", "/v1/admission", ADMISSION_CONFIRM),
+    ("POST", "/v1/capacity", {"count": 1}),
 ]
 
 

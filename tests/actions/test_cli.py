@@ -90,3 +90,32 @@ def test_the_clients_routes_are_the_servers(acting: Acting) -> None:
     paths = acting.server.app.openapi()["paths"]
     for method, path in ROUTES.values():
         assert method.lower() in paths[path.replace("{node}", "{node_id}")], (method, path)
+
+
+def test_add_capacity_follows_the_two_phases_and_names_count_on_bad_input(
+    acting: Acting, operator, capsys
+) -> None:
+    sim = acting.simulation
+    assert act(acting, "add-capacity", "--count", "2") == 0  # 2 of 8: ok, applied at once
+    out = capsys.readouterr().out
+    assert out.startswith("202 applied") and "ready_in_s=240" in out and "headroom_when_ready_pct" in out
+    assert sim.n_nodes == 10
+    assert act(acting, "add-capacity", "--count", "6") == 3  # 6 of 10: over the 50 % line
+    assert "added_share_pct" in capsys.readouterr().out and sim.n_nodes == 10
+    assert act(acting, "add-capacity", "--count", "6", "--yes") == 0 and sim.n_nodes == 16
+    capsys.readouterr()
+    room = sim.capacity_nodes - sim.n_nodes
+    assert act(acting, "add-capacity", "--count", str(room + 1)) == 2
+    out = capsys.readouterr().out
+    assert f"count: {room + 1} is not allowed" in out and f"[1, {room}]" in out
+    assert act(acting, "add-capacity", "--count", "0") == 2
+    assert "count" in capsys.readouterr().out
+    assert sim.n_nodes == 16  # nothing applied by a refusal
+
+
+def test_add_capacity_help_says_what_it_does(capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["act", "http://127.0.0.1:9", "add-capacity", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert "--count N" in text and "provisioned" in text and "add_capacity_max_nodes" in text

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from console.cli import main
+from console.drills.headless import DrillRun
+from console.protocol import NodeState
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "drills" / "examples"
 
@@ -28,7 +30,12 @@ def objectives_by_kind(outcome: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict[str, dict[str, Any]]:
+def fix_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("seeds-fix") / "seeds-fix.sdrec"
+
+
+@pytest.fixture(scope="module")
+def drill_runs(fix_recording: Path) -> dict[str, DrillRun]:
     from console.drills.headless import run_headless
     from console.drills.schema import load_drill
     from console.drills.script import load_script
@@ -37,8 +44,13 @@ def runs() -> dict[str, dict[str, Any]]:
     out = {}
     for name in ("runbook", "seeds-fix"):
         script = load_script(EXAMPLES / f"thundering-herd-{name}.toml", drill)
-        out[name] = run_headless(drill, script).as_dict()
+        out[name] = run_headless(drill, script, record=fix_recording if name == "seeds-fix" else None)
     return out
+
+
+@pytest.fixture(scope="module")
+def runs(drill_runs: dict[str, DrillRun]) -> dict[str, dict[str, Any]]:
+    return {name: run.as_dict() for name, run in drill_runs.items()}
 
 
 def test_follow_the_runbook_scores_low(runs: dict[str, dict[str, Any]]) -> None:
@@ -58,11 +70,45 @@ def test_the_seeds_fix_scores_high(runs: dict[str, dict[str, Any]]) -> None:
     assert [(a["action"], a["outcome"]) for a in fix["actions"]] == [
         ("rollout_halt", "applied"),
         ("admission", "applied"),
+        ("add_capacity", "applied"),
     ]
     assert measured["halt_within"]["met"] and measured["halt_within"]["value"] <= 90
     assert measured["connections_floor"]["met"]
     assert measured["no_override"]["met"]
     assert fix["score"] > 90
+
+
+def test_the_seeds_fix_really_adds_capacity(drill_runs: dict[str, DrillRun]) -> None:
+    """The 20 nodes (the seed's 200 of 480, at the drill's tenth) provision and then serve: ready after
+    the scenario's 240 s, taking connections — and the runbook's fleet never grows."""
+    fix, runbook = drill_runs["seeds-fix"], drill_runs["runbook"]
+    added_at_s = next(a.time_s for a in fix.actions if a.action == "add_capacity")
+    announced = [e for e in fix.events if e.kind == "capacity"]
+    assert len(announced) == 1 and announced[0].data["count"] == 20
+    new_ids = set(announced[0].data["nodes"])
+    assert len({n.id for n in runbook.frames[-1].nodes}) == 48
+    last = {n.id: n for n in fix.frames[-1].nodes}
+    assert len(last) == 68 and new_ids <= last.keys()
+    assert all(last[i].state is NodeState.READY and last[i].connections > 0 for i in new_ids)
+    ready_at_s = next(
+        f.time_s
+        for f in fix.frames
+        if all(n.state is NodeState.READY for n in f.nodes if n.id in new_ids)
+        and new_ids <= {n.id for n in f.nodes}
+    )
+    provisioning_s = fix.scenario.nodes.provisioning_s
+    assert provisioning_s == 240
+    assert added_at_s + provisioning_s <= ready_at_s <= added_at_s + provisioning_s + 2
+
+
+def test_the_report_of_the_fix_shows_the_capacity_it_added(
+    drill_runs: dict[str, DrillRun], fix_recording: Path, tmp_path: Path
+) -> None:
+    assert main(["report", str(fix_recording), "--out", str(tmp_path)]) == 0
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "| 3:30 | action (seeds-fix) | add_capacity → applied |" in report
+    assert "operator added 20 nodes" in report
+    assert "done — 20 nodes added at 3:30, ready at 7:30" in report
 
 
 def test_the_fix_beats_the_runbook(runs: dict[str, dict[str, Any]]) -> None:

@@ -154,3 +154,114 @@ async def test_a_refusing_node_is_a_422_through_the_fleet_api_and_audited(start_
     assert records[-1]["supersedes"] == records[-2]["seq"] and records[-2]["outcome"] == "applied"
     report = verify_file(tmp_path / "audit.jsonl")
     assert report.intact and report.records == len(records)
+
+
+class InProcessProvisioner:
+    """Starts in-process nodes (the test's `start_node`), as `fleet up`'s provisioner starts children."""
+
+    provisioning_s = 1.0
+
+    def __init__(self, start_node, max_nodes: int) -> None:
+        self._start = start_node
+        self.max_nodes = max_nodes
+        self.started: list[object] = []
+
+    async def start_node(self, node_id: str) -> NodeEntry:
+        running = await self._start(node_config(node_id))
+        self.started.append(running)
+        return NodeEntry(node_id, running.admin_url)
+
+
+async def test_add_capacity_starts_nodes_that_join_with_the_fleets_admission(start_node, tmp_path) -> None:
+    a = await start_node(node_config("a"))
+    provisioner = InProcessProvisioner(start_node, max_nodes=2)
+    controller = Controller([NodeEntry("a", a.admin_url)], TOKEN, provisioner=provisioner)
+    await controller.start()
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
+    headers = {"Authorization": "Bearer op-token"}
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://fleet", headers=headers
+        ) as api:
+            assert (await api.put("/v1/admission", json={"rate_per_s": 400, "burst": 40})).status_code == 200
+            too_many = await api.post("/v1/capacity", json={"count": 2})
+            assert too_many.status_code == 422 and too_many.json()["field"] == "count"
+            assert (
+                "[1, 1]" in too_many.json()["detail"]
+                and "room left in the fleet" in too_many.json()["detail"]
+            )
+            asked = await api.post("/v1/capacity", json={"count": 1})  # 1 node on 1 is 100 %: confirm
+            assert asked.status_code == 409 and asked.json()["verdict"]["level"] == "confirm"
+            confirm = {"token": asked.json()["confirm_token"]}
+            answer = await api.post("/v1/capacity", json={"count": 1, "confirm": confirm})
+            assert answer.status_code == 202, answer.text
+            assert answer.json()["verdict"]["projections"]["ready_in_s"] == 1.0
+        states = {n.id: n.state for n in controller.snapshot().nodes}
+        assert states["node-2"] in (NodeState.PROVISIONING, NodeState.READY)
+        await wait_for(
+            lambda: {n.id: n.state for n in controller.snapshot().nodes}.get("node-2") is NodeState.READY,
+            8,
+            "node-2 ready in the fleet",
+        )
+        (new,) = provisioner.started
+        assert new.node.admission.settings.rate_per_s == 400  # the fleet's admission, not the node's default
+        kinds = [(e.kind, e.message) for e in controller.drain_events()]
+        assert ("capacity", "operator added 1 nodes (node-2..node-2), provisioning") in kinds
+        assert any(kind == "node_state" and "provisioning → ready" in message for kind, message in kinds)
+    finally:
+        await controller.close()
+        audit.close()
+
+
+async def test_a_controller_without_a_provisioner_refuses_to_add_capacity(start_node, tmp_path) -> None:
+    a = await start_node(node_config("a"))
+    controller = Controller([NodeEntry("a", a.admin_url)], TOKEN)
+    await controller.start()
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://fleet",
+            headers={"Authorization": "Bearer op-token"},
+        ) as api:
+            answer = await api.post("/v1/capacity", json={"count": 1})
+        assert answer.status_code == 422 and answer.json()["field"] == "count"
+        assert "cannot add capacity" in answer.json()["detail"]
+        assert [n.id for n in controller.snapshot().nodes] == ["a"]
+        with pytest.raises(InputError, match="starts no node processes"):
+            controller.add_nodes(1)
+    finally:
+        await controller.close()
+        audit.close()
+
+
+async def test_a_node_that_fails_to_start_is_announced_and_dropped(start_node) -> None:
+    class Broken:
+        max_nodes = 3
+        provisioning_s = 1.0
+
+        async def start_node(self, node_id: str) -> NodeEntry:
+            raise RuntimeError("no port left")
+
+    a = await start_node(node_config("a"))
+    controller = Controller([NodeEntry("a", a.admin_url)], TOKEN, provisioner=Broken())
+    await controller.start()
+    try:
+        assert controller.capacity().max_nodes == 3
+        assert controller.add_nodes(1) == ["node-2"]
+        events: list = []
+
+        def announced() -> bool:
+            events.extend(controller.drain_events())
+            return any(
+                e.kind == "capacity" and "node-2 failed to start: no port left" in e.message for e in events
+            )
+
+        await wait_for(announced, 5, "the failure announced")
+        assert [n.id for n in controller.snapshot().nodes] == ["a"]
+        with pytest.raises(InputError, match=r"\[1, 2\]"):
+            controller.add_nodes(3)
+    finally:
+        await controller.close()

@@ -71,3 +71,55 @@ def test_fleet_up_serves_the_fleet_and_stops_everything(tmp_path) -> None:
         assert process.wait(20) == 0
     for pid in pids:
         assert not os.path.exists(f"/proc/{pid}"), f"pid {pid} outlived fleet up"
+
+
+def _children(pid: int) -> set[int]:
+    """Direct children of `pid`, from /proc (every thread's list: a node started from a worker thread)."""
+    found: set[int] = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as handle:
+            found.update(int(child) for child in handle.read().split())
+    return found
+
+
+@pytest.mark.timeout(60)
+def test_fleet_up_adds_capacity_by_starting_a_node_and_stops_it_too(tmp_path) -> None:
+    """One node, no load, then `add_capacity`: fleet up starts node-2 as it started node-1, and stops it."""
+    (tmp_path / "api.tokens").write_text("operator op-token tester\n")
+    command = [sys.executable, "-m", "console", "fleet", "up", "--nodes", "1", "--port", "0"]
+    command += ["--token-file", str(tmp_path / "api.tokens"), "--work-factor", "200"]
+    command += ["--audit-log", str(tmp_path / "audit.jsonl")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
+    children: set[int] = set()
+    try:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("Ctrl-C"):
+                break
+        url = next(line.split()[1] for line in lines if line.startswith("url:"))
+        headers = {"Authorization": "Bearer op-token"}
+        asked = httpx.post(f"{url}/v1/capacity", json={"count": 1}, headers=headers)  # 1 on 1: confirm
+        assert asked.status_code == 409, asked.text
+        confirm = {"token": asked.json()["confirm_token"]}
+        added = httpx.post(f"{url}/v1/capacity", json={"count": 1, "confirm": confirm}, headers=headers)
+        assert added.status_code == 202, added.text
+        deadline = time.monotonic() + 30
+        while True:
+            states = {
+                n["id"]: n["state"] for n in httpx.get(f"{url}/v1/fleet", headers=headers).json()["nodes"]
+            }
+            if states.get("node-2") == "ready" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert states == {"node-1": "ready", "node-2": "ready"}
+        children = _children(process.pid)
+        assert len(children) >= 2  # the two nodes (and a publisher only with Redis)
+        records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+        assert [(r["action"], r["outcome"]) for r in records][-1] == ("add_capacity", "applied")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(20) == 0
+    for pid in children:
+        assert not os.path.exists(f"/proc/{pid}"), f"pid {pid} outlived fleet up"

@@ -7,6 +7,7 @@ above that blocked (the pacing budget). Levels come from the real `console.guard
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -62,6 +63,19 @@ def drain_verdict(node_id: str, rate: float, hint_ms: tuple[int, int]) -> Verdic
         "largest_safe_rate_per_s": SAFE_RATE,
     }
     return verdict("drain", checks, projections, typed_expected=node_id)
+
+
+def capacity_verdict(count: int) -> Verdict:
+    """The real add-capacity guard over the thundering-herd drill's 48 nodes mid-storm (hot, 30 % headroom),
+    with room for 64 more, each ready after 240 s (outage seed: 4 minutes)."""
+    from console.guards import judge_add_capacity
+    from console.protocol import CapacityRequest
+    from tests.guards.fleets import CAPACITY, fleet
+
+    growable = dataclasses.replace(CAPACITY, max_nodes=112, provisioning_s=240.0)
+    return judge_add_capacity(
+        fleet(48, cpu_pct=82.0, connections=35_000), growable, CapacityRequest(count=count)
+    )
 
 
 def forecast(rate: float) -> dict[str, Any]:
@@ -155,6 +169,9 @@ class FakeFleetApi:
         if kind == "drain":
             judged = drain_verdict(node_id or "", float(body["rate_per_s"]), tuple(body["hint_ms"]))
             judged = judged.model_copy(update={"forecast": forecast(float(body["rate_per_s"]))})
+        elif path == "/v1/capacity":
+            kind = "add_capacity"
+            judged = capacity_verdict(int(body["count"]))
         else:
             judged = verdict(kind, [], {})
         if body.get("dry_run"):

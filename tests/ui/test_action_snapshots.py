@@ -1,9 +1,11 @@
-"""A snapshot of each level's verdict dialog (ok as a dry run, confirm, typed, blocked) and of the drain
-form, against the fake fleet API. Every accepted snapshot was looked at (rendered to PNG) first."""
+"""A snapshot of each level's verdict dialog (ok as a dry run, confirm, typed, blocked), of the drain
+form, and of the add-capacity confirmation, against the fake fleet API. Every accepted snapshot was looked
+at (rendered to PNG) first."""
 
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Input
 
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.verdict_dialog import VerdictDialog
@@ -46,3 +48,21 @@ def test_drain_form(snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_form)
+
+
+def test_add_capacity_confirmation(snap_compare):
+    """`c`, 30 nodes on the drill's 48 (over the 50 % line): the confirm dialog with when the nodes are
+    ready, the headroom then, and the warning to shed load meanwhile (the fleet is hot)."""
+    app = acting_app(FakeFleetApi(), scene_name="calm")
+
+    async def open_dialog(pilot) -> None:
+        await pilot.pause()
+        await pilot.press("c")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the add-capacity form")
+        field = app.screen.query_one("#field-count", Input)
+        field.value = "30"
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_dialog)

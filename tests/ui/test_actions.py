@@ -323,3 +323,22 @@ async def test_attempts_and_confirmations_go_to_the_recording_without_tokens():
     assert (applied.outcome, applied.target, applied.status) == ("applied", NODE, 202)
     assert "confirm" not in applied.request and applied.request["rate_per_s"] == 150.0
     assert asked.time_s == app.model.frame.time_s
+
+
+def test_add_capacity_prefill_brings_headroom_to_the_budget_once_ready():
+    from console.guards import FleetCapacity, Thresholds
+    from console.model.actions import add_capacity_prefill
+
+    from ..fleet_builders import frame, nodes
+
+    capacity = FleetCapacity(
+        handshakes_per_s=1500, cpu_pct_per_handshake_per_s=0.07, connections_per_node=50_000
+    )
+    # 10 nodes holding 35 k of 50 k: 30 % headroom; 350 k ÷ 0.65 = 538 k of capacity needed, so 1 node.
+    tight = frame(100.0, fleet=nodes(10, connections=35_000))
+    prefill = add_capacity_prefill(tight, "f", capacity, Thresholds())
+    assert prefill.values == {"count": "1"} and "35 %" in prefill.source
+    assert parse_form(ActionKind.ADD_CAPACITY, None, prefill.values).body == {"count": 1}
+    roomy = frame(100.0, fleet=nodes(10, connections=20_000))
+    assert "already" in add_capacity_prefill(roomy, "f", capacity, Thresholds()).source
+    assert add_capacity_prefill(tight, "f", None, Thresholds()).values == {"count": "1"}

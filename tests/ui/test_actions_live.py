@@ -102,3 +102,45 @@ async def test_a_viewer_token_is_refused_and_the_console_says_why(acting):
         await pilot.press("enter")
         await wait_for(lambda: app.actions.disabled_reason is not None, timeout_s=10, what="the 403")
         assert "403" in app.actions.disabled_reason
+
+
+async def test_c_adds_capacity_after_confirming_a_large_add_and_the_nodes_provision(acting):
+    app = console_on(acting.url, "operator")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: len(app.model.nodes) == 8, timeout_s=20, what="frames from the server")
+        await pilot.pause()
+        await pilot.press("c")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the add-capacity form")
+        await pilot.pause()
+        form = app.screen
+        count = form.query_one("#field-count", Input)
+        count.value = "0"
+        await pilot.pause()
+        assert "count" in str(form.query_one("#form-error").content)  # named inline, nothing sent
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and acting.simulation.n_nodes == 8
+        count.value = "6"  # 6 of 8 nodes: over the 50 % line, the server asks to confirm
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), timeout_s=10, what="the verdict")
+        dialog = app.screen
+        assert dialog.verdict.level.value == "confirm" and dialog.verdict.action == "add_capacity"
+        assert dialog.verdict.projections["ready_in_s"] == 240
+        await pilot.press("y")
+        await wait_for(lambda: app.actions.outcomes, timeout_s=10, what="the server's answer")
+        assert app.actions.outcomes[-1].answer.outcome.value == "applied"
+        await wait_for(lambda: len(app.model.nodes) == 14, timeout_s=10, what="the new nodes in the frames")
+        provisioning = [n for n in app.model.nodes.values() if n.state is NodeState.PROVISIONING]
+        assert len(provisioning) == 6
+
+
+def test_the_help_and_palette_offer_add_capacity() -> None:
+    from console.ui.commands import ACTIONS, console_commands
+    from console.ui.screens.help import binding_rows
+    from console.ui.screens.main import MainScreen
+
+    rows = binding_rows("fleet", MainScreen.BINDINGS)
+    assert ("fleet", "c", "capacity") in rows
+    titles = {title: help_text for title, help_text, _ in console_commands([])}
+    assert "provision more nodes" in titles["Action: add capacity"]
+    assert [key for key, *_ in ACTIONS].count("c") == 1

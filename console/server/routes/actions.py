@@ -1,8 +1,9 @@
-"""The write side of the fleet API (issue #4): drain, undrain, rollout, admission, the drain plan.
+"""The write side of the fleet API (issue #4): drain, undrain, rollout, admission, add capacity, the drain
+plan.
 
 Each route turns its path and body into a `FleetAction` and hands it to the `ActionDesk`, which judges,
 confirms, applies and audits it. Answers: 200 (applied at once, or a dry run), 202 (applied and going on
-in the fleet: a drain, a rollout), 409 (confirm or typed: a `confirm_token` is attached), 422 (blocked, or
+in the fleet: a drain, a rollout, nodes provisioning), 409 (confirm or typed: a `confirm_token` is attached), 422 (blocked, or
 bad input), 403 (a viewer; an operator asking for an override), 401. Every error is problem+json.
 """
 
@@ -23,6 +24,7 @@ from console.protocol import (
     ActionResult,
     AdmissionRequest,
     AuditPage,
+    CapacityRequest,
     DrainPlanResult,
     DrainRequest,
     RolloutRequest,
@@ -34,7 +36,7 @@ from console.server.desk import ActionDesk
 from console.server.problems import ApiProblem, problem_responses, register_body_model
 from console.server.tokens import Principal, Role
 
-for _model in (DrainRequest, RolloutRequest, AdmissionRequest, ActionRequest):
+for _model in (DrainRequest, RolloutRequest, AdmissionRequest, CapacityRequest, ActionRequest):
     register_body_model(_model)
 
 IdempotencyKey = Annotated[
@@ -47,7 +49,10 @@ IdempotencyKey = Annotated[
 ]
 Operator = Annotated[Principal, Depends(require(Role.OPERATOR))]
 _ACTION_RESPONSES: dict[int | str, dict[str, Any]] = {
-    202: {"model": ActionResult, "description": "Applied; it goes on in the fleet (a drain, a rollout)"},
+    202: {
+        "model": ActionResult,
+        "description": "Applied; it goes on in the fleet (a drain, a rollout, nodes provisioning)",
+    },
     **problem_responses(401, 403, 409, 422),
 }
 
@@ -183,6 +188,19 @@ async def admission(
     body: AdmissionRequest, request: Request, principal: Operator, key: IdempotencyKey = None
 ) -> Response:
     return await _act(request, principal, FleetAction(ActionKind.ADMISSION, body), key)
+
+
+@router.post(
+    "/capacity",
+    name=ActionKind.ADD_CAPACITY.value,
+    response_model=ActionResult,
+    responses=_ACTION_RESPONSES,
+    summary="Add capacity: provision count more nodes (ready after the fleet's provisioning time)",
+)
+async def add_capacity(
+    body: CapacityRequest, request: Request, principal: Operator, key: IdempotencyKey = None
+) -> Response:
+    return await _act(request, principal, FleetAction(ActionKind.ADD_CAPACITY, body), key)
 
 
 @reads.get(

@@ -16,7 +16,7 @@ from console.model.history import FleetModel
 from console.model.nodes import NodeFilter, NodeQuery, select_nodes
 from console.model.thresholds import Level
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
-from console.ui.commands import action_bindings
+from console.ui.commands import ACTIONS, action_bindings
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.alarms_panel import AlarmsPanel
@@ -30,7 +30,8 @@ from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
 def actions_title(actions_off: str | None, palette: Palette) -> str:
     """The rollout box says whether actions are on, and if not, why: never hidden silently (issue #4)."""
     if actions_off is None:
-        return "rollout & admission · actions R h r a (? lists them)"
+        fleet_keys = " ".join(key for key, kind, *_ in ACTIONS if not kind.needs_node)
+        return f"rollout & admission · actions {fleet_keys} (? lists them)"
     return f"rollout & admission · [{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/]"
 
 

@@ -1,0 +1,126 @@
+"""The add-capacity guard: the fleet's room and the configured maximum, the confirm line, the ready time and
+the headroom once ready."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from console.errors import InputError
+from console.guards import Thresholds, judge_add_capacity, nodes_for_headroom
+from console.protocol import CapacityRequest, NodeState, VerdictLevel
+from tests.fleet_builders import node
+from tests.guards.fleets import CAPACITY, fleet
+
+# Room for 25 nodes (20 in the fleet, 5 more), each ready 240 s after it is added (outage seed: 4 minutes).
+GROWABLE = dataclasses.replace(CAPACITY, max_nodes=25, provisioning_s=240.0)
+
+
+def checks(verdict) -> dict:
+    return {c.name: c for c in verdict.checks}
+
+
+def test_a_small_add_is_ok_and_says_when_it_helps() -> None:
+    verdict = judge_add_capacity(fleet(), GROWABLE, CapacityRequest(count=2))
+    assert verdict.level is VerdictLevel.OK and verdict.action == "add_capacity"
+    p = verdict.projections
+    assert (p["nodes_now"], p["nodes_after"], p["room_nodes"], p["provisioning_now"]) == (20, 22, 5, 0)
+    assert p["ready_in_s"] == 240.0 and p["ready_at_s"] == 100.0 + 240.0  # the builder's snapshot: t=100 s
+    # 20 × 27 k held in 20 × 50 k: 46 % now; with 2 more nodes' 100 k: 540 k in 1.1 M, 50.9 %.
+    assert p["headroom_now_pct"] == 46.0 and p["headroom_when_ready_pct"] == pytest.approx(50.909, abs=1e-3)
+    assert all(c.ok for c in verdict.checks)
+
+
+def test_more_than_half_the_fleet_again_asks_for_confirmation() -> None:
+    roomy = dataclasses.replace(GROWABLE, max_nodes=100)
+    verdict = judge_add_capacity(fleet(), roomy, CapacityRequest(count=11))
+    assert verdict.level is VerdictLevel.CONFIRM
+    share = checks(verdict)["added_share_pct"]
+    assert not share.ok and share.value == 55.0 and share.limit == 50.0
+    assert judge_add_capacity(fleet(), roomy, CapacityRequest(count=10)).level is VerdictLevel.OK
+
+
+def test_beyond_the_fleets_room_is_bad_input_naming_count_and_range() -> None:
+    with pytest.raises(InputError) as refused:
+        judge_add_capacity(fleet(), GROWABLE, CapacityRequest(count=6))
+    assert refused.value.field == "count"
+    assert "[1, 5]" in str(refused.value) and "room left in the fleet: 5 of 25" in str(refused.value)
+
+
+def test_beyond_the_configured_maximum_is_bad_input_naming_the_threshold() -> None:
+    roomy = dataclasses.replace(GROWABLE, max_nodes=1000)
+    strict = Thresholds(add_capacity_max_nodes=8)
+    with pytest.raises(InputError) as refused:
+        judge_add_capacity(fleet(), roomy, CapacityRequest(count=9), strict)
+    assert refused.value.field == "count"
+    assert "[1, 8]" in str(refused.value) and "add_capacity_max_nodes = 8" in str(refused.value)
+
+
+@pytest.mark.parametrize(("max_nodes", "says"), [(0, "cannot add capacity"), (20, "at its most, 20 nodes")])
+def test_a_fleet_that_cannot_grow_refuses_every_count(max_nodes: int, says: str) -> None:
+    with pytest.raises(InputError) as refused:
+        judge_add_capacity(
+            fleet(), dataclasses.replace(CAPACITY, max_nodes=max_nodes), CapacityRequest(count=1)
+        )
+    assert refused.value.field == "count" and says in str(refused.value)
+
+
+def test_a_hot_fleet_is_warned_to_shed_load_until_the_nodes_are_ready() -> None:
+    verdict = judge_add_capacity(fleet(cpu_pct=85.0), GROWABLE, CapacityRequest(count=2))
+    hot = checks(verdict)["cpu_now_pct"]
+    assert verdict.level is VerdictLevel.OK  # adding capacity is the safe direction: a warning only
+    assert not hot.ok and hot.level is VerdictLevel.OK and "in 240 s" in hot.why
+
+
+def test_headroom_still_short_when_ready_warns_and_says_how_many_would_do() -> None:
+    # 35 k held of 50 k (the outage fleet before its post-mortem): 30 % headroom, under the 35 % budget.
+    hot_fleet = fleet(connections=35_000)
+    verdict = judge_add_capacity(hot_fleet, GROWABLE, CapacityRequest(count=1))
+    assert not checks(verdict)["headroom_when_ready_pct"].ok and verdict.level is VerdictLevel.OK
+    # 700 k ÷ 0.65 = 1.077 M of capacity needed, 1 M there: 1.54 nodes of 50 k, so 2.
+    assert verdict.projections["nodes_for_headroom"] == 2
+    assert checks(judge_add_capacity(hot_fleet, GROWABLE, CapacityRequest(count=2)))[
+        "headroom_when_ready_pct"
+    ].ok
+
+
+def test_nodes_already_provisioning_count_once_ready() -> None:
+    arriving = [node(f"gw-new-{i}", NodeState.PROVISIONING, cpu_pct=0.0, connections=0) for i in range(2)]
+    snapshot = fleet(connections=35_000, extra=arriving)
+    assert nodes_for_headroom(snapshot, GROWABLE, 35.0) == 0
+    verdict = judge_add_capacity(snapshot, GROWABLE, CapacityRequest(count=1))
+    assert verdict.projections["provisioning_now"] == 2 and verdict.projections["room_nodes"] == 3
+
+
+def test_unknown_provisioning_time_projects_no_ready_time() -> None:
+    verdict = judge_add_capacity(
+        fleet(), dataclasses.replace(GROWABLE, provisioning_s=0.0), CapacityRequest(count=1)
+    )
+    assert verdict.projections["ready_in_s"] is None and verdict.projections["ready_at_s"] is None
+    assert "once provisioned" in checks(verdict)["cpu_now_pct"].why
+
+
+@given(
+    count=st.integers(1, 40),
+    held=st.integers(0, 50_000),
+    cpu_pct=st.floats(0, 100),
+    add=st.integers(1, 200),
+)
+def test_adding_capacity_is_never_typed_or_blocked_and_the_suggested_add_passes(
+    count: int, held: int, cpu_pct: float, add: int
+) -> None:
+    snapshot = fleet(count, connections=held, cpu_pct=cpu_pct)
+    capacity = dataclasses.replace(CAPACITY, max_nodes=count + 1000, provisioning_s=60.0)
+    verdict = judge_add_capacity(snapshot, capacity, CapacityRequest(count=add))
+    assert verdict.level in (VerdictLevel.OK, VerdictLevel.CONFIRM)
+    needed = nodes_for_headroom(snapshot, capacity, 35.0)
+    assert needed is not None
+    if needed >= 1:
+        enough = judge_add_capacity(snapshot, capacity, CapacityRequest(count=needed))
+        assert checks(enough)["headroom_when_ready_pct"].ok
+        if needed >= 2:
+            short = judge_add_capacity(snapshot, capacity, CapacityRequest(count=needed - 1))
+            assert not checks(short)["headroom_when_ready_pct"].ok
