@@ -94,7 +94,10 @@ class Simulation:
         self._pending_fleet = np.zeros(k.OF_FIELDS)  # disconnects made by actions between seconds
         nodes = scenario.nodes
         planned = sum(int(e.params.get("count", 0)) for e in scenario.events if e.action == "add_nodes")
-        self.capacity_nodes = max(nodes.count, scenario.autoscale.max_nodes) + planned + _SPARE_NODES
+        # Room for an operator or instructor to add as many nodes again as the fleet has (the outage seed
+        # added 200 to 480); the kernel only visits the nodes that exist.
+        spare = max(_SPARE_NODES, nodes.count)
+        self.capacity_nodes = max(nodes.count, scenario.autoscale.max_nodes) + planned + spare
         self.n_nodes = nodes.count
         self.node_ids = [self._node_id(i) for i in range(self.n_nodes)]
         self.policies: list[Policy] = [p.policy for p in scenario.clients.populations]

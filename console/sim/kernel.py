@@ -163,7 +163,7 @@ def _cumulate(values, cum):
     return acc
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _find(cum, u):
     """The first index whose cumulative value exceeds u."""
     lo, hi = 0, cum.shape[0] - 1
@@ -176,7 +176,7 @@ def _find(cum, u):
     return lo
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _mark(i, active, n_active, seen, stamp):
     """Add node i to this tick's active list once; returns the list's new length."""
     if seen[i] == stamp:
@@ -265,7 +265,7 @@ def _thin(rng, values, q, picks, touched):
     return n_touched
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _catch_up(first, stop, upto, last, conn, node_f, fleet_f, out_node):
     """Nodes [first, stop): their quiet ticks [last[i], upto) at once.
 
@@ -439,6 +439,8 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
     pop_f = tables[0]
     n_pop = conn.shape[0]
     n_nodes = conn.shape[1]
+    while n_nodes > 0 and np.int64(node_f[NF_STATE, n_nodes - 1]) == ABSENT:
+        n_nodes -= 1  # room kept for nodes not yet added: nothing there to visit (nodes are added in order)
     n_states = counts.shape[1]
     n_base = n_states // 2
     horizon = horizon_of(counts)
@@ -465,8 +467,8 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
     draining = np.zeros(n_nodes, dtype=np.int64)
 
     # The balancer's weights and the node states only change between calls (the engine sets them).
-    weights = node_f[NF_WEIGHT]
-    hot_weights = weights * node_f[NF_HOT]
+    weights = node_f[NF_WEIGHT, :n_nodes]
+    hot_weights = weights * node_f[NF_HOT, :n_nodes]
     cum_free = np.zeros(n_nodes)
     cum_hot = np.zeros(n_nodes)
     weight_sum = _cumulate(weights, cum_free)
@@ -638,7 +640,7 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
         if tick % ticks_per_bin == 0:
             for p in range(n_pop):
                 # Churn and lifetime: each connection closes with the 100 ms hazard.
-                for j in range(_thin(rng, conn[p], fleet_f[FF_CLOSE_P], picks, touched)):
+                for j in range(_thin(rng, conn[p, :n_nodes], fleet_f[FF_CLOSE_P], picks, touched)):
                     i = touched[j]
                     if last[i] <= tick:  # its quiet ticks up to this one, with what it held
                         _catch_up(i, i + 1, tick + 1, last, conn, node_f, fleet_f, out_node)
@@ -649,7 +651,7 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                     lost[p, 1, 0] += taken - n_fresh
                 # Ageing: a fresh connection becomes stable (its retry counters reset) with the 100 ms chance.
                 aged = 0
-                for j in range(_thin(rng, fresh[p], pop_f[p, PF_FRESH_Q], picks, touched)):
+                for j in range(_thin(rng, fresh[p, :n_nodes], pop_f[p, PF_FRESH_Q], picks, touched)):
                     i = touched[j]
                     fresh[p, i] -= picks[i]
                     aged += picks[i]

@@ -58,7 +58,7 @@ def horizon_of(counts):
     return counts.shape[2] * BLOCK // (BLOCK + 1)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _place_ticks(rng, wheel, p, s, lo, hi, count, start_tick, horizon):
     """`count` clients uniformly over absolute ticks [lo, hi), tick by tick."""
     counts, starts = wheel
@@ -86,7 +86,7 @@ def _place_ticks(rng, wheel, p, s, lo, hi, count, start_tick, horizon):
             remaining -= k
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _place_fixed(rng, wheel, p, s, lo, hi, count, start_tick, now):
     """`count` clients of state s uniformly over absolute ticks [lo, hi), via blocks when cheaper."""
     if count <= 0:
@@ -140,7 +140,7 @@ def expand_block(rng, wheel, tick):
             _place_ticks(rng, wheel, p, s, tick, tick + BLOCK, count, mean_start, horizon)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def place(rng, wheel, tables, p, entry, from_delay, a, b, count, now, start_tick):
     """`count` clients uniformly over tick offsets [a, b) from `now`, retrying from state `entry`.
 

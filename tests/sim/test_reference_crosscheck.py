@@ -114,15 +114,21 @@ def _collect(bins: list, conns: list, cpu: list, totals: list[dict[str, Any]], r
     )
 
 
-def assert_same_mean(reference: np.ndarray, engine: np.ndarray, what: str, resolution: float = 1.0) -> None:
-    """Runs × points from each model: no point's means differ beyond the Bonferroni-pooled-t bound."""
+def assert_same_mean(
+    reference: np.ndarray, engine: np.ndarray, what: str, resolution: float = 1.0, margin: float = 0.0
+) -> None:
+    """Runs × points from each model: no point's means differ beyond the Bonferroni-pooled-t bound, after
+    allowing `margin` (a share of the reference's mean) for a documented approximation of the engine."""
     reference = reference.reshape(reference.shape[0], -1)
     engine = engine.reshape(engine.shape[0], -1)
     r1, r2 = reference.shape[0], engine.shape[0]
     dof = r1 + r2 - 2
     pooled = ((r1 - 1) * reference.var(axis=0, ddof=1) + (r2 - 1) * engine.var(axis=0, ddof=1)) / dof
     pooled = np.maximum(pooled, resolution**2 / 12.0)
-    t = (engine.mean(axis=0) - reference.mean(axis=0)) / np.sqrt(pooled * (1.0 / r1 + 1.0 / r2))
+    difference = engine.mean(axis=0) - reference.mean(axis=0)
+    allowed = margin * np.abs(reference.mean(axis=0))
+    excess = np.sign(difference) * np.maximum(np.abs(difference) - allowed, 0.0)
+    t = excess / np.sqrt(pooled * (1.0 / r1 + 1.0 / r2))
     points = t.size
     bound = stats.t.ppf(1.0 - ALPHA / (2.0 * points), dof)
     worst = int(np.argmax(np.abs(t)))
@@ -239,8 +245,14 @@ def test_cpu_per_node_agrees(both: tuple[str, Runs, Runs]) -> None:
 def test_run_totals_agree(both: tuple[str, Runs, Runs]) -> None:
     name, reference, engine = both
     for what in reference.totals:
+        # Resume or resync is decided per wheel cell by its clients' mean time offline (docs/policies.md):
+        # measured at 2.6–3.6 % more full resyncs than per client in restart-retry-after, whatever the seeds.
+        margin = RESYNC_MARGIN if what == "full_resyncs" else 0.0
         assert_same_mean(
-            reference.totals[what][:, None], engine.totals[what][:, None], f"{name}: {what} total"
+            reference.totals[what][:, None],
+            engine.totals[what][:, None],
+            f"{name}: {what} total",
+            margin=margin,
         )
 
 
@@ -280,6 +292,8 @@ POPULATION_SPLIT = (
 )
 
 
+#: How far the per-cohort resume decision may move the full-resync total (a share of the reference's).
+RESYNC_MARGIN = 0.05
 FRESH_MIX = (
     "approximation, not a bug (docs/policies.md): the engine keeps the fresh clients' retry states "
     "fleet-wide. Node 0 restarts at 3 s and again at 24 s; in between it refilled with clients that had "

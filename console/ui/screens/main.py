@@ -7,6 +7,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label
 
@@ -113,9 +114,13 @@ class MainScreen(Screen[None]):
         palette: Palette,
         actions_off: str | None = None,
     ) -> None:
+        try:
+            gauges = self.query_one(GaugeBar)
+        except NoMatches:
+            return  # the app is closing and has already removed the screen's children (seen in a test)
         self.node_filter = query.filter
         self.show_header(model, now_s, palette)
-        self.query_one(GaugeBar).show(fleet_gauges(model), palette)
+        gauges.show(fleet_gauges(model), palette)
         self._show_charts(model, palette)
         alarming = model.alarms.alarming_nodes()
         rows = select_nodes(model.nodes.values(), query, model.thresholds, alarming)
