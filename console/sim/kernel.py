@@ -163,7 +163,7 @@ def _cumulate(values, cum):
     return acc
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _find(cum, u):
     """The first index whose cumulative value exceeds u."""
     lo, hi = 0, cum.shape[0] - 1
@@ -176,7 +176,7 @@ def _find(cum, u):
     return lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _mark(i, active, n_active, seen, stamp):
     """Add node i to this tick's active list once; returns the list's new length."""
     if seen[i] == stamp:
@@ -265,7 +265,7 @@ def _thin(rng, values, q, picks, touched):
     return n_touched
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _catch_up(first, stop, upto, last, conn, node_f, fleet_f, out_node):
     """Nodes [first, stop): their quiet ticks [last[i], upto) at once.
 
