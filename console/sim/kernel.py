@@ -111,6 +111,22 @@ def _take(rng, p, i, count, conn, fresh):
 
 
 @njit(cache=True, nogil=True)
+def _close_picked(rng, p, nodes, count, picks, conn, fresh, out_node, lost):
+    """Close picks[i] connections of population p on each of nodes[:count] (churn): their clients back
+    off without a hint. `_take` written out for a list (numba counts references per call)."""
+    for j in range(count):
+        i = nodes[j]
+        closes = min(picks[i], conn[p, i])
+        picks[i] = 0
+        n_fresh = hyper(rng, fresh[p, i], conn[p, i], closes)
+        conn[p, i] -= closes
+        fresh[p, i] -= n_fresh
+        out_node[ON_CLOSES, i] += closes
+        lost[p, 0, 0] += n_fresh
+        lost[p, 1, 0] += closes - n_fresh
+
+
+@njit(cache=True, nogil=True)
 def _release(rng, p, n_fresh, n_stable, honour, lo, hi, bound, now, fresh_by_state, wheel, tables):
     """Send disconnected clients into backoff: the fresh keep their retry counters (drawn fleet-wide)."""
     n_base = fresh_by_state.shape[1]
@@ -163,43 +179,32 @@ def _cumulate(values, cum):
     return acc
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _find(cum, u):
-    """The first index whose cumulative value exceeds u."""
-    lo, hi = 0, cum.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if cum[mid] > u:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _mark(i, active, n_active, seen, stamp):
-    """Add node i to this tick's active list once; returns the list's new length."""
-    if seen[i] == stamp:
-        return n_active
-    seen[i] = stamp
-    active[n_active] = i
-    return n_active + 1
-
-
 @njit(cache=True, nogil=True)
 def _spread(rng, total, weights, weight_sum, cum, out, active, n_active, seen, stamp):
     """Multinomial split of `total` arrivals over nodes by weight (one pick each when fewer than nodes).
 
-    `cum` holds the weights' running sums. Nodes that get arrivals join the tick's active list.
+    `cum` holds the weights' running sums. Nodes that get arrivals join the tick's active list (once:
+    seen[i] == stamp); returns its new length. Written out, not in helpers: numba counts references to the
+    arrays of every call, and this runs once per arrival.
     """
     n = weights.shape[0]
     if total <= 0 or weight_sum <= 0.0:
         return n_active
     if total < n:
         for _ in range(total):
-            i = _find(cum, rng.random() * weight_sum)
-            out[i] += 1
-            n_active = _mark(i, active, n_active, seen, stamp)
+            u = rng.random() * weight_sum
+            lo, hi = 0, n - 1
+            while lo < hi:  # the first node whose running sum exceeds u
+                mid = (lo + hi) // 2
+                if cum[mid] > u:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            out[lo] += 1
+            if seen[lo] != stamp:
+                seen[lo] = stamp
+                active[n_active] = lo
+                n_active += 1
         return n_active
     remaining = total
     weight_left = weight_sum
@@ -210,7 +215,10 @@ def _spread(rng, total, weights, weight_sum, cum, out, active, n_active, seen, s
         k = binom(rng, remaining, w / weight_left) if weight_left > w else remaining
         if k > 0:
             out[i] += k
-            n_active = _mark(i, active, n_active, seen, stamp)
+            if seen[i] != stamp:
+                seen[i] = stamp
+                active[n_active] = i
+                n_active += 1
         remaining -= k
         weight_left -= w
     return n_active
@@ -265,17 +273,18 @@ def _thin(rng, values, q, picks, touched):
     return n_touched
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _catch_up(first, stop, upto, last, conn, node_f, fleet_f, out_node):
-    """Nodes [first, stop): their quiet ticks [last[i], upto) at once.
+@njit(cache=True, nogil=True)
+def _catch_up(nodes, count, upto, last, conn, node_f, fleet_f, out_node):
+    """nodes[:count]: their quiet ticks [last[i], upto) at once.
 
     Quiet: no arrivals, and either no queue or one the spare CPU works off without the lag reaching the
     heartbeat timeout (no drops to draw). CPU is then pinned while handshakes remain, what the node holds
     after; the bucket refills — the arithmetic `_admit_and_serve` does tick by tick, in closed form.
-    A range, not one node a call: numba counts references to every array passed, per call.
+    A list, not one node a call: numba counts references (atomically) to every array a call passes.
     """
     hs_cost = fleet_f[FF_HS_COST]
-    for i in range(first, stop):
+    for j in range(count):
+        i = nodes[j]
         gap = upto - last[i]
         if gap <= 0:
             continue
@@ -305,97 +314,103 @@ def _catch_up(first, stop, upto, last, conn, node_f, fleet_f, out_node):
         node_f[NF_LAG, i] = queue * hs_cost / spare if spare > 0.0 else 1e12
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _admit_and_serve(rng, i, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f, out_node):
-    """Step 3 for one node: admission (ceiling, token bucket, backlog), the handshake queue and CPU."""
+@njit(cache=True, nogil=True)
+def _admit_and_serve(rng, nodes, count, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f, out_node):
+    """Step 3 for nodes[:count]: admission (ceiling, token bucket, backlog), the handshake queue and CPU.
+
+    One call for all of them, the body written out in the loop: numba counts references (atomically) to
+    every array a call passes, and a call per node per tick made that most of a quiet tick's cost.
+    """
     n_pop = conn.shape[0]
     hold_cost = fleet_f[FF_HOLD_COST]
     hs_cost = fleet_f[FF_HS_COST]
     rej_cost = fleet_f[FF_REJ_COST] * hs_cost
-    hot = 1 if node_f[NF_HOT, i] > 0.5 else 0
-    held = 0
-    arriving = 0
-    for p in range(n_pop):
-        held += conn[p, i]
-        accepted_pn[p, i] = 0
-        arriving += group[p, 0, i] + group[p, 1, i]
-    cpu = held * hold_cost
-    if node_f[NF_RATE, i] > 0.0:
-        node_f[NF_TOKENS, i] = min(node_f[NF_BURST, i], node_f[NF_TOKENS, i] + node_f[NF_RATE, i])
-    if arriving > 0:
-        out_node[ON_ATTEMPTS, i] += arriving
-        rejected = 0
-        ceiling = node_f[NF_CEILING, i]
-        if ceiling > 0.0:
-            room = max(ceiling - held - node_f[NF_QUEUE, i], 0.0)
-            if arriving > room:
-                rejected = arriving - np.int64(room)
-        admitted = arriving - rejected
-        if node_f[NF_RATE, i] > 0.0:
-            tokens = np.int64(node_f[NF_TOKENS, i])
-            if admitted > tokens:
-                rejected += admitted - tokens
-                admitted = tokens
-            node_f[NF_TOKENS, i] -= admitted
-        space = max(fleet_f[FF_BACKLOG] - node_f[NF_QUEUE, i], 0.0)
-        overflow = admitted - np.int64(space) if admitted > space else 0  # SYN dropped: no work
-        admitted -= overflow
-        service_per_tick = (1.0 - cpu) / hs_cost if cpu < 1.0 else 0.0
-        wait_ticks = node_f[NF_QUEUE, i] / service_per_tick if service_per_tick > 0.0 else 1e12
-        cpu += rejected * rej_cost
-        out_node[ON_REJECTS, i] += rejected
-        # Split the node's outcomes over its (population, class) groups: exchangeable here.
-        pool = arriving
-        rej_left = rejected
-        adm_left = admitted
-        work = 0.0
-        everyone_admitted = rejected == 0 and overflow == 0
+    for j in range(count):
+        i = nodes[j]
+        hot = 1 if node_f[NF_HOT, i] > 0.5 else 0
+        held = 0
+        arriving = 0
         for p in range(n_pop):
-            doomed = wait_ticks > pop_f[p, PF_TIMEOUT]
-            for c in range(2):
-                a_g = group[p, c, i]
-                last = p == n_pop - 1 and c == 1
-                if everyone_admitted:  # the common case: no split to draw
-                    r_g = 0
-                    m_g = a_g
-                else:
-                    r_g = rej_left if last else hyper(rng, rej_left, pool, a_g)
-                    m_g = adm_left if last else hyper(rng, adm_left, pool - rej_left, a_g - r_g)
-                pool -= a_g
-                rej_left -= r_g
-                adm_left -= m_g
-                o_g = a_g - r_g - m_g  # overflowed the backlog
-                outcome[p, c, hot, REJECTED] += r_g
-                if doomed:
-                    # The client gives up; the server still does part of the handshake later.
-                    work += m_g * fleet_f[FF_TIMEOUT_COST]
-                    out_node[ON_WASTED, i] += m_g
-                    out_node[ON_TIMEOUTS, i] += m_g + o_g
-                    outcome[p, c, hot, TIMED_OUT] += m_g + o_g
-                else:
-                    work += m_g
-                    accepted_pn[p, i] += m_g
-                    out_node[ON_ACCEPTS, i] += m_g
-                    out_node[ON_TIMEOUTS, i] += o_g
-                    outcome[p, c, hot, ACCEPTED] += m_g
-                    outcome[p, c, hot, TIMED_OUT] += o_g
-        node_f[NF_QUEUE, i] += work
-        wait_ms = wait_ticks * fleet_f[FF_TICK_MS] + fleet_f[FF_BASE_MS]
-        if wait_ms > out_node[ON_WAIT_MAX, i]:
-            out_node[ON_WAIT_MAX, i] = min(wait_ms, 1e9)
-    # Serve the handshake queue with whatever CPU is left.
-    queue = node_f[NF_QUEUE, i]
-    if queue > 0.0:
-        capacity = (1.0 - cpu) / hs_cost if cpu < 1.0 else 0.0
-        served = queue if queue < capacity else capacity
-        node_f[NF_QUEUE, i] = queue - served
-        cpu += served * hs_cost
-        if node_f[NF_QUEUE, i] > 1e-9:
-            cpu = 1.0
-    cpu = min(cpu, 1.0)
-    out_node[ON_CPU, i] += cpu
-    spare = 1.0 - held * hold_cost
-    node_f[NF_LAG, i] = node_f[NF_QUEUE, i] * hs_cost / spare if spare > 0.0 else 1e12
+            held += conn[p, i]
+            accepted_pn[p, i] = 0
+            arriving += group[p, 0, i] + group[p, 1, i]
+        cpu = held * hold_cost
+        if node_f[NF_RATE, i] > 0.0:
+            node_f[NF_TOKENS, i] = min(node_f[NF_BURST, i], node_f[NF_TOKENS, i] + node_f[NF_RATE, i])
+        if arriving > 0:
+            out_node[ON_ATTEMPTS, i] += arriving
+            rejected = 0
+            ceiling = node_f[NF_CEILING, i]
+            if ceiling > 0.0:
+                room = max(ceiling - held - node_f[NF_QUEUE, i], 0.0)
+                if arriving > room:
+                    rejected = arriving - np.int64(room)
+            admitted = arriving - rejected
+            if node_f[NF_RATE, i] > 0.0:
+                tokens = np.int64(node_f[NF_TOKENS, i])
+                if admitted > tokens:
+                    rejected += admitted - tokens
+                    admitted = tokens
+                node_f[NF_TOKENS, i] -= admitted
+            space = max(fleet_f[FF_BACKLOG] - node_f[NF_QUEUE, i], 0.0)
+            overflow = admitted - np.int64(space) if admitted > space else 0  # SYN dropped: no work
+            admitted -= overflow
+            service_per_tick = (1.0 - cpu) / hs_cost if cpu < 1.0 else 0.0
+            wait_ticks = node_f[NF_QUEUE, i] / service_per_tick if service_per_tick > 0.0 else 1e12
+            cpu += rejected * rej_cost
+            out_node[ON_REJECTS, i] += rejected
+            # Split the node's outcomes over its (population, class) groups: exchangeable here.
+            pool = arriving
+            rej_left = rejected
+            adm_left = admitted
+            work = 0.0
+            everyone_admitted = rejected == 0 and overflow == 0
+            for p in range(n_pop):
+                doomed = wait_ticks > pop_f[p, PF_TIMEOUT]
+                for c in range(2):
+                    a_g = group[p, c, i]
+                    last = p == n_pop - 1 and c == 1
+                    if everyone_admitted:  # the common case: no split to draw
+                        r_g = 0
+                        m_g = a_g
+                    else:
+                        r_g = rej_left if last else hyper(rng, rej_left, pool, a_g)
+                        m_g = adm_left if last else hyper(rng, adm_left, pool - rej_left, a_g - r_g)
+                    pool -= a_g
+                    rej_left -= r_g
+                    adm_left -= m_g
+                    o_g = a_g - r_g - m_g  # overflowed the backlog
+                    outcome[p, c, hot, REJECTED] += r_g
+                    if doomed:
+                        # The client gives up; the server still does part of the handshake later.
+                        work += m_g * fleet_f[FF_TIMEOUT_COST]
+                        out_node[ON_WASTED, i] += m_g
+                        out_node[ON_TIMEOUTS, i] += m_g + o_g
+                        outcome[p, c, hot, TIMED_OUT] += m_g + o_g
+                    else:
+                        work += m_g
+                        accepted_pn[p, i] += m_g
+                        out_node[ON_ACCEPTS, i] += m_g
+                        out_node[ON_TIMEOUTS, i] += o_g
+                        outcome[p, c, hot, ACCEPTED] += m_g
+                        outcome[p, c, hot, TIMED_OUT] += o_g
+            node_f[NF_QUEUE, i] += work
+            wait_ms = wait_ticks * fleet_f[FF_TICK_MS] + fleet_f[FF_BASE_MS]
+            if wait_ms > out_node[ON_WAIT_MAX, i]:
+                out_node[ON_WAIT_MAX, i] = min(wait_ms, 1e9)
+        # Serve the handshake queue with whatever CPU is left.
+        queue = node_f[NF_QUEUE, i]
+        if queue > 0.0:
+            capacity = (1.0 - cpu) / hs_cost if cpu < 1.0 else 0.0
+            served = queue if queue < capacity else capacity
+            node_f[NF_QUEUE, i] = queue - served
+            cpu += served * hs_cost
+            if node_f[NF_QUEUE, i] > 1e-9:
+                cpu = 1.0
+        cpu = min(cpu, 1.0)
+        out_node[ON_CPU, i] += cpu
+        spare = 1.0 - held * hold_cost
+        node_f[NF_LAG, i] = node_f[NF_QUEUE, i] * hs_cost / spare if spare > 0.0 else 1e12
 
 
 @njit(cache=True, nogil=True)
@@ -496,10 +511,12 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
             expand_block(rng, wheel, tick)
         slot = tick % horizon
         n_active = 0
-        for j in range(n_draining):
-            n_active = _mark(draining[j], active, n_active, seen, tick)
-        for j in range(n_busy):
-            n_active = _mark(busy[j], active, n_active, seen, tick)
+        for j in range(n_draining + n_busy):
+            i = draining[j] if j < n_draining else busy[j - n_draining]
+            if seen[i] != tick:  # (a draining node may also be lagging)
+                seen[i] = tick
+                active[n_active] = i
+                n_active += 1
 
         # 1. Arrivals due this tick, by population and class (free, or bound to the hot nodes).
         total = 0
@@ -560,13 +577,13 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                     unassigned[p] -= k
 
         # 3. Every active node: admission, handshake queue, CPU (its quiet ticks first).
-        outcome[:] = 0
-        for j in range(n_active):
-            i = active[j]
-            if last[i] < tick:
-                _catch_up(i, i + 1, tick, last, conn, node_f, fleet_f, out_node)
-            last[i] = tick + 1
-            _admit_and_serve(rng, i, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f, out_node)
+        if n_active > 0:
+            outcome[:] = 0
+            _catch_up(active, n_active, tick, last, conn, node_f, fleet_f, out_node)
+            _admit_and_serve(rng, active, n_active, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f,
+                             out_node)
+            for j in range(n_active):
+                last[active[j]] = tick + 1
 
         # 4. Outcomes back to the clients: split each cohort over (node hot?, kind); failures on a hot node
         #    come back bound to the hot nodes, failures elsewhere come back free.
@@ -640,15 +657,10 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
         if tick % ticks_per_bin == 0:
             for p in range(n_pop):
                 # Churn and lifetime: each connection closes with the 100 ms hazard.
-                for j in range(_thin(rng, conn[p, :n_nodes], fleet_f[FF_CLOSE_P], picks, touched)):
-                    i = touched[j]
-                    if last[i] <= tick:  # its quiet ticks up to this one, with what it held
-                        _catch_up(i, i + 1, tick + 1, last, conn, node_f, fleet_f, out_node)
-                    taken, n_fresh = _take(rng, p, i, picks[i], conn, fresh)
-                    picks[i] = 0
-                    out_node[ON_CLOSES, i] += taken
-                    lost[p, 0, 0] += n_fresh
-                    lost[p, 1, 0] += taken - n_fresh
+                n_touched = _thin(rng, conn[p, :n_nodes], fleet_f[FF_CLOSE_P], picks, touched)
+                if n_touched > 0:  # their quiet ticks up to this one, with what they held before the closes
+                    _catch_up(touched, n_touched, tick + 1, last, conn, node_f, fleet_f, out_node)
+                    _close_picked(rng, p, touched, n_touched, picks, conn, fresh, out_node, lost)
                 # Ageing: a fresh connection becomes stable (its retry counters reset) with the 100 ms chance.
                 aged = 0
                 for j in range(_thin(rng, fresh[p, :n_nodes], pop_f[p, PF_FRESH_Q], picks, touched)):
@@ -703,7 +715,7 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                 n_busy += 1
         fleet_f[FF_TICK] += 1.0
     end_tick = np.int64(fleet_f[FF_TICK])
-    _catch_up(0, n_nodes, end_tick, last, conn, node_f, fleet_f, out_node)
+    _catch_up(np.arange(n_nodes), n_nodes, end_tick, last, conn, node_f, fleet_f, out_node)
 
 
 @njit(cache=True, nogil=True)
