@@ -51,7 +51,8 @@ class ConsoleApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
         Binding("question_mark", "help", "help"),
-        Binding("t", "next_theme", "theme"),
+        # Off the footer, which is full at 160 columns; the help screen and the palette list it.
+        Binding("t", "next_theme", "theme", show=False),
         Binding("A", "acknowledge_all", "ack all"),
         Binding("L", "audit", "audit log"),
     ]

@@ -27,6 +27,7 @@ from console.record.reader import MarkerKind
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.record.replay import SPEEDS, ConsoleReplayFeed, ReplayJump, ReplaySource
 from console.ui.app import ConsoleApp
+from console.ui.commands import action_bindings
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.widgets.header import fleet_clock
@@ -51,6 +52,8 @@ class ReplayScreen(MainScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("g", "open_seek", "seek"),
         Binding("escape", "close_bars", "close", show=False),
+        # A replay is read-only: its footer has room for the replay's own keys instead of the actions'.
+        *[Binding(b.key, b.action, b.description, show=False) for b in action_bindings()],
     ]
 
     def compose(self) -> ComposeResult:

@@ -54,8 +54,9 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("/", "open_filter", "filter"),
         Binding("s", "app.sort", "sort"),
-        Binding("S", "app.reverse_sort", "reverse"),
-        Binding("!", "app.alarming_only", "alarming"),
+        # Off the footer, which is full at 160 columns; the help screen and the palette list them.
+        Binding("S", "app.reverse_sort", "reverse", show=False),
+        Binding("!", "app.alarming_only", "alarming", show=False),
         *action_bindings(),
         Binding("tab", "focus_next", "next panel", show=False),
         Binding("escape", "close_filter", "close filter", show=False),

@@ -76,7 +76,8 @@ class NodeTable(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "page down", show=False),
         Binding("home", "edge(0)", "first", show=False),
         Binding("end", "edge(1)", "last", show=False),
-        Binding("enter", "open", "detail"),
+        # Off the footer, which is full at 160 columns; the help screen and the palette list it.
+        Binding("enter", "open", "detail", show=False),
     ]
 
     class Opened(Message):
