@@ -52,7 +52,7 @@ def run_case(kind: str, clients: int, with_frames: bool) -> dict[str, Any]:
         from console.bench.simpy_model import run_simpy  # (SimPy is in the bench extra only)
     else:
         loading = time.perf_counter()
-        Simulation(scenario).step()
+        Simulation(scenario, keep_history=False).step()
         load_s = time.perf_counter() - loading
     started = time.perf_counter()
     if kind == "simpy":
@@ -62,7 +62,7 @@ def run_case(kind: str, clients: int, with_frames: bool) -> dict[str, Any]:
         if with_frames:
             summary = run_scenario(SCENARIO, overrides, None, None)
         else:
-            sim = Simulation(scenario)
+            sim = Simulation(scenario, keep_history=False)  # as `sim run` runs it
             recorder = RunRecorder(sim)
             for _ in range(int(scenario.duration_s)):
                 recorder.record(sim.step())

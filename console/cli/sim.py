@@ -72,7 +72,7 @@ def run_scenario(
     scenario = load_scenario(name, overrides)
     if until is not None and not 0 < until <= scenario.duration_s * 100:
         raise InputError("--until", until, f"seconds in (0, {scenario.duration_s * 100:g}]")
-    sim = Simulation(scenario, seed=seed)
+    sim = Simulation(scenario, seed=seed, keep_history=False)
     recorder = RunRecorder(sim)
     alarms = _alarm_engine()
     duration = int(until if until is not None else scenario.duration_s)

@@ -52,6 +52,8 @@ _NODE_LIST = TypeAdapter(list[NodeStatus])
 HISTORY_S = 600
 #: Spare node slots for nodes added at run time beyond what the scenario plans for.
 _SPARE_NODES = 64
+#: States a node leaves by itself (`_transitions`): restarting and provisioning on time, draining when empty.
+_TRANSIENT = (k.DRAINING, k.RESTARTING, k.PROVISIONING)
 _MAX_SEGMENTS = 12
 
 
@@ -80,8 +82,11 @@ class _Drain:
 class Simulation:
     """A running fleet. `advance()` moves it one second; actions change it between seconds."""
 
-    def __init__(self, scenario: Scenario, seed: int | None = None) -> None:
+    def __init__(self, scenario: Scenario, seed: int | None = None, keep_history: bool = True) -> None:
+        """keep_history=False for batch runs (`sim run`, benchmarks): nobody asks them for a node's last
+        ten minutes, and first touching its pages cost up to a fifth of a small run."""
         self.scenario = scenario
+        self._keep_history = keep_history
         self.seed = scenario.seed if seed is None else seed
         self.rng = np.random.default_rng(self.seed)
         self.fleet_name = scenario.name
@@ -126,9 +131,13 @@ class Simulation:
         self._cpu_window: list[float] = []
         self._breaker_window: list[tuple[float, float]] = []
         self._hot: list[int] = []
+        self._in_transition = 0  # nodes restarting, provisioning or draining (kept by _set_state)
         self._cpu_pct = np.zeros(self.capacity_nodes)
-        self._history = np.zeros((HISTORY_S, k.ON_FIELDS + 1, self.capacity_nodes), dtype=np.float32)
-        self._history_states = np.zeros((HISTORY_S, self.capacity_nodes), dtype=np.int8)
+        # History columns for the nodes there will be without an operator's adds; `add_nodes` widens it. (At
+        # full room it was most of a small run's cost: 33 MB of pages touched for the first time.)
+        columns = max(nodes.count, scenario.autoscale.max_nodes) + planned if keep_history else 0
+        self._history = np.zeros((HISTORY_S, k.ON_FIELDS + 1, columns), dtype=np.float32)
+        self._history_states = np.zeros((HISTORY_S, columns), dtype=np.int8)
         self._history_len = 0
         self._flow = np.zeros((10, 2))  # trailing 10 s of (accepts, disconnects) for drain÷inflow
         self.last: SecondResult | None = None
@@ -370,6 +379,7 @@ class Simulation:
         if old == code:
             return
         self.node_f[k.NF_STATE, i] = code
+        self._in_transition += (code in _TRANSIENT) - (old in _TRANSIENT)
         self._event(
             "node_state",
             f"{self.node_ids[i]} {why}: {_CODE_STATES.get(old, 'new')} → {state}",
@@ -418,6 +428,8 @@ class Simulation:
         self._weights_stale = False
 
     def _transitions(self) -> None:
+        if not self._in_transition:  # most seconds: nobody restarting, provisioning or draining
+            return
         # Whole-array tests: a Python loop over every node each second cost more than the ticks themselves.
         n = self.n_nodes
         states = self.node_f[k.NF_STATE, :n]
@@ -511,6 +523,7 @@ class Simulation:
             self._apply_admission(self.admission, [i])
             self._set_state(i, NodeState.PROVISIONING, "provisioning")
             added.append(self.node_ids[i])
+        self._widen_history()
         return added
 
     def drain(
@@ -701,10 +714,23 @@ class Simulation:
 
     def _record_history(self, node_out: np.ndarray, connections: np.ndarray) -> None:
         row = self._history_len % HISTORY_S
-        self._history[row, : k.ON_FIELDS] = node_out
-        self._history[row, k.ON_FIELDS] = connections
-        self._history_states[row] = self.node_f[k.NF_STATE].astype(np.int8)
+        columns = self._history.shape[2]
+        self._history[row, : k.ON_FIELDS] = node_out[:, :columns]
+        self._history[row, k.ON_FIELDS] = connections[:columns]
+        self._history_states[row] = self.node_f[k.NF_STATE, :columns]
         self._history_len += 1
+
+    def _widen_history(self) -> None:
+        """Room in the history for every node added (to the preallocated room: adds are rare)."""
+        have = self._history.shape[2]
+        if self.n_nodes <= have or not self._keep_history:
+            return
+        wider = np.zeros((HISTORY_S, k.ON_FIELDS + 1, self.capacity_nodes), dtype=np.float32)
+        wider[:, :, :have] = self._history
+        self._history = wider
+        states = np.zeros((HISTORY_S, self.capacity_nodes), dtype=np.int8)
+        states[:, :have] = self._history_states
+        self._history_states = states
 
     def cpu_pct(self) -> np.ndarray:
         return self._cpu_pct[: self.n_nodes].copy()
@@ -774,6 +800,8 @@ class Simulation:
     def node_history(self, node_id: str) -> list[NodeStatus]:
         """The node's last seconds (up to HISTORY_S), oldest first."""
         i = self.index_of(node_id)
+        if not self._keep_history:
+            return []
         count = min(self._history_len, HISTORY_S)
         rows = [(self._history_len - count + j) % HISTORY_S for j in range(count)]
         values = self._history[rows, :, i].astype(np.float64).T  # [field, second]

@@ -156,6 +156,20 @@ def test_same_seed_same_frames_and_a_fork_continues_identically() -> None:
     )
 
 
+def test_a_batch_run_without_history_runs_the_same_and_adds_nodes() -> None:
+    """`sim run` keeps no per-node history: same frames, an empty node history, and adds still work."""
+    scenario = small().scenario
+    kept, batch = Simulation(scenario), Simulation(scenario, keep_history=False)
+    for sim in (kept, batch):
+        for _ in range(10):
+            sim.step()
+        sim.add_nodes(3)
+    frames = [[sim.advance()[0].model_dump_json() for _ in range(5)] for sim in (kept, batch)]
+    assert frames[0] == frames[1]
+    assert len(kept.node_history(kept.node_ids[-1])) == 15  # widened for the added node
+    assert batch.node_history(batch.node_ids[0]) == []
+
+
 def test_rollout_runs_batches_and_can_halt_and_resume() -> None:
     sim = small(
         rollout={"enabled": True, "start_at_s": 2, "batch_size": 2, "interval_s": 10, "mode": "abrupt"},
