@@ -7,15 +7,17 @@ Clients that share a population and a policy state are exchangeable, so the engi
   (`fresh[p, i]`) whose retry counters survive a drop; the counters' mix is kept fleet-wide
   (`fresh_by_state[p, s]`) — an approximation: a node's fresh clients are assumed to have the fleet's mix.
 
-Each tick draws the arrivals due, splits them over the nodes in rotation (load balancer), runs every node's
+Each tick draws the arrivals due, splits them over the nodes in rotation (load balancer), runs each node's
 admission (token bucket, ceiling), handshake queue and CPU, and sends the failures back into the wheel.
 A handshake queued longer than the client's connect timeout fails on the client's side but still costs the
-server part of the work. A node whose CPU is pinned with more handshake work queued than the heartbeat timeout loses established
-connections (missed heartbeats, close code 1006): the cascade of the outage seed. Consistent hashing (the `skewed` balancer) sends a client
-that failed on a hot node back to the hot nodes: its wheel state is in the bound half.
+server part of the work. A node whose CPU is pinned with more handshake work queued than the heartbeat
+timeout loses established connections (missed heartbeats, close code 1006): the cascade of the outage
+seed. Consistent hashing (the `skewed` balancer) sends a client that failed on a hot node back to the hot
+nodes: its wheel state is in the bound half.
 
-Cost per tick is O(nodes + occupied wheel cells), not O(clients). Pure: arrays and one numpy Generator in,
-arrays out; `nogil` lets a server run it in a worker thread without stalling its event loop.
+Cost per tick is O(occupied wheel cells + the tick's events), at most O(nodes), never O(clients): only
+the nodes something happens to are visited (`run_ticks`). Pure: arrays and one numpy Generator in, arrays
+out; `nogil` lets a server run it in a worker thread without stalling its event loop.
 """
 
 # fmt: off
@@ -456,10 +458,11 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
               out_node, out_fleet, out_bins):
     """Advance `n_ticks` ticks. Outputs accumulate into out_* (the caller zeroes them per frame).
 
-    A tick touches only its *active* nodes — those with arrivals, queued handshakes, a CPU pinned by what
-    they hold, or a drain under way. A quiet node's ticks are caught up in one step when it next becomes
-    active, loses a connection to churn, or the call ends (`_catch_up`), and churn and ageing are drawn
-    fleet-wide (`_thin`): so a tick with nothing happening costs O(wheel cells), not O(nodes).
+    A tick touches only its *active* nodes — those with arrivals, a lag past the heartbeat timeout (they
+    drop connections every tick) or a drain under way. A quiet node's ticks, a handshake queue being
+    worked off included, are caught up in closed form when it next becomes active, loses a connection to
+    churn, or the call ends (`_catch_up`); churn and ageing are drawn fleet-wide (`_thin`). So a tick with
+    nothing happening costs O(wheel cells), not O(nodes), and a busy one O(its events).
     """
     counts, starts = wheel
     pop_f = tables[0]
