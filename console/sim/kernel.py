@@ -129,30 +129,41 @@ def _close_picked(rng, p, nodes, count, picks, conn, fresh, out_node, lost):
 
 
 @njit(cache=True, nogil=True)
+def _leave_fresh(rng, p, count, fresh_by_state, taken):
+    """`count` fresh clients of population p leave the fleet-wide mix of retry states: how many from each
+    state (drawn without replacement) into taken[s]. Returns how many the mix did not hold."""
+    n_base = fresh_by_state.shape[1]
+    total = 0
+    for s in range(n_base):
+        total += fresh_by_state[p, s]
+        taken[s] = 0
+    left = count
+    for s in range(n_base):
+        if left <= 0:
+            break
+        k = hyper(rng, fresh_by_state[p, s], total, left)
+        total -= fresh_by_state[p, s]
+        fresh_by_state[p, s] -= k
+        taken[s] = k
+        left -= k
+    return left
+
+
+@njit(cache=True, nogil=True)
 def _release(rng, p, n_fresh, n_stable, honour, lo, hi, bound, now, fresh_by_state, wheel, tables):
     """Send disconnected clients into backoff: the fresh keep their retry counters (drawn fleet-wide)."""
     n_base = fresh_by_state.shape[1]
     offset = n_base if bound else 0
-    total_fresh = 0
+    taken = np.zeros(n_base, dtype=np.int64)
+    stable = n_stable + _leave_fresh(rng, p, n_fresh, fresh_by_state, taken)
+    taken[0] += stable  # a stable client backs off from the first state
     for s in range(n_base):
-        total_fresh += fresh_by_state[p, s]
-    left = n_fresh
-    for s in range(n_base):
-        if left <= 0:
-            break
-        k = hyper(rng, fresh_by_state[p, s], total_fresh, left)
-        total_fresh -= fresh_by_state[p, s]
-        fresh_by_state[p, s] -= k
-        left -= k
+        if taken[s] <= 0:
+            continue
         if honour:
-            schedule_hint(rng, wheel, tables, p, s + offset, k, lo, hi, now, now)
+            schedule_hint(rng, wheel, tables, p, s + offset, taken[s], lo, hi, now, now)
         else:
-            schedule_backoff(rng, wheel, tables, p, s + offset, k, now, now)
-    stable = n_stable + left
-    if honour:
-        schedule_hint(rng, wheel, tables, p, offset, stable, lo, hi, now, now)
-    else:
-        schedule_backoff(rng, wheel, tables, p, offset, stable, now, now)
+            schedule_backoff(rng, wheel, tables, p, s + offset, taken[s], now, now)
 
 
 @njit(cache=True, nogil=True)
@@ -489,6 +500,7 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
     unassigned = np.zeros(n_pop, dtype=np.int64)
     picks = np.zeros(n_nodes, dtype=np.int64)
     touched = np.zeros(n_nodes, dtype=np.int64)
+    aged_by_state = np.zeros(n_base, dtype=np.int64)
     last = np.full(n_nodes, first_tick, dtype=np.int64)  # each node's ticks before this are accounted
     seen = np.full(n_nodes, -1, dtype=np.int64)
     active = np.zeros(n_nodes, dtype=np.int64)
@@ -684,14 +696,8 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
                     fresh[p, i] -= picks[i]
                     aged += picks[i]
                     picks[i] = 0
-                total_fresh = fresh_by_state[p].sum() if aged > 0 else 0
-                for s in range(n_base):
-                    if aged <= 0:
-                        break
-                    k = hyper(rng, fresh_by_state[p, s], total_fresh, aged)
-                    total_fresh -= fresh_by_state[p, s]
-                    fresh_by_state[p, s] -= k
-                    aged -= k
+                if aged > 0:
+                    _leave_fresh(rng, p, aged, fresh_by_state, aged_by_state)
         # Everyone who lost a connection this tick without a hint backs off, one draw per cohort.
         for p in range(n_pop):
             for h in range(2):
