@@ -58,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "injects events with `stormdeck inject URL EVENT …` (admin token)",
     )
     serving.add_argument("--serve", action="store_true", help="serve the drill instead of running it here")
+    serving.add_argument(
+        "--paused",
+        action="store_true",
+        help='start with the fleet clock paused (POST /v1/sim/clock {"paused": false} starts it; the '
+        "drill console's start key does)",
+    )
     serving.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
     serving.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)"
@@ -114,7 +120,7 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     from console.drills.live import DrillProgress
 
     end_s = drill_scenario(drill, args.set).duration_s  # checks the overrides before a server starts
-    serve = ["drill", args.name, "--serve", "--stop-with-parent"]
+    serve = ["drill", args.name, "--serve", "--paused", "--stop-with-parent"]  # the briefing is read paused
     if args.seed is not None:
         serve += ["--seed", str(args.seed)]
     for override in args.set:
@@ -128,7 +134,6 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
 
 
 def _run_drill_console(url: str, token: str, progress: DrillProgress, record: Path | None) -> int:
-    import httpx
 
     from console.client.actions import ActionClient
     from console.client.stream import StreamClient
@@ -136,11 +141,6 @@ def _run_drill_console(url: str, token: str, progress: DrillProgress, record: Pa
     from console.model.alarm_source import console_model
     from console.ui.drill import DrillApp
 
-    # The briefing is read on a paused fleet: pause before the console attaches (the server has run for
-    # the second or two it took to start).
-    httpx.post(
-        f"{url}/v1/sim/clock", json={"paused": True}, headers={"Authorization": f"Bearer {token}"}
-    ).raise_for_status()
     admin = ActionClient(url, token)
 
     async def set_paused(paused: bool) -> None:

@@ -79,6 +79,11 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
         help="send more than N alike events of one second (e.g. 250 × 'ready → down') as one event naming "
         "the nodes in data.nodes (default: every event on its own)",
     )
+    parser.add_argument(
+        "--paused",
+        action="store_true",
+        help='start with the fleet clock paused (POST /v1/sim/clock {"paused": false} starts it)',
+    )
     add_override_arguments(parser)  # --set KEY=VALUE and --seed, as `sim run` has them
     # For the embedded default: stop when the parent's end of our stdin closes, so a parent that dies
     # without stopping us leaves no server behind.
@@ -168,6 +173,7 @@ def serve_backend(
             tokens,
             speed=speed,
             coalesce_events_over=getattr(args, "coalesce_events", None),
+            paused=getattr(args, "paused", False),
             audit_log=audit_log,
             thresholds=thresholds,
         )

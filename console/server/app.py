@@ -50,6 +50,7 @@ def create_app(
     confirmations: ConfirmTokens | None = None,
     idempotency: IdempotencyKeys | None = None,
     coalesce_events_over: int | None = None,
+    paused: bool = False,
 ) -> FastAPI:
     """The app serving `backend`; its feed starts and stops with the app's lifespan.
 
@@ -59,7 +60,7 @@ def create_app(
     feed = FleetFeed(
         backend,
         frame_interval_s=frame_interval_s,
-        clock=FleetClock(speed=speed),
+        clock=FleetClock(speed=speed, paused=paused),
         history=FrameHistory(history_frames, replay_cap_frames),
         broadcaster=Broadcaster(max_backlog_frames),
         alarms=alarms,

@@ -147,21 +147,38 @@ def test_the_narrator_tells_each_entry_once_in_order_and_the_end() -> None:
     assert narrator.due(62.0) == []
 
 
-def test_drill_modes_child_server_serves_the_drill_pauses_and_leaves_nothing_behind(tmp_path: Path) -> None:
-    """`stormdeck drill NAME` serves its drill as the embedded default serves `sim serve`."""
+async def _frame_times(url: str, headers: dict[str, str], count: int) -> list[float]:
+    async with connect(url.replace("http://", "ws://") + "/v1/stream", additional_headers=headers) as ws:
+        frames: list[float] = []
+        while len(frames) < count:
+            message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            if message["type"] == "frame":
+                frames.append(message["time_s"])
+        return frames
+
+
+def test_drill_modes_child_server_serves_the_drill_paused_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    """`stormdeck drill NAME` serves its drill as the embedded default serves `sim serve`, with the fleet
+    clock paused from the start: the briefing is read before the drill's first second."""
     from console.cli.embedded import EmbeddedServer
 
     drill = tmp_path / "short.toml"
     drill.write_text(SHORT_DRILL)
-    serve = ["drill", str(drill), "--serve", "--stop-with-parent", "--audit-log", str(tmp_path / "a.jsonl")]
+    serve = ["drill", str(drill), "--serve", "--paused", "--stop-with-parent"]
+    serve += ["--audit-log", str(tmp_path / "a.jsonl")]
     server = EmbeddedServer("thundering-herd", serve=serve).start()
     directory = server.token_path.parent
     try:
         headers = {"Authorization": f"Bearer {server.token}"}  # the operator token drill mode attaches with
-        paused = httpx.post(f"{server.url}/v1/sim/clock", json={"paused": True}, headers=headers)
-        assert paused.status_code == 200 and paused.json()["paused"] is True
+        clock = httpx.get(f"{server.url}/v1/sim/clock", headers=headers).json()
+        assert clock["paused"] is True
+        # Frames keep coming while paused, and the fleet has not moved past its first second.
+        assert set(asyncio.run(_frame_times(server.url, headers, 3))) <= {0.0, 1.0}
         fleet = httpx.get(f"{server.url}/v1/fleet", headers=headers).json()
         assert fleet["fleet"] == "thundering-herd" and len(fleet["nodes"]) == 8  # the drill's overrides
+        started = httpx.post(f"{server.url}/v1/sim/clock", json={"paused": False}, headers=headers)
+        assert started.status_code == 200 and started.json()["paused"] is False
+        assert max(asyncio.run(_frame_times(server.url, headers, 3))) > 1.0  # the start key's call runs it
     finally:
         server.stop()
     assert not directory.exists()
