@@ -291,6 +291,31 @@ class ConsoleApp(App[None]):
             severity="information" if applied else "error",
         )
 
+    def action_fleet_clock(self, paused: bool) -> None:
+        from console.client.actions import ActionClient
+
+        if not self.instructor or not isinstance(self.admin, ActionClient):
+            self.notify(
+                "the fleet clock needs an instructor's console (attach --instructor)", severity="error"
+            )
+            return
+        self.run_worker(self._set_fleet_clock(paused), group="clock", exit_on_error=False)
+
+    async def _set_fleet_clock(self, paused: bool) -> None:
+        from console.client.admin import ApiError
+
+        assert self.admin is not None
+        try:
+            answer = await self.admin.send("POST", "/v1/sim/clock", {"paused": paused})
+        except ApiError as error:
+            self.notify(f"fleet clock: {error}", severity="error")
+            return
+        if answer.status == 200:
+            self.notify("paused" if answer.body.get("paused") else "running", title="fleet clock")
+        else:
+            said = answer.body.get("detail") or answer.body.get("title") or ""
+            self.notify(said, title=f"fleet clock · {answer.status}", severity="error")
+
     # --- alarms and help -------------------------------------------------------------------------------
 
     def on_alarms_panel_acknowledge(self, message: AlarmsPanel.Acknowledge) -> None:

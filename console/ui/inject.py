@@ -33,8 +33,16 @@ EXAMPLES: dict[str, str] = {
 
 
 def inject_commands() -> list[tuple[str, str, str]]:
-    """(title, help, action) of the instructor's palette commands."""
-    return [(f"Inject: {event}", what, f"inject('{event}')") for event, what in INJECTIONS.items()]
+    """(title, help, action) of the instructor's palette commands: the injections and the fleet clock (a
+    drill served with --paused waits for the instructor to start it)."""
+    return [(f"Inject: {event}", what, f"inject('{event}')") for event, what in INJECTIONS.items()] + [
+        (
+            "Fleet clock: start / resume",
+            "run the served fleet's clock (POST /v1/sim/clock)",
+            "fleet_clock(False)",
+        ),
+        ("Fleet clock: pause", "stop the served fleet's clock; frames keep coming", "fleet_clock(True)"),
+    ]
 
 
 def inject_body(event: str, words: str) -> dict[str, Any]:

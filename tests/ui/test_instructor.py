@@ -76,3 +76,28 @@ async def test_palette_injects_and_the_server_refusal_is_shown(acting: Acting) -
         await wait_for(lambda: any(n.severity == "error" for n in app._notifications), what="the refusal")
         refusal = next(n for n in app._notifications if n.severity == "error")
         assert "fraction" in refusal.message and "422" in (refusal.title or "")
+
+
+async def test_palette_pauses_and_starts_the_served_fleets_clock(acting: Acting) -> None:
+    import httpx
+
+    titles = [c[0] for c in console_commands(["dark"], instructor=True)]
+    assert "Fleet clock: pause" in titles and "Fleet clock: start / resume" in titles
+    headers = {"Authorization": f"Bearer {TOKENS['admin']}"}
+
+    def paused() -> bool:
+        return httpx.get(f"{acting.url}/v1/sim/clock", headers=headers).json()["paused"]
+
+    app = ConsoleApp(admin=ActionClient(acting.url, TOKENS["admin"]), instructor=True, remember_theme=False)
+    async with app.run_test(size=SIZE):
+        assert not paused()
+        app.action_fleet_clock(True)
+        await wait_for(paused, what="the fleet clock paused")
+        await wait_for(lambda: any(n.message == "paused" for n in app._notifications), what="told so")
+        app.action_fleet_clock(False)
+        await wait_for(lambda: not paused(), what="the fleet clock running again")
+    plain = ConsoleApp(admin=ActionClient(acting.url, TOKENS["admin"]), remember_theme=False)
+    async with plain.run_test(size=SIZE):
+        plain.action_fleet_clock(True)  # not an instructor's console: refused here, nothing sent
+        await wait_for(lambda: any("instructor" in n.message for n in plain._notifications), what="refused")
+    assert not paused()
