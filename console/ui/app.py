@@ -45,6 +45,15 @@ class StreamSource(Protocol):
     async def run(self, sink: Callable[[StreamItem], None]) -> None: ...
 
 
+def _said(body: dict) -> str:
+    """What a server's answer says: its message, else a problem's detail or title."""
+    return str(body.get("message") or body.get("detail") or body.get("title") or "")
+
+
+def _clock_said(body: dict) -> str:
+    return "paused" if body.get("paused") else "running"
+
+
 class ConsoleApp(App[None]):
     TITLE = "stormdeck"
     COMMANDS = App.COMMANDS | {ConsoleCommands}
@@ -261,60 +270,43 @@ class ConsoleApp(App[None]):
     # --- the instructor's injections (console.ui.inject; the server checks, audits and applies) ---------
 
     def action_inject(self, event: str) -> None:
-        from console.client.actions import ActionClient
         from console.ui.inject import InjectForm
 
-        if not self.instructor or not isinstance(self.admin, ActionClient):
-            self.notify("injections need an instructor's console (attach --instructor)", severity="error")
-            return
-        self.push_screen(InjectForm(event), self._send_injection)
+        if self._is_instructor("injections"):
+            self.push_screen(InjectForm(event), self._send_injection)
 
     def _send_injection(self, body: dict | None) -> None:
         if body is not None:
-            self.run_worker(self._inject(body), group="inject", exit_on_error=False)
-
-    async def _inject(self, body: dict) -> None:
-        from console.client.actions import ActionClient
-        from console.client.admin import ApiError
-
-        assert isinstance(self.admin, ActionClient)
-        try:
-            answer = await self.admin.send("POST", "/v1/sim/inject", body)
-        except ApiError as error:
-            self.notify(f"inject {body['event']}: {error}", severity="error")
-            return
-        said = answer.body.get("message") or answer.body.get("detail") or ""
-        applied = answer.status == 200
-        self.notify(
-            f"{said}",
-            title=f"inject {body['event']} · {'applied' if applied else answer.status}",
-            severity="information" if applied else "error",
-        )
+            work = self._instructor_post("/v1/sim/inject", body, f"inject {body['event']}", _said)
+            self.run_worker(work, group="inject", exit_on_error=False)
 
     def action_fleet_clock(self, paused: bool) -> None:
+        if self._is_instructor("the fleet clock"):
+            work = self._instructor_post("/v1/sim/clock", {"paused": paused}, "fleet clock", _clock_said)
+            self.run_worker(work, group="clock", exit_on_error=False)
+
+    def _is_instructor(self, what: str) -> bool:
         from console.client.actions import ActionClient
 
-        if not self.instructor or not isinstance(self.admin, ActionClient):
-            self.notify(
-                "the fleet clock needs an instructor's console (attach --instructor)", severity="error"
-            )
-            return
-        self.run_worker(self._set_fleet_clock(paused), group="clock", exit_on_error=False)
+        if self.instructor and isinstance(self.admin, ActionClient):
+            return True
+        self.notify(f"{what} needs an instructor's console (attach --instructor)", severity="error")
+        return False
 
-    async def _set_fleet_clock(self, paused: bool) -> None:
+    async def _instructor_post(self, path: str, body: dict, what: str, said: Callable[[dict], str]) -> None:
+        """POST with the instructor's token; the server's answer, or its refusal, as a notification."""
         from console.client.admin import ApiError
 
         assert self.admin is not None
         try:
-            answer = await self.admin.send("POST", "/v1/sim/clock", {"paused": paused})
+            answer = await self.admin.send("POST", path, body)
         except ApiError as error:
-            self.notify(f"fleet clock: {error}", severity="error")
+            self.notify(f"{what}: {error}", severity="error")
             return
         if answer.status == 200:
-            self.notify("paused" if answer.body.get("paused") else "running", title="fleet clock")
+            self.notify(said(answer.body), title=f"{what} · applied")
         else:
-            said = answer.body.get("detail") or answer.body.get("title") or ""
-            self.notify(said, title=f"fleet clock · {answer.status}", severity="error")
+            self.notify(_said(answer.body), title=f"{what} · {answer.status}", severity="error")
 
     # --- alarms and help -------------------------------------------------------------------------------
 
