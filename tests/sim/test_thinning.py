@@ -24,7 +24,7 @@ def thinned(values: np.ndarray, q: float, seed: int) -> np.ndarray:
     touched = np.zeros(values.size, dtype=np.int64)
     chosen = np.zeros((DRAWS, values.size), dtype=np.int64)
     for d in range(DRAWS):
-        n_touched = k._thin(rng, values, q, picks, touched)
+        n_touched = k._thin(rng, values.reshape(1, -1), 0, values.size, q, picks, touched)
         assert sorted(touched[:n_touched].tolist()) == np.flatnonzero(picks).tolist()  # each node once
         chosen[d] = picks
         picks[:] = 0
