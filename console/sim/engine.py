@@ -1,6 +1,6 @@
 """The fleet simulation: scenario in, one protocol `Frame` per simulated second out.
 
-The per-tick work runs in `kernel.run_ticks` (compiled); this module owns what happens at most once a
+The per-tick work runs in `kernel.run_seconds` (compiled); this module owns what happens at most once a
 second: node state changes, the rollout controller, the timeline, autoscaling, the resync breaker, and
 turning counts into protocol records. Pure: no I/O, no clocks; randomness from one seeded Generator.
 """
@@ -55,6 +55,9 @@ _SPARE_NODES = 64
 #: States a node leaves by itself (`_transitions`): restarting and provisioning on time, draining when empty.
 _TRANSIENT = (k.DRAINING, k.RESTARTING, k.PROVISIONING)
 _MAX_SEGMENTS = 12
+#: Seconds one `steps()` call runs at most: its outputs (a second is ~10 kB a node slot) are then reused
+#: memory, not fresh pages (a 500 s stretch in one call cost more in page faults than it saved).
+_MAX_BATCH_S = 64
 
 
 @dataclass
@@ -68,6 +71,8 @@ class SecondResult:
     connections: np.ndarray  # per node
     states: np.ndarray  # per node state codes
     events: list[Event] = field(default_factory=list)
+    seq: int = 0
+    flow: tuple[float, float] = (0.0, 0.0)  # accepts and disconnects over the trailing 10 s
 
 
 @dataclass
@@ -139,7 +144,9 @@ class Simulation:
         self._history = np.zeros((HISTORY_S, k.ON_FIELDS + 1, columns), dtype=np.float32)
         self._history_states = np.zeros((HISTORY_S, columns), dtype=np.int8)
         self._history_len = 0
-        self._flow = np.zeros((10, 2))  # trailing 10 s of (accepts, disconnects) for drain÷inflow
+        # The trailing 10 s of (accepts, disconnects), and their sums, for drain ÷ inflow.
+        self._flow: list[tuple[float, float]] = [(0.0, 0.0)] * 10
+        self._flow_sum = [0.0, 0.0]
         self.last: SecondResult | None = None
         self._update_weights()
 
@@ -301,17 +308,21 @@ class Simulation:
 
     def step(self) -> SecondResult:
         """One simulated second, as arrays (no protocol records are built)."""
-        self._run_timeline()
-        self._transitions()
-        self.rollout.tick()
-        self._autoscale()
-        self._update_breaker()
-        if self._weights_stale or self.scenario.lb.mode == "weighted":
-            self._update_weights()
-        node_out = np.zeros((k.ON_FIELDS, self.capacity_nodes))
-        fleet_out, self._pending_fleet = self._pending_fleet, np.zeros(k.OF_FIELDS)
-        bins = np.zeros(10, dtype=np.int64)
-        k.run_ticks(
+        return self.steps(1)[0]
+
+    def steps(self, limit: int) -> list[SecondResult]:
+        """Up to `limit` simulated seconds: as many as nothing once-a-second can happen in, in one kernel
+        call — the same results, draw for draw, as that many `step()` calls, without their per-second
+        cost (at 100 k clients a second's bookkeeping cost as much as its ticks). Batch runs use it."""
+        self._once_a_second()
+        n = max(1, min(limit, self._quiet_seconds(), _MAX_BATCH_S))
+        node_outs = np.zeros((n, k.ON_FIELDS, self.capacity_nodes))
+        fleet_outs = np.zeros((n, k.OF_FIELDS))
+        fleet_outs[0] = self._pending_fleet  # disconnects made by actions before this second
+        self._pending_fleet = np.zeros(k.OF_FIELDS)
+        bins = np.zeros((n, 10), dtype=np.int64)
+        conn_outs = np.zeros((n, self.capacity_nodes), dtype=np.int64)
+        k.run_seconds(
             self.rng,
             self.ticks_per_s,
             self.conn,
@@ -322,28 +333,77 @@ class Simulation:
             self.tables,
             self.node_f,
             self.fleet_f,
-            node_out,
-            fleet_out,
+            node_outs,
+            fleet_outs,
             bins,
+            conn_outs,
         )
-        self.time_s += 1.0
-        self.seq += 1
-        node_out[k.ON_CPU] /= self.ticks_per_s
-        self._cpu_pct = node_out[k.ON_CPU] * 100.0
-        connections = self.conn.sum(axis=0)
-        self._record_history(node_out, connections)
-        self._flow[self.seq % len(self._flow)] = (node_out[k.ON_ACCEPTS].sum(), fleet_out[k.OF_DISCONNECTS])
-        events, self._pending_events = self._pending_events, []
-        self.last = SecondResult(
-            time_s=self.time_s,
-            node_out=node_out,
-            fleet_out=fleet_out,
-            bins=bins,
-            connections=connections,
-            states=self.node_f[k.NF_STATE].astype(np.int8),
-            events=events,
-        )
-        return self.last
+        node_outs[:, k.ON_CPU] /= self.ticks_per_s
+        states = self.node_f[k.NF_STATE].astype(np.int8)  # (no state changes inside a call)
+        accepts = node_outs[:, k.ON_ACCEPTS].sum(axis=1).tolist()
+        disconnects = fleet_outs[:, k.OF_DISCONNECTS].tolist()
+        results = []
+        for j in range(n):
+            self.time_s += 1.0
+            self.seq += 1
+            self._record_history(node_outs[j], conn_outs[j])
+            row = self.seq % len(self._flow)
+            old_accepts, old_disconnects = self._flow[row]
+            self._flow[row] = (accepts[j], disconnects[j])
+            # (whole numbers in floats: the running sums stay exact)
+            self._flow_sum[0] += accepts[j] - old_accepts
+            self._flow_sum[1] += disconnects[j] - old_disconnects
+            events, self._pending_events = self._pending_events, []
+            results.append(
+                SecondResult(
+                    time_s=self.time_s,
+                    node_out=node_outs[j],
+                    fleet_out=fleet_outs[j],
+                    bins=bins[j],
+                    connections=conn_outs[j],
+                    states=states,
+                    events=events,
+                    seq=self.seq,
+                    flow=(self._flow_sum[0], self._flow_sum[1]),
+                )
+            )
+        self._cpu_pct = node_outs[-1, k.ON_CPU] * 100.0
+        self.last = results[-1]
+        return results
+
+    def _once_a_second(self) -> None:
+        """Between seconds: the timeline, state changes, the rollout, autoscaling, breaker, balancer."""
+        self._run_timeline()
+        self._transitions()
+        self.rollout.tick()
+        self._autoscale()
+        self._update_breaker()
+        if self._weights_stale or self.scenario.lb.mode == "weighted":
+            self._update_weights()
+
+    def _quiet_seconds(self) -> int:
+        """How many seconds from now (this one included) `_once_a_second` is certain to leave alone.
+
+        What it does depends on nodes in transition, CPU (autoscaler, abort criterion, breaker, a
+        capacity-weighted balancer) or the clock (timeline, the next rollout batch); the kernel changes no
+        node's state, so without the first two only the clock decides.
+        """
+        s = self.scenario
+        if self._in_transition or s.autoscale.enabled or s.resync.breaker or s.lb.mode == "weighted":
+            return 1
+        due = math.inf
+        if self._timeline:
+            due = min(due, self._timeline[0].at_s)
+        rollout = self.rollout
+        if rollout.state is RolloutState.RUNNING:
+            if s.rollout is not None and s.rollout.abort_cpu_pct > 0:
+                return 1
+            if rollout.batch < len(rollout.batches):
+                due = min(due, rollout.next_at_s)
+        if due == math.inf:
+            return 1 << 30
+        # The second starting at time_s + j acts when time_s + j >= due.
+        return max(1, math.ceil(due - self.time_s))
 
     def fork(self, with_history: bool = True) -> Simulation:
         """An independent copy (same state, same random stream position): for forecasts.
@@ -815,7 +875,7 @@ class Simulation:
         connections = int(result.connections[:n].sum())
         ready = result.states[:n] == k.READY
         capacity = float(ready.sum()) * self.scenario.nodes.capacity_connections
-        flow = self._flow.sum(axis=0)
+        flow = result.flow
         f = result.fleet_out
         return Totals(
             connections=connections,
@@ -831,7 +891,7 @@ class Simulation:
             resumes_per_s=float(f[k.OF_RESUMES]),
             full_resyncs_per_s=float(f[k.OF_RESYNCS]),
             resync_failures_per_s=float(f[k.OF_RESYNC_FAIL]),
-            resync_backlog=int(self.fleet_f[k.FF_RESYNC_QUEUE] + self.resync_wheel.sum()),
+            resync_backlog=int(f[k.OF_RESYNC_BACKLOG]),
             abnormal_closes_per_s=float(f[k.OF_ABNORMAL]),
             max_cpu_pct=round(float(out[k.ON_CPU].max() * 100.0), 1) if n else 0.0,
         )
@@ -847,7 +907,7 @@ class Simulation:
         return Frame(
             type="frame",
             api_version="v1",
-            seq=self.seq,
+            seq=result.seq,
             epoch="sim",
             time_s=result.time_s,
             nodes=nodes,

@@ -65,13 +65,13 @@ def run_ahead(sim: Simulation, seconds: int) -> RunSummary:
     connections: list[int] = []
     cpu: list[float] = []
     attempts: list[float] = []
-    for _ in range(seconds):
-        result = sim.step()
-        n = sim.n_nodes
-        connections.append(int(result.connections[:n].sum()))
-        out = result.node_out[:, :n]
-        cpu.append(round(float(out[k.ON_CPU].max() * 100.0), 1) if n else 0.0)
-        attempts.append(float(out[k.ON_ATTEMPTS].sum() + result.fleet_out[k.OF_REFUSED]))
+    while len(connections) < seconds:
+        for result in sim.steps(seconds - len(connections)):
+            n = sim.n_nodes
+            connections.append(int(result.connections[:n].sum()))
+            out = result.node_out[:, :n]
+            cpu.append(round(float(out[k.ON_CPU].max() * 100.0), 1) if n else 0.0)
+            attempts.append(float(out[k.ON_ATTEMPTS].sum() + result.fleet_out[k.OF_REFUSED]))
     return RunSummary(
         connections_min=min(connections),
         connections_end=connections[-1],

@@ -16,7 +16,7 @@ seed. Consistent hashing (the `skewed` balancer) sends a client that failed on a
 nodes: its wheel state is in the bound half.
 
 Cost per tick is O(occupied wheel cells + the tick's events), at most O(nodes), never O(clients): only
-the nodes something happens to are visited (`run_ticks`). Pure: arrays and one numpy Generator in, arrays
+the nodes something happens to are visited (`run_seconds`). Pure: arrays and one numpy Generator in, arrays
 out; `nogil` lets a server run it in a worker thread without stalling its event loop.
 """
 
@@ -71,7 +71,8 @@ ON_FIELDS = 10
 
 # --- fleet per-second outputs: out_fleet[FIELD] ---
 OF_RESUMES, OF_RESYNCS, OF_RESYNC_FAIL, OF_DISCONNECTS, OF_ABNORMAL, OF_RESYNC_DONE, OF_REFUSED = range(7)
-OF_FIELDS = 7
+OF_RESYNC_BACKLOG = 7  # resyncs queued or waiting to retry at the second's end (a level, not a count)
+OF_FIELDS = 8
 
 # --- fleet parameters and state: fleet_f[FIELD] ---
 FF_TICK = 0
@@ -127,7 +128,7 @@ def borrowed(typingctx, value):
 
     numba counts references to every array (and to the Generator) a call passes, with atomic operations
     — at entry and exit of every helper call. On the kernel's hot paths that was a quarter of the run
-    time at 100 k clients. `run_ticks` holds the real references for the whole call; the body works on
+    time at 100 k clients. `run_seconds` holds the real references for the whole call; the body works on
     borrowed views, whose counts are no-ops.
     """
     def codegen(context, builder, signature, args):
@@ -151,7 +152,7 @@ def _take(rng, p, i, count, conn, fresh):
 
 
 @njit(cache=True, nogil=True)
-def _close_picked(rng, p, nodes, count, picks, conn, fresh, out_node, lost):
+def _close_picked(rng, p, nodes, count, picks, conn, fresh, out_node, lost, tally):
     """Close picks[i] connections of population p on each of nodes[:count] (churn): their clients back
     off without a hint. `_take` written out for a list (numba counts references per call)."""
     for j in range(count):
@@ -161,6 +162,8 @@ def _close_picked(rng, p, nodes, count, picks, conn, fresh, out_node, lost):
         n_fresh = hyper(rng, fresh[p, i], conn[p, i], closes)
         conn[p, i] -= closes
         fresh[p, i] -= n_fresh
+        _note(tally, TALLY_CONN, p, i, conn[p, i], -closes)
+        _note(tally, TALLY_FRESH, p, i, fresh[p, i], -n_fresh)
         out_node[ON_CLOSES, i] += closes
         lost[p, 0, 0] += n_fresh
         lost[p, 1, 0] += closes - n_fresh
@@ -286,6 +289,45 @@ def _spread(rng, total, weights, weight_sum, cum, guide, out, active, n_active, 
     return n_active
 
 
+#: tally[which, p, :] for which = TALLY_CONN (conn) or TALLY_FRESH (fresh): the fleet's total, the largest
+#: node's count and that node (-1 when it has shrunk since: the largest is looked for again when needed).
+TALLY_CONN, TALLY_FRESH = 0, 1
+T_TOTAL, T_LARGEST, T_NODE = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def _tally(values, which, n, tally):
+    """Count values[p, :n] (conn or fresh) into tally[which]: what `_thin` needs each 100 ms, kept up to
+    date by `_note` instead of a pass over every node."""
+    for p in range(values.shape[0]):
+        total = 0
+        largest = 0
+        node = 0
+        for i in range(n):
+            v = values[p, i]
+            total += v
+            if v > largest:
+                largest = v
+                node = i
+        tally[which, p, T_TOTAL] = total
+        tally[which, p, T_LARGEST] = largest
+        tally[which, p, T_NODE] = node
+
+
+@njit(cache=True, nogil=True)
+def _note(tally, which, p, i, value, delta):
+    """Node i's count (conn or fresh) of population p changed by delta, to value."""
+    if delta == 0:
+        return
+    tally[which, p, T_TOTAL] += delta
+    if delta > 0:
+        if value > tally[which, p, T_LARGEST]:
+            tally[which, p, T_LARGEST] = value
+            tally[which, p, T_NODE] = i
+    elif i == tally[which, p, T_NODE]:
+        tally[which, p, T_NODE] = -1  # the largest shrank: another node may be the largest now
+
+
 @njit(cache=True, nogil=True)
 def _pick_units(rng, k, values, row, n, largest, picks, touched, n_touched):
     """k distinct units, uniformly, out of those laid out as values[row, i] for nodes i < n; adds to
@@ -309,27 +351,31 @@ def _pick_units(rng, k, values, row, n, largest, picks, touched, n_touched):
 
 
 @njit(cache=True, nogil=True)
-def _thin(rng, values, row, n, q, picks, touched):
+def _thin(rng, values, row, n, q, picks, touched, tally, which):
     """Each of the units in values[row, i] (nodes i < n) is chosen with probability q: the chosen per node into picks, and
     the nodes with any into touched; returns how many nodes that is.
 
     Exact either way: one fleet-wide binomial and that many distinct units drawn uniformly (a binomial
     thinning conditioned on its total is a uniform subset), or one binomial a node. The first costs about
     n × q × largest draws (its rejections), the second n binomials: the first while q × largest < 1, which
-    is what keeps the quiet ticks of a calm fleet from visiting every node. (The row and its length
-    are passed, not a slice: numba counts references to a slice's view, atomically, on every call.)
+    is what keeps the quiet ticks of a calm fleet from visiting every node. The total and the largest
+    come from `tally` (kept by `_note`): only a shrunk largest sends it over the nodes again.
     """
     if q <= 0.0:
         return 0
-    total = 0
-    largest = 0
-    for i in range(n):
-        v = values[row, i]
-        total += v
-        if v > largest:
-            largest = v
+    total = tally[which, row, T_TOTAL]
     if total <= 0:
         return 0
+    if tally[which, row, T_NODE] < 0:
+        largest = 0
+        node = 0
+        for i in range(n):
+            if values[row, i] > largest:
+                largest = values[row, i]
+                node = i
+        tally[which, row, T_LARGEST] = largest
+        tally[which, row, T_NODE] = node
+    largest = tally[which, row, T_LARGEST]
     if q * largest < 1.0:
         return _pick_units(rng, binom(rng, total, q), values, row, n, largest, picks, touched, 0)
     n_touched = 0
@@ -510,9 +556,12 @@ def _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f
 
 
 @njit(cache=True, nogil=True)
-def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, tables, node_f, fleet_f,
-              out_node, out_fleet, out_bins):
-    """Advance `n_ticks` ticks. Outputs accumulate into out_* (the caller zeroes them per frame).
+def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_wheel, tables, node_f, fleet_f,
+                node_outs, fleet_outs, bin_outs, conn_outs):
+    """Advance one second of `ticks_per_s` ticks for each row of the outputs: second j accumulates into
+    node_outs[j], fleet_outs[j] and bin_outs[j] (the caller zeroes them) and leaves each node's
+    connections in conn_outs[j]. Several seconds in one call equal as many calls of one second, draw for
+    draw: the caller batches the seconds in which nothing once-a-second happens (`Simulation.steps`).
 
     A tick touches only its *active* nodes — those with arrivals, a lag past the heartbeat timeout (they
     drop connections every tick) or a drain under way. A quiet node's ticks, a handshake queue being
@@ -527,7 +576,7 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
     n_states = wheel[0].shape[1]
     n_base = n_states // 2
     first_tick = np.int64(fleet_f[FF_TICK])
-    # The tick's working arrays; this function owns them, `_run_ticks` borrows them (see `borrowed`).
+    # The tick's working arrays; this function owns them, `_run_seconds` borrows them (see `borrowed`).
     counted = (
         np.zeros((n_pop, n_states), dtype=np.int64),  # arrivals
         np.zeros((n_pop, 2), dtype=np.int64),  # by_class
@@ -548,6 +597,10 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
         np.zeros(n_nodes, dtype=np.int64),  # draining
         np.zeros(n_nodes, dtype=np.int64),  # guide_free
         np.zeros(n_nodes, dtype=np.int64),  # guide_hot
+        np.arange(n_nodes),  # every node
+        np.zeros((2, n_pop, 3), dtype=np.int64),  # tally (of conn and fresh, see `_tally`)
+        np.zeros(n_pop, dtype=np.int64),  # held_before
+        np.zeros(n_pop, dtype=np.int64),  # fresh_before
     )
     measured = (
         np.zeros((n_pop, n_states), dtype=np.float64),  # start_sum
@@ -555,17 +608,19 @@ def run_ticks(rng, n_ticks, conn, fresh, fresh_by_state, wheel, resync_wheel, ta
         np.zeros(n_nodes),  # cum_free
         np.zeros(n_nodes),  # cum_hot
     )
-    _run_ticks(borrowed(rng), n_ticks, n_nodes, borrowed(conn), borrowed(fresh), borrowed(fresh_by_state),
-               borrowed(wheel), borrowed(resync_wheel), borrowed(tables), borrowed(node_f), borrowed(fleet_f),
-               borrowed(out_node), borrowed(out_fleet), borrowed(out_bins), borrowed(counted), borrowed(measured))
+    _run_seconds(borrowed(rng), ticks_per_s, n_nodes, borrowed(conn), borrowed(fresh), borrowed(fresh_by_state),
+                 borrowed(wheel), borrowed(resync_wheel), borrowed(tables), borrowed(node_f), borrowed(fleet_f),
+                 borrowed(node_outs), borrowed(fleet_outs), borrowed(bin_outs), borrowed(conn_outs),
+                 borrowed(counted), borrowed(measured))
 
 
 @njit(cache=True, nogil=True)
-def _run_ticks(rng, n_ticks, n_nodes, conn, fresh, fresh_by_state, wheel, resync_wheel, tables, node_f, fleet_f,
-               out_node, out_fleet, out_bins, counted, measured):
-    """`run_ticks` on borrowed arrays: every helper call below passes them without counting references."""
+def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, resync_wheel, tables, node_f,
+                 fleet_f, node_outs, fleet_outs, bin_outs, conn_outs, counted, measured):
+    """`run_seconds` on borrowed arrays: every helper call below passes them without counting references."""
     (arrivals, by_class, node_class, group, outcome, accepted_pn, lost, split, unassigned, picks, touched,
-     aged_by_state, last, seen, active, busy, draining, guide_free, guide_hot) = counted
+     aged_by_state, last, seen, active, busy, draining, guide_free, guide_hot, every_node, tally, held_before,
+     fresh_before) = counted
     start_sum, hot_weights, cum_free, cum_hot = measured
     counts, starts = wheel
     pop_f = tables[0]
@@ -576,247 +631,273 @@ def _run_ticks(rng, n_ticks, n_nodes, conn, fresh, fresh_by_state, wheel, resync
     tick_ms = fleet_f[FF_TICK_MS]
     ticks_per_bin = max(1, np.int64(round(100.0 / tick_ms)))
     hold_cost = fleet_f[FF_HOLD_COST]
+    n_seconds = node_outs.shape[0]
 
     # The balancer's weights and the node states only change between calls (the engine sets them).
     weights = node_f[NF_WEIGHT, :n_nodes]
     weight_sum = _cumulate(weights, cum_free, guide_free)
     hot_sum = _cumulate(hot_weights, cum_hot, guide_hot)
-    n_busy = 0
-    n_draining = 0
-    for i in range(n_nodes):
-        state = np.int64(node_f[NF_STATE, i])
-        if state == ABSENT:
-            continue
-        if state == DRAINING:
-            draining[n_draining] = i
-            n_draining += 1
-        held = 0
-        for p in range(n_pop):
-            held += conn[p, i]
-        spare = 1.0 - held * hold_cost
-        if spare <= 0.0 or node_f[NF_QUEUE, i] * fleet_f[FF_HS_COST] / spare > fleet_f[FF_OVERLOAD_TICKS]:
-            busy[n_busy] = i
-            n_busy += 1
-
-    for _ in range(n_ticks):
-        tick = np.int64(fleet_f[FF_TICK])
-        if tick % BLOCK == 0:
-            b_slot = horizon + (tick // BLOCK) % (horizon // BLOCK)
-            parked = 0
+    _tally(conn, TALLY_CONN, n_nodes, tally)  # (actions between calls change connections)
+    _tally(fresh, TALLY_FRESH, n_nodes, tally)
+    for sec in range(n_seconds):
+        # Each second starts as a call of its own would: the same lists in the same order, the same draws.
+        out_node = node_outs[sec]
+        out_fleet = fleet_outs[sec]
+        out_bins = bin_outs[sec]
+        n_busy = 0
+        n_draining = 0
+        for i in range(n_nodes):
+            state = np.int64(node_f[NF_STATE, i])
+            if state == ABSENT:
+                continue
+            if state == DRAINING:
+                draining[n_draining] = i
+                n_draining += 1
+            held = 0
             for p in range(n_pop):
-                for s in range(n_states):
-                    parked += counts[p, s, b_slot]
-            if parked > 0:  # (a call passes the wheel: references counted even when the block is empty)
-                expand_block(rng, wheel, tick)
-        slot = tick % horizon
-        n_active = 0
-        for j in range(n_draining + n_busy):
-            i = draining[j] if j < n_draining else busy[j - n_draining]
-            if seen[i] != tick:  # (a draining node may also be lagging)
-                seen[i] = tick
-                active[n_active] = i
-                n_active += 1
+                held += conn[p, i]
+            spare = 1.0 - held * hold_cost
+            if spare <= 0.0 or node_f[NF_QUEUE, i] * fleet_f[FF_HS_COST] / spare > fleet_f[FF_OVERLOAD_TICKS]:
+                busy[n_busy] = i
+                n_busy += 1
 
-        # 1. Arrivals due this tick, by population and class (free, or bound to the hot nodes).
-        total = 0
-        now_free = 0
-        now_bound = 0
-        for p in range(n_pop):
-            by_class[p, 0] = 0
-            by_class[p, 1] = 0
-            for s in range(n_states):
-                a = counts[p, s, slot]
-                arrivals[p, s] = a
-                start_sum[p, s] = starts[p, s, slot]
-                if a:
-                    counts[p, s, slot] = 0
-                    starts[p, s, slot] = 0.0
-                    if s >= n_base:
-                        by_class[p, 1] += a
-                        now_bound += a
-                    else:
-                        by_class[p, 0] += a
-                        now_free += a
-                    total += a
-        out_bins[(tick // ticks_per_bin) % out_bins.shape[0]] += total
+        for _ in range(ticks_per_s):
+            tick = np.int64(fleet_f[FF_TICK])
+            if tick % BLOCK == 0:
+                b_slot = horizon + (tick // BLOCK) % (horizon // BLOCK)
+                parked = 0
+                for p in range(n_pop):
+                    for s in range(n_states):
+                        parked += counts[p, s, b_slot]
+                if parked > 0:  # (a call passes the wheel: references counted even when the block is empty)
+                    expand_block(rng, wheel, tick)
+            slot = tick % horizon
+            n_active = 0
+            for j in range(n_draining + n_busy):
+                i = draining[j] if j < n_draining else busy[j - n_draining]
+                if seen[i] != tick:  # (a draining node may also be lagging)
+                    seen[i] = tick
+                    active[n_active] = i
+                    n_active += 1
 
-        # 2. The load balancer: free clients by the weights, bound ones to the hot nodes in rotation.
-        if total > 0 and weight_sum <= 0.0:
-            # Nobody in rotation: every attempt is refused at once (connection refused, no server work).
-            for p in range(n_pop):
-                for s in range(n_states):
-                    if arrivals[p, s]:
-                        schedule_backoff(rng, wheel, tables, p, s, arrivals[p, s], tick,
-                                         start_sum[p, s] / arrivals[p, s])
-                        arrivals[p, s] = 0
-            out_fleet[OF_REFUSED] += total
+            # 1. Arrivals due this tick, by population and class (free, or bound to the hot nodes).
+            total = 0
+            now_free = 0
+            now_bound = 0
             for p in range(n_pop):
                 by_class[p, 0] = 0
                 by_class[p, 1] = 0
-            now_free = 0
-            now_bound = 0
-        if now_free > 0:  # (calls are tested for first: numba counts references to each array passed)
-            n_active = _spread(rng, now_free, weights, weight_sum, cum_free, guide_free, node_class[0], active,
-                               n_active, seen, tick)
-        if now_bound > 0 and hot_sum > 0.0:
-            n_active = _spread(rng, now_bound, hot_weights, hot_sum, cum_hot, guide_hot, node_class[1], active,
-                               n_active, seen, tick)
-        elif now_bound > 0:
-            n_active = _spread(rng, now_bound, weights, weight_sum, cum_free, guide_free, node_class[1], active,
-                               n_active, seen, tick)
-        # Each node's arrivals by population: draws without replacement from what the earlier nodes left.
-        for c in range(2):
-            if n_pop == 1:
-                for j in range(n_active):
-                    group[0, c, active[j]] = node_class[c, active[j]]
-                continue
-            for p in range(n_pop):
-                unassigned[p] = by_class[p, c]
-            for j in range(n_active):
-                i = active[j]
-                left = node_class[c, i]
-                rest = unassigned.sum()
-                for p in range(n_pop):
-                    k = left if p == n_pop - 1 else hyper(rng, unassigned[p], rest, left)
-                    group[p, c, i] = k
-                    left -= k
-                    rest -= unassigned[p]
-                    unassigned[p] -= k
-
-        # 3. Every active node: admission, handshake queue, CPU (its quiet ticks first).
-        if n_active > 0:
-            outcome[:] = 0
-            _catch_up(active, n_active, tick, last, conn, node_f, fleet_f, out_node)
-            _admit_and_serve(rng, active, n_active, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f,
-                             out_node)
-            for j in range(n_active):
-                last[active[j]] = tick + 1
-
-        # 4. Outcomes back to the clients: split each cohort over (node hot?, kind); failures on a hot node
-        #    come back bound to the hot nodes, failures elsewhere come back free.
-        for p in range(n_pop):
-            timeout_ticks = np.int64(pop_f[p, PF_TIMEOUT])
-            honours = pop_f[p, PF_HONOURS] > 0.5
-            from_delay = pop_f[p, PF_FROM_DELAY] > 0.5
-            for c in range(2):
-                pool = by_class[p, c]
-                for s in range(c * n_base, (c + 1) * n_base):
-                    a = arrivals[p, s]
-                    if a <= 0:
-                        continue
-                    mean_start = start_sum[p, s] / a
-                    left = a
-                    rest = pool
-                    for j in range(6):
-                        h, kind = j // 3, j % 3
-                        good = outcome[p, c, h, kind]
-                        k = hyper(rng, good, rest, left) if j < 5 else left
-                        split[j] = k
-                        outcome[p, c, h, kind] -= k
-                        rest -= good
-                        left -= k
-                    pool -= a
-                    base = s - c * n_base
-                    accepted = split[0] + split[3]
-                    if accepted > 0:
-                        fresh_by_state[p, base] += accepted
-                        if tick - mean_start > fleet_f[FF_RESUME_WINDOW]:
-                            out_fleet[OF_RESYNCS] += accepted
-                            fleet_f[FF_RESYNC_QUEUE] += accepted
+                for s in range(n_states):
+                    a = counts[p, s, slot]
+                    arrivals[p, s] = a
+                    start_sum[p, s] = starts[p, s, slot]
+                    if a:
+                        counts[p, s, slot] = 0
+                        starts[p, s, slot] = 0.0
+                        if s >= n_base:
+                            by_class[p, 1] += a
+                            now_bound += a
                         else:
-                            out_fleet[OF_RESUMES] += accepted
-                    for h in range(2):
-                        target = base + h * n_base
-                        rej = split[h * 3 + REJECTED]
-                        if rej > 0:
-                            if honours:
-                                nxt = target if from_delay else tables[5][p, target]
-                                schedule_hint(rng, wheel, tables, p, nxt, rej, np.int64(fleet_f[FF_RA_LO]),
-                                              np.int64(fleet_f[FF_RA_HI]), tick, mean_start)
+                            by_class[p, 0] += a
+                            now_free += a
+                        total += a
+            out_bins[(tick // ticks_per_bin) % out_bins.shape[0]] += total
+
+            # 2. The load balancer: free clients by the weights, bound ones to the hot nodes in rotation.
+            if total > 0 and weight_sum <= 0.0:
+                # Nobody in rotation: every attempt is refused at once (connection refused, no server work).
+                for p in range(n_pop):
+                    for s in range(n_states):
+                        if arrivals[p, s]:
+                            schedule_backoff(rng, wheel, tables, p, s, arrivals[p, s], tick,
+                                             start_sum[p, s] / arrivals[p, s])
+                            arrivals[p, s] = 0
+                out_fleet[OF_REFUSED] += total
+                for p in range(n_pop):
+                    by_class[p, 0] = 0
+                    by_class[p, 1] = 0
+                now_free = 0
+                now_bound = 0
+            if now_free > 0:  # (calls are tested for first: numba counts references to each array passed)
+                n_active = _spread(rng, now_free, weights, weight_sum, cum_free, guide_free, node_class[0], active,
+                                   n_active, seen, tick)
+            if now_bound > 0 and hot_sum > 0.0:
+                n_active = _spread(rng, now_bound, hot_weights, hot_sum, cum_hot, guide_hot, node_class[1], active,
+                                   n_active, seen, tick)
+            elif now_bound > 0:
+                n_active = _spread(rng, now_bound, weights, weight_sum, cum_free, guide_free, node_class[1], active,
+                                   n_active, seen, tick)
+            # Each node's arrivals by population: draws without replacement from what the earlier nodes left.
+            for c in range(2):
+                if n_pop == 1:
+                    for j in range(n_active):
+                        group[0, c, active[j]] = node_class[c, active[j]]
+                    continue
+                for p in range(n_pop):
+                    unassigned[p] = by_class[p, c]
+                for j in range(n_active):
+                    i = active[j]
+                    left = node_class[c, i]
+                    rest = unassigned.sum()
+                    for p in range(n_pop):
+                        k = left if p == n_pop - 1 else hyper(rng, unassigned[p], rest, left)
+                        group[p, c, i] = k
+                        left -= k
+                        rest -= unassigned[p]
+                        unassigned[p] -= k
+
+            # 3. Every active node: admission, handshake queue, CPU (its quiet ticks first).
+            if n_active > 0:
+                outcome[:] = 0
+                _catch_up(active, n_active, tick, last, conn, node_f, fleet_f, out_node)
+                _admit_and_serve(rng, active, n_active, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f,
+                                 out_node)
+                for j in range(n_active):
+                    last[active[j]] = tick + 1
+
+            # 4. Outcomes back to the clients: split each cohort over (node hot?, kind); failures on a hot node
+            #    come back bound to the hot nodes, failures elsewhere come back free.
+            for p in range(n_pop):
+                timeout_ticks = np.int64(pop_f[p, PF_TIMEOUT])
+                honours = pop_f[p, PF_HONOURS] > 0.5
+                from_delay = pop_f[p, PF_FROM_DELAY] > 0.5
+                for c in range(2):
+                    pool = by_class[p, c]
+                    for s in range(c * n_base, (c + 1) * n_base):
+                        a = arrivals[p, s]
+                        if a <= 0:
+                            continue
+                        mean_start = start_sum[p, s] / a
+                        left = a
+                        rest = pool
+                        for j in range(6):
+                            h, kind = j // 3, j % 3
+                            good = outcome[p, c, h, kind]
+                            k = hyper(rng, good, rest, left) if j < 5 else left
+                            split[j] = k
+                            outcome[p, c, h, kind] -= k
+                            rest -= good
+                            left -= k
+                        pool -= a
+                        base = s - c * n_base
+                        accepted = split[0] + split[3]
+                        if accepted > 0:
+                            fresh_by_state[p, base] += accepted
+                            if tick - mean_start > fleet_f[FF_RESUME_WINDOW]:
+                                out_fleet[OF_RESYNCS] += accepted
+                                fleet_f[FF_RESYNC_QUEUE] += accepted
                             else:
-                                schedule_backoff(rng, wheel, tables, p, target, rej, tick, mean_start)
-                        timed_out = split[h * 3 + TIMED_OUT]
-                        if timed_out > 0:
-                            schedule_backoff(rng, wheel, tables, p, target, timed_out, tick + timeout_ticks,
-                                             mean_start)
+                                out_fleet[OF_RESUMES] += accepted
+                        for h in range(2):
+                            target = base + h * n_base
+                            rej = split[h * 3 + REJECTED]
+                            if rej > 0:
+                                if honours:
+                                    nxt = target if from_delay else tables[5][p, target]
+                                    schedule_hint(rng, wheel, tables, p, nxt, rej, np.int64(fleet_f[FF_RA_LO]),
+                                                  np.int64(fleet_f[FF_RA_HI]), tick, mean_start)
+                                else:
+                                    schedule_backoff(rng, wheel, tables, p, target, rej, tick, mean_start)
+                            timed_out = split[h * 3 + TIMED_OUT]
+                            if timed_out > 0:
+                                schedule_backoff(rng, wheel, tables, p, target, timed_out, tick + timeout_ticks,
+                                                 mean_start)
+                for j in range(n_active):
+                    i = active[j]
+                    if accepted_pn[p, i] > 0:
+                        conn[p, i] += accepted_pn[p, i]
+                        fresh[p, i] += accepted_pn[p, i]
+                        _note(tally, TALLY_CONN, p, i, conn[p, i], accepted_pn[p, i])
+                        _note(tally, TALLY_FRESH, p, i, fresh[p, i], accepted_pn[p, i])
+
+            # 5. Planned closes and losses: drains, overload drops, churn, ageing into stable.
             for j in range(n_active):
                 i = active[j]
-                if accepted_pn[p, i] > 0:
-                    conn[p, i] += accepted_pn[p, i]
-                    fresh[p, i] += accepted_pn[p, i]
-
-        # 5. Planned closes and losses: drains, overload drops, churn, ageing into stable.
-        for j in range(n_active):
-            i = active[j]
-            if np.int64(node_f[NF_STATE, i]) == DRAINING:
-                _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f, fleet_f, out_node,
-                            out_fleet)
-            if node_f[NF_LAG, i] > fleet_f[FF_OVERLOAD_TICKS]:
-                # CPU pinned with more work queued than the heartbeat timeout: heartbeats are missed and
-                # established connections die without a close frame (1006).
-                hot = 1 if node_f[NF_HOT, i] > 0.5 else 0
+                if np.int64(node_f[NF_STATE, i]) == DRAINING:
+                    for p in range(n_pop):
+                        held_before[p] = conn[p, i]
+                        fresh_before[p] = fresh[p, i]
+                    _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f, fleet_f, out_node,
+                                out_fleet)
+                    for p in range(n_pop):
+                        _note(tally, TALLY_CONN, p, i, conn[p, i], conn[p, i] - held_before[p])
+                        _note(tally, TALLY_FRESH, p, i, fresh[p, i], fresh[p, i] - fresh_before[p])
+                if node_f[NF_LAG, i] > fleet_f[FF_OVERLOAD_TICKS]:
+                    # CPU pinned with more work queued than the heartbeat timeout: heartbeats are missed and
+                    # established connections die without a close frame (1006).
+                    hot = 1 if node_f[NF_HOT, i] > 0.5 else 0
+                    for p in range(n_pop):
+                        taken, n_fresh = _take(rng, p, i, binom(rng, conn[p, i], fleet_f[FF_DROP_P]), conn, fresh)
+                        _note(tally, TALLY_CONN, p, i, conn[p, i], -taken)
+                        _note(tally, TALLY_FRESH, p, i, fresh[p, i], -n_fresh)
+                        out_node[ON_DROPS, i] += taken
+                        out_fleet[OF_ABNORMAL] += taken
+                        lost[p, 0, hot] += n_fresh
+                        lost[p, 1, hot] += taken - n_fresh
+            if tick % ticks_per_bin == 0:
                 for p in range(n_pop):
-                    taken, n_fresh = _take(rng, p, i, binom(rng, conn[p, i], fleet_f[FF_DROP_P]), conn, fresh)
-                    out_node[ON_DROPS, i] += taken
-                    out_fleet[OF_ABNORMAL] += taken
-                    lost[p, 0, hot] += n_fresh
-                    lost[p, 1, hot] += taken - n_fresh
-        if tick % ticks_per_bin == 0:
+                    # Churn and lifetime: each connection closes with the 100 ms hazard.
+                    n_touched = _thin(rng, conn, p, n_nodes, fleet_f[FF_CLOSE_P], picks, touched, tally, TALLY_CONN)
+                    if n_touched > 0:  # their quiet ticks up to this one, with what they held before the closes
+                        _catch_up(touched, n_touched, tick + 1, last, conn, node_f, fleet_f, out_node)
+                        _close_picked(rng, p, touched, n_touched, picks, conn, fresh, out_node, lost, tally)
+                    # Ageing: a fresh connection becomes stable (its retry counters reset) with the 100 ms chance.
+                    aged = 0
+                    for j in range(_thin(rng, fresh, p, n_nodes, pop_f[p, PF_FRESH_Q], picks, touched, tally,
+                                         TALLY_FRESH)):
+                        i = touched[j]
+                        fresh[p, i] -= picks[i]
+                        _note(tally, TALLY_FRESH, p, i, fresh[p, i], -picks[i])
+                        aged += picks[i]
+                        picks[i] = 0
+                    if aged > 0:
+                        _leave_fresh(rng, p, aged, fresh_by_state, aged_by_state)
+            # Everyone who lost a connection this tick without a hint backs off, one draw per cohort.
             for p in range(n_pop):
-                # Churn and lifetime: each connection closes with the 100 ms hazard.
-                n_touched = _thin(rng, conn, p, n_nodes, fleet_f[FF_CLOSE_P], picks, touched)
-                if n_touched > 0:  # their quiet ticks up to this one, with what they held before the closes
-                    _catch_up(touched, n_touched, tick + 1, last, conn, node_f, fleet_f, out_node)
-                    _close_picked(rng, p, touched, n_touched, picks, conn, fresh, out_node, lost)
-                # Ageing: a fresh connection becomes stable (its retry counters reset) with the 100 ms chance.
-                aged = 0
-                for j in range(_thin(rng, fresh, p, n_nodes, pop_f[p, PF_FRESH_Q], picks, touched)):
-                    i = touched[j]
-                    fresh[p, i] -= picks[i]
-                    aged += picks[i]
-                    picks[i] = 0
-                if aged > 0:
-                    _leave_fresh(rng, p, aged, fresh_by_state, aged_by_state)
-        # Everyone who lost a connection this tick without a hint backs off, one draw per cohort.
-        for p in range(n_pop):
-            for h in range(2):
-                if lost[p, 0, h] + lost[p, 1, h] > 0:
-                    out_fleet[OF_DISCONNECTS] += lost[p, 0, h] + lost[p, 1, h]
-                    _release(rng, p, lost[p, 0, h], lost[p, 1, h], False, 0, 1, h == 1, tick, fresh_by_state,
-                             wheel, tables)
-                    lost[p, 0, h] = 0
-                    lost[p, 1, h] = 0
+                for h in range(2):
+                    if lost[p, 0, h] + lost[p, 1, h] > 0:
+                        out_fleet[OF_DISCONNECTS] += lost[p, 0, h] + lost[p, 1, h]
+                        _release(rng, p, lost[p, 0, h], lost[p, 1, h], False, 0, 1, h == 1, tick, fresh_by_state,
+                                 wheel, tables)
+                        lost[p, 0, h] = 0
+                        lost[p, 1, h] = 0
 
-        # 6. The resync backend: clients past the resume window rebuild state, at a finite rate.
-        if fleet_f[FF_RESYNC_QUEUE] > 0.0 or resync_wheel[tick % resync_wheel.shape[0]] > 0:
-            _serve_resyncs(rng, tick, resync_wheel, fleet_f, out_fleet)
+            # 6. The resync backend: clients past the resume window rebuild state, at a finite rate.
+            if fleet_f[FF_RESYNC_QUEUE] > 0.0 or resync_wheel[tick % resync_wheel.shape[0]] > 0:
+                _serve_resyncs(rng, tick, resync_wheel, fleet_f, out_fleet)
 
-        # A zero delay drawn during this tick landed in its slot, already emptied: it means the next tick.
-        following = (tick + 1) % horizon
-        for p in range(n_pop):
-            for s in range(n_states):
-                late = counts[p, s, slot]
-                if late:
-                    counts[p, s, following] += late
-                    starts[p, s, following] += starts[p, s, slot]
-                    counts[p, s, slot] = 0
-                    starts[p, s, slot] = 0.0
-        # Who stays active: a node lagging past the heartbeat timeout (it drops connections every tick). An
-        # extra active tick is harmless: one with nothing to do equals a caught-up one. Arrivals are cleared.
-        n_busy = 0
-        for j in range(n_active):
-            i = active[j]
-            node_class[0, i] = 0
-            node_class[1, i] = 0
+            # A zero delay drawn during this tick landed in its slot, already emptied: it means the next tick.
+            following = (tick + 1) % horizon
             for p in range(n_pop):
-                group[p, 0, i] = 0
-                group[p, 1, i] = 0
-            if node_f[NF_LAG, i] > fleet_f[FF_OVERLOAD_TICKS]:
-                busy[n_busy] = i
-                n_busy += 1
-        fleet_f[FF_TICK] += 1.0
-    end_tick = np.int64(fleet_f[FF_TICK])
-    _catch_up(np.arange(n_nodes), n_nodes, end_tick, last, conn, node_f, fleet_f, out_node)
+                for s in range(n_states):
+                    late = counts[p, s, slot]
+                    if late:
+                        counts[p, s, following] += late
+                        starts[p, s, following] += starts[p, s, slot]
+                        counts[p, s, slot] = 0
+                        starts[p, s, slot] = 0.0
+            # Who stays active: a node lagging past the heartbeat timeout (it drops connections every tick). An
+            # extra active tick is harmless: one with nothing to do equals a caught-up one. Arrivals are cleared.
+            n_busy = 0
+            for j in range(n_active):
+                i = active[j]
+                node_class[0, i] = 0
+                node_class[1, i] = 0
+                for p in range(n_pop):
+                    group[p, 0, i] = 0
+                    group[p, 1, i] = 0
+                if node_f[NF_LAG, i] > fleet_f[FF_OVERLOAD_TICKS]:
+                    busy[n_busy] = i
+                    n_busy += 1
+            fleet_f[FF_TICK] += 1.0
+        end_tick = np.int64(fleet_f[FF_TICK])
+        _catch_up(every_node, n_nodes, end_tick, last, conn, node_f, fleet_f, out_node)
+        for i in range(n_nodes):
+            held = 0
+            for p in range(n_pop):
+                held += conn[p, i]
+            conn_outs[sec, i] = held
+        out_fleet[OF_RESYNC_BACKLOG] = fleet_f[FF_RESYNC_QUEUE] + resync_wheel.sum()
 
 
 @njit(cache=True, nogil=True)

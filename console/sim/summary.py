@@ -47,7 +47,7 @@ class RunRecorder:
         self.timeouts += float(totals[k.ON_TIMEOUTS])
         self.resyncs += float(result.fleet_out[k.OF_RESYNCS])
         self.attempts.append(float(totals[k.ON_ATTEMPTS]))
-        self.resync_backlog.append(int(self.sim.fleet_f[k.FF_RESYNC_QUEUE] + self.sim.resync_wheel.sum()))
+        self.resync_backlog.append(int(result.fleet_out[k.OF_RESYNC_BACKLOG]))
         self.forced_closes += float(totals[k.ON_FORCED])
         draining = result.states[:n] == k.DRAINING
         if draining.any():

@@ -24,7 +24,11 @@ def thinned(values: np.ndarray, q: float, seed: int) -> np.ndarray:
     touched = np.zeros(values.size, dtype=np.int64)
     chosen = np.zeros((DRAWS, values.size), dtype=np.int64)
     for d in range(DRAWS):
-        n_touched = k._thin(rng, values.reshape(1, -1), 0, values.size, q, picks, touched)
+        tally = np.zeros((2, 1, 3), dtype=np.int64)
+        k._tally(values.reshape(1, -1), k.TALLY_CONN, values.size, tally)
+        n_touched = k._thin(
+            rng, values.reshape(1, -1), 0, values.size, q, picks, touched, tally, k.TALLY_CONN
+        )
         assert sorted(touched[:n_touched].tolist()) == np.flatnonzero(picks).tolist()  # each node once
         chosen[d] = picks
         picks[:] = 0
