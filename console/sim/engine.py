@@ -73,6 +73,10 @@ class SecondResult:
     events: list[Event] = field(default_factory=list)
     seq: int = 0
     flow: tuple[float, float] = (0.0, 0.0)  # accepts and disconnects over the trailing 10 s
+    # Over the nodes (summed once for a whole batch of seconds: per second they cost more than its ticks)
+    node_totals: np.ndarray | None = None  # [ON_FIELDS]
+    max_cpu_pct: float = 0.0
+    connections_total: int = 0
 
 
 @dataclass
@@ -178,8 +182,10 @@ class Simulation:
         self.fresh_by_state = np.zeros((n_pop, n_base), dtype=np.int64)
         # Two halves of policy states: free clients, and clients bound to the hot nodes (see wheel.py).
         slots = self.horizon + self.horizon // wh.BLOCK
-        self.wheel = np.zeros((n_pop, 2 * n_base, slots), dtype=np.int64)
-        self.wheel_start = np.zeros((n_pop, 2 * n_base, slots), dtype=np.float64)
+        # Slot-major: a tick reads its slot's states from one or two cache lines (state-major, each state's
+        # slot was a line of its own: most of a quiet tick went to those misses).
+        self.wheel = np.zeros((n_pop, slots, 2 * n_base), dtype=np.int64)
+        self.wheel_start = np.zeros((n_pop, slots, 2 * n_base), dtype=np.float64)
         r = sc.resync
         resync_horizon = math.ceil((max(r.retry_s[1], r.breaker_retry_after_s) + 2) * 1000 / self.tick_ms)
         self.resync_wheel = np.zeros(resync_horizon, dtype=np.int64)
@@ -296,6 +302,7 @@ class Simulation:
                 self.node_f,
                 self.fleet_f,
                 self._pending_fleet,
+                np.zeros(self.fresh_by_state.shape[1], dtype=np.int64),
             )
         )
 
@@ -305,6 +312,14 @@ class Simulation:
         """One simulated second: returns its frame and the events it raised."""
         result = self.step()
         return self.frame(result), result.events
+
+    def load_kernel(self) -> None:
+        """Compile the kernel's entry points, or load them from numba's cache, now rather than in the
+        middle of a run (the first restart would otherwise pay ~7 ms to load `disconnect`). Runs on a
+        throwaway fork: this simulation does not move."""
+        twin = self.fork(with_history=False)
+        twin.step()
+        twin._disconnect(0, 0, 0, abnormal=False)
 
     def step(self) -> SecondResult:
         """One simulated second, as arrays (no protocol records are built)."""
@@ -340,7 +355,11 @@ class Simulation:
         )
         node_outs[:, k.ON_CPU] /= self.ticks_per_s
         states = self.node_f[k.NF_STATE].astype(np.int8)  # (no state changes inside a call)
-        accepts = node_outs[:, k.ON_ACCEPTS].sum(axis=1).tolist()
+        live = self.n_nodes
+        node_totals = node_outs[:, :, :live].sum(axis=2)
+        max_cpu = (node_outs[:, k.ON_CPU, :live].max(axis=1) * 100.0).tolist() if live else [0.0] * n
+        connections_total = conn_outs[:, :live].sum(axis=1).tolist()
+        accepts = node_totals[:, k.ON_ACCEPTS].tolist()
         disconnects = fleet_outs[:, k.OF_DISCONNECTS].tolist()
         results = []
         for j in range(n):
@@ -365,6 +384,9 @@ class Simulation:
                     events=events,
                     seq=self.seq,
                     flow=(self._flow_sum[0], self._flow_sum[1]),
+                    node_totals=node_totals[j],
+                    max_cpu_pct=max_cpu[j],
+                    connections_total=connections_total[j],
                 )
             )
         self._cpu_pct = node_outs[-1, k.ON_CPU] * 100.0
@@ -662,9 +684,9 @@ class Simulation:
             grow = need - n_base
 
             def widen(array: np.ndarray) -> np.ndarray:
-                free, bound = array[:, :n_base], array[:, n_base:]
-                pad = ((0, 0), (0, grow), (0, 0))
-                return np.concatenate([np.pad(free, pad), np.pad(bound, pad)], axis=1)
+                free, bound = array[:, :, :n_base], array[:, :, n_base:]
+                pad = ((0, 0), (0, 0), (0, grow))
+                return np.concatenate([np.pad(free, pad), np.pad(bound, pad)], axis=2)
 
             self.wheel = widen(self.wheel)
             self.wheel_start = widen(self.wheel_start)
@@ -773,6 +795,8 @@ class Simulation:
     # --- records --------------------------------------------------------------------------------------
 
     def _record_history(self, node_out: np.ndarray, connections: np.ndarray) -> None:
+        if not self._keep_history:
+            return
         row = self._history_len % HISTORY_S
         columns = self._history.shape[2]
         self._history[row, : k.ON_FIELDS] = node_out[:, :columns]

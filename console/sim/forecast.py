@@ -67,11 +67,10 @@ def run_ahead(sim: Simulation, seconds: int) -> RunSummary:
     attempts: list[float] = []
     while len(connections) < seconds:
         for result in sim.steps(seconds - len(connections)):
-            n = sim.n_nodes
-            connections.append(int(result.connections[:n].sum()))
-            out = result.node_out[:, :n]
-            cpu.append(round(float(out[k.ON_CPU].max() * 100.0), 1) if n else 0.0)
-            attempts.append(float(out[k.ON_ATTEMPTS].sum() + result.fleet_out[k.OF_REFUSED]))
+            assert result.node_totals is not None
+            connections.append(result.connections_total)
+            cpu.append(round(result.max_cpu_pct, 1))
+            attempts.append(float(result.node_totals[k.ON_ATTEMPTS] + result.fleet_out[k.OF_REFUSED]))
     return RunSummary(
         connections_min=min(connections),
         connections_end=connections[-1],

@@ -96,7 +96,8 @@ FF_RA_HI = 17
 FF_BASE_MS = 18  # handshake latency floor
 FF_TICK_MS = 19
 FF_TIMEOUT_COST = 20  # share of a handshake's work spent on a client that already gave up
-FF_FIELDS = 21
+FF_RESYNC_WAITING = 21  # failed resyncs in the resync wheel, waiting to retry (its sum, kept as it changes)
+FF_FIELDS = 22
 
 ACCEPTED, REJECTED, TIMED_OUT = 0, 1, 2
 
@@ -191,11 +192,11 @@ def _leave_fresh(rng, p, count, fresh_by_state, taken):
 
 
 @njit(cache=True, nogil=True)
-def _release(rng, p, n_fresh, n_stable, honour, lo, hi, bound, now, fresh_by_state, wheel, tables):
-    """Send disconnected clients into backoff: the fresh keep their retry counters (drawn fleet-wide)."""
+def _release(rng, p, n_fresh, n_stable, honour, lo, hi, bound, now, fresh_by_state, wheel, tables, taken):
+    """Send disconnected clients into backoff: the fresh keep their retry counters (drawn fleet-wide).
+    taken: room for a count per policy state (the caller's, so no allocation per release)."""
     n_base = fresh_by_state.shape[1]
     offset = n_base if bound else 0
-    taken = np.zeros(n_base, dtype=np.int64)
     stable = n_stable + _leave_fresh(rng, p, n_fresh, fresh_by_state, taken)
     taken[0] += stable  # a stable client backs off from the first state
     for s in range(n_base):
@@ -209,8 +210,9 @@ def _release(rng, p, n_fresh, n_stable, honour, lo, hi, bound, now, fresh_by_sta
 
 @njit(cache=True, nogil=True)
 def disconnect(rng, p, i, count, hinted, abnormal, conn, fresh, fresh_by_state, wheel, tables, node_f, fleet_f,
-               out_fleet):
-    """Take `count` connections of population p off node i and send their clients into backoff."""
+               out_fleet, by_state):
+    """Take `count` connections of population p off node i and send their clients into backoff.
+    by_state: room for a count per policy state."""
     taken, n_fresh = _take(rng, p, i, count, conn, fresh)
     if taken <= 0:
         return 0
@@ -219,7 +221,8 @@ def disconnect(rng, p, i, count, hinted, abnormal, conn, fresh, fresh_by_state, 
         out_fleet[OF_ABNORMAL] += taken
     honour = hinted and tables[0][p, PF_HONOURS] > 0.5
     _release(rng, p, n_fresh, taken - n_fresh, honour, np.int64(node_f[NF_HINT_LO, i]),
-             np.int64(node_f[NF_HINT_HI, i]), False, np.int64(fleet_f[FF_TICK]), fresh_by_state, wheel, tables)
+             np.int64(node_f[NF_HINT_HI, i]), False, np.int64(fleet_f[FF_TICK]), fresh_by_state, wheel, tables,
+             by_state)
     return taken
 
 
@@ -529,7 +532,8 @@ def _admit_and_serve(rng, nodes, count, group, conn, accepted_pn, outcome, pop_f
 
 
 @njit(cache=True, nogil=True)
-def _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f, fleet_f, out_node, out_fleet):
+def _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f, fleet_f, out_node, out_fleet,
+                by_state):
     """A draining node closes its rate this tick with a reconnect hint; at its deadline, everything left."""
     n_pop = conn.shape[0]
     node_f[NF_DRAIN_ACC, i] += node_f[NF_DRAIN_RATE, i]
@@ -550,9 +554,35 @@ def _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f
             pool -= conn[p, i]
             left -= k
             out_node[ON_CLOSES, i] += disconnect(rng, p, i, k, True, False, conn, fresh, fresh_by_state, wheel,
-                                                 tables, node_f, fleet_f, out_fleet)
+                                                 tables, node_f, fleet_f, out_fleet, by_state)
     elif held == 0:
         node_f[NF_DRAIN_ACC, i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, held_out):
+    """The nodes every tick visits: those lagging past the heartbeat timeout (busy) and those draining, in
+    node order; each node's connections into held_out. Returns (how many busy, how many draining)."""
+    n_pop = conn.shape[0]
+    hold_cost = fleet_f[FF_HOLD_COST]
+    n_busy = 0
+    n_draining = 0
+    for i in range(n_nodes):
+        held = 0
+        for p in range(n_pop):
+            held += conn[p, i]
+        held_out[i] = held
+        state = np.int64(node_f[NF_STATE, i])
+        if state == ABSENT:
+            continue
+        if state == DRAINING:
+            draining[n_draining] = i
+            n_draining += 1
+        spare = 1.0 - held * hold_cost
+        if spare <= 0.0 or node_f[NF_QUEUE, i] * fleet_f[FF_HS_COST] / spare > fleet_f[FF_OVERLOAD_TICKS]:
+            busy[n_busy] = i
+            n_busy += 1
+    return n_busy, n_draining
 
 
 @njit(cache=True, nogil=True)
@@ -573,7 +603,7 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
     n_nodes = conn.shape[1]
     while n_nodes > 0 and np.int64(node_f[NF_STATE, n_nodes - 1]) == ABSENT:
         n_nodes -= 1  # room kept for nodes not yet added: nothing there to visit (nodes are added in order)
-    n_states = wheel[0].shape[1]
+    n_states = wheel[0].shape[2]
     n_base = n_states // 2
     first_tick = np.int64(fleet_f[FF_TICK])
     # The tick's working arrays; this function owns them, `_run_seconds` borrows them (see `borrowed`).
@@ -601,6 +631,7 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
         np.zeros((2, n_pop, 3), dtype=np.int64),  # tally (of conn and fresh, see `_tally`)
         np.zeros(n_pop, dtype=np.int64),  # held_before
         np.zeros(n_pop, dtype=np.int64),  # fresh_before
+        np.zeros(n_base, dtype=np.int64),  # released: by policy state
     )
     measured = (
         np.zeros((n_pop, n_states), dtype=np.float64),  # start_sum
@@ -620,17 +651,16 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
     """`run_seconds` on borrowed arrays: every helper call below passes them without counting references."""
     (arrivals, by_class, node_class, group, outcome, accepted_pn, lost, split, unassigned, picks, touched,
      aged_by_state, last, seen, active, busy, draining, guide_free, guide_hot, every_node, tally, held_before,
-     fresh_before) = counted
+     fresh_before, released) = counted
     start_sum, hot_weights, cum_free, cum_hot = measured
     counts, starts = wheel
     pop_f = tables[0]
     n_pop = conn.shape[0]
-    n_states = counts.shape[1]
+    n_states = counts.shape[2]
     n_base = n_states // 2
     horizon = horizon_of(counts)
     tick_ms = fleet_f[FF_TICK_MS]
     ticks_per_bin = max(1, np.int64(round(100.0 / tick_ms)))
-    hold_cost = fleet_f[FF_HOLD_COST]
     n_seconds = node_outs.shape[0]
 
     # The balancer's weights and the node states only change between calls (the engine sets them).
@@ -639,28 +669,12 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
     hot_sum = _cumulate(hot_weights, cum_hot, guide_hot)
     _tally(conn, TALLY_CONN, n_nodes, tally)  # (actions between calls change connections)
     _tally(fresh, TALLY_FRESH, n_nodes, tally)
+    # Each second starts as a call of its own would: the same lists in the same order, the same draws.
+    n_busy, n_draining = _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, conn_outs[0])
     for sec in range(n_seconds):
-        # Each second starts as a call of its own would: the same lists in the same order, the same draws.
         out_node = node_outs[sec]
         out_fleet = fleet_outs[sec]
         out_bins = bin_outs[sec]
-        n_busy = 0
-        n_draining = 0
-        for i in range(n_nodes):
-            state = np.int64(node_f[NF_STATE, i])
-            if state == ABSENT:
-                continue
-            if state == DRAINING:
-                draining[n_draining] = i
-                n_draining += 1
-            held = 0
-            for p in range(n_pop):
-                held += conn[p, i]
-            spare = 1.0 - held * hold_cost
-            if spare <= 0.0 or node_f[NF_QUEUE, i] * fleet_f[FF_HS_COST] / spare > fleet_f[FF_OVERLOAD_TICKS]:
-                busy[n_busy] = i
-                n_busy += 1
-
         for _ in range(ticks_per_s):
             tick = np.int64(fleet_f[FF_TICK])
             if tick % BLOCK == 0:
@@ -668,7 +682,7 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                 parked = 0
                 for p in range(n_pop):
                     for s in range(n_states):
-                        parked += counts[p, s, b_slot]
+                        parked += counts[p, b_slot, s]
                 if parked > 0:  # (a call passes the wheel: references counted even when the block is empty)
                     expand_block(rng, wheel, tick)
             slot = tick % horizon
@@ -688,12 +702,12 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                 by_class[p, 0] = 0
                 by_class[p, 1] = 0
                 for s in range(n_states):
-                    a = counts[p, s, slot]
+                    a = counts[p, slot, s]
                     arrivals[p, s] = a
-                    start_sum[p, s] = starts[p, s, slot]
+                    start_sum[p, s] = starts[p, slot, s]
                     if a:
-                        counts[p, s, slot] = 0
-                        starts[p, s, slot] = 0.0
+                        counts[p, slot, s] = 0
+                        starts[p, slot, s] = 0.0
                         if s >= n_base:
                             by_class[p, 1] += a
                             now_bound += a
@@ -818,7 +832,7 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                         held_before[p] = conn[p, i]
                         fresh_before[p] = fresh[p, i]
                     _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f, fleet_f, out_node,
-                                out_fleet)
+                                out_fleet, released)
                     for p in range(n_pop):
                         _note(tally, TALLY_CONN, p, i, conn[p, i], conn[p, i] - held_before[p])
                         _note(tally, TALLY_FRESH, p, i, fresh[p, i], fresh[p, i] - fresh_before[p])
@@ -858,7 +872,7 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                     if lost[p, 0, h] + lost[p, 1, h] > 0:
                         out_fleet[OF_DISCONNECTS] += lost[p, 0, h] + lost[p, 1, h]
                         _release(rng, p, lost[p, 0, h], lost[p, 1, h], False, 0, 1, h == 1, tick, fresh_by_state,
-                                 wheel, tables)
+                                 wheel, tables, released)
                         lost[p, 0, h] = 0
                         lost[p, 1, h] = 0
 
@@ -870,12 +884,12 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
             following = (tick + 1) % horizon
             for p in range(n_pop):
                 for s in range(n_states):
-                    late = counts[p, s, slot]
+                    late = counts[p, slot, s]
                     if late:
-                        counts[p, s, following] += late
-                        starts[p, s, following] += starts[p, s, slot]
-                        counts[p, s, slot] = 0
-                        starts[p, s, slot] = 0.0
+                        counts[p, following, s] += late
+                        starts[p, following, s] += starts[p, slot, s]
+                        counts[p, slot, s] = 0
+                        starts[p, slot, s] = 0.0
             # Who stays active: a node lagging past the heartbeat timeout (it drops connections every tick). An
             # extra active tick is harmless: one with nothing to do equals a caught-up one. Arrivals are cleared.
             n_busy = 0
@@ -892,12 +906,8 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
             fleet_f[FF_TICK] += 1.0
         end_tick = np.int64(fleet_f[FF_TICK])
         _catch_up(every_node, n_nodes, end_tick, last, conn, node_f, fleet_f, out_node)
-        for i in range(n_nodes):
-            held = 0
-            for p in range(n_pop):
-                held += conn[p, i]
-            conn_outs[sec, i] = held
-        out_fleet[OF_RESYNC_BACKLOG] = fleet_f[FF_RESYNC_QUEUE] + resync_wheel.sum()
+        n_busy, n_draining = _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, conn_outs[sec])
+        out_fleet[OF_RESYNC_BACKLOG] = fleet_f[FF_RESYNC_QUEUE] + fleet_f[FF_RESYNC_WAITING]
 
 
 @njit(cache=True, nogil=True)
@@ -906,6 +916,7 @@ def _serve_resyncs(rng, tick, resync_wheel, fleet_f, out_fleet):
     r_slot = tick % horizon
     if resync_wheel[r_slot] > 0:
         fleet_f[FF_RESYNC_QUEUE] += resync_wheel[r_slot]
+        fleet_f[FF_RESYNC_WAITING] -= resync_wheel[r_slot]
         resync_wheel[r_slot] = 0
     queue = fleet_f[FF_RESYNC_QUEUE]
     if queue <= 0.0:
@@ -938,5 +949,6 @@ def _serve_resyncs(rng, tick, resync_wheel, fleet_f, out_fleet):
                 break
             k = remaining if j == width - 1 else binom(rng, remaining, 1.0 / (width - j))
             resync_wheel[(tick + lo + j) % horizon] += k
+            fleet_f[FF_RESYNC_WAITING] += k
             remaining -= k
     fleet_f[FF_RESYNC_QUEUE] = queue

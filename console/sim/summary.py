@@ -39,10 +39,10 @@ class RunRecorder:
         n = self.sim.n_nodes
         out = result.node_out[:, :n]
         self.times.append(result.time_s)
-        self.connections.append(int(result.connections[:n].sum()))
+        self.connections.append(result.connections_total)
         self.bins.append(result.bins.copy())
-        self.max_cpu.append(float(out[k.ON_CPU].max() * 100.0) if n else 0.0)
-        totals = out.sum(axis=1)  # one pass for every field (this runs every simulated second)
+        self.max_cpu.append(result.max_cpu_pct)
+        totals = result.node_totals  # (summed over the nodes by the engine, a batch of seconds at once)
         self.rejects += float(totals[k.ON_REJECTS])
         self.timeouts += float(totals[k.ON_TIMEOUTS])
         self.resyncs += float(result.fleet_out[k.OF_RESYNCS])

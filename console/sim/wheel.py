@@ -1,7 +1,7 @@
 """The timing wheel of offline clients, counted by cohort (compiled).
 
-`wheel = (counts, starts)`: counts[p, s, slot] clients of population p in policy state s attempt at that
-tick slot; starts[p, s, slot] is the sum of their offline-start ticks (a cell's mean time offline decides
+`wheel = (counts, starts)`: counts[p, slot, s] clients of population p in policy state s attempt at that
+tick slot; starts[p, slot, s] is the sum of their offline-start ticks (a cell's mean time offline decides
 resume vs full resync). States come in two halves: [0, S) and [S, 2S) for the same policy states of
 clients *bound to the hot nodes* — consistent hashing sends a client that failed on a hot node back to it.
 
@@ -55,7 +55,7 @@ def hyper(rng, good, total, draws):
 
 @njit(cache=True, nogil=True)
 def horizon_of(counts):
-    return counts.shape[2] * BLOCK // (BLOCK + 1)
+    return counts.shape[1] * BLOCK // (BLOCK + 1)
 
 
 @njit(cache=True, nogil=True)
@@ -65,14 +65,14 @@ def _place_ticks(rng, wheel, p, s, lo, hi, count, start_tick, horizon):
     width = hi - lo
     if width <= 1:
         slot = lo % horizon
-        counts[p, s, slot] += count
-        starts[p, s, slot] += count * start_tick
+        counts[p, slot, s] += count
+        starts[p, slot, s] += count * start_tick
         return
     if count < width:
         for _ in range(count):
             slot = (lo + rng.integers(0, width)) % horizon
-            counts[p, s, slot] += 1
-            starts[p, s, slot] += start_tick
+            counts[p, slot, s] += 1
+            starts[p, slot, s] += start_tick
         return
     remaining = count
     for j in range(width):
@@ -81,8 +81,8 @@ def _place_ticks(rng, wheel, p, s, lo, hi, count, start_tick, horizon):
         k = remaining if j == width - 1 else binom(rng, remaining, 1.0 / (width - j))
         if k > 0:
             slot = (lo + j) % horizon
-            counts[p, s, slot] += k
-            starts[p, s, slot] += k * start_tick
+            counts[p, slot, s] += k
+            starts[p, slot, s] += k * start_tick
             remaining -= k
 
 
@@ -118,8 +118,8 @@ def _place_fixed(rng, wheel, p, s, lo, hi, count, start_tick, now):
         k = remaining if j == full - 1 else binom(rng, remaining, 1.0 / (full - j))
         if k > 0:
             slot = horizon + (first + j) % n_blocks
-            counts[p, s, slot] += k
-            starts[p, s, slot] += k * start_tick
+            counts[p, slot, s] += k
+            starts[p, slot, s] += k * start_tick
             remaining -= k
 
 
@@ -130,13 +130,13 @@ def expand_block(rng, wheel, tick):
     horizon = horizon_of(counts)
     slot = horizon + (tick // BLOCK) % (horizon // BLOCK)
     for p in range(counts.shape[0]):
-        for s in range(counts.shape[1]):
-            count = counts[p, s, slot]
+        for s in range(counts.shape[2]):
+            count = counts[p, slot, s]
             if count <= 0:
                 continue
-            mean_start = starts[p, s, slot] / count
-            counts[p, s, slot] = 0
-            starts[p, s, slot] = 0.0
+            mean_start = starts[p, slot, s] / count
+            counts[p, slot, s] = 0
+            starts[p, slot, s] = 0.0
             _place_ticks(rng, wheel, p, s, tick, tick + BLOCK, count, mean_start, horizon)
 
 
@@ -150,7 +150,7 @@ def place(rng, wheel, tables, p, entry, from_delay, a, b, count, now, start_tick
     if count <= 0:
         return
     state_of_delay = tables[6]
-    base_states = wheel[0].shape[1] // 2
+    base_states = wheel[0].shape[2] // 2
     offset = base_states if entry >= base_states else 0
     if not from_delay:
         _place_fixed(rng, wheel, p, entry, now + a, now + max(b, a + 1), count, start_tick, now)
