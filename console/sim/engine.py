@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from pydantic import TypeAdapter
@@ -60,7 +60,7 @@ _MAX_SEGMENTS = 12
 _MAX_BATCH_S = 64
 
 
-@dataclass
+@dataclass(slots=True)
 class SecondResult:
     """What one simulated second produced, as arrays (cheap) — `Simulation.frame()` makes the record."""
 
@@ -77,6 +77,7 @@ class SecondResult:
     node_totals: np.ndarray | None = None  # [ON_FIELDS]
     max_cpu_pct: float = 0.0
     connections_total: int = 0
+    draining: bool = False  # any node draining (states do not change within a batch)
 
 
 @dataclass
@@ -331,12 +332,15 @@ class Simulation:
         cost (at 100 k clients a second's bookkeeping cost as much as its ticks). Batch runs use it."""
         self._once_a_second()
         n = max(1, min(limit, self._quiet_seconds(), _MAX_BATCH_S))
-        node_outs = np.zeros((n, k.ON_FIELDS, self.capacity_nodes))
+        # The nodes there are, not the room kept for more: zeroing and summing the room cost more than a
+        # quiet second's ticks. (A result is as wide as the fleet was; `frame` pads one read after an add.)
+        live = self.n_nodes
+        node_outs = np.zeros((n, k.ON_FIELDS, live))
         fleet_outs = np.zeros((n, k.OF_FIELDS))
         fleet_outs[0] = self._pending_fleet  # disconnects made by actions before this second
         self._pending_fleet = np.zeros(k.OF_FIELDS)
         bins = np.zeros((n, 10), dtype=np.int64)
-        conn_outs = np.zeros((n, self.capacity_nodes), dtype=np.int64)
+        conn_outs = np.zeros((n, live), dtype=np.int64)
         k.run_seconds(
             self.rng,
             self.ticks_per_s,
@@ -355,41 +359,58 @@ class Simulation:
         )
         node_outs[:, k.ON_CPU] /= self.ticks_per_s
         states = self.node_f[k.NF_STATE].astype(np.int8)  # (no state changes inside a call)
-        live = self.n_nodes
-        node_totals = node_outs[:, :, :live].sum(axis=2)
+        draining = bool((states[: self.n_nodes] == k.DRAINING).any())
+        node_totals = node_outs.sum(axis=2)
         max_cpu = (node_outs[:, k.ON_CPU, :live].max(axis=1) * 100.0).tolist() if live else [0.0] * n
         connections_total = conn_outs[:, :live].sum(axis=1).tolist()
         accepts = node_totals[:, k.ON_ACCEPTS].tolist()
         disconnects = fleet_outs[:, k.OF_DISCONNECTS].tolist()
         results = []
-        for j in range(n):
+        flow, flow_sum, window = self._flow, self._flow_sum, len(self._flow)
+        events, self._pending_events = self._pending_events, []  # (raised before the batch's first second)
+        columns = zip(
+            node_outs,
+            fleet_outs,
+            bins,
+            conn_outs,
+            node_totals,
+            accepts,
+            disconnects,
+            max_cpu,
+            connections_total,
+            strict=True,
+        )
+        for node_out, fleet_out, second_bins, connections, totals, accepted, lost, cpu, held in columns:
             self.time_s += 1.0
             self.seq += 1
-            self._record_history(node_outs[j], conn_outs[j])
-            row = self.seq % len(self._flow)
-            old_accepts, old_disconnects = self._flow[row]
-            self._flow[row] = (accepts[j], disconnects[j])
+            if self._keep_history:
+                self._record_history(node_out, connections)
+            row = self.seq % window
+            old_accepts, old_disconnects = flow[row]
+            flow[row] = (accepted, lost)
             # (whole numbers in floats: the running sums stay exact)
-            self._flow_sum[0] += accepts[j] - old_accepts
-            self._flow_sum[1] += disconnects[j] - old_disconnects
-            events, self._pending_events = self._pending_events, []
+            flow_sum[0] += accepted - old_accepts
+            flow_sum[1] += lost - old_disconnects
             results.append(
                 SecondResult(
-                    time_s=self.time_s,
-                    node_out=node_outs[j],
-                    fleet_out=fleet_outs[j],
-                    bins=bins[j],
-                    connections=conn_outs[j],
-                    states=states,
-                    events=events,
-                    seq=self.seq,
-                    flow=(self._flow_sum[0], self._flow_sum[1]),
-                    node_totals=node_totals[j],
-                    max_cpu_pct=max_cpu[j],
-                    connections_total=connections_total[j],
+                    self.time_s,
+                    node_out,
+                    fleet_out,
+                    second_bins,
+                    connections,
+                    states,
+                    events,
+                    self.seq,
+                    (flow_sum[0], flow_sum[1]),
+                    totals,
+                    cpu,
+                    held,
+                    draining,
                 )
             )
-        self._cpu_pct = node_outs[-1, k.ON_CPU] * 100.0
+            events = []
+        self._cpu_pct = np.zeros(self.capacity_nodes)
+        self._cpu_pct[:live] = node_outs[-1, k.ON_CPU] * 100.0
         self.last = results[-1]
         return results
 
@@ -795,13 +816,12 @@ class Simulation:
     # --- records --------------------------------------------------------------------------------------
 
     def _record_history(self, node_out: np.ndarray, connections: np.ndarray) -> None:
-        if not self._keep_history:
-            return
         row = self._history_len % HISTORY_S
-        columns = self._history.shape[2]
-        self._history[row, : k.ON_FIELDS] = node_out[:, :columns]
-        self._history[row, k.ON_FIELDS] = connections[:columns]
-        self._history_states[row] = self.node_f[k.NF_STATE, :columns]
+        columns = min(self._history.shape[2], node_out.shape[1])
+        self._history[row] = 0.0
+        self._history[row, : k.ON_FIELDS, :columns] = node_out[:, :columns]
+        self._history[row, k.ON_FIELDS, :columns] = connections[:columns]
+        self._history_states[row] = self.node_f[k.NF_STATE, : self._history_states.shape[1]]
         self._history_len += 1
 
     def _widen_history(self) -> None:
@@ -925,9 +945,11 @@ class Simulation:
         if result is None:
             result = self.step()
         n = self.n_nodes
-        nodes = self._node_statuses(
-            list(range(n)), result.node_out[:, :n], result.connections[:n], result.states[:n], with_drain=True
-        )
+        out, connections = result.node_out[:, :n], result.connections[:n]
+        if out.shape[1] < n:  # nodes added since that second: nothing to show for them yet
+            out = np.pad(out, ((0, 0), (0, n - out.shape[1])))
+            connections = np.pad(connections, (0, n - connections.shape[0]))
+        nodes = self._node_statuses(list(range(n)), out, connections, result.states[:n], with_drain=True)
         return Frame(
             type="frame",
             api_version="v1",
@@ -948,7 +970,7 @@ class Simulation:
         if self.last is None:
             return self.snapshot()
         states = self.node_f[k.NF_STATE].astype(np.int8)
-        now = SecondResult(**{**vars(self.last), "states": states})
+        now = replace(self.last, states=states)
         frame = self.frame(now)
         return self.snapshot(frame)
 

@@ -603,6 +603,8 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
     n_nodes = conn.shape[1]
     while n_nodes > 0 and np.int64(node_f[NF_STATE, n_nodes - 1]) == ABSENT:
         n_nodes -= 1  # room kept for nodes not yet added: nothing there to visit (nodes are added in order)
+    if node_outs.shape[2] < n_nodes or conn_outs.shape[1] < n_nodes:
+        raise ValueError("run_seconds: the outputs have fewer columns than there are nodes")
     n_states = wheel[0].shape[2]
     n_base = n_states // 2
     first_tick = np.int64(fleet_f[FF_TICK])

@@ -40,7 +40,7 @@ class RunRecorder:
         out = result.node_out[:, :n]
         self.times.append(result.time_s)
         self.connections.append(result.connections_total)
-        self.bins.append(result.bins.copy())
+        self.bins.append(result.bins)  # (each second's own array: nothing writes to it again)
         self.max_cpu.append(result.max_cpu_pct)
         totals = result.node_totals  # (summed over the nodes by the engine, a batch of seconds at once)
         self.rejects += float(totals[k.ON_REJECTS])
@@ -49,8 +49,8 @@ class RunRecorder:
         self.attempts.append(float(totals[k.ON_ATTEMPTS]))
         self.resync_backlog.append(int(result.fleet_out[k.OF_RESYNC_BACKLOG]))
         self.forced_closes += float(totals[k.ON_FORCED])
-        draining = result.states[:n] == k.DRAINING
-        if draining.any():
+        if result.draining:
+            draining = result.states[:n] == k.DRAINING
             # A draining second counts while the node still had something to close.
             active = draining & ((out[k.ON_CLOSES] > 0) | (result.connections[:n] > 0))
             # The rate is the paced closes; what the deadline force-closes is reported on its own.
