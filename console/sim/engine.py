@@ -427,14 +427,22 @@ class Simulation:
     def _quiet_seconds(self) -> int:
         """How many seconds from now (this one included) `_once_a_second` is certain to leave alone.
 
-        What it does depends on nodes in transition, CPU (autoscaler, abort criterion, breaker, a
-        capacity-weighted balancer) or the clock (timeline, the next rollout batch); the kernel changes no
-        node's state, so without the first two only the clock decides.
+        What it does depends on CPU (autoscaler, abort criterion, breaker, a capacity-weighted balancer),
+        on a drain emptying its node, or on the clock (the timeline, the next rollout batch, a restart or
+        provisioning completing); the kernel changes no node's state, so without the first two only the
+        clock decides.
         """
         s = self.scenario
-        if self._in_transition or s.autoscale.enabled or s.resync.breaker or s.lb.mode == "weighted":
+        if s.autoscale.enabled or s.resync.breaker or s.lb.mode == "weighted":
             return 1
         due = math.inf
+        if self._in_transition:
+            states = self.node_f[k.NF_STATE, : self.n_nodes]
+            if (states == k.DRAINING).any():
+                return 1  # drained when empty: the connections decide, second by second
+            waking = (states == k.RESTARTING) | (states == k.PROVISIONING)
+            if waking.any():
+                due = float(self._until_s[: self.n_nodes][waking].min())
         if self._timeline:
             due = min(due, self._timeline[0].at_s)
         rollout = self.rollout
