@@ -40,6 +40,7 @@ from console.sim.wheel import (
     expand_block,
     horizon_of,
     hyper,
+    integer_below,
     schedule_backoff,
     schedule_hint,
 )
@@ -342,7 +343,7 @@ def _pick_units(rng, k, values, row, n, largest, picks, touched, n_touched):
     """
     for _ in range(k):
         while True:
-            i = rng.integers(0, n)
+            i = integer_below(rng, n)
             left = values[row, i] - picks[i]
             if left > 0 and rng.random() * largest < left:
                 if picks[i] == 0:
