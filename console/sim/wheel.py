@@ -31,6 +31,9 @@ BLOCK = 10
 PF_HONOURS, PF_TIMEOUT, PF_FRESH_Q, PF_MAX_STATE, PF_FROM_DELAY = range(5)
 PF_FIELDS = 5
 
+#: `binom` draws up to this many trials itself (`_binom_few`), more through numpy's algorithms.
+_FEW_TRIALS = 16
+
 
 @njit(cache=True, nogil=True)
 def binom(rng, n, p):
@@ -38,7 +41,38 @@ def binom(rng, n, p):
         return 0
     if p >= 1.0:
         return n
+    if n <= _FEW_TRIALS:
+        return _binom_few(rng, n, p)
     return rng.binomial(n, p)
+
+
+@njit(cache=True, nogil=True)
+def _binom_few(rng, n, p):
+    """rng.binomial(n, p) for small n, step for step as numba draws it (numpy's inversion: the same
+    uniforms, the same walk), with q**n multiplied out: the inversion starts with exp(n log q), an exp
+    and a log that cost more than the draw itself, and most of the kernel's binomials are this small
+    (a few clients' outcomes). The results match to the last bit but for q**n's last ulp."""
+    flip = p > 0.5
+    pp = 1.0 - p if flip else p
+    q = 1.0 - pp
+    qn = q
+    for _ in range(n - 1):
+        qn *= q
+    mean = n * pp
+    bound = min(n, mean + 10.0 * np.sqrt(mean * q + 1))
+    x = 0
+    px = qn
+    u = rng.random()
+    while u > px:
+        x += 1
+        if x > bound:
+            x = 0
+            px = qn
+            u = rng.random()
+        else:
+            u -= px
+            px = ((n - x + 1) * pp * px) / (x * q)
+    return n - x if flip else x
 
 
 @njit(cache=True, nogil=True)
