@@ -36,10 +36,12 @@ class DrainPlan:
     limited_by: str  # which limit set the rate: "drain_pacing" or "survivor_cpu"
 
     def request(self) -> DrainRequest:
-        """The plan as a request, to pre-fill the console's form."""
-        return DrainRequest(
-            rate_per_s=max(self.rate_per_s, 0.1), deadline_s=self.deadline_s, hint_ms=self.hint_ms
-        )
+        """The plan as a request, to pre-fill the console's form: at the planned rate however slow it is
+        (a floor above it would pre-fill a drain its own guard refuses — the property test found 0.069/s
+        raised to 0.1), and at 0.1/s only when there is no room at all (the form needs a rate; the
+        verdict then says why it is not safe)."""
+        rate = self.rate_per_s if self.rate_per_s > 0 else 0.1
+        return DrainRequest(rate_per_s=rate, deadline_s=self.deadline_s, hint_ms=self.hint_ms)
 
 
 def hint_window_needed_ms(total_rate_per_s: float, thresholds: Thresholds) -> float:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from console.errors import InputError
-from console.guards import judge_drain, judge_undrain, plan_drain
+from console.guards import FleetCapacity, judge_drain, judge_undrain, plan_drain
 from console.protocol import AdmissionSettings, DrainRequest, VerdictLevel
-from tests.fleet_builders import node
+from tests.fleet_builders import node, snapshot
 from tests.guards.fleets import CAPACITY, fleet
 
 
@@ -120,6 +120,31 @@ def test_plan_limited_by_survivor_cpu() -> None:
     assert plan.limited_by == "survivor_cpu" and plan.rate_per_s == 3140
     verdict = judge_drain(hot, CAPACITY, "gw-003", plan.request())
     assert verdict.level is VerdictLevel.OK, failed(verdict)
+
+
+def test_a_plan_slower_than_a_tenth_a_second_is_prefilled_as_planned() -> None:
+    """Found by the property test (tests/guards/test_properties.py): the plan allowed 0.069 closes/s each,
+    and its pre-filled request used to say 0.1/s — a drain its own guard then refused (75.015 % > 75)."""
+    members = [
+        node(f"gw-{i}", cpu_pct=64.5 if i == 0 else 0.0, connections=0, accepts_per_s=44.0 if i == 7 else 0.0)
+        for i in range(8)
+    ]
+    members[2] = node("gw-2", state="draining", connections=0, accepts_per_s=0.0, drain_rate_per_s=1.0)
+    slow = snapshot(members, headroom_pct=0.0, accepts_per_s=44.0)
+    capacity = FleetCapacity(
+        handshakes_per_s=9.0, cpu_pct_per_handshake_per_s=0.79296875, connections_per_node=1000
+    )
+    plan = plan_drain(slow, capacity, ["gw-6", "gw-7"])
+    assert 0 < plan.rate_per_s < 0.1
+    request_ = plan.request()
+    assert request_.rate_per_s == plan.rate_per_s
+    verdict = judge_drain(slow, capacity, ["gw-6", "gw-7"], request_)
+    assert all(c.ok for c in verdict.checks if c.name == "survivor_cpu_vs_pause_pct"), failed(verdict)
+
+
+def test_with_no_room_the_prefilled_request_is_still_a_valid_one() -> None:
+    plan = plan_drain(fleet(cpu_pct=80.0), CAPACITY, "gw-003")
+    assert plan.rate_per_s == 0 and plan.request().rate_per_s == 0.1
 
 
 def test_a_batch_shares_the_budget() -> None:
