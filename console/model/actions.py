@@ -203,7 +203,9 @@ def drain_prefill_from_plan(plan: Mapping[str, Any], source: str) -> Prefill:
         note = f"{source}: no rate is safe now ({plan.get('limited_by', '?')}); expect a block"
     return Prefill(
         {
-            "rate_per_s": _text(max(rate, 0.1)),
+            # The planned rate however slow (a floor above it would pre-fill a refused drain); the form
+            # needs some rate when none is safe.
+            "rate_per_s": _text(rate if rate > 0 else 0.1),
             "deadline_s": _text(float(plan["deadline_s"])),
             "hint_min_ms": str(int(low)),
             "hint_max_ms": str(int(high)),

@@ -342,3 +342,14 @@ def test_add_capacity_prefill_brings_headroom_to_the_budget_once_ready():
     roomy = frame(100.0, fleet=nodes(10, connections=20_000))
     assert "already" in add_capacity_prefill(roomy, "f", capacity, Thresholds()).source
     assert add_capacity_prefill(tight, "f", None, Thresholds()).values == {"count": "1"}
+
+
+def test_a_slow_drain_plan_is_prefilled_at_its_own_rate():
+    """0.0689/s is what the planner allows: the form must not round it up to 0.1 (a refused drain)."""
+    from console.model.actions import drain_prefill_from_plan
+
+    plan = {"rate_per_s": 0.0689, "deadline_s": 600.0, "hint_ms": (1000, 2000), "limited_by": "survivor_cpu"}
+    assert drain_prefill_from_plan(plan, "planner").values["rate_per_s"] == "0.0689"
+    none_safe = {**plan, "rate_per_s": 0.0}
+    prefill = drain_prefill_from_plan(none_safe, "planner")
+    assert prefill.values["rate_per_s"] == "0.1" and "expect a block" in prefill.source
