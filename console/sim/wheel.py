@@ -10,6 +10,10 @@ sequential binomials over the slots — or one draw per client when fewer client
 spread goes through a coarse level first: blocks of BLOCK ticks, each split over its ticks when its time
 comes (shared by everything placed in it). So a placement costs O(min(count, width / BLOCK)).
 Hypergeometric splits elsewhere are drawn as binomials (exact in the large-population limit).
+
+Editing this file? numba's cache keys each compiled function by its own source file only, and the
+kernel's cached code has these helpers inlined: clear console/sim/__pycache__ too, or the kernel keeps
+running the old ones (fresh clones and CI compile everything anew).
 """
 
 # fmt: off
