@@ -64,10 +64,8 @@ def run_case(kind: str, clients: int, with_frames: bool) -> dict[str, Any]:
         else:
             sim = Simulation(scenario, keep_history=False)  # as `sim run` runs it
             recorder = RunRecorder(sim)
-            duration = int(scenario.duration_s)
-            while len(recorder.times) < duration:
-                for result in sim.steps(duration - len(recorder.times)):
-                    recorder.record(result)
+            for result in sim.run(int(scenario.duration_s)):
+                recorder.record(result)
             summary = recorder.summary(0.0)
             summary["attempts"] = int(sum(int(bins.sum()) for bins in recorder.bins))
         result = {

@@ -79,19 +79,15 @@ def run_scenario(
     frames_file = frames_path.open("w", encoding="utf-8") if frames_path else None
     started = time.perf_counter()
     try:
-        done = 0
-        while done < duration:
-            results = sim.steps(duration - done)  # quiet stretches in one kernel call each
-            done += len(results)
-            for result in results:
-                recorder.record(result)
-                if alarms is not None or frames_file is not None:
-                    frame = sim.frame(result)
-                    alarm_events = alarms.update(frame) if alarms is not None else []
-                    if frames_file is not None:
-                        frames_file.write(frame.model_dump_json() + "\n")
-                        for event in [*result.events, *alarm_events]:
-                            frames_file.write(event.model_dump_json() + "\n")
+        for result in sim.run(duration):
+            recorder.record(result)
+            if alarms is not None or frames_file is not None:
+                frame = sim.frame(result)
+                alarm_events = alarms.update(frame) if alarms is not None else []
+                if frames_file is not None:
+                    frames_file.write(frame.model_dump_json() + "\n")
+                    for event in [*result.events, *alarm_events]:
+                        frames_file.write(event.model_dump_json() + "\n")
     finally:
         if frames_file is not None:
             frames_file.close()

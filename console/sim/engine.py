@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -361,8 +362,8 @@ class Simulation:
         states = self.node_f[k.NF_STATE].astype(np.int8)  # (no state changes inside a call)
         draining = bool((states[: self.n_nodes] == k.DRAINING).any())
         node_totals = node_outs.sum(axis=2)
-        max_cpu = (node_outs[:, k.ON_CPU, :live].max(axis=1) * 100.0).tolist() if live else [0.0] * n
-        connections_total = conn_outs[:, :live].sum(axis=1).tolist()
+        max_cpu = (node_outs[:, k.ON_CPU].max(axis=1) * 100.0).tolist() if live else [0.0] * n
+        connections_total = conn_outs.sum(axis=1).tolist()
         accepts = node_totals[:, k.ON_ACCEPTS].tolist()
         disconnects = fleet_outs[:, k.OF_DISCONNECTS].tolist()
         results = []
@@ -413,6 +414,14 @@ class Simulation:
         self._cpu_pct[:live] = node_outs[-1, k.ON_CPU] * 100.0
         self.last = results[-1]
         return results
+
+    def run(self, seconds: int) -> Iterator[SecondResult]:
+        """The next `seconds` simulated seconds, one result each, in as few kernel calls as `steps` can."""
+        done = 0
+        while done < seconds:
+            batch = self.steps(seconds - done)
+            done += len(batch)
+            yield from batch
 
     def _once_a_second(self) -> None:
         """Between seconds: the timeline, state changes, the rollout, autoscaling, breaker, balancer."""
@@ -826,9 +835,9 @@ class Simulation:
     def _record_history(self, node_out: np.ndarray, connections: np.ndarray) -> None:
         row = self._history_len % HISTORY_S
         columns = min(self._history.shape[2], node_out.shape[1])
-        self._history[row] = 0.0
         self._history[row, : k.ON_FIELDS, :columns] = node_out[:, :columns]
         self._history[row, k.ON_FIELDS, :columns] = connections[:columns]
+        self._history[row, :, columns:] = 0.0  # nodes added after that second: nothing yet
         self._history_states[row] = self.node_f[k.NF_STATE, : self._history_states.shape[1]]
         self._history_len += 1
 

@@ -65,12 +65,11 @@ def run_ahead(sim: Simulation, seconds: int) -> RunSummary:
     connections: list[int] = []
     cpu: list[float] = []
     attempts: list[float] = []
-    while len(connections) < seconds:
-        for result in sim.steps(seconds - len(connections)):
-            assert result.node_totals is not None
-            connections.append(result.connections_total)
-            cpu.append(round(result.max_cpu_pct, 1))
-            attempts.append(float(result.node_totals[k.ON_ATTEMPTS] + result.fleet_out[k.OF_REFUSED]))
+    for result in sim.run(seconds):
+        assert result.node_totals is not None
+        connections.append(result.connections_total)
+        cpu.append(round(result.max_cpu_pct, 1))
+        attempts.append(float(result.node_totals[k.ON_ATTEMPTS] + result.fleet_out[k.OF_REFUSED]))
     return RunSummary(
         connections_min=min(connections),
         connections_end=connections[-1],
