@@ -149,10 +149,16 @@ class WaveSum:
 
 
 class NodeLink:
-    """Follows one node's admin stream, resuming with since + epoch; remembers the newest frame."""
+    """Follows one node's admin stream, resuming with since + epoch; remembers the newest frame.
 
-    def __init__(self, entry: NodeEntry, waves: WaveSum, rng: random.Random) -> None:
+    Nodes stamp their drains in Unix seconds; `clock_zero_unix_s` turns those into the fleet clock.
+    """
+
+    def __init__(
+        self, entry: NodeEntry, waves: WaveSum, rng: random.Random, clock_zero_unix_s: float = 0.0
+    ) -> None:
         self.entry = entry
+        self._clock_zero_unix_s = clock_zero_unix_s
         self.latest: NodeStatus | None = None
         self.epoch: str | None = None  # the node's stream epoch: a new one means a new node process
         self.admission: AdmissionSettings | None = None
@@ -186,14 +192,32 @@ class NodeLink:
         frame = Frame.model_validate(message)
         self._since = (frame.seq, frame.epoch)
         self.epoch = frame.epoch
-        self.latest = frame.nodes[0]
+        self.latest = self._on_fleet_clock(frame.nodes[0])
         self.admission = frame.admission
         self.received_s = time.monotonic()
         self._waves.add(frame.waves)
 
+    def _on_fleet_clock(self, node: NodeStatus) -> NodeStatus:
+        if node.drain is None:
+            return node
+        zero = self._clock_zero_unix_s
+        drain = node.drain.model_copy(
+            update={
+                "started_at_s": round(node.drain.started_at_s - zero, 3),
+                "deadline_at_s": round(node.drain.deadline_at_s - zero, 3),
+            }
+        )
+        return node.model_copy(update={"drain": drain})
+
 
 class Controller:
-    """A fleet of real gateway nodes, in the fleet API's shapes."""
+    """A fleet of real gateway nodes, in the fleet API's shapes.
+
+    Its fleet clock (`time_s` everywhere: frames, events, drains, the rollout) counts seconds since the
+    controller started, as a simulated fleet's counts from its start: the console, the alarms, recordings
+    and reports all read `time_s` as time into the session. Frames carry the wall clock too
+    (`published_unix_s`).
+    """
 
     source = Source.LIVE
     clock_control = False
@@ -209,9 +233,10 @@ class Controller:
     ) -> None:
         self.fleet_name = fleet_name
         self.token = token
+        self.clock_zero_unix_s = time.time()
         self._waves = WaveSum()
         rng = random.Random(seed)
-        self.links = {e.id: NodeLink(e, self._waves, random.Random(rng.getrandbits(64))) for e in nodes}
+        self.links = {e.id: self._link_to(e, random.Random(rng.getrandbits(64))) for e in nodes}
         self._tasks: list[asyncio.Task[None]] = []
         self._states: dict[str, NodeState] = {}
         self._events: list[Event] = []
@@ -221,6 +246,13 @@ class Controller:
         self.capacity_config = capacity_config or CapacityConfig()
         self.provisioning = Provisioning(provisioner) if provisioner is not None else None
         self._rng = rng
+
+    def fleet_time(self) -> float:
+        """Seconds since the controller started: the fleet clock."""
+        return round(time.time() - self.clock_zero_unix_s, 3)
+
+    def _link_to(self, entry: NodeEntry, rng: random.Random) -> NodeLink:
+        return NodeLink(entry, self._waves, rng, self.clock_zero_unix_s)
 
     async def start(self, wait_s: float = 3.0) -> FleetSnapshot:
         self._tasks = [asyncio.create_task(link.run()) for link in self.links.values()]
@@ -246,7 +278,7 @@ class Controller:
             if before is not None and before != status.state:
                 self._events.append(
                     Event(
-                        time_s=time.time(),
+                        time_s=self.fleet_time(),
                         kind="node_state",
                         node=status.id,
                         message=f"{status.id}: {before.value} → {status.state.value}",
@@ -283,7 +315,7 @@ class Controller:
         return Frame(
             seq=seq,
             epoch=epoch,
-            time_s=round(time.time(), 3),
+            time_s=self.fleet_time(),
             nodes=nodes,
             totals=fold_totals(nodes),
             waves=self._waves.take(time.time()),
@@ -296,7 +328,7 @@ class Controller:
         return FleetSnapshot(
             fleet=self.fleet_name,
             source=self.source,
-            time_s=round(time.time(), 3),
+            time_s=self.fleet_time(),
             nodes=nodes,
             totals=fold_totals(nodes),
             rollout=self.rollout_status(),
@@ -433,12 +465,12 @@ class Controller:
         self._states.update(dict.fromkeys(added, NodeState.PROVISIONING))
         message = f"operator added {count} nodes ({added[0]}..{added[-1]}), provisioning"
         self._events.append(
-            Event(time_s=time.time(), kind="capacity", message=message, data={"count": count, "nodes": added})
+            Event(time_s=self.fleet_time(), kind="capacity", message=message, data={"count": count, "nodes": added})
         )
         return added
 
     async def _joined(self, entry: NodeEntry) -> None:
-        link = NodeLink(entry, self._waves, random.Random(self._rng.getrandbits(64)))
+        link = self._link_to(entry, random.Random(self._rng.getrandbits(64)))
         admission = self.admission()
         self.links[entry.id] = link
         self._tasks.append(asyncio.create_task(link.run()))
@@ -451,7 +483,7 @@ class Controller:
     def _failed_to_start(self, node_id: str, error: Exception) -> None:
         self._states.pop(node_id, None)
         message = f"{node_id} failed to start: {error}"
-        self._events.append(Event(time_s=time.time(), kind="capacity", node=node_id, message=message))
+        self._events.append(Event(time_s=self.fleet_time(), kind="capacity", node=node_id, message=message))
 
     # --- rollouts ----------------------------------------------------------------------------------
 
@@ -478,6 +510,7 @@ class Controller:
             lambda node_id: self.links[node_id].epoch,
             self.drain,
             {node_id: link.entry.restart or "" for node_id, link in self.links.items()},
+            clock=self.fleet_time,
             **({"batch_drain": batch_drain} if batch_drain is not None else {}),
         )
         self._rollout_task = asyncio.create_task(self.rollout.run())

@@ -78,6 +78,7 @@ class Rollout:
         batch_drain: DrainRequest = DEFAULT_BATCH_DRAIN,
         ready_timeout_s: float = 60.0,
         thresholds: Thresholds | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         missing = [node for node in node_ids if not restart_commands.get(node)]
         if missing:
@@ -87,6 +88,7 @@ class Rollout:
         self._nodes, self._epochs, self._drain = nodes, epochs, drain
         self._commands = restart_commands
         self._batch_drain = batch_drain
+        self._clock = clock  # the fleet clock, for started_at_s and completed_at_s
         self._ready_timeout_s = ready_timeout_s
         self._resumed = asyncio.Event()
         limits = thresholds or Thresholds()
@@ -98,7 +100,7 @@ class Rollout:
             interval_s=request.interval_s,
             pause_cpu_pct=request.pause_cpu_pct,
             batches=len(self.batches),
-            started_at_s=time.time(),
+            started_at_s=clock(),
         )
 
     def resume(self) -> None:
@@ -131,7 +133,7 @@ class Rollout:
                 await self._roll(batch)
                 if k + 1 < len(self.batches):
                     await asyncio.sleep(self.request.interval_s)  # the operator's pacing between batches
-            self.status.state, self.status.completed_at_s = RolloutState.COMPLETED, time.time()
+            self.status.state, self.status.completed_at_s = RolloutState.COMPLETED, self._clock()
         except RolloutHalted as halted:
             self.status.state, self.status.pause_reason = RolloutState.HALTED, str(halted)
         except asyncio.CancelledError:

@@ -88,7 +88,15 @@ async def test_controller_follows_nodes_forwards_actions_and_shows_down(node_pro
         await pool.wait_connected(40, 10)
         await wait_for(lambda: controller.frame().totals.connections == 40, 5, "the fleet to count 40")
 
-        await controller.drain("b", DrainRequest(rate_per_s=100, deadline_s=30, hint_ms=(0, 200)))
+        # The fleet clock counts from the controller's start, and the nodes' Unix-stamped drains are put
+        # on it: the console, alarms and reports read time_s as time into the session.
+        assert 0.0 <= controller.frame().time_s < 30.0
+        await controller.drain("b", DrainRequest(rate_per_s=10, deadline_s=30, hint_ms=(0, 200)))
+        await wait_for(lambda: controller.frame().nodes[1].drain is not None, 5, "b's drain in its frames")
+        frame = controller.frame()
+        progress = frame.nodes[1].drain
+        assert progress is not None and 0.0 < progress.started_at_s <= frame.time_s
+        assert progress.deadline_at_s == pytest.approx(progress.started_at_s + 30, abs=0.01)
         await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.DRAINED, 8, "b drained")
         await wait_for(lambda: controller.frame().nodes[0].connections == 40, 8, "every client on a")
         with pytest.raises(InputError, match="one of a, b"):
@@ -103,7 +111,8 @@ async def test_controller_follows_nodes_forwards_actions_and_shows_down(node_pro
         await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.DOWN, 8, "b shown down")
         frame = controller.frame()
         assert [n.id for n in frame.nodes] == ["a", "b"]  # never silently dropped
-        assert any(e.kind == "node_state" and e.node == "b" for e in controller.drain_events())
+        down = [e for e in controller.drain_events() if e.kind == "node_state" and e.node == "b"]
+        assert down and 0.0 < down[-1].time_s <= controller.frame().time_s
     finally:
         await pool.stop()
         await controller.close()
