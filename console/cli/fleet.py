@@ -12,6 +12,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from console.errors import InputError
@@ -40,7 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--policy", default="full_jitter", help="the clients' backoff policy")
     up.add_argument("--publish-rate-per-s", type=float, default=5.0)
     up.add_argument("--work-factor", type=int, default=1000, help="client token cost (default ~0.2 ms)")
-    up.add_argument("--duration", type=float, default=600.0, help="how long the load runs (s, max 600)")
+    up.add_argument(
+        "--duration",
+        type=float,
+        default=0.0,
+        help="how long the load runs (s, at most 600; default 0: as long as the fleet)",
+    )
     up.set_defaults(handler=run_fleet_up)
 
 
@@ -49,6 +55,8 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         raise InputError("--nodes", args.nodes, f"1 to {MAX_NODES}")
     if args.clients < 0 or args.clients > 18_000:
         raise InputError("--clients", args.clients, "0 to 18,000")
+    if not 0 <= args.duration <= 600:
+        raise InputError("--duration", args.duration, "seconds in [0, 600] (0: as long as the fleet)")
     from console.cli.controller import serve_controller
     from console.gateway.controller import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess, child_env
@@ -61,6 +69,10 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     nodes: list[NodeProcess] = []
     load: subprocess.Popen[bytes] | None = None
     publisher: subprocess.Popen[bytes] | None = None
+    # The client URL of every node started, one a line: the load generator follows it, so clients that
+    # reconnect spread over nodes added later (as behind a load balancer).
+    state_dir = tempfile.TemporaryDirectory(prefix="stormdeck-fleet-")
+    nodes_file = Path(state_dir.name) / "client-urls"
     try:
         if redis is not None:
             # One publisher process feeds every node's channel through Redis, so killing a node (the
@@ -76,10 +88,12 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             node = NodeProcess(f"node-{k}", extra, token=node_token, history=history)
             nodes.append(node.start())
         # `act add-capacity` starts more nodes the same way, up to MAX_NODES; `nodes` holds them too, so
-        # they are stopped below. The load generator keeps to the nodes it was started with.
-        provisioner = LoopbackProvisioner(node_token, nodes, MAX_NODES, extra, history)
+        # they are stopped below, and the nodes file lists them for the load generator.
+        provisioner = LoopbackProvisioner(node_token, nodes, MAX_NODES, extra, history, nodes_file)
+        provisioner.write_client_urls()
         if args.clients:
             command = [sys.executable, "-m", "console", "loadgen", *(n.url for n in nodes)]
+            command += ["--nodes-file", str(nodes_file)]
             command += [
                 "--clients",
                 str(args.clients),
@@ -103,7 +117,8 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             if publisher is not None:
                 print(f"publisher: pid {publisher.pid} {args.publish_rate_per_s:g} messages/s")
             if load is not None:
-                print(f"load:   pid {load.pid} {args.clients} clients, policy {args.policy}")
+                length = f"for {args.duration:g} s" if args.duration else "until the fleet stops"
+                print(f"load:   pid {load.pid} {args.clients} clients, policy {args.policy}, {length}")
 
         return serve_controller(
             entries,
@@ -123,6 +138,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             node.stop()
         if redis is not None:
             redis.stop()
+        state_dir.cleanup()
 
 
 def _stop(child: subprocess.Popen[bytes] | None) -> None:

@@ -18,7 +18,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--clients", type=int, required=True)
     parser.add_argument("--policy", required=True, help="one of " + ", ".join(sorted(POLICIES)))
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds (default 10, at most 600)")
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=10.0,
+        help="seconds (default 10, at most 600; 0: until SIGTERM or Ctrl-C, then the report)",
+    )
+    parser.add_argument(
+        "--nodes-file",
+        metavar="FILE",
+        help="also follow this file of client URLs (one a line) as it grows: clients that reconnect spread "
+        "over nodes added since (`fleet up` keeps one)",
+    )
     parser.add_argument("--ramp-s", type=float, default=1.0, help="spread the first connects over this long")
     parser.add_argument(
         "--workers", type=int, help="worker processes (default: one per core above 2,000 clients)"
@@ -36,7 +47,14 @@ def _loadgen(args: argparse.Namespace) -> int:
 
     workers = args.workers or (1 if args.clients <= 2000 else os.cpu_count() or 1)
     spec = LoadSpec(
-        args.urls, args.clients, args.policy, args.duration, args.ramp_s, args.seed, args.work_factor
+        args.urls,
+        args.clients,
+        args.policy,
+        args.duration,
+        args.ramp_s,
+        args.seed,
+        args.work_factor,
+        args.nodes_file,
     )
     result = run_load(spec, workers)
     print(json.dumps(asdict(result)) if args.json else result.summary())

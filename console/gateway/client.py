@@ -80,7 +80,8 @@ def retry_after_ms(response_headers: object, rng: random.Random) -> int | None:
 
 
 class StreamClient:
-    """One client. `urls` are the fleet's nodes; it rotates to the next after any close or failure."""
+    """One client. `urls` are the fleet's nodes; after any close or failure it moves to another, at random —
+    as a load balancer would send it (always the next one piled a drained node's clients onto one node)."""
 
     def __init__(
         self,
@@ -210,4 +211,5 @@ class StreamClient:
         self.connected.set()
 
     def _next_url(self) -> None:
-        self.url_index = (self.url_index + 1) % len(self.urls)
+        if len(self.urls) > 1:
+            self.url_index = (self.url_index + self.rng.randrange(1, len(self.urls))) % len(self.urls)

@@ -465,7 +465,12 @@ class Controller:
         self._states.update(dict.fromkeys(added, NodeState.PROVISIONING))
         message = f"operator added {count} nodes ({added[0]}..{added[-1]}), provisioning"
         self._events.append(
-            Event(time_s=self.fleet_time(), kind="capacity", message=message, data={"count": count, "nodes": added})
+            Event(
+                time_s=self.fleet_time(),
+                kind="capacity",
+                message=message,
+                data={"count": count, "nodes": added},
+            )
         )
         return added
 
@@ -474,6 +479,8 @@ class Controller:
         admission = self.admission()
         self.links[entry.id] = link
         self._tasks.append(asyncio.create_task(link.run()))
+        message = f"{entry.id} started" + (f": clients {entry.client_url}" if entry.client_url else "")
+        self._events.append(Event(time_s=self.fleet_time(), kind="capacity", node=entry.id, message=message))
         body = admission_request_of(admission).model_dump(
             mode="json", exclude={"confirm", "override_reason", "nodes"}
         )

@@ -12,10 +12,12 @@ import ipaddress
 import math
 import os
 import random
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +31,8 @@ from console.waves import lockstep_index
 
 MAX_CLIENTS = 20_000  # one file descriptor each, under this machine's 20,000 limit per process
 MAX_DURATION_S = 600.0
+#: How often a load following a nodes file reads it for nodes added since.
+NODES_FILE_POLL_S = 1.0
 #: Distinct client tokens per process: minting costs what verifying does (~1 ms), so clients share a few.
 TOKEN_POOL = 16
 
@@ -188,13 +192,53 @@ class LoadSpec:
     ramp_s: float = 1.0
     seed: int = 0
     work_factor: int = DEFAULT_WORK_FACTOR
+    #: A file of client URLs, one a line, that grows as the fleet does (`fleet up` keeps one): clients
+    #: reconnecting after a close then spread over the new nodes too, as behind a load balancer.
+    nodes_file: str | None = None
+
+
+def read_nodes_file(path: str) -> list[str]:
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as error:
+        raise InputError("--nodes-file", path, f"a readable file of ws:// URLs ({error.strerror})") from error
+    urls = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    check_loopback(urls)
+    return urls
+
+
+async def follow_nodes_file(path: str, urls: list[str]) -> None:
+    """Append to `urls` (the list every client of a pool shares) the nodes the file gains."""
+    while True:
+        await asyncio.sleep(NODES_FILE_POLL_S)
+        try:
+            listed = read_nodes_file(path)
+        except InputError:
+            continue  # mid-rewrite or gone: the nodes known so far still serve
+        urls.extend(url for url in listed if url not in urls)
+
+
+async def until_stopped() -> None:
+    """Until SIGTERM or SIGINT: a load that runs as long as the fleet it loads."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
 
 
 async def _run_pool(spec: LoadSpec) -> dict:
     signer = TokenSigner(work_factor=spec.work_factor)
-    pool = ClientPool(spec.urls, spec.clients, spec.policy, seed=spec.seed, ramp_s=spec.ramp_s, signer=signer)
+    urls = list(spec.urls)
+    pool = ClientPool(urls, spec.clients, spec.policy, seed=spec.seed, ramp_s=spec.ramp_s, signer=signer)
     pool.start()
-    await asyncio.sleep(spec.duration_s)  # the run's length is the measurement, not a synchronization
+    follower = asyncio.create_task(follow_nodes_file(spec.nodes_file, urls)) if spec.nodes_file else None
+    if spec.duration_s > 0:
+        await asyncio.sleep(spec.duration_s)  # the run's length is the measurement, not a synchronization
+    else:
+        await until_stopped()
+    if follower is not None:
+        follower.cancel()
     await pool.stop()
     return asdict(pool.stats)
 
@@ -212,15 +256,22 @@ def merge(parts: list[dict[str, Any]]) -> ClientStats:
 
 
 def run_load(spec: LoadSpec, workers: int = 1) -> LoadReport:
-    """Blocking: run the load for `spec.duration_s` and report. Workers split the clients evenly."""
+    """Blocking: run the load for `spec.duration_s` (0: until SIGTERM or SIGINT, one worker) and report.
+    Workers split the clients evenly."""
     check_loopback(spec.urls)
+    if spec.nodes_file is not None:
+        read_nodes_file(spec.nodes_file)
     make_policy(spec.policy)  # an unknown policy fails here, before any process starts
     if not 1 <= spec.clients <= MAX_CLIENTS * max(1, workers):
         raise InputError("--clients", spec.clients, f"1 to {MAX_CLIENTS} per worker")
-    if not 0 < spec.duration_s <= MAX_DURATION_S:
-        raise InputError("--duration", spec.duration_s, f"seconds in (0, {MAX_DURATION_S:g}]")
+    if not 0 <= spec.duration_s <= MAX_DURATION_S:
+        raise InputError(
+            "--duration", spec.duration_s, f"seconds in [0, {MAX_DURATION_S:g}] (0: until stopped)"
+        )
     if not 1 <= workers <= 64:
         raise InputError("--workers", workers, "1 to 64")
+    if spec.duration_s == 0 and workers > 1:
+        raise InputError("--workers", workers, "1 when --duration is 0 (until stopped)")
     t0 = time.time()
     if workers <= 1:
         parts = [asyncio.run(_run_pool(spec))]
@@ -229,4 +280,4 @@ def run_load(spec: LoadSpec, workers: int = 1) -> LoadReport:
         specs = [replace(spec, clients=share, seed=spec.seed + k) for k, share in enumerate(shares) if share]
         with ProcessPoolExecutor(len(specs), mp_context=get_context("spawn")) as pool:
             parts = list(pool.map(_worker, specs))
-    return report(merge(parts), spec.clients, spec.policy, t0, spec.duration_s)
+    return report(merge(parts), spec.clients, spec.policy, t0, spec.duration_s or time.time() - t0)

@@ -9,8 +9,10 @@ naming `count`). A cloud's autoscaling group would be another provisioner behind
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from console.errors import InputError
@@ -35,13 +37,15 @@ class NodeProvisioner(Protocol):
 class LoopbackProvisioner:
     """More `stormdeck gateway serve` children on loopback, like the ones `fleet up` started: the same
     controller token, history and arguments. Every node it starts is appended to `started`, the list
-    `fleet up` stops by pid on the way out."""
+    `fleet up` stops by pid on the way out, and its client URL to `client_urls_file` (when given), the
+    file `fleet up`'s load generator follows."""
 
     token: str
     started: list[NodeProcess]
     max_nodes: int
     args: list[str] = field(default_factory=list)
     history: str | None = None
+    client_urls_file: Path | None = None
     #: A node child printed its URLs 0.42 s after it was started (3 starts, load average 1.0, on the shared
     #: 2-core machine); 2 s leaves room for a busier machine and the first frame that follows.
     provisioning_s: float = 2.0
@@ -53,7 +57,16 @@ class LoopbackProvisioner:
         node = NodeProcess(node_id, list(self.args), token=self.token, history=self.history)
         self.started.append(node)  # before it starts: stopped on the way out even if it hangs
         await asyncio.to_thread(node.start)
+        self.write_client_urls()
         return NodeEntry(node.node_id, node.admin_url, node.url)
+
+    def write_client_urls(self) -> None:
+        """Rewrite the file whole (write, then rename), so a reader never sees half of it."""
+        if self.client_urls_file is None:
+            return
+        partial = self.client_urls_file.with_suffix(".partial")
+        partial.write_text("".join(f"{node.url}\n" for node in self.started if node.url))
+        os.replace(partial, self.client_urls_file)
 
 
 class Provisioning:

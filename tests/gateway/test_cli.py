@@ -55,6 +55,39 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
         (["loadgen", "ws://127.0.0.1:9/", "--clients", "0", "--policy", "fixed"], "--clients"),
         (
             [
+                "loadgen",
+                "ws://127.0.0.1:9/",
+                "--clients",
+                "5",
+                "--policy",
+                "fixed",
+                "--duration",
+                "0",
+                "--workers",
+                "2",
+            ],
+            "--workers",
+        ),
+        (
+            ["loadgen", "ws://127.0.0.1:9/", "--clients", "5", "--policy", "fixed", "--duration", "601"],
+            "[0, 600]",
+        ),
+        (
+            [
+                "loadgen",
+                "ws://127.0.0.1:9/",
+                "--clients",
+                "5",
+                "--policy",
+                "fixed",
+                "--nodes-file",
+                "/nonexistent",
+            ],
+            "--nodes-file",
+        ),
+        (["fleet", "up", "--duration", "-1"], "--duration"),
+        (
+            [
                 "gateway",
                 "serve",
                 "--port",

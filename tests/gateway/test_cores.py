@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+from collections import Counter
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from console.errors import InputError
+from console.gateway import loadgen
 from console.gateway.admission import Admission, Rejection, TokenBucket
-from console.gateway.client import ClientStats, StreamPosition, retry_after_ms
+from console.gateway.client import ClientStats, StreamClient, StreamPosition, retry_after_ms
 from console.gateway.drain import DrainPlan, achieved_rate_per_s
 from console.gateway.history import plan_replay
 from console.gateway.loadgen import bin_attempts, check_loopback
 from console.gateway.tokens import TokenSigner
+from console.policies import make_policy
 from console.protocol import AdmissionRequest, AdmissionSettings, DrainRequest
+from tests.gateway.conftest import wait_for
 
 
 def test_bucket_admits_burst_then_rate() -> None:
@@ -139,3 +144,47 @@ def test_loadgen_refuses_non_loopback() -> None:
 
 def test_bin_attempts() -> None:
     assert bin_attempts([100.0, 100.05, 100.15, 99.0, 101.0], t0_s=100.0, duration_s=0.3) == [2, 1, 0]
+
+
+def test_a_client_moves_to_another_node_at_random() -> None:
+    """After a close, any other node, each about as often: a balancer's spread, never the same node."""
+    client = StreamClient(
+        ["ws://127.0.0.1:1/", "ws://127.0.0.1:2/", "ws://127.0.0.1:3/", "ws://127.0.0.1:4/"],
+        make_policy("fixed"),
+        "token",
+        ClientStats(),
+        random.Random(7),
+        start_index=0,
+    )
+    moves = Counter()
+    for _ in range(3000):
+        before = client.url_index
+        client._next_url()
+        assert client.url_index != before
+        moves[(client.url_index - before) % 4] += 1
+    assert sorted(moves) == [1, 2, 3] and min(moves.values()) > 900
+
+
+def test_a_nodes_file_names_loopback_nodes_only(tmp_path) -> None:
+    listed = tmp_path / "client-urls"
+    listed.write_text("# fleet up's nodes\nws://127.0.0.1:1/\n\nws://127.0.0.1:2/\n")
+    assert loadgen.read_nodes_file(str(listed)) == ["ws://127.0.0.1:1/", "ws://127.0.0.1:2/"]
+    listed.write_text("ws://127.0.0.1:1/\nws://192.0.2.1:3/\n")
+    with pytest.raises(InputError, match="loopback"):
+        loadgen.read_nodes_file(str(listed))
+    with pytest.raises(InputError, match="--nodes-file"):
+        loadgen.read_nodes_file(str(tmp_path / "missing"))
+
+
+async def test_a_pool_follows_its_nodes_file(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(loadgen, "NODES_FILE_POLL_S", 0.01)
+    listed = tmp_path / "client-urls"
+    listed.write_text("ws://127.0.0.1:1/\n")
+    urls = ["ws://127.0.0.1:1/"]
+    follower = asyncio.create_task(loadgen.follow_nodes_file(str(listed), urls))
+    try:
+        listed.write_text("ws://127.0.0.1:1/\nws://127.0.0.1:2/\n")
+        await wait_for(lambda: len(urls) == 2, 2, "the new node in the shared list")
+        assert urls == ["ws://127.0.0.1:1/", "ws://127.0.0.1:2/"]
+    finally:
+        follower.cancel()

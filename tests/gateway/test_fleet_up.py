@@ -82,12 +82,34 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-@pytest.mark.timeout(60)
-def test_fleet_up_adds_capacity_by_starting_a_node_and_stops_it_too(tmp_path) -> None:
-    """One node, no load, then `add_capacity`: fleet up starts node-2 as it started node-1, and stops it."""
+def _confirmed(url: str, path: str, body: dict, headers: dict, name: str) -> httpx.Response:
+    """POST an action; answer the guards' confirmation (409) with its token, and the name when typed."""
+    asked = httpx.post(f"{url}{path}", json=body, headers=headers)
+    if asked.status_code != 409:
+        return asked
+    problem = asked.json()
+    confirm = {"token": problem["confirm_token"]}
+    if problem["verdict"]["level"] == "typed":
+        confirm["typed"] = problem["verdict"].get("typed_expected") or name
+    return httpx.post(f"{url}{path}", json={**body, "confirm": confirm}, headers=headers)
+
+
+def _fleet_until(url: str, headers: dict, done, timeout_s: float) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        fleet = httpx.get(f"{url}/v1/fleet", headers=headers).json()
+        if done(fleet) or time.monotonic() > deadline:
+            return fleet
+        time.sleep(0.2)
+
+
+@pytest.mark.timeout(90)
+def test_fleet_up_adds_capacity_the_load_reaches_and_stops_it_too(tmp_path) -> None:
+    """Two nodes and 60 clients, then `add_capacity`: fleet up starts node-3 as it started the others and
+    lists it for the load generator; node-1's drained clients then spread over node-2 *and* node-3."""
     (tmp_path / "api.tokens").write_text("operator op-token tester\n")
-    command = [sys.executable, "-m", "console", "fleet", "up", "--nodes", "1", "--port", "0"]
-    command += ["--token-file", str(tmp_path / "api.tokens"), "--work-factor", "200"]
+    command = [sys.executable, "-m", "console", "fleet", "up", "--nodes", "2", "--port", "0"]
+    command += ["--clients", "60", "--token-file", str(tmp_path / "api.tokens"), "--work-factor", "200"]
     command += ["--audit-log", str(tmp_path / "audit.jsonl")]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
     children: set[int] = set()
@@ -98,26 +120,38 @@ def test_fleet_up_adds_capacity_by_starting_a_node_and_stops_it_too(tmp_path) ->
             lines.append(line)
             if line.startswith("Ctrl-C"):
                 break
+        assert any(line.startswith("load:") and "until the fleet stops" in line for line in lines), lines
         url = next(line.split()[1] for line in lines if line.startswith("url:"))
         headers = {"Authorization": "Bearer op-token"}
-        asked = httpx.post(f"{url}/v1/capacity", json={"count": 1}, headers=headers)  # 1 on 1: confirm
-        assert asked.status_code == 409, asked.text
-        confirm = {"token": asked.json()["confirm_token"]}
-        added = httpx.post(f"{url}/v1/capacity", json={"count": 1, "confirm": confirm}, headers=headers)
+        fleet = _fleet_until(url, headers, lambda f: f["totals"]["connections"] == 60, 30)
+        assert fleet["totals"]["connections"] == 60
+        added = _confirmed(url, "/v1/capacity", {"count": 1}, headers, "loopback")
         assert added.status_code == 202, added.text
-        deadline = time.monotonic() + 30
-        while True:
-            states = {
-                n["id"]: n["state"] for n in httpx.get(f"{url}/v1/fleet", headers=headers).json()["nodes"]
-            }
-            if states.get("node-2") == "ready" or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-        assert states == {"node-1": "ready", "node-2": "ready"}
+        fleet = _fleet_until(
+            url, headers, lambda f: len(f["nodes"]) == 3 and f["nodes"][2]["state"] == "ready", 30
+        )
+        assert {n["id"]: n["state"] for n in fleet["nodes"]} == {
+            "node-1": "ready",
+            "node-2": "ready",
+            "node-3": "ready",
+        }
         children = _children(process.pid)
-        assert len(children) >= 2  # the two nodes (and a publisher only with Redis)
+        assert len(children) >= 4  # three nodes, the load (and a publisher only with Redis)
+        on_node_1 = fleet["nodes"][0]["connections"]
+        drain = {"rate_per_s": 50, "deadline_s": 30, "hint_ms": [0, 500]}
+        drained = _confirmed(url, "/v1/nodes/node-1/drain", drain, headers, "node-1")
+        assert drained.status_code in (200, 202), drained.text
+
+        def settled(f: dict) -> bool:
+            return f["nodes"][0]["connections"] == 0 and f["totals"]["connections"] == 60
+
+        fleet = _fleet_until(url, headers, settled, 30)
+        assert settled(fleet), fleet["nodes"]
+        moved_to_new = fleet["nodes"][2]["connections"]
+        # Each client moves to another node at random: node-3 gets about half of node-1's (Binomial(n, ½)).
+        assert 0.2 * on_node_1 <= moved_to_new <= 0.8 * on_node_1, (on_node_1, fleet["nodes"])
         records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
-        assert [(r["action"], r["outcome"]) for r in records][-1] == ("add_capacity", "applied")
+        assert ("add_capacity", "applied") in [(r["action"], r["outcome"]) for r in records]
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(20) == 0
