@@ -222,6 +222,9 @@ def describe_action(action: ActionRecord) -> str:
     return f"{action.action}{target} → {action.outcome}"
 
 
+_TIMELESS = frozenset({RecordKind.HEADER, RecordKind.HELLO})
+
+
 def _timeline(entries: list[Entry]) -> list[float]:
     """Each entry's time on the replay timeline: fleet time, made non-decreasing in file order.
 
@@ -239,4 +242,9 @@ def _timeline(entries: list[Entry]) -> list[float]:
         if entry.kind is RecordKind.FRAME:
             newest_frame = t
         out.append(t)
+    # The header and a hello carry no fleet time (stamped 0): they play with the record after them, so a
+    # recording joined at fleet time 12 s starts playing at once, not after 12 s of nothing.
+    for i in range(len(entries) - 2, -1, -1):
+        if entries[i].kind in _TIMELESS:
+            out[i] = out[i + 1]
     return out

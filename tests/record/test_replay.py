@@ -120,6 +120,24 @@ def test_marker_jumps_land_on_the_marker_frames(replay: tuple[ReplaySource, Fake
     assert raised and _frames(items)[-1] == alarm.time_s  # the frame that raised it, with its alarm event
 
 
+def test_a_recording_joined_late_plays_its_first_frame_at_once(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    """The recorder attached at fleet time 30 s: the header and the server's hello (no fleet time of their
+    own) must not make the replay wait 30 s for the first frame."""
+    with RecordingWriter(recording_path, header(), fsync=False) as writer:
+        writer.write(Hello(fleet="test-fleet", source=Source.SIMULATOR, epoch="sim", seq=30))
+        for tick in outage_ticks[29:33]:
+            writer.write(tick.frame)
+    clock = FakeClock()
+    with RecordingReader(recording_path) as recording:
+        assert recording.timeline_s[:3] == [30.0, 30.0, 30.0]
+        source = ReplaySource(recording, clock=clock)
+        assert _frames(source.take(clock())) == [30.0]
+        clock.now_s += 1.0
+        assert _frames(source.take(clock())) == [31.0]
+
+
 async def test_run_emits_hello_then_frames_then_waits_at_the_end(
     outage_ticks: list[Tick], recording_path: Path
 ) -> None:
