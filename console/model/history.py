@@ -95,6 +95,8 @@ class FleetModel:
 
     def apply(self, item: StreamItem) -> None:
         if isinstance(item, LinkStatus):
+            if self.link.state is LinkState.PAUSED and item.state is LinkState.LIVE:
+                self.received_at_s = item.at_s  # playing again: frames are due from now, not overdue
             self.link = item
         elif isinstance(item, Malformed):
             self.malformed += 1

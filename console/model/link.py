@@ -16,6 +16,7 @@ class LinkState(StrEnum):
     RECONNECTING = "reconnecting"
     REFUSED = "refused"  # 401/403: retrying with the same token cannot help
     STOPPED = "stopped"  # the stream client itself failed: a bug, shown instead of a frozen "live"
+    PAUSED = "paused"  # a replay held or at its end: no frames, and none are late
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class LinkStatus:
             return f"refused: {self.reason or 'not authorised'}"
         if self.state is LinkState.STOPPED:
             return f"stopped: {self.reason or 'the stream client failed'}"
+        if self.state is LinkState.PAUSED and self.reason:
+            return self.reason
         return self.state.value
 
 

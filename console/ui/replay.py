@@ -164,8 +164,20 @@ class ReplayApp(ConsoleApp):
         self.show_timeline()
 
     def show_timeline(self) -> None:
+        self._sync_link()
         for bar in self.screen.query(TimelineBar):
             bar.show(self.replay.status(), self.markers, self.palette, last_record_text(self.last_record))
+
+    def _sync_link(self) -> None:
+        """Held or at its end, the replay sends no frames and none are late: the header says so instead
+        of counting the frames' age up to a failing link."""
+        status = self.replay.status()
+        held = "paused" if status.paused else "end of the recording" if status.finished else None
+        link = self.model.link
+        if held is not None and (link.state is not LinkState.PAUSED or link.reason != held):
+            self.model.apply(LinkStatus(LinkState.PAUSED, reason=held, at_s=self.clock()))
+        elif held is None and link.state is LinkState.PAUSED:
+            self.model.apply(LinkStatus(LinkState.LIVE, at_s=self.clock()))
 
     # --- controls (each takes effect at once; the feed sends what it changes) --------------------------
 

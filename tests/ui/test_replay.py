@@ -97,6 +97,30 @@ async def test_step_and_pause(replay_app: ReplayApp, reader: RecordingReader):
         assert replay_app.replay.status().paused
 
 
+async def test_a_held_replay_is_not_shown_as_a_failing_link(reader: RecordingReader):
+    """Paused (or at its end) a replay sends no frames and none are late: no ▲/✖ age in the header; played
+    again, the age counts from then."""
+    from console.ui.widgets.header import FleetHeader
+
+    wall = [1.8e9]
+    replay = ReplaySource(reader, paused=True, clock=lambda: 1000.0)
+    app = ReplayApp(replay, remember_theme=False, clock=lambda: wall[0])
+
+    def header() -> str:
+        return str(app.screen.query_one(FleetHeader).render())
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: shown_time(app) == reader.frame_at(0).time_s, what="the first frame, paused")
+        wall[0] += 60.0  # a minute of wall time, held
+        app._tick()
+        await pilot.pause()
+        assert "link ✓ paused" in header() and "age" not in header()
+        await pilot.press("space")
+        app._tick()
+        await pilot.pause()
+        assert "link ✓ live" in header() and "age 0.0 s" in header()
+
+
 async def test_seek_to_a_time_and_a_bad_time_is_an_inline_message(replay_app: ReplayApp, reader):
     async with replay_app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -27,8 +27,8 @@ def header_text(model: FleetModel, now_s: float, palette: Palette) -> Text:
     clock = fleet_clock(model.frame.time_s) if model.frame else "—"
     text.append(f"   fleet clock {clock}")
     link = model.link
-    stale = model.staleness_s(now_s)
-    if link.state is LinkState.LIVE:
+    stale = model.staleness_s(now_s) if link.state is not LinkState.PAUSED else None
+    if link.state in (LinkState.LIVE, LinkState.PAUSED):
         level = Level.OK if stale is None else level_at_least(stale, t.stale_warn_s, t.stale_crit_s)
     elif link.state is LinkState.CONNECTING:
         level = Level.WARNING
