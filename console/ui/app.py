@@ -140,9 +140,17 @@ class ConsoleApp(App[None]):
         self._refresh_pending = False
         self.refresh_views()
 
+    def fleet_screen(self) -> MainScreen | NodeDetailScreen | None:
+        """The fleet view on top — under a form or a dialog too: an operator deciding in a form sees the
+        fleet as it is now, not as it was when the form opened."""
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, MainScreen | NodeDetailScreen):
+                return screen if screen.ready else None
+        return None
+
     def refresh_views(self) -> None:
-        screen = self.screen
-        if not getattr(screen, "ready", False):
+        screen = self.fleet_screen()
+        if screen is None:
             return
         now_s = self.clock()
         if isinstance(screen, MainScreen):
@@ -154,8 +162,8 @@ class ConsoleApp(App[None]):
 
     def _tick(self) -> None:
         """Staleness and the reconnect countdown move even when no frame arrives."""
-        screen = self.screen
-        if isinstance(screen, MainScreen | NodeDetailScreen) and screen.ready:
+        screen = self.fleet_screen()
+        if screen is not None:
             screen.show_header(self.model, self.clock(), self.palette)
 
     # --- themes ----------------------------------------------------------------------------------------

@@ -230,8 +230,8 @@ class DrillApp(ConsoleApp):
 
     def refresh_views(self) -> None:
         super().refresh_views()
-        screen = self.screen
-        if isinstance(screen, DrillScreen) and screen.ready:
+        screen = self.fleet_screen()
+        if isinstance(screen, DrillScreen):
             score = self.progress.score()
             screen.show_drill(
                 drill_title(self.progress, score, self.paused),

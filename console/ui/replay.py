@@ -165,7 +165,8 @@ class ReplayApp(ConsoleApp):
 
     def show_timeline(self) -> None:
         self._sync_link()
-        for bar in self.screen.query(TimelineBar):
+        screen = self.fleet_screen()
+        for bar in screen.query(TimelineBar) if screen is not None else []:
             bar.show(self.replay.status(), self.markers, self.palette, last_record_text(self.last_record))
 
     def _sync_link(self) -> None:

@@ -90,6 +90,22 @@ async def test_drain_form_is_prefilled_by_the_planner_and_an_ok_drain_applies():
         assert any("applied" in n.message for n in app._notifications)
 
 
+async def test_the_fleet_behind_an_open_form_keeps_updating():
+    """An operator deciding in the form sees the fleet as it is now (it froze at the form's opening)."""
+    from console.model.link import LinkState, LinkStatus
+    from console.ui.widgets.header import FleetHeader
+
+    app = acting_app(FakeFleetApi())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_drain_form(app, pilot)
+        app.feed(LinkStatus(LinkState.RECONNECTING, attempt=2, next_in_s=3.0, at_s=app.clock()))
+        await pilot.pause()
+        main = next(screen for screen in app.screen_stack if isinstance(screen, MainScreen))
+        assert isinstance(app.screen, ActionForm)
+        assert "reconnecting (attempt 2, next in 3.0 s)" in str(main.query_one(FleetHeader).render())
+
+
 async def test_inline_validation_names_the_field_and_the_range_and_sends_nothing():
     api = FakeFleetApi()
     app = acting_app(api)
