@@ -49,17 +49,27 @@ def storm_lockstep_index(
     bins: np.ndarray, disconnect_times_s: Sequence[float], until_s: float, bins_start_s: float = 0.0
 ) -> float:
     """`lockstep_index` over the storm window — first disconnect to recovery — each stretch between the
-    excluded spans after disconnecting events judged on its own. `bins[0]` starts at `bins_start_s`."""
+    excluded spans after disconnecting events judged on its own. `bins[0]` starts at `bins_start_s`.
+
+    When connections never fell below the recovery line (or were back within the exclusion), that window
+    is empty, yet the reconnects still came, in waves or not: the window then runs from the first
+    disconnect to the end of the run (an empty window read 0.0, below a smooth smear's 1)."""
     if not disconnect_times_s or not bins.size:
         return lockstep_index(bins)
 
     def at(time_s: float) -> int:
         return int((time_s - bins_start_s) * BINS_PER_S)
 
-    keep = np.zeros(bins.size, dtype=bool)
-    keep[max(at(disconnect_times_s[0]), 0) : max(at(until_s) + 1, 0)] = True
-    for t in disconnect_times_s:
-        keep[max(at(t), 0) : max(at(t + EVENT_EXCLUSION_S), 0)] = False
+    def storm_window(end: int) -> np.ndarray:
+        keep = np.zeros(bins.size, dtype=bool)
+        keep[max(at(disconnect_times_s[0]), 0) : max(end, 0)] = True
+        for t in disconnect_times_s:
+            keep[max(at(t), 0) : max(at(t + EVENT_EXCLUSION_S), 0)] = False
+        return keep
+
+    keep = storm_window(at(until_s) + 1)
+    if not keep.any():
+        keep = storm_window(bins.size)
     best = 0.0
     edges = np.flatnonzero(np.diff(np.concatenate(([0], keep.astype(np.int8), [0]))))
     for start, stop in zip(edges[::2], edges[1::2], strict=True):

@@ -17,7 +17,7 @@ from console.record import svg
 from console.record.advice import Finding, findings
 from console.record.reader import RecordingReader, describe_action
 from console.record.records import ActionRecord
-from console.record.review import Review, review
+from console.record.review import KeyFigures, Review, review
 
 SECTIONS = ("Session", "Key figures", "Charts", "Objectives", "Timeline", "What the seeds say")
 #: Events of one kind at one instant are folded into one timeline row past this many.
@@ -95,6 +95,17 @@ def _charts(reviewed: Review, thresholds: Thresholds) -> dict[str, svg.Chart]:
 # --- markdown --------------------------------------------------------------------------------------------
 
 
+def _recovery_text(f: KeyFigures) -> str:
+    if f.first_disconnect_s is None:
+        return "no mass disconnect"
+    since = f"first mass disconnect at {clock(f.first_disconnect_s)}"
+    if f.recovery_s is None:
+        return f"not recovered by the end ({since})"
+    if f.recovery_s == 0:  # every frame after it held ≥ 95 %: there was nothing to recover from
+        return f"never below 95 % of before ({since})"
+    return f"{f.recovery_s:.0f} s ({since} → back to ≥ 95 % for good)"
+
+
 def clock(seconds: float | None) -> str:
     """Fleet time as m:ss (h:mm:ss past an hour)."""
     if seconds is None:
@@ -170,18 +181,7 @@ def _figures(reviewed: Review) -> list[str]:
         ("peak attempts per second", f"{f.peak_attempts_per_s:,.0f}"),
         (
             "recovery time",
-            (
-                f"{f.recovery_s:.0f} s"
-                if f.recovery_s is not None
-                else (
-                    "not recovered by the end" if f.first_disconnect_s is not None else "no mass disconnect"
-                )
-            )
-            + (
-                f" (first mass disconnect at {clock(f.first_disconnect_s)} → back to ≥ 95 % for good)"
-                if f.first_disconnect_s is not None
-                else ""
-            ),
+            _recovery_text(f),
         ),
         (
             "max node CPU",

@@ -8,7 +8,7 @@ recording is judged by the same rules. Key figures use the simulator summary's d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -28,6 +28,29 @@ class AlarmSpan:
     cleared_s: float | None
     message: str
     node: str | None = None
+
+
+class AlarmSpans:
+    """Each alarm from the engine's changes: raised (with what it said then — not its latest reading),
+    then cleared. In time order; none forgotten however long the recording."""
+
+    def __init__(self) -> None:
+        self.spans: list[AlarmSpan] = []
+        self._open: dict[tuple[str, str | None], int] = {}
+
+    def take(self, changes: list[Event]) -> None:
+        for change in changes:
+            key = (str(change.data["name"]), change.node)
+            if change.data["change"] == "raised":
+                self._open[key] = len(self.spans)
+                message = change.message.split(": ", 1)[-1]  # "<name> raised: <message>"
+                span = AlarmSpan(
+                    key[0], str(change.data["severity"]), change.time_s, None, message, change.node
+                )
+                self.spans.append(span)
+            elif key in self._open:
+                i = self._open.pop(key)
+                self.spans[i] = replace(self.spans[i], cleared_s=change.time_s)
 
 
 @dataclass
@@ -128,10 +151,11 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
     confirmations: list[Confirmation] = []
     outcome: DrillOutcome | None = None
     disconnects: list[float] = []
+    alarms = AlarmSpans()
     for record in recording.records():
         if isinstance(record, Frame):
             series.add(record)
-            engine.update(record)
+            alarms.take(engine.update(record))
         elif isinstance(record, Event):
             if record.kind == "alarm":
                 continue  # judged afresh from the frames above
@@ -146,15 +170,11 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
             confirmations.append(record)
         elif isinstance(record, DrillOutcome):
             outcome = record
-    alarms = [
-        AlarmSpan(a.name, a.severity.value, a.since_s, a.cleared_s, a.message, a.node)
-        for a in sorted([*engine.history, *engine.active], key=lambda a: a.since_s)
-    ]
     return Review(
         header=recording.header,
         series=series,
         figures=key_figures(series, disconnects),
-        alarms=alarms,
+        alarms=alarms.spans,
         events=events,
         actions=actions,
         confirmations=confirmations,

@@ -141,3 +141,35 @@ def test_a_recording_without_frames_still_reports(tmp_path: Path) -> None:
     markdown = files.markdown.read_text()
     assert files.charts == [] and "No frames were recorded." in markdown
     assert re.findall(r"^## (.+)$", markdown, re.MULTILINE) == list(SECTIONS)
+
+
+def test_each_alarm_says_what_it_said_when_raised(herd: HerdSession) -> None:
+    """The report judges alarms afresh from the frames; a raised row carries the alarm's words at that
+    moment (the recorder's own alarm event then), not its last reading before it cleared."""
+    from console.protocol import Event
+    from console.record.review import review
+
+    with RecordingReader(herd.path) as recording:
+        raised = {
+            (r.data["name"], r.node, r.time_s): r.message.split(": ", 1)[1]
+            for r in recording.records()
+            if isinstance(r, Event) and r.kind == "alarm" and r.data.get("change") == "raised"
+        }
+        spans = review(recording).alarms
+    assert spans and len(spans) == len(raised)
+    assert {(a.name, a.node, a.since_s): a.message for a in spans} == raised
+    assert any(a.cleared_s is not None for a in spans)
+
+
+def test_recovery_reads_as_what_happened(herd: HerdSession) -> None:
+    from dataclasses import replace
+
+    from console.record.report import _recovery_text
+    from console.record.review import review
+
+    with RecordingReader(herd.path) as recording:
+        figures = review(recording).figures
+    assert figures is not None and figures.first_disconnect_s is not None
+    assert _recovery_text(replace(figures, recovery_s=0.0)).startswith("never below 95 % of before")
+    assert _recovery_text(replace(figures, recovery_s=None)).startswith("not recovered by the end")
+    assert _recovery_text(replace(figures, first_disconnect_s=None)) == "no mass disconnect"

@@ -1,0 +1,37 @@
+"""The storm figures `sim run` and the after-action report share (console/figures.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from console.figures import BINS_PER_S, recovery, storm_lockstep_index
+
+
+def _waves_after(disconnect_s: float, seconds: int, period_s: float) -> np.ndarray:
+    """Attempts per 100 ms: a calm 10 a bin, and from the disconnect a burst of 400 every `period_s`."""
+    bins = np.full(seconds * BINS_PER_S, 10, dtype=np.int64)
+    t = disconnect_s
+    while t < seconds:
+        bins[int(t * BINS_PER_S)] = 400
+        t += period_s
+    return bins
+
+
+def test_waves_that_never_took_connections_below_the_line_are_still_judged() -> None:
+    """Reconnects came back within a frame (connections never below 95 %): recovery is 0 s, the storm
+    window from it empty — the index must read the waves, not 0.0."""
+    times = np.arange(1.0, 61.0)
+    connections = np.full(times.size, 1000.0)
+    recovery_s, recovered_at_s = recovery(connections, times, 10.0)
+    assert (recovery_s, recovered_at_s) == (0.0, 10.0)
+    waves = storm_lockstep_index(_waves_after(10.0, 60, 2.0), [10.0], recovered_at_s)
+    smear = storm_lockstep_index(np.full(600, 50, dtype=np.int64), [10.0], recovered_at_s)
+    assert waves >= 4.0 and smear == 1.0
+
+
+def test_the_window_ends_at_recovery_when_there_is_one() -> None:
+    """Waves after the recovery do not count: 30 s of smear, then waves from 40 s; recovered at 35 s."""
+    bins = np.full(600, 50, dtype=np.int64)
+    bins[400::20] = 2000
+    assert storm_lockstep_index(bins, [10.0], 35.0) == 1.0
+    assert storm_lockstep_index(bins, [10.0], 59.0) >= 4.0
