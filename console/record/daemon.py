@@ -81,7 +81,11 @@ class StreamRecorder:
             self.malformed += 1  # recorded nowhere: a recording holds what the console could read
         elif isinstance(item, LinkStatus):
             if item.state is LinkState.LIVE:
-                log.info("recording (resume from seq %s, epoch %s)", *self.resume_from)
+                seq, epoch = self.resume_from
+                if seq is None:
+                    log.info("recording from the stream's next frame")
+                else:
+                    log.info("recording (resume from seq %s, epoch %s)", seq, epoch)
             elif item.state is LinkState.RECONNECTING:
                 log.warning("stream lost (%s); reconnecting in %.1f s", item.reason, item.next_in_s or 0.0)
             elif item.state is LinkState.REFUSED:

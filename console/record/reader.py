@@ -178,18 +178,25 @@ class RecordingReader:
         return min(index, max(len(self._frames) - 1, 0))
 
     def _collect_markers(self) -> Iterator[Marker]:
+        """Actions, and alarms raised. A recording holds the source's alarm events and, when its writer
+        judged the frames too, the writer's own (data.origin "recorder"): the same alarms twice. The
+        writer's are used when there are any — every recording judged by the same rules — else the
+        source's."""
+        alarms: dict[bool, list[Marker]] = {True: [], False: []}
         for entry, timeline_s in zip(self._entries, self.timeline_s, strict=True):
             if entry.kind is RecordKind.EVENT:
                 event = self._read(entry)
                 assert isinstance(event, Event)
                 if event.kind == "alarm" and event.data.get("change") == "raised":
-                    yield Marker(
-                        "alarm",
-                        event.time_s,
-                        str(event.data.get("name", event.message))
-                        + (f" @{event.node}" if event.node else ""),
-                        str(event.data.get("severity", "")),
-                        self._landing(timeline_s),
+                    alarms[event.data.get("origin") == "recorder"].append(
+                        Marker(
+                            "alarm",
+                            event.time_s,
+                            str(event.data.get("name", event.message))
+                            + (f" @{event.node}" if event.node else ""),
+                            str(event.data.get("severity", "")),
+                            self._landing(timeline_s),
+                        )
                     )
             elif entry.kind is RecordKind.ACTION:
                 action = self._read(entry)
@@ -201,6 +208,7 @@ class RecordingReader:
                     action.verdict.level.value if action.verdict else action.outcome,
                     self._landing(timeline_s),
                 )
+        yield from alarms[True] or alarms[False]
 
     # --- closing ---------------------------------------------------------------------------------------
 

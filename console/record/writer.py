@@ -65,6 +65,11 @@ class Retention:
         return self.max_bytes is not None or self.max_age_s is not None
 
 
+#: Fleet seconds of an existing recording judged again by the alarms when it is continued: longer than
+#: any alarm's window (60 s for connections, 30 s for CPU) and its clearing delay.
+ALARM_LOOKBACK_S = 300.0
+
+
 class RecordingWriter:
     def __init__(
         self,
@@ -121,12 +126,20 @@ class RecordingWriter:
                 raise InputError("--out", str(self.path), "a new file or a stormdeck recording to continue")
             payload = container.read_member(file, entries[0])
             header = parse_record(RecordKind.HEADER, payload or b"")
-            for entry in reversed(entries):
-                if entry.kind is RecordKind.FRAME:
-                    frame = parse_record(RecordKind.FRAME, container.read_member(file, entry) or b"")
-                    assert isinstance(frame, Frame)
-                    self.last_frame_seq, self.last_epoch = frame.seq, frame.epoch
-                    break
+            frames = [entry for entry in entries if entry.kind is RecordKind.FRAME]
+            if frames:
+                frame = parse_record(RecordKind.FRAME, container.read_member(file, frames[-1]) or b"")
+                assert isinstance(frame, Frame)
+                self.last_frame_seq, self.last_epoch = frame.seq, frame.epoch
+            if self.alarms is not None:
+                # The alarms active where the recording stopped stay active: judged again over its last
+                # frames (silently), they are not raised a second time when it goes on.
+                since_s = frames[-1].time_s - ALARM_LOOKBACK_S if frames else 0.0
+                for entry in frames:
+                    if entry.time_s >= since_s:
+                        earlier = parse_record(RecordKind.FRAME, container.read_member(file, entry) or b"")
+                        assert isinstance(earlier, Frame)
+                        self.alarms.update(earlier)
         with self.path.open("r+b") as file:
             file.truncate(container.end_of(entries))  # the torn tail a killed writer left
         self._size = container.end_of(entries)

@@ -100,3 +100,48 @@ def test_reopening_continues_the_same_recording(outage_ticks: list[Tick], record
             writer.write(tick.frame)
     with RecordingReader(recording_path) as recording:
         assert list(recording.frames()) == [t.frame for t in first + second]
+
+
+def test_a_continued_recording_does_not_raise_its_active_alarms_again(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    """Recorded in two sittings, the alarms raised are those of one sitting: an alarm active where the
+    first stopped is still active, not raised anew (the replay counted each twice)."""
+    from console.alarms import AlarmEngine
+
+    def raised(path: Path) -> list[tuple[str, float]]:
+        with RecordingReader(path) as recording:
+            return [(m.label, m.time_s) for m in recording.markers("alarm")]
+
+    whole = recording_path.with_name("whole.sdrec")
+    with RecordingWriter(whole, header(), alarms=AlarmEngine(), fsync=False) as writer:
+        for tick in outage_ticks:
+            writer.write(tick.frame)
+    split = 36  # headroom_low, drain_inflow_kill_switch (judged on one frame) and connections_drop active
+    with RecordingWriter(recording_path, header(), alarms=AlarmEngine(), fsync=False) as writer:
+        for tick in outage_ticks[:split]:
+            writer.write(tick.frame)
+        active_at_split = [a.name for a in writer.alarms.active]
+    with RecordingWriter(recording_path, header(), alarms=AlarmEngine(), fsync=False) as writer:
+        for tick in outage_ticks[split:]:
+            writer.write(tick.frame)
+    assert "headroom_low" in active_at_split  # judged on one frame: a fresh engine raises it at once
+    assert raised(recording_path) == raised(whole)
+
+
+def test_alarm_markers_count_each_alarm_once(outage_ticks: list[Tick], recording_path: Path) -> None:
+    """The source's alarm events and the writer's own judgement of the same frames are the same alarms:
+    the markers (the replay's '▲ n alarms') hold the writer's only."""
+    from console.alarms import AlarmEngine
+
+    server = AlarmEngine()  # what a fleet API server sends in its stream
+    with RecordingWriter(recording_path, header(), alarms=AlarmEngine(), fsync=False) as writer:
+        for tick in outage_ticks:
+            for change in server.update(tick.frame):
+                writer.write(change)
+            writer.write(tick.frame)
+    with RecordingReader(recording_path) as recording:
+        events = [r for r in recording.records() if isinstance(r, Event) and r.kind == "alarm"]
+        markers = recording.markers("alarm")
+    raised_by_source = [e for e in events if e.data["change"] == "raised" and "origin" not in e.data]
+    assert raised_by_source and len(markers) == len(raised_by_source)
