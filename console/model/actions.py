@@ -81,9 +81,9 @@ class FormField:
         if self.choices:
             return " or ".join(self.choices)
         number = "an integer" if self.kind is int else "a number"
-        low = f"> {self.low:g}" if self.low_open else f"≥ {self.low:g}"
+        low = f"> {_bound(self.low)}" if self.low_open else f"≥ {_bound(self.low)}"
         blank = " (blank: unlimited)" if self.optional else ""
-        return f"{number} {low} and ≤ {self.high:g}{blank}"
+        return f"{number} {low} and ≤ {_bound(self.high)}{blank}"
 
     def parse(self, text: str) -> float | int | str | None:
         text = text.strip()
@@ -101,6 +101,16 @@ class FormField:
         if too_low or value > self.high or (isinstance(value, float) and not math.isfinite(value)):
             raise InputError(self.name, text, self.allowed())
         return value
+
+
+def _bound(value: float) -> str:
+    """1000000000 as 1,000,000,000, not 1e+09: a range an operator reads at a glance."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
+
+
+def field_label(kind: ActionKind, name: str) -> str:
+    """The form's label for a field the server or the parser named (its own name when the form has none)."""
+    return next((spec.label for spec in FORMS[kind] if spec.name == name), name)
 
 
 FORMS: dict[ActionKind, tuple[FormField, ...]] = {
@@ -175,7 +185,9 @@ def parse_form(kind: ActionKind, node_id: str | None, values: Mapping[str, str])
         low, high = parsed.pop(low_name), parsed.pop(high_name)
         assert isinstance(low, int | float) and isinstance(high, int | float)
         if low > high:
-            raise InputError(high_name, values.get(high_name, ""), f"≥ {low_name} ({low:g})")
+            raise InputError(
+                high_name, values.get(high_name, ""), f"≥ {field_label(kind, low_name)} ({low:g})"
+            )
         parsed[name] = [low, high]
     return ActionCall(kind, node_id, parsed)
 

@@ -113,8 +113,11 @@ async def test_inline_validation_names_the_field_and_the_range_and_sends_nothing
         await pilot.pause()
         form = await open_drain_form(app, pilot)
         await set_rate(form, pilot, "-5")
-        error = shown(form.query_one("#form-error"))
-        assert "rate_per_s" in error and "> 0" in error
+        label = form.query_one("#form-error")
+        error = shown(label).strip()
+        assert error.startswith("✖ rate (closes/s): '-5'") and "> 0 and ≤ 1,000,000,000" in error
+        dialog = form.query_one("Vertical").content_region  # wrapped inside the dialog, not cut at its edge
+        assert label.region.right <= dialog.right and label.size.width * label.size.height >= len(error)
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is form and api.sent == []
@@ -123,7 +126,7 @@ async def test_inline_validation_names_the_field_and_the_range_and_sends_nothing
         hint_max.value = "500"  # below the minimum
         await pilot.pause()
         error = shown(form.query_one("#form-error"))
-        assert "hint_max_ms" in error and "hint_min_ms" in error
+        assert "hint max (ms): '500'" in error and "≥ hint min (ms) (1000)" in error
         await pilot.press("escape")
         await pilot.pause()
         assert api.sent == []
@@ -269,7 +272,9 @@ async def test_a_is_admission_on_the_table_and_acknowledge_in_the_alarms_panel()
         await pilot.press("escape")
         await pilot.pause()
         unacked = app.model.alarms.unacknowledged
-        app.screen.query_one(AlarmsPanel).focus()
+        await pilot.press("tab")  # as the README says: Tab to the alarms panel
+        await pilot.pause()
+        assert isinstance(app.focused, AlarmsPanel)
         await pilot.press("a")
         await pilot.pause()
         assert app.model.alarms.unacknowledged == unacked - 1

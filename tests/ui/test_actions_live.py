@@ -116,7 +116,7 @@ async def test_c_adds_capacity_after_confirming_a_large_add_and_the_nodes_provis
         count = form.query_one("#field-count", Input)
         count.value = "0"
         await pilot.pause()
-        assert "count" in str(form.query_one("#form-error").content)  # named inline, nothing sent
+        assert "nodes to add: '0'" in str(form.query_one("#form-error").content)  # named inline, nothing sent
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is form and acting.simulation.n_nodes == 8

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from console.errors import InputError
-from console.model.actions import FORMS, ActionCall, ActionKind, Prefill, parse_form
+from console.model.actions import FORMS, ActionCall, ActionKind, Prefill, field_label, parse_form
 
 
 @dataclass(frozen=True)
@@ -29,14 +29,14 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     DEFAULT_CSS = """
     ActionForm { align: center middle; }
     ActionForm > Vertical {
-        width: 72; height: auto; border: thick $primary; background: $surface; padding: 0 1;
+        width: 88; height: auto; border: thick $primary; background: $surface; padding: 0 1;
     }
     ActionForm .row { height: auto; }
     ActionForm .row Label { width: 30; padding: 1 1 0 0; }
     ActionForm .row Input { width: 1fr; }
     ActionForm #form-title { text-style: bold; padding-bottom: 1; }
     ActionForm #form-source { color: $text-muted; }
-    ActionForm #form-error { color: $error; height: auto; }
+    ActionForm #form-error { color: $error; height: auto; width: 100%; }
     ActionForm #form-buttons { height: auto; padding-top: 1; }
     ActionForm #form-buttons Button { margin-right: 2; }
     """
@@ -85,7 +85,8 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         try:
             call = parse_form(self.kind, self.node_id, self.values())
         except InputError as error:
-            error_label.update(f"✖ {error}")
+            label = field_label(self.kind, error.field)
+            error_label.update(f"✖ {label}: {error.value!r} is not allowed; expected {error.allowed}")
             field = self.query(f"#field-{error.field}")
             if field:
                 field.first().focus()

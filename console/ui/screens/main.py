@@ -58,7 +58,8 @@ class MainScreen(Screen[None]):
         Binding("S", "app.reverse_sort", "reverse", show=False),
         Binding("!", "app.alarming_only", "alarming", show=False),
         *action_bindings(),
-        Binding("tab", "focus_next", "next panel", show=False),
+        Binding("tab", "app.focus_next", "next panel", show=False),
+        Binding("shift+tab", "app.focus_previous", "previous panel", show=False),
         Binding("escape", "close_filter", "close filter", show=False),
     ]
 
