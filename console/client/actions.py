@@ -134,6 +134,9 @@ class ActionClient(AdminClient):
         method, path = route(action, node)
         return await self.act(method, path, body, confirm=confirm, typed=typed)
 
+    async def capacity(self) -> dict[str, Any]:
+        return dict(await self._get("/v1/capacity"))
+
     async def drain_plan(self, node_id: str) -> dict[str, Any]:
         return dict(await self._get(f"/v1/nodes/{node_id}/drain-plan"))
 

@@ -424,3 +424,17 @@ class DrainPlanResult(_Record):
     force_closed: int
     limited_by: str
     request: DrainRequest
+
+
+class CapacityRecord(_Record):
+    """`GET /v1/capacity`: what one node of the fleet can take, and the room to add more — the figures the
+    guards judge with, so a console can pre-fill a drain or an add as the server will judge it."""
+
+    handshakes_per_s: float = Field(description="new connections one node completes per second")
+    cpu_pct_per_handshake_per_s: float = Field(description="CPU points a node spends per handshake/s")
+    connections_per_node: int = Field(description="connections one node holds at 100 % (headroom's basis)")
+    steady_inflow_per_s: float = Field(
+        description="the fleet's new connections per second when calm; 0: unknown"
+    )
+    max_nodes: int = Field(description="the most nodes the fleet may hold; 0: it cannot add nodes")
+    provisioning_s: float = Field(description="seconds from adding a node to its being ready; 0: unknown")

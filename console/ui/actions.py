@@ -11,8 +11,10 @@ level demands. The screens only return what the operator chose; this class sends
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
 
 from console.client.actions import ActionClient
 from console.client.admin import AdminClient, ApiError
@@ -33,6 +35,7 @@ from console.model.actions import (
     read_answer,
     rollout_prefill,
 )
+from console.protocol import CapacityRecord
 from console.record.records import ActionRecord, Confirmation
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
@@ -95,6 +98,9 @@ def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, act
         status=reading.status or None,
         detail=reading.message,
     )
+
+
+_CAPACITY_FIELDS = {f.name for f in fields(FleetCapacity)}
 
 
 class ConsoleActions:
@@ -246,7 +252,8 @@ class ConsoleActions:
             case ActionKind.ADMISSION:
                 return admission_prefill(frame.admission if frame else None)
             case ActionKind.ADD_CAPACITY:
-                return add_capacity_prefill(frame, self.app.model.fleet, self.capacity, self.thresholds)
+                capacity = await self._capacity()
+                return add_capacity_prefill(frame, self.app.model.fleet, capacity, self.thresholds)
         return Prefill({}, "")
 
     async def _drain_prefill(self, node_id: str) -> Prefill:
@@ -257,15 +264,23 @@ class ConsoleActions:
         except ApiError:
             pass
         frame = self.app.model.frame
-        if frame is not None and self.capacity is not None:
+        capacity = await self._capacity()
+        if frame is not None and capacity is not None:
             try:
-                return local_drain_prefill(
-                    frame, self.app.model.fleet, node_id, self.capacity, self.thresholds
-                )
+                return local_drain_prefill(frame, self.app.model.fleet, node_id, capacity, self.thresholds)
             except StormdeckError:  # the planner refuses (the node is not ready): the plain rate still helps
                 pass
         node = self.app.model.nodes.get(node_id)
         return fallback_drain_prefill(node.connections if node else 0, self.thresholds)
+
+    async def _capacity(self) -> FleetCapacity | None:
+        """The server's capacity record (it changes as nodes are added), else the one the console was given."""
+        assert self.admin is not None
+        try:
+            record = CapacityRecord.model_validate(await self.admin.capacity())
+        except (ApiError, ValidationError):
+            return self.capacity
+        return FleetCapacity(**record.model_dump(include=_CAPACITY_FIELDS))
 
     # --- the audit panel ---------------------------------------------------------------------------------
 

@@ -269,6 +269,20 @@ async def test_the_drain_plan_passes_its_own_guards(acting: Acting) -> None:
     problem(await acting.call("GET", "/v1/nodes/gw-999/drain-plan", role="viewer"), 422, "node")
 
 
+async def test_the_capacity_record_is_what_the_guards_judge_with(acting: Acting) -> None:
+    record = (await acting.call("GET", "/v1/capacity", role="viewer")).json()
+    capacity = acting.backend.capacity()
+    assert record == {
+        "handshakes_per_s": capacity.handshakes_per_s,
+        "cpu_pct_per_handshake_per_s": capacity.cpu_pct_per_handshake_per_s,
+        "connections_per_node": capacity.connections_per_node,
+        "steady_inflow_per_s": capacity.steady_inflow_per_s,
+        "max_nodes": capacity.max_nodes,
+        "provisioning_s": capacity.provisioning_s,
+    }
+    assert record["max_nodes"] > 0 and record["connections_per_node"] > 0
+
+
 async def test_a_fleet_refusal_after_the_guards_is_recorded_and_applies_nothing(acting: Acting) -> None:
     # The guards allow any hint window; the simulator's timing wheel holds only so much (a fleet's own
     # limit, checked when it applies).

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from console.client.actions import ActionClient
+from console.guards import FleetCapacity
 from console.guards.verdict import check, verdict
 from console.protocol import Verdict, VerdictLevel
 
@@ -65,16 +66,24 @@ def drain_verdict(node_id: str, rate: float, hint_ms: tuple[int, int]) -> Verdic
     return verdict("drain", checks, projections, typed_expected=node_id)
 
 
+def _growable() -> FleetCapacity:
+    from tests.guards.fleets import CAPACITY
+
+    return dataclasses.replace(CAPACITY, max_nodes=112, provisioning_s=240.0)
+
+
+GROWABLE = _growable()
+
+
 def capacity_verdict(count: int) -> Verdict:
     """The real add-capacity guard over the thundering-herd drill's 48 nodes mid-storm (hot, 30 % headroom),
     with room for 64 more, each ready after 240 s (outage seed: 4 minutes)."""
     from console.guards import judge_add_capacity
     from console.protocol import CapacityRequest
-    from tests.guards.fleets import CAPACITY, fleet
+    from tests.guards.fleets import fleet
 
-    growable = dataclasses.replace(CAPACITY, max_nodes=112, provisioning_s=240.0)
     return judge_add_capacity(
-        fleet(48, cpu_pct=82.0, connections=35_000), growable, CapacityRequest(count=count)
+        fleet(48, cpu_pct=82.0, connections=35_000), GROWABLE, CapacityRequest(count=count)
     )
 
 
@@ -141,6 +150,10 @@ class FakeFleetApi:
                     "limited_by": "drain_pacing",
                 },
             )
+        if method == "GET" and path == "/v1/capacity":
+            if not self.offers_plan:  # as a read-only backend answers: no capacity record
+                return _problem(409, "Conflict", "served read-only: no capacity record to show")
+            return httpx.Response(200, json=dataclasses.asdict(GROWABLE))
         if method == "GET" and path == "/v1/audit":
             return httpx.Response(200, json={"records": self.audit, "total": len(self.audit)})
         body = json.loads(request.content or b"{}")

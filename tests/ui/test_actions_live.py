@@ -113,6 +113,9 @@ async def test_c_adds_capacity_after_confirming_a_large_add_and_the_nodes_provis
         await wait_for(lambda: isinstance(app.screen, ActionForm), what="the add-capacity form")
         await pilot.pause()
         form = app.screen
+        # Pre-filled from the server's capacity record (GET /v1/capacity), not a blind 1.
+        source = str(form.query_one("#form-source").content)
+        assert "no capacity record" not in source and "35 %" in source, source
         count = form.query_one("#field-count", Input)
         count.value = "0"
         await pilot.pause()

@@ -10,6 +10,7 @@ bad input), 403 (a viewer; an operator asking for an override), 401. Every error
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
@@ -24,6 +25,7 @@ from console.protocol import (
     ActionResult,
     AdmissionRequest,
     AuditPage,
+    CapacityRecord,
     CapacityRequest,
     DrainPlanResult,
     DrainRequest,
@@ -218,6 +220,26 @@ async def audit(
     return AuditPage(records=records, total=log.seq)
 
 
+def _acting(request: Request, wanted: str) -> ActingBackend:
+    backend = desk_of(request).backend
+    if not isinstance(backend, ActingBackend):
+        raise ApiProblem(
+            409, f"fleet {backend.fleet_name!r} is served read-only: no capacity record {wanted}"
+        )
+    return backend
+
+
+@reads.get(
+    "/capacity",
+    response_model=CapacityRecord,
+    responses=problem_responses(401, 403, 409),
+    summary="What one node can take and the room to add nodes: the capacity record the guards judge with",
+)
+async def get_capacity(request: Request) -> CapacityRecord:
+    capacity = _acting(request, "to show").capacity()
+    return CapacityRecord(**dataclasses.asdict(capacity))
+
+
 @reads.get(
     "/nodes/{node_id}/drain-plan",
     response_model=DrainPlanResult,
@@ -226,11 +248,7 @@ async def audit(
 )
 async def drain_plan(node_id: str, request: Request) -> DrainPlanResult:
     desk = desk_of(request)
-    backend = desk.backend
-    if not isinstance(backend, ActingBackend):
-        raise ApiProblem(
-            409, f"fleet {backend.fleet_name!r} is served read-only: no capacity record to plan with"
-        )
+    backend = _acting(request, "to plan with")
     snapshot = await backend.current_snapshot()
     plan = plan_drain(snapshot, backend.capacity(), [node_id], desk.thresholds)
     return DrainPlanResult(
