@@ -343,6 +343,12 @@ class ActionReading:
     def forbidden(self) -> bool:
         return self.status in (401, 403)
 
+    @property
+    def refused_input(self) -> bool:
+        """The server refused the values (422: out of its range, or the fleet refused them): the form's
+        business, not a verdict's."""
+        return self.outcome is Outcome.REFUSED and self.status == 422 and self.verdict is None
+
 
 _OUTCOMES = {
     Reply.APPLIED: Outcome.APPLIED,

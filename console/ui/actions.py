@@ -139,16 +139,22 @@ class ConsoleActions:
             app.notify(f"{kind.title}: put the cursor on a node first", severity="warning")
             return
         prefill = await self.prefill(kind, node_id)
+        refusal: ActionReading | None = None
         while True:
-            form = ActionForm(kind, node_id if kind.needs_node else None, prefill)
+            form = ActionForm(kind, node_id if kind.needs_node else None, prefill, refusal)
             submission = await app.push_screen_wait(form)
             if submission is None:
                 return
             prefill = Prefill(form.values(), prefill.source)  # a dry run comes back to what was typed
             call = submission.call
+            answer = await self.send(call.with_controls(dry_run=True) if submission.dry_run else call)
+            refusal = answer if answer.refused_input else None
+            if refusal is not None:  # back to the form, what was typed kept, the server's words in it
+                self._remember(call, answer)
+                app.run_worker(self.refresh_audit(), group="audit", exclusive=True, exit_on_error=False)
+                continue
             if not submission.dry_run:
                 break
-            answer = await self.send(call.with_controls(dry_run=True))
             if answer.outcome is not Outcome.DRY_RUN or answer.verdict is None:
                 self.finish(call, answer)
                 return
@@ -157,7 +163,7 @@ class ConsoleActions:
                     call.describe(), answer.verdict, app.palette, dry_run=True, message=answer.message
                 )
             )
-        await self.settle(call, await self.send(call))
+        await self.settle(call, answer)
 
     async def settle(self, call: ActionCall, answer: ActionReading) -> None:
         """Ask as the level demands until the server applies, blocks or refuses, or the operator cancels."""

@@ -118,6 +118,10 @@ def forecast(rate: float) -> dict[str, Any]:
     }
 
 
+#: Nodes in the scenes' fleet (console.ui.scenes).
+FLEET_NODES = 48
+
+
 class FakeFleetApi:
     """Records what the console sends; answers as the fleet API v1 would."""
 
@@ -179,6 +183,15 @@ class FakeFleetApi:
             return 403, _problem_body(403, "Forbidden", "this token has role viewer; actions need operator")
         kind = "drain" if path.endswith("/drain") else path.rsplit("/", 1)[-1]
         node_id = path.split("/")[3] if path.startswith("/v1/nodes/") else None
+        if (
+            kind == "rollout" and int(body.get("batch_size", 1)) > FLEET_NODES
+        ):  # a bound only the server knows
+            detail = (
+                f"batch_size: {body['batch_size']} is not allowed; expected an integer in [1, {FLEET_NODES}]"
+            )
+            answer = _problem_body(422, "Bad input", detail)
+            answer.update(type="urn:stormdeck:problem:bad-input", field="batch_size")
+            return 422, answer
         if kind == "drain":
             judged = drain_verdict(node_id or "", float(body["rate_per_s"]), tuple(body["hint_ms"]))
             judged = judged.model_copy(update={"forecast": forecast(float(body["rate_per_s"]))})

@@ -150,6 +150,33 @@ async def test_dry_run_shows_the_verdict_applies_nothing_and_returns_to_the_form
         assert app.screen.values()["rate_per_s"] == "150"  # what was typed survives the dry run
 
 
+async def test_a_refusal_by_the_server_returns_to_the_form_with_what_was_typed():
+    """A 422 naming a field (a bound only the server knows: the fleet's size) is the form's business: the
+    form comes back with the values typed, the server's words inline and the field focused."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("R")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the rollout form")
+        form = app.screen
+        batch = form.query_one("#field-batch_size", Input)
+        batch.focus()
+        batch.value = "500"
+        await pilot.press("ctrl+d")
+        await wait_for(lambda: isinstance(app.screen, ActionForm) and app.screen is not form, what="the form")
+        again = app.screen
+        await pilot.pause()
+        assert again.values()["batch_size"] == "500" and api.applied == []
+        assert "the server refused: batch_size: 500 is not allowed" in shown(again.query_one("#form-error"))
+        assert app.focused is again.query_one("#field-batch_size", Input)
+        again.query_one("#field-batch_size", Input).value = "5"  # typing takes over from the server's words
+        await pilot.pause()
+        assert shown(again.query_one("#form-error")).strip() == ""
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+
+
 async def test_confirm_level_asks_enter_or_y_and_resends_with_the_token():
     api = FakeFleetApi()
     app = acting_app(api)

@@ -16,7 +16,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from console.errors import InputError
-from console.model.actions import FORMS, ActionCall, ActionKind, Prefill, field_label, parse_form
+from console.model.actions import (
+    FORMS,
+    ActionCall,
+    ActionKind,
+    ActionReading,
+    Prefill,
+    field_label,
+    parse_form,
+)
 
 
 @dataclass(frozen=True)
@@ -45,11 +53,14 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         Binding("ctrl+d", "dry_run", "dry run", priority=True),  # above the inputs (delete-right)
     ]
 
-    def __init__(self, kind: ActionKind, node_id: str | None, prefill: Prefill) -> None:
+    def __init__(
+        self, kind: ActionKind, node_id: str | None, prefill: Prefill, refusal: ActionReading | None = None
+    ) -> None:
         super().__init__()
         self.kind = kind
         self.node_id = node_id
         self.prefill = prefill
+        self.refusal = refusal  # the server's 422 to what was sent from this form last
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -75,6 +86,11 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     def on_mount(self) -> None:
         first = self.query(Input).first() if self.query(Input) else None
         (first or self.query_one("#apply", Button)).focus()
+        if self.refusal is not None:
+            named = self.query(f"#field-{self.refusal.field_name}") if self.refusal.field_name else None
+            if named:
+                named.first().focus()
+            self.query_one("#form-error", Label).update(f"✖ the server refused: {self.refusal.message}")
 
     def values(self) -> dict[str, str]:
         return {spec.name: self.query_one(f"#field-{spec.name}", Input).value for spec in FORMS[self.kind]}
@@ -95,6 +111,8 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         return call
 
     def on_input_changed(self, _: Input.Changed) -> None:
+        if self.is_mounted and self.refusal is not None and self.values() == self.prefill.values:
+            return  # (the pre-filled values arriving: keep the server's words until something is typed)
         self.validated()  # inline: the message follows the typing
 
     def on_input_submitted(self, _: Input.Submitted) -> None:
