@@ -7,8 +7,8 @@ Precedence, weakest first (a later source overrides an earlier one, field by fie
 3. the project's file: `./stormdeck.toml` — closer to the fleet at hand, so it beats the user's;
 4. environment variables `STORMDECK_<FIELD>` (e.g. `STORMDECK_HEADROOM_MIN_PCT=30`) — for one run.
 
-In a file the values live in a `[thresholds]` table. Unknown names, non-numbers and out-of-range values
-raise `InputError` naming the field, the value, the allowed range and the file that supplied it.
+In a file the values live in a `[thresholds]` table (nothing else may be in the file). Unknown names,
+keys outside the table, non-numbers and out-of-range values raise `InputError` naming the field, the value, the allowed range and the file that supplied it.
 
 `load_thresholds` takes the directories and the environment as arguments (tests pass their own);
 `load_default_thresholds` fills them from the process.
@@ -76,10 +76,14 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise InputError(str(path), "(file)", f"valid TOML ({error})") from None
     except OSError as error:
         raise InputError(str(path), "(file)", f"a readable file ({error.strerror})") from None
+    names = {item.name for item in threshold_fields()}
+    for key in document:  # a key outside [thresholds] would be ignored: a typo must not keep the default
+        if key != "thresholds":
+            hint = f"[thresholds] {key} = …" if key in names else "only a [thresholds] table"
+            raise InputError(f"{key} (from {path})", document[key], f"{hint} in this file")
     table = document.get("thresholds", {})
     if not isinstance(table, dict):
         raise InputError(f"thresholds (from {path})", table, "a [thresholds] table")
-    names = {item.name for item in threshold_fields()}
     for key in table:
         if key not in names:
             raise InputError(

@@ -90,6 +90,21 @@ def test_bad_values_name_field_value_range_and_source(dirs, body, env, field, al
     assert allowed in error.value.allowed
 
 
+@pytest.mark.parametrize(
+    ("body", "field", "allowed"),
+    [
+        ("cpu_abort_pct = 90\n", "cpu_abort_pct (from {file})", "[thresholds] cpu_abort_pct = …"),
+        ("[guards]\ncpu_abort_pct = 90\n", "guards (from {file})", "only a [thresholds] table"),
+    ],
+)
+def test_values_outside_the_thresholds_table_are_refused_not_ignored(dirs, body, field, allowed) -> None:
+    project, user = dirs
+    path = write(project, body)
+    with pytest.raises(InputError) as error:
+        load_thresholds(project, user, env={})
+    assert error.value.field == field.format(file=path) and allowed in error.value.allowed
+
+
 def test_broken_toml_names_the_file(dirs) -> None:
     project, user = dirs
     path = write(user, "[thresholds\nheadroom_min_pct = 30\n")
