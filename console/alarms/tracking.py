@@ -6,6 +6,7 @@ They take the fleet time from the frame (never a clock), so a replay judges exac
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 
 
@@ -49,8 +50,13 @@ class Window:
 
 
 class CalmBaseline:
-    """A rate's steady level: the plain mean over a learning period, then a slow exponential average that
-    only follows frames under the alarm line, so a storm never teaches the baseline that storms are normal.
+    """A rate's steady level: the lower quartile of the learning period's frames, then a slow exponential
+    average that only follows frames under the alarm line, so a storm never teaches the baseline that
+    storms are normal.
+
+    The quartile, not the mean: a console attached as a storm begins learns within it (the demo storms 10 s
+    in), and a mean taught the baseline the storm — the gauge then read a lockstep wave as "0.0× steady".
+    Up to three quarters of the learning period may be storm without moving it.
 
     A configured baseline (> 0) replaces learning altogether.
     """
@@ -61,7 +67,8 @@ class CalmBaseline:
         self.configured_per_s = configured_per_s
         self._first_s: float | None = None
         self._last_s: float | None = None
-        self._samples = 0
+        self._learning: list[float] = []
+        self._learned = False
         self._level: float | None = None
 
     @property
@@ -69,21 +76,21 @@ class CalmBaseline:
         """The baseline, or None while still learning."""
         if self.configured_per_s > 0:
             return self.configured_per_s
-        if self._first_s is None or self._last_s is None or self._last_s - self._first_s < self.learn_s:
-            return None
-        return self._level
+        return self._level if self._learned else None
 
     def observe(self, time_s: float, rate_per_s: float, over_line: bool) -> None:
         """Learn from one frame's rate; `over_line` frames (the alarm's condition holds) teach nothing."""
         if self._first_s is None:
             self._first_s = time_s
         learning = time_s - self._first_s < self.learn_s
-        if self._level is None:
-            self._level = rate_per_s
-            self._samples = 1
-        elif learning:
-            self._samples += 1
-            self._level += (rate_per_s - self._level) / self._samples
+        if self._level is None or learning:
+            bisect.insort(self._learning, rate_per_s)
+            self._level = self._learning[(len(self._learning) - 1) // 4]
+        elif not self._learned:
+            # The first frame past the learning period was judged against no line (the caller saw None):
+            # it teaches nothing, or a storm's first frame would.
+            self._learned = True
+            self._learning = []
         elif not over_line and self._last_s is not None:
             step_s = max(time_s - self._last_s, 0.0)
             weight = min(step_s / self.tau_s, 1.0)

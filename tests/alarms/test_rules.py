@@ -193,6 +193,17 @@ def test_a_storm_does_not_teach_the_baseline() -> None:
     assert "50 k/s, 50× the steady 1.0 k/s" in engine.active[0].message
 
 
+def test_a_storm_that_begins_while_learning_is_not_learned() -> None:
+    """Attached 10 s before the storm (the demo): the baseline is the calm, and the storm fires once the
+    learning period is over."""
+    frames = series(0, 60, attempts_per_s=lambda t: 200_000.0 if t >= 10 else 2000.0)
+    engine = AlarmEngine()
+    for f in frames:
+        engine.update(f)
+    assert [a.name for a in engine.active] == ["reconnect_rate_high"]
+    assert "100× the steady 2.0 k/s" in engine.active[0].message
+
+
 # --- resync_share_rising ---------------------------------------------------------------------------
 
 
