@@ -88,6 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_drill(args: argparse.Namespace) -> int:
     from console.drills.schema import list_drills, load_drill
+    from console.sim.scenario import check_seed
 
     if args.list:
         for name, title in list_drills():
@@ -97,8 +98,7 @@ def run_drill(args: argparse.Namespace) -> int:
         raise InputError("NAME", None, "a drill's name (see `stormdeck drill --list`) or a .toml path")
     if args.speed is not None and (not math.isfinite(args.speed) or args.speed <= 0):
         raise InputError("--speed", args.speed, "fleet seconds per wall second, above 0")
-    if args.seed is not None and args.seed < 0:
-        raise InputError("--seed", args.seed, "an integer of 0 or more")
+    check_seed(args.seed)
     if args.serve and args.headless:
         raise InputError("--serve", True, "either --serve or --headless, not both")
     if args.serve:

@@ -104,9 +104,11 @@ def _check_host(args: argparse.Namespace) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from console.server.simulator import SimulatorBackend
+    from console.sim.scenario import check_seed
 
     # Cheap checks first, so a typo does not wait for the simulation to be built.
     speed = check_speed(args.speed)
+    check_seed(args.seed)
     check_serve_arguments(args)
     backend = SimulatorBackend.from_scenario(args.scenario, list(args.overrides), seed=args.seed)
     return serve_backend(backend, args, speed, what="simulator")
