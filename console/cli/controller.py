@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from console.cli.checks import check_port
 from console.errors import InputError
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ def run_controller(args: argparse.Namespace) -> int:
     from console.gateway.controller import load_nodes
     from console.gateway.serve import read_token_file
 
+    check_port("--port", args.port)
     nodes = load_nodes(str(args.nodes))
     capacity = load_capacity(str(args.nodes))
     node_token = read_token_file(str(args.node_token_file))

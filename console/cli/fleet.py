@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from console.cli.checks import check_port
 from console.errors import InputError
 
 MAX_NODES = 16
@@ -57,6 +58,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         raise InputError("--clients", args.clients, "0 to 18,000")
     if not 0 <= args.duration <= 600:
         raise InputError("--duration", args.duration, "seconds in [0, 600] (0: as long as the fleet)")
+    check_port("--port", args.port)  # before any node starts, not when the controller binds
     from console.cli.controller import serve_controller
     from console.gateway.controller import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess, child_env

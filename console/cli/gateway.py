@@ -9,6 +9,7 @@ import ipaddress
 import signal
 import sys
 
+from console.cli.checks import check_port
 from console.errors import InputError
 
 
@@ -68,9 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    for name in ("port", "admin_port"):
-        if not 0 <= getattr(args, name) <= 65535:
-            raise InputError(f"--{name.replace('_', '-')}", getattr(args, name), "a port in [0, 65535]")
+    check_port("--port", args.port)
+    check_port("--admin-port", args.admin_port)
     for name in ("rate_per_s", "burst", "max_connections", "work_factor"):
         value = getattr(args, name)
         if value is not None and value <= 0:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from console.cli.checks import check_port
 from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
@@ -119,7 +120,8 @@ OPERATOR_ONLY: tuple[LocalToken, ...] = (LocalToken("token", Role.OPERATOR, "loc
 
 
 def check_serve_arguments(args: argparse.Namespace) -> None:
-    """The checks that need no simulation: --coalesce-events, --host without a token file, the file."""
+    """The checks that need no simulation: --port, --coalesce-events, --host without a token file, the file."""
+    check_port("--port", args.port)
     if getattr(args, "coalesce_events", None) is not None and args.coalesce_events < 1:
         raise InputError("--coalesce-events", args.coalesce_events, "a count of at least 1")
     _check_host(args)
