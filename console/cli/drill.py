@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
-from console.errors import InputError
+from console.errors import InputError, MissingInput
 
 if TYPE_CHECKING:
     from console.drills.headless import DrillRun
@@ -95,7 +95,10 @@ def run_drill(args: argparse.Namespace) -> int:
             print(f"{name:24} {title}")
         return 0
     if not args.name:
-        raise InputError("NAME", None, "a drill's name (see `stormdeck drill --list`) or a .toml path")
+        names = ", ".join(name for name, _ in list_drills())
+        raise MissingInput(
+            "NAME", f"one of {names}, or a path to a drill .toml (see `stormdeck drill --list`)"
+        )
     if args.speed is not None and (not math.isfinite(args.speed) or args.speed <= 0):
         raise InputError("--speed", args.speed, "fleet seconds per wall second, above 0")
     check_seed(args.seed)
