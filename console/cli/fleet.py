@@ -40,7 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     up.add_argument("--clients", type=int, default=0, help="load generator clients (0: none)")
     up.add_argument("--policy", default="full_jitter", help="the clients' backoff policy")
-    up.add_argument("--publish-rate-per-s", type=float, default=5.0)
+    up.add_argument(
+        "--publish-rate-per-s",
+        type=float,
+        default=5.0,
+        help="messages a second published on the nodes' channel (default 5)",
+    )
     up.add_argument("--work-factor", type=int, default=1000, help="client token cost (default ~0.2 ms)")
     up.add_argument(
         "--duration",
