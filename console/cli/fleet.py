@@ -64,6 +64,8 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     if not 0 <= args.duration <= 600:
         raise InputError("--duration", args.duration, "seconds in [0, 600] (0: as long as the fleet)")
     check_port("--port", args.port)  # before any node starts, not when the controller binds
+    if not 0 <= args.publish_rate_per_s <= 10_000:  # also refuses nan, which every node would be given
+        raise InputError("--publish-rate-per-s", args.publish_rate_per_s, "messages a second in [0, 10000]")
     from console.cli.controller import serve_controller
     from console.gateway.controller import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess, child_env

@@ -9,7 +9,7 @@ import ipaddress
 import signal
 import sys
 
-from console.cli.checks import check_port
+from console.cli.checks import check_finite, check_port
 from console.errors import InputError
 
 
@@ -116,6 +116,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _check(args: argparse.Namespace) -> None:
     check_port("--port", args.port)
     check_port("--admin-port", args.admin_port)
+    for name in ("publish_rate_per_s", "rate_per_s", "lifetime_s", "lifetime_dither_s", "close_grace_s"):
+        check_finite(f"--{name.replace('_', '-')}", getattr(args, name))  # nan passes every `<` test
+    check_finite("--ping-interval-s", args.ping_interval_s)
+    for bound in args.retry_after_s:
+        check_finite("--retry-after-s", bound, "two finite numbers of seconds, MIN MAX")
     for name in ("rate_per_s", "burst", "max_connections", "work_factor"):
         value = getattr(args, name)
         if value is not None and value <= 0:

@@ -108,6 +108,16 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
         (["bench", "gateway", "--idle-clients", "50000"], "--idle-clients"),
         # Checked before any node starts (bind() raised OverflowError once the nodes were up).
         (["fleet", "up", "--port", "99999"], "--port: 99999 is not allowed; expected a port in [0, 65535]"),
+        # nan passes every `<=` check: it reached the node (a ValueError traceback) or ran as is.
+        (["fleet", "up", "--publish-rate-per-s", "nan"], "--publish-rate-per-s: nan is not allowed"),
+        (
+            ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a", "--rate-per-s", "nan"],
+            "--rate-per-s: nan is not allowed; expected a finite number",
+        ),
+        (
+            ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a", "--lifetime-s", "nan"],
+            "--lifetime-s: nan is not allowed; expected a finite number",
+        ),
     ],
 )
 def test_input_errors_exit_2(argv: list[str], message: str, capsys) -> None:
