@@ -18,4 +18,17 @@ class InputError(StormdeckError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field}: {value!r} is not allowed; expected {allowed}")
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        return f"{self.field}: {self.value!r} is not allowed; expected {self.allowed}"
+
+
+class MissingInput(InputError):
+    """A required value that was not given at all: "NAME is required: …", not "None is not allowed"."""
+
+    def __init__(self, field: str, allowed: str) -> None:
+        super().__init__(field, None, allowed)
+
+    def _message(self) -> str:
+        return f"{self.field} is required: {self.allowed}"

@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from console.cli.checks import check_finite, check_fleet_url
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
 from console.errors import InputError
@@ -25,6 +28,18 @@ EXIT = {
     Reply.BAD_INPUT: 2,
     Reply.DENIED: 1,
 }
+
+
+class _ActionParser(argparse.ArgumentParser):
+    """argparse reads `--hint -5:10` as two options and says only "expected one argument": say how to
+    pass a value that starts with '-' (the server then names the range, e.g. of hint_ms)."""
+
+    def error(self, message: str) -> NoReturn:
+        match = re.fullmatch(r"argument (--[\w-]+): expected one argument", message)
+        if match:
+            option = match.group(1)
+            message += f" (a value starting with '-' is joined with '=': {option}=-5:10, not {option} -5:10)"
+        super().error(message)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,25 +59,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "2 bad input, 1 transport or auth error.",
     )
     act.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
-    actions = act.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions = act.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_ActionParser)
 
     drain = actions.add_parser("drain", parents=[common], help="drain a node")
-    drain.add_argument("node", metavar="NODE")
+    drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
     drain.add_argument("--rate", type=float, required=True, metavar="R", help="closes per second")
     drain.add_argument("--deadline", type=float, required=True, metavar="S", help="seconds to force-close")
     drain.add_argument("--hint", required=True, metavar="MIN:MAX", help="reconnect hint window, ms")
     drain.set_defaults(handler=_run_act, build=_drain)
 
     undrain = actions.add_parser("undrain", parents=[common], help="put a node back into rotation")
-    undrain.add_argument("node", metavar="NODE")
+    undrain.add_argument("node", metavar="NODE", help="a draining or drained node")
     undrain.set_defaults(handler=_run_act, build=_undrain)
 
     rollout = actions.add_parser("rollout", help="start, halt or resume a rolling restart")
-    steps = rollout.add_subparsers(dest="step", metavar="STEP", required=True)
+    steps = rollout.add_subparsers(dest="step", metavar="STEP", required=True, parser_class=_ActionParser)
     start = steps.add_parser("start", parents=[common], help="start a rollout")
-    start.add_argument("--batch-size", type=int, required=True, metavar="N")
+    start.add_argument("--batch-size", type=int, required=True, metavar="N", help="nodes restarted at a time")
     start.add_argument("--interval", type=float, required=True, metavar="S", help="seconds between batches")
-    start.add_argument("--mode", choices=("drain", "abrupt"), default="drain")
+    start.add_argument(
+        "--mode",
+        choices=("drain", "abrupt"),
+        default="drain",
+        help="drain each node before its restart, or drop its connections at once (default drain)",
+    )
     start.add_argument("--pause-cpu", type=float, default=75.0, metavar="PCT", help="auto-pause line")
     start.set_defaults(handler=_run_act, build=_rollout_start)
     for step in ("halt", "resume"):
@@ -72,7 +92,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     admission = actions.add_parser("admission", parents=[common], help="set admission control")
     admission.add_argument("--rate", type=float, metavar="R", help="token bucket refill per node per second")
-    admission.add_argument("--burst", type=int, metavar="N")
+    admission.add_argument("--burst", type=int, metavar="N", help="token bucket size per node")
     admission.add_argument("--max-connections", type=int, metavar="N", help="connection ceiling per node")
     admission.add_argument("--retry-after", default="1:30", metavar="MIN:MAX", help="Retry-After window, s")
     admission.add_argument("--nodes", metavar="ID,ID", help="only these nodes")
@@ -93,18 +113,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     plan = subparsers.add_parser("plan", help="plan an action: the largest safe drain of a node")
     plans = plan.add_subparsers(dest="plan", metavar="WHAT", required=True)
     plan_drain = plans.add_parser(
-        "drain", help="the largest safe drain rate of NODE, from the server's planner"
+        "drain",
+        help="the largest safe drain rate of NODE, from the server's planner",
+        description="Ask the fleet API's planner (GET /v1/nodes/NODE/drain-plan) for the largest drain "
+        "rate of NODE that the other nodes can absorb, with its duration, deadline and hint window, and "
+        "print the `stormdeck act … drain` command that applies it. Nothing is changed. Exit 0 planned, "
+        "2 bad input (e.g. an unknown node), 1 transport or auth error.",
     )
-    plan_drain.add_argument("url", metavar="URL")
-    plan_drain.add_argument("node", metavar="NODE")
-    plan_drain.add_argument("--token-file", type=Path)
-    plan_drain.add_argument("--json", action="store_true")
+    plan_drain.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
+    plan_drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
+    plan_drain.add_argument(
+        "--token-file", type=Path, help="token file (else the environment's STORMDECK_TOKEN)"
+    )
+    plan_drain.add_argument("--json", action="store_true", help="print the server's plan as JSON")
     plan_drain.set_defaults(handler=_run_plan)
 
     audit = subparsers.add_parser("audit", help="the audit log of actions")
     audits = audit.add_subparsers(dest="audit", metavar="WHAT", required=True)
-    verify = audits.add_parser("verify", help="check an audit log's hash chain; exit 0 when intact")
-    verify.add_argument("file", type=Path, metavar="FILE")
+    verify = audits.add_parser(
+        "verify",
+        help="check an audit log's hash chain; exit 0 when intact",
+        description="Check that every record of an audit log is chained to the one before it by its hash, "
+        "so no record was changed, removed or inserted. Exit 0 when intact (prints the record count and the "
+        "last hash), 1 naming the first broken line, 2 when FILE cannot be read.",
+    )
+    verify.add_argument(
+        "file",
+        type=Path,
+        metavar="FILE",
+        help="the audit log (JSONL), e.g. the `audit:` path a server announced",
+    )
     verify.set_defaults(handler=_run_verify)
 
 
@@ -113,12 +151,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _window(text: str, option: str, kind: type) -> list[Any]:
     low, sep, high = text.partition(":")
+    allowed = "MIN:MAX, two finite numbers with a colon, e.g. 1000:15000"
     try:
         if not sep:
             raise ValueError
-        return [kind(low), kind(high)]
+        window = [kind(low), kind(high)]
     except ValueError:
-        raise InputError(option, text, "MIN:MAX, two numbers with a colon, e.g. 1000:15000") from None
+        raise InputError(option, text, allowed) from None
+    if not all(math.isfinite(value) for value in window):  # nan:inf parse as floats but are no JSON
+        raise InputError(option, text, allowed)
+    return window
 
 
 def _controls(args: argparse.Namespace) -> dict[str, Any]:
@@ -130,8 +172,8 @@ def _controls(args: argparse.Namespace) -> dict[str, Any]:
 
 def _drain(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
     body = {
-        "rate_per_s": args.rate,
-        "deadline_s": args.deadline,
+        "rate_per_s": check_finite("--rate", args.rate),
+        "deadline_s": check_finite("--deadline", args.deadline),
         "hint_ms": _window(args.hint, "--hint", int),
     }
     return (*route("drain", args.node), body | _controls(args))
@@ -144,9 +186,9 @@ def _undrain(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
 def _rollout_start(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
     body = {
         "batch_size": args.batch_size,
-        "interval_s": args.interval,
+        "interval_s": check_finite("--interval", args.interval),
         "mode": args.mode,
-        "pause_cpu_pct": args.pause_cpu,
+        "pause_cpu_pct": check_finite("--pause-cpu", args.pause_cpu),
     }
     return (*route("rollout_start"), body | _controls(args))
 
@@ -157,7 +199,7 @@ def _rollout_step(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
 
 def _admission(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
     body: dict[str, Any] = {
-        "rate_per_s": args.rate,
+        "rate_per_s": check_finite("--rate", args.rate),
         "burst": args.burst,
         "max_connections": args.max_connections,
         "retry_after_s": _window(args.retry_after, "--retry-after", float),
@@ -175,6 +217,7 @@ def _add_capacity(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
 
 
 def _run_act(args: argparse.Namespace) -> int:
+    check_fleet_url(args.url)
     method, path, body = args.build(args)
     token = load_token(args.token_file)
 
@@ -191,6 +234,7 @@ def _run_act(args: argparse.Namespace) -> int:
 
 
 def _run_plan(args: argparse.Namespace) -> int:
+    check_fleet_url(args.url)
     token = load_token(args.token_file)
 
     async def go() -> dict[str, Any]:

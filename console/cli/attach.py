@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from console.cli.checks import check_fleet_url
 from console.errors import InputError
 
 
@@ -48,6 +49,7 @@ def run_attach(args: argparse.Namespace) -> int:
     from console.ui.config import user_themes_dir
     from console.ui.themes import load_themes
 
+    check_fleet_url(args.url)  # the stream client would retry a typo forever
     token = load_token(args.token_file)
     thresholds = load_default_thresholds().thresholds  # ./stormdeck.toml, user config, STORMDECK_* env
     if args.theme is not None:

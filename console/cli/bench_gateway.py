@@ -14,7 +14,7 @@ def register_bench(benches: argparse._SubParsersAction) -> None:
         "--idle-clients", type=int, default=10_000, help="idle connections to hold (≤ 18,000)"
     )
     parser.add_argument("--cost-attempts", type=int, default=2000, help="attempts per cost measurement")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.set_defaults(handler=_bench)
 
 

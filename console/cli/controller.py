@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from console.cli.checks import check_port
 from console.errors import InputError
 
 if TYPE_CHECKING:
@@ -27,7 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--nodes", type=Path, required=True, help="TOML: [[nodes]] id, admin (and client)")
     parser.add_argument("--node-token-file", type=Path, required=True, help="the token the nodes trust")
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need --token-file)"
+    )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}; 0: any free")
     parser.add_argument(
         "--token-file", type=Path, help="fleet API tokens, as for `sim serve`: ROLE TOKEN [NAME]"
@@ -47,6 +50,7 @@ def run_controller(args: argparse.Namespace) -> int:
     from console.gateway.controller import load_nodes
     from console.gateway.serve import read_token_file
 
+    check_port("--port", args.port)
     nodes = load_nodes(str(args.nodes))
     capacity = load_capacity(str(args.nodes))
     node_token = read_token_file(str(args.node_token_file))

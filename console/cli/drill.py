@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
-from console.errors import InputError
+from console.errors import InputError, MissingInput
 
 if TYPE_CHECKING:
     from console.drills.headless import DrillRun
@@ -88,17 +88,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_drill(args: argparse.Namespace) -> int:
     from console.drills.schema import list_drills, load_drill
+    from console.sim.scenario import check_seed
 
     if args.list:
         for name, title in list_drills():
             print(f"{name:24} {title}")
         return 0
     if not args.name:
-        raise InputError("NAME", None, "a drill's name (see `stormdeck drill --list`) or a .toml path")
+        names = ", ".join(name for name, _ in list_drills())
+        raise MissingInput(
+            "NAME", f"one of {names}, or a path to a drill .toml (see `stormdeck drill --list`)"
+        )
     if args.speed is not None and (not math.isfinite(args.speed) or args.speed <= 0):
         raise InputError("--speed", args.speed, "fleet seconds per wall second, above 0")
-    if args.seed is not None and args.seed < 0:
-        raise InputError("--seed", args.seed, "an integer of 0 or more")
+    check_seed(args.seed)
     if args.serve and args.headless:
         raise InputError("--serve", True, "either --serve or --headless, not both")
     if args.serve:

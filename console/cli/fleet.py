@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from console.cli.checks import check_port
 from console.errors import InputError
 
 MAX_NODES = 16
@@ -39,7 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     up.add_argument("--clients", type=int, default=0, help="load generator clients (0: none)")
     up.add_argument("--policy", default="full_jitter", help="the clients' backoff policy")
-    up.add_argument("--publish-rate-per-s", type=float, default=5.0)
+    up.add_argument(
+        "--publish-rate-per-s",
+        type=float,
+        default=5.0,
+        help="messages a second published on the nodes' channel (default 5)",
+    )
     up.add_argument("--work-factor", type=int, default=1000, help="client token cost (default ~0.2 ms)")
     up.add_argument(
         "--duration",
@@ -57,6 +63,9 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         raise InputError("--clients", args.clients, "0 to 18,000")
     if not 0 <= args.duration <= 600:
         raise InputError("--duration", args.duration, "seconds in [0, 600] (0: as long as the fleet)")
+    check_port("--port", args.port)  # before any node starts, not when the controller binds
+    if not 0 <= args.publish_rate_per_s <= 10_000:  # also refuses nan, which every node would be given
+        raise InputError("--publish-rate-per-s", args.publish_rate_per_s, "messages a second in [0, 10000]")
     from console.cli.controller import serve_controller
     from console.gateway.controller import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess, child_env

@@ -9,6 +9,7 @@ import ipaddress
 import signal
 import sys
 
+from console.cli.checks import check_finite, check_port
 from console.errors import InputError
 
 
@@ -27,18 +28,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("gateway", help="the reference gateway node")
     parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
     sub = parser.add_subparsers(dest="gateway_command", metavar="SUBCOMMAND")
-    serve = sub.add_parser("serve", help="serve clients on --port and the node admin API on --admin-port")
+    serve = sub.add_parser(
+        "serve",
+        help="serve clients on --port and the node admin API on --admin-port",
+        description="Run one reference gateway node on loopback: clients connect by WebSocket to --port "
+        "(/channel/CHANNEL) and get the channel's messages, with admission control, resume and scheduled "
+        "connection lifetimes; a controller drives it through the node admin API on --admin-port (the "
+        "token of --token-file). Runs until SIGINT or SIGTERM.",
+    )
     serve.add_argument("--port", type=int, required=True, help="client WebSocket port (0: any free port)")
     serve.add_argument("--admin-port", type=int, required=True, help="node admin API port")
-    serve.add_argument("--node-id", required=True)
-    serve.add_argument("--host", type=_loopback_host, default="127.0.0.1")
+    serve.add_argument(
+        "--node-id", required=True, help="the node's id, as the controller's nodes file names it"
+    )
+    serve.add_argument(
+        "--host",
+        type=_loopback_host,
+        default="127.0.0.1",
+        help="a loopback address to bind (default 127.0.0.1)",
+    )
     serve.add_argument(
         "--token-file", help="file holding the controller's token (else a random one is printed)"
     )
     serve.add_argument(
         "--history", metavar="URL", help="replay buffer in Redis (redis://…); default in-process"
     )
-    serve.add_argument("--channel", default="fleet")
+    serve.add_argument(
+        "--channel", default="fleet", help="the channel clients subscribe to at /channel/NAME (default fleet)"
+    )
     serve.add_argument(
         "--publish-rate-per-s", type=float, default=0.0, help="publish on the channel (0: off)"
     )
@@ -47,30 +64,63 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     admission.add_argument("--burst", type=int, help="token bucket size (default: one second of rate)")
     admission.add_argument("--max-connections", type=int, help="connection ceiling (default: none)")
     admission.add_argument(
-        "--retry-after-s", type=float, nargs=2, default=(1.0, 30.0), metavar=("MIN", "MAX")
+        "--retry-after-s",
+        type=float,
+        nargs=2,
+        default=(1.0, 30.0),
+        metavar=("MIN", "MAX"),
+        help="the window a rejected client's Retry-After is drawn from, seconds (default 1 30)",
     )
     admission.add_argument("--work-factor", type=int, default=None, help="client token PBKDF2 iterations")
     life = serve.add_argument_group("connection lifetime (Zuul's defaults)")
-    life.add_argument("--lifetime-s", type=float, default=1800.0)
-    life.add_argument("--lifetime-dither-s", type=float, default=180.0)
-    life.add_argument("--close-grace-s", type=float, default=4.0)
-    serve.add_argument("--ping-interval-s", type=float, default=20.0, help="heartbeat interval")
-    serve.add_argument("--capacity", type=int, default=10_000, help="planning capacity for headroom")
-    serve.add_argument("--seed", type=int)
+    life.add_argument(
+        "--lifetime-s",
+        type=float,
+        default=1800.0,
+        help="close each connection after this long (default 1800)",
+    )
+    life.add_argument(
+        "--lifetime-dither-s",
+        type=float,
+        default=180.0,
+        help="minus a random share of this, so lifetimes do not end together (default 180)",
+    )
+    life.add_argument(
+        "--close-grace-s",
+        type=float,
+        default=4.0,
+        help="after asking a client to reconnect, wait this long for it to leave first (default 4)",
+    )
+    serve.add_argument(
+        "--ping-interval-s", type=float, default=20.0, help="heartbeat interval, seconds (default 20)"
+    )
+    serve.add_argument(
+        "--capacity",
+        type=int,
+        default=10_000,
+        help="planning capacity for headroom, connections (default 10000)",
+    )
+    serve.add_argument("--seed", type=int, help="seed of the node's random draws (default: unseeded)")
     serve.set_defaults(handler=_serve)
     publish = sub.add_parser(
         "publish", help="publish on a channel held in Redis, for every node of a fleet (until SIGTERM)"
     )
     publish.add_argument("--history", metavar="URL", required=True, help="redis://…, as the nodes'")
-    publish.add_argument("--channel", default="fleet")
-    publish.add_argument("--rate-per-s", type=float, default=5.0)
+    publish.add_argument("--channel", default="fleet", help="the nodes' channel (default fleet)")
+    publish.add_argument(
+        "--rate-per-s", type=float, default=5.0, help="messages a second, in (0, 10000] (default 5)"
+    )
     publish.set_defaults(handler=_publish)
 
 
 def _check(args: argparse.Namespace) -> None:
-    for name in ("port", "admin_port"):
-        if not 0 <= getattr(args, name) <= 65535:
-            raise InputError(f"--{name.replace('_', '-')}", getattr(args, name), "a port in [0, 65535]")
+    check_port("--port", args.port)
+    check_port("--admin-port", args.admin_port)
+    for name in ("publish_rate_per_s", "rate_per_s", "lifetime_s", "lifetime_dither_s", "close_grace_s"):
+        check_finite(f"--{name.replace('_', '-')}", getattr(args, name))  # nan passes every `<` test
+    check_finite("--ping-interval-s", args.ping_interval_s)
+    for bound in args.retry_after_s:
+        check_finite("--retry-after-s", bound, "two finite numbers of seconds, MIN MAX")
     for name in ("rate_per_s", "burst", "max_connections", "work_factor"):
         value = getattr(args, name)
         if value is not None and value <= 0:

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from console.cli.checks import check_fleet_url
 from console.errors import InputError
 from console.sim.injection import INJECTIONS
 
@@ -64,6 +65,7 @@ def run_inject(args: argparse.Namespace) -> int:
     from console.client.actions import ActionAnswer, ActionClient
     from console.client.token import load_token
 
+    check_fleet_url(args.url)
     body = {"event": args.event, "params": parse_params(args.params)}
     token = load_token(args.token_file)
 

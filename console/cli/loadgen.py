@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "urls", nargs="+", metavar="URL", help="ws://127.0.0.1:PORT/channel/NAME (loopback only)"
     )
-    parser.add_argument("--clients", type=int, required=True)
+    parser.add_argument("--clients", type=int, required=True, help="how many clients to connect")
     parser.add_argument("--policy", required=True, help="one of " + ", ".join(sorted(POLICIES)))
     parser.add_argument(
         "--duration",
@@ -34,7 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--workers", type=int, help="worker processes (default: one per core above 2,000 clients)"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the clients' backoff draws (default 0; worker k uses SEED + k)",
+    )
     parser.add_argument(
         "--work-factor", type=int, default=DEFAULT_WORK_FACTOR, help="the nodes' --work-factor (for tokens)"
     )

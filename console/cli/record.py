@@ -9,6 +9,7 @@ import re
 import signal
 from pathlib import Path
 
+from console.cli.checks import check_fleet_url
 from console.errors import InputError
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
@@ -56,6 +57,7 @@ def run_record(args: argparse.Namespace) -> int:
     from console.record.daemon import StreamRecorder, record_stream
     from console.record.writer import Retention
 
+    check_fleet_url(args.url)  # the recorder would retry a typo until stopped
     if args.frames is not None and args.frames <= 0:
         raise InputError("--frames", args.frames, "a positive number of frames")
     token = load_token(args.token_file)

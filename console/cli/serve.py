@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from console.cli.checks import check_port
 from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
@@ -104,9 +105,11 @@ def _check_host(args: argparse.Namespace) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from console.server.simulator import SimulatorBackend
+    from console.sim.scenario import check_seed
 
     # Cheap checks first, so a typo does not wait for the simulation to be built.
     speed = check_speed(args.speed)
+    check_seed(args.seed)
     check_serve_arguments(args)
     backend = SimulatorBackend.from_scenario(args.scenario, list(args.overrides), seed=args.seed)
     return serve_backend(backend, args, speed, what="simulator")
@@ -117,7 +120,8 @@ OPERATOR_ONLY: tuple[LocalToken, ...] = (LocalToken("token", Role.OPERATOR, "loc
 
 
 def check_serve_arguments(args: argparse.Namespace) -> None:
-    """The checks that need no simulation: --coalesce-events, --host without a token file, the file."""
+    """The checks that need no simulation: --port, --coalesce-events, --host without a token file, the file."""
+    check_port("--port", args.port)
     if getattr(args, "coalesce_events", None) is not None and args.coalesce_events < 1:
         raise InputError("--coalesce-events", args.coalesce_events, "a count of at least 1")
     _check_host(args)

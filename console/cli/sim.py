@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from console.errors import InputError
 
@@ -66,19 +66,21 @@ def run_scenario(
 ) -> dict[str, Any]:
     """Run headless and return the summary (the `sim run --json` object)."""
     from console.sim.engine import Simulation
-    from console.sim.scenario import load_scenario
+    from console.sim.scenario import check_seed, load_scenario
     from console.sim.summary import RunRecorder
 
+    check_seed(seed)
     scenario = load_scenario(name, overrides)
     if until is not None and not 0 < until <= scenario.duration_s * 100:
         raise InputError("--until", until, f"seconds in (0, {scenario.duration_s * 100:g}]")
-    sim = Simulation(scenario, seed=seed, keep_history=False)
-    recorder = RunRecorder(sim)
-    alarms = _alarm_engine()
-    duration = int(until if until is not None else scenario.duration_s)
-    frames_file = frames_path.open("w", encoding="utf-8") if frames_path else None
-    started = time.perf_counter()
+    # Opened once every other input is checked, before the run: a bad path costs no simulated time.
+    frames_file = _open_frames(frames_path) if frames_path else None
     try:
+        sim = Simulation(scenario, seed=seed, keep_history=False)
+        recorder = RunRecorder(sim)
+        alarms = _alarm_engine()
+        duration = int(until if until is not None else scenario.duration_s)
+        started = time.perf_counter()
         for result in sim.run(duration):
             recorder.record(result)
             if alarms is not None or frames_file is not None:
@@ -94,6 +96,13 @@ def run_scenario(
     wall_s = time.perf_counter() - started
     fired = _first_fired(alarms)
     return recorder.summary(wall_s, fired)
+
+
+def _open_frames(path: Path) -> TextIO:
+    try:
+        return path.open("w", encoding="utf-8")
+    except OSError as error:
+        raise InputError("--frames", str(path), f"a writable file ({error.strerror})") from None
 
 
 def _alarm_engine() -> Any:

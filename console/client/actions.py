@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from console.client.admin import AdminClient, ApiError
+from console.client.admin import AdminClient, FleetUnreachable, read_json
 
 PROBLEM_PREFIX = "urn:stormdeck:problem:"
 
@@ -92,11 +92,8 @@ class ActionClient(AdminClient):
                 break
             except httpx.TransportError as error:
                 if attempt == 2:
-                    raise ApiError(0, f"{type(error).__name__}: {error}") from None
-        try:
-            payload = response.json()
-        except ValueError:
-            payload = {"detail": response.text[:500]}
+                    raise FleetUnreachable(self.base_url, f"{type(error).__name__}: {error}") from None
+        payload = read_json(self.base_url, response)
         return ActionAnswer(response.status_code, payload if isinstance(payload, dict) else {"body": payload})
 
     async def act(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import httpx
@@ -12,18 +11,47 @@ from console.protocol import FleetSnapshot
 
 
 class ApiError(StormdeckError):
-    """The fleet API said no; `status` and `detail` come from its problem+json."""
+    """The fleet API said no; `status` and `detail` come from its problem+json. Exit status as `act`'s:
+    2 for the caller's input (422, 404, 409…), 1 for auth (401, 403) and the server's own faults."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, status: int, detail: str, message: str | None = None) -> None:
         self.status = status
         self.detail = detail
-        super().__init__(f"fleet API answered {status}: {detail}")
+        self.exit_code = 2 if 400 <= status < 500 and status not in (401, 403) else 1
+        super().__init__(message or f"fleet API answered {status}: {detail}")
+
+
+class FleetUnreachable(ApiError):
+    """Nothing answered (refused, timed out, no such host): status 0, a transport error (exit 1)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(0, reason, f"cannot reach the fleet API at {url}: {reason}")
+
+
+class NotAFleetApi(ApiError):
+    """Something answered, but not with JSON: another web server on that port, or a proxy's error page.
+    Its body (an HTML page) says nothing a user can act on; what answered does (exit 1)."""
+
+    def __init__(self, url: str, response: httpx.Response) -> None:
+        kind = response.headers.get("content-type", "no content type").split(";")[0].strip()
+        detail = f"HTTP {response.status_code} {kind}"
+        super().__init__(response.status_code, detail, f"{url} is not a stormdeck fleet API ({detail})")
+        self.exit_code = 1
+
+
+def read_json(url: str, response: httpx.Response) -> Any:
+    """The answer's JSON, or `NotAFleetApi`: every answer of the fleet API is JSON, problems included."""
+    try:
+        return response.json()
+    except ValueError:
+        raise NotAFleetApi(url, response) from None
 
 
 class AdminClient:
     def __init__(self, base_url: str, token: str, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.base_url = base_url if "://" in base_url else f"http://{base_url}"
         self._http = httpx.AsyncClient(
-            base_url=base_url if "://" in base_url else f"http://{base_url}",
+            base_url=self.base_url,
             headers={"Authorization": f"Bearer {token}"},
             timeout=5.0,
             transport=transport,
@@ -42,14 +70,12 @@ class AdminClient:
         try:
             response = await self._http.get(path)
         except httpx.HTTPError as error:
-            raise ApiError(0, f"{type(error).__name__}: {error}") from None
+            raise FleetUnreachable(self.base_url, f"{type(error).__name__}: {error}") from None
+        payload = read_json(self.base_url, response)
         if response.status_code >= 400:
-            detail = response.reason_phrase
-            if "json" in response.headers.get("content-type", ""):
-                with contextlib.suppress(ValueError):
-                    detail = str(response.json().get("detail", detail))
-            raise ApiError(response.status_code, detail)
-        return response.json()
+            detail = payload.get("detail") if isinstance(payload, dict) else None
+            raise ApiError(response.status_code, str(detail or response.reason_phrase))
+        return payload
 
     async def fleet(self) -> FleetSnapshot:
         return FleetSnapshot.model_validate(await self._get("/v1/fleet"))

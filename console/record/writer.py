@@ -55,7 +55,7 @@ class Retention:
     def __post_init__(self) -> None:
         if self.max_bytes is not None and self.max_bytes < MIN_MAX_BYTES:
             raise InputError("max_bytes", self.max_bytes, f"at least {MIN_MAX_BYTES} bytes, or no limit")
-        if self.max_age_s is not None and self.max_age_s <= 0:
+        if self.max_age_s is not None and not self.max_age_s > 0:  # nan too
             raise InputError("max_age_s", self.max_age_s, "a positive number of seconds, or no limit")
         if not 0.1 <= self.keep_share < 1.0:
             raise InputError("keep_share", self.keep_share, "a share in [0.1, 1)")

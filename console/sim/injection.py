@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from console.errors import InputError
+from console.errors import InputError, MissingInput
 from console.policies import POLICIES, make_policy
 
 #: What an instructor may inject, and its parameters (the palette of issue #5: restart nodes, kill a node,
@@ -60,22 +60,23 @@ def check_injection(event: str, given: Mapping[str, Any], facts: FleetFacts) -> 
         return Injection(event, {"nodes": _nodes(given, facts)})
     if event == "disconnect_fraction":
         _only(given, ("fraction",), event)
-        fraction = _required(given, "fraction")
+        share = "a share in (0, 1], e.g. fraction=0.3"
+        fraction = _required(given, "fraction", share)
         if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction <= 1:
-            raise InputError("fraction", fraction, "a share in (0, 1], e.g. 0.3")
+            raise InputError("fraction", fraction, share)
         return Injection(event, {"fraction": float(fraction)})
     if event == "add_nodes":
         _only(given, ("count",), event)
-        count = _required(given, "count")
+        room = f"an integer in [1, {facts.room_nodes}] (room left in the fleet), e.g. count=2"
+        count = _required(given, "count", room)
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= facts.room_nodes:
-            raise InputError(
-                "count", count, f"an integer in [1, {facts.room_nodes}] (room left in the fleet)"
-            )
+            raise InputError("count", count, room)
         return Injection(event, {"count": count})
     # set_policy: the policy's own parameters are checked by the one policy builder the engine uses.
-    policy = _required(given, "policy")
+    policies = "one of " + ", ".join(sorted(POLICIES))
+    policy = _required(given, "policy", f"policy=NAME, {policies}")
     if not isinstance(policy, str) or policy not in POLICIES:
-        raise InputError("policy", policy, "one of " + ", ".join(sorted(POLICIES)))
+        raise InputError("policy", policy, policies)
     population = given.get("population")
     if population is not None and population not in facts.populations:
         raise InputError("population", population, "one of " + ", ".join(facts.populations))
@@ -90,16 +91,16 @@ def _only(given: Mapping[str, Any], known: Sequence[str], event: str) -> None:
             raise InputError(key, given[key], f"a parameter of {event}: " + ", ".join(known))
 
 
-def _required(given: Mapping[str, Any], key: str) -> Any:
+def _required(given: Mapping[str, Any], key: str, allowed: str) -> Any:
     if key not in given:
-        raise InputError(key, None, f"{key}=VALUE (required)")
+        raise MissingInput(key, allowed)
     return given[key]
 
 
 def _nodes(given: Mapping[str, Any], facts: FleetFacts) -> list[str]:
     """Node ids from a list of ids, one id, or a count from `first` (as drill timelines write it)."""
-    nodes = _required(given, "nodes")
     known = f"node ids such as {facts.node_ids[0]}..{facts.node_ids[-1]}, or a count in [1, {len(facts.node_ids)}]"
+    nodes = _required(given, "nodes", f"nodes=ID[,ID…] or nodes=COUNT: {known}")
     if isinstance(nodes, int) and not isinstance(nodes, bool):
         first = given.get("first", 0)
         if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < len(facts.node_ids):

@@ -280,8 +280,23 @@ _RANGES: dict[str, tuple[float, float]] = {
 _CHOICES: dict[str, tuple[str, ...]] = {
     "lb.mode": ("uniform", "weighted", "skewed"),
     "rollout.mode": ("drain", "abrupt"),
-    "clients.policy": ("", *sorted(POLICIES)),
+    "clients.policy": tuple(sorted(POLICIES)),
 }
+#: Choices that may stay "" (unset): an unset clients.policy leaves each population its own policy.
+_UNSET_CHOICES = frozenset({"clients.policy"})
+_BOOLEANS = ("rollout.enabled", "resync.breaker", "autoscale.enabled")
+
+
+def _default_at(path: str) -> Any:
+    value: Any = DEFAULTS
+    for part in path.split("."):
+        value = value[part]
+    return value
+
+
+#: The ranged paths whose default is an integer: counts, sizes, the seed. They refuse 40.7 rather than
+#: truncate it to 40; an integral float (1e6 in TOML) is taken as the integer it is.
+_INTEGERS = frozenset(p for p in _RANGES if type(_default_at(p)) is int)
 
 
 # --- loading ----------------------------------------------------------------------------------------
@@ -353,15 +368,43 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
     if isinstance(node, dict):
         if leaf not in node and not (parts[-2:-1] == ["params"]):
             raise InputError(key, value, "a known path; known here: " + ", ".join(sorted(node)))
-        node[leaf] = value
+        if isinstance(node.get(leaf), dict) and leaf != "params":
+            _set_table(node[leaf], key, value)
+        else:
+            node[leaf] = value
     elif isinstance(node, list) and leaf.isdigit() and int(leaf) < len(node):
         node[int(leaf)] = value
     else:
         raise InputError(key, value, "a known path")
 
 
+def check_seed(seed: int | None, field: str = "--seed") -> None:
+    """A seed given beside the scenario (`--seed`) has the range of the scenario's own `seed`: numpy's
+    generator refuses a negative one with a traceback."""
+    if seed is None:
+        return
+    try:
+        _check_range("seed", seed)
+    except InputError as error:
+        raise InputError(field, seed, error.allowed) from None
+
+
+def _set_table(table: dict[str, Any], path: str, value: Any) -> None:
+    """`--set nodes={count=40}` sets the keys it names; `--set nodes=3` would drop the whole table."""
+    if not isinstance(value, dict):
+        example = f"{path}.{next(iter(table))}" if table else path
+        raise InputError(path, value, f"a table — set one of its keys, e.g. {example}")
+    _merge(table, value, f"{path}.")
+
+
 def _check_range(path: str, value: Any) -> float:
     low, high = _RANGES[path]
+    if path in _INTEGERS:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise InputError(path, value, f"an integer in [{int(low)}, {int(high)}]")
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
         raise InputError(path, value, f"a number in [{low:g}, {high:g}]")
     return value
@@ -385,8 +428,22 @@ def _validate(d: dict[str, Any]) -> Scenario:
         holder[key] = _check_range(path, holder[key])
     for path, choices in _CHOICES.items():
         section, _, key = path.rpartition(".")
-        if d[section][key] not in choices:
-            raise InputError(path, d[section][key], "one of " + ", ".join(repr(c) for c in choices))
+        value = d[section][key]
+        if value not in choices and not (path in _UNSET_CHOICES and value == ""):
+            unset = " (or unset: each population keeps its own)" if path in _UNSET_CHOICES else ""
+            raise InputError(path, value, "one of " + ", ".join(repr(c) for c in choices) + unset)
+    for path in _BOOLEANS:
+        section, _, key = path.rpartition(".")
+        if not isinstance(d[section][key], bool):
+            raise InputError(path, d[section][key], "true or false")
+    if d["rollout"]["enabled"] and d["rollout"]["batch_size"] > d["nodes"]["count"]:
+        # Checked here, not when the engine starts the rollout, so the message names the path and why.
+        count = d["nodes"]["count"]
+        raise InputError(
+            "rollout.batch_size",
+            d["rollout"]["batch_size"],
+            f"an integer in [1, {count}] (at most nodes.count)",
+        )
 
     c = d["clients"]
     switch = c["policy"]
@@ -396,6 +453,10 @@ def _validate(d: dict[str, Any]) -> Scenario:
     populations = []
     for i, p in enumerate(pops_raw):
         where = f"clients.populations.{i}"
+        if not isinstance(p, dict):
+            raise InputError(where, p, "a population table")
+        if not isinstance(p.get("params", {}), dict):
+            raise InputError(f"{where}.params", p["params"], "a table of the policy's parameters")
         unknown = set(p) - set(DEFAULTS["clients"]["populations"][0])
         if unknown:
             raise InputError(f"{where}.{sorted(unknown)[0]}", p[sorted(unknown)[0]], "a known population key")
@@ -431,6 +492,8 @@ def _validate(d: dict[str, Any]) -> Scenario:
     r = d["rollout"]
     s = d["resync"]
     events = []
+    if not isinstance(d["events"], list):
+        raise InputError("events", d["events"], "a list of event tables")
     for i, e in enumerate(d["events"]):
         if not isinstance(e, dict) or "at_s" not in e or "action" not in e:
             raise InputError(f"events.{i}", e, "a table with at_s and action")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -119,3 +122,116 @@ def test_add_capacity_help_says_what_it_does(capsys) -> None:
     assert done.value.code == 0
     text = capsys.readouterr().out
     assert "--count N" in text and "provisioned" in text and "add_capacity_max_nodes" in text
+
+
+@pytest.mark.parametrize(
+    ("words", "shown"),
+    [
+        (["drain", "gw-001", "--rate", "nan", "--deadline", "600", "--hint", "1000:15000"], "--rate: nan"),
+        (["drain", "gw-001", "--rate", "inf", "--deadline", "600", "--hint", "1000:15000"], "--rate: inf"),
+        (["drain", "gw-001", "--rate", "10", "--deadline", "inf", "--hint", "1000:15000"], "--deadline: inf"),
+        (["rollout", "start", "--batch-size", "2", "--interval", "nan"], "--interval: nan"),
+        (
+            ["rollout", "start", "--batch-size", "2", "--interval", "30", "--pause-cpu", "inf"],
+            "--pause-cpu: inf",
+        ),
+        (["admission", "--rate", "nan"], "--rate: nan"),
+        (["admission", "--retry-after", "1:inf"], "--retry-after: '1:inf'"),
+    ],
+)
+def test_nan_and_inf_exit_2_naming_the_option(words: list[str], shown: str, operator, capsys) -> None:
+    """They parse as floats but are no JSON: sending them was a ValueError traceback, exit 1."""
+    assert main(["act", "http://127.0.0.1:9", *words, "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert f"stormdeck: {shown} is not allowed; expected" in err and "finite" in err
+
+
+def test_a_window_starting_with_a_minus_says_to_join_it_with_equals(capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(
+            [
+                "act",
+                "http://127.0.0.1:9",
+                "drain",
+                "gw-001",
+                "--rate",
+                "1",
+                "--deadline",
+                "1",
+                "--hint",
+                "-5:10",
+            ]
+        )
+    assert done.value.code == 2
+    assert "--hint=-5:10" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["act", "not-a-url", "undrain", "gw-001"],
+        ["plan", "drain", "not-a-url", "gw-001"],
+        ["inject", "not-a-url", "restart_nodes", "nodes=1"],
+        ["record", "ftp://127.0.0.1:9", "--out", "unused.rec"],
+        ["attach", "127.0.0.1"],
+    ],
+)
+def test_every_command_taking_a_fleet_url_refuses_a_bad_one(
+    argv: list[str], operator, monkeypatch, tmp_path, capsys
+) -> None:
+    """`attach not-a-url` started the console, which retried forever; `record` kept retrying too."""
+    monkeypatch.chdir(tmp_path)  # where `record` would have made its file
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("started on a bad URL")
+
+    monkeypatch.setattr("console.ui.app.ConsoleApp.run", started)
+    monkeypatch.setattr("console.record.daemon.record_stream", started)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"stormdeck: URL: {argv[1 if argv[0] != 'plan' else 2]!r} is not allowed" in err
+    assert "http:// or https://" in err
+
+
+def test_plan_exits_as_act_does(acting: Acting, operator, capsys) -> None:
+    """2 for bad input (the server's 422), 1 for transport: plan exited 1 for both."""
+    assert main(["plan", "drain", acting.url, "gw-999"]) == 2
+    assert "answered 422: node: 'gw-999' is not allowed" in capsys.readouterr().err
+    for argv in (
+        ["plan", "drain", "http://127.0.0.1:9", "gw-001"],
+        ["act", "http://127.0.0.1:9", "undrain", "gw-001"],
+        ["inject", "http://127.0.0.1:9", "restart_nodes", "nodes=1"],
+    ):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert "cannot reach the fleet API at http://127.0.0.1:9: ConnectError" in err, argv
+        assert "answered 0" not in err
+
+
+@pytest.fixture
+def plain_web_server() -> Iterator[str]:
+    """Another web server on the port: Python's own, answering HTML (404 to GET, 501 to POST)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "status"),
+    [
+        (["inject", "{url}", "restart_nodes", "nodes=1"], 501),
+        (["act", "{url}", "undrain", "gw-001"], 501),
+        (["plan", "drain", "{url}", "gw-001"], 404),
+    ],
+)
+def test_a_web_server_that_is_no_fleet_api_is_named_as_such(
+    plain_web_server: str, argv: list[str], status: int, operator, capsys
+) -> None:
+    """It printed "501 bad_input: <!DOCTYPE HTML>…" and exited 2, as if the input were wrong."""
+    assert main([word.format(url=plain_web_server) for word in argv]) == 1
+    err = capsys.readouterr().err
+    assert f"{plain_web_server} is not a stormdeck fleet API (HTTP {status} text/html)" in err
+    assert "DOCTYPE" not in err

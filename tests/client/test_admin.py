@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from console.client.admin import AdminClient, ApiError
+from console.client.admin import AdminClient, ApiError, FleetUnreachable, NotAFleetApi
 from console.client.synthetic import SyntheticFleet
 
 
@@ -50,3 +50,35 @@ async def test_problems_become_api_errors_with_the_detail():
     async with AdminClient("http://fleet", "good", transport=httpx.MockTransport(handler)) as admin:
         with pytest.raises(ApiError, match="not a node"):
             await admin.node("gw-9")
+
+
+async def test_nothing_answering_is_unreachable_not_answered_0():
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("All connection attempts failed", request=request)
+
+    async with AdminClient("http://fleet:1", "good", transport=httpx.MockTransport(refuse)) as admin:
+        with pytest.raises(FleetUnreachable) as error:
+            await admin.fleet()
+    assert str(error.value) == (
+        "cannot reach the fleet API at http://fleet:1: ConnectError: All connection attempts failed"
+    )
+    assert error.value.status == 0 and error.value.exit_code == 1
+
+
+@pytest.mark.parametrize("status", [200, 404, 501])
+async def test_an_answer_that_is_not_json_is_not_a_fleet_api(status: int):
+    def html(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            status, text="<!DOCTYPE HTML><html>…</html>", headers={"content-type": "text/html"}
+        )
+
+    async with AdminClient("http://fleet", "good", transport=httpx.MockTransport(html)) as admin:
+        with pytest.raises(NotAFleetApi) as error:
+            await admin.node("gw-0001")
+    assert str(error.value) == f"http://fleet is not a stormdeck fleet API (HTTP {status} text/html)"
+    assert error.value.exit_code == 1
+
+
+@pytest.mark.parametrize(("status", "exit_code"), [(422, 2), (404, 2), (401, 1), (403, 1), (500, 1)])
+def test_api_errors_exit_as_act_does(status: int, exit_code: int):
+    assert ApiError(status, "detail").exit_code == exit_code

@@ -37,6 +37,13 @@ def write(tmp_path: Path, name: str, text: str) -> str:
     return str(path)
 
 
+def test_no_drill_name_says_it_is_required_and_lists_the_drills(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["drill"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stormdeck: NAME is required: one of ") and "thundering-herd" in err
+    assert "None" not in err
+
+
 def test_list_names_every_packaged_drill(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["drill", "--list"]) == 0
     out = capsys.readouterr().out

@@ -63,3 +63,22 @@ def test_a_bad_injection_names_its_field(event: str, params: dict[str, Any], fie
     with pytest.raises(InputError) as raised:
         check_injection(event, params, FACTS)
     assert raised.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("event", "field", "allowed_has"),
+    [
+        ("restart_nodes", "nodes", "gw-000..gw-003"),
+        ("kill_nodes", "nodes", "a count in [1, 4]"),
+        ("disconnect_fraction", "fraction", "(0, 1]"),
+        ("add_nodes", "count", "[1, 5]"),
+        ("set_policy", "policy", "full_jitter"),
+    ],
+)
+def test_a_missing_parameter_is_required_not_none(event: str, field: str, allowed_has: str) -> None:
+    """It read "nodes: None is not allowed; expected nodes=VALUE (required)"."""
+    with pytest.raises(InputError) as raised:
+        check_injection(event, {}, FACTS)
+    message = str(raised.value)
+    assert message.startswith(f"{field} is required: ") and allowed_has in message
+    assert "None" not in message

@@ -106,11 +106,32 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
             "> 0",
         ),
         (["bench", "gateway", "--idle-clients", "50000"], "--idle-clients"),
+        # Checked before any node starts (bind() raised OverflowError once the nodes were up).
+        (["fleet", "up", "--port", "99999"], "--port: 99999 is not allowed; expected a port in [0, 65535]"),
+        # nan passes every `<=` check: it reached the node (a ValueError traceback) or ran as is.
+        (["fleet", "up", "--publish-rate-per-s", "nan"], "--publish-rate-per-s: nan is not allowed"),
+        (
+            ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a", "--rate-per-s", "nan"],
+            "--rate-per-s: nan is not allowed; expected a finite number",
+        ),
+        (
+            ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a", "--lifetime-s", "nan"],
+            "--lifetime-s: nan is not allowed; expected a finite number",
+        ),
     ],
 )
 def test_input_errors_exit_2(argv: list[str], message: str, capsys) -> None:
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_controller_refuses_a_port_out_of_range(tmp_path, capsys) -> None:
+    nodes = tmp_path / "nodes.toml"
+    nodes.write_text('[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9"\n')
+    (tmp_path / "node.token").write_text("t\n")
+    argv = ["controller", "--nodes", str(nodes), "--node-token-file", str(tmp_path / "node.token")]
+    assert main([*argv, "--port", "99999"]) == 2
+    assert "--port: 99999 is not allowed; expected a port in [0, 65535]" in capsys.readouterr().err
 
 
 def test_a_bad_capacity_table_exits_2(tmp_path, capsys) -> None:

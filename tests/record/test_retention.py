@@ -55,7 +55,13 @@ def test_size_keeps_the_file_under_its_limit(outage_ticks: list[Tick], recording
 
 
 @pytest.mark.parametrize(
-    "fields", [{"max_bytes": 1000}, {"max_age_s": 0}, {"max_bytes": 10**6, "keep_share": 1.0}]
+    "fields",
+    [
+        {"max_bytes": 1000},
+        {"max_age_s": 0},
+        {"max_age_s": float("nan")},
+        {"max_bytes": 10**6, "keep_share": 1.0},
+    ],
 )
 def test_nonsense_limits_are_refused_with_the_field_named(fields: dict) -> None:
     with pytest.raises(InputError) as error:

@@ -100,6 +100,25 @@ def test_a_non_loopback_host_needs_a_token_file(capsys) -> None:
     assert "--host" in error and "--token-file" in error and "Traceback" not in error
 
 
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        # bind() answers a port out of range with OverflowError, not OSError: it was a traceback.
+        (["sim", "serve", "demo", "--port", "99999"], ["--port: 99999", "[0, 65535]"]),
+        (["sim", "serve", "demo", "--port", "-1"], ["--port: -1", "[0, 65535]"]),
+        (["drill", "thundering-herd", "--serve", "--port", "70000"], ["--port: 70000", "[0, 65535]"]),
+        # numpy refuses a negative seed with a ValueError.
+        (["sim", "serve", "demo", "--port", "0", "--seed", "-1"], ["--seed: -1", "an integer in [0, "]),
+    ],
+)
+def test_bad_serve_arguments_exit_2_before_serving(argv: list[str], words: list[str], capsys) -> None:
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "Traceback" not in error
+    for word in words:
+        assert word in error
+
+
 def test_a_malformed_token_file_is_refused_by_line(tmp_path, capsys) -> None:
     tokens = tmp_path / "tokens"
     tokens.write_text("viewer good-token\nsuperuser bad-token\n")

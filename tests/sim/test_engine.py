@@ -249,6 +249,31 @@ def test_summary_measures_recovery_from_the_first_disconnect() -> None:
             ["retry_after_s", "min ≤ max"],
         ),
         (["sim", "run", "regional-outage", "--set", "nodes"], ["--set", "KEY=VALUE"]),
+        # A table set to a value would have dropped its keys (a TypeError in validation).
+        (["sim", "run", "thundering-herd", "--set", "nodes=3"], ["nodes: 3", "a table", "nodes.count"]),
+        (["sim", "run", "thundering-herd", "--set", "clients=5"], ["clients: 5", "a table", "clients.count"]),
+        (["sim", "run", "demo", "--set", "nodes={cont=4}"], ["nodes.cont: 4", "a known key"]),
+        (["sim", "run", "demo", "--set", "clients.populations.0=3"], ["clients.populations.0: 3"]),
+        (["sim", "run", "demo", "--set", "clients.populations.0.params=3"], ["populations.0.params: 3"]),
+        (["sim", "run", "demo", "--set", "events=3"], ["events: 3", "a list"]),
+        # The rollout's batch depends on the fleet's size: named by its dotted path, with the reason.
+        (
+            ["sim", "run", "thundering-herd", "--set", "nodes.count=10"],
+            ["rollout.batch_size: 30", "[1, 10]", "nodes.count"],
+        ),
+        # Integer fields refuse fractions instead of truncating them (40.7 ran as 40 nodes).
+        (
+            ["sim", "run", "thundering-herd", "--set", "nodes.count=40.7"],
+            ["nodes.count: 40.7", "an integer in [1, 10000]"],
+        ),
+        (["sim", "run", "thundering-herd", "--set", "nodes.count=1.5"], ["nodes.count: 1.5", "[1, 10000]"]),
+        (["sim", "run", "demo", "--set", "admission.burst=nan"], ["admission.burst: nan", "an integer"]),
+        (["sim", "run", "demo", "--set", "rollout.enabled=1"], ["rollout.enabled: 1", "true or false"]),
+        (["sim", "run", "demo", "--seed", "-1", "--until", "1"], ["--seed: -1", "[0, 9223372036854775807]"]),
+        (
+            ["sim", "run", "demo", "--until", "1", "--frames", "/nonexistent/dir/f.jsonl"],
+            ["--frames", "/nonexistent/dir/f.jsonl", "a writable file"],
+        ),
     ],
 )
 def test_bad_input_exits_2_naming_path_value_and_range(argv, words, capsys) -> None:
@@ -257,6 +282,18 @@ def test_bad_input_exits_2_naming_path_value_and_range(argv, words, capsys) -> N
     assert "Traceback" not in err
     for word in words:
         assert word in err
+
+
+def test_clients_policy_lists_the_policies_not_the_empty_default(capsys) -> None:
+    assert main(["sim", "run", "demo", "--set", "clients.policy=nope"]) == 2
+    err = capsys.readouterr().err
+    assert "''" not in err and "'full_jitter'" in err and "unset" in err
+
+
+def test_an_integral_float_is_taken_as_its_integer() -> None:
+    """TOML reads 1e4 as a float: an integer field takes it as 10 000, not refuses it."""
+    assert build_scenario({}, ["clients.count=1e4", "nodes={count=4}"]).clients.count == 10_000
+    assert build_scenario({}, ["nodes={count=4}"]).nodes.count == 4
 
 
 def test_sim_list_prints_one_scenario_a_line_name_first(capsys) -> None:

@@ -1,0 +1,43 @@
+"""Checks of command-line values that several commands share: ports, fleet API URLs, finite numbers.
+
+Each raises `InputError` naming the option, so a command refuses a typo before it starts anything.
+"""
+
+from __future__ import annotations
+
+import math
+from urllib.parse import urlsplit
+
+from console.errors import InputError
+
+FLEET_URL_EXAMPLE = "http://127.0.0.1:8470"
+
+
+def check_port(option: str, port: int) -> int:
+    """A TCP port (0: any free one). Checked before binding: `bind()` answers 99999 with OverflowError."""
+    if not 0 <= port <= 65535:
+        raise InputError(option, port, "a port in [0, 65535] (0: any free port)")
+    return port
+
+
+def check_fleet_url(url: str, field: str = "URL") -> str:
+    """A fleet API's base URL. Without this check a typo reaches the client, which retries it forever
+    (`attach`) or reports a name lookup failure (`act`)."""
+    try:
+        parts = urlsplit(url)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        _ = parts.port  # a port that is not a number in [0, 65535] raises ValueError
+    except ValueError:
+        valid = False
+    if not valid:
+        raise InputError(
+            field, url, f"a fleet API URL: http:// or https:// and a host, e.g. {FLEET_URL_EXAMPLE}"
+        )
+    return url
+
+
+def check_finite(option: str, value: float | None, allowed: str = "a finite number") -> float | None:
+    """nan and inf parse as floats but are no JSON: the request could not even be sent."""
+    if value is not None and not math.isfinite(value):
+        raise InputError(option, value, allowed)
+    return value

@@ -1,0 +1,52 @@
+"""Every command says what it does in its --help, and every option and argument what it takes."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pytest
+
+from console.cli import build_parser, main
+
+
+def commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from commands(sub, (*path, name))
+
+
+def test_every_option_and_argument_has_a_help_text() -> None:
+    missing = [
+        (" ".join(path), action.option_strings[0] if action.option_strings else action.dest)
+        for path, parser in commands(build_parser())
+        for action in parser._actions
+        if action.help is None and not isinstance(action, argparse._SubParsersAction)
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["plan", "drain"], ["drain-plan", "Nothing is changed", "URL ", "NODE ", "STORMDECK_TOKEN"]),
+        (["audit", "verify"], ["hash", "Exit 0 when intact", "the audit log (JSONL)"]),
+        (
+            ["gateway", "serve"],
+            ["reference gateway node", "(default 1800)", "(default 180)", "(default 4)", "the channel"],
+        ),
+        (["loadgen"], ["how many clients", "seed of the clients"]),
+        (["fleet", "up"], ["messages a second published"]),
+    ],
+)
+def test_help_describes_the_command_and_its_defaults(argv: list[str], words: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines where it likes
+    for word in words:
+        assert word in text, word
