@@ -61,8 +61,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serving.add_argument(
         "--paused",
         action="store_true",
-        help='start with the fleet clock paused (POST /v1/sim/clock {"paused": false} starts it; the '
-        "drill console's start key does)",
+        help="start with the fleet clock paused: the instructor console's palette starts it (\"Fleet clock: "
+        'start / resume"), as does POST /v1/sim/clock {"paused": false}',
     )
     serving.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
     serving.add_argument(

@@ -153,7 +153,9 @@ def _recovery(params: dict[str, Any], frames: Sequence[Frame], *_: object) -> Ou
                 below_since = None
     if longest_from is None:
         return True, 0.0, within_s, f"connections never fell below {pct:g} %: nothing to recover from"
-    still = " (still below at the end)" if below_since is not None and below_since == longest_from else ""
+    still = (
+        " (still below at the last frame)" if below_since is not None and below_since == longest_from else ""
+    )
     why = f"longest stretch below {pct:g} %: {longest_s:.0f} s from {longest_from:.0f} s{still}"
     return longest_s <= within_s, longest_s, within_s, why
 

@@ -120,8 +120,11 @@ def _value_text(entry: AlarmEntry) -> str:
     alarm = entry.alarm
     if alarm.value is None:
         return alarm.message
-    limit = f" / {short_number(alarm.limit)}" if alarm.limit is not None else ""
-    return f"{short_number(alarm.value)}{limit}"
+    if alarm.limit is None:
+        return short_number(alarm.value)
+    # The sign says which side of its line the reading is: headroom alarms below theirs, drops above.
+    sign = "<" if alarm.value < alarm.limit else ">" if alarm.value > alarm.limit else "="
+    return f"{short_number(alarm.value)} {sign} {short_number(alarm.limit)}"
 
 
 def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[AlarmRow]:

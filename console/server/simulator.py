@@ -226,6 +226,7 @@ def inject_into(
         node_ids=tuple(simulation.node_ids),
         room_nodes=max(simulation.room_nodes(), 0),
         populations=tuple(population.name for population in simulation.scenario.clients.populations),
+        states={node_id: simulation.state_of(i).value for i, node_id in enumerate(simulation.node_ids)},
     )
     injection = check_injection(event, params, facts)
     before_applying(injection)

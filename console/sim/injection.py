@@ -36,6 +36,18 @@ class FleetFacts:
     node_ids: tuple[str, ...]
     room_nodes: int  # nodes that can still be added (the simulation's preallocated capacity)
     populations: tuple[str, ...]
+    states: Mapping[str, str] = field(default_factory=dict)  # node id → its state now ("ready", "down", …)
+
+
+#: States a node cannot be in for the injection to make sense: a node still provisioning has nothing to
+#: restart (a restart skipped the rest of its provisioning), a node down already cannot be killed again.
+_REFUSED_STATES = {
+    "restart_nodes": (
+        "provisioning",
+        "it is still provisioning: it has nothing to restart before it is ready",
+    ),
+    "kill_nodes": ("down", "it is down already"),
+}
 
 
 @dataclass(frozen=True)
@@ -57,7 +69,12 @@ def check_injection(event: str, given: Mapping[str, Any], facts: FleetFacts) -> 
         raise InputError("event", event, "one of " + ", ".join(INJECTIONS))
     if event in ("restart_nodes", "kill_nodes"):
         _only(given, _NODE_KEYS, event)
-        return Injection(event, {"nodes": _nodes(given, facts)})
+        nodes = _nodes(given, facts)
+        refused, why = _REFUSED_STATES[event]
+        for node in nodes:
+            if facts.states.get(node) == refused:
+                raise InputError("nodes", node, f"a node that is not {refused} ({node}: {why})")
+        return Injection(event, {"nodes": nodes})
     if event == "disconnect_fraction":
         _only(given, ("fraction",), event)
         share = "a share in (0, 1], e.g. fraction=0.3"

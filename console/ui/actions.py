@@ -35,7 +35,7 @@ from console.model.actions import (
     read_answer,
     rollout_prefill,
 )
-from console.protocol import CapacityRecord
+from console.protocol import CapacityRecord, NodeState
 from console.record.records import ActionRecord, Confirmation
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
@@ -101,6 +101,7 @@ def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, act
 
 
 _CAPACITY_FIELDS = {f.name for f in fields(FleetCapacity)}
+UNDRAINABLE = (NodeState.DRAINING, NodeState.DRAINED)
 
 
 class ConsoleActions:
@@ -137,6 +138,10 @@ class ConsoleActions:
             return
         if kind.needs_node and not node_id:
             app.notify(f"{kind.title}: put the cursor on a node first", severity="warning")
+            return
+        node = app.model.nodes.get(node_id or "")
+        if kind is ActionKind.UNDRAIN and node is not None and node.state not in UNDRAINABLE:
+            app.notify(f"{node_id} is {node.state.value}: only a draining or drained node undrains")
             return
         prefill = await self.prefill(kind, node_id)
         refusal: ActionReading | None = None

@@ -181,6 +181,7 @@ class ConsoleApp(App[None]):
             self.notify(f"theme {name!r} is not one of {', '.join(self.theme_files)}", severity="error")
             return
         self.theme = name
+        self.notify(f"theme {name}", timeout=2)
 
     def action_next_theme(self) -> None:
         names = list(self.theme_files)

@@ -9,6 +9,7 @@ screen with the score when the server says the drill's time is up. Screens rende
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
@@ -42,13 +43,20 @@ def _mark(standing: Standing, palette: Palette) -> str:
     return f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {standing.value:8}[/]"
 
 
+def reflowed(text: str) -> str:
+    """Paragraphs as the screen wraps them: a drill file's line breaks are for its editor, blank lines end
+    a paragraph."""
+    paragraphs = re.split(r"\n\s*\n", text.strip())
+    return "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
+
+
 def briefing_text(drill: Drill) -> str:
     lines = [
         f"[b]{escape(drill.title)}[/]  ({escape(drill.name)})",
         "",
         f"[dim]rehearses:[/] {escape(drill.seed_source)}",
         "",
-        escape(drill.briefing),
+        escape(reflowed(drill.briefing)),
         "",
     ]
     if drill.teaches:
@@ -240,6 +248,11 @@ class DrillApp(ConsoleApp):
 
     # --- intents -----------------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_pause" and self.end_shown:
+            return False  # the drill is over: no `p` in the footer, and the key does nothing
+        return super().check_action(action, parameters)
+
     def action_toggle_pause(self) -> None:
         if self.end_shown:
             return
@@ -255,6 +268,7 @@ class DrillApp(ConsoleApp):
         if self.end_shown:
             return
         self.end_shown = True
+        self.refresh_bindings()
         self._ask_clock(paused=True)  # the drill is over: the fleet stops where it was scored
         score = self.progress.score()
         if self.record_outcome is not None:

@@ -39,6 +39,24 @@ def test_a_node_named_twice_is_restarted_once() -> None:
     }
 
 
+def test_a_provisioning_node_cannot_restart_and_a_down_node_cannot_be_killed() -> None:
+    """A restart skipped the rest of a provisioning node's start-up (ready at once, clients and all); a kill
+    of a node down already answered 'applied'. Both are refused naming the node, nothing applied."""
+    facts = FleetFacts(
+        node_ids=FACTS.node_ids,
+        room_nodes=5,
+        populations=FACTS.populations,
+        states={"gw-000": "ready", "gw-001": "down", "gw-002": "provisioning", "gw-003": "ready"},
+    )
+    with pytest.raises(InputError, match="gw-002: it is still provisioning") as provisioning:
+        check_injection("restart_nodes", {"nodes": ["gw-000", "gw-002"]}, facts)
+    with pytest.raises(InputError, match="gw-001: it is down already") as down:
+        check_injection("kill_nodes", {"nodes": 2}, facts)
+    assert provisioning.value.field == down.value.field == "nodes"
+    assert check_injection("restart_nodes", {"nodes": "gw-001"}, facts).params == {"nodes": ["gw-001"]}
+    assert check_injection("kill_nodes", {"nodes": "gw-002"}, facts).params == {"nodes": ["gw-002"]}
+
+
 @pytest.mark.parametrize(
     ("event", "params", "field"),
     [

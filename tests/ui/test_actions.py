@@ -401,3 +401,22 @@ def test_a_slow_drain_plan_is_prefilled_at_its_own_rate():
     none_safe = {**plan, "rate_per_s": 0.0}
     prefill = drain_prefill_from_plan(none_safe, "planner")
     assert prefill.values["rate_per_s"] == "0.1" and "expect a block" in prefill.source
+
+
+async def test_undrain_on_a_ready_node_says_so_without_a_form():
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("u")  # gw-0000, ready
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and api.sent == []
+        assert any(
+            n.message == f"{NODE} is ready: only a draining or drained node undrains"
+            for n in app._notifications
+        )
+        draining = next(n.id for n in app.model.nodes.values() if n.state.value == "draining")
+        app.open_node(draining)
+        await pilot.pause()
+        await pilot.press("u")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the undrain form of a draining node")

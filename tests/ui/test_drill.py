@@ -114,6 +114,7 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         await pilot.pause()
         assert isinstance(app.screen, EndScreen)
         assert clock.calls == [False, True, False, True]  # the end stops the fleet where it was scored
+        assert app.check_action("toggle_pause", ()) is False  # and `p` leaves the footer
         score = app.progress.score()
         assert [item.met for item in score.objectives] == [False, False] and score.score == 0
         assert [(o.time_s, o.score, [i.met for i in o.objectives]) for o in outcomes] == [
@@ -152,3 +153,11 @@ def test_end_screen_snapshot(snap_compare) -> None:
         await pilot.pause()
 
     assert snap_compare(tiny_app(), terminal_size=SIZE, run_before=to_the_end)
+
+
+def test_the_briefing_reflows_the_drill_files_lines() -> None:
+    from console.ui.drill import reflowed
+
+    assert reflowed("\n04:00, the window. The runbook says:\nrestart in batches.\n\n  You can halt.\n") == (
+        "04:00, the window. The runbook says: restart in batches.\n\nYou can halt."
+    )

@@ -23,7 +23,7 @@ from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.alarms_panel import AlarmsPanel
 from console.ui.widgets.gauges import GaugeBar
 from console.ui.widgets.header import FleetHeader, header_text
-from console.ui.widgets.node_table import NodeTable
+from console.ui.widgets.node_table import NodeTable, column_title
 from console.ui.widgets.plot import PlotextChart, plot_columns
 from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
 
@@ -136,7 +136,7 @@ class MainScreen(Screen[None]):
             alarming,
         )
         arrow = "▼" if query.descending else "▲"
-        title = f"nodes · {len(rows)} of {len(model.nodes)} · sort {query.sort_key} {arrow}"
+        title = f"nodes · {len(rows)} of {len(model.nodes)} · sort {column_title(query.sort_key)} {arrow}"
         if not query.filter.empty:
             title += f" · filter {query.filter.describe()}"
         self.query_one("#nodes-box").border_title = title

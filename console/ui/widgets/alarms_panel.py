@@ -22,7 +22,7 @@ PAST_SHOWN = 20
 SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Severity.CRITICAL: Level.CRITICAL}
 
 
-COLUMNS = ("time", "state", "rule", "where", "value / limit")
+COLUMNS = ("time", "state", "rule", "where", "value vs limit")
 
 
 class AlarmsPanel(DataTable):

@@ -53,6 +53,11 @@ COLUMNS = (
 )
 
 
+def column_title(sort_key: str) -> str:
+    """The column a sort key sorts, as its header reads ("acc/s", not accepts_per_s)."""
+    return next((column.title.strip() for column in COLUMNS if column.key == sort_key), sort_key)
+
+
 def _cell(text: str, column: Column) -> str:
     text = text[: column.width]
     return text.rjust(column.width) if column.right else text.ljust(column.width)
