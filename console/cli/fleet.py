@@ -148,6 +148,10 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         if redis is not None:
             redis.stop()
         state_dir.cleanup()
+        stopped = [f"{len(nodes)} gateway node{'s' if len(nodes) != 1 else ''}"]
+        stopped += [name for name, child in (("the load", load), ("the publisher", publisher)) if child]
+        stopped += ["redis"] if redis is not None else []
+        print(f"stopped: {', '.join(stopped)}", flush=True)
 
 
 def _stop(child: subprocess.Popen[bytes] | None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from dataclasses import asdict
 
 from console.gateway.tokens import DEFAULT_WORK_FACTOR
@@ -63,4 +64,11 @@ def _loadgen(args: argparse.Namespace) -> int:
     )
     result = run_load(spec, workers)
     print(json.dumps(asdict(result)) if args.json else result.summary())
+    if result.connects == 0:  # nothing measured: say so, and fail a script that relies on the figures
+        print(
+            f"stormdeck loadgen: no client connected in {result.attempts} attempts: is a gateway node "
+            f"listening at {', '.join(args.urls)}?",
+            file=sys.stderr,
+        )
+        return 1
     return 0

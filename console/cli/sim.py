@@ -146,7 +146,7 @@ def _print_summary(s: dict[str, Any]) -> None:
     rows = [
         (
             "scenario",
-            f"{s['scenario']} (seed {s['seed']}, {s['clients']:,} clients, {s['nodes']} nodes, "
+            f"{s['scenario']} (seed {s['seed']}, {s['clients']:,} clients, {_nodes_text(s)}, "
             f"{s['simulated_s']:.0f} s simulated)",
         ),
         ("peak attempts / 100 ms", show(s["peak_attempts_per_100ms"])),
@@ -157,7 +157,7 @@ def _print_summary(s: dict[str, Any]) -> None:
         ("503s / timeouts", f"{show(s['rejects_total'])} / {show(s['timeouts_total'])}"),
         ("full resyncs", f"{show(s['full_resyncs_total'])} (peak backlog {show(s['peak_resync_backlog'])})"),
         ("drain close rate", show(s["drain_close_rate_per_s"], " /s per draining node")),
-        ("rollout completed", show(s["rollout_completed_s"], " s")),
+        ("rollout completed", _rollout_text(s)),
         (
             "alarms fired",
             ", ".join(f"{name} at {t:.0f} s" for name, t in s["alarms_fired"].items()) or "none",
@@ -167,3 +167,17 @@ def _print_summary(s: dict[str, Any]) -> None:
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}", file=sys.stdout)
+
+
+def _nodes_text(s: dict) -> str:
+    start, end = s["nodes_at_start"], s["nodes"]
+    return f"{start} nodes" if start == end else f"{start} nodes, {end} at the end"
+
+
+def _rollout_text(s: dict) -> str:
+    if s["rollout_completed_s"] is not None:
+        return f"{s['rollout_completed_s']:,.1f} s"
+    state = s["rollout_state"]
+    if state == "idle":
+        return "— (no rollout)"
+    return f"— ({s['rollout_note'] or state})"

@@ -192,6 +192,7 @@ def losing_ground(review: Review) -> Finding | None:
     fired_s = min((t for t in fired if t is not None), default=None)
     if fired_s is None:
         return None
+    shed = [a for a in review.actions_named("admission") if a.time_s >= fired_s]
     return Finding(
         title="Drain ÷ inflow below 1: the storm is winning",
         evidence=f"drain÷inflow alarm fired at {_clock(fired_s)}",
@@ -199,8 +200,12 @@ def losing_ground(review: Review) -> Finding | None:
         "winning; trip the kill switch around 0.6 — shed load (a breaker answering Retry-After 30 s) rather "
         "than let retries feed the queue.",
         seed=ESSAY_SEED,
-        done=None,
-        what_was_done="see the actions in the timeline",
+        done=bool(shed),
+        what_was_done=(
+            f"admission tightened at {_clock(shed[0].time_s)}"
+            if shed
+            else "no load was shed: no admission change was applied after it fired"
+        ),
     )
 
 

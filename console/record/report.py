@@ -64,7 +64,7 @@ def _charts(reviewed: Review, thresholds: Thresholds) -> dict[str, svg.Chart]:
             "Total connections",
             "connections",
             [svg.Line("connections", series.times_s, series.connections, "#1e8449")],
-            thresholds=[svg.Threshold("95 % of the start (recovered)", 0.95 * start)] if start else [],
+            thresholds=[svg.Threshold("recovery line: 95 % of the start", 0.95 * start)] if start else [],
             markers=markers,
         ),
         "waves": svg.Chart(

@@ -762,7 +762,7 @@ class Simulation:
                 pause_cpu_pct=float(params.get("pause_cpu_pct", r.pause_cpu_pct if r else 0.0)),
             )
         elif action == "halt_rollout":
-            self.rollout.halt("halted (timeline)")
+            self.rollout.halt("halted by the scenario's timeline")
         elif action == "set_admission":
             current = self.admission.model_dump()
             current.update({k2: v for k2, v in params.items() if k2 != "nodes"})

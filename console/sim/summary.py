@@ -76,6 +76,7 @@ class RunRecorder:
             "seed": self.sim.seed,
             "clients": self.sim.scenario.clients.count,
             "nodes": self.sim.n_nodes,
+            "nodes_at_start": self.sim.scenario.nodes.count,
             "simulated_s": float(times[-1]) if times.size else 0.0,
             "peak_attempts_per_100ms": int(bins.max()) if bins.size else 0,
             "lockstep_index": round(self._lockstep(bins, first, recovered_at), 2),
@@ -99,6 +100,8 @@ class RunRecorder:
                 if rollout.completed_at_s is not None
                 else None
             ),
+            "rollout_state": rollout.state.value,
+            "rollout_note": rollout.pause_reason,
             "alarms_fired": alarms_fired or {},
             "wall_s": round(wall_s, 2),
         }

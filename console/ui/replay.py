@@ -209,7 +209,14 @@ class ReplayApp(ConsoleApp):
         self.show_timeline()
 
     def on_seek_chosen(self, message: SeekChosen) -> None:
+        span = self.replay.status().span_s
         self.replay.seek(message.time_s)
+        if span is not None and not span[0] <= message.time_s <= span[1]:
+            landed = self.replay.status().time_s
+            self.notify(
+                f"{fleet_clock(message.time_s)} is outside the recording "
+                f"({fleet_clock(span[0])}–{fleet_clock(span[1])}): at {fleet_clock(landed)}"
+            )
         self.show_timeline()
 
     def open_node(self, node_id: str) -> None:

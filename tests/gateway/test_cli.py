@@ -141,3 +141,14 @@ def test_a_bad_capacity_table_exits_2(tmp_path, capsys) -> None:
     argv = ["controller", "--nodes", str(nodes), "--node-token-file", str(tmp_path / "node.token")]
     assert main([*argv, "--port", "0"]) == 2
     assert "capacity.handshakes" in capsys.readouterr().err
+
+
+def test_loadgen_fails_when_no_client_connected(capsys) -> None:
+    """Against a port nobody listens on: the report still prints, and the exit status says nothing was
+    measured (it exited 0)."""
+    from console.gateway.processes import free_port
+
+    url = f"ws://127.0.0.1:{free_port()}/"
+    assert main(["loadgen", url, "--clients", "3", "--policy", "fixed", "--duration", "1", "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out)["connects"] == 0 and "no client connected" in err and url in err

@@ -69,6 +69,8 @@ def test_fleet_up_serves_the_fleet_and_stops_everything(tmp_path) -> None:
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(20) == 0
+    assert process.stdout is not None
+    assert "stopped: 2 gateway nodes, the load, the publisher, redis" in process.stdout.read()
     for pid in pids:
         assert not os.path.exists(f"/proc/{pid}"), f"pid {pid} outlived fleet up"
 

@@ -90,6 +90,8 @@ def test_the_seeds_say_what_should_have_been_done_and_whether_it_was(
     retry = seeds.split("### Turn the surge away cheaply")[1].split("###")[0]
     assert "interview seed (002" in retry and "with a randomized Retry-After window" in retry
     assert "### Drain, don't disconnect" in seeds
+    losing = seeds.split("### Drain ÷ inflow below 1: the storm is winning")[1].split("###")[0]
+    assert "**In this session:** done — admission tightened at " in losing  # the session's own admission
 
 
 def test_charts_are_svg_with_the_series_and_the_markers(report: tuple[str, Path], herd: HerdSession) -> None:

@@ -325,3 +325,13 @@ def test_sim_run_json_holds_the_contract_fields(capsys) -> None:
     assert summary["lockstep_index"] >= 4  # the demo's first batch comes back in waves
     assert "lockstep_waves" in summary["alarms_fired"]
     assert summary["simulated_s"] == 40
+
+
+def test_sim_run_says_how_many_nodes_it_started_with_and_why_the_rollout_did_not_complete(capsys) -> None:
+    """The demo's timeline halts its rollout and adds 20 nodes: the summary said '68 nodes' and 'rollout
+    completed —'."""
+    overrides = ["--set", "events.0.at_s=40", "--set", "events.1.at_s=40"]
+    assert main(["sim", "run", "demo", "--until", "45", *overrides]) == 0
+    out = capsys.readouterr().out
+    assert "48 nodes, 68 at the end" in out
+    assert "rollout completed       — (halted by the scenario's timeline)" in out

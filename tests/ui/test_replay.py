@@ -135,6 +135,10 @@ async def test_seek_to_a_time_and_a_bad_time_is_an_inline_message(replay_app: Re
         await wait_for(lambda: shown_time(replay_app) == target, what="the frame at 1:30")
         assert replay_app.replay.status().frame_index == reader.index_at(90.0)
         assert replay_app.model.frames_applied > 30  # a fresh model, prefilled with the minute before
+        await pilot.press("g", *"999", "enter")  # past the end: it lands on the last frame, and says so
+        last = reader.frame_at(reader.frame_count - 1).time_s
+        await wait_for(lambda: shown_time(replay_app) == last, what="the last frame")
+        assert any("0:16:39 is outside the recording" in n.message for n in replay_app._notifications)
 
 
 async def test_speed_cycles_and_digits_choose_it(replay_app: ReplayApp):
