@@ -300,7 +300,8 @@ def render_answer(answer: ActionAnswer) -> str:
         rows = [("check", "value", "limit", "", "why")]
         for check in verdict.get("checks", []):
             bound = "≥" if check.get("bound") == "min" else "≤"
-            mark = "pass" if check.get("ok") else f"FAIL→{check.get('level') or 'warn'}"
+            level = check.get("level") or "ok"
+            mark = "pass" if check.get("ok") else ("note" if level == "ok" else f"FAIL ({level})")
             limit = f"{bound} {_cell(check.get('limit'))}" if check.get("limit") is not None else "—"
             rows.append((check["name"], _cell(check.get("value")), limit, mark, check.get("why", "")))
         widths = [max(len(row[i]) for row in rows) for i in range(4)]

@@ -59,17 +59,29 @@ def judge_admission(
             )
         )
     if request.max_connections is not None:
-        held = max((node.connections for node in covered_ready), default=0)
+        held = [node.connections for node in covered_ready]
         checks.append(
             check(
                 "max_connections",
                 request.max_connections,
-                held,
+                max(held, default=0),
                 bound="min",
                 fails_to=VerdictLevel.CONFIRM,
                 why="a ceiling under what a node already holds refuses every newcomer there",
             )
         )
+        if covered_ready and len(covered_ready) == len(ready):
+            checks.append(
+                check(
+                    "max_connections_every_node",
+                    request.max_connections,
+                    min(held),
+                    bound="min",
+                    fails_to=VerdictLevel.TYPED,
+                    why="a ceiling under what every node holds refuses every newcomer fleet-wide: the fleet "
+                    "stops admitting — name the fleet to mean it",
+                )
+            )
     checks.append(
         check(
             "retry_after_window_s",

@@ -19,6 +19,7 @@ from console.guards import FleetCapacity, Thresholds, nodes_for_headroom, plan_d
 from console.protocol import (
     MAX_ADD_NODES,
     AdmissionSettings,
+    Check,
     FleetSnapshot,
     Frame,
     RolloutStatus,
@@ -373,6 +374,14 @@ def read_answer(answer: ActionAnswer) -> ActionReading:
     if answer.reply is Reply.BAD_INPUT and answer.problem_type == "typed-mismatch":
         outcome = Outcome.TYPED_MISMATCH
     return ActionReading(outcome, answer.status, message, verdict, body.get("field"))
+
+
+def check_mark(check: Check) -> str:
+    """pass; FAIL for a check that raises the verdict's level; note for one that only warns (its level is
+    ok): 'FAIL' under an 'OK' verdict read as a contradiction."""
+    if check.ok:
+        return "pass"
+    return "note" if check.level in (None, VerdictLevel.OK) else "FAIL"
 
 
 def what_would_pass(verdict: Verdict) -> list[str]:

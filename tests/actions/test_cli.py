@@ -27,7 +27,7 @@ def test_exit_codes_follow_the_verdict(acting: Acting, operator, capsys) -> None
     drain = ["drain", "gw-001", "--rate", "10", "--hint", "1000:30000"]
     assert act(acting, *drain, "--deadline", "0") == 3  # confirm, not given
     out = capsys.readouterr().out
-    assert "force_closed_at_safe_rate" in out and "FAIL→confirm" in out and "repeat with --yes" in out
+    assert "force_closed_at_safe_rate" in out and "FAIL (confirm)" in out and "repeat with --yes" in out
     assert "forecast (60 s ahead, tick 10 ms" in out
     assert acting.simulation.state_of(1) is NodeState.READY
     assert act(acting, *drain, "--deadline", "0", "--yes") == 0  # the CLI confirms with the token itself

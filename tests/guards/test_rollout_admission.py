@@ -137,6 +137,17 @@ def test_a_ceiling_under_what_nodes_hold() -> None:
     assert failed(verdict) == {"max_connections"}
 
 
+def test_a_ceiling_under_what_every_node_holds_stops_the_fleet_admitting_and_is_typed() -> None:
+    """10 connections a node, fleet-wide: every newcomer everywhere refused — it needed only Enter."""
+    stop = judge_admission(fleet(), AdmissionRequest(max_connections=10))
+    assert failed(stop) == {"max_connections", "max_connections_every_node"}
+    assert stop.level is VerdictLevel.TYPED and stop.typed_expected == "test-fleet"
+    some = judge_admission(
+        fleet(extra=[node("light", connections=5_000)]), AdmissionRequest(max_connections=10_000)
+    )
+    assert failed(some) == {"max_connections"} and some.level is VerdictLevel.CONFIRM
+
+
 def test_admission_input_errors() -> None:
     with pytest.raises(InputError) as error:
         judge_admission(fleet(), AdmissionRequest(retry_after_s=(30, 1)))

@@ -420,3 +420,14 @@ async def test_undrain_on_a_ready_node_says_so_without_a_form():
         await pilot.pause()
         await pilot.press("u")
         await wait_for(lambda: isinstance(app.screen, ActionForm), what="the undrain form of a draining node")
+
+
+def test_a_check_that_only_warns_reads_note_not_fail():
+    from console.guards.verdict import check
+    from console.model.actions import check_mark
+    from console.protocol import VerdictLevel
+
+    warn = check("cpu_now_pct", 97.7, 75, fails_to=VerdictLevel.OK, why="new nodes serve only later")
+    block = check("drain_pacing_per_s", 500, 300, fails_to=VerdictLevel.BLOCKED, why="pacing")
+    fine = check("drain_pacing_per_s", 100, 300, fails_to=VerdictLevel.BLOCKED, why="pacing")
+    assert [check_mark(c) for c in (warn, block, fine)] == ["note", "FAIL", "pass"]

@@ -20,7 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from console.model.actions import forecast_series, format_value, typed_matches, what_would_pass
+from console.model.actions import check_mark, forecast_series, format_value, typed_matches, what_would_pass
 from console.model.downsample import spark_blocks
 from console.model.thresholds import Level
 from console.protocol import Verdict, VerdictLevel
@@ -42,7 +42,7 @@ class Confirmed:
 
 def checks_table(verdict: Verdict, palette: Palette) -> Table:
     table = Table(expand=True, show_edge=False, pad_edge=False)
-    table.add_column("", width=6, no_wrap=True)
+    table.add_column("", width=7, no_wrap=True)
     table.add_column("check", style="bold", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("limit", justify="right", no_wrap=True)
@@ -56,7 +56,7 @@ def checks_table(verdict: Verdict, palette: Palette) -> Table:
         style = palette.level_style(level, bold=not check.ok)
         sign = "≤ " if check.bound == "max" else "≥ "
         table.add_row(
-            Text(f"{glyph} {'pass' if check.ok else 'FAIL'}", style=style),
+            Text(f"{glyph} {check_mark(check)}", style=style),
             Text(check.name, style=style),
             format_value(check.value),
             sign + format_value(check.limit),
