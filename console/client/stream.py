@@ -39,6 +39,13 @@ def stream_url(base_url: str, since: int | None = None, epoch: str | None = None
     return urlunsplit((scheme, parts.netloc, path, query, ""))
 
 
+#: What a refused stream means for the person at the console, and what to do about it.
+_REFUSALS = {
+    401: "the token was not accepted — check --token-file or STORMDECK_TOKEN",
+    403: "this token may not read the stream — ask for a viewer token",
+}
+
+
 class StreamClient:
     def __init__(
         self,
@@ -84,7 +91,9 @@ class StreamClient:
                 return f"closed by the server ({ws.close_code})", False
         except InvalidStatus as error:
             status = error.response.status_code
-            return f"HTTP {status}", status in (401, 403)
+            if status in (401, 403):
+                return f"HTTP {status}: {_REFUSALS[status]}", True
+            return f"HTTP {status}", False
         except (OSError, WebSocketException, TimeoutError) as error:
             return f"{type(error).__name__}: {error}"[:120], False
 

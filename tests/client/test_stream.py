@@ -58,7 +58,10 @@ async def test_a_wrong_token_is_refused_and_retried_with_backoff(server):
     try:
         await wait_for(lambda: sum(link.state is LinkState.REFUSED for link in links) >= 3, what="refusals")
         refused = [link for link in links if link.state is LinkState.REFUSED]
-        assert refused[0].reason == "HTTP 401"
+        assert (
+            refused[0].reason
+            == "HTTP 401: the token was not accepted — check --token-file or STORMDECK_TOKEN"
+        )
         assert [link.attempt for link in refused[:3]] == [1, 2, 3]
         assert all(0 <= link.next_in_s <= FAST.max_ms / 1000 for link in refused)
         assert model.frames_applied == 0

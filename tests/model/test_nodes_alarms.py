@@ -135,3 +135,11 @@ def test_one_rule_on_many_nodes_is_one_row_and_acks_as_one():
     few = AlarmLog()
     few.update(many[:3], 1.0)
     assert [row.where for row in alarm_rows(few.active())] == ["gw-000", "gw-001", "gw-002"]
+
+
+def test_a_small_wobble_is_a_flat_line_and_a_drop_fills_the_cell():
+    wobble = np.linspace(27_063.0, 27_105.0, 40)  # +0.15 % over the window
+    assert spark_blocks(wobble, 10)[0] == "▁" and spark_blocks(wobble, 10)[-1] == "█"  # its own min–max
+    assert set(spark_blocks(wobble, 10, min_span_share=0.05)) <= {"▄", "▅"}  # a flat line, mid-cell
+    drop = np.concatenate([np.full(20, 27_000.0), np.full(20, 24_000.0)])  # −11 %
+    assert spark_blocks(drop, 10, min_span_share=0.05) == "█████▁▁▁▁▁"

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Footer, Input, Label, Static
 
 from console.errors import InputError
 from console.model.actions import (
@@ -82,6 +82,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
                 yield Button("Dry run", id="dry-run", variant="default")
                 yield Button("Apply", id="apply", variant="primary")
                 yield Button("Cancel", id="cancel", variant="default")
+        yield Footer()  # the form's own keys: Ctrl+D dry run, Esc cancel
 
     def on_mount(self) -> None:
         first = self.query(Input).first() if self.query(Input) else None

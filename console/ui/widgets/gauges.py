@@ -44,7 +44,9 @@ class GaugeBox(Static):
         text.append(gauge.value, style=style)
         if gauge.spark:
             text.append("  ")
-            text.append(spark_blocks(np.asarray(gauge.spark), 12), style=palette.chart["line"])
+            text.append(
+                spark_blocks(np.asarray(gauge.spark), 12, min_span_share=0.05), style=palette.chart["line"]
+            )
         text.append("\n")
         text.append(gauge.detail)
         self.update(text, layout=False)  # a fixed-size box: no layout pass needed

@@ -53,6 +53,11 @@ COLUMNS = (
 )
 
 
+#: A node's connections sparkline spans at least 5 % of what it holds: smaller moves are noise, a drain or
+#: a restart (all of it) still fills the cell's height.
+SPARK_MIN_SPAN_SHARE = 0.05
+
+
 def column_title(sort_key: str) -> str:
     """The column a sort key sorts, as its header reads ("acc/s", not accepts_per_s)."""
     return next((column.title.strip() for column in COLUMNS if column.key == sort_key), sort_key)
@@ -233,7 +238,7 @@ class NodeTable(ScrollView, can_focus=True):
             (f"{LEVEL_GLYPHS[level]} {node.state.value}", level_style(level)),
             (f"{node.connections:,}", base),
             (
-                spark_blocks(self._spark(node.id), SPARK_CELLS),
+                spark_blocks(self._spark(node.id), SPARK_CELLS, min_span_share=SPARK_MIN_SPAN_SHARE),
                 base + Style(color=palette.chart["line"]) if palette else base,
             ),
             (f"{node.accepts_per_s:.0f}", base),
