@@ -47,6 +47,10 @@ def test_an_empty_model_still_draws_axes():
 def test_ticks_are_round_and_labelled_in_operator_units():
     assert tick_labels(nice_ticks(0, 45_000, 4)) == ["0", "20.0k", "40.0k"]
     assert tick_labels(nice_ticks(0, 1, 4)) == ["0.0", "0.5", "1.0"]
+    # A narrow band around a thousand: distinct labels on one scale, not "990, 1.0k, 1.0k".
+    assert tick_labels([990.0, 1000.0, 1010.0]) == ["0.99k", "1.00k", "1.01k"]
+    assert tick_labels([1_250_000.0, 1_260_000.0]) == ["1.25M", "1.26M"]
+    assert tick_labels([450_000.0]) == ["450.0k"]  # one tick: no step to resolve
 
 
 def test_lockstep_reading_levels():

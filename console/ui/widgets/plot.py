@@ -7,6 +7,7 @@ when the data, the size or the theme changes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,11 +53,24 @@ def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
     return [float(v) for v in np.arange(start, high + step * 1e-9, step)]
 
 
+_SCALES = ((1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
 def tick_labels(ticks: list[float]) -> list[str]:
     """k/M for big values; enough decimals for small steps (0.2, 0.4 … not 0, 0, 1)."""
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
-    if step >= 1:
+    if len(ticks) < 2:
         return [human_count(v) for v in ticks]
+    step = ticks[1] - ticks[0]
+    if step >= 1:
+        top = max(abs(v) for v in ticks)
+        scale = next(((limit, suffix) for limit, suffix in _SCALES if top >= limit), None)
+        if scale is None:
+            return [human_count(v) for v in ticks]
+        # One scale for all, and decimals enough for the step: a narrow band of a big value read
+        # "990, 1.0k, 1.0k" (and 1.25M, 1.26M read "1.2M, 1.3M").
+        limit, suffix = scale
+        decimals = min(3, max(1, math.ceil(-math.log10(step / limit))))
+        return [f"{v / limit:.{decimals}f}{suffix}" if v else "0" for v in ticks]
     decimals = max(1, -int(np.floor(np.log10(step))))
     return [f"{v:.{decimals}f}" for v in ticks]
 
