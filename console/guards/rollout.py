@@ -131,8 +131,16 @@ def judge_rollout_start(
     return verdict("rollout_start", checks, projections, floor=floor, typed_expected=snapshot.fleet)
 
 
+HALTABLE = (RolloutState.RUNNING, RolloutState.PAUSED)
+
+
 def judge_rollout_halt(snapshot: FleetSnapshot) -> Verdict:
-    """Halting is the safe direction: always `ok`."""
+    """Halting is the safe direction: always `ok` — when there is something to halt (halting an idle or
+    finished rollout answered "applied" and changed nothing)."""
+    if snapshot.rollout.state not in HALTABLE:
+        raise InputError(
+            "rollout", snapshot.rollout.state.value, "a running or paused rollout: nothing to halt"
+        )
     return verdict(
         "rollout_halt",
         [note("halt", snapshot.rollout.state.value, None, ok=True, why="halting never adds load")],

@@ -173,6 +173,8 @@ async def test_typed_needs_the_name_typed_back(acting: Acting) -> None:
     halted = await acting.call("POST", "/v1/rollout/halt")
     assert halted.status_code == 200 and halted.json()["verdict"]["level"] == "ok"
     assert acting.simulation.rollout.state.value == "halted"
+    # Halting it again changes nothing: said so, not "applied".
+    problem(await acting.call("POST", "/v1/rollout/halt"), 422, "rollout", "nothing to halt")
 
 
 async def test_blocked_is_422_and_only_an_admin_with_a_reason_overrides(acting: Acting) -> None:
