@@ -118,6 +118,7 @@ def fold_totals(nodes: list[NodeStatus]) -> Totals:
         rejects_per_s=sum(n.rejects_per_s for n in nodes),
         timeouts_per_s=sum(n.timeouts_per_s for n in nodes),
         drops_per_s=sum(n.drops_per_s for n in nodes),
+        disconnects_per_s=sum(n.closes_per_s + n.drops_per_s for n in nodes),  # planned and not
         headroom_pct=round(100.0 * max(0.0, 1.0 - held / capacity), 2) if capacity else 0.0,
         drain_inflow_ratio=None,
         max_cpu_pct=max((n.cpu_pct for n in nodes), default=0.0),

@@ -43,8 +43,10 @@ def test_totals_count_headroom_over_nodes_in_rotation() -> None:
         _status("b", NodeState.DRAINING, 50),
         _status("c", NodeState.DOWN, 0),
     ]
+    nodes[1] = nodes[1].model_copy(update={"closes_per_s": 20.0, "drops_per_s": 1.0})  # b drains
     totals = fold_totals(nodes)
     assert totals.connections == 110 and totals.attempts_per_s == 6.0
+    assert totals.disconnects_per_s == 21.0  # it read 0 while a node drained at 20/s
     assert totals.headroom_pct == 40.0  # only a is in rotation: 60 of 100 held
 
 
