@@ -254,6 +254,8 @@ async def test_audit_panel_shows_the_servers_records():
         table = app.screen.query_one("#audit-table")
         await wait_for(lambda: table.row_count == 1, what="the audit record")
         assert "halt" in str(table.get_row_at(0)[2])
+        detail = shown(app.screen.query_one("#audit-detail")).strip()
+        assert detail == api.audit[-1]["detail"] and detail  # the highlighted record's detail, whole
 
 
 async def test_read_only_disables_actions_and_says_why():

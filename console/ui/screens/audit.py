@@ -59,6 +59,7 @@ class AuditScreen(ModalScreen[None]):
     }
     AuditScreen #audit-note { color: $text-muted; height: auto; }
     AuditScreen DataTable { height: 1fr; }
+    AuditScreen #audit-detail { height: auto; max-height: 6; border-top: solid $panel-lighten-2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,L", "app.pop_screen", "close audit")]
 
@@ -71,6 +72,7 @@ class AuditScreen(ModalScreen[None]):
             yield Static(Text("audit log · newest first   (Esc closes)", style="bold"))
             yield Static("asking the server…", id="audit-note")
             yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=False)
+            yield Static("", id="audit-detail")  # the highlighted record's detail, whole
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns(*COLUMNS)
@@ -78,9 +80,19 @@ class AuditScreen(ModalScreen[None]):
     def show(self, records: Sequence[dict[str, Any]], note: str) -> None:
         table = self.query_one(DataTable)
         table.clear()
+        self._details = [str(record.get("detail") or "") for record in reversed(records)]
         for record in reversed(records):
             row = audit_row(record)
             level = OUTCOME_LEVELS.get(row[5], Level.UNKNOWN)
             style = self.palette.level_style(level)
             table.add_row(*row[:5], Text(f"{LEVEL_GLYPHS[level]} {row[5]}", style=style), *row[6:])
         self.query_one("#audit-note", Static).update(note)
+        self._show_detail(table.cursor_row)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(event.cursor_row)
+
+    def _show_detail(self, row: int) -> None:
+        details = getattr(self, "_details", [])
+        text = details[row] if 0 <= row < len(details) else ""
+        self.query_one("#audit-detail", Static).update(Text(text, style="dim") if text else "")
