@@ -187,7 +187,9 @@ class ConsoleActions:
                     call.describe(),
                     verdict,
                     app.palette,
-                    message=answer.message,
+                    # (The server's words tell an API caller to repeat the call with confirm.token; the
+                    # dialog asks for the confirmation itself, and its checks say why.)
+                    message="" if answer.outcome is Outcome.NEEDS_CONFIRMATION else answer.message,
                     typed_fallback=call.node_id or app.model.fleet,
                     typed_error=typed_error,
                 )
@@ -222,7 +224,11 @@ class ConsoleActions:
         if answer.forbidden:
             self.refused = "the server refused (403): a viewer token?"
         if answer.outcome is Outcome.APPLIED:
-            app.notify(answer.message, title=call.describe())
+            under_way = (
+                " — under way: the node table and the frames follow it" if answer.status == 202 else ""
+            )
+            override = " (admin override)" if "admin override" in answer.message else ""
+            app.notify(f"applied{override}{under_way}", title=call.describe())
         else:
             severity = "error" if answer.outcome in (Outcome.BLOCKED, Outcome.REFUSED) else "warning"
             app.notify(answer.message, title=f"{call.describe()}: {answer.outcome.value}", severity=severity)
