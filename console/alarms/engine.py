@@ -148,6 +148,7 @@ def _event(alarm: Alarm, change: str, now: float) -> Event:
             "limit": alarm.limit,
             "since_s": alarm.since_s,
             "nodes": alarm.nodes,
+            "message": alarm.message,
         },
     )
 

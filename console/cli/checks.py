@@ -30,8 +30,9 @@ def check_fleet_url(url: str, field: str = "URL") -> str:
     except ValueError:
         valid = False
     if not valid:
+        scheme = f" (http://{url}?)" if "://" not in url and ":" in url else ""
         raise InputError(
-            field, url, f"a fleet API URL: http:// or https:// and a host, e.g. {FLEET_URL_EXAMPLE}"
+            field, url, f"a fleet API URL: http:// or https:// and a host, e.g. {FLEET_URL_EXAMPLE}{scheme}"
         )
     return url
 

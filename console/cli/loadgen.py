@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _loadgen(args: argparse.Namespace) -> int:
     from console.gateway.loadgen import LoadSpec, run_load
 
-    workers = args.workers or (1 if args.clients <= 2000 else os.cpu_count() or 1)
+    workers = args.workers or default_workers(args.clients, args.duration)
     spec = LoadSpec(
         args.urls,
         args.clients,
@@ -72,3 +72,9 @@ def _loadgen(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def default_workers(clients: int, duration_s: float) -> int:
+    """One process up to 2,000 clients, else one per core — but one for a load until stopped (duration 0),
+    so a signal stops every client; more only when --workers asks."""
+    return 1 if clients <= 2000 or duration_s == 0 else os.cpu_count() or 1

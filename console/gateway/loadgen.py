@@ -202,7 +202,8 @@ def read_nodes_file(path: str) -> list[str]:
         lines = Path(path).read_text().splitlines()
     except OSError as error:
         raise InputError("--nodes-file", path, f"a readable file of ws:// URLs ({error.strerror})") from error
-    urls = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    stripped = (line.strip() for line in lines)
+    urls = [line for line in stripped if line and not line.startswith("#")]
     check_loopback(urls)
     return urls
 

@@ -22,6 +22,8 @@ from console.protocol import (
     Check,
     FleetSnapshot,
     Frame,
+    NodeState,
+    NodeStatus,
     RolloutStatus,
     Source,
     Verdict,
@@ -141,7 +143,7 @@ FORMS: dict[ActionKind, tuple[FormField, ...]] = {
 }
 
 #: Form fields that travel as one [min, max] pair in the request body.
-_PAIRS = {
+PAIRED_FIELDS = {
     ActionKind.DRAIN: ("hint_ms", "hint_min_ms", "hint_max_ms"),
     ActionKind.ADMISSION: ("retry_after_s", "retry_after_min_s", "retry_after_max_s"),
 }
@@ -180,7 +182,7 @@ class ActionCall:
 def parse_form(kind: ActionKind, node_id: str | None, values: Mapping[str, str]) -> ActionCall:
     """The form's text as a call; the first bad field raises `InputError` naming it and its range."""
     parsed = {spec.name: spec.parse(values.get(spec.name, "")) for spec in FORMS[kind]}
-    pair = _PAIRS.get(kind)
+    pair = PAIRED_FIELDS.get(kind)
     if pair is not None:
         name, low_name, high_name = pair
         low, high = parsed.pop(low_name), parsed.pop(high_name)
@@ -339,6 +341,7 @@ class ActionReading:
     message: str
     verdict: Verdict | None = None
     field_name: str | None = None
+    overridden: bool = False  # a blocked action an admin forced (ActionResult.overridden)
 
     @property
     def forbidden(self) -> bool:
@@ -373,7 +376,17 @@ def read_answer(answer: ActionAnswer) -> ActionReading:
     outcome = _OUTCOMES[answer.reply]
     if answer.reply is Reply.BAD_INPUT and answer.problem_type == "typed-mismatch":
         outcome = Outcome.TYPED_MISMATCH
-    return ActionReading(outcome, answer.status, message, verdict, body.get("field"))
+    return ActionReading(
+        outcome, answer.status, message, verdict, body.get("field"), overridden=bool(body.get("overridden"))
+    )
+
+
+def undrain_pointless(node: NodeStatus | None) -> str | None:
+    """Why an undrain of `node` would change nothing (it is not draining or drained), or None. Not a
+    verdict — the server judges — only saving the operator a form whose answer is known."""
+    if node is None or node.state in (NodeState.DRAINING, NodeState.DRAINED):
+        return None
+    return f"{node.id} is {node.state.value}: only a draining or drained node undrains"
 
 
 def check_mark(check: Check) -> str:

@@ -50,6 +50,11 @@ def finite_runs(x: np.ndarray, y: np.ndarray) -> list[tuple[np.ndarray, np.ndarr
     return runs
 
 
+#: A sparkline of connections spans at least 5 % of the value: smaller moves are noise; a drain or a
+#: restart (all of it) still fills the cell's height.
+SPARK_MIN_SPAN_SHARE = 0.05
+
+
 def spark_blocks(
     values: np.ndarray, width: int, bounds: tuple[float, float] | None = None, min_span_share: float = 0.0
 ) -> str:

@@ -196,8 +196,8 @@ class FleetModel:
         return CalmBaseline(t.baseline_learn_s, t.baseline_tau_s, t.baseline_configured_per_s)
 
     def _update_baseline(self, frame: Frame) -> None:
-        """The same learning as the alarm engine's reconnect-rate rule: a mean while learning, then a slow
-        average of the frames under the storm line only, never below the floor."""
+        """The same learning as the alarm engine's reconnect-rate rule: the lower quartile while learning,
+        then a slow average of the frames under the storm line only, never below the floor."""
         declared = getattr(frame.totals, "steady_attempts_per_s", None)
         if isinstance(declared, int | float) and declared > 0:
             self.baseline_attempts_per_s = float(declared)

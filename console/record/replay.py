@@ -139,6 +139,21 @@ class ReplayStatus:
     finished: bool
 
 
+def held_reason(status: ReplayStatus) -> str | None:
+    """Why a replay sends no frames now (paused, or at its end), or None while it plays: the link the
+    console shows is "paused" then, not a live stream whose frames are late."""
+    return "paused" if status.paused else "end of the recording" if status.finished else None
+
+
+def link_of(status: ReplayStatus, at_s: float) -> LinkStatus:
+    held = held_reason(status)
+    return (
+        LinkStatus(LinkState.LIVE, at_s=at_s)
+        if held is None
+        else LinkStatus(LinkState.PAUSED, reason=held, at_s=at_s)
+    )
+
+
 class ReplaySource:
     """A recording as a live-looking source; the console reads it exactly as it reads a stream."""
 
@@ -317,7 +332,7 @@ class ConsoleReplayFeed:
                 sink(Received(self.replay.hello(), self.clock()))
             elif isinstance(item, Hello):
                 sink(Received(item, self.clock()))
-                sink(LinkStatus(LinkState.LIVE, at_s=self.clock()))
+                sink(link_of(self.replay.status(), self.clock()))
             elif isinstance(item, Frame | Event):
                 sink(Received(item, self.clock()))
             elif self.on_record is not None:

@@ -43,7 +43,7 @@ class AlarmSpans:
             key = (str(change.data["name"]), change.node)
             if change.data["change"] == "raised":
                 self._open[key] = len(self.spans)
-                message = change.message.split(": ", 1)[-1]  # "<name> raised: <message>"
+                message = str(change.data.get("message") or change.message)
                 span = AlarmSpan(
                     key[0], str(change.data["severity"]), change.time_s, None, message, change.node
                 )

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
 from console.alarms import AlarmEngine
 from console.errors import InputError
@@ -65,8 +66,9 @@ class Retention:
         return self.max_bytes is not None or self.max_age_s is not None
 
 
-#: Fleet seconds of an existing recording judged again by the alarms when it is continued: longer than
-#: any alarm's window (60 s for connections, 30 s for CPU) and its clearing delay.
+#: Fleet seconds of an existing recording judged again by the alarms when it is continued (beyond the
+#: baseline's learning period): longer than any alarm's window (60 s for connections, 30 s for CPU) and its
+#: clearing delay.
 ALARM_LOOKBACK_S = 300.0
 
 
@@ -134,12 +136,8 @@ class RecordingWriter:
             if self.alarms is not None:
                 # The alarms active where the recording stopped stay active: judged again over its last
                 # frames (silently), they are not raised a second time when it goes on.
-                since_s = frames[-1].time_s - ALARM_LOOKBACK_S if frames else 0.0
-                for entry in frames:
-                    if entry.time_s >= since_s:
-                        earlier = parse_record(RecordKind.FRAME, container.read_member(file, entry) or b"")
-                        assert isinstance(earlier, Frame)
-                        self.alarms.update(earlier)
+                for earlier in self._last_stretch(file, frames, self.alarms):
+                    self.alarms.update(earlier)
         with self.path.open("r+b") as file:
             file.truncate(container.end_of(entries))  # the torn tail a killed writer left
         self._size = container.end_of(entries)
@@ -149,6 +147,22 @@ class RecordingWriter:
         self.newest_time_s = max(times) if times else None
         assert isinstance(header, RecordingHeader)
         return header
+
+    @staticmethod
+    def _last_stretch(file: BinaryIO, frames: list[Entry], alarms: AlarmEngine) -> list[Frame]:
+        """The newest frames, oldest first, back to the lookback or to where the source restarted (another
+        epoch): the stretch whose alarms are still active."""
+        lookback_s = max(ALARM_LOOKBACK_S, alarms.thresholds.baseline_learn_s + ALARM_LOOKBACK_S)
+        stretch: list[Frame] = []
+        for entry in reversed(frames):
+            frame = parse_record(RecordKind.FRAME, container.read_member(file, entry) or b"")
+            assert isinstance(frame, Frame)
+            if stretch and (frame.epoch != stretch[0].epoch or frame.time_s < stretch[0].time_s - lookback_s):
+                break
+            if stretch and frame.time_s > stretch[0].time_s:
+                break  # time ran backwards going back: an earlier run of the source
+            stretch.insert(0, frame)
+        return stretch
 
     # --- writing ---------------------------------------------------------------------------------------
 

@@ -34,8 +34,9 @@ from console.model.actions import (
     local_drain_prefill,
     read_answer,
     rollout_prefill,
+    undrain_pointless,
 )
-from console.protocol import CapacityRecord, NodeState
+from console.protocol import CapacityRecord
 from console.record.records import ActionRecord, Confirmation
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
@@ -101,7 +102,6 @@ def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, act
 
 
 _CAPACITY_FIELDS = {f.name for f in fields(FleetCapacity)}
-UNDRAINABLE = (NodeState.DRAINING, NodeState.DRAINED)
 
 
 class ConsoleActions:
@@ -139,9 +139,11 @@ class ConsoleActions:
         if kind.needs_node and not node_id:
             app.notify(f"{kind.title}: put the cursor on a node first", severity="warning")
             return
-        node = app.model.nodes.get(node_id or "")
-        if kind is ActionKind.UNDRAIN and node is not None and node.state not in UNDRAINABLE:
-            app.notify(f"{node_id} is {node.state.value}: only a draining or drained node undrains")
+        pointless = (
+            undrain_pointless(app.model.nodes.get(node_id or "")) if kind is ActionKind.UNDRAIN else None
+        )
+        if pointless is not None:
+            app.notify(pointless)
             return
         prefill = await self.prefill(kind, node_id)
         refusal: ActionReading | None = None
@@ -153,7 +155,7 @@ class ConsoleActions:
             prefill = Prefill(form.values(), prefill.source)  # a dry run comes back to what was typed
             call = submission.call
             answer = await self.send(call.with_controls(dry_run=True) if submission.dry_run else call)
-            refusal = answer if answer.refused_input else None
+            refusal = answer if answer.refused_input and answer.field_name in form.field_names() else None
             if refusal is not None:  # back to the form, what was typed kept, the server's words in it
                 self._remember(call, answer)
                 app.run_worker(self.refresh_audit(), group="audit", exclusive=True, exit_on_error=False)
@@ -227,7 +229,7 @@ class ConsoleActions:
             under_way = (
                 " — under way: the node table and the frames follow it" if answer.status == 202 else ""
             )
-            override = " (admin override)" if "admin override" in answer.message else ""
+            override = " (admin override)" if answer.overridden else ""
             app.notify(f"applied{override}{under_way}", title=call.describe())
         else:
             severity = "error" if answer.outcome in (Outcome.BLOCKED, Outcome.REFUSED) else "warning"

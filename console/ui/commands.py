@@ -19,7 +19,7 @@ ACTIONS: tuple[tuple[str, ActionKind, str, str], ...] = (
     ("d", ActionKind.DRAIN, "drain", "drain the node under the cursor (pre-filled by the drain planner)"),
     ("u", ActionKind.UNDRAIN, "undrain", "put the node under the cursor back into rotation"),
     ("R", ActionKind.ROLLOUT_START, "rollout", "start a rolling restart (batch, interval, mode)"),
-    ("h", ActionKind.ROLLOUT_HALT, "halt", "halt the rollout (always allowed)"),
+    ("h", ActionKind.ROLLOUT_HALT, "halt", "halt the rollout (always ok when one runs)"),
     ("r", ActionKind.ROLLOUT_RESUME, "resume", "resume a paused or halted rollout"),
     ("a", ActionKind.ADMISSION, "admission", "set admission: rate, burst, ceiling, Retry-After"),
     (

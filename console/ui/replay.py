@@ -21,11 +21,11 @@ from textual.widgets import Footer, Input, Label
 from console.errors import InputError
 from console.guards import Thresholds
 from console.model.alarm_source import console_model
-from console.model.link import LinkState, LinkStatus
+from console.model.link import LinkState
 from console.model.timeline import parse_clock
 from console.record.reader import MarkerKind
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
-from console.record.replay import SPEEDS, ConsoleReplayFeed, ReplayJump, ReplaySource
+from console.record.replay import SPEEDS, ConsoleReplayFeed, ReplayJump, ReplaySource, link_of
 from console.ui.app import ConsoleApp
 from console.ui.commands import action_bindings
 from console.ui.screens.main import MainScreen
@@ -100,6 +100,10 @@ def _marker_bindings() -> list[Binding]:
     ]
 
 
+#: The link states a replay shows (anything else — a failed source — is left as it is).
+_REPLAY_LINKS = (LinkState.LIVE, LinkState.PAUSED)
+
+
 class ReplayApp(ConsoleApp):
     BINDINGS: ClassVar[list[BindingType]] = [
         *ConsoleApp.BINDINGS,
@@ -147,7 +151,7 @@ class ReplayApp(ConsoleApp):
 
     def _on_jump(self, _: ReplayJump) -> None:
         self.model = console_model(self.shared_thresholds)  # what follows is a fresh history
-        self.model.apply(LinkStatus(LinkState.LIVE, at_s=self.clock()))  # the recording is still playing
+        self.model.apply(link_of(self.replay.status(), self.clock()))  # still playing, or held
         self.last_record = None
 
     def _on_record(self, record: ActionRecord | Confirmation | DrillOutcome) -> None:
@@ -169,16 +173,13 @@ class ReplayApp(ConsoleApp):
         for bar in screen.query(TimelineBar) if screen is not None else []:
             bar.show(self.replay.status(), self.markers, self.palette, last_record_text(self.last_record))
 
-    def _sync_link(self) -> None:
+    def _sync_link(self) -> None:  # (on every tick and control: pause, resume and the end are the app's)
         """Held or at its end, the replay sends no frames and none are late: the header says so instead
         of counting the frames' age up to a failing link."""
-        status = self.replay.status()
-        held = "paused" if status.paused else "end of the recording" if status.finished else None
+        wanted = link_of(self.replay.status(), self.clock())
         link = self.model.link
-        if held is not None and (link.state is not LinkState.PAUSED or link.reason != held):
-            self.model.apply(LinkStatus(LinkState.PAUSED, reason=held, at_s=self.clock()))
-        elif held is None and link.state is LinkState.PAUSED:
-            self.model.apply(LinkStatus(LinkState.LIVE, at_s=self.clock()))
+        if (wanted.state, wanted.reason) != (link.state, link.reason) and link.state in _REPLAY_LINKS:
+            self.model.apply(wanted)
 
     # --- controls (each takes effect at once; the feed sends what it changes) --------------------------
 

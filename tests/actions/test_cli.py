@@ -174,6 +174,7 @@ def test_a_window_starting_with_a_minus_says_to_join_it_with_equals(capsys) -> N
         ["inject", "not-a-url", "restart_nodes", "nodes=1"],
         ["record", "ftp://127.0.0.1:9", "--out", "unused.rec"],
         ["attach", "127.0.0.1"],
+        ["attach", "127.0.0.1:8470"],
     ],
 )
 def test_every_command_taking_a_fleet_url_refuses_a_bad_one(
@@ -191,6 +192,8 @@ def test_every_command_taking_a_fleet_url_refuses_a_bad_one(
     err = capsys.readouterr().err
     assert f"stormdeck: URL: {argv[1 if argv[0] != 'plan' else 2]!r} is not allowed" in err
     assert "http:// or https://" in err
+    if argv == ["attach", "127.0.0.1:8470"]:
+        assert "(http://127.0.0.1:8470?)" in err  # a host and port: the scheme is what is missing
 
 
 def test_plan_exits_as_act_does(acting: Acting, operator, capsys) -> None:

@@ -94,7 +94,9 @@ def test_alarm_events_carry_what_the_stream_needs() -> None:
         "limit": 35.0,
         "since_s": 7,
         "nodes": None,
+        "message": "Headroom 10 % is under the 35 % budget: no restart is safe; add capacity instead.",
     }
+    assert event.message == f"headroom_low raised: {event.data['message']}"
 
 
 def test_alarms_fired_reports_the_first_time_only() -> None:

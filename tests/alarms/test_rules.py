@@ -233,6 +233,18 @@ def test_abnormal_closes_under_the_floor_never_page() -> None:
     assert first_fired(frames) == {}
 
 
+def test_bursty_abnormal_closes_learn_the_floor_and_a_burst_of_six_pages() -> None:
+    """Calm abnormal closes are mostly 0 with a burst of 8/s now and then: the lower quartile learns 0, so
+    the 1/s floor sets the line at 5/s (a mean would have learned 2/s, a line of 10/s). A sustained 6/s
+    pages; the calm bursts alone never last the 5 s it takes."""
+    calm = series(0, 120, abnormal_closes_per_s=lambda t: 8.0 if t % 4 == 0 else 0.0)
+    assert first_fired(calm) == {}
+    sustained = series(
+        0, 120, abnormal_closes_per_s=lambda t: 6.0 if t >= 60 else (8.0 if t % 4 == 0 else 0.0)
+    )
+    assert first_fired(sustained) == {"abnormal_closes_rising": 65}
+
+
 # --- drain_pacing_exceeded (field guide) -----------------------------------------------------------
 
 

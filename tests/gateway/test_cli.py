@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -152,3 +153,12 @@ def test_loadgen_fails_when_no_client_connected(capsys) -> None:
     assert main(["loadgen", url, "--clients", "3", "--policy", "fixed", "--duration", "1", "--json"]) == 1
     out, err = capsys.readouterr()
     assert json.loads(out)["connects"] == 0 and "no client connected" in err and url in err
+
+
+def test_a_load_until_stopped_runs_in_one_worker_unless_asked() -> None:
+    """`--clients 3000 --duration 0` refused '--workers: 2' — an option the user never set."""
+    from console.cli.loadgen import default_workers
+
+    assert default_workers(3000, 0) == 1
+    assert default_workers(1000, 30) == 1
+    assert default_workers(3000, 30) == (os.cpu_count() or 1)

@@ -140,7 +140,9 @@ def test_fleet_up_adds_capacity_the_load_reaches_and_stops_it_too(tmp_path) -> N
         children = _children(process.pid)
         assert len(children) >= 4  # three nodes, the load (and a publisher only with Redis)
         on_node_1 = fleet["nodes"][0]["connections"]
-        drain = {"rate_per_s": 50, "deadline_s": 30, "hint_ms": [0, 500]}
+        # Slowly (5 closes/s, ~6 s for node-1's ~30): the load reads its nodes file once a second, so at
+        # most the first few closes happen before it knows node-3.
+        drain = {"rate_per_s": 5, "deadline_s": 30, "hint_ms": [0, 500]}
         drained = _confirmed(url, "/v1/nodes/node-1/drain", drain, headers, "node-1")
         assert drained.status_code in (200, 202), drained.text
 
@@ -151,7 +153,7 @@ def test_fleet_up_adds_capacity_the_load_reaches_and_stops_it_too(tmp_path) -> N
         assert settled(fleet), fleet["nodes"]
         moved_to_new = fleet["nodes"][2]["connections"]
         # Each client moves to another node at random: node-3 gets about half of node-1's (Binomial(n, ½)).
-        assert 0.2 * on_node_1 <= moved_to_new <= 0.8 * on_node_1, (on_node_1, fleet["nodes"])
+        assert 0.15 * on_node_1 <= moved_to_new <= 0.85 * on_node_1, (on_node_1, fleet["nodes"])
         records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
         assert ("add_capacity", "applied") in [(r["action"], r["outcome"]) for r in records]
     finally:

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 from console.protocol import Check, Event, Frame, Hello, Source, Verdict, VerdictLevel
+from console.record import container
+from console.record.container import RecordKind
 from console.record.reader import RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillInfo, DrillOutcome, ObjectiveOutcome
 from console.record.writer import RecordingWriter
@@ -145,3 +147,29 @@ def test_alarm_markers_count_each_alarm_once(outage_ticks: list[Tick], recording
         markers = recording.markers("alarm")
     raised_by_source = [e for e in events if e.data["change"] == "raised" and "origin" not in e.data]
     assert raised_by_source and len(markers) == len(raised_by_source)
+
+
+def test_a_continued_recording_rejudges_only_the_sources_last_run(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    """A source that restarted (a new epoch, its time from 1 again) before the writer stopped: only the
+    newest run is judged again, not the whole file."""
+    from console.alarms import AlarmEngine
+    from console.record.writer import RecordingWriter as Writer
+
+    restarted = [t.frame.model_copy(update={"epoch": "second"}) for t in outage_ticks[:20]]
+    with Writer(recording_path, header(), fsync=False) as writer:
+        for tick in outage_ticks[:60]:
+            writer.write(tick.frame)
+        for frame in restarted:
+            writer.write(frame)
+    with recording_path.open("rb") as file:
+        entries = [
+            e
+            for e in container.verified_entries(file, recording_path.stat().st_size)
+            if e.kind is RecordKind.FRAME
+        ]
+        stretch = Writer._last_stretch(file, entries, AlarmEngine())
+    assert [f.time_s for f in stretch] == [f.time_s for f in restarted] and {f.epoch for f in stretch} == {
+        "second"
+    }

@@ -125,9 +125,10 @@ FLEET_NODES = 48
 class FakeFleetApi:
     """Records what the console sends; answers as the fleet API v1 would."""
 
-    def __init__(self, role: str = "operator", offers_plan: bool = True) -> None:
+    def __init__(self, role: str = "operator", offers_plan: bool = True, rollout_idle: bool = False) -> None:
         self.role = role
         self.offers_plan = offers_plan
+        self.rollout_idle = rollout_idle
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
         self.audit: list[dict[str, Any]] = []
         self.applied: list[tuple[str, dict[str, Any]]] = []
@@ -183,12 +184,16 @@ class FakeFleetApi:
             return 403, _problem_body(403, "Forbidden", "this token has role viewer; actions need operator")
         kind = "drain" if path.endswith("/drain") else path.rsplit("/", 1)[-1]
         node_id = path.split("/")[3] if path.startswith("/v1/nodes/") else None
+        if kind == "halt" and self.rollout_idle:  # as the server: nothing to halt is bad input, no verdict
+            detail = "rollout: 'idle' is not allowed; expected a running or paused rollout: nothing to halt"
+            answer = _problem_body(422, "Bad input", detail)
+            answer.update(type="urn:stormdeck:problem:bad-input", field="rollout")
+            return 422, answer
         if (
             kind == "rollout" and int(body.get("batch_size", 1)) > FLEET_NODES
         ):  # a bound only the server knows
-            detail = (
-                f"batch_size: {body['batch_size']} is not allowed; expected an integer in [1, {FLEET_NODES}]"
-            )
+            batch = body["batch_size"]
+            detail = f"batch_size: {batch} is not allowed; expected an integer in [1, {FLEET_NODES}]"
             answer = _problem_body(422, "Bad input", detail)
             answer.update(type="urn:stormdeck:problem:bad-input", field="batch_size")
             return 422, answer

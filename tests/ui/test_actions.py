@@ -177,6 +177,21 @@ async def test_a_refusal_by_the_server_returns_to_the_form_with_what_was_typed()
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
 
 
+async def test_a_refusal_naming_no_field_of_the_form_is_a_notification_not_a_form_again():
+    """Halt with no rollout running: the server's 422 names `rollout`, which nothing in the (empty) halt
+    form can change — so it is said, and the operator is back on the fleet, not trapped in the form."""
+    api = FakeFleetApi(rollout_idle=True)
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("h")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the halt form")
+        await pilot.press("enter")
+        await wait_for(lambda: app.actions.outcomes, what="the server's answer")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        assert any("nothing to halt" in n.message for n in app._notifications) and api.applied == []
+
+
 async def test_confirm_level_asks_enter_or_y_and_resends_with_the_token():
     api = FakeFleetApi()
     app = acting_app(api)

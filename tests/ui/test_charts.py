@@ -51,6 +51,8 @@ def test_ticks_are_round_and_labelled_in_operator_units():
     assert tick_labels([990.0, 1000.0, 1010.0]) == ["0.99k", "1.00k", "1.01k"]
     assert tick_labels([1_250_000.0, 1_260_000.0]) == ["1.25M", "1.26M"]
     assert tick_labels([450_000.0]) == ["450.0k"]  # one tick: no step to resolve
+    narrow = tick_labels(nice_ticks(1_000_000, 1_000_300))  # a step under 0.1 % of the scale
+    assert len(set(narrow)) == len(narrow) and narrow[0] == "1,000,000"
 
 
 def test_lockstep_reading_levels():

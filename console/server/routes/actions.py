@@ -150,7 +150,7 @@ async def rollout_start(
     name=ActionKind.ROLLOUT_HALT.value,
     response_model=ActionResult,
     responses=_ACTION_RESPONSES,
-    summary="Halt the rollout (always allowed: halting is the safe direction)",
+    summary="Halt the running or paused rollout (always ok: halting is the safe direction)",
 )
 async def rollout_halt(
     request: Request,

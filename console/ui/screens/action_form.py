@@ -18,6 +18,7 @@ from textual.widgets import Button, Footer, Input, Label, Static
 from console.errors import InputError
 from console.model.actions import (
     FORMS,
+    PAIRED_FIELDS,
     ActionCall,
     ActionKind,
     ActionReading,
@@ -25,6 +26,9 @@ from console.model.actions import (
     field_label,
     parse_form,
 )
+
+#: A server names a [min, max] pair by its body name (hint_ms): the form's two fields for it.
+_PAIR_FIELDS = tuple(PAIRED_FIELDS.values())
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,11 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             if named:
                 named.first().focus()
             self.query_one("#form-error", Label).update(f"✖ the server refused: {self.refusal.message}")
+
+    def field_names(self) -> set[str]:
+        """The fields an operator can change here (a refusal naming another goes to a notification)."""
+        names = {spec.name for spec in FORMS[self.kind]}
+        return names | {pair for pair, low, high in _PAIR_FIELDS if low in names and high in names}
 
     def values(self) -> dict[str, str]:
         return {spec.name: self.query_one(f"#field-{spec.name}", Input).value for spec in FORMS[self.kind]}

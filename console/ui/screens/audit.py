@@ -66,6 +66,7 @@ class AuditScreen(ModalScreen[None]):
     def __init__(self, palette: Palette) -> None:
         super().__init__()
         self.palette = palette
+        self._details: list[str] = []  # each row's whole detail, in the table's order
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -93,6 +94,5 @@ class AuditScreen(ModalScreen[None]):
         self._show_detail(event.cursor_row)
 
     def _show_detail(self, row: int) -> None:
-        details = getattr(self, "_details", [])
-        text = details[row] if 0 <= row < len(details) else ""
+        text = self._details[row] if 0 <= row < len(self._details) else ""
         self.query_one("#audit-detail", Static).update(Text(text, style="dim") if text else "")

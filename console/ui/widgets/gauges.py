@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from console.model.downsample import spark_blocks
+from console.model.downsample import SPARK_MIN_SPAN_SHARE, spark_blocks
 from console.model.gauges import Gauge
 from console.model.thresholds import Level
 from console.ui.themes import LEVEL_GLYPHS, Palette
@@ -45,7 +45,8 @@ class GaugeBox(Static):
         if gauge.spark:
             text.append("  ")
             text.append(
-                spark_blocks(np.asarray(gauge.spark), 12, min_span_share=0.05), style=palette.chart["line"]
+                spark_blocks(np.asarray(gauge.spark), 12, min_span_share=SPARK_MIN_SPAN_SHARE),
+                style=palette.chart["line"],
             )
         text.append("\n")
         text.append(gauge.detail)

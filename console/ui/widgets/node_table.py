@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from console.model.downsample import spark_blocks
+from console.model.downsample import SPARK_MIN_SPAN_SHARE, spark_blocks
 from console.model.gauges import level_at_least, node_cpu_level, node_level
 from console.model.nodes import NodeQuery
 from console.model.thresholds import GaugeThresholds, Level
@@ -51,11 +51,6 @@ COLUMNS = (
     Column("cpu_pct", "cpu %", 6),
     Column("handshake_p99_ms", "p99 ms", 7),
 )
-
-
-#: A node's connections sparkline spans at least 5 % of what it holds: smaller moves are noise, a drain or
-#: a restart (all of it) still fills the cell's height.
-SPARK_MIN_SPAN_SHARE = 0.05
 
 
 def column_title(sort_key: str) -> str:

@@ -69,7 +69,9 @@ def tick_labels(ticks: list[float]) -> list[str]:
         # One scale for all, and decimals enough for the step: a narrow band of a big value read
         # "990, 1.0k, 1.0k" (and 1.25M, 1.26M read "1.2M, 1.3M").
         limit, suffix = scale
-        decimals = min(3, max(1, math.ceil(-math.log10(step / limit))))
+        decimals = max(1, math.ceil(-math.log10(step / limit)))
+        if decimals > 3:  # a band too narrow for its scale: whole numbers say it
+            return [f"{v:,.0f}" for v in ticks]
         return [f"{v / limit:.{decimals}f}{suffix}" if v else "0" for v in ticks]
     decimals = max(1, -int(np.floor(np.log10(step))))
     return [f"{v:.{decimals}f}" for v in ticks]
