@@ -50,3 +50,26 @@ def test_help_describes_the_command_and_its_defaults(argv: list[str], words: lis
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines where it likes
     for word in words:
         assert word in text, word
+
+
+def test_a_reader_that_goes_away_is_a_quiet_exit(tmp_path) -> None:
+    """`stormdeck config check | head -1`: the pipe closes under the writer — a BrokenPipeError traceback
+    before; now exit 141 (128 + SIGPIPE) and nothing on stderr."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "console", "config", "check"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141 and done.stderr == ""

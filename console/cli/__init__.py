@@ -8,6 +8,7 @@ and a message naming the field, the value and the allowed range; never a traceba
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -70,3 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`stormdeck config check | head -1`): stop quietly, as a Unix filter does.
+        # Python would flush stdout again at exit and fail again, so point it at /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer killed by the pipe

@@ -249,8 +249,9 @@ class Controller:
         self._rng = rng
 
     def fleet_time(self) -> float:
-        """Seconds since the controller started: the fleet clock."""
-        return round(time.time() - self.clock_zero_unix_s, 3)
+        """Seconds since the controller started: the fleet clock, to a tenth — the server ticks a second
+        apart a millisecond early (44.999), and whole-second clocks then read 0:44 where it meant 0:45."""
+        return round(time.time() - self.clock_zero_unix_s, 1)
 
     def _link_to(self, entry: NodeEntry, rng: random.Random) -> NodeLink:
         return NodeLink(entry, self._waves, rng, self.clock_zero_unix_s)

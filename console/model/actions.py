@@ -381,12 +381,18 @@ def read_answer(answer: ActionAnswer) -> ActionReading:
     )
 
 
-def undrain_pointless(node: NodeStatus | None) -> str | None:
-    """Why an undrain of `node` would change nothing (it is not draining or drained), or None. Not a
-    verdict — the server judges — only saving the operator a form whose answer is known."""
-    if node is None or node.state in (NodeState.DRAINING, NodeState.DRAINED):
+def pointless(kind: ActionKind, node: NodeStatus | None) -> str | None:
+    """Why a drain or undrain of `node` could only be refused (the server refuses a drain of a node out of
+    rotation, an undrain of one in it), or None. Not a verdict — the server judges — only sparing the
+    operator a form whose answer is known."""
+    if node is None:
         return None
-    return f"{node.id} is {node.state.value}: only a draining or drained node undrains"
+    if kind is ActionKind.UNDRAIN and node.state not in (NodeState.DRAINING, NodeState.DRAINED):
+        return f"{node.id} is {node.state.value}: only a draining or drained node undrains"
+    if kind is ActionKind.DRAIN and node.state is not NodeState.READY:
+        hint = " (u undrains it)" if node.state in (NodeState.DRAINING, NodeState.DRAINED) else ""
+        return f"{node.id} is {node.state.value}: only a ready node drains{hint}"
+    return None
 
 
 def check_mark(check: Check) -> str:

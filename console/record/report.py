@@ -8,6 +8,7 @@ The content comes from `review.review` and `advice.findings`; this module only l
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,7 +111,7 @@ def clock(seconds: float | None) -> str:
     """Fleet time as m:ss (h:mm:ss past an hour)."""
     if seconds is None:
         return "—"
-    whole = round(seconds)
+    whole = math.floor(seconds)  # as every clock in stormdeck reads: 0:44 until 0:45
     hours, rest = divmod(abs(whole), 3600)
     text = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
     return ("-" if whole < 0 else "") + text

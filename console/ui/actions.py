@@ -32,9 +32,9 @@ from console.model.actions import (
     drain_prefill_from_plan,
     fallback_drain_prefill,
     local_drain_prefill,
+    pointless,
     read_answer,
     rollout_prefill,
-    undrain_pointless,
 )
 from console.protocol import CapacityRecord
 from console.record.records import ActionRecord, Confirmation
@@ -139,11 +139,9 @@ class ConsoleActions:
         if kind.needs_node and not node_id:
             app.notify(f"{kind.title}: put the cursor on a node first", severity="warning")
             return
-        pointless = (
-            undrain_pointless(app.model.nodes.get(node_id or "")) if kind is ActionKind.UNDRAIN else None
-        )
-        if pointless is not None:
-            app.notify(pointless)
+        known_answer = pointless(kind, app.model.nodes.get(node_id or ""))
+        if known_answer is not None:
+            app.notify(known_answer)
             return
         prefill = await self.prefill(kind, node_id)
         refusal: ActionReading | None = None

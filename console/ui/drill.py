@@ -76,6 +76,10 @@ def objectives_text(objectives: list[LiveObjective], palette: Palette) -> str:
 
 def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
     drill = progress.drill
+    if progress.ended:
+        return (
+            f"drill · {drill.human_time(progress.time_s)} · over · score {score.score:g}/{score.max_score:g}"
+        )
     state = " · [b]PAUSED[/] (p resumes)" if paused else " · p pauses"
     return (
         f"drill · {drill.human_time(progress.time_s)} · {progress.time_s:.0f} of {progress.end_s:.0f} s · "

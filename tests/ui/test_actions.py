@@ -435,6 +435,12 @@ async def test_undrain_on_a_ready_node_says_so_without_a_form():
         draining = next(n.id for n in app.model.nodes.values() if n.state.value == "draining")
         app.open_node(draining)
         await pilot.pause()
+        await pilot.press("d")  # draining already: no drain form with a meaningless rate
+        await pilot.pause()
+        assert any(
+            n.message == f"{draining} is draining: only a ready node drains (u undrains it)"
+            for n in app._notifications
+        )
         await pilot.press("u")
         await wait_for(lambda: isinstance(app.screen, ActionForm), what="the undrain form of a draining node")
 

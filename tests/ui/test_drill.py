@@ -123,6 +123,8 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, DrillScreen)
+        title = str(app.screen.query_one("#drill-box").border_title)
+        assert "over · score 0/100" in title and "p resumes" not in title and "so far" not in title
         await pilot.press("p")  # the drill is over: no resuming it
         assert clock.calls == [False, True, False, True]
 
