@@ -126,21 +126,21 @@ def test_input_errors_exit_2(argv: list[str], message: str, capsys) -> None:
     assert message in capsys.readouterr().err
 
 
-def test_the_controller_refuses_a_port_out_of_range(tmp_path, capsys) -> None:
+def _controller_argv(tmp_path, nodes_toml: str) -> list[str]:
+    """`stormdeck controller` over a nodes file holding `nodes_toml` (one node "a"), with a token file."""
     nodes = tmp_path / "nodes.toml"
-    nodes.write_text('[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9"\n')
+    nodes.write_text(nodes_toml + '[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9"\n')
     (tmp_path / "node.token").write_text("t\n")
-    argv = ["controller", "--nodes", str(nodes), "--node-token-file", str(tmp_path / "node.token")]
-    assert main([*argv, "--port", "99999"]) == 2
+    return ["controller", "--nodes", str(nodes), "--node-token-file", str(tmp_path / "node.token")]
+
+
+def test_the_controller_refuses_a_port_out_of_range(tmp_path, capsys) -> None:
+    assert main([*_controller_argv(tmp_path, ""), "--port", "99999"]) == 2
     assert "--port: 99999 is not allowed; expected a port in [0, 65535]" in capsys.readouterr().err
 
 
 def test_a_bad_capacity_table_exits_2(tmp_path, capsys) -> None:
-    nodes = tmp_path / "nodes.toml"
-    nodes.write_text('[capacity]\nhandshakes = 5\n[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9"\n')
-    (tmp_path / "node.token").write_text("t\n")
-    argv = ["controller", "--nodes", str(nodes), "--node-token-file", str(tmp_path / "node.token")]
-    assert main([*argv, "--port", "0"]) == 2
+    assert main([*_controller_argv(tmp_path, "[capacity]\nhandshakes = 5\n"), "--port", "0"]) == 2
     assert "capacity.handshakes" in capsys.readouterr().err
 
 

@@ -48,6 +48,20 @@ def header(**fields: object) -> RecordingHeader:
     return RecordingHeader.model_validate(values)
 
 
+def record_a_restart(path: Path, ticks: list[Tick], before: int, after: int, epoch: str) -> list[Frame]:
+    """A recording of `before` frames, then the source restarting (a new `epoch`, its fleet time from 1
+    again) for `after` more; returns those restarted frames."""
+    from console.record.writer import RecordingWriter
+
+    restarted = [t.frame.model_copy(update={"epoch": epoch}) for t in ticks[:after]]
+    with RecordingWriter(path, header(), fsync=False) as writer:
+        for tick in ticks[:before]:
+            writer.write(tick.frame)
+        for frame in restarted:
+            writer.write(frame)
+    return restarted
+
+
 @pytest.fixture
 def recording_path(tmp_path: Path) -> Path:
     return tmp_path / "session.sdrec"

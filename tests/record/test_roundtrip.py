@@ -12,7 +12,7 @@ from console.record.container import RecordKind
 from console.record.reader import RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillInfo, DrillOutcome, ObjectiveOutcome
 from console.record.writer import RecordingWriter
-from tests.record.conftest import Tick, header
+from tests.record.conftest import Tick, header, record_a_restart
 
 
 def _blocked_drain(time_s: float) -> ActionRecord:
@@ -157,12 +157,7 @@ def test_a_continued_recording_rejudges_only_the_sources_last_run(
     from console.alarms import AlarmEngine
     from console.record.writer import RecordingWriter as Writer
 
-    restarted = [t.frame.model_copy(update={"epoch": "second"}) for t in outage_ticks[:20]]
-    with Writer(recording_path, header(), fsync=False) as writer:
-        for tick in outage_ticks[:60]:
-            writer.write(tick.frame)
-        for frame in restarted:
-            writer.write(frame)
+    restarted = record_a_restart(recording_path, outage_ticks, 60, 20, "second")
     with recording_path.open("rb") as file:
         entries = [
             e

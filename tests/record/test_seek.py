@@ -10,7 +10,7 @@ from console.alarms import AlarmEngine, alarms_fired
 from console.errors import InputError
 from console.record.reader import RecordingReader
 from console.record.writer import RecordingWriter
-from tests.record.conftest import Tick, header
+from tests.record.conftest import Tick, header, record_a_restart
 from tests.record.test_roundtrip import _blocked_drain
 
 
@@ -89,12 +89,7 @@ def test_a_source_restart_keeps_the_timeline_moving_forwards(
     outage_ticks: list[Tick], recording_path: Path
 ) -> None:
     # The source restarts after 20 s (new epoch, fleet time from 1 again): the replay timeline goes on.
-    restarted = [t.frame.model_copy(update={"epoch": "sim-2"}) for t in outage_ticks[:10]]
-    with RecordingWriter(recording_path, header(), fsync=False) as writer:
-        for tick in outage_ticks[:20]:
-            writer.write(tick.frame)
-        for frame in restarted:
-            writer.write(frame)
+    restarted = record_a_restart(recording_path, outage_ticks, 20, 10, "sim-2")
     with RecordingReader(recording_path) as recording:
         times = recording.frame_times_s
         assert times == sorted(times) and len(set(times)) == 30
