@@ -161,7 +161,11 @@ def _serve(args: argparse.Namespace) -> int:
         publish_rate_per_s=args.publish_rate_per_s,
         seed=args.seed,
     )
-    running = RunningNode(config, args.admin_port, args.history, token)
+    try:
+        running = RunningNode(config, args.admin_port, args.history, token)
+    except OSError as error:
+        allowed = f"a free port on {args.host} ({error.strerror})"
+        raise InputError("--admin-port", args.admin_port, allowed) from None
     if token is None:
         print(f"controller token (no --token-file given): {running.token}", file=sys.stderr, flush=True)
     asyncio.run(serve_until_signalled(running))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -15,6 +16,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -44,8 +46,8 @@ class NodeProcess:
     admin_url: str = ""
 
     def start(self, timeout_s: float = 15.0) -> NodeProcess:
-        self.port = self.port or free_port()
-        self.admin_port = self.admin_port or free_port()
+        """Start the child and wait for its URLs. Unpinned ports (0) are chosen by the child as it binds,
+        so no other process can take them between our choice and its `bind`; a restart keeps them."""
         token_file = tempfile.NamedTemporaryFile("w", suffix=".token", delete=False)  # noqa: SIM115
         token_file.write(self.token + "\n")
         token_file.close()
@@ -63,17 +65,19 @@ class NodeProcess:
         self.process = subprocess.Popen(
             command + self.args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=child_env()
         )
-        deadline = time.monotonic() + timeout_s
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()  # the node prints its URLs once it listens
-        os.unlink(token_file.name)
+        try:
+            line = first_line(self.process, timeout_s)  # the node prints its URLs once it listens
+        finally:
+            os.unlink(token_file.name)
         match = _READY.search(line)
-        if match is None or time.monotonic() > deadline:
+        if match is None:
             self.kill()
             self._stderr.seek(0)
             err = self._stderr.read()
-            raise StormdeckError(f"gateway node {self.node_id} did not start: {line!r} {err[-800:]}")
+            said = repr(line) if line else f"nothing within {timeout_s:g} s"
+            raise StormdeckError(f"gateway node {self.node_id} did not start: {said} {err[-800:]}")
         self.url, self.admin_url = match.groups()
+        self.port, self.admin_port = urlsplit(self.url).port or 0, urlsplit(self.admin_url).port or 0
         return self
 
     @property
@@ -119,6 +123,13 @@ class NodeProcess:
             self.process.wait(timeout_s)
         except subprocess.TimeoutExpired:
             self.kill()
+
+
+def first_line(process: subprocess.Popen[str], timeout_s: float) -> str:
+    """The child's first line of stdout, or "" if it exits or says nothing within `timeout_s`."""
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], timeout_s)
+    return process.stdout.readline() if ready else ""  # the node prints its whole line at once
 
 
 def child_env() -> dict[str, str]:

@@ -11,16 +11,17 @@ import contextlib
 import logging
 import secrets
 import signal
-import socket
 import time
 from collections.abc import Iterator
 
 import uvicorn
 
+from console.errors import InputError, StormdeckError
 from console.gateway.admin import create_admin_app, node_frame
 from console.gateway.framelog import FrameLog
 from console.gateway.history import open_history
 from console.gateway.node import GatewayNode, NodeConfig
+from console.server.runner import bind_socket
 
 log = logging.getLogger("stormdeck.gateway")
 
@@ -39,8 +40,6 @@ def read_token_file(path: str) -> str:
         for line in handle:
             if line.strip():
                 return line.strip()
-    from console.errors import InputError
-
     raise InputError("--token-file", path, "a file whose first non-empty line is the controller's token")
 
 
@@ -55,9 +54,7 @@ class RunningNode:
         self.node = GatewayNode(config, open_history(history_url, config.channel))
         self.frames = FrameLog()
         self.token = token or secrets.token_urlsafe(24)
-        self._admin_socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._admin_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._admin_socket.bind((config.host, admin_port))
+        self._admin_socket = bind_socket(config.host, admin_port)  # a taken port fails here, not in a task
         self.admin_port: int = self._admin_socket.getsockname()[1]
         app = create_admin_app(self.node, self.frames, self.token)
         self._admin = _AdminServer(
@@ -78,10 +75,21 @@ class RunningNode:
         return f"http://{self.node.config.host}:{self.admin_port}"
 
     async def start(self) -> None:
-        await self.node.start()
-        self._tasks.append(asyncio.create_task(self._admin.serve(sockets=[self._admin_socket])))
+        try:
+            await self.node.start()
+        except OSError:
+            self._admin_socket.close()
+            raise
+        admin = asyncio.create_task(self._admin.serve(sockets=[self._admin_socket]))
+        self._tasks.append(admin)
         self._tasks.append(asyncio.create_task(self._tick()))
         while not self._admin.started:
+            if admin.done():  # uvicorn's start-up failed: say why instead of waiting for ever
+                await self.stop()
+                failure = admin.exception()
+                raise StormdeckError(
+                    f"the admin API on {self.admin_url} did not start: {failure}"
+                ) from failure
             await asyncio.sleep(0.01)
 
     async def _tick(self) -> None:
@@ -107,7 +115,12 @@ async def serve_until_signalled(running: RunningNode) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await running.start()
+    try:
+        await running.start()
+    except OSError as error:
+        config = running.node.config
+        allowed = f"a free port on {config.host} ({error.strerror or error})"
+        raise InputError("--port", config.port, allowed) from None
     print(
         f"gateway {running.node.config.node_id}: clients {running.url}  admin {running.admin_url}",
         flush=True,

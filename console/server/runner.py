@@ -30,13 +30,21 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+#: uvicorn's default; its `create_server(sock=…)` listens again with the same.
+LISTEN_BACKLOG = 2048
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening-ready TCP socket on `host:port` (port 0: the OS picks a free one)."""
+    """A listening TCP socket on `host:port` (port 0: the OS picks a free one).
+
+    It listens at once: with SO_REUSEADDR, `bind` succeeds on a port another socket has bound but not
+    yet listened on, and the clash would only surface later, inside the server's start-up task."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(LISTEN_BACKLOG)
     except OSError:
         sock.close()
         raise

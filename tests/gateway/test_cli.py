@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from console.cli import main
-from console.gateway.processes import child_env
+from console.errors import StormdeckError
+from console.gateway.processes import first_line, child_env, free_port
 from tests.gateway.conftest import CHEAP_WORK_FACTOR
 
 pytestmark = pytest.mark.timeout(60)
@@ -147,8 +148,6 @@ def test_a_bad_capacity_table_exits_2(tmp_path, capsys) -> None:
 def test_loadgen_fails_when_no_client_connected(capsys) -> None:
     """Against a port nobody listens on: the report still prints, and the exit status says nothing was
     measured (it exited 0)."""
-    from console.gateway.processes import free_port
-
     url = f"ws://127.0.0.1:{free_port()}/"
     assert main(["loadgen", url, "--clients", "3", "--policy", "fixed", "--duration", "1", "--json"]) == 1
     out, err = capsys.readouterr()
@@ -162,3 +161,41 @@ def test_a_load_until_stopped_runs_in_one_worker_unless_asked() -> None:
     assert default_workers(3000, 0) == 1
     assert default_workers(1000, 30) == 1
     assert default_workers(3000, 30) == (os.cpu_count() or 1)
+
+
+def _serve_on(tmp_path, *ports: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "node.token").write_text("t\n")
+    command = [sys.executable, "-m", "console", "gateway", "serve", "--node-id", "x", *ports]
+    command += ["--token-file", str(tmp_path / "node.token")]
+    return subprocess.run(command, capture_output=True, text=True, timeout=30, env=child_env())
+
+
+def test_a_node_on_taken_ports_exits_2_naming_the_option(tmp_path) -> None:
+    """The same port for both servers spun for ever, silently, deaf to SIGTERM (CI hung 90 s on a
+    start-up port clash): now the clash is an input error naming the option."""
+    from console.server.runner import bind_socket
+
+    with bind_socket("127.0.0.1", 0) as taken:
+        port = str(taken.getsockname()[1])
+        done = _serve_on(tmp_path, "--port", "0", "--admin-port", port)
+        assert done.returncode == 2 and f"--admin-port: {port} is not allowed" in done.stderr
+        assert "in use" in done.stderr and "Traceback" not in done.stderr
+    free = str(free_port())
+    done = _serve_on(tmp_path, "--port", free, "--admin-port", free)
+    assert done.returncode == 2 and f"--port: {free} is not allowed" in done.stderr
+    assert "in use" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_child_that_says_nothing_fails_its_start_within_the_timeout() -> None:
+    """`NodeProcess.start` read the child's first line with no deadline: a silent child hung the test."""
+    from console.gateway.processes import NodeProcess
+
+    node = NodeProcess("mute", ["--ping-interval-s", "nan"])  # exits 2 at once: "" is the first line
+    with pytest.raises(StormdeckError, match="did not start"):
+        node.start()
+    mute = subprocess.Popen(["sleep", "30"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert first_line(mute, 0.2) == ""
+    finally:
+        mute.kill()
+        mute.wait()
