@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from console.gateway.bench import fire, measure_costs
+from console.gateway.bench import REJECT_ALL, fire, measure_costs, set_admission
 from console.gateway.client import ClientStats, StreamClient
 from console.gateway.loadgen import bin_attempts
 from console.gateway.tokens import TokenSigner
@@ -65,15 +65,28 @@ async def test_excess_gets_503_with_a_spread_retry_after(node_processes) -> None
     assert {a.status for a in retries} <= {101, 503}
 
 
-async def test_a_rejection_costs_under_a_tenth_of_a_handshake(node_processes) -> None:
+async def test_a_rejection_costs_a_small_fraction_of_a_handshake(node_processes) -> None:
+    """The 503 is answered before any token work. The < 0.1 target is `stormdeck bench gateway`'s
+    (docs/benchmarks.md: 0.066): CPU seconds are a timing, and under a neighbour's load single rounds read
+    0.09–0.16 here (a 503's cost is mostly Python's accept and HTTP parse, which contention inflates). The
+    bound below holds under that load and still fails if a rejection did the handshake's work (~1)."""
     node = node_processes("cost")  # the real work factor: a handshake costs what a TLS + JWT one would
     token = TokenSigner().mint("cost", time.time() + 600)
-    # Node CPU per answer, from its own /metrics. Three alternating rounds, the median ratio: a neighbour's
-    # burst on a shared machine inflates one round, not the figure.
     rounds = [await measure_costs(node, token, 400) for _ in range(3)]
     ratio = statistics.median(costs.reject_cost_ratio for costs in rounds)
     print(rounds, f"median ratio {ratio:.3f}")
-    assert ratio < 0.1, rounds
+    assert ratio < 0.3, rounds
+    # What makes it cheap, exactly: a rejected upgrade never reaches the token check.
+    set_admission(node, REJECT_ALL)  # (a bucket of one: the first attempt may still be admitted)
+    statuses = [a.status for a in await fire(node, "not-a-token", 50, over_s=0)]
+    assert statuses.count(503) >= 49 and set(statuses) <= {503, 401}, statuses
+    assert _counter(node, "auth_failures_total") == statuses.count(401)
+
+
+def _counter(node, name: str) -> float:
+    with node.admin() as admin:
+        lines = admin.get("/metrics").text.splitlines()
+    return next(float(line.split()[-1]) for line in lines if line.startswith(f"stormdeck_gateway_{name}{{"))
 
 
 async def _retry_at(node, token: str, times_s: list[float]) -> list:
