@@ -359,6 +359,8 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
             node = node[int(part)]
         elif isinstance(node, dict) and part in node:
             node = node[part]
+        elif isinstance(node, dict) and part == "params" and "policy" in node:
+            node = node.setdefault(part, {})  # a population on its policy's defaults: set one of them
         else:
             known = ", ".join(sorted(node)) if isinstance(node, dict) else "nothing"
             raise InputError(
@@ -471,8 +473,11 @@ def _validate(d: dict[str, Any]) -> Scenario:
         params = {} if switch and switch != p["policy"] else p["params"]
         try:
             policy = make_policy(policy_name, params)
-        except InputError as error:
-            raise InputError(f"{where}.{error.field}", error.value, error.allowed) from None
+        except (
+            InputError
+        ) as error:  # make_policy says "policy.base_ms"; the scenario's path is params.base_ms
+            field = error.field.replace("policy.", "params.", 1)
+            raise InputError(f"{where}.{field}", error.value, error.allowed) from None
         populations.append(
             Population(
                 name=str(p["name"]),

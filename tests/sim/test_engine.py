@@ -256,6 +256,15 @@ def test_summary_measures_recovery_from_the_first_disconnect() -> None:
         (["sim", "run", "demo", "--set", "clients.populations.0=3"], ["clients.populations.0: 3"]),
         (["sim", "run", "demo", "--set", "clients.populations.0.params=3"], ["populations.0.params: 3"]),
         (["sim", "run", "demo", "--set", "events=3"], ["events: 3", "a list"]),
+        # A policy's parameter is named by the path the user set (it said 'clients.populations.0.policy.nope').
+        (
+            ["sim", "run", "graceful-drain", "--set", "clients.populations.0.params.nope=5"],
+            ["clients.populations.0.params.nope: 5", "a parameter of full_jitter: base_ms, max_ms"],
+        ),
+        (
+            ["sim", "run", "graceful-drain", "--set", "clients.populations.0.params.base_ms=-5"],
+            ["clients.populations.0.params.base_ms: -5", "≥ 0"],
+        ),
         # The rollout's batch depends on the fleet's size: named by its dotted path, with the reason.
         (
             ["sim", "run", "thundering-herd", "--set", "nodes.count=10"],
@@ -288,6 +297,14 @@ def test_clients_policy_lists_the_policies_not_the_empty_default(capsys) -> None
     assert main(["sim", "run", "demo", "--set", "clients.policy=nope"]) == 2
     err = capsys.readouterr().err
     assert "''" not in err and "'full_jitter'" in err and "unset" in err
+
+
+def test_a_policy_parameter_the_scenario_left_at_its_default_can_be_set() -> None:
+    """graceful-drain's population has no `params` table: `--set …params.base_ms=500` was refused as an
+    unknown path (docs/scenarios.md shows it)."""
+    scenario = load_scenario("graceful-drain", ["clients.populations.0.params.base_ms=500"])
+    assert scenario.clients.populations[0].policy.base_ms == 500
+    assert load_scenario("graceful-drain").clients.populations[0].policy.base_ms != 500
 
 
 def test_an_integral_float_is_taken_as_its_integer() -> None:
