@@ -128,6 +128,11 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             if load is not None:
                 length = f"for {args.duration:g} s" if args.duration else "until the fleet stops"
                 print(f"load:   pid {load.pid} {args.clients} clients, policy {args.policy}, {length}")
+            # The nodes' token work factor is fleet up's, not loadgen's default: a bare loadgen gets 401s.
+            more = (
+                f"stormdeck loadgen {nodes[0].url} --nodes-file {nodes_file} --work-factor {args.work_factor}"
+            )
+            print(f"more load: {more} --clients 1000 --policy fixed --duration 30")
 
         return serve_controller(
             entries,

@@ -65,11 +65,15 @@ def _loadgen(args: argparse.Namespace) -> int:
     result = run_load(spec, workers)
     print(json.dumps(asdict(result)) if args.json else result.summary())
     if result.connects == 0:  # nothing measured: say so, and fail a script that relies on the figures
-        print(
-            f"stormdeck loadgen: no client connected in {result.attempts} attempts: is a gateway node "
-            f"listening at {', '.join(args.urls)}?",
-            file=sys.stderr,
-        )
+        if result.unauthorized:
+            why = (
+                f"the nodes refused {result.unauthorized} clients' tokens (401): is --work-factor "
+                f"{args.work_factor} the nodes'? (`fleet up` starts its nodes with 1000, `gateway serve` "
+                f"with {DEFAULT_WORK_FACTOR})"
+            )
+        else:
+            why = f"is a gateway node listening at {', '.join(args.urls)}?"
+        print(f"stormdeck loadgen: no client connected in {result.attempts} attempts: {why}", file=sys.stderr)
         return 1
     return 0
 

@@ -34,6 +34,7 @@ class ClientStats:
     rejects_503: int = 0
     failures: int = 0
     fatal: int = 0
+    unauthorized: int = 0  # of the fatal: 401, a token the node cannot verify (another --work-factor?)
     resumes: int = 0
     full_resyncs: int = 0
     messages: int = 0
@@ -152,6 +153,7 @@ class StreamClient:
             self._next_url()
             if error.response.status_code != 503:
                 stats.fatal += 1  # 401, 404: retrying will not help
+                stats.unauthorized += error.response.status_code == 401
                 return None
             stats.rejects_503 += 1
             hinted = retry_after_ms(error.response.headers, self.rng)

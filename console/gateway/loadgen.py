@@ -122,6 +122,7 @@ class LoadReport:
     attempts: int
     connects: int
     rejects_503: int
+    unauthorized: int
     failures: int
     drops: int
     planned_reconnects: int
@@ -170,6 +171,7 @@ _COUNTERS = [
     "attempts",
     "connects",
     "rejects_503",
+    "unauthorized",
     "failures",
     "drops",
     "planned_reconnects",
@@ -231,6 +233,8 @@ async def until_stopped() -> None:
 async def _run_pool(spec: LoadSpec) -> dict:
     signer = TokenSigner(work_factor=spec.work_factor)
     urls = list(spec.urls)
+    if spec.nodes_file:  # the nodes listed now share the first connects too
+        urls.extend(url for url in read_nodes_file(spec.nodes_file) if url not in urls)
     pool = ClientPool(urls, spec.clients, spec.policy, seed=spec.seed, ramp_s=spec.ramp_s, signer=signer)
     pool.start()
     follower = asyncio.create_task(follow_nodes_file(spec.nodes_file, urls)) if spec.nodes_file else None

@@ -11,7 +11,7 @@ import pytest
 
 from console.cli import main
 from console.errors import StormdeckError
-from console.gateway.processes import first_line, child_env, free_port
+from console.gateway.processes import child_env, first_line, free_port
 from tests.gateway.conftest import CHEAP_WORK_FACTOR
 
 pytestmark = pytest.mark.timeout(60)
@@ -152,6 +152,17 @@ def test_loadgen_fails_when_no_client_connected(capsys) -> None:
     assert main(["loadgen", url, "--clients", "3", "--policy", "fixed", "--duration", "1", "--json"]) == 1
     out, err = capsys.readouterr()
     assert json.loads(out)["connects"] == 0 and "no client connected" in err and url in err
+
+
+def test_loadgen_says_when_the_nodes_refuse_its_tokens(node_processes, capsys) -> None:
+    """Another work factor than the node's: every client got 401, and the message asked whether a node
+    was listening (README's loadgen line against `fleet up`, whose nodes use 1000, did exactly this)."""
+    node = node_processes("wf", "--work-factor", str(CHEAP_WORK_FACTOR))
+    argv = ["loadgen", node.url, "--clients", "3", "--policy", "fixed", "--duration", "1", "--json"]
+    assert main([*argv, "--work-factor", str(CHEAP_WORK_FACTOR + 1)]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out)["unauthorized"] == 3 and "refused 3 clients' tokens (401)" in err
+    assert f"--work-factor {CHEAP_WORK_FACTOR + 1} the nodes'" in err and "listening" not in err
 
 
 def test_a_load_until_stopped_runs_in_one_worker_unless_asked() -> None:

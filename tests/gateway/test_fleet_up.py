@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -156,6 +157,18 @@ def test_fleet_up_adds_capacity_the_load_reaches_and_stops_it_too(tmp_path) -> N
         assert 0.15 * on_node_1 <= moved_to_new <= 0.85 * on_node_1, (on_node_1, fleet["nodes"])
         records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
         assert ("add_capacity", "applied") in [(r["action"], r["outcome"]) for r in records]
+        # The "more load" line runs as printed (a bare loadgen has another work factor: every client 401).
+        more = next(line for line in lines if line.startswith("more load: ")).removeprefix("more load: ")
+        argv = shlex.split(
+            more.replace("--clients 1000", "--clients 20").replace("--duration 30", "--duration 2")
+        )
+        assert argv[0] == "stormdeck" and "--nodes-file" in argv
+        load = subprocess.run(
+            [sys.executable, "-m", "console", *argv[1:], "--json"], capture_output=True, text=True, timeout=30
+        )
+        report = json.loads(load.stdout)
+        # node-1 is drained: the clients that try it first are turned away (503) and come back later.
+        assert load.returncode == 0 and report["unauthorized"] == 0 and report["connects"] >= 10, report
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(20) == 0
