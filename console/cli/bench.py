@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 from typing import Any
 
 from console.cli.bench_server import add_bench_server_parser
-from console.errors import InputError
+from console.errors import InputError, StormdeckError
 
 #: Modules that contribute benchmarks; each has `register_bench(bench_subparsers)`.
 _BENCH_MODULES = ("console.cli.bench_console", "console.cli.bench_gateway", "console.cli.bench_actions")
@@ -18,7 +19,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
     benches = parser.add_subparsers(dest="bench", metavar="BENCH")
     add_bench_server_parser(benches)
-    import importlib
 
     for name in _BENCH_MODULES:
         importlib.import_module(name).register_bench(benches)
@@ -42,6 +42,11 @@ def _bench_sim(args: argparse.Namespace) -> int:
 
     if not 1 <= args.repeats <= 10:
         raise InputError("--repeats", args.repeats, "an integer in [1, 10]")
+    if not args.no_simpy and not simpy_installed():  # say so now, not minutes in
+        raise StormdeckError(
+            "the SimPy baseline needs SimPy, in the bench extra: pip install '.[bench]' from a clone "
+            "(or 'stormdeck[bench]'), or pass --no-simpy"
+        )
     figures = bench_sim(
         include_simpy=not args.no_simpy, include_scaling=not args.no_scaling, repeats=args.repeats
     )
@@ -54,6 +59,10 @@ def _bench_sim(args: argparse.Namespace) -> int:
                     f"{name}: {figures[name]}{unit}, target {sense} {bound:g}{unit} — {'met' if met else 'NOT met'}"
                 )
     return 0
+
+
+def simpy_installed() -> bool:
+    return importlib.util.find_spec("simpy") is not None
 
 
 #: Issue #2's targets for `bench sim` (section 6): figure → (sense, bound, unit).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import console.bench.sim as bench
+import console.cli.bench as bench_cli
 from console.cli import main
 
 
@@ -17,6 +18,7 @@ def test_bench_sim_says_which_targets_are_met(monkeypatch: pytest.MonkeyPatch, c
         "vs_simpy_speedup": 112.5,
     }
     monkeypatch.setattr(bench, "bench_sim", lambda **_: figures)
+    monkeypatch.setattr(bench_cli, "simpy_installed", lambda: True)
     assert main(["bench", "sim", "--repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert "thundering_herd_wall_s: 0.59 s, target <= 20 s — met" in out
@@ -27,3 +29,15 @@ def test_bench_sim_says_which_targets_are_met(monkeypatch: pytest.MonkeyPatch, c
 def test_bench_sim_refuses_a_bad_repeat_count(capsys) -> None:
     assert main(["bench", "sim", "--repeats", "0"]) == 2
     assert "--repeats" in capsys.readouterr().err
+
+
+def test_bench_sim_without_simpy_says_so_before_it_starts(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """SimPy is in the bench extra: without it the baseline's child failed with a traceback after the
+    minutes of full-scale runs."""
+    ran: list[dict] = []
+    monkeypatch.setattr(bench, "bench_sim", lambda **kw: ran.append(kw) or {"thundering_herd_wall_s": 1.0})
+    monkeypatch.setattr(bench_cli, "simpy_installed", lambda: False)
+    assert main(["bench", "sim"]) == 1
+    assert "pip install '.[bench]'" in capsys.readouterr().err and ran == []
+    assert main(["bench", "sim", "--no-simpy"]) == 0
+    assert ran == [{"include_simpy": False, "include_scaling": True, "repeats": 2}]
