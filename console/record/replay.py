@@ -72,10 +72,12 @@ class Playback:
         self.anchor_time_s = self.times_s[self.next_index] if self.next_index < len(self.times_s) else 0.0
 
     def time_at(self, now_s: float) -> float:
-        """Where the replay stands on the timeline at wall time `now_s`."""
+        """Where the replay stands on the timeline at wall time `now_s` — never past the last record (at
+        the end the clock read 0:06:49 of a 0:04:40 recording)."""
         if self.paused:
             return self.anchor_time_s
-        return self.anchor_time_s + (now_s - self.anchor_wall_s) * self.speed
+        time_s = self.anchor_time_s + (now_s - self.anchor_wall_s) * self.speed
+        return min(time_s, self.times_s[-1]) if self.finished and self.times_s else time_s
 
     def take_due(self, now_s: float) -> range:
         """The records due by `now_s` that were not taken yet; they count as taken."""

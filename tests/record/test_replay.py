@@ -39,6 +39,9 @@ def test_playback_paces_by_recorded_time_times_speed() -> None:
     playback.set_speed(60.0, 200.0)
     assert playback.wait_s(200.0) == pytest.approx(0.5 / 60)
     assert list(playback.take_due(200.0 + 8.5 / 60)) == [3, 4] and playback.finished
+    assert playback.time_at(500.0) == 10.0  # the end stands at the last record, however long ago
+    playback.pause(500.0)
+    assert playback.time_at(900.0) == 10.0
 
 
 def test_playback_refuses_a_nonsense_speed() -> None:
