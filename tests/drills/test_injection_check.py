@@ -116,3 +116,13 @@ def test_a_wrong_value_of_a_right_key_names_the_range_not_the_keys() -> None:
         check_injection("set_policy", {"policy": "fixed", "delay_ms": -5}, FACTS)
     assert raised.value.field == "policy.delay_ms" and "≥ 0" in raised.value.allowed
     assert "a parameter of" not in str(raised.value)
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_the_inject_cli_refuses_a_non_finite_number_before_sending(text: str) -> None:
+    """It raised ValueError from the JSON encoder: a traceback."""
+    from console.cli.inject import parse_params
+
+    with pytest.raises(InputError) as raised:
+        parse_params(["policy=fixed", f"delay_ms={text}"])
+    assert raised.value.field == "delay_ms" and "finite" in raised.value.allowed
