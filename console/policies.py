@@ -318,7 +318,10 @@ def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
             if (
                 not isinstance(value, list | tuple)
                 or not value
-                or any(isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in value)
+                or any(
+                    isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf
+                    for v in value
+                )
             ):
                 raise InputError(f"policy.{key}", value, "a non-empty list of delays ≥ 0 ms")
             value = tuple(float(v) for v in value)
@@ -326,8 +329,8 @@ def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 256:
                 raise InputError(f"policy.{key}", value, "an integer in [1, 256]")
         else:
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise InputError(f"policy.{key}", value, "a number ≥ 0")
+            if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value < math.inf:
+                raise InputError(f"policy.{key}", value, "a finite number ≥ 0")
             value = float(value)
         policy = replace(policy, **{key: value})
     _validate(policy)

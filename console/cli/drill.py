@@ -203,7 +203,7 @@ def _headless(args: argparse.Namespace, drill: Drill) -> int:
     from console.drills.headless import run_headless
     from console.drills.script import IDLE, load_script
 
-    script = load_script(args.actions, drill) if args.actions is not None else IDLE
+    script = load_script(args.actions, drill, args.set) if args.actions is not None else IDLE
     run = run_headless(
         drill, script, seed=args.seed, speed=args.speed, overrides=args.set, record=args.record
     )

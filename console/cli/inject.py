@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +48,20 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
             raise InputError("KEY=VALUE", pair, "a parameter as KEY=VALUE, e.g. fraction=0.3 or nodes=gw-001")
         if key in params:
             raise InputError(key, pair, "each parameter once")
-        params[key] = _value(text.strip())
+        params[key] = _value(text.strip(), key)
     return params
 
 
-def _value(text: str) -> Any:
+def _value(text: str, key: str = "") -> Any:
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError:
         pass
+    else:
+        # json reads NaN and Infinity, and 1e999 as inf, which no JSON request body can carry.
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(key, text, "a finite number")
+        return value
     if "," in text:
         return [part.strip() for part in text.split(",") if part.strip()]
     return text

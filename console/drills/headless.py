@@ -27,7 +27,8 @@ from console.drills.script import IDLE, Script, ScriptedAction
 from console.errors import InputError
 from console.protocol import Event, Frame, NodeStatus, Verdict, Waves
 from console.record.records import ActionRecord, Confirmation, DrillInfo, Recorded, RecordingHeader
-from console.sim.scenario import Scenario, TimelineEvent
+from console.sim.injection import check_timeline
+from console.sim.scenario import Scenario, TimelineEvent, fleet_at_start
 
 if TYPE_CHECKING:
     from console.client.actions import ActionClient
@@ -94,12 +95,24 @@ def drill_scenario(drill: Drill, extra_overrides: Sequence[str] = ()) -> Scenari
         if entry.at_s > scenario.duration_s:
             allowed = f"a time within the drill's {scenario.duration_s:g} s ({drill.human_time(scenario.duration_s)})"
             raise InputError("timeline.at", drill.human_time(entry.at_s), allowed)
+    kept = list(scenario.events) if drill.keep_scenario_events else []
+    check_timeline(
+        [
+            *((f"events.{i}", event.at_s, event.action, event.params) for i, event in enumerate(kept)),
+            *(
+                (entry.path, entry.at_s, entry.action, entry.params)
+                for entry in drill.timeline
+                if entry.action
+            ),
+        ],
+        fleet_at_start(scenario.raw),
+        [population.name for population in scenario.clients.populations],
+    )
     injected = [
         TimelineEvent(entry.at_s, entry.action, dict(entry.params))
         for entry in drill.timeline
         if entry.action is not None
     ]
-    kept = list(scenario.events) if drill.keep_scenario_events else []
     events = tuple(sorted([*kept, *injected], key=lambda event: event.at_s))
     return dataclasses.replace(scenario, events=events)
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from console.errors import InputError
 from console.packaged import list_packaged, read_packaged
+from console.protocol import ActionRequest, AdmissionRequest, CapacityRequest, DrainRequest, RolloutRequest
+from console.sim.injection import check_event
 
 _DRILL_PACKAGE = "console.drills"
 
@@ -61,6 +63,17 @@ ACTION_NAMES = (
     "add_capacity",
 )
 
+#: The request body each operator action sends (docs/actions.md).
+ACTION_BODIES = {
+    "drain": DrainRequest,
+    "undrain": ActionRequest,
+    "rollout_start": RolloutRequest,
+    "rollout_halt": ActionRequest,
+    "rollout_resume": ActionRequest,
+    "admission": AdmissionRequest,
+    "add_capacity": CapacityRequest,
+}
+
 _TOP_KEYS = {
     "name": None,
     "title": None,
@@ -87,6 +100,7 @@ class TimelineEntry:
     say: str  # what a trainee is told happens ("04:00 maintenance window opens")
     action: str | None  # an injection (console.sim.scenario.EVENT_ACTIONS), or None for a marker
     params: dict[str, Any] = field(default_factory=dict)
+    path: str = ""  # where the file wrote it ("timeline.2"), for errors found against the fleet
 
 
 @dataclass(frozen=True)
@@ -276,7 +290,9 @@ def _timeline_entry(i: int, entry: Any, clock_start_s: int) -> TimelineEntry:
     params = {key: value for key, value in entry.items() if key not in ("at", "at_s", "say", "action")}
     if action is None and params:
         raise InputError(f"{path}.{next(iter(params))}", params, "no parameters on a marker without action")
-    return TimelineEntry(at_s, say, action, params)
+    if action is not None:
+        check_event(action, params, None, f"{path}.")  # the fleet's own bounds: drill_scenario
+    return TimelineEntry(at_s, say, action, params, path)
 
 
 def _hint(i: int, hint: Any, clock_start_s: int) -> Hint:
@@ -324,6 +340,23 @@ def _check_objective_params(path: str, kind: str, params: dict[str, Any]) -> Non
         _number(f"{path}.min_count", params["min_count"], 1, 10_000)
         if not isinstance(params["where"], dict):
             raise InputError(f"{path}.where", params["where"], "a table of request fields and values")
+        _check_where(f"{path}.where", params["action"], params["where"])
+
+
+def _check_where(path: str, action: str, where: dict[str, Any]) -> None:
+    """`where` names fields of the action's request body, with values it could hold: a misspelt key
+    (`mood = "drain"`) would leave the objective one no run can meet."""
+    from pydantic import TypeAdapter, ValidationError
+
+    model = ACTION_BODIES[action]
+    fields = sorted(key for key in model.model_fields if key != "confirm")
+    for key, value in where.items():
+        if key not in fields:
+            raise InputError(f"{path}.{key}", value, f"a field of {action}'s request: " + ", ".join(fields))
+        try:
+            TypeAdapter(model.model_fields[key].annotation).validate_python(value)
+        except ValidationError:
+            raise InputError(f"{path}.{key}", value, f"a value {action}'s {key} can take") from None
 
 
 def _scenario_exists(name: str) -> None:

@@ -14,23 +14,18 @@ A key the action's body does not have is an error here (exit 2), not a 422 in th
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from console.drills.schema import ACTION_NAMES, Drill, at_seconds
-from console.errors import InputError
-from console.protocol import ActionRequest, AdmissionRequest, CapacityRequest, DrainRequest, RolloutRequest
+from pydantic import ValidationError
 
-_BODY_MODEL = {
-    "drain": DrainRequest,
-    "undrain": ActionRequest,
-    "rollout_start": RolloutRequest,
-    "rollout_halt": ActionRequest,
-    "rollout_resume": ActionRequest,
-    "admission": AdmissionRequest,
-    "add_capacity": CapacityRequest,
-}
+from console.drills.schema import ACTION_BODIES, ACTION_NAMES, Drill, at_seconds
+from console.errors import InputError
+from console.sim.injection import node_ids
+from console.sim.scenario import check_window, fleet_at_start
+
 _CONTROL_KEYS = {"at", "at_s", "action", "node", "confirm", "typed"}
 
 
@@ -54,17 +49,19 @@ class Script:
 IDLE = Script("idle operator", ())
 
 
-def load_script(path: Path, drill: Drill) -> Script:
+def load_script(path: Path, drill: Drill, overrides: Sequence[str] = ()) -> Script:
     if not path.is_file():
         raise InputError("--actions", str(path), "an existing TOML file of [[actions]]")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise InputError("--actions", str(path), f"valid TOML ({error})") from None
-    return build_script(data, drill)
+    return build_script(data, drill, overrides)
 
 
-def build_script(data: dict[str, Any], drill: Drill) -> Script:
+def build_script(data: dict[str, Any], drill: Drill, overrides: Sequence[str] = ()) -> Script:
+    """The script, every action checked whole before the drill runs: its body as the API would judge it
+    (types, ranges, windows) and its node among those the fleet will have by then."""
     for key in data:
         if key not in ("actor", "actions"):
             raise InputError(key, data[key], "a known key: actor, actions")
@@ -75,7 +72,28 @@ def build_script(data: dict[str, Any], drill: Drill) -> Script:
     if not isinstance(entries, list):
         raise InputError("actions", entries, "an array of tables ([[actions]])")
     actions = sorted((_action(i, entry, drill) for i, entry in enumerate(entries)), key=lambda a: a.at_s)
+    _check_nodes(entries, actions, drill, overrides)
     return Script(actor, tuple(actions))
+
+
+def _check_nodes(
+    entries: list[Any], actions: list[ScriptedAction], drill: Drill, overrides: Sequence[str]
+) -> None:
+    """A drain or undrain names a node the fleet has by then: at the start, plus what the drill's timeline
+    and the script's own add_capacity added before it."""
+    from console.drills.headless import drill_scenario
+
+    scenario = drill_scenario(drill, overrides)
+    added = [(e.at_s, int(e.params["count"])) for e in scenario.events if e.action == "add_nodes"]
+    added += [(a.at_s, int(a.body["count"])) for a in actions if a.action == "add_capacity"]
+    for action in actions:
+        if action.node is None:
+            continue
+        fleet = node_ids(fleet_at_start(scenario.raw) + sum(n for at_s, n in added if at_s < action.at_s))
+        if action.node not in fleet:
+            i = next(i for i, entry in enumerate(entries) if entry.get("node") == action.node)
+            allowed = f"a node id in {fleet[0]}..{fleet[-1]} (the fleet at {drill.human_time(action.at_s)})"
+            raise InputError(f"actions.{i}.node", action.node, allowed)
 
 
 def _action(i: int, entry: Any, drill: Drill) -> ScriptedAction:
@@ -91,12 +109,13 @@ def _action(i: int, entry: Any, drill: Drill) -> ScriptedAction:
     if needs_node != isinstance(node, str):
         allowed = 'a node id, e.g. "gw-003"' if needs_node else f"no node: {action} acts on the fleet"
         raise InputError(f"{path}.node", node, allowed)
-    model = _BODY_MODEL[action]
+    model = ACTION_BODIES[action]
     body = {key: value for key, value in entry.items() if key not in _CONTROL_KEYS}
     for key in body:
         if key not in model.model_fields or key == "confirm":
             known = sorted(k for k in model.model_fields if k != "confirm")
             raise InputError(f"{path}.{key}", body[key], f"a field of {action}: " + ", ".join(known))
+    _check_body(path, action, body)
     confirm = entry.get("confirm", False)
     if not isinstance(confirm, bool):
         raise InputError(f"{path}.confirm", confirm, "true or false")
@@ -104,3 +123,34 @@ def _action(i: int, entry: Any, drill: Drill) -> ScriptedAction:
     if typed is not None and not isinstance(typed, str):
         raise InputError(f"{path}.typed", typed, "the text a typed verdict asks for, e.g. the node id")
     return ScriptedAction(at_s, action, node, body, confirm, typed)
+
+
+def _check_body(path: str, action: str, body: dict[str, Any]) -> None:
+    """The body as the fleet API will judge it, so a bad value is a load error naming its key, not a
+    `failed` line in the middle of the drill."""
+    try:
+        ACTION_BODIES[action].model_validate(body)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"][:1]) or action
+        given = body.get(key, "(missing)")
+        raise InputError(f"{path}.{key}", given, _allowed(action, key, first["msg"])) from None
+    for key, high in (("hint_ms", 3.6e6), ("retry_after_s", 3600.0)):
+        if key in body:
+            check_window(f"{path}.{key}", body[key], 0, high)
+
+
+def _allowed(action: str, key: str, message: str) -> str:
+    """A field's range from its model (`gt=0, le=1e9` → "a number in (0, 1e+09]"), else pydantic's words."""
+    field_info = ACTION_BODIES[action].model_fields.get(key)
+    bounds = {type(m).__name__: m for m in (field_info.metadata if field_info else ())}
+    low = bounds.get("Gt") or bounds.get("Ge")
+    high = bounds.get("Lt") or bounds.get("Le")
+    if low is None or high is None:
+        return message.removeprefix("Input should be ").removeprefix("Field ")
+    kind = "an integer" if field_info.annotation in (int, int | None) else "a number"
+    left = "(" if "Gt" in bounds else "["
+    right = ")" if "Lt" in bounds else "]"
+    low_value = getattr(low, "gt", getattr(low, "ge", None))
+    high_value = getattr(high, "lt", getattr(high, "le", None))
+    return f"{kind} in {left}{low_value:g}, {high_value:g}{right}"

@@ -16,6 +16,7 @@ from typing import Any
 from console.errors import InputError
 from console.packaged import list_packaged, read_packaged
 from console.policies import POLICIES, Policy, make_policy
+from console.sim.injection import check_timeline
 
 _SCENARIO_PACKAGE = "console.sim.scenarios"
 
@@ -386,7 +387,7 @@ def check_seed(seed: int | None, field: str = "--seed") -> None:
     if seed is None:
         return
     try:
-        _check_range("seed", seed)
+        check_range("seed", seed)
     except InputError as error:
         raise InputError(field, seed, error.allowed) from None
 
@@ -399,7 +400,7 @@ def _set_table(table: dict[str, Any], path: str, value: Any) -> None:
     _merge(table, value, f"{path}.")
 
 
-def _check_range(path: str, value: Any) -> float:
+def check_range(path: str, value: Any) -> float:
     low, high = _RANGES[path]
     if path in _INTEGERS:
         if isinstance(value, float) and value.is_integer():
@@ -412,7 +413,13 @@ def _check_range(path: str, value: Any) -> float:
     return value
 
 
-def _window(path: str, value: Any, low: float, high: float) -> tuple[float, float]:
+def fleet_at_start(d: dict[str, Any]) -> int:
+    """The nodes a timeline may name before it adds any: the fleet, or the autoscaler's ceiling if higher."""
+    autoscaled = d["autoscale"]["max_nodes"] if d["autoscale"]["enabled"] else 0
+    return max(int(d["nodes"]["count"]), int(autoscaled))
+
+
+def check_window(path: str, value: Any, low: float, high: float) -> tuple[float, float]:
     if (
         not isinstance(value, list | tuple)
         or len(value) != 2
@@ -427,7 +434,7 @@ def _validate(d: dict[str, Any]) -> Scenario:
     for path in _RANGES:
         section, _, key = path.rpartition(".")
         holder = d[section] if section else d
-        holder[key] = _check_range(path, holder[key])
+        holder[key] = check_range(path, holder[key])
     for path, choices in _CHOICES.items():
         section, _, key = path.rpartition(".")
         value = d[section][key]
@@ -509,6 +516,12 @@ def _validate(d: dict[str, Any]) -> Scenario:
             raise InputError(f"events.{i}.at_s", at, f"a time in [0, duration_s = {d['duration_s']:g}]")
         params = {k: v for k, v in e.items() if k not in ("at_s", "action")}
         events.append(TimelineEvent(float(at), e["action"], params))
+    # Every event whole before anything runs: a bad one found when it fires would end a run half-written.
+    check_timeline(
+        [(f"events.{i}", event.at_s, event.action, event.params) for i, event in enumerate(events)],
+        fleet_at_start(d),
+        [population.name for population in populations],
+    )
     events.sort(key=lambda ev: ev.at_s)
 
     rollout = None
@@ -524,7 +537,7 @@ def _validate(d: dict[str, Any]) -> Scenario:
             drain_rate_per_s=float(r["drain_rate_per_s"]),
             drain_deadline_s=float(r["drain_deadline_s"]),
             drain_hint_ms=tuple(
-                int(v) for v in _window("rollout.drain_hint_ms", r["drain_hint_ms"], 0, 3.6e6)
+                int(v) for v in check_window("rollout.drain_hint_ms", r["drain_hint_ms"], 0, 3.6e6)
             ),
         )
     return Scenario(
@@ -554,7 +567,7 @@ def _validate(d: dict[str, Any]) -> Scenario:
             rate_per_s=float(a["rate_per_s"]),
             burst=int(a["burst"]),
             max_connections=int(a["max_connections"]),
-            retry_after_s=_window("admission.retry_after_s", a["retry_after_s"], 0, 3600),
+            retry_after_s=check_window("admission.retry_after_s", a["retry_after_s"], 0, 3600),
         ),
         lb=LoadBalancer(
             mode=d["lb"]["mode"], hot_nodes=int(d["lb"]["hot_nodes"]), hot_share=float(d["lb"]["hot_share"])
@@ -563,7 +576,7 @@ def _validate(d: dict[str, Any]) -> Scenario:
         resync=Resync(
             capacity_per_s=float(s["capacity_per_s"]),
             timeout_s=float(s["timeout_s"]),
-            retry_s=_window("resync.retry_s", s["retry_s"], 0, 3600),
+            retry_s=check_window("resync.retry_s", s["retry_s"], 0, 3600),
             breaker=bool(s["breaker"]),
             breaker_failure_share=float(s["breaker_failure_share"]),
             breaker_window_s=float(s["breaker_window_s"]),

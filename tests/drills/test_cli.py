@@ -126,3 +126,73 @@ def test_interactive_mode_checks_its_overrides_before_starting_a_server(
 ) -> None:
     assert main(["drill", "thundering-herd", "--set", "nodes.count=banana"]) == 2
     assert "nodes.count" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        ('action = "restart_nodes"\nnodes = 99', "timeline.0.nodes"),  # demo has 48 nodes
+        ('action = "restart_nodes"\nnodes = -1', "timeline.0.nodes"),
+        ('action = "disconnect_fraction"', "timeline.0.fraction"),
+        ('action = "add_nodes"\ncount = "3"', "timeline.0.count"),
+        ('action = "set_admission"\nrate_per_s = -1', "timeline.0.rate_per_s"),
+        ('action = "kill_nodes"\nnodes = 1\nextra = 1', "timeline.0.extra"),
+    ],
+)
+def test_a_bad_timeline_entry_exits_2_before_the_drill_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: str, field: str
+) -> None:
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL.replace('action = "restart_nodes"\nnodes = 1', entry))
+    record = tmp_path / "run.jsonl"
+    assert main(["drill", drill, "--headless", "--record", str(record)]) == 2
+    assert f"stormdeck: {field}" in capsys.readouterr().err
+    assert not record.exists()
+
+
+@pytest.mark.parametrize(
+    ("script", "field", "allowed_has"),
+    [
+        (
+            '[[actions]]\nat_s = 5\naction = "admission"\nrate_per_s = -500',
+            "actions.0.rate_per_s",
+            "(0, 1e+09]",
+        ),
+        (DRAIN.format(at="04:00:05", answer="").replace("gw-002", "gw-099"), "actions.0.node", "gw-047"),
+        (
+            DRAIN.format(at="04:00:05", answer="").replace("[1000, 5000]", "[5000, 1000]"),
+            "actions.0.hint_ms",
+            "min ≤ max",
+        ),
+        ('[[actions]]\nat_s = 5\naction = "add_capacity"\ncount = 1.5', "actions.0.count", "[1, 10000]"),
+    ],
+)
+def test_a_bad_action_value_exits_2_naming_the_field_and_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], script: str, field: str, allowed_has: str
+) -> None:
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
+    actions = write(tmp_path, "actions.toml", script)
+    assert main(["drill", drill, "--headless", "--actions", actions]) == 2
+    err = capsys.readouterr().err
+    assert f"stormdeck: {field}:" in err and allowed_has in err
+
+
+def test_a_drain_may_name_a_node_the_script_added_before_it(tmp_path: Path) -> None:
+    from console.drills.schema import load_drill
+    from console.drills.script import load_script
+
+    drill = load_drill(write(tmp_path, "tiny.toml", GOOD_DRILL))
+    added = '[[actions]]\nat_s = 1\naction = "add_capacity"\ncount = 2\n'
+    script = added + DRAIN.format(at="04:00:20", answer="").replace("gw-002", "gw-049")
+    assert len(load_script(Path(write(tmp_path, "a.toml", script)), drill).actions) == 2
+
+
+def test_a_misspelt_where_key_is_refused_when_the_drill_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    objective = (
+        '\n[[objectives]]\nname = "drained"\nkind = "action_used"\naction = "rollout_start"\npoints = 5\n'
+    )
+    for where, field in (('{ mood = "drain" }', "where.mood"), ('{ mode = "drian" }', "where.mode")):
+        drill = write(tmp_path, "tiny.toml", GOOD_DRILL + objective + f"where = {where}\n")
+        assert main(["drill", drill, "--headless"]) == 2
+        assert f"stormdeck: objectives.1.{field}:" in capsys.readouterr().err

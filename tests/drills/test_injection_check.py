@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -100,3 +101,28 @@ def test_a_missing_parameter_is_required_not_none(event: str, field: str, allowe
     message = str(raised.value)
     assert message.startswith(f"{field} is required: ") and allowed_has in message
     assert "None" not in message
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, 1e999])
+def test_a_non_finite_policy_parameter_is_refused(value: float) -> None:
+    """NaN reached the audit log, whose JSON hash failed: the server answered 500."""
+    with pytest.raises(InputError) as raised:
+        check_injection("set_policy", {"policy": "fixed", "delay_ms": value}, FACTS)
+    assert raised.value.field == "policy.delay_ms" and "finite" in raised.value.allowed
+
+
+def test_a_wrong_value_of_a_right_key_names_the_range_not_the_keys() -> None:
+    with pytest.raises(InputError) as raised:
+        check_injection("set_policy", {"policy": "fixed", "delay_ms": -5}, FACTS)
+    assert raised.value.field == "policy.delay_ms" and "≥ 0" in raised.value.allowed
+    assert "a parameter of" not in str(raised.value)
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_the_inject_cli_refuses_a_non_finite_number_before_sending(text: str) -> None:
+    """It raised ValueError from the JSON encoder: a traceback."""
+    from console.cli.inject import parse_params
+
+    with pytest.raises(InputError) as raised:
+        parse_params(["policy=fixed", f"delay_ms={text}"])
+    assert raised.value.field == "delay_ms" and "finite" in raised.value.allowed

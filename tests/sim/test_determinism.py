@@ -18,8 +18,13 @@ SMALL = {
         "rollout.interval_s=20",
         "lb.hot_nodes=2",
     ],
-    "socketio-lockstep": ["clients.count=20000", "nodes.count=10", "nodes.capacity_connections=3000"],
-    "regional-outage": ["clients.count=20000", "nodes.count=10"],
+    "socketio-lockstep": [
+        "clients.count=20000",
+        "nodes.count=10",
+        "events.0.nodes=10",
+        "nodes.capacity_connections=3000",
+    ],
+    "regional-outage": ["clients.count=20000", "nodes.count=10", "events.0.nodes=10"],
 }
 
 

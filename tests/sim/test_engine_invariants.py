@@ -154,6 +154,8 @@ single_population_fleets = st.fixed_dictionaries(
             max_size=3,
         ),
     }
+).filter(  # a restart names nodes the fleet has (checked when the scenario loads)
+    lambda fleet: all(event.get("nodes", 0) <= fleet["nodes"]["count"] for event in fleet["events"])
 )
 
 

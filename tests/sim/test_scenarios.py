@@ -6,14 +6,18 @@ about a minute on two cores.
 
 from __future__ import annotations
 
+import math
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from console.cli import main
+from console.errors import InputError
 from console.sim.engine import Simulation
-from console.sim.scenario import load_scenario
+from console.sim.scenario import build_scenario, load_scenario
 from console.sim.summary import RunRecorder
 
 
@@ -83,3 +87,73 @@ def test_gitlab_reset_burst_makes_the_autoscaler_grow_the_fleet() -> None:
     summary, _ = run("gitlab-reset-burst")
     # GitLab #23063: ~100 pods grew to 335 (3.3×) to absorb the return wave.
     assert summary["nodes"] >= 2.5 * 100
+
+
+# --- [[events]] are checked whole when the scenario loads (user audit) ----------------------------------
+
+_SMALL_FLEET = {"duration_s": 5, "clients": {"count": 1000}, "nodes": {"count": 5}}
+
+
+@pytest.mark.parametrize(
+    ("event", "field", "allowed_has"),
+    [
+        ({"action": "disconnect_fraction"}, "events.0.fraction", "(0, 1]"),
+        ({"action": "set_admission", "rate_per_s": "x"}, "events.0.rate_per_s", "[0, 1e+09]"),
+        ({"action": "set_admission", "rate_per_s": -1}, "events.0.rate_per_s", "[0, 1e+09]"),
+        ({"action": "set_admission", "max_connections": 1.5}, "events.0.max_connections", "integer"),
+        ({"action": "set_admission", "retry_after_s": [30, 1]}, "events.0.retry_after_s", "min ≤ max"),
+        ({"action": "start_rollout", "mode": "bogus"}, "events.0.mode", "'drain'"),
+        ({"action": "start_rollout", "pause_cpu_pct": 500}, "events.0.pause_cpu_pct", "[0, 100]"),
+        ({"action": "drain_nodes", "nodes": 1, "deadline_s": -10}, "events.0.deadline_s", "[0, 86400]"),
+        ({"action": "restart_nodes", "nodes": 99}, "events.0.nodes", "[1, 5]"),
+        ({"action": "restart_nodes", "nodes": -1}, "events.0.nodes", "[1, 5]"),
+        ({"action": "restart_nodes", "nodes": ["gw-099"]}, "events.0.nodes", "gw-004"),
+        ({"action": "kill_nodes"}, "events.0.nodes", "[1, 5]"),
+        ({"action": "add_nodes", "count": 100_000}, "events.0.count", "[1, 10000]"),
+        ({"action": "add_nodes", "count": 1.5}, "events.0.count", "[1, 10000]"),
+        ({"action": "add_nodes", "count": "3"}, "events.0.count", "[1, 10000]"),
+        ({"action": "add_nodes", "count": 1, "extra": 1}, "events.0.extra", "count"),
+        ({"action": "halt_rollout", "why": "x"}, "events.0.why", "takes none"),
+        (
+            {"action": "set_policy", "policy": "fixed", "params": {"delay_ms": -5}},
+            "events.0.params.delay_ms",
+            "≥ 0",
+        ),
+        (
+            {"action": "set_policy", "policy": "fixed", "params": {"delay_ms": math.nan}},
+            "events.0.params.delay_ms",
+            "finite",
+        ),
+        ({"action": "set_policy", "policy": "fixed", "population": "mars"}, "events.0.population", "all"),
+    ],
+)
+def test_a_bad_event_is_refused_when_the_scenario_loads(event: dict, field: str, allowed_has: str) -> None:
+    with pytest.raises(InputError) as raised:
+        build_scenario({**_SMALL_FLEET, "events": [{"at_s": 1, **event}]})
+    assert raised.value.field == field
+    assert allowed_has in raised.value.allowed
+
+
+def test_an_event_may_name_the_nodes_an_earlier_event_added() -> None:
+    events = [
+        {"at_s": 3, "action": "restart_nodes", "nodes": ["gw-006"]},
+        {"at_s": 1, "action": "add_nodes", "count": 2},
+    ]
+    assert len(build_scenario({**_SMALL_FLEET, "events": events}).events) == 2
+    with pytest.raises(InputError) as raised:
+        build_scenario({**_SMALL_FLEET, "events": [{**events[0], "at_s": 0}, events[1]]})
+    assert raised.value.field == "events.0.nodes"
+
+
+def test_a_bad_event_exits_2_before_any_frame_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    scenario = tmp_path / "bad.toml"
+    scenario.write_text(
+        "duration_s = 5\n[clients]\ncount = 1000\n[nodes]\ncount = 5\n"
+        '[[events]]\nat_s = 2\naction = "drain_nodes"\nnodes = 1\ndeadline_s = -10\n'
+    )
+    frames = tmp_path / "frames.jsonl"
+    assert main(["sim", "run", str(scenario), "--frames", str(frames)]) == 2
+    assert "events.0.deadline_s" in capsys.readouterr().err
+    assert not frames.exists()
