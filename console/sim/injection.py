@@ -242,7 +242,10 @@ def _node_list(given: Mapping[str, Any], facts: FleetFacts | None, path: str = "
         if not _is_integer(first) or not 0 <= first < fleet:
             raise InputError(f"{path}first", first, f"a node index in [0, {fleet - 1}]")
         if not _is_integer(nodes) or not 1 <= nodes <= fleet - first:
-            raise InputError(f"{path}nodes", nodes, f"a count in [1, {fleet - first}] from first={first:g}")
+            allowed = (
+                f"a count in [1, {fleet - first}] from first={first:g} (the fleet has {fleet} nodes then)"
+            )
+            raise InputError(f"{path}nodes", nodes, allowed)
         return list(facts.node_ids[int(first) : int(first + nodes)]) if facts is not None else []
     if "first" in given:
         raise InputError(f"{path}first", given["first"], "first only with a count of nodes (nodes=COUNT)")
