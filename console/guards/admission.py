@@ -10,7 +10,7 @@ from console.guards.capacity import FleetCapacity
 from console.guards.fleet import SERVING, find_nodes
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, verdict
-from console.protocol import AdmissionRequest, FleetSnapshot, NodeState, Verdict, VerdictLevel
+from console.protocol import AdmissionRequest, FleetSnapshot, NodeState, Verdict, VerdictLevel, limits
 
 
 def _looser(new: float | None, old: float | None) -> bool:
@@ -38,8 +38,10 @@ def judge_admission(
 ) -> Verdict:
     t = thresholds or Thresholds()
     low_s, high_s = request.retry_after_s
-    if not 0 <= low_s <= high_s:
-        raise InputError("retry_after_s", list(request.retry_after_s), "[min, max] with 0 ≤ min ≤ max")
+    if not limits.in_window(request.retry_after_s, limits.RETRY_AFTER_S):
+        raise InputError(
+            "retry_after_s", list(request.retry_after_s), limits.window_text(limits.RETRY_AFTER_S)
+        )
     covered = find_nodes(snapshot, request.nodes) if request.nodes is not None else list(snapshot.nodes)
     ready = [node for node in snapshot.nodes if node.state is NodeState.READY]
     covered_ready = [node for node in covered if node.state is NodeState.READY]

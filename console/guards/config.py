@@ -8,7 +8,9 @@ Precedence, weakest first (a later source overrides an earlier one, field by fie
 4. environment variables `STORMDECK_<FIELD>` (e.g. `STORMDECK_HEADROOM_MIN_PCT=30`) — for one run.
 
 In a file the values live in a `[thresholds]` table (nothing else may be in the file). Unknown names,
-keys outside the table, non-numbers and out-of-range values raise `InputError` naming the field, the value, the allowed range and the file that supplied it.
+keys outside the table, non-numbers (in a file, a quoted "30" too: only the environment is text) and
+out-of-range values raise `InputError` naming the field (in a file, its dotted path `thresholds.NAME`),
+the value, the allowed range and the file that supplied it.
 
 `load_thresholds` takes the directories and the environment as arguments (tests pass their own);
 `load_default_thresholds` fills them from the process.
@@ -50,13 +52,21 @@ def _allowed(name: str) -> str:
     return f"{kind} in [{low:g}, {high:g}]"
 
 
+def _where(name: str, source: str) -> str:
+    """A threshold as its source spells it: thresholds.NAME in a file (the key's dotted path), NAME in
+    the environment (whose variable the source names) or the defaults."""
+    in_file = source not in (DEFAULT_SOURCE,) and not source.startswith("env ")
+    return f"{'thresholds.' if in_file else ''}{name} (from {source})"
+
+
 def _coerce(name: str, raw: Any, source: str) -> float | int:
-    where = f"{name} (from {source})"
-    if isinstance(raw, str):
+    where = _where(name, source)
+    if isinstance(raw, str) and source.startswith("env "):  # the environment holds only text
         try:
             raw = float(raw.strip())
         except ValueError:
             raise InputError(where, raw, _allowed(name)) from None
+    # In a file a number is a TOML number: "30" is refused, as the scenario loader refuses '40'.
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise InputError(where, raw, _allowed(name))
     if name in INTEGER_FIELDS:
@@ -115,7 +125,7 @@ def load_thresholds(cwd: Path, user_config_dir: Path, env: Mapping[str, str]) ->
         thresholds = Thresholds(**values)
     except InputError as error:  # a cross-field rule (e.g. pause above abort): say where the value came from
         raise InputError(
-            f"{error.field} (from {sources.get(error.field, DEFAULT_SOURCE)})", error.value, error.allowed
+            _where(error.field, sources.get(error.field, DEFAULT_SOURCE)), error.value, error.allowed
         ) from None
     return LoadedThresholds(
         thresholds=thresholds, sources=sources, files=tuple(found), searched=tuple(searched)

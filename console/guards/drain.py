@@ -16,7 +16,7 @@ from console.guards.capacity import FleetCapacity
 from console.guards.fleet import FleetLoad, find_nodes, fleet_load
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, note, verdict
-from console.protocol import DrainRequest, FleetSnapshot, NodeState, NodeStatus, Verdict, VerdictLevel
+from console.protocol import DrainRequest, FleetSnapshot, NodeState, NodeStatus, Verdict, VerdictLevel, limits
 
 #: The planner's hint window starts here: nobody is told to come back at once (interview: "after a
 #: randomized delay rather than being cut off cold").
@@ -126,8 +126,8 @@ def judge_drain(
 ) -> Verdict:
     t = thresholds or Thresholds()
     low_ms, high_ms = request.hint_ms
-    if not 0 <= low_ms <= high_ms:
-        raise InputError("hint_ms", list(request.hint_ms), "[min, max] with 0 ≤ min ≤ max")
+    if not limits.in_window(request.hint_ms, limits.HINT_MS):
+        raise InputError("hint_ms", list(request.hint_ms), limits.window_text(limits.HINT_MS))
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
     count = len(nodes)

@@ -28,11 +28,12 @@ from console.protocol import (
     Source,
     Verdict,
     VerdictLevel,
+    limits,
 )
 
 #: The same upper bounds the server's request models carry (a week, a billion): beyond them, a typo.
 WEEK_S = 7 * 86_400
-BILLION = 1_000_000_000
+BILLION = limits.BILLION
 
 
 class ActionKind(StrEnum):
@@ -120,8 +121,8 @@ FORMS: dict[ActionKind, tuple[FormField, ...]] = {
     ActionKind.DRAIN: (
         FormField("rate_per_s", "rate (closes/s)", low_open=True),
         FormField("deadline_s", "deadline (s)", high=WEEK_S),
-        FormField("hint_min_ms", "hint min (ms)", int, high=3_600_000),
-        FormField("hint_max_ms", "hint max (ms)", int, high=3_600_000),
+        FormField("hint_min_ms", "hint min (ms)", int, high=limits.HINT_MS[1]),
+        FormField("hint_max_ms", "hint max (ms)", int, high=limits.HINT_MS[1]),
     ),
     ActionKind.UNDRAIN: (),
     ActionKind.ROLLOUT_START: (
@@ -136,8 +137,8 @@ FORMS: dict[ActionKind, tuple[FormField, ...]] = {
         FormField("rate_per_s", "rate (new conns/s per node)", low_open=True, optional=True),
         FormField("burst", "burst", int, low=1, optional=True),
         FormField("max_connections", "ceiling (conns per node)", int, low=1, optional=True),
-        FormField("retry_after_min_s", "Retry-After min (s)", high=3600),
-        FormField("retry_after_max_s", "Retry-After max (s)", high=3600),
+        FormField("retry_after_min_s", "Retry-After min (s)", high=limits.RETRY_AFTER_S[1]),
+        FormField("retry_after_max_s", "Retry-After max (s)", high=limits.RETRY_AFTER_S[1]),
     ),
     ActionKind.ADD_CAPACITY: (FormField("count", "nodes to add", int, low=1, high=MAX_ADD_NODES),),
 }

@@ -6,10 +6,14 @@ Add fields freely; never rename one. Units are in the names (`_s`, `_ms`, `_pct`
 
 from __future__ import annotations
 
+import numbers
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StrictBool
+
+from console.protocol import limits
 
 API_VERSION = "v1"
 
@@ -20,6 +24,53 @@ WAVE_BIN_MS = 100
 class _Record(BaseModel):
     # Unknown fields from a newer server are kept, not rejected: the contract only ever adds fields.
     model_config = ConfigDict(extra="allow", frozen=False)
+
+
+# --- what a request body may hold ------------------------------------------------------------------
+#
+# A request is an operator's intent, so it is read literally: an unknown field (a typo: "dryrun") is
+# refused rather than ignored — ignored, it would apply what was meant as a dry run — and values are not
+# coerced: a bool is true or false (not "yes"), a number is a JSON number (not "100", not true). A whole
+# number may come as 3.0 (what many JSON encoders write for it), as the scenario loader takes 1e6; 3.5 is
+# refused, never truncated.
+
+
+def _whole_number(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool | int):
+        return int(value)  # numpy's integers, from the planners; never a bool
+    return value
+
+
+#: A JSON number (an int or a float; not a string, not a bool), finite (`_Request`'s allow_inf_nan).
+Number = Annotated[float, Strict()]
+#: A JSON whole number: 3 or 3.0; not 3.5, "3" or true.
+WholeNumber = Annotated[int, Strict(), BeforeValidator(_whole_number)]
+
+
+@dataclass(frozen=True)
+class Window:
+    """Marks a [min, max] pair whose ends lie within `bounds` (each end's range is in the schema and
+    checked by pydantic; min ≤ max is the guards' to judge, so the console's own planner meets it too)."""
+
+    bounds: tuple[float, float]
+
+    def allowed(self) -> str:
+        return limits.window_text(self.bounds)
+
+
+def _window(item: Any, bounds: tuple[float, float]) -> Any:
+    end = Annotated[item, Field(ge=bounds[0], le=bounds[1])]
+    return Annotated[tuple[end, end], Window(bounds)]
+
+
+RetryAfterWindow = _window(Number, limits.RETRY_AFTER_S)
+HintWindow = _window(WholeNumber, limits.HINT_MS)
+
+
+class _Request(_Record):
+    model_config = ConfigDict(extra="forbid", frozen=False, allow_inf_nan=False)
 
 
 class NodeState(StrEnum):
@@ -240,11 +291,11 @@ class NodeDetail(_Record):
     events: list[Event] = Field(default_factory=list)
 
 
-class ClockRequest(_Record):
+class ClockRequest(_Request):
     """`POST /v1/sim/clock`: pause or resume the simulated fleet's clock, or change its speed."""
 
-    paused: bool | None = None
-    speed: float | None = Field(default=None, gt=0, le=100, description="fleet seconds per wall second")
+    paused: StrictBool | None = None
+    speed: Number | None = Field(default=None, gt=0, le=100, description="fleet seconds per wall second")
 
 
 class ClockState(_Record):
@@ -259,7 +310,7 @@ class ClockState(_Record):
 # --- actions (#4 serves them; the shapes live here so every side agrees) -------------------------
 
 
-class ConfirmAnswer(_Record):
+class ConfirmAnswer(_Request):
     token: str = Field(max_length=200, description="the confirm_token of the 409 answer")
     typed: str | None = Field(
         default=None, max_length=200, description="for `typed`: the node id or fleet name"
@@ -269,39 +320,50 @@ class ConfirmAnswer(_Record):
 # Upper bounds keep every number a request may carry finite and meaningful (a week, a billion): beyond
 # them a value is a typo, and the simulator's tick arithmetic must never see it.
 _WEEK_S = 7 * 86_400
-_BILLION = 1_000_000_000
-
-
-class _Request(_Record):
-    model_config = ConfigDict(extra="allow", frozen=False, allow_inf_nan=False)
+_BILLION = limits.BILLION
 
 
 class DrainRequest(_Request):
-    rate_per_s: float = Field(gt=0, le=_BILLION, description="closes per second")
-    deadline_s: float = Field(ge=0, le=_WEEK_S, description="seconds until whatever remains is force-closed")
-    hint_ms: tuple[int, int] = Field(description="reconnect hint window [min, max] in ms")
-    dry_run: bool = False
+    rate_per_s: Number = Field(gt=0, le=_BILLION, description="closes per second")
+    deadline_s: Number = Field(ge=0, le=_WEEK_S, description="seconds until whatever remains is force-closed")
+    hint_ms: HintWindow = Field(description="reconnect hint window [min, max] in ms")
+    dry_run: StrictBool = False
     confirm: ConfirmAnswer | None = None
     override_reason: str | None = Field(default=None, max_length=1000)
 
 
 class RolloutRequest(_Request):
-    batch_size: int = Field(gt=0, le=100_000)
-    interval_s: float = Field(gt=0, le=_WEEK_S)
+    batch_size: WholeNumber = Field(gt=0, le=100_000)
+    interval_s: Number = Field(gt=0, le=_WEEK_S)
     mode: RolloutMode = RolloutMode.DRAIN
-    pause_cpu_pct: float = Field(default=75.0, gt=0, le=100)
-    dry_run: bool = False
+    pause_cpu_pct: Number = Field(default=75.0, gt=0, le=100)
+    dry_run: StrictBool = False
     confirm: ConfirmAnswer | None = None
     override_reason: str | None = Field(default=None, max_length=1000)
 
 
 class AdmissionRequest(_Request):
-    rate_per_s: float | None = Field(default=None, gt=0, le=_BILLION)
-    burst: int | None = Field(default=None, gt=0, le=_BILLION)
-    max_connections: int | None = Field(default=None, gt=0, le=_BILLION)
-    retry_after_s: tuple[float, float] = (1.0, 30.0)
+    # The scenario's admission table has the same ranges (console.protocol.limits); null is unlimited.
+    rate_per_s: Number | None = Field(
+        default=None,
+        gt=0,
+        le=limits.ADMISSION_RATE_PER_S[1],
+        description="new connections admitted per second per node (token bucket refill); null: unlimited",
+    )
+    burst: WholeNumber | None = Field(
+        default=None, gt=0, le=limits.ADMISSION_BURST[1], description="token bucket depth per node"
+    )
+    max_connections: WholeNumber | None = Field(
+        default=None,
+        gt=0,
+        le=limits.ADMISSION_MAX_CONNECTIONS[1],
+        description="connection ceiling per node; null: unlimited",
+    )
+    retry_after_s: RetryAfterWindow = Field(
+        default=(1.0, 30.0), description="window the randomized Retry-After is drawn from, seconds"
+    )
     nodes: list[str] | None = None
-    dry_run: bool = False
+    dry_run: StrictBool = False
     confirm: ConfirmAnswer | None = None
     override_reason: str | None = Field(default=None, max_length=1000)
 
@@ -314,8 +376,8 @@ MAX_ADD_NODES = 10_000
 class CapacityRequest(_Request):
     """Add capacity: provision `count` more gateway nodes (ready after the fleet's provisioning time)."""
 
-    count: int = Field(ge=1, le=MAX_ADD_NODES, description="nodes to add")
-    dry_run: bool = False
+    count: WholeNumber = Field(ge=1, le=MAX_ADD_NODES, description="nodes to add")
+    dry_run: StrictBool = False
     confirm: ConfirmAnswer | None = None
     override_reason: str | None = Field(default=None, max_length=1000)
 
@@ -323,7 +385,7 @@ class CapacityRequest(_Request):
 class ActionRequest(_Request):
     """Body of undrain, rollout halt and rollout resume: only the two-phase controls (all optional)."""
 
-    dry_run: bool = False
+    dry_run: StrictBool = False
     confirm: ConfirmAnswer | None = None
     override_reason: str | None = Field(default=None, max_length=1000)
 
@@ -394,7 +456,7 @@ class AuditPage(_Record):
     total: int = Field(description="records in the log")
 
 
-class InjectionRequest(_Record):
+class InjectionRequest(_Request):
     """`POST /v1/sim/inject` (admin): an instructor's event in a served drill (issue #5, section 2)."""
 
     event: str = Field(description="restart_nodes, kill_nodes, disconnect_fraction, add_nodes, set_policy")

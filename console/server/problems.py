@@ -7,7 +7,8 @@ validation, or an unknown path.
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+from typing import Any, get_args
 
 import annotated_types
 from fastapi import FastAPI, Request
@@ -18,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from console.errors import InputError
 from console.protocol import Problem
+from console.protocol.models import Window
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 
@@ -66,36 +68,62 @@ def problem_response(
 
 def _field_name(location: tuple[Any, ...]) -> str:
     # ("body", "speed") → "speed"; ("query", "since") → "since"; the first element says where, not what.
-    parts = [str(part) for part in location[1:]] or [str(part) for part in location]
-    return ".".join(parts)
+    # An element of a pair or list names the field it is in: ("body", "retry_after_s", 1) → retry_after_s;
+    # a body that is not JSON, ("body", 20) — the character position — is "body".
+    if not location:
+        return "body"
+    parts = [str(part) for part in location[1:] if not isinstance(part, int)]
+    return ".".join(parts) or str(location[0])
 
 
-#: Allowed ranges of the request bodies' fields, by field name, from their models' constraints.
-_ALLOWED: dict[str, str] = {}
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    # `ActionRequest | None` (an optional body, an optional `confirm`): the model in it.
+    for candidate in (annotation, *get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
 
 
-def register_body_model(model: type[BaseModel]) -> type[BaseModel]:
-    """Let validation problems about `model`'s fields state their allowed range (call once per body)."""
-    for name, info in model.model_fields.items():
-        allowed = _range_text(info.metadata)
-        if allowed and info.description:
-            allowed = f"{allowed} ({info.description})"
-        if allowed:
-            _ALLOWED.setdefault(name, allowed)
+def body_model(request: Request) -> type[BaseModel] | None:
+    """The model of the body the matched route reads (None for a route without one)."""
+    field = getattr(request.scope.get("route"), "body_field", None)
+    return _model_of(field.field_info.annotation) if field is not None else None
+
+
+def _model_at(model: type[BaseModel] | None, path: list[str]) -> type[BaseModel] | None:
+    """The model holding the fields at a dotted path (confirm → ConfirmAnswer)."""
+    for name in path:
+        if model is None or name not in model.model_fields:
+            return None
+        model = _model_of(model.model_fields[name].annotation)
     return model
+
+
+def _allowed(model: type[BaseModel] | None, path: list[str]) -> str:
+    """The allowed range of a body field, from its own model's constraints and description — the same
+    name may mean another thing in another body (a drain's rate_per_s closes, admission's admits)."""
+    holder = _model_at(model, path[:-1])
+    info = holder.model_fields.get(path[-1]) if holder is not None and path else None
+    if info is None:
+        return ""
+    allowed = next((item.allowed() for item in info.metadata if isinstance(item, Window)), "")
+    allowed = allowed or _range_text(info.metadata)
+    if allowed and info.description:
+        allowed = f"{allowed} ({info.description})"
+    return allowed
 
 
 def _range_text(metadata: list[Any]) -> str:
     low = high = ""
     for item in metadata:
         if isinstance(item, annotated_types.Gt):
-            low = f"({item.gt}"
+            low = f"({_number(item.gt)}"
         elif isinstance(item, annotated_types.Ge):
-            low = f"[{item.ge}"
+            low = f"[{_number(item.ge)}"
         elif isinstance(item, annotated_types.Lt):
-            high = f"{item.lt})"
+            high = f"{_number(item.lt)})"
         elif isinstance(item, annotated_types.Le):
-            high = f"{item.le}]"
+            high = f"{_number(item.le)}]"
     if low and high:
         return f"{low}, {high}"
     if low:
@@ -105,12 +133,39 @@ def _range_text(metadata: list[Any]) -> str:
     return ""
 
 
-def _validation_detail(error: dict[str, Any]) -> str:
-    field = _field_name(tuple(error.get("loc", ())))
+def _number(value: Any) -> str:
+    # 1e9 as 1000000000, not 1000000000.0 (nor 1e+09): the bound as a user would type it.
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _json_position(error: RequestValidationError, position: int) -> str:
+    text = error.body if isinstance(error.body, str) else ""
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    return f"line {line} column {column} (char {position})"
+
+
+def _validation_detail(error: dict[str, Any], model: type[BaseModel] | None, raised: Exception) -> str:
+    location = tuple(error.get("loc", ()))
+    field = _field_name(location)
     given = error.get("input")
+    if error.get("type") == "json_invalid":  # FastAPI's location is ("body", character position)
+        assert isinstance(raised, RequestValidationError)
+        reason = (error.get("ctx") or {}).get("error", "invalid JSON")
+        position = location[-1] if location and isinstance(location[-1], int) else 0
+        return (
+            f"body: not valid JSON ({reason} at {_json_position(raised, position)}); expected a JSON object"
+        )
+    path = [str(part) for part in location[1:] if not isinstance(part, int)]
+    if error.get("type") == "extra_forbidden" and path:
+        holder = _model_at(model, path[:-1])
+        known = list(holder.model_fields) if holder is not None else []
+        close = difflib.get_close_matches(path[-1], known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"{field}: unknown field (got {given!r}); allowed fields: {', '.join(known)}{hint}"
     message = error.get("msg", "invalid")
     shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
-    allowed = _ALLOWED.get(field.rsplit(".", 1)[-1])
+    allowed = _allowed(model, path)
     return f"{field}: {message}{shown}" + (f"; allowed: {allowed}" if allowed else "")
 
 
@@ -118,7 +173,8 @@ async def _on_validation_error(request: Request, error: Exception) -> JSONRespon
     assert isinstance(error, RequestValidationError)
     errors = list(error.errors())
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
-    detail = "; ".join(_validation_detail(item) for item in errors) or "invalid request"
+    model = body_model(request)
+    detail = "; ".join(_validation_detail(item, model, error) for item in errors) or "invalid request"
     problem = Problem(
         title=_TITLES[422], status=422, detail=detail, field=_field_name(tuple(first.get("loc", ())))
     )

@@ -16,6 +16,7 @@ from typing import Any
 
 from console.errors import InputError, MissingInput
 from console.policies import POLICIES, make_policy
+from console.protocol.limits import HINT_MS, RETRY_AFTER_S
 from console.protocol.models import MAX_ADD_NODES
 
 #: What an instructor may inject, and its parameters (the palette of issue #5: restart nodes, kill a node,
@@ -122,7 +123,7 @@ _REQUIRED_HINT = {
     "policy": "one of " + ", ".join(sorted(POLICIES)),
 }
 _ROLLOUT_MODES = ("drain", "abrupt")
-_WINDOWS = {("set_admission", "retry_after_s"): 3600.0, ("drain_nodes", "hint_ms"): 3.6e6}
+_WINDOWS = {("set_admission", "retry_after_s"): RETRY_AFTER_S[1], ("drain_nodes", "hint_ms"): HINT_MS[1]}
 
 
 def check_event(

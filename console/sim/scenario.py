@@ -16,6 +16,7 @@ from typing import Any
 from console.errors import InputError
 from console.packaged import list_packaged, read_packaged
 from console.policies import POLICIES, Policy, make_policy
+from console.protocol import limits
 from console.sim.injection import check_timeline
 
 _SCENARIO_PACKAGE = "console.sim.scenarios"
@@ -255,9 +256,10 @@ _RANGES: dict[str, tuple[float, float]] = {
     "nodes.restart_s": (0, 3600),
     "nodes.provisioning_s": (0, 3600),
     "nodes.initial_fill": (0, 1),
-    "admission.rate_per_s": (0, 1e9),
-    "admission.burst": (0, 1e9),
-    "admission.max_connections": (0, 1e9),
+    # The fleet API's PUT /v1/admission takes the same ranges (there null, not 0, means unlimited).
+    "admission.rate_per_s": limits.ADMISSION_RATE_PER_S,
+    "admission.burst": limits.ADMISSION_BURST,
+    "admission.max_connections": limits.ADMISSION_MAX_CONNECTIONS,
     "lb.hot_nodes": (1, 10_000),
     "lb.hot_share": (0, 1),
     "rollout.start_at_s": (0, 86_400),
@@ -424,9 +426,9 @@ def check_window(path: str, value: Any, low: float, high: float) -> tuple[float,
         not isinstance(value, list | tuple)
         or len(value) != 2
         or any(isinstance(v, bool) or not isinstance(v, int | float) for v in value)
-        or not low <= value[0] <= value[1] <= high
+        or not limits.in_window(value, (low, high))
     ):
-        raise InputError(path, value, f"[min, max] with {low:g} ≤ min ≤ max ≤ {high:g}")
+        raise InputError(path, value, limits.window_text((low, high)))
     return (value[0], value[1])
 
 
@@ -537,7 +539,7 @@ def _validate(d: dict[str, Any]) -> Scenario:
             drain_rate_per_s=float(r["drain_rate_per_s"]),
             drain_deadline_s=float(r["drain_deadline_s"]),
             drain_hint_ms=tuple(
-                int(v) for v in check_window("rollout.drain_hint_ms", r["drain_hint_ms"], 0, 3.6e6)
+                int(v) for v in check_window("rollout.drain_hint_ms", r["drain_hint_ms"], *limits.HINT_MS)
             ),
         )
     return Scenario(
@@ -567,7 +569,7 @@ def _validate(d: dict[str, Any]) -> Scenario:
             rate_per_s=float(a["rate_per_s"]),
             burst=int(a["burst"]),
             max_connections=int(a["max_connections"]),
-            retry_after_s=check_window("admission.retry_after_s", a["retry_after_s"], 0, 3600),
+            retry_after_s=check_window("admission.retry_after_s", a["retry_after_s"], *limits.RETRY_AFTER_S),
         ),
         lb=LoadBalancer(
             mode=d["lb"]["mode"], hot_nodes=int(d["lb"]["hot_nodes"]), hot_share=float(d["lb"]["hot_share"])

@@ -220,6 +220,94 @@ async def test_bad_input_names_the_field_and_applies_nothing(
     assert audit_outcomes(acting) == ["invalid"]
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field", "fragments"),
+    [
+        # A typo of a control must not apply what was meant as a dry run (nor end up in the parameters).
+        (
+            "PUT",
+            "/v1/admission",
+            {"retry_after_s": [2, 40], "dryrun": True},
+            "dryrun",
+            ["unknown field", "did you mean 'dry_run'?"],
+        ),
+        (
+            "PUT",
+            "/v1/admission",
+            {"retry_after_s": [2, 40], "bogus": 1},
+            "bogus",
+            ["allowed fields:", "nodes"],
+        ),
+        (
+            "POST",
+            "/v1/nodes/gw-001/drain",
+            {**DRAIN_OK, "confirm": {"token": "t", "typo": "gw-001"}},
+            "confirm.typo",
+            ["unknown field", "token, typed"],
+        ),
+        (
+            "POST",
+            "/v1/rollout/halt",
+            {"dry_run": True, "why": "x"},
+            "why",
+            ["dry_run, confirm, override_reason"],
+        ),
+        ("POST", "/v1/capacity", {"count": 1, "extra": 1}, "extra", ["unknown field"]),
+        # The scenario's ranges: a Retry-After window within an hour, a hint window within an hour.
+        (
+            "PUT",
+            "/v1/admission",
+            {"retry_after_s": [1, 1e9]},
+            "retry_after_s",
+            ["1000000000", "0 ≤ min ≤ max ≤ 3600"],
+        ),
+        ("PUT", "/v1/admission", {"retry_after_s": [-1, 30]}, "retry_after_s", ["≤ 3600"]),
+        ("PUT", "/v1/admission", {"retry_after_s": [40, 30]}, "retry_after_s", ["0 ≤ min ≤ max ≤ 3600"]),
+        ("PUT", "/v1/admission", {"burst": 2_000_000_000}, "burst", ["(0, 1000000000]"]),
+        (
+            "POST",
+            "/v1/nodes/gw-001/drain",
+            {**DRAIN_OK, "hint_ms": [0, 3_600_001]},
+            "hint_ms",
+            ["0 ≤ min ≤ max ≤ 3600000"],
+        ),
+        # Literal types: a bool is not a number, a string is not a number, a count is whole.
+        ("POST", "/v1/capacity", {"count": True}, "count", ["valid integer", "True", "[1, 10000]"]),
+        ("POST", "/v1/capacity", {"count": "1"}, "count", ["valid integer"]),
+        ("POST", "/v1/capacity", {"count": 1.5}, "count", ["1.5"]),
+        ("PUT", "/v1/admission", {"rate_per_s": "100"}, "rate_per_s", ["valid number", "'100'"]),
+        ("PUT", "/v1/admission", {"max_connections": True}, "max_connections", ["valid integer"]),
+        ("PUT", "/v1/admission", {"dry_run": "true"}, "dry_run", ["boolean"]),
+        ("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "deadline_s": "600"}, "deadline_s", ["valid number"]),
+        ("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": ["1000", 30000]}, "hint_ms", ["integer"]),
+        ("POST", "/v1/rollout", {**ROLLOUT_ABRUPT, "batch_size": True}, "batch_size", ["valid integer"]),
+    ],
+)
+async def test_unknown_fields_ranges_and_loose_types_are_refused_and_apply_nothing(
+    acting: Acting, method, path, body, field, fragments
+) -> None:
+    problem(await acting.call(method, path, body), 422, field, *fragments)
+    assert all(node_state(acting, n) is NodeState.READY for n in acting.simulation.node_ids)
+    assert acting.simulation.admission.retry_after_s == (1.0, 30.0)
+    assert acting.simulation.rollout.state.value == "idle"
+    assert audit_outcomes(acting) == ["invalid"]
+
+
+async def test_a_whole_number_may_come_as_a_float(acting: Acting) -> None:
+    # What many JSON encoders write for 2 (the scenario loader takes 1e6 the same way); 1.5 is refused.
+    response = await acting.call("POST", "/v1/capacity", {"count": 2.0, "dry_run": True})
+    assert response.status_code == 200, response.text
+    assert response.json()["dry_run"] is True and not response.json()["applied"]
+
+
+async def test_admission_rate_names_admission_words_not_a_drains(acting: Acting) -> None:
+    # Both bodies have a rate_per_s; each range names its own meaning.
+    admission = problem(await acting.call("PUT", "/v1/admission", {"rate_per_s": -1}), 422, "rate_per_s")
+    assert "closes" not in admission["detail"] and "admitted per second" in admission["detail"]
+    drain = problem(await acting.call("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "rate_per_s": -1}), 422)
+    assert "closes per second" in drain["detail"]
+
+
 async def test_a_drain_of_a_draining_node_is_bad_input(acting: Acting) -> None:
     assert (await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)).status_code == 202
     problem(await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK), 422, "node", "it is draining")
@@ -286,11 +374,9 @@ async def test_the_capacity_record_is_what_the_guards_judge_with(acting: Acting)
 
 
 async def test_a_fleet_refusal_after_the_guards_is_recorded_and_applies_nothing(acting: Acting) -> None:
-    # The guards allow any hint window; the simulator's timing wheel holds only so much (a fleet's own
-    # limit, checked when it applies).
-    response = await acting.call(
-        "POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [1000, 10_000_000]}
-    )
+    # The API and the guards allow a hint window of up to an hour; the simulator's timing wheel holds only
+    # so much (a fleet's own limit, checked when it applies).
+    response = await acting.call("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [1000, 3_600_000]})
     body = problem(response, 422, "hint_ms", "nothing applied")
     assert body["type"].endswith("refused-by-fleet")
     assert node_state(acting, "gw-001") is NodeState.READY

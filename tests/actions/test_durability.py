@@ -59,7 +59,8 @@ async def test_kill_9_loses_no_acknowledged_record(tmp_path: Path) -> None:
             index = 0
             while True:
                 index += 1
-                body = {"retry_after_s": [1, 10 + worker * 1000 + index]}  # each one a distinct change
+                # Each one a distinct change, within the window's hour: worker w sends 10 + w·100 + index/1000 s.
+                body = {"retry_after_s": [1, 10 + worker * 100 + index / 1000]}
                 try:
                     response = await client.put("/v1/admission", json=body, headers=headers)
                 except httpx.TransportError:

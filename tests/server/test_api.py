@@ -96,13 +96,21 @@ async def test_an_unknown_node_is_a_404_naming_it_and_how_to_list(live: Live) ->
         ({"speed": 100.5}, "speed", ["(0, 100]", "100.5"]),
         ({"speed": "fast"}, "speed", ["valid number"]),
         ({"paused": "maybe"}, "paused", ["boolean"]),
+        # Read literally: no coercion of a string or a bool into what the field wants.
+        ({"paused": "yes"}, "paused", ["boolean", "'yes'"]),
+        ({"paused": 1}, "paused", ["boolean"]),
+        ({"speed": True}, "speed", ["valid number", "True", "(0, 100]"]),
+        ({"speed": "2"}, "speed", ["valid number", "'2'"]),
+        # An unknown field is refused, named, with the fields there are: a typo never passes unnoticed.
+        ({"bogus": 1}, "bogus", ["unknown field", "paused, speed"]),
+        ({"paused": True, "sped": 2}, "sped", ["unknown field", "did you mean 'speed'?"]),
     ],
 )
 async def test_bad_clock_input_is_a_problem_naming_field_and_range(
     live: Live, body, field, fragments
 ) -> None:
     assert_problem(await post(live, "/v1/sim/clock", body), 422, field, *fragments)
-    assert live.feed.clock.speed == 1.0
+    assert live.feed.clock.speed == 1.0 and not live.feed.clock.paused
 
 
 async def test_bad_query_input_is_a_problem(live: Live) -> None:
@@ -113,9 +121,17 @@ async def test_bad_query_input_is_a_problem(live: Live) -> None:
 async def test_a_malformed_body_is_a_problem(live: Live) -> None:
     async with httpx.AsyncClient(base_url=live.url) as client:
         response = await client.post(
-            "/v1/sim/clock", headers={**auth("operator"), "content-type": "application/json"}, content=b"{"
+            "/v1/sim/clock",
+            headers={**auth("operator"), "content-type": "application/json"},
+            content=b'{"speed": 2,\n "paused": }',
         )
-    assert_problem(response, 422, None)
+    # The field is the body (not FastAPI's character position), and the detail says where and what.
+    assert_problem(response, 422, "body", "not valid JSON", "line 2 column 12 (char 24)", "a JSON object")
+    assert live.feed.clock.speed == 1.0
+
+
+async def test_a_body_that_is_not_an_object_is_a_problem(live: Live) -> None:
+    assert_problem(await post(live, "/v1/sim/clock", [True]), 422, "body", "object")
 
 
 async def test_an_unknown_path_is_a_problem(live: Live) -> None:

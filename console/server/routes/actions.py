@@ -35,11 +35,8 @@ from console.server.actions import ActionKind, FleetAction
 from console.server.auth import require
 from console.server.backend import ActingBackend
 from console.server.desk import ActionDesk
-from console.server.problems import ApiProblem, problem_responses, register_body_model
+from console.server.problems import ApiProblem, problem_responses
 from console.server.tokens import Principal, Role
-
-for _model in (DrainRequest, RolloutRequest, AdmissionRequest, CapacityRequest, ActionRequest):
-    register_body_model(_model)
 
 IdempotencyKey = Annotated[
     str | None,

@@ -9,12 +9,11 @@ from fastapi import APIRouter, Depends
 from console.protocol import ClockRequest, ClockState
 from console.server.auth import require
 from console.server.feed import FleetFeed
-from console.server.problems import ApiProblem, problem_responses, register_body_model
+from console.server.problems import ApiProblem, problem_responses
 from console.server.routes.fleet import feed_of
 from console.server.tokens import Principal, Role
 
 router = APIRouter(prefix="/v1/sim", tags=["simulator"])
-register_body_model(ClockRequest)
 
 
 @router.get(

@@ -10,11 +10,9 @@ from fastapi.responses import JSONResponse
 from console.protocol import InjectionRequest, InjectionResult
 from console.server.auth import require
 from console.server.inject import inject as inject_event
-from console.server.problems import problem_responses, register_body_model
+from console.server.problems import problem_responses
 from console.server.routes.actions import AuditedRoute, IdempotencyKey, desk_of
 from console.server.tokens import Principal, Role
-
-register_body_model(InjectionRequest)
 
 # Refusals before the desk (a viewer's or operator's 403, a body that does not parse) are audited too.
 router = APIRouter(prefix="/v1/sim", tags=["simulator"], route_class=AuditedRoute)

@@ -1,0 +1,39 @@
+"""Ranges a value has wherever it enters stormdeck: a scenario file, a `--set`, a fleet API body, a form.
+
+One place, so the scenario loader (`console.sim.scenario`), the API's request models
+(`console.protocol.models`) and the console's action forms (`console.model.actions`) cannot drift apart:
+an admission the API accepts is one a scenario could have started with.
+
+Each is `(low, high)`, both inclusive. Where a side spells "unlimited" differently (a scenario's 0, the
+API's null), it keeps its own low end and takes the high end from here.
+"""
+
+from __future__ import annotations
+
+#: Beyond a billion a rate or a count is a typo, and the simulator's tick arithmetic must never see it.
+BILLION = 1_000_000_000
+
+#: admission.rate_per_s: token bucket refill per node, per second.
+ADMISSION_RATE_PER_S = (0.0, float(BILLION))
+#: admission.burst: token bucket depth per node.
+ADMISSION_BURST = (0, BILLION)
+#: admission.max_connections: connection ceiling per node.
+ADMISSION_MAX_CONNECTIONS = (0, BILLION)
+#: admission.retry_after_s: the window a refused client's Retry-After is drawn from — at most an hour
+#: (the simulator sizes its timing wheel from it).
+RETRY_AFTER_S = (0.0, 3600.0)
+#: A drain's reconnect hint window, ms (the API's hint_ms, a scenario's rollout.drain_hint_ms): an hour.
+HINT_MS = (0, 3_600_000)
+
+
+def _bound(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def window_text(bounds: tuple[float, float]) -> str:
+    """What a [min, max] window within `bounds` may be, for an error message."""
+    return f"[min, max] with {_bound(bounds[0])} ≤ min ≤ max ≤ {_bound(bounds[1])}"
+
+
+def in_window(pair: tuple[float, float] | list[float], bounds: tuple[float, float]) -> bool:
+    return len(pair) == 2 and bounds[0] <= pair[0] <= pair[1] <= bounds[1]
