@@ -6,9 +6,15 @@ Each raises `InputError` naming the option, so a command refuses a typo before i
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from console.errors import InputError
+from console.userfiles import read_user_text
+
+if TYPE_CHECKING:
+    from console.server.tokens import TokenRegistry
 
 FLEET_URL_EXAMPLE = "http://127.0.0.1:8470"
 
@@ -42,3 +48,23 @@ def check_finite(option: str, value: float | None, allowed: str = "a finite numb
     if value is not None and not math.isfinite(value):
         raise InputError(option, value, allowed)
     return value
+
+
+def load_token_registry(path: Path) -> TokenRegistry:
+    """A serving command's `--token-file` (`ROLE TOKEN [NAME]` lines), read as any user file is: a file
+    that is missing, a directory or not UTF-8 is named, not a traceback."""
+    from console.server.tokens import parse_tokens
+
+    return parse_tokens(read_user_text("--token-file", path), source=str(path))
+
+
+def check_console_settings(theme: str | None) -> None:
+    """What the console reads at start — the user's themes and console.toml — and `--theme`, checked
+    before anything starts (`attach` and `replay` alike): an unknown theme is refused, not replaced."""
+    from console.ui.config import load_config, user_themes_dir
+    from console.ui.themes import load_themes
+
+    names = load_themes((user_themes_dir(),))
+    load_config()
+    if theme is not None and theme not in names:
+        raise InputError("--theme", theme, "one of " + ", ".join(sorted(names)))

@@ -202,7 +202,11 @@ def _serve(args: argparse.Namespace) -> int:
 def _headless(args: argparse.Namespace, drill: Drill) -> int:
     from console.drills.headless import run_headless
     from console.drills.script import IDLE, load_script
+    from console.userfiles import read_user_text
 
+    if args.actions is not None:
+        # load_script's own read would show a file that is not UTF-8 as a traceback
+        read_user_text("--actions", args.actions)
     script = load_script(args.actions, drill) if args.actions is not None else IDLE
     run = run_headless(
         drill, script, seed=args.seed, speed=args.speed, overrides=args.set, record=args.record

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from console.errors import InputError
+from console.userfiles import read_user_text
 
 TOKEN_ENV = "STORMDECK_TOKEN"
 _ROLES = ("viewer", "operator", "admin")
@@ -27,10 +28,7 @@ def token_from_text(text: str) -> str | None:
 def load_token(token_file: Path | None, environ: Mapping[str, str] | None = None) -> str:
     environ = os.environ if environ is None else environ
     if token_file is not None:
-        try:
-            text = token_file.read_text(encoding="utf-8")
-        except OSError as error:
-            raise InputError("--token-file", str(token_file), f"a readable file ({error.strerror})") from None
+        text = read_user_text("--token-file", token_file)
         token = token_from_text(text)
         if token is None:
             raise InputError(
