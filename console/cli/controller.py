@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from console.cli.checks import check_port, load_token_registry
+from console.cli.checks import check_output_file, check_port, load_token_registry
 from console.errors import InputError
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ def run_controller(args: argparse.Namespace) -> int:
     from console.gateway.serve import read_token_file
 
     check_port("--port", args.port)
+    if args.audit_log is not None:
+        check_output_file("--audit-log", args.audit_log)
     nodes = load_nodes(str(args.nodes))
     capacity = load_capacity(str(args.nodes))
     node_token = read_token_file(str(args.node_token_file), "--node-token-file")

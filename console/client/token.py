@@ -45,5 +45,7 @@ def check_token(field: str, token: str) -> str:
     """A token goes into an HTTP header: a newline or a non-ASCII character there is refused by the HTTP
     library as a protocol error, which would read as an unreachable fleet. The token itself is not shown."""
     if not all("!" <= char <= "~" for char in token):
-        raise InputError(field, "(the token, not shown)", "a token of printable ASCII: no spaces, no newlines")
+        raise InputError(
+            field, "(the token, not shown)", "a token of printable ASCII: no spaces, no newlines"
+        )
     return token
