@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from console.cli.checks import check_console_settings, check_fleet_url
+from console.cli.checks import check_console_settings, check_fleet_url, check_recording_out
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,12 +50,14 @@ def run_attach(args: argparse.Namespace) -> int:
     token = load_token(args.token_file)
     thresholds = load_default_thresholds().thresholds  # ./stormdeck.toml, user config, STORMDECK_* env
     check_console_settings(args.theme)
+    if args.record is not None:
+        check_recording_out("--record", args.record)
     source = StreamClient(args.url, token)
     action_recorder = None
     if args.record is not None:
         from console.record.daemon import RecordingTap, StreamRecorder
 
-        recorder = StreamRecorder(args.record, url=args.url)
+        recorder = StreamRecorder(args.record, url=args.url, option="--record")
         source = RecordingTap(source, recorder)
 
         def action_recorder(record: object) -> None:  # the console's attempts and confirmations, too

@@ -119,3 +119,11 @@ def check_output_dir(option: str, directory: Path, create: bool = True) -> Path:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(option, str(directory), "a directory this user may write")
     return directory
+
+
+def check_recording_out(option: str, path: Path) -> Path:
+    """Where `record --out`, `attach --record` and `drill --record` write: a new file or a recording to
+    continue, in a directory this user may write."""
+    from console.record.writer import check_recording_path
+
+    return check_recording_path(option, check_output_file(option, path))
