@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from console.errors import InputError
+from console.userfiles import read_user_text
 
 
 def list_packaged(package: str) -> list[tuple[str, str]]:
@@ -26,7 +27,7 @@ def read_packaged(kind: str, package: str, name_or_path: str) -> dict[str, Any]:
         path = Path(name_or_path)
         if not path.is_file():
             raise InputError(kind, name_or_path, f"an existing .toml file, or a packaged {kind}'s name")
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(kind, path)
     else:
         entry = resources.files(package) / f"{name_or_path}.toml"
         if not entry.is_file():

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from console.cli.checks import check_fleet_url
-from console.errors import InputError
+from console.cli.checks import check_console_settings, check_fleet_url, check_recording_out
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,22 +45,19 @@ def run_attach(args: argparse.Namespace) -> int:
     from console.guards.config import load_default_thresholds
     from console.model.alarm_source import console_model
     from console.ui.app import ConsoleApp
-    from console.ui.config import user_themes_dir
-    from console.ui.themes import load_themes
 
     check_fleet_url(args.url)  # the stream client would retry a typo forever
     token = load_token(args.token_file)
     thresholds = load_default_thresholds().thresholds  # ./stormdeck.toml, user config, STORMDECK_* env
-    if args.theme is not None:
-        names = load_themes((user_themes_dir(),))
-        if args.theme not in names:
-            raise InputError("--theme", args.theme, "one of " + ", ".join(sorted(names)))
+    check_console_settings(args.theme)
+    if args.record is not None:
+        check_recording_out("--record", args.record)
     source = StreamClient(args.url, token)
     action_recorder = None
     if args.record is not None:
         from console.record.daemon import RecordingTap, StreamRecorder
 
-        recorder = StreamRecorder(args.record, url=args.url)
+        recorder = StreamRecorder(args.record, url=args.url, option="--record")
         source = RecordingTap(source, recorder)
 
         def action_recorder(record: object) -> None:  # the console's attempts and confirmations, too

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 
 
 def register_bench(benches: argparse._SubParsersAction) -> None:
@@ -21,10 +22,15 @@ def run(args: argparse.Namespace) -> int:
     from console.errors import InputError
     from console.ui.bench import TARGETS, run_console_bench
 
-    if args.nodes < 1 or args.frames < 5 or args.rate <= 0 or args.history_s < 0:
-        raise InputError(
-            "bench console", vars(args), "--nodes ≥ 1, --frames ≥ 5, --rate > 0, --history-s ≥ 0"
-        )
+    for option, value, low in (
+        ("--nodes", args.nodes, 1),
+        ("--frames", args.frames, 5),
+        ("--history-s", args.history_s, 0),
+    ):
+        if value < low:
+            raise InputError(option, value, f"a whole number ≥ {low}")
+    if not 0 < args.rate < math.inf:  # nan too: it ran as if no rate were set
+        raise InputError("--rate", args.rate, "frames per second, a finite number > 0")
     figures = asyncio.run(run_console_bench(args.nodes, args.frames, args.rate, args.history_s))
     if args.json:
         print(json.dumps({**figures, "targets": TARGETS}))

@@ -57,6 +57,14 @@ def run_bench_server(args: argparse.Namespace) -> int:
     if not 2 <= args.seconds <= 600:
         raise InputError("--seconds", args.seconds, "2 to 600")
     check_speed(args.speed)
+    if args.scenario is not None:
+        from console.sim.scenario import load_scenario
+
+        try:  # here, not in the child: its refusal was a traceback, and the parent waited for a timeout
+            load_scenario(args.scenario)
+        except InputError as error:
+            field = "--scenario" if error.field == "scenario" else error.field
+            raise InputError(field, error.value, error.allowed) from None
     figures = run_fanout(
         clients=args.clients,
         nodes=args.nodes,

@@ -6,9 +6,16 @@ Each raises `InputError` naming the option, so a command refuses a typo before i
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from console.errors import InputError
+from console.userfiles import read_user_text
+
+if TYPE_CHECKING:
+    from console.server.tokens import TokenRegistry
 
 FLEET_URL_EXAMPLE = "http://127.0.0.1:8470"
 
@@ -42,3 +49,81 @@ def check_finite(option: str, value: float | None, allowed: str = "a finite numb
     if value is not None and not math.isfinite(value):
         raise InputError(option, value, allowed)
     return value
+
+
+def load_token_registry(path: Path) -> TokenRegistry:
+    """A serving command's `--token-file` (`ROLE TOKEN [NAME]` lines), read as any user file is: a file
+    that is missing, a directory or not UTF-8 is named, not a traceback."""
+    from console.server.tokens import parse_tokens
+
+    return parse_tokens(read_user_text("--token-file", path), source=str(path))
+
+
+def check_console_settings(theme: str | None) -> None:
+    """What the console reads at start — the user's themes and console.toml — and `--theme`, checked
+    before anything starts (`attach` and `replay` alike): an unknown theme is refused, not replaced."""
+    from console.ui.config import load_config, user_themes_dir
+    from console.ui.themes import load_themes
+
+    names = load_themes((user_themes_dir(),))
+    load_config()
+    if theme is not None and theme not in names:
+        raise InputError("--theme", theme, "one of " + ", ".join(sorted(names)))
+
+
+#: Messages a second a node or the fleet's publisher may publish (`gateway publish`, `fleet up`).
+MAX_PUBLISH_RATE_PER_S = 10_000
+#: PBKDF2 iterations of a client token; the default is 10,000 (~2 ms), a million is ~0.2 s a connect.
+MAX_WORK_FACTOR = 1_000_000
+
+
+def check_work_factor(option: str, work_factor: int) -> int:
+    """hashlib refuses 0 or less with a ValueError — in every client, or every node, after they started."""
+    if not 1 <= work_factor <= MAX_WORK_FACTOR:
+        raise InputError(
+            option, work_factor, f"PBKDF2 iterations in [1, {MAX_WORK_FACTOR}] (1: a plain HMAC)"
+        )
+    return work_factor
+
+
+def check_publish_rate(option: str, rate_per_s: float) -> float:
+    if not 0 <= rate_per_s <= MAX_PUBLISH_RATE_PER_S:  # also refuses nan
+        raise InputError(option, rate_per_s, f"messages a second in [0, {MAX_PUBLISH_RATE_PER_S}] (0: off)")
+    return rate_per_s
+
+
+def check_output_file(option: str, path: Path) -> Path:
+    """A file a command will write (or continue): not empty, not a directory, in a directory it may write
+    — checked before anything starts, so nothing runs and is then refused, and nothing is half-written."""
+    if not str(path).strip():
+        raise InputError(option, str(path), "a file path")
+    if path.is_dir():
+        raise InputError(option, str(path), "a file path, not a directory")
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise InputError(option, str(path), "a file this user may write")
+        return path
+    check_output_dir(option, path.parent, create=True)
+    return path
+
+
+def check_output_dir(option: str, directory: Path, create: bool = True) -> Path:
+    """A directory a command will write into (made when missing and `create`)."""
+    if not str(directory).strip():
+        raise InputError(option, str(directory), "a directory path")
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or (existing != directory and not create):
+        raise InputError(option, str(directory), "a directory (or a path where one can be made)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(option, str(directory), "a directory this user may write")
+    return directory
+
+
+def check_recording_out(option: str, path: Path) -> Path:
+    """Where `record --out`, `attach --record` and `drill --record` write: a new file or a recording to
+    continue, in a directory this user may write."""
+    from console.record.writer import check_recording_path
+
+    return check_recording_path(option, check_output_file(option, path))

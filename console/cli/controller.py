@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from console.cli.checks import check_port
+from console.cli.checks import check_output_file, check_port, load_token_registry
 from console.errors import InputError
 
 if TYPE_CHECKING:
@@ -51,9 +51,11 @@ def run_controller(args: argparse.Namespace) -> int:
     from console.gateway.serve import read_token_file
 
     check_port("--port", args.port)
+    if args.audit_log is not None:
+        check_output_file("--audit-log", args.audit_log)
     nodes = load_nodes(str(args.nodes))
     capacity = load_capacity(str(args.nodes))
-    node_token = read_token_file(str(args.node_token_file))
+    node_token = read_token_file(str(args.node_token_file), "--node-token-file")
     return serve_controller(
         nodes,
         node_token,
@@ -86,11 +88,11 @@ def serve_controller(
     from console.guards.config import load_default_thresholds
     from console.server.app import create_app
     from console.server.runner import base_url, bind_socket, is_loopback, serve_foreground
-    from console.server.tokens import load_token_file, make_local_operator_token
+    from console.server.tokens import make_local_operator_token
 
     if token_file is None and not is_loopback(host):
         raise InputError("--host", host, "a loopback address unless --token-file is given")
-    given = load_token_file(token_file) if token_file is not None else None
+    given = load_token_registry(token_file) if token_file is not None else None
     try:
         sock = bind_socket(host, port)
     except OSError as error:

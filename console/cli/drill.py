@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from console.cli.checks import check_recording_out
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
 from console.errors import InputError, MissingInput
 
@@ -107,6 +108,8 @@ def run_drill(args: argparse.Namespace) -> int:
     if args.serve:
         return _serve(args)
     drill = load_drill(args.name)
+    if args.record is not None:
+        check_recording_out("--record", args.record)
     if not args.headless:
         return _interactive(args, drill)
     return _headless(args, drill)
@@ -154,7 +157,7 @@ def _run_drill_console(url: str, token: str, progress: DrillProgress, record: Pa
     if record is not None:
         from console.record.daemon import RecordingTap, StreamRecorder
 
-        recorder = StreamRecorder(record, url=url)
+        recorder = StreamRecorder(record, url=url, option="--record")
         source = RecordingTap(source, recorder)
 
         def action_recorder(item: object) -> None:

@@ -15,7 +15,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from console.cli.checks import check_port
+from console.cli.checks import (
+    check_output_file,
+    check_port,
+    check_publish_rate,
+    check_work_factor,
+    load_token_registry,
+)
 from console.errors import InputError
 
 MAX_NODES = 16
@@ -64,8 +70,16 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     if not 0 <= args.duration <= 600:
         raise InputError("--duration", args.duration, "seconds in [0, 600] (0: as long as the fleet)")
     check_port("--port", args.port)  # before any node starts, not when the controller binds
-    if not 0 <= args.publish_rate_per_s <= 10_000:  # also refuses nan, which every node would be given
-        raise InputError("--publish-rate-per-s", args.publish_rate_per_s, "messages a second in [0, 10000]")
+    check_publish_rate("--publish-rate-per-s", args.publish_rate_per_s)  # nan too: every node is given it
+    check_work_factor("--work-factor", args.work_factor)
+    # What the controller reads once the children run, read now: nothing is started and then refused.
+    if args.token_file is not None:
+        load_token_registry(args.token_file)
+    if args.audit_log is not None:
+        check_output_file("--audit-log", args.audit_log)
+    from console.guards.config import load_default_thresholds
+
+    load_default_thresholds()
     from console.cli.controller import serve_controller
     from console.gateway.controller import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess, child_env

@@ -9,7 +9,13 @@ import ipaddress
 import signal
 import sys
 
-from console.cli.checks import check_finite, check_port
+from console.cli.checks import (
+    MAX_PUBLISH_RATE_PER_S,
+    check_finite,
+    check_port,
+    check_publish_rate,
+    check_work_factor,
+)
 from console.errors import InputError
 
 
@@ -121,7 +127,7 @@ def _check(args: argparse.Namespace) -> None:
     check_finite("--ping-interval-s", args.ping_interval_s)
     for bound in args.retry_after_s:
         check_finite("--retry-after-s", bound, "two finite numbers of seconds, MIN MAX")
-    for name in ("rate_per_s", "burst", "max_connections", "work_factor"):
+    for name in ("rate_per_s", "burst", "max_connections"):
         value = getattr(args, name)
         if value is not None and value <= 0:
             raise InputError(f"--{name.replace('_', '-')}", value, "a number > 0")
@@ -130,8 +136,24 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError("--retry-after-s", [low, high], "0 ≤ MIN ≤ MAX seconds")
     if args.history is not None and not args.history.startswith(("redis://", "unix://")):
         raise InputError("--history", args.history, "a redis:// URL")
-    if args.lifetime_dither_s > args.lifetime_s or args.lifetime_s <= 0:
+    if not args.lifetime_s > 0:
+        raise InputError("--lifetime-s", args.lifetime_s, "seconds > 0")
+    if not 0 <= args.lifetime_dither_s <= args.lifetime_s:
         raise InputError("--lifetime-dither-s", args.lifetime_dither_s, "0 ≤ dither ≤ --lifetime-s")
+    if not args.close_grace_s >= 0:
+        raise InputError("--close-grace-s", args.close_grace_s, "seconds ≥ 0")
+    if not args.ping_interval_s > 0:
+        raise InputError("--ping-interval-s", args.ping_interval_s, "seconds > 0")
+    check_publish_rate("--publish-rate-per-s", args.publish_rate_per_s)
+    if args.work_factor is not None:
+        check_work_factor("--work-factor", args.work_factor)
+    if args.capacity < 1:
+        raise InputError("--capacity", args.capacity, "a number of connections ≥ 1")
+    if args.seed is not None and args.seed < 0:
+        raise InputError("--seed", args.seed, "a whole number ≥ 0")
+    for option, name in (("--node-id", args.node_id), ("--channel", args.channel)):
+        if not name.strip() or "/" in name or name != name.strip():
+            raise InputError(option, name, "a non-empty name without '/' or surrounding spaces")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -175,8 +197,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _publish(args: argparse.Namespace) -> int:
     if not args.history.startswith(("redis://", "unix://")):
         raise InputError("--history", args.history, "a redis:// URL")
-    if not 0 < args.rate_per_s <= 10_000:
-        raise InputError("--rate-per-s", args.rate_per_s, "a rate in (0, 10,000]")
+    if not 0 < args.rate_per_s <= MAX_PUBLISH_RATE_PER_S:
+        raise InputError("--rate-per-s", args.rate_per_s, f"a rate in (0, {MAX_PUBLISH_RATE_PER_S}]")
     from console.gateway.history import RedisHistory
     from console.gateway.node import publish_forever
 

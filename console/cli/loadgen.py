@@ -8,6 +8,7 @@ import os
 import sys
 from dataclasses import asdict
 
+from console.cli.checks import check_work_factor
 from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.policies import POLICIES
 
@@ -51,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _loadgen(args: argparse.Namespace) -> int:
     from console.gateway.loadgen import LoadSpec, run_load
 
+    check_work_factor("--work-factor", args.work_factor)  # else each client fails in hashlib
     workers = args.workers or default_workers(args.clients, args.duration)
     spec = LoadSpec(
         args.urls,

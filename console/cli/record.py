@@ -9,7 +9,7 @@ import re
 import signal
 from pathlib import Path
 
-from console.cli.checks import check_fleet_url
+from console.cli.checks import check_fleet_url, check_recording_out
 from console.errors import InputError
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
@@ -61,6 +61,7 @@ def run_record(args: argparse.Namespace) -> int:
     if args.frames is not None and args.frames <= 0:
         raise InputError("--frames", args.frames, "a positive number of frames")
     token = load_token(args.token_file)
+    check_recording_out("--out", args.out)
     retention = Retention(max_bytes=args.max_size, max_age_s=args.max_age_s)
     recorder = StreamRecorder(
         args.out, url=args.url, retention=retention, fsync=not args.no_fsync, max_frames=args.frames

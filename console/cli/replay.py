@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from console.cli.checks import check_console_settings
 from console.errors import InputError
 
 
@@ -30,6 +31,7 @@ def run_replay(args: argparse.Namespace) -> int:
     from console.ui.replay import ReplayApp
 
     check_speed(args.speed)
+    check_console_settings(args.theme)
     reader = RecordingReader(args.file)
     if reader.frame_count == 0:
         raise InputError("FILE", str(args.file), "a recording holding at least one complete frame")

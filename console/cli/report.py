@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from console.cli.checks import check_output_dir
+from console.errors import InputError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -17,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "file", type=Path, help="a recording (stormdeck record, attach --record, drill --record)"
     )
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory to write into")
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
     parser.set_defaults(handler=run_report)
 
 
@@ -25,7 +28,10 @@ def run_report(args: argparse.Namespace) -> int:
     from console.guards.config import load_default_thresholds
     from console.record.report import write_report
 
-    files = write_report(args.file, args.out, load_default_thresholds().thresholds)
+    out = check_output_dir("--out", Path(args.out)) if args.out.strip() else None
+    if out is None:  # Path("") is the current directory: an empty --out must not write there
+        raise InputError("--out", args.out, "a directory path")
+    files = write_report(args.file, out, load_default_thresholds().thresholds)
     print(files.markdown)
     for chart in files.charts:
         print(chart)

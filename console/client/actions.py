@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from console.client.admin import AdminClient, FleetUnreachable, read_json
+from console.client.admin import AdminClient, FleetUnreachable, node_segment, read_json
 
 PROBLEM_PREFIX = "urn:stormdeck:problem:"
 
@@ -33,9 +33,7 @@ def route(action: str, node: str | None = None) -> tuple[str, str]:
     """(method, path) of an action by its name (the server's `ActionKind` values)."""
     method, path = ROUTES[action]
     if "{node}" in path:
-        if not node:
-            raise ValueError(f"{action} needs a node id")
-        path = path.replace("{node}", node)
+        path = path.replace("{node}", node_segment(node))
     return method, path
 
 
@@ -135,7 +133,7 @@ class ActionClient(AdminClient):
         return dict(await self._get("/v1/capacity"))
 
     async def drain_plan(self, node_id: str) -> dict[str, Any]:
-        return dict(await self._get(f"/v1/nodes/{node_id}/drain-plan"))
+        return dict(await self._get(f"/v1/nodes/{node_segment(node_id)}/drain-plan"))
 
     async def audit(self, limit: int = 100) -> dict[str, Any]:
         return dict(await self._get(f"/v1/audit?limit={limit}"))

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
-from console.errors import StormdeckError
+from console.errors import InputError, StormdeckError
 from console.protocol import FleetSnapshot
+
+
+def node_segment(node_id: str | None) -> str:
+    """A node id as one path segment: checked non-empty, and escaped, so `gw-001#x` or `a/b` cannot reach
+    another resource (httpx drops what follows a `#`: the node's detail would answer a drain plan)."""
+    if node_id is None or not node_id.strip():
+        raise InputError("NODE", node_id or "", "a node id, e.g. gw-017")
+    return quote(node_id, safe="")
 
 
 class ApiError(StormdeckError):
@@ -82,4 +91,4 @@ class AdminClient:
 
     async def node(self, node_id: str) -> dict[str, Any]:
         """One node with its recent history, as the server sends it (the shape beyond NodeStatus is open)."""
-        return dict(await self._get(f"/v1/nodes/{node_id}"))
+        return dict(await self._get(f"/v1/nodes/{node_segment(node_id)}"))

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from console.errors import InputError
+from console.userfiles import read_user_text
 
 TOKEN_ENV = "STORMDECK_TOKEN"
 _ROLES = ("viewer", "operator", "admin")
@@ -27,17 +28,24 @@ def token_from_text(text: str) -> str | None:
 def load_token(token_file: Path | None, environ: Mapping[str, str] | None = None) -> str:
     environ = os.environ if environ is None else environ
     if token_file is not None:
-        try:
-            text = token_file.read_text(encoding="utf-8")
-        except OSError as error:
-            raise InputError("--token-file", str(token_file), f"a readable file ({error.strerror})") from None
+        text = read_user_text("--token-file", token_file)
         token = token_from_text(text)
         if token is None:
             raise InputError(
                 "--token-file", str(token_file), "a file holding a token or `ROLE TOKEN [NAME]` lines"
             )
-        return token
+        return check_token("--token-file", token)
     token = environ.get(TOKEN_ENV, "").strip()
     if not token:
         raise InputError("token", "(none)", f"--token-file FILE or the environment variable {TOKEN_ENV}")
+    return check_token(TOKEN_ENV, token)
+
+
+def check_token(field: str, token: str) -> str:
+    """A token goes into an HTTP header: a newline or a non-ASCII character there is refused by the HTTP
+    library as a protocol error, which would read as an unreachable fleet. The token itself is not shown."""
+    if not all("!" <= char <= "~" for char in token):
+        raise InputError(
+            field, "(the token, not shown)", "a token of printable ASCII: no spaces, no newlines"
+        )
     return token

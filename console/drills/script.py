@@ -13,7 +13,6 @@ A key the action's body does not have is an error here (exit 2), not a 422 in th
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from console.drills.schema import ACTION_BODIES, ACTION_NAMES, Drill, at_seconds
 from console.errors import InputError
 from console.sim.injection import node_ids
 from console.sim.scenario import check_window, fleet_at_start
+from console.userfiles import read_user_toml
 
 _CONTROL_KEYS = {"at", "at_s", "action", "node", "confirm", "typed"}
 
@@ -50,13 +50,7 @@ IDLE = Script("idle operator", ())
 
 
 def load_script(path: Path, drill: Drill, overrides: Sequence[str] = ()) -> Script:
-    if not path.is_file():
-        raise InputError("--actions", str(path), "an existing TOML file of [[actions]]")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise InputError("--actions", str(path), f"valid TOML ({error})") from None
-    return build_script(data, drill, overrides)
+    return build_script(read_user_toml("--actions", path), drill, overrides)
 
 
 def build_script(data: dict[str, Any], drill: Drill, overrides: Sequence[str] = ()) -> Script:

@@ -17,7 +17,7 @@ own settings as their frames report them, else a stated default:
 
 from __future__ import annotations
 
-import tomllib
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ import httpx
 from console.errors import InputError
 from console.guards import FleetCapacity
 from console.protocol import AdmissionRequest, AdmissionSettings, NodeStatus
+from console.userfiles import read_user_toml
 
 #: Handshakes one node completes per second when neither the nodes file nor admission says: the issue's
 #: admission drill limits a node to 500/s, and a node on the default work factor handshakes well above that
@@ -48,17 +49,15 @@ class CapacityConfig:
 
 def load_capacity(path: str) -> CapacityConfig:
     """The `[capacity]` table of a nodes file (empty when absent)."""
-    try:
-        with open(path, "rb") as handle:
-            table = tomllib.load(handle).get("capacity", {})
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise InputError("--nodes", path, f"a readable TOML file ({error})") from error
+    table = read_user_toml("--nodes", path).get("capacity", {})
+    if not isinstance(table, dict):
+        raise InputError(f"capacity (from {path})", table, "a [capacity] table")
     unknown = sorted(set(table) - set(_CAPACITY_KEYS))
     if unknown:
         raise InputError(f"capacity.{unknown[0]}", table[unknown[0]], "one of " + ", ".join(_CAPACITY_KEYS))
     for key, value in table.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise InputError(f"capacity.{key}", value, "a number ≥ 0")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+            raise InputError(f"capacity.{key}", value, "a finite number ≥ 0")
     return CapacityConfig(**table)
 
 

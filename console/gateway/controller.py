@@ -16,9 +16,9 @@ import dataclasses
 import json
 import random
 import time
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from websockets.asyncio.client import connect
@@ -56,6 +56,7 @@ from console.protocol import (
 from console.server.actions import ActionKind, FleetAction
 from console.server.backend import Tick
 from console.server.simulator import snapshot_of
+from console.userfiles import read_user_toml
 
 #: A node whose stream has been silent this long is shown `down` (frames come every second).
 DOWN_AFTER_S = 3.0
@@ -72,22 +73,45 @@ class NodeEntry:
 
 
 def load_nodes(path: str) -> list[NodeEntry]:
-    """The nodes file: TOML, one `[[nodes]]` table per node with `id` and `admin` (and `client`, `restart`)."""
-    try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise InputError("--nodes", path, f"a readable TOML file ({error})") from error
-    entries = []
-    for k, table in enumerate(document.get("nodes", [])):
-        if not isinstance(table.get("id"), str) or not str(table.get("admin", "")).startswith("http://"):
-            raise InputError(f"nodes[{k}]", table, 'a table with id = "…" and admin = "http://…"')
-        entries.append(
-            NodeEntry(table["id"], table["admin"].rstrip("/"), table.get("client"), table.get("restart"))
+    """The nodes file: TOML, one `[[nodes]]` table per node with `id` and `admin` (and `client`, `restart`),
+    and an optional `[capacity]` table (`load_capacity`). Anything else is refused: a typo must not be
+    silently ignored."""
+    document = read_user_toml("--nodes", path)
+    for key in document:
+        if key not in _NODES_FILE_KEYS:
+            raise InputError(f"{key} (from {path})", document[key], "only [[nodes]] tables and [capacity]")
+    tables = document.get("nodes", [])
+    if not isinstance(tables, list) or not all(isinstance(table, dict) for table in tables):
+        raise InputError(
+            f"nodes (from {path})", tables, 'a list of [[nodes]] tables: id = "…", admin = "http://…"'
         )
+    entries = [_node_entry(f"nodes[{k}] (from {path})", table) for k, table in enumerate(tables)]
     if not entries or len({e.id for e in entries}) != len(entries):
         raise InputError("--nodes", path, "at least one [[nodes]] table, ids unique")
     return entries
+
+
+_NODES_FILE_KEYS = ("nodes", "capacity")
+_NODE_KEYS = ("id", "admin", "client", "restart")
+
+
+def _node_entry(where: str, table: dict[str, Any]) -> NodeEntry:
+    for key, value in table.items():
+        if key not in _NODE_KEYS:
+            raise InputError(f"{where}.{key}", value, "one of " + ", ".join(_NODE_KEYS))
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"{where}.{key}", value, "a non-empty string")
+    if "id" not in table or "admin" not in table:
+        raise InputError(where, table, 'a table with id = "…" and admin = "http://…"')
+    admin = table["admin"]
+    try:
+        parts = urlsplit(admin)
+        valid = parts.scheme == "http" and bool(parts.hostname) and parts.port is not None
+    except ValueError:  # a port that is not a number in [0, 65535]
+        valid = False
+    if not valid:
+        raise InputError(f"{where}.admin", admin, "http://HOST:PORT with a port in [1, 65535]")
+    return NodeEntry(table["id"], admin.rstrip("/"), table.get("client"), table.get("restart"))
 
 
 def down_status(node_id: str, last: NodeStatus | None) -> NodeStatus:

@@ -17,7 +17,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
 from multiprocessing import get_context
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +26,7 @@ from console.gateway.meter import percentile
 from console.gateway.tokens import DEFAULT_WORK_FACTOR, TokenSigner
 from console.policies import Policy, make_policy
 from console.protocol import WAVE_BIN_MS
+from console.userfiles import read_user_text
 from console.waves import lockstep_index
 
 MAX_CLIENTS = 20_000  # one file descriptor each, under this machine's 20,000 limit per process
@@ -200,10 +200,7 @@ class LoadSpec:
 
 
 def read_nodes_file(path: str) -> list[str]:
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as error:
-        raise InputError("--nodes-file", path, f"a readable file of ws:// URLs ({error.strerror})") from error
+    lines = read_user_text("--nodes-file", path).splitlines()
     stripped = (line.strip() for line in lines)
     urls = [line for line in stripped if line and not line.startswith("#")]
     check_loopback(urls)

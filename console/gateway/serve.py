@@ -22,6 +22,7 @@ from console.gateway.framelog import FrameLog
 from console.gateway.history import open_history
 from console.gateway.node import GatewayNode, NodeConfig
 from console.server.runner import bind_socket
+from console.userfiles import read_user_text
 
 log = logging.getLogger("stormdeck.gateway")
 
@@ -34,13 +35,12 @@ class _AdminServer(uvicorn.Server):
         yield
 
 
-def read_token_file(path: str) -> str:
-    """The controller's token: the first non-empty line of the file."""
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                return line.strip()
-    raise InputError("--token-file", path, "a file whose first non-empty line is the controller's token")
+def read_token_file(path: str, field: str = "--token-file") -> str:
+    """The controller's token: the first non-empty line of the file (`field` is the option naming it)."""
+    for line in read_user_text(field, path).splitlines():
+        if line.strip():
+            return line.strip()
+    raise InputError(field, path, "a file whose first non-empty line is the controller's token")
 
 
 class RunningNode:

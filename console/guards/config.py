@@ -19,7 +19,6 @@ the value, the allowed range and the file that supplied it.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 from console.errors import InputError
 from console.guards.thresholds import INTEGER_FIELDS, Thresholds, field_range, threshold_fields
+from console.userfiles import read_user_toml
 
 CONFIG_NAME = "stormdeck.toml"
 ENV_PREFIX = "STORMDECK_"
@@ -81,11 +81,9 @@ def _coerce(name: str, raw: Any, source: str) -> float | int:
 
 def _read_file(path: Path) -> dict[str, Any]:
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(str(path), "(file)", f"valid TOML ({error})") from None
-    except OSError as error:
-        raise InputError(str(path), "(file)", f"a readable file ({error.strerror})") from None
+        document = read_user_toml(str(path), path)
+    except InputError as error:  # named as every error of this file is: the file, then what is wrong
+        raise InputError(str(path), "(file)", error.allowed) from None
     names = {item.name for item in threshold_fields()}
     for key in document:  # a key outside [thresholds] would be ignored: a typo must not keep the default
         if key != "thresholds":
@@ -110,7 +108,7 @@ def load_thresholds(cwd: Path, user_config_dir: Path, env: Mapping[str, str]) ->
     found: list[Path] = []
     searched = config_files(cwd, user_config_dir)
     for path in searched:
-        if not path.is_file():
+        if not path.exists():  # a directory of that name is refused, not skipped
             continue
         found.append(path)
         for name, raw in _read_file(path).items():

@@ -58,6 +58,8 @@ class StreamRecorder:
     frames_written: int = 0
     malformed: int = 0
     refused: str | None = None
+    #: The option that named `out`, for a refusal of it.
+    option: str = "--out"
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
@@ -131,6 +133,7 @@ class StreamRecorder:
             alarms=AlarmEngine(),
             fsync=self.fsync,
             wall_clock=self.wall_clock,
+            field=self.option,
         )
 
     def close(self) -> None:

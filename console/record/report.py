@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from console.errors import InputError
 from console.guards.thresholds import Thresholds
 from console.record import svg
 from console.record.advice import Finding, findings
@@ -32,20 +34,45 @@ class ReportFiles:
 
 
 def write_report(recording_path: Path, out_dir: Path, thresholds: Thresholds | None = None) -> ReportFiles:
+    """Write report.md and its charts into `out_dir`: all of them or none. Each is rendered first, every
+    target checked writable, then written beside itself and renamed into place."""
     with RecordingReader(recording_path) as recording:
         reviewed = review(recording, thresholds)
         source_name = recording_path.name
         damaged = recording.damaged_tail
-    out_dir.mkdir(parents=True, exist_ok=True)
     thresholds = thresholds or Thresholds()
-    charts = []
-    for name, chart in _charts(reviewed, thresholds).items():
-        path = out_dir / f"{name}.svg"
-        path.write_text(svg.render(chart), encoding="utf-8")
-        charts.append(path)
+    contents = {
+        out_dir / f"{name}.svg": svg.render(chart) for name, chart in _charts(reviewed, thresholds).items()
+    }
+    charts = list(contents)
     markdown = out_dir / "report.md"
-    markdown.write_text(render_markdown(reviewed, source_name, charts, damaged), encoding="utf-8")
+    contents[markdown] = render_markdown(reviewed, source_name, charts, damaged)
+    _write_all(contents, out_dir)
     return ReportFiles(markdown, charts)
+
+
+def _write_all(contents: dict[Path, str], out_dir: Path) -> None:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(
+            "--out", str(out_dir), f"a directory this user may write ({error.strerror})"
+        ) from None
+    for path in contents:
+        if path.is_dir() or (path.exists() and not os.access(path, os.W_OK)):
+            raise InputError("--out", str(out_dir), f"a directory where {path.name} may be written")
+    staged = {path.with_name(f".{path.name}.partial"): path for path in contents}
+    try:
+        for partial, path in staged.items():
+            partial.write_text(contents[path], encoding="utf-8")
+    except OSError as error:
+        for partial in staged:
+            partial.unlink(missing_ok=True)
+        raise InputError(
+            "--out", str(out_dir), f"a directory this user may write ({error.strerror})"
+        ) from None
+    for partial, path in staged.items():
+        os.replace(partial, path)
 
 
 # --- charts ----------------------------------------------------------------------------------------------

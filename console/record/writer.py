@@ -72,6 +72,25 @@ class Retention:
 ALARM_LOOKBACK_S = 300.0
 
 
+NEW_OR_RECORDING = "a new file or a stormdeck recording to continue"
+
+
+def check_recording_path(field: str, path: Path) -> Path:
+    """Refuse, before anything starts, a path a recording cannot go to: a directory, or a file that holds
+    something else (`field` is the option that named it: --out, --record)."""
+    if path.is_dir():
+        raise InputError(field, str(path), "a recording file, not a directory")
+    if path.is_file() and path.stat().st_size > 0:
+        try:
+            with path.open("rb") as file:
+                entries = container.verified_entries(file, path.stat().st_size)
+        except OSError as error:
+            raise InputError(field, str(path), f"a readable recording ({error.strerror})") from None
+        if not entries or entries[0].kind is not RecordKind.HEADER:
+            raise InputError(field, str(path), NEW_OR_RECORDING)
+    return path
+
+
 class RecordingWriter:
     def __init__(
         self,
@@ -83,6 +102,7 @@ class RecordingWriter:
         level: int = DEFAULT_LEVEL,
         fsync: bool = True,
         wall_clock: Callable[[], float] = time.time,
+        field: str = "--out",
     ) -> None:
         """Create `path`, or continue it when it already holds a recording (its own header is kept).
 
@@ -92,6 +112,7 @@ class RecordingWriter:
         survives a lost machine too.
         """
         self.path = Path(path)
+        self.field = field
         self.retention = retention or Retention()
         self.alarms = alarms
         self.level = level
@@ -125,7 +146,7 @@ class RecordingWriter:
             size = self.path.stat().st_size
             entries = container.verified_entries(file, size)
             if not entries or entries[0].kind is not RecordKind.HEADER:
-                raise InputError("--out", str(self.path), "a new file or a stormdeck recording to continue")
+                raise InputError(self.field, str(self.path), NEW_OR_RECORDING)
             payload = container.read_member(file, entries[0])
             header = parse_record(RecordKind.HEADER, payload or b"")
             frames = [entry for entry in entries if entry.kind is RecordKind.FRAME]

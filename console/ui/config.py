@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from platformdirs import user_config_path
+
+from console.errors import InputError
+from console.userfiles import read_user_toml
 
 CONFIG_NAME = "console.toml"
 
@@ -19,17 +21,21 @@ def user_themes_dir() -> Path:
 
 
 def load_config(path: Path | None = None) -> dict[str, object]:
+    """The remembered choices; {} when there are none yet. A file that is there but cannot be read (a
+    directory, not UTF-8, not TOML) is refused by name: the operator can fix or remove it."""
     path = path or config_dir() / CONFIG_NAME
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}  # no config yet, or one we cannot read: start from the defaults
+    if not path.exists():
+        return {}
+    return read_user_toml("config", path)
 
 
 def remember_theme(name: str, path: Path | None = None) -> None:
     """Write `theme = NAME`; keeps other keys. Failing to write is not worth interrupting an operator."""
     path = path or config_dir() / CONFIG_NAME
-    config = load_config(path)
+    try:
+        config = load_config(path)
+    except InputError:
+        return  # refused at start; never overwrite a file we could not read
     config["theme"] = name
     lines = [
         f"{key} = {_toml_value(value)}" for key, value in config.items() if _toml_value(value) is not None

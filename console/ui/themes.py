@@ -15,6 +15,7 @@ from textual.theme import Theme
 
 from console.errors import InputError
 from console.model.thresholds import Level
+from console.userfiles import read_user_text
 
 #: Installed with the package: `console/themes` maps the repository's `themes/` (see pyproject.toml).
 PACKAGED_THEMES_DIR = Path(__file__).resolve().parent.parent / "themes"
@@ -87,6 +88,6 @@ def load_themes(extra_dirs: tuple[Path, ...] = ()) -> dict[str, ThemeFile]:
         if not directory.is_dir():
             continue
         for path in sorted(directory.glob("*.toml")):
-            theme = parse_theme(path.read_text(encoding="utf-8"), str(path))
+            theme = parse_theme(read_user_text("theme", path), str(path))
             themes[theme.palette.name] = theme
     return themes

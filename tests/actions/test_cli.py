@@ -238,3 +238,13 @@ def test_a_web_server_that_is_no_fleet_api_is_named_as_such(
     err = capsys.readouterr().err
     assert f"{plain_web_server} is not a stormdeck fleet API (HTTP {status} text/html)" in err
     assert "DOCTYPE" not in err
+
+
+def test_node_ids_are_checked_and_escaped(acting: Acting, operator, capsys) -> None:
+    for words in (["drain", "", "--rate", "5", "--deadline", "60", "--hint", "1000:2000"], ["undrain", ""]):
+        assert act(acting, *words) == 2
+        assert "stormdeck: NODE: '' is not allowed; expected a node id" in capsys.readouterr().err
+    # `#x` is sent escaped, so the server names the node it does not know (it read gw-001's detail before)
+    assert main(["plan", "drain", acting.url, "gw-001#x"]) == 2
+    err = capsys.readouterr().err
+    assert "'gw-001#x' is not allowed" in err and "Traceback" not in err

@@ -44,3 +44,10 @@ def test_attach_rejects_an_unknown_theme(monkeypatch, capsys):
 def test_attach_has_no_token_argument():
     with pytest.raises(SystemExit):
         main(["attach", "http://127.0.0.1:9", "--token", "visible-in-ps"])
+
+
+def test_a_token_with_a_newline_is_malformed_not_an_unreachable_fleet(monkeypatch, capsys):
+    monkeypatch.setenv(TOKEN_ENV, "abc\ndef")
+    assert main(["plan", "drain", "http://127.0.0.1:9", "gw-001"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stormdeck: STORMDECK_TOKEN: ") and "no newlines" in err and "abc" not in err

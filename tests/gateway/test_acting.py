@@ -67,6 +67,9 @@ def test_the_capacity_table_of_a_nodes_file(tmp_path) -> None:
     path.write_text('[capacity]\nhandshakes_per_s = "fast"\n')
     with pytest.raises(InputError, match=r"capacity\.handshakes_per_s"):
         load_capacity(str(path))
+    path.write_text("[capacity]\nconnections_per_node = nan\n")
+    with pytest.raises(InputError, match=r"capacity\.connections_per_node"):
+        load_capacity(str(path))
 
 
 async def test_apply_forwards_to_the_nodes_all_or_nothing(start_node) -> None:

@@ -210,3 +210,64 @@ def test_a_child_that_says_nothing_fails_its_start_within_the_timeout() -> None:
     finally:
         mute.kill()
         mute.wait()
+
+
+SERVE = ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--publish-rate-per-s", "-1"],
+            "--publish-rate-per-s: -1.0 is not allowed; expected messages a second in [0, 10000]",
+        ),
+        (["--publish-rate-per-s", "1e9"], "--publish-rate-per-s: 1000000000.0 is not allowed"),
+        (["--ping-interval-s", "0"], "--ping-interval-s: 0.0 is not allowed; expected seconds > 0"),
+        (["--capacity", "0"], "--capacity: 0 is not allowed"),
+        (["--seed", "-1"], "--seed: -1 is not allowed"),
+        (["--lifetime-dither-s", "-1"], "--lifetime-dither-s: -1.0 is not allowed"),
+        (["--lifetime-s", "-1"], "--lifetime-s: -1.0 is not allowed; expected seconds > 0"),
+        (["--node-id", ""], "--node-id: '' is not allowed"),
+        (["--channel", ""], "--channel: '' is not allowed"),
+        (
+            ["--work-factor", "0"],
+            "--work-factor: 0 is not allowed; expected PBKDF2 iterations in [1, 1000000]",
+        ),
+    ],
+)
+def test_gateway_serve_refuses_what_it_accepted(extra: list[str], message: str, capsys) -> None:
+    assert main([*SERVE, *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("work_factor", ["0", "-3"])
+def test_loadgen_refuses_a_work_factor_below_1(work_factor: str, capsys) -> None:
+    argv = ["loadgen", "ws://127.0.0.1:9/channel/x", "--clients", "1", "--policy", "fixed"]
+    assert main([*argv, "--work-factor", work_factor]) == 2
+    assert f"--work-factor: {work_factor} is not allowed" in capsys.readouterr().err
+
+
+def test_fleet_up_checks_every_input_before_starting_any_child(tmp_path, monkeypatch, capsys) -> None:
+    from console.gateway import processes
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a child was started before the input was checked")
+
+    monkeypatch.setattr(processes.NodeProcess, "start", started)
+    monkeypatch.setattr(processes.RedisProcess, "start", started)
+    monkeypatch.setattr(subprocess, "Popen", started)
+    bad_tokens = tmp_path / "tokens"
+    bad_tokens.write_text("nobody x\n")
+    for extra, message in (
+        (["--work-factor", "0"], "--work-factor: 0 is not allowed"),
+        (["--audit-log", str(tmp_path)], "--audit-log: "),
+        (["--token-file", str(bad_tokens)], "a role"),
+    ):
+        assert main(["fleet", "up", "--port", "0", *extra]) == 2, extra
+        assert message in capsys.readouterr().err
+
+
+def test_the_controller_refuses_a_directory_as_audit_log(tmp_path, capsys) -> None:
+    assert main([*_controller_argv(tmp_path, ""), "--port", "0", "--audit-log", str(tmp_path)]) == 2
+    assert "--audit-log: " in capsys.readouterr().err

@@ -72,8 +72,34 @@ def test_nodes_file(tmp_path) -> None:
     bad.write_text('[[nodes]]\nid = "a"\n')
     with pytest.raises(InputError, match="admin"):
         load_nodes(str(bad))
-    with pytest.raises(InputError, match="readable TOML"):
+    with pytest.raises(InputError, match="readable file"):
         load_nodes(str(tmp_path / "missing.toml"))
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ("nodes = 5\n", "nodes (from"),
+        ('[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:99999"\n', "nodes[0] (from {path}).admin"),
+        ('[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1"\n', "nodes[0] (from {path}).admin"),
+        ('[[nodes]]\nid = ""\nadmin = "http://127.0.0.1:9101"\n', "nodes[0] (from {path}).id"),
+        (
+            '[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9101"\nclinet = "ws://x"\n',
+            "nodes[0] (from {path}).clinet",
+        ),
+        (
+            '[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9101"\nrestart = 5\n',
+            "nodes[0] (from {path}).restart",
+        ),
+        ('foo = 1\n[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9101"\n', "foo (from {path})"),
+    ],
+)
+def test_a_nodes_file_typo_is_named_not_ignored(tmp_path, body, field) -> None:
+    path = tmp_path / "nodes.toml"
+    path.write_text(body)
+    with pytest.raises(InputError) as error:
+        load_nodes(str(path))
+    assert error.value.field.startswith(field.format(path=path))
 
 
 async def test_controller_follows_nodes_forwards_actions_and_shows_down(node_processes, tmp_path) -> None:

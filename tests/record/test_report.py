@@ -175,3 +175,52 @@ def test_recovery_reads_as_what_happened(herd: HerdSession) -> None:
     assert _recovery_text(replace(figures, recovery_s=0.0)).startswith("never below 95 % of before")
     assert _recovery_text(replace(figures, recovery_s=None)).startswith("not recovered by the end")
     assert _recovery_text(replace(figures, first_disconnect_s=None)) == "no mass disconnect"
+
+
+def test_report_out_is_checked_and_written_all_or_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = record_herd(tmp_path / "plain.sdrec")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine\n")
+    for out in ("", str(a_file)):  # "" was the current directory; a file gave FileExistsError
+        assert main(["report", str(session.path), "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"stormdeck: --out: {out!r} is not allowed") and "Traceback" not in err
+    assert a_file.read_text() == "mine\n"
+
+    out = tmp_path / "out"
+    (out / "report.md").mkdir(parents=True)  # not writable as report.md: refused before any chart
+    assert main(["report", str(session.path), "--out", str(out)]) == 2
+    assert "report.md" in capsys.readouterr().err and sorted(p.name for p in out.iterdir()) == ["report.md"]
+    (out / "report.md").rmdir()
+
+    real_write_text = Path.write_text
+
+    def failing(self: Path, *args: object, **kwargs: object) -> int:
+        if self.name == ".report.md.partial":
+            raise PermissionError(13, "Permission denied")
+        return real_write_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", failing)
+    assert main(["report", str(session.path), "--out", str(out)]) == 2
+    assert "Permission denied" in capsys.readouterr().err
+    assert list(out.iterdir()) == []  # no chart written without its report, no partial left
+
+
+def test_recording_outputs_name_their_option_and_refuse_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STORMDECK_TOKEN", "t")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a recording\n")
+    for argv, option in (
+        (["record", "http://127.0.0.1:9", "--out", str(tmp_path)], "--out"),
+        (["drill", "graceful-drain", "--headless", "--record", str(tmp_path)], "--record"),
+        (["drill", "graceful-drain", "--headless", "--record", str(notes)], "--record"),
+        (["attach", "http://127.0.0.1:9", "--record", str(tmp_path)], "--record"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"stormdeck: {option}: ") and "Traceback" not in err, argv
+    assert notes.read_text() == "not a recording\n"

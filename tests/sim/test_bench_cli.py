@@ -41,3 +41,34 @@ def test_bench_sim_without_simpy_says_so_before_it_starts(monkeypatch: pytest.Mo
     assert "pip install '.[bench]'" in capsys.readouterr().err and ran == []
     assert main(["bench", "sim", "--no-simpy"]) == 0
     assert ran == [{"include_simpy": False, "include_scaling": True, "repeats": 2}]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # The child refused it with a traceback while the parent waited for its timeout.
+        (
+            ["bench", "server", "--scenario", "nope"],
+            "stormdeck: --scenario: 'nope' is not allowed; expected one of",
+        ),
+        # The whole argparse Namespace was printed as the value.
+        (
+            ["bench", "console", "--nodes", "0"],
+            "stormdeck: --nodes: 0 is not allowed; expected a whole number ≥ 1",
+        ),
+        (["bench", "console", "--rate", "nan"], "stormdeck: --rate: nan is not allowed"),  # ran, exit 0
+    ],
+)
+def test_bench_servers_and_consoles_inputs_are_named(
+    argv: list[str], message: str, monkeypatch, capsys
+) -> None:
+    import console.server.bench as server_bench
+    import console.ui.bench as ui_bench
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the bench started before its input was checked")
+
+    monkeypatch.setattr(server_bench, "run_fanout", started)
+    monkeypatch.setattr(ui_bench, "run_console_bench", started)
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith(message)
