@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from console.protocol import Alarm, ClockState, Event, FleetSnapshot, Frame, Waves
-from console.server.backend import FleetBackend, Tick, still_frame
+from console.server.backend import ActingBackend, FleetBackend, Tick, still_frame
 from console.server.clock import FleetClock
 from console.server.events import coalesce_events
 from console.server.fanout import Broadcaster
@@ -165,6 +165,14 @@ class FleetFeed:
             newest = self.history.newest
             assert newest is not None  # frame 1 is kept by start()
             frame = still_frame(newest.frame)
+            if isinstance(self.backend, ActingBackend):
+                # An action applied while the clock stands still (a drain's state, a new admission) shows
+                # at once: the fleet as it is now, on the last second's figures.
+                self._snapshot = await self.backend.current_snapshot()
+                now = self._snapshot
+                frame = frame.model_copy(
+                    update={"nodes": now.nodes, "rollout": now.rollout, "admission": now.admission}
+                )
             events: list[Event] = []
         else:
             budget_s = self.frame_interval_s * BACKEND_BUDGET_SHARE

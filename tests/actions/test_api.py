@@ -419,3 +419,29 @@ async def test_concurrent_actions_are_judged_one_after_the_other(tmp_path) -> No
             assert failed == ["concurrent_drains"]
     draining = [n for n in ("gw-001", "gw-002", "gw-003") if node_state(acting, n) is NodeState.DRAINING]
     assert len(draining) == 1
+
+
+async def test_an_action_applied_while_the_clock_stands_still_shows_at_once(acting: Acting) -> None:
+    """A paused drill: the admission was applied (200) but GET /v1/fleet and the frames kept the old one
+    until the clock ran again."""
+    viewer = {"Authorization": "Bearer viewer-token-0123456789"}
+    assert (await acting.call("POST", "/v1/sim/clock", {"paused": True})).status_code == 200
+    async with acting.client() as client:
+
+        async def fleet_after(seq: int) -> dict:
+            for _ in range(500):  # frames leave every 50 ms here
+                fleet = (await client.get("/v1/fleet", headers=viewer)).json()
+                if fleet["seq"] > seq:
+                    return fleet
+            raise AssertionError(f"no frame after seq {seq}")
+
+        before = (await client.get("/v1/fleet", headers=viewer)).json()
+        paused = await fleet_after(before["seq"])  # a frame taken after the pause
+        response = await acting.call("PUT", "/v1/admission", {"retry_after_s": [2, 40]})
+        assert response.status_code == 200 and response.json()["applied"], response.text
+        drained = await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)
+        assert drained.status_code == 202, drained.text
+        fleet = await fleet_after((await client.get("/v1/fleet", headers=viewer)).json()["seq"])
+    assert fleet["time_s"] == paused["time_s"]  # still paused
+    assert fleet["admission"]["retry_after_s"] == [2.0, 40.0]
+    assert next(n for n in fleet["nodes"] if n["id"] == "gw-001")["state"] == "draining"
