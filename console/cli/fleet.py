@@ -80,6 +80,13 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     from console.guards.config import load_default_thresholds
 
     load_default_thresholds()
+    if args.port:  # a taken port was refused only once every child ran (and was then stopped)
+        from console.server.runner import bind_socket
+
+        try:
+            bind_socket("127.0.0.1", args.port).close()
+        except OSError as error:
+            raise InputError("--port", args.port, f"a free port on 127.0.0.1 ({error.strerror})") from None
     from console.cli.controller import serve_controller
     from console.gateway.controller import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess, child_env

@@ -266,6 +266,12 @@ def test_fleet_up_checks_every_input_before_starting_any_child(tmp_path, monkeyp
     ):
         assert main(["fleet", "up", "--port", "0", *extra]) == 2, extra
         assert message in capsys.readouterr().err
+    from console.server.runner import bind_socket
+
+    with bind_socket("127.0.0.1", 0) as taken:  # the controller's port, taken: refused before any child
+        port = taken.getsockname()[1]
+        assert main(["fleet", "up", "--port", str(port)]) == 2
+        assert f"--port: {port} is not allowed; expected a free port" in capsys.readouterr().err
 
 
 def test_the_controller_refuses_a_directory_as_audit_log(tmp_path, capsys) -> None:
