@@ -58,7 +58,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
             "connections",
             "connections",
             human_count(totals.connections),
-            f"Δ60s {'+' if d >= 0 else '−'}{human_count(abs(d))} ({pct:+.1f} %)",
+            f"Δ60s {_sign(d)}{human_count(abs(d))} ({_sign(pct)}{abs(pct):.1f} %)",
             level_at_least(drop, t.connections_drop_warn_pct, t.connections_drop_crit_pct),
             tuple(float(v) for v in spark[~np.isnan(spark)]),
         )
@@ -127,3 +127,8 @@ def node_level(node: NodeStatus, t: GaugeThresholds) -> Level:
     elif node.state in (NodeState.RESTARTING, NodeState.PROVISIONING):
         levels.append(Level.WARNING)  # out of rotation, not by the operator's choice (draining is)
     return max(levels)
+
+
+def _sign(value: float) -> str:
+    """The typographic minus, as in the count beside it ("−183.8k (−14.1 %)", not "(-14.1 %)")."""
+    return "+" if value >= 0 else "−"
