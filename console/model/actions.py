@@ -89,6 +89,13 @@ class FormField:
         blank = " (blank: unlimited)" if self.optional else ""
         return f"{number} {low} and ≤ {_bound(self.high)}{blank}"
 
+    def placeholder(self) -> str:
+        """The input's hint: `allowed()`, with "blank: unlimited" first — at the end the field's width cut
+        it off ("an integer ≥ 1 and ≤ 1,000,000,000 (blank:")."""
+        if not self.optional:
+            return self.allowed()
+        return "blank: unlimited, or " + self.allowed().removesuffix(" (blank: unlimited)")
+
     def parse(self, text: str) -> float | int | str | None:
         text = text.strip()
         if self.choices:

@@ -313,6 +313,12 @@ async def test_a_is_admission_on_the_table_and_acknowledge_in_the_alarms_panel()
         await wait_for(lambda: isinstance(app.screen, ActionForm), what="the admission form")
         assert app.screen.kind is ActionKind.ADMISSION
         assert app.screen.values()["retry_after_max_s"] == "30"
+        # The hint a blank field shows says "blank: unlimited" within its width (it was cut off at the end).
+        for name in ("rate_per_s", "burst", "max_connections"):
+            field = app.screen.query_one(f"#field-{name}", Input)
+            hint = field.placeholder
+            assert hint.startswith("blank: unlimited, or ")
+            assert "unlimited" in hint[: field.content_size.width], (hint, field.content_size.width)
         await pilot.press("escape")
         await pilot.pause()
         unacked = app.model.alarms.unacknowledged

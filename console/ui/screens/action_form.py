@@ -75,7 +75,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
                     yield Label(spec.label)
                     yield Input(
                         self.prefill.values.get(spec.name, ""),
-                        placeholder=spec.allowed(),
+                        placeholder=spec.placeholder(),
                         id=f"field-{spec.name}",
                     )
             if not FORMS[self.kind]:
