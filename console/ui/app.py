@@ -265,6 +265,13 @@ class ConsoleApp(App[None]):
 
     def action_act(self, kind: str) -> None:
         action = ActionKind(kind)
+        if any(worker.group == "action" and not worker.is_finished for worker in self.workers):
+            # (from the palette, over an open form or dialog): replacing that flow dropped it silently,
+            # its dialog still on screen and taking the typed name — that confirmation was never sent.
+            self.notify(
+                "finish or cancel the open action first (Esc)", title=action.title, severity="warning"
+            )
+            return
         self.run_worker(
             self.actions.run(action, self.selected_node_id()),
             group="action",

@@ -230,7 +230,7 @@ async def test_typed_level_refuses_a_wrong_name_then_accepts_the_node_id():
         assert "refused" in error and NODE in error
         assert len(api.sent) == 1 and api.applied == []  # nothing sent for a wrong name
         field = dialog.query_one("#typed", Input)
-        field.value = ""
+        assert field.value == ""  # typed again from the start: a retype was appended to the refused name
         await pilot.press(*NODE, "enter")
         await wait_for(lambda: api.applied, what="the typed drain")
         assert api.sent[-1][2]["confirm"] == {"token": "tok-1", "typed": NODE}
@@ -460,3 +460,63 @@ def test_a_check_that_only_warns_reads_note_not_fail():
     block = check("drain_pacing_per_s", 500, 300, fails_to=VerdictLevel.BLOCKED, why="pacing")
     fine = check("drain_pacing_per_s", 100, 300, fails_to=VerdictLevel.BLOCKED, why="pacing")
     assert [check_mark(c) for c in (warn, block, fine)] == ["note", "FAIL", "pass"]
+
+
+async def test_two_enters_at_once_send_one_request_and_keep_the_console():
+    """Key repeat or a busy machine delivers both Enters before the form is gone: the second dismissed it
+    again after the request had left, and the console crashed (ScreenStackError)."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "150")
+        form.on_input_submitted(None)  # both in one turn of the loop, as a held Enter does
+        form.on_input_submitted(None)
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the confirm dialog")
+        dialog = app.screen
+        dialog.action_confirm()
+        dialog.action_confirm()
+        await wait_for(lambda: api.applied, what="the confirmed drain")
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, MainScreen)
+        assert [body.get("confirm") is None for _, _, body in api.sent] == [True, False]
+
+
+async def test_enter_does_not_close_a_dry_run_so_a_second_enter_cannot_apply_it():
+    """The dry run says "Esc closes"; Enter closed it too, and the form's Enter behind it applied the
+    action the operator had only meant to try."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "100")
+        await pilot.press("ctrl+d")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dry run")
+        dialog = app.screen
+        await pilot.press("enter", "enter", "enter")
+        assert app.screen is dialog and api.applied == [] and len(api.sent) == 1
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="back on the form")
+        assert api.applied == []
+
+
+async def test_an_action_from_the_palette_waits_for_the_open_one():
+    """Starting another action (the palette reaches over a dialog) replaced the open flow: its dialog
+    stayed on screen, took the typed name, and sent nothing."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "150")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the confirm dialog")
+        dialog = app.screen
+        app.action_act("admission")
+        await pilot.pause()
+        assert app.screen is dialog  # no admission form over it
+        await pilot.press("y")
+        await wait_for(lambda: api.applied, what="the confirmed drain")
+        assert api.sent[-1][2]["confirm"] == {"token": "tok-1", "typed": None}

@@ -65,6 +65,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         self.node_id = node_id
         self.prefill = prefill
         self.refusal = refusal  # the server's 422 to what was sent from this form last
+        self._answered = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -130,7 +131,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "cancel":
-            self.dismiss(None)
+            self._close(None)
         else:
             self._submit(dry_run=event.button.id == "dry-run")
 
@@ -138,9 +139,17 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         self._submit(dry_run=True)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self._close(None)
 
     def _submit(self, *, dry_run: bool) -> None:
         call = self.validated()
         if call is not None:
-            self.dismiss(ActionSubmission(call, dry_run))
+            self._close(ActionSubmission(call, dry_run))
+
+    def _close(self, result: ActionSubmission | None) -> None:
+        """Once: a second Enter in the same moment (key repeat, a busy machine) dismissed the form again
+        after its request had left, and the console crashed (ScreenStackError) instead of saying what
+        was applied."""
+        if not self._answered:
+            self._answered = True
+            self.dismiss(result)

@@ -135,6 +135,7 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         self.message = message
         self.typed_fallback = typed_fallback
         self.initial_typed_error = typed_error
+        self._answered = False
 
     @property
     def asks(self) -> VerdictLevel | None:
@@ -198,20 +199,26 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
 
     def action_confirm(self) -> None:
         if self.asks is VerdictLevel.CONFIRM:
-            self.dismiss(Confirmed(None))
-        elif self.asks is None:
-            self.dismiss(None)
-        # typed: only the input's Enter confirms
+            self._close(Confirmed(None))
+        # typed: only the input's Enter confirms. A dialog that asks nothing (a dry run, a block) closes
+        # with Esc only, as it says: Enter closed a dry run and a second Enter applied it from the form.
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         typed = event.value.strip()
         if typed_matches(self.verdict, typed, self.typed_fallback):
-            self.dismiss(Confirmed(typed))
+            self._close(Confirmed(typed))
             return
         self.query_one("#typed-error", Label).update(
             f"✖ {typed!r} is not {self._expected()!r}: refused, nothing sent. Type the name exactly."
         )
+        event.input.value = ""  # typed again from the start (a retype was appended to the refused name)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self._close(None)
+
+    def _close(self, result: Confirmed | None) -> None:
+        """Once: a second key in the same moment must not dismiss (or confirm) twice."""
+        if not self._answered:
+            self._answered = True
+            self.dismiss(result)
