@@ -54,6 +54,10 @@ def _clock_said(body: dict) -> str:
     return "paused" if body.get("paused") else "running"
 
 
+#: Quitting over an open form or dialog asks for a second quit within this many seconds.
+QUIT_AGAIN_S = 3.0
+
+
 class ConsoleApp(App[None]):
     TITLE = "stormdeck"
     COMMANDS = App.COMMANDS | {ConsoleCommands}
@@ -101,7 +105,21 @@ class ConsoleApp(App[None]):
         self._initial_theme = chosen if chosen in self.theme_files else DEFAULT_THEME
         self.palette: Palette = self.theme_files[self._initial_theme].palette
         self._refresh_pending = False
+        self._quit_asked_at = -QUIT_AGAIN_S
         self.after_paint: Callable[[], None] | None = None  # the bench measures frame → painted with it
+
+    async def action_quit(self) -> None:
+        """Ctrl+Q (or the palette's Quit) over an open action form or dialog lost what was typed — and on
+        the embedded simulator, the fleet: the first press says so, a second within 3 s quits."""
+        now = time.monotonic()
+        open_action = any(isinstance(screen, ActionForm | VerdictDialog) for screen in self.screen_stack)
+        if open_action and now - self._quit_asked_at > QUIT_AGAIN_S:
+            self._quit_asked_at = now
+            self.notify(
+                "an action is open: Esc cancels it; quit again within 3 s to quit", severity="warning"
+            )
+            return
+        await super().action_quit()
 
     def get_default_screen(self) -> Screen:
         return MainScreen()

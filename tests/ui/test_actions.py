@@ -520,3 +520,17 @@ async def test_an_action_from_the_palette_waits_for_the_open_one():
         await pilot.press("y")
         await wait_for(lambda: api.applied, what="the confirmed drain")
         assert api.sent[-1][2]["confirm"] == {"token": "tok-1", "typed": None}
+
+
+async def test_quitting_over_an_open_form_asks_for_a_second_quit():
+    """Ctrl+Q over a form quit at once: what was typed was lost, and with it the embedded fleet."""
+    app = acting_app(FakeFleetApi())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_drain_form(app, pilot)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, ActionForm)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app.is_running
