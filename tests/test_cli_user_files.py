@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
+from tests.gateway.conftest import SERVE_ARGV
 
 NOT_UTF8 = b'title = "\xff\xfe"\n'
 
@@ -46,14 +47,7 @@ def test_every_user_file_that_is_not_utf8_is_named(tmp_path, bad, home, capsys) 
         (["sim", "serve", "steady", "--port", "0", "--token-file", str(bad)], "--token-file"),
         (
             [
-                "gateway",
-                "serve",
-                "--port",
-                "0",
-                "--admin-port",
-                "0",
-                "--node-id",
-                "a",
+                *SERVE_ARGV,
                 "--token-file",
                 str(bad),
             ],

@@ -64,6 +64,10 @@ def node_processes() -> Iterator[Callable[..., NodeProcess]]:
         node.kill()
 
 
+#: `stormdeck gateway serve` on any free ports, as the CLI tests start it (add the option under test).
+SERVE_ARGV = ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a"]
+
+
 #: .ci/run installs redis-server; elsewhere the tests that need it say so instead of failing.
 needs_redis = pytest.mark.skipif(
     shutil.which("redis-server") is None, reason="needs redis-server (see .ci/run)"

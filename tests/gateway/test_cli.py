@@ -12,7 +12,7 @@ import pytest
 from console.cli import main
 from console.errors import StormdeckError
 from console.gateway.processes import child_env, first_line, free_port
-from tests.gateway.conftest import CHEAP_WORK_FACTOR
+from tests.gateway.conftest import CHEAP_WORK_FACTOR, SERVE_ARGV
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -90,21 +90,14 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
         (["fleet", "up", "--duration", "-1"], "--duration"),
         (
             [
-                "gateway",
-                "serve",
-                "--port",
-                "0",
-                "--admin-port",
-                "0",
-                "--node-id",
-                "a",
+                *SERVE_ARGV,
                 "--history",
                 "http://x",
             ],
             "redis",
         ),
         (
-            ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a", "--rate-per-s", "-1"],
+            [*SERVE_ARGV, "--rate-per-s", "-1"],
             "> 0",
         ),
         (["bench", "gateway", "--idle-clients", "50000"], "--idle-clients"),
@@ -113,11 +106,11 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
         # nan passes every `<=` check: it reached the node (a ValueError traceback) or ran as is.
         (["fleet", "up", "--publish-rate-per-s", "nan"], "--publish-rate-per-s: nan is not allowed"),
         (
-            ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a", "--rate-per-s", "nan"],
+            [*SERVE_ARGV, "--rate-per-s", "nan"],
             "--rate-per-s: nan is not allowed; expected a finite number",
         ),
         (
-            ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a", "--lifetime-s", "nan"],
+            [*SERVE_ARGV, "--lifetime-s", "nan"],
             "--lifetime-s: nan is not allowed; expected a finite number",
         ),
     ],
@@ -212,9 +205,6 @@ def test_a_child_that_says_nothing_fails_its_start_within_the_timeout() -> None:
         mute.wait()
 
 
-SERVE = ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a"]
-
-
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -237,7 +227,7 @@ SERVE = ["gateway", "serve", "--port", "0", "--admin-port", "0", "--node-id", "a
     ],
 )
 def test_gateway_serve_refuses_what_it_accepted(extra: list[str], message: str, capsys) -> None:
-    assert main([*SERVE, *extra]) == 2
+    assert main([*SERVE_ARGV, *extra]) == 2
     assert message in capsys.readouterr().err
 
 

@@ -56,6 +56,15 @@ async def open_drain_form(app: ConsoleApp, pilot) -> ActionForm:
     return app.screen
 
 
+async def drain_dialog(app: ConsoleApp, pilot, rate: str, key: str, what: str) -> VerdictDialog:
+    """The drain form with `rate` typed, sent with `key` (enter, ctrl+d): the verdict dialog it opens."""
+    form = await open_drain_form(app, pilot)
+    await set_rate(form, pilot, rate)
+    await pilot.press(key)
+    await wait_for(lambda: isinstance(app.screen, VerdictDialog), what=what)
+    return app.screen
+
+
 async def set_rate(form: ActionForm, pilot, rate: str) -> None:
     field = form.query_one("#field-rate_per_s", Input)
     field.focus()
@@ -197,11 +206,7 @@ async def test_confirm_level_asks_enter_or_y_and_resends_with_the_token():
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        form = await open_drain_form(app, pilot)
-        await set_rate(form, pilot, "150")
-        await pilot.press("enter")
-        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the confirm dialog")
-        dialog = app.screen
+        dialog = await drain_dialog(app, pilot, "150", "enter", "the confirm dialog")
         assert dialog.asks.value == "confirm"
         checks = shown(dialog.query_one("#checks"))
         assert "▲ FAIL" in checks and "✓ pass" in checks and "18,750" in checks  # value, limit, pass and fail
@@ -216,11 +221,7 @@ async def test_typed_level_refuses_a_wrong_name_then_accepts_the_node_id():
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        form = await open_drain_form(app, pilot)
-        await set_rate(form, pilot, "250")
-        await pilot.press("enter")
-        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the typed dialog")
-        dialog = app.screen
+        dialog = await drain_dialog(app, pilot, "250", "enter", "the typed dialog")
         assert dialog.asks.value == "typed"
         await pilot.press("y")  # a confirm key does not pass for a typed name: it is typed into the field
         await pilot.press(*"gw-0001", "enter")
@@ -490,11 +491,7 @@ async def test_enter_does_not_close_a_dry_run_so_a_second_enter_cannot_apply_it(
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        form = await open_drain_form(app, pilot)
-        await set_rate(form, pilot, "100")
-        await pilot.press("ctrl+d")
-        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dry run")
-        dialog = app.screen
+        dialog = await drain_dialog(app, pilot, "100", "ctrl+d", "the dry run")
         await pilot.press("enter", "enter", "enter")
         assert app.screen is dialog and api.applied == [] and len(api.sent) == 1
         await pilot.press("escape")
@@ -509,11 +506,7 @@ async def test_an_action_from_the_palette_waits_for_the_open_one():
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        form = await open_drain_form(app, pilot)
-        await set_rate(form, pilot, "150")
-        await pilot.press("enter")
-        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the confirm dialog")
-        dialog = app.screen
+        dialog = await drain_dialog(app, pilot, "150", "enter", "the confirm dialog")
         app.action_act("admission")
         await pilot.pause()
         assert app.screen is dialog  # no admission form over it
