@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from console.errors import InputError
-from console.userfiles import read_user_text
 
 if TYPE_CHECKING:
-    from console.server.tokens import TokenRegistry
+    pass
 
 FLEET_URL_EXAMPLE = "http://127.0.0.1:8470"
 
@@ -49,14 +48,6 @@ def check_finite(option: str, value: float | None, allowed: str = "a finite numb
     if value is not None and not math.isfinite(value):
         raise InputError(option, value, allowed)
     return value
-
-
-def load_token_registry(path: Path) -> TokenRegistry:
-    """A serving command's `--token-file` (`ROLE TOKEN [NAME]` lines), read as any user file is: a file
-    that is missing, a directory or not UTF-8 is named, not a traceback."""
-    from console.server.tokens import parse_tokens
-
-    return parse_tokens(read_user_text("--token-file", path), source=str(path))
 
 
 def check_console_settings(theme: str | None) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from console.cli.checks import check_output_file, check_port, load_token_registry
+from console.cli.checks import check_output_file, check_port
 from console.errors import InputError
 
 if TYPE_CHECKING:
@@ -88,11 +88,11 @@ def serve_controller(
     from console.guards.config import load_default_thresholds
     from console.server.app import create_app
     from console.server.runner import base_url, bind_socket, is_loopback, serve_foreground
-    from console.server.tokens import make_local_operator_token
+    from console.server.tokens import load_token_file, make_local_operator_token
 
     if token_file is None and not is_loopback(host):
         raise InputError("--host", host, "a loopback address unless --token-file is given")
-    given = load_token_registry(token_file) if token_file is not None else None
+    given = load_token_file(token_file) if token_file is not None else None
     try:
         sock = bind_socket(host, port)
     except OSError as error:

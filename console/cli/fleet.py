@@ -20,7 +20,6 @@ from console.cli.checks import (
     check_port,
     check_publish_rate,
     check_work_factor,
-    load_token_registry,
 )
 from console.errors import InputError
 
@@ -74,7 +73,9 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     check_work_factor("--work-factor", args.work_factor)
     # What the controller reads once the children run, read now: nothing is started and then refused.
     if args.token_file is not None:
-        load_token_registry(args.token_file)
+        from console.server.tokens import load_token_file
+
+        load_token_file(args.token_file)
     if args.audit_log is not None:
         check_output_file("--audit-log", args.audit_log)
     from console.guards.config import load_default_thresholds

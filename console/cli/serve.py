@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from console.cli.checks import check_port, load_token_registry
+from console.cli.checks import check_port
 from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
 from console.server.runner import base_url, bind_socket, is_loopback
-from console.server.tokens import Principal, Role, TokenRegistry, make_local_token
+from console.server.tokens import Principal, Role, TokenRegistry, load_token_file, make_local_token
 
 if TYPE_CHECKING:
     from console.server.simulator import SimulatorBackend
@@ -126,7 +126,7 @@ def check_serve_arguments(args: argparse.Namespace) -> None:
         raise InputError("--coalesce-events", args.coalesce_events, "a count of at least 1")
     _check_host(args)
     if args.token_file is not None:
-        load_token_registry(args.token_file)
+        load_token_file(args.token_file)
 
 
 def serve_backend(
@@ -147,7 +147,7 @@ def serve_backend(
     from console.server.app import create_app
     from console.server.runner import serve_foreground
 
-    given_tokens = load_token_registry(args.token_file) if args.token_file is not None else None
+    given_tokens = load_token_file(args.token_file) if args.token_file is not None else None
     thresholds = load_default_thresholds().thresholds
     audit_log = open_audit_log(args.audit_log, backend.fleet_name)
     try:

@@ -92,11 +92,11 @@ def parse_tokens(text: str, source: str = "token file") -> TokenRegistry:
 
 
 def load_token_file(path: Path) -> TokenRegistry:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError("--token-file", str(path), f"a readable file ({error.strerror})") from None
-    return parse_tokens(text, source=str(path))
+    """A serving command's `--token-file` (`ROLE TOKEN [NAME]` lines), read as any user file is: a file
+    that is missing, a directory or not UTF-8 is named, not a traceback."""
+    from console.userfiles import read_user_text
+
+    return parse_tokens(read_user_text("--token-file", path), source=str(path))
 
 
 def new_token() -> str:
