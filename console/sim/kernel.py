@@ -18,6 +18,12 @@ nodes: its wheel state is in the bound half.
 Cost per tick is O(occupied wheel cells + the tick's events), at most O(nodes), never O(clients): only
 the nodes something happens to are visited (`run_seconds`). Pure: arrays and one numpy Generator in, arrays
 out; `nogil` lets a server run it in a worker thread without stalling its event loop.
+
+Why one long file: numba's cache keys a compiled function by its own source file only, and the tick
+loop's cached code has every helper it calls inlined, array layout constants included. Split over
+modules, an edit to one helper would leave the loop running the old one from cache (numba issue #1833;
+see the note in `console.sim.wheel`, the one module already apart). The sections below are the parts a
+split would draw: clients as counts, the load balancer, churn thinning, the nodes' steps, the loop.
 """
 
 # fmt: off
@@ -103,6 +109,8 @@ FF_FIELDS = 22
 ACCEPTED, REJECTED, TIMED_OUT = 0, 1, 2
 
 
+# --- borrowed views: arrays without reference counting on the hot paths ---
+
 def _borrow(context, builder, typ, value):
     if isinstance(typ, types.Array):
         source = context.make_array(typ)(context, builder, value)
@@ -138,6 +146,8 @@ def borrowed(typingctx, value):
 
     return value(value), codegen
 
+
+# --- clients as counts: connections taken, released into backoff ---
 
 @njit(cache=True, nogil=True)
 def _take(rng, p, i, count, conn, fresh):
@@ -227,6 +237,8 @@ def disconnect(rng, p, i, count, hinted, abnormal, conn, fresh, fresh_by_state, 
     return taken
 
 
+# --- the load balancer: arrivals split over the nodes in rotation ---
+
 @njit(cache=True, nogil=True)
 def _cumulate(values, cum, guide):
     """cum[i] = values[0] + … + values[i], and the guide table of that search; returns the total.
@@ -292,6 +304,8 @@ def _spread(rng, total, weights, weight_sum, cum, guide, out, active, n_active, 
         weight_left -= w
     return n_active
 
+
+# --- churn and ageing: thinning the connected, fleet-wide ---
 
 #: tally[which, p, :] for which = TALLY_CONN (conn) or TALLY_FRESH (fresh): the fleet's total, the largest
 #: node's count and that node (-1 when it has shrunk since: the largest is looked for again when needed).
@@ -391,6 +405,8 @@ def _thin(rng, values, row, n, q, picks, touched, tally, which):
             n_touched += 1
     return n_touched
 
+
+# --- the nodes' steps: quiet ticks, admission and handshakes, drains ---
 
 @njit(cache=True, nogil=True)
 def _catch_up(nodes, count, upto, last, conn, node_f, fleet_f, out_node):
@@ -585,6 +601,8 @@ def _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, held_o
             n_busy += 1
     return n_busy, n_draining
 
+
+# --- the loop: seconds of ticks ---
 
 @njit(cache=True, nogil=True)
 def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_wheel, tables, node_f, fleet_f,
@@ -912,6 +930,8 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
         n_busy, n_draining = _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, conn_outs[sec])
         out_fleet[OF_RESYNC_BACKLOG] = fleet_f[FF_RESYNC_QUEUE] + fleet_f[FF_RESYNC_WAITING]
 
+
+# --- the resync backend ---
 
 @njit(cache=True, nogil=True)
 def _serve_resyncs(rng, tick, resync_wheel, fleet_f, out_fleet):
