@@ -10,16 +10,14 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
-from pydantic import TypeAdapter
 
 from console.errors import InputError
 from console.policies import Policy, make_policy
 from console.protocol import (
     AdmissionSettings,
-    DrainProgress,
     Event,
     FleetSnapshot,
     Frame,
@@ -27,30 +25,16 @@ from console.protocol import (
     NodeStatus,
     RolloutMode,
     RolloutState,
-    RolloutStatus,
     Source,
-    Totals,
-    Waves,
 )
 from console.sim import kernel as k
+from console.sim import records
 from console.sim import wheel as wh
+from console.sim.records import CODE_STATES, STATE_CODES, DrainUnderWay, NodeHistory, SecondResult
 from console.sim.rollout import RolloutController
 from console.sim.scenario import Scenario
 
-_STATE_CODES = {
-    NodeState.READY: k.READY,
-    NodeState.DRAINING: k.DRAINING,
-    NodeState.DRAINED: k.DRAINED,
-    NodeState.RESTARTING: k.RESTARTING,
-    NodeState.DOWN: k.DOWN,
-    NodeState.PROVISIONING: k.PROVISIONING,
-}
-_CODE_STATES = {v: s for s, v in _STATE_CODES.items()}
-
-_NODE_LIST = TypeAdapter(list[NodeStatus])
-
-#: Seconds of per-node history kept for `node_history` (the console's 5-minute sparklines need 300).
-HISTORY_S = 600
+__all__ = ["SecondResult", "Simulation"]
 #: Spare node slots for nodes added at run time beyond what the scenario plans for.
 _SPARE_NODES = 64
 #: States a node leaves by itself (`_transitions`): restarting and provisioning on time, draining when empty.
@@ -59,35 +43,6 @@ _MAX_SEGMENTS = 12
 #: Seconds one `steps()` call runs at most: its outputs (a second is ~10 kB a node slot) are then reused
 #: memory, not fresh pages (a 500 s stretch in one call cost more in page faults than it saved).
 _MAX_BATCH_S = 64
-
-
-@dataclass(slots=True)
-class SecondResult:
-    """What one simulated second produced, as arrays (cheap) — `Simulation.frame()` makes the record."""
-
-    time_s: float
-    node_out: np.ndarray  # [ON_FIELDS, n_nodes]
-    fleet_out: np.ndarray  # [OF_FIELDS]
-    bins: np.ndarray  # attempts per 100 ms
-    connections: np.ndarray  # per node
-    states: np.ndarray  # per node state codes
-    events: list[Event] = field(default_factory=list)
-    seq: int = 0
-    flow: tuple[float, float] = (0.0, 0.0)  # accepts and disconnects over the trailing 10 s
-    # Over the nodes (summed once for a whole batch of seconds: per second they cost more than its ticks)
-    node_totals: np.ndarray | None = None  # [ON_FIELDS]
-    max_cpu_pct: float = 0.0
-    connections_total: int = 0
-    draining: bool = False  # any node draining (states do not change within a batch)
-
-
-@dataclass
-class _Drain:
-    rate_per_s: float
-    hint_ms: tuple[int, int]
-    started_at_s: float
-    deadline_at_s: float
-    then_restart: bool = False
 
 
 class Simulation:
@@ -119,7 +74,7 @@ class Simulation:
         self.policies: list[Policy] = [p.policy for p in scenario.clients.populations]
         self._build_arrays()
         self._until_s = np.zeros(self.capacity_nodes)  # restart/provisioning completes at
-        self._drains: dict[int, _Drain] = {}
+        self.drains: dict[int, DrainUnderWay] = {}  # the nodes draining now
         self.admission = AdmissionSettings(
             rate_per_s=scenario.admission.rate_per_s or None,
             burst=scenario.admission.burst or None,
@@ -144,12 +99,8 @@ class Simulation:
         self._hot: list[int] = []
         self._in_transition = 0  # nodes restarting, provisioning or draining (kept by _set_state)
         self._cpu_pct = np.zeros(self.capacity_nodes)
-        # History columns for the nodes there will be without an operator's adds; `add_nodes` widens it. (At
-        # full room it was most of a small run's cost: 33 MB of pages touched for the first time.)
         columns = max(nodes.count, scenario.autoscale.max_nodes) + planned if keep_history else 0
-        self._history = np.zeros((HISTORY_S, k.ON_FIELDS + 1, columns), dtype=np.float32)
-        self._history_states = np.zeros((HISTORY_S, columns), dtype=np.int8)
-        self._history_len = 0
+        self.history = NodeHistory(columns)
         # The trailing 10 s of (accepts, disconnects), and their sums, for drain ÷ inflow.
         self._flow: list[tuple[float, float]] = [(0.0, 0.0)] * 10
         self._flow_sum = [0.0, 0.0]
@@ -385,7 +336,7 @@ class Simulation:
             self.time_s += 1.0
             self.seq += 1
             if self._keep_history:
-                self._record_history(node_out, connections)
+                self.history.record(node_out, connections, self.node_f[k.NF_STATE])
             row = self.seq % window
             old_accepts, old_disconnects = flow[row]
             flow[row] = (accepted, lost)
@@ -471,40 +422,34 @@ class Simulation:
         `with_history=False` gives the twin an empty per-node history instead of a copy of it: a forecast
         never reads it, and copying its 20 MB is most of a fork's cost at 480 nodes.
         """
-        skip = () if with_history else ("_history", "_history_states")
         twin = copy.copy(self)
         for name, value in vars(self).items():
-            if name in skip:
-                # np.zeros is calloc: pages the twin never writes cost nothing.
-                setattr(twin, name, np.zeros(value.shape, value.dtype))
-                continue
             if isinstance(value, np.ndarray | np.random.Generator | list | dict) or name in (
                 "admission",
                 "last",
             ):
                 setattr(twin, name, copy.deepcopy(value))
-        if not with_history:
-            twin._history_len = 0
+        twin.history = self.history.copy(with_values=with_history)
         twin.rollout = self.rollout.copy_for(twin)
         return twin
 
     # --- node state -----------------------------------------------------------------------------------
 
     def state_of(self, i: int) -> NodeState:
-        return _CODE_STATES[int(self.node_f[k.NF_STATE, i])]
+        return CODE_STATES[int(self.node_f[k.NF_STATE, i])]
 
     def _set_state(self, i: int, state: NodeState, why: str) -> None:
         old = int(self.node_f[k.NF_STATE, i])
-        code = _STATE_CODES[state]
+        code = STATE_CODES[state]
         if old == code:
             return
         self.node_f[k.NF_STATE, i] = code
         self._in_transition += (code in _TRANSIENT) - (old in _TRANSIENT)
         self._event(
             "node_state",
-            f"{self.node_ids[i]} {why}: {_CODE_STATES.get(old, 'new')} → {state}",
+            f"{self.node_ids[i]} {why}: {CODE_STATES.get(old, 'new')} → {state}",
             node=self.node_ids[i],
-            data={"from": str(_CODE_STATES.get(old, "")), "to": str(state)},
+            data={"from": str(CODE_STATES.get(old, "")), "to": str(state)},
         )
         self._weights_stale = True  # recomputed once before the next ticks, however many nodes moved
 
@@ -559,7 +504,7 @@ class Simulation:
             if back[i]:
                 self._set_state(i, NodeState.READY, "back in rotation")
             else:
-                drain = self._drains.pop(i, None)
+                drain = self.drains.pop(i, None)
                 self._set_state(i, NodeState.DRAINED, "drained")
                 if drain is not None and drain.then_restart:
                     self._restart(i, "restart after drain")
@@ -573,7 +518,7 @@ class Simulation:
 
     def _restart(self, i: int, why: str) -> None:
         dropped = self._drop_all(i, abnormal=True)
-        self._drains.pop(i, None)
+        self.drains.pop(i, None)
         self._until_s[i] = self.time_s + self.scenario.nodes.restart_s
         self._set_state(i, NodeState.RESTARTING, why)
         if dropped:
@@ -643,7 +588,8 @@ class Simulation:
             self._apply_admission(self.admission, [i])
             self._set_state(i, NodeState.PROVISIONING, "provisioning")
             added.append(self.node_ids[i])
-        self._widen_history()
+        if self._keep_history:
+            self.history.widen(self.capacity_nodes)
         return added
 
     def drain(
@@ -673,14 +619,16 @@ class Simulation:
         self.node_f[k.NF_DRAIN_DEADLINE, i] = (self.time_s + deadline_s) * self.ticks_per_s
         self.node_f[k.NF_HINT_LO, i] = hint_ms[0] / self.tick_ms
         self.node_f[k.NF_HINT_HI, i] = max(hint_ms[1] / self.tick_ms, hint_ms[0] / self.tick_ms + 1)
-        self._drains[i] = _Drain(rate_per_s, hint_ms, self.time_s, self.time_s + deadline_s, then_restart)
+        self.drains[i] = DrainUnderWay(
+            rate_per_s, hint_ms, self.time_s, self.time_s + deadline_s, then_restart
+        )
         self._set_state(i, NodeState.DRAINING, f"drain at {rate_per_s:g}/s")
 
     def undrain(self, node_id: str) -> None:
         i = self.index_of(node_id)
         if self.state_of(i) not in (NodeState.DRAINING, NodeState.DRAINED):
             raise InputError("node", node_id, f"a draining or drained node (it is {self.state_of(i)})")
-        self._drains.pop(i, None)
+        self.drains.pop(i, None)
         self._set_state(i, NodeState.READY, "undrained")
 
     def set_admission(self, settings: AdmissionSettings) -> None:
@@ -830,155 +778,17 @@ class Simulation:
                 f"({share:.1%} of resyncs failed over {r.breaker_window_s:g} s)",
             )
 
-    # --- records --------------------------------------------------------------------------------------
-
-    def _record_history(self, node_out: np.ndarray, connections: np.ndarray) -> None:
-        row = self._history_len % HISTORY_S
-        columns = min(self._history.shape[2], node_out.shape[1])
-        self._history[row, : k.ON_FIELDS, :columns] = node_out[:, :columns]
-        self._history[row, k.ON_FIELDS, :columns] = connections[:columns]
-        self._history[row, :, columns:] = 0.0  # nodes added after that second: nothing yet
-        self._history_states[row] = self.node_f[k.NF_STATE, : self._history_states.shape[1]]
-        self._history_len += 1
-
-    def _widen_history(self) -> None:
-        """Room in the history for every node added (to the preallocated room: adds are rare)."""
-        have = self._history.shape[2]
-        if self.n_nodes <= have or not self._keep_history:
-            return
-        wider = np.zeros((HISTORY_S, k.ON_FIELDS + 1, self.capacity_nodes), dtype=np.float32)
-        wider[:, :, :have] = self._history
-        self._history = wider
-        states = np.zeros((HISTORY_S, self.capacity_nodes), dtype=np.int8)
-        states[:, :have] = self._history_states
-        self._history_states = states
+    # --- records (made in console.sim.records) ----------------------------------------------------
 
     def cpu_pct(self) -> np.ndarray:
         return self._cpu_pct[: self.n_nodes].copy()
 
-    def _node_statuses(
-        self,
-        indices: list[int],
-        out: np.ndarray,
-        connections: np.ndarray,
-        states: np.ndarray,
-        with_drain: bool,
-    ) -> list[NodeStatus]:
-        """NodeStatus records for `indices`; out/connections/states are columns aligned with them.
-
-        Built column-wise (numpy → lists) because this runs every second for every node.
-        """
-        attempts = out[k.ON_ATTEMPTS].tolist()
-        p99 = np.where(out[k.ON_ATTEMPTS] > 0, out[k.ON_WAIT_MAX], self.scenario.nodes.handshake_base_ms)
-        columns = zip(
-            indices,
-            states.tolist(),
-            connections.astype(np.int64).tolist(),
-            np.round(out[k.ON_CPU] * 100.0, 1).tolist(),
-            attempts,
-            out[k.ON_ACCEPTS].tolist(),
-            out[k.ON_REJECTS].tolist(),
-            out[k.ON_TIMEOUTS].tolist(),
-            np.round(p99, 1).tolist(),
-            out[k.ON_DROPS].tolist(),
-            out[k.ON_CLOSES].tolist(),
-            strict=True,
-        )
-        capacity = self.scenario.nodes.capacity_connections
-        drains = self._drains if with_drain else {}
-        rows = [
-            {
-                "id": self.node_ids[i],
-                "state": _CODE_STATES[code],
-                "connections": conns,
-                "cpu_pct": cpu,
-                "attempts_per_s": att,
-                "accepts_per_s": acc,
-                "rejects_per_s": rej,
-                "timeouts_per_s": tmo,
-                "handshake_p99_ms": hs,
-                "drops_per_s": drops,
-                "closes_per_s": closes,
-                "capacity_connections": capacity,
-                "drain": self._drain_progress(i, conns) if i in drains else None,
-            }
-            for i, code, conns, cpu, att, acc, rej, tmo, hs, drops, closes in columns
-        ]
-        # One validation call for the whole list: measured 0.7 ms for 480 nodes, against 1.7 ms one by one.
-        return _NODE_LIST.validate_python(rows)
-
-    def _drain_progress(self, i: int, remaining: int) -> DrainProgress:
-        d = self._drains[i]
-        return DrainProgress(
-            remaining=remaining,
-            rate_per_s=d.rate_per_s,
-            hint_ms=d.hint_ms,
-            started_at_s=d.started_at_s,
-            deadline_at_s=d.deadline_at_s,
-            eta_s=min(remaining / d.rate_per_s, max(d.deadline_at_s - self.time_s, 0.0)),
-        )
-
     def node_history(self, node_id: str) -> list[NodeStatus]:
-        """The node's last seconds (up to HISTORY_S), oldest first."""
-        i = self.index_of(node_id)
-        if not self._keep_history:
-            return []
-        count = min(self._history_len, HISTORY_S)
-        rows = [(self._history_len - count + j) % HISTORY_S for j in range(count)]
-        values = self._history[rows, :, i].astype(np.float64).T  # [field, second]
-        return self._node_statuses(
-            [i] * count, values[: k.ON_FIELDS], values[k.ON_FIELDS], self._history_states[rows, i], False
-        )
-
-    def totals(self, result: SecondResult) -> Totals:
-        n = self.n_nodes
-        out = result.node_out[:, :n]
-        connections = int(result.connections[:n].sum())
-        ready = result.states[:n] == k.READY
-        capacity = float(ready.sum()) * self.scenario.nodes.capacity_connections
-        flow = result.flow
-        f = result.fleet_out
-        return Totals(
-            connections=connections,
-            attempts_per_s=float(out[k.ON_ATTEMPTS].sum() + f[k.OF_REFUSED]),
-            accepts_per_s=float(out[k.ON_ACCEPTS].sum()),
-            rejects_per_s=float(out[k.ON_REJECTS].sum()),
-            headroom_pct=round(100.0 * (1.0 - connections / capacity), 2) if capacity else -100.0,
-            drain_inflow_ratio=round(float(flow[0] / flow[1]), 3) if flow[1] > 0 else None,
-            timeouts_per_s=float(out[k.ON_TIMEOUTS].sum()),
-            drops_per_s=float(out[k.ON_DROPS].sum()),
-            disconnects_per_s=float(f[k.OF_DISCONNECTS]),
-            offline_clients=int(self.scenario.clients.count - connections),
-            resumes_per_s=float(f[k.OF_RESUMES]),
-            full_resyncs_per_s=float(f[k.OF_RESYNCS]),
-            resync_failures_per_s=float(f[k.OF_RESYNC_FAIL]),
-            resync_backlog=int(f[k.OF_RESYNC_BACKLOG]),
-            abnormal_closes_per_s=float(f[k.OF_ABNORMAL]),
-            max_cpu_pct=round(float(out[k.ON_CPU].max() * 100.0), 1) if n else 0.0,
-        )
+        """The node's last seconds (up to records.HISTORY_S), oldest first."""
+        return records.node_history(self, self.index_of(node_id))
 
     def frame(self, result: SecondResult | None = None) -> Frame:
-        result = result or self.last
-        if result is None:
-            result = self.step()
-        n = self.n_nodes
-        out, connections = result.node_out[:, :n], result.connections[:n]
-        if out.shape[1] < n:  # nodes added since that second: nothing to show for them yet
-            out = np.pad(out, ((0, 0), (0, n - out.shape[1])))
-            connections = np.pad(connections, (0, n - connections.shape[0]))
-        nodes = self._node_statuses(list(range(n)), out, connections, result.states[:n], with_drain=True)
-        return Frame(
-            type="frame",
-            api_version="v1",
-            seq=result.seq,
-            epoch="sim",
-            time_s=result.time_s,
-            nodes=nodes,
-            totals=self.totals(result),
-            waves=Waves(bin_ms=100, attempts=result.bins.tolist()),
-            rollout=self.rollout.status(),
-            admission=self.admission,
-        )
+        return records.frame(self, result or self.last or self.step())
 
     def live_snapshot(self) -> FleetSnapshot:
         """The snapshot with node states as they are now: an action between seconds (a drain) changes a
@@ -987,19 +797,7 @@ class Simulation:
         if self.last is None:
             return self.snapshot()
         states = self.node_f[k.NF_STATE].astype(np.int8)
-        now = replace(self.last, states=states)
-        frame = self.frame(now)
-        return self.snapshot(frame)
+        return self.snapshot(self.frame(replace(self.last, states=states)))
 
     def snapshot(self, frame: Frame | None = None) -> FleetSnapshot:
-        frame = frame or self.frame()
-        return FleetSnapshot(
-            fleet=self.fleet_name,
-            source=self.source,
-            time_s=frame.time_s,
-            nodes=frame.nodes,
-            totals=frame.totals,
-            rollout=frame.rollout or RolloutStatus(state=RolloutState.IDLE),
-            admission=self.admission,
-            alarms=[],
-        )
+        return records.snapshot(self, frame or self.frame())
