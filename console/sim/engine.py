@@ -30,6 +30,7 @@ from console.protocol import (
 from console.sim import kernel as k
 from console.sim import records
 from console.sim import wheel as wh
+from console.sim.controls import Autoscaler, ResyncBreaker
 from console.sim.records import CODE_STATES, STATE_CODES, DrainUnderWay, NodeHistory, SecondResult
 from console.sim.rollout import RolloutController
 from console.sim.scenario import Scenario
@@ -93,9 +94,8 @@ class Simulation:
                 start_at_s=r.start_at_s,
             )
         self._timeline = list(scenario.events)
-        self._last_autoscale_s = -math.inf
-        self._cpu_window: list[float] = []
-        self._breaker_window: list[tuple[float, float]] = []
+        self.autoscaler = Autoscaler(scenario.autoscale)
+        self.breaker = ResyncBreaker(scenario.resync)
         self._hot: list[int] = []
         self._in_transition = 0  # nodes restarting, provisioning or draining (kept by _set_state)
         self._cpu_pct = np.zeros(self.capacity_nodes)
@@ -427,6 +427,8 @@ class Simulation:
             if isinstance(value, np.ndarray | np.random.Generator | list | dict) or name in (
                 "admission",
                 "last",
+                "autoscaler",
+                "breaker",
             ):
                 setattr(twin, name, copy.deepcopy(value))
         twin.history = self.history.copy(with_values=with_history)
@@ -729,33 +731,21 @@ class Simulation:
             raise InputError("action", action, "a known injection")
 
     def _autoscale(self) -> None:
-        """Kubernetes HPA's rule: desired = ⌈nodes × mean CPU / target⌉, CPU averaged over the cooldown
-        window, at most `step_nodes` added per decision, never above `max_nodes`."""
-        a = self.scenario.autoscale
-        if not a.enabled or self.last is None:
+        if not self.scenario.autoscale.enabled or self.last is None:
             return
         states = self.node_f[k.NF_STATE, : self.n_nodes]
         ready = states == k.READY
         serving = int((ready | (states == k.PROVISIONING)).sum())
-        if serving:
-            # As the HPA does when scaling up, nodes not yet ready count as using 0 % CPU.
-            self._cpu_window.append(float(self._cpu_pct[: self.n_nodes][ready].sum()) / serving)
-        window = max(int(a.cooldown_s), 1)
-        self._cpu_window = self._cpu_window[-window:]
-        if self.time_s - self._last_autoscale_s < a.cooldown_s or len(self._cpu_window) < window:
+        ready_cpu = float(self._cpu_pct[: self.n_nodes][ready].sum())
+        scale = self.autoscaler.decide(self.time_s, ready_cpu, serving, self.n_nodes)
+        if scale is None:
             return
-        mean_cpu = sum(self._cpu_window) / len(self._cpu_window)
-        desired = math.ceil(serving * mean_cpu / a.cpu_target_pct)
-        count = min(desired - serving, a.step_nodes, a.max_nodes - self.n_nodes)
-        if count <= 0:
-            return
-        self.add_nodes(count)
-        self._last_autoscale_s = self.time_s
+        self.add_nodes(scale.count)
         self._event(
             "autoscale",
-            f"autoscaler adds {count} nodes (mean CPU {mean_cpu:.0f} % over {window} s, target "
-            f"{a.cpu_target_pct:g} %)",
-            data={"count": count, "mean_cpu_pct": round(mean_cpu, 1)},
+            f"autoscaler adds {scale.count} nodes (mean CPU {scale.mean_cpu_pct:.0f} % over {scale.window_s} s, "
+            f"target {self.scenario.autoscale.cpu_target_pct:g} %)",
+            data={"count": scale.count, "mean_cpu_pct": round(scale.mean_cpu_pct, 1)},
         )
 
     def _update_breaker(self) -> None:
@@ -763,20 +753,15 @@ class Simulation:
         if not r.breaker or self.last is None:
             return
         f = self.last.fleet_out
-        self._breaker_window.append((f[k.OF_RESYNC_FAIL], f[k.OF_RESYNC_FAIL] + f[k.OF_RESYNC_DONE]))
-        self._breaker_window = self._breaker_window[-int(r.breaker_window_s) :]
-        failed = sum(x for x, _ in self._breaker_window)
-        tried = sum(y for _, y in self._breaker_window)
-        share = failed / tried if tried else 0.0
-        was_open = self.fleet_f[k.FF_BREAKER_OPEN] > 0.5
-        now_open = share > r.breaker_failure_share
-        if now_open != was_open:
-            self.fleet_f[k.FF_BREAKER_OPEN] = 1.0 if now_open else 0.0
-            self._event(
-                "breaker",
-                f"cold-path breaker {'open' if now_open else 'closed'} "
-                f"({share:.1%} of resyncs failed over {r.breaker_window_s:g} s)",
-            )
+        share = self.breaker.update(f[k.OF_RESYNC_FAIL], f[k.OF_RESYNC_DONE])
+        if share is None:
+            return
+        self.fleet_f[k.FF_BREAKER_OPEN] = 1.0 if self.breaker.open else 0.0
+        self._event(
+            "breaker",
+            f"cold-path breaker {'open' if self.breaker.open else 'closed'} "
+            f"({share:.1%} of resyncs failed over {r.breaker_window_s:g} s)",
+        )
 
     # --- records (made in console.sim.records) ----------------------------------------------------
 
