@@ -27,8 +27,8 @@ from console.protocol import (
     RolloutState,
     Source,
 )
+from console.sim import arrays, records
 from console.sim import kernel as k
-from console.sim import records
 from console.sim import wheel as wh
 from console.sim.controls import Autoscaler, ResyncBreaker
 from console.sim.records import CODE_STATES, STATE_CODES, DrainUnderWay, NodeHistory, SecondResult
@@ -36,11 +36,11 @@ from console.sim.rollout import RolloutController
 from console.sim.scenario import Scenario
 
 __all__ = ["SecondResult", "Simulation"]
+
 #: Spare node slots for nodes added at run time beyond what the scenario plans for.
 _SPARE_NODES = 64
 #: States a node leaves by itself (`_transitions`): restarting and provisioning on time, draining when empty.
 _TRANSIENT = (k.DRAINING, k.RESTARTING, k.PROVISIONING)
-_MAX_SEGMENTS = 12
 #: Seconds one `steps()` call runs at most: its outputs (a second is ~10 kB a node slot) are then reused
 #: memory, not fresh pages (a 500 s stretch in one call cost more in page faults than it saved).
 _MAX_BATCH_S = 64
@@ -118,18 +118,7 @@ class Simulation:
         pops = sc.clients.populations
         n_pop = len(pops)
         n_base = max(p.max_state for p in self.policies) + 1
-        tick_s = self.tick_ms / 1000.0
-        max_delay_ms = max(
-            max(seg.high_ms for s in range(p.max_state + 1) for seg in p.segments(s)) for p in self.policies
-        )
-        longest_hint_ms = max(
-            sc.admission.retry_after_s[1] * 1000 + 1000,
-            sc.rollout.drain_hint_ms[1] if sc.rollout else 0,
-            120_000,
-        )
-        max_timeout_ms = max(p.connect_timeout_s for p in pops) * 1000
-        ticks = math.ceil((max_delay_ms + max_timeout_ms + longest_hint_ms) / self.tick_ms) + 2 * wh.BLOCK
-        self.horizon = -(-ticks // wh.BLOCK) * wh.BLOCK  # a whole number of blocks (see kernel.BLOCK)
+        self.horizon = arrays.wheel_horizon(sc, self.policies, self.tick_ms)
         self.conn = np.zeros((n_pop, self.capacity_nodes), dtype=np.int64)
         self.fresh = np.zeros_like(self.conn)
         self.fresh_by_state = np.zeros((n_pop, n_base), dtype=np.int64)
@@ -142,40 +131,14 @@ class Simulation:
         r = sc.resync
         resync_horizon = math.ceil((max(r.retry_s[1], r.breaker_retry_after_s) + 2) * 1000 / self.tick_ms)
         self.resync_wheel = np.zeros(resync_horizon, dtype=np.int64)
-        self.pop_f = np.zeros((n_pop, wh.PF_FIELDS))
-        self._build_policy_tables()
-        for p, pop in enumerate(pops):
-            self.pop_f[p, wh.PF_HONOURS] = 1.0 if pop.honours_hints else 0.0
-            self.pop_f[p, wh.PF_TIMEOUT] = pop.connect_timeout_s * 1000 / self.tick_ms
-            # Stable after an exponential time with mean stable_period_s, checked every 100 ms.
-            self.pop_f[p, wh.PF_FRESH_Q] = 1.0 - math.exp(-0.1 / pop.stable_period_s)
-
-        n = sc.nodes
+        self.pop_f = arrays.population_parameters(sc, self.tick_ms)
+        self.policy_tables = arrays.policy_tables(
+            self.policies, n_base, self.horizon, self.tick_ms, self.pop_f
+        )
         self.node_f = np.zeros((k.NF_FIELDS, self.capacity_nodes))
         self.node_f[k.NF_STATE, :] = k.ABSENT
         self.node_f[k.NF_STATE, : self.n_nodes] = k.READY
-        f = np.zeros(k.FF_FIELDS)
-        f[k.FF_RESYNC_PER_TICK] = r.capacity_per_s * tick_s
-        f[k.FF_RESYNC_TIMEOUT] = r.timeout_s * 1000 / self.tick_ms
-        f[k.FF_RESYNC_RETRY_LO] = r.retry_s[0] * 1000 / self.tick_ms
-        f[k.FF_RESYNC_RETRY_HI] = r.retry_s[1] * 1000 / self.tick_ms
-        f[k.FF_BREAKER_RETRY] = r.breaker_retry_after_s * 1000 / self.tick_ms
-        f[k.FF_RESUME_WINDOW] = sc.clients.resume_window_s * 1000 / self.tick_ms
-        # CPU per held connection per tick such that a node at capacity spends hold_cpu_pct on holding.
-        f[k.FF_HOLD_COST] = n.hold_cpu_pct_at_capacity / 100.0 / n.capacity_connections
-        f[k.FF_HS_COST] = 1.0 / (n.handshakes_per_s * tick_s)
-        f[k.FF_REJ_COST] = n.reject_cost
-        f[k.FF_BACKLOG] = n.accept_backlog
-        f[k.FF_OVERLOAD_TICKS] = n.overload_after_s * 1000 / self.tick_ms
-        f[k.FF_DROP_P] = 1.0 - (1.0 - n.overload_drop_per_s) ** tick_s
-        f[k.FF_RA_LO] = sc.admission.retry_after_s[0] * 1000 / self.tick_ms
-        # HTTP Retry-After is whole seconds; clients add up to a second of their own jitter.
-        f[k.FF_RA_HI] = (sc.admission.retry_after_s[1] + 1.0) * 1000 / self.tick_ms
-        f[k.FF_BASE_MS] = n.handshake_base_ms
-        f[k.FF_TICK_MS] = self.tick_ms
-        f[k.FF_TIMEOUT_COST] = n.timeout_cost
-        self.fleet_f = f
-        self._set_close_probability()
+        self.fleet_f = arrays.fleet_parameters(sc, self.tick_ms)
 
         # Clients start connected and stable, spread evenly over the nodes (or filled to a share).
         total = sc.clients.count
@@ -186,57 +149,10 @@ class Simulation:
             self.conn[p, : self.n_nodes] = base
             self.conn[p, :extra] += 1
 
-    def _set_close_probability(self) -> None:
-        c = self.scenario.clients
-        total = max(c.count, 1)
-        # Natural churn (per client per minute) plus scheduled lifetimes: a constant hazard, since the
-        # lifetime dither is there precisely so that connection ages stay spread (Zuul, field guide).
-        per_s = c.churn_per_min / 60.0 / total
-        if c.max_lifetime_s > 0:
-            per_s += 1.0 / max(c.max_lifetime_s - c.lifetime_dither_s / 2.0, 1.0)
-        self.fleet_f[k.FF_CLOSE_P] = 1.0 - math.exp(-per_s * 0.1)
-
-    def _build_policy_tables(self) -> None:
-        n_pop = len(self.policies)
-        n_base = self.fresh_by_state.shape[1]
-        n_states = 2 * n_base
-        self.seg_w = np.zeros((n_pop, n_states, _MAX_SEGMENTS))
-        self.seg_a = np.zeros((n_pop, n_states, _MAX_SEGMENTS), dtype=np.int64)
-        self.seg_b = np.zeros((n_pop, n_states, _MAX_SEGMENTS), dtype=np.int64)
-        self.seg_n = np.zeros((n_pop, n_states), dtype=np.int64)
-        self.state_next = np.zeros((n_pop, n_states), dtype=np.int64)
-        self.state_of_delay = np.zeros((n_pop, self.horizon), dtype=np.int64)
-        for p, policy in enumerate(self.policies):
-            self.pop_f[p, wh.PF_MAX_STATE] = policy.max_state
-            self.pop_f[p, wh.PF_FROM_DELAY] = 1.0 if policy.state_from_delay else 0.0
-            for s in range(n_base):
-                segments = policy.segments(min(s, policy.max_state))
-                for half in (0, n_base):
-                    self.seg_n[p, s + half] = len(segments)
-                    self.state_next[p, s + half] = policy.state_after(min(s, policy.max_state), 0.0) + half
-                for j, seg in enumerate(segments):
-                    a = round(seg.low_ms / self.tick_ms)
-                    b = max(a + 1, round(seg.high_ms / self.tick_ms)) if not seg.is_point else a + 1
-                    for half in (0, n_base):
-                        self.seg_w[p, s + half, j] = seg.weight
-                        self.seg_a[p, s + half, j] = a
-                        self.seg_b[p, s + half, j] = b
-            if policy.state_from_delay:
-                delays = (np.arange(self.horizon) + 0.5) * self.tick_ms
-                self.state_of_delay[p] = [policy.state_after(0, d) for d in delays]
-
     @property
     def tables(self) -> tuple[np.ndarray, ...]:
         """The policy tables the kernel reads, in wheel.py's order."""
-        return (
-            self.pop_f,
-            self.seg_w,
-            self.seg_a,
-            self.seg_b,
-            self.seg_n,
-            self.state_next,
-            self.state_of_delay,
-        )
+        return (self.pop_f, *self.policy_tables)
 
     def _disconnect(self, p: int, i: int, count: int, abnormal: bool) -> int:
         return int(
@@ -679,7 +595,9 @@ class Simulation:
             self.wheel = widen(self.wheel)
             self.wheel_start = widen(self.wheel_start)
             self.fresh_by_state = np.pad(self.fresh_by_state, ((0, 0), (0, grow)))
-        self._build_policy_tables()
+        self.policy_tables = arrays.policy_tables(
+            self.policies, self.fresh_by_state.shape[1], self.horizon, self.tick_ms, self.pop_f
+        )
         self._event("policy", f"clients switched to {policy_name}", data={"policy": policy_name})
 
     # --- once a second --------------------------------------------------------------------------------

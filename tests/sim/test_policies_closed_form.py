@@ -403,15 +403,17 @@ def test_engine_tables_keep_the_decorrelated_bins() -> None:
     tick_ms = sim.tick_ms
     for d in range(round(policy.max_ms / tick_ms)):
         middle_ms = (d + 0.5) * tick_ms
-        state = int(sim.state_of_delay[0, d])
+        state = int(sim.policy_tables.state_of_delay[0, d])
         if middle_ms <= policy.base_ms:
             assert state == 1
         else:
             assert edges[state - 1] * (1 - 1e-9) <= middle_ms <= edges[state] * (1 + 1e-9), d
     for state in range(policy.max_state + 1):
         (segment,) = policy.segments(state)
-        assert sim.seg_a[0, state, 0] == round(segment.low_ms / tick_ms)
-        assert sim.seg_b[0, state, 0] == max(sim.seg_a[0, state, 0] + 1, round(segment.high_ms / tick_ms))
+        assert sim.policy_tables.seg_a[0, state, 0] == round(segment.low_ms / tick_ms)
+        assert sim.policy_tables.seg_b[0, state, 0] == max(
+            sim.policy_tables.seg_a[0, state, 0] + 1, round(segment.high_ms / tick_ms)
+        )
 
 
 def test_engine_tables_keep_socketio_bands_and_lockstep() -> None:
@@ -419,16 +421,25 @@ def test_engine_tables_keep_socketio_bands_and_lockstep() -> None:
     sim = Simulation(scenario, seed=0)
     ticks = round(1000.0 / sim.tick_ms)  # ticks per second
     first = sorted(
-        (int(sim.seg_a[0, 0, j]), int(sim.seg_b[0, 0, j]), float(sim.seg_w[0, 0, j]))
-        for j in range(sim.seg_n[0, 0])
+        (
+            int(sim.policy_tables.seg_a[0, 0, j]),
+            int(sim.policy_tables.seg_b[0, 0, j]),
+            float(sim.policy_tables.seg_w[0, 0, j]),
+        )
+        for j in range(sim.policy_tables.seg_n[0, 0])
     )
     assert first == [
         (ticks * (550 + 100 * j) // 1000, ticks * (600 + 100 * j) // 1000, 0.1) for j in range(10)
     ]
     top = sim.policies[0].max_state  # 4: the engine clamps every later attempt to it
     # The engine counts each state twice: free clients, and clients bound to the hot nodes (same tables).
-    assert top == 4 and sim.seg_n.shape[1] == 2 * (top + 1)
-    assert np.array_equal(sim.seg_a[0, : top + 1], sim.seg_a[0, top + 1 :])
-    assert sim.seg_n[0, top] == 1 and sim.seg_w[0, top, 0] == pytest.approx(1.0)  # one point, the cap
-    assert (sim.seg_a[0, top, 0], sim.seg_b[0, top, 0]) == (5 * ticks, 5 * ticks + 1)
-    assert sim.seg_n[0, 3] == 2  # attempt 3: decile 8 below the cap, everyone else at it
+    assert top == 4 and sim.policy_tables.seg_n.shape[1] == 2 * (top + 1)
+    assert np.array_equal(sim.policy_tables.seg_a[0, : top + 1], sim.policy_tables.seg_a[0, top + 1 :])
+    assert sim.policy_tables.seg_n[0, top] == 1 and sim.policy_tables.seg_w[0, top, 0] == pytest.approx(
+        1.0
+    )  # one point, the cap
+    assert (sim.policy_tables.seg_a[0, top, 0], sim.policy_tables.seg_b[0, top, 0]) == (
+        5 * ticks,
+        5 * ticks + 1,
+    )
+    assert sim.policy_tables.seg_n[0, 3] == 2  # attempt 3: decile 8 below the cap, everyone else at it
