@@ -1,8 +1,11 @@
 """The fleet simulation: scenario in, one protocol `Frame` per simulated second out.
 
 The per-tick work runs in `kernel.run_seconds` (compiled); this module owns what happens at most once a
-second: node state changes, the rollout controller, the timeline, autoscaling, the resync breaker, and
-turning counts into protocol records. Pure: no I/O, no clocks; randomness from one seeded Generator.
+second: node state changes, the operator's and the timeline's actions, and the clock that batches quiet
+seconds into one kernel call. Beside it: `arrays` builds the kernel's arrays from the scenario,
+`controls` decides autoscaling and the resync breaker, `rollout` runs the rollout controller, and
+`records` turns a second's counts into protocol records. Pure: no I/O, no clocks; randomness from one
+seeded Generator.
 """
 
 from __future__ import annotations
