@@ -1,0 +1,61 @@
+"""console.sim.records directly: the per-node history ring, and records made from a second's arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from console.protocol import NodeState
+from console.sim import kernel as k
+from console.sim.engine import Simulation
+from console.sim.records import HISTORY_S, NodeHistory
+from console.sim.scenario import load_scenario
+
+
+def second(value: float, nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    out = np.full((k.ON_FIELDS, nodes), value)
+    return out, np.full(nodes, value * 10), np.full(nodes, k.READY, dtype=np.float64)
+
+
+def test_the_ring_keeps_the_last_seconds_oldest_first() -> None:
+    history = NodeHistory(columns=3)
+    for t in range(HISTORY_S + 5):
+        history.record(*second(float(t), 3))
+    values, states = history.of_node(1)
+    assert values.shape == (k.ON_FIELDS + 1, HISTORY_S) and states.shape == (HISTORY_S,)
+    assert values[k.ON_ATTEMPTS, 0] == 5.0 and values[k.ON_ATTEMPTS, -1] == HISTORY_S + 4.0
+    assert values[k.ON_FIELDS, -1] == (HISTORY_S + 4.0) * 10  # connections, the last row
+    assert (states == k.READY).all()
+
+
+def test_widening_keeps_what_was_recorded_and_new_nodes_start_empty() -> None:
+    history = NodeHistory(columns=2)
+    history.record(*second(7.0, 2))
+    history.widen(4)
+    history.record(*second(8.0, 4))
+    assert history.of_node(0)[0][k.ON_CPU].tolist() == [7.0, 8.0]
+    assert history.of_node(3)[0][k.ON_CPU].tolist() == [0.0, 8.0]
+
+
+def test_a_copy_without_values_is_empty_and_independent() -> None:
+    history = NodeHistory(columns=2)
+    history.record(*second(1.0, 2))
+    empty = history.copy(with_values=False)
+    full = history.copy()
+    assert empty.of_node(0)[0].shape[1] == 0 and empty.columns == 2
+    full.record(*second(2.0, 2))
+    assert history.length == 1 and full.length == 2
+
+
+def test_a_frame_shows_a_drain_with_its_progress_and_the_snapshot_the_state_now() -> None:
+    sim = Simulation(load_scenario("graceful-drain", ["rollout.start_at_s=9999", "nodes.count=4"]))
+    sim.step()
+    sim.drain("gw-001", rate_per_s=100.0, deadline_s=60.0, hint_ms=(1000, 2000))
+    # Before the next second: the snapshot already shows the drain (the guards judge against it).
+    live = {n.id: n for n in sim.live_snapshot().nodes}
+    assert live["gw-001"].state is NodeState.DRAINING
+    frame = sim.frame(sim.step())
+    node = next(n for n in frame.nodes if n.id == "gw-001")
+    assert node.drain is not None and node.drain.rate_per_s == 100.0
+    assert node.drain.remaining == node.connections and node.drain.deadline_at_s == 61.0
+    assert node.drain.eta_s == min(node.connections / 100.0, 61.0 - frame.time_s)  # the deadline decides
+    assert all(n.drain is None for n in frame.nodes if n.id != "gw-001")
