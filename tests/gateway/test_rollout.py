@@ -184,3 +184,21 @@ def test_left_the_drain_forgives_one_stale_ready_frame() -> None:
     assert left.observe(ready, 2.0) is None and left.observe(ready, 4.9) is None
     assert "a is back in rotation" in left.observe(ready, 5.0)
     assert left.observe([_node("a", 5.0, NodeState.DOWN)], 6.0) is None  # down: not serving
+
+
+async def test_the_controllers_rollout_aborts_on_the_configured_criterion() -> None:
+    """`STORMDECK_CPU_ABORT_PCT=60` (or stormdeck.toml) moved the guards' and the alarms' abort line, but
+    the controller's rollout kept the default 80 %: a survivor at 70 % for as long as you like went on."""
+    entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
+    controller = Controller(
+        entries, TOKEN, thresholds=Thresholds(cpu_abort_pct=60.0, cpu_pause_pct=55.0, cpu_abort_for_s=0.0)
+    )
+    try:
+        for node_id, cpu in (("a", 10.0), ("b", 70.0)):
+            controller.links[node_id].latest = _node(node_id, cpu)
+            controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
+        controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
+        await wait_for(lambda: controller.rollout_status().state is RolloutState.ABORTED, 5, "the abort")
+        assert "b CPU > 60 %" in controller.rollout_status().pause_reason
+    finally:
+        await controller.close()
