@@ -107,7 +107,12 @@ def serve_controller(
         else:
             tokens, token_path, note = given, token_file, "given"
         controller = Controller(
-            nodes, node_token, fleet_name=fleet, capacity_config=capacity, provisioner=provisioner
+            nodes,
+            node_token,
+            fleet_name=fleet,
+            capacity_config=capacity,
+            provisioner=provisioner,
+            thresholds=thresholds,
         )
         app = create_app(controller, tokens, audit_log=audit_log, thresholds=thresholds)
         url = base_url(sock)

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -96,7 +97,10 @@ def run_fleet_up(args: argparse.Namespace) -> int:
 
     make_policy(args.policy)
     node_token = secrets.token_urlsafe(24)
-    redis = RedisProcess().start() if shutil.which("redis-server") else None
+    # A SIGTERM while the children start (before the controller's own handlers) would end us without the
+    # `finally` below, leaving redis, the publisher and the nodes started so far behind: make it Ctrl-C's.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    redis = RedisProcess() if shutil.which("redis-server") else None
     nodes: list[NodeProcess] = []
     load: subprocess.Popen[bytes] | None = None
     publisher: subprocess.Popen[bytes] | None = None
@@ -106,6 +110,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     nodes_file = Path(state_dir.name) / "client-urls"
     try:
         if redis is not None:
+            redis.start()
             # One publisher process feeds every node's channel through Redis, so killing a node (the
             # storm drill) never stops the stream. Without Redis each node publishes its own stream.
             command = [sys.executable, "-m", "console", "gateway", "publish", "--history", redis.url]
@@ -117,7 +122,8 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         history = redis.url if redis else None
         for k in range(1, args.nodes + 1):
             node = NodeProcess(f"node-{k}", extra, token=node_token, history=history)
-            nodes.append(node.start())
+            nodes.append(node)  # before it starts: stopped below even if interrupted while starting
+            node.start()
         # `act add-capacity` starts more nodes the same way, up to MAX_NODES; `nodes` holds them too, so
         # they are stopped below, and the nodes file lists them for the load generator.
         provisioner = LoopbackProvisioner(node_token, nodes, MAX_NODES, extra, history, nodes_file)
@@ -168,6 +174,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             provisioner=provisioner,
         )
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # already stopping: each child is stopped by pid
         for child in (load, publisher):
             _stop(child)
         for node in nodes:

@@ -35,6 +35,7 @@ from console.gateway.acting import (
 from console.gateway.provision import NodeProvisioner, Provisioning
 from console.gateway.rollout import Rollout
 from console.guards import FleetCapacity
+from console.guards.thresholds import Thresholds
 from console.policies import Backoff, make_policy
 from console.protocol import (
     WAVE_BIN_MS,
@@ -255,8 +256,11 @@ class Controller:
         seed: int = 0,
         capacity_config: CapacityConfig | None = None,
         provisioner: NodeProvisioner | None = None,
+        thresholds: Thresholds | None = None,
     ) -> None:
         self.fleet_name = fleet_name
+        # The rollout's abort criterion is the guards' and the alarms' (stormdeck.toml, STORMDECK_*).
+        self.thresholds = thresholds or Thresholds()
         self.token = token
         self.clock_zero_unix_s = time.time()
         self._waves = WaveSum()
@@ -544,6 +548,7 @@ class Controller:
             self.drain,
             {node_id: link.entry.restart or "" for node_id, link in self.links.items()},
             clock=self.fleet_time,
+            thresholds=self.thresholds,
             **({"batch_drain": batch_drain} if batch_drain is not None else {}),
         )
         self._rollout_task = asyncio.create_task(self.rollout.run())

@@ -64,6 +64,37 @@ def hot_survivor(nodes: list[NodeStatus], batch: list[str], pause_cpu_pct: float
     return hottest if hottest is not None and hottest.cpu_pct > pause_cpu_pct else None
 
 
+#: A batch node seen in rotation this long while its drain is awaited has left the drain (an operator's
+#: undrain, or a restart by something other than the rollout). Not at once: a node frame sent just before
+#: the drain arrived can still say `ready` once (frames come every second).
+LEFT_DRAIN_AFTER_S = 3.0
+
+
+class LeftTheDrain:
+    """Whether a batch node left its drain — pure: give it the fleet and the time, it says why, or None.
+
+    Without it the rollout waited for `drained` until the drain's deadline (10 minutes by default) while
+    the node served again, and showed `running` all along."""
+
+    def __init__(self, batch: list[str], after_s: float) -> None:
+        self.batch, self.after_s = batch, after_s
+        self._serving_since_s: dict[str, float] = {}
+
+    def observe(self, nodes: list[NodeStatus], now_s: float) -> str | None:
+        states = {n.id: n.state for n in nodes if n.id in self.batch}
+        for node_id in self.batch:
+            if states.get(node_id) is not NodeState.READY:
+                self._serving_since_s.pop(node_id, None)
+                continue
+            since = self._serving_since_s.setdefault(node_id, now_s)
+            if now_s - since >= self.after_s:
+                return (
+                    f"{node_id} is back in rotation before it drained (undrained, or restarted by "
+                    "something other than this rollout): halted"
+                )
+        return None
+
+
 class Rollout:
     """One rollout's run. `nodes()` reads the fleet; `drain` and `restart` act on one node."""
 
@@ -158,10 +189,12 @@ class Rollout:
                 result = self._drain(node, self._batch_drain)
                 if asyncio.iscoroutine(result):
                     await result
+            left = LeftTheDrain(batch, LEFT_DRAIN_AFTER_S)
             await self._until(
                 lambda: all(self._state(n) is NodeState.DRAINED for n in batch),
                 self._batch_drain.deadline_s + 10,
                 f"{batch} to drain",
+                lambda: left.observe(self._nodes(), time.monotonic()),
             )
         for node in batch:
             command = self._commands[node].replace("{node}", shlex.quote(node))
@@ -180,11 +213,20 @@ class Rollout:
     def _state(self, node_id: str) -> NodeState | None:
         return next((n.state for n in self._nodes() if n.id == node_id), None)
 
-    async def _until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    async def _until(
+        self,
+        condition: Callable[[], bool],
+        timeout_s: float,
+        what: str,
+        abandon: Callable[[], str | None] = lambda: None,
+    ) -> None:
         deadline = time.monotonic() + timeout_s
         while not condition():
             if time.monotonic() > deadline:
                 raise RolloutHalted(f"timed out after {timeout_s:g} s waiting for {what}")
+            reason = abandon()
+            if reason is not None:
+                raise RolloutHalted(reason)
             await asyncio.sleep(0.1)
 
 

@@ -174,3 +174,56 @@ def test_fleet_up_adds_capacity_the_load_reaches_and_stops_it_too(tmp_path) -> N
         assert process.wait(20) == 0
     for pid in children:
         assert not os.path.exists(f"/proc/{pid}"), f"pid {pid} outlived fleet up"
+
+
+def _serving_children(pid: int) -> set[int]:
+    """`pid`'s children that are gateway nodes (redis and the publisher are its children too)."""
+    found = set()
+    for child in _children(pid):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as handle:
+                if b"serve" in handle.read().split(b"\0"):
+                    found.add(child)
+        except FileNotFoundError:
+            continue
+    return found
+
+
+def test_a_sigterm_while_the_nodes_start_stops_what_was_started(tmp_path) -> None:
+    """SIGTERM before the controller serves (a supervisor giving up on a slow start) used to end fleet up
+    at once: redis, the publisher and the first node outlived it. Now it stops them as Ctrl-C does."""
+    command = [sys.executable, "-m", "console", "fleet", "up", "--nodes", "3", "--port", "0"]
+    command += ["--audit-log", str(tmp_path / "audit.jsonl")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
+    seen: set[int] = set()
+    try:
+        deadline = time.monotonic() + 30
+        # A node child runs and fleet up waits for its URLs (in select; not inside Popen, whose own
+        # interruption between fork and return no `finally` can reach).
+        while not (_serving_children(process.pid) and _in_select(process.pid)):
+            assert time.monotonic() < deadline, "no gateway node was started within 30 s"
+            time.sleep(0.005)  # polling for that moment, not waiting in its stead
+        seen = _children(process.pid)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        survivors = [pid for pid in seen if os.path.exists(f"/proc/{pid}") and _alive(pid)]
+        for pid in survivors:  # ours: the test's fleet; stop it before failing
+            os.kill(pid, signal.SIGKILL)
+    assert process.stdout is not None
+    assert "stopped:" in process.stdout.read()
+    assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def _alive(pid: int) -> bool:
+    """Not a zombie: an orphan reaped by init late still shows in /proc for a moment."""
+    with open(f"/proc/{pid}/stat") as handle:
+        return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _in_select(pid: int) -> bool:
+    with open(f"/proc/{pid}/wchan") as handle:
+        return handle.read().startswith(("poll_schedule_timeout", "do_select"))

@@ -11,7 +11,13 @@ import pytest
 from console.errors import InputError
 from console.gateway.controller import Controller, NodeEntry
 from console.gateway.loadgen import ClientPool
-from console.gateway.rollout import AbortWatch, Rollout, hot_survivor, plan_batches
+from console.gateway.rollout import (
+    AbortWatch,
+    LeftTheDrain,
+    Rollout,
+    hot_survivor,
+    plan_batches,
+)
 from console.guards.thresholds import Thresholds
 from console.protocol import DrainRequest, NodeState, NodeStatus, RolloutMode, RolloutRequest, RolloutState
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
@@ -144,3 +150,55 @@ async def test_halting_a_paused_rollout() -> None:
     running.cancel()
     await asyncio.gather(running, return_exceptions=True)
     assert rollout.status.state is RolloutState.HALTED and rollout.status.pause_reason == "halted by operator"
+
+
+async def test_a_batch_node_back_in_rotation_halts_the_rollout_instead_of_waiting_out_the_drain() -> None:
+    """A second operator undrains the node the rollout is draining (or a supervisor restarts it after a
+    `kill -9`): it serves again and will never be `drained`. The rollout used to wait the drain's deadline
+    (+10 s: 610 s here) showing `running`; it halts, saying why, once the node has served 3 s."""
+    states = {"a": NodeState.READY, "b": NodeState.READY}
+    drained: list[str] = []
+
+    def drain(node_id: str, request: DrainRequest) -> None:
+        drained.append(node_id)  # the node takes the drain, then is undrained at once by someone else
+
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.DRAIN),
+        ["a", "b"],
+        lambda: [_node(n, 5.0, state) for n, state in states.items()],
+        lambda node_id: "epoch-1",
+        drain,
+        {"a": "true", "b": "true"},
+    )
+    status = await asyncio.wait_for(rollout.run(), 15)
+    assert drained == ["a"]
+    assert status.state is RolloutState.HALTED and status.batch == 1, status
+    assert "a is back in rotation before it drained" in status.pause_reason
+
+
+def test_left_the_drain_forgives_one_stale_ready_frame() -> None:
+    left = LeftTheDrain(["a"], 3.0)
+    ready, draining = [_node("a", 5.0)], [_node("a", 5.0, NodeState.DRAINING)]
+    assert left.observe(ready, 0.0) is None  # a frame sent just before the drain arrived
+    assert left.observe(draining, 1.0) is None
+    assert left.observe(ready, 2.0) is None and left.observe(ready, 4.9) is None
+    assert "a is back in rotation" in left.observe(ready, 5.0)
+    assert left.observe([_node("a", 5.0, NodeState.DOWN)], 6.0) is None  # down: not serving
+
+
+async def test_the_controllers_rollout_aborts_on_the_configured_criterion() -> None:
+    """`STORMDECK_CPU_ABORT_PCT=60` (or stormdeck.toml) moved the guards' and the alarms' abort line, but
+    the controller's rollout kept the default 80 %: a survivor at 70 % for as long as you like went on."""
+    entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
+    controller = Controller(
+        entries, TOKEN, thresholds=Thresholds(cpu_abort_pct=60.0, cpu_pause_pct=55.0, cpu_abort_for_s=0.0)
+    )
+    try:
+        for node_id, cpu in (("a", 10.0), ("b", 70.0)):
+            controller.links[node_id].latest = _node(node_id, cpu)
+            controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
+        controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
+        await wait_for(lambda: controller.rollout_status().state is RolloutState.ABORTED, 5, "the abort")
+        assert "b CPU > 60 %" in controller.rollout_status().pause_reason
+    finally:
+        await controller.close()
