@@ -458,6 +458,19 @@ class AuditPage(_Record):
     total: int = Field(description="records in the log")
 
 
+#: What an instructor may inject, and its parameters (the palette of issue #5: restart nodes, kill a node,
+#: disconnect a fraction, add capacity, change the client mix). Operator actions — drain, rollout,
+#: admission — are the trainee's, through the guarded API, so they are not injections. Part of the
+#: protocol: the console's palette lists them without reaching into the simulator.
+INJECTIONS: dict[str, str] = {
+    "restart_nodes": "restart nodes abruptly: nodes=ID[,ID…] or nodes=COUNT [first=INDEX]",
+    "kill_nodes": "nodes go down and stay down: nodes=ID[,ID…] or nodes=COUNT [first=INDEX]",
+    "disconnect_fraction": "reset a share of every node's connections at once: fraction in (0, 1]",
+    "add_nodes": "add capacity: count=N nodes, ready after the scenario's nodes.provisioning_s",
+    "set_policy": "change the client mix: policy=NAME [population=NAME] [any of the policy's parameters]",
+}
+
+
 class InjectionRequest(_Request):
     """`POST /v1/sim/inject` (admin): an instructor's event in a served drill (issue #5, section 2)."""
 
