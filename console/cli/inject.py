@@ -9,13 +9,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 from pathlib import Path
-from typing import Any
 
 from console.cli.checks import check_fleet_url
-from console.errors import InputError
-from console.sim.injection import INJECTIONS
+from console.client.inject import parse_params
+from console.protocol import INJECTIONS
 
 _EXIT = {"applied": 0, "dry_run": 0, "bad_input": 2, "blocked": 2, "needs_confirmation": 2, "denied": 1}
 
@@ -36,35 +34,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--token-file", type=Path, help="an admin token file (else STORMDECK_TOKEN)")
     parser.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     parser.set_defaults(handler=run_inject)
-
-
-def parse_params(pairs: list[str]) -> dict[str, Any]:
-    """`KEY=VALUE` words as the request's params: JSON values where they parse, comma lists, else text."""
-    params: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise InputError("KEY=VALUE", pair, "a parameter as KEY=VALUE, e.g. fraction=0.3 or nodes=gw-001")
-        if key in params:
-            raise InputError(key, pair, "each parameter once")
-        params[key] = _value(text.strip(), key)
-    return params
-
-
-def _value(text: str, key: str = "") -> Any:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        pass
-    else:
-        # json reads NaN and Infinity, and 1e999 as inf, which no JSON request body can carry.
-        if isinstance(value, float) and not math.isfinite(value):
-            raise InputError(key, text, "a finite number")
-        return value
-    if "," in text:
-        return [part.strip() for part in text.split(",") if part.strip()]
-    return text
 
 
 def run_inject(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from console.drills.schema import ACTION_BODIES, ACTION_NAMES, Drill, at_seconds
 from console.errors import InputError
+from console.protocol import limits
 from console.sim.injection import node_ids
 from console.sim.scenario import check_window, fleet_at_start
 from console.userfiles import read_user_toml
@@ -129,9 +130,9 @@ def _check_body(path: str, action: str, body: dict[str, Any]) -> None:
         key = ".".join(str(part) for part in first["loc"][:1]) or action
         given = body.get(key, "(missing)")
         raise InputError(f"{path}.{key}", given, _allowed(action, key, first["msg"])) from None
-    for key, high in (("hint_ms", 3.6e6), ("retry_after_s", 3600.0)):
+    for key, bounds in (("hint_ms", limits.HINT_MS), ("retry_after_s", limits.RETRY_AFTER_S)):
         if key in body:
-            check_window(f"{path}.{key}", body[key], 0, high)
+            check_window(f"{path}.{key}", body[key], *bounds)
 
 
 def _allowed(action: str, key: str, message: str) -> str:

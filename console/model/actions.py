@@ -31,8 +31,7 @@ from console.protocol import (
     limits,
 )
 
-#: The same upper bounds the server's request models carry (a week, a billion): beyond them, a typo.
-WEEK_S = 7 * 86_400
+#: The same upper bounds the server's request models carry (a billion): beyond them, a typo.
 BILLION = limits.BILLION
 
 
@@ -127,14 +126,14 @@ def field_label(kind: ActionKind, name: str) -> str:
 FORMS: dict[ActionKind, tuple[FormField, ...]] = {
     ActionKind.DRAIN: (
         FormField("rate_per_s", "rate (closes/s)", low_open=True),
-        FormField("deadline_s", "deadline (s)", high=WEEK_S),
+        FormField("deadline_s", "deadline (s)", high=limits.DRAIN_DEADLINE_S[1]),
         FormField("hint_min_ms", "hint min (ms)", int, high=limits.HINT_MS[1]),
         FormField("hint_max_ms", "hint max (ms)", int, high=limits.HINT_MS[1]),
     ),
     ActionKind.UNDRAIN: (),
     ActionKind.ROLLOUT_START: (
-        FormField("batch_size", "batch (nodes)", int, low=1, high=100_000),
-        FormField("interval_s", "interval (s)", low_open=True, high=WEEK_S),
+        FormField("batch_size", "batch (nodes)", int, low=1, high=limits.ROLLOUT_BATCH_SIZE[1]),
+        FormField("interval_s", "interval (s)", low_open=True, high=limits.ROLLOUT_INTERVAL_S[1]),
         FormField("mode", "mode", str, choices=("drain", "abrupt")),
         FormField("pause_cpu_pct", "pause at CPU %", low_open=True, high=100),
     ),

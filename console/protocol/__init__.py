@@ -2,6 +2,7 @@
 
 from console.protocol.models import (
     API_VERSION,
+    INJECTIONS,
     MAX_ADD_NODES,
     WAVE_BIN_MS,
     ActionRequest,
@@ -44,6 +45,7 @@ from console.protocol.models import (
 
 __all__ = [
     "API_VERSION",
+    "INJECTIONS",
     "MAX_ADD_NODES",
     "WAVE_BIN_MS",
     "ActionRequest",

@@ -12,6 +12,18 @@ from __future__ import annotations
 
 #: Beyond a billion a rate or a count is a typo, and the simulator's tick arithmetic must never see it.
 BILLION = 1_000_000_000
+#: Beyond a week a duration an operator asks for (a drain's deadline, a rollout's interval) is a typo
+#: (docs/actions.md: "times ≤ a week").
+WEEK_S = 7 * 86_400
+
+#: nodes.count, and so a rollout's batch and an add of capacity: the most nodes a fleet may have.
+NODE_COUNT = (1, 10_000)
+#: A rollout's batch_size: nodes restarted together, never more than a fleet can have.
+ROLLOUT_BATCH_SIZE = (1, NODE_COUNT[1])
+#: A rollout's interval_s between batch starts (a scenario keeps its own low end, 1 s).
+ROLLOUT_INTERVAL_S = (0.0, float(WEEK_S))
+#: A drain's deadline_s (the API's, a scenario's rollout.drain_deadline_s and drain_nodes event's).
+DRAIN_DEADLINE_S = (0.0, float(WEEK_S))
 
 #: admission.rate_per_s: token bucket refill per node, per second.
 ADMISSION_RATE_PER_S = (0.0, float(BILLION))

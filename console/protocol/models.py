@@ -318,14 +318,16 @@ class ConfirmAnswer(_Request):
 
 
 # Upper bounds keep every number a request may carry finite and meaningful (a week, a billion): beyond
-# them a value is a typo, and the simulator's tick arithmetic must never see it.
-_WEEK_S = 7 * 86_400
+# them a value is a typo, and the simulator's tick arithmetic must never see it. The scenario loader takes
+# the same ends from console.protocol.limits.
 _BILLION = limits.BILLION
 
 
 class DrainRequest(_Request):
     rate_per_s: Number = Field(gt=0, le=_BILLION, description="closes per second")
-    deadline_s: Number = Field(ge=0, le=_WEEK_S, description="seconds until whatever remains is force-closed")
+    deadline_s: Number = Field(
+        ge=0, le=limits.DRAIN_DEADLINE_S[1], description="seconds until whatever remains is force-closed"
+    )
     hint_ms: HintWindow = Field(description="reconnect hint window [min, max] in ms")
     dry_run: StrictBool = False
     confirm: ConfirmAnswer | None = None
@@ -333,8 +335,8 @@ class DrainRequest(_Request):
 
 
 class RolloutRequest(_Request):
-    batch_size: WholeNumber = Field(gt=0, le=100_000)
-    interval_s: Number = Field(gt=0, le=_WEEK_S)
+    batch_size: WholeNumber = Field(gt=0, le=limits.ROLLOUT_BATCH_SIZE[1])
+    interval_s: Number = Field(gt=0, le=limits.ROLLOUT_INTERVAL_S[1])
     mode: RolloutMode = RolloutMode.DRAIN
     pause_cpu_pct: Number = Field(default=75.0, gt=0, le=100)
     dry_run: StrictBool = False
@@ -370,7 +372,7 @@ class AdmissionRequest(_Request):
 
 #: The most nodes one add-capacity request may ask for: the simulator's own node-count bound
 #: (`nodes.count` ≤ 10 000). The fleet's room and the configured per-action maximum are judged by the guard.
-MAX_ADD_NODES = 10_000
+MAX_ADD_NODES = limits.NODE_COUNT[1]
 
 
 class CapacityRequest(_Request):
@@ -454,6 +456,19 @@ class AuditPage(_Record):
 
     records: list[dict[str, Any]]
     total: int = Field(description="records in the log")
+
+
+#: What an instructor may inject, and its parameters (the palette of issue #5: restart nodes, kill a node,
+#: disconnect a fraction, add capacity, change the client mix). Operator actions — drain, rollout,
+#: admission — are the trainee's, through the guarded API, so they are not injections. Part of the
+#: protocol: the console's palette lists them without reaching into the simulator.
+INJECTIONS: dict[str, str] = {
+    "restart_nodes": "restart nodes abruptly: nodes=ID[,ID…] or nodes=COUNT [first=INDEX]",
+    "kill_nodes": "nodes go down and stay down: nodes=ID[,ID…] or nodes=COUNT [first=INDEX]",
+    "disconnect_fraction": "reset a share of every node's connections at once: fraction in (0, 1]",
+    "add_nodes": "add capacity: count=N nodes, ready after the scenario's nodes.provisioning_s",
+    "set_policy": "change the client mix: policy=NAME [population=NAME] [any of the policy's parameters]",
+}
 
 
 class InjectionRequest(_Request):

@@ -17,18 +17,7 @@ from typing import Any
 from console.errors import InputError, MissingInput
 from console.policies import POLICIES, make_policy
 from console.protocol.limits import HINT_MS, RETRY_AFTER_S
-from console.protocol.models import MAX_ADD_NODES
-
-#: What an instructor may inject, and its parameters (the palette of issue #5: restart nodes, kill a node,
-#: disconnect a fraction, add capacity, change the client mix). Operator actions — drain, rollout,
-#: admission — are the trainee's, through the guarded API, so they are not injections.
-INJECTIONS: dict[str, str] = {
-    "restart_nodes": "restart nodes abruptly: nodes=ID[,ID…] or nodes=COUNT [first=INDEX]",
-    "kill_nodes": "nodes go down and stay down: nodes=ID[,ID…] or nodes=COUNT [first=INDEX]",
-    "disconnect_fraction": "reset a share of every node's connections at once: fraction in (0, 1]",
-    "add_nodes": "add capacity: count=N nodes, ready after the scenario's nodes.provisioning_s",
-    "set_policy": "change the client mix: policy=NAME [population=NAME] [any of the policy's parameters]",
-}
+from console.protocol.models import INJECTIONS, MAX_ADD_NODES
 
 
 @dataclass(frozen=True)

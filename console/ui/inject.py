@@ -18,9 +18,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from console.cli.inject import parse_params
+from console.client.inject import parse_params
 from console.errors import InputError
-from console.sim.injection import INJECTIONS
+from console.protocol import INJECTIONS
 
 #: What the form starts with: a small, valid example of each event's parameters.
 EXAMPLES: dict[str, str] = {

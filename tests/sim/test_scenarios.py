@@ -104,7 +104,7 @@ _SMALL_FLEET = {"duration_s": 5, "clients": {"count": 1000}, "nodes": {"count": 
         ({"action": "set_admission", "retry_after_s": [30, 1]}, "events.0.retry_after_s", "min ≤ max"),
         ({"action": "start_rollout", "mode": "bogus"}, "events.0.mode", "'drain'"),
         ({"action": "start_rollout", "pause_cpu_pct": 500}, "events.0.pause_cpu_pct", "[0, 100]"),
-        ({"action": "drain_nodes", "nodes": 1, "deadline_s": -10}, "events.0.deadline_s", "[0, 86400]"),
+        ({"action": "drain_nodes", "nodes": 1, "deadline_s": -10}, "events.0.deadline_s", "[0, 604800]"),
         ({"action": "restart_nodes", "nodes": 99}, "events.0.nodes", "[1, 5]"),
         ({"action": "restart_nodes", "nodes": -1}, "events.0.nodes", "[1, 5]"),
         ({"action": "restart_nodes", "nodes": ["gw-099"]}, "events.0.nodes", "gw-004"),
