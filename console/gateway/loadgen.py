@@ -16,6 +16,7 @@ import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
+from itertools import zip_longest
 from multiprocessing import get_context
 from typing import Any
 from urllib.parse import urlsplit
@@ -152,8 +153,7 @@ def bin_attempts(attempt_times_s: list[float], t0_s: float, duration_s: float) -
     return bins
 
 
-def report(stats: ClientStats, clients: int, policy: str, t0_s: float, duration_s: float) -> LoadReport:
-    bins = bin_attempts(stats.attempt_times_s, t0_s, duration_s)
+def report(stats: ClientStats, clients: int, policy: str, bins: list[int], duration_s: float) -> LoadReport:
     return LoadReport(
         clients=clients,
         policy=policy,
@@ -233,6 +233,7 @@ async def _run_pool(spec: LoadSpec) -> dict:
     if spec.nodes_file:  # the nodes listed now share the first connects too
         urls.extend(url for url in read_nodes_file(spec.nodes_file) if url not in urls)
     pool = ClientPool(urls, spec.clients, spec.policy, seed=spec.seed, ramp_s=spec.ramp_s, signer=signer)
+    started_s = time.time()
     pool.start()
     follower = asyncio.create_task(follow_nodes_file(spec.nodes_file, urls)) if spec.nodes_file else None
     if spec.duration_s > 0:
@@ -242,19 +243,25 @@ async def _run_pool(spec: LoadSpec) -> dict:
     if follower is not None:
         follower.cancel()
     await pool.stop()
-    return asdict(pool.stats)
+    # Each pool's attempts binned from its own start: a worker process can start a second or more after
+    # the parent (spawn, imports), and binned from the parent's clock its ramp fell past the last bin.
+    bins = bin_attempts(pool.stats.attempt_times_s, started_s, spec.duration_s or time.time() - started_s)
+    return {"stats": asdict(pool.stats), "bins": bins}
 
 
 def _worker(spec: LoadSpec) -> dict:
     return asyncio.run(_run_pool(spec))
 
 
-def merge(parts: list[dict[str, Any]]) -> ClientStats:
+def merge(parts: list[dict[str, Any]]) -> tuple[ClientStats, list[int]]:
+    """The pools' stats summed, and their attempt bins added bin by bin (each from its pool's start)."""
     total = ClientStats()
+    bins: list[int] = []
     for part in parts:
-        for key, value in part.items():
+        for key, value in part["stats"].items():
             setattr(total, key, getattr(total, key) + value)
-    return total
+        bins = [a + b for a, b in zip_longest(bins, part["bins"], fillvalue=0)]
+    return total, bins
 
 
 def run_load(spec: LoadSpec, workers: int = 1) -> LoadReport:
@@ -282,4 +289,5 @@ def run_load(spec: LoadSpec, workers: int = 1) -> LoadReport:
         specs = [replace(spec, clients=share, seed=spec.seed + k) for k, share in enumerate(shares) if share]
         with ProcessPoolExecutor(len(specs), mp_context=get_context("spawn")) as pool:
             parts = list(pool.map(_worker, specs))
-    return report(merge(parts), spec.clients, spec.policy, t0, spec.duration_s or time.time() - t0)
+    stats, bins = merge(parts)
+    return report(stats, spec.clients, spec.policy, bins, spec.duration_s or time.time() - t0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
+from dataclasses import asdict
 
 import pytest
 from hypothesis import given
@@ -16,7 +17,7 @@ from console.gateway.admission import Admission, Rejection, TokenBucket
 from console.gateway.client import ClientStats, StreamClient, StreamPosition, retry_after_ms
 from console.gateway.drain import DrainPlan, achieved_rate_per_s
 from console.gateway.history import plan_replay
-from console.gateway.loadgen import bin_attempts, check_loopback
+from console.gateway.loadgen import bin_attempts, check_loopback, merge
 from console.gateway.tokens import TokenSigner
 from console.policies import make_policy
 from console.protocol import AdmissionRequest, AdmissionSettings, DrainRequest
@@ -144,6 +145,20 @@ def test_loadgen_refuses_non_loopback() -> None:
 
 def test_bin_attempts() -> None:
     assert bin_attempts([100.0, 100.05, 100.15, 99.0, 101.0], t0_s=100.0, duration_s=0.3) == [2, 1, 0]
+
+
+def test_worker_pools_are_binned_from_their_own_start_and_added_bin_by_bin() -> None:
+    """A worker process that starts 1.5 s after the parent still counts its ramp: each pool bins its
+    attempts from when it started, and the report adds the pools' bins."""
+    early = ClientStats(attempts=3, connects=3)
+    late = ClientStats(attempts=2, connects=1)
+    parts = [
+        {"stats": asdict(early), "bins": bin_attempts([10.0, 10.0, 10.25], t0_s=10.0, duration_s=0.3)},
+        {"stats": asdict(late), "bins": bin_attempts([11.5, 11.65], t0_s=11.5, duration_s=0.3)},
+    ]
+    stats, bins = merge(parts)
+    assert (stats.attempts, stats.connects) == (5, 4)
+    assert bins == [3, 1, 1] and sum(bins) == stats.attempts
 
 
 def test_a_client_moves_to_another_node_at_random() -> None:
