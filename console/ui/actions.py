@@ -145,12 +145,16 @@ class ConsoleActions:
             return
         prefill = await self.prefill(kind, node_id)
         refusal: ActionReading | None = None
+        focus_id: str | None = None
         while True:
-            form = ActionForm(kind, node_id if kind.needs_node else None, prefill, refusal)
+            form = ActionForm(kind, node_id if kind.needs_node else None, prefill, refusal, focus_id)
             submission = await app.push_screen_wait(form)
             if submission is None:
                 return
-            prefill = Prefill(form.values(), prefill.source)  # a dry run comes back to what was typed
+            # A dry run comes back to what was typed, focused where the operator was: on the first field
+            # instead, the next keys edited a field other than the one being tuned.
+            prefill = Prefill(form.values(), prefill.source)
+            focus_id = form.left_from
             call = submission.call
             answer = await self.send(call.with_controls(dry_run=True) if submission.dry_run else call)
             refusal = answer if answer.refused_input and answer.field_name in form.field_names() else None

@@ -527,3 +527,30 @@ async def test_quitting_over_an_open_form_asks_for_a_second_quit():
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert not app.is_running
+
+
+async def test_back_from_a_dry_run_the_field_being_tuned_keeps_the_focus():
+    """After Esc on a dry run the form came back focused on its first field: the operator, tuning the
+    ceiling, typed into the rate instead (and applied it)."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the admission form")
+        await pilot.pause()
+        form = app.screen
+        ceiling = form.query_one("#field-max_connections", Input)
+        ceiling.focus()
+        ceiling.value = ""
+        await pilot.press(*"1100")
+        rate = form.values()["rate_per_s"]
+        await pilot.press("ctrl+d")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dry run")
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, ActionForm) and app.screen is not form, what="the form")
+        await pilot.pause()
+        assert app.screen.focused is not None and app.screen.focused.id == "field-max_connections"
+        await pilot.press("backspace", "backspace", "backspace", "backspace", *"900")
+        assert app.screen.values()["max_connections"] == "900"
+        assert app.screen.values()["rate_per_s"] == rate

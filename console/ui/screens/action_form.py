@@ -58,13 +58,20 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     ]
 
     def __init__(
-        self, kind: ActionKind, node_id: str | None, prefill: Prefill, refusal: ActionReading | None = None
+        self,
+        kind: ActionKind,
+        node_id: str | None,
+        prefill: Prefill,
+        refusal: ActionReading | None = None,
+        focus_id: str | None = None,
     ) -> None:
         super().__init__()
         self.kind = kind
         self.node_id = node_id
         self.prefill = prefill
         self.refusal = refusal  # the server's 422 to what was sent from this form last
+        self.focus_id = focus_id  # back from a dry run: where the operator was (not the first field)
+        self.left_from: str | None = None  # the id of what had focus when the form was sent
         self._answered = False
 
     def compose(self) -> ComposeResult:
@@ -91,7 +98,8 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
 
     def on_mount(self) -> None:
         first = self.query(Input).first() if self.query(Input) else None
-        (first or self.query_one("#apply", Button)).focus()
+        back_to = self.query(f"#{self.focus_id}") if self.focus_id else None
+        (back_to.first() if back_to else first or self.query_one("#apply", Button)).focus()
         if self.refusal is not None:
             named = self.query(f"#field-{self.refusal.field_name}") if self.refusal.field_name else None
             if named:
@@ -152,4 +160,5 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         was applied."""
         if not self._answered:
             self._answered = True
+            self.left_from = self.focused.id if self.focused is not None else None
             self.dismiss(result)
