@@ -20,8 +20,11 @@ def rollout_text(rollout: RolloutStatus | None, admission: AdmissionSettings | N
         if rollout.mode:
             text.append(f"  mode {rollout.mode.value}")
         text.append("\n")
-        if rollout.pause_reason:
-            text.append(f"  paused: {rollout.pause_reason}\n")
+        reason = rollout.pause_reason
+        if reason:
+            # Said under the state it explains: a halt read "paused: halted by operator".
+            state = rollout.state.value
+            text.append(f"  {reason}\n" if reason.startswith(state) else f"  {state}: {reason}\n")
     if admission is None:
         text.append("admission  —")
         return text

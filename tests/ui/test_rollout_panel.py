@@ -1,0 +1,16 @@
+"""The rollout and admission panel's text."""
+
+from __future__ import annotations
+
+from console.protocol import RolloutState, RolloutStatus
+from console.ui.widgets.rollout_panel import rollout_text
+
+
+def test_the_rollout_panel_says_why_under_the_state_it_explains() -> None:
+    def why(state: RolloutState, reason: str) -> str:
+        status = RolloutStatus(state=state, batch=3, batches=8, pause_reason=reason)
+        return rollout_text(status, None).plain.splitlines()[1].strip()
+
+    assert why(RolloutState.HALTED, "halted by operator") == "halted by operator"  # was "paused: halted …"
+    assert why(RolloutState.PAUSED, "gw-012 CPU 91 % > 75 %") == "paused: gw-012 CPU 91 % > 75 %"
+    assert why(RolloutState.ABORTED, "CPU > 80 % for 30 s") == "aborted: CPU > 80 % for 30 s"
