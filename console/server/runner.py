@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 import signal
 import socket
 import threading
@@ -77,7 +78,30 @@ class _Server(uvicorn.Server):
         yield
 
 
+class DenialIsNotAnError(logging.Filter):
+    """Drops uvicorn's "ASGI callable returned without completing handshake." after a refused upgrade.
+
+    A stream refused before its handshake (401 without a token, 422 for a bad resume) is answered with a
+    problem+json through the ASGI denial-response extension; uvicorn's websockets-sansio protocol sends
+    it but never marks the handshake done, and logs an ERROR for every refused client (uvicorn PR #3138,
+    open) — a wrong-token console reconnecting read as a server fault in `fleet up`'s log. Every
+    WebSocket route here accepts or denies before it returns, so that message means only this."""
+
+    MESSAGE = "ASGI callable returned without completing handshake."
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != self.MESSAGE
+
+
+def quiet_denials() -> None:
+    """Install `DenialIsNotAnError` on uvicorn's error log (once)."""
+    log = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, DenialIsNotAnError) for f in log.filters):
+        log.addFilter(DenialIsNotAnError())
+
+
 def _config(app: FastAPI) -> uvicorn.Config:
+    quiet_denials()
     return uvicorn.Config(
         app,
         log_level="warning",

@@ -158,3 +158,22 @@ async def wait_for_seq(live: Live, seq: int, timeout_s: float = 5.0) -> None:
             await asyncio.sleep(0.01)
 
     await asyncio.wait_for(reached(), timeout_s)
+
+
+async def test_a_refused_stream_is_not_logged_as_a_server_error(live: Live) -> None:
+    """uvicorn logged "ASGI callable returned without completing handshake." at ERROR for every refused
+    upgrade (its websockets-sansio protocol; uvicorn PR #3138): a wrong-token console read as a fault."""
+    import logging
+
+    from console.server.runner import DenialIsNotAnError
+
+    error_log = logging.getLogger("uvicorn.error")
+    assert any(isinstance(f, DenialIsNotAnError) for f in error_log.filters)  # installed with the server
+    made = [
+        error_log.makeRecord("uvicorn.error", logging.ERROR, __file__, 1, msg, (), None)
+        for msg in (
+            "ASGI callable returned without completing handshake.",
+            "Exception in ASGI application\n",
+        )
+    ]
+    assert [error_log.filter(record) for record in made] == [False, True]  # only that message goes
