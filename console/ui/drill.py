@@ -274,7 +274,7 @@ class DrillApp(ConsoleApp):
         self.end_shown = True
         self.refresh_bindings()
         self._ask_clock(paused=True)  # the drill is over: the fleet stops where it was scored
-        score = self.progress.score()
+        score = self.progress.finish()
         if self.record_outcome is not None:
             self.record_outcome(score.outcome(self.progress.time_s))
         self.push_screen(EndScreen(end_text(self.progress.drill, score, self.palette)))
