@@ -125,7 +125,8 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     from console.drills.headless import drill_scenario
     from console.drills.live import DrillProgress
 
-    end_s = drill_scenario(drill, args.set).duration_s  # checks the overrides before a server starts
+    scenario = drill_scenario(drill, args.set)  # checks the overrides before a server starts
+    end_s = scenario.duration_s
     serve = ["drill", args.name, "--serve", "--paused", "--stop-with-parent"]  # the briefing is read paused
     if args.seed is not None:
         serve += ["--seed", str(args.seed)]
@@ -135,11 +136,22 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit_on_signal)
     speed = 1.0 if args.speed is None else args.speed
+    seed = scenario.seed if args.seed is None else args.seed
     with EmbeddedServer(drill.scenario, speed=speed, serve=serve) as server:
-        return _run_drill_console(server.url, server.token, DrillProgress(drill, end_s), args.record)
+        return _run_drill_console(
+            server.url, server.token, DrillProgress(drill, end_s), args.record, seed=seed, speed=speed
+        )
 
 
-def _run_drill_console(url: str, token: str, progress: DrillProgress, record: Path | None) -> int:
+def _run_drill_console(
+    url: str,
+    token: str,
+    progress: DrillProgress,
+    record: Path | None,
+    *,
+    seed: int | None = None,
+    speed: float | None = None,
+) -> int:
 
     from console.client.actions import ActionClient
     from console.client.stream import StreamClient
@@ -156,8 +168,17 @@ def _run_drill_console(url: str, token: str, progress: DrillProgress, record: Pa
     action_recorder = None
     if record is not None:
         from console.record.daemon import RecordingTap, StreamRecorder
+        from console.record.records import DrillInfo
 
-        recorder = StreamRecorder(record, url=url, option="--record")
+        drill = progress.drill  # the header says it is a drill's, as a headless run's does
+        recorder = StreamRecorder(
+            record,
+            url=url,
+            option="--record",
+            scenario=drill.scenario,
+            seed=seed,
+            drill=DrillInfo(name=drill.name, title=drill.title, seed_source=drill.seed_source, speed=speed),
+        )
         source = RecordingTap(source, recorder)
 
         def action_recorder(item: object) -> None:
