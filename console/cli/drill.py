@@ -89,6 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_drill(args: argparse.Namespace) -> int:
     from console.drills.schema import list_drills, load_drill
+    from console.server.clock import MAX_SPEED
     from console.sim.scenario import check_seed
 
     if args.list:
@@ -102,6 +103,10 @@ def run_drill(args: argparse.Namespace) -> int:
         )
     if args.speed is not None and (not math.isfinite(args.speed) or args.speed <= 0):
         raise InputError("--speed", args.speed, "fleet seconds per wall second, above 0")
+    if args.speed is not None and not args.headless and args.speed > MAX_SPEED:
+        # A served drill's clock has a limit: say so here, not from a child server that already started.
+        allowed = f"fleet seconds per wall second in (0, {MAX_SPEED:g}] (--headless has no limit)"
+        raise InputError("--speed", args.speed, allowed)
     check_seed(args.seed)
     if args.serve and args.headless:
         raise InputError("--serve", True, "either --serve or --headless, not both")
