@@ -113,8 +113,8 @@ def end_text(drill: Drill, score: Score, palette: Palette) -> str:
 class BriefingScreen(Screen[bool]):
     DEFAULT_CSS = """
     BriefingScreen { align: center middle; }
-    BriefingScreen #briefing { width: 100; height: auto; max-height: 90%; border: round $accent;
-                               padding: 1 2; }
+    BriefingScreen #briefing { width: 100; max-width: 100%; height: auto; max-height: 90%;
+                               border: round $accent; padding: 1 2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "start", "start"),
@@ -140,7 +140,8 @@ class BriefingScreen(Screen[bool]):
 class EndScreen(Screen[None]):
     DEFAULT_CSS = """
     EndScreen { align: center middle; }
-    EndScreen #end { width: 120; height: auto; max-height: 90%; border: round $accent; padding: 1 2; }
+    EndScreen #end { width: 120; max-width: 100%; height: auto; max-height: 90%; border: round $accent;
+                     padding: 1 2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back to the fleet"),

@@ -187,3 +187,22 @@ async def test_an_action_answered_after_the_end_does_not_change_the_score() -> N
         title = str(app.screen.query_one("#drill-box").border_title)
         assert "over · score 0/100" in title
         assert app.progress.score().score == 0 and [o.score for o in outcomes] == [0]
+
+
+async def test_the_briefing_and_the_end_screen_fit_a_small_terminal() -> None:
+    # At 60 columns the briefing (100 wide) and the end screen (120) ran off the right edge: the lines
+    # were cut mid-word, with no way to scroll to their ends.
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=(60, 15)) as pilot:
+        await pilot.pause()
+        briefing = app.screen.query_one("#briefing")
+        assert briefing.region.right <= 60 and briefing.region.x >= 0
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(59)
+        feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
+        feed.run(1)
+        await pilot.pause()
+        assert isinstance(app.screen, EndScreen)
+        end = app.screen.query_one("#end")
+        assert end.region.right <= 60 and end.region.x >= 0
