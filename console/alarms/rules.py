@@ -210,13 +210,14 @@ class RateOverBaseline(Rule):
         self._baseline.observe(frame.time_s, rate_per_s, over_line=over)
         held_s = self._over.update(frame.time_s, over)
         if held_s is not None and held_s >= self.t.rate_alarm_for_s and baseline is not None:
-            times = rate_per_s / max(baseline, self.floor_per_s)
+            steady_per_s = max(baseline, self.floor_per_s)  # the line's base: never below the floor
             yield Reading(
                 self.name,
                 self.severity,
                 rate_per_s,
                 limit,
-                f"{self.describe} {count(rate_per_s)}/s, {times:.0f}× the steady {count(baseline)}/s "
+                f"{self.describe} {count(rate_per_s)}/s, {rate_per_s / steady_per_s:.0f}× the steady "
+                f"{count(steady_per_s)}/s "
                 f"(alarm at {self.multiple:g}×).",
             )
 

@@ -89,6 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_drill(args: argparse.Namespace) -> int:
     from console.drills.schema import list_drills, load_drill
+    from console.server.clock import MAX_SPEED
     from console.sim.scenario import check_seed
 
     if args.list:
@@ -102,6 +103,10 @@ def run_drill(args: argparse.Namespace) -> int:
         )
     if args.speed is not None and (not math.isfinite(args.speed) or args.speed <= 0):
         raise InputError("--speed", args.speed, "fleet seconds per wall second, above 0")
+    if args.speed is not None and not args.headless and args.speed > MAX_SPEED:
+        # A served drill's clock has a limit: say so here, not from a child server that already started.
+        allowed = f"fleet seconds per wall second in (0, {MAX_SPEED:g}] (--headless has no limit)"
+        raise InputError("--speed", args.speed, allowed)
     check_seed(args.seed)
     if args.serve and args.headless:
         raise InputError("--serve", True, "either --serve or --headless, not both")
@@ -125,7 +130,8 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     from console.drills.headless import drill_scenario
     from console.drills.live import DrillProgress
 
-    end_s = drill_scenario(drill, args.set).duration_s  # checks the overrides before a server starts
+    scenario = drill_scenario(drill, args.set)  # checks the overrides before a server starts
+    end_s = scenario.duration_s
     serve = ["drill", args.name, "--serve", "--paused", "--stop-with-parent"]  # the briefing is read paused
     if args.seed is not None:
         serve += ["--seed", str(args.seed)]
@@ -135,11 +141,22 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit_on_signal)
     speed = 1.0 if args.speed is None else args.speed
+    seed = scenario.seed if args.seed is None else args.seed
     with EmbeddedServer(drill.scenario, speed=speed, serve=serve) as server:
-        return _run_drill_console(server.url, server.token, DrillProgress(drill, end_s), args.record)
+        return _run_drill_console(
+            server.url, server.token, DrillProgress(drill, end_s), args.record, seed=seed, speed=speed
+        )
 
 
-def _run_drill_console(url: str, token: str, progress: DrillProgress, record: Path | None) -> int:
+def _run_drill_console(
+    url: str,
+    token: str,
+    progress: DrillProgress,
+    record: Path | None,
+    *,
+    seed: int | None = None,
+    speed: float | None = None,
+) -> int:
 
     from console.client.actions import ActionClient
     from console.client.stream import StreamClient
@@ -156,8 +173,17 @@ def _run_drill_console(url: str, token: str, progress: DrillProgress, record: Pa
     action_recorder = None
     if record is not None:
         from console.record.daemon import RecordingTap, StreamRecorder
+        from console.record.records import DrillInfo
 
-        recorder = StreamRecorder(record, url=url, option="--record")
+        drill = progress.drill  # the header says it is a drill's, as a headless run's does
+        recorder = StreamRecorder(
+            record,
+            url=url,
+            option="--record",
+            scenario=drill.scenario,
+            seed=seed,
+            drill=DrillInfo(name=drill.name, title=drill.title, seed_source=drill.seed_source, speed=speed),
+        )
         source = RecordingTap(source, recorder)
 
         def action_recorder(item: object) -> None:

@@ -70,12 +70,18 @@ class DrillProgress:
     actions: list[ActionRecord] = field(default_factory=list)
     hints: list[Event] = field(default_factory=list)
     ended: bool = False
+    #: The score measured at the end (`finish`): what the end screen and the recording say. Whatever the
+    #: console receives afterwards — a frame before the clock stops, an action confirmed over the end
+    #: screen — is after the drill and changes nothing.
+    final: Score | None = None
 
     @property
     def time_s(self) -> float:
         return self.frames[-1].time_s if self.frames else 0.0
 
     def add_frame(self, frame: Frame) -> None:
+        if self.final is not None:
+            return
         # A paused fleet keeps sending its current second: measured once, as the headless runner would.
         if self.frames and frame.time_s <= self.frames[-1].time_s:
             return
@@ -92,10 +98,19 @@ class DrillProgress:
         return None
 
     def add_action(self, record: ActionRecord) -> None:
-        self.actions.append(record)
+        if self.final is None:
+            self.actions.append(record)
 
     def score(self) -> Score:
+        if self.final is not None:
+            return self.final
         return score_drill(self.drill, self.frames, self.events, self.actions)
+
+    def finish(self) -> Score:
+        """Score the drill once, at its end; from here on the score and the objectives stay as they are."""
+        if self.final is None:
+            self.final = self.score()
+        return self.final
 
     def objectives(self, score: Score | None = None) -> list[LiveObjective]:
         score = score or self.score()

@@ -26,7 +26,7 @@ from console.client.stream import StreamClient
 from console.errors import StormdeckError
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.protocol import Event, Frame, Hello
-from console.record.records import RecordingHeader
+from console.record.records import DrillInfo, RecordingHeader
 from console.record.writer import RecordingWriter, Retention
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,11 @@ class StreamRecorder:
     refused: str | None = None
     #: The option that named `out`, for a refusal of it.
     option: str = "--out"
+    #: What a new file's header says the session was, when the recorder knows (`drill --record`): the
+    #: report's Session section, and the sign that a recording came from a drill even if it ended unscored.
+    scenario: str | None = None
+    seed: int | None = None
+    drill: DrillInfo | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
@@ -123,6 +128,9 @@ class StreamRecorder:
             source=hello.source if hello else None,
             url=self.url,
             started_unix_s=self.wall_clock(),
+            scenario=self.scenario,
+            seed=self.seed,
+            drill=self.drill,
         )
 
     def _open(self, header: RecordingHeader) -> RecordingWriter:

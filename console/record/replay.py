@@ -40,6 +40,9 @@ DEFAULT_PREFILL_S = 60.0
 _PLAYED = frozenset(
     {RecordKind.FRAME, RecordKind.EVENT, RecordKind.ACTION, RecordKind.CONFIRMATION, RecordKind.DRILL_OUTCOME}
 )
+#: The operator's records: after a jump the newest one before the landing point is sent even when it is
+#: older than the prefill, so the timeline bar's "last action" is the last one passed, however far back.
+_OPERATOR = frozenset({RecordKind.ACTION, RecordKind.CONFIRMATION, RecordKind.DRILL_OUTCOME})
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,7 @@ class ReplaySource:
         self.clock = clock
         self.prefill_s = prefill_s
         self._entries = recording.entries()
+        self._operator_entries = [i for i, entry in enumerate(self._entries) if entry.kind in _OPERATOR]
         self.playback = Playback(recording.timeline_s, speed=speed, paused=paused, next_index=1)
         self._pending: list[ReplayItem] = []
         self._wake = asyncio.Event()
@@ -283,7 +287,11 @@ class ReplaySource:
         time_s = self.recording.frame_times_s[frame_index]
         first = bisect.bisect_left(self.recording.frame_times_s, time_s - self.prefill_s)
         jump = ReplayJump(self._entries[entry_index].time_s, frame_index)
-        self._pending = [jump, *self._played(self.recording.frame_entry_index[first], entry_index + 1)]
+        start = self.recording.frame_entry_index[first]
+        before = bisect.bisect_left(self._operator_entries, start)  # operator records before the prefill
+        older = self._operator_entries[before - 1] if before else None
+        last = [] if older is None else [self.recording.read_entry(self._entries[older])]
+        self._pending = [jump, *last, *self._played(start, entry_index + 1)]
         self._land_on(frame_index)
 
     def _advance_to(self, frame_index: int) -> None:

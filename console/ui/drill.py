@@ -113,8 +113,8 @@ def end_text(drill: Drill, score: Score, palette: Palette) -> str:
 class BriefingScreen(Screen[bool]):
     DEFAULT_CSS = """
     BriefingScreen { align: center middle; }
-    BriefingScreen #briefing { width: 100; height: auto; max-height: 90%; border: round $accent;
-                               padding: 1 2; }
+    BriefingScreen #briefing { width: 100; max-width: 100%; height: auto; max-height: 90%;
+                               border: round $accent; padding: 1 2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "start", "start"),
@@ -140,7 +140,8 @@ class BriefingScreen(Screen[bool]):
 class EndScreen(Screen[None]):
     DEFAULT_CSS = """
     EndScreen { align: center middle; }
-    EndScreen #end { width: 120; height: auto; max-height: 90%; border: round $accent; padding: 1 2; }
+    EndScreen #end { width: 120; max-width: 100%; height: auto; max-height: 90%; border: round $accent;
+                     padding: 1 2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back to the fleet"),
@@ -274,7 +275,7 @@ class DrillApp(ConsoleApp):
         self.end_shown = True
         self.refresh_bindings()
         self._ask_clock(paused=True)  # the drill is over: the fleet stops where it was scored
-        score = self.progress.score()
+        score = self.progress.finish()
         if self.record_outcome is not None:
             self.record_outcome(score.outcome(self.progress.time_s))
         self.push_screen(EndScreen(end_text(self.progress.drill, score, self.palette)))

@@ -204,6 +204,16 @@ def test_a_storm_that_begins_while_learning_is_not_learned() -> None:
     assert "100× the steady 2.0 k/s" in engine.active[0].message
 
 
+def test_the_message_names_the_steady_rate_the_multiple_is_taken_against() -> None:
+    """A calm of 0 attempts/s learns 0; the 10/s floor sets the line. The message said "4952× the steady
+    0.0/s" (the report of a drill at --speed 20), a multiple of nothing; the console's gauge said 10/s."""
+    engine = AlarmEngine()
+    for f in series(0, 60, attempts_per_s=lambda t: 50_000.0 if t >= 35 else 0.0):
+        engine.update(f)
+    assert [a.name for a in engine.active] == ["reconnect_rate_high"]
+    assert "50 k/s, 5000× the steady 10/s" in engine.active[0].message
+
+
 # --- resync_share_rising ---------------------------------------------------------------------------
 
 

@@ -196,3 +196,14 @@ def test_a_misspelt_where_key_is_refused_when_the_drill_loads(
         drill = write(tmp_path, "tiny.toml", GOOD_DRILL + objective + f"where = {where}\n")
         assert main(["drill", drill, "--headless"]) == 2
         assert f"stormdeck: objectives.1.{field}:" in capsys.readouterr().err
+
+
+def test_interactive_mode_refuses_a_speed_its_server_would_refuse_before_starting_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `drill NAME --speed 1e9` passed the CLI's "above 0", started the child server, and only its refusal
+    # ("in (0, 100]") said what the range was.
+    assert main(["drill", "thundering-herd", "--speed", "1e9"]) == 2
+    err = capsys.readouterr().err
+    assert "--speed: 1000000000.0 is not allowed" in err and "(0, 100]" in err
+    assert "serving the drill" not in err

@@ -64,3 +64,20 @@ def test_hints_are_returned_to_show_and_the_end_event_ends_the_drill() -> None:
     assert live.ended
     live.frames[-1] = live.frames[-1].model_copy(update={"time_s": 60.0})
     assert all(item.standing is not Standing.AT_RISK for item in live.objectives())
+
+
+def test_the_score_at_the_end_is_final_whatever_the_console_receives_after_it() -> None:
+    # At --speed 20 an action confirmed over the end screen, or a frame sent before the clock stopped,
+    # arrives after the end: it must not turn the end screen's 50 into 80 (nor the recording's outcome).
+    live = DrillProgress(build_drill(DRILL), end_s=60)
+    for frame in series(0, 61, connections=100_000):
+        live.add_frame(frame)
+    live.add_event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
+    final = live.finish()
+    assert final.score == 50.0  # the floor held; no admission; the rollout never completed
+    live.add_action(ActionRecord(time_s=61, actor="t", action="admission", outcome="applied"))
+    for frame in series(61, 2, connections=10_000):
+        live.add_frame(frame)
+    assert live.score() == final and live.score().score == 50.0
+    assert live.time_s == 60.0 and live.actions == []
+    assert standings(live) == [Standing.MET, Standing.FAILED, Standing.FAILED]

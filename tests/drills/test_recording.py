@@ -55,3 +55,35 @@ def test_the_recording_holds_the_run(tmp_path: Path) -> None:
     assert any(e.kind == "drill" and "window opens" in e.message for e in reader.events())
     outcome = reader.drill_outcome()
     assert outcome is not None and outcome.score == 5.0 and outcome.objectives[0].met
+
+
+def test_the_drill_consoles_recording_says_which_drill_it_came_from(tmp_path: Path, monkeypatch) -> None:
+    # `stormdeck drill NAME --record FILE` wrote a header with no drill, scenario or seed: the report's
+    # Session read "drill —", and a recording cut before the end screen no longer said it was a drill's.
+    import asyncio
+
+    from console.cli import drill as drill_cli
+    from console.drills.live import DrillProgress
+    from console.model.link import Received
+    from console.protocol import Hello, Source
+    from console.ui.drill import DrillApp
+
+    class HelloOnly:
+        async def run(self, sink) -> None:  # type: ignore[no-untyped-def]
+            sink(Received(Hello(fleet="tiny", source=Source.SIMULATOR, epoch="sim", seq=0), 0.0))
+
+    def run_the_tap(app: DrillApp) -> None:  # the console's stream, without a screen or a server
+        app.source.source = HelloOnly()
+        asyncio.run(app.source.run(lambda item: None))
+
+    monkeypatch.setattr(DrillApp, "run", run_the_tap)
+    drill = build_drill(DRILL)
+    out = tmp_path / "console.sdrec"
+    progress = DrillProgress(drill, end_s=20)
+    drill_cli._run_drill_console("http://127.0.0.1:9", "t", progress, out, seed=11, speed=20.0)
+    with RecordingReader(out) as recording:
+        header = recording.header
+    assert (header.scenario, header.seed) == ("demo", 11)
+    assert header.drill is not None
+    assert (header.drill.name, header.drill.title, header.drill.speed) == ("tiny", "A tiny drill", 20.0)
+    assert header.drill.seed_source == "interview seed (002)"

@@ -107,6 +107,22 @@ def test_seek_sends_a_jump_then_the_prefill_then_plays_on(replay: tuple[ReplaySo
     assert _frames(source.take(clock())) == [51.0]
 
 
+def test_a_jump_past_the_prefill_still_sends_the_last_action_passed(
+    replay: tuple[ReplaySource, FakeClock],
+) -> None:
+    # The action is at 40.5 s; a seek to 80 s sends 10 s of prefill (70–80 s). The timeline bar's "last
+    # action" went blank: the record was older than the prefill. It comes right after the jump.
+    source, clock = replay
+    source.seek(80.0)
+    items = source.take(clock())
+    assert items[0] == ReplayJump(80.0, 79)
+    actions = [item for item in items if getattr(item, "type", None) == "action"]
+    assert [a.time_s for a in actions] == [40.5] and items[1] is actions[0]
+    assert _frames(items) == [float(t) for t in range(70, 81)]  # the prefill itself is unchanged
+    source.seek(20.0)  # before the action: nothing to send
+    assert not [item for item in source.take(clock()) if getattr(item, "type", None) == "action"]
+
+
 def test_marker_jumps_land_on_the_marker_frames(replay: tuple[ReplaySource, FakeClock]) -> None:
     source, clock = replay
     source.take(clock())

@@ -15,6 +15,7 @@ from console.drills.live import DrillProgress, Standing
 from console.drills.schema import build_drill
 from console.model.link import LinkState, LinkStatus, Received
 from console.protocol import Event
+from console.record.records import ActionRecord
 from console.ui.drill import BriefingScreen, DrillApp, DrillScreen, EndScreen
 
 from .conftest import SIZE
@@ -163,3 +164,45 @@ def test_the_briefing_reflows_the_drill_files_lines() -> None:
     assert reflowed("\n04:00, the window. The runbook says:\nrestart in batches.\n\n  You can halt.\n") == (
         "04:00, the window. The runbook says: restart in batches.\n\nYou can halt."
     )
+
+
+async def test_an_action_answered_after_the_end_does_not_change_the_score() -> None:
+    # An admission form confirmed over the end screen (its answer came after the drill's time was up)
+    # once turned "score 0/100" into "40/100" in the panel while the recording kept 0.
+    outcomes: list = []
+    app = tiny_app(FakeClock(), outcomes)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(59)
+        feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
+        feed.run(1)
+        await pilot.pause()
+        assert isinstance(app.screen, EndScreen)
+        await pilot.press("escape")
+        app._record_action(ActionRecord(time_s=61, actor="trainee", action="admission", outcome="applied"))
+        feed.run(2)
+        app.refresh_views()
+        await pilot.pause()
+        title = str(app.screen.query_one("#drill-box").border_title)
+        assert "over · score 0/100" in title
+        assert app.progress.score().score == 0 and [o.score for o in outcomes] == [0]
+
+
+async def test_the_briefing_and_the_end_screen_fit_a_small_terminal() -> None:
+    # At 60 columns the briefing (100 wide) and the end screen (120) ran off the right edge: the lines
+    # were cut mid-word, with no way to scroll to their ends.
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=(60, 15)) as pilot:
+        await pilot.pause()
+        briefing = app.screen.query_one("#briefing")
+        assert briefing.region.right <= 60 and briefing.region.x >= 0
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(59)
+        feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
+        feed.run(1)
+        await pilot.pause()
+        assert isinstance(app.screen, EndScreen)
+        end = app.screen.query_one("#end")
+        assert end.region.right <= 60 and end.region.x >= 0
