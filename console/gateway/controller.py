@@ -397,6 +397,10 @@ class Controller:
         """None: a real fleet has no twin to run ahead (docs/gateway.md says how one could be seeded)."""
         return None
 
+    def refuses(self, action: FleetAction) -> InputError | None:
+        """A rollout this controller cannot run: one is running, or a node has no restart command."""
+        return self._rollout_refusal() if action.kind is ActionKind.ROLLOUT_START else None
+
     async def apply(self, action: FleetAction) -> None:
         """Forward `action` to the nodes, entirely or not at all (`InputError` naming the field)."""
         request = action.request
@@ -531,15 +535,9 @@ class Controller:
         self, request: RolloutRequest, batch_drain: DrainRequest | None = None
     ) -> RolloutStatus:
         """Start restarting the fleet in batches (in the nodes file's order) through each node's command."""
-        if self._rollout_task is not None and not self._rollout_task.done():
-            raise InputError(
-                "rollout", self.rollout_status().state.value, "no rollout running (halt it first)"
-            )
-        missing = [node_id for node_id, link in self.links.items() if not link.entry.restart]
-        if missing:
-            raise InputError(
-                "restart", missing[0], 'a restart = "…{node}…" command for every node in --nodes'
-            )
+        refusal = self._rollout_refusal()
+        if refusal is not None:
+            raise refusal
         self.rollout = Rollout(
             request,
             list(self.links),
@@ -553,6 +551,18 @@ class Controller:
         )
         self._rollout_task = asyncio.create_task(self.rollout.run())
         return self.rollout.status
+
+    def _rollout_refusal(self) -> InputError | None:
+        if self._rollout_task is not None and not self._rollout_task.done():
+            return InputError(
+                "rollout", self.rollout_status().state.value, "no rollout running (halt it first)"
+            )
+        missing = [node_id for node_id, link in self.links.items() if not link.entry.restart]
+        if missing:
+            return InputError(
+                "restart", missing[0], 'a restart = "…{node}…" command for every node in --nodes'
+            )
+        return None
 
     def halt_rollout(self) -> RolloutStatus:
         if self._rollout_task is not None:

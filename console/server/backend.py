@@ -16,6 +16,7 @@ from console.guards import FleetCapacity
 from console.protocol import Event, FleetSnapshot, Frame, Source, Waves
 
 if TYPE_CHECKING:
+    from console.errors import InputError
     from console.server.actions import FleetAction
     from console.sim.injection import Injection
 
@@ -69,6 +70,11 @@ class ActingBackend(FleetBackend, Protocol):
 
     async def current_snapshot(self) -> FleetSnapshot:
         """The fleet now, actions applied since the last tick included: what an action is judged on."""
+        ...
+
+    def refuses(self, action: FleetAction) -> InputError | None:
+        """What this fleet cannot do whatever the guards say, known before applying (a real fleet
+        without restart commands cannot roll out): checked before the verdict, so a dry run says it too."""
         ...
 
     async def apply(self, action: FleetAction) -> None:

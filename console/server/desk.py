@@ -150,6 +150,16 @@ class ActionDesk:
         request = action.request
         override = (request.override_reason or "").strip()
         async with self._lock:
+            cannot = backend.refuses(action)
+            if cannot is not None:  # (a dry run would say ok to what the fleet then refuses)
+                return problem_answer(
+                    422,
+                    "refused-by-fleet",
+                    "Invalid input",
+                    f"{cannot}; nothing applied",
+                    "refused_by_fleet",
+                    field_name=cannot.field,
+                )
             snapshot = await backend.current_snapshot()
             try:
                 verdict = judge(snapshot, backend.capacity(), action, self.thresholds)

@@ -82,6 +82,10 @@ class SimulatorBackend:
     async def current_snapshot(self) -> FleetSnapshot:
         return await self.exclusive(self.simulation.live_snapshot)
 
+    def refuses(self, action: FleetAction) -> InputError | None:
+        """Nothing the guards allow is beyond a simulated fleet: `apply` checks the rest."""
+        return None
+
     async def apply(self, action: FleetAction) -> None:
         await self.exclusive(apply_action, self.simulation, action)
 

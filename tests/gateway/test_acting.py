@@ -268,3 +268,30 @@ async def test_a_node_that_fails_to_start_is_announced_and_dropped(start_node) -
             controller.add_nodes(3)
     finally:
         await controller.close()
+
+
+async def test_a_dry_run_says_what_the_fleet_would_refuse(start_node, tmp_path) -> None:
+    """`fleet up`'s nodes have no restart command: the dry run of a rollout said ok, then Apply was
+    refused. The fleet's refusal comes first now, dry run or not, naming the field; nothing is applied."""
+    a = await start_node(node_config("a"))
+    controller = Controller([NodeEntry("a", a.admin_url)], TOKEN)
+    await controller.start()
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
+    headers = {"Authorization": "Bearer op-token"}
+    try:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://fleet", headers=headers) as api:
+            body = {"batch_size": 1, "interval_s": 60, "mode": "drain", "pause_cpu_pct": 75}
+            tried = await api.post("/v1/rollout", json={**body, "dry_run": True})
+            applied = await api.post("/v1/rollout", json=body)
+        for answer in (tried, applied):
+            assert answer.status_code == 422, answer.text
+            problem = answer.json()
+            assert problem["field"] == "restart" and "nothing applied" in problem["detail"]
+        assert controller.rollout_status().state.value == "idle"
+    finally:
+        await controller.close()
+        audit.close()
+    outcomes = [json.loads(line)["outcome"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert outcomes == ["refused_by_fleet", "refused_by_fleet"]
