@@ -66,4 +66,7 @@ def parse_clock(text: str) -> float:
         raise InputError("time", text, "seconds, M:SS or H:MM:SS of fleet time, e.g. 4:05")
     first, second, seconds = match.groups()
     hours, minutes = (first, second) if second is not None else (None, first)
+    # Past the first field, each is a clock's: 4:99 or 0:61 is a typo, not 5:39 or 1:01.
+    if (minutes is not None and float(seconds) >= 60) or (hours is not None and int(minutes) >= 60):
+        raise InputError("time", text, "M:SS or H:MM:SS with minutes and seconds below 60, e.g. 4:05")
     return int(hours or 0) * 3600 + int(minutes or 0) * 60 + float(seconds)

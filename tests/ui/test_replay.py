@@ -15,6 +15,7 @@ from console import __version__
 from console.alarms import AlarmEngine
 from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
+from console.errors import InputError
 from console.model.timeline import parse_clock, timeline_cells
 from console.protocol import Check, Frame, Source, Verdict, VerdictLevel
 from console.record.reader import Marker, RecordingReader
@@ -193,6 +194,14 @@ def test_timeline_cells_place_markers_and_the_head():
     assert [c.kind for c in cells].count("played") == 4
     assert cells[4].glyph == "▲" and cells[5].kind == "head" and cells[6].glyph == "◆"
     assert parse_clock("4:05") == 245 and parse_clock("0:04:05") == 245 and parse_clock("12.5") == 12.5
+    assert parse_clock("75") == 75 and parse_clock("90:00") == 5400  # the first field is not bounded
+
+
+@pytest.mark.parametrize("typo", ["0:61", "4:99", "1:60:00", "0:04:60", "4:59.5x"])
+def test_a_clock_with_seconds_or_minutes_past_59_is_refused(typo: str):
+    with pytest.raises(InputError) as refused:
+        parse_clock(typo)
+    assert refused.value.field == "time"
 
 
 def test_replay_snapshot(reader: RecordingReader, snap_compare):
