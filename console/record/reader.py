@@ -8,7 +8,9 @@
         recording.next_marker("alarm")
 
 Opening reads only the members' headers (docs/recording.md, "seek cost"); a frame is inflated when asked
-for. A torn tail — what a killed writer leaves — is ignored: `damaged_tail` says one was there.
+for. A torn tail — what a killed writer leaves — is ignored: `damaged_tail` says one was there. A damaged
+member found later, when read (a file copied mid-write, a lost page), ends the recording there the same
+way: what is before it reads, the iterators stop at it, and `damaged_at` says where.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class Marker:
     frame_index: int = 0  # the first frame at or after the marker: where a jump lands
 
 
+class DamagedRecord(InputError):
+    """A member that does not check out: the recording ends before it (see `RecordingReader.damaged_at`)."""
+
+
 class RecordingReader:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -63,7 +69,13 @@ class RecordingReader:
             self._file.close()
             raise InputError("FILE", str(path), "a stormdeck recording (its first record is a header)")
         self.damaged_tail = container.end_of(self._entries) < size
-        header = self._read(self._entries[0])
+        #: Where the damage starts (a torn tail, or a damaged member met while reading), or None.
+        self.damaged_at: int | None = container.end_of(self._entries) if self.damaged_tail else None
+        try:
+            header = self._read(self._entries[0])
+        except InputError:
+            self._file.close()
+            raise
         assert isinstance(header, RecordingHeader)
         self.header = header
         self._frames = [e for e in self._entries if e.kind is RecordKind.FRAME]
@@ -81,18 +93,40 @@ class RecordingReader:
     def _read(self, entry: Entry) -> Recorded:
         payload = container.read_member(self._file, entry)
         if payload is None:
-            raise InputError("FILE", str(self.path), f"an undamaged record at byte {entry.offset}")
+            self._end_before(entry)
+            raise DamagedRecord("FILE", str(self.path), f"an undamaged record at byte {entry.offset}")
         return parse_record(entry.kind, payload)
 
+    def _end_before(self, entry: Entry) -> None:
+        """The recording ends before `entry`: only the tail is checked at open (one inflate, not thousands),
+        so a damaged member further in is found when first read, and cut off as a torn tail is."""
+        cut = next(i for i, e in enumerate(self._entries) if e.offset == entry.offset)
+        self._entries = self._entries[:cut]
+        self.timeline_s = self.timeline_s[:cut]
+        self._frames = [e for e in self._entries if e.kind is RecordKind.FRAME]
+        self.frame_entry_index = [i for i in self.frame_entry_index if i < cut]
+        self.frame_times_s = self.frame_times_s[: len(self.frame_entry_index)]
+        self.position = min(self.position, max(len(self._frames) - 1, 0))
+        self._markers = None
+        self.damaged_tail = True
+        self.damaged_at = entry.offset
+
     def records(self, kinds: frozenset[RecordKind] | None = None) -> Iterator[Recorded]:
-        """Every record after the header in file order (events before the frame they came with)."""
+        """Every record after the header in file order (events before the frame they came with), up to
+        any damage."""
         for entry in self._entries[1:]:
             if kinds is None or entry.kind in kinds:
-                yield self._read(entry)
+                try:
+                    yield self._read(entry)
+                except DamagedRecord:
+                    return
 
     def frames(self, start: int = 0, stop: int | None = None) -> Iterator[Frame]:
         for entry in self._frames[start:stop]:
-            frame = self._read(entry)
+            try:
+                frame = self._read(entry)
+            except DamagedRecord:
+                return
             assert isinstance(frame, Frame)
             yield frame
 
@@ -157,7 +191,11 @@ class RecordingReader:
     def markers(self, kind: MarkerKind | None = None) -> list[Marker]:
         """Alarms raised and actions attempted, in time order, each with the frame a jump lands on."""
         if self._markers is None:
-            self._markers = sorted(self._collect_markers(), key=lambda m: (m.frame_index, m.time_s))
+            try:
+                found = list(self._collect_markers())
+            except DamagedRecord:  # the recording now ends before the damage: collect again, up to it
+                return self.markers(kind)
+            self._markers = sorted(found, key=lambda m: (m.frame_index, m.time_s))
         return [m for m in self._markers if kind is None or m.kind == kind]
 
     def next_marker(self, kind: MarkerKind | None = None) -> Marker | None:

@@ -29,7 +29,7 @@ from console.errors import InputError
 from console.model.link import LinkState, LinkStatus, Received, StreamItem
 from console.protocol import Event, Frame, Hello, Source
 from console.record.container import RecordKind
-from console.record.reader import Marker, MarkerKind, RecordingReader
+from console.record.reader import DamagedRecord, Marker, MarkerKind, RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 
 #: The speeds the replay screen cycles through (issue #5, "Replay").
@@ -142,12 +142,19 @@ class ReplayStatus:
     speed: float
     paused: bool
     finished: bool
+    damaged_at: int | None = None  # the byte where a damaged recording ends, if it does
 
 
 def held_reason(status: ReplayStatus) -> str | None:
     """Why a replay sends no frames now (paused, or at its end), or None while it plays: the link the
     console shows is "paused" then, not a live stream whose frames are late."""
-    return "paused" if status.paused else "end of the recording" if status.finished else None
+    if status.paused:
+        return "paused"
+    if not status.finished:
+        return None
+    if status.damaged_at is not None:
+        return f"end of the recording: it is damaged from byte {status.damaged_at:,} on"
+    return "end of the recording"
 
 
 def link_of(status: ReplayStatus, at_s: float) -> LinkStatus:
@@ -186,7 +193,10 @@ class ReplaySource:
 
     def hello(self) -> Hello:
         header = self.recording.header
-        first = self.recording.frame_at(0) if self.recording.frame_count else None
+        try:
+            first = self.recording.frame_at(0) if self.recording.frame_count else None
+        except DamagedRecord:
+            first = None
         return Hello(
             fleet=header.fleet or self.recording.path.name,
             source=Source.REPLAY,
@@ -230,6 +240,7 @@ class ReplaySource:
             speed=self.playback.speed,
             paused=self.playback.paused,
             finished=self.playback.finished,
+            damaged_at=self.recording.damaged_at,
         )
 
     def pause(self) -> None:
@@ -282,7 +293,16 @@ class ReplaySource:
         return marker
 
     def show_frame(self, frame_index: int) -> None:
-        """Jump: a `ReplayJump`, the prefill before frame `frame_index`, the frame; then on from there."""
+        """Jump: a `ReplayJump`, the prefill before frame `frame_index`, the frame; then on from there.
+        Past a damaged record, to the last frame before it."""
+        try:
+            self._show_frame(frame_index)
+        except DamagedRecord:
+            self._end_at_damage()
+            if self.recording.frame_count:
+                self.show_frame(min(frame_index, self.recording.frame_count - 1))
+
+    def _show_frame(self, frame_index: int) -> None:
         entry_index = self.recording.frame_entry_index[frame_index]
         time_s = self.recording.frame_times_s[frame_index]
         first = bisect.bisect_left(self.recording.frame_times_s, time_s - self.prefill_s)
@@ -306,12 +326,26 @@ class ReplaySource:
         self._wake.set()
 
     def _played(self, start: int, stop: int) -> list[ReplayItem]:
-        """The records a replay passes on among entries [start, stop)."""
-        return [
-            self.recording.read_entry(entry)  # type: ignore[misc]
-            for entry in self._entries[start:stop]
-            if entry.kind in _PLAYED
-        ]
+        """The records a replay passes on among entries [start, stop): up to a damaged one, where the
+        recording then ends."""
+        played: list[ReplayItem] = []
+        for entry in self._entries[start:stop]:
+            if entry.kind in _PLAYED:
+                try:
+                    played.append(self.recording.read_entry(entry))  # type: ignore[arg-type]
+                except DamagedRecord:
+                    self._end_at_damage()
+                    break
+        return played
+
+    def _end_at_damage(self) -> None:
+        """The reader has cut the recording before a damaged record: play it as ending there (the clock
+        stands at its last record, the link says why)."""
+        self._entries = self.recording.entries()
+        self._operator_entries = [i for i, entry in enumerate(self._entries) if entry.kind in _OPERATOR]
+        self.playback.times_s = self.recording.timeline_s
+        self.playback.next_index = min(self.playback.next_index, len(self._entries))
+        self._frame_index = min(self._frame_index, self.recording.frame_count - 1)
 
 
 class ConsoleReplayFeed:

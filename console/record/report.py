@@ -39,14 +39,14 @@ def write_report(recording_path: Path, out_dir: Path, thresholds: Thresholds | N
     with RecordingReader(recording_path) as recording:
         reviewed = review(recording, thresholds)
         source_name = recording_path.name
-        damaged = recording.damaged_tail
+        damaged_at = recording.damaged_at
     thresholds = thresholds or Thresholds()
     contents = {
         out_dir / f"{name}.svg": svg.render(chart) for name, chart in _charts(reviewed, thresholds).items()
     }
     charts = list(contents)
     markdown = out_dir / "report.md"
-    contents[markdown] = render_markdown(reviewed, source_name, charts, damaged)
+    contents[markdown] = render_markdown(reviewed, source_name, charts, damaged_at)
     _write_all(contents, out_dir)
     return ReportFiles(markdown, charts)
 
@@ -148,9 +148,11 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(reviewed: Review, source_name: str, charts: list[Path], damaged: bool = False) -> str:
+def render_markdown(
+    reviewed: Review, source_name: str, charts: list[Path], damaged_at: int | None = None
+) -> str:
     lines = [f"# After-action report: {reviewed.header.fleet or source_name}", ""]
-    lines += _session(reviewed, source_name, damaged)
+    lines += _session(reviewed, source_name, damaged_at)
     lines += _figures(reviewed)
     lines += ["## Charts", ""]
     lines += [f"![{path.stem}]({path.name})" for path in charts] or ["No frames were recorded."]
@@ -158,7 +160,7 @@ def render_markdown(reviewed: Review, source_name: str, charts: list[Path], dama
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _session(reviewed: Review, source_name: str, damaged: bool) -> list[str]:
+def _session(reviewed: Review, source_name: str, damaged_at: int | None) -> list[str]:
     header = reviewed.header
     started = dt.datetime.fromtimestamp(header.started_unix_s, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     rows = [
@@ -183,12 +185,12 @@ def _session(reviewed: Review, source_name: str, damaged: bool) -> list[str]:
         )
     if header.trimmed_before_s is not None:
         rows.append(("retention", f"frames before {clock(header.trimmed_before_s)} were dropped"))
-    if damaged:
+    if damaged_at is not None:
         rows.append(
             (
                 "note",
-                "the recording ends in a torn record (the recorder was stopped mid-write); "
-                "everything before it is reported",
+                f"the recording is damaged from byte {damaged_at:,} on (a torn last record: the recorder "
+                "was stopped mid-write; or a damaged copy); everything before it is reported",
             )
         )
     return ["## Session", "", "| | |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows], ""]

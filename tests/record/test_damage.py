@@ -1,0 +1,78 @@
+"""A recording damaged in the middle (a copy taken mid-write, a lost page): everything before the damage
+reads, reports and replays, and the replay ends there saying why — only the tail is checked at open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from console.protocol import Frame
+from console.record.container import RecordKind
+from console.record.reader import RecordingReader
+from console.record.replay import ReplaySource, held_reason
+from console.record.report import write_report
+from console.record.writer import RecordingWriter
+from tests.record.conftest import Tick, header
+from tests.record.test_replay import FakeClock
+
+DAMAGED_FRAME = 40  # the 41st frame's member gets ten bytes of garbage in its body
+
+
+def damaged_recording(path: Path, ticks: list[Tick]) -> int:
+    """A recording of every tick with one frame's body overwritten; returns that member's offset."""
+    with RecordingWriter(path, header(), fsync=False) as writer:
+        for tick in ticks:
+            for event in tick.events:
+                writer.write(event)
+            writer.write(tick.frame)
+    with RecordingReader(path) as whole:
+        assert not whole.damaged_tail and whole.frame_count == len(ticks)
+        frames = [e for e in whole.entries() if e.kind is RecordKind.FRAME]
+        target = frames[DAMAGED_FRAME]
+    with path.open("r+b") as file:
+        file.seek(target.offset + target.size // 2)
+        file.write(b"\xff" * 10)
+    return target.offset
+
+
+def test_the_frames_before_the_damage_read_and_the_recording_ends_there(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    offset = damaged_recording(recording_path, outage_ticks)
+    with RecordingReader(recording_path) as recording:
+        assert recording.damaged_at is None  # not known at open: only the tail is checked
+        frames = list(recording.frames())
+        assert [f.time_s for f in frames] == [t.frame.time_s for t in outage_ticks[:DAMAGED_FRAME]]
+        assert recording.damaged_at == offset and recording.frame_count == DAMAGED_FRAME
+        assert recording.seek(10_000.0).time_s == frames[-1].time_s
+
+
+def test_a_damaged_recording_is_reported_up_to_the_damage(
+    outage_ticks: list[Tick], recording_path: Path, tmp_path: Path
+) -> None:
+    offset = damaged_recording(recording_path, outage_ticks)
+    markdown = write_report(recording_path, tmp_path / "report").markdown.read_text()
+    assert f"damaged from byte {offset:,} on" in markdown
+    last = outage_ticks[DAMAGED_FRAME - 1].frame.time_s
+    assert f"→ {int(last) // 60}:{int(last) % 60:02d})" in markdown  # the frames row ends before the damage
+
+
+def test_a_damaged_recording_replays_to_the_damage_and_stops_saying_why(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    offset = damaged_recording(recording_path, outage_ticks)
+    clock = FakeClock()
+    with RecordingReader(recording_path) as recording:
+        replay = ReplaySource(recording, clock=clock, speed=60.0)
+        replay.playback.start(clock())
+        clock.now_s += 3600.0  # far past the end at ×60
+        played = [item for item in replay.take(clock()) if isinstance(item, Frame)]
+        assert len(played) == DAMAGED_FRAME
+        status = replay.status()
+        last_s = played[-1].time_s
+        assert status.finished and status.time_s == last_s and status.damaged_at == offset
+        assert held_reason(status) == f"end of the recording: it is damaged from byte {offset:,} on"
+        clock.now_s += 600.0
+        assert replay.status().time_s == last_s  # the clock stands at the last record
+        replay.seek(10_000.0)  # a seek past the damage lands on the last frame before it
+        landed = [item for item in replay.take(clock()) if isinstance(item, Frame)]
+        assert landed[-1].time_s == last_s
