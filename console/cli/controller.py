@@ -88,7 +88,7 @@ def serve_controller(
     from console.guards.config import load_default_thresholds
     from console.server.app import create_app
     from console.server.runner import base_url, bind_socket, is_loopback, serve_foreground
-    from console.server.tokens import load_token_file, make_local_operator_token
+    from console.server.tokens import attach_note, load_token_file, make_local_operator_token
 
     if token_file is None and not is_loopback(host):
         raise InputError("--host", host, "a loopback address unless --token-file is given")
@@ -121,7 +121,8 @@ def serve_controller(
             print(f"stormdeck: serving fleet {fleet!r} (controller over {len(nodes)} nodes)")
             print(f"url:    {url}")
             print(f"token:  {token_path} ({note})")
-            print(f"attach: stormdeck attach {url} --token-file {token_path}")
+            as_whom = attach_note(given) if given is not None else ""
+            print(f"attach: stormdeck attach {url} --token-file {token_path}{as_whom}")
             print(f"audit:  {audit_log.path}")
             announce_more()
             print("Ctrl-C stops it.", flush=True)

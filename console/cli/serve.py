@@ -21,7 +21,14 @@ from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
 from console.server.runner import base_url, bind_socket, is_loopback
-from console.server.tokens import Principal, Role, TokenRegistry, load_token_file, make_local_token
+from console.server.tokens import (
+    Principal,
+    Role,
+    TokenRegistry,
+    attach_note,
+    load_token_file,
+    make_local_token,
+)
 
 if TYPE_CHECKING:
     from console.server.simulator import SimulatorBackend
@@ -191,7 +198,8 @@ def serve_backend(
             print(f"stream: {url.replace('http', 'ws', 1)}/v1/stream")
             for line in token_lines:
                 print(line)
-            print(f"attach: stormdeck attach {url} --token-file {attach_path}")
+            as_whom = attach_note(given_tokens) if given_tokens is not None else ""
+            print(f"attach: stormdeck attach {url} --token-file {attach_path}{as_whom}")
             print(f"audit:  {audit_log.path}")
             for line in notes(url, paths) if notes is not None else []:
                 print(line)

@@ -58,12 +58,25 @@ class TokenRegistry:
         if not entries:
             raise InputError("token file", "(no tokens)", "at least one line `ROLE TOKEN [NAME]`")
         self._by_digest = {_digest(token): principal for token, principal in entries.items()}
+        #: Whose token the file's first line is: the one `stormdeck attach --token-file` takes.
+        self.first: Principal = next(iter(entries.values()))
 
     def lookup(self, token: str) -> Principal | None:
         return self._by_digest.get(_digest(token))
 
     def __len__(self) -> int:
         return len(self._by_digest)
+
+
+def attach_note(registry: TokenRegistry) -> str:
+    """What an attach line with a given token file attaches as, and a warning when that is an admin: a
+    served drill's file often starts with the instructor's line, and trainees handed the printed line
+    would act as admin (an override is an admin's)."""
+    first = registry.first
+    note = f"  (as its first line: {first.role.label} {first.name!r})"
+    if first.role is Role.ADMIN:
+        note += "\n        an admin's token: give each trainee a file with their own operator or viewer line"
+    return note
 
 
 def parse_tokens(text: str, source: str = "token file") -> TokenRegistry:

@@ -66,3 +66,13 @@ def test_the_local_token_is_an_operator_token_in_a_0600_file(tmp_path) -> None:
     assert load_token_file(path).lookup(token) == principal
     second_registry, second_path = make_local_operator_token(tmp_path / "tokens")
     assert second_path != path and second_registry.lookup(token) is None
+
+
+def test_the_attach_line_says_whose_token_it_uses_and_warns_of_an_admins() -> None:
+    from console.server.tokens import attach_note
+
+    instructor_first = parse_tokens("admin adm-1 instructor\noperator op-1 trainee\n")
+    note = attach_note(instructor_first)
+    assert "admin 'instructor'" in note and "give each trainee a file" in note
+    trainee_first = attach_note(parse_tokens("operator op-1 trainee\nadmin adm-1 instructor\n"))
+    assert "operator 'trainee'" in trainee_first and "give each trainee" not in trainee_first
