@@ -203,6 +203,11 @@ def serve_backend(
             print(f"audit:  {audit_log.path}")
             for line in notes(url, paths) if notes is not None else []:
                 print(line)
+            if getattr(args, "paused", False):
+                print(
+                    "clock:  paused at 0:00:00 — start it from an instructor console's palette (\"Fleet "
+                    'clock: start / resume") or POST /v1/sim/clock {"paused": false} with an operator token'
+                )
             print("Ctrl-C stops the server.", flush=True)
 
         if getattr(args, "stop_with_parent", False):

@@ -184,3 +184,19 @@ def test_drill_modes_child_server_serves_the_drill_paused_and_leaves_nothing_beh
     assert not directory.exists()
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{server.url}/v1/fleet")
+
+
+def test_a_paused_served_drill_says_so_and_how_to_start_it(tmp_path: Path) -> None:
+    drill = tmp_path / "short.toml"
+    drill.write_text(SHORT_DRILL)
+    command = [sys.executable, "-m", "console", "drill", str(drill), "--serve", "--port", "0", "--paused"]
+    command += ["--audit-log", str(tmp_path / "audit.jsonl")]
+    environment = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environment)
+    try:
+        fields = read_announcement(process)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+    assert fields["clock"].startswith("paused at 0:00:00")
+    assert "Fleet clock: start / resume" in fields["clock"] and '{"paused": false}' in fields["clock"]
