@@ -10,7 +10,7 @@ from rich.console import Console
 from textual.widgets import Input
 
 from console.client.actions import ActionAnswer
-from console.model.actions import ActionKind, parse_form, read_answer, what_would_pass
+from console.model.actions import ActionKind, Prefill, parse_form, read_answer, what_would_pass
 from console.ui.app import ConsoleApp
 from console.ui.scenes import SCENES_BY_NAME, fed_model, frozen_clock
 from console.ui.screens.action_form import ActionForm
@@ -554,3 +554,22 @@ async def test_back_from_a_dry_run_the_field_being_tuned_keeps_the_focus():
         await pilot.press("backspace", "backspace", "backspace", "backspace", *"900")
         assert app.screen.values()["max_connections"] == "900"
         assert app.screen.values()["rate_per_s"] == rate
+
+
+async def test_every_form_field_shows_its_whole_hint():
+    """The admission form's hint was cut at the field's edge ("blank: unlimited, or a number > 0 and ≤")."""
+    from console.model.actions import FORMS
+
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for kind, fields in FORMS.items():
+            if not fields:
+                continue
+            app.push_screen(ActionForm(kind, NODE if kind.needs_node else None, Prefill({}, "")))
+            await pilot.pause()
+            for spec in fields:
+                field = app.screen.query_one(f"#field-{spec.name}", Input)
+                assert field.content_size.width >= len(spec.placeholder()), (kind, spec.name)
+            app.pop_screen()

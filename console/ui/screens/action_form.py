@@ -41,7 +41,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     DEFAULT_CSS = """
     ActionForm { align: center middle; }
     ActionForm > Vertical {
-        width: 88; height: auto; border: thick $primary; background: $surface; padding: 0 1;
+        width: 96; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 0 1;
     }
     ActionForm .row { height: auto; }
     ActionForm .row Label { width: 30; padding: 1 1 0 0; }
