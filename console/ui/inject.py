@@ -58,6 +58,7 @@ class InjectForm(ModalScreen[dict[str, Any] | None]):
     InjectForm #inject-box { width: 90; height: auto; border: round $warning; padding: 1 2;
                              background: $surface; }
     InjectForm #inject-error { color: $error; height: auto; }
+    InjectForm Label { width: 100%; }  /* wrapped within the box: a long description was cut at its edge */
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
 

@@ -101,3 +101,19 @@ async def test_palette_pauses_and_starts_the_served_fleets_clock(acting: Acting)
         plain.action_fleet_clock(True)  # not an instructor's console: refused here, nothing sent
         await wait_for(lambda: any("instructor" in n.message for n in plain._notifications), what="refused")
     assert not paused()
+
+
+async def test_each_injections_description_shows_whole_in_its_form() -> None:
+    """ "disconnect_fraction … at once: frac" — the description was cut at the box's edge."""
+    from console.protocol import INJECTIONS
+
+    app = ConsoleApp(remember_theme=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for event, description in INJECTIONS.items():
+            app.push_screen(InjectForm(event))
+            await pilot.pause()
+            label = app.screen.query(Label).first()
+            box = app.screen.query_one("#inject-box")
+            assert label.size.width <= box.content_size.width
+            assert label.size.width * label.size.height >= len(f"inject {event} — {description}"), event
+            app.pop_screen()
