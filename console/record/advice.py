@@ -45,6 +45,8 @@ def abort_criterion(review: Review) -> Finding | None:
     times, running = review.series.times_s, review.series.rollout_running
     rollout_then = any(r for t, r in zip(times, running, strict=True) if t >= fired_s)
     halts = [a for a in review.actions_named("rollout_halt") if a.time_s >= fired_s - 30]
+    if not rollout_then and not halts:
+        return None  # hot nodes with no restart under way (a whole-fleet outage): nothing to halt
     evidence = f"cpu_abort fired at {_clock(fired_s)}: a serving node above 80 % CPU for 30 s"
     if rollout_then:
         evidence += ", with a rollout still running"
@@ -59,7 +61,7 @@ def abort_criterion(review: Review) -> Finding | None:
         prescription="“If CPU on any surviving node exceeds 80 % for more than 30 seconds, halt the restart "
         "and reassess.” The runbook that said “continue the restart batch on schedule” made the storm worse.",
         seed=OUTAGE_SEED,
-        done=bool(halts) if rollout_then or halts else None,
+        done=bool(halts),
         what_was_done=done_text,
     )
 
@@ -74,16 +76,18 @@ def connections_alarm(review: Review) -> Finding | None:
         if first is not None
         else ""
     )
+    after = [a for a in review.actions if a.time_s >= fired_s]
     return Finding(
         title="Total connections fell: treat it as an emergency",
         evidence=f"connections_drop (−5 % in 60 s) fired at {_clock(fired_s)}{lag}",
         prescription="Alarm on total active connections dropping more than 5 % in 60 s (a 90 s detection "
         "floor); any event that disconnects more than a few percent of clients is an emergency.",
         seed=OUTAGE_SEED,
-        done=None,
-        what_was_done=f"{len(review.actions)} action attempt(s) recorded after it"
-        if review.actions
-        else "no action recorded",
+        done=bool(after),  # treated as one: the operator acted after the alarm
+        what_was_done=f"first action {after[0].action} at {_clock(after[0].time_s)}, "
+        f"{after[0].time_s - fired_s:+.0f} s after the alarm ({len(after)} attempt(s) after it)"
+        if after
+        else "no action recorded after the alarm",
     )
 
 

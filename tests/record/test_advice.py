@@ -1,0 +1,62 @@
+"""The seeds' findings over a reviewed recording, directly: when each applies and what it says was done."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from console.record.advice import abort_criterion, connections_alarm
+from console.record.records import ActionRecord
+from console.record.review import AlarmSpan, Review, Series, peak_per_second
+from tests.record.conftest import header
+
+
+def reviewed(alarm: str, at_s: float, rollout_running: bool, actions: list[ActionRecord]) -> Review:
+    series = Series(times_s=[float(t) for t in range(0, 300, 10)])
+    series.rollout_running = [rollout_running] * len(series.times_s)
+    return Review(
+        header=header(),
+        series=series,
+        figures=None,
+        alarms=[AlarmSpan(alarm, "critical", at_s, None, "…")],
+        events=[],
+        actions=actions,
+        confirmations=[],
+        drill_outcome=None,
+        disconnect_times_s=[],
+    )
+
+
+def act(action: str, at_s: float) -> ActionRecord:
+    return ActionRecord(time_s=at_s, actor="trainee", action=action, outcome="applied", status=200)
+
+
+def test_the_abort_criterion_is_advice_only_where_a_restart_was_under_way() -> None:
+    # A whole-fleet outage heats the survivors with no rollout to halt: "halt the restart" does not apply.
+    assert abort_criterion(reviewed("cpu_abort", 60.0, rollout_running=False, actions=[])) is None
+    halted = abort_criterion(reviewed("cpu_abort", 60.0, True, [act("rollout_halt", 75.0)]))
+    assert halted is not None and halted.done is True and "+15 s after the criterion" in halted.what_was_done
+    ignored = abort_criterion(reviewed("cpu_abort", 60.0, True, []))
+    assert (
+        ignored is not None and ignored.done is False and ignored.what_was_done == "no rollout halt recorded"
+    )
+
+
+def test_a_connections_drop_counts_only_what_was_done_after_it() -> None:
+    """It said "not visible in the recording — 2 action attempt(s) recorded after it", counting actions
+    from before the alarm too."""
+    before_only = connections_alarm(reviewed("connections_drop", 100.0, False, [act("admission", 40.0)]))
+    assert before_only is not None and before_only.done is False
+    assert before_only.what_was_done == "no action recorded after the alarm"
+    acted = connections_alarm(
+        reviewed("connections_drop", 100.0, False, [act("admission", 40.0), act("drain", 130.0)])
+    )
+    assert acted is not None and acted.done is True
+    assert acted.what_was_done == "first action drain at 2:10, +30 s after the alarm (1 attempt(s) after it)"
+
+
+def test_the_busiest_second_comes_from_the_bins_when_frames_stand_for_several() -> None:
+    """At ×20 a frame carries the last second's rate and every bin: its peak second was missed."""
+    bins = np.zeros(200, dtype=np.int64)
+    bins[40:50] = 15_000  # fleet second 4: 150 k attempts, in no frame's own rate
+    assert peak_per_second([1_000.0, 2_000.0], bins) == 150_000.0
+    assert peak_per_second([160_000.0], bins) == 160_000.0  # a frame's own figure still counts
