@@ -7,6 +7,7 @@ the same outcomes (`DrillOutcome` in a recording).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -209,20 +210,25 @@ def _action_used(
     params: dict[str, Any], _frames: object, _events: object, actions: Sequence[ActionRecord]
 ) -> Outcome:
     wanted, where, min_count = str(params["action"]), dict(params["where"]), int(params["min_count"])
-    matching = [
+    by_s = float(params.get("by_s", math.inf))  # fleet time the action must come by (inf: any time)
+    applied = [
         a
         for a in actions
         if a.action == wanted
         and a.outcome in ("applied", "overridden")
         and all(a.request.get(key) == value for key, value in where.items())
     ]
+    matching = [a for a in applied if a.time_s <= by_s]
     shape = f"{wanted}" + (f" with {where}" if where else "")
+    when = "" if by_s == math.inf else f" by {by_s:g} s"
+    late = [a.time_s for a in applied if a.time_s > by_s]
+    after = f"; {len(late)} later (the first at {min(late):.0f} s)" if late else ""
     met = len(matching) >= min_count
     return (
         met,
         float(len(matching)),
         float(min_count),
-        f"{len(matching)} applied {shape} (needed {min_count})",
+        f"{len(matching)} applied {shape}{when} (needed {min_count}){after}",
     )
 
 

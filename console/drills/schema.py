@@ -9,6 +9,7 @@ in docs/drills.md; keep the two together. Every error names the field, the value
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,8 +34,9 @@ OBJECTIVE_KINDS: dict[str, dict[str, Any]] = {
     "no_override": {},
     # a fleet total (a Totals field) stays at or below `max`, allowing `grace_s` seconds above it
     "totals_max": {"field": None, "max": None, "grace_s": 0.0},
-    # the operator applied `action` at least `min_count` times, with request fields matching `where`
-    "action_used": {"action": None, "min_count": 1, "where": {}},
+    # the operator applied `action` at least `min_count` times, with request fields matching `where`, by
+    # fleet time `by_s` when one is given (an action that only counts in time: admission before a return)
+    "action_used": {"action": None, "min_count": 1, "where": {}, "by_s": math.inf},
     # the rollout reached `completed` within `within_s` of the drill's start
     "rollout_completed": {"within_s": None},
 }
@@ -338,6 +340,8 @@ def _check_objective_params(path: str, kind: str, params: dict[str, Any]) -> Non
         if params["action"] not in ACTION_NAMES:
             raise InputError(f"{path}.action", params["action"], "one of " + ", ".join(ACTION_NAMES))
         _number(f"{path}.min_count", params["min_count"], 1, 10_000)
+        if params["by_s"] != math.inf:  # (the default: any time)
+            _number(f"{path}.by_s", params["by_s"], 0, 86_400)
         if not isinstance(params["where"], dict):
             raise InputError(f"{path}.where", params["where"], "a table of request fields and values")
         _check_where(f"{path}.where", params["action"], params["where"])

@@ -98,6 +98,19 @@ def test_action_used_matches_request_fields() -> None:
     assert not measure(spec, [], [], [act(5, "rollout_start", outcome="blocked", mode="drain")]).met
 
 
+def test_action_used_by_a_time_counts_only_what_was_in_time() -> None:
+    """regional-outage's "admission set before the clients return" scored 25 for an admission set long
+    after they had."""
+    spec = objective("action_used", action="admission", min_count=1, where={}, by_s=40)
+    late = measure(spec, [], [], [act(300, "admission", rate_per_s=250)])
+    assert (
+        not late.met
+        and "0 applied admission by 40 s" in late.why
+        and "1 later (the first at 300 s)" in late.why
+    )
+    assert measure(spec, [], [], [act(12, "admission", rate_per_s=250)]).met
+
+
 def test_rollout_completed_within() -> None:
     done = RolloutStatus(state=RolloutState.COMPLETED)
     frames = [
