@@ -73,3 +73,14 @@ def test_a_reader_that_goes_away_is_a_quiet_exit(tmp_path) -> None:
     finally:
         os.close(write_end)
     assert done.returncode == 141 and done.stderr == ""
+
+
+def test_ctrl_c_while_the_commands_load_is_a_quiet_130(monkeypatch) -> None:
+    """Ctrl-C a second after `fleet up` started printed a KeyboardInterrupt traceback from the imports."""
+    import console.cli as cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["fleet", "up"]) == 130

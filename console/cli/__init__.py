@@ -56,7 +56,10 @@ def _embedded_default(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # (imports every command's module: a second, in which Ctrl-C is likely)
+    except KeyboardInterrupt:
+        return 130
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None and args.command is None:
