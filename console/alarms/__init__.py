@@ -10,7 +10,7 @@ Names and rules are listed in docs/alarms.md.
 """
 
 from console.alarms.engine import HISTORY_LIMIT, AlarmEngine, alarms_fired
-from console.alarms.rules import AlarmName, Reading
+from console.alarms.rules import AlarmName, FleetView, Reading
 from console.guards.capacity import FleetCapacity
 from console.guards.thresholds import Thresholds
 
@@ -23,6 +23,7 @@ __all__ = [
     "AlarmName",
     "AlarmThresholds",
     "FleetCapacity",
+    "FleetView",
     "Reading",
     "alarms_fired",
 ]

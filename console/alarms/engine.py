@@ -66,8 +66,9 @@ class AlarmEngine:
         alarm.acknowledged = True
         return alarm
 
-    def update(self, frame: Frame) -> list[Event]:
-        """Judge one frame; return the alarms it raised and cleared."""
+    def update(self, frame: Frame, fleet: FleetView | None = None) -> list[Event]:
+        """Judge one frame; return the alarms it raised and cleared. `fleet`: its nodes already gathered
+        (`FleetView.of_columns`), for a frame sent without node records."""
         changes: list[Event] = []
         if self._starts_new_history(frame):
             changes.extend(self._clear_all(frame.time_s if self._time_s is None else self._time_s))
@@ -75,7 +76,8 @@ class AlarmEngine:
         self._epoch = frame.epoch
         self._time_s = frame.time_s
 
-        fleet = FleetView.of(frame, self.thresholds, self.capacity)
+        if fleet is None:
+            fleet = FleetView.of(frame, self.thresholds, self.capacity)
         now = frame.time_s
         held: set[AlarmKey] = set()
         for rule in self._rules:

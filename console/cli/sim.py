@@ -84,8 +84,11 @@ def run_scenario(
         for result in sim.run(duration):
             recorder.record(result)
             if alarms is not None or frames_file is not None:
-                frame = sim.frame(result)
-                alarm_events = alarms.update(frame) if alarms is not None else []
+                # The node records only when they are written: the alarms read the nodes as columns.
+                frame = sim.frame(result, with_nodes=frames_file is not None)
+                alarm_events = (
+                    alarms.update(frame, _fleet_view(sim, result, alarms)) if alarms is not None else []
+                )
                 if frames_file is not None:
                     frames_file.write(frame.model_dump_json() + "\n")
                     for event in [*result.events, *alarm_events]:
@@ -103,6 +106,13 @@ def _open_frames(path: Path) -> TextIO:
         return path.open("w", encoding="utf-8")
     except OSError as error:
         raise InputError("--frames", str(path), f"a writable file ({error.strerror})") from None
+
+
+def _fleet_view(sim: Any, result: Any, alarms: Any) -> Any:
+    from console.alarms import FleetView
+    from console.sim.records import node_columns
+
+    return FleetView.of_columns(*node_columns(sim, result), sim.admission, alarms.thresholds, alarms.capacity)
 
 
 def _alarm_engine() -> Any:

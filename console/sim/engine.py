@@ -693,8 +693,8 @@ class Simulation:
         """The node's last seconds (up to records.HISTORY_S), oldest first."""
         return records.node_history(self, self.index_of(node_id))
 
-    def frame(self, result: SecondResult | None = None) -> Frame:
-        return records.frame(self, result or self.last or self.step())
+    def frame(self, result: SecondResult | None = None, with_nodes: bool = True) -> Frame:
+        return records.frame(self, result or self.last or self.step(), with_nodes)
 
     def live_snapshot(self) -> FleetSnapshot:
         """The snapshot with node states as they are now: an action between seconds (a drain) changes a

@@ -8,7 +8,7 @@ never the benchmarks' batch runs. `NodeHistory` keeps the per-node seconds that 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from pydantic import TypeAdapter
@@ -226,13 +226,25 @@ def totals(sim: Simulation, result: SecondResult) -> Totals:
     )
 
 
-def frame(sim: Simulation, result: SecondResult) -> Frame:
+def _columns(sim: Simulation, result: SecondResult) -> tuple[np.ndarray, np.ndarray]:
+    """The second's per-node outputs and connections, as wide as the fleet is now."""
     n = sim.n_nodes
     out, connections = result.node_out[:, :n], result.connections[:n]
     if out.shape[1] < n:  # nodes added since that second: nothing to show for them yet
         out = np.pad(out, ((0, 0), (0, n - out.shape[1])))
         connections = np.pad(connections, (0, n - connections.shape[0]))
-    nodes = node_statuses(sim, list(range(n)), out, connections, result.states[:n], with_drain=True)
+    return out, connections
+
+
+def frame(sim: Simulation, result: SecondResult, with_nodes: bool = True) -> Frame:
+    """The second as a protocol frame. Without nodes (`nodes` empty) for a reader that needs only the
+    fleet's figures and takes the nodes as columns (`node_columns`): building 680 node records a second
+    was most of `sim run`'s time."""
+    n = sim.n_nodes
+    nodes: list[NodeStatus] = []
+    if with_nodes:
+        out, connections = _columns(sim, result)
+        nodes = node_statuses(sim, list(range(n)), out, connections, result.states[:n], with_drain=True)
     return Frame(
         type="frame",
         api_version="v1",
@@ -244,6 +256,28 @@ def frame(sim: Simulation, result: SecondResult) -> Frame:
         waves=Waves(bin_ms=100, attempts=result.bins.tolist()),
         rollout=sim.rollout.status(),
         admission=sim.admission,
+    )
+
+
+class NodeColumns(NamedTuple):
+    """A second's nodes as columns, one value a node: what the alarm rules read of them
+    (`console.alarms.FleetView.of_columns`), without building a frame's node records."""
+
+    ids: list[str]
+    states: list[NodeState]
+    cpu_pct: list[float]  # rounded as a frame rounds it
+    drain_rate_per_s: list[float]  # a draining node's requested close rate; its closes where none is
+
+
+def node_columns(sim: Simulation, result: SecondResult) -> NodeColumns:
+    out, _ = _columns(sim, result)
+    n = sim.n_nodes
+    closes = out[k.ON_CLOSES].tolist()
+    return NodeColumns(
+        sim.node_ids[:n],
+        [CODE_STATES[code] for code in result.states[:n].tolist()],
+        np.round(out[k.ON_CPU] * 100.0, 1).tolist(),
+        [sim.drains[i].rate_per_s if i in sim.drains else closes[i] for i in range(n)],
     )
 
 

@@ -59,3 +59,38 @@ def test_a_frame_shows_a_drain_with_its_progress_and_the_snapshot_the_state_now(
     assert node.drain.remaining == node.connections and node.drain.deadline_at_s == 61.0
     assert node.drain.eta_s == min(node.connections / 100.0, 61.0 - frame.time_s)  # the deadline decides
     assert all(n.drain is None for n in frame.nodes if n.id != "gw-001")
+
+
+def test_the_nodes_as_columns_give_the_alarm_rules_what_the_frame_gives_them() -> None:
+    """`sim run` judges alarms from columns, not 680 node records a second: the same view, second by
+    second, through a rolling restart (hot nodes), a drain and an admission limit on some nodes."""
+    from console.alarms import FleetView
+    from console.guards import Thresholds
+    from console.protocol import AdmissionSettings
+    from console.sim.records import node_columns
+
+    sim = Simulation(load_scenario("thundering-herd", ["clients.count=200000", "nodes.count=30"]))
+    thresholds = Thresholds()
+    checked = 0
+    for second, result in enumerate(sim.run(240)):
+        if second == 20:
+            sim.drain("gw-003", rate_per_s=50.0, deadline_s=120.0, hint_ms=(1000, 5000))
+            limited = ["gw-001", "gw-002"]
+            sim.set_admission(
+                AdmissionSettings(rate_per_s=500.0, max_connections=None, retry_after_s=(1, 5), nodes=limited)
+            )
+        whole = FleetView.of(sim.frame(result), thresholds, None)
+        columns = FleetView.of_columns(*node_columns(sim, result), sim.admission, thresholds, None)
+        assert columns == whole, second
+        checked += bool(whole.hot_nodes) + bool(whole.draining_nodes)
+    assert checked > 50  # hot and draining seconds were among those compared
+
+
+def test_sim_run_fires_the_same_alarms_with_and_without_writing_frames(tmp_path) -> None:
+    """With --frames the alarms read whole frames; without, the nodes as columns: one summary."""
+    from console.cli.sim import run_scenario
+
+    columns = run_scenario("demo", [], None, 120)
+    whole = run_scenario("demo", [], None, 120, tmp_path / "frames.jsonl")
+    columns.pop("wall_s"), whole.pop("wall_s")
+    assert columns == whole and len(whole["alarms_fired"]) >= 3
