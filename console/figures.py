@@ -2,11 +2,13 @@
 
 The simulator's run summary (`stormdeck sim run`) and the after-action report of a recording
 (`stormdeck report`) both say how long recovery took and how bunched the reconnect waves were; both call
-these, so the same run gives the same numbers whichever way it is read.
+these, so the same run gives the same numbers whichever way it is read. The simulator and the controller
+over real nodes both put drain ÷ inflow in their frames (`DrainInflow`).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -75,3 +77,35 @@ def storm_lockstep_index(
     for start, stop in zip(edges[::2], edges[1::2], strict=True):
         best = max(best, lockstep_index(bins[start:stop]))
     return best
+
+
+#: Seconds drain ÷ inflow is taken over (sync-engine essay: the backlog's drain rate against its inflow).
+DRAIN_INFLOW_WINDOW_S = 10
+
+
+class DrainInflow:
+    """The reconnect backlog's drain rate ÷ its inflow over the trailing seconds: clients getting a
+    connection back (accepts) against clients losing one (disconnects, planned or not). Below 1 the
+    offline backlog grows: the storm is winning (sync-engine essay; alarms `drain_inflow_*`)."""
+
+    def __init__(self, seconds: int = DRAIN_INFLOW_WINDOW_S) -> None:
+        self._seconds: deque[tuple[float, float]] = deque([(0.0, 0.0)] * seconds, maxlen=seconds)
+        self.accepts = 0.0
+        self.disconnects = 0.0
+
+    def add(self, accepts: float, disconnects: float) -> None:
+        """One second's figures; the oldest second leaves the window. (Whole numbers in floats: the
+        running sums stay exact.)"""
+        old_accepts, old_disconnects = self._seconds[0]
+        self._seconds.append((accepts, disconnects))
+        self.accepts += accepts - old_accepts
+        self.disconnects += disconnects - old_disconnects
+
+    @property
+    def ratio(self) -> float | None:
+        """None when nothing flowed in (no disconnects in the window): no backlog to drain."""
+        return ratio_of(self.accepts, self.disconnects)
+
+
+def ratio_of(accepts: float, disconnects: float) -> float | None:
+    return round(float(accepts / disconnects), 3) if disconnects > 0 else None

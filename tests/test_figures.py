@@ -35,3 +35,16 @@ def test_the_window_ends_at_recovery_when_there_is_one() -> None:
     bins[400::20] = 2000
     assert storm_lockstep_index(bins, [10.0], 35.0) == 1.0
     assert storm_lockstep_index(bins, [10.0], 59.0) >= 4.0
+
+
+def test_drain_inflow_is_accepts_over_disconnects_in_the_trailing_window() -> None:
+    from console.figures import DrainInflow
+
+    flow = DrainInflow(seconds=3)
+    assert flow.ratio is None  # nothing flowed in: no backlog
+    flow.add(accepts=0, disconnects=1000)  # a node dies
+    flow.add(accepts=300, disconnects=0)
+    assert flow.ratio == 0.3  # the storm is winning
+    flow.add(accepts=300, disconnects=0)
+    flow.add(accepts=400, disconnects=0)  # the death has left the window
+    assert (flow.accepts, flow.disconnects, flow.ratio) == (1000, 0, None)

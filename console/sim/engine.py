@@ -18,6 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from console.errors import InputError
+from console.figures import DrainInflow
 from console.policies import Policy, make_policy
 from console.protocol import (
     AdmissionSettings,
@@ -104,9 +105,7 @@ class Simulation:
         self._cpu_pct = np.zeros(self.capacity_nodes)
         columns = max(nodes.count, scenario.autoscale.max_nodes) + planned if keep_history else 0
         self.history = NodeHistory(columns)
-        # The trailing 10 s of (accepts, disconnects), and their sums, for drain ÷ inflow.
-        self._flow: list[tuple[float, float]] = [(0.0, 0.0)] * 10
-        self._flow_sum = [0.0, 0.0]
+        self.drain_inflow = DrainInflow()  # accepts and disconnects over the trailing 10 s
         self.last: SecondResult | None = None
         self._update_weights()
 
@@ -237,7 +236,7 @@ class Simulation:
         accepts = node_totals[:, k.ON_ACCEPTS].tolist()
         disconnects = fleet_outs[:, k.OF_DISCONNECTS].tolist()
         results = []
-        flow, flow_sum, window = self._flow, self._flow_sum, len(self._flow)
+        flow = self.drain_inflow
         events, self._pending_events = self._pending_events, []  # (raised before the batch's first second)
         columns = zip(
             node_outs,
@@ -256,12 +255,7 @@ class Simulation:
             self.seq += 1
             if self._keep_history:
                 self.history.record(node_out, connections, self.node_f[k.NF_STATE])
-            row = self.seq % window
-            old_accepts, old_disconnects = flow[row]
-            flow[row] = (accepted, lost)
-            # (whole numbers in floats: the running sums stay exact)
-            flow_sum[0] += accepted - old_accepts
-            flow_sum[1] += lost - old_disconnects
+            flow.add(accepted, lost)
             results.append(
                 SecondResult(
                     self.time_s,
@@ -272,7 +266,7 @@ class Simulation:
                     states,
                     events,
                     self.seq,
-                    (flow_sum[0], flow_sum[1]),
+                    (flow.accepts, flow.disconnects),
                     totals,
                     cpu,
                     held,
@@ -348,6 +342,7 @@ class Simulation:
                 "last",
                 "autoscaler",
                 "breaker",
+                "drain_inflow",
             ):
                 setattr(twin, name, copy.deepcopy(value))
         twin.history = self.history.copy(with_values=with_history)

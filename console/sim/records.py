@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from pydantic import TypeAdapter
 
+from console.figures import ratio_of
 from console.protocol import (
     DrainProgress,
     Event,
@@ -212,7 +213,7 @@ def totals(sim: Simulation, result: SecondResult) -> Totals:
         accepts_per_s=float(out[k.ON_ACCEPTS].sum()),
         rejects_per_s=float(out[k.ON_REJECTS].sum()),
         headroom_pct=round(100.0 * (1.0 - connections / capacity), 2) if capacity else -100.0,
-        drain_inflow_ratio=round(float(flow[0] / flow[1]), 3) if flow[1] > 0 else None,
+        drain_inflow_ratio=ratio_of(*flow),
         timeouts_per_s=float(out[k.ON_TIMEOUTS].sum()),
         drops_per_s=float(out[k.ON_DROPS].sum()),
         disconnects_per_s=float(f[k.OF_DISCONNECTS]),
