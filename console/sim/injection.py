@@ -17,7 +17,7 @@ from typing import Any
 from console.errors import InputError, MissingInput
 from console.policies import POLICIES, make_policy
 from console.protocol.limits import HINT_MS, RETRY_AFTER_S
-from console.protocol.models import INJECTIONS, MAX_ADD_NODES
+from console.protocol.requests import INJECTIONS, MAX_ADD_NODES
 from console.sim.scenario import EVENT_ACTIONS
 from console.sim.scenario_schema import check_range, check_window
 
