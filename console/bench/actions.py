@@ -27,7 +27,7 @@ DRAIN = DrainRequest(rate_per_s=833, deadline_s=600, hint_ms=(1000, 15000))
 def bench_actions(samples: int = 30, until_s: int = 690) -> dict[str, Any]:
     from console.sim.engine import Simulation
     from console.sim.forecast import forecast
-    from console.sim.scenario import load_scenario
+    from console.sim.scenario_loader import load_scenario
 
     sim = Simulation(load_scenario(SCENARIO))
     sim.step()  # compiles (or loads) the kernel outside the measurements

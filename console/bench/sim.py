@@ -21,7 +21,7 @@ FULL_CLIENTS = 13_000_000
 
 
 def scaled_overrides(clients: int) -> list[str]:
-    from console.sim.scenario import load_scenario
+    from console.sim.scenario_loader import load_scenario
 
     base = load_scenario(SCENARIO)
     factor = clients / FULL_CLIENTS
@@ -42,7 +42,7 @@ def run_case(kind: str, clients: int, with_frames: bool) -> dict[str, Any]:
     """
     from console.cli.sim import run_scenario
     from console.sim.engine import Simulation
-    from console.sim.scenario import load_scenario
+    from console.sim.scenario_loader import load_scenario
     from console.sim.summary import RunRecorder
 
     overrides = [] if clients == FULL_CLIENTS else scaled_overrides(clients)

@@ -58,7 +58,7 @@ def run_bench_server(args: argparse.Namespace) -> int:
         raise InputError("--seconds", args.seconds, "2 to 600")
     check_speed(args.speed)
     if args.scenario is not None:
-        from console.sim.scenario import load_scenario
+        from console.sim.scenario_loader import load_scenario
 
         try:  # here, not in the child: its refusal was a traceback, and the parent waited for a timeout
             load_scenario(args.scenario)

@@ -13,7 +13,7 @@ from console.errors import InputError
 
 if TYPE_CHECKING:
     from console.gateway.acting import CapacityConfig
-    from console.gateway.controller import NodeEntry
+    from console.gateway.nodes_file import NodeEntry
     from console.gateway.provision import NodeProvisioner
 
 DEFAULT_PORT = 8471
@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_controller(args: argparse.Namespace) -> int:
     from console.gateway.acting import load_capacity
-    from console.gateway.controller import load_nodes
+    from console.gateway.nodes_file import load_nodes
     from console.gateway.serve import read_token_file
 
     check_port("--port", args.port)

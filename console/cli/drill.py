@@ -90,7 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_drill(args: argparse.Namespace) -> int:
     from console.drills.schema import list_drills, load_drill
     from console.server.clock import MAX_SPEED
-    from console.sim.scenario import check_seed
+    from console.sim.scenario_schema import check_seed
 
     if args.list:
         for name, title in list_drills():

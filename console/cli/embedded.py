@@ -36,7 +36,7 @@ class ServerStartError(StormdeckError):
 
 
 def default_scenario() -> str:
-    from console.sim.scenario import list_scenarios
+    from console.sim.scenario_loader import list_scenarios
 
     names = {name for name, _ in list_scenarios()}
     return DEFAULT_SCENARIO if DEFAULT_SCENARIO in names else FALLBACK_SCENARIO

@@ -90,7 +90,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         except OSError as error:
             raise InputError("--port", args.port, f"a free port on 127.0.0.1 ({error.strerror})") from None
     from console.cli.controller import serve_controller
-    from console.gateway.controller import NodeEntry
+    from console.gateway.nodes_file import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess, child_env
     from console.gateway.provision import LoopbackProvisioner
     from console.policies import make_policy

@@ -112,7 +112,7 @@ def _check_host(args: argparse.Namespace) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from console.server.simulator import SimulatorBackend
-    from console.sim.scenario import check_seed
+    from console.sim.scenario_schema import check_seed
 
     # Cheap checks first, so a typo does not wait for the simulation to be built.
     speed = check_speed(args.speed)

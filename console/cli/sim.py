@@ -54,7 +54,7 @@ def add_override_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from console.sim.scenario import list_scenarios
+    from console.sim.scenario_loader import list_scenarios
 
     for name, title in list_scenarios():
         print(f"{name}\t{title}")
@@ -66,7 +66,8 @@ def run_scenario(
 ) -> dict[str, Any]:
     """Run headless and return the summary (the `sim run --json` object)."""
     from console.sim.engine import Simulation
-    from console.sim.scenario import check_seed, load_scenario
+    from console.sim.scenario_loader import load_scenario
+    from console.sim.scenario_schema import check_seed
     from console.sim.summary import RunRecorder
 
     check_seed(seed)

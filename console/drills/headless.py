@@ -28,7 +28,8 @@ from console.errors import InputError
 from console.protocol import Event, Frame, NodeStatus, Verdict, Waves
 from console.record.records import ActionRecord, Confirmation, DrillInfo, Recorded, RecordingHeader
 from console.sim.injection import check_timeline
-from console.sim.scenario import Scenario, TimelineEvent, fleet_at_start
+from console.sim.scenario import Scenario, TimelineEvent
+from console.sim.scenario_loader import fleet_at_start
 
 if TYPE_CHECKING:
     from console.client.actions import ActionClient
@@ -85,7 +86,7 @@ def drill_scenario(drill: Drill, extra_overrides: Sequence[str] = ()) -> Scenari
     """The drill's scenario: its overrides applied, and its timeline as the scenario's events (replacing
     the scenario's own unless `keep_scenario_events`: the seed's on-call moves are the trainee's to make).
     `extra_overrides` (`KEY=VALUE`, e.g. from `--set`) come last: a team can run a drill at full scale."""
-    from console.sim.scenario import load_scenario
+    from console.sim.scenario_loader import load_scenario
 
     # Without the scenario's own events, a shorter duration must not trip over them.
     dropped = [] if drill.keep_scenario_events else ["events=[]"]

@@ -364,7 +364,7 @@ def _check_where(path: str, action: str, where: dict[str, Any]) -> None:
 
 
 def _scenario_exists(name: str) -> None:
-    from console.sim.scenario import list_scenarios
+    from console.sim.scenario_loader import list_scenarios
 
     names = [known for known, _ in list_scenarios()]
     if name not in names:

@@ -24,7 +24,8 @@ from console.drills.schema import ACTION_BODIES, ACTION_NAMES, Drill, at_seconds
 from console.errors import InputError
 from console.protocol import limits
 from console.sim.injection import node_ids
-from console.sim.scenario import check_window, fleet_at_start
+from console.sim.scenario_loader import fleet_at_start
+from console.sim.scenario_schema import check_window
 from console.userfiles import read_user_toml
 
 _CONTROL_KEYS = {"at", "at_s", "action", "node", "confirm", "typed"}

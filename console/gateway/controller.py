@@ -4,6 +4,9 @@ It follows each node's admin stream (with the same resume as any stream client),
 stops answering `down` — never drops it — and folds the nodes into the fleet API's frame. Actions are
 forwarded to the nodes with the controller's token; the guards stay with the fleet API server.
 
+Each node is followed by a `node_link.NodeLink`; `fold.py` folds their frames into the fleet's; the
+nodes come from the nodes file (`nodes_file.py`).
+
 `Controller` is a `console.server.backend.FleetBackend`: the fleet API v1 is served by the same server
 as the simulator's (`console.server.app.create_app`), which owns seq, epoch, pacing and resume.
 """
@@ -13,16 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import random
 import time
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
-from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from console.errors import InputError
 from console.gateway.acting import (
@@ -32,13 +30,14 @@ from console.gateway.acting import (
     refusal,
     unreachable,
 )
+from console.gateway.fold import WaveSum, fold_totals
+from console.gateway.node_link import NodeLink, down_status
+from console.gateway.nodes_file import NodeEntry
 from console.gateway.provision import NodeProvisioner, Provisioning
 from console.gateway.rollout import Rollout
 from console.guards import FleetCapacity
 from console.guards.thresholds import Thresholds
-from console.policies import Backoff, make_policy
 from console.protocol import (
-    WAVE_BIN_MS,
     AdmissionRequest,
     AdmissionSettings,
     CapacityRequest,
@@ -51,189 +50,10 @@ from console.protocol import (
     RolloutRequest,
     RolloutStatus,
     Source,
-    Totals,
-    Waves,
 )
 from console.server.actions import ActionKind, FleetAction
 from console.server.backend import Tick
 from console.server.simulator import snapshot_of
-from console.userfiles import read_user_toml
-
-#: A node whose stream has been silent this long is shown `down` (frames come every second).
-DOWN_AFTER_S = 3.0
-#: Wave bins are emitted once this old, so every node's frame for that second has had time to arrive.
-WAVE_SETTLE_S = 1.5
-
-
-@dataclass(frozen=True)
-class NodeEntry:
-    id: str
-    admin_url: str  # http://127.0.0.1:PORT
-    client_url: str | None = None  # ws://127.0.0.1:PORT/channel/NAME, for load generators
-    restart: str | None = None  # rollout restart command, `{node}` replaced by the id
-
-
-def load_nodes(path: str) -> list[NodeEntry]:
-    """The nodes file: TOML, one `[[nodes]]` table per node with `id` and `admin` (and `client`, `restart`),
-    and an optional `[capacity]` table (`load_capacity`). Anything else is refused: a typo must not be
-    silently ignored."""
-    document = read_user_toml("--nodes", path)
-    for key in document:
-        if key not in _NODES_FILE_KEYS:
-            raise InputError(f"{key} (from {path})", document[key], "only [[nodes]] tables and [capacity]")
-    tables = document.get("nodes", [])
-    if not isinstance(tables, list) or not all(isinstance(table, dict) for table in tables):
-        raise InputError(
-            f"nodes (from {path})", tables, 'a list of [[nodes]] tables: id = "…", admin = "http://…"'
-        )
-    entries = [_node_entry(f"nodes[{k}] (from {path})", table) for k, table in enumerate(tables)]
-    if not entries or len({e.id for e in entries}) != len(entries):
-        raise InputError("--nodes", path, "at least one [[nodes]] table, ids unique")
-    return entries
-
-
-_NODES_FILE_KEYS = ("nodes", "capacity")
-_NODE_KEYS = ("id", "admin", "client", "restart")
-
-
-def _node_entry(where: str, table: dict[str, Any]) -> NodeEntry:
-    for key, value in table.items():
-        if key not in _NODE_KEYS:
-            raise InputError(f"{where}.{key}", value, "one of " + ", ".join(_NODE_KEYS))
-        if not isinstance(value, str) or not value.strip():
-            raise InputError(f"{where}.{key}", value, "a non-empty string")
-    if "id" not in table or "admin" not in table:
-        raise InputError(where, table, 'a table with id = "…" and admin = "http://…"')
-    admin = table["admin"]
-    try:
-        parts = urlsplit(admin)
-        valid = parts.scheme == "http" and bool(parts.hostname) and parts.port is not None
-    except ValueError:  # a port that is not a number in [0, 65535]
-        valid = False
-    if not valid:
-        raise InputError(f"{where}.admin", admin, "http://HOST:PORT with a port in [1, 65535]")
-    return NodeEntry(table["id"], admin.rstrip("/"), table.get("client"), table.get("restart"))
-
-
-def down_status(node_id: str, last: NodeStatus | None) -> NodeStatus:
-    """What the fleet shows for a node that stopped answering: its id, state down, nothing flowing."""
-    return NodeStatus(
-        id=node_id,
-        state=NodeState.DOWN,
-        connections=0,
-        cpu_pct=0.0,
-        attempts_per_s=0.0,
-        accepts_per_s=0.0,
-        rejects_per_s=0.0,
-        timeouts_per_s=0.0,
-        handshake_p99_ms=0.0,
-        capacity_connections=last.capacity_connections if last else 0,
-    )
-
-
-def fold_totals(nodes: list[NodeStatus]) -> Totals:
-    """Fleet totals from node figures. Headroom counts only the nodes in rotation (DESIGN.md)."""
-    serving = [n for n in nodes if n.state.in_rotation]
-    capacity = sum(n.capacity_connections for n in serving)
-    held = sum(n.connections for n in serving)
-    return Totals(
-        connections=sum(n.connections for n in nodes),
-        attempts_per_s=sum(n.attempts_per_s for n in nodes),
-        accepts_per_s=sum(n.accepts_per_s for n in nodes),
-        rejects_per_s=sum(n.rejects_per_s for n in nodes),
-        timeouts_per_s=sum(n.timeouts_per_s for n in nodes),
-        drops_per_s=sum(n.drops_per_s for n in nodes),
-        disconnects_per_s=sum(n.closes_per_s + n.drops_per_s for n in nodes),  # planned and not
-        headroom_pct=round(100.0 * max(0.0, 1.0 - held / capacity), 2) if capacity else 0.0,
-        drain_inflow_ratio=None,
-        max_cpu_pct=max((n.cpu_pct for n in nodes), default=0.0),
-    )
-
-
-@dataclass
-class WaveSum:
-    """Attempts per absolute 100 ms bin, summed over nodes, handed out once each."""
-
-    bins: dict[int, int] = field(default_factory=dict)
-    emitted_to: int | None = None
-
-    def add(self, waves: Waves) -> None:
-        if waves.start_s is None:
-            return
-        first = round(waves.start_s * 1000 / WAVE_BIN_MS)
-        for k, count in enumerate(waves.attempts):
-            if self.emitted_to is None or first + k >= self.emitted_to:
-                self.bins[first + k] = self.bins.get(first + k, 0) + count
-
-    def take(self, now_s: float) -> Waves:
-        upto = int((now_s - WAVE_SETTLE_S) * 1000 / WAVE_BIN_MS)
-        start = self.emitted_to if self.emitted_to is not None else upto - 1000 // WAVE_BIN_MS
-        attempts = [self.bins.pop(k, 0) for k in range(start, upto)]
-        self.bins = {k: v for k, v in self.bins.items() if k >= upto}
-        self.emitted_to = upto
-        return Waves(attempts=attempts, start_s=start * WAVE_BIN_MS / 1000)
-
-
-class NodeLink:
-    """Follows one node's admin stream, resuming with since + epoch; remembers the newest frame.
-
-    Nodes stamp their drains in Unix seconds; `clock_zero_unix_s` turns those into the fleet clock.
-    """
-
-    def __init__(
-        self, entry: NodeEntry, waves: WaveSum, rng: random.Random, clock_zero_unix_s: float = 0.0
-    ) -> None:
-        self.entry = entry
-        self._clock_zero_unix_s = clock_zero_unix_s
-        self.latest: NodeStatus | None = None
-        self.epoch: str | None = None  # the node's stream epoch: a new one means a new node process
-        self.admission: AdmissionSettings | None = None
-        self.received_s = 0.0
-        self._waves = waves
-        self._since: tuple[int, str] | None = None
-        # The controller reconnects to its nodes with the same policies it asks of clients.
-        self._backoff = Backoff(make_policy("full_jitter", {"base_ms": 250.0, "max_ms": 5000.0}), _rng=rng)
-
-    def status(self, now_s: float) -> NodeStatus:
-        if self.latest is None or now_s - self.received_s > DOWN_AFTER_S:
-            return down_status(self.entry.id, self.latest)
-        return self.latest
-
-    async def run(self) -> None:
-        stream = self.entry.admin_url.replace("http://", "ws://", 1) + "/v1/node/stream"
-        while True:
-            url = stream if self._since is None else f"{stream}?since={self._since[0]}&epoch={self._since[1]}"
-            try:
-                async with connect(url, open_timeout=3, ping_interval=5, ping_timeout=5) as ws:
-                    async for raw in ws:
-                        self._take(json.loads(raw))
-            except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed):
-                pass
-            await asyncio.sleep(self._backoff.next_delay_ms() / 1000)
-
-    def _take(self, message: dict) -> None:
-        if message.get("type") == "hello":
-            self._backoff.reset()
-            return
-        frame = Frame.model_validate(message)
-        self._since = (frame.seq, frame.epoch)
-        self.epoch = frame.epoch
-        self.latest = self._on_fleet_clock(frame.nodes[0])
-        self.admission = frame.admission
-        self.received_s = time.monotonic()
-        self._waves.add(frame.waves)
-
-    def _on_fleet_clock(self, node: NodeStatus) -> NodeStatus:
-        if node.drain is None:
-            return node
-        zero = self._clock_zero_unix_s
-        drain = node.drain.model_copy(
-            update={
-                "started_at_s": round(node.drain.started_at_s - zero, 3),
-                "deadline_at_s": round(node.drain.deadline_at_s - zero, 3),
-            }
-        )
-        return node.model_copy(update={"drain": drain})
 
 
 class Controller:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from console.errors import InputError
 
 if TYPE_CHECKING:
-    from console.gateway.controller import NodeEntry
+    from console.gateway.nodes_file import NodeEntry
     from console.gateway.processes import NodeProcess
 
 
@@ -51,7 +51,7 @@ class LoopbackProvisioner:
     provisioning_s: float = 2.0
 
     async def start_node(self, node_id: str) -> NodeEntry:
-        from console.gateway.controller import NodeEntry
+        from console.gateway.nodes_file import NodeEntry
         from console.gateway.processes import NodeProcess
 
         node = NodeProcess(node_id, list(self.args), token=self.token, history=self.history)

@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from console.errors import InputError
 from console.protocol import Problem
-from console.protocol.models import Window
+from console.protocol.requests import Window
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 

@@ -56,7 +56,7 @@ class SimulatorBackend:
     def from_scenario(cls, scenario: str, overrides: list[str], seed: int | None = None) -> SimulatorBackend:
         """Load a scenario by name or path (raises `InputError` for a bad name or override)."""
         from console.sim.engine import Simulation
-        from console.sim.scenario import load_scenario
+        from console.sim.scenario_loader import load_scenario
 
         return cls(Simulation(load_scenario(scenario, overrides), seed=seed))
 

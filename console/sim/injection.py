@@ -17,7 +17,9 @@ from typing import Any
 from console.errors import InputError, MissingInput
 from console.policies import POLICIES, make_policy
 from console.protocol.limits import HINT_MS, RETRY_AFTER_S
-from console.protocol.models import INJECTIONS, MAX_ADD_NODES
+from console.protocol.requests import INJECTIONS, MAX_ADD_NODES
+from console.sim.scenario import EVENT_ACTIONS
+from console.sim.scenario_schema import check_range, check_window
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,6 @@ def check_event(
     """`given` whole and valid for the timeline action `action`, or `InputError` naming `path` + the key.
     With `facts` (the fleet as it will be) node ids, counts and populations are checked against it; without,
     only what holds for any fleet."""
-    from console.sim.scenario import EVENT_ACTIONS, check_range, check_window
-
     if action not in EVENT_ACTIONS:
         raise InputError(
             f"{path}action" if path else "event", action, "one of " + ", ".join(sorted(EVENT_ACTIONS))

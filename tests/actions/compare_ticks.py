@@ -13,7 +13,7 @@ import numpy as np
 
 from console.sim import kernel as k
 from console.sim.engine import Simulation
-from console.sim.scenario import load_scenario
+from console.sim.scenario_loader import load_scenario
 
 UNTIL_S = 690
 TICKS_MS = (10, 25, 50)

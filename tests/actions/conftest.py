@@ -18,7 +18,7 @@ from console.server.runner import ServerThread
 from console.server.simulator import SimulatorBackend
 from console.server.tokens import parse_tokens
 from console.sim.engine import Simulation
-from console.sim.scenario import build_scenario
+from console.sim.scenario_loader import build_scenario
 from tests.server.conftest import TOKEN_FILE, TOKENS, auth
 
 __all__ = ["TOKENS", "Acting", "auth", "calm_simulation"]

@@ -17,7 +17,8 @@ from console.gateway.acting import (
     capacity_of,
     load_capacity,
 )
-from console.gateway.controller import Controller, NodeEntry
+from console.gateway.controller import Controller
+from console.gateway.nodes_file import NodeEntry
 from console.protocol import (
     ActionRequest,
     AdmissionRequest,

@@ -13,8 +13,10 @@ import pytest
 from websockets.asyncio.client import connect
 
 from console.errors import InputError
-from console.gateway.controller import Controller, NodeEntry, WaveSum, fold_totals, load_nodes
+from console.gateway.controller import Controller
+from console.gateway.fold import WaveSum, fold_totals
 from console.gateway.loadgen import ClientPool
+from console.gateway.nodes_file import NodeEntry, load_nodes
 from console.gateway.processes import child_env
 from console.protocol import AdmissionRequest, DrainRequest, NodeState, NodeStatus, Waves
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for

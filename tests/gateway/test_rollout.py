@@ -9,8 +9,9 @@ import threading
 import pytest
 
 from console.errors import InputError
-from console.gateway.controller import Controller, NodeEntry
+from console.gateway.controller import Controller
 from console.gateway.loadgen import ClientPool
+from console.gateway.nodes_file import NodeEntry
 from console.gateway.rollout import (
     AbortWatch,
     LeftTheDrain,

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from console.errors import InputError
 from console.model.actions import FORMS, ActionKind
 from console.protocol import DrainRequest, RolloutRequest, limits
-from console.sim.scenario import load_scenario
+from console.sim.scenario_loader import load_scenario
 
 WEEK_S = 7 * 86_400
 #: The most nodes a fleet may have (the scenario's nodes.count, an add of capacity): a batch is never more.

@@ -25,7 +25,7 @@ class Tick:
 @pytest.fixture(scope="session")
 def outage_ticks() -> list[Tick]:
     from console.sim.engine import Simulation
-    from console.sim.scenario import load_scenario
+    from console.sim.scenario_loader import load_scenario
 
     sim = Simulation(load_scenario("regional-outage", OUTAGE_OVERRIDES))
     ticks = []

@@ -37,7 +37,7 @@ class HerdSession:
 
 def record_herd(path: Path, drill: bool = False) -> HerdSession:
     from console.sim.engine import Simulation
-    from console.sim.scenario import load_scenario
+    from console.sim.scenario_loader import load_scenario
     from console.sim.summary import RunRecorder
 
     sim = Simulation(load_scenario("thundering-herd", HERD_OVERRIDES))

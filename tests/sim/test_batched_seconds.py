@@ -13,7 +13,7 @@ from numba import njit
 from console.bench.sim import scaled_overrides
 from console.sim import kernel as k
 from console.sim.engine import SecondResult, Simulation
-from console.sim.scenario import load_scenario
+from console.sim.scenario_loader import load_scenario
 
 
 def one_at_a_time(sim: Simulation, seconds: int) -> list[SecondResult]:

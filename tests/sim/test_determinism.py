@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from console.sim.engine import Simulation
-from console.sim.scenario import Scenario, build_scenario, load_scenario
+from console.sim.scenario import Scenario
+from console.sim.scenario_loader import build_scenario, load_scenario
 from tests.sim.test_reference_crosscheck import STORM
 
 SMALL = {

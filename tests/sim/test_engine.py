@@ -11,7 +11,7 @@ from console.cli import main
 from console.errors import InputError
 from console.protocol import NodeState, RolloutState
 from console.sim.engine import Simulation
-from console.sim.scenario import build_scenario, list_scenarios, load_scenario
+from console.sim.scenario_loader import build_scenario, list_scenarios, load_scenario
 from console.sim.summary import RunRecorder
 
 SMALL = {

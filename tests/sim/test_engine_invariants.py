@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from console.policies import POLICIES
 from console.sim import kernel as k
 from console.sim.engine import Simulation
-from console.sim.scenario import build_scenario
+from console.sim.scenario_loader import build_scenario
 from tests.sim.reference import ReferenceFleet
 from tests.sim.test_reference_crosscheck import (
     DRAIN,

@@ -31,7 +31,7 @@ from console.policies import (
 )
 from console.sim import kernel as k
 from console.sim.engine import Simulation
-from console.sim.scenario import build_scenario
+from console.sim.scenario_loader import build_scenario
 
 #: Significance level of every distribution test: a correct policy fails one in a thousand fresh seeds.
 ALPHA = 1e-3

@@ -8,7 +8,7 @@ from console.protocol import NodeState
 from console.sim import kernel as k
 from console.sim.engine import Simulation
 from console.sim.records import HISTORY_S, NodeHistory
-from console.sim.scenario import load_scenario
+from console.sim.scenario_loader import load_scenario
 
 
 def second(value: float, nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -23,7 +23,8 @@ from scipy import stats
 
 from console.sim import kernel as k
 from console.sim.engine import Simulation
-from console.sim.scenario import Scenario, build_scenario
+from console.sim.scenario import Scenario
+from console.sim.scenario_loader import build_scenario
 from console.sim.summary import RunRecorder
 from tests.sim.reference import ReferenceFleet, recovery_s
 

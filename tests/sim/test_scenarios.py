@@ -17,7 +17,7 @@ import pytest
 from console.cli import main
 from console.errors import InputError
 from console.sim.engine import Simulation
-from console.sim.scenario import build_scenario, load_scenario
+from console.sim.scenario_loader import build_scenario, load_scenario
 from console.sim.summary import RunRecorder
 
 

@@ -1,0 +1,56 @@
+"""Folding the nodes' frames into the fleet's: totals over the nodes, wave bins summed over them.
+
+Pure: node figures in, fleet figures out; the controller calls these on every frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from console.protocol import WAVE_BIN_MS, NodeStatus, Totals, Waves
+
+#: Wave bins are emitted once this old, so every node's frame for that second has had time to arrive.
+WAVE_SETTLE_S = 1.5
+
+
+def fold_totals(nodes: list[NodeStatus]) -> Totals:
+    """Fleet totals from node figures. Headroom counts only the nodes in rotation (DESIGN.md)."""
+    serving = [n for n in nodes if n.state.in_rotation]
+    capacity = sum(n.capacity_connections for n in serving)
+    held = sum(n.connections for n in serving)
+    return Totals(
+        connections=sum(n.connections for n in nodes),
+        attempts_per_s=sum(n.attempts_per_s for n in nodes),
+        accepts_per_s=sum(n.accepts_per_s for n in nodes),
+        rejects_per_s=sum(n.rejects_per_s for n in nodes),
+        timeouts_per_s=sum(n.timeouts_per_s for n in nodes),
+        drops_per_s=sum(n.drops_per_s for n in nodes),
+        disconnects_per_s=sum(n.closes_per_s + n.drops_per_s for n in nodes),  # planned and not
+        headroom_pct=round(100.0 * max(0.0, 1.0 - held / capacity), 2) if capacity else 0.0,
+        drain_inflow_ratio=None,
+        max_cpu_pct=max((n.cpu_pct for n in nodes), default=0.0),
+    )
+
+
+@dataclass
+class WaveSum:
+    """Attempts per absolute 100 ms bin, summed over nodes, handed out once each."""
+
+    bins: dict[int, int] = field(default_factory=dict)
+    emitted_to: int | None = None
+
+    def add(self, waves: Waves) -> None:
+        if waves.start_s is None:
+            return
+        first = round(waves.start_s * 1000 / WAVE_BIN_MS)
+        for k, count in enumerate(waves.attempts):
+            if self.emitted_to is None or first + k >= self.emitted_to:
+                self.bins[first + k] = self.bins.get(first + k, 0) + count
+
+    def take(self, now_s: float) -> Waves:
+        upto = int((now_s - WAVE_SETTLE_S) * 1000 / WAVE_BIN_MS)
+        start = self.emitted_to if self.emitted_to is not None else upto - 1000 // WAVE_BIN_MS
+        attempts = [self.bins.pop(k, 0) for k in range(start, upto)]
+        self.bins = {k: v for k, v in self.bins.items() if k >= upto}
+        self.emitted_to = upto
+        return Waves(attempts=attempts, start_s=start * WAVE_BIN_MS / 1000)

@@ -1,0 +1,101 @@
+"""A node link: the controller's follower of one node's admin stream.
+
+It resumes with the same since + epoch as any stream client, reconnects with a backoff policy, and shows
+a node whose stream has gone silent as `down` — never dropping it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+from console.gateway.fold import WaveSum
+from console.gateway.nodes_file import NodeEntry
+from console.policies import Backoff, make_policy
+from console.protocol import AdmissionSettings, Frame, NodeState, NodeStatus
+
+#: A node whose stream has been silent this long is shown `down` (frames come every second).
+DOWN_AFTER_S = 3.0
+
+
+def down_status(node_id: str, last: NodeStatus | None) -> NodeStatus:
+    """What the fleet shows for a node that stopped answering: its id, state down, nothing flowing."""
+    return NodeStatus(
+        id=node_id,
+        state=NodeState.DOWN,
+        connections=0,
+        cpu_pct=0.0,
+        attempts_per_s=0.0,
+        accepts_per_s=0.0,
+        rejects_per_s=0.0,
+        timeouts_per_s=0.0,
+        handshake_p99_ms=0.0,
+        capacity_connections=last.capacity_connections if last else 0,
+    )
+
+
+class NodeLink:
+    """Follows one node's admin stream, resuming with since + epoch; remembers the newest frame.
+
+    Nodes stamp their drains in Unix seconds; `clock_zero_unix_s` turns those into the fleet clock.
+    """
+
+    def __init__(
+        self, entry: NodeEntry, waves: WaveSum, rng: random.Random, clock_zero_unix_s: float = 0.0
+    ) -> None:
+        self.entry = entry
+        self._clock_zero_unix_s = clock_zero_unix_s
+        self.latest: NodeStatus | None = None
+        self.epoch: str | None = None  # the node's stream epoch: a new one means a new node process
+        self.admission: AdmissionSettings | None = None
+        self.received_s = 0.0
+        self._waves = waves
+        self._since: tuple[int, str] | None = None
+        # The controller reconnects to its nodes with the same policies it asks of clients.
+        self._backoff = Backoff(make_policy("full_jitter", {"base_ms": 250.0, "max_ms": 5000.0}), _rng=rng)
+
+    def status(self, now_s: float) -> NodeStatus:
+        if self.latest is None or now_s - self.received_s > DOWN_AFTER_S:
+            return down_status(self.entry.id, self.latest)
+        return self.latest
+
+    async def run(self) -> None:
+        stream = self.entry.admin_url.replace("http://", "ws://", 1) + "/v1/node/stream"
+        while True:
+            url = stream if self._since is None else f"{stream}?since={self._since[0]}&epoch={self._since[1]}"
+            try:
+                async with connect(url, open_timeout=3, ping_interval=5, ping_timeout=5) as ws:
+                    async for raw in ws:
+                        self._take(json.loads(raw))
+            except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed):
+                pass
+            await asyncio.sleep(self._backoff.next_delay_ms() / 1000)
+
+    def _take(self, message: dict) -> None:
+        if message.get("type") == "hello":
+            self._backoff.reset()
+            return
+        frame = Frame.model_validate(message)
+        self._since = (frame.seq, frame.epoch)
+        self.epoch = frame.epoch
+        self.latest = self._on_fleet_clock(frame.nodes[0])
+        self.admission = frame.admission
+        self.received_s = time.monotonic()
+        self._waves.add(frame.waves)
+
+    def _on_fleet_clock(self, node: NodeStatus) -> NodeStatus:
+        if node.drain is None:
+            return node
+        zero = self._clock_zero_unix_s
+        drain = node.drain.model_copy(
+            update={
+                "started_at_s": round(node.drain.started_at_s - zero, 3),
+                "deadline_at_s": round(node.drain.deadline_at_s - zero, 3),
+            }
+        )
+        return node.model_copy(update={"drain": drain})

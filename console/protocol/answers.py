@@ -1,0 +1,117 @@
+"""The write side's answers: verdicts, results of actions and injections, problems, plans and capacity.
+
+What a request body may hold is in `console.protocol.requests`; the fleet's records in
+`console.protocol.models`. Field names are a contract: add fields freely; never rename one.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field
+
+from console.protocol.models import Record
+from console.protocol.requests import DrainRequest
+
+
+class VerdictLevel(StrEnum):
+    OK = "ok"
+    CONFIRM = "confirm"
+    TYPED = "typed"
+    BLOCKED = "blocked"
+
+
+class Check(Record):
+    name: str
+    value: float | str | None
+    limit: float | str | None
+    ok: bool
+    why: str
+    bound: Literal["max", "min"] = Field(
+        default="max", description="max: the value must not exceed the limit; min: it must not fall below it"
+    )
+    level: VerdictLevel | None = Field(
+        default=None, description="the level this check raises the verdict to when it fails"
+    )
+
+
+class Verdict(Record):
+    level: VerdictLevel
+    action: str
+    checks: list[Check] = Field(default_factory=list)
+    projections: dict[str, Any] = Field(default_factory=dict)
+    forecast: dict[str, Any] | None = None
+    confirm_token: str | None = None
+    typed_expected: str | None = None
+
+
+class Problem(Record):
+    """RFC 9457 problem details; `detail` names the field, the value and the allowed range."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    field: str | None = None
+    instance: str | None = None
+
+
+class ActionResult(Record):
+    """200/202 answer of an action: applied (or, for a dry run, only judged)."""
+
+    action: str
+    node: str | None = None
+    applied: bool
+    dry_run: bool = False
+    overridden: bool = Field(default=False, description="a blocked action an admin forced, with a reason")
+    verdict: Verdict
+    message: str
+    audit_seq: int | None = Field(default=None, description="the audit record of this attempt")
+    audit_hash: str | None = None
+
+
+class AuditPage(Record):
+    """`GET /v1/audit`: the newest records, oldest first (newest last)."""
+
+    records: list[dict[str, Any]]
+    total: int = Field(description="records in the log")
+
+
+class InjectionResult(Record):
+    """200 answer of an injection: applied between two fleet seconds, audited before it was applied."""
+
+    event: str
+    params: dict[str, Any] = Field(description="as applied: node counts resolved to node ids")
+    applied: bool
+    time_s: float = Field(description="the fleet second it was applied after")
+    message: str
+    audit_seq: int | None = None
+    audit_hash: str | None = None
+
+
+class DrainPlanResult(Record):
+    """`GET /v1/nodes/{id}/drain-plan`: the largest safe drain now, to pre-fill a drain."""
+
+    nodes: list[str]
+    rate_per_s: float = Field(description="per node; 0 when no drain is safe now")
+    duration_s: float | None = Field(description="until the fullest node is empty at that rate")
+    deadline_s: float
+    hint_ms: tuple[int, int]
+    force_closed: int
+    limited_by: str
+    request: DrainRequest
+
+
+class CapacityRecord(Record):
+    """`GET /v1/capacity`: what one node of the fleet can take, and the room to add more — the figures the
+    guards judge with, so a console can pre-fill a drain or an add as the server will judge it."""
+
+    handshakes_per_s: float = Field(description="new connections one node completes per second")
+    cpu_pct_per_handshake_per_s: float = Field(description="CPU points a node spends per handshake/s")
+    connections_per_node: int = Field(description="connections one node holds at 100 % (headroom's basis)")
+    steady_inflow_per_s: float = Field(
+        description="the fleet's new connections per second when calm; 0: unknown"
+    )
+    max_nodes: int = Field(description="the most nodes the fleet may hold; 0: it cannot add nodes")
+    provisioning_s: float = Field(description="seconds from adding a node to its being ready; 0: unknown")

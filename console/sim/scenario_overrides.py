@@ -1,0 +1,82 @@
+"""Scenario overrides: `--set key=value` by dotted path (`--set nodes.count=40`), over a scenario's tables.
+
+Values are TOML (a bare word is a string); lists are indexed by position (`events.1.count=50`); a table
+is set key by key (`nodes={count=40}`). An unknown path is refused with the keys known there
+(`InputError`, exit status 2).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from console.errors import InputError
+
+
+def merge(base: dict[str, Any], extra: dict[str, Any], prefix: str) -> dict[str, Any]:
+    for key, value in extra.items():
+        path = f"{prefix}{key}"
+        if key not in base:
+            raise InputError(path, value, "a known key: " + ", ".join(sorted(base)))
+        if isinstance(base[key], dict) and key != "params":
+            if not isinstance(value, dict):
+                raise InputError(path, value, "a table")
+            merge(base[key], value, path + ".")
+        else:
+            base[key] = value
+    return base
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text  # a bare word: a string
+
+
+def apply_override(data: dict[str, Any], override: str) -> None:
+    if "=" not in override:
+        raise InputError("--set", override, "KEY=VALUE with a dotted KEY, e.g. nodes.count=40")
+    key, _, text = override.partition("=")
+    key = key.strip()
+    value = _parse_value(text.strip())
+    parts = key.split(".")
+    if key == "clients.policy" or (len(parts) >= 3 and parts[:2] == ["clients", "policy"]):
+        pass  # handled below with the population switch
+    node: Any = data
+    for depth, part in enumerate(parts[:-1]):
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise InputError(
+                    key, value, f"an index below {len(node)} at '{'.'.join(parts[: depth + 1])}'"
+                )
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, dict) and part == "params" and "policy" in node:
+            node = node.setdefault(part, {})  # a population on its policy's defaults: set one of them
+        else:
+            known = ", ".join(sorted(node)) if isinstance(node, dict) else "nothing"
+            raise InputError(
+                key, value, f"a known path; under '{'.'.join(parts[:depth]) or '(top)'}': {known}"
+            )
+    leaf = parts[-1]
+    if isinstance(node, dict):
+        if leaf not in node and not (parts[-2:-1] == ["params"]):
+            raise InputError(key, value, "a known path; known here: " + ", ".join(sorted(node)))
+        if isinstance(node.get(leaf), dict) and leaf != "params":
+            _set_table(node[leaf], key, value)
+        else:
+            node[leaf] = value
+    elif isinstance(node, list) and leaf.isdigit() and int(leaf) < len(node):
+        node[int(leaf)] = value
+    else:
+        raise InputError(key, value, "a known path")
+
+
+def _set_table(table: dict[str, Any], path: str, value: Any) -> None:
+    """`--set nodes={count=40}` sets the keys it names; `--set nodes=3` would drop the whole table."""
+    if not isinstance(value, dict):
+        example = f"{path}.{next(iter(table))}" if table else path
+        raise InputError(path, value, f"a table — set one of its keys, e.g. {example}")
+    merge(table, value, f"{path}.")
