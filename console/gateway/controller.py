@@ -30,7 +30,7 @@ from console.gateway.acting import (
     refusal,
     unreachable,
 )
-from console.gateway.fold import WaveSum, fold_totals
+from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.node_link import NodeLink, down_status
 from console.gateway.nodes_file import NodeEntry
 from console.gateway.provision import NodeProvisioner, Provisioning
@@ -84,6 +84,7 @@ class Controller:
         self.token = token
         self.clock_zero_unix_s = time.time()
         self._waves = WaveSum()
+        self.flow = ClientFlow()  # drain ÷ inflow: a second per frame
         rng = random.Random(seed)
         self.links = {e.id: self._link_to(e, random.Random(rng.getrandbits(64))) for e in nodes}
         self._tasks: list[asyncio.Task[None]] = []
@@ -159,15 +160,22 @@ class Controller:
                 return link.admission
         return AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(1.0, 30.0))
 
-    def frame(self, seq: int = 0, epoch: str = "") -> Frame:
-        """The fleet now. `seq`/`epoch` belong to whoever serves the stream (the fleet API server)."""
+    def frame(self, seq: int = 0, epoch: str = "", next_second: bool = False) -> Frame:
+        """The fleet now. `seq`/`epoch` belong to whoever serves the stream (the fleet API server).
+        `next_second`: this frame is the stream's next second (`tick`), so it moves drain ÷ inflow's window;
+        a frame asked for in between reads the window as it stands."""
         nodes = self.nodes()
+        totals = fold_totals(nodes)
+        if next_second:
+            totals = self.flow.observe(nodes, totals)
+        else:
+            totals = totals.model_copy(update={"drain_inflow_ratio": self.flow.ratio})
         return Frame(
             seq=seq,
             epoch=epoch,
             time_s=self.fleet_time(),
             nodes=nodes,
-            totals=fold_totals(nodes),
+            totals=totals,
             waves=self._waves.take(time.time()),
             rollout=self.rollout_status(),
             admission=self.admission(),
@@ -180,7 +188,7 @@ class Controller:
             source=self.source,
             time_s=self.fleet_time(),
             nodes=nodes,
-            totals=fold_totals(nodes),
+            totals=fold_totals(nodes).model_copy(update={"drain_inflow_ratio": self.flow.ratio}),
             rollout=self.rollout_status(),
             admission=self.admission(),
         )
@@ -192,7 +200,7 @@ class Controller:
     async def tick(self, fleet_seconds: int, budget_s: float) -> Tick:
         """One frame of the fleet as it is now: a real fleet's clock is the wall's (`clock_control` off)."""
         started = time.perf_counter()
-        frame = self.frame()
+        frame = self.frame(next_second=True)
         snapshot = snapshot_of(frame, self.fleet_name, self.source)
         return Tick(frame, self.drain_events(), snapshot, 1, time.perf_counter() - started)
 

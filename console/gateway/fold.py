@@ -1,4 +1,5 @@
-"""Folding the nodes' frames into the fleet's: totals over the nodes, wave bins summed over them.
+"""Folding the nodes' frames into the fleet's: totals over the nodes, wave bins summed over them, and
+the clients' flow (drain ÷ inflow) over the trailing seconds.
 
 Pure: node figures in, fleet figures out; the controller calls these on every frame.
 """
@@ -7,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from console.protocol import WAVE_BIN_MS, NodeStatus, Totals, Waves
+from console.figures import DrainInflow
+from console.protocol import WAVE_BIN_MS, NodeState, NodeStatus, Totals, Waves
 
 #: Wave bins are emitted once this old, so every node's frame for that second has had time to arrive.
 WAVE_SETTLE_S = 1.5
@@ -54,3 +56,32 @@ class WaveSum:
         self.bins = {k: v for k, v in self.bins.items() if k >= upto}
         self.emitted_to = upto
         return Waves(attempts=attempts, start_s=start * WAVE_BIN_MS / 1000)
+
+
+class ClientFlow:
+    """Drain ÷ inflow over real nodes, a second a frame: clients getting a connection back (the nodes'
+    accepts) against clients losing one — the closes and drops the nodes report, and the connections a
+    node held when it stopped answering (a killed node reports nothing; its clients are offline all the
+    same, as the simulator counts a restart's). A controller cannot see clients that hold no connection,
+    so this is the flow, not the backlog (`offline_clients` stays unknown)."""
+
+    def __init__(self) -> None:
+        self.window = DrainInflow()
+        self._held: dict[str, int] = {}
+
+    def observe(self, nodes: list[NodeStatus], totals: Totals) -> Totals:
+        """One more second: `totals` (from `fold_totals`) with the lost connections among its
+        disconnects and the window's ratio."""
+        lost = 0
+        for node in nodes:
+            before = self._held.get(node.id, 0)
+            if node.state is NodeState.DOWN:
+                lost += before
+            self._held[node.id] = 0 if node.state is NodeState.DOWN else node.connections
+        disconnects = totals.disconnects_per_s + lost
+        self.window.add(totals.accepts_per_s, disconnects)
+        return totals.model_copy(update={"disconnects_per_s": disconnects, "drain_inflow_ratio": self.ratio})
+
+    @property
+    def ratio(self) -> float | None:
+        return self.window.ratio

@@ -14,7 +14,7 @@ from websockets.asyncio.client import connect
 
 from console.errors import InputError
 from console.gateway.controller import Controller
-from console.gateway.fold import WaveSum, fold_totals
+from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.loadgen import ClientPool
 from console.gateway.nodes_file import NodeEntry, load_nodes
 from console.gateway.processes import child_env
@@ -50,6 +50,24 @@ def test_totals_count_headroom_over_nodes_in_rotation() -> None:
     assert totals.connections == 110 and totals.attempts_per_s == 6.0
     assert totals.disconnects_per_s == 21.0  # it read 0 while a node drained at 20/s
     assert totals.headroom_pct == 40.0  # only a is in rotation: 60 of 100 held
+
+
+def test_drain_inflow_counts_a_silent_nodes_clients_as_lost() -> None:
+    """A real fleet's drain ÷ inflow (it was always null): the nodes' accepts against their closes and
+    drops, and the connections a node held when it stopped answering — a kill -9 reports nothing."""
+    flow = ClientFlow()
+
+    def second(a_state: NodeState, a_held: int, b_accepts: float) -> float | None:
+        b = _status("b", NodeState.READY, 500).model_copy(update={"accepts_per_s": b_accepts})
+        a = _status("a", a_state, a_held).model_copy(update={"accepts_per_s": 0.0})
+        totals = flow.observe([a, b], fold_totals([a, b]))
+        return totals.drain_inflow_ratio
+
+    assert second(NodeState.READY, 1000, 0.0) is None  # nothing flowing in
+    assert second(NodeState.DOWN, 0, 0.0) == 0.0  # a died holding 1000: the backlog grows
+    assert second(NodeState.DOWN, 0, 400.0) == 0.4  # b takes them back at 400/s: still losing
+    assert second(NodeState.DOWN, 0, 400.0) == 0.8 and second(NodeState.DOWN, 0, 200.0) == 1.0
+    assert flow.window.disconnects == 1000  # counted once, not every second a is down
 
 
 def test_wave_sum_aligns_nodes_by_bin_time() -> None:
@@ -201,3 +219,29 @@ async def wait_for_async(probe, expected: object, timeout_s: float) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"still {got!r}, expected {expected!r}")
         await asyncio.sleep(0.1)
+
+
+async def test_a_killed_nodes_clients_show_in_drain_inflow(node_processes) -> None:
+    """kill -9 a node under the controller: its clients count as disconnects when it is shown down."""
+    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
+    a, b = node_processes("a", *cheap), node_processes("b", *cheap)
+    controller = Controller([NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)], TOKEN)
+    pool = ClientPool([a.url, b.url], 40, "fixed", signer=CHEAP_SIGNER, seed=3)
+    await controller.start()
+    try:
+        pool.start()
+        await pool.wait_connected(40, 10)
+        await wait_for(lambda: controller.frame().nodes[1].connections > 0, 5, "clients on b")
+        held_by_b = (await controller.tick(1, 1.0)).frame.nodes[1].connections
+        b.kill()
+        deadline = time.monotonic() + 20
+        while (frame := (await controller.tick(1, 1.0)).frame).nodes[1].state is not NodeState.DOWN:
+            assert time.monotonic() < deadline, "b never shown down"
+            await asyncio.sleep(0.5)  # the stream's pace: a tick a second, here twice as often
+        assert frame.totals.disconnects_per_s >= held_by_b  # b's clients, though b said nothing
+        # Accepts ÷ those disconnects over 10 s (a real fleet's ratio was always null). Its value here
+        # depends on how fast the `fixed` clients were back on a; the pure test above checks the sums.
+        assert frame.totals.drain_inflow_ratio is not None
+    finally:
+        await pool.stop()
+        await controller.close()
