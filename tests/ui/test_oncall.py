@@ -10,6 +10,7 @@ from console.client.synthetic import SyntheticFleet
 from console.model.alarm_source import console_model
 from console.model.alarms import _value_text
 from console.model.link import LinkState, LinkStatus, Received
+from console.protocol import Alarm, Severity
 from console.ui.app import ConsoleApp
 from console.ui.widgets.alarms_panel import AlarmsPanel
 
@@ -74,3 +75,37 @@ async def test_alarm_values_follow_the_fleet_not_the_second_they_were_raised():
             changed = changed or any(now.get(name, value) != value for name, value in first.items())
             assert shown_values(panel) == now, f"fleet second {fed.second}"
         assert changed  # the values did move while the alarms stayed up
+
+
+async def test_the_alarm_cursor_stays_on_its_alarm_when_a_new_one_arrives_above_it(storm_app):
+    """`a` acknowledges the alarm under the cursor: a new alarm sorting above it used to slide under the
+    cursor between the operator reading the row and pressing the key, and `a` acknowledged that one."""
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        log = storm_app.model.alarms
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        panel.focus()
+        active = log.active()
+        assert len(active) >= 2
+        await pilot.press("down")
+        chosen = active[1]
+        assert str(panel.get_row_at(panel.cursor_row)[2]) == chosen.alarm.name
+        newcomer = Alarm(
+            name="abnormal_closes_rising",
+            severity=Severity.CRITICAL,
+            since_s=storm_app.model.frame.time_s,
+            value=50.0,
+            limit=5.0,
+            message="abnormal closes",
+        )
+        log.update([entry.alarm for entry in active] + [newcomer], storm_app.model.frame.time_s)
+        storm_app.refresh_views()
+        await pilot.pause()
+        assert str(panel.get_row_at(panel.cursor_row)[2]) == chosen.alarm.name
+        await pilot.press("a")
+        await pilot.pause()
+        acked = {entry.alarm.name for entry in log.active() if entry.acknowledged}
+        assert acked == {chosen.alarm.name}
+        # the acknowledged alarm sinks below the new ones, and the cursor goes with it
+        assert str(panel.get_row_at(panel.cursor_row)[2]) == chosen.alarm.name
+        assert "acked" in str(panel.get_row_at(panel.cursor_row)[1])
