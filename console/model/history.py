@@ -235,6 +235,13 @@ class FleetModel:
         if ok.sum() < 2 or self.frame is None:
             return None
         times, conns = times[ok], conns[ok]
+        # Only the current history: after a server restart its clock starts over, and every sample of the
+        # old one (up to 10 minutes of them) counted as "within 60 s" of the new clock's small times.
+        restarts = np.nonzero(np.diff(times) < 0)[0]
+        if restarts.size:
+            times, conns = times[restarts[-1] + 1 :], conns[restarts[-1] + 1 :]
+            if times.size < 2:
+                return None
         now_t = times[-1]
         earlier = np.nonzero(times >= now_t - 60.0)[0]
         then = conns[earlier[0]]
