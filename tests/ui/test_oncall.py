@@ -13,6 +13,7 @@ from console.model.link import LinkState, LinkStatus, Received
 from console.protocol import Alarm, Severity
 from console.ui.app import ConsoleApp
 from console.ui.widgets.alarms_panel import AlarmsPanel
+from console.ui.widgets.gauges import GaugeBox
 
 from .conftest import SIZE
 
@@ -109,3 +110,20 @@ async def test_the_alarm_cursor_stays_on_its_alarm_when_a_new_one_arrives_above_
         # the acknowledged alarm sinks below the new ones, and the cursor goes with it
         assert str(panel.get_row_at(panel.cursor_row)[2]) == chosen.alarm.name
         assert "acked" in str(panel.get_row_at(panel.cursor_row)[1])
+
+
+def gauge_lines(app: ConsoleApp, key: str) -> list[str]:
+    box = app.screen.query_one(f"#gauge-{key}", GaugeBox)
+    return ["".join(segment.text for segment in strip) for strip in box.render_lines(box.region.reset_offset)]
+
+
+async def test_at_80_columns_each_gauge_keeps_its_detail_line(storm_app):
+    """A 12-cell gauge wrapped its first line (the value and its sparkline, or 'accepts · 503s') onto the
+    second, and the detail — Δ60s, the 503 share — was gone: cut with an ellipsis instead."""
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        conn = gauge_lines(storm_app, "connections")
+        assert "Δ60s" in conn[2] and "█" in conn[1]
+        assert "503 share" in gauge_lines(storm_app, "accepts")[2]
+        assert "kill switch" in gauge_lines(storm_app, "drain_inflow")[2]
+        assert all(len(line) == len(conn[0]) for line in conn)  # nothing spilled out of the box
