@@ -12,7 +12,7 @@ from console.model.alarms import _value_text
 from console.model.link import LinkState, LinkStatus, Received
 from console.protocol import Alarm, Severity
 from console.ui.app import ConsoleApp
-from console.ui.widgets.alarms_panel import AlarmsPanel
+from console.ui.widgets.alarms_panel import COLUMNS, AlarmsPanel
 from console.ui.widgets.gauges import GaugeBox
 
 from .conftest import SIZE
@@ -52,7 +52,7 @@ def shown_values(panel: AlarmsPanel) -> dict[str, str]:
     for row in range(panel.row_count):
         cells = panel.get_row_at(row)
         if "cleared" not in str(cells[1]):
-            values[str(cells[2])] = str(cells[4])
+            values[str(cells[2])] = str(cells[COLUMNS.index("value vs limit")])
     return values
 
 
@@ -127,3 +127,26 @@ async def test_at_80_columns_each_gauge_keeps_its_detail_line(storm_app):
         assert "503 share" in gauge_lines(storm_app, "accepts")[2]
         assert "kill switch" in gauge_lines(storm_app, "drain_inflow")[2]
         assert all(len(line) == len(conn[0]) for line in conn)  # nothing spilled out of the box
+
+
+async def test_at_160_columns_acked_and_cleared_alarms_show_their_values_whole(storm_app):
+    """The panel is 62 cells at 160 columns: with a row reading 'acked' or 'cleared' the last column was cut
+    ('0.149 <'), and that column was the value. Now the value comes before 'where'."""
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        log = storm_app.model.alarms
+        active = [entry.alarm for entry in log.active()]
+        widest = max(active, key=lambda alarm: len(alarm.name))
+        log.update([alarm for alarm in active if alarm is not widest], storm_app.model.frame.time_s)
+        await pilot.press("A")
+        await pilot.pause()
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        lines = ["".join(s.text for s in strip) for strip in panel.render_lines(panel.region.reset_offset)]
+        column = COLUMNS.index("value vs limit")
+        shown = 0
+        for row in range(panel.row_count):
+            cells = panel.get_row_at(row)
+            line = lines[row + 1]  # under the header
+            assert str(cells[2]) in line and str(cells[column]) in line, line
+            shown += 1
+        assert shown == len(active) and any("cleared" in line for line in lines)
