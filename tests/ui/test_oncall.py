@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from textual.containers import VerticalScroll
+
 from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
 from console.model.alarm_source import console_model
@@ -150,3 +152,14 @@ async def test_at_160_columns_acked_and_cleared_alarms_show_their_values_whole(s
             assert str(cells[2]) in line and str(cells[column]) in line, line
             shown += 1
         assert shown == len(active) and any("cleared" in line for line in lines)
+
+
+async def test_at_80_columns_the_help_screen_fits_the_screen(storm_app):
+    """The help box was 90 cells wide whatever the screen: at 80 columns its right border, scrollbar and
+    the end of every 'does' were past the edge."""
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = storm_app.screen.query_one(VerticalScroll)
+        assert box.region.x >= 0 and box.region.right <= 80
