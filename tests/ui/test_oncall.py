@@ -163,3 +163,17 @@ async def test_at_80_columns_the_help_screen_fits_the_screen(storm_app):
         await pilot.pause()
         box = storm_app.screen.query_one(VerticalScroll)
         assert box.region.x >= 0 and box.region.right <= 80
+
+
+async def test_the_node_sparkline_shows_five_fleet_minutes_on_a_sped_up_simulator():
+    """The 'last 5 min' column drew 300 frames: 50 fleet minutes at --speed 10."""
+    from console.ui.widgets.node_table import NodeTable
+
+    from .test_charts import sped_up_model
+
+    model = sped_up_model(300, 10.0)
+    app = ConsoleApp(model=model, clock=lambda: 310.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(NodeTable)
+        assert table._spark(table.rows[0].id).size == 30  # 30 frames of 10 s
