@@ -27,6 +27,9 @@ class AlarmEntry:
     raised_at_s: float
     cleared_at_s: float | None = None
     acknowledged: bool = False
+    #: (severity, value, limit) when the log last looked: the alarm source may update its alarms in place
+    #: (the engine does), so comparing with `alarm` itself would never see a change.
+    reading: tuple[object, ...] = ()
 
     @property
     def key(self) -> AlarmKey:
@@ -52,16 +55,18 @@ class AlarmLog:
             key = (alarm.name, alarm.node)
             seen.add(key)
             entry = self._active.get(key)
+            reading = (alarm.severity, alarm.value, alarm.limit)
             if entry is None:
-                self._active[key] = AlarmEntry(alarm, raised_at_s=alarm.since_s)
+                self._active[key] = AlarmEntry(alarm, raised_at_s=alarm.since_s, reading=reading)
                 self.version += 1
             else:
                 # A worse severity needs a fresh acknowledgement: the operator acked the milder one.
-                if _SEVERITY_RANK.get(alarm.severity, 0) > entry.rank:
+                if _SEVERITY_RANK.get(alarm.severity, 0) > _SEVERITY_RANK.get(entry.reading[0], 0):
                     entry.acknowledged = False
-                if alarm.severity != entry.alarm.severity or alarm.value != entry.alarm.value:
+                if reading != entry.reading:
                     self.version += 1
                 entry.alarm = alarm
+                entry.reading = reading
         for key in [key for key in self._active if key not in seen]:
             entry = self._active.pop(key)
             entry.cleared_at_s = time_s

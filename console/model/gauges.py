@@ -68,7 +68,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
             "attempts",
             "attempts/s",
             human_count(totals.attempts_per_s),
-            f"learning the steady rate ({t.baseline_learn_s:.0f} s)",
+            f"learning steady rate ({t.baseline_learn_s:.0f} s)",  # 27 cells: whole in a 160-column gauge
             Level.UNKNOWN,
         )
     else:

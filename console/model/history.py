@@ -25,6 +25,9 @@ NODE_HISTORY_S = 300  # node sparklines: last 5 minutes (issue #3)
 WAVE_WINDOW_S = 60  # the wave chart: last 30–60 s of 100 ms bins (issue #3)
 EVENTS_KEPT = 500
 
+# The frames whose clock says how much fleet time one frame covers.
+_STEP_FRAMES = 30
+
 # Frames in a row older than the newest one held before the model takes them as a restarted history.
 _BEHIND_MEANS_RESTART = 3
 
@@ -235,11 +238,27 @@ class FleetModel:
         if ok.sum() < 2 or self.frame is None:
             return None
         times, conns = times[ok], conns[ok]
+        # Only the current history: after a server restart its clock starts over, and every sample of the
+        # old one (up to 10 minutes of them) counted as "within 60 s" of the new clock's small times.
+        restarts = np.nonzero(np.diff(times) < 0)[0]
+        if restarts.size:
+            times, conns = times[restarts[-1] + 1 :], conns[restarts[-1] + 1 :]
+            if times.size < 2:
+                return None
         now_t = times[-1]
         earlier = np.nonzero(times >= now_t - 60.0)[0]
         then = conns[earlier[0]]
         delta = conns[-1] - then
         return float(delta), float(100.0 * delta / then) if then > 0 else 0.0
+
+    def fleet_s_per_frame(self) -> float:
+        """Fleet seconds one frame covers, from the frames' own clock: 1 on a live fleet, the speed on a sped-up
+        simulator (`sim serve --speed 10`: ten a frame), whatever the wall-clock `frame_interval_s`."""
+        times = self.totals.time_s.values()[-_STEP_FRAMES:]
+        conns = self.totals.connections.values()[-_STEP_FRAMES:]
+        steps = np.diff(times[~np.isnan(conns)])
+        steps = steps[steps > 0]  # a paused clock repeats its time; a restart goes back
+        return float(np.median(steps)) if steps.size else self.frame_interval_s
 
     def admission_capacity_per_bin(self) -> float | None:
         """Fleet admission rate per wave bin: the line a storm must stay under to be shed gracefully."""

@@ -58,13 +58,15 @@ def wave_spec(model: FleetModel, columns: int) -> ChartSpec:
 def connections_spec(model: FleetModel, columns: int) -> ChartSpec:
     """Total connections over the last 10 minutes; gaps drawn as dotted lines.
 
-    The x axis counts frames back from the newest (one a `frame_interval_s`), not fleet time: a server
-    that restarts its history restarts its clock, and the chart must not fold back on itself.
+    The x axis counts frames back from the newest, each as the fleet time one frame covers, not by each
+    frame's own time: a server that restarts its history restarts its clock, and the chart must not fold
+    back on itself. (Counted as the wall-clock frame interval, a `--speed 10` simulator's "last 10 min"
+    held 100 fleet minutes beside a wave chart and a fleet clock in fleet time.)
     """
     conns = model.totals.connections.values()
     if conns.size == 0 or model.frame is None:
         return ChartSpec(x_label="minutes ago", y_label="connections", x_lim=(-10.0, 0.0), x_ticks=_MINUTES)
-    step_min = model.frame_interval_s / 60.0
+    step_min = model.fleet_s_per_frame() / 60.0
     positions, values = downsample(conns, columns, how="mean")
     x = (positions - (conns.size - 1)) * step_min
     gaps = tuple(((float(i) - (conns.size - 1)) * step_min, "gap") for i in np.nonzero(np.isnan(conns))[0])

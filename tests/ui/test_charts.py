@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from console.model import FleetModel, Received
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
@@ -60,3 +61,26 @@ def test_lockstep_reading_levels():
     assert lockstep_reading(2.5)[0].startswith("bunched")
     assert lockstep_reading(1.1)[0].startswith("smear")
     assert "too quiet" in lockstep_reading(0.0)[0]
+
+
+def sped_up_model(frames: int, fleet_s_per_frame: float) -> FleetModel:
+    """A model fed the way `sim serve --speed N` feeds it: a frame a wall second, N fleet seconds each."""
+    model = fed_model(1, storm_at_s=None)
+    first = model.frame
+    for i in range(1, frames):
+        frame = first.model_copy(
+            update={"seq": first.seq + i, "time_s": first.time_s + i * fleet_s_per_frame}
+        )
+        model.apply(Received(frame, float(i)))
+    return model
+
+
+def test_the_connections_chart_counts_fleet_minutes_on_a_sped_up_simulator():
+    """At --speed 10 each frame is 10 fleet seconds: the chart's 'minutes ago' counted wall minutes (a frame
+    a second), so 'last 10 min' held 100 fleet minutes beside the fleet clock and the wave chart."""
+    model = sped_up_model(120, 10.0)  # 1190 fleet seconds ≈ 20 fleet minutes
+    (series,) = connections_spec(model, columns=1000).series
+    assert series.x[-1] == 0.0
+    assert series.x[0] == pytest.approx(-119 * 10 / 60)  # the oldest frame, ~19.8 fleet minutes ago
+    (live,) = connections_spec(fed_model(30, storm_at_s=None), columns=1000).series
+    assert live.x[0] == pytest.approx(-29 / 60)  # a live fleet: a second a frame

@@ -34,7 +34,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 90; height: 90%; border: thick $primary; background: $surface; padding: 0 1;
+        width: 90; max-width: 100%; height: 90%; border: thick $primary; background: $surface; padding: 0 1;
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -13,7 +13,7 @@ from textual.widgets import Footer, Input, Label
 
 from console.errors import InputError
 from console.model.gauges import fleet_gauges
-from console.model.history import FleetModel
+from console.model.history import NODE_HISTORY_S, FleetModel
 from console.model.nodes import NodeFilter, NodeQuery, select_nodes
 from console.model.thresholds import Level
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
@@ -127,10 +127,12 @@ class MainScreen(Screen[None]):
         alarming = model.alarms.alarming_nodes()
         rows = select_nodes(model.nodes.values(), query, model.thresholds, alarming)
         table = self.query_one(NodeTable)
+        # "last 5 min" of fleet time: fewer frames when each covers more than a second (a sped-up simulator)
+        spark_frames = max(2, round(NODE_HISTORY_S / model.fleet_s_per_frame()))
         table.show(
             rows,
             query,
-            lambda node_id: model.node_history(node_id, "connections"),
+            lambda node_id: model.node_history(node_id, "connections")[-spark_frames:],
             model.thresholds,
             palette,
             alarming,

@@ -68,9 +68,9 @@ def drain_text(node: NodeStatus, now_fleet_s: float) -> Text:
     return text
 
 
-def series_spec(values: np.ndarray, columns: int) -> ChartSpec:
+def series_spec(values: np.ndarray, columns: int, fleet_s_per_frame: float = 1.0) -> ChartSpec:
     positions, points = downsample(values, columns, how="mean")
-    x = (positions - values.size + 1) / 60.0
+    x = (positions - values.size + 1) * fleet_s_per_frame / 60.0
     finite = points[np.isfinite(points)]
     high = float(finite.max()) if finite.size else 1.0
     return ChartSpec(
@@ -169,12 +169,15 @@ class NodeDetailScreen(Screen[None]):
             if actions_off is None
             else f"[{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/]"
         )
+        step_s = model.fleet_s_per_frame()
         for metric, _ in DETAIL_CHARTS:
             chart = self.query_one(f"#chart-{metric}", PlotextChart)
             seen = model.node_history(self.node_id, metric)
             values = joined_series(self.server_history, seen, model.frames_applied, metric)
             chart.show(
-                series_spec(values, plot_columns(chart.content_size.width)), palette.chart, palette.foreground
+                series_spec(values, plot_columns(chart.content_size.width), step_s),
+                palette.chart,
+                palette.foreground,
             )
         events = Text(no_wrap=True, overflow="ellipsis")
         for event in joined_events(self.server_history, model.node_events(self.node_id, limit=6), limit=6):

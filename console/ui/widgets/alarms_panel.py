@@ -9,7 +9,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
-from console.model.alarms import AlarmEntry, AlarmKey, alarm_rows
+from console.model.alarms import AlarmEntry, AlarmKey, AlarmRow, alarm_rows
 from console.model.thresholds import Level
 from console.protocol import Severity
 from console.ui.themes import LEVEL_GLYPHS, Palette
@@ -22,7 +22,16 @@ PAST_SHOWN = 20
 SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Severity.CRITICAL: Level.CRITICAL}
 
 
-COLUMNS = ("time", "state", "rule", "where", "value vs limit")
+#: The value before where: at 160 columns the panel is 62 cells, and with a row acked or cleared the last
+#: column is cut — better "fle" than "0.149 <" (where says "fleet" for every rule today).
+COLUMNS = ("time", "state", "rule", "value vs limit", "where")
+
+
+def row_identity(row: AlarmRow) -> tuple[object, ...]:
+    """What the cursor holds on to across redraws: the rule and where (a grouped row is one identity however
+    many nodes join it), and for a cleared row when it was raised."""
+    where = row.where if len(row.keys) == 1 else "group"
+    return (row.name, where, row.cleared, row.raised_at_s if row.cleared else None)
 
 
 class AlarmsPanel(DataTable):
@@ -43,6 +52,7 @@ class AlarmsPanel(DataTable):
         self.zebra_stripes = False
         self.add_columns(*COLUMNS)
         self._keys: list[tuple[AlarmKey, ...]] = []
+        self._identities: list[tuple[object, ...]] = []
         self._shown: tuple[int, str] | None = None
 
     def show(self, active: list[AlarmEntry], past: list[AlarmEntry], palette: Palette, version: int) -> None:
@@ -50,7 +60,11 @@ class AlarmsPanel(DataTable):
             return
         self._shown = (version, palette.name)
         cursor = self.cursor_row
+        # The cursor stays on its alarm, not on its row number: a new alarm sorted above it (or the one
+        # just acknowledged sinking below the new ones) moved another alarm under it, and `a` acked that.
+        held = self._identities[cursor] if 0 <= cursor < len(self._identities) else None
         self._keys = []
+        self._identities = []
         cells: list[tuple[str | Text, ...]] = []
         rows = alarm_rows(active)[:ROWS_SHOWN] + alarm_rows(past[: PAST_SHOWN * 10])[:PAST_SHOWN]
         for row in rows:
@@ -63,11 +77,12 @@ class AlarmsPanel(DataTable):
                     fleet_clock(row.raised_at_s),
                     Text(f"{LEVEL_GLYPHS[level]} {status}", style=style),
                     Text(row.name, style=style),
-                    row.where,
                     row.value,
+                    row.where,
                 )
             )
             self._keys.append(() if row.cleared else row.keys)
+            self._identities.append(row_identity(row))
         # Widths from what is shown now, set explicitly: DataTable's auto widths only ever grow and are
         # settled lazily, so they would depend on earlier alarms and on when the table was painted.
         self.clear(columns=True)
@@ -85,6 +100,8 @@ class AlarmsPanel(DataTable):
         for row in cells:
             self.add_row(*row)
         if self.row_count:
+            if held in self._identities:
+                cursor = self._identities.index(held)
             self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
 
     def action_acknowledge(self) -> None:

@@ -28,6 +28,10 @@ class GaugeBox(Static):
         height: 4;
         border: round $panel;
         padding: 0 1;
+        /* Two lines, each cut with an ellipsis: wrapped, the value's sparkline or the 503 count took the
+           detail line's place and the detail (Δ60s, 503 share, the kill switch) vanished at 80 columns. */
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     GaugeBox.-ok { border: round $success 60%; }
     GaugeBox.-warning { border: heavy $warning; }

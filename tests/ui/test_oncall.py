@@ -1,0 +1,179 @@
+"""What an on-call engineer reads and trusts: alarm values that follow the fleet, an alarm cursor that stays
+on the alarm it is on, gauges that read whole."""
+
+from __future__ import annotations
+
+import json
+
+from textual.containers import VerticalScroll
+
+from console.client.decode import StreamDecoder
+from console.client.synthetic import SyntheticFleet
+from console.model.alarm_source import console_model
+from console.model.alarms import _value_text
+from console.model.link import LinkState, LinkStatus, Received
+from console.protocol import Alarm, Severity
+from console.ui.app import ConsoleApp
+from console.ui.widgets.alarms_panel import COLUMNS, AlarmsPanel
+from console.ui.widgets.gauges import GaugeBox
+
+from .conftest import SIZE
+
+WALL_S = 1_800_000_000.0
+
+
+class FedFleet:
+    """The synthetic fleet and a console model fed from it, second by second."""
+
+    def __init__(self, storm_at_s: float = 40) -> None:
+        self.fleet = SyntheticFleet(nodes=48, seed=7, storm_at_s=storm_at_s)
+        self.decoder = StreamDecoder()
+        self.model = console_model()
+        self.second = 0
+        self.model.apply(Received(self.decoder.feed(json.dumps(self.fleet.hello())), WALL_S))
+        self.model.apply(LinkStatus(LinkState.LIVE, at_s=WALL_S))
+
+    def items(self, seconds: int) -> list[Received]:
+        out = []
+        for _ in range(seconds):
+            self.second += 1
+            for raw in self.fleet.next_messages():
+                message = self.decoder.feed(raw)
+                assert message is not None
+                out.append(Received(message, WALL_S + self.second))
+        return out
+
+    def feed_model(self, seconds: int) -> None:
+        for item in self.items(seconds):
+            self.model.apply(item)
+
+
+def shown_values(panel: AlarmsPanel) -> dict[str, str]:
+    """rule name → the "value vs limit" cell, for the active alarms on screen."""
+    values = {}
+    for row in range(panel.row_count):
+        cells = panel.get_row_at(row)
+        if "cleared" not in str(cells[1]):
+            values[str(cells[2])] = str(cells[COLUMNS.index("value vs limit")])
+    return values
+
+
+async def test_alarm_values_follow_the_fleet_not_the_second_they_were_raised():
+    """The engine updates an active alarm in place; the panel kept showing the value it was raised with
+    (seen live: headroom_low '17 < 35' beside a headroom gauge reading 15 %)."""
+    fed = FedFleet()
+    fed.feed_model(44)
+    app = ConsoleApp(model=fed.model, clock=lambda: WALL_S + fed.second + 0.4)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = app.screen.query_one(AlarmsPanel)
+        first = shown_values(panel)
+        assert first
+        changed = False
+        for _ in range(20):
+            for item in fed.items(1):
+                app.feed(item)
+            await pilot.pause()
+            now = {entry.alarm.name: _value_text(entry) for entry in app.model.alarms.active()}
+            changed = changed or any(now.get(name, value) != value for name, value in first.items())
+            assert shown_values(panel) == now, f"fleet second {fed.second}"
+        assert changed  # the values did move while the alarms stayed up
+
+
+async def test_the_alarm_cursor_stays_on_its_alarm_when_a_new_one_arrives_above_it(storm_app):
+    """`a` acknowledges the alarm under the cursor: a new alarm sorting above it used to slide under the
+    cursor between the operator reading the row and pressing the key, and `a` acknowledged that one."""
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        log = storm_app.model.alarms
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        panel.focus()
+        active = log.active()
+        assert len(active) >= 2
+        await pilot.press("down")
+        chosen = active[1]
+        assert str(panel.get_row_at(panel.cursor_row)[2]) == chosen.alarm.name
+        newcomer = Alarm(
+            name="abnormal_closes_rising",
+            severity=Severity.CRITICAL,
+            since_s=storm_app.model.frame.time_s,
+            value=50.0,
+            limit=5.0,
+            message="abnormal closes",
+        )
+        log.update([entry.alarm for entry in active] + [newcomer], storm_app.model.frame.time_s)
+        storm_app.refresh_views()
+        await pilot.pause()
+        assert str(panel.get_row_at(panel.cursor_row)[2]) == chosen.alarm.name
+        await pilot.press("a")
+        await pilot.pause()
+        acked = {entry.alarm.name for entry in log.active() if entry.acknowledged}
+        assert acked == {chosen.alarm.name}
+        # the acknowledged alarm sinks below the new ones, and the cursor goes with it
+        assert str(panel.get_row_at(panel.cursor_row)[2]) == chosen.alarm.name
+        assert "acked" in str(panel.get_row_at(panel.cursor_row)[1])
+
+
+def gauge_lines(app: ConsoleApp, key: str) -> list[str]:
+    box = app.screen.query_one(f"#gauge-{key}", GaugeBox)
+    return ["".join(segment.text for segment in strip) for strip in box.render_lines(box.region.reset_offset)]
+
+
+async def test_at_80_columns_each_gauge_keeps_its_detail_line(storm_app):
+    """A 12-cell gauge wrapped its first line (the value and its sparkline, or 'accepts · 503s') onto the
+    second, and the detail — Δ60s, the 503 share — was gone: cut with an ellipsis instead."""
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        conn = gauge_lines(storm_app, "connections")
+        assert "Δ60s" in conn[2] and "█" in conn[1]
+        assert "503 share" in gauge_lines(storm_app, "accepts")[2]
+        assert "kill switch" in gauge_lines(storm_app, "drain_inflow")[2]
+        assert all(len(line) == len(conn[0]) for line in conn)  # nothing spilled out of the box
+
+
+async def test_at_160_columns_acked_and_cleared_alarms_show_their_values_whole(storm_app):
+    """The panel is 62 cells at 160 columns: with a row reading 'acked' or 'cleared' the last column was cut
+    ('0.149 <'), and that column was the value. Now the value comes before 'where'."""
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        log = storm_app.model.alarms
+        active = [entry.alarm for entry in log.active()]
+        widest = max(active, key=lambda alarm: len(alarm.name))
+        log.update([alarm for alarm in active if alarm is not widest], storm_app.model.frame.time_s)
+        await pilot.press("A")
+        await pilot.pause()
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        lines = ["".join(s.text for s in strip) for strip in panel.render_lines(panel.region.reset_offset)]
+        column = COLUMNS.index("value vs limit")
+        shown = 0
+        for row in range(panel.row_count):
+            cells = panel.get_row_at(row)
+            line = lines[row + 1]  # under the header
+            assert str(cells[2]) in line and str(cells[column]) in line, line
+            shown += 1
+        assert shown == len(active) and any("cleared" in line for line in lines)
+
+
+async def test_at_80_columns_the_help_screen_fits_the_screen(storm_app):
+    """The help box was 90 cells wide whatever the screen: at 80 columns its right border, scrollbar and
+    the end of every 'does' were past the edge."""
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = storm_app.screen.query_one(VerticalScroll)
+        assert box.region.x >= 0 and box.region.right <= 80
+
+
+async def test_the_node_sparkline_shows_five_fleet_minutes_on_a_sped_up_simulator():
+    """The 'last 5 min' column drew 300 frames: 50 fleet minutes at --speed 10."""
+    from console.ui.widgets.node_table import NodeTable
+
+    from .test_charts import sped_up_model
+
+    model = sped_up_model(300, 10.0)
+    app = ConsoleApp(model=model, clock=lambda: 310.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(NodeTable)
+        assert table._spark(table.rows[0].id).size == 30  # 30 frames of 10 s
