@@ -115,6 +115,7 @@ class AlarmRow:
     acknowledged: bool
     where: str  # "fleet", a node id, or "212 nodes"
     value: str
+    message: str = ""  # what the rule said, in the operator's words (the worst node's, for a group)
 
 
 #: More nodes than this on one rule are shown as one row: 480 cpu_abort lines hide everything else.
@@ -159,6 +160,7 @@ def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[
                     acknowledged=all(e.acknowledged for e in group),
                     where=f"{len(group)} nodes",
                     value=f"max {_value_text(worst)}",
+                    message=worst.alarm.message,
                 )
             )
             continue
@@ -172,6 +174,7 @@ def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[
                 acknowledged=entry.acknowledged,
                 where=entry.alarm.node or "fleet",
                 value=_value_text(entry),
+                message=entry.alarm.message,
             )
         )
     return rows

@@ -177,3 +177,26 @@ async def test_the_node_sparkline_shows_five_fleet_minutes_on_a_sped_up_simulato
         await pilot.pause()
         table = app.screen.query_one(NodeTable)
         assert table._spark(table.rows[0].id).size == 30  # 30 frames of 10 s
+
+
+async def test_the_alarms_panel_says_what_the_alarm_under_the_cursor_said(storm_app):
+    """A value against its limit ("15.3 < 35") does not say what is wrong nor what to do; each alarm's
+    message does ("… no restart is safe; add capacity instead"), and the panel never showed it."""
+    from textual.widgets import Label
+
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        said = storm_app.screen.query_one("#alarm-said", Label)
+        active = storm_app.model.alarms.active()
+        assert len(active) >= 2
+
+        def message_of_row() -> str:
+            name = str(panel.get_row_at(panel.cursor_row)[2])
+            return next(entry.alarm.message for entry in active if entry.alarm.name == name)
+
+        assert said.display and str(said.render()) == message_of_row()
+        panel.focus()
+        await pilot.press("down")
+        await pilot.pause()
+        assert str(said.render()) == message_of_row() != active[0].alarm.message

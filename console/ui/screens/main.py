@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label
+from textual.widgets import DataTable, Footer, Input, Label
 
 from console.errors import InputError
 from console.model.gauges import fleet_gauges
@@ -46,6 +47,9 @@ class MainScreen(Screen[None]):
     MainScreen #conn-box { height: 12; }
     MainScreen #nodes-box { height: 1fr; }
     MainScreen #alarms-box { height: 1fr; }
+    MainScreen #alarm-said {
+        width: 100%; height: auto; max-height: 3; color: $text-muted; border-top: hkey $panel-lighten-2;
+    }
     MainScreen #rollout-box { height: auto; }
     MainScreen #filter-bar { height: auto; display: none; }
     MainScreen #filter-bar.-open { display: block; }
@@ -80,6 +84,9 @@ class MainScreen(Screen[None]):
                     yield PlotextChart(id="conn-chart")
                 with Vertical(id="alarms-box", classes="boxed"):
                     yield AlarmsPanel(id="alarms")
+                    # What the alarm under the panel's cursor (the one `a` acknowledges) said: a value
+                    # against its limit does not say what is wrong, nor what to do about it.
+                    yield Label("", id="alarm-said")
                 with Vertical(id="rollout-box", classes="boxed"):
                     yield RolloutPanel(id="rollout")
         with Vertical(id="filter-bar"):
@@ -145,6 +152,7 @@ class MainScreen(Screen[None]):
         alarms = self.query_one(AlarmsPanel)
         active = model.alarms.active()
         alarms.show(active, model.alarms.past(), palette, model.alarms.version)
+        self._show_alarm_said(alarms)
         unacked = model.alarms.unacknowledged
         self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new"
         frame = model.frame
@@ -181,6 +189,15 @@ class MainScreen(Screen[None]):
         self.query_one("#filter-bar").remove_class("-open")
         self.query_one("#filter-error", Label).update("")
         self.query_one(NodeTable).focus()
+
+    def _show_alarm_said(self, alarms: AlarmsPanel) -> None:
+        said = self.query_one("#alarm-said", Label)
+        said.update(escape(alarms.selected_message))
+        said.display = bool(alarms.selected_message)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if isinstance(event.data_table, AlarmsPanel):
+            self._show_alarm_said(event.data_table)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         try:

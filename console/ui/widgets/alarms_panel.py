@@ -53,6 +53,7 @@ class AlarmsPanel(DataTable):
         self.add_columns(*COLUMNS)
         self._keys: list[tuple[AlarmKey, ...]] = []
         self._identities: list[tuple[object, ...]] = []
+        self._messages: list[str] = []
         self._shown: tuple[int, str] | None = None
 
     def show(self, active: list[AlarmEntry], past: list[AlarmEntry], palette: Palette, version: int) -> None:
@@ -65,6 +66,7 @@ class AlarmsPanel(DataTable):
         held = self._identities[cursor] if 0 <= cursor < len(self._identities) else None
         self._keys = []
         self._identities = []
+        self._messages = []
         cells: list[tuple[str | Text, ...]] = []
         rows = alarm_rows(active)[:ROWS_SHOWN] + alarm_rows(past[: PAST_SHOWN * 10])[:PAST_SHOWN]
         for row in rows:
@@ -83,6 +85,7 @@ class AlarmsPanel(DataTable):
             )
             self._keys.append(() if row.cleared else row.keys)
             self._identities.append(row_identity(row))
+            self._messages.append(row.message)
         # Widths from what is shown now, set explicitly: DataTable's auto widths only ever grow and are
         # settled lazily, so they would depend on earlier alarms and on when the table was painted.
         self.clear(columns=True)
@@ -103,6 +106,12 @@ class AlarmsPanel(DataTable):
             if held in self._identities:
                 cursor = self._identities.index(held)
             self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
+
+    @property
+    def selected_message(self) -> str:
+        """What the alarm under the cursor said (the cursor stays on its alarm across redraws)."""
+        row = self.cursor_row
+        return self._messages[row] if 0 <= row < len(self._messages) else ""
 
     def action_acknowledge(self) -> None:
         if 0 <= self.cursor_row < len(self._keys) and self._keys[self.cursor_row]:
