@@ -107,7 +107,10 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
 
 
 def node_cpu_level(node: NodeStatus, t: GaugeThresholds) -> Level:
-    return level_at_least(node.cpu_pct, t.cpu_warn_pct, t.cpu_crit_pct)
+    """Above the line, as the rules say it (the rollout pauses when a node *exceeds* its pause CPU, the
+    abort criterion is CPU *over* 80 %): at ≥ a node at exactly 80.0 read critical with no alarm."""
+    cpu = node.cpu_pct
+    return Level.CRITICAL if cpu > t.cpu_crit_pct else Level.WARNING if cpu > t.cpu_warn_pct else Level.OK
 
 
 def node_level(node: NodeStatus, t: GaugeThresholds) -> Level:

@@ -143,3 +143,14 @@ def test_a_small_wobble_is_a_flat_line_and_a_drop_fills_the_cell():
     assert set(spark_blocks(wobble, 10, min_span_share=0.05)) <= {"▄", "▅"}  # a flat line, mid-cell
     drop = np.concatenate([np.full(20, 27_000.0), np.full(20, 24_000.0)])  # −11 %
     assert spark_blocks(drop, 10, min_span_share=0.05) == "█████▁▁▁▁▁"
+
+
+def test_a_nodes_cpu_level_is_over_the_line_as_the_alarm_rules_say() -> None:
+    """cpu_abort fires *above* 80 %, a rollout pauses *above* its pause CPU: a node at exactly 80.0 read
+    critical in the table with no alarm."""
+    from console.model.gauges import node_cpu_level
+    from console.model.thresholds import Level
+
+    t = GaugeThresholds()
+    levels = [node_cpu_level(node("gw-1", cpu=cpu), t) for cpu in (75.0, 75.1, 80.0, 80.1)]
+    assert levels == [Level.OK, Level.WARNING, Level.WARNING, Level.CRITICAL]

@@ -156,7 +156,7 @@ class NodeDetailScreen(Screen[None]):
                 f"{LEVEL_GLYPHS[level]} {node.state.value}", style=palette.level_style(level, bold=True)
             )
             summary.append(
-                f"   conns {node.connections:,}   cpu {node.cpu_pct:.0f} %   acc {node.accepts_per_s:.0f}/s"
+                f"   conns {node.connections:,}   cpu {node.cpu_pct:.1f} %   acc {node.accepts_per_s:.0f}/s"
                 f"   503 {node.rejects_per_s:.0f}/s   t/o {node.timeouts_per_s:.0f}/s"
                 f"   p99 {node.handshake_p99_ms:.0f} ms"
             )

@@ -242,7 +242,8 @@ class NodeTable(ScrollView, can_focus=True):
                 level_style(level_at_least(share, t.rejects_warn_share, t.rejects_crit_share)),
             ),
             (f"{node.timeouts_per_s:.0f}", base),
-            (f"{node.cpu_pct:.0f}", level_style(node_cpu_level(node, t))),
+            # One decimal, as frames carry it: whole, 79.6 and 80.4 both read "80", one yellow, one red.
+            (f"{node.cpu_pct:.1f}", level_style(node_cpu_level(node, t))),
             (
                 f"{node.handshake_p99_ms:.0f}",
                 level_style(level_at_least(node.handshake_p99_ms, t.handshake_warn_ms, t.handshake_crit_ms)),
