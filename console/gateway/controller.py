@@ -53,7 +53,6 @@ from console.protocol import (
 )
 from console.server.actions import ActionKind, FleetAction
 from console.server.backend import Tick
-from console.server.simulator import snapshot_of
 
 
 class Controller:
@@ -158,7 +157,7 @@ class Controller:
         for link in self.links.values():
             if link.admission is not None:
                 return link.admission
-        return AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(1.0, 30.0))
+        return AdmissionSettings.unlimited()
 
     def frame(self, seq: int = 0, epoch: str = "", next_second: bool = False) -> Frame:
         """The fleet now. `seq`/`epoch` belong to whoever serves the stream (the fleet API server).
@@ -201,7 +200,7 @@ class Controller:
         """One frame of the fleet as it is now: a real fleet's clock is the wall's (`clock_control` off)."""
         started = time.perf_counter()
         frame = self.frame(next_second=True)
-        snapshot = snapshot_of(frame, self.fleet_name, self.source)
+        snapshot = FleetSnapshot.of_frame(frame, self.fleet_name, self.source)
         return Tick(frame, self.drain_events(), snapshot, 1, time.perf_counter() - started)
 
     # --- the write side: an ActingBackend (the fleet API's desk has judged and audited first) --------

@@ -236,26 +236,11 @@ def drain_prefill_from_plan(plan: Mapping[str, Any], source: str) -> Prefill:
     )
 
 
-def snapshot_of(frame: Frame, fleet: str) -> FleetSnapshot:
-    return FleetSnapshot(
-        fleet=fleet,
-        source=Source.SIMULATOR,
-        time_s=frame.time_s,
-        nodes=frame.nodes,
-        totals=frame.totals,
-        rollout=frame.rollout or RolloutStatus(),
-        admission=frame.admission
-        or AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(1.0, 30.0)),
-        seq=frame.seq,
-        epoch=frame.epoch,
-    )
-
-
 def local_drain_prefill(
     frame: Frame, fleet: str, node_id: str, capacity: FleetCapacity, thresholds: Thresholds
 ) -> Prefill:
     """The drain planner run here, over the newest frame, when the server offers no plan."""
-    plan = plan_drain(snapshot_of(frame, fleet), capacity, [node_id], thresholds)
+    plan = plan_drain(FleetSnapshot.of_frame(frame, fleet, Source.SIMULATOR), capacity, [node_id], thresholds)
     return drain_prefill_from_plan(
         {
             "rate_per_s": plan.rate_per_s,
@@ -318,7 +303,9 @@ def add_capacity_prefill(
     35 %), from the newest frame; one node when the console knows no capacity record."""
     if frame is None or capacity is None:
         return Prefill({"count": "1"}, "no capacity record here: the verdict shows the headroom then")
-    needed = nodes_for_headroom(snapshot_of(frame, fleet), capacity, thresholds.headroom_min_pct)
+    needed = nodes_for_headroom(
+        FleetSnapshot.of_frame(frame, fleet, Source.SIMULATOR), capacity, thresholds.headroom_min_pct
+    )
     if not needed:
         return Prefill({"count": "1"}, f"headroom is at the {thresholds.headroom_min_pct:g} % budget already")
     return Prefill(

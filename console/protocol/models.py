@@ -138,6 +138,11 @@ class AdmissionSettings(Record):
     retry_after_s: tuple[float, float] = Field(description="window the randomized Retry-After is drawn from")
     nodes: list[str] | None = Field(default=None, description="nodes it applies to; null means every node")
 
+    @classmethod
+    def unlimited(cls) -> AdmissionSettings:
+        """No admission control: what a fleet that has said nothing about it runs."""
+        return cls(rate_per_s=None, max_connections=None, retry_after_s=(1.0, 30.0))
+
 
 class Severity(StrEnum):
     INFO = "info"
@@ -223,6 +228,24 @@ class FleetSnapshot(Record):
     alarms: list[Alarm] = Field(default_factory=list)
     seq: int | None = Field(default=None, description="seq of the newest frame this snapshot matches")
     epoch: str | None = None
+
+    @classmethod
+    def of_frame(
+        cls, frame: Frame, fleet: str, source: Source, admission: AdmissionSettings | None = None
+    ) -> FleetSnapshot:
+        """The snapshot showing the same moment as `frame`, sharing its node list — records already
+        validated, not built again. `admission` when the frame's is not the one to show."""
+        return cls.model_construct(
+            fleet=fleet,
+            source=source,
+            time_s=frame.time_s,
+            nodes=frame.nodes,
+            totals=frame.totals,
+            rollout=frame.rollout or RolloutStatus(),
+            admission=admission or frame.admission or AdmissionSettings.unlimited(),
+            seq=frame.seq,
+            epoch=frame.epoch,
+        )
 
 
 class NodeSample(NodeStatus):

@@ -24,9 +24,7 @@ from console.protocol import (
     DrainRequest,
     Event,
     FleetSnapshot,
-    Frame,
     RolloutRequest,
-    RolloutStatus,
     Source,
     Waves,
 )
@@ -127,25 +125,8 @@ class SimulatorBackend:
         frame = simulation.frame(result).model_copy(
             update={"waves": Waves(bin_ms=WAVE_BIN_MS, attempts=bins), "span_s": float(seconds)}
         )
-        snapshot = snapshot_of(frame, self.fleet_name, self.source)
+        snapshot = FleetSnapshot.of_frame(frame, self.fleet_name, self.source)
         return Tick(frame, events, snapshot, seconds, time.perf_counter() - started)
-
-
-def snapshot_of(frame: Frame, fleet_name: str, source: Source) -> FleetSnapshot:
-    """The snapshot showing the same moment as `frame` (without building the node records twice)."""
-    return FleetSnapshot.model_construct(
-        api_version=frame.api_version,
-        fleet=fleet_name,
-        source=source,
-        time_s=frame.time_s,
-        nodes=frame.nodes,
-        totals=frame.totals,
-        rollout=frame.rollout or RolloutStatus(),
-        admission=frame.admission,
-        alarms=[],
-        seq=None,
-        epoch=None,
-    )
 
 
 def capacity_of(simulation: Simulation) -> FleetCapacity:

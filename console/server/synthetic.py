@@ -12,7 +12,6 @@ import asyncio
 from console.client.synthetic import SyntheticFleet
 from console.protocol import Event, FleetSnapshot, Frame, Source
 from console.server.backend import Tick, fold_frames
-from console.server.simulator import snapshot_of
 
 
 class SyntheticBackend:
@@ -30,7 +29,7 @@ class SyntheticBackend:
 
     async def start(self) -> FleetSnapshot:
         frame, _ = await asyncio.to_thread(self._second)
-        return snapshot_of(frame, self.fleet_name, self.source)
+        return FleetSnapshot.of_frame(frame, self.fleet_name, self.source)
 
     async def tick(self, fleet_seconds: int, budget_s: float) -> Tick:
         return await asyncio.to_thread(self._advance, fleet_seconds)
@@ -43,7 +42,7 @@ class SyntheticBackend:
             frames.append(frame)
             events.extend(new_events)
         folded = fold_frames(frames)
-        return Tick(folded, events, snapshot_of(folded, self.fleet_name, self.source), len(frames))
+        return Tick(folded, events, FleetSnapshot.of_frame(folded, self.fleet_name, self.source), len(frames))
 
     async def close(self) -> None:
         return None

@@ -21,8 +21,6 @@ from console.protocol import (
     Frame,
     NodeState,
     NodeStatus,
-    RolloutState,
-    RolloutStatus,
     Totals,
     Waves,
 )
@@ -283,13 +281,4 @@ def node_columns(sim: Simulation, result: SecondResult) -> NodeColumns:
 
 
 def snapshot(sim: Simulation, frame: Frame) -> FleetSnapshot:
-    return FleetSnapshot(
-        fleet=sim.fleet_name,
-        source=sim.source,
-        time_s=frame.time_s,
-        nodes=frame.nodes,
-        totals=frame.totals,
-        rollout=frame.rollout or RolloutStatus(state=RolloutState.IDLE),
-        admission=sim.admission,
-        alarms=[],
-    )
+    return FleetSnapshot.of_frame(frame, sim.fleet_name, sim.source, sim.admission)
