@@ -49,10 +49,23 @@ def acting_app(
     )
 
 
-async def open_drain_form(app: ConsoleApp, pilot) -> ActionForm:
-    await pilot.press("d")
-    await wait_for(lambda: isinstance(app.screen, ActionForm), what="the drain form")
+async def open_form(app: ConsoleApp, pilot, key: str, what: str) -> ActionForm:
+    """Press `key` and wait for an action form: the action's own, or the one a closed dialog returns to."""
+    await pilot.press(key)
+    await wait_for(lambda: isinstance(app.screen, ActionForm), what=what)
     await pilot.pause()
+    return app.screen
+
+
+async def open_drain_form(app: ConsoleApp, pilot) -> ActionForm:
+    return await open_form(app, pilot, "d", "the drain form")
+
+
+async def form_again(app: ConsoleApp, form: ActionForm) -> ActionForm:
+    """The form the flow brings back after `form` was sent (a refusal, a dry run closed)."""
+    await wait_for(
+        lambda: isinstance(app.screen, ActionForm) and app.screen is not form, what="the form again"
+    )
     return app.screen
 
 
@@ -154,8 +167,7 @@ async def test_dry_run_shows_the_verdict_applies_nothing_and_returns_to_the_form
         assert dialog.dry_run and dialog.asks is None
         assert "hint_window_ms" in shown(dialog.query_one("#checks"))
         assert api.sent[-1][2]["dry_run"] is True and api.applied == []
-        await pilot.press("escape")
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="back on the form")
+        await open_form(app, pilot, "escape", "back on the form")
         assert app.screen.values()["rate_per_s"] == "150"  # what was typed survives the dry run
 
 
@@ -166,15 +178,13 @@ async def test_a_refusal_by_the_server_returns_to_the_form_with_what_was_typed()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.press("R")
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the rollout form")
+        await open_form(app, pilot, "R", "the rollout form")
         form = app.screen
         batch = form.query_one("#field-batch_size", Input)
         batch.focus()
         batch.value = "500"
         await pilot.press("ctrl+d")
-        await wait_for(lambda: isinstance(app.screen, ActionForm) and app.screen is not form, what="the form")
-        again = app.screen
+        again = await form_again(app, form)
         await pilot.pause()
         assert again.values()["batch_size"] == "500" and api.applied == []
         assert "the server refused: batch_size: 500 is not allowed" in shown(again.query_one("#form-error"))
@@ -193,8 +203,7 @@ async def test_a_refusal_naming_no_field_of_the_form_is_a_notification_not_a_for
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.press("h")
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the halt form")
+        await open_form(app, pilot, "h", "the halt form")
         await pilot.press("enter")
         await wait_for(lambda: app.actions.outcomes, what="the server's answer")
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
@@ -260,8 +269,7 @@ async def test_audit_panel_shows_the_servers_records():
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.press("h")  # halt: no parameters, always ok
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the halt form")
+        await open_form(app, pilot, "h", "the halt form")  # halt: no parameters, always ok
         await pilot.press("enter")
         await wait_for(lambda: api.applied, what="the halt")
         assert api.sent[-1][:2] == ("POST", "/v1/rollout/halt")
@@ -292,8 +300,7 @@ async def test_a_viewer_token_is_refused_and_actions_say_so_afterwards():
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.press("h")
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the halt form")
+        await open_form(app, pilot, "h", "the halt form")
         await pilot.press("enter")
         await wait_for(lambda: app.actions.disabled_reason is not None, what="the 403")
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
@@ -310,8 +317,7 @@ async def test_a_is_admission_on_the_table_and_acknowledge_in_the_alarms_panel()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.press("a")
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the admission form")
+        await open_form(app, pilot, "a", "the admission form")
         assert app.screen.kind is ActionKind.ADMISSION
         assert app.screen.values()["retry_after_max_s"] == "30"
         # The hint a blank field shows says "blank: unlimited" within its width (it was cut off at the end).
@@ -448,8 +454,7 @@ async def test_undrain_on_a_ready_node_says_so_without_a_form():
             n.message == f"{draining} is draining: only a ready node drains (u undrains it)"
             for n in app._notifications
         )
-        await pilot.press("u")
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the undrain form of a draining node")
+        await open_form(app, pilot, "u", "the undrain form of a draining node")
 
 
 def test_a_check_that_only_warns_reads_note_not_fail():
@@ -494,8 +499,7 @@ async def test_enter_does_not_close_a_dry_run_so_a_second_enter_cannot_apply_it(
         dialog = await drain_dialog(app, pilot, "100", "ctrl+d", "the dry run")
         await pilot.press("enter", "enter", "enter")
         assert app.screen is dialog and api.applied == [] and len(api.sent) == 1
-        await pilot.press("escape")
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="back on the form")
+        await open_form(app, pilot, "escape", "back on the form")
         assert api.applied == []
 
 
@@ -536,8 +540,7 @@ async def test_back_from_a_dry_run_the_field_being_tuned_keeps_the_focus():
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.press("a")
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the admission form")
+        await open_form(app, pilot, "a", "the admission form")
         await pilot.pause()
         form = app.screen
         ceiling = form.query_one("#field-max_connections", Input)
@@ -548,7 +551,7 @@ async def test_back_from_a_dry_run_the_field_being_tuned_keeps_the_focus():
         await pilot.press("ctrl+d")
         await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dry run")
         await pilot.press("escape")
-        await wait_for(lambda: isinstance(app.screen, ActionForm) and app.screen is not form, what="the form")
+        await form_again(app, form)
         await pilot.pause()
         assert app.screen.focused is not None and app.screen.focused.id == "field-max_connections"
         await pilot.press("backspace", "backspace", "backspace", "backspace", *"900")

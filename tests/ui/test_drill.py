@@ -145,14 +145,20 @@ def test_objectives_panel_snapshot(snap_compare) -> None:
     assert snap_compare(tiny_app(), terminal_size=SIZE, run_before=live)
 
 
+async def play_to_the_end(pilot) -> TinyFeed:
+    """Past the briefing, then the drill's 60 s up to its end event: the end screen opens."""
+    await pilot.press("enter")
+    feed = TinyFeed(pilot.app)
+    feed.run(59)
+    feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
+    feed.run(1)
+    await pilot.pause()
+    return feed
+
+
 def test_end_screen_snapshot(snap_compare) -> None:
     async def to_the_end(pilot) -> None:
-        await pilot.press("enter")
-        feed = TinyFeed(pilot.app)
-        feed.run(59)
-        feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
-        feed.run(1)
-        await pilot.pause()
+        await play_to_the_end(pilot)
         await pilot.pause()
 
     assert snap_compare(tiny_app(), terminal_size=SIZE, run_before=to_the_end)
@@ -172,12 +178,7 @@ async def test_an_action_answered_after_the_end_does_not_change_the_score() -> N
     outcomes: list = []
     app = tiny_app(FakeClock(), outcomes)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("enter")
-        feed = TinyFeed(app)
-        feed.run(59)
-        feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
-        feed.run(1)
-        await pilot.pause()
+        feed = await play_to_the_end(pilot)
         assert isinstance(app.screen, EndScreen)
         await pilot.press("escape")
         app._record_action(ActionRecord(time_s=61, actor="trainee", action="admission", outcome="applied"))
@@ -197,12 +198,7 @@ async def test_the_briefing_and_the_end_screen_fit_a_small_terminal() -> None:
         await pilot.pause()
         briefing = app.screen.query_one("#briefing")
         assert briefing.region.right <= 60 and briefing.region.x >= 0
-        await pilot.press("enter")
-        feed = TinyFeed(app)
-        feed.run(59)
-        feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
-        feed.run(1)
-        await pilot.pause()
+        await play_to_the_end(pilot)
         assert isinstance(app.screen, EndScreen)
         end = app.screen.query_one("#end")
         assert end.region.right <= 60 and end.region.x >= 0
