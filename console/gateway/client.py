@@ -43,6 +43,10 @@ class ClientStats:
     planned_reconnects: int = 0
     drops: int = 0
     attempt_times_s: list[float] = field(default_factory=list)
+    #: When each attempt was due (the end of the delay its client chose), one per attempt as above. One
+    #: process playing many clients begins a wave's attempts one after another, later under load: the
+    #: due times are the wave the clients made, the attempt times the wave this process could deliver.
+    due_times_s: list[float] = field(default_factory=list)
     connect_latency_ms: list[float] = field(default_factory=list)
     retry_after_ms: list[int] = field(default_factory=list)
     reconnect_times_s: list[float] = field(default_factory=list)  # when planned-close hints arrived
@@ -122,6 +126,7 @@ class StreamClient:
         """Connect, live, reconnect — until cancelled, or a fatal answer (401, 404)."""
         delay_ms: float | None = first_delay_ms
         while delay_ms is not None:
+            self.stats.due_times_s.append(time.time() + max(0.0, delay_ms) / 1000)
             if delay_ms > 0:
                 await asyncio.sleep(delay_ms / 1000)
             delay_ms = await self._attempt()

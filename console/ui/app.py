@@ -168,7 +168,9 @@ class ConsoleApp(App[None]):
 
     def refresh_views(self) -> None:
         screen = self.fleet_screen()
-        if screen is None:
+        if screen is None or not self.is_running:
+            # (not running: shutting down, the screens' children are being removed: a frame that came in
+            # then once drew into a GaugeBar whose gauges were already gone — NoMatches at exit, under load)
             return
         now_s = self.clock()
         if isinstance(screen, MainScreen):

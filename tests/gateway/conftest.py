@@ -90,3 +90,23 @@ async def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         await asyncio.sleep(0.02)
+
+
+async def wait_while_progressing(
+    condition: Callable[[], bool], progress: Callable[[], object], stall_s: float, cap_s: float, what: str
+) -> float:
+    """Poll a condition until it holds, failing once `progress()` has not changed for `stall_s` (or after
+    `cap_s` in all). For waits whose length is the harness's speed: one process playing thousands of
+    clients on a loaded machine moves them late, but a stuck move still fails `stall_s` after it stops.
+    Returns the seconds waited."""
+    started = time.monotonic()
+    last, moved = progress(), started
+    while not condition():
+        now = time.monotonic()
+        if (seen := progress()) != last:
+            last, moved = seen, now
+        if now - moved > stall_s or now - started > cap_s:
+            stalled = f"no progress for {now - moved:.1f} s" if now - moved > stall_s else f"cap {cap_s} s"
+            raise AssertionError(f"timed out after {now - started:.1f} s ({stalled}) waiting for {what}")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - started

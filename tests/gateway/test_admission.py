@@ -1,4 +1,4 @@
-"""Admission on a real node process: 5,000 attempts in about a second against a node limited to 500/s."""
+"""Admission on a real node process: 5,000 attempts in about a second against a node limited to 200/s."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR
 
 pytestmark = pytest.mark.timeout(90)
 
-RATE_PER_S, BURST, WINDOW_S = 500, 50, (1.0, 3.0)
+RATE_PER_S, BURST, WINDOW_S = 200, 50, (1.0, 3.0)
 
 
 async def test_excess_gets_503_with_a_spread_retry_after(node_processes) -> None:
-    # A cheap token here: this test is about the rate, so the node must be able to afford 500 handshakes/s
-    # on a shared 2-core machine; the cost ratio is measured below with the real work factor.
+    # A cheap token here: this test is about the rate, so the node must be able to afford the admitted
+    # handshakes on a shared 2-core machine; the cost ratio is measured below with the real work factor.
     node = node_processes(
         "admission",
         *("--rate-per-s", str(RATE_PER_S), "--burst", str(BURST), "--retry-after-s", *map(str, WINDOW_S)),
@@ -41,8 +41,12 @@ async def test_excess_gets_503_with_a_spread_retry_after(node_processes) -> None
     print(f"fired over {fired_s:.2f} s, answered over {span_s:.2f} s: {len(admitted)} admitted, ", end="")
     print(f"{len(rejected)} answered 503")
     # Scheduled over 1 s (1.2–1.6 s measured); when other work starves this process the firing stretches
-    # (3 s seen under a load average of 4 on 2 cores). The checks below hold whatever the span.
-    assert fired_s < 5.0, f"the 5,000 attempts took {fired_s:.2f} s to fire"
+    # (3 s seen under a load average of 4 on 2 cores, 5.5 s under 5–6). The checks below hold whatever the
+    # span; what they need is a flood, attempts offered well above the rate, so that is what is checked.
+    # (At 500/s this demanded firing within 5 s and failed at 5.5; at 200/s the same 5,000 are a flood
+    # until the firing takes 12.5 s, and the bound on the admitted is the tighter for it.)
+    offered_per_s = len(answers) / max(fired_s, 1e-3)
+    assert offered_per_s >= 2 * RATE_PER_S, f"the 5,000 attempts took {fired_s:.2f} s to fire: no flood"
     # The bucket refills while the node works through its accept queue, so the bound is over the span.
     assert len(admitted) <= BURST + RATE_PER_S * span_s + 5, (len(admitted), span_s)
     assert len(rejected) >= 5000 - BURST - RATE_PER_S * span_s - 5
@@ -61,7 +65,7 @@ async def test_excess_gets_503_with_a_spread_retry_after(node_processes) -> None
     index = lockstep_index(retry_bins)
     print(f"retry delays: stdev {statistics.pstdev(delays):.2f} s, lockstep_index {index:.2f}")
     assert index < 2.5
-    retries = await _retry_at(node, token, retry_at[:: len(retry_at) // 400])  # a sample, for real
+    retries = await _retry_at(node, token, retry_at[:: max(1, len(retry_at) // 400)])  # a sample, for real
     assert {a.status for a in retries} <= {101, 503}
 
 

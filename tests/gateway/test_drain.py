@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,9 +20,9 @@ import pytest
 from console.gateway.drain import achieved_rate_per_s
 from console.gateway.loadgen import ClientPool
 from console.gateway.processes import NodeProcess, child_env
-from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
+from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for, wait_while_progressing
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(180)
 
 #: The issue's figure: 3 nodes, 3,000 clients, about 1,000 of them on the drained node.
 CLIENTS = 3000
@@ -131,11 +132,35 @@ async def test_drain_through_the_fleet_api_moves_every_client_without_gaps(
         assert answer.json()["applied"] is True
         assert nodes[1].status()["state"] in ("draining", "drained")  # forwarded, not just promised
 
-        await wait_for(
-            lambda: all(c.node in ("a", "c") for c in pool.clients) and pool.stats.resumes >= len(moving),
-            len(moving) / RATE_PER_S + 15,
-            "every client of b settled on a or c",
-        )
+        # How long the moves take is mostly this process's: it plays 3,000 clients (9,000 messages/s)
+        # and on a loaded machine reads the hints late (the node closed at 100/s, the clients saw 85/s)
+        # and once took longer than the drain + 15 s it was given. The node's pace is asserted from its
+        # own close times below; here what must hold is that the moves finish, and a stuck one fails
+        # 15 s after the last client moved.
+        def settled() -> tuple[int, int]:
+            return sum(c.node in ("a", "c") for c in pool.clients), pool.stats.resumes
+
+        def all_moved() -> bool:
+            on_a_or_c, resumes = settled()
+            return on_a_or_c == CLIENTS and resumes >= len(moving)
+
+        try:
+            took_s = await wait_while_progressing(
+                all_moved,
+                settled,
+                stall_s=15,
+                cap_s=len(moving) / RATE_PER_S + 45,
+                what="every client of b settled on a or c, each move resumed",
+            )
+        except AssertionError as error:
+            unsettled = Counter(c.node for c in pool.clients if c.node not in ("a", "c"))
+            s = pool.stats
+            raise AssertionError(
+                f"{error}: not on a or c {dict(unsettled)}, resumes {s.resumes} of {len(moving)}, "
+                f"resyncs {s.full_resyncs}, hints {len(s.reconnect_times_s)}, 503s {s.rejects_503}, "
+                f"failures {s.failures}, drops {s.drops}, b: {nodes[1].status()}"
+            ) from None
+        print(f"the moves settled {took_s:.1f} s after the drain was applied")
         received = pool.stats.messages
         await wait_for(lambda: pool.stats.messages >= received + CLIENTS * 2, 15, "messages after the drain")
         drained = nodes[1].status()

@@ -1,11 +1,23 @@
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Input
 
 from console.ui.app import ConsoleApp
 from console.ui.scenes import SCENES_BY_NAME, fed_model, frozen_clock
 
+from ..client.fake_fleet_server import wait_for
+
 SIZE = (160, 48)
+
+
+async def fleet_ready(app: ConsoleApp, timeout_s: float = 10.0) -> None:
+    """Until the fleet view has its children and the app may draw into it (`MainScreen.ready`).
+
+    The screen sets `ready` after its first refresh, not when its messages are processed: on a loaded
+    machine `pilot.pause()` returned before it, `refresh_views()` then drew nothing, and a title was None.
+    """
+    await wait_for(lambda: app.fleet_screen() is not None, timeout_s, what="the fleet screen ready")
 
 
 @pytest.fixture(autouse=True)
@@ -21,3 +33,13 @@ def storm_app() -> ConsoleApp:
     model = fed_model(scene.seconds, scene.storm_at_s)
     now_s = frozen_clock(model)
     return ConsoleApp(model=model, clock=lambda: now_s)
+
+
+def steady_cursors(app: ConsoleApp) -> None:
+    """Stop the focused inputs' cursors blinking, shown, before a snapshot of a screen that has them.
+
+    The cursor blinks every 0.5 s from the focus: on a loaded machine the screenshot came after the
+    first blink and the typed dialog's snapshot differed from the accepted one by its hidden cursor.
+    """
+    for field in app.screen.query(Input):
+        field.cursor_blink = False  # Textual leaves a cursor that stops blinking visible

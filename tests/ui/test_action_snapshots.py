@@ -11,7 +11,7 @@ from console.ui.screens.action_form import ActionForm
 from console.ui.screens.verdict_dialog import VerdictDialog
 
 from ..client.fake_fleet_server import wait_for
-from .conftest import SIZE
+from .conftest import SIZE, steady_cursors
 from .fake_actions import FakeFleetApi
 from .test_actions import acting_app, open_drain_form, set_rate
 
@@ -30,6 +30,7 @@ def test_verdict_dialog(level, snap_compare):
         await set_rate(form, pilot, rate)
         await pilot.press("ctrl+d" if dry_run else "enter")
         await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+        steady_cursors(app)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_dialog)
@@ -45,6 +46,7 @@ def test_drain_form(snap_compare):
         await open_drain_form(app, pilot)
         assert isinstance(app.screen, ActionForm)
         await set_rate(app.screen, pilot, "0")  # the inline message, naming the field and the range
+        steady_cursors(app)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_form)
@@ -63,6 +65,7 @@ def test_add_capacity_confirmation(snap_compare):
         field.value = "30"
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+        steady_cursors(app)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_dialog)

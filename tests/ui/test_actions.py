@@ -20,7 +20,7 @@ from console.ui.screens.verdict_dialog import VerdictDialog
 from console.ui.widgets.alarms_panel import AlarmsPanel
 
 from ..client.fake_fleet_server import wait_for
-from .conftest import SIZE
+from .conftest import SIZE, fleet_ready
 from .fake_actions import FakeFleetApi
 
 NODE = "gw-0000"  # under the cursor when the console opens (sorted by id)
@@ -285,14 +285,17 @@ async def test_audit_panel_shows_the_servers_records():
 async def test_read_only_disables_actions_and_says_why():
     app = acting_app(FakeFleetApi(), read_only=True)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         app.refresh_views()
         title = str(app.screen.query_one("#rollout-box").border_title)
         assert "actions off: read-only console" in title
         await pilot.press("d")
-        await pilot.pause()
+        # The key starts the action's worker, which answers with a notification and returns (no form),
+        # whenever it runs: `pilot.pause()` does not wait for a worker.
+        await wait_for(
+            lambda: any("read-only" in n.message for n in app._notifications), what="the read-only notice"
+        )
         assert isinstance(app.screen, MainScreen)
-        assert any("read-only" in n.message for n in app._notifications)
 
 
 async def test_a_viewer_token_is_refused_and_actions_say_so_afterwards():
@@ -304,6 +307,7 @@ async def test_a_viewer_token_is_refused_and_actions_say_so_afterwards():
         await pilot.press("enter")
         await wait_for(lambda: app.actions.disabled_reason is not None, what="the 403")
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        await fleet_ready(app)
         app.refresh_views()
         assert "403" in str(app.screen.query_one("#rollout-box").border_title)
         sent = len(api.sent)

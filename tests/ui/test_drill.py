@@ -18,7 +18,7 @@ from console.protocol import Event
 from console.record.records import ActionRecord
 from console.ui.drill import BriefingScreen, DrillApp, DrillScreen, EndScreen
 
-from .conftest import SIZE
+from .conftest import SIZE, fleet_ready
 
 _EPOCH_WALL_S = 1_800_000_000.0
 
@@ -138,7 +138,7 @@ def test_objectives_panel_snapshot(snap_compare) -> None:
     async def live(pilot) -> None:
         await pilot.press("enter")
         TinyFeed(pilot.app).run(30)
-        await pilot.pause()
+        await fleet_ready(pilot.app)
         pilot.app.refresh_views()
         await pilot.pause()
 
@@ -183,6 +183,7 @@ async def test_an_action_answered_after_the_end_does_not_change_the_score() -> N
         await pilot.press("escape")
         app._record_action(ActionRecord(time_s=61, actor="trainee", action="admission", outcome="applied"))
         feed.run(2)
+        await fleet_ready(app)
         app.refresh_views()
         await pilot.pause()
         title = str(app.screen.query_one("#drill-box").border_title)

@@ -27,7 +27,7 @@ from console.ui.screens.main import MainScreen
 from console.ui.widgets.timeline_bar import TimelineBar
 
 from ..client.fake_fleet_server import wait_for
-from .conftest import SIZE
+from .conftest import SIZE, fleet_ready
 
 SECONDS = 120
 ACTION_AT_S = 60.5
@@ -179,11 +179,13 @@ async def test_jump_to_alarms_and_actions(replay_app: ReplayApp, reader: Recordi
 
 async def test_replay_is_read_only_and_says_so(replay_app: ReplayApp):
     async with replay_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(replay_app)
         await pilot.press("d")
-        await pilot.pause()
+        # The action's worker answers with a notification (no form), whenever it runs.
+        await wait_for(
+            lambda: any("read-only" in n.message for n in replay_app._notifications), what="the notice"
+        )
         assert isinstance(replay_app.screen, MainScreen)
-        assert any("read-only" in n.message for n in replay_app._notifications)
         replay_app.refresh_views()
         assert "actions off" in str(replay_app.screen.query_one("#rollout-box").border_title)
 
@@ -215,6 +217,7 @@ def test_replay_snapshot(reader: RecordingReader, snap_compare):
         await pilot.press("right_curly_bracket")
         await wait_for(lambda: shown_time(app) == landing, what="the action")
         app.clear_notifications()
+        await fleet_ready(app)
         app.refresh_views()
         await pilot.pause()
 

@@ -9,6 +9,8 @@ import pytest
 
 from console.ui.scenes import SCENE_SIZE, SCENES_BY_NAME, scene_app
 
+from .conftest import fleet_ready
+
 SNAPSHOT_SCENES = ("calm", "storm", "node-detail", "light", "high-contrast", "help")
 
 
@@ -18,7 +20,7 @@ def test_scene(name, snap_compare, monkeypatch, tmp_path):
     scene = SCENES_BY_NAME[name]
 
     async def settle(pilot) -> None:
-        await pilot.pause()
+        await fleet_ready(pilot.app)  # `pilot.pause()` alone could return first, and this drew nothing
         pilot.app.refresh_views()
         await pilot.pause()
 
