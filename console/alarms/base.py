@@ -31,6 +31,20 @@ class AlarmName(StrEnum):
     DRAIN_PACING_EXCEEDED = "drain_pacing_exceeded"
 
 
+#: The unit of each alarm's value and limit, as the panel shows them ("8.54 > 5 %", "38.6k > 5.3k/s");
+#: none for the ratios and indices (drain ÷ inflow, the lockstep index).
+UNITS: dict[AlarmName, str] = {
+    AlarmName.CONNECTIONS_DROP: " %",
+    AlarmName.CPU_ABORT: " %",
+    AlarmName.ROLLOUT_PAUSED: " %",
+    AlarmName.HEADROOM_LOW: " %",
+    AlarmName.RECONNECT_RATE_HIGH: "/s",
+    AlarmName.RESYNC_SHARE_RISING: " %",
+    AlarmName.ABNORMAL_CLOSES_RISING: "/s",
+    AlarmName.DRAIN_PACING_EXCEEDED: "/s",
+}
+
+
 class Reading(NamedTuple):
     """One alarm condition that holds in the current frame (a tuple: thousands are made per frame)."""
 

@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from console.alarms.base import UNITS
 from console.model.units import short_number
 from console.protocol import Alarm, Frame, Severity
 
@@ -126,11 +127,13 @@ def _value_text(entry: AlarmEntry) -> str:
     alarm = entry.alarm
     if alarm.value is None:
         return alarm.message
+    unit = UNITS.get(alarm.name, "")  # (an alarm from a newer server: its figures bare)
     if alarm.limit is None:
-        return short_number(alarm.value)
+        return short_number(alarm.value) + unit
     # The sign says which side of its line the reading is: headroom alarms below theirs, drops above.
     sign = "<" if alarm.value < alarm.limit else ">" if alarm.value > alarm.limit else "="
-    return f"{short_number(alarm.value)} {sign} {short_number(alarm.limit)}"
+    # The unit once, after both (they share it): at 160 columns the panel has no cell to spare.
+    return f"{short_number(alarm.value)} {sign} {short_number(alarm.limit)}{unit}"
 
 
 def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[AlarmRow]:

@@ -128,7 +128,7 @@ def test_one_rule_on_many_nodes_is_one_row_and_acks_as_one():
     rows = alarm_rows(log.active())
     assert len(rows) == 3
     grouped = next(row for row in rows if row.where == "40 nodes")
-    assert len(grouped.keys) == 40 and grouped.value == "max 83.9"
+    assert len(grouped.keys) == 40 and grouped.value == "max 83.9 %"
     for key in grouped.keys:
         log.acknowledge(key)
     assert next(row for row in alarm_rows(log.active()) if row.where == "40 nodes").acknowledged
@@ -154,3 +154,21 @@ def test_a_nodes_cpu_level_is_over_the_line_as_the_alarm_rules_say() -> None:
     t = GaugeThresholds()
     levels = [node_cpu_level(node("gw-1", cpu=cpu), t) for cpu in (75.0, 75.1, 80.0, 80.1)]
     assert levels == [Level.OK, Level.WARNING, Level.WARNING, Level.CRITICAL]
+
+
+def test_alarm_values_carry_their_units() -> None:
+    """ "8.54 > 5" was a percentage, "38.6k > 5.3k" a rate per second, "13.6 > 4" an index: say which."""
+    from console.alarms import AlarmName
+
+    def shown(name: AlarmName, value: float, limit: float) -> str:
+        log = AlarmLog()
+        log.update(
+            [Alarm(name=name, severity=Severity.WARNING, since_s=1, value=value, limit=limit, message="m")], 1
+        )
+        return alarm_rows(log.active())[0].value
+
+    assert shown(AlarmName.CONNECTIONS_DROP, 8.54, 5) == "8.54 > 5 %"
+    assert shown(AlarmName.RECONNECT_RATE_HIGH, 38_600, 5_300) == "38.6k > 5.3k/s"
+    assert shown(AlarmName.HEADROOM_LOW, 15.3, 35) == "15.3 < 35 %"
+    assert shown(AlarmName.DRAIN_INFLOW_KILL_SWITCH, 0.159, 0.6) == "0.159 < 0.6"  # a ratio: no unit
+    assert shown(AlarmName.LOCKSTEP_WAVES, 13.6, 4) == "13.6 > 4"  # an index
