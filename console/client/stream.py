@@ -65,6 +65,7 @@ class StreamClient:
         self.epoch: str | None = None
         self.last_seq: int | None = None
         self.connects = 0
+        self._retry_now = asyncio.Event()
 
     async def run(self, sink: Callable[[StreamItem], None]) -> None:
         """Forever: connect, pass every item to `sink`, and on any failure back off and resume."""
@@ -76,7 +77,22 @@ class StreamClient:
             delay_s = self.backoff.next_delay_ms() / 1000.0
             state = LinkState.REFUSED if refused else LinkState.RECONNECTING
             sink(LinkStatus(state, attempt, delay_s, reason, at_s=self.clock()))
-            await self.sleep(delay_s)
+            await self._wait(delay_s)
+
+    def retry_now(self) -> None:
+        """Cut the current backoff short (the operator knows the server is back: the full-jitter delay
+        can be half a minute). No effect while connected."""
+        self._retry_now.set()
+
+    async def _wait(self, delay_s: float) -> None:
+        self._retry_now.clear()
+        backoff = asyncio.ensure_future(self.sleep(delay_s))
+        asked = asyncio.ensure_future(self._retry_now.wait())
+        try:
+            await asyncio.wait({backoff, asked}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in (backoff, asked):
+                waiting.cancel()
 
     async def _session(self, sink: Callable[[StreamItem], None]) -> tuple[str, bool]:
         url = stream_url(self.base_url, self.last_seq, self.epoch)

@@ -68,6 +68,8 @@ class ConsoleApp(App[None]):
         Binding("t", "next_theme", "theme", show=False),
         Binding("A", "acknowledge_all", "ack all"),
         Binding("L", "audit", "audit log"),
+        # Off the footer (full at 160 columns); the header says it while the link is down.
+        Binding("ctrl+r", "reconnect_now", "reconnect now", show=False),
     ]
 
     def __init__(
@@ -349,6 +351,14 @@ class ConsoleApp(App[None]):
     def on_alarms_panel_acknowledge(self, message: AlarmsPanel.Acknowledge) -> None:
         if sum(self.model.alarms.acknowledge(key) for key in message.keys):
             self.refresh_views()
+
+    def action_reconnect_now(self) -> None:
+        """Try the server again now instead of at the end of the backoff."""
+        retry = getattr(self.source, "retry_now", None)
+        if self.model.link.state not in (LinkState.RECONNECTING, LinkState.REFUSED) or retry is None:
+            self.notify("the link is not waiting to reconnect")
+            return
+        retry()
 
     def action_acknowledge_all(self) -> None:
         count = self.model.alarms.acknowledge_all()

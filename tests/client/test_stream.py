@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
 import pytest
 
@@ -103,5 +104,26 @@ async def test_malformed_messages_are_counted_and_the_stream_goes_on(server):
             lambda: model.malformed == 4 and model.frames_applied >= 3, what="frames after garbage"
         )
         assert model.malformed_reason
+    finally:
+        task.cancel()
+
+
+async def test_retry_now_cuts_a_long_backoff_short(server):
+    """With the server back, the console waited out a full-jitter delay of up to 30 s ("attempt 7, next
+    in 26.1 s") with no way to try at once: Ctrl+R calls `retry_now`."""
+    slow = FullJitter(base_ms=3_600_000.0, multiplier=2.0, max_ms=3_600_000.0)  # delays of up to an hour
+    links: list[LinkStatus] = []
+    client = StreamClient(server.url, "nope", policy=slow, rng=random.Random(3))
+    task = asyncio.create_task(
+        client.run(lambda item: links.append(item) if isinstance(item, LinkStatus) else None)
+    )
+    try:
+        await wait_for(lambda: any(link.state is LinkState.REFUSED for link in links), what="a refusal")
+        assert links[-1].next_in_s is not None and links[-1].next_in_s > 600  # (seeded: minutes away)
+        client.retry_now()
+        await wait_for(
+            lambda: sum(link.state is LinkState.REFUSED for link in links) >= 2, what="a second try"
+        )
+        assert len(server.requests) >= 2
     finally:
         task.cancel()

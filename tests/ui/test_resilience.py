@@ -38,3 +38,32 @@ async def test_console_shows_reconnecting_then_recovers_when_the_server_returns(
             assert any("since=" in path for path, _ in server.requests)
         finally:
             await server.stop()
+
+
+async def test_ctrl_r_reconnects_at_once_when_the_server_is_back():
+    """A backoff of up to 30 s after the server was back, and no key to try now: Ctrl+R is that key."""
+    import random
+
+    server = FakeFleetServer(interval_s=0.05)
+    await server.start()
+    slow = FullJitter(base_ms=3_600_000.0, max_ms=3_600_000.0)  # once down, the next try is minutes away
+    client = StreamClient(server.url, TOKEN, policy=slow, rng=random.Random(3))
+    app = ConsoleApp(source=client, remember_theme=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: app.model.frames_applied >= 3, what="first frames")
+        await pilot.press("ctrl+r")  # live: nothing to cut short, and it says so
+        await wait_for(lambda: any("not waiting" in n.message for n in app._notifications), what="the note")
+        await server.stop()
+        await wait_for(lambda: app.model.link.state is LinkState.RECONNECTING, what="reconnecting")
+        assert app.model.link.next_in_s > 600
+        app._tick()
+        await pilot.pause()
+        assert "Ctrl+R: now" in str(app.screen.query_one(FleetHeader).render())
+        before = app.model.frames_applied
+        await server.start()
+        try:
+            await pilot.press("ctrl+r")
+            await wait_for(lambda: app.model.frames_applied > before, timeout_s=10, what="frames again")
+            assert app.model.link.state is LinkState.LIVE
+        finally:
+            await server.stop()

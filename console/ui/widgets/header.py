@@ -36,6 +36,8 @@ def header_text(model: FleetModel, now_s: float, palette: Palette) -> Text:
         level = Level.CRITICAL
     text.append("   link ")
     text.append(f"{LEVEL_GLYPHS[level]} {link.describe(now_s)}", style=palette.level_style(level, bold=True))
+    if link.state is LinkState.RECONNECTING:
+        text.append("  Ctrl+R: now")
     if stale is not None:
         text.append(f"   age {stale:.1f} s", style=palette.level_style(level))
     if model.gaps:
