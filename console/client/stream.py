@@ -46,6 +46,19 @@ _REFUSALS = {
 }
 
 
+async def first_done(*awaitables: Awaitable[object]) -> list[asyncio.Task[object]]:
+    """Wait for the first of `awaitables` to finish, cancel the rest and let them end; the tasks come
+    back so the caller can read how each ended (a result, an exception, cancelled)."""
+    tasks = [asyncio.ensure_future(awaitable) for awaitable in awaitables]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return tasks
+
+
 class StreamClient:
     def __init__(
         self,
@@ -86,13 +99,7 @@ class StreamClient:
 
     async def _wait(self, delay_s: float) -> None:
         self._retry_now.clear()
-        backoff = asyncio.ensure_future(self.sleep(delay_s))
-        asked = asyncio.ensure_future(self._retry_now.wait())
-        try:
-            await asyncio.wait({backoff, asked}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiting in (backoff, asked):
-                waiting.cancel()
+        await first_done(self.sleep(delay_s), self._retry_now.wait())
 
     async def _session(self, sink: Callable[[StreamItem], None]) -> tuple[str, bool]:
         url = stream_url(self.base_url, self.last_seq, self.epoch)

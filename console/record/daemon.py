@@ -22,7 +22,7 @@ from typing import Protocol
 
 from console import __version__
 from console.alarms import AlarmEngine
-from console.client.stream import StreamClient
+from console.client.stream import StreamClient, first_done
 from console.errors import StormdeckError
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.protocol import Event, Frame, Hello
@@ -163,14 +163,7 @@ async def record_stream(
     """
     client = StreamClient(base_url, token, rng=rng, sleep=sleep)
     client.last_seq, client.epoch = recorder.resume_from
-    following = asyncio.create_task(client.run(recorder.sink))
-    stopped = asyncio.create_task(recorder.done.wait())
-    try:
-        await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (following, stopped):
-            task.cancel()
-        await asyncio.gather(following, stopped, return_exceptions=True)
+    following, _ = await first_done(client.run(recorder.sink), recorder.done.wait())
     if following.done() and not following.cancelled() and following.exception() is not None:
         raise following.exception()  # type: ignore[misc]
     if recorder.refused is not None:
