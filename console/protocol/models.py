@@ -235,7 +235,12 @@ class FleetSnapshot(Record):
     ) -> FleetSnapshot:
         """The snapshot showing the same moment as `frame`, sharing its node list — records already
         validated, not built again. `admission` when the frame's is not the one to show."""
+        # Every field given: a default_factory left to model_construct makes pydantic inspect the factory's
+        # signature, and for `list` CPython 3.11 parses it with `ast.parse` — each snapshot, in the
+        # server's thread, racing Python 3.11's shared AST state (a SystemError in a concurrent parse).
         return cls.model_construct(
+            api_version=API_VERSION,
+            alarms=[],
             fleet=fleet,
             source=source,
             time_s=frame.time_s,
