@@ -16,14 +16,17 @@ seed. Consistent hashing (the `skewed` balancer) sends a client that failed on a
 nodes: its wheel state is in the bound half.
 
 Cost per tick is O(occupied wheel cells + the tick's events), at most O(nodes), never O(clients): only
-the nodes something happens to are visited (`run_seconds`). Pure: arrays and one numpy Generator in, arrays
+the nodes something happens to are visited (`run_seconds`), and a node with room to spare is not visited
+for its arrivals at all — it takes a second's at once (`_calm_nodes`); churn and ageing are drawn once a
+second (`_churn_and_age`). Pure: arrays and one numpy Generator in, arrays
 out; `nogil` lets a server run it in a worker thread without stalling its event loop.
 
 Why one long file: numba's cache keys a compiled function by its own source file only, and the tick
 loop's cached code has every helper it calls inlined, array layout constants included. Split over
 modules, an edit to one helper would leave the loop running the old one from cache (numba issue #1833;
 see the note in `console.sim.wheel`, the one module already apart). The sections below are the parts a
-split would draw: clients as counts, the load balancer, churn thinning, the nodes' steps, the loop.
+split would draw: clients as counts, the load balancer, calm nodes, churn thinning, the nodes' steps, the
+loop.
 """
 
 # fmt: off
@@ -164,9 +167,11 @@ def _take(rng, p, i, count, conn, fresh):
 
 
 @njit(cache=True, nogil=True)
-def _close_picked(rng, p, nodes, count, picks, conn, fresh, out_node, lost, tally):
+def _close_picked(rng, p, nodes, count, picks, conn, fresh, out_node, lost, tally, held_cpu):
     """Close picks[i] connections of population p on each of nodes[:count] (churn): their clients back
-    off without a hint. `_take` written out for a list (numba counts references per call)."""
+    off without a hint. held_cpu: the CPU each would still have cost until its close (they are taken a
+    second at a time, at the second's start). `_take` written out for a list (numba counts references
+    per call)."""
     for j in range(count):
         i = nodes[j]
         closes = min(picks[i], conn[p, i])
@@ -177,6 +182,7 @@ def _close_picked(rng, p, nodes, count, picks, conn, fresh, out_node, lost, tall
         _note(tally, TALLY_CONN, p, i, conn[p, i], -closes)
         _note(tally, TALLY_FRESH, p, i, fresh[p, i], -n_fresh)
         out_node[ON_CLOSES, i] += closes
+        out_node[ON_CPU, i] += closes * held_cpu
         lost[p, 0, 0] += n_fresh
         lost[p, 1, 0] += closes - n_fresh
 
@@ -305,6 +311,118 @@ def _spread(rng, total, weights, weight_sum, cum, guide, out, active, n_active, 
     return n_active
 
 
+# --- calm nodes: a second's arrivals taken at once ---
+
+#: How far below its spare handshakes a calm node's share of one tick's arrivals stays: this many standard
+#: deviations of that share, plus one handshake. A tick whose arrivals would break that for any calm node
+#: ends the calm for the rest of the second.
+CALM_SIGMAS = 6.0
+#: The share of a calm node's spare handshakes kept back for the connections it gains during the second
+#: (each held connection costs CPU too, and those gains are counted only when the second is settled).
+CALM_HOLD_MARGIN = 0.25
+
+
+@njit(cache=True, nogil=True)
+def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weights):
+    """The nodes in rotation that can take this second's arrivals without a visit a tick, and the limits
+    that keep that exact. Returns (their weight sum, the rest's, most arrivals a tick, most a second).
+
+    Calm: ready, not one of the nodes consistent hashing piles onto, no token bucket, nothing queued, and
+    spare CPU for a few handshakes a tick. Arrivals such a node gets are admitted and served within their
+    tick — no refusal, no queue, no wait past the floor — so which tick they came in changes nothing but
+    when their connections start to be held, and the second's total split over these nodes by weight at
+    its end is the same draw as tick by tick. The limits make it so: a tick whose arrivals for the calm
+    nodes would put any of them within CALM_SIGMAS of its spare handshakes, or a second whose arrivals
+    would eat the margin kept for held connections or reach a connection ceiling, is not calm.
+    """
+    n_pop = conn.shape[0]
+    hold_cost = fleet_f[FF_HOLD_COST]
+    hs_cost = fleet_f[FF_HS_COST]
+    calm_sum = 0.0
+    rest_sum = 0.0
+    per_second = 1e18
+    for i in range(n_nodes):
+        w = weights[i]
+        calm_weights[i] = 0.0
+        rest_weights[i] = w
+        if w <= 0.0 or np.int64(node_f[NF_STATE, i]) != READY or node_f[NF_HOT, i] > 0.5 \
+                or node_f[NF_RATE, i] > 0.0 or node_f[NF_QUEUE, i] > 0.0:
+            rest_sum += w
+            continue
+        held = 0
+        for p in range(n_pop):
+            held += conn[p, i]
+        spare = (1.0 - held * hold_cost) / hs_cost
+        if spare * (1.0 - CALM_HOLD_MARGIN) <= 1.0:
+            rest_sum += w
+            continue
+        calm_weights[i] = w
+        rest_weights[i] = 0.0
+        calm_sum += w
+        if hold_cost > 0.0:
+            per_second = min(per_second, CALM_HOLD_MARGIN * spare * hs_cost / hold_cost)
+        if node_f[NF_CEILING, i] > 0.0:
+            per_second = min(per_second, node_f[NF_CEILING, i] - held)
+    if calm_sum <= 0.0:
+        return 0.0, rest_sum, 0, 0
+    # A node with share s of k arrivals gets k s ± sqrt(k s): the largest k with k s + σ sqrt(k s) + 1
+    # within its spare (margin kept back) is x² / s, x the positive root of x² + σ x + 1 − spare.
+    per_tick = 1e18
+    for i in range(n_nodes):
+        if calm_weights[i] <= 0.0:
+            continue
+        held = 0
+        for p in range(n_pop):
+            held += conn[p, i]
+        room = (1.0 - held * hold_cost) / hs_cost * (1.0 - CALM_HOLD_MARGIN) - 1.0
+        x = (-CALM_SIGMAS + np.sqrt(CALM_SIGMAS * CALM_SIGMAS + 4.0 * room)) / 2.0
+        per_tick = min(per_tick, x * x * calm_sum / calm_weights[i])
+    return calm_sum, rest_sum, np.int64(per_tick), np.int64(max(per_second, 0.0))
+
+
+@njit(cache=True, nogil=True)
+def _settle_calm(rng, upto, stamp, deferred, first_held_sum, calm_weights, calm_sum, cum_calm, guide_calm, got, got_nodes,
+                 got_seen, unassigned, last, conn, fresh, tally, node_f, fleet_f, out_node):
+    """The calm nodes take the clients that arrived for them since the second began (`deferred[p]` of each
+    population): split over them by weight, all admitted and served (what made them calm). They hold
+    their connections from tick `upto`; the ticks before that they would have held them since their
+    handshakes are charged to CPU at the mean (first_held_sum: the sum of their first held ticks). stamp:
+    marks the nodes listed in got_nodes, different for every settlement."""
+    n_pop = conn.shape[0]
+    total = 0
+    for p in range(n_pop):
+        total += deferred[p]
+        unassigned[p] = deferred[p]
+        deferred[p] = 0
+    if total <= 0:
+        return
+    n_got = _spread(rng, total, calm_weights, calm_sum, cum_calm, guide_calm, got, got_nodes, 0, got_seen, stamp)
+    _catch_up(got_nodes, n_got, upto, last, conn, node_f, fleet_f, out_node)
+    held_ticks = upto - first_held_sum / total
+    cpu_each = fleet_f[FF_HS_COST] + fleet_f[FF_HOLD_COST] * held_ticks
+    for j in range(n_got):
+        i = got_nodes[j]
+        g = got[i]
+        got[i] = 0
+        left = g
+        rest = unassigned.sum()
+        for p in range(n_pop):
+            k = left if p == n_pop - 1 else hyper(rng, unassigned[p], rest, left)
+            left -= k
+            rest -= unassigned[p]
+            unassigned[p] -= k
+            if k > 0:
+                conn[p, i] += k
+                fresh[p, i] += k
+                _note(tally, TALLY_CONN, p, i, conn[p, i], k)
+                _note(tally, TALLY_FRESH, p, i, fresh[p, i], k)
+        out_node[ON_ATTEMPTS, i] += g
+        out_node[ON_ACCEPTS, i] += g
+        out_node[ON_CPU, i] += g * cpu_each
+        if fleet_f[FF_BASE_MS] > out_node[ON_WAIT_MAX, i]:
+            out_node[ON_WAIT_MAX, i] = fleet_f[FF_BASE_MS]
+
+
 # --- churn and ageing: thinning the connected, fleet-wide ---
 
 #: tally[which, p, :] for which = TALLY_CONN (conn) or TALLY_FRESH (fresh): the fleet's total, the largest
@@ -404,6 +522,65 @@ def _thin(rng, values, row, n, q, picks, touched, tally, which):
             touched[n_touched] = i
             n_touched += 1
     return n_touched
+
+
+@njit(cache=True, nogil=True)
+def _churn_and_age(rng, first, n_ticks, ticks_per_bin, ahead, n_nodes, conn, fresh, fresh_by_state, wheel, tables,
+                   node_f, fleet_f, out_node, out_fleet, lost, picks, touched, last, tally, aged_by_state, released):
+    """Churn and ageing for the 100 ms bins that begin in ticks [first, first + n_ticks), drawn at once:
+    each connection closes with their hazard, each fresh one becomes stable (its retry counters reset)
+    with their chance. The closed clients back off from their bin's first tick, spread over the bins
+    uniformly.
+
+    ahead: drawn at a second's start for the whole second, before its ticks run (every node's ticks
+    accounted up to `first`): the closed connections leave at once, and what they would have cost the CPU
+    until their bin is charged at the mean. At 100 M clients every node has closes every bin, and a
+    binomial a node a bin was most of a run. Otherwise one bin, at its first tick after its admissions: the
+    touched nodes' ticks are caught up with what they held before the closes, as tick by tick.
+    """
+    pop_f = tables[0]
+    n_pop = conn.shape[0]
+    first_bin = (first + ticks_per_bin - 1) // ticks_per_bin * ticks_per_bin
+    bins = 0
+    if first_bin < first + n_ticks:
+        bins = (first + n_ticks - 1 - first_bin) // ticks_per_bin + 1
+    if bins == 0:
+        return
+    close_q = 1.0 - (1.0 - fleet_f[FF_CLOSE_P]) ** bins
+    # A connection closed in bin b would have been held until that bin's first tick, included.
+    held_cpu = 0.0
+    if ahead:
+        held_cpu = fleet_f[FF_HOLD_COST] * (first_bin - first + ticks_per_bin * (bins - 1) / 2.0 + 1.0)
+    for p in range(n_pop):
+        n_touched = _thin(rng, conn, p, n_nodes, close_q, picks, touched, tally, TALLY_CONN)
+        if n_touched > 0:
+            if not ahead:
+                _catch_up(touched, n_touched, first_bin + 1, last, conn, node_f, fleet_f, out_node)
+            _close_picked(rng, p, touched, n_touched, picks, conn, fresh, out_node, lost, tally, held_cpu)
+        aged = 0
+        fresh_q = 1.0 - (1.0 - pop_f[p, PF_FRESH_Q]) ** bins
+        for j in range(_thin(rng, fresh, p, n_nodes, fresh_q, picks, touched, tally, TALLY_FRESH)):
+            i = touched[j]
+            fresh[p, i] -= picks[i]
+            _note(tally, TALLY_FRESH, p, i, fresh[p, i], -picks[i])
+            aged += picks[i]
+            picks[i] = 0
+        if aged > 0:
+            _leave_fresh(rng, p, aged, fresh_by_state, aged_by_state)
+        n_fresh = lost[p, 0, 0]
+        n_stable = lost[p, 1, 0]
+        lost[p, 0, 0] = 0
+        lost[p, 1, 0] = 0
+        out_fleet[OF_DISCONNECTS] += n_fresh + n_stable
+        for b in range(bins):
+            share = 1.0 / (bins - b)
+            k_fresh = binom(rng, n_fresh, share)
+            k_stable = binom(rng, n_stable, share)
+            n_fresh -= k_fresh
+            n_stable -= k_stable
+            if k_fresh + k_stable > 0:
+                _release(rng, p, k_fresh, k_stable, False, 0, 1, False, first_bin + b * ticks_per_bin,
+                         fresh_by_state, wheel, tables, released)
 
 
 # --- the nodes' steps: quiet ticks, admission and handshakes, drains ---
@@ -612,11 +789,12 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
     connections in conn_outs[j]. Several seconds in one call equal as many calls of one second, draw for
     draw: the caller batches the seconds in which nothing once-a-second happens (`Simulation.steps`).
 
-    A tick touches only its *active* nodes — those with arrivals, a lag past the heartbeat timeout (they
-    drop connections every tick) or a drain under way. A quiet node's ticks, a handshake queue being
-    worked off included, are caught up in closed form when it next becomes active, loses a connection to
-    churn, or the call ends (`_catch_up`); churn and ageing are drawn fleet-wide (`_thin`). So a tick with
-    nothing happening costs O(wheel cells), not O(nodes), and a busy one O(its events).
+    A tick touches only its *active* nodes — those with arrivals (calm nodes' aside: they are settled at
+    the second's end, `_settle_calm`), a lag past the heartbeat timeout (they drop connections every tick)
+    or a drain under way. A quiet node's ticks, a handshake queue being worked off included, are caught up
+    in closed form when it next becomes active, loses a connection to churn, or the call ends
+    (`_catch_up`); churn and ageing are drawn fleet-wide (`_thin`), a second ahead (`_churn_and_age`). So a
+    tick with nothing happening costs O(wheel cells), not O(nodes), and a busy one O(its events).
     """
     n_pop = conn.shape[0]
     n_nodes = conn.shape[1]
@@ -653,12 +831,23 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
         np.zeros(n_pop, dtype=np.int64),  # held_before
         np.zeros(n_pop, dtype=np.int64),  # fresh_before
         np.zeros(n_base, dtype=np.int64),  # released: by policy state
+        np.zeros(n_pop, dtype=np.int64),  # deferred: arrivals at calm nodes not yet settled, by population
+        np.zeros(n_pop, dtype=np.int64),  # calm_now: this tick's, by population
+        np.zeros(n_nodes, dtype=np.int64),  # got: a settlement's clients by node
+        np.zeros(n_nodes, dtype=np.int64),  # got_nodes
+        np.full(n_nodes, -1, dtype=np.int64),  # got_seen
+        np.zeros(n_nodes, dtype=np.int64),  # guide_calm
+        np.zeros(n_nodes, dtype=np.int64),  # guide_rest
     )
     measured = (
         np.zeros((n_pop, n_states), dtype=np.float64),  # start_sum
         node_f[NF_WEIGHT, :n_nodes] * node_f[NF_HOT, :n_nodes],  # hot_weights
         np.zeros(n_nodes),  # cum_free
         np.zeros(n_nodes),  # cum_hot
+        np.zeros(n_nodes),  # calm_weights
+        np.zeros(n_nodes),  # rest_weights
+        np.zeros(n_nodes),  # cum_calm
+        np.zeros(n_nodes),  # cum_rest
     )
     _run_seconds(borrowed(rng), ticks_per_s, n_nodes, borrowed(conn), borrowed(fresh), borrowed(fresh_by_state),
                  borrowed(wheel), borrowed(resync_wheel), borrowed(tables), borrowed(node_f), borrowed(fleet_f),
@@ -672,8 +861,8 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
     """`run_seconds` on borrowed arrays: every helper call below passes them without counting references."""
     (arrivals, by_class, node_class, group, outcome, accepted_pn, lost, split, unassigned, picks, touched,
      aged_by_state, last, seen, active, busy, draining, guide_free, guide_hot, every_node, tally, held_before,
-     fresh_before, released) = counted
-    start_sum, hot_weights, cum_free, cum_hot = measured
+     fresh_before, released, deferred, calm_now, got, got_nodes, got_seen, guide_calm, guide_rest) = counted
+    start_sum, hot_weights, cum_free, cum_hot, calm_weights, rest_weights, cum_calm, cum_rest = measured
     counts, starts = wheel
     pop_f = tables[0]
     n_pop = conn.shape[0]
@@ -696,6 +885,23 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
         out_node = node_outs[sec]
         out_fleet = fleet_outs[sec]
         out_bins = bin_outs[sec]
+        # A second's churn at once, unless a node has a connection ceiling: its admissions depend on when
+        # in the second its connections close, so then bin by bin (below).
+        by_bin = False
+        for i in range(n_nodes):
+            if node_f[NF_CEILING, i] > 0.0:
+                by_bin = True
+        if not by_bin:
+            _churn_and_age(rng, np.int64(fleet_f[FF_TICK]), ticks_per_s, ticks_per_bin, True, n_nodes, conn, fresh,
+                           fresh_by_state, wheel, tables, node_f, fleet_f, out_node, out_fleet, lost, picks, touched,
+                           last, tally, aged_by_state, released)
+        calm_sum, rest_sum, calm_tick_max, calm_second_max = _calm_nodes(n_nodes, conn, node_f, fleet_f, weights,
+                                                                         calm_weights, rest_weights)
+        if calm_sum > 0.0:
+            _cumulate(calm_weights, cum_calm, guide_calm)
+            _cumulate(rest_weights, cum_rest, guide_rest)
+        calm_total = 0  # arrivals deferred to the calm nodes this second …
+        first_held_sum = 0.0  # … and the sum of the ticks from which they hold their connections
         for _ in range(ticks_per_s):
             tick = np.int64(fleet_f[FF_TICK])
             if tick % BLOCK == 0:
@@ -753,7 +959,35 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                     by_class[p, 1] = 0
                 now_free = 0
                 now_bound = 0
-            if now_free > 0:  # (calls are tested for first: numba counts references to each array passed)
+            # The calm nodes' share of the free arrivals waits for the second's end (`_calm_nodes`), unless
+            # this tick is too much for them: then what waits is settled now, and the second goes on without.
+            n_calm = 0
+            if calm_sum > 0.0 and now_free > 0:
+                n_calm = now_free if rest_sum <= 0.0 else binom(rng, now_free, calm_sum / weight_sum)
+            if calm_sum > 0.0 and (n_calm > calm_tick_max or calm_total + n_calm > calm_second_max
+                                   or (now_bound > 0 and hot_sum <= 0.0)):
+                _settle_calm(rng, tick, tick, deferred, first_held_sum, calm_weights, calm_sum, cum_calm, guide_calm, got,
+                             got_nodes, got_seen, unassigned, last, conn, fresh, tally, node_f, fleet_f, out_node)
+                calm_sum = 0.0
+                calm_total = 0
+                first_held_sum = 0.0
+                n_calm = 0
+            if n_calm > 0:
+                left = n_calm
+                rest = now_free
+                for p in range(n_pop):
+                    k = left if p == n_pop - 1 else hyper(rng, by_class[p, 0], rest, left)
+                    calm_now[p] = k
+                    deferred[p] += k
+                    left -= k
+                    rest -= by_class[p, 0]
+                calm_total += n_calm
+                first_held_sum += n_calm * (tick + 1.0)
+            if calm_sum > 0.0:
+                if now_free > n_calm:
+                    n_active = _spread(rng, now_free - n_calm, rest_weights, rest_sum, cum_rest, guide_rest,
+                                       node_class[0], active, n_active, seen, tick)
+            elif now_free > 0:  # (calls are tested for first: numba counts references to each array passed)
                 n_active = _spread(rng, now_free, weights, weight_sum, cum_free, guide_free, node_class[0], active,
                                    n_active, seen, tick)
             if now_bound > 0 and hot_sum > 0.0:
@@ -769,7 +1003,7 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                         group[0, c, active[j]] = node_class[c, active[j]]
                     continue
                 for p in range(n_pop):
-                    unassigned[p] = by_class[p, c]
+                    unassigned[p] = by_class[p, c] - (calm_now[p] if c == 0 and n_calm > 0 else 0)
                 for j in range(n_active):
                     i = active[j]
                     left = node_class[c, i]
@@ -782,13 +1016,17 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                         unassigned[p] -= k
 
             # 3. Every active node: admission, handshake queue, CPU (its quiet ticks first).
-            if n_active > 0:
+            if n_active > 0 or n_calm > 0:
                 outcome[:] = 0
+            if n_active > 0:
                 _catch_up(active, n_active, tick, last, conn, node_f, fleet_f, out_node)
                 _admit_and_serve(rng, active, n_active, group, conn, accepted_pn, outcome, pop_f, node_f, fleet_f,
                                  out_node)
                 for j in range(n_active):
                     last[active[j]] = tick + 1
+            if n_calm > 0:  # admitted, all of them; their connections are counted when the second is settled
+                for p in range(n_pop):
+                    outcome[p, 0, 0, ACCEPTED] += calm_now[p]
 
             # 4. Outcomes back to the clients: split each cohort over (node hot?, kind); failures on a hot node
             #    come back bound to the hot nodes, failures elsewhere come back free.
@@ -869,24 +1107,10 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                         out_fleet[OF_ABNORMAL] += taken
                         lost[p, 0, hot] += n_fresh
                         lost[p, 1, hot] += taken - n_fresh
-            if tick % ticks_per_bin == 0:
-                for p in range(n_pop):
-                    # Churn and lifetime: each connection closes with the 100 ms hazard.
-                    n_touched = _thin(rng, conn, p, n_nodes, fleet_f[FF_CLOSE_P], picks, touched, tally, TALLY_CONN)
-                    if n_touched > 0:  # their quiet ticks up to this one, with what they held before the closes
-                        _catch_up(touched, n_touched, tick + 1, last, conn, node_f, fleet_f, out_node)
-                        _close_picked(rng, p, touched, n_touched, picks, conn, fresh, out_node, lost, tally)
-                    # Ageing: a fresh connection becomes stable (its retry counters reset) with the 100 ms chance.
-                    aged = 0
-                    for j in range(_thin(rng, fresh, p, n_nodes, pop_f[p, PF_FRESH_Q], picks, touched, tally,
-                                         TALLY_FRESH)):
-                        i = touched[j]
-                        fresh[p, i] -= picks[i]
-                        _note(tally, TALLY_FRESH, p, i, fresh[p, i], -picks[i])
-                        aged += picks[i]
-                        picks[i] = 0
-                    if aged > 0:
-                        _leave_fresh(rng, p, aged, fresh_by_state, aged_by_state)
+            if by_bin and tick % ticks_per_bin == 0:
+                _churn_and_age(rng, tick, 1, ticks_per_bin, False, n_nodes, conn, fresh, fresh_by_state, wheel,
+                               tables, node_f, fleet_f, out_node, out_fleet, lost, picks, touched, last, tally,
+                               aged_by_state, released)
             # Everyone who lost a connection this tick without a hint backs off, one draw per cohort.
             for p in range(n_pop):
                 for h in range(2):
@@ -927,6 +1151,9 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
             fleet_f[FF_TICK] += 1.0
         end_tick = np.int64(fleet_f[FF_TICK])
         _catch_up(every_node, n_nodes, end_tick, last, conn, node_f, fleet_f, out_node)
+        if calm_total > 0:
+            _settle_calm(rng, end_tick, -2 - end_tick, deferred, first_held_sum, calm_weights, calm_sum, cum_calm, guide_calm, got,
+                         got_nodes, got_seen, unassigned, last, conn, fresh, tally, node_f, fleet_f, out_node)
         n_busy, n_draining = _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, conn_outs[sec])
         out_fleet[OF_RESYNC_BACKLOG] = fleet_f[FF_RESYNC_QUEUE] + fleet_f[FF_RESYNC_WAITING]
 

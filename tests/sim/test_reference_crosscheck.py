@@ -6,7 +6,7 @@ run's total, its recovery time) gets a two-sample t statistic. Under the claim b
 samples come from the same model, so their variances are equal and the pooled t (2R − 2 degrees of
 freedom) applies. A series of m points is judged by its worst point against the Bonferroni bound: valid
 however the points depend on each other. The error budget is split the same way over every series the
-module compares (4 scenarios × 14 series), so a correct engine fails *anything here* with probability
+module compares (5 scenarios × 14 series), so a correct engine fails *anything here* with probability
 below 1 %, whatever its random streams — a kernel change that reorders draws does not turn this red by
 chance. Counts are whole numbers, so each variance is floored at the rounding variance 1/12 (in the unit
 of `resolution`); deterministic points would otherwise divide by zero.
@@ -30,7 +30,7 @@ from tests.sim.reference import ReferenceFleet, recovery_s
 
 #: The whole module's false-alarm budget, split evenly over the series it compares (see above).
 SUITE_ALPHA = 0.01
-SERIES = 4 * 14
+SERIES = 5 * 14
 ALPHA = SUITE_ALPHA / SERIES
 RUNS = 8
 
@@ -198,7 +198,49 @@ DRAIN = {
     ],
 }
 
+CALM = {
+    # Nodes with room to spare and no admission control: the drained clients come back to them spread over
+    # their hints, a second's arrivals at a time (kernel._calm_nodes), and churn is drawn a second ahead.
+    # The restart's wave at 3 s is too much for that and runs tick by tick. Two populations, so the calm
+    # share is split by population.
+    "duration_s": 60,
+    "clients": {
+        "count": 6000,
+        "churn_per_min": 1200,
+        "populations": [
+            {
+                "name": "old",
+                "share": 0.6,
+                "policy": "exponential",
+                "honours_hints": False,
+                "connect_timeout_s": 5,
+            },
+            {
+                "name": "new",
+                "share": 0.4,
+                "policy": "full_jitter",
+                "honours_hints": True,
+                "connect_timeout_s": 5,
+            },
+        ],
+    },
+    "nodes": {"count": 6, "capacity_connections": 2000, "handshakes_per_s": 3000},
+    "events": [
+        {"at_s": 3, "action": "restart_nodes", "nodes": 1, "first": 5},
+        {
+            "at_s": 12,
+            "action": "drain_nodes",
+            "nodes": 2,
+            "first": 0,
+            "rate_per_s": 200,
+            "deadline_s": 20,
+            "hint_ms": [500, 5000],
+        },
+    ],
+}
+
 CASES = {
+    "calm": (CALM, 40),
     "storm": (STORM, 40),
     "restart-retry-after": (restart([HONOURS_RETRY_AFTER]), 50),
     "restart-backoff": (restart([IGNORES_RETRY_AFTER]), 50),
