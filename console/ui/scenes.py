@@ -46,6 +46,7 @@ class Scene:
     theme: str = "dark"
     keys: tuple[str, ...] = ()
     description: str = ""
+    size: tuple[int, int] = SCENE_SIZE
 
 
 SCENES = (
@@ -69,6 +70,7 @@ SCENES = (
     Scene("high-contrast", 46, 40, theme="high-contrast", description="the high-contrast theme"),
     Scene("colorblind", 46, 40, theme="colorblind", description="the colour-blind safe theme"),
     Scene("help", 20, None, keys=("question_mark",), description="the help screen"),
+    Scene("storm-80x24", 46, 40, description="the storm on an 80×24 terminal", size=(80, 24)),
 )
 SCENES_BY_NAME = {scene.name: scene for scene in SCENES}
 

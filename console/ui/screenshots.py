@@ -6,12 +6,12 @@ import asyncio
 import sys
 from pathlib import Path
 
-from console.ui.scenes import SCENE_SIZE, SCENES, Scene, scene_app
+from console.ui.scenes import SCENES, Scene, scene_app
 
 
 async def shoot(scene: Scene, directory: Path) -> Path:
     app = scene_app(scene)
-    async with app.run_test(headless=True, size=SCENE_SIZE) as pilot:
+    async with app.run_test(headless=True, size=scene.size) as pilot:
         await pilot.pause()
         for key in scene.keys:
             await pilot.press(key)

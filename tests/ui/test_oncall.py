@@ -154,6 +154,37 @@ async def test_at_160_columns_acked_and_cleared_alarms_show_their_values_whole(s
         assert shown == len(active) and any("cleared" in line for line in lines)
 
 
+def visible_lines(widget) -> list[str]:
+    return [
+        "".join(segment.text for segment in strip)
+        for strip in widget.render_lines(widget.region.reset_offset)
+    ]
+
+
+async def test_at_80_by_24_the_alarms_and_the_nodes_keep_their_rows(storm_app):
+    """At 80×24 the two fixed-height charts left the alarms box nothing but its borders ("4 active", not one
+    of them readable) and the node table one row. Below 36 rows the connections chart gives way."""
+    from console.ui.widgets.node_table import NodeTable
+
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = storm_app.screen
+        active = storm_app.model.alarms.active()
+        assert len(active) >= 3
+        lines = visible_lines(screen.query_one(AlarmsPanel))
+        readable = [e for e in active if any(e.alarm.name[:10] in line for line in lines)]
+        assert len(readable) >= 3
+        nodes = screen.query_one(NodeTable)
+        assert len([line for line in visible_lines(nodes) if "gw-" in line]) >= 4
+        assert screen.query_one("#wave-box").region.height >= 10
+        assert not screen.query_one("#conn-box").display
+        # The connections count and its Δ60s stay in the gauge.
+        assert "Δ60s" in gauge_lines(storm_app, "connections")[2]
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert screen.query_one("#conn-box").display
+
+
 async def test_at_80_columns_the_help_screen_fits_the_screen(storm_app):
     """The help box was 90 cells wide whatever the screen: at 80 columns its right border, scrollbar and
     the end of every 'does' were past the edge."""

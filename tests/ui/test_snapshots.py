@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from console.ui.scenes import SCENE_SIZE, SCENES_BY_NAME, scene_app
+from console.ui.scenes import SCENES_BY_NAME, scene_app
 
 from .conftest import fleet_ready
 
-SNAPSHOT_SCENES = ("calm", "storm", "node-detail", "light", "high-contrast", "help")
+SNAPSHOT_SCENES = ("calm", "storm", "node-detail", "light", "high-contrast", "help", "storm-80x24")
 
 
 @pytest.mark.parametrize("name", SNAPSHOT_SCENES)
@@ -24,4 +24,4 @@ def test_scene(name, snap_compare, monkeypatch, tmp_path):
         pilot.app.refresh_views()
         await pilot.pause()
 
-    assert snap_compare(scene_app(scene), press=list(scene.keys), terminal_size=SCENE_SIZE, run_before=settle)
+    assert snap_compare(scene_app(scene), press=list(scene.keys), terminal_size=scene.size, run_before=settle)

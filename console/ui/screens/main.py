@@ -38,6 +38,9 @@ def actions_title(actions_off: str | None, palette: Palette) -> str:
 
 
 class MainScreen(Screen[None]):
+    # Below 36 rows (80×24, 100×30) the fixed-height charts left the alarms box its borders only: the
+    # connections chart gives way (the gauge keeps the count and its Δ60s) and the wave chart shrinks.
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (36, "-tall")]
     DEFAULT_CSS = """
     MainScreen #body { height: 1fr; }
     MainScreen #left { width: 3fr; }
@@ -51,6 +54,8 @@ class MainScreen(Screen[None]):
         width: 100%; height: auto; max-height: 3; color: $text-muted; border-top: hkey $panel-lighten-2;
     }
     MainScreen #rollout-box { height: auto; }
+    MainScreen.-short #wave-box { height: 10; }
+    MainScreen.-short #conn-box { display: none; }
     MainScreen #filter-bar { height: auto; display: none; }
     MainScreen #filter-bar.-open { display: block; }
     MainScreen #filter-error { color: $error; height: auto; }
