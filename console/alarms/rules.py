@@ -104,14 +104,16 @@ class RolloutPaused(Rule):
 
 
 class HeadroomLow(Rule):
-    """Headroom under the 35 % budget: no restart is safe (outage seed)."""
+    """Headroom under the 35 % budget: no restart is safe (outage seed). Critical, as the headroom gauge
+    shows it: below the budget the loss of any node (a restart, a crash) overloads the rest — the outage's
+    cascade — and adding capacity takes minutes."""
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         headroom_pct = frame.totals.headroom_pct
         if headroom_pct < self.t.headroom_min_pct:
             yield Reading(
                 AlarmName.HEADROOM_LOW,
-                Severity.WARNING,
+                Severity.CRITICAL,
                 headroom_pct,
                 self.t.headroom_min_pct,
                 f"Headroom {headroom_pct:.0f} % is under the {self.t.headroom_min_pct:g} % budget: "

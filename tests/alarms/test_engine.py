@@ -60,10 +60,11 @@ def test_acknowledge_marks_without_clearing_and_unknown_names_are_input_errors()
 
 
 def test_active_lists_critical_first() -> None:
+    paused = RolloutStatus(state=RolloutState.PAUSED, batch=1, batches=4)  # a warning, raised first
     engine = AlarmEngine()
-    engine.update(frame(0, headroom_pct=10.0))
-    engine.update(frame(1, headroom_pct=10.0, drain_inflow_ratio=0.3))
-    assert [a.name for a in engine.active] == ["drain_inflow_kill_switch", "headroom_low"]
+    engine.update(frame(0, rollout=paused))
+    engine.update(frame(1, drain_inflow_ratio=0.3, rollout=paused))
+    assert [a.name for a in engine.active] == ["drain_inflow_kill_switch", "rollout_paused"]
 
 
 def test_new_epoch_clears_everything_and_starts_over() -> None:
@@ -89,7 +90,7 @@ def test_alarm_events_carry_what_the_stream_needs() -> None:
     assert event.data == {
         "name": "headroom_low",
         "change": "raised",
-        "severity": "warning",
+        "severity": "critical",
         "value": 10.0,
         "limit": 35.0,
         "since_s": 7,
