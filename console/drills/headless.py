@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from console.alarms import AlarmEngine
-from console.drills.objectives import Score, score_drill
+from console.drills.objectives import Score, first_applied, score_drill
 from console.drills.schema import Drill, hints_due
 from console.drills.script import IDLE, Script, ScriptedAction
 from console.errors import InputError
@@ -76,7 +76,9 @@ class DrillRun:
             ],
             "hints": [
                 {"after_s": hint.after_s, "text": hint.text}
-                for hint in hints_due(self.drill, self.frames[-1].time_s if self.frames else 0.0)
+                for hint in hints_due(
+                    self.drill, self.frames[-1].time_s if self.frames else 0.0, first_applied(self.actions)
+                )
             ],
             "wall_s": round(self.wall_s, 2),
         }

@@ -161,14 +161,25 @@ def _recovery(params: dict[str, Any], frames: Sequence[Frame], *_: object) -> Ou
     return longest_s <= within_s, longest_s, within_s, why
 
 
+#: The outcomes of an action that took effect (an override applies it too).
+APPLIED = ("applied", "overridden")
+
+
+def first_applied(actions: Sequence[ActionRecord]) -> dict[str, float]:
+    """Each action name → the fleet time it first took effect (what makes a hint moot)."""
+    first: dict[str, float] = {}
+    for action in sorted(actions, key=lambda a: a.time_s):
+        if action.outcome in APPLIED:
+            first.setdefault(action.action, action.time_s)
+    return first
+
+
 def _halt_within(
     params: dict[str, Any], frames: Sequence[Frame], _events: object, actions: Sequence[ActionRecord]
 ) -> Outcome:
     cpu_pct, for_s, within_s = float(params["cpu_pct"]), float(params["for_s"]), float(params["within_s"])
     criterion = abort_criterion_at(frames, cpu_pct, for_s)
-    halts = [
-        a.time_s for a in actions if a.action == "rollout_halt" and a.outcome in ("applied", "overridden")
-    ]
+    halts = [a.time_s for a in actions if a.action == "rollout_halt" and a.outcome in APPLIED]
     if criterion is None:
         return True, None, within_s, f"no serving node stayed above {cpu_pct:g} % CPU for {for_s:g} s"
     at_s, node = criterion
@@ -215,7 +226,7 @@ def _action_used(
         a
         for a in actions
         if a.action == wanted
-        and a.outcome in ("applied", "overridden")
+        and a.outcome in APPLIED
         and all(a.request.get(key) == value for key, value in where.items())
     ]
     matching = [a for a in applied if a.time_s <= by_s]

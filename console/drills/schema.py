@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +110,13 @@ class TimelineEntry:
 class Hint:
     after_s: float
     text: str
+    #: An action (ACTION_NAMES) that makes the hint moot: not told when applied before `after_s`.
+    unless_done: str | None = None
+
+    def moot(self, first_done: Mapping[str, float]) -> bool:
+        """Whether the trainee already did what the hint suggests (first_done: action → first fleet time
+        it was applied)."""
+        return self.unless_done is not None and first_done.get(self.unless_done, math.inf) <= self.after_s
 
 
 @dataclass(frozen=True)
@@ -164,9 +172,11 @@ class Drill:
         return [f"{key}={json.dumps(value)}" for key, value in extra.items()]
 
 
-def hints_due(drill: Drill, time_s: float) -> list[Hint]:
-    """The hints a trainee sees at fleet second `time_s` (the drill screen shows them; pure)."""
-    return [hint for hint in drill.hints if hint.after_s <= time_s]
+def hints_due(drill: Drill, time_s: float, first_done: Mapping[str, float] | None = None) -> list[Hint]:
+    """The hints a trainee sees by fleet second `time_s`: those due, less those made moot by an action
+    applied before they fell due (first_done: action → first fleet time it was applied; pure)."""
+    done = first_done or {}
+    return [hint for hint in drill.hints if hint.after_s <= time_s and not hint.moot(done)]
 
 
 # --- loading ----------------------------------------------------------------------------------------
@@ -299,9 +309,12 @@ def _timeline_entry(i: int, entry: Any, clock_start_s: int) -> TimelineEntry:
 
 def _hint(i: int, hint: Any, clock_start_s: int) -> Hint:
     path = f"hints.{i}"
-    _known_keys(f"{path}.", hint, {"after_s", "text"})
+    _known_keys(f"{path}.", hint, {"after_s", "text", "unless_done"})
     after_s = _number(f"{path}.after_s", hint.get("after_s"), 0, 86_400)
-    return Hint(after_s, _text(f"{path}.text", hint.get("text")).strip())
+    unless_done = hint.get("unless_done")
+    if unless_done is not None and unless_done not in ACTION_NAMES:
+        raise InputError(f"{path}.unless_done", unless_done, "one of " + ", ".join(ACTION_NAMES))
+    return Hint(after_s, _text(f"{path}.text", hint.get("text")).strip(), unless_done)
 
 
 def _objective(i: int, objective: Any) -> Objective:

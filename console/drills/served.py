@@ -10,10 +10,11 @@ stream as events, before the frame of the second they belong to. Injections come
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from console.drills.schema import Drill
 from console.protocol import Event
+from console.server.actions import FleetAction
 from console.server.backend import Tick
 from console.server.simulator import SimulatorBackend
 
@@ -28,9 +29,10 @@ class DrillNarrator:
         self._hints = sorted(drill.hints, key=lambda hint: hint.after_s)
         self._ended = False
 
-    def due(self, time_s: float) -> list[Event]:
+    def due(self, time_s: float, first_done: Mapping[str, float] | None = None) -> list[Event]:
         """Events for everything that happened before fleet second `time_s` (a frame's time: the second
-        that just ran, from `time_s - 1`, fired the timeline entries at or before its start)."""
+        that just ran, from `time_s - 1`, fired the timeline entries at or before its start). A hint the
+        trainee's actions made moot (first_done: action → first fleet time applied) is not told."""
         drill = self.drill
         events: list[Event] = []
         while self._timeline and self._timeline[0].at_s < time_s:
@@ -45,6 +47,8 @@ class DrillNarrator:
             )
         while self._hints and self._hints[0].after_s <= time_s:
             hint = self._hints.pop(0)
+            if hint.moot(first_done or {}):
+                continue
             events.append(
                 Event(time_s=hint.after_s, kind="hint", message=hint.text, data={"drill": drill.name})
             )
@@ -69,6 +73,7 @@ class DrillBackend(SimulatorBackend):
         super().__init__(backend.simulation, backend.forecast_horizon_s)
         self.drill = drill
         self.narrator = DrillNarrator(drill, backend.simulation.scenario.duration_s)
+        self.first_done: dict[str, float] = {}  # action → the fleet time it first took effect
 
     @classmethod
     def from_drill(cls, drill: Drill, overrides: Sequence[str] = (), seed: int | None = None) -> DrillBackend:
@@ -78,9 +83,13 @@ class DrillBackend(SimulatorBackend):
         simulation = Simulation(drill_scenario(drill, overrides), seed=seed)
         return cls(drill, SimulatorBackend(simulation))
 
+    async def apply(self, action: FleetAction) -> None:
+        await super().apply(action)
+        self.first_done.setdefault(action.kind.value, self.simulation.time_s)
+
     async def tick(self, fleet_seconds: int, budget_s: float) -> Tick:
         tick = await super().tick(fleet_seconds, budget_s)
-        told = self.narrator.due(tick.frame.time_s)
+        told = self.narrator.due(tick.frame.time_s, self.first_done)
         if not told:
             return tick
         return dataclasses.replace(tick, events=[*told, *tick.events])

@@ -18,8 +18,12 @@ from websockets.asyncio.client import connect
 
 from console.audit import verify_file
 from console.cli import main
-from console.drills.schema import build_drill
-from console.drills.served import DrillNarrator
+from console.drills.schema import Drill, build_drill, hints_due
+from console.drills.served import DrillBackend, DrillNarrator
+from console.errors import InputError
+from console.model.actions import ActionKind
+from console.protocol import AdmissionRequest
+from console.server.actions import FleetAction
 from tests.server.conftest import receive_until
 from tests.server.test_serve_cli import read_announcement
 
@@ -200,3 +204,49 @@ def test_a_paused_served_drill_says_so_and_how_to_start_it(tmp_path: Path) -> No
         process.wait(timeout=30)
     assert fields["clock"].startswith("paused at 0:00:00")
     assert "Fleet clock: start / resume" in fields["clock"] and '{"paused": false}' in fields["clock"]
+
+
+def moot_drill() -> Drill:
+    """SHORT_DRILL with a second hint, moot once admission is set."""
+    import tomllib
+
+    text = SHORT_DRILL.replace(
+        "[[objectives]]",
+        '[[hints]]\nafter_s = 5\nunless_done = "admission"\ntext = "Set admission."\n\n[[objectives]]',
+        1,
+    )
+    return build_drill(tomllib.loads(text))
+
+
+def test_a_hint_is_not_told_when_the_trainee_already_did_what_it_says() -> None:
+    """The thundering-herd drill told 'halt the rollout' at 420 s to a trainee who had halted at 300 s."""
+
+    def hints(narrator: DrillNarrator, first_done: dict[str, float]) -> list[str]:
+        return [e.message for e in narrator.due(6.0, first_done) if e.kind == "hint"]
+
+    assert hints(DrillNarrator(moot_drill(), duration_s=60), {"admission": 4.0}) == ["Watch the attempts."]
+    # applied after the hint fell due: it was told
+    told = hints(DrillNarrator(moot_drill(), duration_s=60), {"admission": 5.5})
+    assert told == ["Watch the attempts.", "Set admission."]
+    assert [h.text for h in hints_due(moot_drill(), 60.0, {"admission": 4.0})] == ["Watch the attempts."]
+
+
+def test_a_hint_names_a_known_action_to_be_moot() -> None:
+    import tomllib
+
+    text = SHORT_DRILL.replace('text = "Watch the attempts."', 'text = "x"\nunless_done = "reboot"')
+    with pytest.raises(InputError, match=r"hints\.0\.unless_done: 'reboot'.*rollout_halt"):
+        build_drill(tomllib.loads(text))
+
+
+async def test_the_served_drill_remembers_what_was_applied_and_skips_the_moot_hint() -> None:
+    backend = DrillBackend.from_drill(moot_drill(), seed=1)
+    told: list[str] = []
+    for second in range(8):
+        if second == 2:
+            await backend.apply(FleetAction(ActionKind.ADMISSION, AdmissionRequest(rate_per_s=400, burst=40)))
+            assert backend.first_done == {"admission": backend.simulation.time_s}
+        tick = await backend.tick(1, budget_s=30.0)
+        told += [e.message for e in tick.events if e.kind == "hint"]
+    assert backend.simulation.time_s >= 6
+    assert told == ["Watch the attempts."]
