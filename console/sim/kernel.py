@@ -323,7 +323,57 @@ CALM_HOLD_MARGIN = 0.25
 
 
 @njit(cache=True, nogil=True)
-def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weights):
+def _calm_limit(room, share):
+    """The most arrivals k for which a node getting `share` of them stays within `room` at CALM_SIGMAS:
+    it gets k s ± sqrt(k s), so k s + σ sqrt(k s) + 1 ≤ room, k = x² / s with x the positive root of
+    x² + σ x + 1 − room. 0 when not even one fits."""
+    if room <= 1.0 or share <= 0.0:
+        return 0.0
+    x = (-CALM_SIGMAS + np.sqrt(CALM_SIGMAS * CALM_SIGMAS + 4.0 * (room - 1.0))) / 2.0
+    return x * x / share
+
+
+@njit(cache=True, nogil=True)
+def _calm_rooms(i, conn, node_f, fleet_f):
+    """Node i's room for calm arrivals: in one tick (handshakes it serves at once, a margin kept back) and
+    in a second (connections it may gain before that margin is eaten, or its ceiling reached)."""
+    held = 0
+    for p in range(conn.shape[0]):
+        held += conn[p, i]
+    hold_cost = fleet_f[FF_HOLD_COST]
+    spare = (1.0 - held * hold_cost) / fleet_f[FF_HS_COST]
+    second = CALM_HOLD_MARGIN * spare * fleet_f[FF_HS_COST] / hold_cost if hold_cost > 0.0 else 1e18
+    if node_f[NF_CEILING, i] > 0.0:
+        second = min(second, node_f[NF_CEILING, i] - held)
+    return spare * (1.0 - CALM_HOLD_MARGIN), second
+
+
+@njit(cache=True, nogil=True)
+def _due_soon(counts, tick, n_ticks):
+    """Free clients the wheel holds for ticks [tick, tick + n_ticks): (in all, the most in one tick slot).
+    Clients still parked in a block count in all, not in one slot."""
+    horizon = horizon_of(counts)
+    n_blocks = horizon // BLOCK
+    n_base = counts.shape[2] // 2
+    total = 0
+    most = 0
+    for t in range(tick, tick + n_ticks):
+        in_slot = 0
+        for p in range(counts.shape[0]):
+            for s in range(n_base):
+                in_slot += counts[p, t % horizon, s]
+        total += in_slot
+        most = max(most, in_slot)
+    for b in range((tick + BLOCK - 1) // BLOCK, (tick + n_ticks - 1) // BLOCK + 1):
+        for p in range(counts.shape[0]):
+            for s in range(n_base):
+                total += counts[p, horizon + b % n_blocks, s]
+    return total, most
+
+
+@njit(cache=True, nogil=True)
+def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weights, expected_tick,
+                expected_second):
     """The nodes in rotation that can take this second's arrivals without a visit a tick, and the limits
     that keep that exact. Returns (their weight sum, the rest's, most arrivals a tick, most a second).
 
@@ -331,53 +381,51 @@ def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weig
     spare CPU for a few handshakes a tick. Arrivals such a node gets are admitted and served within their
     tick — no refusal, no queue, no wait past the floor — so which tick they came in changes nothing but
     when their connections start to be held, and the second's total split over these nodes by weight at
-    its end is the same draw as tick by tick. The limits make it so: a tick whose arrivals for the calm
-    nodes would put any of them within CALM_SIGMAS of its spare handshakes, or a second whose arrivals
-    would eat the margin kept for held connections or reach a connection ceiling, is not calm.
+    its end is the same draw as tick by tick. The limits make it so: a tick whose arrivals would bring any
+    calm node within CALM_SIGMAS of its room that tick, or a second whose arrivals would do so for the
+    connections it gains (the CPU margin kept back, a ceiling), is not calm (`_calm_limit`).
+
+    A node too loaded for its share of what the wheel says is due this second (expected_tick: the most in
+    one tick, expected_second: in all) stays out, so that one hot spot does not end every second's calm.
     """
-    n_pop = conn.shape[0]
-    hold_cost = fleet_f[FF_HOLD_COST]
-    hs_cost = fleet_f[FF_HS_COST]
     calm_sum = 0.0
     rest_sum = 0.0
-    per_second = 1e18
     for i in range(n_nodes):
         w = weights[i]
         calm_weights[i] = 0.0
         rest_weights[i] = w
-        if w <= 0.0 or np.int64(node_f[NF_STATE, i]) != READY or node_f[NF_HOT, i] > 0.5 \
-                or node_f[NF_RATE, i] > 0.0 or node_f[NF_QUEUE, i] > 0.0:
+        if w > 0.0 and np.int64(node_f[NF_STATE, i]) == READY and node_f[NF_HOT, i] <= 0.5 \
+                and node_f[NF_RATE, i] <= 0.0 and node_f[NF_QUEUE, i] <= 0.0:
+            calm_weights[i] = w
+            rest_weights[i] = 0.0
+            calm_sum += w
+        else:
             rest_sum += w
-            continue
-        held = 0
-        for p in range(n_pop):
-            held += conn[p, i]
-        spare = (1.0 - held * hold_cost) / hs_cost
-        if spare * (1.0 - CALM_HOLD_MARGIN) <= 1.0:
-            rest_sum += w
-            continue
-        calm_weights[i] = w
-        rest_weights[i] = 0.0
-        calm_sum += w
-        if hold_cost > 0.0:
-            per_second = min(per_second, CALM_HOLD_MARGIN * spare * hs_cost / hold_cost)
-        if node_f[NF_CEILING, i] > 0.0:
-            per_second = min(per_second, node_f[NF_CEILING, i] - held)
-    if calm_sum <= 0.0:
-        return 0.0, rest_sum, 0, 0
-    # A node with share s of k arrivals gets k s ± sqrt(k s): the largest k with k s + σ sqrt(k s) + 1
-    # within its spare (margin kept back) is x² / s, x the positive root of x² + σ x + 1 − spare.
-    per_tick = 1e18
+    candidates = calm_sum
     for i in range(n_nodes):
-        if calm_weights[i] <= 0.0:
+        w = calm_weights[i]
+        if w <= 0.0:
             continue
-        held = 0
-        for p in range(n_pop):
-            held += conn[p, i]
-        room = (1.0 - held * hold_cost) / hs_cost * (1.0 - CALM_HOLD_MARGIN) - 1.0
-        x = (-CALM_SIGMAS + np.sqrt(CALM_SIGMAS * CALM_SIGMAS + 4.0 * room)) / 2.0
-        per_tick = min(per_tick, x * x * calm_sum / calm_weights[i])
-    return calm_sum, rest_sum, np.int64(per_tick), np.int64(max(per_second, 0.0))
+        tick_room, second_room = _calm_rooms(i, conn, node_f, fleet_f)
+        share = w / candidates
+        if _calm_limit(tick_room, share) < max(expected_tick, 1.0) \
+                or _calm_limit(second_room, share) < max(expected_second, 1.0):
+            calm_weights[i] = 0.0
+            rest_weights[i] = w
+            calm_sum -= w
+            rest_sum += w
+    if calm_sum <= 1e-12 * candidates:
+        return 0.0, rest_sum, 0, 0
+    per_tick = 1e18
+    per_second = 1e18
+    for i in range(n_nodes):
+        w = calm_weights[i]
+        if w <= 0.0:
+            continue
+        tick_room, second_room = _calm_rooms(i, conn, node_f, fleet_f)
+        per_tick = min(per_tick, _calm_limit(tick_room, w / calm_sum))
+        per_second = min(per_second, _calm_limit(second_room, w / calm_sum))
+    return calm_sum, rest_sum, np.int64(per_tick), np.int64(per_second)
 
 
 @njit(cache=True, nogil=True)
@@ -895,8 +943,10 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
             _churn_and_age(rng, np.int64(fleet_f[FF_TICK]), ticks_per_s, ticks_per_bin, True, n_nodes, conn, fresh,
                            fresh_by_state, wheel, tables, node_f, fleet_f, out_node, out_fleet, lost, picks, touched,
                            last, tally, aged_by_state, released)
-        calm_sum, rest_sum, calm_tick_max, calm_second_max = _calm_nodes(n_nodes, conn, node_f, fleet_f, weights,
-                                                                         calm_weights, rest_weights)
+        due_second, due_tick = _due_soon(counts, np.int64(fleet_f[FF_TICK]), ticks_per_s)
+        calm_sum, rest_sum, calm_tick_max, calm_second_max = _calm_nodes(
+            n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weights,
+            max(due_tick, 2.0 * due_second / ticks_per_s), due_second)
         if calm_sum > 0.0:
             _cumulate(calm_weights, cum_calm, guide_calm)
             _cumulate(rest_weights, cum_rest, guide_rest)
