@@ -313,9 +313,9 @@ def _spread(rng, total, weights, weight_sum, cum, guide, out, active, n_active, 
 
 # --- calm nodes: a second's arrivals taken at once ---
 
-#: How far below its spare handshakes a calm node's share of one tick's arrivals stays: this many standard
-#: deviations of that share, plus one handshake. A tick whose arrivals would break that for any calm node
-#: ends the calm for the rest of the second.
+#: How far inside its room a calm node's share of the arrivals stays — of a tick (its spare handshakes)
+#: and of a second (the connections it may gain): this many standard deviations of that share, plus one.
+#: A tick or second whose arrivals would break that for any calm node ends the calm for the rest of it.
 CALM_SIGMAS = 6.0
 #: The share of a calm node's spare handshakes kept back for the connections it gains during the second
 #: (each held connection costs CPU too, and those gains are counted only when the second is settled).
