@@ -176,6 +176,8 @@ async def test_at_80_by_24_the_alarms_and_the_nodes_keep_their_rows(storm_app):
         assert len(readable) >= 3
         nodes = screen.query_one(NodeTable)
         assert len([line for line in visible_lines(nodes) if "gw-" in line]) >= 4
+        # CPU, the abort criterion, is among the columns a node table 45 cells wide shows.
+        assert "cpu %" in visible_lines(nodes)[0]
         assert screen.query_one("#wave-box").region.height >= 10
         assert not screen.query_one("#conn-box").display
         # The connections count and its Δ60s stay in the gauge.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import tomllib
 
 from console.model.link import Received
@@ -9,7 +10,7 @@ from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.widgets.alarms_panel import AlarmsPanel
-from console.ui.widgets.node_table import NodeTable
+from console.ui.widgets.node_table import COLUMNS, NodeTable
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE
@@ -51,8 +52,9 @@ async def test_s_cycles_the_sort_and_a_header_click_sorts_by_that_column(storm_a
         assert conns == sorted(conns, reverse=True)
         await pilot.press("S")
         assert not storm_app.query_state.descending
-        # the "cpu %" header: columns are node 11, state 14, conns 8, spark 14, acc 7, 503 7, t/o 6, +1 each
-        await pilot.click(NodeTable, offset=(11 + 14 + 8 + 14 + 7 + 7 + 6 + 7 + 2, 0))
+        # the "cpu %" header: each column is its width and a space
+        cpu_x = sum(column.width + 1 for column in itertools.takewhile(lambda c: c.name != "cpu", COLUMNS))
+        await pilot.click(NodeTable, offset=(cpu_x + 2, 0))
         await pilot.pause()
         assert storm_app.query_state.sort_key == "cpu_pct"
         cpu = [n.cpu_pct for n in table.rows]
