@@ -20,6 +20,9 @@ class Gauge:
     detail: str
     level: Level
     spark: tuple[float, ...] = ()
+    #: The detail in fewer cells, for a box too narrow for it (an 80-column terminal's 12): what matters
+    #: most of it, not its first characters.
+    brief: str = ""
 
 
 def level_at_least(value: float, warn: float, crit: float) -> Level:
@@ -61,6 +64,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
             f"Δ60s {_sign(d)}{human_count(abs(d))} ({_sign(pct)}{abs(pct):.1f} %)",
             level_at_least(drop, t.connections_drop_warn_pct, t.connections_drop_crit_pct),
             tuple(float(v) for v in spark[~np.isnan(spark)]),
+            brief=f"Δ60s {_sign(pct)}{abs(pct):.1f} %",  # the share: what the alarm's 5 % is of
         )
     baseline = model.baseline_attempts_per_s
     if baseline is None:
@@ -70,6 +74,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
             human_count(totals.attempts_per_s),
             f"learning steady rate ({t.baseline_learn_s:.0f} s)",  # 27 cells: whole in a 160-column gauge
             Level.UNKNOWN,
+            brief="learning",
         )
     else:
         times = totals.attempts_per_s / baseline
@@ -79,6 +84,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
             human_count(totals.attempts_per_s),
             f"{times:.1f}× steady ({human_count(baseline)}/s)",
             level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
+            brief=f"{times:.1f}× steady",
         )
     share = totals.rejects_per_s / totals.attempts_per_s if totals.attempts_per_s > 0 else 0.0
     accepts = Gauge(
@@ -87,6 +93,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
         f"{human_count(totals.accepts_per_s)} · {human_count(totals.rejects_per_s)}",
         f"503 share {100 * share:.1f} %",
         level_at_least(share, t.rejects_warn_share, t.rejects_crit_share),
+        brief=f"503s {100 * share:.1f} %",
     )
     headroom = Gauge(
         "headroom",
@@ -102,6 +109,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
         "—" if ratio is None else f"{ratio:.2f}",
         "nothing flowing in" if ratio is None else f"kill switch {t.drain_inflow_crit:.1f}",
         Level.OK if ratio is None else level_at_most(ratio, t.drain_inflow_warn, t.drain_inflow_crit),
+        brief="nothing in" if ratio is None else f"kill at {t.drain_inflow_crit:.1f}",
     )
     return [conn, attempts, accepts, headroom, drain]
 

@@ -121,14 +121,22 @@ def gauge_lines(app: ConsoleApp, key: str) -> list[str]:
 
 async def test_at_80_columns_each_gauge_keeps_its_detail_line(storm_app):
     """A 12-cell gauge wrapped its first line (the value and its sparkline, or 'accepts · 503s') onto the
-    second, and the detail — Δ60s, the 503 share — was gone: cut with an ellipsis instead."""
+    second, and the detail — Δ60s, the 503 share — was gone. Then it was cut with an ellipsis, and the
+    figure went with it ('503 share 8…'): now a 12-cell gauge says its detail briefly, whole."""
     async with storm_app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         conn = gauge_lines(storm_app, "connections")
-        assert "Δ60s" in conn[2] and "█" in conn[1]
-        assert "503 share" in gauge_lines(storm_app, "accepts")[2]
-        assert "kill switch" in gauge_lines(storm_app, "drain_inflow")[2]
+        assert "█" in conn[1]
+        details = {key: gauge_lines(storm_app, key)[2] for key in ("connections", "accepts", "drain_inflow")}
+        assert "Δ60s" in details["connections"] and "%" in details["connections"]
+        assert "503s" in details["accepts"] and "%" in details["accepts"]
+        assert "kill at 0.6" in details["drain_inflow"]
+        assert not any("…" in line for line in details.values())
         assert all(len(line) == len(conn[0]) for line in conn)  # nothing spilled out of the box
+        await pilot.resize_terminal(160, 48)  # room again: the whole detail
+        await pilot.pause()
+        assert "503 share" in gauge_lines(storm_app, "accepts")[2]
+        assert "kill switch 0.6" in gauge_lines(storm_app, "drain_inflow")[2]
 
 
 async def test_at_160_columns_acked_and_cleared_alarms_show_their_values_whole(storm_app):

@@ -38,7 +38,14 @@ class GaugeBox(Static):
     GaugeBox.-critical { border: double $error; }
     """
 
+    _shown: tuple[Gauge, Palette] | None = None
+
+    def on_resize(self) -> None:
+        if self._shown is not None:  # the brief or the whole detail: that depends on the width
+            self.show(*self._shown)
+
     def show(self, gauge: Gauge, palette: Palette) -> None:
+        self._shown = (gauge, palette)
         self.border_title = gauge.label
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(level is gauge.level, name)
@@ -53,7 +60,9 @@ class GaugeBox(Static):
                 style=palette.chart["line"],
             )
         text.append("\n")
-        text.append(gauge.detail)
+        # The brief form when the detail would be cut: "503s 84.1 %", not "503 share 8…".
+        narrow = 0 < self.content_size.width < len(gauge.detail)
+        text.append(gauge.brief if narrow and gauge.brief else gauge.detail)
         self.update(text, layout=False)  # a fixed-size box: no layout pass needed
 
 
