@@ -6,7 +6,8 @@ import ast
 
 import pytest
 
-from console.protocol import FleetSnapshot, Frame, Source, Totals, Waves
+from console.protocol import FleetSnapshot, Source
+from tests.fleet_builders import frame
 
 
 def test_a_snapshot_of_a_frame_shares_its_nodes_and_parses_no_source(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -22,20 +23,14 @@ def test_a_snapshot_of_a_frame_shares_its_nodes_and_parses_no_source(monkeypatch
         parsed.append(args[0])
         return real_parse(*args, **kwargs)  # type: ignore[arg-type]
 
+    moment = frame(7.0, epoch="e")
     monkeypatch.setattr(ast, "parse", counting)
-    totals = Totals(
-        connections=1,
-        attempts_per_s=0,
-        accepts_per_s=0,
-        rejects_per_s=0,
-        headroom_pct=50,
-        drain_inflow_ratio=None,
-    )
-    frame = Frame(seq=7, epoch="e", time_s=3.0, nodes=[], totals=totals, waves=Waves(attempts=[]))
-    snapshot = FleetSnapshot.of_frame(frame, "fleet", Source.SIMULATOR)
+    snapshot = FleetSnapshot.of_frame(moment, "fleet", Source.SIMULATOR)
     monkeypatch.undo()
     assert parsed == []
     assert (
-        snapshot.nodes is frame.nodes and snapshot.alarms == [] and (snapshot.seq, snapshot.epoch) == (7, "e")
+        snapshot.nodes is moment.nodes
+        and snapshot.alarms == []
+        and (snapshot.seq, snapshot.epoch) == (7, "e")
     )
     assert snapshot.admission.rate_per_s is None and snapshot.api_version == "v1"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 
 from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
@@ -114,9 +115,16 @@ async def test_the_alarm_cursor_stays_on_its_alarm_when_a_new_one_arrives_above_
         assert "acked" in str(panel.get_row_at(panel.cursor_row)[1])
 
 
+def visible_lines(widget: Widget) -> list[str]:
+    """The widget's lines as drawn on screen, text only."""
+    return [
+        "".join(segment.text for segment in strip)
+        for strip in widget.render_lines(widget.region.reset_offset)
+    ]
+
+
 def gauge_lines(app: ConsoleApp, key: str) -> list[str]:
-    box = app.screen.query_one(f"#gauge-{key}", GaugeBox)
-    return ["".join(segment.text for segment in strip) for strip in box.render_lines(box.region.reset_offset)]
+    return visible_lines(app.screen.query_one(f"#gauge-{key}", GaugeBox))
 
 
 async def test_at_80_columns_each_gauge_keeps_its_detail_line(storm_app):
@@ -151,7 +159,7 @@ async def test_at_160_columns_acked_and_cleared_alarms_show_their_values_whole(s
         await pilot.press("A")
         await pilot.pause()
         panel = storm_app.screen.query_one(AlarmsPanel)
-        lines = ["".join(s.text for s in strip) for strip in panel.render_lines(panel.region.reset_offset)]
+        lines = visible_lines(panel)
         column = COLUMNS.index("value vs limit")
         shown = 0
         for row in range(panel.row_count):
@@ -160,13 +168,6 @@ async def test_at_160_columns_acked_and_cleared_alarms_show_their_values_whole(s
             assert str(cells[2]) in line and str(cells[column]) in line, line
             shown += 1
         assert shown == len(active) and any("cleared" in line for line in lines)
-
-
-def visible_lines(widget) -> list[str]:
-    return [
-        "".join(segment.text for segment in strip)
-        for strip in widget.render_lines(widget.region.reset_offset)
-    ]
 
 
 async def test_at_80_by_24_the_alarms_and_the_nodes_keep_their_rows(storm_app):
