@@ -8,6 +8,8 @@ over real nodes both put drain ÷ inflow in their frames (`DrainInflow`).
 
 from __future__ import annotations
 
+import math
+
 from collections import deque
 from collections.abc import Sequence
 
@@ -94,12 +96,12 @@ class DrainInflow:
         self.disconnects = 0.0
 
     def add(self, accepts: float, disconnects: float) -> None:
-        """One second's figures; the oldest second leaves the window. (Whole numbers in floats: the
-        running sums stay exact.)"""
-        old_accepts, old_disconnects = self._seconds[0]
+        """One second's figures; the oldest second leaves the window. The sums are taken afresh (ten
+        values): real nodes report rates, not counts, and a running sum of fractions drifts — after a
+        drain it left ±1e-14 "disconnects" on a quiet fleet, and the ratio came out negative."""
         self._seconds.append((accepts, disconnects))
-        self.accepts += accepts - old_accepts
-        self.disconnects += disconnects - old_disconnects
+        self.accepts = math.fsum(second[0] for second in self._seconds)
+        self.disconnects = math.fsum(second[1] for second in self._seconds)
 
     @property
     def ratio(self) -> float | None:

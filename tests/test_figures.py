@@ -48,3 +48,16 @@ def test_drain_inflow_is_accepts_over_disconnects_in_the_trailing_window() -> No
     flow.add(accepts=300, disconnects=0)
     flow.add(accepts=400, disconnects=0)  # the death has left the window
     assert (flow.accepts, flow.disconnects, flow.ratio) == (1000, 0, None)
+
+
+def test_drain_inflow_is_none_once_fractional_rates_have_left_the_window() -> None:
+    """Real nodes report rates (19.99 closes/s while draining): once they have left the window nothing
+    flows, and the ratio says so — not a ratio of rounding residues (it read -4.25 on a quiet fleet)."""
+    from console.figures import DrainInflow
+
+    flow = DrainInflow(seconds=3)
+    for accepts, disconnects in [(0.1, 19.99092990407766), (0.7, 0.2), (13.3, 0.3)]:
+        flow.add(accepts=accepts, disconnects=disconnects)
+    for _ in range(3):
+        flow.add(accepts=0.0, disconnects=0.0)
+    assert (flow.accepts, flow.disconnects, flow.ratio) == (0.0, 0.0, None)
