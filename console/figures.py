@@ -9,7 +9,6 @@ over real nodes both put drain ÷ inflow in their frames (`DrainInflow`).
 from __future__ import annotations
 
 import math
-
 from collections import deque
 from collections.abc import Sequence
 
