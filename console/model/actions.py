@@ -306,11 +306,20 @@ def add_capacity_prefill(
     needed = nodes_for_headroom(
         FleetSnapshot.of_frame(frame, fleet, Source.SIMULATOR), capacity, thresholds.headroom_min_pct
     )
+    budget = f"{thresholds.headroom_min_pct:g} %"
+    now = f"now {frame.totals.headroom_pct:.0f} %"
+    # Nodes already provisioning count once ready: say so, or "at the budget" contradicts the gauge beside it.
+    provisioning = sum(node.state is NodeState.PROVISIONING for node in frame.nodes)
+    coming = f"the {provisioning} node{'s' if provisioning != 1 else ''} already provisioning"
+    if not needed and provisioning:
+        return Prefill(
+            {"count": "1"}, f"headroom reaches the {budget} budget once {coming} are ready ({now})"
+        )
     if not needed:
-        return Prefill({"count": "1"}, f"headroom is at the {thresholds.headroom_min_pct:g} % budget already")
+        return Prefill({"count": "1"}, f"headroom is at the {budget} budget already ({now})")
+    beyond = f", beyond {coming}" if provisioning else ""
     return Prefill(
-        {"count": str(needed)},
-        f"the nodes that bring headroom to {thresholds.headroom_min_pct:g} % once ready",
+        {"count": str(needed)}, f"the nodes that bring headroom to {budget} once ready{beyond} ({now})"
     )
 
 
