@@ -51,8 +51,10 @@ class MainScreen(Screen[None]):
     MainScreen #nodes-box { height: 1fr; }
     MainScreen #alarms-box { height: 1fr; }
     MainScreen #alarm-said {
-        width: 100%; height: auto; max-height: 3; color: $text-muted; border-top: hkey $panel-lighten-2;
+        width: 100%; height: auto; max-height: 5; color: $text-muted; border-top: hkey $panel-lighten-2;
     }
+    MainScreen.-short #alarm-said { max-height: 3; }
+    MainScreen #alarms-box:focus-within #alarm-said { max-height: 9; }
     MainScreen #rollout-box { height: auto; }
     MainScreen.-short #wave-box { height: 10; }
     MainScreen.-short #conn-box { display: none; }

@@ -118,8 +118,8 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         Binding("enter,y", "confirm", "confirm"),
         # The verdict scrolls under the question, which stays put (on a small terminal most of it is below);
         # page keys only: the arrows and Home/End belong to the typed name's input.
-        Binding("pagedown", "page(1)", "more", show=False),
-        Binding("pageup", "page(-1)", "back", show=False),
+        Binding("pagedown", "page(1)", "scroll the verdict down", show=False),
+        Binding("pageup", "page(-1)", "scroll the verdict up", show=False),
     ]
 
     def __init__(

@@ -22,9 +22,10 @@ PAST_SHOWN = 20
 SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Severity.CRITICAL: Level.CRITICAL}
 
 
-#: The value before where: at 160 columns the panel is 62 cells, and with a row acked or cleared the last
-#: column is cut — better "fle" than "0.149 <" (where says "fleet" for every rule today).
-COLUMNS = ("time", "state", "rule", "value vs limit", "where")
+#: Most telling first, so a narrow panel cuts what matters least: at 120 columns the panel is ~46 cells and
+#: at 80 ~30, and with time and state first the value against its limit was never seen there. The glyph
+#: (✖ critical, ▲ warning) has a column of its own so the rule's cell is its name.
+COLUMNS = ("", "rule", "value vs limit", "state", "raised", "where")
 
 
 def row_identity(row: AlarmRow) -> tuple[object, ...]:
@@ -73,13 +74,13 @@ class AlarmsPanel(DataTable):
             level = Level.UNKNOWN if row.cleared else SEVERITY_LEVEL.get(row.severity, Level.WARNING)
             style = palette.level_style(level, bold=not row.acknowledged and not row.cleared)
             status = "cleared" if row.cleared else ("acked" if row.acknowledged else "NEW")
-            # The glyph carries the severity (✖ critical, ▲ warning), so the word can say the state.
             cells.append(
                 (
-                    fleet_clock(row.raised_at_s),
-                    Text(f"{LEVEL_GLYPHS[level]} {status}", style=style),
+                    Text(LEVEL_GLYPHS[level], style=style),
                     Text(row.name, style=style),
                     row.value,
+                    Text(status, style=style),
+                    fleet_clock(row.raised_at_s),
                     row.where,
                 )
             )
