@@ -172,3 +172,15 @@ def test_alarm_values_carry_their_units() -> None:
     assert shown(AlarmName.HEADROOM_LOW, 15.3, 35) == "15.3 < 35 %"
     assert shown(AlarmName.DRAIN_INFLOW_KILL_SWITCH, 0.159, 0.6) == "0.159 < 0.6"  # a ratio: no unit
     assert shown(AlarmName.LOCKSTEP_WAVES, 13.6, 4) == "13.6 > 4"  # an index
+
+
+def test_capacity_still_provisioning_is_not_alarming_but_a_restart_is():
+    """Twenty nodes added filled 'alarming only' (as warnings) and hid the nodes that were (found in
+    review): a provisioning node was asked for; a restarting one is out of rotation unasked."""
+    fleet = [
+        *NODES,
+        node("gw-04", "restarting", cpu=0, conns=0),
+        node("gw-05", "provisioning", cpu=0, conns=0),
+    ]
+    alarming = NodeQuery(filter=NodeFilter.parse("alarming"))
+    assert ids(select_nodes(fleet, alarming, GaugeThresholds())) == ["gw-02", "gw-04", "gw-10"]
