@@ -13,6 +13,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from console.model.actions import ActionKind
 from console.model.nodes import SORT_KEYS
+from console.ui.widgets.node_table import COLUMNS
 
 #: (key, action, footer word, palette help): the guarded actions, on the fleet screen and in node detail.
 ACTIONS: tuple[tuple[str, ActionKind, str, str], ...] = (
@@ -45,9 +46,12 @@ def console_commands(theme_names: list[str], instructor: bool = False) -> list[t
         ("Sort: next column", "cycle the sort column", "sort"),
         ("Sort: reverse", "flip the sort order (S)", "reverse_sort"),
     ]
-    commands += [
-        (f"Sort by {key}", f"order the node table by {key}", f"sort_by('{key}')") for key in SORT_KEYS
-    ]
+    # By the column's title, as the table says it ("503/s", not "rejects_per_s"); the field name after.
+    titles = {column.key: column.title.strip() for column in COLUMNS if column.key}
+    for key in SORT_KEYS:
+        title = titles.get(key, key)
+        field = f" ({key})" if title != key else ""
+        commands.append((f"Sort by {title}", f"order the node table by {title}{field}", f"sort_by('{key}')"))
     commands += [
         ("Open node detail", "the node under the cursor", "open_cursor_node"),
         ("Acknowledge all alarms", "mark every active alarm as seen", "acknowledge_all"),
