@@ -77,8 +77,8 @@ def spark_blocks(
     for value in cells:
         if not np.isfinite(value):
             chars.append(" ")
-        elif span <= 0:
-            chars.append(blocks[3])
+        elif span <= 0:  # a flat line: on the floor when it is nothing (a new node's 0 connections)
+            chars.append(blocks[0] if value == 0 else blocks[3])
         else:
             chars.append(blocks[min(7, max(0, int((value - low) / span * 7.999)))])
     return "".join(chars).rjust(width)

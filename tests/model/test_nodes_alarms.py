@@ -119,6 +119,12 @@ def test_spark_blocks_width_and_blank_without_data():
     assert spark_blocks(np.full(10, np.nan), 8) == " " * 8
 
 
+def test_a_flat_series_of_nothing_lies_on_the_floor():
+    """A provisioning node's 0 connections drew a mid-height ▄ line, like a steady load (found in review)."""
+    assert spark_blocks(np.zeros(10), 5) == "▁" * 5
+    assert spark_blocks(np.full(10, 20_000.0), 5) == "▄" * 5
+
+
 def test_one_rule_on_many_nodes_is_one_row_and_acks_as_one():
     log = AlarmLog()
     many = [alarm("cpu_abort", Severity.CRITICAL, f"gw-{i:03d}") for i in range(40)]

@@ -125,7 +125,12 @@ async def test_help_lists_every_binding_and_command(storm_app):
         ):
             assert binding.key in listed
         titles = [title for title, _ in storm_app.screen.commands]
-        assert "Theme: light" in titles and "Quit" in titles and "Sort by cpu %" in titles and "Sort by 503/s" in titles
+        assert (
+            "Theme: light" in titles
+            and "Quit" in titles
+            and "Sort by cpu %" in titles
+            and "Sort by 503/s" in titles
+        )
         await pilot.press("escape")
         assert isinstance(storm_app.screen, MainScreen)
 
