@@ -95,6 +95,12 @@ class Controller:
         self.capacity_config = capacity_config or CapacityConfig()
         self.provisioning = Provisioning(provisioner) if provisioner is not None else None
         self._rng = rng
+        # The fleet-wide admission (what a node without an override runs, and what an added node gets),
+        # once an operator has set one; the nodes a later per-node change overrode. Reading the first
+        # node's settings instead showed a per-node override as the fleet's and gave it to added nodes
+        # (found in review).
+        self._fleet_admission: AdmissionSettings | None = None
+        self._overridden: set[str] = set()
 
     def fleet_time(self) -> float:
         """Seconds since the controller started: the fleet clock, to a tenth — the server ticks a second
@@ -154,8 +160,12 @@ class Controller:
         return [node_id for node_id in pending if node_id not in self.links]
 
     def admission(self) -> AdmissionSettings:
-        for link in self.links.values():
-            if link.admission is not None:
+        """The fleet-wide setting: the last one set for every node, else what a node without a per-node
+        override reports (the nodes' own, as started), else unlimited."""
+        if self._fleet_admission is not None:
+            return self._fleet_admission
+        for node_id, link in self.links.items():
+            if link.admission is not None and node_id not in self._overridden:
                 return link.admission
         return AdmissionSettings.unlimited()
 
@@ -291,6 +301,7 @@ class Controller:
         links = [self._link(node_id) for node_id in targets]
         body = request.model_dump(mode="json", exclude={"confirm", "override_reason", "nodes"})
         before = {link.entry.id: link.admission for link in links}
+        fleet_before = self.admission()
         for link in links:
             await self._send(link, "PUT", "/v1/node/admission", {**body, "dry_run": True}, "admission")
         answers: dict[str, dict] = {}
@@ -311,6 +322,12 @@ class Controller:
             raise
         for link in links:
             link.admission = AdmissionSettings.model_validate(answers[link.entry.id]["admission"])
+        if request.nodes is None:
+            self._fleet_admission = links[0].admission if links else None
+            self._overridden.clear()
+        else:
+            self._fleet_admission = fleet_before  # what the other nodes keep
+            self._overridden.update(request.nodes)
         return answers
 
     # --- adding capacity --------------------------------------------------------------------------

@@ -296,3 +296,33 @@ async def test_a_dry_run_says_what_the_fleet_would_refuse(start_node, tmp_path) 
         audit.close()
     outcomes = [json.loads(line)["outcome"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert outcomes == ["refused_by_fleet", "refused_by_fleet"]
+
+
+async def test_the_fleets_admission_is_the_fleet_wide_one_not_a_nodes_override(start_node) -> None:
+    """Found in review: `Controller.admission()` read the first node's settings, so after a per-node change
+    of that node the fleet API showed the override as the fleet's, and an added node took it."""
+    a = await start_node(node_config("a"))
+    b = await start_node(node_config("b"))
+    provisioner = InProcessProvisioner(start_node, max_nodes=3)
+    controller = Controller(
+        [NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)], TOKEN, provisioner=provisioner
+    )
+    await controller.start()
+    try:
+        fleet_wide = AdmissionRequest(rate_per_s=400, burst=40, retry_after_s=(2, 20))
+        await controller.apply(FleetAction(ActionKind.ADMISSION, fleet_wide))
+        override = AdmissionRequest(rate_per_s=100, burst=40, retry_after_s=(2, 20), nodes=["a"])
+        await controller.apply(FleetAction(ActionKind.ADMISSION, override))
+        assert a.node.admission.settings.rate_per_s == 100 and b.node.admission.settings.rate_per_s == 400
+        shown = controller.snapshot().admission
+        assert (shown.rate_per_s, shown.burst, shown.nodes) == (400, 40, None)
+        (added,) = controller.add_nodes(1)
+        await wait_for(lambda: len(provisioner.started) == 1, 8, f"{added} started")
+        (new,) = provisioner.started
+        await wait_for(lambda: new.node.admission.settings.rate_per_s == 400, 8, f"{added} takes 400/s")
+        # A fleet-wide change covers every node again: no override is left.
+        await controller.apply(FleetAction(ActionKind.ADMISSION, AdmissionRequest(rate_per_s=300, burst=30)))
+        assert controller.snapshot().admission.rate_per_s == 300
+        assert a.node.admission.settings.rate_per_s == 300
+    finally:
+        await controller.close()

@@ -152,7 +152,10 @@ async def test_controller_follows_nodes_forwards_actions_and_shows_down(node_pro
         await controller.undrain("b")
         answers = await controller.set_admission(AdmissionRequest(rate_per_s=50, burst=5, nodes=["a"]))
         assert list(answers) == ["a"] and answers["a"]["admission"]["rate_per_s"] == 50
-        await wait_for(lambda: controller.admission().rate_per_s == 50, 5, "a's new admission in its frames")
+        await wait_for(
+            lambda: controller.links["a"].admission.rate_per_s == 50, 5, "a's new admission in its frames"
+        )
+        assert controller.admission().rate_per_s is None  # a per-node change is not the fleet's setting
 
         controller.drain_events()
         b.kill()
