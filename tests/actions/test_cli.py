@@ -248,3 +248,22 @@ def test_node_ids_are_checked_and_escaped(acting: Acting, operator, capsys) -> N
     assert main(["plan", "drain", acting.url, "gw-001#x"]) == 2
     err = capsys.readouterr().err
     assert "'gw-001#x' is not allowed" in err and "Traceback" not in err
+
+
+def test_admission_options_left_out_keep_the_fleets_settings(acting: Acting, operator, capsys) -> None:
+    """Found in review: `--rate 100` after `--rate 200 --burst 50 --retry-after 2:20` sent null for the
+    burst and the default 1:30 window, silently replacing both. Left out now means kept as the fleet has it."""
+    assert act(acting, "admission", "--rate", "200", "--burst", "50", "--retry-after", "2:20") == 0
+    capsys.readouterr()
+    assert act(acting, "admission", "--rate", "100", "--nodes", "gw-001") == 0
+    assert "kept as the fleet has them: burst 50, max_connections unlimited, retry_after_s 2:20" in (
+        capsys.readouterr().err
+    )
+    settings = acting.simulation.admission
+    assert (settings.rate_per_s, settings.burst, tuple(settings.retry_after_s)) == (100, 50, (2, 20))
+    assert act(acting, "admission", "--burst", "unlimited", "--json") == 0
+    sent = json.loads(capsys.readouterr().out)["verdict"]
+    assert sent["level"] == "ok"
+    assert acting.simulation.admission.burst is None
+    assert act(acting, "admission", "--burst", "many") == 2
+    assert "--burst: 'many'" in capsys.readouterr().err
