@@ -415,6 +415,7 @@ class Controller:
 
     def resume_rollout(self) -> RolloutStatus:
         if self.rollout is None:
-            raise InputError("rollout", "idle", "a paused rollout")
-        self.rollout.resume()
+            raise InputError("rollout", "idle", "a paused or halted rollout")
+        if self.rollout.resume():  # a halted one: its run ended, so it runs again from where it stopped
+            self._rollout_task = asyncio.create_task(self.rollout.run())
         return self.rollout_status()

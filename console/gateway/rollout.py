@@ -122,6 +122,8 @@ class Rollout:
         self._clock = clock  # the fleet clock, for started_at_s and completed_at_s
         self._ready_timeout_s = ready_timeout_s
         self._resumed = asyncio.Event()
+        self._batches_done = 0  # where a resumed (halted) rollout goes on
+        self._restarted: set[str] = set()  # nodes of the batch under way whose restart command ran
         limits = thresholds or Thresholds()
         self._abort = AbortWatch(limits.cpu_abort_pct, limits.cpu_abort_for_s)
         self.status = RolloutStatus(
@@ -134,10 +136,18 @@ class Rollout:
             started_at_s=clock(),
         )
 
-    def resume(self) -> None:
-        if self.status.state is not RolloutState.PAUSED:
-            raise InputError("rollout", self.status.state.value, "a paused rollout")
-        self._resumed.set()
+    def resume(self) -> bool:
+        """Resume a paused rollout, or a halted one — as the guard and the simulator do: this refused a
+        halted rollout the dry run had passed (found in review). True when `run()` must be started again
+        (a halt ended it): it goes on with the batch the halt interrupted, whose nodes already restarted
+        are not restarted again and whose nodes still draining or drained are not drained again."""
+        if self.status.state is RolloutState.PAUSED:
+            self._resumed.set()
+            return False
+        if self.status.state is RolloutState.HALTED:
+            self.status.state, self.status.pause_reason = RolloutState.RUNNING, None
+            return True
+        raise InputError("rollout", self.status.state.value, "a paused or halted rollout")
 
     async def run(self) -> RolloutStatus:
         batches = asyncio.create_task(self._run_batches())
@@ -158,10 +168,12 @@ class Rollout:
 
     async def _run_batches(self) -> RolloutStatus:
         try:
-            for k, batch in enumerate(self.batches):
+            for k in range(self._batches_done, len(self.batches)):
+                batch = self.batches[k]
                 await self._unless_hot(batch)
                 self.status.batch = k + 1
                 await self._roll(batch)
+                self._batches_done = k + 1
                 if k + 1 < len(self.batches):
                     await asyncio.sleep(self.request.interval_s)  # the operator's pacing between batches
             self.status.state, self.status.completed_at_s = RolloutState.COMPLETED, self._clock()
@@ -183,9 +195,12 @@ class Rollout:
             self.status.state, self.status.pause_reason = RolloutState.RUNNING, None
 
     async def _roll(self, batch: list[str]) -> None:
+        batch = [node for node in batch if node not in self._restarted]  # a resumed batch: the rest
         before = {node: self._epochs(node) for node in batch}
         if self.request.mode is RolloutMode.DRAIN:
             for node in batch:
+                if self._state(node) is not NodeState.READY:
+                    continue  # still draining, or drained, from before a halt: its drain goes on
                 result = self._drain(node, self._batch_drain)
                 if asyncio.iscoroutine(result):
                     await result
@@ -201,6 +216,7 @@ class Rollout:
             process = await asyncio.create_subprocess_shell(command)
             if await process.wait() != 0:
                 raise RolloutHalted(f"restart of {node} failed (exit {process.returncode}): {command}")
+            self._restarted.add(node)
         # Back means a new process (its stream's epoch changed) that is in rotation again.
         await self._until(
             lambda: all(
@@ -209,6 +225,7 @@ class Rollout:
             self._ready_timeout_s,
             f"{batch} back in rotation",
         )
+        self._restarted.clear()
 
     def _state(self, node_id: str) -> NodeState | None:
         return next((n.state for n in self._nodes() if n.id == node_id), None)

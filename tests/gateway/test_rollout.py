@@ -203,3 +203,83 @@ async def test_the_controllers_rollout_aborts_on_the_configured_criterion() -> N
         assert "b CPU > 60 %" in controller.rollout_status().pause_reason
     finally:
         await controller.close()
+
+
+async def test_a_halted_rollout_resumes_on_a_real_fleet_as_its_dry_run_said(tmp_path) -> None:
+    """Found in review: the guard (and the simulator) resume a paused or halted rollout, but the
+    controller's refused a halted one — the dry run said ok, the real call was a 422."""
+    import httpx
+
+    from console.audit import AuditLog
+    from console.server.app import create_app
+    from console.server.tokens import parse_tokens
+
+    entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
+    controller = Controller(entries, TOKEN)
+    cpu = {"a": 10.0, "b": 78.0}  # b above the pause line (75 %), below the abort line (80 %)
+
+    def show() -> None:
+        for node_id, pct in cpu.items():
+            controller.links[node_id].latest = _node(node_id, pct)
+            controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
+
+    show()
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://fleet",
+            headers={"Authorization": "Bearer op-token"},
+        ) as api:
+            controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
+            await wait_for(lambda: controller.rollout_status().state is RolloutState.PAUSED, 5, "the pause")
+            assert (await api.post("/v1/rollout/halt", json={})).status_code == 200
+            await wait_for(lambda: controller.rollout_status().state is RolloutState.HALTED, 5, "the halt")
+            cpu["b"] = 30.0
+            show()
+            tried = await api.post("/v1/rollout/resume", json={"dry_run": True})
+            assert tried.status_code == 200 and tried.json()["verdict"]["level"] == "ok", tried.text
+            resumed = await api.post("/v1/rollout/resume", json={})
+            assert resumed.status_code == 200, resumed.text
+            assert controller.rollout_status().state is RolloutState.RUNNING
+            await wait_for(lambda: controller.rollout_status().batch == 1, 5, "batch 1 under way")
+    finally:
+        await controller.close()
+        audit.close()
+
+
+async def test_a_resumed_rollout_goes_on_with_the_batch_the_halt_interrupted() -> None:
+    """Halted mid-batch: a node already restarted is not restarted again; one still drained is not
+    drained again (the node refuses a second drain) — it is restarted, and the rollout goes on."""
+    states = {"a": NodeState.READY, "b": NodeState.READY}
+    epochs = {"a": 1, "b": 1}
+    drained: list[str] = []
+
+    def drain(node_id: str, request: DrainRequest) -> None:
+        assert states[node_id] is NodeState.READY, f"{node_id} drained twice"
+        drained.append(node_id)
+        states[node_id] = NodeState.DRAINED
+
+    rollout = Rollout(
+        RolloutRequest(batch_size=2, interval_s=0.01, mode=RolloutMode.DRAIN),
+        ["a", "b"],
+        lambda: [_node(n, 5.0, state) for n, state in states.items()],
+        lambda node_id: str(epochs[node_id]),  # a restart never comes back here: the halt is mid-batch
+        drain,
+        {"a": "true", "b": "true"},
+        ready_timeout_s=30,
+    )
+    running = asyncio.create_task(rollout.run())
+    await wait_for(lambda: rollout._restarted == {"a", "b"}, 5, "both restarted, not yet back")
+    running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    assert rollout.status.state is RolloutState.HALTED
+    rollout._restarted.discard("b")  # as if the halt came between a's restart and b's
+    assert rollout.resume() is True
+    running = asyncio.create_task(rollout.run())
+    await wait_for(lambda: rollout._restarted == {"a", "b"}, 5, "b restarted, still drained before")
+    for node_id in ("a", "b"):
+        states[node_id], epochs[node_id] = NodeState.READY, 2  # both back as new processes
+    status = await asyncio.wait_for(running, 5)
+    assert status.state is RolloutState.COMPLETED and drained == ["a", "b"]
