@@ -235,8 +235,23 @@ class Controller:
         return None
 
     def refuses(self, action: FleetAction) -> InputError | None:
-        """A rollout this controller cannot run: one is running, or a node has no restart command."""
-        return self._rollout_refusal() if action.kind is ActionKind.ROLLOUT_START else None
+        """What this controller can tell it would refuse, so a dry run refuses it too: a rollout while one
+        runs or without a restart command for every node; admission for a node shown `down` (it does not
+        answer its admin API — the dry run said ok and the real call was a 422, found in review)."""
+        if action.kind is ActionKind.ROLLOUT_START:
+            return self._rollout_refusal()
+        if action.kind is ActionKind.ADMISSION:
+            assert isinstance(action.request, AdmissionRequest)
+            return self._down_refusal(action.request.nodes)
+        return None
+
+    def _down_refusal(self, node_ids: list[str] | None) -> InputError | None:
+        now = time.monotonic()
+        for node_id in node_ids if node_ids is not None else list(self.links):
+            link = self.links.get(node_id)
+            if link is not None and link.status(now).state is NodeState.DOWN:
+                return InputError("node", node_id, "a node that answers its admin API (it is down)")
+        return None  # an unknown node is the guard's to name
 
     async def apply(self, action: FleetAction) -> None:
         """Forward `action` to the nodes, entirely or not at all (`InputError` naming the field)."""

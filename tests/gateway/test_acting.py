@@ -326,3 +326,36 @@ async def test_the_fleets_admission_is_the_fleet_wide_one_not_a_nodes_override(s
         assert a.node.admission.settings.rate_per_s == 300
     finally:
         await controller.close()
+
+
+async def test_an_admission_dry_run_refuses_a_node_shown_down(start_node, tmp_path) -> None:
+    """Found in review: with a node killed, the admission dry run said ok and the real call was a 422 (the
+    node does not answer its admin API). What the controller already knows is refused first, dry run or not."""
+    a = await start_node(node_config("a"))
+    b = await start_node(node_config("b"))
+    controller = Controller([NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)], TOKEN)
+    await controller.start()
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
+    try:
+        await b.stop()
+        await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.DOWN, 8, "b shown down")
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://fleet",
+            headers={"Authorization": "Bearer op-token"},
+        ) as api:
+            body = {"rate_per_s": 300, "burst": 30}
+            tried = await api.put("/v1/admission", json={**body, "dry_run": True})
+            applied = await api.put("/v1/admission", json=body)
+            only_a = await api.put("/v1/admission", json={**body, "nodes": ["a"], "dry_run": True})
+        for answer in (tried, applied):
+            assert answer.status_code == 422, answer.text
+            problem = answer.json()
+            assert problem["type"].endswith("refused-by-fleet") and problem["field"] == "node"
+            assert "'b'" in problem["detail"] and "down" in problem["detail"]
+        assert only_a.status_code == 200, only_a.text  # a node that answers may still be changed
+        assert a.node.admission.settings.rate_per_s is None
+    finally:
+        await controller.close()
+        audit.close()
