@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from console.errors import StormdeckError
+
 #: Centrifugo's default history size (field guide).
 REPLAY_CAP = 300
 
@@ -94,6 +96,13 @@ return offset
 """
 
 
+class HistoryUnreachable(StormdeckError):
+    """The Redis that `--history` names does not answer (exit 1, a transport error)."""
+
+    def __init__(self, url: str, error: Exception) -> None:
+        super().__init__(f"--history: cannot reach Redis at {url}: {type(error).__name__}: {error}")
+
+
 class RedisHistory:
     """History and fan-out through Redis: every node of a fleet sees one stream, one epoch, one offset
     sequence, so a client can resume on any node — and after any node restarts."""
@@ -101,7 +110,7 @@ class RedisHistory:
     def __init__(self, url: str, channel: str, cap: int = REPLAY_CAP) -> None:
         import redis.asyncio as aioredis  # only needed with --history redis://
 
-        self.channel = channel
+        self.url, self.channel = url, channel
         self._cap = cap
         # A small blocking pool: a storm of resumes queues for Redis instead of opening a socket each.
         pool = aioredis.BlockingConnectionPool.from_url(
@@ -115,8 +124,16 @@ class RedisHistory:
         self.epoch = ""
 
     async def start(self) -> None:
+        import redis.exceptions
+
         # The epoch lives beside the history: whoever creates the history first names it.
-        await self._redis.set(self._keys[3], secrets.token_hex(4), nx=True)
+        try:
+            await self._redis.set(self._keys[3], secrets.token_hex(4), nx=True)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as error:
+            # The first call to Redis: nothing answering ended `gateway serve` and `gateway publish` in a
+            # traceback (found in review). A transport error, as `act`'s unreachable fleet: exit 1.
+            await self._redis.aclose()
+            raise HistoryUnreachable(self.url, error) from None
         self.epoch = await self._redis.get(self._keys[3])
         self._reader = asyncio.create_task(self._read_live())
         await asyncio.wait_for(self._subscribed.wait(), timeout=5.0)

@@ -267,3 +267,20 @@ def test_fleet_up_checks_every_input_before_starting_any_child(tmp_path, monkeyp
 def test_the_controller_refuses_a_directory_as_audit_log(tmp_path, capsys) -> None:
     assert main([*_controller_argv(tmp_path, ""), "--port", "0", "--audit-log", str(tmp_path)]) == 2
     assert "--audit-log: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [*SERVE_ARGV, "--history", "redis://127.0.0.1:1/0"],
+        ["gateway", "publish", "--history", "redis://127.0.0.1:1/0"],
+    ],
+    ids=["serve", "publish"],
+)
+def test_a_history_redis_that_does_not_answer_is_named_not_a_traceback(argv, capsys) -> None:
+    """Found in review: both ended in redis's ConnectionError traceback. A transport error: exit 1, as
+    `act`'s unreachable fleet (README), naming --history and its URL. Port 1: nothing listens there."""
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "--history: cannot reach Redis at redis://127.0.0.1:1/0: ConnectionError" in err
+    assert "Traceback" not in err
