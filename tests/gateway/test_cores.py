@@ -203,3 +203,11 @@ async def test_a_pool_follows_its_nodes_file(tmp_path, monkeypatch) -> None:
         assert urls == ["ws://127.0.0.1:1/", "ws://127.0.0.1:2/"]
     finally:
         follower.cancel()
+
+
+def test_the_loadgen_text_report_rounds_its_floats() -> None:
+    """Found in review: `duration_s 7.524341583251953`; the JSON report keeps the exact figure."""
+    measured = loadgen.report(loadgen.ClientStats(), 10, "fixed", [0, 1], 7.524341583251953)
+    lines = dict(line.split(None, 1) for line in measured.summary().splitlines())
+    assert lines["duration_s"] == "7.52" and lines["clients"] == "10" and lines["lockstep_index"] == "0.00"
+    assert asdict(measured)["duration_s"] == 7.524341583251953
