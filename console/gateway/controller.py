@@ -417,11 +417,21 @@ class Controller:
                 "rollout", self.rollout_status().state.value, "no rollout running (halt it first)"
             )
         missing = [node_id for node_id, link in self.links.items() if not link.entry.restart]
-        if missing:
+        if not missing:
+            return None
+        if self.provisioning is not None:
+            # Only `fleet up` hands the controller a provisioner: it started these nodes itself, and its
+            # user wrote no nodes file — "every node in --nodes" (a count there) told them nothing to do.
             return InputError(
-                "restart", missing[0], 'a restart = "…{node}…" command for every node in --nodes'
+                "restart",
+                missing[0],
+                "a node with a restart command; `fleet up` starts its nodes without one, so it cannot "
+                "roll them out: serve nodes you can restart with `stormdeck controller --nodes FILE`, "
+                'restart = "…{node}…" for each node in FILE (docs/gateway.md)',
             )
-        return None
+        return InputError(
+            "restart", missing[0], 'a restart = "…{node}…" command for every node in the --nodes file'
+        )
 
     def halt_rollout(self) -> RolloutStatus:
         if self._rollout_task is not None:

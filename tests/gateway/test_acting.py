@@ -359,3 +359,18 @@ async def test_an_admission_dry_run_refuses_a_node_shown_down(start_node, tmp_pa
     finally:
         await controller.close()
         audit.close()
+
+
+def test_a_rollout_refusal_says_what_to_do_from_where_the_fleet_came() -> None:
+    """Found in review: `fleet up`'s refusal read 'expected a restart = "…{node}…" command for every node in
+    --nodes' — but there `--nodes` is a count, and its user wrote no nodes file. (No node runs here: the
+    refusal is decided from the nodes' entries.)"""
+    entries = [NodeEntry("node-1", "http://127.0.0.1:9/node-1")]
+    start = FleetAction(ActionKind.ROLLOUT_START, RolloutRequest(batch_size=1, interval_s=1))
+    fleet_up = Controller(entries, TOKEN, provisioner=InProcessProvisioner(None, max_nodes=16))
+    refused = fleet_up.refuses(start)
+    assert refused is not None and refused.field == "restart"
+    assert "`fleet up` starts its nodes without one" in str(refused)
+    assert "stormdeck controller --nodes FILE" in str(refused) and "in --nodes" not in str(refused)
+    nodes_file = Controller(entries, TOKEN).refuses(start)
+    assert nodes_file is not None and "for every node in the --nodes file" in str(nodes_file)
