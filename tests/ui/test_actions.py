@@ -580,3 +580,37 @@ async def test_every_form_field_shows_its_whole_hint():
                 field = app.screen.query_one(f"#field-{spec.name}", Input)
                 assert field.content_size.width >= len(spec.placeholder()), (kind, spec.name)
             app.pop_screen()
+
+
+async def test_typing_keeps_the_focus_where_the_operator_types_and_submit_goes_to_the_bad_field():
+    """Found in review: the inline check focused the first bad field on every keystroke — rate emptied,
+    Tab, "900" gave deadline "9" and rate "00"; in the rollout form a Backspace in the interval sent the
+    focus back to a bad batch. Errors show inline as one types; only Enter (or a dry run) moves the focus."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        assert app.focused is form.query_one("#field-rate_per_s", Input)
+        await pilot.press("end", *["backspace"] * 6, "tab", "9", "0", "0")
+        await pilot.pause()
+        assert form.values()["rate_per_s"] == "" and form.values()["deadline_s"] == "900"
+        assert app.focused is form.query_one("#field-deadline_s", Input)
+        assert "rate (closes/s): ''" in shown(form.query_one("#form-error"))  # said inline all the same
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and api.sent == []
+        assert app.focused is form.query_one("#field-rate_per_s", Input)  # submitted: to the bad field
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+
+        form = await open_form(app, pilot, "R", "the rollout form")
+        await pilot.press(*"1.5", "tab", "backspace")
+        await pilot.pause()
+        assert app.focused is form.query_one("#field-interval_s", Input)
+        await pilot.press(*"60")
+        assert form.values()["interval_s"] == "60" and form.values()["batch_size"] == "1.5"
+        await pilot.press("ctrl+d")  # a dry run is a submit too: the bad batch gets the focus
+        await pilot.pause()
+        assert app.screen is form and api.sent == []
+        assert app.focused is form.query_one("#field-batch_size", Input)

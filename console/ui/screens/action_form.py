@@ -114,8 +114,9 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     def values(self) -> dict[str, str]:
         return {spec.name: self.query_one(f"#field-{spec.name}", Input).value for spec in FORMS[self.kind]}
 
-    def validated(self) -> ActionCall | None:
-        """The call, or None with the first bad field named inline and focused."""
+    def validated(self, *, focus_bad: bool) -> ActionCall | None:
+        """The call, or None with the first bad field named inline — and focused when `focus_bad` (on
+        submit only: as the operator types, focus stays where the keys go)."""
         error_label = self.query_one("#form-error", Label)
         try:
             call = parse_form(self.kind, self.node_id, self.values())
@@ -123,7 +124,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             label = field_label(self.kind, error.field)
             error_label.update(f"✖ {label}: {error.value!r} is not allowed; expected {error.allowed}")
             field = self.query(f"#field-{error.field}")
-            if field:
+            if focus_bad and field:
                 field.first().focus()
             return None
         error_label.update("")
@@ -132,7 +133,10 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     def on_input_changed(self, _: Input.Changed) -> None:
         if self.is_mounted and self.refusal is not None and self.values() == self.prefill.values:
             return  # (the pre-filled values arriving: keep the server's words until something is typed)
-        self.validated()  # inline: the message follows the typing
+        # Inline: the message follows the typing, the focus does not. Moving it to the first bad field on
+        # every keystroke sent the next keys into that field (rate emptied, Tab, "900": deadline "9",
+        # rate "00").
+        self.validated(focus_bad=False)
 
     def on_input_submitted(self, _: Input.Submitted) -> None:
         self._submit(dry_run=False)
@@ -150,7 +154,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         self._close(None)
 
     def _submit(self, *, dry_run: bool) -> None:
-        call = self.validated()
+        call = self.validated(focus_bad=True)  # sent: now the first bad field is where to go
         if call is not None:
             self._close(ActionSubmission(call, dry_run))
 
