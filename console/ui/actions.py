@@ -104,6 +104,19 @@ def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, act
 _CAPACITY_FIELDS = {f.name for f in fields(FleetCapacity)}
 
 
+def asked_again(server_said: str) -> str:
+    """Why a confirmation dialog is back, from the server's refusal of the token just sent (console.server
+    .desk: "confirm.token: the verdict changed since it was issued (was typed, now typed; newly failing:
+    …); confirm the new verdict. Nothing applied; a fresh confirm_token … is attached"): the reason, without
+    the instructions meant for an API caller. Worded otherwise, the server's message is shown whole."""
+    reason = server_said.removeprefix("confirm.token: ").split(". Nothing applied", 1)[0]
+    reason = reason.removesuffix("; confirm the new verdict")
+    return (
+        f"▲ asked again, nothing applied: the server refused the confirmation — {reason}. "
+        "Read the new verdict below before confirming it."
+    )
+
+
 class ConsoleActions:
     def __init__(
         self,
@@ -179,21 +192,27 @@ class ConsoleActions:
         app = self.app
         token: str | None = None
         typed_error = ""
+        confirmed_once = False  # a 409 after a confirmation was sent is the server asking again
         while answer.outcome in (Outcome.NEEDS_CONFIRMATION, Outcome.TYPED_MISMATCH) and answer.verdict:
             verdict = answer.verdict
             if answer.outcome is Outcome.TYPED_MISMATCH:
                 typed_error = f"✖ the server refused the name: {answer.message}"
                 verdict = verdict.model_copy(update={"confirm_token": token})
             token = verdict.confirm_token
+            message = answer.message
+            # The server's first 409 tells an API caller to repeat the call with confirm.token: the dialog
+            # asks for the confirmation itself, and its checks say why. A 409 after a confirmation was sent
+            # refused it (the verdict moved): an identical dialog with new numbers and no word read as the
+            # console ignoring the operator, so that one says why it asks again.
+            if answer.outcome is Outcome.NEEDS_CONFIRMATION:
+                message = asked_again(answer.message) if confirmed_once else ""
             self._record(recorded_action(call, answer, self._fleet_time_s(), "console"))
             confirmed = await app.push_screen_wait(
                 VerdictDialog(
                     call.describe(),
                     verdict,
                     app.palette,
-                    # (The server's words tell an API caller to repeat the call with confirm.token; the
-                    # dialog asks for the confirmation itself, and its checks say why.)
-                    message="" if answer.outcome is Outcome.NEEDS_CONFIRMATION else answer.message,
+                    message=message,
                     typed_fallback=call.node_id or app.model.fleet,
                     typed_error=typed_error,
                 )
@@ -214,6 +233,7 @@ class ConsoleActions:
                 await self.refresh_audit()
                 return
             answer = await self.send(call.with_controls(token=token, typed=confirmed.typed))
+            confirmed_once = True
         if answer.outcome is Outcome.BLOCKED and answer.verdict is not None:
             self.finish(call, answer)
             await app.push_screen_wait(

@@ -125,8 +125,17 @@ FLEET_NODES = 48
 class FakeFleetApi:
     """Records what the console sends; answers as the fleet API v1 would."""
 
-    def __init__(self, role: str = "operator", offers_plan: bool = True, rollout_idle: bool = False) -> None:
+    def __init__(
+        self,
+        role: str = "operator",
+        offers_plan: bool = True,
+        rollout_idle: bool = False,
+        verdict_moves: bool = False,
+    ) -> None:
         self.role = role
+        # The fleet moves between the verdict and its confirmation: the first token sent back is refused
+        # as the server refuses it (console.server.desk: 409 confirm-refused, a fresh token attached).
+        self.verdict_moves = verdict_moves
         self.offers_plan = offers_plan
         self.rollout_idle = rollout_idle
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
@@ -214,6 +223,21 @@ class FakeFleetApi:
             return 422, answer
         if judged.level in (VerdictLevel.CONFIRM, VerdictLevel.TYPED):
             confirm = body.get("confirm")
+            if confirm is not None and self.verdict_moves and confirm.get("token") in self._tokens:
+                self.verdict_moves = False
+                del self._tokens[confirm["token"]]
+                token = f"tok-{len(self._tokens) + 2}"
+                self._tokens[token] = 1
+                detail = (
+                    f"confirm.token: the verdict changed since it was issued (was {judged.level.value}, "
+                    f"now {judged.level.value}; newly failing: headroom_after_pct); confirm the new "
+                    "verdict. Nothing applied; a fresh confirm_token for the request as sent is attached"
+                )
+                answer = _problem_body(409, "Confirmation refused", detail)
+                answer.update(type="urn:stormdeck:problem:confirm-refused", field="confirm.token")
+                answer["verdict"] = judged.model_copy(update={"confirm_token": token}).model_dump(mode="json")
+                answer["confirm_token"] = token
+                return 409, answer
             if confirm is None or confirm.get("token") not in self._tokens:
                 token = f"tok-{len(self._tokens) + 1}"
                 self._tokens[token] = 1

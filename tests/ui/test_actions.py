@@ -614,3 +614,27 @@ async def test_typing_keeps_the_focus_where_the_operator_types_and_submit_goes_t
         await pilot.pause()
         assert app.screen is form and api.sent == []
         assert app.focused is form.query_one("#field-batch_size", Input)
+
+
+async def test_a_confirmation_asked_again_says_the_verdict_changed():
+    """Found in review: the fleet moved between the typed verdict and the typed name; the server refused
+    the token (409, the verdict changed) and the console showed an identical dialog with new numbers and
+    no word, so the operator could not tell why it asked again."""
+    api = FakeFleetApi(verdict_moves=True)
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        first = await drain_dialog(app, pilot, "250", "enter", "the typed dialog")
+        assert first.asks.value == "typed" and not first.query("#verdict-message")  # first ask: no word
+        await pilot.press(*NODE, "enter")
+        await wait_for(
+            lambda: isinstance(app.screen, VerdictDialog) and app.screen is not first, what="asked again"
+        )
+        again = app.screen
+        said = shown(again.query_one("#verdict-message"))
+        assert "asked again, nothing applied" in said and "the verdict changed since it was issued" in said
+        assert "newly failing: headroom_after_pct" in said and "confirm_token" not in said
+        assert api.applied == []
+        await pilot.press(*NODE, "enter")  # confirming the new verdict applies it
+        await wait_for(lambda: api.applied, what="the typed drain")
+        assert api.sent[-1][2]["confirm"]["typed"] == NODE
