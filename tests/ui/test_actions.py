@@ -638,3 +638,33 @@ async def test_a_confirmation_asked_again_says_the_verdict_changed():
         await pilot.press(*NODE, "enter")  # confirming the new verdict applies it
         await wait_for(lambda: api.applied, what="the typed drain")
         assert api.sent[-1][2]["confirm"]["typed"] == NODE
+
+
+async def test_q_over_an_open_action_asks_as_ctrl_q_does_but_is_typed_into_a_field():
+    """Found in review: `q` did nothing over a form or a verdict dialog (help lists it "anywhere"); only
+    Ctrl+Q warned. Outside an input it now warns the same way and a second press quits; in an input
+    (a form field, the typed name) it is a q."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        await pilot.press("end", "q")  # the rate field has the focus: typed
+        await pilot.pause()
+        assert form.values()["rate_per_s"] == "120q" and app.is_running
+        assert not any("an action is open" in n.message for n in app._notifications)
+        await pilot.press("ctrl+u")  # (Input: delete to the start)
+        await pilot.press(*"250", "enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the typed dialog")
+        dialog = app.screen
+        await pilot.press("q")  # the typed name has the focus: typed
+        await pilot.pause()
+        assert dialog.query_one("#typed", Input).value == "q" and app.is_running
+        dialog.set_focus(None)  # off the input: q is the app's quit, which asks first
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and app.screen is dialog
+        assert any("an action is open" in n.message for n in app._notifications)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running and api.applied == []

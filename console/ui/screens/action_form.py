@@ -55,6 +55,9 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "cancel"),
         Binding("ctrl+d", "dry_run", "dry run", priority=True),  # above the inputs (delete-right)
+        # A modal screen hides the app's `q`: it did nothing here, though help lists it "anywhere". Not a
+        # priority binding, so in a field q is typed; elsewhere it is the app's quit (which asks again).
+        Binding("q", "app.quit", "quit (asks again: an action is open)", show=False),
     ]
 
     def __init__(

@@ -120,6 +120,8 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         # page keys only: the arrows and Home/End belong to the typed name's input.
         Binding("pagedown", "page(1)", "scroll the verdict down", show=False),
         Binding("pageup", "page(-1)", "scroll the verdict up", show=False),
+        # As in the action form: the app's `q` does not reach a modal screen; typed into the name, it is a q.
+        Binding("q", "app.quit", "quit (asks again: an action is open)", show=False),
     ]
 
     def __init__(
