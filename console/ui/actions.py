@@ -31,15 +31,18 @@ from console.model.actions import (
     admission_prefill,
     drain_prefill_from_plan,
     fallback_drain_prefill,
+    field_label,
+    format_value,
     local_drain_prefill,
     pointless,
     read_answer,
     rollout_prefill,
 )
-from console.protocol import CapacityRecord
+from console.protocol import AdmissionSettings, CapacityRecord
 from console.record.records import ActionRecord, Confirmation
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
+from console.ui.screens.change_check import BigChange, ChangeCheck
 from console.ui.screens.verdict_dialog import VerdictDialog
 
 if TYPE_CHECKING:
@@ -104,6 +107,55 @@ def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, act
 _CAPACITY_FIELDS = {f.name for f in fields(FleetCapacity)}
 
 
+#: An admission limit moved by more than this factor either way is checked before it is sent.
+BIG_FACTOR = 2.0
+_ADMISSION_LIMITS = ("rate_per_s", "burst", "max_connections")
+
+
+def big_changes(call: ActionCall, admission: AdmissionSettings | None, suggested: Prefill) -> list[BigChange]:
+    """What in `call` is far from what the fleet runs or what the console suggested, to be checked by the
+    operator before it is sent (a one-key typo over a selected pre-fill changed the fleet at once):
+    an admission limit cut below half or raised above double, or set where there was none or lifted;
+    more nodes to add than the pre-fill (the nodes that restore the headroom budget)."""
+    if call.kind is ActionKind.ADMISSION and admission is not None:
+        changes = []
+        for name in _ADMISSION_LIMITS:
+            before, after = getattr(admission, name), call.body.get(name)
+            why = _limit_change(before, after)
+            if why is not None:
+                label = field_label(call.kind, name)
+                changes.append(BigChange(label, _limit_text(before), _limit_text(after), why))
+        return changes
+    if call.kind is ActionKind.ADD_CAPACITY:
+        try:
+            suggested_count = int(suggested.values.get("count", ""))
+        except ValueError:
+            return []
+        count = int(call.body["count"])
+        if count > suggested_count:
+            why = f"more than the {suggested_count} pre-filled ({suggested.source})"
+            return [BigChange(field_label(call.kind, "count"), str(suggested_count), str(count), why)]
+    return []
+
+
+def _limit_change(before: float | None, after: float | None) -> str | None:
+    if before == after:
+        return None
+    if before is None:
+        return "a limit where there was none: nodes refuse what is over it"
+    if after is None:
+        return "the limit lifted: unlimited"
+    if before > 0 and after < before / BIG_FACTOR:
+        return f"cut to {100 * after / before:.2g} % of now: nodes refuse what is over it"
+    if before > 0 and after > before * BIG_FACTOR:
+        return f"{after / before:.3g}× now"
+    return None
+
+
+def _limit_text(value: float | None) -> str:
+    return "unlimited" if value is None else format_value(value)
+
+
 def asked_again(server_said: str) -> str:
     """Why a confirmation dialog is back, from the server's refusal of the token just sent (console.server
     .desk: "confirm.token: the verdict changed since it was issued (was typed, now typed; newly failing:
@@ -157,6 +209,7 @@ class ConsoleActions:
             app.notify(known_answer)
             return
         prefill = await self.prefill(kind, node_id)
+        suggested = prefill  # (`prefill` becomes what was typed, once the form has been sent)
         refusal: ActionReading | None = None
         focus_id: str | None = None
         while True:
@@ -169,6 +222,12 @@ class ConsoleActions:
             prefill = Prefill(form.values(), prefill.source)
             focus_id = form.left_from
             call = submission.call
+            if not submission.dry_run:
+                frame = app.model.frame
+                changes = big_changes(call, frame.admission if frame else None, suggested)
+                if changes and not await app.push_screen_wait(ChangeCheck(call.describe(), changes)):
+                    refusal = None  # back to the form, what was typed kept, nothing sent
+                    continue
             answer = await self.send(call.with_controls(dry_run=True) if submission.dry_run else call)
             refusal = answer if answer.refused_input and answer.field_name in form.field_names() else None
             if refusal is not None:  # back to the form, what was typed kept, the server's words in it

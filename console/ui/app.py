@@ -30,6 +30,7 @@ from console.ui.commands import ConsoleCommands, console_commands
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
+from console.ui.screens.change_check import ChangeCheck
 from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
@@ -114,7 +115,9 @@ class ConsoleApp(App[None]):
         """Ctrl+Q (or the palette's Quit) over an open action form or dialog lost what was typed — and on
         the embedded simulator, the fleet: the first press says so, a second within 3 s quits."""
         now = time.monotonic()
-        open_action = any(isinstance(screen, ActionForm | VerdictDialog) for screen in self.screen_stack)
+        open_action = any(
+            isinstance(screen, ActionForm | VerdictDialog | ChangeCheck) for screen in self.screen_stack
+        )
         if open_action and now - self._quit_asked_at > QUIT_AGAIN_S:
             self._quit_asked_at = now
             self.notify(
@@ -374,6 +377,7 @@ class ConsoleApp(App[None]):
             ("node table", list(NodeTable.BINDINGS)),
             ("alarms", list(AlarmsPanel.BINDINGS)),
             ("action form", list(ActionForm.BINDINGS)),
+            ("big change", list(ChangeCheck.BINDINGS)),
             ("verdict", list(VerdictDialog.BINDINGS)),
             ("node detail", list(NodeDetailScreen.BINDINGS)),
             ("help", list(HelpScreen.BINDINGS)),

@@ -8,6 +8,7 @@ import pytest
 from textual.widgets import Input
 
 from console.ui.screens.action_form import ActionForm
+from console.ui.screens.change_check import ChangeCheck
 from console.ui.screens.verdict_dialog import VerdictDialog
 
 from ..client.fake_fleet_server import wait_for
@@ -63,6 +64,9 @@ def test_add_capacity_confirmation(snap_compare):
         await wait_for(lambda: isinstance(app.screen, ActionForm), what="the add-capacity form")
         field = app.screen.query_one("#field-count", Input)
         field.value = "30"
+        await pilot.press("enter")
+        # 30 is more than the pre-fill: the console shows before → after first; Enter sends it.
+        await wait_for(lambda: isinstance(app.screen, ChangeCheck), what="the console's check")
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
         steady_cursors(app)

@@ -668,3 +668,71 @@ async def test_q_over_an_open_action_asks_as_ctrl_q_does_but_is_typed_into_a_fie
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running and api.applied == []
+
+
+async def test_a_one_key_typo_over_a_prefill_is_checked_before_it_changes_the_fleet():
+    """Found in review: the form selects its pre-filled value, so `a`, `2`, Enter cut admission to 2 per
+    node and an ok verdict applied it at once, nothing shown; `c`, `30`, Enter added 30 nodes. A big
+    change (a limit cut below half, raised above double, set or lifted; more nodes than the pre-fill)
+    now shows before → after in the console first: Enter sends it, Esc goes back to the form."""
+    from console.ui.screens.change_check import ChangeCheck
+
+    api = FakeFleetApi()
+    app = acting_app(api)  # the storm: admission 150/s per node, burst 300, ceiling 40,000
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_form(app, pilot, "a", "the admission form")
+        await pilot.press("2", "enter")
+        await wait_for(lambda: isinstance(app.screen, ChangeCheck), what="the console's check")
+        said = shown(app.screen.query_one("#changes"))
+        assert "rate (new conns/s per node)" in said and "150 → 2" in said and "1.3 % of now" in said
+        assert "burst" not in said and api.sent == []  # only what changed much
+        await pilot.press("escape")  # back to the form, what was typed kept, focus where it was
+        form = await form_again(app, form)
+        await pilot.pause()
+        assert form.values()["rate_per_s"] == "2" and api.sent == []
+        assert app.focused is form.query_one("#field-rate_per_s", Input)
+        await pilot.press("ctrl+u", *"100", "enter")  # a third less: no check, applied
+        await wait_for(lambda: api.applied, what="the admission applied")
+        assert api.sent[-1][2]["rate_per_s"] == 100.0
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+
+        form = await open_form(app, pilot, "c", "the add-capacity form")
+        suggested = form.values()["count"]
+        await pilot.press("ctrl+d")  # a dry run applies nothing: no check
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dry run")
+        await pilot.press("escape")
+        form = await form_again(app, form)
+        await pilot.pause()
+        await pilot.press("ctrl+u", *"30", "enter")
+        await wait_for(lambda: isinstance(app.screen, ChangeCheck), what="the console's check")
+        said = shown(app.screen.query_one("#changes"))
+        assert f"{suggested} → 30" in said and f"more than the {suggested} pre-filled" in said
+        await pilot.press("enter")  # meant: sent, and the server judges it (it asks to confirm)
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the server's verdict")
+        assert api.sent[-1][2] == {"count": 30}
+
+
+def test_big_changes_are_cuts_below_half_raises_above_double_and_limits_set_or_lifted():
+    from console.protocol import AdmissionSettings
+    from console.ui.actions import big_changes
+
+    now = AdmissionSettings(rate_per_s=500.0, burst=1000, max_connections=None, retry_after_s=(1.0, 30.0))
+    none = Prefill({}, "")
+
+    def changed(**typed):
+        body = {"rate_per_s": 500.0, "burst": 1000, "max_connections": None, **typed}
+        call = parse_form(ActionKind.ADMISSION, None, {"retry_after_min_s": "1", "retry_after_max_s": "30"})
+        call = type(call)(call.kind, None, {**call.body, **body})
+        return [(c.label.split(" ")[0], c.before, c.after) for c in big_changes(call, now, none)]
+
+    assert changed() == [] and changed(rate_per_s=250.0, burst=2000) == []  # half, double: no check
+    assert changed(rate_per_s=2.0) == [("rate", "500", "2")]
+    assert changed(burst=5000) == [("burst", "1,000", "5,000")]
+    assert changed(rate_per_s=None, max_connections=40_000) == [
+        ("rate", "500", "unlimited"),
+        ("ceiling", "unlimited", "40,000"),
+    ]
+    capacity = parse_form(ActionKind.ADD_CAPACITY, None, {"count": "12"})
+    assert big_changes(capacity, None, Prefill({"count": "12"}, "")) == []
+    assert len(big_changes(capacity, None, Prefill({"count": "3"}, ""))) == 1

@@ -13,6 +13,7 @@ from console.protocol import NodeState
 from console.ui.app import ConsoleApp
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
+from console.ui.screens.change_check import ChangeCheck
 from console.ui.screens.main import MainScreen
 from console.ui.screens.verdict_dialog import VerdictDialog
 from tests.actions.conftest import calm_simulation, start_acting
@@ -123,7 +124,12 @@ async def test_c_adds_capacity_after_confirming_a_large_add_and_the_nodes_provis
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is form and acting.simulation.n_nodes == 8
+        assert form.prefill.values["count"] == "1"  # the node that restores the headroom budget
         count.value = "6"  # 6 of 8 nodes: over the 50 % line, the server asks to confirm
+        await pilot.press("enter")
+        # More than the pre-fill: the console shows before → after first; Enter sends it.
+        await wait_for(lambda: isinstance(app.screen, ChangeCheck), what="the console's check")
+        assert [(c.before, c.after) for c in app.screen.changes] == [("1", "6")]
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, VerdictDialog), timeout_s=10, what="the verdict")
         dialog = app.screen

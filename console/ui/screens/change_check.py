@@ -1,0 +1,80 @@
+"""The console's own check before a big change leaves: what the fleet runs now → what was typed.
+
+An ok verdict applies on Enter without a dialog, and a form selects its pre-filled value so the first key
+replaces it: `a`, `2`, Enter cut admission from 500 to 2 per node; `c`, `30`, Enter added 30 nodes. Before
+such a change is sent (console.ui.actions.big_changes says which), this asks once, showing before → after.
+The server still judges what is sent. Dismisses with True (send it) or False (back to the form).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+
+@dataclass(frozen=True)
+class BigChange:
+    """One field whose new value is far from what the fleet runs (or what the console suggested)."""
+
+    label: str
+    before: str
+    after: str
+    why: str
+
+
+class ChangeCheck(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    ChangeCheck { align: center middle; }
+    ChangeCheck > Vertical {
+        width: 96; max-width: 100%; height: auto; border: thick $warning; background: $surface; padding: 0 1;
+    }
+    ChangeCheck #change-title { text-style: bold; padding-bottom: 1; }
+    ChangeCheck #change-ask { padding-top: 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,n", "back", "back to the form"),
+        Binding("enter,y", "send", "send it"),
+        Binding("q", "app.quit", "quit (asks again: an action is open)", show=False),
+    ]
+
+    def __init__(self, title: str, changes: list[BigChange]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.changes = changes
+        self._answered = False
+
+    def compose(self) -> ComposeResult:
+        table = Table(expand=True, show_edge=False, pad_edge=False, show_header=False, box=None)
+        table.add_column("field", style="bold", no_wrap=True)
+        table.add_column("change", no_wrap=True)
+        table.add_column("why", style="dim", ratio=1)
+        for change in self.changes:
+            table.add_row(change.label, f"{change.before} → {change.after}", change.why)
+        with Vertical():
+            yield Static(f"▲ {self.title_text}: a big change — is this what you meant?", id="change-title")
+            yield Static(table, id="changes")
+            yield Static(
+                Text("Enter or y sends it (the server still judges it) · Esc or n goes back to the form"),
+                id="change-ask",
+            )
+        yield Footer()
+
+    def action_send(self) -> None:
+        self._close(True)
+
+    def action_back(self) -> None:
+        self._close(False)
+
+    def _close(self, send: bool) -> None:
+        """Once: a held Enter must not answer twice."""
+        if not self._answered:
+            self._answered = True
+            self.dismiss(send)
