@@ -736,3 +736,27 @@ def test_big_changes_are_cuts_below_half_raises_above_double_and_limits_set_or_l
     capacity = parse_form(ActionKind.ADD_CAPACITY, None, {"count": "12"})
     assert big_changes(capacity, None, Prefill({"count": "12"}, "")) == []
     assert len(big_changes(capacity, None, Prefill({"count": "3"}, ""))) == 1
+
+
+async def test_the_verdict_dialog_footer_shows_its_own_keys_not_the_fleets():
+    """Found in review: the verdict dialog had no footer, so the main screen's showed through it — d drain,
+    R rollout, q quit — keys that do nothing there. Now its own: Esc, and Enter/y where they confirm."""
+    from textual.widgets._footer import FooterKey
+
+    def footer(dialog: VerdictDialog) -> set[str]:
+        return {key.description for key in dialog.query(FooterKey)}
+
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        dialog = await drain_dialog(app, pilot, "150", "enter", "the confirm dialog")
+        await pilot.pause()
+        assert footer(dialog) == {"cancel", "confirm"}
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        dialog = await drain_dialog(app, pilot, "100", "ctrl+d", "the dry run")
+        await pilot.pause()
+        assert footer(dialog) == {"cancel"}  # a dry run asks nothing: Enter is not offered
+        await pilot.press("enter")
+        assert app.screen is dialog and api.applied == []

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static
+from textual.widgets import Footer, Input, Label, Static
 
 from console.model.actions import check_mark, forecast_series, format_value, typed_matches, what_would_pass
 from console.model.downsample import spark_blocks
@@ -179,6 +179,16 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
             yield Static(self._ask_text(), id="ask")
             yield Input(placeholder=f"type {self._expected()!r} to confirm", id="typed")
             yield Label(self.initial_typed_error, id="typed-error")
+        # Its own keys: without a footer the main screen's showed through (d drain, R rollout, q quit…),
+        # none of which does anything here.
+        yield Footer()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter/y confirms only a `confirm` verdict (a typed one takes the name, Enter in its field): off
+        the footer elsewhere, rather than offered and doing nothing."""
+        if action == "confirm":
+            return self.asks is VerdictLevel.CONFIRM
+        return True
 
     def on_mount(self) -> None:
         if self.asks is VerdictLevel.TYPED:
