@@ -5,6 +5,7 @@ panel, and actions disabled with the reason shown."""
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console
 from textual.widgets import Input
@@ -760,3 +761,40 @@ async def test_the_verdict_dialog_footer_shows_its_own_keys_not_the_fleets():
         assert footer(dialog) == {"cancel"}  # a dry run asks nothing: Enter is not offered
         await pilot.press("enter")
         assert app.screen is dialog and api.applied == []
+
+
+def test_a_forecast_that_moves_less_than_one_percent_draws_flat():
+    """Found in review: each forecast row was scaled to its own spread, so 1,299,262–1,299,965 (a 0.05 %
+    change) drew as a cliff ▁▁▁████ and a constant 100–100 as a half bar. Within ~1 % of the level a row
+    draws flat; a real change still spans the scale."""
+    from console.ui.screens.verdict_dialog import forecast_text
+    from console.ui.themes import load_themes
+
+    from .fake_actions import drain_verdict
+
+    def run(conns, cpu, tries):
+        return {"connections": conns, "cpu_max_pct_series": cpu, "attempts_per_s": tries}
+
+    steady = [1_299_262 + (703 if s >= 30 else 0) for s in range(60)]  # +0.05 % half-way
+    flat = [100.0] * 60
+    falling = [1000.0 - 10 * s for s in range(60)]  # −59 %: a real change
+    forecast = {
+        "horizon_s": 60,
+        "tick_ms": 10.0,
+        "without_action": run(steady, flat, falling),
+        "with_action": run(steady, flat, falling),
+    }
+    verdict = drain_verdict(NODE, 100.0, (1000, 16000)).model_copy(update={"forecast": forecast})
+    palette = next(iter(load_themes(()).values())).palette
+    rows = {}
+    for line in forecast_text(verdict, palette).plain.splitlines()[1:]:
+        label, without, acted, scale = re.fullmatch(
+            r"(.{12}) without (.{30})  with (.{30})  (.*)", line
+        ).groups()
+        rows[label.strip()] = (without, acted, scale)
+    without, acted, scale = rows["connections"]
+    assert set(without + acted) == {"▁"} and scale == "1,299,262–1,299,965"
+    without, acted, scale = rows["max CPU %"]
+    assert set(without + acted) == {"▁"} and scale == "100–100"
+    without, _, _ = rows["attempts/s"]
+    assert without[0] == "█" and without[-1] == "▁"
