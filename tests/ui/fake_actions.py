@@ -136,6 +136,7 @@ class FakeFleetApi:
         # The fleet moves between the verdict and its confirmation: the first token sent back is refused
         # as the server refuses it (console.server.desk: 409 confirm-refused, a fresh token attached).
         self.verdict_moves = verdict_moves
+        self.plan_rate = SAFE_RATE  # what the drain planner offers (0: no rate is safe)
         self.offers_plan = offers_plan
         self.rollout_idle = rollout_idle
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
@@ -156,7 +157,7 @@ class FakeFleetApi:
                 200,
                 json={
                     "nodes": [node_id],
-                    "rate_per_s": SAFE_RATE,
+                    "rate_per_s": self.plan_rate,
                     "duration_s": 170.0,
                     "deadline_s": 600.0,
                     "hint_ms": list(HINT_MS),

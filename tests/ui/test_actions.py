@@ -798,3 +798,21 @@ def test_a_forecast_that_moves_less_than_one_percent_draws_flat():
     assert set(without + acted) == {"▁"} and scale == "100–100"
     without, _, _ = rows["attempts/s"]
     assert without[0] == "█" and without[-1] == "▁"
+
+
+async def test_when_no_drain_rate_is_safe_the_form_offers_none():
+    """Found in review: with no safe rate the drain form pre-filled 0.1 closes/s — read as the planner's
+    suggestion, and blocked. Now the rate is left empty and the form says there is no safe rate."""
+    api = FakeFleetApi()
+    api.plan_rate = 0.0
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_drain_form(app, pilot)
+        assert form.values()["rate_per_s"] == "" and form.values()["deadline_s"] == "600"
+        note = shown(form.query_one("#form-source"))
+        assert "no safe rate now (limited by drain_pacing)" in note and "0.1" not in note
+        await pilot.press("enter")  # nothing to send until a rate is typed
+        await pilot.pause()
+        assert app.screen is form and api.sent == []
+        assert "rate (closes/s): ''" in shown(form.query_one("#form-error"))
