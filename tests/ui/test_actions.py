@@ -816,3 +816,20 @@ async def test_when_no_drain_rate_is_safe_the_form_offers_none():
         await pilot.pause()
         assert app.screen is form and api.sent == []
         assert "rate (closes/s): ''" in shown(form.query_one("#form-error"))
+
+
+async def test_the_rollout_mode_is_accepted_in_any_case():
+    """Found in review: mode is free text and 'Drain' was refused ('expected drain or abrupt')."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        form = await open_form(app, pilot, "R", "the rollout form")
+        mode = form.query_one("#field-mode", Input)
+        mode.focus()
+        await pilot.press("ctrl+u", *"Drain")
+        await pilot.pause()
+        assert shown(form.query_one("#form-error")).strip() == ""
+        await pilot.press("enter")
+        await wait_for(lambda: api.sent, what="the rollout sent")
+        assert api.sent[-1][2]["mode"] == "drain"

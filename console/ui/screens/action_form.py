@@ -117,12 +117,18 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     def values(self) -> dict[str, str]:
         return {spec.name: self.query_one(f"#field-{spec.name}", Input).value for spec in FORMS[self.kind]}
 
+    def _as_sent(self) -> dict[str, str]:
+        """What was typed, a choice in lower case: the rollout's mode is free text, and 'Drain' was refused
+        as not 'drain or abrupt'."""
+        choices = {spec.name for spec in FORMS[self.kind] if spec.choices}
+        return {name: value.lower() if name in choices else value for name, value in self.values().items()}
+
     def validated(self, *, focus_bad: bool) -> ActionCall | None:
         """The call, or None with the first bad field named inline — and focused when `focus_bad` (on
         submit only: as the operator types, focus stays where the keys go)."""
         error_label = self.query_one("#form-error", Label)
         try:
-            call = parse_form(self.kind, self.node_id, self.values())
+            call = parse_form(self.kind, self.node_id, self._as_sent())
         except InputError as error:
             label = field_label(self.kind, error.field)
             error_label.update(f"✖ {label}: {error.value!r} is not allowed; expected {error.allowed}")
