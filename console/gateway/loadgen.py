@@ -146,7 +146,9 @@ class LoadReport:
             return f"{value:.2f}" if isinstance(value, float) else value
 
         return "\n".join(
-            f"{f.name:20} {shown(getattr(self, f.name))}" for f in fields(self) if f.name != "attempts_per_bin"
+            f"{f.name:20} {shown(getattr(self, f.name))}"
+            for f in fields(self)
+            if f.name != "attempts_per_bin"
         )
 
 

@@ -36,6 +36,8 @@ SPARK_CELLS = 30
 #: A forecast row whose values stay within this share of their level draws flat: scaled to its own spread,
 #: 1,299,262–1,299,965 (0.05 %) drew as a cliff ▁▁▁████, and 100–100 as a half bar.
 FLAT_SHARE = 0.01
+#: The verdict's rows at most, on a terminal tall enough (it scrolls beyond).
+SCROLL_ROWS = 30
 
 
 @dataclass(frozen=True)
@@ -108,10 +110,10 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
     DEFAULT_CSS = """
     VerdictDialog { align: center middle; }
     VerdictDialog > Vertical {
-        width: 120; height: auto; max-height: 95%; border: thick $primary; background: $surface;
-        padding: 0 1;
+        width: 100%; max-width: 120; height: auto; max-height: 100%; border: thick $primary;
+        background: $surface; padding: 0 1;
     }
-    VerdictDialog VerticalScroll { height: auto; max-height: 30; }
+    VerdictDialog VerticalScroll { height: auto; max-height: 30; }  /* SCROLL_ROWS; less when short: _fit */
     VerdictDialog .section { color: $text-muted; padding-top: 1; }
     VerdictDialog #ask { text-style: bold; padding-top: 1; height: auto; }
     VerdictDialog #typed-error { color: $error; height: auto; }
@@ -121,6 +123,10 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,n", "cancel", "cancel"),
         Binding("enter,y", "confirm", "confirm"),
+        # The verdict scrolls under the question, which stays put (on a small terminal most of it is below);
+        # page keys only: the arrows and Home/End belong to the typed name's input.
+        Binding("pagedown", "page(1)", "scroll the verdict down", show=False),
+        Binding("pageup", "page(-1)", "scroll the verdict up", show=False),
         # As in the action form: the app's `q` does not reach a modal screen; typed into the name, it is a q.
         Binding("q", "app.quit", "quit (asks again: an action is open)", show=False),
     ]
@@ -195,6 +201,29 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         if self.asks is VerdictLevel.TYPED:
             self.add_class("-typed")
             self.query_one("#typed", Input).focus()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """The verdict gets the rows the question does not need, at most 30: on a small terminal the
+        question (and the typed name's input) must stay on screen, and the verdict scrolls (PgUp/PgDn)."""
+        if self._answered or not self.query(VerticalScroll):
+            return  # (called after a refresh: the dialog may have been answered and taken down since)
+        scroll = self.query_one(VerticalScroll)
+        box = self.query_one("Vertical", Vertical)
+        others = sum(
+            child.outer_size.height for child in box.children if child is not scroll and child.display
+        )
+        room = self.size.height - box.styles.gutter.height - others
+        rows = max(3, min(SCROLL_ROWS, room))
+        if scroll.styles.max_height is None or scroll.styles.max_height.value != rows:
+            scroll.styles.max_height = rows
+        # Said on the border, which costs no row.
+        box.border_subtitle = (
+            "PgDn/PgUp: the rest of the verdict" if scroll.virtual_size.height > rows else ""
+        )
 
     def _expected(self) -> str:
         return self.verdict.typed_expected or self.typed_fallback or "?"
@@ -232,6 +261,13 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
             f"✖ {typed!r} is not {self._expected()!r}: refused, nothing sent. Type the name exactly."
         )
         event.input.value = ""  # typed again from the start (a retype was appended to the refused name)
+
+    def action_page(self, direction: int) -> None:
+        scroll = self.query_one(VerticalScroll)
+        if direction > 0:
+            scroll.scroll_page_down()
+        else:
+            scroll.scroll_page_up()
 
     def action_cancel(self) -> None:
         self._close(None)
