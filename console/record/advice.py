@@ -117,6 +117,7 @@ def retry_after(review: Review) -> Finding | None:
         return None
     limited = any(review.series.admission_limited)
     admissions = review.actions_named("admission")
+    mark = "≈ " if figures.totals_estimated else ""
     randomized = [
         a
         for a in admissions
@@ -130,7 +131,8 @@ def retry_after(review: Review) -> Finding | None:
     )
     return Finding(
         title="Turn the surge away cheaply: admission with a randomized Retry-After",
-        evidence=f"{figures.rejects_total:,} upgrades answered 503, {figures.timeouts_total:,} handshakes timed out"
+        evidence=f"{mark}{figures.rejects_total:,} upgrades answered 503, {mark}{figures.timeouts_total:,} "
+        f"handshakes timed out{' (estimated from a sped-up recording: see Key figures)' if mark else ''}"
         + (f"; reconnect_rate_high fired at {_clock(storm)}" if storm is not None else ""),
         prescription="A token bucket on new connections that rejects the excess with 503 and a randomized "
         "Retry-After, before any TLS or auth work; clients honour the hint, so the server controls the storm.",

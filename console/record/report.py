@@ -220,7 +220,7 @@ def _figures(reviewed: Review) -> list[str]:
             + f" at {clock(f.max_cpu_at_s)}",
         ),
         ("lockstep index", f"{f.lockstep_index:.2f} (1 = smooth smear, ≥ 4 = waves)"),
-        ("503s / handshake timeouts", f"{f.rejects_total:,} / {f.timeouts_total:,}"),
+        ("503s / handshake timeouts", _rejects_text(f)),
         ("alarms raised", str(len(reviewed.alarms))),
         ("action attempts", _action_counts(reviewed.actions)),
     ]
@@ -232,6 +232,19 @@ def _figures(reviewed: Review) -> list[str]:
         *[f"| {k} | {_cell(v)} |" for k, v in rows],
         "",
     ]
+
+
+def _rejects_text(f: KeyFigures) -> str:
+    """'R / T': counts at real time; with ≈ and how it is estimated when the frames cover several fleet
+    seconds each (`totals_estimated`)."""
+    if not f.totals_estimated:
+        return f"{f.rejects_total:,} / {f.timeouts_total:,}"
+    return (
+        f"≈ {f.rejects_total:,} / ≈ {f.timeouts_total:,} (estimated: the source ran faster than real time, so each frame covers "
+        f"several fleet seconds but carries only its last second's rates; each rate is counted for its "
+        f"frame's whole span. Exact for the {f.counted_s:,.0f} of {f.covered_s:,.0f} fleet seconds the "
+        f"frames carry: {f.rejects_counted:,} / {f.timeouts_counted:,})"
+    )
 
 
 def _action_counts(actions: list[ActionRecord]) -> str:

@@ -117,6 +117,16 @@ class KeyFigures:
     lockstep_index: float
     rejects_total: int
     timeouts_total: int
+    #: The frames carry rates, not running counts (the protocol has no cumulative 503/timeout totals). At
+    #: real time each frame carries its one second, so the sums are counts. A sped-up source's frame covers
+    #: `span_s` seconds but carries its last second's rates only: the totals are then estimates (each rate
+    #: taken for its frame's whole span), and `counted_s` seconds — those the frames do carry — hold the
+    #: exact `rejects_counted` / `timeouts_counted`, of `covered_s` fleet seconds in all.
+    totals_estimated: bool = False
+    covered_s: float = 0.0
+    counted_s: float = 0.0
+    rejects_counted: int = 0
+    timeouts_counted: int = 0
 
 
 @dataclass
@@ -203,6 +213,8 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
     low = int(connections.argmin())
     peak_bin = int(bins.argmax()) if bins.size else 0
     hot = int(cpu.argmax())
+    spans = np.asarray(series.span_s, dtype=np.float64)
+    carried = spans > 0  # a paused frame (span 0) repeats the last second's rates: nothing new
     return KeyFigures(
         frames=len(times),
         start_s=float(times[0]),
@@ -222,6 +234,11 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
             storm_lockstep_index(bins, disconnect_times_s, recovered_at_s, series.bins_start_s), 2
         ),
         # Rates are per second; each frame stands for `span_s` fleet seconds (1 unless sped up).
-        rejects_total=int(np.dot(series.rejects_per_s, series.span_s)),
-        timeouts_total=int(np.dot(series.timeouts_per_s, series.span_s)),
+        rejects_total=int(np.dot(series.rejects_per_s, spans)),
+        timeouts_total=int(np.dot(series.timeouts_per_s, spans)),
+        totals_estimated=bool((spans > 1).any()),
+        covered_s=float(spans.sum()),
+        counted_s=float(np.minimum(spans, 1.0).sum()),
+        rejects_counted=int(np.asarray(series.rejects_per_s)[carried].sum()),
+        timeouts_counted=int(np.asarray(series.timeouts_per_s)[carried].sum()),
     )

@@ -224,3 +224,42 @@ def test_recording_outputs_name_their_option_and_refuse_a_directory(
         err = capsys.readouterr().err
         assert err.startswith(f"stormdeck: {option}: ") and "Traceback" not in err, argv
     assert notes.read_text() == "not a recording\n"
+
+
+def test_503s_and_timeouts_of_a_sped_up_recording_are_marked_as_estimates(
+    outage_ticks: list, tmp_path: Path
+) -> None:
+    """Found in review: a recording made at ×10 reported 9.9 M timeouts for a span the simulator counted
+    1.9 M in — each frame's last-second rate was multiplied by its 10 s span as if it were the mean. The
+    frames carry no running counts, so such a total is an estimate and says so (≈, and how), beside the
+    exact count of the seconds the frames do carry; at real time the sum is a count and has no ≈."""
+    from console.record.review import review
+    from console.record.writer import RecordingWriter
+    from tests.record.conftest import header
+
+    def recorded(name: str, every: int) -> tuple[str, list]:
+        frames = []
+        for i, tick in enumerate(outage_ticks[every - 1 :: every]):
+            totals = tick.frame.totals.model_copy(
+                update={"timeouts_per_s": 100.0 * (i + 1), "rejects_per_s": 3.0}
+            )
+            frames.append(tick.frame.model_copy(update={"totals": totals, "span_s": float(every)}))
+        path = tmp_path / f"{name}.sdrec"
+        with RecordingWriter(path, header(), fsync=False) as writer:
+            for frame in frames:
+                writer.write(frame)
+        return write_report(path, tmp_path / name).markdown.read_text(), frames
+
+    fast, frames = recorded("fast", 10)
+    counted = sum(f.totals.timeouts_per_s for f in frames)
+    row = _row(fast, "503s / handshake timeouts")
+    assert row.startswith(f"≈ {30 * len(frames):,} / ≈ {10 * counted:,.0f} (estimated: ")
+    assert f"Exact for the {len(frames)} of {10 * len(frames)} fleet seconds" in row
+    assert row.endswith(f"the frames carry: {3 * len(frames):,} / {counted:,.0f})")
+    with RecordingReader(tmp_path / "fast.sdrec") as recording:
+        assert review(recording).figures.totals_estimated  # type: ignore[union-attr]
+
+    real, frames = recorded("real", 1)
+    counted = sum(f.totals.timeouts_per_s for f in frames)
+    assert _row(real, "503s / handshake timeouts") == f"{3 * len(frames):,} / {counted:,.0f}"
+    assert "≈" not in real
