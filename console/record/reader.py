@@ -47,7 +47,7 @@ class Marker:
     time_s: float
     label: str
     level: str = ""  # alarm severity, or the action's verdict level / outcome
-    frame_index: int = 0  # the first frame at or after the marker: where a jump lands
+    frame_index: int = 0  # where a jump lands: the first frame at or after the marker (after an action)
 
 
 class DamagedRecord(InputError):
@@ -211,8 +211,13 @@ class RecordingReader:
             self.position = found.frame_index
         return found
 
-    def _landing(self, time_s: float) -> int:
+    def _landing(self, time_s: float, after_entry: int | None = None) -> int:
+        """The first frame at or after `time_s` on the timeline — and, given `after_entry`, after that
+        record in the file: an action is written after the frame the operator acted on (stamped with its
+        time), so the first frame to show its effect is the next one."""
         index = bisect.bisect_left(self.frame_times_s, time_s)
+        if after_entry is not None:
+            index = max(index, bisect.bisect_right(self.frame_entry_index, after_entry))
         return min(index, max(len(self._frames) - 1, 0))
 
     def _collect_markers(self) -> Iterator[Marker]:
@@ -221,7 +226,7 @@ class RecordingReader:
         writer's are used when there are any — every recording judged by the same rules — else the
         source's."""
         alarms: dict[bool, list[Marker]] = {True: [], False: []}
-        for entry, timeline_s in zip(self._entries, self.timeline_s, strict=True):
+        for position, (entry, timeline_s) in enumerate(zip(self._entries, self.timeline_s, strict=True)):
             if entry.kind is RecordKind.EVENT:
                 event = self._read(entry)
                 assert isinstance(event, Event)
@@ -244,7 +249,7 @@ class RecordingReader:
                     action.time_s,
                     describe_action(action),
                     action.verdict.level.value if action.verdict else action.outcome,
-                    self._landing(timeline_s),
+                    self._landing(timeline_s, after_entry=position),
                 )
         yield from alarms[True] or alarms[False]
 

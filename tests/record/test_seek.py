@@ -70,6 +70,24 @@ def test_action_markers_land_on_the_first_frame_after_the_attempt(recording: Rec
     assert [recording.frame_at(m.frame_index).time_s for m in actions] == [41.0, 71.0]
 
 
+def test_an_action_stamped_with_the_frame_it_followed_lands_on_the_next_frame(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    """Found in review: a drill (and the console) stamp an action with the time of the frame the operator
+    acted on and write it after that frame; the jump landed on that frame — before the action took
+    effect — instead of the first frame after the operator acted."""
+    with RecordingWriter(recording_path, header(), fsync=False) as writer:
+        for tick in outage_ticks[:50]:
+            writer.write(tick.frame)
+            if tick.frame.time_s == 40.0:
+                writer.write(_blocked_drain(40.0))  # after frame 40, stamped 40
+        writer.write(_blocked_drain(50.0))  # after the last frame: there is no later one
+    with RecordingReader(recording_path) as recording:
+        landing = [recording.frame_at(m.frame_index).time_s for m in recording.markers("action")]
+        assert landing == [41.0, 50.0]
+        assert recording.next_marker("action") is not None and recording.position == 40
+
+
 def test_next_and_previous_marker_walk_the_timeline(recording: RecordingReader) -> None:
     recording.seek(41.0)  # on the first action's landing frame
     marker = recording.next_marker("action")
