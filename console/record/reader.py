@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Literal
 
 from console.errors import InputError
-from console.protocol import Event, Frame
+from console.protocol import Event, Frame, Hello
 from console.record import container
 from console.record.container import Entry, RecordKind
 from console.record.records import (
@@ -48,6 +48,10 @@ class Marker:
     label: str
     level: str = ""  # alarm severity, or the action's verdict level / outcome
     frame_index: int = 0  # where a jump lands: the first frame at or after the marker (after an action)
+
+
+#: An alarm in a recording: (source epoch or None, rule name, node or None).
+AlarmKey = tuple[str | None, str, str | None]
 
 
 class DamagedRecord(InputError):
@@ -87,6 +91,8 @@ class RecordingReader:
         self.frame_times_s = [self.timeline_s[i] for i in self.frame_entry_index]
         self.position = 0
         self._markers: list[Marker] | None = None
+        #: Per alarm, the (raised, cleared or None) fleet times the recording's alarm events say.
+        self._alarm_spans: dict[AlarmKey, list[tuple[float, float | None]]] = {}
 
     # --- records ---------------------------------------------------------------------------------------
 
@@ -190,13 +196,30 @@ class RecordingReader:
 
     def markers(self, kind: MarkerKind | None = None) -> list[Marker]:
         """Alarms raised and actions attempted, in time order, each with the frame a jump lands on."""
+        self._scan()
+        assert self._markers is not None
+        return [m for m in self._markers if kind is None or m.kind == kind]
+
+    def alarm_raised_s(self, epoch: str | None, name: str, node: str | None, time_s: float) -> float | None:
+        """When the recording's alarm `name` (on `node`) that was active at fleet time `time_s` was raised,
+        by its recorded alarm events; None when the recording has it inactive then (or holds no alarms).
+        A replay that starts its alarm engine afresh at a jump learns from here when an alarm already up
+        at the landing point really began."""
+        self._scan()
+        for key in ((epoch, name, node), (None, name, node)):
+            for raised_s, cleared_s in reversed(self._alarm_spans.get(key, [])):
+                if raised_s <= time_s and (cleared_s is None or time_s < cleared_s):
+                    return raised_s
+        return None
+
+    def _scan(self) -> None:
         if self._markers is None:
             try:
                 found = list(self._collect_markers())
             except DamagedRecord:  # the recording now ends before the damage: collect again, up to it
-                return self.markers(kind)
+                self._scan()
+                return
             self._markers = sorted(found, key=lambda m: (m.frame_index, m.time_s))
-        return [m for m in self._markers if kind is None or m.kind == kind]
 
     def next_marker(self, kind: MarkerKind | None = None) -> Marker | None:
         """Jump to the first marker past the current frame; None (and no move) when there is none."""
@@ -226,10 +249,19 @@ class RecordingReader:
         writer's are used when there are any — every recording judged by the same rules — else the
         source's."""
         alarms: dict[bool, list[Marker]] = {True: [], False: []}
+        spans: dict[bool, dict[AlarmKey, list[tuple[float, float | None]]]] = {True: {}, False: {}}
+        epoch: str | None = None
         for position, (entry, timeline_s) in enumerate(zip(self._entries, self.timeline_s, strict=True)):
-            if entry.kind is RecordKind.EVENT:
+            if entry.kind is RecordKind.HELLO:
+                hello = self._read(entry)
+                assert isinstance(hello, Hello)
+                epoch = hello.epoch
+            elif entry.kind is RecordKind.EVENT:
                 event = self._read(entry)
                 assert isinstance(event, Event)
+                if event.kind == "alarm":
+                    recorder = event.data.get("origin") == "recorder"
+                    _note_alarm(spans[recorder], (epoch, str(event.data.get("name")), event.node), event)
                 if event.kind == "alarm" and event.data.get("change") == "raised":
                     alarms[event.data.get("origin") == "recorder"].append(
                         Marker(
@@ -251,6 +283,7 @@ class RecordingReader:
                     action.verdict.level.value if action.verdict else action.outcome,
                     self._landing(timeline_s, after_entry=position),
                 )
+        self._alarm_spans = spans[True] or spans[False]
         yield from alarms[True] or alarms[False]
 
     # --- closing ---------------------------------------------------------------------------------------
@@ -265,6 +298,14 @@ class RecordingReader:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _note_alarm(spans: dict[AlarmKey, list[tuple[float, float | None]]], key: AlarmKey, event: Event) -> None:
+    held = spans.setdefault(key, [])
+    if event.data.get("change") == "raised":
+        held.append((event.time_s, None))
+    elif held and held[-1][1] is None:
+        held[-1] = (held[-1][0], event.time_s)
 
 
 def describe_action(action: ActionRecord) -> str:

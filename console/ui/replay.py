@@ -21,9 +21,12 @@ from textual.widgets import Footer, Input, Label
 from console.errors import InputError
 from console.guards import Thresholds
 from console.model.alarm_source import console_model
+from console.model.alarms import AlarmSource
+from console.model.history import FleetModel
 from console.model.link import LinkState
 from console.model.timeline import parse_clock
-from console.record.reader import MarkerKind
+from console.protocol import Alarm, Frame
+from console.record.reader import MarkerKind, RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.record.replay import SPEEDS, ConsoleReplayFeed, ReplayJump, ReplaySource, link_of
 from console.ui.app import ConsoleApp
@@ -134,7 +137,7 @@ class ReplayApp(ConsoleApp):
             replay, on_jump=self._on_jump, on_record=self._on_record, clock=kwargs.get("clock", time.time)
         )
         super().__init__(
-            model=console_model(thresholds), source=feed, theme_name=theme_name, read_only=True, **kwargs
+            model=self._fresh_model(), source=feed, theme_name=theme_name, read_only=True, **kwargs
         )
         self.title = f"stormdeck replay · {replay.recording.path.name}"
 
@@ -149,8 +152,14 @@ class ReplayApp(ConsoleApp):
 
     # --- what the feed says ------------------------------------------------------------------------------
 
+    def _fresh_model(self) -> FleetModel:
+        model = console_model(self.shared_thresholds)
+        assert model.alarm_source is not None
+        model.alarm_source = recorded_raise_times(model.alarm_source, self.replay.recording)
+        return model
+
     def _on_jump(self, _: ReplayJump) -> None:
-        self.model = console_model(self.shared_thresholds)  # what follows is a fresh history
+        self.model = self._fresh_model()  # what follows is a fresh history
         self.model.apply(link_of(self.replay.status(), self.clock()))  # still playing, or held
         self.last_record = None
 
@@ -222,6 +231,24 @@ class ReplayApp(ConsoleApp):
 
     def open_node(self, node_id: str) -> None:
         self.push_screen(NodeDetailScreen(node_id, None))  # a recording has no server to ask for history
+
+
+def recorded_raise_times(source: AlarmSource, recording: RecordingReader) -> AlarmSource:
+    """The console's alarms over a replay, raised when the recording says they were. After a jump the
+    model's engine starts afresh on the prefill (the minute before the landing point), so an alarm up
+    since long before reads as raised at the prefill's first frame; the recording's alarm events say
+    when the alarm that was up then really began. Alarms the recording does not have up at that moment
+    (judged otherwise here) keep the engine's time."""
+
+    def active_after(frame: Frame) -> list[Alarm]:
+        alarms = source(frame)
+        for i, alarm in enumerate(alarms):
+            raised_s = recording.alarm_raised_s(frame.epoch, alarm.name, alarm.node, alarm.since_s)
+            if raised_s is not None and raised_s < alarm.since_s:
+                alarms[i] = alarm.model_copy(update={"since_s": raised_s})  # the engine's own stays as is
+        return alarms
+
+    return active_after
 
 
 def last_record_text(record: ActionRecord | Confirmation | DrillOutcome | None) -> str:

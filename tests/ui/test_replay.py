@@ -24,6 +24,7 @@ from console.record.replay import ReplaySource
 from console.record.writer import RecordingWriter
 from console.ui.replay import ReplayApp
 from console.ui.screens.main import MainScreen
+from console.ui.widgets.alarms_panel import AlarmsPanel
 from console.ui.widgets.timeline_bar import TimelineBar
 
 from ..client.fake_fleet_server import wait_for
@@ -175,6 +176,29 @@ async def test_jump_to_alarms_and_actions(replay_app: ReplayApp, reader: Recordi
         assert any("no action before" in n.message for n in replay_app._notifications)
         await pilot.press("left_square_bracket")
         await wait_for(lambda: replay_app.replay.status().frame_index < action.frame_index, what="back")
+
+
+async def test_after_a_seek_alarms_read_as_raised_when_the_recording_says(
+    replay_app: ReplayApp, reader: RecordingReader
+):
+    """Found in review: after `g` the alarms panel said an alarm up since long before was raised where the
+    prefill starts (the fresh model's engine first saw it there); it says the recorded raise time."""
+    (raised,) = [
+        e.time_s
+        for e in reader.events()
+        if e.kind == "alarm" and e.data["name"] == "lockstep_waves" and e.data["change"] == "raised"
+    ]
+    assert raised == 41.0  # up until 106 s
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("g", *"1:45", "enter")
+        await wait_for(lambda: shown_time(replay_app) == 105.0, what="the frame at 1:45")
+        active = {e.alarm.name: e.raised_at_s for e in replay_app.model.alarms.active()}
+        assert active.get("lockstep_waves") == raised  # not 47.0: where the fresh engine first saw it
+        await pilot.pause()
+        panel = replay_app.screen.query_one(AlarmsPanel)
+        rows = [" ".join(map(str, panel.get_row_at(i))) for i in range(panel.row_count)]
+        assert any("lockstep_waves" in row and "0:00:41" in row for row in rows), rows
 
 
 async def test_replay_is_read_only_and_says_so(replay_app: ReplayApp):
