@@ -192,6 +192,10 @@ async def _run(
                         on_frame(frame)
                     if speed is not None:
                         await asyncio.sleep(max(0.0, started + frame.time_s / speed - time.perf_counter()))
+                while pending and pending[0].at_s <= scenario.duration_s:  # due in the last second: after it
+                    acted = len(run.actions), len(run.confirmations)
+                    await _perform(client, pending.pop(0), simulation.time_s, script.actor, run)
+                    writer.write(*run.confirmations[acted[1] :], *run.actions[acted[0] :])
             run.score = score_drill(drill, run.frames, run.events, run.actions)
             writer.write(run.score.outcome(run.frames[-1].time_s if run.frames else 0.0))
         finally:

@@ -24,6 +24,7 @@ from console.drills.schema import ACTION_BODIES, ACTION_NAMES, Drill, at_seconds
 from console.errors import InputError
 from console.protocol import limits
 from console.sim.injection import node_ids
+from console.sim.scenario import Scenario
 from console.sim.scenario_loader import fleet_at_start
 from console.sim.scenario_schema import check_window
 from console.userfiles import read_user_toml
@@ -67,19 +68,33 @@ def build_script(data: dict[str, Any], drill: Drill, overrides: Sequence[str] = 
     entries = data.get("actions", [])
     if not isinstance(entries, list):
         raise InputError("actions", entries, "an array of tables ([[actions]])")
-    actions = sorted((_action(i, entry, drill) for i, entry in enumerate(entries)), key=lambda a: a.at_s)
-    _check_nodes(entries, actions, drill, overrides)
+    from console.drills.headless import drill_scenario
+
+    checked = [_action(i, entry, drill) for i, entry in enumerate(entries)]
+    scenario = drill_scenario(drill, overrides)
+    for i, (entry, action) in enumerate(zip(entries, checked, strict=True)):
+        _check_time(f"actions.{i}", entry, action, drill, scenario)
+    actions = sorted(checked, key=lambda a: a.at_s)
+    _check_nodes(entries, actions, drill, scenario)
     return Script(actor, tuple(actions))
 
 
-def _check_nodes(
-    entries: list[Any], actions: list[ScriptedAction], drill: Drill, overrides: Sequence[str]
+def _check_time(
+    path: str, entry: dict[str, Any], action: ScriptedAction, drill: Drill, scenario: Scenario
 ) -> None:
+    """An action within the drill: one after its end would never be sent (the run stops there)."""
+    end_s = scenario.duration_s
+    if action.at_s <= end_s:
+        return
+    key = "at_s" if "at_s" in entry else "at"
+    clock = f"{drill.human_time(0)}–{drill.human_time(end_s)} on the drill's clock"
+    allowed = f"a fleet time within the drill's {end_s:g} s: [0, {end_s:g}] ({clock})"
+    raise InputError(f"{path}.{key}", entry[key], allowed)
+
+
+def _check_nodes(entries: list[Any], actions: list[ScriptedAction], drill: Drill, scenario: Scenario) -> None:
     """A drain or undrain names a node the fleet has by then: at the start, plus what the drill's timeline
     and the script's own add_capacity added before it."""
-    from console.drills.headless import drill_scenario
-
-    scenario = drill_scenario(drill, overrides)
     added = [(e.at_s, int(e.params["count"])) for e in scenario.events if e.action == "add_nodes"]
     added += [(a.at_s, int(a.body["count"])) for a in actions if a.action == "add_capacity"]
     for action in actions:

@@ -176,6 +176,36 @@ def test_a_bad_action_value_exits_2_naming_the_field_and_range(
     assert f"stormdeck: {field}:" in err and allowed_has in err
 
 
+@pytest.mark.parametrize(
+    ("when", "field", "value"),
+    [("at_s = 2000", "actions.0.at_s", "2000"), ('at = "04:00:31"', "actions.0.at", "'04:00:31'")],
+)
+def test_an_action_after_the_drills_end_exits_2_naming_the_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], when: str, field: str, value: str
+) -> None:
+    """Found in review: an action past the end was silently dropped (exit 0, "actions": [])."""
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)  # 30 s
+    actions = write(tmp_path, "actions.toml", f'[[actions]]\n{when}\naction = "rollout_halt"\n')
+    record = tmp_path / "run.sdrec"
+    assert main(["drill", drill, "--headless", "--actions", actions, "--record", str(record)]) == 2
+    err = capsys.readouterr().err
+    assert f"stormdeck: {field}: {value} is not allowed; expected " in err
+    assert "[0, 30] (04:00:00–04:00:30 on the drill's clock)" in err
+    assert not record.exists()  # nothing started
+
+
+def test_an_action_at_the_drills_last_instant_is_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
+    actions = write(tmp_path, "actions.toml", '[[actions]]\nat_s = 29.5\naction = "rollout_halt"\n')
+    assert main(["drill", drill, "--headless", "--actions", actions, "--json"]) == 0
+    (sent,) = json.loads(capsys.readouterr().out)["actions"]
+    assert sent["action"] == "rollout_halt" and sent["time_s"] == 30.0
+
+
 def test_a_drain_may_name_a_node_the_script_added_before_it(tmp_path: Path) -> None:
     from console.drills.schema import load_drill
     from console.drills.script import load_script
