@@ -163,7 +163,7 @@ def _print_summary(s: dict[str, Any]) -> None:
         ("peak attempts / 100 ms", show(s["peak_attempts_per_100ms"])),
         ("lockstep index", f"{s['lockstep_index']:.2f}  (1 = smooth smear, ≥ 4 = waves)"),
         ("min connections", f"{show(s['min_connections'])} at {s['min_connections_at_s']:.0f} s"),
-        ("recovery", show(s["recovery_s"], " s") + "  (first disconnect → back to ≥ 95 %)"),
+        ("recovery", _recovery_text(s["recovery_s"])),
         ("max node CPU", show(s["max_node_cpu_pct"], " %")),
         ("503s / timeouts", f"{show(s['rejects_total'])} / {show(s['timeouts_total'])}"),
         ("full resyncs", f"{show(s['full_resyncs_total'])} (peak backlog {show(s['peak_resync_backlog'])})"),
@@ -178,6 +178,15 @@ def _print_summary(s: dict[str, Any]) -> None:
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}", file=sys.stdout)
+
+
+def _recovery_text(recovery_s: float | None) -> str:
+    """As the after-action report says it: 0 means the fleet never fell below the line after the first
+    disconnect — there was nothing to recover from, not a recovery that took no time."""
+    if recovery_s == 0:
+        return "never below 95 % of before  (after the first disconnect)"
+    shown = "—" if recovery_s is None else f"{recovery_s:,.1f} s"
+    return f"{shown}  (first disconnect → back to ≥ 95 %)"
 
 
 def _nodes_text(s: dict) -> str:
