@@ -43,6 +43,7 @@ class Score:
     penalty: float
     minutes_below: float  # fleet minutes with connections below the scoring floor
     objectives: list[Measured] = field(default_factory=list)
+    penalty_below_pct: float = 95.0  # the scoring floor, % of the starting connections
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -59,9 +60,19 @@ class Score:
             time_s=time_s,
             score=self.score,
             objectives=[
-                ObjectiveOutcome(name=item.name, met=item.met, detail=item.why, points=item.points)
+                ObjectiveOutcome(
+                    name=item.name,
+                    met=item.met,
+                    detail=item.why,
+                    points=item.points,
+                    max_points=item.max_points,
+                )
                 for item in self.objectives
             ],
+            max_score=self.max_score,
+            penalty=self.penalty,
+            minutes_below=self.minutes_below,
+            penalty_below_pct=self.penalty_below_pct,
         )
 
 
@@ -83,6 +94,7 @@ def score_drill(
         penalty=round(penalty, 1),
         minutes_below=round(minutes_below, 2),
         objectives=measured,
+        penalty_below_pct=drill.scoring.penalty_below_pct,
     )
 
 

@@ -84,16 +84,23 @@ class ObjectiveOutcome(_Record):
     name: str
     met: bool
     detail: str | None = None
-    points: float | None = None
+    points: float | None = Field(default=None, description="points earned")
+    max_points: float | None = Field(default=None, description="points the objective is worth")
 
 
 class DrillOutcome(_Record):
-    """Written by a drill when it ends; the report shows it under "Objectives"."""
+    """Written by a drill when it ends; the report shows it under "Objectives". Score = the points of the
+    objectives met − `penalty` (`minutes_below` fleet minutes under `penalty_below_pct` % of the starting
+    connections), at least 0."""
 
     type: Literal["drill_outcome"] = "drill_outcome"
     time_s: float
     score: float | None = None
     objectives: list[ObjectiveOutcome] = Field(default_factory=list)
+    max_score: float | None = None
+    penalty: float | None = None
+    minutes_below: float | None = None
+    penalty_below_pct: float | None = None
 
 
 Recorded = RecordingHeader | Frame | Event | Hello | ActionRecord | Confirmation | DrillOutcome

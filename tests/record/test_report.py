@@ -72,7 +72,7 @@ def test_objectives_of_a_drill_are_shown(report: tuple[str, Path]) -> None:
     markdown, _ = report
     objectives = markdown.split("## Objectives")[1].split("## Timeline")[0]
     assert "Score: **50**" in objectives
-    assert "| connections never below 90 % | no | 61 % at 1:58 |" in objectives
+    assert "| connections never below 90 % | no | — | 61 % at 1:58 |" in objectives  # no points recorded
 
 
 def test_the_seeds_say_what_should_have_been_done_and_whether_it_was(
@@ -263,3 +263,37 @@ def test_503s_and_timeouts_of_a_sped_up_recording_are_marked_as_estimates(
     counted = sum(f.totals.timeouts_per_s for f in frames)
     assert _row(real, "503s / handshake timeouts") == f"{3 * len(frames):,} / {counted:,.0f}"
     assert "≈" not in real
+
+
+def test_objectives_show_each_objectives_points_and_how_the_score_comes_from_them(
+    outage_ticks: list, tmp_path: Path
+) -> None:
+    """Found in review: "Score: 99.3" with every objective met and nothing saying where 0.7 went. The drill's
+    outcome now carries each objective's points of its maximum and the time penalty; the report shows both."""
+    from console.drills.objectives import Measured, Score
+    from console.record.writer import RecordingWriter
+    from tests.record.conftest import header
+
+    def measured(name: str, met: bool, worth: float) -> Measured:
+        return Measured(name, "no_override", met, None, None, "why", worth if met else 0.0, worth)
+
+    score = Score(
+        score=59.3,
+        max_score=100.0,
+        penalty=0.7,
+        minutes_below=0.33,
+        objectives=[measured("halted", True, 60.0), measured("floor", False, 40.0)],
+        penalty_below_pct=97.0,
+    )
+    path = tmp_path / "drill.sdrec"
+    with RecordingWriter(path, header(), fsync=False) as writer:
+        writer.write(outage_ticks[0].frame)
+        writer.write(score.outcome(1.0))
+    markdown = write_report(path, tmp_path / "out").markdown.read_text()
+    objectives = markdown.split("## Objectives")[1].split("## Timeline")[0]
+    assert (
+        "Score: **59.3** / 100 — the points of the objectives met (60) − a time penalty of 0.7 "
+        "(0.33 fleet min below 97 % of the starting connections)"
+    ) in objectives
+    assert "| halted | yes | 60 / 60 | why |" in objectives
+    assert "| floor | no | 0 / 40 | why |" in objectives
