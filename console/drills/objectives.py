@@ -31,9 +31,16 @@ class Measured:
     why: str
     points: float  # earned
     max_points: float
+    unit: str = ""  # of value and limit, as written after a number: " %", " s", "/s", or none (a count)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def reading(self) -> str:
+        """`value 16730/s, limit 1000/s`: the measure and its line, with their unit."""
+        value = "–" if self.value is None else f"{self.value:g}{self.unit}"
+        limit = "–" if self.limit is None else f"{self.limit:g}{self.unit}"
+        return f"value {value}, limit {limit}"
 
 
 @dataclass(frozen=True)
@@ -111,7 +118,20 @@ def measure(
         why=why,
         points=objective.points if met else 0.0,
         max_points=objective.points,
+        unit=unit_of(objective),
     )
+
+
+#: The unit of each kind's value and limit (totals_max: its field's, by the protocol's unit suffixes).
+_UNITS = {"connections_floor": " %", "recovery": " s", "halt_within": " s", "rollout_completed": " s"}
+
+
+def unit_of(objective: Objective) -> str:
+    if objective.kind == "totals_max":
+        name = str(objective.params["field"])
+        suffixes = (("_per_s", "/s"), ("_pct", " %"), ("_ms", " ms"), ("_s", " s"))
+        return next((unit for suffix, unit in suffixes if name.endswith(suffix)), "")
+    return _UNITS.get(objective.kind, "")
 
 
 def baseline_connections(frames: Sequence[Frame]) -> float:

@@ -143,3 +143,22 @@ def test_score_is_points_met_minus_the_capped_time_penalty() -> None:
     assert one_minute_low.score == 90.0  # both met, −10 for a minute below 95 %
     long_low = score_drill(drill, connections({10: 80.0}, seconds=600), [], [])
     assert long_low.penalty == 15 and long_low.score == 25.0  # floor failed (−60), penalty capped at 15
+
+
+def test_each_measure_reads_with_its_unit() -> None:
+    """Found in review: the end screen read "(value 16730, limit 1000)" and "(value 210, limit 180)" — no
+    /s, no s. Each outcome carries its unit (in --json too) and reads with it."""
+    frames = connections({10: 80.0, 40: 100.0})
+    cases = [
+        (
+            objective("totals_max", field="timeouts_per_s", max=1000, grace_s=0),
+            "value 0/s, limit 1000/s",
+            "/s",
+        ),
+        (objective("totals_max", field="resync_backlog", max=50, grace_s=0), "value 0, limit 50", ""),
+        (objective("recovery", pct=95, within_s=180), "value 30 s, limit 180 s", " s"),
+        (objective("connections_floor", min_pct=90), "value 80 %, limit 90 %", " %"),
+    ]
+    for goal, reading, unit in cases:
+        result = measure(goal, frames, [], [])
+        assert (result.reading(), result.as_dict()["unit"]) == (reading, unit), goal.kind
