@@ -4,7 +4,7 @@ of it — and this session's outcomes when the server cannot be asked."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -35,9 +35,21 @@ OUTCOME_LEVELS = {
 COLUMNS = ("time (UTC)", "actor", "action", "target", "level", "outcome", "status", "detail")
 
 
-def audit_row(record: dict[str, Any]) -> tuple[str, ...]:
+def needs_date(records: Sequence[dict[str, Any]], now_s: float) -> bool:
+    """Whether the time column must say the day: a log a server continues across sessions (a served
+    drill's, a fleet's default) holds earlier days' records, and 04:03:20 alone would read as today's."""
+    days = {
+        time.strftime("%Y-%m-%d", time.gmtime(at))
+        for record in records
+        if isinstance(at := record.get("time_unix_s"), int | float)
+    }
+    return len(days) > 1 or days - {time.strftime("%Y-%m-%d", time.gmtime(now_s))} != set()
+
+
+def audit_row(record: dict[str, Any], with_date: bool = False) -> tuple[str, ...]:
     at = record.get("time_unix_s")
-    clock = time.strftime("%H:%M:%S", time.gmtime(at)) if isinstance(at, int | float) else "—"
+    shape = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
+    clock = time.strftime(shape, time.gmtime(at)) if isinstance(at, int | float) else "—"
     verdict = record.get("verdict") or {}
     return (
         clock,
@@ -63,9 +75,10 @@ class AuditScreen(ModalScreen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,L", "app.pop_screen", "close audit")]
 
-    def __init__(self, palette: Palette) -> None:
+    def __init__(self, palette: Palette, clock: Callable[[], float] = time.time) -> None:
         super().__init__()
         self.palette = palette
+        self.clock = clock
         self._details: list[str] = []  # each row's whole detail, in the table's order
 
     def compose(self) -> ComposeResult:
@@ -82,8 +95,9 @@ class AuditScreen(ModalScreen[None]):
         table = self.query_one(DataTable)
         table.clear()
         self._details = [str(record.get("detail") or "") for record in reversed(records)]
+        with_date = needs_date(records, self.clock())
         for record in reversed(records):
-            row = audit_row(record)
+            row = audit_row(record, with_date)
             level = OUTCOME_LEVELS.get(row[5], Level.UNKNOWN)
             style = self.palette.level_style(level)
             table.add_row(*row[:5], Text(f"{LEVEL_GLYPHS[level]} {row[5]}", style=style), *row[6:])
