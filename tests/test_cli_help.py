@@ -41,6 +41,8 @@ def test_every_option_and_argument_has_a_help_text() -> None:
         ),
         (["loadgen"], ["how many clients", "seed of the clients"]),
         (["fleet", "up"], ["messages a second published"]),
+        # Found in review: the help named FLEET.jsonl only, and the server wrote FLEET-PID.jsonl.
+        (["sim", "serve"], ["stormdeck/audit/FLEET.jsonl, or FLEET-PID.jsonl when another server"]),
     ],
 )
 def test_help_describes_the_command_and_its_defaults(argv: list[str], words: list[str], capsys) -> None:

@@ -78,7 +78,8 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
         type=Path,
         metavar="FILE",
         help="the audit log of actions, hash-chained JSONL (default: the user's XDG state dir, "
-        "stormdeck/audit/FLEET.jsonl); check it with `stormdeck audit verify FILE`",
+        "stormdeck/audit/FLEET.jsonl, or FLEET-PID.jsonl when another server is writing that one; the "
+        "announcement's audit: line says which); check it with `stormdeck audit verify FILE`",
     )
     parser.add_argument(
         "--coalesce-events",
@@ -205,7 +206,8 @@ def serve_backend(
                 print(line)
             if getattr(args, "paused", False):
                 print(
-                    "clock:  paused at 0:00:00 — start it from an instructor console's palette (\"Fleet "
+                    "clock:  paused at 0:00:01 (the first fleet second, run to show the fleet as started) "
+                    "— start it from an instructor console's palette (\"Fleet "
                     'clock: start / resume") or POST /v1/sim/clock {"paused": false} with an operator token'
                 )
             print("Ctrl-C stops the server.", flush=True)

@@ -202,7 +202,8 @@ def test_a_paused_served_drill_says_so_and_how_to_start_it(tmp_path: Path) -> No
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
-    assert fields["clock"].startswith("paused at 0:00:00")
+    # Found in review: it said 0:00:00, but the fleet is served from its first second (GET /v1/fleet: 1.0).
+    assert fields["clock"].startswith("paused at 0:00:01 (the first fleet second")
     assert "Fleet clock: start / resume" in fields["clock"] and '{"paused": false}' in fields["clock"]
 
 
