@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from console.drills.headless import DrillRun
     from console.drills.live import DrillProgress
     from console.drills.schema import Drill
+    from console.protocol import Frame
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -233,14 +234,46 @@ def _headless(args: argparse.Namespace, drill: Drill) -> int:
     from console.drills.script import IDLE, load_script
 
     script = load_script(args.actions, drill, args.set) if args.actions is not None else IDLE
-    run = run_headless(
-        drill, script, seed=args.seed, speed=args.speed, overrides=args.set, record=args.record
-    )
+    reached: list[float] = []  # the last fleet second run, for a Ctrl-C's message
+
+    def on_frame(frame: Frame) -> None:
+        reached[:] = [frame.time_s]
+
+    try:
+        run = run_headless(
+            drill,
+            script,
+            seed=args.seed,
+            speed=args.speed,
+            overrides=args.set,
+            record=args.record,
+            on_frame=on_frame,
+        )
+    except KeyboardInterrupt:
+        _say_interrupted(drill, reached[0] if reached else None, args.record)
+        return 130
     if args.json:
         print(json.dumps(run.as_dict(), indent=2))
         return 0
     _print_outcome(run)
     return 0
+
+
+def _say_interrupted(drill: Drill, time_s: float | None, record: Path | None) -> None:
+    import sys
+
+    where = (
+        f"at {drill.human_time(time_s)} (fleet second {time_s:g})"
+        if time_s is not None
+        else "before it began"
+    )
+    print(f"stormdeck: drill {drill.name} interrupted {where}: not scored", file=sys.stderr)
+    if record is not None and record.exists():
+        print(
+            f"stormdeck: the recording {record} holds the run up to there, without a score "
+            f"(stormdeck replay / report read it)",
+            file=sys.stderr,
+        )
 
 
 def _print_outcome(run: DrillRun) -> None:

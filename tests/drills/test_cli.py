@@ -237,3 +237,33 @@ def test_interactive_mode_refuses_a_speed_its_server_would_refuse_before_startin
     err = capsys.readouterr().err
     assert "--speed: 1000000000.0 is not allowed" in err and "(0, 100]" in err
     assert "serving the drill" not in err
+
+
+def test_ctrl_c_on_a_headless_drill_says_where_it_stopped_and_where_the_recording_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in review: Ctrl-C exited 130 with no word of what was interrupted or of the recording."""
+    from console.drills import headless
+
+    real = headless.run_headless
+    stop_after = 12
+
+    def interrupted(*args, on_frame, **kwargs):  # type: ignore[no-untyped-def]
+        def frame_then_ctrl_c(frame) -> None:  # type: ignore[no-untyped-def]
+            on_frame(frame)
+            if frame.time_s >= stop_after:
+                raise KeyboardInterrupt
+
+        return real(*args, on_frame=frame_then_ctrl_c, **kwargs)
+
+    monkeypatch.setattr(headless, "run_headless", interrupted)
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
+    record = tmp_path / "run.sdrec"
+    assert main(["drill", drill, "--headless", "--record", str(record)]) == 130
+    err = capsys.readouterr().err
+    assert "stormdeck: drill tiny interrupted at 04:00:12 (fleet second 12): not scored" in err
+    assert f"the recording {record} holds the run up to there" in err
+    from console.record.reader import RecordingReader
+
+    with RecordingReader(record) as recording:
+        assert recording.span_s == (1.0, 12.0) and recording.drill_outcome() is None
