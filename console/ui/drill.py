@@ -93,11 +93,9 @@ def end_text(drill: Drill, score: Score, palette: Palette) -> str:
     lines.append("")
     for item in score.objectives:
         standing = Standing.MET if item.met else Standing.FAILED
-        value = "–" if item.value is None else f"{item.value:g}"
-        limit = "–" if item.limit is None else f"{item.limit:g}"
         lines.append(
             f"{_mark(standing, palette)} {item.points:>4g}/{item.max_points:<4g} {escape(item.name)}"
-            f"  [dim](value {value}, limit {limit})[/]"
+            f"  [dim]({escape(item.reading())})[/]"
         )
         lines.append(f"                      {escape(item.why)}")
     lines += [
