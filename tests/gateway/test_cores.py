@@ -211,3 +211,12 @@ def test_the_loadgen_text_report_rounds_its_floats() -> None:
     lines = dict(line.split(None, 1) for line in measured.summary().splitlines())
     assert lines["duration_s"] == "7.52" and lines["clients"] == "10" and lines["lockstep_index"] == "0.00"
     assert asdict(measured)["duration_s"] == 7.524341583251953
+
+
+def test_the_loadgen_judges_a_burst_at_its_start() -> None:
+    """Found in review: 1,000 clients at once, then a smear, read lockstep_index 0.19 — no whole 2 s window
+    held the burst. The run's clients made no attempts before it began: said so, the burst is a wave."""
+    burst = [1000] + [20] * 99
+    assert loadgen.report(loadgen.ClientStats(), 1000, "fixed", burst, 10.0).lockstep_index >= 4
+    smear = [20] * 100
+    assert loadgen.report(loadgen.ClientStats(), 1000, "full_jitter", smear, 10.0).lockstep_index <= 2
