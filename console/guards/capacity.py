@@ -28,6 +28,13 @@ class FleetCapacity:
         room, a controller's provisioner's limit); 0 when the backend cannot add nodes at all.
     provisioning_s: seconds from adding a node to its being ready (the outage seed: 200 nodes took 4
         minutes); 0 when the backend does not know.
+    batch_drain_rate_per_s, batch_drain_deadline_s: the drain the backend applies to each node of a
+        drain-mode rollout batch — closes per second per node, and the deadline that force-closes the rest
+        (the simulator: the scenario's `rollout.drain_*`, else 833/s over 600 s; a controller: its
+        `DEFAULT_BATCH_DRAIN`, 100/s over 600 s). The rollout guard judges this drain, not a window of its
+        own; 0 when the backend does not say (the guard then assumes the drain window).
+    restart_s: seconds from a node's restart to its being back in rotation; 0 when the backend does not
+        know (a rollout's projected duration then leaves it out and says so).
     """
 
     handshakes_per_s: float
@@ -36,12 +43,22 @@ class FleetCapacity:
     steady_inflow_per_s: float = 0.0
     max_nodes: int = 0
     provisioning_s: float = 0.0
+    batch_drain_rate_per_s: float = 0.0
+    batch_drain_deadline_s: float = 0.0
+    restart_s: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("handshakes_per_s", "cpu_pct_per_handshake_per_s", "connections_per_node"):
             if not getattr(self, name) > 0:
                 raise InputError(name, getattr(self, name), "a number > 0")
-        for name in ("steady_inflow_per_s", "max_nodes", "provisioning_s"):
+        for name in (
+            "steady_inflow_per_s",
+            "max_nodes",
+            "provisioning_s",
+            "batch_drain_rate_per_s",
+            "batch_drain_deadline_s",
+            "restart_s",
+        ):
             if not getattr(self, name) >= 0:
                 raise InputError(name, getattr(self, name), "a number ≥ 0")
 

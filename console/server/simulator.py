@@ -133,8 +133,12 @@ def capacity_of(simulation: Simulation) -> FleetCapacity:
     """The guards' capacity record from the scenario's node model: a handshake costs 1 ÷ handshakes_per_s
     of a node's CPU second (the kernel's FF_HS_COST); calm inflow is churn plus scheduled lifetimes; the
     fleet can grow into the nodes the engine preallocated, less those a scheduled `add_nodes` will take,
-    each ready after `nodes.provisioning_s`."""
+    each ready after `nodes.provisioning_s`; a rollout batch drains as `_start_batch` drains it and a node
+    restarts in `nodes.restart_s`."""
+    from console.sim.rollout import batch_drain
+
     nodes = simulation.scenario.nodes
+    drain_rate_per_s, drain_deadline_s, _ = batch_drain(simulation.scenario)
     clients = simulation.scenario.clients
     inflow_per_s = clients.churn_per_min / 60.0
     if clients.max_lifetime_s > 0:
@@ -146,6 +150,9 @@ def capacity_of(simulation: Simulation) -> FleetCapacity:
         steady_inflow_per_s=inflow_per_s,
         max_nodes=simulation.n_nodes + max(simulation.room_nodes(), 0),
         provisioning_s=nodes.provisioning_s,
+        batch_drain_rate_per_s=drain_rate_per_s,
+        batch_drain_deadline_s=drain_deadline_s,
+        restart_s=nodes.restart_s,
     )
 
 

@@ -14,6 +14,20 @@ from console.protocol import NodeState, RolloutMode, RolloutState, RolloutStatus
 
 if TYPE_CHECKING:
     from console.sim.engine import Simulation
+    from console.sim.scenario import Scenario
+
+#: A drain-mode batch's drain when the scenario has no [rollout] section: 833 closes/s per node, force-close
+#: at 600 s, hints 1–30 s (the interview seed's 500 k over 10 minutes).
+DEFAULT_BATCH_DRAIN: tuple[float, float, tuple[int, int]] = (833.0, 600.0, (1000, 30000))
+
+
+def batch_drain(scenario: Scenario) -> tuple[float, float, tuple[int, int]]:
+    """The drain each node of a drain-mode batch gets — rate per second, deadline, hint window: what
+    `_start_batch` applies and what the guards are told (`console.server.simulator.capacity_of`)."""
+    r = scenario.rollout
+    if r is None:
+        return DEFAULT_BATCH_DRAIN
+    return r.drain_rate_per_s, r.drain_deadline_s, r.drain_hint_ms
 
 
 class RolloutController:
@@ -154,20 +168,14 @@ class RolloutController:
             f"batch {self.batch}/{len(self.batches)}: {len(nodes)} nodes ({self.mode})",
             data={"batch": self.batch, "nodes": [sim.node_ids[i] for i in nodes], "mode": str(self.mode)},
         )
-        r = sim.scenario.rollout
+        rate_per_s, deadline_s, hint_ms = batch_drain(sim.scenario)
         for i in nodes:
             if sim.state_of(i) is not NodeState.READY:
                 continue
             if self.mode is RolloutMode.ABRUPT:
                 sim._restart(i, f"rollout batch {self.batch}")
             else:
-                sim.drain(
-                    sim.node_ids[i],
-                    r.drain_rate_per_s if r else 833.0,
-                    r.drain_deadline_s if r else 600.0,
-                    r.drain_hint_ms if r else (1000, 30000),
-                    then_restart=True,
-                )
+                sim.drain(sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)
 
     def status(self) -> RolloutStatus:
         return RolloutStatus(

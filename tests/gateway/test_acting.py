@@ -374,3 +374,16 @@ def test_a_rollout_refusal_says_what_to_do_from_where_the_fleet_came() -> None:
     assert "stormdeck controller --nodes FILE" in str(refused) and "in --nodes" not in str(refused)
     nodes_file = Controller(entries, TOKEN).refuses(start)
     assert nodes_file is not None and "for every node in the --nodes file" in str(nodes_file)
+
+
+def test_the_guards_are_told_the_batch_drain_the_controller_applies() -> None:
+    """Found in review: a dry run projected a batch drained over the 600 s window (0.87/s, 610 s) while the
+    controller drained each batch node at DEFAULT_BATCH_DRAIN, 100/s. (No node runs: the record is the
+    controller's own.)"""
+    from console.gateway.rollout import DEFAULT_BATCH_DRAIN
+
+    controller = Controller([NodeEntry("node-1", "http://127.0.0.1:9/node-1")], TOKEN)
+    capacity = controller.capacity()
+    assert capacity.batch_drain_rate_per_s == DEFAULT_BATCH_DRAIN.rate_per_s == 100.0
+    assert capacity.batch_drain_deadline_s == DEFAULT_BATCH_DRAIN.deadline_s
+    assert capacity.restart_s == 0.0  # not known to a controller: the guard says so

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from console.errors import InputError
@@ -68,6 +70,56 @@ def test_pacing_a_batch_over_the_drain_window() -> None:
     # Batch of 2: 54 000 over 600 s = 90/s; 18 survivors × 25/s = 450/s admitted, 400/s inflow → 50/s spare.
     verdict = judge_rollout_start(tight, CAPACITY, rollout())
     assert "drain_pacing_per_s" in failed(verdict) and verdict.level is VerdictLevel.BLOCKED
+
+
+def check_value(verdict, name: str) -> float:
+    return next(c.value for c in verdict.checks if c.name == name)
+
+
+def test_a_batch_is_judged_at_the_drain_the_backend_applies() -> None:
+    """Found in review: a real fleet's dry run projected `drain_pacing_per_s` 0.873 and `duration_s` 610
+    (its batch spread over the 600 s drain window) while the controller drained each node at 100/s."""
+    capacity = dataclasses.replace(CAPACITY, batch_drain_rate_per_s=100.0, batch_drain_deadline_s=600.0)
+    small = fleet(count=3, connections=524)
+    verdict = judge_rollout_start(small, capacity, RolloutRequest(batch_size=1, interval_s=5))
+    assert check_value(verdict, "drain_pacing_per_s") == pytest.approx(100.0)  # one node at 100/s
+    assert "100/s per node, 600 s deadline" in next(
+        c.why for c in verdict.checks if c.name == "drain_pacing_per_s"
+    )
+    # Three batches, each drained in 5.24 s; restart time unknown to this fleet, so left out and said so.
+    assert verdict.projections["batch_drain_s"] == pytest.approx(5.24)
+    assert verdict.projections["duration_s"] == pytest.approx(3 * 5.24)
+    assert verdict.projections["restart_s"] == "unknown (not in duration_s)"
+    assert verdict.projections["batch_force_closed"] == 0
+    # A node that holds fewer than a second's closes sends what it has, not the rate.
+    few = judge_rollout_start(
+        fleet(count=3, connections=40), capacity, RolloutRequest(batch_size=2, interval_s=5)
+    )
+    assert check_value(few, "drain_pacing_per_s") == pytest.approx(80.0)
+
+
+def test_the_batch_drain_decides_pacing_and_a_deadline_force_closes_the_rest() -> None:
+    # 27 k per node at 20/s: 1350 s to empty, the deadline cuts it at 600 s with 15 k still open.
+    slow = dataclasses.replace(
+        CAPACITY, batch_drain_rate_per_s=20.0, batch_drain_deadline_s=600.0, restart_s=30
+    )
+    verdict = judge_rollout_start(fleet(), slow, rollout())
+    assert check_value(verdict, "drain_pacing_per_s") == pytest.approx(2 * 20.0)  # a batch of 2 at 20/s each
+    assert verdict.projections["batch_force_closed"] == 2 * 15_000
+    assert verdict.projections["duration_s"] == pytest.approx(10 * 630)  # 10 batches of 600 s + 30 s, each
+    # The same batch drained fast enough that the pacing budget cannot take it (18 × 2000/s spare, less inflow).
+    fast = dataclasses.replace(CAPACITY, batch_drain_rate_per_s=20_000.0, batch_drain_deadline_s=600.0)
+    blocked = judge_rollout_start(fleet(), fast, rollout())
+    assert "drain_pacing_per_s" in failed(blocked) and blocked.level is VerdictLevel.BLOCKED
+
+
+def test_an_abrupt_rollout_lasts_its_intervals_and_a_restart_not_a_drain_window() -> None:
+    """Found in review: an abrupt rollout projected 610 s (a drain window it never waits for), done in 24 s."""
+    capacity = dataclasses.replace(CAPACITY, restart_s=10.0)
+    request = RolloutRequest(batch_size=1, interval_s=5, mode=RolloutMode.ABRUPT)
+    verdict = judge_rollout_start(fleet(count=3), capacity, request)
+    assert verdict.projections["duration_s"] == pytest.approx(2 * 5 + 10)
+    assert "batch_drain_s" not in verdict.projections
 
 
 def test_a_hot_fleet_or_a_looser_pause_line() -> None:

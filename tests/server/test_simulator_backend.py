@@ -46,3 +46,41 @@ async def test_the_same_seed_gives_the_same_frames() -> None:
     two = await second.tick(3, budget_s=60.0)
     assert one.frame.waves.attempts == two.frame.waves.attempts
     assert one.frame.totals == two.frame.totals
+
+
+def test_the_guards_are_told_the_batch_drain_the_simulator_applies() -> None:
+    """Found in review: the rollout guard judged a batch drained over its own 600 s window, whatever the
+    fleet applied. The capacity record now says the drain `_start_batch` gives each batch node."""
+    from console.protocol import ActionRequest, RolloutMode, RolloutRequest
+    from console.server.actions import ActionKind, FleetAction
+    from console.server.simulator import apply_action
+
+    simulator = SimulatorBackend.from_scenario(
+        "graceful-drain",
+        ["nodes.count=4", "clients.count=4000", "rollout.drain_rate_per_s=40"],
+        seed=3,
+    )
+    capacity = simulator.capacity()
+    assert (capacity.batch_drain_rate_per_s, capacity.batch_drain_deadline_s, capacity.restart_s) == (
+        40,
+        600,
+        10,
+    )
+    sim = simulator.simulation
+    sim.step()
+    apply_action(
+        sim, FleetAction(ActionKind.ROLLOUT_HALT, ActionRequest())
+    )  # the scheduled one, not started yet
+    start = RolloutRequest(batch_size=2, interval_s=5, mode=RolloutMode.DRAIN)
+    apply_action(sim, FleetAction(ActionKind.ROLLOUT_START, start))
+    sim.step()
+    applied = [(d.rate_per_s, d.deadline_at_s - d.started_at_s) for d in sim.drains.values()]
+    assert applied == [(capacity.batch_drain_rate_per_s, capacity.batch_drain_deadline_s)] * 2
+
+
+def test_a_scenario_without_a_rollout_tells_the_default_batch_drain() -> None:
+    overrides = ["nodes.count=4", "clients.count=4000", "rollout.enabled=false"]
+    simulator = SimulatorBackend.from_scenario("graceful-drain", overrides, seed=3)
+    assert simulator.simulation.scenario.rollout is None
+    capacity = simulator.capacity()
+    assert (capacity.batch_drain_rate_per_s, capacity.batch_drain_deadline_s) == (833.0, 600.0)
