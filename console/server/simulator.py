@@ -81,7 +81,12 @@ class SimulatorBackend:
         return await self.exclusive(self.simulation.live_snapshot)
 
     def refuses(self, action: FleetAction) -> InputError | None:
-        """Nothing the guards allow is beyond a simulated fleet: `apply` checks the rest."""
+        """What a simulated fleet can tell it would refuse, so a dry run refuses it too: a per-node
+        admission change with a Retry-After window other than the fleet's (the engine's window is
+        fleet-wide). `apply` checks the rest."""
+        if action.kind is ActionKind.ADMISSION:
+            assert isinstance(action.request, AdmissionRequest)
+            return self.simulation.admission_refusal(admission_settings(action.request))
         return None
 
     async def apply(self, action: FleetAction) -> None:
@@ -156,6 +161,16 @@ def capacity_of(simulation: Simulation) -> FleetCapacity:
     )
 
 
+def admission_settings(request: AdmissionRequest) -> AdmissionSettings:
+    return AdmissionSettings(
+        rate_per_s=request.rate_per_s,
+        burst=request.burst,
+        max_connections=request.max_connections,
+        retry_after_s=request.retry_after_s,
+        nodes=request.nodes,
+    )
+
+
 def apply_action(simulation: Simulation, action: FleetAction) -> None:
     """Apply an allowed action to a simulation — the live one, or a forecast's twin. Each engine call
     checks before it changes anything, so an `InputError` leaves the simulation as it was."""
@@ -184,15 +199,7 @@ def apply_action(simulation: Simulation, action: FleetAction) -> None:
             if request.nodes:
                 for node_id in request.nodes:
                     simulation.index_of(node_id)  # every name checked before anything changes
-            simulation.set_admission(
-                AdmissionSettings(
-                    rate_per_s=request.rate_per_s,
-                    burst=request.burst,
-                    max_connections=request.max_connections,
-                    retry_after_s=request.retry_after_s,
-                    nodes=request.nodes,
-                )
-            )
+            simulation.set_admission(admission_settings(request))
         case ActionKind.ADD_CAPACITY:
             assert isinstance(request, CapacityRequest)
             room = simulation.room_nodes()

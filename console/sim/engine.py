@@ -547,18 +547,40 @@ class Simulation:
         self.drains.pop(i, None)
         self._set_state(i, NodeState.READY, "undrained")
 
+    def admission_refusal(self, settings: AdmissionSettings) -> InputError | None:
+        """What `set_admission` cannot apply: a per-node change whose Retry-After window differs from the
+        fleet's — the kernel draws Retry-After from one fleet-wide window (FF_RA_LO/HI), so it would have
+        changed every node's (found in review)."""
+        if settings.nodes and tuple(settings.retry_after_s) != tuple(self.admission.retry_after_s):
+            low, high = self.admission.retry_after_s
+            return InputError(
+                "retry_after_s",
+                list(settings.retry_after_s),
+                f"the fleet's window [{low:g}, {high:g}] s for a change with `nodes`: a simulated fleet's "
+                "Retry-After window is fleet-wide (change it without `nodes`)",
+            )
+        return None
+
     def set_admission(self, settings: AdmissionSettings) -> None:
+        """A change without `nodes` is the fleet's: every node takes it (per-node overrides end), nodes
+        added later get it, and the fleet API shows it. One with `nodes` changes those nodes only — it was
+        stored as the fleet's, shown as such and given to added nodes (found in review)."""
         targets = list(range(self.n_nodes))
         if settings.nodes:
             targets = [self.index_of(n) for n in settings.nodes]
+        refusal = self.admission_refusal(settings)
+        if refusal is not None:
+            raise refusal
         self._apply_admission(settings, targets)
-        self.admission = settings
-        self.fleet_f[k.FF_RA_LO] = settings.retry_after_s[0] * 1000 / self.tick_ms
-        self.fleet_f[k.FF_RA_HI] = (settings.retry_after_s[1] + 1.0) * 1000 / self.tick_ms
+        if not settings.nodes:
+            self.admission = settings
+            self.fleet_f[k.FF_RA_LO] = settings.retry_after_s[0] * 1000 / self.tick_ms
+            self.fleet_f[k.FF_RA_HI] = (settings.retry_after_s[1] + 1.0) * 1000 / self.tick_ms
         self._event(
             "admission",
             f"admission set: {settings.rate_per_s or '∞'}/s per node, "
-            f"ceiling {settings.max_connections or '∞'}",
+            f"ceiling {settings.max_connections or '∞'}"
+            + (f" (on {', '.join(settings.nodes)})" if settings.nodes else ""),
             data=settings.model_dump(mode="json"),
         )
 

@@ -388,6 +388,31 @@ async def test_a_rollout_dry_run_judges_the_batch_drain_the_fleet_applies(acting
     assert verdict["projections"]["duration_s"] < 600
 
 
+async def test_a_per_node_admission_change_is_not_the_fleets(acting: Acting) -> None:
+    """Found in review: the simulator showed a per-node change as the fleet's admission (and gave it to
+    added nodes), as the controller did before its fix. GET /v1/fleet shows the fleet-wide setting."""
+    fleet_before = (await acting.call("GET", "/v1/fleet", role="viewer")).json()["admission"]
+    one_node = {"rate_per_s": 50, "retry_after_s": [1, 30], "nodes": ["gw-002"]}
+    applied = await acting.call("PUT", "/v1/admission", one_node)
+    assert applied.status_code == 200, applied.text
+    fleet = (await acting.call("GET", "/v1/fleet", role="viewer")).json()
+    assert fleet["admission"] == fleet_before and fleet["admission"]["nodes"] is None
+    assert acting.simulation.admission.rate_per_s is None
+
+
+async def test_a_per_node_retry_after_is_refused_by_a_simulated_fleet_dry_run_or_not(acting: Acting) -> None:
+    """The simulator's Retry-After window is fleet-wide (its kernel draws from one window): a per-node change
+    of it would have changed every node's. Refused before the guards, dry run too, naming the field."""
+    one_node = {"rate_per_s": 50, "retry_after_s": [2, 40], "nodes": ["gw-002"]}
+    for body in ({**one_node, "dry_run": True}, one_node):
+        refused = problem(
+            await acting.call("PUT", "/v1/admission", body), 422, "retry_after_s", "[2.0, 40.0]", "[1, 30]"
+        )
+        assert refused["type"].endswith("refused-by-fleet"), refused
+    assert acting.simulation.admission.retry_after_s == (1.0, 30.0)
+    assert audit_outcomes(acting) == ["refused_by_fleet", "refused_by_fleet"]
+
+
 async def test_a_fleet_refusal_after_the_guards_is_recorded_and_applies_nothing(acting: Acting) -> None:
     # The API and the guards allow a hint window of up to an hour; the simulator's timing wheel holds only
     # so much (a fleet's own limit, checked when it applies).

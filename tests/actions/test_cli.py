@@ -11,6 +11,7 @@ import pytest
 
 from console.cli import main
 from console.protocol import NodeState
+from console.sim import kernel as k
 from tests.actions.conftest import TOKENS, Acting
 
 
@@ -259,8 +260,12 @@ def test_admission_options_left_out_keep_the_fleets_settings(acting: Acting, ope
     assert "kept as the fleet has them: burst 50, max_connections unlimited, retry_after_s 2:20" in (
         capsys.readouterr().err
     )
+    # The per-node change is gw-001's only (it read as the fleet's; found in review): the fleet keeps 200/s.
     settings = acting.simulation.admission
-    assert (settings.rate_per_s, settings.burst, tuple(settings.retry_after_s)) == (100, 50, (2, 20))
+    assert (settings.rate_per_s, settings.burst, tuple(settings.retry_after_s)) == (200, 50, (2, 20))
+    sim = acting.simulation
+    assert sim.node_f[k.NF_RATE, sim.index_of("gw-001")] == pytest.approx(100 * sim.tick_ms / 1000)
+    assert sim.node_f[k.NF_BURST, sim.index_of("gw-001")] == 50
     assert act(acting, "admission", "--burst", "unlimited", "--json") == 0
     sent = json.loads(capsys.readouterr().out)["verdict"]
     assert sent["level"] == "ok"

@@ -84,3 +84,52 @@ def test_a_scenario_without_a_rollout_tells_the_default_batch_drain() -> None:
     assert simulator.simulation.scenario.rollout is None
     capacity = simulator.capacity()
     assert (capacity.batch_drain_rate_per_s, capacity.batch_drain_deadline_s) == (833.0, 600.0)
+
+
+def test_a_per_node_admission_change_stays_per_node() -> None:
+    """Found in review: `set_admission` stored a per-node change as the fleet's — the fleet API showed it
+    as the fleet's setting and nodes added later got it. The controller keeps the two apart; so does this."""
+    from console.protocol import AdmissionSettings
+    from console.sim import kernel as k
+
+    sim = SimulatorBackend.from_scenario(
+        "graceful-drain", ["nodes.count=4", "clients.count=4000"], seed=3
+    ).simulation
+    sim.step()
+    fleet_wide = AdmissionSettings(
+        rate_per_s=200.0, burst=None, max_connections=None, retry_after_s=(2.0, 40.0)
+    )
+    sim.set_admission(fleet_wide)
+    one_node = fleet_wide.model_copy(update={"rate_per_s": 5.0, "max_connections": 900, "nodes": ["gw-001"]})
+    sim.set_admission(one_node)
+    tick_s = sim.tick_ms / 1000
+    assert sim.node_f[k.NF_RATE, 1] == 5.0 * tick_s and sim.node_f[k.NF_CEILING, 1] == 900
+    assert sim.node_f[k.NF_RATE, 0] == 200.0 * tick_s and sim.node_f[k.NF_CEILING, 0] == 0
+    assert sim.admission == fleet_wide and sim.snapshot().admission == fleet_wide
+    added = sim.add_nodes(1)
+    new = sim.index_of(added[0])
+    assert sim.node_f[k.NF_RATE, new] == 200.0 * tick_s and sim.node_f[k.NF_CEILING, new] == 0
+
+
+def test_a_per_node_retry_after_is_refused_naming_the_field_and_nothing_changes() -> None:
+    """The kernel draws Retry-After from one fleet-wide window: a per-node change of it would have changed
+    every node's. It is refused, whole."""
+    import pytest
+
+    from console.errors import InputError
+    from console.protocol import AdmissionSettings
+    from console.sim import kernel as k
+
+    sim = SimulatorBackend.from_scenario(
+        "graceful-drain", ["nodes.count=4", "clients.count=4000"], seed=3
+    ).simulation
+    before = (sim.admission, sim.node_f.copy(), sim.fleet_f.copy())
+    change = AdmissionSettings(
+        rate_per_s=5.0, max_connections=None, retry_after_s=(1.0, 2.0), nodes=["gw-001"]
+    )
+    with pytest.raises(InputError) as refused:
+        sim.set_admission(change)
+    assert refused.value.field == "retry_after_s"
+    assert "[1, 30]" in str(refused.value) and "fleet-wide" in str(refused.value)
+    assert sim.admission == before[0]
+    assert (sim.node_f == before[1]).all() and (sim.fleet_f[k.FF_RA_LO] == before[2][k.FF_RA_LO]).all()

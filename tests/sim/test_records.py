@@ -76,8 +76,10 @@ def test_the_nodes_as_columns_give_the_alarm_rules_what_the_frame_gives_them() -
         if second == 20:
             sim.drain("gw-003", rate_per_s=50.0, deadline_s=120.0, hint_ms=(1000, 5000))
             limited = ["gw-001", "gw-002"]
+            # A per-node change keeps the fleet's Retry-After window (the kernel's is fleet-wide).
+            window = sim.admission.retry_after_s
             sim.set_admission(
-                AdmissionSettings(rate_per_s=500.0, max_connections=None, retry_after_s=(1, 5), nodes=limited)
+                AdmissionSettings(rate_per_s=500.0, max_connections=None, retry_after_s=window, nodes=limited)
             )
         whole = FleetView.of(sim.frame(result), thresholds, None)
         columns = FleetView.of_columns(*node_columns(sim, result), sim.admission, thresholds, None)
