@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from console.client.admin import AdminClient, FleetUnreachable, node_segment, read_json
+from console.client.admin import AdminClient, FleetUnreachable, media_type, node_segment, read_json
 
 PROBLEM_PREFIX = "urn:stormdeck:problem:"
 
@@ -50,6 +50,7 @@ class Reply(StrEnum):
 class ActionAnswer:
     status: int
     body: dict[str, Any]
+    content_type: str = "application/json"  # the media type it came as; errors: application/problem+json
 
     @property
     def problem_type(self) -> str:
@@ -91,8 +92,9 @@ class ActionClient(AdminClient):
             except httpx.TransportError as error:
                 if attempt == 2:
                     raise FleetUnreachable(self.base_url, f"{type(error).__name__}: {error}") from None
-        payload = read_json(self.base_url, response)
-        return ActionAnswer(response.status_code, payload if isinstance(payload, dict) else {"body": payload})
+        payload = read_json(self.base_url, response)  # `NotAFleetApi` for an error that is not a problem
+        body = payload if isinstance(payload, dict) else {"body": payload}
+        return ActionAnswer(response.status_code, body, media_type(response))
 
     async def act(
         self,

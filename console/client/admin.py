@@ -48,12 +48,25 @@ class NotAFleetApi(ApiError):
         self.exit_code = 1
 
 
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+
+def media_type(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
 def read_json(url: str, response: httpx.Response) -> Any:
-    """The answer's JSON, or `NotAFleetApi`: every answer of the fleet API is JSON, problems included."""
+    """The answer's JSON, or `NotAFleetApi`: every answer of the fleet API is JSON, and every error it
+    answers is problem+json (console/server/problems.py). An error in plain JSON is another JSON API —
+    a gateway node's admin port answers `404 {"detail": "Not Found"}`, which read as the fleet's bad
+    input (`404 bad_input: Not Found`, exit 2; found in review)."""
     try:
-        return response.json()
+        payload = response.json()
     except ValueError:
         raise NotAFleetApi(url, response) from None
+    if response.is_error and media_type(response) != PROBLEM_MEDIA_TYPE:
+        raise NotAFleetApi(url, response)
+    return payload
 
 
 class AdminClient:

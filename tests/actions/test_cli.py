@@ -272,3 +272,42 @@ def test_admission_options_left_out_keep_the_fleets_settings(acting: Acting, ope
     assert acting.simulation.admission.burst is None
     assert act(acting, "admission", "--burst", "many") == 2
     assert "--burst: 'many'" in capsys.readouterr().err
+
+
+class _JsonApi(SimpleHTTPRequestHandler):
+    """Another JSON API (a FastAPI app's default errors): 404 {"detail": "Not Found"}, application/json."""
+
+    def _not_found(self) -> None:
+        body = b'{"detail":"Not Found"}'
+        self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = _not_found
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+def test_a_json_api_that_is_no_fleet_api_is_named_as_such(operator, capsys) -> None:
+    """Found in review: its 404 read as the fleet's bad input (`404 bad_input: Not Found`, exit 2). Every
+    error of the fleet API is problem+json; a plain JSON error is something else answering (exit 1)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _JsonApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        for argv in (["act", url, "undrain", "gw-001"], ["act", url, "rollout", "halt", "--json"]):
+            assert main(argv) == 1, argv
+            out, err = capsys.readouterr()
+            assert f"{url} is not a stormdeck fleet API (HTTP 404 application/json)" in err and not out
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_fleet_apis_own_problem_is_still_bad_input(acting: Acting, operator, capsys) -> None:
+    # An unknown node's drain plan: the fleet API's 422 problem+json, the caller's input (exit 2).
+    assert main(["plan", "drain", acting.url, "gw-999"]) == 2
+    assert "not a stormdeck fleet API" not in capsys.readouterr().err

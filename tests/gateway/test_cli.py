@@ -284,3 +284,21 @@ def test_a_history_redis_that_does_not_answer_is_named_not_a_traceback(argv, cap
     err = capsys.readouterr().err
     assert "--history: cannot reach Redis at redis://127.0.0.1:1/0: ConnectionError" in err
     assert "Traceback" not in err
+
+
+def test_act_against_a_nodes_admin_port_says_it_is_no_fleet_api(node_processes, monkeypatch, capsys) -> None:
+    """Found in review: `stormdeck act` at a gateway node's admin port printed `404 bad_input: Not Found` and
+    exited 2, as if the input were wrong. The node answers plain JSON errors; the fleet API problem+json."""
+    from tests.gateway.conftest import TOKEN
+
+    node = node_processes("adm", "--work-factor", str(CHEAP_WORK_FACTOR))
+    monkeypatch.setenv("STORMDECK_TOKEN", TOKEN)
+    for argv in (
+        ["act", node.admin_url, "undrain", "gw-001"],
+        ["act", node.admin_url, "admission", "--rate", "100"],  # reads GET /v1/fleet first
+        ["plan", "drain", node.admin_url, "gw-001"],
+    ):
+        assert main(argv) == 1, argv
+        out, err = capsys.readouterr()
+        assert f"{node.admin_url} is not a stormdeck fleet API (HTTP 404 application/json)" in err, argv
+        assert "bad_input" not in out + err
