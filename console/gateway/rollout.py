@@ -1,5 +1,6 @@
 """Rollouts over real nodes: drain a batch (or not), restart it through the configured command, wait until
-it is back in rotation, wait the interval, next batch.
+it is back in rotation, and start the next batch `interval_s` after this one started (or at once, when the
+batch took longer) — as the simulator paces them and the guard projects them.
 
 The seeds' lessons are the stops: pause when any surviving node's CPU passes `pause_cpu_pct` (outage seed:
 75 %; the runbook that said "continue" is what turned a restart into an outage) and wait for the operator
@@ -95,6 +96,12 @@ class LeftTheDrain:
         return None
 
 
+def wait_before_next(interval_s: float, batch_took_s: float) -> float:
+    """The pause before the next batch: `interval_s` runs from batch start to batch start, as the simulator
+    paces batches (and the guard projects them); a batch that took longer is followed at once."""
+    return max(0.0, interval_s - batch_took_s)
+
+
 class Rollout:
     """One rollout's run. `nodes()` reads the fleet; `drain` and `restart` act on one node."""
 
@@ -172,10 +179,13 @@ class Rollout:
                 batch = self.batches[k]
                 await self._unless_hot(batch)
                 self.status.batch = k + 1
+                started = time.monotonic()
                 await self._roll(batch)
                 self._batches_done = k + 1
                 if k + 1 < len(self.batches):
-                    await asyncio.sleep(self.request.interval_s)  # the operator's pacing between batches
+                    # The operator's pacing, from batch start to batch start: waiting it after the batch was
+                    # back made a real fleet's rollout a batch's drain and restart longer than projected.
+                    await asyncio.sleep(wait_before_next(self.request.interval_s, time.monotonic() - started))
             self.status.state, self.status.completed_at_s = RolloutState.COMPLETED, self._clock()
         except RolloutHalted as halted:
             self.status.state, self.status.pause_reason = RolloutState.HALTED, str(halted)

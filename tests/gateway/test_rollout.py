@@ -18,6 +18,7 @@ from console.gateway.rollout import (
     Rollout,
     hot_survivor,
     plan_batches,
+    wait_before_next,
 )
 from console.guards.thresholds import Thresholds
 from console.protocol import DrainRequest, NodeState, NodeStatus, RolloutMode, RolloutRequest, RolloutState
@@ -38,6 +39,13 @@ def _node(node_id: str, cpu_pct: float, state: NodeState = NodeState.READY) -> N
         timeouts_per_s=0,
         handshake_p99_ms=0,
     )
+
+
+def test_batches_are_paced_from_start_to_start() -> None:
+    """The controller waited the interval after a batch was back, so a real rollout ran a batch's drain
+    and restart longer than the simulator's and the guard's (found in review)."""
+    assert wait_before_next(90.0, 30.0) == 60.0
+    assert wait_before_next(90.0, 120.0) == 0.0  # a slow batch: the next starts at once
 
 
 def test_batches_and_the_hot_survivor() -> None:
