@@ -115,3 +115,13 @@ class CapacityRecord(Record):
     )
     max_nodes: int = Field(description="the most nodes the fleet may hold; 0: it cannot add nodes")
     provisioning_s: float = Field(description="seconds from adding a node to its being ready; 0: unknown")
+    batch_drain_rate_per_s: float = Field(
+        default=0.0,
+        description="closes per second a rollout's drain-mode batch applies to each node; 0: unknown",
+    )
+    batch_drain_deadline_s: float = Field(
+        default=0.0, description="seconds a batch node drains before what is left is force-closed; 0: unknown"
+    )
+    restart_s: float = Field(
+        default=0.0, description="seconds from a node's restart to its being back; 0: unknown"
+    )

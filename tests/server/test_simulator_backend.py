@@ -133,3 +133,19 @@ def test_a_per_node_retry_after_is_refused_naming_the_field_and_nothing_changes(
     assert "[1, 30]" in str(refused.value) and "fleet-wide" in str(refused.value)
     assert sim.admission == before[0]
     assert (sim.node_f == before[1]).all() and (sim.fleet_f[k.FF_RA_LO] == before[2][k.FF_RA_LO]).all()
+
+
+def test_the_capacity_record_carries_the_batch_drain_in_its_schema() -> None:
+    """GET /v1/capacity kept the new fields only as extras: the schema (and /openapi.json) did not name them."""
+    import dataclasses
+
+    from console.protocol.answers import CapacityRecord
+
+    capacity = SimulatorBackend.from_scenario(
+        "graceful-drain", ["nodes.count=4", "clients.count=4000"], seed=3
+    ).capacity()
+    record = CapacityRecord(**dataclasses.asdict(capacity))
+    properties = CapacityRecord.model_json_schema()["properties"]
+    for name in ("batch_drain_rate_per_s", "batch_drain_deadline_s", "restart_s"):
+        assert name in properties and "description" in properties[name]
+        assert getattr(record, name) == getattr(capacity, name)
