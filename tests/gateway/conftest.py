@@ -6,19 +6,43 @@ import asyncio
 import shutil
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 
+import httpx
 import pytest
 
+from console.audit import AuditLog
+from console.gateway.controller import Controller
 from console.gateway.node import Lifetime, NodeConfig
 from console.gateway.processes import NodeProcess, RedisProcess
 from console.gateway.serve import RunningNode
 from console.gateway.tokens import TokenSigner
 from console.protocol import AdmissionSettings
+from console.server.app import create_app
+from console.server.tokens import parse_tokens
 
 #: Tests that are not about handshake cost use a cheap token so client counts stay affordable on 2 cores.
 CHEAP_WORK_FACTOR = 200
 CHEAP_SIGNER = TokenSigner(work_factor=CHEAP_WORK_FACTOR)
 TOKEN = "controller-token-for-tests"
+
+
+@asynccontextmanager
+async def operator_api(controller: Controller, audit_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """The fleet API over `controller`, in process, as an operator (the action routes need no running feed),
+    auditing to `audit_path`; the audit log is closed on the way out."""
+    audit = AuditLog(audit_path)
+    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://fleet",
+            headers={"Authorization": "Bearer op-token"},
+        ) as api:
+            yield api
+    finally:
+        audit.close()
 
 
 def node_config(node_id: str = "n1", **overrides: object) -> NodeConfig:

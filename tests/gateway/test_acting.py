@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
-from console.audit import AuditLog, verify_file
+from console.audit import verify_file
 from console.errors import InputError
 from console.gateway.acting import (
     DEFAULT_CONNECTIONS_PER_NODE,
@@ -28,10 +27,8 @@ from console.protocol import (
     RolloutRequest,
 )
 from console.server.actions import ActionKind, FleetAction
-from console.server.app import create_app
 from console.server.backend import ActingBackend
-from console.server.tokens import parse_tokens
-from tests.gateway.conftest import TOKEN, node_config, wait_for
+from tests.gateway.conftest import TOKEN, node_config, operator_api, wait_for
 from tests.gateway.test_controller import _status
 from tests.gateway.test_drain import drain_through_the_api
 
@@ -137,12 +134,8 @@ async def test_a_refusing_node_is_a_422_through_the_fleet_api_and_audited(start_
     entries = [NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)]
     controller = Controller(entries, "not-the-controller-token")
     await controller.start()
-    audit = AuditLog(tmp_path / "audit.jsonl")
-    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
-    transport = httpx.ASGITransport(app=app)  # the action routes need no running feed
-    headers = {"Authorization": "Bearer op-token"}
     try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://fleet", headers=headers) as api:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
             body = {"rate_per_s": 50, "deadline_s": 30, "hint_ms": [0, 500]}
             answer = await drain_through_the_api(api, "b", body)
         assert answer.status_code == 422, answer.text
@@ -152,7 +145,6 @@ async def test_a_refusing_node_is_a_422_through_the_fleet_api_and_audited(start_
         assert b.node.state is NodeState.READY
     finally:
         await controller.close()
-        audit.close()
     records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert records[-1]["outcome"] == "refused_by_fleet"
     assert records[-1]["supersedes"] == records[-2]["seq"] and records[-2]["outcome"] == "applied"
@@ -181,13 +173,8 @@ async def test_add_capacity_starts_nodes_that_join_with_the_fleets_admission(sta
     provisioner = InProcessProvisioner(start_node, max_nodes=2)
     controller = Controller([NodeEntry("a", a.admin_url)], TOKEN, provisioner=provisioner)
     await controller.start()
-    audit = AuditLog(tmp_path / "audit.jsonl")
-    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
-    headers = {"Authorization": "Bearer op-token"}
     try:
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://fleet", headers=headers
-        ) as api:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
             assert (await api.put("/v1/admission", json={"rate_per_s": 400, "burst": 40})).status_code == 200
             too_many = await api.post("/v1/capacity", json={"count": 2})
             assert too_many.status_code == 422 and too_many.json()["field"] == "count"
@@ -215,21 +202,14 @@ async def test_add_capacity_starts_nodes_that_join_with_the_fleets_admission(sta
         assert any(kind == "node_state" and "provisioning → ready" in message for kind, message in kinds)
     finally:
         await controller.close()
-        audit.close()
 
 
 async def test_a_controller_without_a_provisioner_refuses_to_add_capacity(start_node, tmp_path) -> None:
     a = await start_node(node_config("a"))
     controller = Controller([NodeEntry("a", a.admin_url)], TOKEN)
     await controller.start()
-    audit = AuditLog(tmp_path / "audit.jsonl")
-    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
     try:
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://fleet",
-            headers={"Authorization": "Bearer op-token"},
-        ) as api:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
             answer = await api.post("/v1/capacity", json={"count": 1})
         assert answer.status_code == 422 and answer.json()["field"] == "count"
         assert "cannot add capacity" in answer.json()["detail"]
@@ -238,7 +218,6 @@ async def test_a_controller_without_a_provisioner_refuses_to_add_capacity(start_
             controller.add_nodes(1)
     finally:
         await controller.close()
-        audit.close()
 
 
 async def test_a_node_that_fails_to_start_is_announced_and_dropped(start_node) -> None:
@@ -277,12 +256,8 @@ async def test_a_dry_run_says_what_the_fleet_would_refuse(start_node, tmp_path) 
     a = await start_node(node_config("a"))
     controller = Controller([NodeEntry("a", a.admin_url)], TOKEN)
     await controller.start()
-    audit = AuditLog(tmp_path / "audit.jsonl")
-    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
-    headers = {"Authorization": "Bearer op-token"}
     try:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://fleet", headers=headers) as api:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
             body = {"batch_size": 1, "interval_s": 60, "mode": "drain", "pause_cpu_pct": 75}
             tried = await api.post("/v1/rollout", json={**body, "dry_run": True})
             applied = await api.post("/v1/rollout", json=body)
@@ -293,7 +268,6 @@ async def test_a_dry_run_says_what_the_fleet_would_refuse(start_node, tmp_path) 
         assert controller.rollout_status().state.value == "idle"
     finally:
         await controller.close()
-        audit.close()
     outcomes = [json.loads(line)["outcome"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert outcomes == ["refused_by_fleet", "refused_by_fleet"]
 
@@ -335,16 +309,10 @@ async def test_an_admission_dry_run_refuses_a_node_shown_down(start_node, tmp_pa
     b = await start_node(node_config("b"))
     controller = Controller([NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)], TOKEN)
     await controller.start()
-    audit = AuditLog(tmp_path / "audit.jsonl")
-    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
     try:
         await b.stop()
         await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.DOWN, 8, "b shown down")
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://fleet",
-            headers={"Authorization": "Bearer op-token"},
-        ) as api:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
             body = {"rate_per_s": 300, "burst": 30}
             tried = await api.put("/v1/admission", json={**body, "dry_run": True})
             applied = await api.put("/v1/admission", json=body)
@@ -358,7 +326,6 @@ async def test_an_admission_dry_run_refuses_a_node_shown_down(start_node, tmp_pa
         assert a.node.admission.settings.rate_per_s is None
     finally:
         await controller.close()
-        audit.close()
 
 
 def test_a_rollout_refusal_says_what_to_do_from_where_the_fleet_came() -> None:

@@ -22,7 +22,7 @@ from console.gateway.rollout import (
 )
 from console.guards.thresholds import Thresholds
 from console.protocol import DrainRequest, NodeState, NodeStatus, RolloutMode, RolloutRequest, RolloutState
-from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
+from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, operator_api, wait_for
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -216,12 +216,6 @@ async def test_the_controllers_rollout_aborts_on_the_configured_criterion() -> N
 async def test_a_halted_rollout_resumes_on_a_real_fleet_as_its_dry_run_said(tmp_path) -> None:
     """Found in review: the guard (and the simulator) resume a paused or halted rollout, but the
     controller's refused a halted one — the dry run said ok, the real call was a 422."""
-    import httpx
-
-    from console.audit import AuditLog
-    from console.server.app import create_app
-    from console.server.tokens import parse_tokens
-
     entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
     controller = Controller(entries, TOKEN)
     cpu = {"a": 10.0, "b": 78.0}  # b above the pause line (75 %), below the abort line (80 %)
@@ -232,14 +226,8 @@ async def test_a_halted_rollout_resumes_on_a_real_fleet_as_its_dry_run_said(tmp_
             controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
 
     show()
-    audit = AuditLog(tmp_path / "audit.jsonl")
-    app = create_app(controller, parse_tokens("operator op-token ops\n"), audit_log=audit)
     try:
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://fleet",
-            headers={"Authorization": "Bearer op-token"},
-        ) as api:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
             controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
             await wait_for(lambda: controller.rollout_status().state is RolloutState.PAUSED, 5, "the pause")
             assert (await api.post("/v1/rollout/halt", json={})).status_code == 200
@@ -254,7 +242,6 @@ async def test_a_halted_rollout_resumes_on_a_real_fleet_as_its_dry_run_said(tmp_
             await wait_for(lambda: controller.rollout_status().batch == 1, 5, "batch 1 under way")
     finally:
         await controller.close()
-        audit.close()
 
 
 async def test_a_resumed_rollout_goes_on_with_the_batch_the_halt_interrupted() -> None:
