@@ -13,6 +13,7 @@ from console.protocol.answers import (
 )
 from console.protocol.models import (
     API_VERSION,
+    TOTAL_COUNTERS,
     WAVE_BIN_MS,
     AdmissionSettings,
     Alarm,
@@ -51,6 +52,7 @@ __all__ = [
     "API_VERSION",
     "INJECTIONS",
     "MAX_ADD_NODES",
+    "TOTAL_COUNTERS",
     "WAVE_BIN_MS",
     "ActionRequest",
     "ActionResult",

@@ -94,6 +94,48 @@ class Totals(Record):
     resync_backlog: int = Field(default=0, description="full resyncs waiting for the resync backend")
     abnormal_closes_per_s: float = Field(default=0.0, description="closes without a close frame (1006)")
     max_cpu_pct: float = 0.0
+    # Running counts (optional; added to v1 without a version change: a reader ignores what it does not
+    # know, an older server or recording leaves them null). `<name>_total` counts what `<name>_per_s`
+    # measures, every fleet second since the fleet started — the seconds a sped-up frame folds together
+    # too, which its per-second rates (the last second's) do not show. They restart with the fleet, i.e.
+    # with a new `epoch`: only differences within one epoch mean anything.
+    attempts_total: int | None = Field(
+        default=None, description="connection attempts since the fleet started"
+    )
+    accepts_total: int | None = Field(
+        default=None, description="completed handshakes since the fleet started"
+    )
+    rejects_total: int | None = Field(
+        default=None, description="upgrades answered 503 since the fleet started"
+    )
+    timeouts_total: int | None = Field(
+        default=None, description="handshakes the client gave up on since the fleet started"
+    )
+    drops_total: int | None = Field(default=None, description="connections lost since the fleet started")
+    disconnects_total: int | None = Field(default=None, description="disconnects since the fleet started")
+    resumes_total: int | None = Field(default=None, description="session resumes since the fleet started")
+    full_resyncs_total: int | None = Field(default=None, description="full resyncs since the fleet started")
+    resync_failures_total: int | None = Field(
+        default=None, description="failed full resyncs since the fleet started"
+    )
+    abnormal_closes_total: int | None = Field(
+        default=None, description="closes without a close frame (1006) since the fleet started"
+    )
+
+
+#: Each running count of `Totals` and the per-second rate it adds up, second by second.
+TOTAL_COUNTERS: dict[str, str] = {
+    "attempts_total": "attempts_per_s",
+    "accepts_total": "accepts_per_s",
+    "rejects_total": "rejects_per_s",
+    "timeouts_total": "timeouts_per_s",
+    "drops_total": "drops_per_s",
+    "disconnects_total": "disconnects_per_s",
+    "resumes_total": "resumes_per_s",
+    "full_resyncs_total": "full_resyncs_per_s",
+    "resync_failures_total": "resync_failures_per_s",
+    "abnormal_closes_total": "abnormal_closes_per_s",
+}
 
 
 class Waves(Record):
