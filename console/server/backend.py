@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from console.guards import FleetCapacity
-from console.protocol import Event, FleetSnapshot, Frame, Source, Waves
+from console.protocol import TOTAL_COUNTERS, Event, FleetSnapshot, Frame, Source, Totals, Waves
 
 if TYPE_CHECKING:
     from console.errors import InputError
@@ -101,11 +101,35 @@ class InjectingBackend(FleetBackend, Protocol):
         ...
 
 
+class RunningCounts:
+    """A backend's running counts (`Totals.*_total`): every fleet second's rates added as it runs, so a
+    frame standing for several seconds still says exactly how many 503s, timeouts, … there were in all.
+
+    `add` each second's totals (once, in order, from the fleet's first second); `stamp` a frame's totals
+    with the counts so far. Counts are whole numbers: each rate is a count over one second.
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = dict.fromkeys(TOTAL_COUNTERS, 0)
+        self.seconds = 0
+
+    def add(self, totals: Totals) -> None:
+        counts = self.counts
+        for name, rate in TOTAL_COUNTERS.items():
+            counts[name] += round(getattr(totals, rate))
+        self.seconds += 1
+
+    def stamp(self, totals: Totals) -> Totals:
+        return totals.model_copy(update=self.counts)
+
+
 def fold_frames(frames: Sequence[Frame]) -> Frame:
     """One frame standing for several fleet seconds: the last second's figures plus every wave bin.
 
     At speed > 1 the server sends one frame per wall second, not one per fleet second, so a client is not
-    flooded; the wave chart and the lockstep index still see every 100 ms bin (issue #3, section 1).
+    flooded; the wave chart and the lockstep index still see every 100 ms bin (issue #3, section 1). The
+    running counts (`totals.*_total`) are the last frame's: being running counts, they already hold every
+    second folded in.
     """
     if not frames:
         raise ValueError("fold_frames needs at least one frame")

@@ -24,12 +24,13 @@ from console.protocol import (
     DrainRequest,
     Event,
     FleetSnapshot,
+    Frame,
     RolloutRequest,
     Source,
     Waves,
 )
 from console.server.actions import ActionKind, FleetAction
-from console.server.backend import Tick
+from console.server.backend import RunningCounts, Tick
 
 if TYPE_CHECKING:
     from console.sim.engine import Simulation
@@ -49,6 +50,9 @@ class SimulatorBackend:
         self._lock = asyncio.Lock()
         # One forecast at a time: two of them would take both cores from the fleet's own worker thread.
         self._forecasting = asyncio.Lock()
+        # The frames' running counts (`totals.*_total`), from the fleet's first second: none for a
+        # simulation handed over already run (its earlier seconds were not seen), nor once one is missed.
+        self._counts: RunningCounts | None = RunningCounts() if simulation.seq == 0 else None
 
     @classmethod
     def from_scenario(cls, scenario: str, overrides: list[str], seed: int | None = None) -> SimulatorBackend:
@@ -64,7 +68,7 @@ class SimulatorBackend:
             return await asyncio.to_thread(work, *args)
 
     async def start(self) -> FleetSnapshot:
-        return await self.exclusive(self.simulation.snapshot)
+        return await self.exclusive(self._counted_snapshot, self.simulation.snapshot)
 
     async def tick(self, fleet_seconds: int, budget_s: float) -> Tick:
         return await self.exclusive(self._advance, fleet_seconds, budget_s)
@@ -78,7 +82,7 @@ class SimulatorBackend:
         return capacity_of(self.simulation)
 
     async def current_snapshot(self) -> FleetSnapshot:
-        return await self.exclusive(self.simulation.live_snapshot)
+        return await self.exclusive(self._counted_snapshot, self.simulation.live_snapshot)
 
     def refuses(self, action: FleetAction) -> InputError | None:
         """What a simulated fleet can tell it would refuse, so a dry run refuses it too: a per-node
@@ -111,12 +115,39 @@ class SimulatorBackend:
     ) -> tuple[Injection, float]:
         return await self.exclusive(inject_into, self.simulation, event, params, before_applying)
 
+    # --- the running counts (worker thread, under the lock) -----------------------------------------------
+
+    def _catch_up(self) -> RunningCounts | None:
+        """The running counts, with any second the simulation ran of itself counted: its first frame
+        (`start`) is made by running one. Any other second not seen here makes the counts unknown."""
+        counts, simulation = self._counts, self.simulation
+        if counts is None or counts.seconds == simulation.seq:
+            return counts
+        last = simulation.last
+        if last is not None and last.seq == simulation.seq == counts.seconds + 1:
+            from console.sim.records import totals
+
+            counts.add(totals(simulation, last))
+            return counts
+        self._counts = None
+        return None
+
+    def _counted_snapshot(self, snapshot_of: Callable[[], FleetSnapshot]) -> FleetSnapshot:
+        snapshot = snapshot_of()
+        counts = self._catch_up()
+        if counts is None:
+            return snapshot
+        return snapshot.model_copy(update={"totals": counts.stamp(snapshot.totals)})
+
     def _advance(self, fleet_seconds: int, budget_s: float) -> Tick:
         # Worker thread. At least one second always advances; beyond that, stop when the budget is spent
         # so the frame still leaves on time (the clock then reports a lower effective speed). Only the
-        # last second becomes protocol records: the others contribute their wave bins and events.
+        # last second becomes protocol records: the others contribute their wave bins, events and counts.
+        from console.sim.records import totals
+
         started = time.perf_counter()
         simulation = self.simulation
+        counts = self._catch_up()
         bins: list[int] = []
         events: list[Event] = []
         seconds = 0
@@ -127,9 +158,14 @@ class SimulatorBackend:
             events.extend(result.events)
             if seconds >= fleet_seconds or time.perf_counter() - started >= budget_s:
                 break
-        frame = simulation.frame(result).model_copy(
-            update={"waves": Waves(bin_ms=WAVE_BIN_MS, attempts=bins), "span_s": float(seconds)}
-        )
+            if counts is not None:
+                counts.add(totals(simulation, result))
+        frame: Frame = simulation.frame(result)
+        update: dict[str, Any] = {"waves": Waves(bin_ms=WAVE_BIN_MS, attempts=bins), "span_s": float(seconds)}
+        if counts is not None:
+            counts.add(frame.totals)
+            update["totals"] = counts.stamp(frame.totals)
+        frame = frame.model_copy(update=update)
         snapshot = FleetSnapshot.of_frame(frame, self.fleet_name, self.source)
         return Tick(frame, events, snapshot, seconds, time.perf_counter() - started)
 

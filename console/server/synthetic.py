@@ -11,7 +11,7 @@ import asyncio
 
 from console.client.synthetic import SyntheticFleet
 from console.protocol import Event, FleetSnapshot, Frame, Source
-from console.server.backend import Tick, fold_frames
+from console.server.backend import RunningCounts, Tick, fold_frames
 
 
 class SyntheticBackend:
@@ -21,9 +21,12 @@ class SyntheticBackend:
     def __init__(self, nodes: int = 2000, seed: int = 7, storm_at_s: float | None = None) -> None:
         self._fleet = SyntheticFleet(nodes=nodes, seed=seed, storm_at_s=storm_at_s)
         self.fleet_name = self._fleet.fleet
+        self._counts = RunningCounts()
 
     def _second(self) -> tuple[Frame, list[Event]]:
         frame = Frame.model_validate(self._fleet.next_frame())
+        self._counts.add(frame.totals)
+        frame.totals = self._counts.stamp(frame.totals)
         events = [Event.model_validate(event) for event in self._fleet.events_at(frame.time_s)]
         return frame, events
 

@@ -149,3 +149,79 @@ def test_the_capacity_record_carries_the_batch_drain_in_its_schema() -> None:
     for name in ("batch_drain_rate_per_s", "batch_drain_deadline_s", "restart_s"):
         assert name in properties and "description" in properties[name]
         assert getattr(record, name) == getattr(capacity, name)
+
+
+#: The demo's rolling restart, small, under an admission rate: 503s and handshake timeouts in waves, so a
+#: sped-up frame's last second says little of the seconds folded into it.
+STORMY = [
+    "clients.count=130000",
+    "nodes.count=6",
+    "rollout.batch_size=2",
+    "nodes.capacity_connections=27000",
+    "admission.rate_per_s=1200",
+]
+
+
+def per_second_sums(seconds: int) -> list[dict[str, int]]:
+    """The same fleet run one second at a time: for each second, the running sum of every counted rate
+    of its own frame (the simulator's own per-second figures)."""
+    from console.protocol import TOTAL_COUNTERS
+    from console.sim.engine import Simulation
+    from console.sim.scenario_loader import load_scenario
+
+    simulation = Simulation(load_scenario("demo", STORMY), seed=3)
+    sums = dict.fromkeys(TOTAL_COUNTERS, 0)
+    running = []
+    for _ in range(seconds):
+        totals = simulation.advance()[0].totals
+        for name, rate in TOTAL_COUNTERS.items():
+            sums[name] += round(getattr(totals, rate))
+        running.append(dict(sums))
+    return running
+
+
+async def test_running_counts_count_every_second_a_frame_folds() -> None:
+    """A frame of a sped-up fleet carries its last second's rates only; its running counts hold every
+    second it ran, the first (run to make the starting snapshot) included: at each frame they equal the
+    sums of the per-second figures of the same fleet run a second at a time."""
+    from console.protocol import TOTAL_COUNTERS
+
+    simulator = SimulatorBackend.from_scenario("demo", STORMY, seed=3)
+    frames_totals = [(await simulator.start()).totals]
+    for seconds in (10, 10, 1, 10, 7, 10, 10):
+        tick = await simulator.tick(seconds, budget_s=60.0)
+        assert tick.snapshot.totals is tick.frame.totals
+        frames_totals.append(tick.frame.totals)
+    frames_totals.append((await simulator.current_snapshot()).totals)
+    expected = per_second_sums(59)
+    at = [1, 11, 21, 22, 32, 39, 49, 59, 59]
+    counted = [{name: getattr(totals, name) for name in TOTAL_COUNTERS} for totals in frames_totals]
+    assert counted == [expected[s - 1] for s in at]
+    assert expected[-1]["rejects_total"] > 0 and expected[-1]["timeouts_total"] > 0
+
+
+async def test_a_simulation_handed_over_already_run_has_no_running_counts() -> None:
+    """Its earlier seconds were never seen here: null (unknown), not a count short of them."""
+    from console.sim.engine import Simulation
+    from console.sim.scenario_loader import load_scenario
+
+    simulation = Simulation(load_scenario("demo", STORMY), seed=3)
+    simulation.step()
+    simulator = SimulatorBackend(simulation)
+    await simulator.start()
+    tick = await simulator.tick(3, budget_s=60.0)
+    assert tick.frame.totals.rejects_total is None and tick.frame.totals.attempts_total is None
+
+
+async def test_the_synthetic_storm_counts_its_folded_seconds_too() -> None:
+    from console.client.synthetic import SyntheticFleet
+    from console.protocol import Frame
+    from console.server.synthetic import SyntheticBackend
+
+    served = SyntheticBackend(nodes=20, storm_at_s=3)
+    await served.start()
+    tick = await served.tick(8, budget_s=60.0)
+    twin = SyntheticFleet(nodes=20, seed=7, storm_at_s=3)
+    seconds = [Frame.model_validate(twin.next_frame()).totals for _ in range(9)]
+    assert tick.frame.totals.attempts_total == sum(round(t.attempts_per_s) for t in seconds) > 0
+    assert tick.frame.totals.rejects_total == sum(round(t.rejects_per_s) for t in seconds)
