@@ -235,10 +235,21 @@ def _figures(reviewed: Review) -> list[str]:
 
 
 def _rejects_text(f: KeyFigures) -> str:
-    """'R / T': counts at real time; with ≈ and how it is estimated when the frames cover several fleet
-    seconds each (`totals_estimated`)."""
+    """'R / T': counts at real time or from the source's running counts, saying over which fleet seconds
+    when some are left out; with ≈ and how it is estimated when frames without running counts cover
+    several fleet seconds each (`totals_estimated`)."""
     if not f.totals_estimated:
-        return f"{f.rejects_total:,} / {f.timeouts_total:,}"
+        counts = f"{f.rejects_total:,} / {f.timeouts_total:,}"
+        if f.uncounted_s > 0:
+            return (
+                f"{counts} (the source's running counts: exact for the {f.counted_s:,.0f} fleet seconds "
+                f"counted; the {f.uncounted_s:,.0f} s before the last second of a first frame — the "
+                "recording's, or the first after the source restarted — are not: the source ran faster "
+                "than real time and no earlier frame bounds them)"
+            )
+        if f.running_counts:
+            return f"{counts} (the source's running counts: exact for all {f.counted_s:,.0f} fleet seconds)"
+        return counts
     return (
         f"≈ {f.rejects_total:,} / ≈ {f.timeouts_total:,} (estimated: the source ran faster than real time, so each frame covers "
         f"several fleet seconds but carries only its last second's rates; each rate is counted for its "

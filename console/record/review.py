@@ -15,7 +15,7 @@ import numpy as np
 from console.alarms import AlarmEngine
 from console.figures import BINS_PER_S, recovery, storm_lockstep_index
 from console.guards.thresholds import Thresholds
-from console.protocol import Event, Frame, RolloutState
+from console.protocol import TOTAL_COUNTERS, Event, Frame, RolloutState
 from console.record.reader import RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillOutcome, RecordingHeader
 
@@ -66,6 +66,11 @@ class Series:
     max_cpu_pct: list[float] = field(default_factory=list)
     hottest_node: list[str | None] = field(default_factory=list)
     span_s: list[float] = field(default_factory=list)
+    epochs: list[str] = field(default_factory=list)
+    #: The frames' running counts (`totals.*_total`), None where a frame has none (an older source).
+    running: dict[str, list[int | None]] = field(
+        default_factory=lambda: {name: [] for name in TOTAL_COUNTERS}
+    )
     rollout_running: list[bool] = field(default_factory=list)
     admission_limited: list[bool] = field(default_factory=list)
     bins: list[int] = field(default_factory=list)
@@ -83,6 +88,9 @@ class Series:
         # A server running faster than real time sends one frame per several fleet seconds (`span_s`, a
         # field the server adds); its rates are the last second's, so they stand for the whole span.
         self.span_s.append(float(getattr(frame, "span_s", 1.0) or 0.0))
+        self.epochs.append(frame.epoch)
+        for name, values in self.running.items():
+            values.append(getattr(totals, name, None))
         self.headroom_pct.append(totals.headroom_pct)
         hottest = max(frame.nodes, key=lambda n: n.cpu_pct, default=None)
         self.max_cpu_pct.append(max(hottest.cpu_pct if hottest else 0.0, totals.max_cpu_pct))
@@ -96,6 +104,73 @@ class Series:
             del self.bins[max(start, 0) :]
         self.bins.extend([0] * (max(start, 0) - len(self.bins)))
         self.bins.extend(frame.waves.attempts[max(-start, 0) :])
+
+
+@dataclass(frozen=True)
+class Count:
+    """How many of something (503s, timeouts, …) happened in the recording's fleet seconds, and how well
+    that is known. `total` = `counted` (exact, over `counted_s` fleet seconds) + an estimate over
+    `estimated_s` seconds; `uncounted_s` seconds are in neither (see `count`)."""
+
+    total: int
+    counted: int
+    counted_s: float
+    estimated_s: float = 0.0
+    uncounted_s: float = 0.0
+    running: bool = False  # some of it from the source's running counts
+
+    @property
+    def estimated(self) -> bool:
+        return self.estimated_s > 0
+
+
+def count(series: Series, rate: str, running: str) -> Count:
+    """Count what the `rate` (per second) measured over the recording's frames, exactly where possible.
+
+    A frame stands for `span_s` fleet seconds and carries the rates of its last one only. Where the source
+    keeps a `running` count (`totals.*_total`, since its fleet started), the seconds between two frames of
+    one epoch are counted exactly by its difference — those a sped-up frame folds in, and any a gap in the
+    recording skipped. Counts restart with the fleet (a new epoch), so no difference is taken across
+    epochs. A frame no earlier frame of its epoch bounds (the recording's first, the first after a
+    restart) is counted by its rate for its last second; the seconds before that (a recording joining a
+    sped-up source mid-run) are `uncounted_s`: its running count holds them, but also everything since
+    the fleet started. A frame without running counts (an older source) standing for several seconds is
+    estimated as before: its last second's rate for each of them (`estimated_s`).
+    """
+    counted = estimated = 0
+    counted_s = estimated_s = uncounted_s = 0.0
+    used = False
+    previous: tuple[str, float, int] | None = None  # epoch, time, running count of the frame before
+    columns = zip(
+        series.epochs,
+        series.times_s,
+        series.span_s,
+        getattr(series, rate),
+        series.running[running],
+        strict=True,
+    )
+    for epoch, time_s, span_s, per_s, total in columns:
+        if (
+            total is not None
+            and previous is not None
+            and previous[0] == epoch
+            and time_s >= previous[1]
+            and total >= previous[2]
+        ):
+            counted += total - previous[2]
+            counted_s += time_s - previous[1]
+            used = True
+        else:
+            last_s = min(span_s, 1.0)  # 0 for a paused frame: it repeats the last second's rates
+            counted += round(per_s * last_s)
+            counted_s += last_s
+            if total is None:
+                estimated += round(per_s * (span_s - last_s))
+                estimated_s += span_s - last_s
+            else:
+                uncounted_s += span_s - last_s
+        previous = (epoch, time_s, total) if total is not None else None
+    return Count(counted + estimated, counted, counted_s, estimated_s, uncounted_s, used)
 
 
 @dataclass(frozen=True)
@@ -117,16 +192,20 @@ class KeyFigures:
     lockstep_index: float
     rejects_total: int
     timeouts_total: int
-    #: The frames carry rates, not running counts (the protocol has no cumulative 503/timeout totals). At
-    #: real time each frame carries its one second, so the sums are counts. A sped-up source's frame covers
-    #: `span_s` seconds but carries its last second's rates only: the totals are then estimates (each rate
-    #: taken for its frame's whole span), and `counted_s` seconds — those the frames do carry — hold the
-    #: exact `rejects_counted` / `timeouts_counted`, of `covered_s` fleet seconds in all.
+    #: How the two totals are known (`count`). A source that keeps running counts (`totals.rejects_total`,
+    #: `timeouts_total`) is counted exactly at any speed. Without them the frames carry rates only: at
+    #: real time each frame carries its one second, so the sums are counts; a sped-up source's frame
+    #: covers `span_s` seconds but carries its last second's rates only, so the totals are estimates
+    #: (`totals_estimated`: each rate taken for its frame's whole span). `counted_s` seconds hold the exact
+    #: `rejects_counted` / `timeouts_counted`, of `covered_s` fleet seconds the frames stand for;
+    #: `uncounted_s` seconds (a first frame's before its last second, with running counts) are in neither.
     totals_estimated: bool = False
     covered_s: float = 0.0
     counted_s: float = 0.0
     rejects_counted: int = 0
     timeouts_counted: int = 0
+    uncounted_s: float = 0.0
+    running_counts: bool = False
 
 
 @dataclass
@@ -213,8 +292,8 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
     low = int(connections.argmin())
     peak_bin = int(bins.argmax()) if bins.size else 0
     hot = int(cpu.argmax())
-    spans = np.asarray(series.span_s, dtype=np.float64)
-    carried = spans > 0  # a paused frame (span 0) repeats the last second's rates: nothing new
+    rejects = count(series, "rejects_per_s", "rejects_total")
+    timeouts = count(series, "timeouts_per_s", "timeouts_total")
     return KeyFigures(
         frames=len(times),
         start_s=float(times[0]),
@@ -233,12 +312,13 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
         lockstep_index=round(
             storm_lockstep_index(bins, disconnect_times_s, recovered_at_s, series.bins_start_s), 2
         ),
-        # Rates are per second; each frame stands for `span_s` fleet seconds (1 unless sped up).
-        rejects_total=int(np.dot(series.rejects_per_s, spans)),
-        timeouts_total=int(np.dot(series.timeouts_per_s, spans)),
-        totals_estimated=bool((spans > 1).any()),
-        covered_s=float(spans.sum()),
-        counted_s=float(np.minimum(spans, 1.0).sum()),
-        rejects_counted=int(np.asarray(series.rejects_per_s)[carried].sum()),
-        timeouts_counted=int(np.asarray(series.timeouts_per_s)[carried].sum()),
+        rejects_total=rejects.total,
+        timeouts_total=timeouts.total,
+        totals_estimated=rejects.estimated or timeouts.estimated,
+        covered_s=float(sum(series.span_s)),  # each frame stands for `span_s` fleet seconds (1 at real time)
+        counted_s=min(rejects.counted_s, timeouts.counted_s),
+        rejects_counted=rejects.counted,
+        timeouts_counted=timeouts.counted,
+        uncounted_s=max(rejects.uncounted_s, timeouts.uncounted_s),
+        running_counts=rejects.running or timeouts.running,
     )

@@ -48,3 +48,53 @@ async def test_records_the_served_simulator_through_the_outage(tmp_path: Path) -
         assert {m.label for m in recording.markers("alarm")} >= {"connections_drop"}
     report = write_report(out, tmp_path / "report").markdown.read_text()
     assert "### Drain, don't disconnect" in report
+
+
+async def test_a_recording_of_the_served_simulator_at_x10_counts_503s_and_timeouts_exactly(
+    tmp_path: Path,
+) -> None:
+    """`sim serve demo --speed 10`, recorded: each frame stands for ten fleet seconds and carries the
+    last one's rates, but its running counts hold all ten — the report's 503s and timeouts are the
+    simulator's own per-second sums over the same fleet seconds, with no ≈. The fleet starts paused and
+    runs once the recorder holds a frame, so the recording covers the storm from its start."""
+    import httpx
+
+    from tests.record.test_running_counts import STORMY, per_second_running_sums
+
+    backend = SimulatorBackend.from_scenario("demo", STORMY, seed=3)
+    tokens = parse_tokens(f"viewer {VIEWER} recorder\noperator operator-token-for-the-clock ops")
+    app = create_app(backend, tokens, frame_interval_s=FRAME_INTERVAL_S, speed=10, paused=True)
+    out = tmp_path / "x10.sdrec"
+    holding = asyncio.Event()
+    with ServerThread(app) as server:
+        recorder = StreamRecorder(out, url=server.url, fsync=False, max_frames=12)
+        receive = recorder.receive
+
+        def receive_and_tell(message: object) -> None:
+            receive(message)  # type: ignore[arg-type]
+            if recorder.frames_written:
+                holding.set()
+
+        recorder.receive = receive_and_tell  # type: ignore[method-assign]
+        recording = asyncio.create_task(record_stream(recorder, server.url, VIEWER, sleep=_no_wait))
+        await asyncio.wait_for(holding.wait(), 30)
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            headers = {"Authorization": "Bearer operator-token-for-the-clock"}
+            response = await client.post("/v1/sim/clock", json={"paused": False}, headers=headers)
+            assert response.status_code == 200, response.text
+        await asyncio.wait_for(recording, 30)
+        recorder.close()
+    with RecordingReader(out) as recording_file:
+        frames = list(recording_file.frames())
+    assert frames[0].time_s == 1.0 and frames[0].span_s == 0.0  # the fleet as started: no second of its own
+    assert len(frames) == 12 and any(f.span_s > 1 for f in frames)
+    end_s = int(frames[-1].time_s)
+    rejects, timeouts = per_second_running_sums(end_s)
+    exact = (rejects[end_s] - rejects[1], timeouts[end_s] - timeouts[1])
+    assert exact[0] > 0
+    report = write_report(out, tmp_path / "report").markdown.read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| 503s / handshake timeouts |"))
+    assert row == (
+        f"| 503s / handshake timeouts | {exact[0]:,} / {exact[1]:,} (the source's running counts: exact for "
+        f"all {end_s - 1} fleet seconds) |"
+    )
