@@ -25,7 +25,7 @@ import httpx
 
 from console.errors import InputError
 from console.guards import FleetCapacity
-from console.protocol import AdmissionRequest, AdmissionSettings, NodeStatus
+from console.protocol import AdmissionSettings, NodeStatus
 from console.userfiles import read_user_toml
 
 #: Handshakes one node completes per second when neither the nodes file nor admission says: the issue's
@@ -92,14 +92,3 @@ def refusal(node_id: str, response: httpx.Response, default_field: str) -> Input
 
 def unreachable(node_id: str, error: httpx.HTTPError) -> InputError:
     return InputError("node", node_id, f"a node that answers its admin API ({type(error).__name__})")
-
-
-def admission_request_of(settings: AdmissionSettings) -> AdmissionRequest:
-    """The request that puts a node's admission back as it was (a PUT replaces every field)."""
-    return AdmissionRequest(
-        rate_per_s=settings.rate_per_s,
-        burst=settings.burst,
-        max_connections=settings.max_connections,
-        retry_after_s=settings.retry_after_s,
-        nodes=settings.nodes,
-    )

@@ -25,7 +25,6 @@ import httpx
 from console.errors import InputError
 from console.gateway.acting import (
     CapacityConfig,
-    admission_request_of,
     capacity_of,
     refusal,
     unreachable,
@@ -337,7 +336,7 @@ class Controller:
                 previous = before[node_id]
                 if previous is not None:
                     with contextlib.suppress(InputError):
-                        restore = admission_request_of(previous).model_dump(mode="json")
+                        restore = AdmissionRequest.restoring(previous).model_dump(mode="json")
                         await self._send(
                             self.links[node_id], "PUT", "/v1/node/admission", restore, "admission"
                         )
@@ -381,7 +380,7 @@ class Controller:
         self._tasks.append(asyncio.create_task(link.run()))
         message = f"{entry.id} started" + (f": clients {entry.client_url}" if entry.client_url else "")
         self._events.append(Event(time_s=self.fleet_time(), kind="capacity", node=entry.id, message=message))
-        body = admission_request_of(admission).model_dump(
+        body = AdmissionRequest.restoring(admission).model_dump(
             mode="json", exclude={"confirm", "override_reason", "nodes"}
         )
         with contextlib.suppress(InputError):  # the node's own defaults stand; its frames will say so

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, Strict, StrictBool
 
 from console.protocol import limits
-from console.protocol.models import Record, RolloutMode
+from console.protocol.models import AdmissionSettings, Record, RolloutMode
 
 # --- what a request body may hold ------------------------------------------------------------------
 #
@@ -130,6 +130,18 @@ class AdmissionRequest(_Request):
     dry_run: StrictBool = False
     confirm: ConfirmAnswer | None = None
     override_reason: str | None = Field(default=None, max_length=1000)
+
+    #: The fields a request and the settings it makes share (the rest are about asking, not the setting).
+    SETTINGS: ClassVar[tuple[str, ...]] = ("rate_per_s", "burst", "max_connections", "retry_after_s", "nodes")
+
+    def settings(self) -> AdmissionSettings:
+        """What the fleet runs once this request is applied."""
+        return AdmissionSettings(**{name: getattr(self, name) for name in self.SETTINGS})
+
+    @classmethod
+    def restoring(cls, settings: AdmissionSettings) -> AdmissionRequest:
+        """The request that puts `settings` back as they were (a PUT replaces every field)."""
+        return cls(**{name: getattr(settings, name) for name in cls.SETTINGS})
 
 
 #: The most nodes one add-capacity request may ask for: the simulator's own node-count bound

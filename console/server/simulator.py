@@ -19,7 +19,6 @@ from console.guards import FleetCapacity
 from console.protocol import (
     WAVE_BIN_MS,
     AdmissionRequest,
-    AdmissionSettings,
     CapacityRequest,
     DrainRequest,
     Event,
@@ -90,7 +89,7 @@ class SimulatorBackend:
         fleet-wide). `apply` checks the rest."""
         if action.kind is ActionKind.ADMISSION:
             assert isinstance(action.request, AdmissionRequest)
-            return self.simulation.admission_refusal(admission_settings(action.request))
+            return self.simulation.admission_refusal(action.request.settings())
         return None
 
     async def apply(self, action: FleetAction) -> None:
@@ -197,16 +196,6 @@ def capacity_of(simulation: Simulation) -> FleetCapacity:
     )
 
 
-def admission_settings(request: AdmissionRequest) -> AdmissionSettings:
-    return AdmissionSettings(
-        rate_per_s=request.rate_per_s,
-        burst=request.burst,
-        max_connections=request.max_connections,
-        retry_after_s=request.retry_after_s,
-        nodes=request.nodes,
-    )
-
-
 def apply_action(simulation: Simulation, action: FleetAction) -> None:
     """Apply an allowed action to a simulation — the live one, or a forecast's twin. Each engine call
     checks before it changes anything, so an `InputError` leaves the simulation as it was."""
@@ -235,7 +224,7 @@ def apply_action(simulation: Simulation, action: FleetAction) -> None:
             if request.nodes:
                 for node_id in request.nodes:
                     simulation.index_of(node_id)  # every name checked before anything changes
-            simulation.set_admission(admission_settings(request))
+            simulation.set_admission(request.settings())
         case ActionKind.ADD_CAPACITY:
             assert isinstance(request, CapacityRequest)
             room = simulation.room_nodes()
