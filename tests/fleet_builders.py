@@ -115,3 +115,14 @@ def snapshot(
         admission=admission
         or AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(1, 30)),
     )
+
+
+#: `sim` overrides: the demo's rolling restart, small, under an admission rate — 503s and handshake timeouts
+#: come in waves, so a sped-up frame's last second says little of the seconds folded into it.
+STORMY_DEMO = [
+    "clients.count=130000",
+    "nodes.count=6",
+    "rollout.batch_size=2",
+    "nodes.capacity_connections=27000",
+    "admission.rate_per_s=1200",
+]

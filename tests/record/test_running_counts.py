@@ -18,17 +18,8 @@ from console.record.report import write_report
 from console.record.review import review
 from console.record.writer import RecordingWriter
 from console.server.simulator import SimulatorBackend
+from tests.fleet_builders import STORMY_DEMO
 from tests.record.conftest import header
-
-#: The demo's rolling restart, small, under an admission rate: 503s and timeouts come in waves, so a
-#: frame's last second says little of the nine before it.
-STORMY = [
-    "clients.count=130000",
-    "nodes.count=6",
-    "rollout.batch_size=2",
-    "nodes.capacity_connections=27000",
-    "admission.rate_per_s=1200",
-]
 
 
 def per_second_running_sums(seconds: int) -> tuple[list[int], list[int]]:
@@ -36,7 +27,7 @@ def per_second_running_sums(seconds: int) -> tuple[list[int], list[int]]:
     from console.sim.engine import Simulation
     from console.sim.scenario_loader import load_scenario
 
-    simulation = Simulation(load_scenario("demo", STORMY), seed=3)
+    simulation = Simulation(load_scenario("demo", STORMY_DEMO), seed=3)
     rejects, timeouts = [0], [0]
     for _ in range(seconds):
         totals = simulation.advance()[0].totals
@@ -50,7 +41,7 @@ def served_frames(epoch: str, ticks: int, every: int = 10) -> list[Frame]:
     then one frame per `every` fleet seconds."""
 
     async def run() -> list[Frame]:
-        backend = SimulatorBackend.from_scenario("demo", STORMY, seed=3)
+        backend = SimulatorBackend.from_scenario("demo", STORMY_DEMO, seed=3)
         snapshot = await backend.start()
         frames = [
             Frame(

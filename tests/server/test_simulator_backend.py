@@ -5,6 +5,7 @@ from __future__ import annotations
 from console.protocol import WAVE_BIN_MS, FleetSnapshot
 from console.server.backend import FleetBackend
 from console.server.simulator import SimulatorBackend
+from tests.fleet_builders import STORMY_DEMO
 
 SMALL = ["nodes.count=6", "clients.count=10000", "rollout.batch_size=2"]
 
@@ -151,17 +152,6 @@ def test_the_capacity_record_carries_the_batch_drain_in_its_schema() -> None:
         assert getattr(record, name) == getattr(capacity, name)
 
 
-#: The demo's rolling restart, small, under an admission rate: 503s and handshake timeouts in waves, so a
-#: sped-up frame's last second says little of the seconds folded into it.
-STORMY = [
-    "clients.count=130000",
-    "nodes.count=6",
-    "rollout.batch_size=2",
-    "nodes.capacity_connections=27000",
-    "admission.rate_per_s=1200",
-]
-
-
 def per_second_sums(seconds: int) -> list[dict[str, int]]:
     """The same fleet run one second at a time: for each second, the running sum of every counted rate
     of its own frame (the simulator's own per-second figures)."""
@@ -169,7 +159,7 @@ def per_second_sums(seconds: int) -> list[dict[str, int]]:
     from console.sim.engine import Simulation
     from console.sim.scenario_loader import load_scenario
 
-    simulation = Simulation(load_scenario("demo", STORMY), seed=3)
+    simulation = Simulation(load_scenario("demo", STORMY_DEMO), seed=3)
     sums = dict.fromkeys(TOTAL_COUNTERS, 0)
     running = []
     for _ in range(seconds):
@@ -186,7 +176,7 @@ async def test_running_counts_count_every_second_a_frame_folds() -> None:
     sums of the per-second figures of the same fleet run a second at a time."""
     from console.protocol import TOTAL_COUNTERS
 
-    simulator = SimulatorBackend.from_scenario("demo", STORMY, seed=3)
+    simulator = SimulatorBackend.from_scenario("demo", STORMY_DEMO, seed=3)
     frames_totals = [(await simulator.start()).totals]
     for seconds in (10, 10, 1, 10, 7, 10, 10):
         tick = await simulator.tick(seconds, budget_s=60.0)
@@ -205,7 +195,7 @@ async def test_a_simulation_handed_over_already_run_has_no_running_counts() -> N
     from console.sim.engine import Simulation
     from console.sim.scenario_loader import load_scenario
 
-    simulation = Simulation(load_scenario("demo", STORMY), seed=3)
+    simulation = Simulation(load_scenario("demo", STORMY_DEMO), seed=3)
     simulation.step()
     simulator = SimulatorBackend(simulation)
     await simulator.start()
