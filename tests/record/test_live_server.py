@@ -59,9 +59,10 @@ async def test_a_recording_of_the_served_simulator_at_x10_counts_503s_and_timeou
     runs once the recorder holds a frame, so the recording covers the storm from its start."""
     import httpx
 
-    from tests.record.test_running_counts import STORMY, per_second_running_sums
+    from tests.fleet_builders import STORMY_DEMO
+    from tests.record.test_running_counts import per_second_running_sums
 
-    backend = SimulatorBackend.from_scenario("demo", STORMY, seed=3)
+    backend = SimulatorBackend.from_scenario("demo", STORMY_DEMO, seed=3)
     tokens = parse_tokens(f"viewer {VIEWER} recorder\noperator operator-token-for-the-clock ops")
     app = create_app(backend, tokens, frame_interval_s=FRAME_INTERVAL_S, speed=10, paused=True)
     out = tmp_path / "x10.sdrec"
