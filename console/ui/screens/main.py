@@ -120,7 +120,9 @@ class MainScreen(Screen[None]):
     def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
         # query, not query_one: the half-second tick may land while the screen is being torn down
         for header in self.query(FleetHeader):
-            header.update(header_text(model, now_s, palette), layout=False)  # always one line
+            header.update(
+                header_text(model, now_s, palette, header.size.width or None), layout=False
+            )  # always one line
 
     def show_model(
         self,

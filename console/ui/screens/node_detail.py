@@ -139,7 +139,7 @@ class NodeDetailScreen(Screen[None]):
 
     def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
         for header in self.query(FleetHeader):  # the tick may land while the screen is torn down
-            header.update(header_text(model, now_s, palette), layout=False)
+            header.update(header_text(model, now_s, palette, header.size.width or None), layout=False)
 
     def show_model(
         self, model: FleetModel, now_s: float, palette: Palette, actions_off: str | None = None

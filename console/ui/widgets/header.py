@@ -18,14 +18,25 @@ def fleet_clock(time_s: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def header_text(model: FleetModel, now_s: float, palette: Palette) -> Text:
+def header_text(model: FleetModel, now_s: float, palette: Palette, width: int | None = None) -> Text:
+    """The line; when it is wider than `width`, without the source and with shorter labels — at 80 columns
+    the link's age was cut to "age", and how stale the view is matters more than where it comes from."""
+    text = _header_text(model, now_s, palette, compact=False)
+    if width is not None and text.cell_len > width:
+        text = _header_text(model, now_s, palette, compact=True)
+    return text
+
+
+def _header_text(model: FleetModel, now_s: float, palette: Palette, compact: bool) -> Text:
     t = model.thresholds
+    gap = "  " if compact else "   "
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(" ◆ stormdeck ", style="bold")
     text.append(f" {model.fleet} ", style="bold reverse")
-    text.append(f"  source {model.source.value if model.source else '—'}")
+    if not compact:
+        text.append(f"  source {model.source.value if model.source else '—'}")
     clock = fleet_clock(model.frame.time_s) if model.frame else "—"
-    text.append(f"   fleet clock {clock}")
+    text.append(f"{gap}{'clock' if compact else 'fleet clock'} {clock}")
     link = model.link
     stale = model.staleness_s(now_s) if link.state is not LinkState.PAUSED else None
     if link.state in (LinkState.LIVE, LinkState.PAUSED):
@@ -34,12 +45,12 @@ def header_text(model: FleetModel, now_s: float, palette: Palette) -> Text:
         level = Level.WARNING
     else:
         level = Level.CRITICAL
-    text.append("   link ")
+    text.append(f"{gap}link ")
     text.append(f"{LEVEL_GLYPHS[level]} {link.describe(now_s)}", style=palette.level_style(level, bold=True))
     if link.state is LinkState.RECONNECTING:
         text.append("  Ctrl+R: now")
     if stale is not None:
-        text.append(f"   age {stale:.1f} s", style=palette.level_style(level))
+        text.append(f"{gap}age {stale:.1f} s", style=palette.level_style(level))
     if model.gaps:
         text.append(f"  gaps {model.gaps}", style=palette.level_style(Level.WARNING))
     if model.malformed:
