@@ -84,7 +84,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
             human_count(totals.attempts_per_s),
             f"{times:.1f}× steady ({human_count(baseline)}/s)",
             level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
-            brief=f"{times:.1f}× steady",
+            brief=f"{times_text(times)}× steady",
         )
     share = totals.rejects_per_s / totals.attempts_per_s if totals.attempts_per_s > 0 else 0.0
     accepts = Gauge(
@@ -140,6 +140,21 @@ def node_level(node: NodeStatus, t: GaugeThresholds) -> Level:
     # A provisioning node is capacity on its way, asked for (or autoscaled): nothing to look at. As a
     # warning, 20 new nodes filled 'alarming only' and hid the ones that were (found in review).
     return max(levels)
+
+
+#: A gauge's brief detail fits this many cells (a gauge at 80 columns).
+BRIEF_CELLS = 12
+
+
+def times_text(times: float) -> str:
+    """A multiple short enough for a gauge's brief line: 7.3, 127, 1266, 13k, 3.2M ("1265.6× ste…" was cut)."""
+    if times < 99.95:
+        return f"{times:.1f}"
+    if times < 9_999.5:
+        return f"{times:.0f}"
+    if times < 999_500:
+        return f"{times / 1e3:.0f}k"
+    return f"{times / 1e6:.1f}M"
 
 
 def _sign(value: float) -> str:

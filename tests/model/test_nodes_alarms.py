@@ -190,3 +190,16 @@ def test_capacity_still_provisioning_is_not_alarming_but_a_restart_is():
     ]
     alarming = NodeQuery(filter=NodeFilter.parse("alarming"))
     assert ids(select_nodes(fleet, alarming, GaugeThresholds())) == ["gw-02", "gw-04", "gw-10"]
+
+
+@pytest.mark.parametrize(
+    "times", [0.5, 7.33, 99.94, 99.96, 127.4, 1265.6, 9999.4, 9999.6, 12_700, 999_600, 3.2e6]
+)
+def test_a_multiple_of_the_steady_rate_fits_a_gauges_brief_line(times) -> None:
+    """At 80 columns the attempts gauge read '1265.6× ste…' (found in review)."""
+    from console.model.gauges import BRIEF_CELLS, times_text
+
+    assert len(f"{times_text(times)}× steady") <= BRIEF_CELLS
+    assert float(times_text(times).rstrip("kM")) * {"k": 1e3, "M": 1e6}.get(
+        times_text(times)[-1], 1
+    ) == pytest.approx(times, rel=0.05)
