@@ -220,14 +220,19 @@ def drain_prefill_from_plan(plan: Mapping[str, Any], source: str) -> Prefill:
     """From a drain plan (the server's `drain-plan`, or `console.guards.plan_drain` as a dict)."""
     low, high = plan["hint_ms"]
     rate = float(plan["rate_per_s"])
-    note = f"{source}: largest safe rate, limited by {plan.get('limited_by', '?')}"
+    limited_by = plan.get("limited_by", "?")
+    note = f"{source}: largest safe rate, limited by {limited_by}"
     if rate <= 0:
-        note = f"{source}: no rate is safe now ({plan.get('limited_by', '?')}); expect a block"
+        # No rate at all, not a token one: 0.1 closes/s read as the planner's suggestion, and was blocked.
+        note = (
+            f"{source}: no safe rate now (limited by {limited_by}) — any drain is blocked; "
+            "add capacity or wait for the fleet to calm"
+        )
     return Prefill(
         {
-            # The planned rate however slow (a floor above it would pre-fill a refused drain); the form
-            # needs some rate when none is safe.
-            "rate_per_s": _text(rate if rate > 0 else 0.1),
+            # The planned rate however slow (a floor above it would pre-fill a refused drain); the form asks
+            # for one when none is safe.
+            "rate_per_s": _text(rate) if rate > 0 else "",
             "deadline_s": _text(float(plan["deadline_s"])),
             "hint_min_ms": str(int(low)),
             "hint_max_ms": str(int(high)),

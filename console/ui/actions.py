@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from console.client.actions import ActionClient
 from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
-from console.guards import FleetCapacity, Thresholds, plan_drain
+from console.guards import FleetCapacity, Thresholds
 from console.model.actions import (
     ActionCall,
     ActionKind,
@@ -33,11 +33,12 @@ from console.model.actions import (
     fallback_drain_prefill,
     field_label,
     format_value,
+    local_drain_prefill,
     pointless,
     read_answer,
     rollout_prefill,
 )
-from console.protocol import AdmissionSettings, CapacityRecord, FleetSnapshot, Source
+from console.protocol import AdmissionSettings, CapacityRecord
 from console.record.records import ActionRecord, Confirmation
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
@@ -153,20 +154,6 @@ def _limit_change(before: float | None, after: float | None) -> str | None:
 
 def _limit_text(value: float | None) -> str:
     return "unlimited" if value is None else format_value(value)
-
-
-def no_rate_offered(prefill: Prefill, plan: dict) -> Prefill:
-    """When the drain planner finds no safe rate, the form offers none: it pre-filled 0.1 closes/s, which
-    reads as the planner's suggestion and is blocked. The rate is left empty (the form asks for one) and
-    the note under the form says there is no safe rate and what limits it."""
-    if float(plan["rate_per_s"]) > 0:
-        return prefill
-    source = prefill.source.split(":", 1)[0]
-    return Prefill(
-        {**prefill.values, "rate_per_s": ""},
-        f"{source}: no safe rate now (limited by {plan.get('limited_by', '?')}) — any drain is blocked; "
-        "add capacity or wait for the fleet to calm",
-    )
 
 
 def asked_again(server_said: str) -> str:
@@ -373,27 +360,16 @@ class ConsoleActions:
         """The server's planner; else the console's over the newest frame; else the drain window's rate."""
         assert self.admin is not None
         try:
-            plan = await self.admin.drain_plan(node_id)
+            return drain_prefill_from_plan(await self.admin.drain_plan(node_id), "the server's drain planner")
         except ApiError:
             pass
-        else:
-            return no_rate_offered(drain_prefill_from_plan(plan, "the server's drain planner"), plan)
         frame = self.app.model.frame
         capacity = await self._capacity()
         if frame is not None and capacity is not None:
-            snapshot = FleetSnapshot.of_frame(frame, self.app.model.fleet, Source.SIMULATOR)
             try:
-                planned = plan_drain(snapshot, capacity, [node_id], self.thresholds)
+                return local_drain_prefill(frame, self.app.model.fleet, node_id, capacity, self.thresholds)
             except StormdeckError:  # the planner refuses (the node is not ready): the plain rate still helps
                 pass
-            else:  # (as console.model.actions.local_drain_prefill, keeping the plan to read its rate)
-                plan = {
-                    "rate_per_s": planned.rate_per_s,
-                    "deadline_s": planned.deadline_s,
-                    "hint_ms": planned.hint_ms,
-                    "limited_by": planned.limited_by,
-                }
-                return no_rate_offered(drain_prefill_from_plan(plan, "the console's drain planner"), plan)
         node = self.app.model.nodes.get(node_id)
         return fallback_drain_prefill(node.connections if node else 0, self.thresholds)
 
