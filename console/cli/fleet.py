@@ -139,7 +139,8 @@ def run_fleet_up(args: argparse.Namespace) -> int:
                 "--duration",
                 str(args.duration),
             ]
-            command += ["--work-factor", str(args.work_factor), "--ramp-s", str(max(1.0, args.clients / 500))]
+            ramp_s = load_ramp_s(args.clients, args.duration)
+            command += ["--work-factor", str(args.work_factor), "--ramp-s", f"{ramp_s:g}"]
             command += ["--workers", "1"]  # one child, so stopping it by pid stops every client
             load = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=child_env())
         entries = [NodeEntry(n.node_id, n.admin_url, n.url) for n in nodes]
@@ -186,6 +187,13 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         stopped += [name for name, child in (("the load", load), ("the publisher", publisher)) if child]
         stopped += ["redis"] if redis is not None else []
         print(f"stopped: {', '.join(stopped)}", flush=True)
+
+
+def load_ramp_s(clients: int, duration_s: float) -> float:
+    """The load's first connects at ~500 a second (at least over a second), within a timed run: loadgen
+    refuses a ramp longer than its --duration (those clients would never connect)."""
+    ramp_s = max(1.0, clients / 500)
+    return min(ramp_s, duration_s) if duration_s > 0 else ramp_s
 
 
 def _stop(child: subprocess.Popen[bytes] | None) -> None:

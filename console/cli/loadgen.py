@@ -12,13 +12,18 @@ from console.cli.checks import check_work_factor
 from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.policies import POLICIES
 
+#: The first connects are spread over a second unless asked otherwise (a shorter run: over all of it).
+DEFAULT_RAMP_S = 1.0
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("loadgen", help="run SDK clients against loopback gateway nodes")
     parser.add_argument(
         "urls", nargs="+", metavar="URL", help="ws://127.0.0.1:PORT/channel/NAME (loopback only)"
     )
-    parser.add_argument("--clients", type=int, required=True, help="how many clients to connect")
+    parser.add_argument(
+        "--clients", type=int, required=True, help="how many clients to connect, 1 to 20,000 per worker"
+    )
     parser.add_argument("--policy", required=True, help="one of " + ", ".join(sorted(POLICIES)))
     parser.add_argument(
         "--duration",
@@ -32,7 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also follow this file of client URLs (one a line) as it grows: clients that reconnect spread "
         "over nodes added since (`fleet up` keeps one)",
     )
-    parser.add_argument("--ramp-s", type=float, default=1.0, help="spread the first connects over this long")
+    parser.add_argument(
+        "--ramp-s",
+        type=float,
+        help=f"spread the first connects over this many seconds, at most --duration (default {DEFAULT_RAMP_S:g}, "
+        "or the whole --duration when shorter)",
+    )
     parser.add_argument(
         "--workers", type=int, help="worker processes (default: one per core above 2,000 clients)"
     )
@@ -43,7 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="seed of the clients' backoff draws (default 0; worker k uses SEED + k)",
     )
     parser.add_argument(
-        "--work-factor", type=int, default=DEFAULT_WORK_FACTOR, help="the nodes' --work-factor (for tokens)"
+        "--work-factor",
+        type=int,
+        default=DEFAULT_WORK_FACTOR,
+        help=f"the nodes' --work-factor (for tokens; default {DEFAULT_WORK_FACTOR}, as `gateway serve`'s)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(handler=_loadgen)
@@ -53,13 +66,14 @@ def _loadgen(args: argparse.Namespace) -> int:
     from console.gateway.loadgen import LoadSpec, run_load
 
     check_work_factor("--work-factor", args.work_factor)  # else each client fails in hashlib
-    workers = args.workers or default_workers(args.clients, args.duration)
+    workers = args.workers if args.workers is not None else default_workers(args.clients, args.duration)
+    ramp_s = args.ramp_s if args.ramp_s is not None else min(DEFAULT_RAMP_S, args.duration or DEFAULT_RAMP_S)
     spec = LoadSpec(
         args.urls,
         args.clients,
         args.policy,
         args.duration,
-        args.ramp_s,
+        ramp_s,
         args.seed,
         args.work_factor,
         args.nodes_file,

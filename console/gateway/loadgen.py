@@ -291,6 +291,11 @@ def run_load(spec: LoadSpec, workers: int = 1) -> LoadReport:
         raise InputError(
             "--duration", spec.duration_s, f"seconds in [0, {MAX_DURATION_S:g}] (0: until stopped)"
         )
+    # Connects after the run's end would never happen (a ramp longer than --duration); a negative or
+    # nan ramp would run as none at all. A load until stopped ramps within the longest timed run.
+    ramp_limit_s = spec.duration_s or MAX_DURATION_S
+    if not 0 <= spec.ramp_s <= ramp_limit_s:
+        raise InputError("--ramp-s", spec.ramp_s, f"seconds in [0, {ramp_limit_s:g}] (at most --duration)")
     if not 1 <= workers <= 64:
         raise InputError("--workers", workers, "1 to 64")
     if spec.duration_s == 0 and workers > 1:

@@ -158,6 +158,43 @@ def test_loadgen_says_when_the_nodes_refuse_its_tokens(node_processes, capsys) -
     assert f"--work-factor {CHEAP_WORK_FACTOR + 1} the nodes'" in err and "listening" not in err
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        # A negative or nan ramp ran as no ramp at all, and a ramp past the run never connected some
+        # clients: all three reported figures for a load nobody asked for, exit 0 or 1, no word why.
+        (["--ramp-s", "-1"], "--ramp-s: -1.0 is not allowed; expected seconds in [0, 1]"),
+        (["--ramp-s", "nan"], "--ramp-s: nan is not allowed"),
+        (
+            ["--ramp-s", "30", "--duration", "10"],
+            "--ramp-s: 30.0 is not allowed; expected seconds in [0, 10]",
+        ),
+        # `--workers 0` read as "not given" and ran the default; -1 was refused as "1 to 64".
+        (["--workers", "0"], "--workers: 0 is not allowed; expected 1 to 64"),
+    ],
+)
+def test_loadgen_refuses_a_ramp_or_workers_out_of_range(extra: list[str], message: str, capsys) -> None:
+    url = f"ws://127.0.0.1:{free_port()}/"
+    argv = ["loadgen", url, "--clients", "3", "--policy", "fixed", "--duration", "1", *extra]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_short_load_ramps_within_its_run_when_no_ramp_is_given(capsys) -> None:
+    """The default ramp (1 s) is cut to a shorter --duration rather than refused: the user never set it."""
+    url = f"ws://127.0.0.1:{free_port()}/"
+    assert main(["loadgen", url, "--clients", "3", "--policy", "fixed", "--duration", "0.5", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["attempts"] == 3
+
+
+def test_fleet_up_ramps_its_load_within_the_load_s_duration() -> None:
+    from console.cli.fleet import load_ramp_s
+
+    assert load_ramp_s(18_000, 0) == 36.0  # until stopped: ~500 connects a second
+    assert load_ramp_s(18_000, 10) == 10.0  # a 10 s load: loadgen refuses a 36 s ramp
+    assert load_ramp_s(100, 30) == 1.0
+
+
 def test_a_load_until_stopped_runs_in_one_worker_unless_asked() -> None:
     """`--clients 3000 --duration 0` refused '--workers: 2' — an option the user never set."""
     from console.cli.loadgen import default_workers
