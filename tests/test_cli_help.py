@@ -30,6 +30,32 @@ def test_every_option_and_argument_has_a_help_text() -> None:
     assert missing == []
 
 
+def _options_with_a_default() -> Iterator[tuple[str, argparse.Action]]:
+    for path, parser in commands(build_parser()):
+        for action in parser._actions:
+            if action.option_strings and action.default not in (None, False, [], argparse.SUPPRESS):
+                yield f"{' '.join(path)} {action.option_strings[-1]}", action
+
+
+def test_every_option_with_a_default_says_it() -> None:
+    """Found in a docs review: `bench console --history-s` (3600), `act … rollout start --pause-cpu` (75),
+    `fleet up --port` (8471) and others took a default their --help did not name."""
+    missing = [name for name, action in _options_with_a_default() if "default" not in (action.help or "")]
+    assert missing == []
+
+
+def test_a_default_named_in_the_help_is_the_default() -> None:
+    import re
+
+    wrong = []
+    for name, action in _options_with_a_default():
+        said = re.search(r"default:? (-?[0-9][0-9,]*(?:\.[0-9]+)?)(?=[ ;,)]|$)", action.help or "")
+        number = said and float(said.group(1).rstrip(",.").replace(",", ""))
+        if said and isinstance(action.default, int | float) and number != float(action.default):
+            wrong.append((name, said.group(1), action.default))
+    assert wrong == []
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [

@@ -56,16 +56,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="act on a fleet through its API: drain, undrain, rollout, admission, add capacity (guarded, "
         "audited)",
         description="Send a guarded action. Exit 0 applied (or dry run), 3 needs confirmation, 4 blocked, "
-        "2 bad input, 1 transport or auth error.",
+        "2 bad input, 1 transport or auth error, or a URL that answers but is not a stormdeck fleet API.",
     )
     act.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
     actions = act.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_ActionParser)
 
     drain = actions.add_parser("drain", parents=[common], help="drain a node")
     drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
-    drain.add_argument("--rate", type=float, required=True, metavar="R", help="closes per second")
-    drain.add_argument("--deadline", type=float, required=True, metavar="S", help="seconds to force-close")
-    drain.add_argument("--hint", required=True, metavar="MIN:MAX", help="reconnect hint window, ms")
+    drain.add_argument("--rate", type=float, required=True, metavar="R", help="closes per second, > 0")
+    drain.add_argument(
+        "--deadline",
+        type=float,
+        required=True,
+        metavar="S",
+        help="seconds until what is left is force-closed, 0 to a week (604800)",
+    )
+    drain.add_argument(
+        "--hint", required=True, metavar="MIN:MAX", help="reconnect hint window, ms: 0 ≤ MIN ≤ MAX ≤ 3600000"
+    )
     drain.set_defaults(handler=_run_act, build=_drain)
 
     undrain = actions.add_parser("undrain", parents=[common], help="put a node back into rotation")
@@ -75,15 +83,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rollout = actions.add_parser("rollout", help="start, halt or resume a rolling restart")
     steps = rollout.add_subparsers(dest="step", metavar="STEP", required=True, parser_class=_ActionParser)
     start = steps.add_parser("start", parents=[common], help="start a rollout")
-    start.add_argument("--batch-size", type=int, required=True, metavar="N", help="nodes restarted at a time")
-    start.add_argument("--interval", type=float, required=True, metavar="S", help="seconds between batches")
+    start.add_argument(
+        "--batch-size", type=int, required=True, metavar="N", help="nodes restarted at a time, 1 to 10000"
+    )
+    start.add_argument(
+        "--interval",
+        type=float,
+        required=True,
+        metavar="S",
+        help="seconds from one batch's start to the next's, up to a week (604800)",
+    )
     start.add_argument(
         "--mode",
         choices=("drain", "abrupt"),
         default="drain",
         help="drain each node before its restart, or drop its connections at once (default drain)",
     )
-    start.add_argument("--pause-cpu", type=float, default=75.0, metavar="PCT", help="auto-pause line")
+    start.add_argument(
+        "--pause-cpu",
+        type=float,
+        default=75.0,
+        metavar="PCT",
+        help="pause when a surviving node's CPU exceeds PCT %%, in (0, 100] (default 75)",
+    )
     start.set_defaults(handler=_run_act, build=_rollout_start)
     for step in ("halt", "resume"):
         steps.add_parser(step, parents=[common], help=f"{step} the rollout").set_defaults(
@@ -104,7 +126,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     admission.add_argument("--burst", metavar="N", help="token bucket size per node, or unlimited")
     admission.add_argument("--max-connections", metavar="N", help="connection ceiling per node, or unlimited")
-    admission.add_argument("--retry-after", metavar="MIN:MAX", help="Retry-After window, s")
+    admission.add_argument(
+        "--retry-after", metavar="MIN:MAX", help="Retry-After window, s: 0 ≤ MIN ≤ MAX ≤ 3600"
+    )
     admission.add_argument("--nodes", metavar="ID,ID", help="only these nodes")
     admission.set_defaults(handler=_run_act, build=_admission, complete=_keep_current_admission)
 

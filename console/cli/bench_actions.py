@@ -14,8 +14,10 @@ def register_bench(bench_subparsers: argparse._SubParsersAction) -> None:
         description="Run thundering-herd (13 M clients, 480 nodes) through its storms; at SAMPLES moments "
         "judge and forecast a drain. Prints verdict_ms_p50 and forecast_ms_p50/_p99 (target ≤ 500 ms).",
     )
-    parser.add_argument("--samples", type=int, default=30, help="moments measured (default 30)")
-    parser.add_argument("--until", type=int, default=690, help="last fleet second (default 690, the halt)")
+    parser.add_argument("--samples", type=int, default=30, help="moments measured, 1 to 500 (default 30)")
+    parser.add_argument(
+        "--until", type=int, default=690, help="last fleet second, 15 to 1500 (default 690, the halt)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=_run)
 

@@ -13,7 +13,12 @@ def register_bench(benches: argparse._SubParsersAction) -> None:
     parser.add_argument("--nodes", type=int, default=2000, help="nodes in the synthetic fleet (default 2000)")
     parser.add_argument("--frames", type=int, default=30, help="frames streamed at --rate (default 30)")
     parser.add_argument("--rate", type=float, default=1.0, help="frames per second (default 1)")
-    parser.add_argument("--history-s", type=int, default=3600, help="history applied before rss is read")
+    parser.add_argument(
+        "--history-s",
+        type=int,
+        default=3600,
+        help="fleet seconds of history applied before rss is read (default 3600)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run)
 

@@ -11,9 +11,17 @@ from console.errors import InputError
 def register_bench(benches: argparse._SubParsersAction) -> None:
     parser = benches.add_parser("gateway", help="figures of one reference gateway node on loopback")
     parser.add_argument(
-        "--idle-clients", type=int, default=10_000, help="idle connections to hold (≤ 18,000)"
+        "--idle-clients",
+        type=int,
+        default=10_000,
+        help="idle connections to hold, 1 to 18,000 (default 10,000)",
     )
-    parser.add_argument("--cost-attempts", type=int, default=2000, help="attempts per cost measurement")
+    parser.add_argument(
+        "--cost-attempts",
+        type=int,
+        default=2000,
+        help="attempts per cost measurement, 100 to 20,000 (default 2000)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.set_defaults(handler=_bench)
 

@@ -22,9 +22,13 @@ def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> arg
         description="Serve a synthetic fleet from a child process, attach CLIENTS stream clients and an "
         "API prober, and report publish→receive delay percentiles (target: fanout_p99_ms ≤ 100).",
     )
-    parser.add_argument("--clients", type=int, default=50, help="stream clients (default 50)")
-    parser.add_argument("--nodes", type=int, default=2000, help="nodes in the synthetic fleet (default 2000)")
-    parser.add_argument("--seconds", type=float, default=15.0, help="how long to measure (default 15)")
+    parser.add_argument("--clients", type=int, default=50, help="stream clients, 1 to 500 (default 50)")
+    parser.add_argument(
+        "--nodes", type=int, default=2000, help="nodes in the synthetic fleet, 1 to 20000 (default 2000)"
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=15.0, help="seconds to measure, 2 to 600 (default 15)"
+    )
     parser.add_argument(
         "--scenario",
         help="serve this simulator scenario instead of the synthetic fleet (--nodes is then ignored)",

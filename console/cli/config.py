@@ -19,7 +19,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "check",
         help="validate ./stormdeck.toml, the user's config and STORMDECK_* env; show each value's source",
     )
-    check.add_argument("--json", action="store_true", help="print {field: {value, source}} as JSON")
+    check.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"files": {"read", "searched"}, "thresholds": {field: {"value", "source"}}} as JSON',
+    )
     check.set_defaults(handler=_check)
 
 

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--token-file", type=Path, help="fleet API tokens, as for `sim serve`: ROLE TOKEN [NAME]"
     )
-    parser.add_argument("--fleet", default="loopback", help="the fleet's name")
+    parser.add_argument("--fleet", default="loopback", help="the fleet's name (default loopback)")
     parser.add_argument(
         "--audit-log",
         type=Path,

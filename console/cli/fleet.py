@@ -23,6 +23,7 @@ from console.cli.checks import (
     check_work_factor,
 )
 from console.errors import InputError
+from console.policies import POLICIES
 
 MAX_NODES = 16
 
@@ -39,13 +40,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "optionally run a load generator. Ctrl-C or SIGTERM stops everything it started.",
     )
     up.add_argument("--nodes", type=int, default=3, help=f"gateway nodes, 1 to {MAX_NODES} (default 3)")
-    up.add_argument("--port", type=int, default=8471, help="the fleet API's port (0: any free)")
+    up.add_argument("--port", type=int, default=8471, help="the fleet API's port (default 8471; 0: any free)")
     up.add_argument("--token-file", type=Path, help="fleet API tokens, as for `sim serve`")
     up.add_argument(
         "--audit-log", type=Path, help="the controller's audit log, as for `stormdeck controller`"
     )
-    up.add_argument("--clients", type=int, default=0, help="load generator clients (0: none)")
-    up.add_argument("--policy", default="full_jitter", help="the clients' backoff policy")
+    up.add_argument(
+        "--clients", type=int, default=0, help="load generator clients, 0 to 18,000 (default 0: none)"
+    )
+    up.add_argument(
+        "--policy",
+        default="full_jitter",
+        help="the clients' backoff policy, one of " + ", ".join(sorted(POLICIES)) + " (default full_jitter)",
+    )
     up.add_argument(
         "--publish-rate-per-s",
         type=float,

@@ -18,7 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(×1/×5/×20/×60), [ ] jump to the previous/next alarm, { } to the previous/next action.",
     )
     parser.add_argument("file", type=Path, help="the recording")
-    parser.add_argument("--speed", type=float, default=1.0, help="fleet seconds per second (default 1)")
+    parser.add_argument(
+        "--speed", type=float, default=1.0, help="fleet seconds per second, in (0, 600] (default 1)"
+    )
     parser.add_argument("--paused", action="store_true", help="start paused on the first frame")
     parser.add_argument("--theme", help="dark, light, high-contrast, colorblind, or one of yours")
     parser.set_defaults(handler=run_replay)

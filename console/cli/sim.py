@@ -27,7 +27,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("scenario", help="scenario name (see `stormdeck sim list`) or path to a .toml file")
     add_override_arguments(run)
-    run.add_argument("--until", type=float, metavar="SECONDS", help="stop at this simulated time")
+    run.add_argument(
+        "--until",
+        type=float,
+        metavar="SECONDS",
+        help="stop at this simulated time, seconds, at most 100 × the scenario's duration_s (default: its duration_s)",
+    )
     run.add_argument(
         "--frames", type=Path, metavar="FILE.jsonl", help="write every frame and event as JSON lines"
     )
