@@ -11,7 +11,9 @@ import math
 def register_bench(benches: argparse._SubParsersAction) -> None:
     parser = benches.add_parser("console", help="headless console on a synthetic 2000-node stream at 1 Hz")
     parser.add_argument("--nodes", type=int, default=2000, help="nodes in the synthetic fleet (default 2000)")
-    parser.add_argument("--frames", type=int, default=30, help="frames streamed at --rate (default 30)")
+    parser.add_argument(
+        "--frames", type=int, default=30, help="frames streamed at --rate, at least 5 (default 30)"
+    )
     parser.add_argument("--rate", type=float, default=1.0, help="frames per second (default 1)")
     parser.add_argument(
         "--history-s",
