@@ -1,7 +1,9 @@
 """The server's bounded history of published frames: stream resume and per-node history. Pure.
 
 Each entry is one frame interval: its events, then its frame, all stamped with the frame's `seq`, and the
-same messages already serialized, so a replay or a fan-out to fifty clients serializes nothing again.
+same messages already serialized, so a replay or a fan-out to fifty clients serializes nothing again. The
+newest entry is kept whole; older ones keep their nodes as columns (`node_columns`) and, past the replay
+cap, no messages — ten minutes of a 480-node fleet held ~460 MB as records, ~60 MB so.
 A client that holds frame N (and so every event tagged N, which came before it) resumes with
 `?since=N&epoch=E`: when E is this history's epoch and frame N+1 is still replayable, every missed message
 follows (`recovered: true`); otherwise the client starts fresh (`recovered: false`) — the resume contract
@@ -12,11 +14,13 @@ from __future__ import annotations
 
 import secrets
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from console.protocol import Event, Frame, NodeSample, NodeStatus
 from console.server.events import names_node
+from console.server.node_columns import NodeColumns
 
 #: Ten minutes at one frame a second: the console's longest chart (connections over 10 min) and the
 #: node detail's history.
@@ -56,6 +60,18 @@ def prepare(
     return Published(seq=seq, frame=stamped_frame, events=stamped_events, messages=messages)
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """An older frame interval as the history keeps it: what resume, node history and node events read.
+    Its messages are dropped once it is past the replay cap (no resume sends it again)."""
+
+    seq: int
+    time_s: float
+    events: tuple[Event, ...]
+    messages: tuple[str, ...]
+    nodes: NodeColumns | tuple[NodeStatus, ...]
+
+
 class FrameHistory:
     def __init__(
         self,
@@ -67,7 +83,8 @@ class FrameHistory:
             raise ValueError("max_frames and replay_cap_frames must be at least 1")
         self.epoch = epoch or new_epoch()
         self.replay_cap_frames = min(replay_cap_frames, max_frames)
-        self._entries: deque[Published] = deque(maxlen=max_frames)
+        self._entries: deque[_Kept] = deque(maxlen=max_frames)
+        self._newest: Published | None = None  # whole: the frame a paused stream repeats, the nodes now
         self._positions: dict[str, int] = {}  # node id → index in the newest frame's nodes[]
 
     @property
@@ -81,13 +98,10 @@ class FrameHistory:
 
     @property
     def newest(self) -> Published | None:
-        return self._entries[-1] if self._entries else None
+        return self._newest
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    def __iter__(self) -> Iterator[Published]:
-        return iter(self._entries)
 
     def stamp(self, frame: Frame, events: list[Event]) -> Published:
         """Give a tick the next seq and this epoch, serialize it, and keep it."""
@@ -99,8 +113,22 @@ class FrameHistory:
         """Keep an entry made by `prepare` (which may run in a worker thread: serializing is the cost)."""
         if entry.seq != self.newest_seq + 1 or entry.frame.epoch != self.epoch:
             raise ValueError(f"entry {entry.seq} ({entry.frame.epoch}) does not follow {self.newest_seq}")
-        self._entries.append(entry)
+        before = self._entries[-1].nodes if self._entries else None
+        nodes = NodeColumns.of(entry.frame.nodes, before if isinstance(before, NodeColumns) else None)
+        self._entries.append(
+            _Kept(
+                entry.seq,
+                entry.frame.time_s,
+                entry.events,
+                entry.messages,
+                nodes if nodes is not None else tuple(entry.frame.nodes),
+            )
+        )
+        self._newest = entry
         self._positions = {node.id: index for index, node in enumerate(entry.frame.nodes)}
+        past_cap = len(self._entries) - self.replay_cap_frames - 1
+        if past_cap >= 0 and self._entries[past_cap].messages:
+            self._entries[past_cap] = replace(self._entries[past_cap], messages=())
 
     def resume(self, since: int | None, epoch: str | None) -> Resume:
         """What a client connecting with `?since=&epoch=` gets after its hello."""
@@ -129,9 +157,9 @@ class FrameHistory:
         for entry in reversed(self._entries):
             if len(samples) >= limit:
                 break
-            status = _find_node(entry.frame, node_id, position)
-            if status is not None:
-                samples.append(NodeSample(**status.model_dump(), seq=entry.seq, time_s=entry.frame.time_s))
+            fields = _node_fields(entry.nodes, node_id, position)
+            if fields is not None:
+                samples.append(NodeSample(**fields, seq=entry.seq, time_s=entry.time_s))
         samples.reverse()
         return samples
 
@@ -149,16 +177,25 @@ class FrameHistory:
         newest = self.newest
         if newest is None:
             return None
-        return _find_node(newest.frame, node_id, self._positions.get(node_id))
+        return _find_node(newest.frame.nodes, node_id, self._positions.get(node_id))
 
     def node_ids(self) -> list[str]:
         return list(self._positions)
 
 
-def _find_node(frame: Frame, node_id: str, position: int | None) -> NodeStatus | None:
+def _node_fields(
+    nodes: NodeColumns | tuple[NodeStatus, ...], node_id: str, position: int | None
+) -> dict[str, Any] | None:
+    if isinstance(nodes, NodeColumns):
+        index = nodes.index_of(node_id, position)
+        return None if index is None else nodes.fields(index)
+    status = _find_node(nodes, node_id, position)
+    return None if status is None else status.model_dump()
+
+
+def _find_node(nodes: Sequence[NodeStatus], node_id: str, position: int | None) -> NodeStatus | None:
     # Nodes keep their order from frame to frame, so the newest frame's position is nearly always right;
     # the scan is for a fleet whose membership changed (a node provisioned or removed).
-    nodes = frame.nodes
     if position is not None and position < len(nodes) and nodes[position].id == node_id:
         return nodes[position]
     for node in nodes:
