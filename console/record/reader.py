@@ -10,7 +10,10 @@
 Opening reads only the members' headers (docs/recording.md, "seek cost"); a frame is inflated when asked
 for. A torn tail — what a killed writer leaves — is ignored: `damaged_tail` says one was there. A damaged
 member found later, when read (a file copied mid-write, a lost page), ends the recording there the same
-way: what is before it reads, the iterators stop at it, and `damaged_at` says where.
+way: what is before it reads, the iterators stop at it, and `damaged_at` says where. So does a member
+that checks out but is not a record this stormdeck reads (a field of the wrong type: an edited file).
+A recording this stormdeck cannot read at all — a newer `recording_version`, frames of another fleet API
+version — is refused at open, naming what it is.
 """
 
 from __future__ import annotations
@@ -22,11 +25,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
+from pydantic import ValidationError
+
+from console import __version__
 from console.errors import InputError
-from console.protocol import Event, Frame, Hello
+from console.protocol import API_VERSION, Event, Frame, Hello
 from console.record import container
 from console.record.container import Entry, RecordKind
 from console.record.records import (
+    RECORDING_VERSION,
     ActionRecord,
     Confirmation,
     DrillOutcome,
@@ -75,6 +82,9 @@ class RecordingReader:
         self.damaged_tail = container.end_of(self._entries) < size
         #: Where the damage starts (a torn tail, or a damaged member met while reading), or None.
         self.damaged_at: int | None = container.end_of(self._entries) if self.damaged_tail else None
+        #: What is wrong at `damaged_at` when it is not a torn or garbled member but a record this
+        #: stormdeck does not read (e.g. "the frame record at byte 676 has nodes.0.connections: …").
+        self.damage: str | None = None
         try:
             header = self._read(self._entries[0])
         except InputError:
@@ -93,15 +103,62 @@ class RecordingReader:
         self._markers: list[Marker] | None = None
         #: Per alarm, the (raised, cleared or None) fleet times the recording's alarm events say.
         self._alarm_spans: dict[AlarmKey, list[tuple[float, float | None]]] = {}
+        try:
+            self._check_versions()
+        except InputError:
+            self._file.close()
+            raise
 
     # --- records ---------------------------------------------------------------------------------------
+
+    def _check_versions(self) -> None:
+        """Refuse what this stormdeck would misread: a recording whose records mean something else (a
+        newer `recording_version`), or frames of another fleet API version (its first frame says; one
+        inflate). Fields added without a version change read, as the protocol's models keep them."""
+        header = self.header
+        if header.recording_version > RECORDING_VERSION:
+            raise InputError(
+                "FILE",
+                str(self.path),
+                f"a recording of version {RECORDING_VERSION} or older, which stormdeck {__version__} reads "
+                f"(this one is version {header.recording_version}, written by stormdeck "
+                f"{header.stormdeck_version})",
+            )
+        if self._frames:
+            try:
+                first = self._read(self._frames[0])
+            except DamagedRecord:
+                return  # the recording now ends before it; what is before reads
+            if isinstance(first, Frame) and first.api_version != API_VERSION:
+                raise InputError(
+                    "FILE",
+                    str(self.path),
+                    f"a recording of fleet API {API_VERSION}, which stormdeck {__version__} reads (its "
+                    f"frames have api_version {first.api_version!r})",
+                )
 
     def _read(self, entry: Entry) -> Recorded:
         payload = container.read_member(self._file, entry)
         if payload is None:
             self._end_before(entry)
             raise DamagedRecord("FILE", str(self.path), f"an undamaged record at byte {entry.offset}")
-        return parse_record(entry.kind, payload)
+        try:
+            return parse_record(entry.kind, payload)
+        except ValidationError as error:
+            # Its CRC checks out, its content does not (an edited file): the recording ends before it, as
+            # at a damaged member, and the message names the field.
+            first = error.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "record"
+            damage = (
+                f"the {entry.kind.name.lower()} record at byte {entry.offset} has {field}: {first['msg']} "
+                f"(got {first.get('input')!r})"
+            )
+            if entry.kind is not RecordKind.HEADER:
+                self._end_before(entry)
+                self.damage = damage
+            raise DamagedRecord(
+                "FILE", str(self.path), f"records stormdeck {__version__} reads: {damage}"
+            ) from None
 
     def _end_before(self, entry: Entry) -> None:
         """The recording ends before `entry`: only the tail is checked at open (one inflate, not thousands),

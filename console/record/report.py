@@ -40,13 +40,14 @@ def write_report(recording_path: Path, out_dir: Path, thresholds: Thresholds | N
         reviewed = review(recording, thresholds)
         source_name = recording_path.name
         damaged_at = recording.damaged_at
+        damage = recording.damage
     thresholds = thresholds or Thresholds()
     contents = {
         out_dir / f"{name}.svg": svg.render(chart) for name, chart in _charts(reviewed, thresholds).items()
     }
     charts = list(contents)
     markdown = out_dir / "report.md"
-    contents[markdown] = render_markdown(reviewed, source_name, charts, damaged_at)
+    contents[markdown] = render_markdown(reviewed, source_name, charts, damaged_at, damage)
     _write_all(contents, out_dir)
     return ReportFiles(markdown, charts)
 
@@ -149,10 +150,14 @@ def _cell(text: object) -> str:
 
 
 def render_markdown(
-    reviewed: Review, source_name: str, charts: list[Path], damaged_at: int | None = None
+    reviewed: Review,
+    source_name: str,
+    charts: list[Path],
+    damaged_at: int | None = None,
+    damage: str | None = None,
 ) -> str:
     lines = [f"# After-action report: {reviewed.header.fleet or source_name}", ""]
-    lines += _session(reviewed, source_name, damaged_at)
+    lines += _session(reviewed, source_name, damaged_at, damage)
     lines += _figures(reviewed)
     lines += ["## Charts", ""]
     lines += [f"![{path.stem}]({path.name})" for path in charts] or ["No frames were recorded."]
@@ -160,7 +165,9 @@ def render_markdown(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _session(reviewed: Review, source_name: str, damaged_at: int | None) -> list[str]:
+def _session(
+    reviewed: Review, source_name: str, damaged_at: int | None, damage: str | None = None
+) -> list[str]:
     header = reviewed.header
     started = dt.datetime.fromtimestamp(header.started_unix_s, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     rows = [
@@ -185,7 +192,15 @@ def _session(reviewed: Review, source_name: str, damaged_at: int | None) -> list
         )
     if header.trimmed_before_s is not None:
         rows.append(("retention", f"frames before {clock(header.trimmed_before_s)} were dropped"))
-    if damaged_at is not None:
+    if damaged_at is not None and damage is not None:
+        rows.append(
+            (
+                "note",
+                f"the recording is read up to byte {damaged_at:,}: {damage}, not a record this stormdeck "
+                "reads (an edited file?); everything before it is reported",
+            )
+        )
+    elif damaged_at is not None:
         rows.append(
             (
                 "note",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from console.protocol import Frame
 from console.record.container import RecordKind
 from console.record.reader import RecordingReader
@@ -76,3 +78,60 @@ def test_a_damaged_recording_replays_to_the_damage_and_stops_saying_why(
         replay.seek(10_000.0)  # a seek past the damage lands on the last frame before it
         landed = [item for item in replay.take(clock()) if isinstance(item, Frame)]
         assert landed[-1].time_s == last_s
+
+
+def _recording_with_a_bad_frame(path: Path, ticks: list[Tick]) -> int:
+    """Every tick's frame, the one at DAMAGED_FRAME with a field of the wrong type (an edited file): its
+    member checks out, its content does not. Returns that member's offset."""
+    with RecordingWriter(path, header(), fsync=False) as writer:
+        for i, tick in enumerate(ticks):
+            raw = tick.frame.model_dump_json()
+            if i == DAMAGED_FRAME:
+                raw = raw.replace('"connections":', '"connections":"many","was":', 1)
+            writer.write(tick.frame, raw=raw)
+    with RecordingReader(path) as whole:
+        return [e for e in whole.entries() if e.kind is RecordKind.FRAME][DAMAGED_FRAME].offset
+
+
+def test_a_record_of_the_wrong_shape_ends_the_recording_there_naming_its_field(
+    outage_ticks: list[Tick], recording_path: Path, tmp_path: Path
+) -> None:
+    """`stormdeck report` of such a file printed pydantic's traceback, exit 1."""
+    offset = _recording_with_a_bad_frame(recording_path, outage_ticks)
+    with RecordingReader(recording_path) as recording:
+        assert len(list(recording.frames())) == DAMAGED_FRAME
+        assert recording.damaged_at == offset
+        assert (
+            recording.damage is not None
+            and "connections" in recording.damage
+            and "'many'" in recording.damage
+        )
+    markdown = write_report(recording_path, tmp_path / "report").markdown.read_text()
+    assert f"read up to byte {offset:,}" in markdown and "connections" in markdown
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ("recording_version", ["version 1 or older", "this one is version 7"]),
+        ("api_version", ["fleet API v1", "api_version 'v2'"]),
+    ],
+)
+def test_a_recording_this_stormdeck_would_misread_is_refused_at_open(
+    change: str, words: list[str], outage_ticks: list[Tick], recording_path: Path, tmp_path: Path, capsys
+) -> None:
+    """A newer recording_version, or frames of another fleet API version, were read as if they were
+    this one's, silently."""
+    from console.cli import main
+
+    made = header(recording_version=7) if change == "recording_version" else header()
+    with RecordingWriter(recording_path, made, fsync=False) as writer:
+        for tick in outage_ticks[:5]:
+            frame = tick.frame
+            writer.write(frame.model_copy(update={"api_version": "v2"}) if change == "api_version" else frame)
+    assert main(["report", str(recording_path), "--out", str(tmp_path / "report")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"FILE: {str(recording_path)!r}" in err
+    for word in words:
+        assert word in err
+    assert not (tmp_path / "report" / "report.md").exists()
