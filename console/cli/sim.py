@@ -77,8 +77,9 @@ def run_scenario(
 
     check_seed(seed)
     scenario = load_scenario(name, overrides)
-    if until is not None and not 0 < until <= scenario.duration_s * 100:
-        raise InputError("--until", until, f"seconds in (0, {scenario.duration_s * 100:g}]")
+    # The simulator runs whole fleet seconds: 0.5 ran none (a summary of zeros) and 1.7 ran one, silently.
+    if until is not None and not (1 <= until <= scenario.duration_s * 100 and float(until).is_integer()):
+        raise InputError("--until", until, f"whole seconds in [1, {scenario.duration_s * 100:g}]")
     # Opened once every other input is checked, before the run: a bad path costs no simulated time.
     frames_file = _open_frames(frames_path) if frames_path else None
     try:

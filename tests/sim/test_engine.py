@@ -279,6 +279,11 @@ def test_summary_measures_recovery_from_the_first_disconnect() -> None:
         (["sim", "run", "demo", "--set", "admission.burst=nan"], ["admission.burst: nan", "an integer"]),
         (["sim", "run", "demo", "--set", "rollout.enabled=1"], ["rollout.enabled: 1", "true or false"]),
         (["sim", "run", "demo", "--seed", "-1", "--until", "1"], ["--seed: -1", "[0, 9223372036854775807]"]),
+        # The simulator runs whole seconds: 0.5 ran none and printed a summary of zeros, 1.7 ran one.
+        (["sim", "run", "demo", "--until", "0.5"], ["--until: 0.5", "whole seconds in [1, 90000]"]),
+        (["sim", "run", "demo", "--until", "1.7"], ["--until: 1.7", "whole seconds in [1, 90000]"]),
+        (["sim", "run", "demo", "--until", "0"], ["--until: 0", "whole seconds in [1, 90000]"]),
+        (["sim", "run", "demo", "--until", "1e30"], ["--until: 1e+30", "whole seconds in [1, 90000]"]),
         (
             ["sim", "run", "demo", "--until", "1", "--frames", "/nonexistent/dir/f.jsonl"],
             ["--frames", "/nonexistent/dir/f.jsonl", "a writable file"],
