@@ -39,6 +39,8 @@ def apply_override(data: dict[str, Any], override: str) -> None:
         raise InputError("--set", override, "KEY=VALUE with a dotted KEY, e.g. nodes.count=40")
     key, _, text = override.partition("=")
     key = key.strip()
+    if not key:  # '=3' named no path: the message read ': 3 is not allowed'
+        raise InputError("--set", override, "KEY=VALUE with a dotted KEY, e.g. nodes.count=40")
     value = _parse_value(text.strip())
     parts = key.split(".")
     if key == "clients.policy" or (len(parts) >= 3 and parts[:2] == ["clients", "policy"]):
