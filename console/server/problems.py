@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from console.errors import InputError
@@ -99,11 +100,19 @@ def _model_at(model: type[BaseModel] | None, path: list[str]) -> type[BaseModel]
     return model
 
 
-def _allowed(model: type[BaseModel] | None, path: list[str]) -> str:
+def _query_field(request: Request, name: str) -> FieldInfo | None:
+    """The declaration of the matched route's query parameter `name` (GET /v1/audit's `limit`)."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    params = getattr(dependant, "query_params", ())
+    return next((param.field_info for param in params if name in (param.name, param.alias)), None)
+
+
+def _allowed(model: type[BaseModel] | None, path: list[str], query: FieldInfo | None = None) -> str:
     """The allowed range of a body field, from its own model's constraints and description — the same
-    name may mean another thing in another body (a drain's rate_per_s closes, admission's admits)."""
+    name may mean another thing in another body (a drain's rate_per_s closes, admission's admits) — or
+    of the query parameter `query` declares."""
     holder = _model_at(model, path[:-1])
-    info = holder.model_fields.get(path[-1]) if holder is not None and path else None
+    info = query or (holder.model_fields.get(path[-1]) if holder is not None and path else None)
     if info is None:
         return ""
     allowed = next((item.allowed() for item in info.metadata if isinstance(item, Window)), "")
@@ -145,7 +154,9 @@ def _json_position(error: RequestValidationError, position: int) -> str:
     return f"line {line} column {column} (char {position})"
 
 
-def _validation_detail(error: dict[str, Any], model: type[BaseModel] | None, raised: Exception) -> str:
+def _validation_detail(
+    error: dict[str, Any], model: type[BaseModel] | None, raised: Exception, request: Request
+) -> str:
     location = tuple(error.get("loc", ()))
     field = _field_name(location)
     given = error.get("input")
@@ -165,7 +176,8 @@ def _validation_detail(error: dict[str, Any], model: type[BaseModel] | None, rai
         return f"{field}: unknown field (got {given!r}); allowed fields: {', '.join(known)}{hint}"
     message = error.get("msg", "invalid")
     shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
-    allowed = _allowed(model, path)
+    query = _query_field(request, path[-1]) if location[:1] == ("query",) and path else None
+    allowed = _allowed(model, path, query)
     return f"{field}: {message}{shown}" + (f"; allowed: {allowed}" if allowed else "")
 
 
@@ -174,7 +186,9 @@ async def _on_validation_error(request: Request, error: Exception) -> JSONRespon
     errors = list(error.errors())
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     model = body_model(request)
-    detail = "; ".join(_validation_detail(item, model, error) for item in errors) or "invalid request"
+    detail = (
+        "; ".join(_validation_detail(item, model, error, request) for item in errors) or "invalid request"
+    )
     problem = Problem(
         title=_TITLES[422], status=422, detail=detail, field=_field_name(tuple(first.get("loc", ())))
     )

@@ -113,9 +113,14 @@ async def test_bad_clock_input_is_a_problem_naming_field_and_range(
     assert live.feed.clock.speed == 1.0 and not live.feed.clock.paused
 
 
-async def test_bad_query_input_is_a_problem(live: Live) -> None:
-    response = await get(live, "/v1/nodes/node-0", params={"history_frames": 5000})
-    assert_problem(response, 422, "history_frames", "600")
+@pytest.mark.parametrize("given", [5000, -1, "many"])
+async def test_bad_query_input_is_a_problem_naming_field_and_range(live: Live, given) -> None:
+    """A query parameter's problem says its range as a body field's does: `history_frames=-1` said only
+    'Input should be greater than or equal to 0', not that 600 is the most."""
+    response = await get(live, "/v1/nodes/node-0", params={"history_frames": given})
+    assert_problem(
+        response, 422, "history_frames", f"(got '{given}')", "allowed: [0, 600] (frames of history to include"
+    )
 
 
 async def test_a_malformed_body_is_a_problem(live: Live) -> None:
