@@ -17,6 +17,7 @@ from console.cli.checks import (
     check_work_factor,
 )
 from console.errors import InputError
+from console.protocol import limits
 
 
 def _loopback_host(value: str) -> str:
@@ -127,13 +128,20 @@ def _check(args: argparse.Namespace) -> None:
     check_finite("--ping-interval-s", args.ping_interval_s)
     for bound in args.retry_after_s:
         check_finite("--retry-after-s", bound, "two finite numbers of seconds, MIN MAX")
-    for name in ("rate_per_s", "burst", "max_connections"):
+    # The admission the node starts with has the ranges of the one the admin API's PUT takes
+    # (console.protocol.limits): --retry-after-s 1 1e9 told refused clients to come back in 31 years.
+    for name, (_, high) in (
+        ("rate_per_s", limits.ADMISSION_RATE_PER_S),
+        ("burst", limits.ADMISSION_BURST),
+        ("max_connections", limits.ADMISSION_MAX_CONNECTIONS),
+    ):
         value = getattr(args, name)
-        if value is not None and value <= 0:
-            raise InputError(f"--{name.replace('_', '-')}", value, "a number > 0")
-    low, high = args.retry_after_s
-    if not 0 <= low <= high:
-        raise InputError("--retry-after-s", [low, high], "0 ≤ MIN ≤ MAX seconds")
+        if value is not None and not 0 < value <= high:
+            raise InputError(f"--{name.replace('_', '-')}", value, f"a number in (0, {high:.0f}]")
+    if not limits.in_window(args.retry_after_s, limits.RETRY_AFTER_S):
+        raise InputError(
+            "--retry-after-s", list(args.retry_after_s), limits.window_text(limits.RETRY_AFTER_S) + " seconds"
+        )
     if args.history is not None and not args.history.startswith(("redis://", "unix://")):
         raise InputError("--history", args.history, "a redis:// URL")
     if not args.lifetime_s > 0:

@@ -98,8 +98,21 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
         ),
         (
             [*SERVE_ARGV, "--rate-per-s", "-1"],
-            "> 0",
+            "--rate-per-s: -1.0 is not allowed; expected a number in (0, 1000000000]",
         ),
+        # The admission a node starts with has the ranges the admin API's PUT takes (console.protocol.limits):
+        # these were accepted, a Retry-After of up to 31 years among them.
+        ([*SERVE_ARGV, "--rate-per-s", "1e12"], "--rate-per-s: 1000000000000.0 is not allowed"),
+        (
+            [*SERVE_ARGV, "--burst", "2000000000"],
+            "--burst: 2000000000 is not allowed; expected a number in (0,",
+        ),
+        ([*SERVE_ARGV, "--max-connections", "0"], "--max-connections: 0 is not allowed"),
+        (
+            [*SERVE_ARGV, "--retry-after-s", "1", "1e9"],
+            "--retry-after-s: [1.0, 1000000000.0] is not allowed; expected [min, max] with 0 ≤ min ≤ max ≤ 3600",
+        ),
+        ([*SERVE_ARGV, "--retry-after-s", "30", "1"], "--retry-after-s: [30.0, 1.0] is not allowed"),
         (["bench", "gateway", "--idle-clients", "50000"], "--idle-clients"),
         # Checked before any node starts (bind() raised OverflowError once the nodes were up).
         (["fleet", "up", "--port", "99999"], "--port: 99999 is not allowed; expected a port in [0, 65535]"),
