@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from console.errors import InputError
+from console.errors import InputError, MissingInput
 from console.userfiles import read_user_text
 
 TOKEN_ENV = "STORMDECK_TOKEN"
@@ -37,7 +37,7 @@ def load_token(token_file: Path | None, environ: Mapping[str, str] | None = None
         return check_token("--token-file", token)
     token = environ.get(TOKEN_ENV, "").strip()
     if not token:
-        raise InputError("token", "(none)", f"--token-file FILE or the environment variable {TOKEN_ENV}")
+        raise MissingInput("token", f"--token-file FILE or the environment variable {TOKEN_ENV}")
     return check_token(TOKEN_ENV, token)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from console.errors import InputError
+from console.errors import InputError, MissingInput
 from console.packaged import list_packaged, read_packaged
 from console.protocol import ActionRequest, AdmissionRequest, CapacityRequest, DrainRequest, RolloutRequest
 from console.sim.injection import check_event
@@ -194,9 +194,10 @@ def load_drill(name_or_path: str) -> Drill:
 
 def build_drill(data: dict[str, Any]) -> Drill:
     _known_keys("", data, _TOP_KEYS)
-    for key, default in _TOP_KEYS.items():
-        if default is None and key not in data and key != "duration_s":
-            raise InputError(key, "(missing)", "a value: this key is required")
+    required = [key for key, default in _TOP_KEYS.items() if default is None and key != "duration_s"]
+    for key in required:
+        if key not in data:
+            raise MissingInput(key, "a drill file states " + ", ".join(required) + " (docs/drills.md)")
     for key in ("name", "title", "seed_source", "scenario", "briefing"):
         _text(key, data[key])
     _scenario_exists(data["scenario"])
@@ -332,7 +333,7 @@ def _objective(i: int, objective: Any) -> Objective:
     for key, default in spec.items():
         value = objective.get(key, default)
         if value is None:
-            raise InputError(f"{path}.{key}", "(missing)", f"a value: {kind} needs {key}")
+            raise MissingInput(f"{path}.{key}", f"{kind} needs {key}")
         params[key] = value
     _check_objective_params(path, kind, params)
     return Objective(name, kind, points, params)

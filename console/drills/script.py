@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from console.drills.schema import ACTION_BODIES, ACTION_NAMES, Drill, at_seconds
-from console.errors import InputError
+from console.errors import InputError, MissingInput
 from console.protocol import limits
 from console.sim.injection import node_ids
 from console.sim.scenario import Scenario
@@ -113,10 +113,14 @@ def _action(i: int, entry: Any, drill: Drill) -> ScriptedAction:
         raise InputError(path, entry, "a table with at_s (or at) and action")
     at_s = at_seconds(path, entry, drill.clock_start_s)
     action = entry.get("action")
+    if action is None:
+        raise MissingInput(f"{path}.action", "one of " + ", ".join(ACTION_NAMES))
     if action not in ACTION_NAMES:
         raise InputError(f"{path}.action", action, "one of " + ", ".join(ACTION_NAMES))
     node = entry.get("node")
     needs_node = action in ("drain", "undrain")
+    if needs_node and node is None:
+        raise MissingInput(f"{path}.node", f'{action} needs the node\'s id, e.g. "gw-003"')
     if needs_node != isinstance(node, str):
         allowed = 'a node id, e.g. "gw-003"' if needs_node else f"no node: {action} acts on the fleet"
         raise InputError(f"{path}.node", node, allowed)
@@ -144,8 +148,11 @@ def _check_body(path: str, action: str, body: dict[str, Any]) -> None:
     except ValidationError as error:
         first = error.errors()[0]
         key = ".".join(str(part) for part in first["loc"][:1]) or action
-        given = body.get(key, "(missing)")
-        raise InputError(f"{path}.{key}", given, _allowed(action, key, first["msg"])) from None
+        if key not in body:
+            raise MissingInput(
+                f"{path}.{key}", f"{action} needs it: {_allowed(action, key, first['msg'])}"
+            ) from None
+        raise InputError(f"{path}.{key}", body[key], _allowed(action, key, first["msg"])) from None
     for key, bounds in (("hint_ms", limits.HINT_MS), ("retry_after_s", limits.RETRY_AFTER_S)):
         if key in body:
             check_window(f"{path}.{key}", body[key], *bounds)

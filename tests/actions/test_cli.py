@@ -65,7 +65,7 @@ def test_exit_codes_follow_the_verdict(acting: Acting, operator, capsys) -> None
     assert act(acting, "admission", "--retry-after", "5:30", "--dry-run") == 0
 
 
-def test_auth_and_transport_errors_exit_1(acting: Acting, monkeypatch) -> None:
+def test_auth_and_transport_errors_exit_1(acting: Acting, monkeypatch, capsys) -> None:
     monkeypatch.setenv("STORMDECK_TOKEN", TOKENS["viewer"])
     assert act(acting, "undrain", "gw-001") == 1
     monkeypatch.setenv("STORMDECK_TOKEN", "nobody")
@@ -74,6 +74,8 @@ def test_auth_and_transport_errors_exit_1(acting: Acting, monkeypatch) -> None:
     assert main(["act", "http://127.0.0.1:9", "undrain", "gw-001"]) == 1
     monkeypatch.delenv("STORMDECK_TOKEN")
     assert act(acting, "undrain", "gw-001") == 2  # no token at all: bad input, named
+    # It read "token: '(none)' is not allowed".
+    assert "stormdeck: token is required: --token-file FILE or" in capsys.readouterr().err
 
 
 def test_plan_drain_prints_a_command_that_passes(acting: Acting, operator, capsys) -> None:

@@ -77,7 +77,6 @@ def test_a_bad_drill_file_exits_2_naming_the_field(
     ("script", "field"),
     [
         ('[[actions]]\nat_s = 5\naction = "halt"\n', "actions.0.action"),
-        ('[[actions]]\nat_s = 5\naction = "drain"\n', "actions.0.node"),
         ('[[actions]]\nat_s = 5\naction = "admission"\nrate = 5\n', "actions.0.rate"),
         ('[[actions]]\naction = "rollout_halt"\n', "actions.0"),
     ],
@@ -95,6 +94,50 @@ DRAIN = (
     '[[actions]]\nat = "{at}"\naction = "drain"\nnode = "gw-002"\nrate_per_s = 500\ndeadline_s = 60\n'
     "hint_ms = [1000, 5000]\n{answer}\n"
 )
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ('[[actions]]\nat_s = 5\nnode = "gw-001"\n', "actions.0.action is required: one of drain, undrain"),
+        (
+            '[[actions]]\nat_s = 5\naction = "drain"\n',
+            "actions.0.node is required: drain needs the node's id",
+        ),
+        (
+            '[[actions]]\nat_s = 5\naction = "drain"\nnode = "gw-001"\nrate_per_s = 5\nhint_ms = [1, 2]\n',
+            "actions.0.deadline_s is required: drain needs it: a number in [0, 604800]",
+        ),
+    ],
+)
+def test_a_missing_action_key_is_named_as_required(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], script: str, said: str
+) -> None:
+    """They read "actions.0.action: None is not allowed" and "deadline_s: '(missing)' is not allowed"."""
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
+    actions = write(tmp_path, "actions.toml", script)
+    assert main(["drill", drill, "--headless", "--actions", actions]) == 2
+    assert f"stormdeck: {said}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        ("name", "name is required: a drill file states name, title"),
+        ("briefing", "briefing is required: a drill file states name, title"),
+        ("objectives", "objectives is required: a drill file states name, title"),
+        ("min_pct", "objectives.0.min_pct is required: connections_floor needs min_pct"),
+    ],
+)
+def test_a_missing_drill_key_is_named_as_required(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, said: str
+) -> None:
+    """It read "name: '(missing)' is not allowed; expected a value: this key is required"."""
+    kept = [line for line in GOOD_DRILL.splitlines() if not line.startswith(f"{key} =")]
+    text = "\n".join(kept) if key != "objectives" else GOOD_DRILL.split("[[objectives]]")[0]
+    assert main(["drill", write(tmp_path, "bad.toml", text), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stormdeck: {said}"), err
 
 
 def test_a_tiny_drill_runs_through_the_guarded_api(
