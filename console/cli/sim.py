@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--until",
         type=float,
         metavar="SECONDS",
-        help="stop at this simulated time, seconds, at most 100 × the scenario's duration_s (default: its duration_s)",
+        help="stop at this simulated time: whole seconds from 1 to 100 × the scenario's duration_s (default: its duration_s)",
     )
     run.add_argument(
         "--frames", type=Path, metavar="FILE.jsonl", help="write every frame and event as JSON lines"
