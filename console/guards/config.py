@@ -80,10 +80,7 @@ def _coerce(name: str, raw: Any, source: str) -> float | int:
 
 
 def _read_file(path: Path) -> dict[str, Any]:
-    try:
-        document = read_user_toml(str(path), path)
-    except InputError as error:  # named as every error of this file is: the file, then what is wrong
-        raise InputError(str(path), "(file)", error.allowed) from None
+    document = read_user_toml("config file", path)
     names = {item.name for item in threshold_fields()}
     for key in document:  # a key outside [thresholds] would be ignored: a typo must not keep the default
         if key != "thresholds":

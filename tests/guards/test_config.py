@@ -118,7 +118,9 @@ def test_broken_toml_names_the_file(dirs) -> None:
     path = write(user, "[thresholds\nheadroom_min_pct = 30\n")
     with pytest.raises(InputError) as error:
         load_thresholds(project, user, env={})
-    assert error.value.field == str(path) and "valid TOML" in error.value.allowed
+    assert error.value.field == "config file" and error.value.value == str(path)
+    assert "valid TOML" in error.value.allowed and "line 1" in error.value.allowed
+    assert str(error.value).startswith(f"config file: '{path}' is not allowed; expected valid TOML")
 
 
 def test_thresholds_validate_in_code_too() -> None:
