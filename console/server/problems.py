@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from console.errors import InputError
 from console.protocol import Problem
@@ -32,6 +33,7 @@ _TITLES = {
     405: "Method not allowed",
     409: "Conflict",
     422: "Invalid input",
+    426: "Upgrade required",
     500: "Internal error",
 }
 
@@ -209,10 +211,28 @@ async def _on_api_problem(request: Request, error: Exception) -> JSONResponse:
 async def _on_http_exception(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     detail = error.detail if isinstance(error.detail, str) else str(error.detail)
-    if error.status_code == 404 and detail == "Not Found":
-        detail = f"no such path {request.url.path!r}; the API's paths are listed at /openapi.json"
-    problem = Problem(title=_TITLES.get(error.status_code, "Error"), status=error.status_code, detail=detail)
-    return problem_response(problem, request, getattr(error, "headers", None))
+    status, headers = error.status_code, getattr(error, "headers", None)
+    path = request.url.path
+    if status == 404 and _is_websocket_path(request):
+        # curl or a browser on the stream: OpenAPI lists no WebSocket, so "no such path" would mislead.
+        status, headers = 426, {"Upgrade": "websocket", "Connection": "Upgrade"}
+        detail = (
+            f"{path} is a WebSocket: connect with ws:// and the same Authorization header "
+            "(`stormdeck attach URL` does: a hello, then a frame a second and events; `?since=SEQ&epoch=E` resumes)"
+        )
+    elif status == 404 and detail == "Not Found":
+        detail = f"no such path {path!r}; the API's paths are listed at /openapi.json"
+    elif status == 405 and detail == "Method Not Allowed":
+        allowed = (headers or {}).get("allow") or (headers or {}).get("Allow") or "see /openapi.json"
+        detail = f"method {request.method} is not allowed on {path}; allowed: {allowed}"
+    problem = Problem(title=_TITLES.get(status, "Error"), status=status, detail=detail)
+    return problem_response(problem, request, headers)
+
+
+def _is_websocket_path(request: Request) -> bool:
+    """Whether the app would take this request's path as a WebSocket (Starlette's own matching)."""
+    scope = {**request.scope, "type": "websocket"}
+    return any(route.matches(scope)[0] is Match.FULL for route in request.app.routes)
 
 
 async def _on_unexpected(request: Request, error: Exception) -> JSONResponse:

@@ -143,6 +143,19 @@ async def test_an_unknown_path_is_a_problem(live: Live) -> None:
     assert_problem(await get(live, "/v1/nope"), 404, None, "/openapi.json")
 
 
+async def test_the_stream_asked_for_over_plain_http_says_it_is_a_websocket(live: Live) -> None:
+    # It answered 404 "no such path '/v1/stream'" — to curl, the one path every client needs.
+    response = await get(live, "/v1/stream")
+    assert_problem(response, 426, None, "/v1/stream is a WebSocket", "ws://", "stormdeck attach")
+    assert response.headers["upgrade"] == "websocket"
+
+
+async def test_a_method_a_path_does_not_take_names_those_it_does(live: Live) -> None:
+    async with httpx.AsyncClient(base_url=live.url, timeout=5) as client:
+        response = await client.delete("/v1/fleet", headers=auth("operator"))
+    assert_problem(response, 405, None, "method DELETE is not allowed on /v1/fleet; allowed: GET")
+
+
 async def test_clock_pause_and_speed(live: Live) -> None:
     response = await post(live, "/v1/sim/clock", {"paused": True})
     assert response.status_code == 200 and response.json()["paused"] is True
