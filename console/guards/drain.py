@@ -52,7 +52,7 @@ def hint_window_needed_ms(total_rate_per_s: float, thresholds: Thresholds) -> fl
 
 def _leaving(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> list[NodeStatus]:
     ids = [node_ids] if isinstance(node_ids, str) else list(node_ids)
-    nodes = find_nodes(snapshot, ids)
+    nodes = find_nodes(snapshot, ids, field="node")
     for node in nodes:
         if node.state is not NodeState.READY:
             raise InputError("node", node.id, f"a node in rotation (state ready); it is {node.state.value}")
@@ -240,7 +240,7 @@ def judge_drain(
 def judge_undrain(snapshot: FleetSnapshot, node_id: str, thresholds: Thresholds | None = None) -> Verdict:
     """Back into rotation: always `ok`; the checks only warn when the node looks unhealthy."""
     t = thresholds or Thresholds()
-    (node,) = find_nodes(snapshot, [node_id])
+    (node,) = find_nodes(snapshot, [node_id], field="node")
     if node.state not in (NodeState.DRAINING, NodeState.DRAINED):
         raise InputError("node", node_id, f"a draining or drained node; it is {node.state.value}")
     checks = [

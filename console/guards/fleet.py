@@ -91,18 +91,19 @@ def fleet_load(snapshot: FleetSnapshot, capacity: FleetCapacity, leaving: Collec
     )
 
 
-def find_nodes(snapshot: FleetSnapshot, node_ids: Sequence[str]) -> list[NodeStatus]:
-    """The named nodes, in order; an unknown or repeated id is an InputError."""
+def find_nodes(snapshot: FleetSnapshot, node_ids: Sequence[str], field: str = "nodes") -> list[NodeStatus]:
+    """The named nodes, in order; an unknown or repeated id is an InputError naming `field`, the request's
+    name for them (a drain's path names one `node`, an admission change a list of `nodes`)."""
     by_id = {node.id: node for node in snapshot.nodes}
     if len(set(node_ids)) != len(node_ids):
-        raise InputError("nodes", list(node_ids), "distinct node ids")
+        raise InputError(field, list(node_ids), "distinct node ids")
     if not node_ids:
-        raise InputError("nodes", [], "at least one node id")
+        raise InputError(field, [], "at least one node id")
     found = []
     for node_id in node_ids:
         if node_id not in by_id:
             known = ", ".join(sorted(by_id)[:5]) + (", …" if len(by_id) > 5 else "")
-            raise InputError("node", node_id, f"a node of fleet {snapshot.fleet!r} ({known})")
+            raise InputError(field, node_id, f"a node of fleet {snapshot.fleet!r} ({known})")
         found.append(by_id[node_id])
     return found
 

@@ -204,5 +204,7 @@ def test_admission_input_errors() -> None:
     with pytest.raises(InputError) as error:
         judge_admission(fleet(), AdmissionRequest(retry_after_s=(30, 1)))
     assert error.value.field == "retry_after_s"
-    with pytest.raises(InputError):
-        judge_admission(fleet(), AdmissionRequest(nodes=["nope"]))
+    with pytest.raises(InputError) as error:
+        judge_admission(fleet(), AdmissionRequest(nodes=["gw-001", "nope"]))
+    # The request's own name for it: `act admission --nodes gw-001,gw-999` answered "node: 'gw-999' …".
+    assert error.value.field == "nodes" and error.value.value == "nope"
