@@ -77,7 +77,16 @@ class RecordingReader:
         size = self.path.stat().st_size
         self._entries = container.verified_entries(self._file, size)
         if not self._entries or self._entries[0].kind is not RecordKind.HEADER:
+            self._file.seek(0)
+            plain_json = self._file.read(1) == b"{"
             self._file.close()
+            if plain_json:  # e.g. what `zcat FILE` printed, saved: the records without their index
+                raise InputError(
+                    "FILE",
+                    str(path),
+                    "a stormdeck recording as `stormdeck record` writes it, a gzip member a record; this file "
+                    "is plain JSON lines (as `zcat` prints a recording) — give the .sdrec file itself",
+                )
             raise InputError("FILE", str(path), "a stormdeck recording (its first record is a header)")
         self.damaged_tail = container.end_of(self._entries) < size
         #: Where the damage starts (a torn tail, or a damaged member met while reading), or None.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -131,6 +132,20 @@ def test_the_cli_refuses_a_file_that_is_not_a_recording(
     bogus.write_text("not a recording\n")
     assert main(["report", str(bogus), "--out", str(tmp_path / "out")]) == 2
     assert "a stormdeck recording" in capsys.readouterr().err
+
+
+def test_a_recording_saved_as_zcat_printed_it_is_named_for_what_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It read "expected a stormdeck recording (its first record is a header)" — and its first line is one.
+    session = record_herd(tmp_path / "herd.sdrec")
+    plain = tmp_path / "herd.jsonl"
+    with gzip.open(session.path, "rb") as members:  # reads every member: what `zcat` prints
+        plain.write_bytes(members.read())
+    assert plain.read_text().startswith('{"type":"recording"')  # the header, in plain text
+    assert main(["report", str(plain), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "plain JSON lines (as `zcat` prints a recording)" in err and "give the .sdrec file itself" in err
 
 
 def test_a_recording_without_frames_still_reports(tmp_path: Path) -> None:
