@@ -24,13 +24,12 @@ from console.server.actions import FleetAction, judge
 from console.server.backend import ActingBackend, FleetBackend
 from console.server.confirm import Binding, ConfirmTokens, TokenRefused
 from console.server.idempotency import IdempotencyKeys, StoredAnswer, fingerprint
-from console.server.problems import PROBLEM_MEDIA_TYPE, ApiProblem
+from console.server.problems import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_PREFIX, ApiProblem
 from console.server.tokens import Principal, Role
 
 log = logging.getLogger(__name__)
 
 JSON = "application/json"
-_PROBLEM_TYPE = "urn:stormdeck:problem:"
 
 
 @dataclass
@@ -60,7 +59,9 @@ def problem_answer(
     verdict: Verdict | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Answer:
-    problem = Problem(type=_PROBLEM_TYPE + kind, title=title, status=status, detail=detail, field=field_name)
+    problem = Problem(
+        type=PROBLEM_TYPE_PREFIX + kind, title=title, status=status, detail=detail, field=field_name
+    )
     body = problem.model_dump(mode="json", exclude_none=True)
     if verdict is not None:
         body["verdict"] = verdict.model_dump(mode="json")

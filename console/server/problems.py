@@ -24,6 +24,10 @@ from console.protocol import Problem
 from console.protocol.requests import Window
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
+#: Our problem types (`type` is this and a kind, e.g. `…:blocked`); every 422 for bad input is `…:invalid`,
+#: whether FastAPI's validation, our own checks or the action desk found it, so a script tests one type.
+PROBLEM_TYPE_PREFIX = "urn:stormdeck:problem:"
+INVALID = PROBLEM_TYPE_PREFIX + "invalid"
 
 _TITLES = {
     400: "Bad request",
@@ -192,14 +196,18 @@ async def _on_validation_error(request: Request, error: Exception) -> JSONRespon
         "; ".join(_validation_detail(item, model, error, request) for item in errors) or "invalid request"
     )
     problem = Problem(
-        title=_TITLES[422], status=422, detail=detail, field=_field_name(tuple(first.get("loc", ())))
+        type=INVALID,
+        title=_TITLES[422],
+        status=422,
+        detail=detail,
+        field=_field_name(tuple(first.get("loc", ()))),
     )
     return problem_response(problem, request)
 
 
 async def _on_input_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, InputError)
-    problem = Problem(title=_TITLES[422], status=422, detail=str(error), field=error.field)
+    problem = Problem(type=INVALID, title=_TITLES[422], status=422, detail=str(error), field=error.field)
     return problem_response(problem, request)
 
 

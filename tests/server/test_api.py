@@ -136,7 +136,9 @@ async def test_a_malformed_body_is_a_problem(live: Live) -> None:
 
 
 async def test_a_body_that_is_not_an_object_is_a_problem(live: Live) -> None:
-    assert_problem(await post(live, "/v1/sim/clock", [True]), 422, "body", "object")
+    body = assert_problem(await post(live, "/v1/sim/clock", [True]), 422, "body", "object")
+    # The type the action desk's bad input has: it was about:blank here, …:invalid there.
+    assert body["type"] == "urn:stormdeck:problem:invalid"
 
 
 async def test_an_unknown_path_is_a_problem(live: Live) -> None:
