@@ -180,6 +180,9 @@ def _validation_detail(
         close = difflib.get_close_matches(path[-1], known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return f"{field}: unknown field (got {given!r}); allowed fields: {', '.join(known)}{hint}"
+    if error.get("type") == "missing" and location == ("body",) and model is not None:
+        required = [name for name, info in model.model_fields.items() if info.is_required()]
+        return f"body: required; expected a JSON object with {', '.join(required) or 'its fields'} (see /openapi.json)"
     message = error.get("msg", "invalid")
     shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
     query = _query_field(request, path[-1]) if location[:1] == ("query",) and path else None

@@ -281,6 +281,14 @@ async def test_bad_input_names_the_field_and_applies_nothing(
         ("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "deadline_s": "600"}, "deadline_s", ["valid number"]),
         ("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": ["1000", 30000]}, "hint_ms", ["integer"]),
         ("POST", "/v1/rollout", {**ROLLOUT_ABRUPT, "batch_size": True}, "batch_size", ["valid integer"]),
+        # No body at all: it said "body: Field required", not what a body holds.
+        (
+            "POST",
+            "/v1/nodes/gw-001/drain",
+            None,
+            "body",
+            ["expected a JSON object with rate_per_s, deadline_s, hint_ms"],
+        ),
     ],
 )
 async def test_unknown_fields_ranges_and_loose_types_are_refused_and_apply_nothing(
