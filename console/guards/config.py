@@ -18,12 +18,14 @@ the value, the allowed range and the file that supplied it.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from console.client.token import TOKEN_ENV
 from console.errors import InputError
 from console.guards.thresholds import INTEGER_FIELDS, Thresholds, field_range, threshold_fields
 from console.userfiles import read_user_toml
@@ -116,6 +118,7 @@ def load_thresholds(cwd: Path, user_config_dir: Path, env: Mapping[str, str]) ->
         if variable in env:
             values[item.name] = _coerce(item.name, env[variable], f"env {variable}")
             sources[item.name] = f"env {variable}"
+    _refuse_unknown_variables(env)
     try:
         thresholds = Thresholds(**values)
     except InputError as error:  # a cross-field rule (e.g. pause above abort): say where the value came from
@@ -125,6 +128,22 @@ def load_thresholds(cwd: Path, user_config_dir: Path, env: Mapping[str, str]) ->
     return LoadedThresholds(
         thresholds=thresholds, sources=sources, files=tuple(found), searched=tuple(searched)
     )
+
+
+def _refuse_unknown_variables(env: Mapping[str, str]) -> None:
+    """A misspelt STORMDECK_ variable must not leave the default in force unnoticed, as a file's typo
+    must not (`STORMDECK_HEADROOM_BUDGET_PCT=30` was silently ignored)."""
+    known = {ENV_PREFIX + item.name.upper() for item in threshold_fields()} | {TOKEN_ENV}
+    for variable in sorted(env):
+        if variable.startswith(ENV_PREFIX) and variable not in known:
+            close = difflib.get_close_matches(variable, sorted(known), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise InputError(
+                f"env {variable}",
+                env[variable],
+                f"a STORMDECK_ variable stormdeck reads: STORMDECK_<THRESHOLD> (`stormdeck config check` "
+                f"lists them) or {TOKEN_ENV}{hint}",
+            )
 
 
 def load_default_thresholds() -> LoadedThresholds:

@@ -163,3 +163,12 @@ def test_config_check_exits_2_on_a_bad_value(process_dirs, capsys) -> None:
     err = capsys.readouterr().err
     assert "cpu_abort_pct" in err and "0" in err and "[1, 100]" in err and "stormdeck.toml" in err
     assert "Traceback" not in err
+
+
+def test_a_misspelt_variable_is_refused_not_ignored(dirs) -> None:
+    # STORMDECK_HEADROOM_BUDGET_PCT=30 was silently ignored: the 35 % budget stayed in force.
+    with pytest.raises(InputError) as error:
+        load_thresholds(*dirs, env={"STORMDECK_HEADROOM_BUDGET_PCT": "30", "STORMDECK_TOKEN": "x"})
+    assert error.value.field == "env STORMDECK_HEADROOM_BUDGET_PCT" and error.value.value == "30"
+    assert "did you mean STORMDECK_HEADROOM_MIN_PCT?" in error.value.allowed
+    assert "STORMDECK_TOKEN" in error.value.allowed
