@@ -38,8 +38,9 @@ class DrainPlan:
     def request(self) -> DrainRequest:
         """The plan as a request, to pre-fill the console's form: at the planned rate however slow it is
         (a floor above it would pre-fill a drain its own guard refuses — the property test found 0.069/s
-        raised to 0.1), and at 0.1/s only when there is no room at all (the form needs a rate; the
-        verdict then says why it is not safe)."""
+        raised to 0.1), and at 0.1/s only when there is no room at all: a request needs a rate above 0,
+        and this one's verdict says why it is not safe (the console's form shows no rate then,
+        `console.model.actions.drain_prefill_from_plan`)."""
         rate = self.rate_per_s if self.rate_per_s > 0 else 0.1
         return DrainRequest(rate_per_s=rate, deadline_s=self.deadline_s, hint_ms=self.hint_ms)
 
