@@ -60,7 +60,7 @@ def run_bench_server(args: argparse.Namespace) -> int:
         raise InputError("--nodes", args.nodes, "1 to 20000")
     if not 2 <= args.seconds <= 600:
         raise InputError("--seconds", args.seconds, "2 to 600")
-    check_speed(args.speed)
+    check_speed(args.speed, "--speed")
     if args.scenario is not None:
         from console.sim.scenario_loader import load_scenario
 

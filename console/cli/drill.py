@@ -212,7 +212,7 @@ def _serve(args: argparse.Namespace) -> int:
     from console.server.clock import check_speed
     from console.server.tokens import Role
 
-    speed = check_speed(1.0 if args.speed is None else args.speed)
+    speed = check_speed(1.0 if args.speed is None else args.speed, "--speed")
     check_serve_arguments(args)
     drill = load_drill(args.name)
     backend = DrillBackend.from_drill(drill, args.set, seed=args.seed)

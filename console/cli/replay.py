@@ -32,7 +32,7 @@ def run_replay(args: argparse.Namespace) -> int:
     from console.record.replay import ReplaySource, check_speed
     from console.ui.replay import ReplayApp
 
-    check_speed(args.speed)
+    check_speed(args.speed, "--speed")
     check_console_settings(args.theme)
     reader = RecordingReader(args.file)
     if reader.frame_count == 0:

@@ -116,7 +116,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from console.sim.scenario_schema import check_seed
 
     # Cheap checks first, so a typo does not wait for the simulation to be built.
-    speed = check_speed(args.speed)
+    speed = check_speed(args.speed, "--speed")
     check_seed(args.seed)
     check_serve_arguments(args)
     backend = SimulatorBackend.from_scenario(args.scenario, list(args.overrides), seed=args.seed)

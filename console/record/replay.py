@@ -123,10 +123,11 @@ class Playback:
         self.anchor_wall_s = now_s
 
 
-def check_speed(speed: float) -> float:
+def check_speed(speed: float, field: str = "speed") -> float:
+    """`field`: what the user set it as (`--speed` on the command line)."""
     if not 0 < speed <= 600:
         raise InputError(
-            "speed", speed, "fleet seconds per second in (0, 600]; the screen offers ×1/×5/×20/×60"
+            field, speed, "fleet seconds per second in (0, 600]; the screen offers ×1/×5/×20/×60"
         )
     return speed
 

@@ -12,9 +12,10 @@ from console.errors import InputError
 MAX_SPEED = 100.0
 
 
-def check_speed(speed: float) -> float:
+def check_speed(speed: float, field: str = "speed") -> float:
+    """`field`: what the user set it as (`--speed` on the command line, `speed` in the clock's body)."""
     if not (0 < speed <= MAX_SPEED) or math.isnan(speed):
-        raise InputError("speed", speed, f"fleet seconds per wall second in (0, {MAX_SPEED:g}]")
+        raise InputError(field, speed, f"fleet seconds per wall second in (0, {MAX_SPEED:g}]")
     return float(speed)
 
 
