@@ -74,31 +74,13 @@ def test_a_bad_drill_file_exits_2_naming_the_field(
 
 
 @pytest.mark.parametrize(
-    ("script", "field"),
-    [
-        ('[[actions]]\nat_s = 5\naction = "halt"\n', "actions.0.action"),
-        ('[[actions]]\nat_s = 5\naction = "admission"\nrate = 5\n', "actions.0.rate"),
-        ('[[actions]]\naction = "rollout_halt"\n', "actions.0"),
-    ],
-)
-def test_a_bad_actions_file_exits_2_naming_the_field(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], script: str, field: str
-) -> None:
-    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
-    actions = write(tmp_path, "actions.toml", script)
-    assert main(["drill", drill, "--headless", "--actions", actions]) == 2
-    assert f"stormdeck: {field}:" in capsys.readouterr().err
-
-
-DRAIN = (
-    '[[actions]]\nat = "{at}"\naction = "drain"\nnode = "gw-002"\nrate_per_s = 500\ndeadline_s = 60\n'
-    "hint_ms = [1000, 5000]\n{answer}\n"
-)
-
-
-@pytest.mark.parametrize(
     ("script", "said"),
     [
+        ('[[actions]]\nat_s = 5\naction = "halt"\n', "actions.0.action:"),
+        ('[[actions]]\nat_s = 5\naction = "admission"\nrate = 5\n', "actions.0.rate:"),
+        ('[[actions]]\naction = "rollout_halt"\n', "actions.0:"),
+        # A missing key is named as required: they read "actions.0.action: None is not allowed" and
+        # "deadline_s: '(missing)' is not allowed".
         ('[[actions]]\nat_s = 5\nnode = "gw-001"\n', "actions.0.action is required: one of drain, undrain"),
         (
             '[[actions]]\nat_s = 5\naction = "drain"\n',
@@ -110,14 +92,19 @@ DRAIN = (
         ),
     ],
 )
-def test_a_missing_action_key_is_named_as_required(
+def test_a_bad_actions_file_exits_2_naming_the_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], script: str, said: str
 ) -> None:
-    """They read "actions.0.action: None is not allowed" and "deadline_s: '(missing)' is not allowed"."""
     drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
     actions = write(tmp_path, "actions.toml", script)
     assert main(["drill", drill, "--headless", "--actions", actions]) == 2
     assert f"stormdeck: {said}" in capsys.readouterr().err
+
+
+DRAIN = (
+    '[[actions]]\nat = "{at}"\naction = "drain"\nnode = "gw-002"\nrate_per_s = 500\ndeadline_s = 60\n'
+    "hint_ms = [1000, 5000]\n{answer}\n"
+)
 
 
 @pytest.mark.parametrize(
