@@ -79,11 +79,13 @@ def test_every_user_file_that_is_not_utf8_is_named(tmp_path, bad, home, capsys) 
 def test_config_files_themes_and_console_toml_that_are_not_utf8(tmp_path, home, capsys) -> None:
     project_config = tmp_path / "stormdeck.toml"
     project_config.write_bytes(NOT_UTF8)
-    err = refused(["config", "check"], capsys, str(project_config))
-    assert "a UTF-8 text file" in err
+    # A config file nobody named on the command line: "config file", then its path as the value.
+    err = refused(["config", "check"], capsys, "config file")
+    assert f"'{project_config}' is not allowed" in err and "a UTF-8 text file" in err
     project_config.unlink()
     (home / "stormdeck.toml").write_bytes(NOT_UTF8)
-    refused(["config", "check"], capsys, str(home / "stormdeck.toml"))
+    err = refused(["config", "check"], capsys, "config file")
+    assert f"'{home / 'stormdeck.toml'}' is not allowed" in err
     (home / "stormdeck.toml").unlink()
 
     token = tmp_path / "token"
@@ -98,8 +100,11 @@ def test_config_files_themes_and_console_toml_that_are_not_utf8(tmp_path, home, 
 
 def test_a_directory_named_stormdeck_toml_is_refused_not_ignored(tmp_path, home, capsys) -> None:
     (tmp_path / "stormdeck.toml").mkdir()
-    err = refused(["config", "check"], capsys, str(tmp_path / "stormdeck.toml"))
-    assert "a readable file (it is a directory)" in err
+    err = refused(["config", "check"], capsys, "config file")
+    assert (
+        f"'{tmp_path / 'stormdeck.toml'}' is not allowed" in err
+        and "a readable file (it is a directory)" in err
+    )
 
 
 def test_a_token_file_that_is_a_directory(tmp_path, capsys) -> None:
