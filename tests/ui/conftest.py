@@ -12,12 +12,16 @@ SIZE = (160, 48)
 
 
 async def fleet_ready(app: ConsoleApp, timeout_s: float = 10.0) -> None:
-    """Until the fleet view has its children and the app may draw into it (`MainScreen.ready`).
+    """Until the fleet view on top has its children and the app may draw into it (`MainScreen.ready`,
+    `NodeDetailScreen.ready`); then draws the model into it, as the screen's `ScreenReady` will.
 
     The screen sets `ready` after its first refresh, not when its messages are processed: on a loaded
-    machine `pilot.pause()` returned before it, `refresh_views()` then drew nothing, and a title was None.
+    machine `pilot.pause()` returned before it, `refresh_views()` then drew nothing, and a title was None;
+    a key pressed then found no node under the cursor. The draw here is the one `ScreenReady` asks for,
+    made now: the wait can end before that message is handled, and the table would still be empty.
     """
     await wait_for(lambda: app.fleet_screen() is not None, timeout_s, what="the fleet screen ready")
+    app.refresh_views()
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from console.ui.screens.change_check import ChangeCheck
 from console.ui.screens.verdict_dialog import VerdictDialog
 
 from ..client.fake_fleet_server import wait_for
-from .conftest import SIZE, steady_cursors
+from .conftest import SIZE, fleet_ready, steady_cursors
 from .fake_actions import FakeFleetApi
 from .test_actions import acting_app, open_drain_form, set_rate
 
@@ -26,7 +26,7 @@ def test_verdict_dialog(level, snap_compare):
     app = acting_app(FakeFleetApi(), scene_name="calm")  # see test_drain_form
 
     async def open_dialog(pilot) -> None:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         await set_rate(form, pilot, rate)
         await pilot.press("ctrl+d" if dry_run else "enter")
@@ -43,7 +43,7 @@ def test_drain_form(snap_compare):
     app = acting_app(FakeFleetApi(), scene_name="calm")
 
     async def open_form(pilot) -> None:
-        await pilot.pause()
+        await fleet_ready(app)
         await open_drain_form(app, pilot)
         assert isinstance(app.screen, ActionForm)
         await set_rate(app.screen, pilot, "0")  # the inline message, naming the field and the range
@@ -59,7 +59,7 @@ def test_add_capacity_confirmation(snap_compare):
     app = acting_app(FakeFleetApi(), scene_name="calm")
 
     async def open_dialog(pilot) -> None:
-        await pilot.pause()
+        await fleet_ready(app)
         await pilot.press("c")
         await wait_for(lambda: isinstance(app.screen, ActionForm), what="the add-capacity form")
         field = app.screen.query_one("#field-count", Input)

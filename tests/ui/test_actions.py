@@ -90,7 +90,7 @@ async def test_drain_form_is_prefilled_by_the_planner_and_an_ok_drain_applies():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         assert form.values() == {
             "rate_per_s": "120",
@@ -120,7 +120,7 @@ async def test_the_fleet_behind_an_open_form_keeps_updating():
 
     app = acting_app(FakeFleetApi())
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         await open_drain_form(app, pilot)
         app.feed(LinkStatus(LinkState.RECONNECTING, attempt=2, next_in_s=3.0, at_s=app.clock()))
         await pilot.pause()
@@ -133,7 +133,7 @@ async def test_inline_validation_names_the_field_and_the_range_and_sends_nothing
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         await set_rate(form, pilot, "-5")
         label = form.query_one("#form-error")
@@ -159,7 +159,7 @@ async def test_dry_run_shows_the_verdict_applies_nothing_and_returns_to_the_form
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         await set_rate(form, pilot, "150")
         await pilot.click("#dry-run")
@@ -178,7 +178,7 @@ async def test_a_refusal_by_the_server_returns_to_the_form_with_what_was_typed()
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         await open_form(app, pilot, "R", "the rollout form")
         form = app.screen
         batch = form.query_one("#field-batch_size", Input)
@@ -203,7 +203,7 @@ async def test_a_refusal_naming_no_field_of_the_form_is_a_notification_not_a_for
     api = FakeFleetApi(rollout_idle=True)
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         await open_form(app, pilot, "h", "the halt form")
         await pilot.press("enter")
         await wait_for(lambda: app.actions.outcomes, what="the server's answer")
@@ -215,7 +215,7 @@ async def test_confirm_level_asks_enter_or_y_and_resends_with_the_token():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         dialog = await drain_dialog(app, pilot, "150", "enter", "the confirm dialog")
         assert dialog.asks.value == "confirm"
         checks = shown(dialog.query_one("#checks"))
@@ -230,7 +230,7 @@ async def test_typed_level_refuses_a_wrong_name_then_accepts_the_node_id():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         dialog = await drain_dialog(app, pilot, "250", "enter", "the typed dialog")
         assert dialog.asks.value == "typed"
         await pilot.press("y")  # a confirm key does not pass for a typed name: it is typed into the field
@@ -251,7 +251,7 @@ async def test_blocked_level_says_why_and_what_would_pass_and_applies_nothing():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         await set_rate(form, pilot, "500")
         await pilot.press("enter")
@@ -269,7 +269,7 @@ async def test_audit_panel_shows_the_servers_records():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         await open_form(app, pilot, "h", "the halt form")  # halt: no parameters, always ok
         await pilot.press("enter")
         await wait_for(lambda: api.applied, what="the halt")
@@ -303,7 +303,7 @@ async def test_a_viewer_token_is_refused_and_actions_say_so_afterwards():
     api = FakeFleetApi(role="viewer")
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         await open_form(app, pilot, "h", "the halt form")
         await pilot.press("enter")
         await wait_for(lambda: app.actions.disabled_reason is not None, what="the 403")
@@ -321,7 +321,7 @@ async def test_a_is_admission_on_the_table_and_acknowledge_in_the_alarms_panel()
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         await open_form(app, pilot, "a", "the admission form")
         assert app.screen.kind is ActionKind.ADMISSION
         assert app.screen.values()["retry_after_max_s"] == "30"
@@ -347,7 +347,7 @@ async def test_node_detail_drains_its_own_node():
     api = FakeFleetApi(offers_plan=False)
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         app.open_node("gw-0003")
         await pilot.pause()
         form = await open_drain_form(app, pilot)
@@ -392,7 +392,7 @@ async def test_attempts_and_confirmations_go_to_the_recording_without_tokens():
     recorded = []
     app = acting_app(api, recorder=recorded.append)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         await set_rate(form, pilot, "150")
         await pilot.press("enter")
@@ -444,7 +444,7 @@ async def test_undrain_on_a_ready_node_says_so_without_a_form():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         await pilot.press("u")  # gw-0000, ready
         await pilot.pause()
         assert isinstance(app.screen, MainScreen) and api.sent == []
@@ -481,7 +481,7 @@ async def test_two_enters_at_once_send_one_request_and_keep_the_console():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         await set_rate(form, pilot, "150")
         form.on_input_submitted(None)  # both in one turn of the loop, as a held Enter does
@@ -502,7 +502,7 @@ async def test_enter_does_not_close_a_dry_run_so_a_second_enter_cannot_apply_it(
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         dialog = await drain_dialog(app, pilot, "100", "ctrl+d", "the dry run")
         await pilot.press("enter", "enter", "enter")
         assert app.screen is dialog and api.applied == [] and len(api.sent) == 1
@@ -516,7 +516,7 @@ async def test_an_action_from_the_palette_waits_for_the_open_one():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         dialog = await drain_dialog(app, pilot, "150", "enter", "the confirm dialog")
         app.action_act("admission")
         await pilot.pause()
@@ -530,7 +530,7 @@ async def test_quitting_over_an_open_form_asks_for_a_second_quit():
     """Ctrl+Q over a form quit at once: what was typed was lost, and with it the embedded fleet."""
     app = acting_app(FakeFleetApi())
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         await open_drain_form(app, pilot)
         await pilot.press("ctrl+q")
         await pilot.pause()
@@ -546,7 +546,7 @@ async def test_back_from_a_dry_run_the_field_being_tuned_keeps_the_focus():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         await open_form(app, pilot, "a", "the admission form")
         await pilot.pause()
         form = app.screen
@@ -573,7 +573,7 @@ async def test_every_form_field_shows_its_whole_hint():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         for kind, fields in FORMS.items():
             if not fields:
                 continue
@@ -592,7 +592,7 @@ async def test_typing_keeps_the_focus_where_the_operator_types_and_submit_goes_t
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         assert app.focused is form.query_one("#field-rate_per_s", Input)
         await pilot.press("end", *["backspace"] * 6, "tab", "9", "0", "0")
@@ -626,7 +626,7 @@ async def test_a_confirmation_asked_again_says_the_verdict_changed():
     api = FakeFleetApi(verdict_moves=True)
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         first = await drain_dialog(app, pilot, "250", "enter", "the typed dialog")
         assert first.asks.value == "typed" and not first.query("#verdict-message")  # first ask: no word
         await pilot.press(*NODE, "enter")
@@ -650,7 +650,7 @@ async def test_q_over_an_open_action_asks_as_ctrl_q_does_but_is_typed_into_a_fie
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         await pilot.press("end", "q")  # the rate field has the focus: typed
         await pilot.pause()
@@ -683,7 +683,7 @@ async def test_a_one_key_typo_over_a_prefill_is_checked_before_it_changes_the_fl
     api = FakeFleetApi()
     app = acting_app(api)  # the storm: admission 150/s per node, burst 300, ceiling 40,000
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_form(app, pilot, "a", "the admission form")
         await pilot.press("2", "enter")
         await wait_for(lambda: isinstance(app.screen, ChangeCheck), what="the console's check")
@@ -752,7 +752,7 @@ async def test_the_verdict_dialog_footer_shows_its_own_keys_not_the_fleets():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         dialog = await drain_dialog(app, pilot, "150", "enter", "the confirm dialog")
         await pilot.pause()
         assert footer(dialog) == {"cancel", "confirm"}
@@ -809,7 +809,7 @@ async def test_when_no_drain_rate_is_safe_the_form_offers_none():
     api.plan_rate = 0.0
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         assert form.values()["rate_per_s"] == "" and form.values()["deadline_s"] == "600"
         note = shown(form.query_one("#form-source"))
@@ -825,7 +825,7 @@ async def test_the_rollout_mode_is_accepted_in_any_case():
     api = FakeFleetApi()
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         form = await open_form(app, pilot, "R", "the rollout form")
         mode = form.query_one("#field-mode", Input)
         mode.focus()

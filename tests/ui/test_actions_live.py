@@ -20,7 +20,7 @@ from tests.actions.conftest import calm_simulation, start_acting
 from tests.server.conftest import TOKENS
 
 from ..client.fake_fleet_server import wait_for
-from .conftest import SIZE
+from .conftest import SIZE, fleet_ready
 
 NODE = "gw-000"  # the first node by id: under the cursor when the console opens
 
@@ -46,7 +46,7 @@ def console_on(url: str, role: str) -> ConsoleApp:
 
 async def drain_form(app: ConsoleApp, pilot) -> ActionForm:
     await wait_for(lambda: NODE in app.model.nodes, timeout_s=20, what="frames from the server")
-    await pilot.pause()
+    await fleet_ready(app)
     await pilot.press("d")
     await wait_for(lambda: isinstance(app.screen, ActionForm), what="the drain form")
     await pilot.pause()
@@ -109,7 +109,7 @@ async def test_c_adds_capacity_after_confirming_a_large_add_and_the_nodes_provis
     app = console_on(acting.url, "operator")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(lambda: len(app.model.nodes) == 8, timeout_s=20, what="frames from the server")
-        await pilot.pause()
+        await fleet_ready(app)
         await pilot.press("c")
         await wait_for(lambda: isinstance(app.screen, ActionForm), what="the add-capacity form")
         await pilot.pause()

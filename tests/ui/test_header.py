@@ -9,14 +9,14 @@ import pytest
 
 from console.ui.widgets.header import FleetHeader
 
-from .conftest import SIZE
+from .conftest import SIZE, fleet_ready
 from .test_oncall import visible_lines
 
 
 @pytest.mark.parametrize("size", [(80, 24), SIZE])
 async def test_the_links_age_is_shown_whole(storm_app, size) -> None:
     async with storm_app.run_test(size=size) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         storm_app.refresh_views()
         await pilot.pause()
         (line,) = visible_lines(storm_app.screen.query_one(FleetHeader))

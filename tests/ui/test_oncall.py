@@ -19,7 +19,7 @@ from console.ui.app import ConsoleApp
 from console.ui.widgets.alarms_panel import COLUMNS, AlarmsPanel
 from console.ui.widgets.gauges import GaugeBox
 
-from .conftest import SIZE
+from .conftest import SIZE, fleet_ready
 
 WALL_S = 1_800_000_000.0
 RULE, STATE = COLUMNS.index("rule"), COLUMNS.index("state")
@@ -68,7 +68,7 @@ async def test_alarm_values_follow_the_fleet_not_the_second_they_were_raised():
     fed.feed_model(44)
     app = ConsoleApp(model=fed.model, clock=lambda: WALL_S + fed.second + 0.4)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(app)
         panel = app.screen.query_one(AlarmsPanel)
         first = shown_values(panel)
         assert first
@@ -87,7 +87,7 @@ async def test_the_alarm_cursor_stays_on_its_alarm_when_a_new_one_arrives_above_
     """`a` acknowledges the alarm under the cursor: a new alarm sorting above it used to slide under the
     cursor between the operator reading the row and pressing the key, and `a` acknowledged that one."""
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         log = storm_app.model.alarms
         panel = storm_app.screen.query_one(AlarmsPanel)
         panel.focus()
@@ -134,7 +134,7 @@ async def test_at_80_columns_each_gauge_keeps_its_detail_line(storm_app):
     second, and the detail — Δ60s, the 503 share — was gone. Then it was cut with an ellipsis, and the
     figure went with it ('503 share 8…'): now a 12-cell gauge says its detail briefly, whole."""
     async with storm_app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         conn = gauge_lines(storm_app, "connections")
         assert "█" in conn[1]
         details = {key: gauge_lines(storm_app, key)[2] for key in ("connections", "accepts", "drain_inflow")}
@@ -155,7 +155,7 @@ async def test_each_alarm_shows_its_rule_and_value_whole(storm_app, size):
     ('0.149 <'), and that column was the value. At 120 columns (46 cells) the value was never seen, after
     the time and the state. Now the rule and its value come first."""
     async with storm_app.run_test(size=size) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         log = storm_app.model.alarms
         active = [entry.alarm for entry in log.active()]
         widest = max(active, key=lambda alarm: len(alarm.name))
@@ -182,7 +182,7 @@ async def test_at_80_by_24_the_alarms_and_the_nodes_keep_their_rows(storm_app):
     from console.ui.widgets.node_table import NodeTable
 
     async with storm_app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         screen = storm_app.screen
         active = storm_app.model.alarms.active()
         assert len(active) >= 3
@@ -206,7 +206,7 @@ async def test_at_80_columns_the_help_screen_fits_the_screen(storm_app):
     """The help box was 90 cells wide whatever the screen: at 80 columns its right border, scrollbar and
     the end of every 'does' were past the edge."""
     async with storm_app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         await pilot.press("question_mark")
         await pilot.pause()
         box = storm_app.screen.query_one(VerticalScroll)
@@ -221,8 +221,8 @@ async def test_the_node_sparkline_shows_five_fleet_minutes_on_a_sped_up_simulato
 
     model = sped_up_model(300, 10.0)
     app = ConsoleApp(model=model, clock=lambda: 310.0)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+    async with app.run_test(size=SIZE):
+        await fleet_ready(app)
         table = app.screen.query_one(NodeTable)
         assert table._spark(table.rows[0].id).size == 30  # 30 frames of 10 s
 
@@ -233,7 +233,7 @@ async def test_the_alarms_panel_says_what_the_alarm_under_the_cursor_said(storm_
     from textual.widgets import Label
 
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         panel = storm_app.screen.query_one(AlarmsPanel)
         said = storm_app.screen.query_one("#alarm-said", Label)
         active = storm_app.model.alarms.active()
@@ -256,7 +256,7 @@ async def test_with_the_alarms_panel_focused_each_message_is_read_whole(storm_ap
     from textual.widgets import Label
 
     async with storm_app.run_test(size=(120, 36)) as pilot:  # (a 46-cell panel: messages of 3–5 lines)
-        await pilot.pause()
+        await fleet_ready(storm_app)
         panel = storm_app.screen.query_one(AlarmsPanel)
         said = storm_app.screen.query_one("#alarm-said", Label)
         panel.focus()

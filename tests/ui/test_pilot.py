@@ -13,12 +13,12 @@ from console.ui.widgets.alarms_panel import AlarmsPanel
 from console.ui.widgets.node_table import COLUMNS, NodeTable
 
 from ..client.fake_fleet_server import wait_for
-from .conftest import SIZE
+from .conftest import SIZE, fleet_ready
 
 
 async def test_cursor_moves_and_survives_new_frames_and_resorting(storm_app):
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         table = storm_app.screen.query_one(NodeTable)
         assert table.has_focus and table.cursor_id == "gw-0000"
         for _ in range(30):
@@ -43,7 +43,7 @@ async def test_cursor_moves_and_survives_new_frames_and_resorting(storm_app):
 
 async def test_s_cycles_the_sort_and_a_header_click_sorts_by_that_column(storm_app):
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         table = storm_app.screen.query_one(NodeTable)
         assert storm_app.query_state.sort_key == "id"
         await pilot.press("s", "s")
@@ -63,7 +63,7 @@ async def test_s_cycles_the_sort_and_a_header_click_sorts_by_that_column(storm_a
 
 async def test_slash_filters_and_a_bad_filter_is_an_inline_message(storm_app):
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         table = storm_app.screen.query_one(NodeTable)
         total = len(table.rows)
         await pilot.press("slash")
@@ -87,11 +87,13 @@ async def test_slash_filters_and_a_bad_filter_is_an_inline_message(storm_app):
 
 async def test_enter_opens_node_detail_and_escape_returns(storm_app):
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         await pilot.press("down", "down", "enter")
         await pilot.pause()
         assert isinstance(storm_app.screen, NodeDetailScreen)
         assert storm_app.screen.node_id == "gw-0002"
+        await fleet_ready(storm_app)  # the detail screen draws once it is ready, as the fleet view does
+        storm_app.refresh_views()
         summary = str(storm_app.screen.query_one("#summary").render())
         assert "gw-0002" in summary and "conns" in summary
         await pilot.press("escape")
@@ -101,10 +103,11 @@ async def test_enter_opens_node_detail_and_escape_returns(storm_app):
 
 async def test_draining_node_detail_shows_drain_progress(storm_app):
     draining = next(n.id for n in storm_app.model.nodes.values() if n.drain is not None)
-    async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+    async with storm_app.run_test(size=SIZE):
+        await fleet_ready(storm_app)
         storm_app.open_node(draining)
-        await pilot.pause()
+        await fleet_ready(storm_app)
+        storm_app.refresh_views()
         drain = str(storm_app.screen.query_one("#drain").render())
         for word in ("remaining", "rate", "ETA", "deadline"):
             assert word in drain
@@ -112,7 +115,7 @@ async def test_draining_node_detail_shows_drain_progress(storm_app):
 
 async def test_help_lists_every_binding_and_command(storm_app):
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(storm_app.screen, HelpScreen)
@@ -137,7 +140,7 @@ async def test_help_lists_every_binding_and_command(storm_app):
 
 async def test_theme_switch_by_key_and_palette_is_remembered(storm_app, isolated_config):
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         assert storm_app.theme == "dark"
         await pilot.press("t")
         await pilot.pause()
@@ -154,7 +157,7 @@ async def test_theme_switch_by_key_and_palette_is_remembered(storm_app, isolated
 
 async def test_acknowledging_an_alarm(storm_app):
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         active = storm_app.model.alarms.active()
         assert active and not active[0].acknowledged
         storm_app.screen.query_one(AlarmsPanel).focus()
@@ -167,7 +170,7 @@ async def test_acknowledging_an_alarm(storm_app):
 
 async def test_q_quits_cleanly(storm_app):
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         await pilot.press("q")
         await pilot.pause()
     assert storm_app.return_code == 0
@@ -187,7 +190,7 @@ async def test_node_detail_fills_in_the_history_the_console_did_not_see(storm_ap
 
     storm_app.admin = AdminClient("http://fleet", "t", transport=httpx.MockTransport(server))
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         storm_app.open_node(node_id)
         await pilot.pause()
         screen = storm_app.screen
@@ -199,7 +202,7 @@ async def test_node_detail_fills_in_the_history_the_console_did_not_see(storm_ap
 
 async def test_mouse_selects_a_row_and_a_double_click_opens_it(storm_app):
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         table = storm_app.screen.query_one(NodeTable)
         await pilot.click(NodeTable, offset=(3, 4))  # header is line 0: line 4 is the fourth node
         await pilot.pause()
@@ -214,7 +217,7 @@ async def test_malformed_messages_are_shown_in_the_header(storm_app):
     from console.ui.widgets.header import FleetHeader
 
     async with storm_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(storm_app)
         storm_app.feed(Malformed("totals: Field required", storm_app.clock()))
         storm_app.feed(Malformed("message: invalid JSON", storm_app.clock()))
         await pilot.pause()

@@ -113,6 +113,7 @@ async def test_a_held_replay_is_not_shown_as_a_failing_link(reader: RecordingRea
 
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(lambda: shown_time(app) == reader.frame_at(0).time_s, what="the first frame, paused")
+        await fleet_ready(app)  # `_tick` draws the header only into a ready screen
         wall[0] += 60.0  # a minute of wall time, held
         app._tick()
         await pilot.pause()
@@ -125,7 +126,7 @@ async def test_a_held_replay_is_not_shown_as_a_failing_link(reader: RecordingRea
 
 async def test_seek_to_a_time_and_a_bad_time_is_an_inline_message(replay_app: ReplayApp, reader):
     async with replay_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(replay_app)
         await pilot.press("g", *"soon", "enter")
         await pilot.pause()
         error = str(replay_app.screen.query_one("#seek-error").render())
@@ -145,7 +146,7 @@ async def test_seek_to_a_time_and_a_bad_time_is_an_inline_message(replay_app: Re
 
 async def test_speed_cycles_and_digits_choose_it(replay_app: ReplayApp):
     async with replay_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(replay_app)
         speeds = []
         for _ in range(4):
             await pilot.press("x")
@@ -162,7 +163,7 @@ async def test_jump_to_alarms_and_actions(replay_app: ReplayApp, reader: Recordi
     (action,) = reader.markers("action")
     assert alarms, "the storm must raise alarms for this test to mean anything"
     async with replay_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(replay_app)
         await pilot.press("right_square_bracket")
         landing = reader.frame_at(alarms[0].frame_index).time_s
         await wait_for(lambda: shown_time(replay_app) == landing, what="the first alarm")
@@ -190,7 +191,7 @@ async def test_after_a_seek_alarms_read_as_raised_when_the_recording_says(
     ]
     assert raised == 41.0  # up until 106 s
     async with replay_app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await fleet_ready(replay_app)
         await pilot.press("g", *"1:45", "enter")
         await wait_for(lambda: shown_time(replay_app) == 105.0, what="the frame at 1:45")
         active = {e.alarm.name: e.raised_at_s for e in replay_app.model.alarms.active()}

@@ -9,7 +9,7 @@ from console.ui.app import ConsoleApp
 from console.ui.widgets.header import FleetHeader
 
 from ..client.fake_fleet_server import TOKEN, FakeFleetServer, wait_for
-from .conftest import SIZE
+from .conftest import SIZE, fleet_ready
 
 
 async def test_console_shows_reconnecting_then_recovers_when_the_server_returns():
@@ -56,6 +56,7 @@ async def test_ctrl_r_reconnects_at_once_when_the_server_is_back():
         await server.stop()
         await wait_for(lambda: app.model.link.state is LinkState.RECONNECTING, what="reconnecting")
         assert app.model.link.next_in_s > 600
+        await fleet_ready(app)  # `_tick` draws the header only into a ready screen
         app._tick()
         await pilot.pause()
         assert "Ctrl+R: now" in str(app.screen.query_one(FleetHeader).render())
