@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
+import pytest
+
 from console.client.stream import StreamClient
 from console.model import LinkState
 from console.policies import FullJitter
@@ -12,9 +16,16 @@ from ..client.fake_fleet_server import TOKEN, FakeFleetServer, wait_for
 from .conftest import SIZE, fleet_ready
 
 
-async def test_console_shows_reconnecting_then_recovers_when_the_server_returns():
-    server = FakeFleetServer(interval_s=0.05)
-    await server.start()
+@pytest.fixture
+async def server() -> AsyncIterator[FakeFleetServer]:
+    """The fleet stream on loopback; stopped afterwards whatever the test did with it (stops, restarts)."""
+    fake = FakeFleetServer(interval_s=0.05)
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+async def test_console_shows_reconnecting_then_recovers_when_the_server_returns(server):
     client = StreamClient(server.url, TOKEN, policy=FullJitter(base_ms=100.0, max_ms=400.0))
     app = ConsoleApp(source=client, remember_theme=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -29,23 +40,18 @@ async def test_console_shows_reconnecting_then_recovers_when_the_server_returns(
         assert "reconnecting (attempt" in header and "next in" in header
         before = app.model.frames_applied
         await server.start()  # same port, same history: the console resumes
-        try:
-            await wait_for(
-                lambda: app.model.frames_applied >= before + 3, timeout_s=15, what="frames after restart"
-            )
-            assert app.model.link.state is LinkState.LIVE
-            assert client.connects >= 2
-            assert any("since=" in path for path, _ in server.requests)
-        finally:
-            await server.stop()
+        await wait_for(
+            lambda: app.model.frames_applied >= before + 3, timeout_s=15, what="frames after restart"
+        )
+        assert app.model.link.state is LinkState.LIVE
+        assert client.connects >= 2
+        assert any("since=" in path for path, _ in server.requests)
 
 
-async def test_ctrl_r_reconnects_at_once_when_the_server_is_back():
+async def test_ctrl_r_reconnects_at_once_when_the_server_is_back(server):
     """A backoff of up to 30 s after the server was back, and no key to try now: Ctrl+R is that key."""
     import random
 
-    server = FakeFleetServer(interval_s=0.05)
-    await server.start()
     slow = FullJitter(base_ms=3_600_000.0, max_ms=3_600_000.0)  # once down, the next try is minutes away
     client = StreamClient(server.url, TOKEN, policy=slow, rng=random.Random(3))
     app = ConsoleApp(source=client, remember_theme=False)
@@ -62,9 +68,6 @@ async def test_ctrl_r_reconnects_at_once_when_the_server_is_back():
         assert "Ctrl+R: now" in str(app.screen.query_one(FleetHeader).render())
         before = app.model.frames_applied
         await server.start()
-        try:
-            await pilot.press("ctrl+r")
-            await wait_for(lambda: app.model.frames_applied > before, timeout_s=10, what="frames again")
-            assert app.model.link.state is LinkState.LIVE
-        finally:
-            await server.stop()
+        await pilot.press("ctrl+r")
+        await wait_for(lambda: app.model.frames_applied > before, timeout_s=10, what="frames again")
+        assert app.model.link.state is LinkState.LIVE
