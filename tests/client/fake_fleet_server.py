@@ -1,8 +1,9 @@
 """A tiny in-test fleet stream server (websockets, loopback, ephemeral port).
 
-It stands in for `stormdeck sim serve` until that lands on main: it speaks the stream contract (hello,
-frames with seq/epoch, `?since=&epoch=` resume from a bounded history, Bearer auth, 401 without a token)
-from the synthetic fleet. The lead will switch these tests to the real server.
+It speaks the stream contract of `stormdeck sim serve` (hello, frames with seq/epoch, `?since=&epoch=`
+resume from a bounded history, Bearer auth, 401 without a token) from the synthetic fleet, and lets a test
+script what the real server will not do on demand: garbage, drops, a stop and a restart on the same port.
+tests/ui/test_live_server.py runs the real server.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The console against a real `stormdeck sim serve` on loopback (skipped until console.server is there).
+"""The console against a real `stormdeck sim serve` on loopback, run as a subprocess as a user runs it.
 
-Until the server lands on main, tests/client/test_stream.py and tests/ui/test_resilience.py cover the
-same contract against the in-test server; these run the real one as a subprocess, as a user would.
+tests/client/test_stream.py and tests/ui/test_resilience.py cover the same contract against the in-test
+server (tests/client/fake_fleet_server.py), which lets them script drops and garbage.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import threading
 from pathlib import Path
 
 import httpx
-import pytest
 
-import console
 from console.client.stream import StreamClient
 from console.model import LinkState
 from console.policies import FullJitter
@@ -24,12 +22,6 @@ from console.ui.app import ConsoleApp
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE
-
-# The server must be in the same tree as the console under test: the subprocess runs `python -m console`.
-pytestmark = pytest.mark.skipif(
-    not (Path(console.__file__).parent / "server").is_dir(),
-    reason="needs console.server (`sim serve`) beside this console",
-)
 
 TOKEN = "live-test-token-7"
 
