@@ -61,7 +61,11 @@ def test_add_capacity_confirmation(snap_compare):
     async def open_dialog(pilot) -> None:
         await fleet_ready(app)
         await pilot.press("c")
-        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the add-capacity form")
+        # The form is pushed by the action's worker and composed after: wait for its field, not the screen.
+        await wait_for(
+            lambda: isinstance(app.screen, ActionForm) and app.screen.query("#field-count"),
+            what="the add-capacity form",
+        )
         field = app.screen.query_one("#field-count", Input)
         field.value = "30"
         await pilot.press("enter")

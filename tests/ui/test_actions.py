@@ -446,20 +446,25 @@ async def test_undrain_on_a_ready_node_says_so_without_a_form():
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
         await pilot.press("u")  # gw-0000, ready
-        await pilot.pause()
-        assert isinstance(app.screen, MainScreen) and api.sent == []
-        assert any(
-            n.message == f"{NODE} is ready: only a draining or drained node undrains"
-            for n in app._notifications
+        # The key starts the action's worker, which answers with a notification: waited for, as a condition.
+        await wait_for(
+            lambda: any(
+                n.message == f"{NODE} is ready: only a draining or drained node undrains"
+                for n in app._notifications
+            ),
+            what="the undrain refusal",
         )
+        assert isinstance(app.screen, MainScreen) and api.sent == []
         draining = next(n.id for n in app.model.nodes.values() if n.state.value == "draining")
         app.open_node(draining)
         await pilot.pause()
         await pilot.press("d")  # draining already: no drain form with a meaningless rate
-        await pilot.pause()
-        assert any(
-            n.message == f"{draining} is draining: only a ready node drains (u undrains it)"
-            for n in app._notifications
+        await wait_for(
+            lambda: any(
+                n.message == f"{draining} is draining: only a ready node drains (u undrains it)"
+                for n in app._notifications
+            ),
+            what="the drain refusal",
         )
         await open_form(app, pilot, "u", "the undrain form of a draining node")
 

@@ -18,6 +18,7 @@ from console.protocol import Event
 from console.record.records import ActionRecord
 from console.ui.drill import BriefingScreen, DrillApp, DrillScreen, EndScreen
 
+from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE, fleet_ready
 
 _EPOCH_WALL_S = 1_800_000_000.0
@@ -88,8 +89,9 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         assert isinstance(app.screen, BriefingScreen)
         assert clock.calls == []  # the fleet stays paused while the trainee reads
         await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, DrillScreen) and clock.calls == [False]
+        # The fleet clock is asked by a worker, which `pilot.pause()` does not wait for: waited for here.
+        await wait_for(lambda: clock.calls == [False], what="the fleet clock asked to run")
+        assert isinstance(app.screen, DrillScreen)
         feed = TinyFeed(app)
         feed.run(30)
         await pilot.pause()
@@ -101,11 +103,10 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         await pilot.pause()
         assert [n.message for n in app._notifications] == ["Set admission before the clients return."]
         await pilot.press("p")
-        await pilot.pause()
-        assert clock.calls == [False, True] and "PAUSED" in str(
-            app.screen.query_one("#drill-box").border_title
-        )
+        await wait_for(lambda: clock.calls == [False, True], what="the fleet clock asked to pause")
+        assert "PAUSED" in str(app.screen.query_one("#drill-box").border_title)
         await pilot.press("p")
+        await wait_for(lambda: clock.calls == [False, True, False], what="the fleet clock asked to run again")
         feed.run(29)  # the storm at 40 s takes a share of the fleet down: the floor breaks
         feed.event(
             Event(time_s=60, kind="drill", message="time is up", data={"drill": "tiny", "ended": True})
@@ -114,7 +115,8 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         feed.run(1)
         await pilot.pause()
         assert isinstance(app.screen, EndScreen)
-        assert clock.calls == [False, True, False, True]  # the end stops the fleet where it was scored
+        # the end stops the fleet where it was scored
+        await wait_for(lambda: clock.calls == [False, True, False, True], what="the fleet clock stopped")
         assert app.check_action("toggle_pause", ()) is False  # and `p` leaves the footer
         score = app.progress.score()
         assert [item.met for item in score.objectives] == [False, False] and score.score == 0
