@@ -36,6 +36,7 @@ class Published:
     frame: Frame
     events: tuple[Event, ...]
     messages: tuple[str, ...]  # the events then the frame, as sent
+    nodes: NodeColumns | None  # the frame's nodes as the history keeps them (None: a node has unknown fields)
 
 
 @dataclass(frozen=True)
@@ -51,13 +52,15 @@ def new_epoch() -> str:
 def prepare(
     frame: Frame, events: list[Event], seq: int, epoch: str, published_unix_s: float | None = None
 ) -> Published:
-    """Stamp a tick's frame and events with `seq` and `epoch`, and serialize them once for every client."""
+    """Stamp a tick's frame and events with `seq` and `epoch`, and serialize them once for every client;
+    the nodes' columns are made here too (a worker thread: ~3 ms for 2000 nodes, off the event loop)."""
     stamped_events = tuple(event.model_copy(update={"seq": seq, "epoch": epoch}) for event in events)
     stamped_frame = frame.model_copy(
         update={"seq": seq, "epoch": epoch, "published_unix_s": published_unix_s}
     )
     messages = (*(event.model_dump_json() for event in stamped_events), stamped_frame.model_dump_json())
-    return Published(seq=seq, frame=stamped_frame, events=stamped_events, messages=messages)
+    nodes = NodeColumns.of(stamped_frame.nodes)
+    return Published(seq=seq, frame=stamped_frame, events=stamped_events, messages=messages, nodes=nodes)
 
 
 @dataclass(frozen=True)
@@ -114,16 +117,10 @@ class FrameHistory:
         if entry.seq != self.newest_seq + 1 or entry.frame.epoch != self.epoch:
             raise ValueError(f"entry {entry.seq} ({entry.frame.epoch}) does not follow {self.newest_seq}")
         before = self._entries[-1].nodes if self._entries else None
-        nodes = NodeColumns.of(entry.frame.nodes, before if isinstance(before, NodeColumns) else None)
-        self._entries.append(
-            _Kept(
-                entry.seq,
-                entry.frame.time_s,
-                entry.events,
-                entry.messages,
-                nodes if nodes is not None else tuple(entry.frame.nodes),
-            )
-        )
+        nodes: NodeColumns | tuple[NodeStatus, ...] = tuple(entry.frame.nodes)
+        if entry.nodes is not None:
+            nodes = entry.nodes.sharing(before if isinstance(before, NodeColumns) else None)
+        self._entries.append(_Kept(entry.seq, entry.frame.time_s, entry.events, entry.messages, nodes))
         self._newest = entry
         self._positions = {node.id: index for index, node in enumerate(entry.frame.nodes)}
         past_cap = len(self._entries) - self.replay_cap_frames - 1
