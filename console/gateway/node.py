@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
+from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from console.gateway.admission import Admission
@@ -225,6 +226,11 @@ class GatewayNode:
             await self._catch_up(conn)
             async for _ in conn:  # clients only talk in pings; reading keeps the close handshake going
                 pass
+        except ConnectionClosed:
+            # Any close but 1000/1001 raises here — the 1012 of every lifetime, drain and shutdown close
+            # among them. It is how a connection ends, not a failure: left to websockets, each was logged
+            # as "connection handler failed" with a traceback, ~770 B a close, without bound.
+            pass
         finally:
             self._clients.discard(conn)
             self._pending.discard(conn)
