@@ -13,7 +13,8 @@ import asyncio
 import json
 import random
 import time
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import InitVar, dataclass, field
 from urllib.parse import urlencode
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -23,11 +24,24 @@ from console.policies import Backoff, Policy
 
 #: A connection up this long resets the backoff (seconds). Shorter-lived ones keep the client's state.
 STABLE_S = 10.0
+#: The nodes a client remembers having been served by, newest last (a drain's check reads the last two).
+NODES_SEEN_KEPT = 8
+#: ClientStats' samples, one per attempt, connect or hint (the report's waves and latency percentiles).
+SAMPLE_FIELDS = (
+    "attempt_times_s",
+    "due_times_s",
+    "connect_latency_ms",
+    "retry_after_ms",
+    "reconnect_times_s",
+)
 
 
 @dataclass
 class ClientStats:
-    """Counters shared by many clients (the load generator sums a whole process's clients in one)."""
+    """Counters shared by many clients (the load generator sums a whole process's clients in one).
+
+    The samples keep every entry, or the newest `samples_kept` of each: a load that runs until stopped
+    appends one a connection for hours, and only a bound keeps its process from growing with them."""
 
     attempts: int = 0
     connects: int = 0
@@ -42,14 +56,19 @@ class ClientStats:
     duplicates: int = 0
     planned_reconnects: int = 0
     drops: int = 0
-    attempt_times_s: list[float] = field(default_factory=list)
+    attempt_times_s: deque[float] = field(default_factory=deque)
     #: When each attempt was due (the end of the delay its client chose), one per attempt as above. One
     #: process playing many clients begins a wave's attempts one after another, later under load: the
     #: due times are the wave the clients made, the attempt times the wave this process could deliver.
-    due_times_s: list[float] = field(default_factory=list)
-    connect_latency_ms: list[float] = field(default_factory=list)
-    retry_after_ms: list[int] = field(default_factory=list)
-    reconnect_times_s: list[float] = field(default_factory=list)  # when planned-close hints arrived
+    due_times_s: deque[float] = field(default_factory=deque)
+    connect_latency_ms: deque[float] = field(default_factory=deque)
+    retry_after_ms: deque[int] = field(default_factory=deque)
+    reconnect_times_s: deque[float] = field(default_factory=deque)  # when planned-close hints arrived
+    samples_kept: InitVar[int | None] = None
+
+    def __post_init__(self, samples_kept: int | None) -> None:
+        for name in SAMPLE_FIELDS:
+            setattr(self, name, deque(getattr(self, name), maxlen=samples_kept))
 
 
 @dataclass
@@ -112,7 +131,7 @@ class StreamClient:
         self.position = StreamPosition()
         self.url_index = rng.randrange(len(urls)) if start_index is None else start_index
         self.node: str | None = None  # node id from the current connection's hello
-        self.nodes_seen: list[str] = []
+        self.nodes_seen: deque[str] = deque(maxlen=NODES_SEEN_KEPT)
         self.connected = asyncio.Event()
         self._ws: ClientConnection | None = None
 

@@ -14,6 +14,7 @@ import os
 import random
 import signal
 import time
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
 from itertools import zip_longest
@@ -36,6 +37,10 @@ MAX_DURATION_S = 600.0
 NODES_FILE_POLL_S = 1.0
 #: Distinct client tokens per process: minting costs what verifying does (~1 ms), so clients share a few.
 TOKEN_POOL = 16
+#: A load until stopped keeps this many of each sample (attempt and due times, connect latencies, hints):
+#: ~3 MB each at most, where keeping all grew its process ~75 KB/s under a 300-client churn. A timed run
+#: keeps all: its length (MAX_DURATION_S at most) bounds them.
+UNTIL_STOPPED_SAMPLES = 100_000
 
 
 def check_loopback(urls: list[str]) -> None:
@@ -69,12 +74,13 @@ class ClientPool:
         stable_s: float = 10.0,
         ping_interval_s: float | None = 20.0,
         start_index: int | None = None,
+        samples_kept: int | None = None,
     ) -> None:
         policy = make_policy(policy) if isinstance(policy, str) else policy
         signer = signer or TokenSigner()
         expires = time.time() + 3600
         tokens = [signer.mint(f"load-{os.getpid()}-{k}", expires) for k in range(min(TOKEN_POOL, count))]
-        self.stats = ClientStats()
+        self.stats = ClientStats(samples_kept=samples_kept)
         self.ramp_s = ramp_s
         rng = random.Random(seed)
         self.clients = [
@@ -152,7 +158,7 @@ class LoadReport:
         )
 
 
-def bin_attempts(attempt_times_s: list[float], t0_s: float, duration_s: float) -> list[int]:
+def bin_attempts(attempt_times_s: Iterable[float], t0_s: float, duration_s: float) -> list[int]:
     bins = [0] * max(1, math.ceil(duration_s * 1000 / WAVE_BIN_MS))
     for t in attempt_times_s:
         k = int((t - t0_s) * 1000) // WAVE_BIN_MS
@@ -246,7 +252,16 @@ async def _run_pool(spec: LoadSpec) -> dict:
     urls = list(spec.urls)
     if spec.nodes_file:  # the nodes listed now share the first connects too
         urls.extend(url for url in read_nodes_file(spec.nodes_file) if url not in urls)
-    pool = ClientPool(urls, spec.clients, spec.policy, seed=spec.seed, ramp_s=spec.ramp_s, signer=signer)
+    samples_kept = None if spec.duration_s > 0 else UNTIL_STOPPED_SAMPLES
+    pool = ClientPool(
+        urls,
+        spec.clients,
+        spec.policy,
+        seed=spec.seed,
+        ramp_s=spec.ramp_s,
+        signer=signer,
+        samples_kept=samples_kept,
+    )
     started_s = time.time()
     pool.start()
     follower = asyncio.create_task(follow_nodes_file(spec.nodes_file, urls)) if spec.nodes_file else None
@@ -259,7 +274,11 @@ async def _run_pool(spec: LoadSpec) -> dict:
     await pool.stop()
     # Each pool's attempts binned from its own start: a worker process can start a second or more after
     # the parent (spawn, imports), and binned from the parent's clock its ramp fell past the last bin.
-    bins = bin_attempts(pool.stats.attempt_times_s, started_s, spec.duration_s or time.time() - started_s)
+    # A load until stopped that dropped its oldest attempts bins from the oldest it kept.
+    attempts = pool.stats.attempt_times_s
+    if samples_kept is not None and len(attempts) == samples_kept:
+        started_s = attempts[0]
+    bins = bin_attempts(attempts, started_s, spec.duration_s or time.time() - started_s)
     return {"stats": asdict(pool.stats), "bins": bins}
 
 

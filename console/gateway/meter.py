@@ -8,12 +8,13 @@ lockstep the same way the simulator's do.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from console.protocol import WAVE_BIN_MS
 
 
-def percentile(values: list[float], share: float) -> float:
+def percentile(values: Collection[float], share: float) -> float:
     """Nearest-rank percentile; 0.0 for no values."""
     if not values:
         return 0.0

@@ -1,0 +1,53 @@
+"""The load generator's own footprint: a load that runs until stopped (`fleet up`'s) must not grow with the
+connections it makes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from console.gateway import loadgen
+from console.gateway.client import NODES_SEEN_KEPT
+from console.gateway.loadgen import LoadSpec
+from console.gateway.node import Lifetime
+from console.gateway.serve import RunningNode
+from tests.gateway.conftest import CHEAP_WORK_FACTOR, node_config, wait_for
+
+SAMPLE_LISTS = ("attempt_times_s", "due_times_s", "connect_latency_ms", "reconnect_times_s")
+
+
+async def test_a_load_until_stopped_keeps_only_its_newest_samples(start_node, monkeypatch) -> None:
+    # Each reconnect appended a float to each of these lists and a node id to the client's nodes_seen, for
+    # as long as the load ran: a 300-client load on 4 s lifetimes grew ~75 KB/s. Bounded now, the report's
+    # percentiles and waves cover the newest samples; its counters still cover the whole run.
+    monkeypatch.setattr(loadgen, "UNTIL_STOPPED_SAMPLES", 40, raising=False)
+    clients = []
+    monkeypatch.setattr(loadgen, "ClientPool", _recording(loadgen.ClientPool, clients))
+    stop = asyncio.Event()
+    monkeypatch.setattr(loadgen, "until_stopped", stop.wait)
+    life = Lifetime(max_s=0.05, dither_s=0.02, close_grace_s=0.0, hint_ms=(0, 5))
+    running: RunningNode = await start_node(node_config(lifetime=life))
+    spec = LoadSpec(
+        [running.url],
+        clients=4,
+        policy="full_jitter",
+        duration_s=0,
+        ramp_s=0.0,
+        work_factor=CHEAP_WORK_FACTOR,
+    )
+    load = asyncio.create_task(loadgen._run_pool(spec))
+    await wait_for(lambda: running.node.meter.totals.accepts >= 120, 30.0, "120 connects by 4 clients")
+    stop.set()
+    stats = (await load)["stats"]
+    assert stats["connects"] >= 120
+    assert {name: len(stats[name]) for name in SAMPLE_LISTS if len(stats[name]) > 40} == {}
+    assert len(stats["attempt_times_s"]) == 40
+    assert max(len(client.nodes_seen) for client in clients) <= NODES_SEEN_KEPT
+
+
+def _recording(pool_class: type, clients: list) -> type:
+    class Recording(pool_class):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            clients.extend(self.clients)
+
+    return Recording
