@@ -65,8 +65,8 @@ def prepare(
 
 @dataclass(frozen=True)
 class _Kept:
-    """An older frame interval as the history keeps it: what resume, node history and node events read.
-    Its messages are dropped once it is past the replay cap (no resume sends it again)."""
+    """A frame interval as the history keeps it: what resume, node history and node events read. Its
+    messages are dropped once it is past the replay cap (no resume sends it again)."""
 
     seq: int
     time_s: float

@@ -54,8 +54,7 @@ class NodeColumns:
         return NodeColumns(_shared(self.ids, before.ids), self.numbers, objects)
 
     def index_of(self, node_id: str, hint: int | None) -> int | None:
-        # Nodes keep their order from frame to frame, so the newest frame's position is nearly always
-        # right; the scan is for a fleet whose membership changed (a node provisioned or removed).
+        # The newest frame's position first, as history._find_node does (nodes keep their order).
         if hint is not None and hint < len(self.ids) and self.ids[hint] == node_id:
             return hint
         try:
