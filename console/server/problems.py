@@ -55,7 +55,11 @@ class ApiProblem(Exception):
     ) -> None:
         super().__init__(detail)
         self.problem = Problem(
-            title=title or _TITLES.get(status, "Error"), status=status, detail=detail, field=field
+            type=INVALID if status == 422 else "about:blank",
+            title=title or _TITLES.get(status, "Error"),
+            status=status,
+            detail=detail,
+            field=field,
         )
         self.headers = headers
 

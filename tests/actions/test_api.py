@@ -31,6 +31,8 @@ def problem(response: httpx.Response, status: int, field: str | None = None, *fr
     assert response.headers["content-type"] == PROBLEM
     body = response.json()
     assert body["status"] == status and body["title"] and body["detail"]
+    if status == 422:  # bad input or blocked: one of ours, never about:blank (a script tests the type)
+        assert body["type"].startswith("urn:stormdeck:problem:"), body
     if field is not None:
         assert body.get("field") == field, body
     for fragment in fragments:
@@ -331,7 +333,8 @@ async def test_an_idempotency_key_makes_a_retry_safe(acting: Acting) -> None:
     assert first.json() == again.json()  # the same answer, audit_seq included: not applied twice
     assert audit_outcomes(acting) == ["applied", "replayed"]
     other = await acting.call("POST", "/v1/nodes/gw-002/drain", DRAIN_OK, **key)
-    problem(other, 422, "idempotency-key", "different request")
+    body = problem(other, 422, "idempotency-key", "different request")
+    assert body["type"] == "urn:stormdeck:problem:invalid"  # as every bad input's (was about:blank)
     assert node_state(acting, "gw-002") is NodeState.READY
     # Another holder's key space is their own.
     admins = await acting.call("POST", "/v1/nodes/gw-002/drain", DRAIN_OK, role="admin", **key)
