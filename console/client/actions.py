@@ -14,8 +14,7 @@ from typing import Any
 import httpx
 
 from console.client.admin import AdminClient, FleetUnreachable, media_type, node_segment, read_json
-
-PROBLEM_PREFIX = "urn:stormdeck:problem:"
+from console.protocol import PROBLEM_TYPE_PREFIX
 
 #: Every action's method and path (DESIGN.md, "The fleet API, v1"); `{node}` is the node id.
 ROUTES: dict[str, tuple[str, str]] = {
@@ -55,7 +54,7 @@ class ActionAnswer:
     @property
     def problem_type(self) -> str:
         kind = str(self.body.get("type", ""))
-        return kind.removeprefix(PROBLEM_PREFIX)
+        return kind.removeprefix(PROBLEM_TYPE_PREFIX)
 
     @property
     def reply(self) -> Reply:

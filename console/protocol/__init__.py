@@ -1,6 +1,7 @@
 """Typed schemas shared by every side of stormdeck: the simulator, the servers and the console."""
 
 from console.protocol.answers import (
+    PROBLEM_TYPE_PREFIX,
     ActionResult,
     AuditPage,
     CapacityRecord,
@@ -52,6 +53,7 @@ __all__ = [
     "API_VERSION",
     "INJECTIONS",
     "MAX_ADD_NODES",
+    "PROBLEM_TYPE_PREFIX",
     "TOTAL_COUNTERS",
     "WAVE_BIN_MS",
     "ActionRequest",

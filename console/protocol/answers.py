@@ -46,6 +46,11 @@ class Verdict(Record):
     typed_expected: str | None = None
 
 
+#: Our problem types are this and a kind (`…:invalid`, `…:blocked`, `…:confirmation-required`, …): the
+#: server names them, the console's client reads the kind back.
+PROBLEM_TYPE_PREFIX = "urn:stormdeck:problem:"
+
+
 class Problem(Record):
     """RFC 9457 problem details; `detail` names the field, the value and the allowed range."""
 

@@ -19,12 +19,12 @@ from typing import Any
 from console.audit import AuditLog
 from console.errors import InputError
 from console.guards import Thresholds
-from console.protocol import ActionResult, Problem, Verdict, VerdictLevel
+from console.protocol import PROBLEM_TYPE_PREFIX, ActionResult, Problem, Verdict, VerdictLevel
 from console.server.actions import FleetAction, judge
 from console.server.backend import ActingBackend, FleetBackend
 from console.server.confirm import Binding, ConfirmTokens, TokenRefused
 from console.server.idempotency import IdempotencyKeys, StoredAnswer, fingerprint
-from console.server.problems import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_PREFIX, ApiProblem
+from console.server.problems import PROBLEM_MEDIA_TYPE, ApiProblem
 from console.server.tokens import Principal, Role
 
 log = logging.getLogger(__name__)

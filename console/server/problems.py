@@ -20,13 +20,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from console.errors import InputError
-from console.protocol import Problem
+from console.protocol import PROBLEM_TYPE_PREFIX, Problem
 from console.protocol.requests import Window
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
-#: Our problem types (`type` is this and a kind, e.g. `…:blocked`); every 422 for bad input is `…:invalid`,
-#: whether FastAPI's validation, our own checks or the action desk found it, so a script tests one type.
-PROBLEM_TYPE_PREFIX = "urn:stormdeck:problem:"
+#: Every 422 for bad input is `…:invalid`, whether FastAPI's validation, our own checks or the action desk
+#: found it, so a script tests one type.
 INVALID = PROBLEM_TYPE_PREFIX + "invalid"
 
 _TITLES = {
