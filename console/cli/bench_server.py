@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from console.cli.checks import COALESCE_EVENTS_RANGE, check_coalesce_events
 from console.errors import InputError
 from console.server.clock import check_speed
+from console.server.events import COALESCE_OVER
 
 #: Issue #3, section 6: 50 stream clients on one server at 2000 nodes, fan-out p99 ≤ 100 ms.
 TARGETS_MS = {"fanout_p99_ms": 100.0, "api_p99_ms": 100.0}
@@ -42,8 +44,10 @@ def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> arg
     parser.add_argument(
         "--coalesce-events",
         type=int,
+        default=COALESCE_OVER,
         metavar="N",
-        help="serve more than N alike events of one second as one event naming the nodes",
+        help="serve a second's events alike on more than N nodes as one event naming the nodes, as `sim "
+        f"serve` does; {COALESCE_EVENTS_RANGE} (default {COALESCE_OVER})",
     )
     parser.add_argument("--speed", type=float, default=1.0, help="fleet seconds per wall second (default 1)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
@@ -61,6 +65,7 @@ def run_bench_server(args: argparse.Namespace) -> int:
     if not 2 <= args.seconds <= 600:
         raise InputError("--seconds", args.seconds, "2 to 600")
     check_speed(args.speed, "--speed")
+    check_coalesce_events(args.coalesce_events)
     if args.scenario is not None:
         from console.sim.scenario_loader import load_scenario
 
@@ -76,7 +81,7 @@ def run_bench_server(args: argparse.Namespace) -> int:
         scenario=args.scenario,
         speed=args.speed,
         storm_at_s=args.storm_at,
-        coalesce_events_over=args.coalesce_events,
+        coalesce_events_over=args.coalesce_events or None,
     ).as_dict()
     if args.json:
         print(json.dumps(figures))

@@ -118,3 +118,13 @@ def check_recording_out(option: str, path: Path) -> Path:
     from console.record.writer import check_recording_path
 
     return check_recording_path(option, check_output_file(option, path))
+
+
+#: `--coalesce-events`: 0 sends every event on its own; more than a fleet's nodes would never merge any.
+COALESCE_EVENTS_RANGE = "0 to 100000 (0: every event on its own)"
+
+
+def check_coalesce_events(over: int) -> int:
+    if not 0 <= over <= 100_000:
+        raise InputError("--coalesce-events", over, COALESCE_EVENTS_RANGE)
+    return over

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from console.cli.checks import check_port
+from console.cli.checks import COALESCE_EVENTS_RANGE, check_coalesce_events, check_port
 from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
+from console.server.events import COALESCE_OVER
 from console.server.runner import base_url, bind_socket, is_loopback
 from console.server.tokens import (
     Principal,
@@ -84,9 +85,10 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
     parser.add_argument(
         "--coalesce-events",
         type=int,
+        default=COALESCE_OVER,
         metavar="N",
-        help="send more than N alike events of one second (e.g. 250 × 'ready → down') as one event naming "
-        "the nodes in data.nodes (default: every event on its own)",
+        help="send a second's events alike on more than N nodes (e.g. 200 × 'restarted: ready → restarting') "
+        f"as one event naming the nodes in data.nodes; {COALESCE_EVENTS_RANGE} (default {COALESCE_OVER})",
     )
     parser.add_argument(
         "--paused",
@@ -130,8 +132,7 @@ OPERATOR_ONLY: tuple[LocalToken, ...] = (LocalToken("token", Role.OPERATOR, "loc
 def check_serve_arguments(args: argparse.Namespace) -> None:
     """The checks that need no simulation: --port, --coalesce-events, --host without a token file, the file."""
     check_port("--port", args.port)
-    if getattr(args, "coalesce_events", None) is not None and args.coalesce_events < 1:
-        raise InputError("--coalesce-events", args.coalesce_events, "a count of at least 1")
+    check_coalesce_events(getattr(args, "coalesce_events", COALESCE_OVER))
     _check_host(args)
     if args.token_file is not None:
         load_token_file(args.token_file)
@@ -184,7 +185,7 @@ def serve_backend(
             backend,
             tokens,
             speed=speed,
-            coalesce_events_over=getattr(args, "coalesce_events", None),
+            coalesce_events_over=getattr(args, "coalesce_events", COALESCE_OVER) or None,
             paused=getattr(args, "paused", False),
             audit_log=audit_log,
             thresholds=thresholds,

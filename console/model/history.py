@@ -228,7 +228,7 @@ class FleetModel:
         return self.node_series[metric].row(row)
 
     def node_events(self, node_id: str, limit: int = 20) -> list[Event]:
-        return [event for event in reversed(self.events) if event.node == node_id][:limit]
+        return [event for event in reversed(self.events) if event.names(node_id)][:limit]
 
     def connections_delta_60s(self) -> tuple[float, float] | None:
         """(Δ connections, Δ as % of the value 60 s ago), over the frames held; None until there are two."""

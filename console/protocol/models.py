@@ -240,9 +240,23 @@ class Event(Record):
     epoch: str | None = None
     time_s: float
     kind: str = Field(description="node_state, rollout, alarm, action, injection, ...")
-    node: str | None = None
+    node: str | None = Field(
+        default=None,
+        description="the node it is about; null for the fleet, or for a group of nodes listed in data.nodes",
+    )
     message: str
     data: dict[str, Any] = Field(default_factory=dict)
+
+    def node_ids(self) -> tuple[str, ...]:
+        """The nodes the event is about: its `node`, or the group a fleet-level event lists in
+        `data.nodes` (a rollout batch; one node-state change on many nodes, sent as one event)."""
+        if self.node is not None:
+            return (self.node,)
+        listed = self.data.get("nodes")
+        return tuple(str(node) for node in listed) if isinstance(listed, list) else ()
+
+    def names(self, node_id: str) -> bool:
+        return node_id in self.node_ids()
 
 
 class Hello(Record):

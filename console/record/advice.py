@@ -147,7 +147,7 @@ def drain_not_disconnect(review: Review) -> Finding | None:
         return None
     mass = [e for e in review.events if e.data.get("mass")]
     dropped = sum(int(e.data.get("dropped", 0)) for e in mass)
-    nodes = {e.node for e in mass if e.node}
+    nodes = {node for e in mass for node in e.node_ids()}
     drains = review.actions_named("drain")
     first_s, last_s = review.disconnect_times_s[0], review.disconnect_times_s[-1]
     return Finding(

@@ -12,6 +12,7 @@ from console import __version__
 from console.protocol import API_VERSION
 from console.server.backend import FleetBackend, InjectingBackend
 from console.server.clock import FleetClock
+from console.server.events import COALESCE_OVER
 from console.server.fanout import DEFAULT_MAX_BACKLOG_FRAMES, Broadcaster
 from console.server.feed import AlarmWatch, FleetFeed
 from console.server.history import DEFAULT_HISTORY_FRAMES, DEFAULT_REPLAY_CAP_FRAMES, FrameHistory
@@ -49,7 +50,7 @@ def create_app(
     thresholds: Thresholds | None = None,
     confirmations: ConfirmTokens | None = None,
     idempotency: IdempotencyKeys | None = None,
-    coalesce_events_over: int | None = None,
+    coalesce_events_over: int | None = COALESCE_OVER,
     paused: bool = False,
 ) -> FastAPI:
     """The app serving `backend`; its feed starts and stops with the app's lifespan.

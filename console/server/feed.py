@@ -18,7 +18,7 @@ from typing import Protocol
 from console.protocol import Alarm, ClockState, Event, FleetSnapshot, Frame, Waves
 from console.server.backend import ActingBackend, FleetBackend, Tick, still_frame
 from console.server.clock import FleetClock
-from console.server.events import coalesce_events
+from console.server.events import COALESCE_OVER, coalesce_events
 from console.server.fanout import Broadcaster
 from console.server.history import FrameHistory, Published, prepare
 
@@ -75,7 +75,7 @@ class FleetFeed:
         history: FrameHistory | None = None,
         broadcaster: Broadcaster | None = None,
         alarms: AlarmWatch | None = None,
-        coalesce_events_over: int | None = None,
+        coalesce_events_over: int | None = COALESCE_OVER,
     ) -> None:
         self.backend = backend
         self.coalesce_events_over = coalesce_events_over

@@ -19,7 +19,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from console.protocol import Event, Frame, NodeSample, NodeStatus
-from console.server.events import names_node
 from console.server.node_columns import NodeColumns
 
 #: Ten minutes at one frame a second: the console's longest chart (connections over 10 min) and the
@@ -164,7 +163,7 @@ class FrameHistory:
         found: list[Event] = []
         for entry in reversed(self._entries):
             for event in reversed(entry.events):
-                if names_node(event, node_id):
+                if event.names(node_id):
                     found.append(event)
                     if len(found) >= limit:
                         return found[::-1]

@@ -423,7 +423,7 @@ class Simulation:
                 drain = self.drains.pop(i, None)
                 self._set_state(i, NodeState.DRAINED, "drained")
                 if drain is not None and drain.then_restart:
-                    self._restart(i, "restart after drain")
+                    self._restart_all([i], "restart after drain")
 
     def _drop_all(self, i: int, abnormal: bool) -> int:
         dropped = 0
@@ -432,18 +432,33 @@ class Simulation:
         self.node_f[k.NF_QUEUE, i] = 0.0
         return dropped
 
-    def _restart(self, i: int, why: str) -> None:
-        dropped = self._drop_all(i, abnormal=True)
-        self.drains.pop(i, None)
-        self._until_s[i] = self.time_s + self.scenario.nodes.restart_s
-        self._set_state(i, NodeState.RESTARTING, why)
-        if dropped:
-            self._event(
-                "disconnect",
-                f"{self.node_ids[i]} restart dropped {dropped} connections",
-                node=self.node_ids[i],
-                data={"dropped": dropped, "mass": True},
-            )
+    def _restart_all(self, indices: list[int], why: str) -> None:
+        """Abrupt restarts, down now and back after restart_s: one disconnect event for what they cut."""
+        cut: dict[str, int] = {}
+        for i in indices:
+            dropped = self._drop_all(i, abnormal=True)
+            self.drains.pop(i, None)
+            self._until_s[i] = self.time_s + self.scenario.nodes.restart_s
+            self._set_state(i, NodeState.RESTARTING, why)
+            if dropped:
+                cut[self.node_ids[i]] = dropped
+        self._announce_cut(
+            cut,
+            "{node} restart dropped {dropped} connections",
+            "restart of {count} nodes dropped {dropped} connections",
+        )
+
+    def _announce_cut(self, cut: dict[str, int], alone: str, together: str) -> None:
+        """One event per action, not per node: a fleet restart is one disconnect of 200 nodes (its nodes in
+        data.nodes), and one message to each console instead of 200."""
+        dropped = sum(cut.values())
+        if len(cut) == 1:
+            (node,) = cut
+            message = alone.format(node=node, dropped=dropped)
+            self._event("disconnect", message, node=node, data={"dropped": dropped, "mass": True})
+        elif cut:
+            message = together.format(count=len(cut), dropped=dropped)
+            self._event("disconnect", message, data={"dropped": dropped, "mass": True, "nodes": list(cut)})
 
     # --- actions (the fleet API's write side and the timeline use these) -------------------------------
 
@@ -456,21 +471,15 @@ class Simulation:
             ) from None
 
     def restart_nodes(self, node_ids: list[str], why: str = "restarted") -> None:
-        for node_id in node_ids:
-            self._restart(self.index_of(node_id), why)
+        self._restart_all([self.index_of(node_id) for node_id in node_ids], why)
 
     def kill_nodes(self, node_ids: list[str]) -> None:
-        for node_id in node_ids:
-            i = self.index_of(node_id)
-            dropped = self._drop_all(i, abnormal=True)
+        cut: dict[str, int] = {}
+        for i in [self.index_of(node_id) for node_id in node_ids]:
+            cut[self.node_ids[i]] = self._drop_all(i, abnormal=True)
             self._until_s[i] = math.inf
             self._set_state(i, NodeState.DOWN, "killed")
-            self._event(
-                "disconnect",
-                f"{node_id} down, dropped {dropped}",
-                node=node_id,
-                data={"dropped": dropped, "mass": True},
-            )
+        self._announce_cut(cut, "{node} down, dropped {dropped}", "{count} nodes down, dropped {dropped}")
 
     def disconnect_fraction(self, fraction: float) -> None:
         if not 0 < fraction <= 1:

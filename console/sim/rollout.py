@@ -168,14 +168,13 @@ class RolloutController:
             f"batch {self.batch}/{len(self.batches)}: {len(nodes)} nodes ({self.mode})",
             data={"batch": self.batch, "nodes": [sim.node_ids[i] for i in nodes], "mode": str(self.mode)},
         )
+        ready = [i for i in nodes if sim.state_of(i) is NodeState.READY]
+        if self.mode is RolloutMode.ABRUPT:
+            sim._restart_all(ready, f"rollout batch {self.batch}")
+            return
         rate_per_s, deadline_s, hint_ms = batch_drain(sim.scenario)
-        for i in nodes:
-            if sim.state_of(i) is not NodeState.READY:
-                continue
-            if self.mode is RolloutMode.ABRUPT:
-                sim._restart(i, f"rollout batch {self.batch}")
-            else:
-                sim.drain(sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)
+        for i in ready:
+            sim.drain(sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)
 
     def status(self) -> RolloutStatus:
         return RolloutStatus(

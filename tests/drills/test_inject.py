@@ -11,7 +11,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from console.audit import verify_file
-from tests.actions.conftest import TOKENS, Acting, calm_simulation, start_acting
+from tests.actions.conftest import CALM, TOKENS, Acting, calm_simulation, start_acting
 from tests.server.conftest import receive_until
 
 PROBLEM = "application/problem+json"
@@ -193,3 +193,29 @@ async def test_a_retried_injection_is_applied_once(acting: Acting) -> None:
     assert again.json() == first.json()
     assert acting.simulation.n_nodes == 9
     assert acting.audit.tail(1)[0]["outcome"] == "replayed"
+
+
+async def test_a_restart_of_many_nodes_reaches_the_stream_as_two_events_naming_them(tmp_path: Path) -> None:
+    # Each event is a message to every console: a fleet restart is one state change and one disconnect,
+    # not 2 × 12 (the server groups a second's alike node events past 10; the simulator cuts per action).
+    acting = start_acting(tmp_path, nodes={**CALM["nodes"], "count": 16})
+    try:
+        async with stream(acting) as ws:
+            await next_frame(ws)
+            response = await acting.call(
+                "POST", "/v1/sim/inject", {"event": "restart_nodes", "params": {"nodes": 12}}, "admin"
+            )
+            assert response.status_code == 200, response.text
+            seen = await receive_until(
+                ws, lambda m: m["type"] == "frame" and any(n["state"] == "restarting" for n in m["nodes"])
+            )
+    finally:
+        acting.server.stop()
+        acting.audit.close()
+    restarted = [f"gw-{i:03d}" for i in range(12)]
+    about_nodes = [m for m in seen if m["type"] == "event" and m["kind"] in ("node_state", "disconnect")]
+    assert [(m["kind"], m["node"], m["data"]["nodes"]) for m in about_nodes] == [
+        ("node_state", None, restarted),
+        ("disconnect", None, restarted),
+    ]
+    assert about_nodes[0]["message"] == "12 nodes restarted (injected): ready → restarting"

@@ -9,7 +9,7 @@ import numpy as np
 from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
 from console.model import FleetModel, LinkState, LinkStatus, Malformed, Received
-from console.protocol import Frame, Hello
+from console.protocol import Event, Frame, Hello
 
 
 def frames(n: int, **kwargs) -> list[Frame]:
@@ -134,3 +134,22 @@ def test_connections_delta_counts_only_the_current_history_after_a_restart():
         model.apply(Received(frame, 122.0 + i))
     _, pct = model.connections_delta_60s()
     assert abs(pct) < 5.0  # a calm fleet, not −40 % against the old one
+
+
+def test_a_nodes_events_include_those_sent_for_a_group_of_nodes():
+    # The server sends a burst of alike node events as one naming the nodes; a rollout batch names its own.
+    model = FleetModel()
+    model.apply(Received(hello(), 0.0))
+    own = Event(time_s=5.0, kind="node_state", node="gw-0001", message="gw-0001 drained")
+    group = Event(
+        time_s=6.0,
+        kind="node_state",
+        message="12 nodes restarted: ready → restarting",
+        data={"nodes": [f"gw-{i:04d}" for i in range(12)]},
+    )
+    other = Event(time_s=7.0, kind="node_state", node="gw-0002", message="gw-0002 drained")
+    for event in (own, group, other):
+        model.apply(Received(event, event.time_s))
+    assert model.node_events("gw-0001") == [group, own]
+    assert model.node_events("gw-0011") == [group]
+    assert model.node_events("gw-0012") == []

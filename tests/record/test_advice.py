@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from console.record.advice import abort_criterion, connections_alarm
+from console.protocol import Event
+from console.record.advice import abort_criterion, connections_alarm, drain_not_disconnect
 from console.record.records import ActionRecord
 from console.record.review import AlarmSpan, Review, Series, peak_per_second
 from tests.record.conftest import header
@@ -60,3 +61,26 @@ def test_the_busiest_second_comes_from_the_bins_when_frames_stand_for_several() 
     bins[40:50] = 15_000  # fleet second 4: 150 k attempts, in no frame's own rate
     assert peak_per_second([1_000.0, 2_000.0], bins) == 150_000.0
     assert peak_per_second([160_000.0], bins) == 160_000.0  # a frame's own figure still counts
+
+
+def test_a_batch_disconnect_counts_every_node_it_names() -> None:
+    # The simulator sends a fleet restart as one event, its nodes in data.nodes (older recordings: one each).
+    batch = Event(
+        time_s=30.0,
+        kind="disconnect",
+        message="restart of 3 nodes dropped 900 connections",
+        data={"dropped": 900, "mass": True, "nodes": ["gw-1", "gw-2", "gw-3"]},
+    )
+    alone = Event(
+        time_s=40.0,
+        kind="disconnect",
+        node="gw-4",
+        message="gw-4 down, dropped 100",
+        data={"dropped": 100, "mass": True},
+    )
+    review = reviewed("connections_drop", 35.0, rollout_running=False, actions=[])
+    review.events[:] = [batch, alone]
+    review.disconnect_times_s[:] = [30.0, 40.0]
+    finding = drain_not_disconnect(review)
+    assert finding is not None
+    assert finding.evidence.startswith("1,000 connections cut abruptly (not drained) on 4 node(s)")

@@ -90,6 +90,31 @@ def test_a_restart_drops_the_node_and_it_comes_back() -> None:
     assert sim.state_of(2) is NodeState.READY
 
 
+def test_a_batch_restart_or_kill_is_one_disconnect_naming_its_nodes() -> None:
+    # A fleet restart is one action: one event for the consoles (and the report's advice), not 200.
+    sim = small()
+    sim.step()
+    held = {node: int(sim.conn[:, i].sum()) for i, node in enumerate(sim.node_ids)}
+    sim.restart_nodes(["gw-000", "gw-001", "gw-002"])
+    sim.kill_nodes(["gw-003", "gw-004"])
+    cuts = [e for e in sim.step().events if e.kind == "disconnect"]
+    assert [(e.node, e.node_ids(), e.data["dropped"], e.message) for e in cuts] == [
+        (
+            None,
+            ("gw-000", "gw-001", "gw-002"),
+            held["gw-000"] + held["gw-001"] + held["gw-002"],
+            f"restart of 3 nodes dropped {held['gw-000'] + held['gw-001'] + held['gw-002']} connections",
+        ),
+        (
+            None,
+            ("gw-003", "gw-004"),
+            held["gw-003"] + held["gw-004"],
+            f"2 nodes down, dropped {held['gw-003'] + held['gw-004']}",
+        ),
+    ]
+    assert all(e.data["mass"] for e in cuts)
+
+
 def test_drain_closes_at_the_requested_rate_then_the_node_is_drained() -> None:
     sim = small()
     sim.step()
