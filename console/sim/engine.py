@@ -444,8 +444,8 @@ class Simulation:
                 cut[self.node_ids[i]] = dropped
         self._announce_cut(
             cut,
-            "{node} restart dropped {dropped} connections",
-            "restart of {count} nodes dropped {dropped} connections",
+            "{node} restart dropped {dropped:,} connections",
+            "restart of {count} nodes dropped {dropped:,} connections",
         )
 
     def _announce_cut(self, cut: dict[str, int], alone: str, together: str) -> None:
@@ -479,7 +479,7 @@ class Simulation:
             cut[self.node_ids[i]] = self._drop_all(i, abnormal=True)
             self._until_s[i] = math.inf
             self._set_state(i, NodeState.DOWN, "killed")
-        self._announce_cut(cut, "{node} down, dropped {dropped}", "{count} nodes down, dropped {dropped}")
+        self._announce_cut(cut, "{node} down, dropped {dropped:,}", "{count} nodes down, dropped {dropped:,}")
 
     def disconnect_fraction(self, fraction: float) -> None:
         if not 0 < fraction <= 1:
@@ -491,7 +491,7 @@ class Simulation:
                 dropped += self._disconnect(p, i, count, abnormal=True)
         self._event(
             "disconnect",
-            f"{dropped} connections reset ({fraction:.0%})",
+            f"{dropped:,} connections reset ({fraction:.0%})",
             data={"dropped": dropped, "mass": True},
         )
 
@@ -634,16 +634,17 @@ class Simulation:
     def _run_timeline(self) -> None:
         while self._timeline and self._timeline[0].at_s <= self.time_s:
             event = self._timeline.pop(0)
-            self.apply_injection(event.action, dict(event.params))
+            self.apply_injection(event.action, dict(event.params), injected=False)
 
-    def apply_injection(self, action: str, params: dict) -> None:
-        """A timeline event or an instructor's injection, by name (see scenario.EVENT_ACTIONS)."""
+    def apply_injection(self, action: str, params: dict, injected: bool = True) -> None:
+        """A timeline event or an instructor's injection, by name (see scenario.EVENT_ACTIONS). An
+        injection says so where it shows; the scenario's own timeline is simply what happens."""
         nodes = params.get("nodes")
         if isinstance(nodes, int):
             first = int(params.get("first", 0))
             nodes = [self.node_ids[j] for j in range(first, min(first + nodes, self.n_nodes))]
         if action == "restart_nodes":
-            self.restart_nodes(nodes or [], why="restarted (injected)")
+            self.restart_nodes(nodes or [], why="restarted (injected)" if injected else "restarted")
         elif action == "kill_nodes":
             self.kill_nodes(nodes or [])
         elif action == "disconnect_fraction":

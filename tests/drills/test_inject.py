@@ -219,3 +219,9 @@ async def test_a_restart_of_many_nodes_reaches_the_stream_as_two_events_naming_t
         ("disconnect", None, restarted),
     ]
     assert about_nodes[0]["message"] == "12 nodes restarted (injected): ready → restarting"
+    held = 12 * 20_000 // 16  # the calm fleet's clients, spread evenly
+    assert (
+        about_nodes[1]["message"]
+        == f"restart of 12 nodes dropped {about_nodes[1]['data']['dropped']:,} connections"
+    )
+    assert 0.9 * held <= about_nodes[1]["data"]["dropped"] <= 1.1 * held

@@ -103,13 +103,13 @@ def test_a_batch_restart_or_kill_is_one_disconnect_naming_its_nodes() -> None:
             None,
             ("gw-000", "gw-001", "gw-002"),
             held["gw-000"] + held["gw-001"] + held["gw-002"],
-            f"restart of 3 nodes dropped {held['gw-000'] + held['gw-001'] + held['gw-002']} connections",
+            f"restart of 3 nodes dropped {held['gw-000'] + held['gw-001'] + held['gw-002']:,} connections",
         ),
         (
             None,
             ("gw-003", "gw-004"),
             held["gw-003"] + held["gw-004"],
-            f"2 nodes down, dropped {held['gw-003'] + held['gw-004']}",
+            f"2 nodes down, dropped {held['gw-003'] + held['gw-004']:,}",
         ),
     ]
     assert all(e.data["mass"] for e in cuts)
@@ -384,3 +384,12 @@ def test_sim_run_says_how_many_nodes_it_started_with_and_why_the_rollout_did_not
     out = capsys.readouterr().out
     assert "48 nodes, 68 at the end" in out
     assert "rollout completed       — (halted by the scenario's timeline)" in out
+
+
+def test_the_scenarios_own_restart_is_not_called_injected() -> None:
+    # "(injected)" tells a trainee the instructor did it; the scenario's timeline is what happens.
+    sim = small(events=[{"at_s": 1, "action": "restart_nodes", "nodes": 1}])
+    messages = [e.message for _ in range(3) for e in sim.step().events if e.kind == "node_state"]
+    assert "gw-000 restarted: ready → restarting" in messages
+    sim.apply_injection("restart_nodes", {"nodes": ["gw-001"]})
+    assert "gw-001 restarted (injected): ready → restarting" in [e.message for e in sim.step().events]
