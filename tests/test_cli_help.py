@@ -20,6 +20,39 @@ def commands(
                 yield from commands(sub, (*path, name))
 
 
+def groups(
+    parser: argparse.ArgumentParser, argv: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command made of subcommands, as (its words alone, its words with the positionals that come
+    before its subcommand, e.g. `act URL`, its parser)."""
+    leading = tuple(
+        action.metavar or action.dest
+        for action in parser._actions
+        if not action.option_strings and not isinstance(action, argparse._SubParsersAction)
+    )
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            if argv:  # the root run alone is the embedded fleet, no group
+                yield argv, (*argv, *leading), parser
+            for name, sub in action.choices.items():
+                yield from groups(sub, (*argv, *leading, name))
+
+
+def test_a_group_without_its_subcommand_shows_its_help(capsys) -> None:
+    """`stormdeck plan`, `audit` and `act` (with or without a URL) and `act URL rollout` exited 2 with a usage
+    error while `sim`, `bench`, `config`, `gateway` and `fleet` printed their help and exited 0."""
+    found = list(groups(build_parser()))
+    assert {argv[0] for argv, _, _ in found} >= {"sim", "act", "plan", "audit"}
+    assert ("act", "URL", "rollout") in {argv for argv, _, _ in found}
+    for alone, with_positionals, parser in found:
+        subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for argv in {alone, with_positionals}:
+            assert main(list(argv)) == 0, argv
+            out = capsys.readouterr().out
+            assert out.startswith(parser.format_usage()), argv
+            assert all(name in out for name in subcommands.choices), argv
+
+
 def test_every_option_and_argument_has_a_help_text() -> None:
     missing = [
         (" ".join(path), action.option_strings[0] if action.option_strings else action.dest)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from console import __version__
+from console.cli.groups import CommandParser
 from console.errors import StormdeckError
 
 #: Modules that contribute subcommands; each has `register(subparsers)`.
@@ -40,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="See a WebSocket gateway fleet's reconnect storm coming, and act on it safely.",
     )
     parser.add_argument("--version", action="version", version=f"stormdeck {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     import importlib
 
     for name in _COMMAND_MODULES:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from console.cli.checks import check_finite, check_fleet_url
+from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
 from console.errors import InputError
@@ -30,7 +31,7 @@ EXIT = {
 }
 
 
-class _ActionParser(argparse.ArgumentParser):
+class _ActionParser(CommandParser):
     """argparse reads `--hint -5:10` as two options and says only "expected one argument": say how to
     pass a value that starts with '-' (the server then names the range, e.g. of hint_ms)."""
 
@@ -59,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "2 bad input, 1 transport or auth error, or a URL that answers but is not a stormdeck fleet API.",
     )
     act.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
-    actions = act.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_ActionParser)
+    actions = add_subcommands(act, dest="action", metavar="ACTION", parser_class=_ActionParser)
 
     drain = actions.add_parser("drain", parents=[common], help="drain a node")
     drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
@@ -81,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     undrain.set_defaults(handler=_run_act, build=_undrain)
 
     rollout = actions.add_parser("rollout", help="start, halt or resume a rolling restart")
-    steps = rollout.add_subparsers(dest="step", metavar="STEP", required=True, parser_class=_ActionParser)
+    steps = add_subcommands(rollout, dest="step", metavar="STEP", parser_class=_ActionParser)
     start = steps.add_parser("start", parents=[common], help="start a rollout")
     start.add_argument(
         "--batch-size", type=int, required=True, metavar="N", help="nodes restarted at a time, 1 to 10000"
@@ -145,7 +146,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_capacity.set_defaults(handler=_run_act, build=_add_capacity)
 
     plan = subparsers.add_parser("plan", help="plan an action: the largest safe drain of a node")
-    plans = plan.add_subparsers(dest="plan", metavar="WHAT", required=True)
+    plans = add_subcommands(plan, dest="plan", metavar="WHAT")
     plan_drain = plans.add_parser(
         "drain",
         help="the largest safe drain rate of NODE, from the server's planner",
@@ -163,7 +164,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     plan_drain.set_defaults(handler=_run_plan)
 
     audit = subparsers.add_parser("audit", help="the audit log of actions")
-    audits = audit.add_subparsers(dest="audit", metavar="WHAT", required=True)
+    audits = add_subcommands(audit, dest="audit", metavar="WHAT")
     verify = audits.add_parser(
         "verify",
         help="check an audit log's hash chain; exit 0 when intact",

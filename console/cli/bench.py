@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from console.cli.bench_server import add_bench_server_parser
+from console.cli.groups import add_subcommands
 from console.errors import InputError, StormdeckError
 
 #: Modules that contribute benchmarks; each has `register_bench(bench_subparsers)`.
@@ -16,8 +17,7 @@ _BENCH_MODULES = ("console.cli.bench_console", "console.cli.bench_gateway", "con
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("bench", help="run a benchmark and print its figures")
-    parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
-    benches = parser.add_subparsers(dest="bench", metavar="BENCH")
+    benches = add_subcommands(parser, dest="bench", metavar="BENCH")
     add_bench_server_parser(benches)
 
     for name in _BENCH_MODULES:

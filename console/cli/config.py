@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 
+from console.cli.groups import add_subcommands
 from console.guards.config import DEFAULT_SOURCE, load_default_thresholds
 
 
@@ -13,8 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "config", help="the thresholds config: validate it, see where values come from"
     )
-    parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
-    commands = parser.add_subparsers(dest="config_command", metavar="SUBCOMMAND")
+    commands = add_subcommands(parser, dest="config_command", metavar="SUBCOMMAND")
     check = commands.add_parser(
         "check",
         help="validate ./stormdeck.toml, the user's config and STORMDECK_* env; show each value's source",

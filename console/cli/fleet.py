@@ -22,6 +22,7 @@ from console.cli.checks import (
     check_publish_rate,
     check_work_factor,
 )
+from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.policies import POLICIES
 
@@ -30,8 +31,7 @@ MAX_NODES = 16
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("fleet", help="a real gateway fleet on loopback")
-    parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
-    sub = parser.add_subparsers(dest="fleet_command", metavar="SUBCOMMAND")
+    sub = add_subcommands(parser, dest="fleet_command", metavar="SUBCOMMAND")
     up = sub.add_parser(
         "up",
         help="start N gateway nodes, a publisher, the controller (fleet API) and optionally a load",

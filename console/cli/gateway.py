@@ -16,6 +16,7 @@ from console.cli.checks import (
     check_publish_rate,
     check_work_factor,
 )
+from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.protocol import limits
 
@@ -33,8 +34,7 @@ def _loopback_host(value: str) -> str:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("gateway", help="the reference gateway node")
-    parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
-    sub = parser.add_subparsers(dest="gateway_command", metavar="SUBCOMMAND")
+    sub = add_subcommands(parser, dest="gateway_command", metavar="SUBCOMMAND")
     serve = sub.add_parser(
         "serve",
         help="serve clients on --port and the node admin API on --admin-port",

@@ -9,13 +9,13 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from console.cli.groups import add_subcommands
 from console.errors import InputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("sim", help="the fleet simulator: list, run and serve scenarios")
-    parser.set_defaults(handler=lambda args: (parser.print_help(), 0)[1])
-    sim = parser.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")
+    sim = add_subcommands(parser, dest="sim_command", metavar="SUBCOMMAND")
 
     listing = sim.add_parser("list", help="list the packaged scenarios, one a line, name first")
     listing.set_defaults(handler=_list)

@@ -1,0 +1,41 @@
+"""A command made of subcommands (`stormdeck sim`, `stormdeck act URL rollout`, ...).
+
+Run without a subcommand, a group prints its own help (which lists its subcommands) and exits 0: the user
+asked what the group offers, which is no usage error. `add_subcommands` makes every group, so they agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of every `stormdeck` command and subcommand.
+
+    A group given no words at all shows its help even when a positional comes before its subcommand
+    (`stormdeck act` alone, where argparse would first ask for `act`'s URL and exit 2)."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if args is not None and not args and self._subparsers is not None:
+            namespace = namespace if namespace is not None else argparse.Namespace()
+            for dest, value in self._defaults.items():  # the group's help handler, from add_subcommands
+                setattr(namespace, dest, value)
+            return namespace, []
+        return super().parse_known_args(args, namespace)
+
+
+def add_subcommands(parser: argparse.ArgumentParser, **kwargs: Any) -> argparse._SubParsersAction:
+    """`parser.add_subparsers(**kwargs)`, with `parser`'s help as the handler when no subcommand is given
+    (a subcommand's own `set_defaults(handler=...)` replaces it when one is)."""
+
+    def print_group_help(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 0
+
+    parser.set_defaults(handler=print_group_help)
+    kwargs.setdefault("parser_class", CommandParser)
+    return parser.add_subparsers(**kwargs)
