@@ -50,6 +50,22 @@ def check_finite(option: str, value: float | None, allowed: str = "a finite numb
     return value
 
 
+def check_in_range(
+    option: str, value: float, bounds: tuple[float, float], what: str = "a number", low_open: bool = False
+) -> float:
+    """`value` in [low, high], or (low, high] when `low_open`; refuses nan, which passes every `<=`."""
+    low, high = bounds
+    if not (low < value <= high if low_open else low <= value <= high):
+        raise InputError(option, value, f"{what} in {range_text(bounds, low_open)}")
+    return value
+
+
+def range_text(bounds: tuple[float, float], low_open: bool = False) -> str:
+    """An interval as "[0, 600]" or "(0, 86400]", for an error message and an option's --help alike."""
+    low, high = (str(int(b)) if isinstance(b, int) or b.is_integer() else f"{b:g}" for b in bounds)
+    return f"{'(' if low_open else '['}{low}, {high}]"
+
+
 def check_console_settings(theme: str | None) -> None:
     """What the console reads at start — the user's themes and console.toml — and `--theme`, checked
     before anything starts (`attach` and `replay` alike): an unknown theme is refused, not replaced."""

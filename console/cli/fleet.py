@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 
 from console.cli.checks import (
+    MAX_PUBLISH_RATE_PER_S,
+    MAX_WORK_FACTOR,
     check_output_file,
     check_port,
     check_publish_rate,
@@ -57,9 +59,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--publish-rate-per-s",
         type=float,
         default=5.0,
-        help="messages a second published on the nodes' channel (default 5)",
+        help=f"messages a second published on the nodes' channel, 0 to {MAX_PUBLISH_RATE_PER_S} (default 5)",
     )
-    up.add_argument("--work-factor", type=int, default=1000, help="client token cost (default ~0.2 ms)")
+    up.add_argument(
+        "--work-factor",
+        type=int,
+        default=1000,
+        help=f"client token cost, PBKDF2 iterations, 1 to {MAX_WORK_FACTOR} (default 1000: ~0.2 ms)",
+    )
     up.add_argument(
         "--duration",
         type=float,

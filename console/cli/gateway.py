@@ -11,14 +11,28 @@ import sys
 
 from console.cli.checks import (
     MAX_PUBLISH_RATE_PER_S,
+    MAX_WORK_FACTOR,
     check_finite,
+    check_in_range,
     check_port,
     check_publish_rate,
     check_work_factor,
+    range_text,
 )
 from console.cli.groups import add_subcommands
 from console.errors import InputError
+from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.protocol import limits
+
+#: A real node's planning capacity, connections: at most 10 million. The largest published single-host
+#: figures are a few million (WhatsApp's 2 M on one FreeBSD box, Phoenix's 2 M), so 10 M leaves room and
+#: still refuses a typo such as 1e14. (The simulator's nodes.capacity_connections goes further, for
+#: what-ifs.)
+CAPACITY_CONNECTIONS = (1, 10_000_000)
+#: The heartbeat interval, s (also how long a pong may take): at most an hour. Load balancers and NATs cut
+#: an idle connection within minutes (AWS ALB: 60 s by default, 4000 s at most), so a slower heartbeat
+#: keeps nothing open and finds a dead client only after hours.
+PING_INTERVAL_S = (0, 3600)
 
 
 def _loopback_host(value: str) -> str:
@@ -64,50 +78,79 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--channel", default="fleet", help="the channel clients subscribe to at /channel/NAME (default fleet)"
     )
     serve.add_argument(
-        "--publish-rate-per-s", type=float, default=0.0, help="publish on the channel (0: off)"
+        "--publish-rate-per-s",
+        type=float,
+        default=0.0,
+        help=f"publish on the channel, messages a second in [0, {MAX_PUBLISH_RATE_PER_S}] (0: off)",
     )
     admission = serve.add_argument_group("admission")
-    admission.add_argument("--rate-per-s", type=float, help="token bucket refill (default: unlimited)")
-    admission.add_argument("--burst", type=int, help="token bucket size (default: one second of rate)")
-    admission.add_argument("--max-connections", type=int, help="connection ceiling (default: none)")
+    admission.add_argument(
+        "--rate-per-s",
+        type=float,
+        help=f"token bucket refill, in {range_text(limits.ADMISSION_RATE_PER_S, True)} (default: unlimited)",
+    )
+    admission.add_argument(
+        "--burst",
+        type=int,
+        help=f"token bucket size, in {range_text(limits.ADMISSION_BURST, True)} (default: one second of rate)",
+    )
+    admission.add_argument(
+        "--max-connections",
+        type=int,
+        help=f"connection ceiling, in {range_text(limits.ADMISSION_MAX_CONNECTIONS, True)} (default: none)",
+    )
     admission.add_argument(
         "--retry-after-s",
         type=float,
         nargs=2,
         default=(1.0, 30.0),
         metavar=("MIN", "MAX"),
-        help="the window a rejected client's Retry-After is drawn from, seconds (default 1 30)",
+        help="the window a rejected client's Retry-After is drawn from, seconds, "
+        f"0 ≤ MIN ≤ MAX ≤ {limits.RETRY_AFTER_S[1]:g} (default 1 30)",
     )
-    admission.add_argument("--work-factor", type=int, default=None, help="client token PBKDF2 iterations")
+    admission.add_argument(
+        "--work-factor",
+        type=int,
+        default=None,
+        help=f"client token PBKDF2 iterations, in [1, {MAX_WORK_FACTOR}] (default {DEFAULT_WORK_FACTOR})",
+    )
     life = serve.add_argument_group("connection lifetime (Zuul's defaults)")
     life.add_argument(
         "--lifetime-s",
         type=float,
         default=1800.0,
-        help="close each connection after this long (default 1800)",
+        help="close each connection after this long, seconds in "
+        f"{range_text(limits.CONNECTION_LIFETIME_S, True)} (default 1800)",
     )
     life.add_argument(
         "--lifetime-dither-s",
         type=float,
         default=180.0,
-        help="minus a random share of this, so lifetimes do not end together (default 180)",
+        help="minus a random share of this, so lifetimes do not end together, 0 to --lifetime-s (default 180)",
     )
     life.add_argument(
         "--close-grace-s",
         type=float,
         default=4.0,
-        help="after asking a client to reconnect, wait this long for it to leave first (default 4)",
+        help="after asking a client to reconnect, wait this long for it to leave first, seconds in "
+        f"{range_text(limits.CLOSE_GRACE_S)} (default 4)",
     )
     serve.add_argument(
-        "--ping-interval-s", type=float, default=20.0, help="heartbeat interval, seconds (default 20)"
+        "--ping-interval-s",
+        type=float,
+        default=20.0,
+        help=f"heartbeat interval, seconds in {range_text(PING_INTERVAL_S, True)} (default 20)",
     )
     serve.add_argument(
         "--capacity",
         type=int,
         default=10_000,
-        help="planning capacity for headroom, connections (default 10000)",
+        help=f"planning capacity for headroom, connections in {range_text(CAPACITY_CONNECTIONS)} "
+        "(default 10000)",
     )
-    serve.add_argument("--seed", type=int, help="seed of the node's random draws (default: unseeded)")
+    serve.add_argument(
+        "--seed", type=int, help="seed of the node's random draws, 0 to 2**63 - 1 (default: unseeded)"
+    )
     serve.set_defaults(handler=_serve)
     publish = sub.add_parser(
         "publish", help="publish on a channel held in Redis, for every node of a fleet (until SIGTERM)"
@@ -121,6 +164,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
+    from console.sim.scenario_schema import check_seed  # the seed range every command's --seed has
+
     check_port("--port", args.port)
     check_port("--admin-port", args.admin_port)
     for name in ("publish_rate_per_s", "rate_per_s", "lifetime_s", "lifetime_dither_s", "close_grace_s"):
@@ -130,35 +175,30 @@ def _check(args: argparse.Namespace) -> None:
         check_finite("--retry-after-s", bound, "two finite numbers of seconds, MIN MAX")
     # The admission the node starts with has the ranges of the one the admin API's PUT takes
     # (console.protocol.limits): --retry-after-s 1 1e9 told refused clients to come back in 31 years.
-    for name, (_, high) in (
+    for name, bounds in (
         ("rate_per_s", limits.ADMISSION_RATE_PER_S),
         ("burst", limits.ADMISSION_BURST),
         ("max_connections", limits.ADMISSION_MAX_CONNECTIONS),
     ):
         value = getattr(args, name)
-        if value is not None and not 0 < value <= high:
-            raise InputError(f"--{name.replace('_', '-')}", value, f"a number in (0, {high:.0f}]")
+        if value is not None:
+            check_in_range(f"--{name.replace('_', '-')}", value, bounds, low_open=True)
     if not limits.in_window(args.retry_after_s, limits.RETRY_AFTER_S):
         raise InputError(
             "--retry-after-s", list(args.retry_after_s), limits.window_text(limits.RETRY_AFTER_S) + " seconds"
         )
     if args.history is not None and not args.history.startswith(("redis://", "unix://")):
         raise InputError("--history", args.history, "a redis:// URL")
-    if not args.lifetime_s > 0:
-        raise InputError("--lifetime-s", args.lifetime_s, "seconds > 0")
+    check_in_range("--lifetime-s", args.lifetime_s, limits.CONNECTION_LIFETIME_S, "seconds", low_open=True)
     if not 0 <= args.lifetime_dither_s <= args.lifetime_s:
         raise InputError("--lifetime-dither-s", args.lifetime_dither_s, "0 ≤ dither ≤ --lifetime-s")
-    if not args.close_grace_s >= 0:
-        raise InputError("--close-grace-s", args.close_grace_s, "seconds ≥ 0")
-    if not args.ping_interval_s > 0:
-        raise InputError("--ping-interval-s", args.ping_interval_s, "seconds > 0")
+    check_in_range("--close-grace-s", args.close_grace_s, limits.CLOSE_GRACE_S, "seconds")
+    check_in_range("--ping-interval-s", args.ping_interval_s, PING_INTERVAL_S, "seconds", low_open=True)
     check_publish_rate("--publish-rate-per-s", args.publish_rate_per_s)
     if args.work_factor is not None:
         check_work_factor("--work-factor", args.work_factor)
-    if args.capacity < 1:
-        raise InputError("--capacity", args.capacity, "a number of connections ≥ 1")
-    if args.seed is not None and args.seed < 0:
-        raise InputError("--seed", args.seed, "a whole number ≥ 0")
+    check_in_range("--capacity", args.capacity, CAPACITY_CONNECTIONS, "connections")
+    check_seed(args.seed)
     for option, name in (("--node-id", args.node_id), ("--channel", args.channel)):
         if not name.strip() or "/" in name or name != name.strip():
             raise InputError(option, name, "a non-empty name without '/' or surrounding spaces")

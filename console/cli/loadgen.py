@@ -8,7 +8,7 @@ import os
 import sys
 from dataclasses import asdict
 
-from console.cli.checks import check_work_factor
+from console.cli.checks import MAX_WORK_FACTOR, check_work_factor
 from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.policies import POLICIES
 
@@ -44,19 +44,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "or the whole --duration when shorter)",
     )
     parser.add_argument(
-        "--workers", type=int, help="worker processes (default: one per core above 2,000 clients)"
+        "--workers", type=int, help="worker processes, 1 to 64 (default: one per core above 2,000 clients)"
     )
     parser.add_argument(
         "--seed",
         type=int,
         default=0,
-        help="seed of the clients' backoff draws (default 0; worker k uses SEED + k)",
+        help="seed of the clients' backoff draws, 0 to 2**63 - 1 (default 0; worker k uses SEED + k)",
     )
     parser.add_argument(
         "--work-factor",
         type=int,
         default=DEFAULT_WORK_FACTOR,
-        help=f"the nodes' --work-factor (for tokens; default {DEFAULT_WORK_FACTOR}, as `gateway serve`'s)",
+        help=f"the nodes' --work-factor (for tokens), 1 to {MAX_WORK_FACTOR} (default {DEFAULT_WORK_FACTOR}, "
+        "as `gateway serve`'s)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(handler=_loadgen)
@@ -64,8 +65,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _loadgen(args: argparse.Namespace) -> int:
     from console.gateway.loadgen import LoadSpec, run_load
+    from console.sim.scenario_schema import check_seed
 
     check_work_factor("--work-factor", args.work_factor)  # else each client fails in hashlib
+    check_seed(args.seed)  # the range every command's --seed has
     workers = args.workers if args.workers is not None else default_workers(args.clients, args.duration)
     ramp_s = args.ramp_s if args.ramp_s is not None else min(DEFAULT_RAMP_S, args.duration or DEFAULT_RAMP_S)
     spec = LoadSpec(

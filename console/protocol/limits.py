@@ -34,6 +34,14 @@ ADMISSION_MAX_CONNECTIONS = (0, BILLION)
 #: admission.retry_after_s: the window a refused client's Retry-After is drawn from — at most an hour
 #: (the simulator sizes its timing wheel from it).
 RETRY_AFTER_S = (0.0, 3600.0)
+#: A connection's scheduled lifetime, and the dither taken off it (a scenario's clients.max_lifetime_s and
+#: lifetime_dither_s, `gateway serve --lifetime-s`): at most a day. Zuul recycles every 30 minutes; a
+#: connection kept past a day is one nobody recycles, and `--lifetime-s 1e300` a typo.
+CONNECTION_LIFETIME_S = (0, 86_400)
+#: After a node asks a client to reconnect, how long it waits for the client to leave first (a scenario's
+#: clients.close_grace_s, `gateway serve --close-grace-s`): clients leave in seconds (Zuul waits 4), so
+#: beyond 10 minutes the grace only keeps a drain or a lifetime from ending.
+CLOSE_GRACE_S = (0, 600)
 #: A drain's reconnect hint window, ms (the API's hint_ms, a scenario's rollout.drain_hint_ms): an hour.
 HINT_MS = (0, 3_600_000)
 

@@ -105,9 +105,10 @@ RANGES: dict[str, tuple[float, float]] = {
     "clients.count": (0, 1_000_000_000),
     "clients.churn_per_min": (0, 1e9),
     "clients.resume_window_s": (0, 86_400),
-    "clients.max_lifetime_s": (0, 86_400),
-    "clients.lifetime_dither_s": (0, 86_400),
-    "clients.close_grace_s": (0, 600),
+    # `gateway serve` takes the same high ends (console.protocol.limits).
+    "clients.max_lifetime_s": limits.CONNECTION_LIFETIME_S,
+    "clients.lifetime_dither_s": limits.CONNECTION_LIFETIME_S,
+    "clients.close_grace_s": limits.CLOSE_GRACE_S,
     "nodes.count": limits.NODE_COUNT,
     "nodes.capacity_connections": (1, 100_000_000),
     "nodes.hold_cpu_pct_at_capacity": (0, 95),

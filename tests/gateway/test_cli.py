@@ -263,11 +263,27 @@ def test_a_child_that_says_nothing_fails_its_start_within_the_timeout() -> None:
             "--publish-rate-per-s: -1.0 is not allowed; expected messages a second in [0, 10000]",
         ),
         (["--publish-rate-per-s", "1e9"], "--publish-rate-per-s: 1000000000.0 is not allowed"),
-        (["--ping-interval-s", "0"], "--ping-interval-s: 0.0 is not allowed; expected seconds > 0"),
+        (["--ping-interval-s", "0"], "--ping-interval-s: 0.0 is not allowed; expected seconds in (0, 3600]"),
         (["--capacity", "0"], "--capacity: 0 is not allowed"),
         (["--seed", "-1"], "--seed: -1 is not allowed"),
         (["--lifetime-dither-s", "-1"], "--lifetime-dither-s: -1.0 is not allowed"),
-        (["--lifetime-s", "-1"], "--lifetime-s: -1.0 is not allowed; expected seconds > 0"),
+        (["--lifetime-s", "-1"], "--lifetime-s: -1.0 is not allowed; expected seconds in (0, 86400]"),
+        # Accepted before, though no deployment has them: a lifetime of 1e300 s, 10^14 connections a node,
+        # a grace or a heartbeat of 31 years, a seed past 64 bits.
+        (["--lifetime-s", "1e300"], "--lifetime-s: 1e+300 is not allowed; expected seconds in (0, 86400]"),
+        (
+            ["--capacity", str(10**14)],
+            "--capacity: 100000000000000 is not allowed; expected connections in [1, 10000000]",
+        ),
+        (
+            ["--close-grace-s", "1e9"],
+            "--close-grace-s: 1000000000.0 is not allowed; expected seconds in [0, 600]",
+        ),
+        (
+            ["--ping-interval-s", "1e9"],
+            "--ping-interval-s: 1000000000.0 is not allowed; expected seconds in (0, 3600]",
+        ),
+        (["--seed", str(2**64)], f"--seed: {2**64} is not allowed; expected an integer in [0, {2**63 - 1}]"),
         (["--node-id", ""], "--node-id: '' is not allowed"),
         (["--channel", ""], "--channel: '' is not allowed"),
         (
@@ -279,6 +295,13 @@ def test_a_child_that_says_nothing_fails_its_start_within_the_timeout() -> None:
 def test_gateway_serve_refuses_what_it_accepted(extra: list[str], message: str, capsys) -> None:
     assert main([*SERVE_ARGV, *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_loadgen_refuses_a_negative_seed(capsys) -> None:
+    """Accepted before: random.Random(-1) draws as Random(1) does, so two "different" runs were one."""
+    argv = ["loadgen", "ws://127.0.0.1:9/channel/x", "--clients", "1", "--policy", "fixed"]
+    assert main([*argv, "--seed", "-1"]) == 2
+    assert f"--seed: -1 is not allowed; expected an integer in [0, {2**63 - 1}]" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("work_factor", ["0", "-3"])
