@@ -19,6 +19,7 @@ from console.errors import InputError, MissingInput
 from console.packaged import list_packaged, read_packaged
 from console.protocol import ActionRequest, AdmissionRequest, CapacityRequest, DrainRequest, RolloutRequest
 from console.sim.injection import check_event
+from console.sim.scenario_overrides import Override
 
 _DRILL_PACKAGE = "console.drills"
 
@@ -164,12 +165,19 @@ class Drill:
         total = int(self.clock_start_s + at_s) % 86_400
         return f"{total // 3600:02d}:{total % 3600 // 60:02d}:{total % 60:02d}"
 
-    def scenario_overrides(self) -> list[str]:
-        """The overrides as `KEY=VALUE` strings for `load_scenario` (JSON literals are TOML literals)."""
-        extra = dict(self.overrides)
+    def scenario_overrides(self) -> list[Override]:
+        """The overrides for `load_scenario`, as values (not `KEY=VALUE` text: an error would name `--set`,
+        which the user never typed), each naming where the drill file holds it."""
+        overrides = [Override(key, value, override_field(key)) for key, value in self.overrides.items()]
         if self.duration_s is not None:
-            extra["duration_s"] = self.duration_s
-        return [f"{key}={json.dumps(value)}" for key, value in extra.items()]
+            overrides.append(Override("duration_s", self.duration_s, "duration_s"))
+        return overrides
+
+
+def override_field(key: str) -> str:
+    """Where a drill file holds the override of scenario `key`, as its other errors name paths:
+    `overrides.nodes.count`; a key that is no dotted name is quoted, as TOML would: `overrides.""`."""
+    return f"overrides.{key}" if re.fullmatch(r"[\w-]+(\.[\w-]+)*", key) else f"overrides.{json.dumps(key)}"
 
 
 def hints_due(drill: Drill, time_s: float, first_done: Mapping[str, float] | None = None) -> list[Hint]:
@@ -204,6 +212,9 @@ def build_drill(data: dict[str, Any]) -> Drill:
     overrides = data.get("overrides", {})
     if not isinstance(overrides, dict):
         raise InputError("overrides", overrides, 'a table of dotted scenario keys, e.g. "nodes.count" = 48')
+    for key, value in overrides.items():
+        if not key.strip():
+            raise InputError(override_field(key), value, 'a dotted scenario key, e.g. "nodes.count" = 48')
     clock_start_s = _human_seconds("clock_start", data.get("clock_start", "00:00"))
     duration_s = data.get("duration_s")
     if duration_s is not None:

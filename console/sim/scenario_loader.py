@@ -9,6 +9,7 @@ range (`InputError`, exit status 2); the result is a `console.sim.scenario.Scena
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 from console.errors import InputError
@@ -29,7 +30,7 @@ from console.sim.scenario import (
     Scenario,
     TimelineEvent,
 )
-from console.sim.scenario_overrides import apply_override, merge
+from console.sim.scenario_overrides import Override, apply_override, merge
 from console.sim.scenario_schema import (
     BOOLEANS,
     CHOICES,
@@ -48,12 +49,12 @@ def list_scenarios() -> list[tuple[str, str]]:
     return list_packaged(_SCENARIO_PACKAGE)
 
 
-def load_scenario(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+def load_scenario(name_or_path: str, overrides: Sequence[str | Override] = ()) -> Scenario:
     """A packaged scenario by name, or a TOML file by path, with `k=v` overrides applied and validated."""
     return build_scenario(read_packaged("scenario", _SCENARIO_PACKAGE, name_or_path), overrides)
 
 
-def build_scenario(data: dict[str, Any], overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+def build_scenario(data: dict[str, Any], overrides: Sequence[str | Override] = ()) -> Scenario:
     merged = merge(copy.deepcopy(DEFAULTS), data, "")
     for override in overrides:
         apply_override(merged, override)

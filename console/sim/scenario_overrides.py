@@ -8,9 +8,18 @@ is set key by key (`nodes={count=40}`). An unknown path is refused with the keys
 from __future__ import annotations
 
 import tomllib
-from typing import Any
+from typing import Any, NamedTuple
 
 from console.errors import InputError
+
+
+class Override(NamedTuple):
+    """A value set by dotted `key` from a file rather than typed as `--set`: errors name `field`, where the
+    file holds it (a drill's `overrides."nodes.count"`), not `--set` or the bare scenario key."""
+
+    key: str
+    value: Any
+    field: str
 
 
 def merge(base: dict[str, Any], extra: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -34,14 +43,23 @@ def _parse_value(text: str) -> Any:
         return text  # a bare word: a string
 
 
-def apply_override(data: dict[str, Any], override: str) -> None:
+def apply_override(data: dict[str, Any], override: str | Override) -> None:
+    """`--set KEY=VALUE` (a string), or an `Override` a file gave as a key and a value."""
+    if isinstance(override, Override):
+        set_value(data, override.key, override.value, override.field)
+        return
     if "=" not in override:
         raise InputError("--set", override, "KEY=VALUE with a dotted KEY, e.g. nodes.count=40")
     key, _, text = override.partition("=")
     key = key.strip()
     if not key:  # '=3' named no path: the message read ': 3 is not allowed'
         raise InputError("--set", override, "KEY=VALUE with a dotted KEY, e.g. nodes.count=40")
-    value = _parse_value(text.strip())
+    set_value(data, key, _parse_value(text.strip()))
+
+
+def set_value(data: dict[str, Any], key: str, value: Any, field: str | None = None) -> None:
+    """Set the scenario value at dotted `key`; an unknown path is refused naming `field` (default: `key`)."""
+    field = field or key
     parts = key.split(".")
     if key == "clients.policy" or (len(parts) >= 3 and parts[:2] == ["clients", "policy"]):
         pass  # handled below with the population switch
@@ -50,7 +68,7 @@ def apply_override(data: dict[str, Any], override: str) -> None:
         if isinstance(node, list):
             if not part.isdigit() or int(part) >= len(node):
                 raise InputError(
-                    key, value, f"an index below {len(node)} at '{'.'.join(parts[: depth + 1])}'"
+                    field, value, f"an index below {len(node)} at '{'.'.join(parts[: depth + 1])}'"
                 )
             node = node[int(part)]
         elif isinstance(node, dict) and part in node:
@@ -60,25 +78,25 @@ def apply_override(data: dict[str, Any], override: str) -> None:
         else:
             known = ", ".join(sorted(node)) if isinstance(node, dict) else "nothing"
             raise InputError(
-                key, value, f"a known path; under '{'.'.join(parts[:depth]) or '(top)'}': {known}"
+                field, value, f"a known path; under '{'.'.join(parts[:depth]) or '(top)'}': {known}"
             )
     leaf = parts[-1]
     if isinstance(node, dict):
         if leaf not in node and not (parts[-2:-1] == ["params"]):
-            raise InputError(key, value, "a known path; known here: " + ", ".join(sorted(node)))
+            raise InputError(field, value, "a known path; known here: " + ", ".join(sorted(node)))
         if isinstance(node.get(leaf), dict) and leaf != "params":
-            _set_table(node[leaf], key, value)
+            _set_table(node[leaf], key, value, field)
         else:
             node[leaf] = value
     elif isinstance(node, list) and leaf.isdigit() and int(leaf) < len(node):
         node[int(leaf)] = value
     else:
-        raise InputError(key, value, "a known path")
+        raise InputError(field, value, "a known path")
 
 
-def _set_table(table: dict[str, Any], path: str, value: Any) -> None:
+def _set_table(table: dict[str, Any], path: str, value: Any, field: str) -> None:
     """`--set nodes={count=40}` sets the keys it names; `--set nodes=3` would drop the whole table."""
     if not isinstance(value, dict):
         example = f"{path}.{next(iter(table))}" if table else path
-        raise InputError(path, value, f"a table — set one of its keys, e.g. {example}")
-    merge(table, value, f"{path}.")
+        raise InputError(field, value, f"a table — set one of its keys, e.g. {example}")
+    merge(table, value, f"{field}.")

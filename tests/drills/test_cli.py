@@ -127,6 +127,40 @@ def test_a_missing_drill_key_is_named_as_required(
     assert err.startswith(f"stormdeck: {said}"), err
 
 
+@pytest.mark.parametrize(
+    ("overrides", "said"),
+    [
+        # Reported as `--set: '=3' is not allowed`: the drill's overrides went through the --set parser.
+        ('{ "" = 3 }', 'overrides."": 3 is not allowed; expected a dotted scenario key'),
+        ('{ " " = 3 }', 'overrides." ": 3 is not allowed; expected a dotted scenario key'),
+        ('{ "nodes.cont" = 3 }', "overrides.nodes.cont: 3 is not allowed; expected a known path"),
+        # Read as `--set nodes.count=4=3`: the key ended at its '=', and 3 became part of the value.
+        ('{ "nodes.count=4" = 3 }', 'overrides."nodes.count=4": 3 is not allowed; expected a known path'),
+        # A TOML date went through json.dumps: a TypeError traceback, exit 1.
+        ('{ "nodes.count" = 1979-05-27 }', "nodes.count: datetime.date(1979, 5, 27) is not allowed"),
+    ],
+)
+def test_a_bad_override_key_is_named_where_the_drill_file_holds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: str, said: str
+) -> None:
+    text = GOOD_DRILL.replace('clock_start = "04:00"', f'overrides = {overrides}\nclock_start = "04:00"')
+    assert main(["drill", write(tmp_path, "bad.toml", text), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stormdeck: {said}"), err
+    assert "--set" not in err
+
+
+def test_a_drill_may_override_a_table_key_by_key() -> None:
+    """`[overrides.nodes]` became the text `nodes={"count": 9}`, which TOML does not read as a table."""
+    import tomllib
+
+    from console.drills.headless import drill_scenario
+    from console.drills.schema import build_drill
+
+    text = GOOD_DRILL.replace("[[timeline]]", "[overrides.nodes]\ncount = 9\n\n[[timeline]]", 1)
+    assert drill_scenario(build_drill(tomllib.loads(text))).nodes.count == 9
+
+
 def test_a_tiny_drill_runs_through_the_guarded_api(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
