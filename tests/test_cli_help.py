@@ -20,13 +20,17 @@ def commands(
                 yield from commands(sub, (*path, name))
 
 
+#: A value for a positional that comes before a subcommand (the group checks it).
+EXAMPLES = {"URL": "http://127.0.0.1:8470"}
+
+
 def groups(
     parser: argparse.ArgumentParser, argv: tuple[str, ...] = ()
 ) -> Iterator[tuple[tuple[str, ...], tuple[str, ...], argparse.ArgumentParser]]:
     """Every command made of subcommands, as (its words alone, its words with the positionals that come
     before its subcommand, e.g. `act URL`, its parser)."""
     leading = tuple(
-        action.metavar or action.dest
+        EXAMPLES.get(action.metavar or action.dest, action.metavar or action.dest)
         for action in parser._actions
         if not action.option_strings and not isinstance(action, argparse._SubParsersAction)
     )
@@ -43,7 +47,7 @@ def test_a_group_without_its_subcommand_shows_its_help(capsys) -> None:
     error while `sim`, `bench`, `config`, `gateway` and `fleet` printed their help and exited 0."""
     found = list(groups(build_parser()))
     assert {argv[0] for argv, _, _ in found} >= {"sim", "act", "plan", "audit"}
-    assert ("act", "URL", "rollout") in {argv for argv, _, _ in found}
+    assert ("act", EXAMPLES["URL"], "rollout") in {argv for argv, _, _ in found}
     for alone, with_positionals, parser in found:
         subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         for argv in {alone, with_positionals}:
@@ -51,6 +55,12 @@ def test_a_group_without_its_subcommand_shows_its_help(capsys) -> None:
             out = capsys.readouterr().out
             assert out.startswith(parser.format_usage()), argv
             assert all(name in out for name in subcommands.choices), argv
+
+
+def test_act_without_its_url_names_the_url_not_the_help(capsys) -> None:
+    # `stormdeck act drain`: argparse reads "drain" as the URL; help and exit 0 would hide the mistake.
+    assert main(["act", "drain"]) == 2
+    assert "URL: 'drain' is not allowed" in capsys.readouterr().err
 
 
 def test_every_option_and_argument_has_a_help_text() -> None:

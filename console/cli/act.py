@@ -62,6 +62,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     act.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
     actions = add_subcommands(act, dest="action", metavar="ACTION", parser_class=_ActionParser)
 
+    def act_help(args: argparse.Namespace) -> int:
+        # `stormdeck act drain` (the URL forgotten) reads "drain" as the URL: name that, not exit 0 on help.
+        if getattr(args, "url", None) is not None:
+            check_fleet_url(args.url)
+        act.print_help()
+        return 0
+
+    act.set_defaults(handler=act_help)
+
     drain = actions.add_parser("drain", parents=[common], help="drain a node")
     drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
     drain.add_argument("--rate", type=float, required=True, metavar="R", help="closes per second, > 0")

@@ -137,10 +137,11 @@ def check_recording_out(option: str, path: Path) -> Path:
 
 
 #: `--coalesce-events`: 0 sends every event on its own; more than a fleet's nodes would never merge any.
-COALESCE_EVENTS_RANGE = "0 to 100000 (0: every event on its own)"
+COALESCE_EVENTS_BOUNDS = (0, 100_000)
+COALESCE_EVENTS_RANGE = f"a count in {range_text(COALESCE_EVENTS_BOUNDS)} (0: every event on its own)"
 
 
 def check_coalesce_events(over: int) -> int:
-    if not 0 <= over <= 100_000:
+    if not COALESCE_EVENTS_BOUNDS[0] <= over <= COALESCE_EVENTS_BOUNDS[1]:
         raise InputError("--coalesce-events", over, COALESCE_EVENTS_RANGE)
     return over
