@@ -21,6 +21,7 @@ from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
 from console.guards import FleetCapacity, Thresholds
 from console.model.actions import (
+    FORMS,
     ActionCall,
     ActionKind,
     ActionReading,
@@ -138,6 +139,36 @@ def big_changes(call: ActionCall, admission: AdmissionSettings | None, suggested
     return []
 
 
+def changed_since_filled(
+    kind: ActionKind, sent: dict[str, str], filled: Prefill, now: Prefill
+) -> list[BigChange]:
+    """What the fleet changed under an open form that sending would undo: a field pre-filled from the
+    fleet (admission replaces every setting) whose value in the fleet moved after the form was filled —
+    another operator's change, a second ago — and is not what the form sends. Without this, changing the
+    burst from a form opened before a colleague cut the rate put the old rate back, nothing shown."""
+    changes = []
+    for spec in FORMS[kind]:
+        before, current, sending = (v.get(spec.name, "") for v in (filled.values, now.values, sent))
+        if spec.parse(before) == spec.parse(current) or spec.parse(sending) == spec.parse(current):
+            continue
+        was = before or "unlimited"
+        why = f"changed in the fleet since this form was filled (it read {was})" + (
+            ": sending puts that back" if spec.parse(sending) == spec.parse(before) else ""
+        )
+        changes.append(BigChange(spec.label, current or "unlimited", sending or "unlimited", why))
+    return changes
+
+
+def refilled(typed: dict[str, str], filled: Prefill, now: Prefill) -> Prefill:
+    """Back to the form after `changed_since_filled`: the fleet's values now where the operator had typed
+    nothing over the old ones, what they typed elsewhere."""
+    values = {
+        name: now.values.get(name, value) if value == filled.values.get(name) else value
+        for name, value in typed.items()
+    }
+    return Prefill(values, now.source)
+
+
 def _limit_change(before: float | None, after: float | None) -> str | None:
     if before == after:
         return None
@@ -225,8 +256,13 @@ class ConsoleActions:
             if not submission.dry_run:
                 frame = app.model.frame
                 changes = big_changes(call, frame.admission if frame else None, suggested)
+                now = await self.prefill(kind, node_id) if kind is ActionKind.ADMISSION else suggested
+                moved = changed_since_filled(kind, prefill.values, suggested, now)
+                changes = moved + [c for c in changes if c.label not in {m.label for m in moved}]
                 if changes and not await app.push_screen_wait(ChangeCheck(call.describe(), changes)):
                     refusal = None  # back to the form, what was typed kept, nothing sent
+                    if moved:  # ... but the fleet's new values where nothing was typed over the old
+                        prefill, suggested = refilled(prefill.values, suggested, now), now
                     continue
             answer = await self.send(call.with_controls(dry_run=True) if submission.dry_run else call)
             refusal = answer if answer.refused_input and answer.field_name in form.field_names() else None

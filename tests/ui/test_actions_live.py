@@ -153,3 +153,60 @@ def test_the_help_and_palette_offer_add_capacity() -> None:
     titles = {title: help_text for title, help_text, _ in console_commands([])}
     assert "provision more nodes" in titles["Action: add capacity"]
     assert [key for key, *_ in ACTIONS].count("c") == 1
+
+
+async def another_operator_sets_admission(url: str, **settings) -> None:
+    """A second operator (the admin's token, its own name in the audit log) changes admission."""
+    colleague = ActionClient(url, TOKENS["admin"])
+    try:
+        answer = await colleague.send("PUT", "/v1/admission", {"retry_after_s": [1.0, 30.0], **settings})
+    finally:
+        await colleague.aclose()
+    assert answer.status == 200, answer.body
+
+
+async def test_an_admission_form_opened_before_a_colleagues_change_does_not_silently_undo_it(acting):
+    """Found with two consoles on one fleet: alice opened the admission form (rate 1000 per node), bob cut
+    the rate to 700 a moment later, alice raised the burst a little and pressed Enter — and her form, which
+    replaces every setting, put the rate back to 1000, nothing shown (1000/700 is not a 'big change').
+    Now the console shows what moved in the fleet under the form before sending; Esc goes back to the
+    form with the fleet's new values where nothing was typed, what was typed kept."""
+    await another_operator_sets_admission(acting.url, rate_per_s=1000.0, burst=1000)
+    app = console_on(acting.url, "operator")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: NODE in app.model.nodes, timeout_s=20, what="frames from the server")
+        await fleet_ready(app)
+        await wait_for(
+            lambda: app.model.frame.admission.rate_per_s == 1000.0, timeout_s=10, what="the fleet's rate"
+        )
+        await pilot.press("a")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the admission form")
+        await pilot.pause()
+        form = app.screen
+        assert form.values()["rate_per_s"] == "1000"
+        await another_operator_sets_admission(acting.url, rate_per_s=700.0, burst=1000)
+        await wait_for(
+            lambda: app.model.frame.admission.rate_per_s == 700.0, timeout_s=10, what="bob's rate in frames"
+        )
+        form.query_one("#field-burst", Input).value = "1500"  # not a big change: no check of its own
+        await pilot.press("enter")
+        await wait_for(
+            lambda: isinstance(app.screen, ChangeCheck) or app.actions.outcomes, what="a check or an answer"
+        )
+        assert acting.simulation.admission.rate_per_s == 700.0, "the colleague's rate was undone"
+        check = app.screen
+        assert isinstance(check, ChangeCheck)
+        [moved] = check.changes
+        assert (moved.label.split(" ")[0], moved.before, moved.after) == ("rate", "700", "1000")
+        assert (
+            "changed in the fleet since this form was filled" in moved.why and "puts that back" in moved.why
+        )
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, ActionForm) and app.screen is not form, what="the form")
+        await pilot.pause()
+        assert app.screen.values()["rate_per_s"] == "700" and app.screen.values()["burst"] == "1500"
+        await pilot.press("enter")
+        await wait_for(lambda: app.actions.outcomes, timeout_s=10, what="the server's answer")
+        assert app.actions.outcomes[-1].answer.outcome.value == "applied"
+        admission = acting.simulation.admission
+        assert (admission.rate_per_s, admission.burst) == (700.0, 1500)
