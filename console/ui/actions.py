@@ -42,7 +42,7 @@ from console.model.actions import (
 from console.protocol import AdmissionSettings, CapacityRecord
 from console.record.records import ActionRecord, Confirmation
 from console.ui.screens.action_form import ActionForm
-from console.ui.screens.audit import AuditScreen
+from console.ui.screens.audit import REFRESH_S, AuditScreen
 from console.ui.screens.change_check import BigChange, ChangeCheck
 from console.ui.screens.verdict_dialog import VerdictDialog
 
@@ -421,8 +421,15 @@ class ConsoleActions:
     # --- the audit panel ---------------------------------------------------------------------------------
 
     async def open_audit(self) -> None:
-        await self.app.push_screen(AuditScreen(self.app.palette))  # mounted before it is filled
+        screen = AuditScreen(self.app.palette)
+        await self.app.push_screen(screen)  # mounted before it is filled
         await self.refresh_audit()
+        # Asked again while open (the timer is the screen's: it stops when the panel closes): a colleague's
+        # drain a second ago showed only after Esc and L, though the panel is where one looks for it.
+        screen.set_interval(REFRESH_S, self._refresh_audit_soon)
+
+    def _refresh_audit_soon(self) -> None:
+        self.app.run_worker(self.refresh_audit(), group="audit", exclusive=True, exit_on_error=False)
 
     async def refresh_audit(self) -> None:
         screens = [s for s in self.app.screen_stack if isinstance(s, AuditScreen)]

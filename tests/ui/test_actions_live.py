@@ -210,3 +210,24 @@ async def test_an_admission_form_opened_before_a_colleagues_change_does_not_sile
         assert app.actions.outcomes[-1].answer.outcome.value == "applied"
         admission = acting.simulation.admission
         assert (admission.rate_per_s, admission.burst) == (700.0, 1500)
+
+
+async def test_the_open_audit_panel_shows_a_colleagues_action_and_keeps_the_cursor_on_its_record(acting):
+    """Found with two consoles on one fleet: alice had the audit panel (L) open while bob halted the
+    rollout and carol ran a dry run from the CLI; her panel still showed its first page until she closed
+    it and pressed L again. An open panel now asks the server again every few seconds; the record under
+    the cursor stays under it when newer ones arrive above."""
+    await another_operator_sets_admission(acting.url, rate_per_s=1000.0)
+    app = console_on(acting.url, "operator")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: NODE in app.model.nodes, timeout_s=20, what="frames from the server")
+        await pilot.press("L")
+        await wait_for(lambda: isinstance(app.screen, AuditScreen), what="the audit panel")
+        table = app.screen.query_one("#audit-table")
+        await wait_for(lambda: table.row_count == 1, what="the colleague's first record")
+        assert table.cursor_row == 0
+        await another_operator_sets_admission(acting.url, rate_per_s=700.0)
+        await wait_for(lambda: table.row_count == 2, timeout_s=10, what="the colleague's new record")
+        newest = [str(cell) for cell in table.get_row_at(0)]
+        assert newest[1] == "admin-person" and newest[2] == "admission" and "applied" in newest[5]
+        assert table.cursor_row == 1  # still on the record it was on

@@ -32,6 +32,8 @@ OUTCOME_LEVELS = {
     "invalid": Level.WARNING,
     "refused_by_fleet": Level.WARNING,
 }
+#: How often an open panel asks the server again: a colleague's action shows while the panel is read.
+REFRESH_S = 2.0
 COLUMNS = ("time (UTC)", "actor", "action", "target", "level", "outcome", "status", "detail")
 
 
@@ -80,6 +82,7 @@ class AuditScreen(ModalScreen[None]):
         self.palette = palette
         self.clock = clock
         self._details: list[str] = []  # each row's whole detail, in the table's order
+        self._shown: list[Any] = []  # each row's record seq (or time), in the table's order
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -92,8 +95,15 @@ class AuditScreen(ModalScreen[None]):
         self.query_one(DataTable).add_columns(*COLUMNS)
 
     def show(self, records: Sequence[dict[str, Any]], note: str) -> None:
+        """Fill the table, newest first; asked again (every `REFRESH_S`) the cursor stays on its record."""
         table = self.query_one(DataTable)
+        shown = [record.get("seq", record.get("time_unix_s")) for record in reversed(records)]
+        self.query_one("#audit-note", Static).update(note)
+        if shown == self._shown and table.row_count == len(records):
+            return  # nothing new: the operator's place in the table is kept
+        under_cursor = self._shown[table.cursor_row] if 0 <= table.cursor_row < len(self._shown) else None
         table.clear()
+        self._shown = shown
         self._details = [str(record.get("detail") or "") for record in reversed(records)]
         with_date = needs_date(records, self.clock())
         for record in reversed(records):
@@ -101,7 +111,8 @@ class AuditScreen(ModalScreen[None]):
             level = OUTCOME_LEVELS.get(row[5], Level.UNKNOWN)
             style = self.palette.level_style(level)
             table.add_row(*row[:5], Text(f"{LEVEL_GLYPHS[level]} {row[5]}", style=style), *row[6:])
-        self.query_one("#audit-note", Static).update(note)
+        if under_cursor is not None and under_cursor in shown:
+            table.move_cursor(row=shown.index(under_cursor))
         self._show_detail(table.cursor_row)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
