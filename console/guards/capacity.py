@@ -35,6 +35,8 @@ class FleetCapacity:
         own; 0 when the backend does not say (the guard then assumes the drain window).
     restart_s: seconds from a node's restart to its being back in rotation; 0 when the backend does not
         know (a rollout's projected duration then leaves it out and says so).
+    hint_max_ms: the longest reconnect hint the fleet can give a drained client (the simulator's timing
+        wheel reaches only so far ahead); 0 when only the API's own bound applies (real gateway nodes).
     """
 
     handshakes_per_s: float
@@ -46,6 +48,7 @@ class FleetCapacity:
     batch_drain_rate_per_s: float = 0.0
     batch_drain_deadline_s: float = 0.0
     restart_s: float = 0.0
+    hint_max_ms: int = 0
 
     def __post_init__(self) -> None:
         for name in ("handshakes_per_s", "cpu_pct_per_handshake_per_s", "connections_per_node"):
@@ -58,6 +61,7 @@ class FleetCapacity:
             "batch_drain_rate_per_s",
             "batch_drain_deadline_s",
             "restart_s",
+            "hint_max_ms",
         ):
             if not getattr(self, name) >= 0:
                 raise InputError(name, getattr(self, name), "a number ≥ 0")

@@ -100,18 +100,35 @@ def plan_drain(
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
     rate, limited_by = _safe_rate(load, len(nodes), capacity, t)
+    reach = _hint_reach_rate(len(nodes), capacity, t)
+    if reach is not None and reach < rate:
+        rate, limited_by = reach, "hint_reach"
     fullest = max(node.connections for node in nodes)
     duration_s = fullest / rate if rate > 0 else math.inf
-    width_ms = math.ceil(hint_window_needed_ms(rate * len(nodes), t))
+    high_ms = HINT_START_MS + math.ceil(hint_window_needed_ms(rate * len(nodes), t))
     return DrainPlan(
         node_ids=tuple(node.id for node in nodes),
         rate_per_s=rate,
         duration_s=duration_s,
         deadline_s=t.drain_window_s,
-        hint_ms=(HINT_START_MS, HINT_START_MS + width_ms),
+        hint_ms=(HINT_START_MS, min(high_ms, capacity.hint_max_ms) if capacity.hint_max_ms else high_ms),
         force_closed=sum(_force_closed(node, rate, t.drain_window_s) for node in nodes),
         limited_by=limited_by,
     )
+
+
+def _hint_reach_rate(count: int, capacity: FleetCapacity, thresholds: Thresholds) -> float | None:
+    """The largest per-node rate (3 significant figures, rounded down) whose hint window the fleet can
+    give: a faster drain needs a wider window (`hint_window_needed_ms`) than a simulated fleet's hints
+    reach (`FleetCapacity.hint_max_ms`). None when the fleet sets no such bound."""
+    if not capacity.hint_max_ms:
+        return None
+    width_ms = capacity.hint_max_ms - HINT_START_MS
+    if width_ms < thresholds.hint_window_min_ms:
+        return 0.0
+    rate = width_ms / 1000 * thresholds.hint_spread_per_s_max / count
+    digits = 2 - math.floor(math.log10(rate))
+    return math.floor(rate * 10**digits) / 10**digits
 
 
 def _force_closed(node: NodeStatus, rate_per_s: float, deadline_s: float) -> int:
@@ -129,6 +146,13 @@ def judge_drain(
     low_ms, high_ms = request.hint_ms
     if not limits.in_window(request.hint_ms, limits.HINT_MS):
         raise InputError("hint_ms", list(request.hint_ms), limits.window_text(limits.HINT_MS))
+    if capacity.hint_max_ms and high_ms > capacity.hint_max_ms:
+        # Judged here, not when applied: a dry run and the first answer say it, before any typed name.
+        raise InputError(
+            "hint_ms",
+            list(request.hint_ms),
+            f"[min, max] with max ≤ {capacity.hint_max_ms} ms, the longest hint this fleet can give",
+        )
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
     count = len(nodes)

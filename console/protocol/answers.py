@@ -130,3 +130,6 @@ class CapacityRecord(Record):
     restart_s: float = Field(
         default=0.0, description="seconds from a node's restart to its being back; 0: unknown"
     )
+    hint_max_ms: int = Field(
+        default=0, description="the longest reconnect hint a drain may give here; 0: the API's own bound"
+    )

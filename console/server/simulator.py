@@ -193,6 +193,7 @@ def capacity_of(simulation: Simulation) -> FleetCapacity:
         batch_drain_rate_per_s=drain_rate_per_s,
         batch_drain_deadline_s=drain_deadline_s,
         restart_s=nodes.restart_s,
+        hint_max_ms=simulation.hint_max_ms,
     )
 
 

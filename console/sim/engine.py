@@ -495,6 +495,12 @@ class Simulation:
             data={"dropped": dropped, "mass": True},
         )
 
+    @property
+    def hint_max_ms(self) -> int:
+        """The longest reconnect hint a drain may give: half the wheel's reach, the rest left for what the
+        clients do after it (their backoff, a connect timeout)."""
+        return int(self.horizon * self.tick_ms // 2)
+
     def room_nodes(self) -> int:
         """Nodes that can still be added now: the preallocated room less what scheduled `add_nodes` events
         will take (an operator's or instructor's add must not leave a timeline event without room)."""
@@ -532,12 +538,8 @@ class Simulation:
             raise InputError("rate_per_s", rate_per_s, "a rate > 0 closes per second")
         if deadline_s < 0:
             raise InputError("deadline_s", deadline_s, "seconds ≥ 0")
-        if not 0 <= hint_ms[0] <= hint_ms[1] <= self.horizon * self.tick_ms / 2:
-            raise InputError(
-                "hint_ms",
-                list(hint_ms),
-                f"[min, max] with 0 ≤ min ≤ max ≤ {self.horizon * self.tick_ms / 2:g}",
-            )
+        if not 0 <= hint_ms[0] <= hint_ms[1] <= self.hint_max_ms:
+            raise InputError("hint_ms", list(hint_ms), f"[min, max] with 0 ≤ min ≤ max ≤ {self.hint_max_ms}")
         tick_s = self.tick_ms / 1000.0
         self.node_f[k.NF_DRAIN_RATE, i] = rate_per_s * tick_s
         self.node_f[k.NF_DRAIN_ACC, i] = 0.0

@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from console.audit import verify_file
+from console.errors import InputError
 from console.protocol import NodeState
 from tests.actions.conftest import PROBLEM, Acting
 
@@ -383,8 +384,20 @@ async def test_the_capacity_record_is_what_the_guards_judge_with(acting: Acting)
         "batch_drain_rate_per_s": capacity.batch_drain_rate_per_s,
         "batch_drain_deadline_s": capacity.batch_drain_deadline_s,
         "restart_s": capacity.restart_s,
+        "hint_max_ms": acting.simulation.hint_max_ms,
     }
     assert record["max_nodes"] > 0 and record["connections_per_node"] > 0
+
+
+async def test_a_hint_beyond_the_simulators_reach_is_refused_at_the_first_answer(acting: Acting) -> None:
+    """Found with two consoles on graceful-drain: a hint the engine cannot give was judged typed, and
+    refused only after the operator typed the node's name. Now a dry run says it, and nothing is applied."""
+    reach = acting.simulation.hint_max_ms
+    beyond = {**DRAIN_OK, "hint_ms": [1000, reach + 1], "dry_run": True}
+    problem(await acting.call("POST", "/v1/nodes/gw-001/drain", beyond), 422, "hint_ms", f"max ≤ {reach} ms")
+    del beyond["dry_run"]
+    problem(await acting.call("POST", "/v1/nodes/gw-001/drain", beyond), 422, "hint_ms", f"max ≤ {reach} ms")
+    assert node_state(acting, "gw-001") is NodeState.READY
 
 
 async def test_a_rollout_dry_run_judges_the_batch_drain_the_fleet_applies(acting: Acting) -> None:
@@ -424,10 +437,16 @@ async def test_a_per_node_retry_after_is_refused_by_a_simulated_fleet_dry_run_or
     assert audit_outcomes(acting) == ["refused_by_fleet", "refused_by_fleet"]
 
 
-async def test_a_fleet_refusal_after_the_guards_is_recorded_and_applies_nothing(acting: Acting) -> None:
-    # The API and the guards allow a hint window of up to an hour; the simulator's timing wheel holds only
-    # so much (a fleet's own limit, checked when it applies).
-    response = await acting.call("POST", "/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [1000, 3_600_000]})
+async def test_a_fleet_refusal_after_the_guards_is_recorded_and_applies_nothing(
+    acting: Acting, monkeypatch
+) -> None:
+    # A fleet may refuse what the guards allowed, when it applies (a real node's admin API says no; the
+    # simulator's wheel reach is in the capacity record now, so the guards see it first).
+    def refuse(node_id, rate_per_s, deadline_s, hint_ms, then_restart=False):
+        raise InputError("hint_ms", list(hint_ms), "what this fleet's nodes accept")
+
+    monkeypatch.setattr(acting.simulation, "drain", refuse)
+    response = await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_OK)
     body = problem(response, 422, "hint_ms", "nothing applied")
     assert body["type"].endswith("refused-by-fleet")
     assert node_state(acting, "gw-001") is NodeState.READY

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from console.errors import InputError
@@ -120,6 +122,21 @@ def test_plan_limited_by_survivor_cpu() -> None:
     assert plan.limited_by == "survivor_cpu" and plan.rate_per_s == 3140
     verdict = judge_drain(hot, CAPACITY, "gw-003", plan.request())
     assert verdict.level is VerdictLevel.OK, failed(verdict)
+
+
+def test_a_plan_keeps_its_hint_within_the_fleets_reach() -> None:
+    """Found with two consoles on graceful-drain: the planner pre-filled hint 1000:261000, the simulator
+    (whose wheel reaches 80.1 s) refused it — after the operator had typed the node's name."""
+    hot = fleet(cpu_pct=70.0)
+    short = dataclasses.replace(CAPACITY, hint_max_ms=11_000)
+    plan = plan_drain(hot, short, "gw-003")
+    # A 10 s window spreads 100 closes/s per second of it: 1000 closes/s at most (3140 without the bound).
+    assert (plan.rate_per_s, plan.limited_by, plan.hint_ms) == (1000, "hint_reach", (1000, 11_000))
+    verdict = judge_drain(hot, short, "gw-003", plan.request())
+    assert verdict.level is VerdictLevel.OK, failed(verdict)
+    with pytest.raises(InputError, match=r"hint_ms: \[1000, 11001\] .* max ≤ 11000 ms"):
+        judge_drain(hot, short, "gw-003", drain(500, hint_ms=(1000, 11_001)))
+    assert plan_drain(hot, CAPACITY, "gw-003").limited_by == "survivor_cpu"  # 0: no bound but the API's
 
 
 def test_a_plan_slower_than_a_tenth_a_second_is_prefilled_as_planned() -> None:
