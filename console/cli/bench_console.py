@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 
 
 def register_bench(benches: argparse._SubParsersAction) -> None:
     parser = benches.add_parser("console", help="headless console on a synthetic 2000-node stream at 1 Hz")
-    parser.add_argument("--nodes", type=int, default=2000, help="nodes in the synthetic fleet (default 2000)")
+    parser.add_argument(
+        "--nodes", type=int, default=2000, help="nodes in the synthetic fleet, 1 to 20000 (default 2000)"
+    )
     parser.add_argument(
         "--frames", type=int, default=30, help="frames streamed at --rate, at least 5 (default 30)"
     )
-    parser.add_argument("--rate", type=float, default=1.0, help="frames per second (default 1)")
+    parser.add_argument("--rate", type=float, default=1.0, help="frames per second, (0, 100] (default 1)")
     parser.add_argument(
         "--history-s",
         type=int,
@@ -36,8 +37,10 @@ def run(args: argparse.Namespace) -> int:
     ):
         if value < low:
             raise InputError(option, value, f"a whole number ≥ {low}")
-    if not 0 < args.rate < math.inf:  # nan too: it ran as if no rate were set
-        raise InputError("--rate", args.rate, "frames per second, a finite number > 0")
+    if args.nodes > 20_000:  # as `bench server --nodes`; 10 million ran until killed
+        raise InputError("--nodes", args.nodes, "1 to 20000")
+    if not 0 < args.rate <= 100:  # nan too: it ran as if no rate were set
+        raise InputError("--rate", args.rate, "frames per second in (0, 100]")
     figures = asyncio.run(run_console_bench(args.nodes, args.frames, args.rate, args.history_s))
     if args.json:
         print(json.dumps({**figures, "targets": TARGETS}))

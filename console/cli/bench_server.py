@@ -39,7 +39,8 @@ def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> arg
         "--storm-at",
         type=float,
         metavar="SECONDS",
-        help="synthetic fleet only: an eighth of the nodes go down at this fleet second (one event each)",
+        help="synthetic fleet only: an eighth of the nodes go down at this fleet second (one event each); a "
+        "whole second from 1 to the run's last (3 s of warm-up + --seconds, × --speed)",
     )
     parser.add_argument(
         "--coalesce-events",
@@ -56,7 +57,7 @@ def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> arg
 
 
 def run_bench_server(args: argparse.Namespace) -> int:
-    from console.server.bench import run_fanout
+    from console.server.bench import WARMUP_S, run_fanout
 
     if not 1 <= args.clients <= 500:
         raise InputError("--clients", args.clients, "1 to 500")
@@ -66,6 +67,15 @@ def run_bench_server(args: argparse.Namespace) -> int:
         raise InputError("--seconds", args.seconds, "2 to 600")
     check_speed(args.speed, "--speed")
     check_coalesce_events(args.coalesce_events)
+    if args.storm_at is not None:
+        if args.scenario is not None:
+            raise InputError(
+                "--storm-at", args.storm_at, "no storm of its own with --scenario (its timeline has one)"
+            )
+        last = int((WARMUP_S + args.seconds) * args.speed)
+        if not (args.storm_at.is_integer() and 1 <= args.storm_at <= last):
+            # The synthetic fleet's clock counts whole seconds: 20.5 never came, and the run said nothing.
+            raise InputError("--storm-at", args.storm_at, f"a whole fleet second in [1, {last}]")
     if args.scenario is not None:
         from console.sim.scenario_loader import load_scenario
 

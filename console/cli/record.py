@@ -60,9 +60,13 @@ def run_record(args: argparse.Namespace) -> int:
     check_fleet_url(args.url)  # the recorder would retry a typo until stopped
     if args.frames is not None and args.frames <= 0:
         raise InputError("--frames", args.frames, "a positive number of frames")
+    try:
+        retention = Retention(max_bytes=args.max_size, max_age_s=args.max_age_s)
+    except InputError as error:  # named as typed: Retention names its own fields
+        option = {"max_bytes": "--max-size", "max_age_s": "--max-age-s"}.get(error.field, error.field)
+        raise InputError(option, error.value, error.allowed) from None
     token = load_token(args.token_file)
     check_recording_out("--out", args.out)
-    retention = Retention(max_bytes=args.max_size, max_age_s=args.max_age_s)
     recorder = StreamRecorder(
         args.out, url=args.url, retention=retention, fsync=not args.no_fsync, max_frames=args.frames
     )

@@ -122,6 +122,8 @@ def test_the_cli_refuses_nonsense_before_connecting(
         == 2
     )
     assert "--frames" in capsys.readouterr().err
+    assert main(["record", "http://127.0.0.1:9", "--out", out, "--max-age-s", "-5"]) == 2
+    assert capsys.readouterr().err.startswith("stormdeck: --max-age-s: -5.0")  # as typed, not max_age_s
     assert (
         main(["record", "http://127.0.0.1:9", "--out", out, "--token-file", str(tmp_path / "missing")]) == 2
     )
@@ -141,7 +143,7 @@ def test_the_cli_refuses_nonsense_before_connecting(
         )
         == 2
     )
-    assert "max_bytes" in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith("stormdeck: --max-size: 1024 is not allowed")
 
 
 async def test_a_tap_records_what_the_console_is_fed(outage_ticks: list[Tick], recording_path: Path) -> None:
