@@ -446,13 +446,18 @@ def typed_matches(verdict: Verdict, typed: str, fallback: str | None) -> bool:
     return expected is not None and typed.strip() == expected
 
 
-def actions_disabled_reason(read_only: bool, can_act: bool, refused: str | None) -> str | None:
+def actions_disabled_reason(
+    read_only: bool, can_act: bool, refused: str | None, role: str | None = None
+) -> str | None:
     """Why the console offers no actions (short: it goes in a box title), or None when it does. Never
-    hidden: the screens show it, and a key press says it again."""
+    hidden: the screens show it, and a key press says it again. `role`: the stream's hello's, so a
+    viewer's console says so from the start instead of after its first refused action."""
     if read_only:
         return "read-only console"
     if not can_act:
         return "no fleet API"
+    if role == "viewer":
+        return "a viewer's token: it may watch, not act"
     return refused
 
 

@@ -75,6 +75,7 @@ class FleetModel:
         self.frame: Frame | None = None
         self.received_at_s: float | None = None
         self.frame_interval_s = 1.0
+        self.role: str | None = None  # the token's, as the stream's hello says (None: an older server)
         self.frames_applied = 0
         self.malformed = 0
         self.malformed_reason: str | None = None
@@ -115,6 +116,7 @@ class FleetModel:
         self.fleet = hello.fleet
         self.source = hello.source
         self.frame_interval_s = hello.frame_interval_s
+        self.role = hello.role
         restarted = self.epoch is not None and hello.epoch != self.epoch
         if self.frame is not None and (hello.recovered is False or restarted):
             self.mark_gap()

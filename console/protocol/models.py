@@ -270,6 +270,11 @@ class Hello(Record):
         default=None, description="for a resume (?since=&epoch=): whether every missed frame follows"
     )
     frame_interval_s: float = 1.0
+    role: str | None = Field(
+        default=None,
+        description="the role of the token the stream was opened with (viewer, operator, admin): a viewer's "
+        "console offers no actions from the start; null from an older server",
+    )
 
 
 class FleetSnapshot(Record):

@@ -222,7 +222,9 @@ class ConsoleActions:
 
     @property
     def disabled_reason(self) -> str | None:
-        return actions_disabled_reason(self.read_only, self.admin is not None, self.refused)
+        return actions_disabled_reason(
+            self.read_only, self.admin is not None, self.refused, self.app.model.role
+        )
 
     # --- the flow ---------------------------------------------------------------------------------------
 

@@ -96,10 +96,29 @@ async def test_a_drain_far_above_the_safe_rate_is_blocked_with_what_would_pass(a
         assert app.model.nodes[NODE].state is NodeState.READY
 
 
-async def test_a_viewer_token_is_refused_and_the_console_says_why(acting):
+async def test_a_viewer_console_says_it_cannot_act_before_anything_is_sent(acting):
+    """Found with two operators and a viewer: the viewer's console offered every action and learnt it
+    could not only from the 403 of its first one. The stream's hello names the token's role."""
     app = console_on(acting.url, "viewer")
     async with app.run_test(size=SIZE) as pilot:
-        await drain_form(app, pilot)
+        await wait_for(lambda: NODE in app.model.nodes, timeout_s=20, what="frames from the server")
+        await fleet_ready(app)
+        assert app.actions.disabled_reason == "a viewer's token: it may watch, not act"
+        assert "a viewer's token" in str(app.screen.query_one("#rollout-box").border_title)
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)  # no form to fill in vain
+    assert acting.audit.tail(1) == []  # nothing was sent
+
+
+async def test_a_403_turns_the_actions_off_and_the_console_says_why(acting):
+    # An older server's hello names no role: the first refused action says it instead.
+    app = console_on(acting.url, "viewer")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: NODE in app.model.nodes, timeout_s=20, what="frames from the server")
+        app.model.role = None
+        form = await drain_form(app, pilot)
+        assert isinstance(form, ActionForm)
         await pilot.press("enter")
         await wait_for(lambda: app.actions.disabled_reason is not None, timeout_s=10, what="the 403")
         assert "403" in app.actions.disabled_reason

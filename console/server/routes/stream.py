@@ -61,7 +61,7 @@ async def _deny(websocket: WebSocket, problem: ApiProblem) -> None:
 async def stream(websocket: WebSocket) -> None:
     feed: FleetFeed = websocket.app.state.feed
     try:
-        authenticate(websocket, websocket.app.state.tokens, Role.VIEWER)
+        principal = authenticate(websocket, websocket.app.state.tokens, Role.VIEWER)
         since, epoch = _resume_params(websocket)
     except ApiProblem as problem:
         await _deny(websocket, problem)
@@ -78,6 +78,7 @@ async def stream(websocket: WebSocket) -> None:
         seq=feed.history.newest_seq,
         recovered=resume.recovered if (since is not None or epoch is not None) else None,
         frame_interval_s=feed.frame_interval_s,
+        role=principal.role.label,
     )
     opening = [hello.model_dump_json(), *resume.messages]
     sender = asyncio.create_task(_send(websocket, feed.broadcaster, subscriber, opening, hello.seq))
