@@ -21,7 +21,6 @@ from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
 from console.guards import FleetCapacity, Thresholds
 from console.model.actions import (
-    FORMS,
     ActionCall,
     ActionKind,
     ActionReading,
@@ -32,18 +31,17 @@ from console.model.actions import (
     admission_prefill,
     drain_prefill_from_plan,
     fallback_drain_prefill,
-    field_label,
-    format_value,
     local_drain_prefill,
     pointless,
     read_answer,
     rollout_prefill,
 )
-from console.protocol import AdmissionSettings, CapacityRecord
+from console.model.big_changes import big_changes, changed_since_filled, refilled
+from console.protocol import CapacityRecord
 from console.record.records import ActionRecord, Confirmation
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import REFRESH_S, AuditScreen
-from console.ui.screens.change_check import BigChange, ChangeCheck
+from console.ui.screens.change_check import ChangeCheck
 from console.ui.screens.verdict_dialog import VerdictDialog
 
 if TYPE_CHECKING:
@@ -106,85 +104,6 @@ def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, act
 
 
 _CAPACITY_FIELDS = {f.name for f in fields(FleetCapacity)}
-
-
-#: An admission limit moved by more than this factor either way is checked before it is sent.
-BIG_FACTOR = 2.0
-_ADMISSION_LIMITS = ("rate_per_s", "burst", "max_connections")
-
-
-def big_changes(call: ActionCall, admission: AdmissionSettings | None, suggested: Prefill) -> list[BigChange]:
-    """What in `call` is far from what the fleet runs or what the console suggested, to be checked by the
-    operator before it is sent (a one-key typo over a selected pre-fill changed the fleet at once):
-    an admission limit cut below half or raised above double, or set where there was none or lifted;
-    more nodes to add than the pre-fill (the nodes that restore the headroom budget)."""
-    if call.kind is ActionKind.ADMISSION and admission is not None:
-        changes = []
-        for name in _ADMISSION_LIMITS:
-            before, after = getattr(admission, name), call.body.get(name)
-            why = _limit_change(before, after)
-            if why is not None:
-                label = field_label(call.kind, name)
-                changes.append(BigChange(label, _limit_text(before), _limit_text(after), why))
-        return changes
-    if call.kind is ActionKind.ADD_CAPACITY:
-        try:
-            suggested_count = int(suggested.values.get("count", ""))
-        except ValueError:
-            return []
-        count = int(call.body["count"])
-        if count > suggested_count:
-            why = f"more than the {suggested_count} pre-filled ({suggested.source})"
-            return [BigChange(field_label(call.kind, "count"), str(suggested_count), str(count), why)]
-    return []
-
-
-def changed_since_filled(
-    kind: ActionKind, sent: dict[str, str], filled: Prefill, now: Prefill
-) -> list[BigChange]:
-    """What the fleet changed under an open form that sending would undo: a field pre-filled from the
-    fleet (admission replaces every setting) whose value in the fleet moved after the form was filled —
-    another operator's change, a second ago — and is not what the form sends. Without this, changing the
-    burst from a form opened before a colleague cut the rate put the old rate back, nothing shown."""
-    changes = []
-    for spec in FORMS[kind]:
-        before, current, sending = (v.get(spec.name, "") for v in (filled.values, now.values, sent))
-        if spec.parse(before) == spec.parse(current) or spec.parse(sending) == spec.parse(current):
-            continue
-        was = before or "unlimited"
-        why = f"changed in the fleet since this form was filled (it read {was})" + (
-            ": sending puts that back" if spec.parse(sending) == spec.parse(before) else ""
-        )
-        changes.append(BigChange(spec.label, current or "unlimited", sending or "unlimited", why))
-    return changes
-
-
-def refilled(typed: dict[str, str], filled: Prefill, now: Prefill) -> Prefill:
-    """Back to the form after `changed_since_filled`: the fleet's values now where the operator had typed
-    nothing over the old ones, what they typed elsewhere."""
-    values = {
-        name: now.values.get(name, value) if value == filled.values.get(name) else value
-        for name, value in typed.items()
-    }
-    return Prefill(values, now.source)
-
-
-def _limit_change(before: float | None, after: float | None) -> str | None:
-    if before == after:
-        return None
-    if before is None:
-        return "a limit where there was none: nodes refuse what is over it"
-    if after is None:
-        return "the limit lifted: unlimited"
-    if before > 0 and after < before / BIG_FACTOR:
-        return f"cut to {100 * after / before:.2g} % of now: nodes refuse what is over it"
-    if before > 0 and after > before * BIG_FACTOR:
-        return f"{after / before:.3g}× now"
-    return None
-
-
-def _limit_text(value: float | None) -> str:
-    return "unlimited" if value is None else format_value(value)
 
 
 def asked_again(server_said: str) -> str:

@@ -721,31 +721,6 @@ async def test_a_one_key_typo_over_a_prefill_is_checked_before_it_changes_the_fl
         assert api.sent[-1][2] == {"count": 30}
 
 
-def test_big_changes_are_cuts_below_half_raises_above_double_and_limits_set_or_lifted():
-    from console.protocol import AdmissionSettings
-    from console.ui.actions import big_changes
-
-    now = AdmissionSettings(rate_per_s=500.0, burst=1000, max_connections=None, retry_after_s=(1.0, 30.0))
-    none = Prefill({}, "")
-
-    def changed(**typed):
-        body = {"rate_per_s": 500.0, "burst": 1000, "max_connections": None, **typed}
-        call = parse_form(ActionKind.ADMISSION, None, {"retry_after_min_s": "1", "retry_after_max_s": "30"})
-        call = type(call)(call.kind, None, {**call.body, **body})
-        return [(c.label.split(" ")[0], c.before, c.after) for c in big_changes(call, now, none)]
-
-    assert changed() == [] and changed(rate_per_s=250.0, burst=2000) == []  # half, double: no check
-    assert changed(rate_per_s=2.0) == [("rate", "500", "2")]
-    assert changed(burst=5000) == [("burst", "1,000", "5,000")]
-    assert changed(rate_per_s=None, max_connections=40_000) == [
-        ("rate", "500", "unlimited"),
-        ("ceiling", "unlimited", "40,000"),
-    ]
-    capacity = parse_form(ActionKind.ADD_CAPACITY, None, {"count": "12"})
-    assert big_changes(capacity, None, Prefill({"count": "12"}, "")) == []
-    assert len(big_changes(capacity, None, Prefill({"count": "3"}, ""))) == 1
-
-
 async def test_the_verdict_dialog_footer_shows_its_own_keys_not_the_fleets():
     """Found in review: the verdict dialog had no footer, so the main screen's showed through it — d drain,
     R rollout, q quit — keys that do nothing there. Now its own: Esc, and Enter/y where they confirm."""

@@ -2,13 +2,12 @@
 
 An ok verdict applies on Enter without a dialog, and a form selects its pre-filled value so the first key
 replaces it: `a`, `2`, Enter cut admission from 500 to 2 per node; `c`, `30`, Enter added 30 nodes. Before
-such a change is sent (console.ui.actions.big_changes says which), this asks once, showing before → after.
+such a change is sent (console.model.big_changes says which), this asks once, showing before → after.
 The server still judges what is sent. Dismisses with True (send it) or False (back to the form).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.table import Table
@@ -19,15 +18,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-
-@dataclass(frozen=True)
-class BigChange:
-    """One field whose new value is far from what the fleet runs (or what the console suggested)."""
-
-    label: str
-    before: str
-    after: str
-    why: str
+from console.model.big_changes import BigChange
 
 
 class ChangeCheck(ModalScreen[bool]):
