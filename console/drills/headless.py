@@ -281,6 +281,7 @@ async def _perform(
             outcome=outcome,
             status=answer.status,
             detail=str(answer.body.get("message") or answer.body.get("detail") or "") or None,
+            audit_seq=seq if isinstance(seq := answer.body.get("audit_seq"), int) else None,
         )
     )
 

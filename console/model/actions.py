@@ -350,6 +350,7 @@ class ActionReading:
     verdict: Verdict | None = None
     field_name: str | None = None
     overridden: bool = False  # a blocked action an admin forced (ActionResult.overridden)
+    audit_seq: int | None = None  # the server's audit record of the attempt
 
     @property
     def forbidden(self) -> bool:
@@ -384,8 +385,15 @@ def read_answer(answer: ActionAnswer) -> ActionReading:
     outcome = _OUTCOMES[answer.reply]
     if answer.reply is Reply.BAD_INPUT and answer.problem_type == "typed-mismatch":
         outcome = Outcome.TYPED_MISMATCH
+    seq = body.get("audit_seq")
     return ActionReading(
-        outcome, answer.status, message, verdict, body.get("field"), overridden=bool(body.get("overridden"))
+        outcome,
+        answer.status,
+        message,
+        verdict,
+        body.get("field"),
+        overridden=bool(body.get("overridden")),
+        audit_seq=seq if isinstance(seq, int) else None,
     )
 
 

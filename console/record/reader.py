@@ -39,7 +39,9 @@ from console.record.records import (
     DrillOutcome,
     Recorded,
     RecordingHeader,
+    is_told_action,
     parse_record,
+    told_actions,
 )
 
 MarkerKind = Literal["alarm", "action"]
@@ -317,6 +319,8 @@ class RecordingReader:
         alarms: dict[bool, list[Marker]] = {True: [], False: []}
         spans: dict[bool, dict[AlarmKey, list[tuple[float, float | None]]]] = {True: {}, False: {}}
         epoch: str | None = None
+        recorded: list[ActionRecord] = []
+        told: list[tuple[Event, int]] = []  # the stream's action events, and where each lands
         for position, (entry, timeline_s) in enumerate(zip(self._entries, self.timeline_s, strict=True)):
             if entry.kind is RecordKind.HELLO:
                 hello = self._read(entry)
@@ -325,6 +329,8 @@ class RecordingReader:
             elif entry.kind is RecordKind.EVENT:
                 event = self._read(entry)
                 assert isinstance(event, Event)
+                if is_told_action(event):
+                    told.append((event, self._landing(timeline_s)))
                 if event.kind == "alarm":
                     recorder = event.data.get("origin") == "recorder"
                     _note_alarm(spans[recorder], (epoch, str(event.data.get("name")), event.node), event)
@@ -342,6 +348,7 @@ class RecordingReader:
             elif entry.kind is RecordKind.ACTION:
                 action = self._read(entry)
                 assert isinstance(action, ActionRecord)
+                recorded.append(action)
                 yield Marker(
                     "action",
                     action.time_s,
@@ -349,6 +356,9 @@ class RecordingReader:
                     action.verdict.level.value if action.verdict else action.outcome,
                     self._landing(timeline_s, after_entry=position),
                 )
+        for event, frame_index in told:  # (few: an action a minute is a busy incident)
+            for action in told_actions([event], recorded):
+                yield Marker("action", action.time_s, describe_action(action), action.outcome, frame_index)
         self._alarm_spans = spans[True] or spans[False]
         yield from alarms[True] or alarms[False]
 

@@ -8,6 +8,7 @@ drill, how its objectives went.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,6 +67,41 @@ class ActionRecord(_Record):
     ]
     status: int | None = Field(default=None, description="HTTP status of the answer")
     detail: str | None = None
+    audit_seq: int | None = Field(
+        default=None, description="the server's audit record of it, when it answered with one"
+    )
+
+
+def is_told_action(event: Event) -> bool:
+    """An `action` event as the fleet API's write side tells one (console.server.desk): with its actor
+    and action. (The console's synthetic stream has `action` events of its own, without them.)"""
+    return event.kind == "action" and "actor" in event.data and "action" in event.data
+
+
+def told_actions(events: Iterable[Event], recorded: Iterable[ActionRecord]) -> list[ActionRecord]:
+    """The applied actions the stream told (`action` events: every operator's, as the server applied them)
+    that the recording does not already hold as the acting console's own records (same audit record).
+    A `stormdeck record` recording has only these; `attach --record` has its own and its colleagues'."""
+    held = {action.audit_seq for action in recorded if action.audit_seq is not None}
+    found = []
+    for event in events:
+        data = event.data
+        if not is_told_action(event) or data.get("audit_seq") in held:
+            continue
+        outcome = data.get("outcome")
+        found.append(
+            ActionRecord(
+                time_s=event.time_s,
+                actor=str(data.get("actor", "?")),
+                action=str(data.get("action", "?")),
+                target=None if data.get("target") in (None, "fleet") else str(data["target"]),
+                request=dict(data.get("parameters") or {}),
+                outcome=outcome if outcome in ("applied", "overridden") else "applied",
+                detail=event.message,
+                audit_seq=data.get("audit_seq"),
+            )
+        )
+    return found
 
 
 class Confirmation(_Record):

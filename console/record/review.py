@@ -17,7 +17,14 @@ from console.figures import BINS_PER_S, recovery, storm_lockstep_index
 from console.guards.thresholds import Thresholds
 from console.protocol import TOTAL_COUNTERS, Event, Frame, RolloutState
 from console.record.reader import RecordingReader
-from console.record.records import ActionRecord, Confirmation, DrillOutcome, RecordingHeader
+from console.record.records import (
+    ActionRecord,
+    Confirmation,
+    DrillOutcome,
+    RecordingHeader,
+    is_told_action,
+    told_actions,
+)
 
 
 @dataclass(frozen=True)
@@ -237,6 +244,7 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
     series = Series()
     events: list[Event] = []
     actions: list[ActionRecord] = []
+    told: list[Event] = []
     confirmations: list[Confirmation] = []
     outcome: DrillOutcome | None = None
     disconnects: list[float] = []
@@ -248,6 +256,9 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
         elif isinstance(record, Event):
             if record.kind == "alarm":
                 continue  # judged afresh from the frames above
+            if is_told_action(record):
+                told.append(record)  # the stream's word for an applied action: read as one, below
+                continue
             events.append(record)
             # A mass disconnect (data.mass) starts the storm window, as in the simulator's summary; its
             # time_s is the start of the second it happened in, the same instant the summary uses.
@@ -259,6 +270,7 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
             confirmations.append(record)
         elif isinstance(record, DrillOutcome):
             outcome = record
+    actions = sorted([*actions, *told_actions(told, actions)], key=lambda action: action.time_s)
     return Review(
         header=recording.header,
         series=series,

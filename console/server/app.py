@@ -100,6 +100,7 @@ def create_app(
             audit_log,
             confirmations=confirmations,
             idempotency=idempotency,
+            tell=feed.tell,
         )
         app.include_router(actions.router)
         app.include_router(actions.reads)

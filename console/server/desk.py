@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,10 @@ def problem_answer(
     )
 
 
+#: Puts an event of the server's own on the stream: (kind, message, node, data) — `FleetFeed.tell`.
+Teller = Callable[[str, str, str | None, dict[str, Any]], None]
+
+
 class ActionDesk:
     def __init__(
         self,
@@ -79,8 +84,10 @@ class ActionDesk:
         audit: AuditLog,
         confirmations: ConfirmTokens | None = None,
         idempotency: IdempotencyKeys | None = None,
+        tell: Teller | None = None,
     ) -> None:
         self.backend = backend
+        self.tell = tell
         self.thresholds = thresholds
         self.audit = audit
         self.confirmations = ConfirmTokens() if confirmations is None else confirmations
@@ -306,6 +313,8 @@ class ActionDesk:
             )
             refusal.audit["supersedes"] = answer.body["audit_seq"]  # the record written before applying
             return refusal
+        if self.tell is not None:
+            self.tell(*_told(principal, action, answer, verdict))
         return answer
 
     def _result(
@@ -386,6 +395,26 @@ class ActionDesk:
         if replayed_status is None:  # a replay answers exactly what the first request was answered
             answer.body["audit_seq"] = sealed["seq"]
             answer.body["audit_hash"] = sealed["hash"]
+
+
+def _told(
+    principal: Principal, action: FleetAction, answer: Answer, verdict: Verdict
+) -> tuple[str, str, str | None, dict[str, Any]]:
+    """An applied action as the stream tells it to every console and recorder: who, what, and its audit
+    record (a second operator sees who drained the node; a `stormdeck record` recording holds the actions)."""
+    overridden = " (admin override)" if answer.outcome == "overridden" else ""
+    message = f"{principal.name} ({principal.role.label}): {action.describe()}{overridden}"
+    data = {
+        "actor": principal.name,
+        "role": principal.role.label,
+        "action": action.kind.value,
+        "target": action.target,
+        "parameters": action.parameters(),
+        "outcome": answer.outcome,
+        "level": verdict.level.value,
+        "audit_seq": answer.body.get("audit_seq"),
+    }
+    return "action", message, action.node_id, data
 
 
 def _failed(verdict: Verdict, level: VerdictLevel) -> str:

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from console.protocol import Alarm, ClockState, Event, FleetSnapshot, Frame, Waves
 from console.server.backend import ActingBackend, FleetBackend, Tick, still_frame
@@ -90,10 +90,18 @@ class FleetFeed:
         self._alarms: list[Alarm] = []
         self._snapshot_json: tuple[int, bytes] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._told: list[Event] = []
 
     @property
     def epoch(self) -> str:
         return self.history.epoch
+
+    def tell(
+        self, kind: str, message: str, node: str | None = None, data: dict[str, Any] | None = None
+    ) -> None:
+        """An event of the server's own (an operator's action): it goes out with the next frame, before it
+        as a tick's events do, stamped with that frame's time."""
+        self._told.append(Event(time_s=0.0, kind=kind, node=node, message=message, data=data or {}))
 
     async def start(self) -> None:
         snapshot = await self.backend.start()
@@ -180,6 +188,9 @@ class FleetFeed:
             frame, events = tick.frame, tick.events
             if self.coalesce_events_over is not None:
                 events = coalesce_events(events, self.coalesce_events_over)
+        if self._told:
+            told, self._told = self._told, []
+            events = [*events, *(event.model_copy(update={"time_s": frame.time_s}) for event in told)]
         backend_s = time.perf_counter() - backend_started
         self.clock.record(tick.fleet_seconds if tick else 0)
         serialize_started = time.perf_counter()

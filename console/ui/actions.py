@@ -100,6 +100,7 @@ def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, act
         outcome=_RECORDED_OUTCOMES[reading.outcome],  # type: ignore[arg-type]
         status=reading.status or None,
         detail=reading.message,
+        audit_seq=reading.audit_seq,
     )
 
 

@@ -122,3 +122,51 @@ def test_an_empty_recording_opens_and_says_what_is_missing(recording_path: Path)
         assert recording.frame_count == 0 and recording.markers() == [] and recording.span_s is None
         with pytest.raises(InputError, match="at least one complete frame"):
             recording.seek(0)
+
+
+def test_the_streams_told_actions_are_markers_once_and_in_the_review(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    """A `stormdeck record` recording holds no action records of its own: the stream's `action` events (every
+    operator's applied actions) are its actions — once each, when the acting console also recorded one."""
+    from console.protocol import Event
+    from console.record.records import ActionRecord
+    from console.record.review import review
+
+    def told(time_s: float, actor: str, seq: int) -> Event:
+        data = {"actor": actor, "role": "operator", "action": "rollout_halt", "target": "fleet"}
+        return Event(
+            time_s=time_s,
+            kind="action",
+            message=f"{actor} (operator): rollout_halt fleet",
+            data={**data, "parameters": {}, "outcome": "applied", "level": "ok", "audit_seq": seq},
+        )
+
+    own = ActionRecord(time_s=49.5, actor="alice", action="rollout_halt", outcome="applied", audit_seq=7)
+    with RecordingWriter(recording_path, header(), fsync=False) as writer:
+        for tick in outage_ticks[:60]:
+            for event in tick.events:
+                writer.write(event)
+            if tick.frame.time_s in (30.0, 50.0):
+                writer.write(
+                    told(
+                        tick.frame.time_s,
+                        "bob" if tick.frame.time_s == 30.0 else "alice",
+                        6 + (tick.frame.time_s == 50.0),
+                    )
+                )
+            writer.write(tick.frame)
+            if tick.frame.time_s == 49.0:
+                writer.write(own)  # alice's console recorded its own: the stream's copy (seq 7) is the same
+    with RecordingReader(recording_path) as reader:
+        markers = reader.markers("action")
+        reviewed = review(reader)
+    assert [(m.time_s, m.label) for m in markers] == [
+        (30.0, "rollout_halt → applied"),
+        (49.5, "rollout_halt → applied"),
+    ]
+    assert [(a.time_s, a.actor, a.audit_seq) for a in reviewed.actions] == [
+        (30.0, "bob", 6),
+        (49.5, "alice", 7),
+    ]
+    assert reviewed.actions_named("rollout_halt")[0].actor == "bob"
