@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 from collections import deque
 from collections.abc import Callable
@@ -22,6 +23,11 @@ from console.errors import StormdeckError
 
 #: Centrifugo's default history size (field guide).
 REPLAY_CAP = 300
+
+log = logging.getLogger("stormdeck.gateway")
+
+#: The live feed's waits before it subscribes again after losing Redis: the first, doubling up to the last.
+LIVE_RETRY_S = (0.25, 5.0)
 
 #: A live message as delivered to subscribers: (offset, the JSON text every client receives).
 Live = Callable[[int, str], None]
@@ -109,18 +115,30 @@ class RedisHistory:
 
     def __init__(self, url: str, channel: str, cap: int = REPLAY_CAP) -> None:
         import redis.asyncio as aioredis  # only needed with --history redis://
+        from redis.backoff import NoBackoff
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.retry import Retry
 
         self.url, self.channel = url, channel
         self._cap = cap
-        # A small blocking pool: a storm of resumes queues for Redis instead of opening a socket each.
+        # A small blocking pool: a storm of resumes queues for Redis instead of opening a socket each. A
+        # pooled connection a restarted Redis closed fails once when next used: retried at once on a new
+        # one, so a Redis restart costs a tick's publish, not one a stale connection.
         pool = aioredis.BlockingConnectionPool.from_url(
-            url, max_connections=16, timeout=10, decode_responses=True
+            url,
+            max_connections=16,
+            timeout=10,
+            decode_responses=True,
+            retry=Retry(NoBackoff(), 1),
+            retry_on_error=[RedisConnectionError],
         )
         self._redis = aioredis.Redis(connection_pool=pool)
         self._keys = [f"stormdeck:{channel}:{k}" for k in ("offset", "history", "live", "epoch")]
         self._subscribers: list[Live] = []
         self._reader: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
+        self._delivered_live = 0  # the newest offset handed to the subscribers
+        self._lost = False  # the live feed lost Redis: catch up from the history once subscribed again
         self.epoch = ""
 
     async def start(self) -> None:
@@ -128,15 +146,18 @@ class RedisHistory:
 
         # The epoch lives beside the history: whoever creates the history first names it.
         try:
-            await self._redis.set(self._keys[3], secrets.token_hex(4), nx=True)
+            self.epoch = await self._claim_epoch()
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as error:
             # The first call to Redis: nothing answering ended `gateway serve` and `gateway publish` in a
             # traceback (found in review). A transport error, as `act`'s unreachable fleet: exit 1.
             await self._redis.aclose()
             raise HistoryUnreachable(self.url, error) from None
-        self.epoch = await self._redis.get(self._keys[3])
         self._reader = asyncio.create_task(self._read_live())
         await asyncio.wait_for(self._subscribed.wait(), timeout=5.0)
+
+    async def _claim_epoch(self) -> str:
+        await self._redis.set(self._keys[3], secrets.token_hex(4), nx=True)
+        return str(await self._redis.get(self._keys[3]))
 
     async def stop(self) -> None:
         if self._reader is not None:
@@ -148,19 +169,62 @@ class RedisHistory:
         self._subscribers.append(deliver)
 
     async def _read_live(self) -> None:
+        """Follow the channel for as long as the node runs. A Redis that goes away (a restart, a failover) is
+        subscribed to again once it answers, and what was published meanwhile is delivered from the history
+        first: the feed ended for good at the first lost connection, and the node went on `ready` with its
+        clients connected and sent them nothing (found in the fault review)."""
+        import redis.exceptions
+
+        retry_s = LIVE_RETRY_S[0]
+        while True:
+            try:
+                await self._follow_live()
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as error:
+                if self._subscribed.is_set():  # one line when the feed is lost, not one a retry
+                    log.warning(
+                        "live feed lost: Redis at %s: %s; subscribing again every ≤ %g s",
+                        self.url,
+                        error,
+                        LIVE_RETRY_S[1],
+                    )
+                    self._subscribed.clear()
+                    self._lost, retry_s = True, LIVE_RETRY_S[0]
+            await asyncio.sleep(retry_s)
+            retry_s = min(LIVE_RETRY_S[1], retry_s * 2)
+
+    async def _follow_live(self) -> None:
+        """Subscribe; after a lost feed deliver what was missed; then live messages until the connection
+        fails."""
         pubsub = self._redis.pubsub()
-        await pubsub.subscribe(self._keys[2])
-        self._subscribed.set()
         try:
+            await pubsub.subscribe(self._keys[2])
+            if self._lost:
+                await self._catch_up()  # subscribed first, so nothing falls between the two
+            self._subscribed.set()
             async for item in pubsub.listen():
-                if item["type"] != "message":
-                    continue
-                text: str = item["data"]
-                offset = _offset_of(text)
-                for deliver in self._subscribers:
-                    deliver(offset, text)
+                if item["type"] == "message":
+                    text: str = item["data"]
+                    self._deliver(_offset_of(text), text)
         finally:
             await pubsub.aclose()
+
+    async def _catch_up(self) -> None:
+        """What was published while the feed was lost, from the history, in order."""
+        epoch = await self._claim_epoch()
+        if epoch != self.epoch:  # Redis came back without the history (no persistence): a new stream
+            log.warning("Redis at %s lost the channel's history: epoch %s → %s", self.url, self.epoch, epoch)
+            self.epoch, self._delivered_live = epoch, 0
+        for offset, text in (await self.replay(self._delivered_live, self.epoch)).messages:
+            self._deliver(offset, text)
+        self._lost = False
+        log.warning("live feed back: Redis at %s, from offset %d", self.url, self._delivered_live)
+
+    def _deliver(self, offset: int, text: str) -> None:
+        if offset <= self._delivered_live:
+            return  # delivered from the history while catching up: not twice
+        self._delivered_live = offset
+        for deliver in self._subscribers:
+            deliver(offset, text)
 
     async def publish(self, data: dict[str, Any]) -> int:
         keys = self._keys[:3]

@@ -70,13 +70,22 @@ async def publish_forever(history: InProcessHistory | RedisHistory, rate_per_s: 
     """Publish `rate_per_s` messages a second on the schedule, not drifting by the time each one takes."""
     started = time.monotonic()
     count = 0
+    failed = 0  # ticks in a row that could not publish
     while True:
         count += 1
         await asyncio.sleep(max(0.0, started + count / rate_per_s - time.monotonic()))
         try:
             await history.publish({"from": source, "t": round(time.time(), 3)})
-        except Exception:  # a Redis hiccup must not end the stream; the next tick tries again
-            log.exception("publish failed")
+        except Exception as error:  # a Redis hiccup must not end the stream; the next tick tries again
+            # One line when publishing stops and one when it is back: a traceback a tick filled `fleet up`'s
+            # terminal with thousands of lines while Redis was away (found in the fault review).
+            if not failed:
+                log.warning("publish failed: %s: %s; retrying every tick", type(error).__name__, error)
+            failed += 1
+            continue
+        if failed:
+            log.warning("publishing again after %d failed ticks", failed)
+            failed = 0
 
 
 class GatewayConnection(ServerConnection):

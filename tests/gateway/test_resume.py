@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from console.gateway.loadgen import ClientPool
+from console.gateway.processes import NodeProcess, RedisProcess
 from console.policies import make_policy
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, wait_for
 
@@ -45,3 +48,63 @@ async def test_resume_across_restart(node_processes, redis_server, redis_history
         assert stats.gaps == 0 and stats.duplicates == 0
     else:
         assert (stats.resumes, stats.full_resyncs) == (0, CLIENTS)  # a new epoch: recovered: false
+
+
+async def test_live_feed_comes_back_after_redis_restarts(node_processes, redis_server) -> None:
+    """Redis goes away under a node and comes back (on-call's restart, no persistence): the node's clients
+    get messages again, and its log says so in a line each — the feed had ended for good with the first
+    lost connection while the node stayed `ready`, and the publisher wrote a traceback a tick."""
+    args = ("--work-factor", str(CHEAP_WORK_FACTOR), "--publish-rate-per-s", "20")
+    node = node_processes("gw", *args, history=redis_server.url)
+    pool = ClientPool([node.url], 20, make_policy("fixed", {"delay_ms": 200}), signer=CHEAP_SIGNER)
+    pool.start()
+    try:
+        await pool.wait_connected(20, timeout_s=20)
+        await wait_for(lambda: pool.stats.messages >= 20 * 5, 10, "messages flowing")
+        redis_server.stop()
+        restarted = RedisProcess(port=redis_server.port).start()
+        try:
+            received = pool.stats.messages
+            await wait_for(lambda: pool.stats.messages >= received + 20 * 5, 15, "messages flowing again")
+            await wait_for(lambda: "live feed back" in node_log(node), 5, "the node's all-clear")
+            log = node_log(node)  # before this Redis stops too
+        finally:
+            restarted.stop()
+    finally:
+        await pool.stop()
+    assert "Traceback" not in log
+    assert log.count("live feed lost") == 1 and log.count("live feed back") == 1
+    assert log.count("publish failed") <= 1  # the node's own publisher, if a tick fell in the outage
+
+
+async def test_live_feed_catches_up_what_it_missed(node_processes, redis_server) -> None:
+    """Redis drops the node's subscription (a failover, `CLIENT KILL`) while the history stays: what was
+    published meanwhile reaches the clients from the history — no gap, nothing twice."""
+    args = ("--work-factor", str(CHEAP_WORK_FACTOR), "--publish-rate-per-s", "50")
+    node = node_processes("gw", *args, history=redis_server.url)
+    pool = ClientPool([node.url], 20, make_policy("fixed", {"delay_ms": 200}), signer=CHEAP_SIGNER)
+    pool.start()
+    try:
+        await pool.wait_connected(20, timeout_s=20)
+        await wait_for(lambda: pool.stats.messages >= 20 * 5, 10, "messages flowing")
+        for kills in range(1, 4):  # each loses the messages published until the node has subscribed again
+            assert redis_command(redis_server.port, "CLIENT", "KILL", "TYPE", "pubsub").startswith(b":1")
+            await wait_for(
+                lambda k=kills: node_log(node).count("live feed back") >= k, 10, "subscribed again"
+            )
+        received = pool.stats.messages
+        await wait_for(lambda: pool.stats.messages >= received + 20 * 10, 10, "messages flowing again")
+    finally:
+        await pool.stop()
+    assert (pool.stats.gaps, pool.stats.duplicates) == (0, 0)
+
+
+def node_log(node: NodeProcess) -> str:
+    node._stderr.seek(0)
+    return node._stderr.read()
+
+
+def redis_command(port: int, *words: str) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), 2) as sock:
+        sock.sendall(" ".join(words).encode() + b"\r\n")
+        return sock.recv(256)
