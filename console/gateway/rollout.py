@@ -65,9 +65,10 @@ def hot_survivor(nodes: list[NodeStatus], batch: list[str], pause_cpu_pct: float
     return hottest if hottest is not None and hottest.cpu_pct > pause_cpu_pct else None
 
 
-#: A batch node seen in rotation this long while its drain is awaited has left the drain (an operator's
-#: undrain, or a restart by something other than the rollout). Not at once: a node frame sent just before
-#: the drain arrived can still say `ready` once (frames come every second).
+#: A batch node seen in rotation, or down, this long while its drain is awaited has left the drain (an
+#: operator's undrain, a restart by something other than the rollout, a kill or a hang). Not at once: a node
+#: frame sent just before the drain arrived can still say `ready` once (frames come every second), and a
+#: supervisor may bring a killed node back.
 LEFT_DRAIN_AFTER_S = 3.0
 
 
@@ -75,24 +76,35 @@ class LeftTheDrain:
     """Whether a batch node left its drain — pure: give it the fleet and the time, it says why, or None.
 
     Without it the rollout waited for `drained` until the drain's deadline (10 minutes by default) while
-    the node served again, and showed `running` all along."""
+    the node served again, and showed `running` all along — and so it did for a batch node that died or
+    hung mid-drain (`down`, never `drained`: found in the fault review)."""
 
     def __init__(self, batch: list[str], after_s: float) -> None:
         self.batch, self.after_s = batch, after_s
-        self._serving_since_s: dict[str, float] = {}
+        self._since_s: dict[str, tuple[NodeState, float]] = {}
 
     def observe(self, nodes: list[NodeStatus], now_s: float) -> str | None:
         states = {n.id: n.state for n in nodes if n.id in self.batch}
         for node_id in self.batch:
-            if states.get(node_id) is not NodeState.READY:
-                self._serving_since_s.pop(node_id, None)
+            state = states.get(node_id)
+            if state not in (NodeState.READY, NodeState.DOWN):
+                self._since_s.pop(node_id, None)
                 continue
-            since = self._serving_since_s.setdefault(node_id, now_s)
-            if now_s - since >= self.after_s:
+            seen, since = self._since_s.get(node_id, (state, now_s))
+            if seen is not state:
+                since = now_s
+            self._since_s[node_id] = (state, since)
+            if now_s - since < self.after_s:
+                continue
+            if state is NodeState.DOWN:
                 return (
-                    f"{node_id} is back in rotation before it drained (undrained, or restarted by "
-                    "something other than this rollout): halted"
+                    f"{node_id} went down before it drained (killed or hung): halted — restart it, "
+                    "then resume"
                 )
+            return (
+                f"{node_id} is back in rotation before it drained (undrained, or restarted by "
+                "something other than this rollout): halted"
+            )
         return None
 
 

@@ -192,7 +192,32 @@ def test_left_the_drain_forgives_one_stale_ready_frame() -> None:
     assert left.observe(draining, 1.0) is None
     assert left.observe(ready, 2.0) is None and left.observe(ready, 4.9) is None
     assert "a is back in rotation" in left.observe(ready, 5.0)
-    assert left.observe([_node("a", 5.0, NodeState.DOWN)], 6.0) is None  # down: not serving
+    down = [_node("a", 5.0, NodeState.DOWN)]
+    assert left.observe(down, 6.0) is None  # down a moment: a supervisor may bring it back
+    assert left.observe(draining, 7.0) is None and left.observe(down, 8.0) is None  # down anew
+    assert "a went down before it drained" in left.observe(down, 11.0)
+
+
+async def test_a_batch_node_that_dies_mid_drain_halts_the_rollout() -> None:
+    """`kill -9` (or a hang) of the node the rollout is draining: it shows `down` and will never be
+    `drained`. The rollout waited the drain's deadline (+10 s: 610 s) showing `running` (seen on a loopback
+    fleet: still `running` 30 s after, the node down); it halts, saying why, once the node has been down 3 s."""
+    states = {"a": NodeState.READY, "b": NodeState.READY}
+
+    def drain(node_id: str, request: DrainRequest) -> None:
+        states[node_id] = NodeState.DOWN  # the node takes the drain, then dies
+
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.DRAIN),
+        ["a", "b"],
+        lambda: [_node(n, 5.0, state) for n, state in states.items()],
+        lambda node_id: "epoch-1",
+        drain,
+        {"a": "true", "b": "true"},
+    )
+    status = await asyncio.wait_for(rollout.run(), 15)
+    assert status.state is RolloutState.HALTED and status.batch == 1, status
+    assert "a went down before it drained" in status.pause_reason
 
 
 async def test_the_controllers_rollout_aborts_on_the_configured_criterion() -> None:
