@@ -19,7 +19,8 @@ from console.gateway.nodes_file import NodeEntry
 from console.policies import Backoff, make_policy
 from console.protocol import AdmissionSettings, Frame, NodeState, NodeStatus
 
-#: A node whose stream has been silent this long is shown `down` (frames come every second).
+#: A node whose stream has been silent this long is shown `down` (frames come every second). One whose admin
+#: port refuses connections is shown `down` at once: no process listens there.
 DOWN_AFTER_S = 3.0
 
 
@@ -54,13 +55,14 @@ class NodeLink:
         self.epoch: str | None = None  # the node's stream epoch: a new one means a new node process
         self.admission: AdmissionSettings | None = None
         self.received_s = 0.0
+        self.refused = False  # the last connect was refused: the node's process is gone
         self._waves = waves
         self._since: tuple[int, str] | None = None
         # The controller reconnects to its nodes with the same policies it asks of clients.
         self._backoff = Backoff(make_policy("full_jitter", {"base_ms": 250.0, "max_ms": 5000.0}), _rng=rng)
 
     def status(self, now_s: float) -> NodeStatus:
-        if self.latest is None or now_s - self.received_s > DOWN_AFTER_S:
+        if self.latest is None or self.refused or now_s - self.received_s > DOWN_AFTER_S:
             return down_status(self.entry.id, self.latest)
         return self.latest
 
@@ -72,6 +74,10 @@ class NodeLink:
                 async with connect(url, open_timeout=3, ping_interval=5, ping_timeout=5) as ws:
                     async for raw in ws:
                         self._take(json.loads(raw))
+            except ConnectionRefusedError:
+                # A killed node showed `ready` with its last figures for 3 s more, its clients counted
+                # twice — there and on the nodes they had already moved to (found in the fault review).
+                self.refused = True
             except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed):
                 pass
             await asyncio.sleep(self._backoff.next_delay_ms() / 1000)
@@ -81,6 +87,7 @@ class NodeLink:
             self._backoff.reset()
             return
         frame = Frame.model_validate(message)
+        self.refused = False
         self._since = (frame.seq, frame.epoch)
         self.epoch = frame.epoch
         self.latest = self._on_fleet_clock(frame.nodes[0])

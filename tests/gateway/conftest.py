@@ -78,8 +78,12 @@ def node_processes() -> Iterator[Callable[..., NodeProcess]]:
     """Start `stormdeck gateway serve` children; each is stopped (by pid) afterwards."""
     started: list[NodeProcess] = []
 
-    def start(node_id: str, *args: str, history: str | None = None, port: int = 0) -> NodeProcess:
-        node = NodeProcess(node_id, list(args), token=TOKEN, history=history, port=port)
+    def start(
+        node_id: str, *args: str, history: str | None = None, port: int = 0, admin_port: int = 0
+    ) -> NodeProcess:
+        node = NodeProcess(
+            node_id, list(args), token=TOKEN, history=history, port=port, admin_port=admin_port
+        )
         started.append(node)
         return node.start()
 

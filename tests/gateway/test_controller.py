@@ -16,6 +16,7 @@ from console.errors import InputError
 from console.gateway.controller import Controller
 from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.loadgen import ClientPool
+from console.gateway.node_link import DOWN_AFTER_S
 from console.gateway.nodes_file import NodeEntry, load_nodes
 from console.gateway.processes import child_env
 from console.protocol import AdmissionRequest, DrainRequest, NodeState, NodeStatus, Waves
@@ -222,6 +223,33 @@ async def wait_for_async(probe, expected: object, timeout_s: float) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"still {got!r}, expected {expected!r}")
         await asyncio.sleep(0.1)
+
+
+async def test_a_killed_node_is_shown_down_at_once_not_with_its_last_figures(node_processes) -> None:
+    """kill -9: the node's admin port refuses at once, so it is `down` at once. It showed `ready` with its
+    last figures for `DOWN_AFTER_S` more, its clients counted there and on the node they had moved to
+    (seen at 2,000 clients: connections 2.1k, "+5.7 %", while a node had just died)."""
+    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
+    a, b = node_processes("a", *cheap), node_processes("b", *cheap)
+    controller = Controller([NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)], TOKEN)
+    pool = ClientPool([a.url, b.url], 40, "full_jitter", signer=CHEAP_SIGNER, seed=3)
+    await controller.start()
+    try:
+        pool.start()
+        await pool.wait_connected(40, 10)
+        await wait_for(lambda: controller.frame().totals.connections == 40, 5, "the fleet to count 40")
+        b.kill()
+        await wait_for(
+            lambda: controller.snapshot().nodes[1].state is NodeState.DOWN,
+            DOWN_AFTER_S - 1.0,
+            "b shown down before its stream had been silent DOWN_AFTER_S",
+        )
+        assert controller.frame().totals.connections <= 40
+        b = node_processes("b", *cheap, port=b.port, admin_port=b.admin_port)
+        await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.READY, 10, "b back")
+    finally:
+        await pool.stop()
+        await controller.close()
 
 
 async def test_a_killed_nodes_clients_show_in_drain_inflow(node_processes) -> None:
