@@ -97,10 +97,7 @@ class LeftTheDrain:
             if now_s - since < self.after_s:
                 continue
             if state is NodeState.DOWN:
-                return (
-                    f"{node_id} went down before it drained (killed or hung): halted — restart it, "
-                    "then resume"
-                )
+                return f"{node_id} went down before it drained (killed or hung): restart it, then resume"
             return (
                 f"{node_id} is back in rotation before it drained (undrained, or restarted by "
                 "something other than this rollout): halted"
