@@ -232,9 +232,19 @@ class RedisHistory:
         return int(await self._redis.eval(_PUBLISH_LUA, 3, *keys, payload, self._cap))
 
     async def replay(self, since: int | None, since_epoch: str | None) -> Replay:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.get(self._keys[3]).get(self._keys[0]).lrange(self._keys[1], 0, -1)
-            epoch, head, texts = await pipe.execute()
+        from redis.exceptions import ConnectionError as RedisConnectionError
+
+        for attempt in range(2):
+            try:
+                async with self._redis.pipeline(transaction=True) as pipe:
+                    pipe.get(self._keys[3]).get(self._keys[0]).lrange(self._keys[1], 0, -1)
+                    epoch, head, texts = await pipe.execute()
+                break
+            except RedisConnectionError as error:
+                # A pooled connection a restarted Redis closed fails once (redis-py's own retry does not
+                # help a transaction here): a new one is tried; a Redis that is away is the caller's.
+                if attempt:
+                    raise HistoryUnreachable(self.url, error) from None
         held = [(_offset_of(t), t) for t in texts]
         return plan_replay(epoch or self.epoch, int(head or 0), held, since, since_epoch)
 

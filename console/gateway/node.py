@@ -22,7 +22,7 @@ from websockets.http11 import Request, Response
 
 from console.gateway.admission import Admission
 from console.gateway.drain import DrainPlan
-from console.gateway.history import InProcessHistory, RedisHistory
+from console.gateway.history import HistoryUnreachable, InProcessHistory, RedisHistory
 from console.gateway.meter import Meter
 from console.gateway.tokens import TokenSigner
 from console.protocol import AdmissionSettings, DrainProgress, DrainRequest, NodeState, NodeStatus
@@ -123,6 +123,7 @@ class GatewayNode:
         self._live: set[GatewayConnection] = set()  # caught up: receive broadcasts directly
         self._pending: set[GatewayConnection] = set()  # replaying: live messages wait in a buffer
         self._tasks: set[asyncio.Task[object]] = set()
+        self._history_away = False  # the history's Redis did not answer the last arriving client
         self._drain_task: asyncio.Task[None] | None = None
         self._publisher: asyncio.Task[None] | None = None
         self._server: Server | None = None
@@ -235,6 +236,13 @@ class GatewayNode:
             await self._catch_up(conn)
             async for _ in conn:  # clients only talk in pings; reading keeps the close handshake going
                 pass
+        except HistoryUnreachable as error:
+            # Redis is away: come back later (1013), on the client's own policy. One line while it is
+            # away, not a "connection handler failed" traceback a client (found in the fault review).
+            if not self._history_away:
+                log.warning("%s; closing arriving clients with 1013 until it answers", error)
+            self._history_away = True
+            await conn.close(1013, "history unavailable")
         except ConnectionClosed:
             # Any close but 1000/1001 raises here — the 1012 of every lifetime, drain and shutdown close
             # among them. It is how a connection ends, not a failure: left to websockets, each was logged
@@ -252,6 +260,9 @@ class GatewayNode:
         """Hello, the replayed tail, then what arrived meanwhile — and only then the live broadcast."""
         resuming = conn.since is not None
         replay = await self.history.replay(conn.since, conn.since_epoch)
+        if self._history_away:
+            log.warning("history answers again: serving arriving clients")
+            self._history_away = False
         hello = {
             "type": "hello",
             "node": self.config.node_id,

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
+import time
 
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from console.gateway.loadgen import ClientPool
 from console.gateway.processes import NodeProcess, RedisProcess
@@ -108,3 +113,32 @@ def redis_command(port: int, *words: str) -> bytes:
     with socket.create_connection(("127.0.0.1", port), 2) as sock:
         sock.sendall(" ".join(words).encode() + b"\r\n")
         return sock.recv(256)
+
+
+async def test_clients_arriving_while_redis_is_away_are_told_to_come_back(
+    node_processes, redis_server
+) -> None:
+    """Clients arriving while the history's Redis is away are closed with 1013 (try again later) — each
+    was a "connection handler failed" traceback in the node's log — and served once it is back, every
+    one, though the pool's connections that Redis closed are stale (they failed 8 of 10 arrivals)."""
+    node = node_processes("gw", "--work-factor", str(CHEAP_WORK_FACTOR), history=redis_server.url)
+    token = CHEAP_SIGNER.mint("probe", time.time() + 600)
+
+    async def arrive() -> dict:
+        async with connect(f"{node.url}?token={token}", open_timeout=5) as ws:
+            try:
+                return json.loads(await asyncio.wait_for(ws.recv(), 5))
+            except ConnectionClosed as closed:
+                return {"closed": closed.rcvd.code if closed.rcvd else None}
+
+    assert [m["type"] for m in await asyncio.gather(*[arrive() for _ in range(10)])] == ["hello"] * 10
+    redis_server.stop()
+    assert await asyncio.gather(*[arrive() for _ in range(5)]) == [{"closed": 1013}] * 5
+    restarted = RedisProcess(port=redis_server.port).start()
+    try:
+        answers = await asyncio.gather(*[arrive() for _ in range(10)])
+    finally:
+        restarted.stop()
+    assert [m.get("type") for m in answers] == ["hello"] * 10
+    log = node_log(node)
+    assert "Traceback" not in log and log.count("closing arriving clients with 1013") == 1
