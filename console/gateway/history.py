@@ -76,6 +76,9 @@ class InProcessHistory:
     def subscribe(self, deliver: Live) -> None:
         self._subscribers.append(deliver)
 
+    def on_new_epoch(self, watcher: Callable[[str], None]) -> None:
+        return None  # this history lives and dies with the process: its epoch never changes under it
+
     async def publish(self, data: dict[str, Any]) -> int:
         self._head += 1
         text = encode_message(self._head, json.dumps(data, separators=(",", ":")))
@@ -135,6 +138,7 @@ class RedisHistory:
         self._redis = aioredis.Redis(connection_pool=pool)
         self._keys = [f"stormdeck:{channel}:{k}" for k in ("offset", "history", "live", "epoch")]
         self._subscribers: list[Live] = []
+        self._epoch_watchers: list[Callable[[str], None]] = []
         self._reader: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
         self._delivered_live = 0  # the newest offset handed to the subscribers
@@ -167,6 +171,10 @@ class RedisHistory:
 
     def subscribe(self, deliver: Live) -> None:
         self._subscribers.append(deliver)
+
+    def on_new_epoch(self, watcher: Callable[[str], None]) -> None:
+        """`watcher(epoch)` when the history restarts under a running node (a Redis that came back empty)."""
+        self._epoch_watchers.append(watcher)
 
     async def _read_live(self) -> None:
         """Follow the channel for as long as the node runs. A Redis that goes away (a restart, a failover) is
@@ -214,6 +222,8 @@ class RedisHistory:
         if epoch != self.epoch:  # Redis came back without the history (no persistence): a new stream
             log.warning("Redis at %s lost the channel's history: epoch %s → %s", self.url, self.epoch, epoch)
             self.epoch, self._delivered_live = epoch, 0
+            for watcher in self._epoch_watchers:  # before the new stream's first message is delivered
+                watcher(epoch)
         for offset, text in (await self.replay(self._delivered_live, self.epoch)).messages:
             self._deliver(offset, text)
         self._lost = False

@@ -72,6 +72,8 @@ async def test_live_feed_comes_back_after_redis_restarts(node_processes, redis_s
             received = pool.stats.messages
             await wait_for(lambda: pool.stats.messages >= received + 20 * 5, 15, "messages flowing again")
             await wait_for(lambda: "live feed back" in node_log(node), 5, "the node's all-clear")
+            # Redis came back empty: a new stream, so each client is told to reconnect (hints up to 5 s).
+            await wait_for(lambda: pool.stats.full_resyncs >= 20, 15, "every client resynced")
             log = node_log(node)  # before this Redis stops too
         finally:
             restarted.stop()
@@ -80,6 +82,9 @@ async def test_live_feed_comes_back_after_redis_restarts(node_processes, redis_s
     assert "Traceback" not in log
     assert log.count("live feed lost") == 1 and log.count("live feed back") == 1
     assert log.count("publish failed") <= 1  # the node's own publisher, if a tick fell in the outage
+    # None read the new stream's messages as duplicates of the old one's (and dropped them).
+    assert "lost the channel's history" in log
+    assert (pool.stats.full_resyncs, pool.stats.duplicates, pool.stats.gaps) == (20, 0, 0)
 
 
 async def test_live_feed_catches_up_what_it_missed(node_processes, redis_server) -> None:
