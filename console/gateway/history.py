@@ -15,9 +15,9 @@ import json
 import logging
 import secrets
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from console.errors import StormdeckError
 
@@ -25,6 +25,7 @@ from console.errors import StormdeckError
 REPLAY_CAP = 300
 
 log = logging.getLogger("stormdeck.gateway")
+T = TypeVar("T")
 
 #: The live feed's waits before it subscribes again after losing Redis: the first, doubling up to the last.
 LIVE_RETRY_S = (0.25, 5.0)
@@ -118,22 +119,12 @@ class RedisHistory:
 
     def __init__(self, url: str, channel: str, cap: int = REPLAY_CAP) -> None:
         import redis.asyncio as aioredis  # only needed with --history redis://
-        from redis.backoff import NoBackoff
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.retry import Retry
 
         self.url, self.channel = url, channel
         self._cap = cap
-        # A small blocking pool: a storm of resumes queues for Redis instead of opening a socket each. A
-        # pooled connection a restarted Redis closed fails once when next used: retried at once on a new
-        # one, so a Redis restart costs a tick's publish, not one a stale connection.
+        # A small blocking pool: a storm of resumes queues for Redis instead of opening a socket each.
         pool = aioredis.BlockingConnectionPool.from_url(
-            url,
-            max_connections=16,
-            timeout=10,
-            decode_responses=True,
-            retry=Retry(NoBackoff(), 1),
-            retry_on_error=[RedisConnectionError],
+            url, max_connections=16, timeout=10, decode_responses=True
         )
         self._redis = aioredis.Redis(connection_pool=pool)
         self._keys = [f"stormdeck:{channel}:{k}" for k in ("offset", "history", "live", "epoch")]
@@ -185,18 +176,20 @@ class RedisHistory:
 
         retry_s = LIVE_RETRY_S[0]
         while True:
+            why = "the subscription ended"  # however it ends, what follows may have been missed
             try:
                 await self._follow_live()
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as error:
-                if self._subscribed.is_set():  # one line when the feed is lost, not one a retry
-                    log.warning(
-                        "live feed lost: Redis at %s: %s; subscribing again every ≤ %g s",
-                        self.url,
-                        error,
-                        LIVE_RETRY_S[1],
-                    )
-                    self._subscribed.clear()
-                    self._lost, retry_s = True, LIVE_RETRY_S[0]
+                why = str(error)
+            if self._subscribed.is_set():  # one line when the feed is lost, not one a retry
+                log.warning(
+                    "live feed lost: Redis at %s: %s; subscribing again every ≤ %g s",
+                    self.url,
+                    why,
+                    LIVE_RETRY_S[1],
+                )
+                self._subscribed.clear()
+                self._lost, retry_s = True, LIVE_RETRY_S[0]
             await asyncio.sleep(retry_s)
             retry_s = min(LIVE_RETRY_S[1], retry_s * 2)
 
@@ -239,24 +232,32 @@ class RedisHistory:
     async def publish(self, data: dict[str, Any]) -> int:
         keys = self._keys[:3]
         payload = json.dumps(data, separators=(",", ":"))
-        return int(await self._redis.eval(_PUBLISH_LUA, 3, *keys, payload, self._cap))
+        return int(await self._twice(lambda: self._redis.eval(_PUBLISH_LUA, 3, *keys, payload, self._cap)))
 
     async def replay(self, since: int | None, since_epoch: str | None) -> Replay:
-        from redis.exceptions import ConnectionError as RedisConnectionError
+        async def read() -> list[Any]:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.get(self._keys[3]).get(self._keys[0]).lrange(self._keys[1], 0, -1)
+                return await pipe.execute()
 
-        for attempt in range(2):
-            try:
-                async with self._redis.pipeline(transaction=True) as pipe:
-                    pipe.get(self._keys[3]).get(self._keys[0]).lrange(self._keys[1], 0, -1)
-                    epoch, head, texts = await pipe.execute()
-                break
-            except RedisConnectionError as error:
-                # A pooled connection a restarted Redis closed fails once (redis-py's own retry does not
-                # help a transaction here): a new one is tried; a Redis that is away is the caller's.
-                if attempt:
-                    raise HistoryUnreachable(self.url, error) from None
+        epoch, head, texts = await self._twice(read)
         held = [(_offset_of(t), t) for t in texts]
         return plan_replay(epoch or self.epoch, int(head or 0), held, since, since_epoch)
+
+    async def _twice(self, call: Callable[[], Awaitable[T]]) -> T:
+        """`call()`, and once more if it failed: a pooled connection that a restarted Redis closed fails
+        when next used, once (redis-py's own retry did not recover those: after a restart 8 of 10 arriving
+        clients' replays failed, and publishes). A Redis that is away: `HistoryUnreachable`."""
+        from redis.exceptions import ConnectionError as RedisConnectionError
+
+        try:
+            return await call()
+        except RedisConnectionError:
+            pass
+        try:
+            return await call()
+        except RedisConnectionError as error:
+            raise HistoryUnreachable(self.url, error) from None
 
     async def head(self) -> tuple[str, int]:
         return self.epoch, int(await self._redis.get(self._keys[0]) or 0)

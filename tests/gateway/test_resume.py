@@ -11,6 +11,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from console.gateway.history import RedisHistory
 from console.gateway.loadgen import ClientPool
 from console.gateway.processes import NodeProcess, RedisProcess
 from console.policies import make_policy
@@ -147,3 +148,23 @@ async def test_clients_arriving_while_redis_is_away_are_told_to_come_back(
     assert [m.get("type") for m in answers] == ["hello"] * 10
     log = node_log(node)
     assert "Traceback" not in log and log.count("closing arriving clients with 1013") == 1
+
+
+async def test_a_restarted_redis_costs_no_publish_or_replay_on_stale_connections(redis_server) -> None:
+    """The pool's connections that a restarted Redis closed fail once when next used: each publish and
+    replay tries again at once, so none of those that come after the restart fails."""
+    history = RedisHistory(redis_server.url, "fleet")
+    await history.start()
+    try:
+        await asyncio.gather(*[history.publish({"k": k}) for k in range(10)])  # ten pooled connections
+        redis_server.stop()
+        restarted = RedisProcess(port=redis_server.port).start()
+        try:
+            published = await asyncio.gather(*[history.publish({"k": k}) for k in range(10)])
+            replays = await asyncio.gather(*[history.replay(1, history.epoch) for _ in range(10)])
+        finally:
+            restarted.stop()
+    finally:
+        await history.stop()
+    assert sorted(published) == list(range(1, 11))  # a new stream (no persistence): offsets from 1
+    assert all(isinstance(replay.head, int) for replay in replays)
