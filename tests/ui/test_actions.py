@@ -380,6 +380,13 @@ def test_parse_form_and_read_answer_are_pure():
         )
     )
     assert answer.outcome.value == "refused" and answer.field_name == "rate_per_s"
+    applied = read_answer(
+        ActionAnswer(202, {"applied": True, "message": "drain gw-1: applied", "audit_seq": 12})
+    )
+    assert (applied.outcome.value, applied.audit_seq) == (
+        "applied",
+        12,
+    )  # the recording's link to the stream's
     from .fake_actions import drain_verdict
 
     blocked = drain_verdict("gw-0001", 500.0, (1000, 16000))
