@@ -88,10 +88,14 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
-def _clock(seconds: float) -> str:
+def _clock(seconds: float, hours: bool = False) -> str:
+    """m:ss, or h:mm:ss with `hours` — as the report's own clock reads past an hour (a three-hour window's
+    axis read 30:00 … 180:00 beside a report saying 3:00:00)."""
     sign = "-" if seconds < 0 else ""
-    seconds = abs(seconds)
-    return f"{sign}{int(seconds // 60)}:{int(seconds % 60):02d}"
+    whole = int(abs(seconds))
+    if hours:
+        return f"{sign}{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+    return f"{sign}{whole // 60}:{whole % 60:02d}"
 
 
 def render(chart: Chart) -> str:
@@ -132,14 +136,17 @@ def render(chart: Chart) -> str:
         )
         tick += step
     x_step = _time_step(x1 - x0)
+    hours = max(abs(x0), abs(x1)) >= 3600  # every tick in one format: 0:30:00 beside 1:00:00
     tick = math.ceil(x0 / x_step) * x_step
     while tick <= x1:
         parts.append(
-            f'<text x="{px(tick):.1f}" y="{HEIGHT - _BOTTOM + 16}" text-anchor="middle">{_clock(tick)}</text>'
+            f'<text x="{px(tick):.1f}" y="{HEIGHT - _BOTTOM + 16}" text-anchor="middle">'
+            f"{_clock(tick, hours)}</text>"
         )
         tick += x_step
     parts.append(
-        f'<text x="{_LEFT + plot_w / 2}" y="{HEIGHT - 6}" text-anchor="middle">fleet time (min:s)</text>'
+        f'<text x="{_LEFT + plot_w / 2}" y="{HEIGHT - 6}" text-anchor="middle">'
+        f"fleet time ({'h:mm:ss' if hours else 'm:ss'})</text>"
         f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>'
     )
     for index, threshold in enumerate(chart.thresholds):
@@ -161,7 +168,7 @@ def render(chart: Chart) -> str:
         parts.append(
             f'<line class="marker {escape(marker.kind)}" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" '
             f'y2="{_TOP + plot_h}" stroke="{colour}" stroke-width="1" opacity="0.6">'
-            f"<title>{escape(_clock(marker.x))} {escape(marker.label)}</title></line>"
+            f"<title>{escape(_clock(marker.x, hours))} {escape(marker.label)}</title></line>"
         )
     for index, line in enumerate(chart.lines):
         points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in thin(line.xs, line.ys))
