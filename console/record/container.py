@@ -151,3 +151,29 @@ def verified_entries(file: BinaryIO, file_size: int) -> list[Entry]:
 def end_of(entries: list[Entry]) -> int:
     """The byte offset just after the last entry: where a writer appends."""
     return entries[-1].offset + entries[-1].size if entries else 0
+
+
+class Timeline:
+    """Each record's time on a recording's timeline: its fleet time, made non-decreasing in file order.
+
+    A source that restarts (a new epoch) starts its fleet time again; the timeline goes on from where it
+    was, one frame interval later, so seeking, pacing and retention's ages never run backwards. A record
+    stamped a little before the one it follows (an action timed by the frame the operator saw) comes right
+    after it. Fed one entry at a time, so a writer keeps it as it appends.
+    """
+
+    def __init__(self) -> None:
+        self._offset = 0.0
+        self._newest_frame_s = float("-inf")
+        self._last_s: float | None = None
+
+    def place(self, entry: Entry) -> float:
+        if entry.kind is RecordKind.FRAME and entry.time_s + self._offset < self._newest_frame_s:
+            self._offset = self._newest_frame_s + 1.0 - entry.time_s
+        time_s = entry.time_s + self._offset
+        if self._last_s is not None:
+            time_s = max(time_s, self._last_s)
+        if entry.kind is RecordKind.FRAME:
+            self._newest_frame_s = time_s
+        self._last_s = time_s
+        return time_s

@@ -394,22 +394,10 @@ _TIMELESS = frozenset({RecordKind.HEADER, RecordKind.HELLO})
 
 
 def _timeline(entries: list[Entry]) -> list[float]:
-    """Each entry's time on the replay timeline: fleet time, made non-decreasing in file order.
-
-    A source that restarts (a new epoch) starts its fleet time again; the timeline goes on from where it
-    was, one frame interval later, so seeking and pacing never run backwards. A record stamped a little
-    before the one it follows (an action timed by the frame the operator saw) plays right after it.
-    """
-    out: list[float] = []
-    offset = 0.0
-    newest_frame = float("-inf")
-    for entry in entries:
-        if entry.kind is RecordKind.FRAME and entry.time_s + offset < newest_frame:
-            offset = newest_frame + 1.0 - entry.time_s
-        t = max(entry.time_s + offset, out[-1]) if out else entry.time_s + offset
-        if entry.kind is RecordKind.FRAME:
-            newest_frame = t
-        out.append(t)
+    """Each entry's time on the replay timeline: fleet time, made non-decreasing in file order (see
+    `container.Timeline`: a restarted source's timeline goes on from where it was)."""
+    timeline = container.Timeline()
+    out = [timeline.place(entry) for entry in entries]
     # The header and a hello carry no fleet time (stamped 0): they play with the record after them, so a
     # recording joined at fleet time 12 s starts playing at once, not after 12 s of nothing.
     for i in range(len(entries) - 2, -1, -1):

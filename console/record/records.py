@@ -46,7 +46,8 @@ class RecordingHeader(_Record):
     seed: int | None = None
     drill: DrillInfo | None = None
     trimmed_before_s: float | None = Field(
-        default=None, description="retention dropped frames and events older than this fleet time"
+        default=None,
+        description="retention dropped the frames and events before the first frame kept, at this fleet time",
     )
 
 

@@ -123,6 +123,11 @@ class RecordingWriter:
         self.last_epoch: str | None = None
         self.compactions = 0
         self._entries: list[Entry] = []
+        #: Each entry's time on the recording's timeline (`container.Timeline`), kept with `_entries`
+        #: while retention is on: ages are measured on it, so a restarted source (fleet time from 1
+        #: again) is newer than the run before it.
+        self._timeline_s: list[float] = []
+        self._timeline = container.Timeline()
         self._size = 0
         self.header = self._open(header)
 
@@ -164,6 +169,7 @@ class RecordingWriter:
         self._size = container.end_of(entries)
         if self.retention.active:
             self._entries = entries
+            self._timeline_s = [self._timeline.place(entry) for entry in entries]
         times = [e.time_s for e in entries if e.kind is not RecordKind.HEADER]
         self.newest_time_s = max(times) if times else None
         assert isinstance(header, RecordingHeader)
@@ -228,7 +234,9 @@ class RecordingWriter:
             written = self._file.write(view)
             view = view[written:]
         if self.retention.active:
-            self._entries.append(Entry(self._size, len(member), kind, seq, time_s, wall))
+            entry = Entry(self._size, len(member), kind, seq, time_s, wall)
+            self._entries.append(entry)
+            self._timeline_s.append(self._timeline.place(entry))
         self._size += len(member)
 
     def _sync(self) -> None:
@@ -249,42 +257,77 @@ class RecordingWriter:
         r = self.retention
         if r.max_bytes is not None and self._size > r.max_bytes:
             return True
-        if r.max_age_s is not None and self.newest_time_s is not None:
-            oldest = next((e.time_s for e in self._entries if e.kind is RecordKind.FRAME), None)
+        if r.max_age_s is not None and self._timeline_s:
+            oldest = next(
+                (
+                    t
+                    for e, t in zip(self._entries, self._timeline_s, strict=True)
+                    if e.kind is RecordKind.FRAME
+                ),
+                None,
+            )
             slack_s = max(r.max_age_s * r.age_slack, 1.0)
-            return oldest is not None and oldest < self.newest_time_s - r.max_age_s - slack_s
+            return oldest is not None and oldest < self._timeline_s[-1] - r.max_age_s - slack_s
         return False
 
-    def _cut_time_s(self) -> float | None:
-        """Fleet time before which frames and events go: the stricter of the two limits."""
+    def _cut_index(self) -> int | None:
+        """Where the kept part of the file starts (an index into `_entries`): frames and events before it
+        go. The stricter of the two limits. A cut is made in file order, at the start of a frame's tick
+        (just after the frame before it), never by comparing fleet times: a restarted source's frames are
+        stamped earlier than the run before them, and they are the newest."""
         r = self.retention
-        cuts: list[float] = []
-        if r.max_age_s is not None and self.newest_time_s is not None:
-            cuts.append(self.newest_time_s - r.max_age_s)
+        cuts: list[int] = []
+        if r.max_age_s is not None and self._timeline_s:
+            cuts.append(self._cut_for_age(self._timeline_s[-1] - r.max_age_s))
         if r.max_bytes is not None and self._size > r.max_bytes:
             cuts.append(self._cut_for_bytes(self._size - int(r.max_bytes * r.keep_share)))
         return max(cuts) if cuts else None
 
-    def _cut_for_bytes(self, excess: int) -> float:
-        """The first frame time at which dropping everything droppable before it frees `excess` bytes."""
-        freed = 0
-        newest_frame_s = 0.0
-        for entry in self._entries:
+    def _tick_starts(self) -> list[tuple[int, int]]:
+        """Per frame, (the index its tick starts at — just after the frame before it —, its own index)."""
+        starts: list[tuple[int, int]] = []
+        start = 1
+        for i, entry in enumerate(self._entries):
             if entry.kind is RecordKind.FRAME:
-                if freed >= excess:
-                    return entry.time_s
-                newest_frame_s = entry.time_s
-            if entry.kind in _DROPPABLE:
-                freed += entry.size
-        return newest_frame_s  # keep at least the newest frame
+                starts.append((start, i))
+                start = i + 1
+        return starts
+
+    def _cut_for_age(self, oldest_kept_s: float) -> int:
+        """The start of the first frame's tick at or after `oldest_kept_s` on the timeline."""
+        ticks = self._tick_starts()
+        for start, frame in ticks:
+            if self._timeline_s[frame] >= oldest_kept_s:
+                return start
+        return ticks[-1][0] if ticks else 1  # keep at least the newest frame
+
+    def _cut_for_bytes(self, excess: int) -> int:
+        """The start of the first frame's tick at which dropping everything droppable before it frees
+        `excess` bytes."""
+        ticks = self._tick_starts()
+        freed = 0
+        for start, frame in ticks:
+            if freed >= excess:
+                return start
+            freed += sum(e.size for e in self._entries[start : frame + 1] if e.kind in _DROPPABLE)
+        return ticks[-1][0] if ticks else 1  # keep at least the newest frame
 
     def compact(self) -> None:
         """Rewrite the file without the frames and events retention lets go, then swap it in atomically."""
-        cut_s = self._cut_time_s()
-        if cut_s is None:
+        cut = self._cut_index()
+        if cut is None:
             return
-        kept = [e for e in self._entries[1:] if e.kind not in _DROPPABLE or e.time_s >= cut_s]
-        header = self.header.model_copy(update={"trimmed_before_s": cut_s})
+        dropped = [i for i in range(1, cut) if self._entries[i].kind in _DROPPABLE]
+        if not dropped:
+            return
+        kept_at = [
+            i for i in range(1, len(self._entries)) if i >= cut or self._entries[i].kind not in _DROPPABLE
+        ]
+        first_frame = next(
+            (self._entries[i] for i in kept_at if self._entries[i].kind is RecordKind.FRAME), None
+        )
+        trimmed_s = first_frame.time_s if first_frame is not None else self._entries[dropped[-1]].time_s
+        header = self.header.model_copy(update={"trimmed_before_s": trimmed_s})
         staging = self._compaction_path
         with self.path.open("rb") as source, staging.open("wb") as target:
             header_member = container.encode(
@@ -298,7 +341,8 @@ class RecordingWriter:
             target.write(header_member)
             entries = [Entry(0, len(header_member), RecordKind.HEADER, NO_SEQ, 0.0, self.wall_clock())]
             offset = len(header_member)
-            for entry in kept:
+            for i in kept_at:
+                entry = self._entries[i]
                 source.seek(entry.offset)
                 target.write(source.read(entry.size))
                 entries.append(
@@ -311,6 +355,7 @@ class RecordingWriter:
         os.replace(staging, self.path)
         self._file = self.path.open("ab", buffering=0)
         self.header = header
+        self._timeline_s = [self._timeline_s[0]] + [self._timeline_s[i] for i in kept_at]
         self._entries = entries
         self._size = offset
         self.compactions += 1

@@ -67,3 +67,43 @@ def test_nonsense_limits_are_refused_with_the_field_named(fields: dict, refused:
     with pytest.raises(InputError) as error:
         Retention(**fields)
     assert error.value.field == refused and str(fields[refused]) in str(error.value), str(error.value)
+
+
+def _record_a_restart(path: Path, ticks: list[Tick], retention: Retention) -> RecordingWriter:
+    """80 s of a source, then the source restarting (a new epoch, its fleet time from 1 again) for 40 s."""
+    with RecordingWriter(path, header(), retention=retention, fsync=False) as writer:
+        for tick in ticks[:80]:
+            writer.write(tick.frame)
+        for tick in ticks[:40]:
+            writer.write(tick.frame.model_copy(update={"epoch": "restarted"}))
+    return writer
+
+
+def test_age_counts_on_after_the_source_restarts(outage_ticks: list[Tick], recording_path: Path) -> None:
+    # A restarted source's fleet time starts again from 1: measured against the first run's newest 80 s,
+    # its frames never aged the first run's out, and the file grew past the limit for as long as the new
+    # run took to pass 80 s (days, for --max-age-s 86400 on a fleet restarted after a few days).
+    _record_a_restart(recording_path, outage_ticks, Retention(max_age_s=20))
+    with RecordingReader(recording_path) as recording:
+        kept = list(recording.frames())
+        assert (kept[-1].epoch, kept[-1].time_s) == ("restarted", 40.0)
+        assert {f.epoch for f in kept} == {"restarted"}, "the first run is more than 20 s behind"
+        assert [f.time_s for f in kept] == [float(t) for t in range(int(kept[0].time_s), 41)]
+        assert 20 <= recording.frame_times_s[-1] - recording.frame_times_s[0] <= 20 + 2 + 1
+
+
+def test_size_drops_the_oldest_frames_after_the_source_restarts(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    # The cut was a fleet time taken among the first run's frames: the restarted run's frames, stamped
+    # earlier, fell under it — retention threw away the newest frames (the restart itself) and kept old ones.
+    limit = 32 * 1024
+    writer = _record_a_restart(recording_path, outage_ticks, Retention(max_bytes=limit))
+    assert writer.compactions >= 1 and recording_path.stat().st_size <= limit
+    with RecordingReader(recording_path) as recording:
+        kept = [(f.epoch, f.time_s) for f in recording.frames()]
+    restarted = [("restarted", float(t)) for t in range(1, 41)]
+    assert kept[-len(restarted) :] == restarted, "every frame of the restarted run is newer than the first's"
+    first_run = [time_s for epoch, time_s in kept[: -len(restarted)] if epoch != "restarted"]
+    assert len(first_run) == len(kept) - len(restarted)
+    assert first_run == [float(t) for t in range(81 - len(first_run), 81)]  # its newest, if any
