@@ -8,6 +8,7 @@ interview seed 002, sync-engine essay 004).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,10 +33,15 @@ class Finding:
     what_was_done: str
 
 
-def _clock(seconds: float | None) -> str:
+def clock(seconds: float | None) -> str:
+    """Fleet time as m:ss (h:mm:ss past an hour): the report's clock, for its timeline and its findings
+    alike (a ten-hour recording's finding said 594:01 beside a timeline row saying 9:54:01)."""
     if seconds is None:
         return "—"
-    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+    whole = math.floor(seconds)  # as every clock in stormdeck reads: 0:44 until 0:45
+    hours, rest = divmod(abs(whole), 3600)
+    text = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+    return ("-" if whole < 0 else "") + text
 
 
 def abort_criterion(review: Review) -> Finding | None:
@@ -47,11 +53,11 @@ def abort_criterion(review: Review) -> Finding | None:
     halts = [a for a in review.actions_named("rollout_halt") if a.time_s >= fired_s - 30]
     if not rollout_then and not halts:
         return None  # hot nodes with no restart under way (a whole-fleet outage): nothing to halt
-    evidence = f"cpu_abort fired at {_clock(fired_s)}: a serving node above 80 % CPU for 30 s"
+    evidence = f"cpu_abort fired at {clock(fired_s)}: a serving node above 80 % CPU for 30 s"
     if rollout_then:
         evidence += ", with a rollout still running"
     done_text = (
-        f"rollout halted at {_clock(halts[0].time_s)}, {halts[0].time_s - fired_s:+.0f} s after the criterion"
+        f"rollout halted at {clock(halts[0].time_s)}, {halts[0].time_s - fired_s:+.0f} s after the criterion"
         if halts
         else "no rollout halt recorded"
     )
@@ -72,19 +78,19 @@ def connections_alarm(review: Review) -> Finding | None:
         return None
     first = review.disconnect_times_s[0] if review.disconnect_times_s else None
     lag = (
-        f", {fired_s - first:.0f} s after the first mass disconnect at {_clock(first)}"
+        f", {fired_s - first:.0f} s after the first mass disconnect at {clock(first)}"
         if first is not None
         else ""
     )
     after = [a for a in review.actions if a.time_s >= fired_s]
     return Finding(
         title="Total connections fell: treat it as an emergency",
-        evidence=f"connections_drop (−5 % in 60 s) fired at {_clock(fired_s)}{lag}",
+        evidence=f"connections_drop (−5 % in 60 s) fired at {clock(fired_s)}{lag}",
         prescription="Alarm on total active connections dropping more than 5 % in 60 s (a 90 s detection "
         "floor); any event that disconnects more than a few percent of clients is an emergency.",
         seed=OUTAGE_SEED,
         done=bool(after),  # treated as one: the operator acted after the alarm
-        what_was_done=f"first action {after[0].action} at {_clock(after[0].time_s)}, "
+        what_was_done=f"first action {after[0].action} at {clock(after[0].time_s)}, "
         f"{after[0].time_s - fired_s:+.0f} s after the alarm ({len(after)} attempt(s) after it)"
         if after
         else "no action recorded after the alarm",
@@ -99,7 +105,7 @@ def decorrelated_jitter(review: Review) -> Finding | None:
     return Finding(
         title="Reconnects came in lockstep waves: decorrelate the clients",
         evidence=f"lockstep index {figures.lockstep_index:.1f} over the storm"
-        + (f"; lockstep_waves fired at {_clock(fired_s)}" if fired_s is not None else "")
+        + (f"; lockstep_waves fired at {clock(fired_s)}" if fired_s is not None else "")
         + f"; peak {figures.peak_attempts_per_100ms:,} attempts in one 100 ms bin",
         prescription="Client SDKs: decorrelated jitter, delay = random(base, min(max, last_delay × 3)) — "
         "or full jitter, random(0, min(cap, base × 2^n)) — instead of base × 2^n + 0–100 ms, whose waves "
@@ -124,7 +130,7 @@ def retry_after(review: Review) -> Finding | None:
         if (window := a.request.get("retry_after_s")) and len(window) == 2 and window[0] < window[1]
     ]
     done_text = (
-        f"admission set at {_clock(admissions[0].time_s)}"
+        f"admission set at {clock(admissions[0].time_s)}"
         + (" with a randomized Retry-After window" if randomized else "")
         if admissions
         else ("admission control was on" if limited else "no admission limit in force")
@@ -133,7 +139,7 @@ def retry_after(review: Review) -> Finding | None:
         title="Turn the surge away cheaply: admission with a randomized Retry-After",
         evidence=f"{mark}{figures.rejects_total:,} upgrades answered 503, {mark}{figures.timeouts_total:,} "
         f"handshakes timed out{' (estimated from a sped-up recording: see Key figures)' if mark else ''}"
-        + (f"; reconnect_rate_high fired at {_clock(storm)}" if storm is not None else ""),
+        + (f"; reconnect_rate_high fired at {clock(storm)}" if storm is not None else ""),
         prescription="A token bucket on new connections that rejects the excess with 503 and a randomized "
         "Retry-After, before any TLS or auth work; clients honour the hint, so the server controls the storm.",
         seed=f"{INTERVIEW_SEED}; server-driven backoff hint: {OUTAGE_SEED}",
@@ -154,9 +160,9 @@ def drain_not_disconnect(review: Review) -> Finding | None:
         title="Drain, don't disconnect",
         evidence=f"{dropped:,} connections cut abruptly (not drained) on {len(nodes)} node(s), "
         + (
-            f"at {_clock(first_s)}"
+            f"at {clock(first_s)}"
             if first_s == last_s
-            else f"in {len(review.disconnect_times_s)} bursts from {_clock(first_s)} to {_clock(last_s)}"
+            else f"in {len(review.disconnect_times_s)} bursts from {clock(first_s)} to {clock(last_s)}"
         ),
         prescription="Take a node out of rotation, close its connections at a chosen rate with a randomized "
         "reconnect hint (500 k over 10 min ≈ 833/s), force-close at the deadline; drain-not-disconnect is "
@@ -174,7 +180,7 @@ def add_capacity(review: Review) -> Finding | None:
     added = review.actions_named("add_capacity", "add_nodes")
     return Finding(
         title="Headroom below 35 %: add capacity, do not restart",
-        evidence=f"headroom_low fired at {_clock(fired_s)}",
+        evidence=f"headroom_low fired at {clock(fired_s)}",
         prescription="Provision 35 % headroom; above 65 % utilisation there is no safe restart — add "
         "capacity instead. What fixed the outage: stopping the restart and adding 200 nodes.",
         seed=OUTAGE_SEED,
@@ -189,8 +195,8 @@ def _capacity_added(action: ActionRecord) -> str:
     count = action.request.get("count")
     what = f"{count} nodes added" if isinstance(count, int) else "capacity added"
     ready_at_s = action.verdict.projections.get("ready_at_s") if action.verdict is not None else None
-    ready = f", ready at {_clock(ready_at_s)}" if isinstance(ready_at_s, int | float) else ""
-    return f"{what} at {_clock(action.time_s)}{ready}"
+    ready = f", ready at {clock(ready_at_s)}" if isinstance(ready_at_s, int | float) else ""
+    return f"{what} at {clock(action.time_s)}{ready}"
 
 
 def losing_ground(review: Review) -> Finding | None:
@@ -201,14 +207,14 @@ def losing_ground(review: Review) -> Finding | None:
     shed = [a for a in review.actions_named("admission") if a.time_s >= fired_s]
     return Finding(
         title="Drain ÷ inflow below 1: the storm is winning",
-        evidence=f"drain÷inflow alarm fired at {_clock(fired_s)}",
+        evidence=f"drain÷inflow alarm fired at {clock(fired_s)}",
         prescription="Below 1 you are losing ground; below 1 for more than a minute or two the storm is "
         "winning; trip the kill switch around 0.6 — shed load (a breaker answering Retry-After 30 s) rather "
         "than let retries feed the queue.",
         seed=ESSAY_SEED,
         done=bool(shed),
         what_was_done=(
-            f"admission tightened at {_clock(shed[0].time_s)}"
+            f"admission tightened at {clock(shed[0].time_s)}"
             if shed
             else "no load was shed: no admission change was applied after it fired"
         ),

@@ -8,7 +8,6 @@ The content comes from `review.review` and `advice.findings`; this module only l
 from __future__ import annotations
 
 import datetime as dt
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from pathlib import Path
 from console.errors import InputError
 from console.guards.thresholds import Thresholds
 from console.record import svg
-from console.record.advice import Finding, findings
+from console.record.advice import Finding, clock, findings
 from console.record.reader import RecordingReader, describe_action
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome
 from console.record.review import KeyFigures, Review, review
@@ -133,16 +132,6 @@ def _recovery_text(f: KeyFigures) -> str:
     if f.recovery_s == 0:  # every frame after it held ≥ 95 %: there was nothing to recover from
         return f"never below 95 % of before ({since})"
     return f"{f.recovery_s:.0f} s ({since} → back to ≥ 95 % for good)"
-
-
-def clock(seconds: float | None) -> str:
-    """Fleet time as m:ss (h:mm:ss past an hour)."""
-    if seconds is None:
-        return "—"
-    whole = math.floor(seconds)  # as every clock in stormdeck reads: 0:44 until 0:45
-    hours, rest = divmod(abs(whole), 3600)
-    text = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
-    return ("-" if whole < 0 else "") + text
 
 
 def _cell(text: object) -> str:

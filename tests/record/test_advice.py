@@ -84,3 +84,14 @@ def test_a_batch_disconnect_counts_every_node_it_names() -> None:
     finding = drain_not_disconnect(review)
     assert finding is not None
     assert finding.evidence.startswith("1,000 connections cut abruptly (not drained) on 4 node(s)")
+
+
+def test_findings_past_an_hour_read_the_clock_the_report_reads() -> None:
+    # A ten-hour recording's finding said "drain÷inflow alarm fired at 594:01", in a report whose timeline
+    # row for the same alarm read 9:54:01.
+    from console.record.advice import losing_ground
+    from console.record.report import clock
+
+    found = losing_ground(reviewed("drain_inflow_losing", 35_641.0, False, []))
+    assert found is not None and found.evidence == f"drain÷inflow alarm fired at {clock(35_641.0)}"
+    assert clock(35_641.0) == "9:54:01"
