@@ -15,6 +15,7 @@ from pathlib import Path
 
 from console.errors import InputError
 from console.guards.thresholds import Thresholds
+from console.protocol import Event
 from console.record import svg
 from console.record.advice import Finding, clock, findings
 from console.record.reader import RecordingReader, describe_action
@@ -366,16 +367,24 @@ def _verdict(action: ActionRecord) -> str:
     return text
 
 
-_NODE_ID = re.compile(r"\b[\w.-]*?\d+\b")
+_NUMBER = re.compile(r"\d+")
+
+
+def _alike(event: Event) -> str:
+    """What an event says, whichever node it is on and whatever its counts: events of one instant fold
+    together only when they say the same thing (at 0:40 of a rolling restart six nodes come back and the
+    next six go down — one row "×12: … back in rotation" hid the batch that went down)."""
+    message = event.message.replace(event.node, "") if event.node else event.message
+    return _NUMBER.sub("#", message)
 
 
 def _folded_events(reviewed: Review) -> list[tuple[float, str, str]]:
-    """Events of one kind at one instant become one row past a few: a fleet restart is 480 node events."""
-    groups: dict[tuple[float, str], list] = {}
+    """Events alike at one instant become one row past a few: a fleet restart is 480 node events."""
+    groups: dict[tuple[float, str, str], list[Event]] = {}
     for event in reviewed.events:
-        groups.setdefault((event.time_s, event.kind), []).append(event)
+        groups.setdefault((event.time_s, event.kind, _alike(event)), []).append(event)
     rows = []
-    for (time_s, kind), events in groups.items():
+    for (time_s, kind, _), events in groups.items():
         if len(events) <= _FOLD_AFTER:
             rows += [(time_s, kind, e.message) for e in events]
             continue

@@ -312,3 +312,33 @@ def test_objectives_show_each_objectives_points_and_how_the_score_comes_from_the
     ) in objectives
     assert "| halted | yes | 60 / 60 | why |" in objectives
     assert "| floor | no | 0 / 40 | why |" in objectives
+
+
+def test_a_second_of_node_events_folds_each_change_apart() -> None:
+    # Found on a demo recording (48 nodes, batches of 6, below the server's coalescing): at 0:40 six nodes
+    # came back and the next six went down; the timeline read "×12: gw-000 back in rotation: restarting →
+    # ready — and 11 more", so the batch that went down was not in the report at all.
+    from console.protocol import Event
+    from console.record.report import _timeline
+    from console.record.review import Review, Series
+    from tests.record.conftest import header
+
+    def change(node: str, what: str, before: str, after: str) -> Event:
+        data = {"from": before, "to": after}
+        return Event(time_s=40.0, kind="node_state", node=node, message=f"{node} {what}", data=data)
+
+    back = [
+        change(f"gw-{i:03d}", "back in rotation: restarting → ready", "restarting", "ready") for i in range(6)
+    ]
+    down = [
+        change(f"gw-{i:03d}", "rollout batch 2: ready → restarting", "ready", "restarting")
+        for i in range(6, 12)
+    ]
+    reviewed = Review(header(), Series(), None, [], [*back, *down], [], [], None, [])
+    rows = [row for row in _timeline(reviewed) if "| node_state |" in row]
+    assert rows == [
+        "| 0:40 | node_state | ×6: gw-000 back in rotation: restarting → ready — and 5 more (gw-000, gw-001, "
+        "gw-002, …) |  |",
+        "| 0:40 | node_state | ×6: gw-006 rollout batch 2: ready → restarting — and 5 more (gw-006, gw-007, "
+        "gw-008, …) |  |",
+    ]
