@@ -215,6 +215,10 @@ class RecordingWriter:
                 for change in self.alarms.update(record):
                     self._append_event(_from_recorder(change))
         elif isinstance(record, Hello):
+            if record.epoch != self.last_epoch:
+                # A restarted source: nothing of its run is held yet. Keeping the old run's seq made the
+                # recorder skip the new run's frames up to it as repeats (hours of them after hours at 1 Hz).
+                self.last_frame_seq = None
             self.last_epoch = record.epoch
         if kind in (RecordKind.FRAME, RecordKind.ACTION, RecordKind.CONFIRMATION, RecordKind.DRILL_OUTCOME):
             self._sync()

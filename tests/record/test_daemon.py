@@ -166,3 +166,26 @@ async def test_a_tap_records_what_the_console_is_fed(outage_ticks: list[Tick], r
         assert list(recording.frames()) == [t.frame for t in outage_ticks[:5]]
     args = build_parser().parse_args(["attach", "http://h:1", "--record", str(recording_path)])
     assert args.record == recording_path
+
+
+def test_a_restarted_source_is_recorded_from_its_first_frame(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    # The new run's hello set the writer's epoch but kept the old run's last seq, so the new run's frames
+    # with seq up to it read as "already held" and were skipped: a fleet restarted after 20 s lost its
+    # first 17 frames here (measured on `sim serve demo`); after hours at 1 Hz, hours of the new run.
+    from console.protocol import Hello, Source
+
+    recorder = StreamRecorder(recording_path, fsync=False)
+    recorder.receive(Hello(fleet="f", source=Source.SIMULATOR, epoch="first", seq=0))
+    for tick in outage_ticks[:20]:
+        recorder.receive(tick.frame.model_copy(update={"epoch": "first"}))
+    recorder.receive(Hello(fleet="f", source=Source.SIMULATOR, epoch="second", seq=0))
+    assert recorder.resume_from == (None, "second")  # nothing of the new run held yet: no ?since=
+    for tick in outage_ticks[:10]:
+        recorder.receive(tick.frame.model_copy(update={"epoch": "second"}))
+    recorder.close()
+    assert recorder.frames_written == 30
+    with RecordingReader(recording_path) as recording:
+        kept = [(f.epoch, f.seq) for f in recording.frames()]
+    assert kept == [("first", s) for s in range(1, 21)] + [("second", s) for s in range(1, 11)]
