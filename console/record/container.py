@@ -154,12 +154,16 @@ def end_of(entries: list[Entry]) -> int:
 
 
 class Timeline:
-    """Each record's time on a recording's timeline: its fleet time, made non-decreasing in file order.
+    """Each record's time on a recording's timeline: its fleet time, the frames' made non-decreasing in
+    file order.
 
     A source that restarts (a new epoch) starts its fleet time again; the timeline goes on from where it
     was, one frame interval later, so seeking, pacing and retention's ages never run backwards. A record
     stamped a little before the one it follows (an action timed by the frame the operator saw) comes right
-    after it. Fed one entry at a time, so a writer keeps it as it appends.
+    after it. Only frames move the timeline: a record stamped later than the frames around it (the alarms
+    a restart clears, stamped with the old run's last time and written after the new run's first frame)
+    must not push the new run's frames on — it read as a second restart. Fed one entry at a time, so a
+    writer keeps it as it appends; `finish` caps such records at the next frame's time.
     """
 
     def __init__(self) -> None:
@@ -168,12 +172,32 @@ class Timeline:
         self._last_s: float | None = None
 
     def place(self, entry: Entry) -> float:
-        if entry.kind is RecordKind.FRAME and entry.time_s + self._offset < self._newest_frame_s:
-            self._offset = self._newest_frame_s + 1.0 - entry.time_s
-        time_s = entry.time_s + self._offset
-        if self._last_s is not None:
-            time_s = max(time_s, self._last_s)
         if entry.kind is RecordKind.FRAME:
+            if entry.time_s + self._offset < self._newest_frame_s:
+                self._offset = self._newest_frame_s + 1.0 - entry.time_s
+            time_s = max(entry.time_s + self._offset, self._newest_frame_s)
             self._newest_frame_s = time_s
+        else:
+            time_s = entry.time_s + self._offset
+            if self._last_s is not None:
+                time_s = max(time_s, self._last_s)
         self._last_s = time_s
         return time_s
+
+    @property
+    def offset_s(self) -> float:
+        """How far the timeline has run ahead of fleet time: 0 until the source first restarts."""
+        return self._offset
+
+    @property
+    def newest_frame_s(self) -> float | None:
+        return self._newest_frame_s if self._newest_frame_s > float("-inf") else None
+
+    @staticmethod
+    def finish(times_s: list[float]) -> list[float]:
+        """The placed times made non-decreasing: a record stamped past the frame after it plays with that
+        frame (frames are non-decreasing already, and nothing after a frame is placed before it)."""
+        out = list(times_s)
+        for i in range(len(out) - 2, -1, -1):
+            out[i] = min(out[i], out[i + 1])
+        return out

@@ -195,6 +195,21 @@ class RecordingReader:
                 except DamagedRecord:
                     return
 
+    def records_on_timeline(self) -> Iterator[tuple[float, Recorded]]:
+        """`records()`, each with how far the timeline runs ahead of its fleet time there: 0 until the
+        source first restarts (its fleet time from 1 again), then what puts the new run after the old one
+        (`container.Timeline`) — add it to a record's `time_s` to place it as the replay does."""
+        timeline = container.Timeline()
+        offsets = []
+        for entry in self._entries:
+            timeline.place(entry)
+            offsets.append(timeline.offset_s)
+        for entry, offset_s in zip(self._entries[1:], offsets[1:], strict=True):
+            try:
+                yield offset_s, self._read(entry)
+            except DamagedRecord:
+                return
+
     def frames(self, start: int = 0, stop: int | None = None) -> Iterator[Frame]:
         for entry in self._frames[start:stop]:
             try:
@@ -397,7 +412,7 @@ def _timeline(entries: list[Entry]) -> list[float]:
     """Each entry's time on the replay timeline: fleet time, made non-decreasing in file order (see
     `container.Timeline`: a restarted source's timeline goes on from where it was)."""
     timeline = container.Timeline()
-    out = [timeline.place(entry) for entry in entries]
+    out = container.Timeline.finish([timeline.place(entry) for entry in entries])
     # The header and a hello carry no fleet time (stamped 0): they play with the record after them, so a
     # recording joined at fleet time 12 s starts playing at once, not after 12 s of nothing.
     for i in range(len(entries) - 2, -1, -1):

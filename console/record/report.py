@@ -180,6 +180,11 @@ def _session(
                 f"{reviewed.figures.frames} ({clock(reviewed.figures.start_s)} → {clock(reviewed.figures.end_s)})",
             )
         )
+    if reviewed.restarts:
+        at = ", ".join(
+            f"at {clock(t)} (its fleet clock back to {clock(own)})" for t, own in reviewed.restarts
+        )
+        rows.append(("source restarts", f"{len(reviewed.restarts)}: {at}"))
     if header.trimmed_before_s is not None:
         rows.append(("retention", f"frames before {clock(header.trimmed_before_s)} were dropped"))
     if damaged_at is not None and damage is not None:

@@ -226,6 +226,8 @@ class Review:
     confirmations: list[Confirmation]
     drill_outcome: DrillOutcome | None
     disconnect_times_s: list[float]
+    #: Where the source restarted: (time on the recording's timeline, the new run's own fleet time there).
+    restarts: list[tuple[float, float]] = field(default_factory=list)
 
     def first_alarm_s(self, name: str) -> float | None:
         return min((a.since_s for a in self.alarms if a.name == name), default=None)
@@ -249,7 +251,16 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
     outcome: DrillOutcome | None = None
     disconnects: list[float] = []
     alarms = AlarmSpans()
-    for record in recording.records():
+    restarts: list[tuple[float, float]] = []
+    offset_s = 0.0
+    # Times go by the recording's timeline, as in the replay: a restarted source's fleet time starts from 1
+    # again, and taken as it came its run was drawn back over the one before and mixed into its figures.
+    for shift_s, record in recording.records_on_timeline():
+        if shift_s != offset_s and isinstance(record, Frame):
+            restarts.append((record.time_s + shift_s, record.time_s))
+            offset_s = shift_s
+        if shift_s and isinstance(getattr(record, "time_s", None), int | float):
+            record = record.model_copy(update={"time_s": record.time_s + shift_s})  # type: ignore[union-attr]
         if isinstance(record, Frame):
             series.add(record)
             alarms.take(engine.update(record))
@@ -281,6 +292,7 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
         confirmations=confirmations,
         drill_outcome=outcome,
         disconnect_times_s=disconnects,
+        restarts=restarts,
     )
 
 

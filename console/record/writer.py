@@ -270,8 +270,9 @@ class RecordingWriter:
                 ),
                 None,
             )
+            newest = self._timeline.newest_frame_s
             slack_s = max(r.max_age_s * r.age_slack, 1.0)
-            return oldest is not None and oldest < self._timeline_s[-1] - r.max_age_s - slack_s
+            return oldest is not None and newest is not None and oldest < newest - r.max_age_s - slack_s
         return False
 
     def _cut_index(self) -> int | None:
@@ -281,8 +282,9 @@ class RecordingWriter:
         stamped earlier than the run before them, and they are the newest."""
         r = self.retention
         cuts: list[int] = []
-        if r.max_age_s is not None and self._timeline_s:
-            cuts.append(self._cut_for_age(self._timeline_s[-1] - r.max_age_s))
+        newest = self._timeline.newest_frame_s
+        if r.max_age_s is not None and newest is not None:
+            cuts.append(self._cut_for_age(newest - r.max_age_s))
         if r.max_bytes is not None and self._size > r.max_bytes:
             cuts.append(self._cut_for_bytes(self._size - int(r.max_bytes * r.keep_share)))
         return max(cuts) if cuts else None

@@ -342,3 +342,24 @@ def test_a_second_of_node_events_folds_each_change_apart() -> None:
         "| 0:40 | node_state | ×6: gw-006 rollout batch 2: ready → restarting — and 5 more (gw-006, gw-007, "
         "gw-008, …) |  |",
     ]
+
+
+def test_a_restarted_source_is_reported_after_the_run_before_it(outage_ticks: list, tmp_path: Path) -> None:
+    # A restarted source's fleet time starts from 1 again. The report took it as it came: its charts drew
+    # the new run back over the old one (a line from 15:00 back to 2:01), the wave bins of the old run past
+    # the new run's start were deleted, and figures named times of either run. It now goes on along the
+    # recording's timeline, as the replay does, and says where the source restarted.
+    from console.record.review import review
+    from tests.record.conftest import record_a_restart
+
+    path = tmp_path / "restarted.sdrec"
+    record_a_restart(path, outage_ticks, 60, 30, "second")
+    with RecordingReader(path) as recording:
+        reviewed = review(recording)
+        timeline = recording.frame_times_s
+    times = reviewed.series.times_s
+    assert times == timeline and times == sorted(times) and times[-1] == 90.0
+    assert len(reviewed.series.bins) == 90 * 10  # both runs' waves, one after the other
+    assert reviewed.figures is not None and reviewed.figures.end_s == 90.0
+    markdown = write_report(path, tmp_path / "out").markdown.read_text()
+    assert "| source restarts | 1: at 1:01 (its fleet clock back to 0:01) |" in markdown

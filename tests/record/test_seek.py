@@ -116,6 +116,26 @@ def test_a_source_restart_keeps_the_timeline_moving_forwards(
         assert recording.step(-5) == outage_ticks[19].frame
 
 
+def test_alarms_a_restart_clears_do_not_read_as_a_second_restart(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    # The recorder's alarm engine clears the old run's alarms at the old run's last time, written after the
+    # new run's first frame: the timeline was pushed on to it, the new run's next frame read as earlier —
+    # a second restart — and a 20 min recording of a restart at 15:02 replayed as 44 min.
+    from console.alarms import AlarmEngine
+
+    with RecordingWriter(recording_path, header(), alarms=AlarmEngine(), fsync=False) as writer:
+        for tick in outage_ticks[:60]:
+            writer.write(tick.frame)
+        assert writer.alarms is not None and writer.alarms.active, "the first run must end with alarms up"
+        for tick in outage_ticks[:30]:
+            writer.write(tick.frame.model_copy(update={"epoch": "second"}))
+    with RecordingReader(recording_path) as recording:
+        assert recording.frame_times_s == [float(t) for t in range(1, 91)]
+        timeline = recording.timeline_s
+        assert timeline == sorted(timeline)
+
+
 def test_an_empty_recording_opens_and_says_what_is_missing(recording_path: Path) -> None:
     RecordingWriter(recording_path, header(), fsync=False).close()
     with RecordingReader(recording_path) as recording:
