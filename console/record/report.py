@@ -393,8 +393,8 @@ def _folded_events(reviewed: Review) -> list[tuple[float, str, str]]:
         if len(events) <= _FOLD_AFTER:
             rows += [(time_s, kind, e.message) for e in events]
             continue
-        nodes = [node for e in events for node in e.node_ids()]
-        shown = ", ".join(nodes[:3]) + (", …" if len(nodes) > 3 else "")
+        others = [node for e in events[1:] for node in e.node_ids()]  # the first is in its own message
+        shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
         rows.append(
             (time_s, kind, f"×{len(events)}: {events[0].message} — and {len(events) - 1} more ({shown})")
         )
