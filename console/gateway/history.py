@@ -30,6 +30,18 @@ T = TypeVar("T")
 #: The live feed's waits before it subscribes again after losing Redis: the first, doubling up to the last.
 LIVE_RETRY_S = (0.25, 5.0)
 
+#: How long a command (publish, replay, head, epoch) waits for Redis's answer, or for a connection to it,
+#: before the node treats Redis as away. A hung Redis (SIGSTOP, a stalled host) keeps its connections open
+#: and answers nothing: without a bound a client arriving then waited on a reply that may never come, while
+#: the pool's connections filled with stuck calls. A healthy Redis answers these in milliseconds (a replay
+#: is one LRANGE of at most 300 messages), so 3 s leaves a busy one room for its stalls, and a client
+#: arriving during a hang still hears 1013 within seconds, as when Redis is away. Set explicitly: redis-py
+#: before 8 has no default (pyproject allows 5 and up), and 8's is 5 s.
+COMMAND_TIMEOUT_S = 3.0
+
+#: The command connections a node keeps to Redis.
+POOL_CONNECTIONS = 16
+
 #: A live message as delivered to subscribers: (offset, the JSON text every client receives).
 Live = Callable[[int, str], None]
 
@@ -110,6 +122,7 @@ class HistoryUnreachable(StormdeckError):
     """The Redis that `--history` names does not answer (exit 1, a transport error)."""
 
     def __init__(self, url: str, error: Exception) -> None:
+        self.url, self.error = url, error
         super().__init__(f"--history: cannot reach Redis at {url}: {type(error).__name__}: {error}")
 
 
@@ -122,11 +135,26 @@ class RedisHistory:
 
         self.url, self.channel = url, channel
         self._cap = cap
-        # A small blocking pool: a storm of resumes queues for Redis instead of opening a socket each.
+        # A small blocking pool: a storm of resumes queues for Redis instead of opening a socket each. The
+        # commands queue on `_connections` first, so one that waited its turn can still share a probe's
+        # answer (see `_command`) rather than take a connection to a hung Redis.
         pool = aioredis.BlockingConnectionPool.from_url(
-            url, max_connections=16, timeout=10, decode_responses=True
+            url,
+            max_connections=POOL_CONNECTIONS,
+            timeout=10,
+            decode_responses=True,
+            socket_timeout=COMMAND_TIMEOUT_S,
+            socket_connect_timeout=COMMAND_TIMEOUT_S,
         )
         self._redis = aioredis.Redis(connection_pool=pool)
+        self._connections = asyncio.Semaphore(POOL_CONNECTIONS)
+        # The live feed's subscription has a connection of its own, with no read timeout: it is idle between
+        # messages by design, so a timeout would end it every quiet moment. A hung Redis needs no detecting
+        # there: it publishes nothing while hung, and the same subscription delivers again once it answers
+        # (a Redis killed or restarted closes the connection, which the feed already follows).
+        self._live_redis = aioredis.Redis.from_url(
+            url, decode_responses=True, socket_timeout=None, socket_connect_timeout=COMMAND_TIMEOUT_S
+        )
         self._keys = [f"stormdeck:{channel}:{k}" for k in ("offset", "history", "live", "epoch")]
         self._subscribers: list[Live] = []
         self._epoch_watchers: list[Callable[[str], None]] = []
@@ -134,31 +162,40 @@ class RedisHistory:
         self._subscribed = asyncio.Event()
         self._delivered_live = 0  # the newest offset handed to the subscribers
         self._lost = False  # the live feed lost Redis: catch up from the history once subscribed again
+        self._unreachable: HistoryUnreachable | None = None  # the last command's failure, until one answers
+        # While Redis is unreachable: the one command finding out whether it answers again (True, False, or
+        # None when that command was cancelled), which the commands arriving meanwhile wait for.
+        self._probe: asyncio.Future[bool | None] | None = None
         self.epoch = ""
 
     async def start(self) -> None:
-        import redis.exceptions
-
         # The epoch lives beside the history: whoever creates the history first names it.
         try:
             self.epoch = await self._claim_epoch()
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as error:
+        except HistoryUnreachable:
             # The first call to Redis: nothing answering ended `gateway serve` and `gateway publish` in a
             # traceback (found in review). A transport error, as `act`'s unreachable fleet: exit 1.
-            await self._redis.aclose()
-            raise HistoryUnreachable(self.url, error) from None
+            await self._close_redis()
+            raise
         self._reader = asyncio.create_task(self._read_live())
         await asyncio.wait_for(self._subscribed.wait(), timeout=5.0)
 
     async def _claim_epoch(self) -> str:
-        await self._redis.set(self._keys[3], secrets.token_hex(4), nx=True)
-        return str(await self._redis.get(self._keys[3]))
+        async def claim() -> str:
+            await self._redis.set(self._keys[3], secrets.token_hex(4), nx=True)
+            return str(await self._redis.get(self._keys[3]))
+
+        return await self._command(claim)
 
     async def stop(self) -> None:
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
+        await self._close_redis()
+
+    async def _close_redis(self) -> None:
         await self._redis.aclose()
+        await self._live_redis.aclose()
 
     def subscribe(self, deliver: Live) -> None:
         self._subscribers.append(deliver)
@@ -179,7 +216,9 @@ class RedisHistory:
             why = "the subscription ended"  # however it ends, what follows may have been missed
             try:
                 await self._follow_live()
-            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as error:
+            except (redis.exceptions.RedisError, HistoryUnreachable, OSError) as error:
+                # HistoryUnreachable comes from the catch-up's replay (Redis hung or went away just after
+                # answering the subscribe): not caught here, it would end the node's live feed for good.
                 why = str(error)
             if self._subscribed.is_set():  # one line when the feed is lost, not one a retry
                 log.warning(
@@ -196,7 +235,7 @@ class RedisHistory:
     async def _follow_live(self) -> None:
         """Subscribe; after a lost feed deliver what was missed; then live messages until the connection
         fails."""
-        pubsub = self._redis.pubsub()
+        pubsub = self._live_redis.pubsub()
         try:
             await pubsub.subscribe(self._keys[2])
             if self._lost:
@@ -232,7 +271,7 @@ class RedisHistory:
     async def publish(self, data: dict[str, Any]) -> int:
         keys = self._keys[:3]
         payload = json.dumps(data, separators=(",", ":"))
-        return int(await self._twice(lambda: self._redis.eval(_PUBLISH_LUA, 3, *keys, payload, self._cap)))
+        return int(await self._command(lambda: self._redis.eval(_PUBLISH_LUA, 3, *keys, payload, self._cap)))
 
     async def replay(self, since: int | None, since_epoch: str | None) -> Replay:
         async def read() -> list[Any]:
@@ -240,27 +279,76 @@ class RedisHistory:
                 pipe.get(self._keys[3]).get(self._keys[0]).lrange(self._keys[1], 0, -1)
                 return await pipe.execute()
 
-        epoch, head, texts = await self._twice(read)
+        epoch, head, texts = await self._command(read)
         held = [(_offset_of(t), t) for t in texts]
         return plan_replay(epoch or self.epoch, int(head or 0), held, since, since_epoch)
 
     async def _twice(self, call: Callable[[], Awaitable[T]]) -> T:
         """`call()`, and once more if it failed: a pooled connection that a restarted Redis closed fails
         when next used, once (redis-py's own retry did not recover those: after a restart 8 of 10 arriving
-        clients' replays failed, and publishes). A Redis that is away: `HistoryUnreachable`."""
+        clients' replays failed, and publishes). A Redis that is away, or hung (no answer within
+        `COMMAND_TIMEOUT_S`): `HistoryUnreachable`. A timed-out call is not tried again: the second would
+        wait as long, and Redis may still run the first when it wakes (a publish would append twice)."""
         from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
 
         try:
             return await call()
         except RedisConnectionError:
             pass
+        except RedisTimeoutError as error:
+            raise HistoryUnreachable(self.url, error) from None
         try:
             return await call()
-        except RedisConnectionError as error:
+        except (RedisConnectionError, RedisTimeoutError) as error:
             raise HistoryUnreachable(self.url, error) from None
 
     async def head(self) -> tuple[str, int]:
-        return self.epoch, int(await self._redis.get(self._keys[0]) or 0)
+        return self.epoch, int(await self._command(lambda: self._redis.get(self._keys[0])) or 0)
+
+    async def _command(self, call: Callable[[], Awaitable[T]]) -> T:
+        """`call()` on one of the pool's connections (through `_twice`). Once Redis failed a command, the
+        next do not each take a connection to wait `COMMAND_TIMEOUT_S` on a hung Redis: one at a time finds
+        out whether it answers again, and those arriving meanwhile — or still waiting for a connection —
+        share its answer. Each waiting on its own, the pool let 16 through every 3 s: 100 clients arriving
+        during a hang waited up to 21 s for their 1013."""
+        while True:
+            if self._unreachable is not None and self._probe is not None:
+                answered = await asyncio.shield(self._probe)  # one waiter leaving must not cancel it for all
+                if answered is False and self._unreachable is not None:
+                    raise HistoryUnreachable(self._unreachable.url, self._unreachable.error)
+                continue  # it answered (or the probing call was cancelled): look again
+            async with self._connections:
+                if self._unreachable is not None and self._probe is not None:
+                    continue  # Redis failed while this call waited for a connection: share the probe's answer
+                return (
+                    await self._probing(call) if self._unreachable is not None else await self._noting(call)
+                )
+
+    async def _probing(self, call: Callable[[], Awaitable[T]]) -> T:
+        """`call()` as the one finding out whether an unreachable Redis answers again."""
+        probe = self._probe = asyncio.get_running_loop().create_future()
+        answered: bool | None = None
+        try:
+            result = await self._noting(call)
+            answered = True
+            return result
+        except HistoryUnreachable:
+            answered = False
+            raise
+        finally:
+            probe.set_result(answered)
+            self._probe = None
+
+    async def _noting(self, call: Callable[[], Awaitable[T]]) -> T:
+        """`call()`, noting whether Redis answered."""
+        try:
+            result = await self._twice(call)
+        except HistoryUnreachable as error:
+            self._unreachable = error
+            raise
+        self._unreachable = None
+        return result
 
 
 def _offset_of(text: str) -> int:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import socket
 import time
 
@@ -11,7 +13,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from console.gateway.history import RedisHistory
+from console.gateway.history import COMMAND_TIMEOUT_S, RedisHistory
 from console.gateway.loadgen import ClientPool
 from console.gateway.processes import NodeProcess, RedisProcess
 from console.policies import make_policy
@@ -128,26 +130,73 @@ async def test_clients_arriving_while_redis_is_away_are_told_to_come_back(
     was a "connection handler failed" traceback in the node's log — and served once it is back, every
     one, though the pool's connections that Redis closed are stale (they failed 8 of 10 arrivals)."""
     node = node_processes("gw", "--work-factor", str(CHEAP_WORK_FACTOR), history=redis_server.url)
-    token = CHEAP_SIGNER.mint("probe", time.time() + 600)
-
-    async def arrive() -> dict:
-        async with connect(f"{node.url}?token={token}", open_timeout=5) as ws:
-            try:
-                return json.loads(await asyncio.wait_for(ws.recv(), 5))
-            except ConnectionClosed as closed:
-                return {"closed": closed.rcvd.code if closed.rcvd else None}
-
-    assert [m["type"] for m in await asyncio.gather(*[arrive() for _ in range(10)])] == ["hello"] * 10
+    assert [m["type"] for m in await asyncio.gather(*[arrive(node) for _ in range(10)])] == ["hello"] * 10
     redis_server.stop()
-    assert await asyncio.gather(*[arrive() for _ in range(5)]) == [{"closed": 1013}] * 5
+    assert await asyncio.gather(*[arrive(node) for _ in range(5)]) == [{"closed": 1013}] * 5
     restarted = RedisProcess(port=redis_server.port).start()
     try:
-        answers = await asyncio.gather(*[arrive() for _ in range(10)])
+        answers = await asyncio.gather(*[arrive(node) for _ in range(10)])
     finally:
         restarted.stop()
     assert [m.get("type") for m in answers] == ["hello"] * 10
     log = node_log(node)
     assert "Traceback" not in log and log.count("closing arriving clients with 1013") == 1
+
+
+async def arrive(node: NodeProcess, wait_s: float = 5.0) -> dict:
+    """A client arriving at `node`: its first frame, or how the node closed the connection."""
+    token = CHEAP_SIGNER.mint("probe", time.time() + 600)
+    async with connect(f"{node.url}?token={token}", open_timeout=5) as ws:
+        try:
+            return json.loads(await asyncio.wait_for(ws.recv(), wait_s))
+        except ConnectionClosed as closed:
+            return {"closed": closed.rcvd.code if closed.rcvd else None}
+
+
+async def test_clients_arriving_while_redis_hangs_are_told_to_come_back(node_processes, redis_server) -> None:
+    """A hung Redis (SIGSTOP: its connections stay open, nothing answers) is an absent one within seconds:
+    clients arriving are closed with 1013, more of them than the pool has connections, and once it answers
+    again a later one is served and the live feed delivers — no gap, nothing twice. Each arrival's replay
+    waited for its answer (redis-py 8's default 5 s read timeout, none before 8), then failed with 1011 and
+    a traceback each."""
+    node = node_processes(
+        "gw", "--work-factor", str(CHEAP_WORK_FACTOR), "--publish-rate-per-s", "20", history=redis_server.url
+    )
+    token = CHEAP_SIGNER.mint("watcher", time.time() + 600)
+    offsets: list[int] = []
+
+    async def watch() -> None:  # connected before the hang, through it and after
+        async with connect(f"{node.url}?token={token}", open_timeout=5) as ws:
+            async for text in ws:
+                if (message := json.loads(text))["type"] == "message":
+                    offsets.append(message["offset"])
+
+    watcher = asyncio.create_task(watch())
+    await wait_for(lambda: len(offsets) >= 5, 10, "messages flowing")
+    assert redis_server.process is not None
+    os.kill(redis_server.process.pid, signal.SIGSTOP)
+    try:
+        hung_at = len(offsets)
+        # 20 at once: more than the pool's 16 connections, so some queue behind stuck calls. The bound is
+        # two command timeouts (those that began before the first timed out, then those sharing a probe)
+        # and slack for a loaded machine: nothing waits on a Redis that may never answer.
+        answers = await asyncio.wait_for(
+            asyncio.gather(*[arrive(node, wait_s=60) for _ in range(20)]), 2 * COMMAND_TIMEOUT_S + 4
+        )
+        assert answers == [{"closed": 1013}] * 20
+    finally:
+        os.kill(redis_server.process.pid, signal.SIGCONT)
+    try:
+        later = await arrive(node)
+        assert later["type"] == "hello"
+        await wait_for(lambda: len(offsets) >= hung_at + 20, 10, "the live feed delivering again")
+    finally:
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+    assert offsets == list(range(offsets[0], offsets[-1] + 1))  # no gap, nothing twice
+    log = node_log(node)
+    assert "Traceback" not in log and log.count("closing arriving clients with 1013") == 1
+    assert log.count("history answers again") == 1
 
 
 async def test_a_restarted_redis_costs_no_publish_or_replay_on_stale_connections(redis_server) -> None:
@@ -168,3 +217,29 @@ async def test_a_restarted_redis_costs_no_publish_or_replay_on_stale_connections
         await history.stop()
     assert sorted(published) == list(range(1, 11))  # a new stream (no persistence): offsets from 1
     assert all(isinstance(replay.head, int) for replay in replays)
+
+
+async def test_a_hung_redis_fails_a_storm_of_replays_within_seconds(redis_server) -> None:
+    """100 replays at once on a hung Redis (as clients arriving in a storm) all fail within two command
+    timeouts, and every one after it answers again succeeds: each waiting on its own, the pool's 16
+    connections let 16 through every `COMMAND_TIMEOUT_S`, and the last waited 21 s."""
+    history = RedisHistory(redis_server.url, "fleet")
+    await history.start()
+    assert redis_server.process is not None
+    try:
+        await history.publish({"k": 0})
+        os.kill(redis_server.process.pid, signal.SIGSTOP)
+        try:
+            failed = await asyncio.wait_for(
+                asyncio.gather(
+                    *[history.replay(0, history.epoch) for _ in range(100)], return_exceptions=True
+                ),
+                2 * COMMAND_TIMEOUT_S + 3,
+            )
+        finally:
+            os.kill(redis_server.process.pid, signal.SIGCONT)
+        replays = await asyncio.gather(*[history.replay(0, history.epoch) for _ in range(100)])
+    finally:
+        await history.stop()
+    assert [type(error).__name__ for error in failed] == ["HistoryUnreachable"] * 100
+    assert [len(replay.messages) for replay in replays] == [1] * 100
