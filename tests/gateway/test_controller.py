@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -18,7 +20,7 @@ from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.loadgen import ClientPool
 from console.gateway.node_link import DOWN_AFTER_S
 from console.gateway.nodes_file import NodeEntry, load_nodes
-from console.gateway.processes import child_env
+from console.gateway.processes import NodeProcess, child_env
 from console.protocol import AdmissionRequest, DrainRequest, NodeState, NodeStatus, Waves
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
 
@@ -229,14 +231,7 @@ async def test_a_killed_node_is_shown_down_at_once_not_with_its_last_figures(nod
     """kill -9: the node's admin port refuses at once, so it is `down` at once. It showed `ready` with its
     last figures for `DOWN_AFTER_S` more, its clients counted there and on the node they had moved to
     (seen at 2,000 clients: connections 2.1k, "+5.7 %", while a node had just died)."""
-    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
-    a, b = node_processes("a", *cheap), node_processes("b", *cheap)
-    controller = Controller([NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)], TOKEN)
-    pool = ClientPool([a.url, b.url], 40, "full_jitter", signer=CHEAP_SIGNER, seed=3)
-    await controller.start()
-    try:
-        pool.start()
-        await pool.wait_connected(40, 10)
+    async with two_nodes_with_clients(node_processes, "full_jitter") as (_, b, controller):
         await wait_for(lambda: controller.frame().totals.connections == 40, 5, "the fleet to count 40")
         b.kill()
         await wait_for(
@@ -245,23 +240,13 @@ async def test_a_killed_node_is_shown_down_at_once_not_with_its_last_figures(nod
             "b shown down before its stream had been silent DOWN_AFTER_S",
         )
         assert controller.frame().totals.connections <= 40
-        b = node_processes("b", *cheap, port=b.port, admin_port=b.admin_port)
+        node_processes("b", *CHEAP, port=b.port, admin_port=b.admin_port)
         await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.READY, 10, "b back")
-    finally:
-        await pool.stop()
-        await controller.close()
 
 
 async def test_a_killed_nodes_clients_show_in_drain_inflow(node_processes) -> None:
     """kill -9 a node under the controller: its clients count as disconnects when it is shown down."""
-    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
-    a, b = node_processes("a", *cheap), node_processes("b", *cheap)
-    controller = Controller([NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)], TOKEN)
-    pool = ClientPool([a.url, b.url], 40, "fixed", signer=CHEAP_SIGNER, seed=3)
-    await controller.start()
-    try:
-        pool.start()
-        await pool.wait_connected(40, 10)
+    async with two_nodes_with_clients(node_processes, "fixed") as (_, b, controller):
         await wait_for(lambda: controller.frame().nodes[1].connections > 0, 5, "clients on b")
         held_by_b = (await controller.tick(1, 1.0)).frame.nodes[1].connections
         b.kill()
@@ -273,6 +258,24 @@ async def test_a_killed_nodes_clients_show_in_drain_inflow(node_processes) -> No
         # Accepts ÷ those disconnects over 10 s (a real fleet's ratio was always null). Its value here
         # depends on how fast the `fixed` clients were back on a; the pure test above checks the sums.
         assert frame.totals.drain_inflow_ratio is not None
+
+
+CHEAP = ("--work-factor", str(CHEAP_WORK_FACTOR))
+
+
+@contextlib.asynccontextmanager
+async def two_nodes_with_clients(
+    node_processes, policy: str
+) -> AsyncIterator[tuple[NodeProcess, NodeProcess, Controller]]:
+    """Nodes a and b under a controller, 40 clients of `policy` connected to them."""
+    a, b = node_processes("a", *CHEAP), node_processes("b", *CHEAP)
+    controller = Controller([NodeEntry("a", a.admin_url), NodeEntry("b", b.admin_url)], TOKEN)
+    pool = ClientPool([a.url, b.url], 40, policy, signer=CHEAP_SIGNER, seed=3)
+    await controller.start()
+    try:
+        pool.start()
+        await pool.wait_connected(40, 10)
+        yield a, b, controller
     finally:
         await pool.stop()
         await controller.close()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import socket
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 from websockets.asyncio.client import connect
@@ -62,13 +64,7 @@ async def test_live_feed_comes_back_after_redis_restarts(node_processes, redis_s
     """Redis goes away under a node and comes back (on-call's restart, no persistence): the node's clients
     get messages again, and its log says so in a line each — the feed had ended for good with the first
     lost connection while the node stayed `ready`, and the publisher wrote a traceback a tick."""
-    args = ("--work-factor", str(CHEAP_WORK_FACTOR), "--publish-rate-per-s", "20")
-    node = node_processes("gw", *args, history=redis_server.url)
-    pool = ClientPool([node.url], 20, make_policy("fixed", {"delay_ms": 200}), signer=CHEAP_SIGNER)
-    pool.start()
-    try:
-        await pool.wait_connected(20, timeout_s=20)
-        await wait_for(lambda: pool.stats.messages >= 20 * 5, 10, "messages flowing")
+    async with clients_receiving(node_processes, redis_server, publish_rate_per_s=20) as (node, pool):
         redis_server.stop()
         restarted = RedisProcess(port=redis_server.port).start()
         try:
@@ -80,8 +76,6 @@ async def test_live_feed_comes_back_after_redis_restarts(node_processes, redis_s
             log = node_log(node)  # before this Redis stops too
         finally:
             restarted.stop()
-    finally:
-        await pool.stop()
     assert "Traceback" not in log
     assert log.count("live feed lost") == 1 and log.count("live feed back") == 1
     assert log.count("publish failed") <= 1  # the node's own publisher, if a tick fell in the outage
@@ -93,13 +87,7 @@ async def test_live_feed_comes_back_after_redis_restarts(node_processes, redis_s
 async def test_live_feed_catches_up_what_it_missed(node_processes, redis_server) -> None:
     """Redis drops the node's subscription (a failover, `CLIENT KILL`) while the history stays: what was
     published meanwhile reaches the clients from the history — no gap, nothing twice."""
-    args = ("--work-factor", str(CHEAP_WORK_FACTOR), "--publish-rate-per-s", "50")
-    node = node_processes("gw", *args, history=redis_server.url)
-    pool = ClientPool([node.url], 20, make_policy("fixed", {"delay_ms": 200}), signer=CHEAP_SIGNER)
-    pool.start()
-    try:
-        await pool.wait_connected(20, timeout_s=20)
-        await wait_for(lambda: pool.stats.messages >= 20 * 5, 10, "messages flowing")
+    async with clients_receiving(node_processes, redis_server, publish_rate_per_s=50) as (node, pool):
         for kills in range(1, 4):  # each loses the messages published until the node has subscribed again
             assert redis_command(redis_server.port, "CLIENT", "KILL", "TYPE", "pubsub").startswith(b":1")
             await wait_for(
@@ -107,9 +95,24 @@ async def test_live_feed_catches_up_what_it_missed(node_processes, redis_server)
             )
         received = pool.stats.messages
         await wait_for(lambda: pool.stats.messages >= received + 20 * 10, 10, "messages flowing again")
+    assert (pool.stats.gaps, pool.stats.duplicates) == (0, 0)
+
+
+@contextlib.asynccontextmanager
+async def clients_receiving(
+    node_processes, redis_server, publish_rate_per_s: int
+) -> AsyncIterator[tuple[NodeProcess, ClientPool]]:
+    """A node on `redis_server` publishing at the rate, and 20 clients on it already receiving."""
+    args = ("--work-factor", str(CHEAP_WORK_FACTOR), "--publish-rate-per-s", str(publish_rate_per_s))
+    node = node_processes("gw", *args, history=redis_server.url)
+    pool = ClientPool([node.url], 20, make_policy("fixed", {"delay_ms": 200}), signer=CHEAP_SIGNER)
+    pool.start()
+    try:
+        await pool.wait_connected(20, timeout_s=20)
+        await wait_for(lambda: pool.stats.messages >= 20 * 5, 10, "messages flowing")
+        yield node, pool
     finally:
         await pool.stop()
-    assert (pool.stats.gaps, pool.stats.duplicates) == (0, 0)
 
 
 def node_log(node: NodeProcess) -> str:

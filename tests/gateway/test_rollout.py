@@ -171,15 +171,7 @@ async def test_a_batch_node_back_in_rotation_halts_the_rollout_instead_of_waitin
     def drain(node_id: str, request: DrainRequest) -> None:
         drained.append(node_id)  # the node takes the drain, then is undrained at once by someone else
 
-    rollout = Rollout(
-        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.DRAIN),
-        ["a", "b"],
-        lambda: [_node(n, 5.0, state) for n, state in states.items()],
-        lambda node_id: "epoch-1",
-        drain,
-        {"a": "true", "b": "true"},
-    )
-    status = await asyncio.wait_for(rollout.run(), 15)
+    status = await asyncio.wait_for(_draining_rollout(states, drain).run(), 15)
     assert drained == ["a"]
     assert status.state is RolloutState.HALTED and status.batch == 1, status
     assert "a is back in rotation before it drained" in status.pause_reason
@@ -207,7 +199,15 @@ async def test_a_batch_node_that_dies_mid_drain_halts_the_rollout() -> None:
     def drain(node_id: str, request: DrainRequest) -> None:
         states[node_id] = NodeState.DOWN  # the node takes the drain, then dies
 
-    rollout = Rollout(
+    status = await asyncio.wait_for(_draining_rollout(states, drain).run(), 15)
+    assert status.state is RolloutState.HALTED and status.batch == 1, status
+    assert "a went down before it drained" in status.pause_reason
+
+
+def _draining_rollout(states: dict[str, NodeState], drain) -> Rollout:
+    """A drain-mode rollout of nodes a and b, one a batch, whose nodes are as `states` says (the test's
+    `drain` moves them)."""
+    return Rollout(
         RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.DRAIN),
         ["a", "b"],
         lambda: [_node(n, 5.0, state) for n, state in states.items()],
@@ -215,9 +215,6 @@ async def test_a_batch_node_that_dies_mid_drain_halts_the_rollout() -> None:
         drain,
         {"a": "true", "b": "true"},
     )
-    status = await asyncio.wait_for(rollout.run(), 15)
-    assert status.state is RolloutState.HALTED and status.batch == 1, status
-    assert "a went down before it drained" in status.pause_reason
 
 
 async def test_the_controllers_rollout_aborts_on_the_configured_criterion() -> None:
