@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from console import __version__
 from console.protocol import API_VERSION
 from console.server.backend import FleetBackend, InjectingBackend
+from console.server.bodylimit import BodyLimit
 from console.server.clock import FleetClock
 from console.server.events import COALESCE_OVER
 from console.server.fanout import DEFAULT_MAX_BACKLOG_FRAMES, Broadcaster
@@ -86,6 +87,7 @@ def create_app(
     )
     app.state.feed = feed
     app.state.tokens = tokens
+    app.add_middleware(BodyLimit)  # bodies are read before the token is checked: bound them first
     install_problem_handlers(app)
     app.include_router(fleet.router)
     app.include_router(stream.router)

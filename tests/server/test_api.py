@@ -261,3 +261,50 @@ async def test_a_failing_tick_does_not_stop_the_stream() -> None:
         assert failures == [1]
     finally:
         running.server.stop()
+
+
+async def test_a_declared_body_over_the_bound_is_refused_before_it_is_read(live: Live) -> None:
+    # Bodies are parsed before the token is checked: a body of any size from anyone was held whole.
+    # Only the headers are sent: the answer must come without the server waiting for a gigabyte.
+    from console.server.bodylimit import MAX_BODY_BYTES
+
+    host, port = live.url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(
+        b"POST /v1/sim/clock HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 1000000000\r\n\r\n"
+    )
+    await writer.drain()
+    head = await asyncio.wait_for(reader.read(2000), 5)
+    writer.close()
+    assert head.startswith(b"HTTP/1.1 413 "), head
+    body = json.loads(head.partition(b"\r\n\r\n")[2])
+    assert body["field"] == "body" and body["status"] == 413
+    assert f"at most {MAX_BODY_BYTES} bytes" in body["detail"]
+
+
+async def test_a_chunked_body_over_the_bound_is_refused(live: Live) -> None:
+    from console.server.bodylimit import MAX_BODY_BYTES
+
+    async def chunks():  # no Content-Length: the bound is counted as the body arrives
+        yield b'{"paused": true, "pad": "'
+        for _ in range(MAX_BODY_BYTES // 65536 + 2):
+            yield b"x" * 65536
+        yield b'"}'
+
+    async with httpx.AsyncClient(base_url=live.url, timeout=5) as client:
+        response = await client.post("/v1/sim/clock", headers=auth("operator"), content=chunks())
+    assert_problem(response, 413, "body", "at most")
+    assert not live.feed.clock.paused
+
+
+async def test_a_body_within_the_bound_is_read_whole(live: Live) -> None:
+    async def chunks():  # chunked, as a client streaming its body sends it
+        yield b'{"paused": '
+        yield b"true}"
+
+    async with httpx.AsyncClient(base_url=live.url, timeout=5) as client:
+        headers = {**auth("operator"), "Content-Type": "application/json"}
+        response = await client.post("/v1/sim/clock", headers=headers, content=chunks())
+    assert response.status_code == 200, response.text
+    assert live.feed.clock.paused

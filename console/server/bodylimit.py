@@ -1,0 +1,73 @@
+"""A bound on request bodies, before anything reads them.
+
+FastAPI reads and parses a route's body before it runs the route's dependencies — the token check among
+them — so without a bound anyone who can reach the port could make the server hold a body of any size
+(300 MB sent without a token grew `sim serve` by 600 MB, then got a 422). The largest body the API takes
+is an admission change naming every node of the largest fleet (10 000 ids: ~200 KB); `MAX_BODY_BYTES`
+leaves room for that and refuses anything larger with 413 problem+json, read no further.
+"""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from console.protocol import Problem
+from console.server.problems import PROBLEM_MEDIA_TYPE
+
+#: The most bytes a request body may have (1 MiB).
+MAX_BODY_BYTES = 1024 * 1024
+
+
+class BodyLimit:
+    """ASGI middleware: a request whose body exceeds `max_bytes` is answered 413 without being held.
+
+    A declared `Content-Length` over the bound is refused before a byte of the body is read; a body sent
+    without one (chunked) is read up to the bound, held, and handed on only once it ended within it."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(scope, send, f"a Content-Length of {int(declared)} bytes")
+            return
+        held: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            held.append(message)
+            if message["type"] != "http.request":
+                break  # a disconnect: the app hears it as it would have
+            size += len(message.get("body", b""))
+            if size > self.max_bytes:
+                await self._refuse(scope, send, f"more than {self.max_bytes} bytes")
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            return held.pop(0) if held else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, send: Send, what: str) -> None:
+        problem = Problem(
+            title="Content too large",
+            status=413,
+            detail=f"body: {what}; a request body may have at most {self.max_bytes} bytes",
+            field="body",
+            instance=scope.get("path"),
+        )
+        body = problem.model_dump_json(exclude_none=True).encode()
+        headers = [
+            (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),  # the rest of the body is not read; the connection cannot go on
+        ]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
