@@ -90,6 +90,7 @@ def test_config_files_themes_and_console_toml_that_are_not_utf8(tmp_path, home, 
 
     token = tmp_path / "token"
     token.write_text("secret\n")
+    token.chmod(0o600)  # one others may read is warned of first; the theme's error is what is tested
     (home / "themes" / "mine.toml").write_bytes(NOT_UTF8)
     refused(["replay", str(tmp_path / "none.rec")], capsys, "theme")
     refused(["attach", "http://127.0.0.1:9", "--token-file", str(token)], capsys, "theme")

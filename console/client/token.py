@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from console.errors import InputError, MissingInput
-from console.userfiles import read_user_text
+from console.userfiles import read_user_text, warn_if_others_may_read
 
 TOKEN_ENV = "STORMDECK_TOKEN"
 _ROLES = ("viewer", "operator", "admin")
@@ -34,7 +34,9 @@ def load_token(token_file: Path | None, environ: Mapping[str, str] | None = None
             raise InputError(
                 "--token-file", str(token_file), "a file holding a token or `ROLE TOKEN [NAME]` lines"
             )
-        return check_token("--token-file", token)
+        token = check_token("--token-file", token)
+        warn_if_others_may_read("--token-file", token_file)
+        return token
     token = environ.get(TOKEN_ENV, "").strip()
     if not token:
         raise MissingInput("token", f"--token-file FILE or the environment variable {TOKEN_ENV}")

@@ -22,7 +22,7 @@ from console.gateway.framelog import FrameLog
 from console.gateway.history import open_history
 from console.gateway.node import GatewayNode, NodeConfig
 from console.server.runner import bind_socket
-from console.userfiles import read_user_text
+from console.userfiles import read_user_text, warn_if_others_may_read
 
 log = logging.getLogger("stormdeck.gateway")
 
@@ -39,6 +39,7 @@ def read_token_file(path: str, field: str = "--token-file") -> str:
     """The controller's token: the first non-empty line of the file (`field` is the option naming it)."""
     for line in read_user_text(field, path).splitlines():
         if line.strip():
+            warn_if_others_may_read(field, path)
             return line.strip()
     raise InputError(field, path, "a file whose first non-empty line is the controller's token")
 

@@ -106,10 +106,12 @@ def parse_tokens(text: str, source: str = "token file") -> TokenRegistry:
 
 def load_token_file(path: Path) -> TokenRegistry:
     """A serving command's `--token-file` (`ROLE TOKEN [NAME]` lines), read as any user file is: a file
-    that is missing, a directory or not UTF-8 is named, not a traceback."""
-    from console.userfiles import read_user_text
+    that is missing, a directory or not UTF-8 is named, not a traceback; one others may read is warned of."""
+    from console.userfiles import read_user_text, warn_if_others_may_read
 
-    return parse_tokens(read_user_text("--token-file", path), source=str(path))
+    registry = parse_tokens(read_user_text("--token-file", path), source=str(path))
+    warn_if_others_may_read("--token-file", path)
+    return registry
 
 
 def new_token() -> str:

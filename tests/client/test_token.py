@@ -51,3 +51,18 @@ def test_a_token_with_a_newline_is_malformed_not_an_unreachable_fleet(monkeypatc
     assert main(["plan", "drain", "http://127.0.0.1:9", "gw-001"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("stormdeck: STORMDECK_TOKEN: ") and "no newlines" in err and "abc" not in err
+
+
+def test_a_token_file_everyone_may_read_is_warned_of(tmp_path, capsys):
+    path = tmp_path / "token"
+    path.write_text("operator s3cret-token alice\n")
+    path.chmod(0o644)
+    assert load_token(path, {}) == "s3cret-token"
+    err = capsys.readouterr().err
+    assert "is readable by its group and everyone (mode 0644)" in err and f"chmod 600 {path}" in err
+    assert "s3cret-token" not in err
+    private = tmp_path / "private"
+    private.write_text("s3cret-token\n")
+    private.chmod(0o600)
+    load_token(private, {})
+    assert capsys.readouterr().err == ""

@@ -220,3 +220,15 @@ def test_the_loadgen_judges_a_burst_at_its_start() -> None:
     assert loadgen.report(loadgen.ClientStats(), 1000, "fixed", burst, 10.0).lockstep_index >= 4
     smear = [20] * 100
     assert loadgen.report(loadgen.ClientStats(), 1000, "full_jitter", smear, 10.0).lockstep_index <= 2
+
+
+def test_the_controller_token_file_is_warned_of_when_others_may_read_it(tmp_path, capsys) -> None:
+    from console.gateway.serve import read_token_file
+
+    path = tmp_path / "controller.token"
+    path.write_text("node-secret-0123\n")
+    path.chmod(0o604)
+    assert read_token_file(str(path), "--node-token-file") == "node-secret-0123"
+    err = capsys.readouterr().err
+    assert f"--node-token-file {path} is readable by everyone (mode 0604)" in err
+    assert "node-secret-0123" not in err

@@ -72,6 +72,7 @@ async def test_the_cli_records_until_told_to_stop(
 ) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(f"viewer {TOKEN} tests\n")
+    token_file.chmod(0o600)  # else its first stderr line is the warning that others may read it
     out = tmp_path / "daemon.sdrec"
     async with FleetStream(outage_ticks[:20]).serving() as stream:
         args = ["record", stream.url, "--out", str(out), "--token-file", str(token_file), "--no-fsync"]

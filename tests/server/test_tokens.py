@@ -76,3 +76,29 @@ def test_the_attach_line_says_whose_token_it_uses_and_warns_of_an_admins() -> No
     assert "admin 'instructor'" in note and "give each trainee a file" in note
     trainee_first = attach_note(parse_tokens("operator op-1 trainee\nadmin adm-1 instructor\n"))
     assert "operator 'trainee'" in trainee_first and "give each trainee" not in trainee_first
+
+
+@pytest.mark.parametrize(
+    ("mode", "who"), [(0o644, "its group and everyone"), (0o640, "its group"), (0o604, "everyone")]
+)
+def test_a_token_file_others_may_read_is_warned_of(tmp_path, capsys, mode: int, who: str) -> None:
+    # Anyone who can read a bearer token acts with its role: the server says so, once, and how to fix it.
+    path = tmp_path / "fleet.tokens"
+    path.write_text("operator secret-token-0123 olly\n")
+    path.chmod(mode)
+    registry = load_token_file(path)
+    load_token_file(path)
+    assert registry.lookup("secret-token-0123") is not None
+    err = capsys.readouterr().err
+    assert err.count("warning") == 1
+    assert f"--token-file {path} is readable by {who} (mode {mode:04o})" in err
+    assert f"chmod 600 {path}" in err
+    assert "secret-token-0123" not in err
+
+
+def test_a_0600_token_file_is_read_without_a_word(tmp_path, capsys) -> None:
+    path = tmp_path / "fleet.tokens"
+    path.write_text("operator secret-token-0123 olly\n")
+    path.chmod(0o600)
+    load_token_file(path)
+    assert capsys.readouterr().err == ""
