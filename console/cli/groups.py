@@ -7,6 +7,7 @@ asked what the group offers, which is no usage error. `add_subcommands` makes ev
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,12 +21,32 @@ class CommandParser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
+        self._refuse_token_abbreviations(args)
         if args is not None and not args and self._subparsers is not None:
             namespace = namespace if namespace is not None else argparse.Namespace()
             for dest, value in self._defaults.items():  # the group's help handler, from add_subcommands
                 setattr(namespace, dest, value)
             return namespace, []
         return super().parse_known_args(args, namespace)
+
+    def _refuse_token_abbreviations(self, args: Sequence[str] | None) -> None:
+        """`--token X` must not pass for `--token-file X`: argparse takes a prefix of an option for the
+        option, so a token typed on the command line (where `ps` shows it) was read as a file name and
+        echoed back in the error, `--token-file: 'SECRET' is not allowed`. A prefix of a token option
+        is refused by name, before anything is read; the value is not shown."""
+        token_options = [name for name in self._option_string_actions if "token" in name]
+        for word in sys.argv[1:] if args is None else args:
+            if word == "--":
+                return
+            option = word.partition("=")[0]
+            if not option.startswith("--") or option in self._option_string_actions:
+                continue
+            meant = [name for name in token_options if name.startswith(option)]
+            if meant:
+                self.error(
+                    f"{option}: not an option (tokens are never given on the command line, where ps shows "
+                    f"them); use {meant[0]} FILE"
+                )
 
 
 def add_subcommands(parser: argparse.ArgumentParser, **kwargs: Any) -> argparse._SubParsersAction:

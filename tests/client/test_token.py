@@ -66,3 +66,23 @@ def test_a_token_file_everyone_may_read_is_warned_of(tmp_path, capsys):
     private.chmod(0o600)
     load_token(private, {})
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["act", "http://127.0.0.1:9", "undrain", "gw-000", "--token", "s3cret-on-argv"],
+        ["inject", "http://127.0.0.1:9", "add_nodes", "count=1", "--token=s3cret-on-argv"],
+        ["sim", "serve", "demo", "--token", "s3cret-on-argv"],
+        ["controller", "--nodes", "n.toml", "--node-token", "s3cret-on-argv"],
+        ["fleet", "up", "--tok", "s3cret-on-argv"],
+    ],
+)
+def test_no_command_takes_a_prefix_of_a_token_option(argv, capsys):
+    # argparse took `--token X` for `--token-file X` and echoed X: "--token-file: 's3cret…' is not allowed".
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "not an option (tokens are never given on the command line" in err
+    assert "s3cret-on-argv" not in err
