@@ -126,7 +126,12 @@ async def _forward(websocket: WebSocket, queue: asyncio.Queue[str], last: int) -
 
 
 def create_admin_app(node: GatewayNode, log: FrameLog, controller_token: str) -> FastAPI:
-    app = FastAPI(title=f"stormdeck gateway node {node.config.node_id}", version=API_VERSION)
+    app = FastAPI(
+        title=f"stormdeck gateway node {node.config.node_id}",
+        version=API_VERSION,
+        docs_url=None,  # as the fleet API: no third-party JavaScript from a CDN on an admin port
+        redoc_url=None,
+    )
 
     @app.exception_handler(Unauthorized)
     async def _unauthorized(_request: object, error: Unauthorized) -> JSONResponse:

@@ -103,6 +103,16 @@ async def test_admin_api_drain_undrain_and_auth(start_node) -> None:
         assert "# TYPE stormdeck_gateway_connections gauge" in metrics
 
 
+async def test_the_admin_port_serves_no_pages_that_load_javascript_from_a_cdn(start_node) -> None:
+    # FastAPI's /docs and /redoc load their scripts from a CDN: a browser on the admin port would run them.
+    node: RunningNode = await start_node()
+    async with httpx.AsyncClient(base_url=node.admin_url) as admin:
+        for path in ("/docs", "/redoc"):
+            page = await admin.get(path)
+            assert page.status_code == 404 and "cdn.jsdelivr.net" not in page.text, path
+        assert (await admin.get("/openapi.json")).json()["info"]["title"] == "stormdeck gateway node n1"
+
+
 async def test_admission_update_through_admin(start_node) -> None:
     node: RunningNode = await start_node()
     auth = {"Authorization": f"Bearer {TOKEN}"}
