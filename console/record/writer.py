@@ -335,7 +335,11 @@ class RecordingWriter:
         trimmed_s = first_frame.time_s if first_frame is not None else self._entries[dropped[-1]].time_s
         header = self.header.model_copy(update={"trimmed_before_s": trimmed_s})
         staging = self._compaction_path
-        with self.path.open("rb") as source, staging.open("wb") as target:
+        # Never written through: a stale file from a crash, or a link someone planted beside the recording
+        # (a shared directory) to have the recorder overwrite what it points at, goes; the new one is ours.
+        staging.unlink(missing_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        with self.path.open("rb") as source, os.fdopen(os.open(staging, flags, 0o666), "wb") as target:
             header_member = container.encode(
                 RecordKind.HEADER,
                 header.model_dump_json().encode() + b"\n",

@@ -107,3 +107,26 @@ def test_size_drops_the_oldest_frames_after_the_source_restarts(
     first_run = [time_s for epoch, time_s in kept[: -len(restarted)] if epoch != "restarted"]
     assert len(first_run) == len(kept) - len(restarted)
     assert first_run == [float(t) for t in range(81 - len(first_run), 81)]  # its newest, if any
+
+
+def test_a_link_planted_where_compaction_writes_is_not_written_through(
+    outage_ticks: list[Tick], recording_path: Path, tmp_path: Path
+) -> None:
+    # Found in the security review: the compaction's staging file was opened with open("wb"), which
+    # follows a symlink — planted in a shared directory while a recorder runs (the one there at start is
+    # removed), it had the recorder overwrite whatever it points at.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not the recorder's to write")
+    planted = recording_path.parent / (recording_path.name + ".compacting")
+    with RecordingWriter(recording_path, header(), retention=Retention(max_age_s=20), fsync=False) as writer:
+        for tick in outage_ticks:
+            if tick.frame.time_s == 2.0:
+                planted.symlink_to(victim)
+            for event in tick.events:
+                writer.write(event)
+            writer.write(tick.frame)
+    assert writer.compactions >= 1
+    assert victim.read_text() == "not the recorder's to write"
+    assert not planted.is_symlink() and not recording_path.is_symlink()
+    with RecordingReader(recording_path) as recording:
+        assert [f.time_s for f in recording.frames()][-1] == 90.0
