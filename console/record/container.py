@@ -34,6 +34,10 @@ HEADER_BYTES = 10 + 2 + 4 + _SUBFIELD.size
 _TRAILER = struct.Struct("<II")
 #: A sanity bound: no frame of a 2000-node fleet comes near it (≈ 25 kB compressed, docs/recording.md).
 MAX_MEMBER_BYTES = 256 * 1024 * 1024
+#: The most a record inflates to: a stream message is at most 32 MiB (console.client.stream), so a member
+#: inflating past twice that is not one a writer made — and a crafted one (a gzip "bomb": 64 KiB of zeros
+#: inflating to gigabytes) would fill a replay's memory.
+MAX_PAYLOAD_BYTES = 64 * 1024 * 1024
 
 
 class RecordKind(IntEnum):
@@ -98,11 +102,12 @@ def parse_header(raw: bytes, offset: int) -> Entry | None:
 
 
 def decode(member: bytes) -> bytes | None:
-    """The payload of a complete member, or None when it is torn or damaged (CRC or length mismatch)."""
+    """The payload of a complete member, or None when it is torn, damaged (CRC or length mismatch), or
+    inflates past `MAX_PAYLOAD_BYTES`."""
     try:
         inflater = zlib.decompressobj(-zlib.MAX_WBITS)
-        payload = inflater.decompress(member[HEADER_BYTES : -_TRAILER.size])
-        if not inflater.eof:
+        payload = inflater.decompress(member[HEADER_BYTES : -_TRAILER.size], MAX_PAYLOAD_BYTES)
+        if not inflater.eof:  # torn, or larger than any record (what is left is not inflated)
             return None
     except zlib.error:
         return None

@@ -86,3 +86,14 @@ def _verified_bytes(data: bytes) -> list[container.Entry]:
         file.write(data)
         file.flush()
         return container.verified_entries(file, len(data))
+
+
+def test_a_member_inflating_past_any_record_is_not_inflated() -> None:
+    # Found in the security review: members were inflated with no bound, so a crafted recording (a few KiB
+    # of zeros inflating to gigabytes) filled a replay's memory. It now reads as a damaged member.
+    bomb = bytes(container.MAX_PAYLOAD_BYTES + 1)
+    member = container.encode(RecordKind.EVENT, bomb, seq=1, time_s=1.0, wall_unix_s=0.0, level=9)
+    assert len(member) < 200_000  # what a crafted file would carry
+    assert container.decode(member) is None
+    fits = container.encode(RecordKind.EVENT, b"{}\n", seq=1, time_s=1.0, wall_unix_s=0.0, level=9)
+    assert container.decode(fits) == b"{}\n"
