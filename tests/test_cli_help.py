@@ -59,8 +59,21 @@ def test_a_group_without_its_subcommand_shows_its_help(capsys) -> None:
 
 def test_act_without_its_url_names_the_url_not_the_help(capsys) -> None:
     # `stormdeck act drain`: argparse reads "drain" as the URL; help and exit 0 would hide the mistake.
-    assert main(["act", "drain"]) == 2
+    with pytest.raises(SystemExit) as exit:
+        main(["act", "drain"])
+    assert exit.value.code == 2
     assert "URL: 'drain' is not allowed" in capsys.readouterr().err
+
+
+def test_act_with_a_node_but_without_its_url_names_the_url_not_the_node(capsys) -> None:
+    # `stormdeck act drain gw-010 --rate 833`: argparse read "drain" as the URL and refused the node id as
+    # the action ("invalid choice: 'gw-010'"), which named neither mistake.
+    with pytest.raises(SystemExit) as exit:
+        main(["act", "drain", "gw-010", "--rate", "833", "--deadline", "600"])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument URL: 'drain' is not allowed; expected a fleet API URL before the action" in err
+    assert "gw-010" not in err
 
 
 def test_every_option_and_argument_has_a_help_text() -> None:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from console.cli.checks import check_finite, check_fleet_url
+from console.cli.checks import FLEET_URL_EXAMPLE, check_finite, check_fleet_url
 from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
@@ -59,7 +59,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Send a guarded action. Exit 0 applied (or dry run), 3 needs confirmation, 4 blocked, "
         "2 bad input, 1 transport or auth error, or a URL that answers but is not a stormdeck fleet API.",
     )
-    act.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
+
+    def url_not_an_action(value: str) -> str:
+        # `stormdeck act drain gw-010 --rate 833` (the URL forgotten) read "drain" as the URL and then
+        # refused the node id as the action: "invalid choice: 'gw-010'", which named neither mistake.
+        # No URL is an action's name, so the URL is named here, before the action is looked for.
+        if value in actions.choices:
+            raise argparse.ArgumentTypeError(
+                f"{value!r} is not allowed; expected a fleet API URL before the action, e.g. "
+                f"stormdeck act {FLEET_URL_EXAMPLE} {value} …"
+            )
+        return value
+
+    act.add_argument(
+        "url", metavar="URL", type=url_not_an_action, help="the fleet API, e.g. http://127.0.0.1:8470"
+    )
     actions = add_subcommands(act, dest="action", metavar="ACTION", parser_class=_ActionParser)
 
     def act_help(args: argparse.Namespace) -> int:
