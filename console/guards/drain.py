@@ -63,6 +63,18 @@ def _leaving(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> list[Nod
 def _safe_rate(
     load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds
 ) -> tuple[float, str]:
+    """The largest per-node rate the planner offers and a verdict names as what would pass: within spare
+    admission and the pause line, and with a hint window the fleet can give (`_hint_reach_rate`)."""
+    rate, limited_by = _admitted_rate(load, count, capacity, thresholds)
+    reach = _hint_reach_rate(count, capacity, thresholds)
+    if reach is not None and reach < rate:
+        return reach, "hint_reach"
+    return rate, limited_by
+
+
+def _admitted_rate(
+    load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds
+) -> tuple[float, str]:
     """The largest per-node rate, to three significant figures, that keeps the drains within spare
     admission and the busiest survivor under the pause line — the two checks `judge_drain` makes of it."""
     if load.survivors == 0:
@@ -100,9 +112,6 @@ def plan_drain(
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
     rate, limited_by = _safe_rate(load, len(nodes), capacity, t)
-    reach = _hint_reach_rate(len(nodes), capacity, t)
-    if reach is not None and reach < rate:
-        rate, limited_by = reach, "hint_reach"
     fullest = max(node.connections for node in nodes)
     duration_s = fullest / rate if rate > 0 else math.inf
     high_ms = HINT_START_MS + math.ceil(hint_window_needed_ms(rate * len(nodes), t))

@@ -98,7 +98,7 @@ def told_actions(events: Iterable[Event], recorded: Iterable[ActionRecord]) -> l
                 target=None if data.get("target") in (None, "fleet") else str(data["target"]),
                 request=dict(data.get("parameters") or {}),
                 outcome=outcome if outcome in ("applied", "overridden") else "applied",
-                detail=event.message,
+                detail=str(data.get("level") or ""),  # what the report's verdict column shows
                 audit_seq=data.get("audit_seq"),
             )
         )

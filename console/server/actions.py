@@ -72,7 +72,7 @@ class FleetAction:
 
     def describe(self) -> str:
         parameters = {k: v for k, v in self.parameters().items() if k != "node" and v is not None}
-        shown = ", ".join(f"{k}={v}" for k, v in parameters.items())
+        shown = ", ".join(f"{k}={_plain(v)}" for k, v in parameters.items())
         return f"{self.kind.value} {self.target}" + (f" ({shown})" if shown else "")
 
 
@@ -102,3 +102,12 @@ def judge(
             assert isinstance(request, CapacityRequest)
             return judge_add_capacity(snapshot, capacity, request, thresholds)
     raise AssertionError(action.kind)
+
+
+def _plain(value: Any) -> Any:
+    """833.0 reads 833 where an operator reads it (an audit detail, the stream's action event)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value

@@ -72,8 +72,9 @@ def problem_answer(
     )
 
 
-#: Puts an event of the server's own on the stream: (kind, message, node, data) — `FleetFeed.tell`.
-Teller = Callable[[str, str, str | None, dict[str, Any]], None]
+#: Puts an event of the server's own on the stream: (kind, message, node, data, fleet time) —
+#: `FleetFeed.tell`.
+Teller = Callable[[str, str, str | None, dict[str, Any], float], None]
 
 
 class ActionDesk:
@@ -213,12 +214,14 @@ class ActionDesk:
                         field_name="override_reason",
                         verdict=verdict,
                     )
-                return await self._apply(principal, action, key, verdict, "overridden", overridden=True)
+                return await self._apply(
+                    principal, action, key, verdict, "overridden", snapshot.time_s, overridden=True
+                )
             if level in (VerdictLevel.CONFIRM, VerdictLevel.TYPED):
                 answer = self._confirmation(action, verdict, binding)
                 if answer is not None:
                     return answer
-            return await self._apply(principal, action, key, verdict, "applied")
+            return await self._apply(principal, action, key, verdict, "applied", snapshot.time_s)
 
     def _confirmation(self, action: FleetAction, verdict: Verdict, binding: Binding) -> Answer | None:
         """None when the request carries a valid confirmation (then spent); else the answer refusing it."""
@@ -285,6 +288,7 @@ class ActionDesk:
         key: str | None,
         verdict: Verdict,
         outcome: str,
+        time_s: float,
         overridden: bool = False,
     ) -> Answer:
         """Record, then apply: the fleet never changes without its audit record on disk first (if the
@@ -314,7 +318,7 @@ class ActionDesk:
             refusal.audit["supersedes"] = answer.body["audit_seq"]  # the record written before applying
             return refusal
         if self.tell is not None:
-            self.tell(*_told(principal, action, answer, verdict))
+            self.tell(*_told(principal, action, answer, verdict), time_s)
         return answer
 
     def _result(
@@ -401,7 +405,8 @@ def _told(
     principal: Principal, action: FleetAction, answer: Answer, verdict: Verdict
 ) -> tuple[str, str, str | None, dict[str, Any]]:
     """An applied action as the stream tells it to every console and recorder: who, what, and its audit
-    record (a second operator sees who drained the node; a `stormdeck record` recording holds the actions)."""
+    record (a second operator sees who drained the node; a `stormdeck record` recording holds the actions).
+    Stamped with the fleet time it was judged and applied at, as the fleet's own events of it are."""
     overridden = " (admin override)" if answer.outcome == "overridden" else ""
     message = f"{principal.name} ({principal.role.label}): {action.describe()}{overridden}"
     data = {

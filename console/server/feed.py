@@ -90,18 +90,24 @@ class FleetFeed:
         self._alarms: list[Alarm] = []
         self._snapshot_json: tuple[int, bytes] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._told: list[Event] = []
+        self._told: list[tuple[Event, float | None]] = []
 
     @property
     def epoch(self) -> str:
         return self.history.epoch
 
     def tell(
-        self, kind: str, message: str, node: str | None = None, data: dict[str, Any] | None = None
+        self,
+        kind: str,
+        message: str,
+        node: str | None = None,
+        data: dict[str, Any] | None = None,
+        time_s: float | None = None,
     ) -> None:
         """An event of the server's own (an operator's action): it goes out with the next frame, before it
-        as a tick's events do, stamped with that frame's time."""
-        self._told.append(Event(time_s=0.0, kind=kind, node=node, message=message, data=data or {}))
+        as a tick's events do, stamped `time_s` — the fleet time it happened at — or else that frame's.
+        (Stamped with the next frame's, an action read up to a frame later than its effect: 10 s at ×10.)"""
+        self._told.append((Event(time_s=0.0, kind=kind, node=node, message=message, data=data or {}), time_s))
 
     async def start(self) -> None:
         snapshot = await self.backend.start()
@@ -190,7 +196,8 @@ class FleetFeed:
                 events = coalesce_events(events, self.coalesce_events_over)
         if self._told:
             told, self._told = self._told, []
-            events = [*events, *(event.model_copy(update={"time_s": frame.time_s}) for event in told)]
+            stamped = (e.model_copy(update={"time_s": frame.time_s if t is None else t}) for e, t in told)
+            events = [*events, *stamped]
         backend_s = time.perf_counter() - backend_started
         self.clock.record(tick.fleet_seconds if tick else 0)
         serialize_started = time.perf_counter()

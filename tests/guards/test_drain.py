@@ -137,6 +137,10 @@ def test_a_plan_keeps_its_hint_within_the_fleets_reach() -> None:
     with pytest.raises(InputError, match=r"hint_ms: \[1000, 11001\] .* max ≤ 11000 ms"):
         judge_drain(hot, short, "gw-003", drain(500, hint_ms=(1000, 11_001)))
     assert plan_drain(hot, CAPACITY, "gw-003").limited_by == "survivor_cpu"  # 0: no bound but the API's
+    # What a verdict names as passing is what the planner offers (it named 3140/s, whose window the fleet
+    # cannot give: the console's "what would pass" pointed at a refused drain — found in the user pass).
+    too_fast = judge_drain(hot, short, "gw-003", drain(2000, hint_ms=(1000, 11_000)))
+    assert too_fast.projections["largest_safe_rate_per_s"] == 1000
 
 
 def test_a_plan_slower_than_a_tenth_a_second_is_prefilled_as_planned() -> None:

@@ -190,3 +190,6 @@ def test_the_streams_told_actions_are_markers_once_and_in_the_review(
         (49.5, "alice", 7),
     ]
     assert reviewed.actions_named("rollout_halt")[0].actor == "bob"
+    assert (
+        reviewed.actions[0].detail == "ok"
+    )  # the report's verdict column: the level, not the sentence again
