@@ -34,7 +34,9 @@ def actions_title(actions_off: str | None, palette: Palette) -> str:
     if actions_off is None:
         fleet_keys = " ".join(key for key, kind, *_ in ACTIONS if not kind.needs_node)
         return f"rollout & admission · actions {fleet_keys} (? lists them)"
-    return f"rollout & admission · [{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/]"
+    # The warning first: a narrow box (80×24) cut "rollout & admission · ▲ a…", and a viewer could not
+    # tell actions were off until a key press said so (found in the user pass).
+    return f"[{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/] · rollout & admission"
 
 
 class MainScreen(Screen[None]):
