@@ -16,13 +16,18 @@ from console.server.problems import PROBLEM_MEDIA_TYPE
 
 #: The most bytes a request body may have (1 MiB).
 MAX_BODY_BYTES = 1024 * 1024
+#: Read and thrown away before a 413, so a client still sending its body gets the answer: a server that
+#: closes with unread bytes resets the connection, and the client loses the 413 with it (a test saw
+#: httpx's ReadError instead, now and then). Past this, the 413 goes out at once, reset or not.
+DISCARD_BYTES = 16 * MAX_BODY_BYTES
 
 
 class BodyLimit:
     """ASGI middleware: a request whose body exceeds `max_bytes` is answered 413 without being held.
 
-    A declared `Content-Length` over the bound is refused before a byte of the body is read; a body sent
-    without one (chunked) is read up to the bound, held, and handed on only once it ended within it."""
+    A declared `Content-Length` over the bound is refused without holding a byte of the body; a body sent
+    without one (chunked) is read up to the bound, held, and handed on only once it ended within it. Before
+    a 413, up to `DISCARD_BYTES` of what is still coming is read and dropped, so the client reads the 413."""
 
     def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -34,6 +39,8 @@ class BodyLimit:
             return
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            if int(declared) <= DISCARD_BYTES:
+                await _discard(receive, DISCARD_BYTES)
             await self._refuse(scope, send, f"a Content-Length of {int(declared)} bytes")
             return
         held: list[Message] = []
@@ -45,6 +52,9 @@ class BodyLimit:
                 break  # a disconnect: the app hears it as it would have
             size += len(message.get("body", b""))
             if size > self.max_bytes:
+                held.clear()
+                if message.get("more_body", False):
+                    await _discard(receive, DISCARD_BYTES - size)
                 await self._refuse(scope, send, f"more than {self.max_bytes} bytes")
                 return
             if not message.get("more_body", False):
@@ -71,3 +81,14 @@ class BodyLimit:
         ]
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+async def _discard(receive: Receive, budget: int) -> None:
+    """Read what the client is still sending, holding none of it, until it ends or `budget` is spent."""
+    while budget > 0:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
