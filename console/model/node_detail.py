@@ -67,8 +67,10 @@ def joined_series(
 
 
 def joined_events(server: ServerHistory | None, seen: list[Event], limit: int) -> list[Event]:
-    """Newest first, without the duplicates both sides hold."""
+    """Newest first, without the duplicates both sides hold. `seen` is newest first (as
+    `FleetModel.node_events` gives it); within a second, the later event comes first too — a batch's
+    disconnect listed under the restart that caused it read as happening before it."""
     merged: dict[tuple[float, str, str], Event] = {}
-    for event in [*(server.events if server else []), *seen]:
-        merged[(event.time_s, event.kind, event.message)] = event
-    return sorted(merged.values(), key=lambda e: e.time_s, reverse=True)[:limit]
+    for event in [*(server.events if server else []), *reversed(seen)]:  # both oldest first
+        merged.setdefault((event.time_s, event.kind, event.message), event)
+    return sorted(merged.values(), key=lambda e: e.time_s)[::-1][:limit]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from console.model.node_detail import joined_events, joined_series, parse_node_detail
+from console.model.node_detail import ServerHistory, joined_events, joined_series, parse_node_detail
 from console.protocol import Event
 
 
@@ -38,9 +38,20 @@ def test_the_console_own_history_wins_once_it_is_longer():
 
 def test_events_merge_without_duplicates_newest_first():
     server = parse_node_detail(payload(1), frames_applied=0)
-    seen = [Event(time_s=3.0, kind="node_state", node="gw-1", message="ready → draining"),
-            Event(time_s=9.0, kind="action", node="gw-1", message="undrain")]  # fmt: skip
+    seen = [Event(time_s=9.0, kind="action", node="gw-1", message="undrain"),
+            Event(time_s=3.0, kind="node_state", node="gw-1", message="ready → draining")]  # fmt: skip
     assert [e.time_s for e in joined_events(server, seen, limit=10)] == [9.0, 3.0]
+
+
+def test_events_of_one_second_are_newest_first_too():
+    restart = Event(
+        time_s=10.0, kind="node_state", node="gw-0", message="gw-0 rollout batch 1: ready → restarting"
+    )
+    cut = Event(time_s=10.0, kind="disconnect", message="restart of 6 nodes dropped 162,506 connections")
+    server = ServerHistory({}, [restart, cut], 0)  # as the server held them: in the order they happened
+    assert joined_events(server, [], limit=5) == [cut, restart]
+    assert joined_events(None, [cut, restart], limit=5) == [cut, restart]  # the console's own, newest first
+    assert joined_events(server, [cut, restart], limit=5) == [cut, restart]
 
 
 def test_a_payload_that_is_not_an_object_is_an_empty_history():
