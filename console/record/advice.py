@@ -8,10 +8,10 @@ interview seed 002, sync-engine essay 004).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from console.record.clock import clock
 from console.record.records import ActionRecord
 from console.record.review import Review
 
@@ -31,17 +31,6 @@ class Finding:
     seed: str
     done: bool | None  # None: the recording cannot tell (e.g. a client-side fix)
     what_was_done: str
-
-
-def clock(seconds: float | None) -> str:
-    """Fleet time as m:ss (h:mm:ss past an hour): the report's clock, for its timeline and its findings
-    alike (a ten-hour recording's finding said 594:01 beside a timeline row saying 9:54:01)."""
-    if seconds is None:
-        return "—"
-    whole = math.floor(seconds)  # as every clock in stormdeck reads: 0:44 until 0:45
-    hours, rest = divmod(abs(whole), 3600)
-    text = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
-    return ("-" if whole < 0 else "") + text
 
 
 def abort_criterion(review: Review) -> Finding | None:

@@ -17,7 +17,8 @@ from console.errors import InputError
 from console.guards.thresholds import Thresholds
 from console.protocol import Event
 from console.record import svg
-from console.record.advice import Finding, clock, findings
+from console.record.advice import Finding, findings
+from console.record.clock import clock
 from console.record.reader import RecordingReader, describe_action
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome
 from console.record.review import KeyFigures, Review, review

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
+from console.record.clock import clock
+
 MAX_POINTS = 2000
 WIDTH, HEIGHT = 900, 300
 _LEFT, _RIGHT, _TOP, _BOTTOM = 70, 20, 30, 40
@@ -88,16 +90,6 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
-def _clock(seconds: float, hours: bool = False) -> str:
-    """m:ss, or h:mm:ss with `hours` — as the report's own clock reads past an hour (a three-hour window's
-    axis read 30:00 … 180:00 beside a report saying 3:00:00)."""
-    sign = "-" if seconds < 0 else ""
-    whole = int(abs(seconds))
-    if hours:
-        return f"{sign}{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-    return f"{sign}{whole // 60}:{whole % 60:02d}"
-
-
 def render(chart: Chart) -> str:
     """The chart as an SVG document."""
     xs = [x for line in chart.lines for x in line.xs] + [m.x for m in chart.markers]
@@ -141,7 +133,7 @@ def render(chart: Chart) -> str:
     while tick <= x1:
         parts.append(
             f'<text x="{px(tick):.1f}" y="{HEIGHT - _BOTTOM + 16}" text-anchor="middle">'
-            f"{_clock(tick, hours)}</text>"
+            f"{clock(tick, hours)}</text>"
         )
         tick += x_step
     parts.append(
@@ -168,7 +160,7 @@ def render(chart: Chart) -> str:
         parts.append(
             f'<line class="marker {escape(marker.kind)}" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" '
             f'y2="{_TOP + plot_h}" stroke="{colour}" stroke-width="1" opacity="0.6">'
-            f"<title>{escape(_clock(marker.x, hours))} {escape(marker.label)}</title></line>"
+            f"<title>{escape(clock(marker.x, hours))} {escape(marker.label)}</title></line>"
         )
     for index, line in enumerate(chart.lines):
         points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in thin(line.xs, line.ys))

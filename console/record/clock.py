@@ -1,0 +1,22 @@
+"""Fleet time as the report reads it: m:ss, or h:mm:ss past an hour. Pure.
+
+One clock for the report's tables, its findings and its charts' axes: a ten-hour recording's finding said
+594:01 beside a timeline row saying 9:54:01, and a three-hour chart's axis read 30:00 … 180:00.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def clock(seconds: float | None, hours: bool | None = None) -> str:
+    """`hours` None: h:mm:ss from an hour on; True or False: that format whatever the value (an axis's
+    ticks all alike: 0:30:00 beside 1:00:00). Whole seconds as every clock in stormdeck reads them (0:44
+    until 0:45); None reads "—"."""
+    if seconds is None:
+        return "—"
+    whole = math.floor(seconds)
+    h, rest = divmod(abs(whole), 3600)
+    long_form = h > 0 if hours is None else hours
+    text = f"{h}:{rest // 60:02d}:{rest % 60:02d}" if long_form else f"{abs(whole) // 60}:{rest % 60:02d}"
+    return ("-" if whole < 0 else "") + text
