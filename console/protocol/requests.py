@@ -24,7 +24,7 @@ from console.protocol.models import AdmissionSettings, Record, RolloutMode
 # refused, never truncated.
 
 
-def _whole_number(value: Any) -> Any:
+def whole_number(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, numbers.Integral) and not isinstance(value, bool | int):
@@ -35,7 +35,7 @@ def _whole_number(value: Any) -> Any:
 #: A JSON number (an int or a float; not a string, not a bool), finite (`_Request`'s allow_inf_nan).
 Number = Annotated[float, Strict()]
 #: A JSON whole number: 3 or 3.0; not 3.5, "3" or true.
-WholeNumber = Annotated[int, Strict(), BeforeValidator(_whole_number)]
+WholeNumber = Annotated[int, Strict(), BeforeValidator(whole_number)]
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from console.protocol import (
     RolloutRequest,
     Verdict,
 )
+from console.protocol.requests import whole_number
 
 #: Fields of a request that steer the two-phase protocol rather than say what to do.
 CONTROL_FIELDS = frozenset({"dry_run", "confirm", "override_reason"})
@@ -106,8 +107,6 @@ def judge(
 
 def _plain(value: Any) -> Any:
     """833.0 reads 833 where an operator reads it (an audit detail, the stream's action event)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
     if isinstance(value, list | tuple):
         return [_plain(item) for item in value]
-    return value
+    return whole_number(value)

@@ -21,7 +21,7 @@ from starlette.routing import Match
 
 from console.errors import InputError
 from console.protocol import PROBLEM_TYPE_PREFIX, Problem
-from console.protocol.requests import Window
+from console.protocol.requests import Window, whole_number
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 #: Every 422 for bad input is `…:invalid`, whether FastAPI's validation, our own checks or the action desk
@@ -153,7 +153,7 @@ def _range_text(metadata: list[Any]) -> str:
 
 def _number(value: Any) -> str:
     # 1e9 as 1000000000, not 1000000000.0 (nor 1e+09): the bound as a user would type it.
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    return str(whole_number(value))
 
 
 def _json_position(error: RequestValidationError, position: int) -> str:
