@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--audit-log",
         type=Path,
         help="the audit log of actions, hash-chained JSONL (default: the user's XDG state dir, "
-        "stormdeck/audit/FLEET.jsonl); check it with `stormdeck audit verify FILE`",
+        "stormdeck/audit/FLEET.jsonl); check it with `stormdeck audit verify FILE`. The rollout under way "
+        "is kept beside it (FLEET.rollout.json), so a restarted controller shows it, halted",
     )
     parser.set_defaults(handler=run_controller)
 
@@ -85,6 +86,7 @@ def serve_controller(
     `provisioner` (`fleet up`'s), the fleet can add capacity; without one, an add is refused."""
     from console.audit import open_audit_log
     from console.gateway.controller import Controller
+    from console.gateway.rollout_state import RolloutStateFile
     from console.guards.config import load_default_thresholds
     from console.server.app import create_app
     from console.server.runner import base_url, bind_socket, is_loopback, serve_foreground
@@ -106,6 +108,8 @@ def serve_controller(
             token_path, note = made, "operator, mode 0600, removed on exit"
         else:
             tokens, token_path, note = given, token_file, "given"
+        # Beside the audit log, whose lock makes this server its only writer (docs/gateway.md).
+        rollout_state = RolloutStateFile.beside(audit_log.path)
         controller = Controller(
             nodes,
             node_token,
@@ -113,6 +117,7 @@ def serve_controller(
             capacity_config=capacity,
             provisioner=provisioner,
             thresholds=thresholds,
+            rollout_state=rollout_state,
         )
         app = create_app(controller, tokens, audit_log=audit_log, thresholds=thresholds)
         url = base_url(sock)
@@ -124,6 +129,10 @@ def serve_controller(
             as_whom = attach_note(given) if given is not None else ""
             print(f"attach: stormdeck attach {url} --token-file {token_path}{as_whom}")
             print(f"audit:  {audit_log.path}")
+            print(f"rollout state: {rollout_state.path}")
+            restored = controller.rollout_status()
+            if restored.pause_reason and controller.rollout is not None:
+                print(f"rollout: {restored.state.value}: {restored.pause_reason}")
             announce_more()
             print("Ctrl-C stops it.", flush=True)
 

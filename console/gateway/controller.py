@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 import httpx
+from pydantic import ValidationError
 
 from console.errors import InputError
 from console.gateway.acting import (
@@ -34,6 +35,7 @@ from console.gateway.node_link import NodeLink, down_status
 from console.gateway.nodes_file import NodeEntry
 from console.gateway.provision import NodeProvisioner, Provisioning
 from console.gateway.rollout import DEFAULT_BATCH_DRAIN, Rollout
+from console.gateway.rollout_state import RolloutStateFile, RolloutStateUnreadable, restart_note
 from console.guards import FleetCapacity
 from console.guards.thresholds import Thresholds
 from console.protocol import (
@@ -75,7 +77,10 @@ class Controller:
         capacity_config: CapacityConfig | None = None,
         provisioner: NodeProvisioner | None = None,
         thresholds: Thresholds | None = None,
+        rollout_state: RolloutStateFile | None = None,
     ) -> None:
+        """`rollout_state`: where the rollout is kept across restarts of the controller; one saved there is
+        taken up now, halted (`RolloutStateUnreadable` when the file cannot be read as one)."""
         self.fleet_name = fleet_name
         # The rollout's abort criterion is the guards' and the alarms' (stormdeck.toml, STORMDECK_*).
         self.thresholds = thresholds or Thresholds()
@@ -100,6 +105,10 @@ class Controller:
         # (found in review).
         self._fleet_admission: AdmissionSettings | None = None
         self._overridden: set[str] = set()
+        self._rollout_file = rollout_state
+        self._rollout_unsaved = False  # said once, not at every change
+        if rollout_state is not None:
+            self._restore_rollout(rollout_state)
 
     def fleet_time(self) -> float:
         """Seconds since the controller started: the fleet clock, to a tenth — the server ticks a second
@@ -119,6 +128,10 @@ class Controller:
     async def close(self) -> None:
         if self.provisioning is not None:
             await self.provisioning.close()
+        if self.rollout is not None:
+            # Stopping the controller is not the operator halting the rollout: the state file keeps it as
+            # it was, and the next controller says it restarted during it.
+            self.rollout.on_change = lambda: None
         pending = [*self._tasks, *filter(None, [self._rollout_task])]
         for task in pending:
             task.cancel()
@@ -414,8 +427,69 @@ class Controller:
             thresholds=self.thresholds,
             **({"batch_drain": batch_drain} if batch_drain is not None else {}),
         )
+        self.rollout.on_change = self._save_rollout
+        self._save_rollout()
         self._rollout_task = asyncio.create_task(self.rollout.run())
         return self.rollout.status
+
+    def _restore_rollout(self, state_file: RolloutStateFile) -> None:
+        """Take up the rollout a controller before this one was running, halted: the operator resumes it
+        (or starts another) through the guarded actions. The nodes went on by themselves meanwhile: a drain
+        runs in its node to its end (or deadline), and the node then stays drained until restarted or
+        undrained — their frames show where they are now."""
+        record = state_file.load()
+        if record is None or not record.unfinished:
+            return  # a rollout that ended leaves nothing to take up: the next one replaces the file
+        try:
+            self.rollout = Rollout.restored(
+                record,
+                self.clock_zero_unix_s,
+                restart_note(record),
+                self.nodes,
+                lambda node_id: self.links[node_id].epoch,
+                self.drain,
+                {node_id: link.entry.restart or "" for node_id, link in self.links.items()},
+                clock=self.fleet_time,
+                thresholds=self.thresholds,
+            )
+        except (InputError, ValidationError) as error:
+            raise RolloutStateUnreadable(
+                "rollout state file",
+                state_file.path,
+                f"holds a rollout this controller cannot take up with its nodes file ({error})",
+            ) from None
+        self.rollout.on_change = self._save_rollout
+        status = self.rollout.status
+        self._events.append(
+            Event(
+                time_s=self.fleet_time(),
+                kind="rollout",
+                message=f"rollout halted: {status.pause_reason}",
+                data={
+                    "state_file": str(state_file.path),
+                    "batch": status.batch,
+                    "batches": status.batches,
+                    "nodes": record.batches[status.batch - 1] if status.batch else [],
+                },
+            )
+        )
+
+    def _save_rollout(self) -> None:
+        """Keep the rollout as it is now in its state file; a failure is said once, on the event stream."""
+        if self._rollout_file is None or self.rollout is None:
+            return
+        try:
+            self._rollout_file.save(self.rollout.record(self.fleet_name, self.clock_zero_unix_s, time.time()))
+        except OSError as error:
+            if not self._rollout_unsaved:
+                message = (
+                    f"rollout state not saved to {self._rollout_file.path} ({error.strerror or error}): "
+                    "a controller restarted now would not know where this rollout is"
+                )
+                self._events.append(Event(time_s=self.fleet_time(), kind="rollout", message=message))
+            self._rollout_unsaved = True
+        else:
+            self._rollout_unsaved = False
 
     def _rollout_refusal(self) -> InputError | None:
         if self._rollout_task is not None and not self._rollout_task.done():

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 
 from console.errors import InputError
+from console.gateway.rollout_state import RolloutRecord
 from console.guards.thresholds import Thresholds
 from console.protocol import (
     DrainRequest,
@@ -139,7 +140,15 @@ class Rollout:
         self._ready_timeout_s = ready_timeout_s
         self._resumed = asyncio.Event()
         self._batches_done = 0  # where a resumed (halted) rollout goes on
-        self._restarted: set[str] = set()  # nodes of the batch under way whose restart command ran
+        # The batch under way, node by node (what a restarted controller says it knew): drains sent and not
+        # yet seen drained, restart commands started and not yet finished, restart commands that succeeded.
+        self._draining: set[str] = set()
+        self._restarting: set[str] = set()
+        self._restarted: set[str] = set()
+        # Each batch node's stream epoch before its restart: another one later is a new process.
+        self._epochs_before: dict[str, str | None] = {}
+        #: Called after every change worth keeping (the controller writes the rollout state file).
+        self.on_change: Callable[[], None] = lambda: None
         limits = thresholds or Thresholds()
         self._abort = AbortWatch(limits.cpu_abort_pct, limits.cpu_abort_for_s)
         self.status = RolloutStatus(
@@ -152,6 +161,79 @@ class Rollout:
             started_at_s=clock(),
         )
 
+    def record(self, fleet: str, clock_zero_unix_s: float, saved_unix_s: float) -> RolloutRecord:
+        """What a restarted controller needs of this rollout (`rollout_state.py`), times in Unix seconds."""
+        status = self.status
+        completed = status.completed_at_s
+        return RolloutRecord(
+            fleet=fleet,
+            saved_unix_s=saved_unix_s,
+            state=status.state,
+            mode=self.request.mode,
+            batch_size=self.request.batch_size,
+            interval_s=self.request.interval_s,
+            pause_cpu_pct=self.request.pause_cpu_pct,
+            batch_drain=self._batch_drain,
+            batches=self.batches,
+            batch=status.batch,
+            batches_done=self._batches_done,
+            pause_reason=status.pause_reason,
+            started_at_unix_s=(status.started_at_s or 0.0) + clock_zero_unix_s,
+            completed_at_unix_s=completed + clock_zero_unix_s if completed is not None else None,
+            draining=sorted(self._draining),
+            restarting=sorted(self._restarting),
+            restarted=sorted(self._restarted),
+            epochs_before=dict(self._epochs_before),
+        )
+
+    @classmethod
+    def restored(
+        cls,
+        record: RolloutRecord,
+        clock_zero_unix_s: float,
+        reason: str,
+        nodes: Callable[[], list[NodeStatus]],
+        epochs: Callable[[str], str | None],
+        drain: Callable[[str, DrainRequest], object],
+        restart_commands: dict[str, str],
+        **options: object,
+    ) -> Rollout:
+        """The rollout `record` describes, as a controller restarted under it: one that was running or
+        paused is halted (`reason`) — never resumed by itself: the operator resumes it, which goes on with
+        the batch it was in, as after any halt."""
+        request = RolloutRequest(
+            batch_size=record.batch_size,
+            interval_s=record.interval_s,
+            mode=record.mode,
+            pause_cpu_pct=record.pause_cpu_pct,
+        )
+        node_ids = [node for batch in record.batches for node in batch]
+        rollout = cls(
+            request,
+            node_ids,
+            nodes,
+            epochs,
+            drain,
+            restart_commands,
+            batch_drain=record.batch_drain,
+            **options,  # type: ignore[arg-type]
+        )
+        rollout.batches = [list(batch) for batch in record.batches]  # as planned then
+        rollout._batches_done = record.batches_done
+        rollout._draining = set(record.draining)
+        rollout._restarting = set(record.restarting)
+        rollout._restarted = set(record.restarted)
+        rollout._epochs_before = dict(record.epochs_before)
+        status = rollout.status
+        status.batch, status.pause_reason = record.batch, record.pause_reason
+        status.started_at_s = round(record.started_at_unix_s - clock_zero_unix_s, 1)
+        if record.completed_at_unix_s is not None:
+            status.completed_at_s = round(record.completed_at_unix_s - clock_zero_unix_s, 1)
+        status.state = record.state
+        if record.unfinished:
+            status.state, status.pause_reason = RolloutState.HALTED, reason
+        return rollout
+
     def resume(self) -> bool:
         """Resume a paused rollout, or a halted one — as the guard and the simulator do: this refused a
         halted rollout the dry run had passed (found in review). True when `run()` must be started again
@@ -162,6 +244,7 @@ class Rollout:
             return False
         if self.status.state is RolloutState.HALTED:
             self.status.state, self.status.pause_reason = RolloutState.RUNNING, None
+            self.on_change()
             return True
         raise InputError("rollout", self.status.state.value, "a paused or halted rollout")
 
@@ -174,6 +257,7 @@ class Rollout:
                     batches.cancel()
                     await asyncio.gather(batches, return_exceptions=True)
                     self.status.state, self.status.pause_reason = RolloutState.ABORTED, reason
+                    self.on_change()
                     return self.status
                 await asyncio.wait({batches}, timeout=0.5)
         except asyncio.CancelledError:  # halted: stop the batch work too
@@ -188,9 +272,11 @@ class Rollout:
                 batch = self.batches[k]
                 await self._unless_hot(batch)
                 self.status.batch = k + 1
+                self.on_change()
                 started = time.monotonic()
                 await self._roll(batch)
                 self._batches_done = k + 1
+                self.on_change()
                 if k + 1 < len(self.batches):
                     # The operator's pacing, from batch start to batch start: waiting it after the batch was
                     # back made a real fleet's rollout a batch's drain and restart longer than projected.
@@ -200,7 +286,9 @@ class Rollout:
             self.status.state, self.status.pause_reason = RolloutState.HALTED, str(halted)
         except asyncio.CancelledError:
             self.status.state, self.status.pause_reason = RolloutState.HALTED, "halted by operator"
+            self.on_change()
             raise
+        self.on_change()
         return self.status
 
     async def _unless_hot(self, batch: list[str]) -> None:
@@ -210,12 +298,20 @@ class Rollout:
                 f"{hot.id} CPU {hot.cpu_pct:.0f} % > {self.request.pause_cpu_pct:.0f} %"
             )
             self._resumed.clear()
+            self.on_change()
             await self._resumed.wait()
             self.status.state, self.status.pause_reason = RolloutState.RUNNING, None
+            self.on_change()
 
     async def _roll(self, batch: list[str]) -> None:
+        for node in batch:
+            before = self._epochs_before.setdefault(node, self._epochs(node))
+            if before is not None and self._epochs(node) not in (None, before):
+                # A new process since this batch began (its restart ran while a controller that died
+                # watched it, or something else restarted it): not restarted again.
+                self._restarted.add(node)
         batch = [node for node in batch if node not in self._restarted]  # a resumed batch: the rest
-        before = {node: self._epochs(node) for node in batch}
+        before = {node: self._epochs_before[node] for node in batch}
         if self.request.mode is RolloutMode.DRAIN:
             for node in batch:
                 if self._state(node) is not NodeState.READY:
@@ -223,6 +319,8 @@ class Rollout:
                 result = self._drain(node, self._batch_drain)
                 if asyncio.iscoroutine(result):
                     await result
+                self._draining.add(node)
+                self.on_change()
             left = LeftTheDrain(batch, LEFT_DRAIN_AFTER_S)
             await self._until(
                 lambda: all(self._state(n) is NodeState.DRAINED for n in batch),
@@ -232,10 +330,17 @@ class Rollout:
             )
         for node in batch:
             command = self._commands[node].replace("{node}", shlex.quote(node))
+            self._draining.discard(node)
+            self._restarting.add(node)
+            self.on_change()
             process = await asyncio.create_subprocess_shell(command)
-            if await process.wait() != 0:
-                raise RolloutHalted(f"restart of {node} failed (exit {process.returncode}): {command}")
+            code = await process.wait()
+            self._restarting.discard(node)
+            if code != 0:
+                self.on_change()
+                raise RolloutHalted(f"restart of {node} failed (exit {code}): {command}")
             self._restarted.add(node)
+            self.on_change()
         # Back means a new process (its stream's epoch changed) that is in rotation again.
         await self._until(
             lambda: all(
@@ -245,6 +350,7 @@ class Rollout:
             f"{batch} back in rotation",
         )
         self._restarted.clear()
+        self._epochs_before.clear()
 
     def _state(self, node_id: str) -> NodeState | None:
         return next((n.state for n in self._nodes() if n.id == node_id), None)

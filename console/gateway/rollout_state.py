@@ -1,0 +1,169 @@
+"""A rollout's state on disk: a controller restarted mid-rollout (a crash, a deploy of the controller itself)
+comes back with the rollout it was running — halted, never resumed by itself — and says what it knew.
+
+The file lives beside the controller's audit log (`FLEET.jsonl` → `FLEET.rollout.json`): the same
+place, and the same owner — one server holds the audit log's lock at a time, so two controllers never
+write one state file. It is replaced whole on every change (a temporary file, fsync, rename, fsync of the
+directory), so a crash leaves the state before the change or after it, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from console.errors import InputError
+from console.protocol import DrainRequest, RolloutMode, RolloutState
+
+#: A drain request's two-phase controls: not part of the drain a batch gets.
+_REQUEST_CONTROLS = {"dry_run", "confirm", "override_reason"}
+
+#: Bumped when the file's shape changes; a controller refuses a version it does not know rather than guess.
+STATE_VERSION = 1
+
+
+class RolloutStateUnreadable(InputError):
+    """The state file is there but is not a rollout state this controller can read."""
+
+    def _message(self) -> str:
+        return (
+            f"{self.field} {self.value}: {self.allowed}; the controller did not start, so nothing was "
+            "changed — move the file aside to start without the rollout it held (the nodes keep whatever "
+            "state they are in: check for drained nodes)"
+        )
+
+
+class RolloutRecord(BaseModel):
+    """What a restarted controller needs to show the rollout and go on with it when resumed. Times are
+    Unix seconds: the fleet clock starts over with each controller."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = STATE_VERSION
+    fleet: str
+    saved_unix_s: float
+    state: RolloutState
+    mode: RolloutMode
+    batch_size: int = Field(gt=0)
+    interval_s: float = Field(gt=0)
+    pause_cpu_pct: float = Field(gt=0, le=100)
+    batch_drain: DrainRequest
+    batches: list[list[str]]
+    batch: int = Field(ge=0, description="batches started so far")
+    batches_done: int = Field(ge=0)
+    pause_reason: str | None = None
+    started_at_unix_s: float
+    completed_at_unix_s: float | None = None
+    #: The batch under way, node by node: a drain sent and not yet seen drained; a restart command started
+    #: whose outcome the controller did not see; a restart command that succeeded.
+    draining: list[str] = Field(default_factory=list)
+    restarting: list[str] = Field(default_factory=list)
+    restarted: list[str] = Field(default_factory=list)
+    #: The stream epoch each node of the batch under way had before its restart: a node showing another
+    #: one is a new process (restarted), so a resumed rollout does not restart it again.
+    epochs_before: dict[str, str | None] = Field(default_factory=dict)
+
+    @property
+    def unfinished(self) -> bool:
+        """Running, paused or halted: a rollout a restarted controller takes up (halted)."""
+        return self.state in (RolloutState.RUNNING, RolloutState.PAUSED, RolloutState.HALTED)
+
+
+class RolloutStateFile:
+    """The rollout state file of one controller."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def beside(cls, audit_path: Path) -> RolloutStateFile:
+        return cls(audit_path.with_name(f"{audit_path.stem}.rollout.json"))
+
+    def load(self) -> RolloutRecord | None:
+        """The saved rollout, or None when there is none; `RolloutStateUnreadable` naming the file when it
+        cannot be read as one."""
+        field = "rollout state file"
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise RolloutStateUnreadable(field, self.path, f"cannot be read ({error.strerror})") from None
+        try:
+            data = json.loads(raw)
+        except (UnicodeDecodeError, ValueError) as error:
+            raise RolloutStateUnreadable(field, self.path, f"is not JSON ({error})") from None
+        if not isinstance(data, dict):
+            raise RolloutStateUnreadable(field, self.path, "is not a JSON object")
+        version = data.get("version")
+        if version != STATE_VERSION:
+            raise RolloutStateUnreadable(
+                field,
+                self.path,
+                f"has version {version!r}; this controller reads version {STATE_VERSION} "
+                "(written by another stormdeck release?)",
+            )
+        try:
+            return RolloutRecord.model_validate(data)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+            raise RolloutStateUnreadable(field, self.path, f"is damaged: {where}: {first['msg']}") from None
+
+    def save(self, record: RolloutRecord) -> None:
+        """Replace the file with `record`, atomically (module docstring). Raises `OSError`."""
+        directory = self.path.parent
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                text = record.model_dump_json(indent=1, exclude={"batch_drain": _REQUEST_CONTROLS})
+                handle.write(text.encode() + b"\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+        directory_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(directory_fd)
+        finally:
+            os.close(directory_fd)
+
+
+def restart_note(record: RolloutRecord) -> str:
+    """Why a restored rollout is halted, and what the controller knew of its batch when it stopped —
+    "controller restarted during batch 3 of 8: gw-5, gw-6 were draining; …"."""
+    of = f"of {len(record.batches)}"
+    if record.state is RolloutState.HALTED:
+        where = f"while the rollout was halted at batch {record.batch} {of} ({record.pause_reason})"
+    elif record.state is RolloutState.PAUSED:
+        where = f"while the rollout was paused before batch {record.batch + 1} {of} ({record.pause_reason})"
+    elif record.batch == record.batches_done and record.batch > 0:
+        where = f"after batch {record.batch} {of}, before the next"
+    else:
+        where = f"during batch {record.batch} {of}"
+    known = [
+        _nodes(record.draining, "was draining", "were draining"),
+        _nodes(
+            record.restarting,
+            "was being restarted (outcome not seen)",
+            "were being restarted (outcome not seen)",
+        ),
+        _nodes(record.restarted, "was restarted", "were restarted"),
+    ]
+    said = "; ".join(part for part in known if part)
+    return f"controller restarted {where}" + (f": {said}" if said else "") + " — resume goes on from there"
+
+
+def _nodes(node_ids: list[str], one: str, many: str) -> str:
+    if not node_ids:
+        return ""
+    return f"{', '.join(node_ids)} {one if len(node_ids) == 1 else many}"

@@ -1,0 +1,268 @@
+"""A rollout survives a restart of the controller: kept beside the audit log, taken up halted, never resumed
+by itself; a state file it cannot read is named, not a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from console.gateway.processes import NodeProcess, child_env
+from console.gateway.rollout_state import RolloutRecord, RolloutStateFile, restart_note
+from console.protocol import DrainRequest, RolloutMode, RolloutState
+from tests.gateway.conftest import CHEAP_WORK_FACTOR, TOKEN
+
+pytestmark = pytest.mark.timeout(90)
+
+OPERATOR = "op-token"
+
+
+def _record(**changes: object) -> RolloutRecord:
+    fields: dict = dict(
+        fleet="loopback",
+        saved_unix_s=1000.0,
+        state=RolloutState.RUNNING,
+        mode=RolloutMode.DRAIN,
+        batch_size=2,
+        interval_s=30.0,
+        pause_cpu_pct=75.0,
+        batch_drain=DrainRequest(rate_per_s=100, deadline_s=600, hint_ms=(1000, 30_000)),
+        batches=[["gw-1", "gw-2"], ["gw-3", "gw-4"], ["gw-5", "gw-6"]],
+        batch=2,
+        batches_done=1,
+        started_at_unix_s=900.0,
+        draining=["gw-3", "gw-4"],
+    )
+    fields.update(changes)
+    return RolloutRecord(**fields)
+
+
+def test_the_restart_note_says_what_the_controller_knew() -> None:
+    assert restart_note(_record()) == (
+        "controller restarted during batch 2 of 3: gw-3, gw-4 were draining — resume goes on from there"
+    )
+    note = restart_note(_record(draining=["gw-4"], restarted=["gw-3"]))
+    assert "gw-4 was draining; gw-3 was restarted" in note
+    assert "after batch 2 of 3, before the next" in restart_note(_record(batches_done=2, draining=[]))
+    paused = restart_note(
+        _record(state=RolloutState.PAUSED, draining=[], pause_reason="gw-1 CPU 80 % > 75 %")
+    )
+    assert "while the rollout was paused before batch 3 of 3 (gw-1 CPU 80 % > 75 %)" in paused
+
+
+def test_the_state_file_is_replaced_whole_and_read_back(tmp_path) -> None:
+    state = RolloutStateFile.beside(tmp_path / "loopback.jsonl")
+    assert state.path == tmp_path / "loopback.rollout.json" and state.load() is None
+    state.save(_record())
+    state.save(_record(draining=["gw-4"], restarting=["gw-3"]))
+    assert state.load() == _record(draining=["gw-4"], restarting=["gw-3"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["loopback.rollout.json"]  # no temporary left
+    assert state.path.stat().st_mode & 0o077 == 0  # the operator's: rollouts name the fleet's nodes
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b'{"version": 1, "fleet": "loop', "is not JSON"),  # half a file: what a non-atomic write leaves
+        (b'{"version": 7, "fleet": "loopback"}', "has version 7; this controller reads version 1"),
+        (b'{"version": 1, "fleet": "loopback"}', "is damaged: saved_unix_s: Field required"),
+        (b"[1, 2]", "is not a JSON object"),
+    ],
+)
+def test_a_state_file_it_cannot_read_is_named(tmp_path, content: bytes, said: str) -> None:
+    state = RolloutStateFile(tmp_path / "loopback.rollout.json")
+    state.path.write_bytes(content)
+    with pytest.raises(Exception) as raised:
+        state.load()
+    assert str(state.path) in str(raised.value) and said in str(raised.value), str(raised.value)
+    assert "move the file aside" in str(raised.value)
+
+
+@pytest.fixture
+def controllers(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.Popen[str], str]]]:
+    """Start `stormdeck controller` processes (each its own process group, so the restart commands it
+    started are stopped with it, even after a `kill -9` of the controller); all stopped by group id."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(nodes: list[NodeProcess], restart: str) -> tuple[subprocess.Popen[str], str]:
+        nodes_file = tmp_path / "nodes.toml"
+        nodes_file.write_text(
+            "".join(
+                f'[[nodes]]\nid = "{n.node_id}"\nadmin = "{n.admin_url}"\nrestart = "{restart}"\n'
+                for n in nodes
+            )
+            + "[capacity]\nhandshakes_per_s = 2000\n"  # as test_drain.py: no CI-load-dependent verdicts
+        )
+        (tmp_path / "node.token").write_text(TOKEN + "\n")
+        (tmp_path / "api.tokens").write_text(f"operator {OPERATOR} ops\n")
+        command = [sys.executable, "-m", "console", "controller", "--nodes", str(nodes_file), "--port", "0"]
+        command += ["--node-token-file", str(tmp_path / "node.token")]
+        command += [
+            "--token-file",
+            str(tmp_path / "api.tokens"),
+            "--audit-log",
+            str(tmp_path / "audit.jsonl"),
+        ]
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env(),
+            start_new_session=True,
+        )
+        started.append(process)
+        assert process.stdout is not None
+        said: list[str] = []
+        for line in process.stdout:
+            said.append(line)
+            if line.startswith("Ctrl-C"):
+                break
+        assert said and said[-1].startswith("Ctrl-C"), (said, process.stderr.read() if process.stderr else "")
+        return process, "".join(said)
+
+    yield start
+    for process in started:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+
+
+def _url(said: str) -> str:
+    return next(line.split()[1] for line in said.splitlines() if line.startswith("url:"))
+
+
+def _fleet(api: httpx.Client) -> dict:
+    return api.get("/v1/fleet").json()
+
+
+def _until(
+    probe: Callable[[], object], holds: Callable[[object], bool], timeout_s: float, what: str
+) -> object:
+    deadline = time.monotonic() + timeout_s
+    while not holds(seen := probe()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}: {seen!r}")
+        time.sleep(0.1)
+    return seen
+
+
+def _act(api: httpx.Client, path: str, body: dict) -> httpx.Response:
+    """POST a guarded action; when the guards ask for a confirmation (409), answer it."""
+    response = api.post(path, json=body)
+    if response.status_code == 409:
+        problem = response.json()
+        confirm = {"token": problem["confirm_token"]}
+        if problem["verdict"]["level"] == "typed":
+            confirm["typed"] = problem["verdict"].get("typed_expected")
+        response = api.post(path, json={**body, "confirm": confirm})
+    return response
+
+
+def test_a_rollout_survives_a_controller_killed_mid_batch_halted(
+    node_processes, controllers, tmp_path
+) -> None:
+    """`kill -9` of the controller while batch 1's node restarts: the next controller showed no rollout at
+    all (`idle`), node a left drained. Now it comes back halted, saying where it was, and the operator
+    resumes it with the guarded action."""
+    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
+    nodes = [node_processes(n, *cheap) for n in ("a", "b")]
+    # A restart that takes its time, so the controller dies while it runs (the test stops it by group).
+    first, said = controllers(nodes, "sleep 60")
+    with httpx.Client(
+        base_url=_url(said), headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=10
+    ) as api:
+        _until(lambda: [n["state"] for n in _fleet(api)["nodes"]], lambda s: s == ["ready"] * 2, 10, "ready")
+        started = _act(api, "/v1/rollout", {"batch_size": 1, "interval_s": 1, "mode": "drain"})
+        assert started.status_code == 202, started.text
+        state_file = tmp_path / "audit.rollout.json"
+        _until(
+            lambda: state_file.exists() and json.loads(state_file.read_text())["restarting"],
+            bool,
+            15,
+            "a's restart",
+        )
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait(10)
+
+    second, said = controllers(nodes, "sleep 60")
+    assert f"rollout state: {state_file}" in said
+    assert "rollout: halted: controller restarted during batch 1 of 2: a was being restarted" in said
+    with httpx.Client(
+        base_url=_url(said), headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=10
+    ) as api:
+        fleet = _until(lambda: _fleet(api), lambda f: f["nodes"][0]["state"] != "down", 10, "a's frames")
+        rollout = fleet["rollout"]
+        assert (rollout["state"], rollout["batch"], rollout["batches"]) == ("halted", 1, 2), rollout
+        assert rollout["pause_reason"].startswith("controller restarted during batch 1 of 2"), rollout
+        assert fleet["nodes"][0]["state"] == "drained"  # the node kept its drain; nobody undrained it
+        assert json.loads(state_file.read_text())["state"] == "running"  # as the first one left it
+        resumed = _act(api, "/v1/rollout/resume", {})
+        assert resumed.status_code == 200, resumed.text
+        _until(lambda: _fleet(api)["rollout"]["state"], lambda s: s == "running", 5, "the rollout running")
+        _until(
+            lambda: json.loads(state_file.read_text())["restarting"], lambda r: r == ["a"], 10, "a restarting"
+        )
+        halted = _act(api, "/v1/rollout/halt", {})
+        assert halted.status_code == 200, halted.text
+        _until(lambda: json.loads(state_file.read_text())["state"], lambda s: s == "halted", 10, "halt saved")
+    second.send_signal(signal.SIGTERM)
+    second.wait(10)
+
+
+def _run_refused(command: list[str], timeout_s: float = 20.0) -> subprocess.CompletedProcess[str]:
+    """Run a command expected to refuse at once; one that serves instead is stopped with everything it
+    started (its process group) when the time is up, and the test fails."""
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise AssertionError(f"still running after {timeout_s} s instead of refusing: {command}") from None
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def test_a_damaged_state_file_stops_the_controller_naming_it(node_processes, tmp_path) -> None:
+    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
+    node = node_processes("a", *cheap)
+    (tmp_path / "nodes.toml").write_text(f'[[nodes]]\nid = "a"\nadmin = "{node.admin_url}"\n')
+    (tmp_path / "node.token").write_text(TOKEN + "\n")
+    state_file = tmp_path / "audit.rollout.json"
+    state_file.write_text('{"version": 1, "state": "runn')
+    command = [sys.executable, "-m", "console", "controller", "--nodes", str(tmp_path / "nodes.toml")]
+    command += ["--port", "0", "--node-token-file", str(tmp_path / "node.token")]
+    command += ["--audit-log", str(tmp_path / "audit.jsonl")]
+    done = _run_refused(command)
+    assert done.returncode == 2, done
+    assert f"rollout state file {state_file}: is not JSON" in done.stderr and "Traceback" not in done.stderr
+    assert "url:" not in done.stdout  # nothing served
+
+
+def test_fleet_up_refuses_an_unfinished_rollout_before_starting_anything(tmp_path) -> None:
+    """`fleet up`'s new nodes cannot carry on another controller's rollout (they have no restart command);
+    it says so before any child starts, instead of starting them and then refusing."""
+    RolloutStateFile.beside(tmp_path / "audit.jsonl").save(_record())
+    command = [sys.executable, "-m", "console", "fleet", "up", "--nodes", "1", "--port", "0"]
+    command += ["--audit-log", str(tmp_path / "audit.jsonl")]
+    done = _run_refused(command)
+    assert done.returncode == 2, done
+    assert f"rollout state file: '{tmp_path / 'audit.rollout.json'}'" in done.stderr
+    assert "running at batch 2 of 3 over nodes gw-1, gw-2" in done.stderr and "Traceback" not in done.stderr
+    assert "node:" not in done.stdout and "stopped:" not in done.stdout  # nothing was started
