@@ -153,8 +153,36 @@ class Controller:
                         data={"from": before.value, "to": status.state.value},
                     )
                 )
+                if before is NodeState.DRAINING and status.state is NodeState.DOWN:
+                    self._events.append(self._drain_ended(status.id))
             self._states[status.id] = status.state
         return statuses
+
+    def _drain_ended(self, node_id: str) -> Event:
+        """A draining node went down: its drain ends here, said with what it left undone. Without it the
+        drain vanished (the down status carries none) and the console's drain box read "not draining".
+        A node whose admin port refuses is gone, its drain with it; one that only went silent (hung) may
+        still be draining, and says so in its own frames if it answers again."""
+        link = self.links[node_id]
+        last = link.latest
+        drain = last.drain if last is not None else None
+        left = drain.remaining if drain is not None else (last.connections if last is not None else 0)
+        how = "went down" if link.refused else "stopped answering"
+        message = f"drain of {node_id} ended: node {how} with {left:,} connections left"
+        if not link.refused:
+            message += " (if it answers again, its own frames say whether it still drains)"
+        return Event(
+            time_s=self.fleet_time(),
+            kind="drain",
+            node=node_id,
+            message=message,
+            data={
+                "ended": "down" if link.refused else "silent",
+                "remaining": left,
+                "closed": drain.closed if drain is not None else None,
+                "rate_per_s": drain.rate_per_s if drain is not None else None,
+            },
+        )
 
     def _status(self, node_id: str, now: float) -> NodeStatus:
         """A node being provisioned shows `provisioning` until its first frame, then what its frames say."""

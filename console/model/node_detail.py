@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from console.model.history import NODE_METRICS
-from console.protocol import Event
+from console.protocol import Event, NodeState, NodeStatus
 
 
 @dataclass
@@ -74,3 +74,17 @@ def joined_events(server: ServerHistory | None, seen: list[Event], limit: int) -
     for event in [*(server.events if server else []), *reversed(seen)]:  # both oldest first
         merged.setdefault((event.time_s, event.kind, event.message), event)
     return sorted(merged.values(), key=lambda e: e.time_s)[::-1][:limit]
+
+
+def ended_drain(node: NodeStatus, events: list[Event]) -> Event | None:
+    """The event that ended this node's drain when the node went down (a real fleet's controller sends
+    one, kind `drain`), while the node is still down after it; `events` newest first. Once the node is
+    back, what its own frames say stands: draining (with progress) or not."""
+    if node.drain is not None or node.state is not NodeState.DOWN:
+        return None
+    for event in events:
+        if event.kind == "drain" and event.data.get("ended"):
+            return event
+        if event.kind == "node_state" and event.data.get("to") != NodeState.DOWN.value:
+            return None  # it came back since: that drain is not this down's
+    return None

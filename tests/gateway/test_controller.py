@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -21,7 +22,9 @@ from console.gateway.loadgen import ClientPool
 from console.gateway.node_link import DOWN_AFTER_S
 from console.gateway.nodes_file import NodeEntry, load_nodes
 from console.gateway.processes import NodeProcess, child_env
-from console.protocol import AdmissionRequest, DrainRequest, NodeState, NodeStatus, Waves
+from console.model.node_detail import ended_drain
+from console.protocol import AdmissionRequest, DrainRequest, Event, NodeState, NodeStatus, Waves
+from console.ui.screens.node_detail import drain_text
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
 
 pytestmark = pytest.mark.timeout(60)
@@ -258,6 +261,59 @@ async def test_a_killed_nodes_clients_show_in_drain_inflow(node_processes) -> No
         # Accepts ÷ those disconnects over 10 s (a real fleet's ratio was always null). Its value here
         # depends on how fast the `fixed` clients were back on a; the pure test above checks the sums.
         assert frame.totals.drain_inflow_ratio is not None
+
+
+async def test_a_drain_ends_visibly_when_its_node_dies(node_processes) -> None:
+    """A draining node killed: the drain vanished from the controller with no trace (the down status
+    carries no drain; the console's drain box read "not draining"). Now its end is an event saying what was
+    left, the drain box says it while the node is down, and the node back is treated as its frames say —
+    draining again after a hang (SIGSTOP, SIGCONT: its drain ran on), not draining after a kill."""
+    async with two_nodes_with_clients(node_processes, "full_jitter") as (_, b, controller):
+        await wait_for(lambda: controller.frame().nodes[1].connections >= 5, 5, "clients on b")
+        await controller.drain("b", DrainRequest(rate_per_s=1, deadline_s=120, hint_ms=(0, 200)))
+        await wait_for(lambda: controller.frame().nodes[1].drain is not None, 5, "b's drain in its frames")
+        seen: list[Event] = []
+
+        def b_now() -> NodeStatus:
+            frame = controller.frame()
+            seen.extend(reversed(controller.drain_events()))  # newest first, as the console holds them
+            seen.sort(key=lambda e: e.time_s, reverse=True)
+            return frame.nodes[1]
+
+        def ended() -> list[Event]:
+            return [e for e in seen if e.kind == "drain" and e.node == "b"]
+
+        assert b.process is not None
+        b.process.send_signal(signal.SIGSTOP)  # hung: silent, its port still open
+        try:
+            await wait_for(lambda: b_now().state is NodeState.DOWN, DOWN_AFTER_S + 5, "b shown down")
+        finally:
+            b.process.send_signal(signal.SIGCONT)
+        assert len(ended()) == 1 and ended()[0].data["ended"] == "silent", seen
+        assert ended()[0].message.startswith("drain of b ended: node stopped answering with ")
+        await wait_for(lambda: b_now().state is NodeState.DRAINING, 15, "b draining again, as it says")
+        assert b_now().drain is not None and ended_drain(b_now(), seen) is None
+
+        left = b_now().drain.remaining
+        b.kill()
+        await wait_for(lambda: b_now().state is NodeState.DOWN, 5, "b shown down")
+        last = ended()[0]
+        assert len(ended()) == 2 and last.data["ended"] == "down", seen
+        assert (
+            last.message == f"drain of b ended: node went down with {last.data['remaining']} connections left"
+        )
+        assert 0 < last.data["remaining"] <= left
+        down = b_now()
+        assert down.drain is None and ended_drain(down, seen) is last
+        shown = drain_text(down, controller.frame().time_s, ended_drain(down, seen)).plain
+        assert shown.startswith("drain ended at ") and "node went down with" in shown, shown
+
+        node_processes("b", *CHEAP, port=b.port, admin_port=b.admin_port)
+        await wait_for(lambda: b_now().state is NodeState.READY, 10, "b back")
+        assert b_now().drain is None and ended_drain(b_now(), seen) is None  # a new process: not draining
+        assert (
+            drain_text(b_now(), controller.frame().time_s, ended_drain(b_now(), seen)).plain == "not draining"
+        )
 
 
 CHEAP = ("--work-factor", str(CHEAP_WORK_FACTOR))

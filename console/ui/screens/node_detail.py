@@ -17,9 +17,15 @@ from console.errors import StormdeckError
 from console.model.downsample import downsample
 from console.model.gauges import node_level
 from console.model.history import NODE_HISTORY_S, FleetModel
-from console.model.node_detail import ServerHistory, joined_events, joined_series, parse_node_detail
+from console.model.node_detail import (
+    ServerHistory,
+    ended_drain,
+    joined_events,
+    joined_series,
+    parse_node_detail,
+)
 from console.model.thresholds import Level
-from console.protocol import NodeStatus
+from console.protocol import Event, NodeStatus
 from console.ui.commands import action_bindings
 from console.ui.intents import ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
@@ -45,9 +51,15 @@ def duration(seconds: float) -> str:
     return f"{seconds // 60}m {seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
-def drain_text(node: NodeStatus, now_fleet_s: float) -> Text:
+def drain_text(node: NodeStatus, now_fleet_s: float, ended: Event | None = None) -> Text:
+    """The drain's progress; `ended`: the event that ended it when the node went down, said instead of
+    "not draining" (a drain that vanished with its node read as if there had been none)."""
     drain = node.drain
     text = Text(no_wrap=True)
+    if drain is None and ended is not None:
+        text.append(f"drain ended at {fleet_clock(ended.time_s)}  ", style="bold")
+        text.append(ended.message.split(": ", 1)[-1])
+        return text
     if drain is None:
         text.append("not draining", style="dim")
         return text
@@ -162,8 +174,10 @@ class NodeDetailScreen(Screen[None]):
             )
         self.query_one("#summary", Static).update(summary)
         now_fleet = model.frame.time_s if model.frame else 0.0
+        # More than the box shows: the drain's end may sit under a few later events.
+        recent = joined_events(self.server_history, model.node_events(self.node_id, limit=20), limit=20)
         drain_box = self.query_one("#drain", Static)
-        drain_box.update(drain_text(node, now_fleet) if node else Text("—"))
+        drain_box.update(drain_text(node, now_fleet, ended_drain(node, recent)) if node else Text("—"))
         drain_box.border_subtitle = (
             "d drain · u undrain"
             if actions_off is None
@@ -180,7 +194,7 @@ class NodeDetailScreen(Screen[None]):
                 palette.foreground,
             )
         events = Text(no_wrap=True, overflow="ellipsis")
-        for event in joined_events(self.server_history, model.node_events(self.node_id, limit=6), limit=6):
+        for event in recent[:6]:
             events.append(f"{fleet_clock(event.time_s)}  {event.kind:<11} {event.message}\n")
         if not events:
             events.append("no events for this node yet", style="dim")
