@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from console.alarms import AlarmEngine
-from console.drills.objectives import Score, first_applied, score_drill
+from console.drills.objectives import RunMeasures, Score, first_applied
 from console.drills.schema import Drill, hints_due
 from console.drills.script import IDLE, Script, ScriptedAction
 from console.errors import InputError
-from console.protocol import Event, Frame, NodeStatus, Verdict, Waves
+from console.protocol import Event, Frame, Verdict
 from console.record.records import ActionRecord, Confirmation, DrillInfo, Recorded, RecordingHeader
 from console.sim.injection import check_timeline
 from console.sim.scenario import Scenario, TimelineEvent
@@ -41,17 +41,30 @@ _EPOCH = "drill"
 
 @dataclass
 class DrillRun:
-    """Everything a headless run saw: what objectives are measured on and a recording is written from."""
+    """What a headless run saw: its frames measured as they came (not kept: a run of hours at hundreds of
+    nodes would not fit in memory), the last frame, and its events and action records."""
 
     drill: Drill
     scenario: Scenario
     seed: int
-    frames: list[Frame] = field(default_factory=list)
+    measures: RunMeasures = field(init=False)
     events: list[Event] = field(default_factory=list)
     actions: list[ActionRecord] = field(default_factory=list)
     confirmations: list[Confirmation] = field(default_factory=list)
     score: Score | None = None
     wall_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.measures = RunMeasures.of(self.drill)
+
+    @property
+    def last_frame(self) -> Frame | None:
+        return self.measures.last
+
+    @property
+    def duration_s(self) -> float:
+        """The fleet time the run reached (its last frame's)."""
+        return self.measures.last.time_s if self.measures.last is not None else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         assert self.score is not None
@@ -59,7 +72,7 @@ class DrillRun:
             "drill": self.drill.name,
             "seed_source": self.drill.seed_source,
             "seed": self.seed,
-            "duration_s": self.frames[-1].time_s if self.frames else 0.0,
+            "duration_s": self.duration_s,
             **self.score.as_dict(),
             "actions": [
                 {
@@ -76,9 +89,7 @@ class DrillRun:
             ],
             "hints": [
                 {"after_s": hint.after_s, "text": hint.text}
-                for hint in hints_due(
-                    self.drill, self.frames[-1].time_s if self.frames else 0.0, first_applied(self.actions)
-                )
+                for hint in hints_due(self.drill, self.duration_s, first_applied(self.actions))
             ],
             "wall_s": round(self.wall_s, 2),
         }
@@ -187,7 +198,7 @@ async def _run(
                     events = [*tick.events, *alarms.update(frame)]  # a second's events before its frame
                     run.events.extend(events)
                     writer.write(*events, frame)
-                    run.frames.append(kept_for_scoring(frame))
+                    run.measures.add(frame)
                     if on_frame is not None:
                         on_frame(frame)
                     if speed is not None:
@@ -196,24 +207,13 @@ async def _run(
                     acted = len(run.actions), len(run.confirmations)
                     await _perform(client, pending.pop(0), simulation.time_s, script.actor, run)
                     writer.write(*run.confirmations[acted[1] :], *run.actions[acted[0] :])
-            run.score = score_drill(drill, run.frames, run.events, run.actions)
-            writer.write(run.score.outcome(run.frames[-1].time_s if run.frames else 0.0))
+            run.score = run.measures.score(run.actions)
+            writer.write(run.score.outcome(run.duration_s))
         finally:
             audit.close()
             writer.close()
     run.wall_s = time.perf_counter() - started
     return run
-
-
-def kept_for_scoring(frame: Frame) -> Frame:
-    """What the objectives read of a frame: its totals and rollout, and each node's id, state, CPU and
-    connections. A whole frame of 480 nodes is ~1.4 MB of Python objects: keeping 1500 of them took
-    2.1 GB at the seed's full scale (measured), so the run keeps these and the recording the whole."""
-    nodes = [
-        NodeStatus.model_construct(id=n.id, state=n.state, cpu_pct=n.cpu_pct, connections=n.connections)
-        for n in frame.nodes
-    ]
-    return frame.model_copy(update={"nodes": nodes, "waves": Waves(bin_ms=frame.waves.bin_ms, attempts=[])})
 
 
 class _Recorder:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from console.drills.schema import Drill, Objective
+from console.drills.schema import Drill, Objective, Scoring
 from console.protocol import Event, Frame, NodeState
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome
 
@@ -88,38 +88,90 @@ def score_drill(
 ) -> Score:
     """Measure every objective of `drill` over a run and score it: points of the objectives met, minus
     `penalty_per_min` for each fleet minute below `penalty_below_pct` of the starting connections."""
-    measured = [measure(objective, frames, events, actions) for objective in drill.objectives]
-    baseline = baseline_connections(frames)
-    floor = baseline * drill.scoring.penalty_below_pct / 100.0
-    seconds_below = sum(frame.span_s or 1.0 for frame in frames if frame.totals.connections < floor)
-    minutes_below = seconds_below / 60.0
-    penalty = min(drill.scoring.penalty_per_min * minutes_below, drill.scoring.capped_penalty)
-    earned = sum(item.points for item in measured)
-    return Score(
-        score=round(max(0.0, earned - penalty), 1),
-        max_score=drill.max_points,
-        penalty=round(penalty, 1),
-        minutes_below=round(minutes_below, 2),
-        objectives=measured,
-        penalty_below_pct=drill.scoring.penalty_below_pct,
-    )
+    return RunMeasures.of(drill, frames).score(actions)
+
+
+#: An objective measured on its own (`measure`) has no score to take a penalty from.
+_NO_PENALTY = Scoring(penalty_per_min=0.0, penalty_below_pct=95.0, max_penalty=0.0)
 
 
 def measure(
     objective: Objective, frames: Sequence[Frame], events: Sequence[Event], actions: Sequence[ActionRecord]
 ) -> Measured:
-    met, value, limit, why = _MEASURES[objective.kind](objective.params, frames, events, actions)
-    return Measured(
-        name=objective.name,
-        kind=objective.kind,
-        met=met,
-        value=None if value is None else round(value, 2),
-        limit=limit,
-        why=why,
-        points=objective.points if met else 0.0,
-        max_points=objective.points,
-        unit=unit_of(objective),
-    )
+    run = RunMeasures((objective,), _NO_PENALTY)
+    for frame in frames:
+        run.add(frame)
+    return run.measure(0, actions)
+
+
+class RunMeasures:
+    """What the objectives read of a run's frames, folded in one frame at a time (`add`), so a run is
+    measured in memory of the size of one frame whatever its length: the headless runner kept every frame
+    for scoring at the end, and a 3 h drill of 480 nodes reached 4.6 GB (measured). The events are not
+    read; the action records (a few) are passed to `score` and `measure`."""
+
+    def __init__(self, objectives: Sequence[Objective], scoring: Scoring) -> None:
+        self.objectives = tuple(objectives)
+        self.scoring = scoring
+        self.last: Frame | None = None  # the newest frame: its time ends the run
+        self.baseline = 1.0  # 100 % of connections: what the fleet held at the first frame
+        self.lowest: tuple[int, float] | None = None  # fewest connections, at the first frame with them
+        self.seconds_below = 0.0  # fleet seconds below the scoring floor
+        self._floor = 0.0
+        self._watches = [_watch(objective) for objective in self.objectives]
+
+    @classmethod
+    def of(cls, drill: Drill, frames: Sequence[Frame] = ()) -> RunMeasures:
+        run = cls(drill.objectives, drill.scoring)
+        for frame in frames:
+            run.add(frame)
+        return run
+
+    def add(self, frame: Frame) -> None:
+        if self.last is None:
+            self.baseline = float(max(frame.totals.connections, 1))
+            self._floor = self.baseline * self.scoring.penalty_below_pct / 100.0
+        self.last = frame
+        connections = frame.totals.connections
+        if self.lowest is None or connections < self.lowest[0]:
+            self.lowest = (connections, frame.time_s)
+        if connections < self._floor:
+            self.seconds_below += frame.span_s or 1.0
+        for watch in self._watches:
+            if watch is not None:
+                watch.add(frame, self.baseline)
+
+    def measure(self, index: int, actions: Sequence[ActionRecord]) -> Measured:
+        """Objective `index` (of those given) measured over the frames so far and `actions`."""
+        objective = self.objectives[index]
+        reading = _MEASURES[objective.kind]
+        met, value, limit, why = reading(objective.params, self, self._watches[index], actions)
+        return Measured(
+            name=objective.name,
+            kind=objective.kind,
+            met=met,
+            value=None if value is None else round(value, 2),
+            limit=limit,
+            why=why,
+            points=objective.points if met else 0.0,
+            max_points=objective.points,
+            unit=unit_of(objective),
+        )
+
+    def score(self, actions: Sequence[ActionRecord]) -> Score:
+        """Every objective measured, and the score: their points, less the time below the floor."""
+        measured = [self.measure(i, actions) for i in range(len(self.objectives))]
+        minutes_below = self.seconds_below / 60.0
+        penalty = min(self.scoring.penalty_per_min * minutes_below, self.scoring.capped_penalty)
+        earned = sum(item.points for item in measured)
+        return Score(
+            score=round(max(0.0, earned - penalty), 1),
+            max_score=sum(objective.points for objective in self.objectives),
+            penalty=round(penalty, 1),
+            minutes_below=round(minutes_below, 2),
+            objectives=measured,
+            penalty_below_pct=self.scoring.penalty_below_pct,
+        )
 
 
 #: The unit of each kind's value and limit (totals_max: its field's, by the protocol's unit suffixes).
@@ -141,54 +193,135 @@ def baseline_connections(frames: Sequence[Frame]) -> float:
 
 def abort_criterion_at(frames: Sequence[Frame], cpu_pct: float, for_s: float) -> tuple[float, str] | None:
     """When a serving node first stayed above `cpu_pct` for `for_s` seconds in a row, and which node."""
-    above_since: dict[str, float] = {}
+    watch = _AbortWatch(cpu_pct, for_s)
     for frame in frames:
+        watch.add(frame, 1.0)
+        if watch.criterion is not None:
+            break
+    return watch.criterion
+
+
+class _Watch:
+    """One objective's reading of the frames, kept up to date as each comes (what it needs, no more)."""
+
+    def add(self, frame: Frame, baseline: float) -> None:
+        raise NotImplementedError
+
+
+class _AbortWatch(_Watch):
+    """The abort criterion: the first serving node above `cpu_pct` for `for_s` seconds in a row."""
+
+    def __init__(self, cpu_pct: float, for_s: float) -> None:
+        self.cpu_pct, self.for_s = cpu_pct, for_s
+        self.criterion: tuple[float, str] | None = None  # (fleet time, node) once met
+        self._above_since: dict[str, float] = {}
+
+    def add(self, frame: Frame, baseline: float) -> None:
+        if self.criterion is not None:
+            return
         for node in frame.nodes:
-            if node.state in SERVING and node.cpu_pct > cpu_pct:
-                since = above_since.setdefault(node.id, frame.time_s)
-                if frame.time_s - since >= for_s:
-                    return frame.time_s, node.id
+            if node.state in SERVING and node.cpu_pct > self.cpu_pct:
+                since = self._above_since.setdefault(node.id, frame.time_s)
+                if frame.time_s - since >= self.for_s:
+                    self.criterion = frame.time_s, node.id
+                    self._above_since.clear()
+                    return
             else:
-                above_since.pop(node.id, None)
+                self._above_since.pop(node.id, None)
+
+
+class _DipWatch(_Watch):
+    """The longest stretch below `pct` % of the starting connections: a dip lasts until the first frame
+    back at `pct` (or, still open, until the last frame)."""
+
+    def __init__(self, pct: float) -> None:
+        self.pct = pct
+        self.longest_s = 0.0
+        self.longest_from: float | None = None
+        self.below_since: float | None = None
+
+    def add(self, frame: Frame, baseline: float) -> None:
+        below = 100.0 * frame.totals.connections / baseline < self.pct
+        if below and self.below_since is None:
+            self.below_since = frame.time_s
+        if self.below_since is not None and not below:
+            self.longest_s, self.longest_from = self.longest_until(frame.time_s)
+            self.below_since = None
+
+    def longest_until(self, time_s: float) -> tuple[float, float | None]:
+        """The longest stretch, the one still open counted up to `time_s`."""
+        if self.below_since is not None and (
+            self.longest_from is None or time_s - self.below_since > self.longest_s
+        ):
+            return time_s - self.below_since, self.below_since
+        return self.longest_s, self.longest_from
+
+
+class _TotalWatch(_Watch):
+    """A total's peak, and the fleet seconds it spent above `limit`."""
+
+    def __init__(self, name: str, limit: float) -> None:
+        self.name, self.limit = name, limit
+        self.peak: float | None = None
+        self.over_s = 0.0
+
+    def add(self, frame: Frame, baseline: float) -> None:
+        value = float(getattr(frame.totals, self.name))
+        if self.peak is None or value > self.peak:
+            self.peak = value
+        if value > self.limit:
+            self.over_s += frame.span_s or 1.0
+
+
+class _RolloutWatch(_Watch):
+    """When the rollout first showed as completed."""
+
+    def __init__(self) -> None:
+        self.completed_at_s: float | None = None
+
+    def add(self, frame: Frame, baseline: float) -> None:
+        rollout = frame.rollout
+        if self.completed_at_s is None and rollout is not None and rollout.state.value == "completed":
+            self.completed_at_s = frame.time_s
+
+
+def _watch(objective: Objective) -> _Watch | None:
+    """What `objective` needs kept of the frames (None: it reads the totals every run keeps, or only the
+    action records)."""
+    params = objective.params
+    if objective.kind == "halt_within":
+        return _AbortWatch(float(params["cpu_pct"]), float(params["for_s"]))
+    if objective.kind == "recovery":
+        return _DipWatch(float(params["pct"]))
+    if objective.kind == "totals_max":
+        return _TotalWatch(str(params["field"]), float(params["max"]))
+    if objective.kind == "rollout_completed":
+        return _RolloutWatch()
     return None
 
 
 Outcome = tuple[bool, float | None, float | None, str]
 
 
-def _connections_floor(params: dict[str, Any], frames: Sequence[Frame], *_: object) -> Outcome:
+def _connections_floor(params: dict[str, Any], run: RunMeasures, *_: object) -> Outcome:
     limit = float(params["min_pct"])
-    if not frames:
+    if run.lowest is None:
         return False, None, limit, "no frames: the drill did not run"
-    baseline = baseline_connections(frames)
-    lowest = min(frames, key=lambda frame: frame.totals.connections)
-    low_pct = 100.0 * lowest.totals.connections / baseline
+    connections, time_s = run.lowest
+    low_pct = 100.0 * connections / run.baseline
     if low_pct >= limit:
         return True, low_pct, limit, f"connections stayed at or above {low_pct:.1f} % of the start"
-    return False, low_pct, limit, f"connections fell to {low_pct:.1f} % at {lowest.time_s:.0f} s"
+    return False, low_pct, limit, f"connections fell to {low_pct:.1f} % at {time_s:.0f} s"
 
 
-def _recovery(params: dict[str, Any], frames: Sequence[Frame], *_: object) -> Outcome:
+def _recovery(params: dict[str, Any], run: RunMeasures, dips: _DipWatch, _actions: object) -> Outcome:
     """Every dip below `pct` is over within `within_s`: the longest stretch below it is measured (a dip
     still open at the end counts up to the last frame)."""
-    pct, within_s = float(params["pct"]), float(params["within_s"])
-    baseline = baseline_connections(frames)
-    longest_s, longest_from, below_since = 0.0, None, None
-    for frame in frames:
-        below = 100.0 * frame.totals.connections / baseline < pct
-        if below and below_since is None:
-            below_since = frame.time_s
-        # A dip lasts until the first frame back at `pct` (or, still open, until the last frame).
-        if below_since is not None and (not below or frame is frames[-1]):
-            if longest_from is None or frame.time_s - below_since > longest_s:
-                longest_s, longest_from = frame.time_s - below_since, below_since
-            if not below:
-                below_since = None
+    pct, within_s = dips.pct, float(params["within_s"])
+    longest_s, longest_from = dips.longest_until(run.last.time_s) if run.last else (0.0, None)
     if longest_from is None:
         return True, 0.0, within_s, f"connections never fell below {pct:g} %: nothing to recover from"
-    still = (
-        " (still below at the last frame)" if below_since is not None and below_since == longest_from else ""
-    )
+    still = " (still below at the last frame)" if dips.below_since == longest_from else ""
     why = f"longest stretch below {pct:g} %: {longest_s:.0f} s from {longest_from:.0f} s{still}"
     return longest_s <= within_s, longest_s, within_s, why
 
@@ -207,14 +340,13 @@ def first_applied(actions: Sequence[ActionRecord]) -> dict[str, float]:
 
 
 def _halt_within(
-    params: dict[str, Any], frames: Sequence[Frame], _events: object, actions: Sequence[ActionRecord]
+    params: dict[str, Any], _run: RunMeasures, abort: _AbortWatch, actions: Sequence[ActionRecord]
 ) -> Outcome:
-    cpu_pct, for_s, within_s = float(params["cpu_pct"]), float(params["for_s"]), float(params["within_s"])
-    criterion = abort_criterion_at(frames, cpu_pct, for_s)
+    cpu_pct, for_s, within_s = abort.cpu_pct, abort.for_s, float(params["within_s"])
     halts = [a.time_s for a in actions if a.action == "rollout_halt" and a.outcome in APPLIED]
-    if criterion is None:
+    if abort.criterion is None:
         return True, None, within_s, f"no serving node stayed above {cpu_pct:g} % CPU for {for_s:g} s"
-    at_s, node = criterion
+    at_s, node = abort.criterion
     answered = [t for t in halts if t <= at_s + within_s]
     if not answered:
         later = f"; halted only at {halts[0]:.0f} s" if halts else "; never halted"
@@ -224,9 +356,7 @@ def _halt_within(
     return True, delay_s, within_s, f"abort criterion at {at_s:.0f} s ({node}); halted at {answered[0]:.0f} s"
 
 
-def _no_override(
-    _params: object, _frames: object, _events: object, actions: Sequence[ActionRecord]
-) -> Outcome:
+def _no_override(_params: object, _run: object, _watch: object, actions: Sequence[ActionRecord]) -> Outcome:
     used = [a for a in actions if a.outcome == "overridden"]
     if not used:
         return True, 0.0, 0.0, "no admin override used"
@@ -238,19 +368,17 @@ def _no_override(
     )
 
 
-def _totals_max(params: dict[str, Any], frames: Sequence[Frame], *_: object) -> Outcome:
-    name, limit, grace_s = str(params["field"]), float(params["max"]), float(params["grace_s"])
-    if not frames:
+def _totals_max(params: dict[str, Any], _run: RunMeasures, total: _TotalWatch, _actions: object) -> Outcome:
+    name, limit, grace_s = total.name, total.limit, float(params["grace_s"])
+    if total.peak is None:
         return False, None, limit, "no frames: the drill did not run"
-    peak = max(float(getattr(frame.totals, name)) for frame in frames)
-    over_s = sum(frame.span_s or 1.0 for frame in frames if float(getattr(frame.totals, name)) > limit)
-    met = over_s <= grace_s
-    why = f"{name} peaked at {peak:g}; {over_s:.0f} s above {limit:g} (allowed {grace_s:g} s)"
-    return met, peak, limit, why
+    met = total.over_s <= grace_s
+    why = f"{name} peaked at {total.peak:g}; {total.over_s:.0f} s above {limit:g} (allowed {grace_s:g} s)"
+    return met, total.peak, limit, why
 
 
 def _action_used(
-    params: dict[str, Any], _frames: object, _events: object, actions: Sequence[ActionRecord]
+    params: dict[str, Any], _run: object, _watch: object, actions: Sequence[ActionRecord]
 ) -> Outcome:
     wanted, where, min_count = str(params["action"]), dict(params["where"]), int(params["min_count"])
     by_s = float(params.get("by_s", math.inf))  # fleet time the action must come by (inf: any time)
@@ -275,13 +403,14 @@ def _action_used(
     )
 
 
-def _rollout_completed(params: dict[str, Any], frames: Sequence[Frame], *_: object) -> Outcome:
+def _rollout_completed(
+    params: dict[str, Any], run: RunMeasures, rollout: _RolloutWatch, _actions: object
+) -> Outcome:
     within_s = float(params["within_s"])
-    done = next(
-        (f.time_s for f in frames if f.rollout is not None and f.rollout.state.value == "completed"), None
-    )
+    done = rollout.completed_at_s
     if done is None:
-        state = frames[-1].rollout.state.value if frames and frames[-1].rollout else "none"
+        last = run.last
+        state = last.rollout.state.value if last is not None and last.rollout else "none"
         return False, None, within_s, f"the rollout did not complete (last state: {state})"
     return done <= within_s, done, within_s, f"the rollout completed at {done:.0f} s"
 

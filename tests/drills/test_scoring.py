@@ -16,6 +16,7 @@ import pytest
 from console.cli import main
 from console.drills.headless import DrillRun
 from console.protocol import NodeState
+from console.record.reader import RecordingReader
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "drills" / "examples"
 
@@ -78,7 +79,7 @@ def test_the_seeds_fix_scores_high(runs: dict[str, dict[str, Any]]) -> None:
     assert fix["score"] > 90
 
 
-def test_the_seeds_fix_really_adds_capacity(drill_runs: dict[str, DrillRun]) -> None:
+def test_the_seeds_fix_really_adds_capacity(drill_runs: dict[str, DrillRun], fix_recording: Path) -> None:
     """The 20 nodes (the seed's 200 of 480, at the drill's tenth) provision and then serve: ready after
     the scenario's 240 s, taking connections — and the runbook's fleet never grows."""
     fix, runbook = drill_runs["seeds-fix"], drill_runs["runbook"]
@@ -86,16 +87,18 @@ def test_the_seeds_fix_really_adds_capacity(drill_runs: dict[str, DrillRun]) -> 
     announced = [e for e in fix.events if e.kind == "capacity"]
     assert len(announced) == 1 and announced[0].data["count"] == 20
     new_ids = set(announced[0].data["nodes"])
-    assert len({n.id for n in runbook.frames[-1].nodes}) == 48
-    last = {n.id: n for n in fix.frames[-1].nodes}
+    assert runbook.last_frame is not None and fix.last_frame is not None
+    assert len({n.id for n in runbook.last_frame.nodes}) == 48
+    last = {n.id: n for n in fix.last_frame.nodes}
     assert len(last) == 68 and new_ids <= last.keys()
     assert all(last[i].state is NodeState.READY and last[i].connections > 0 for i in new_ids)
-    ready_at_s = next(
-        f.time_s
-        for f in fix.frames
-        if all(n.state is NodeState.READY for n in f.nodes if n.id in new_ids)
-        and new_ids <= {n.id for n in f.nodes}
-    )
+    with RecordingReader(fix_recording) as recording:  # the run keeps no frames; its recording has them all
+        ready_at_s = next(
+            f.time_s
+            for f in recording.frames()
+            if all(n.state is NodeState.READY for n in f.nodes if n.id in new_ids)
+            and new_ids <= {n.id for n in f.nodes}
+        )
     provisioning_s = fix.scenario.nodes.provisioning_s
     assert provisioning_s == 240
     assert added_at_s + provisioning_s <= ready_at_s <= added_at_s + provisioning_s + 2
