@@ -69,6 +69,7 @@ class FleetView:
     draining_nodes: int
     drain_rate_per_s: float  # requested close rate, summed over draining nodes
     admission_capacity_per_s: float | None  # what nodes in rotation can admit per second; None if unknown
+    max_cpu_pct: float = 0.0  # the hottest node's, for a frame whose totals do not say (0 with no nodes)
 
     @classmethod
     def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
@@ -121,6 +122,7 @@ class FleetView:
             draining_nodes=draining,
             drain_rate_per_s=drain_rate,
             admission_capacity_per_s=admit if admit_known else None,
+            max_cpu_pct=max(cpu_pct, default=0.0),
         )
 
 

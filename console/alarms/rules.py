@@ -96,7 +96,7 @@ class RolloutPaused(Rule):
         yield Reading(
             AlarmName.ROLLOUT_PAUSED,
             Severity.WARNING,
-            frame.totals.max_cpu_pct or max((node.cpu_pct for node in frame.nodes), default=0.0),
+            frame.totals.max_cpu_pct or fleet.max_cpu_pct,
             rollout.pause_cpu_pct or self.t.cpu_pause_pct,
             f"Rollout auto-paused at batch {rollout.batch} of {rollout.batches}: {reason}. "
             "Resume only once CPU is back under the pause line.",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from console.alarms import AlarmEngine
+from console.alarms.base import FleetView
 from console.guards import Thresholds
 from console.model.alarms import AlarmSource
 from console.model.history import FleetModel
+from console.model.node_readings import NodeReadings
 from console.model.thresholds import GaugeThresholds
 from console.protocol import Alarm, Frame
 
@@ -13,8 +15,17 @@ from console.protocol import Alarm, Frame
 def engine_source(engine: AlarmEngine) -> AlarmSource:
     """The engine judges each frame; the log wants the alarms active after it."""
 
-    def active_after(frame: Frame) -> list[Alarm]:
-        engine.update(frame)
+    def active_after(frame: Frame, nodes: NodeReadings) -> list[Alarm]:
+        fleet = FleetView.of_columns(
+            nodes.ids,
+            nodes.states,
+            nodes.cpu_pct,
+            nodes.drain_rate_per_s,
+            frame.admission,
+            engine.thresholds,
+            engine.capacity,
+        )
+        engine.update(frame, fleet)
         return list(engine.active)
 
     return active_after

@@ -11,11 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from console.alarms.base import UNITS
+from console.model.node_readings import NodeReadings
 from console.model.units import short_number
 from console.protocol import Alarm, Frame, Severity
 
-#: Turns each new frame into the list of alarms active after it.
-AlarmSource = Callable[[Frame], list[Alarm]]
+#: Turns each new frame (with its nodes as columns: a replay's prefill frames have no node records) into the
+#: list of alarms active after it.
+AlarmSource = Callable[[Frame, NodeReadings], list[Alarm]]
 
 _SEVERITY_RANK = {Severity.CRITICAL: 2, Severity.WARNING: 1, Severity.INFO: 0}
 

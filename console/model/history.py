@@ -15,6 +15,7 @@ import numpy as np
 from console.alarms.tracking import CalmBaseline
 from console.model.alarms import AlarmLog, AlarmSource
 from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
+from console.model.node_readings import NODE_METRICS, ColumnarFrame, NodeReadings
 from console.model.ring import Ring, RingTable
 from console.model.thresholds import GaugeThresholds
 from console.protocol import Event, Frame, Hello, NodeStatus, Source
@@ -30,15 +31,6 @@ _STEP_FRAMES = 30
 
 # Frames in a row older than the newest one held before the model takes them as a restarted history.
 _BEHIND_MEANS_RESTART = 3
-
-NODE_METRICS = (
-    "connections",
-    "cpu_pct",
-    "accepts_per_s",
-    "rejects_per_s",
-    "timeouts_per_s",
-    "handshake_p99_ms",
-)
 
 
 @dataclass
@@ -154,12 +146,17 @@ class FleetModel:
         self.frame = frame
         self.received_at_s = at_s
         self.frames_applied += 1
+        # A replay's prefill sends its frames' nodes as columns only (no records to show: the landing frame,
+        # a whole one, comes last).
+        readings = (
+            frame.node_readings if isinstance(frame, ColumnarFrame) else NodeReadings.of_records(frame.nodes)
+        )
         self.totals.append(frame.time_s, frame)
         self._apply_waves(frame)
-        self._apply_nodes(frame)
+        self._apply_nodes(frame, readings)
         self._update_baseline(frame)
         if self.alarm_source is not None:
-            self.alarms.update(self.alarm_source(frame), frame.time_s)
+            self.alarms.update(self.alarm_source(frame, readings), frame.time_s)
 
     def _apply_waves(self, frame: Frame) -> None:
         self.wave_bin_ms = frame.waves.bin_ms
@@ -167,28 +164,15 @@ class FleetModel:
         bins = np.nan_to_num(self.wave_bins.values())
         self.lockstep = lockstep_index(bins, bin_ms=self.wave_bin_ms)
 
-    def _apply_nodes(self, frame: Frame) -> None:
+    def _apply_nodes(self, frame: Frame, readings: NodeReadings) -> None:
         self.nodes = {node.id: node for node in frame.nodes}
-        for node_id in self.nodes:
+        for node_id in readings.ids:
             if node_id not in self.node_rows:
                 self.node_rows[node_id] = len(self.node_rows)
-        # One pass over the nodes into a (nodes × metrics) array, then one column write per metric.
-        values = np.array(
-            [
-                (
-                    n.connections,
-                    n.cpu_pct,
-                    n.accepts_per_s,
-                    n.rejects_per_s,
-                    n.timeouts_per_s,
-                    n.handshake_p99_ms,
-                )
-                for n in frame.nodes
-            ],
-            dtype=np.float32,
-        ).reshape(-1, len(NODE_METRICS))
+        # One (nodes × metrics) array, then one column write per metric.
+        values = readings.metrics
         rows = np.fromiter(
-            (self.node_rows[node.id] for node in frame.nodes), dtype=np.intp, count=len(frame.nodes)
+            (self.node_rows[node_id] for node_id in readings.ids), dtype=np.intp, count=len(readings.ids)
         )
         column = np.full(len(self.node_rows), np.nan, dtype=np.float32)
         for k, name in enumerate(NODE_METRICS):

@@ -24,6 +24,7 @@ from console.model.alarm_source import console_model
 from console.model.alarms import AlarmSource
 from console.model.history import FleetModel
 from console.model.link import LinkState
+from console.model.node_readings import NodeReadings
 from console.model.timeline import parse_clock
 from console.protocol import Alarm, Frame
 from console.record.reader import MarkerKind, RecordingReader
@@ -240,8 +241,8 @@ def recorded_raise_times(source: AlarmSource, recording: RecordingReader) -> Ala
     when the alarm that was up then really began. Alarms the recording does not have up at that moment
     (judged otherwise here) keep the engine's time."""
 
-    def active_after(frame: Frame) -> list[Alarm]:
-        alarms = source(frame)
+    def active_after(frame: Frame, nodes: NodeReadings) -> list[Alarm]:
+        alarms = source(frame, nodes)
         for i, alarm in enumerate(alarms):
             raised_s = recording.alarm_raised_s(frame.epoch, alarm.name, alarm.node, alarm.since_s)
             if raised_s is not None and raised_s < alarm.since_s:

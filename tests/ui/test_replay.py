@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from console import __version__
@@ -247,3 +248,54 @@ def test_replay_snapshot(reader: RecordingReader, snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=at_the_action)
+
+
+def _model_after(items: list, reader: RecordingReader):
+    from console.model.alarm_source import console_model
+    from console.model.link import Received
+    from console.protocol import Event
+    from console.ui.replay import recorded_raise_times
+
+    model = console_model()
+    assert model.alarm_source is not None
+    model.alarm_source = recorded_raise_times(model.alarm_source, reader)
+    for item in items:
+        if isinstance(item, Frame | Event):
+            model.apply(Received(item, 1.8e9))
+    return model
+
+
+@pytest.mark.parametrize("seek_s", [30.0, 50.0, 75.0, 119.0])
+def test_a_seek_builds_node_records_for_the_landing_frame_only_and_shows_the_same(
+    reader: RecordingReader, seek_s: float
+) -> None:
+    """A seek at 2000 nodes took 1.6 s, nearly all of it building the prefill's node records (pydantic
+    models) only to read a few numbers of each. The prefill's frames now come with their nodes as columns;
+    a model fed them holds what one fed the whole frames holds: the charts, sparklines, alarms."""
+    replay = ReplaySource(reader, paused=True, clock=lambda: 1000.0)
+    replay.seek(seek_s)
+    items = replay.take(1000.0)
+    frames = [item for item in items if isinstance(item, Frame)]
+    landing = replay.status().frame_index
+    assert len(frames) > 10 and all(f.nodes == [] for f in frames[:-1]) and len(frames[-1].nodes) == 24
+    first = landing - len(frames) + 1
+    whole = {id(f): reader.frame_at(first + i) for i, f in enumerate(frames)}
+    fast, slow = _model_after(items, reader), _model_after([whole.get(id(i), i) for i in items], reader)
+
+    assert fast.frame == slow.frame and fast.nodes == slow.nodes and fast.node_rows == slow.node_rows
+    for ring in ("time_s", "connections", "attempts_per_s", "accepts_per_s", "rejects_per_s"):
+        np.testing.assert_array_equal(
+            getattr(fast.totals, ring).values(), getattr(slow.totals, ring).values()
+        )
+    for name, table in fast.node_series.items():
+        for row in fast.node_rows.values():
+            np.testing.assert_array_equal(table.row(row), slow.node_series[name].row(row))
+    np.testing.assert_array_equal(fast.wave_bins.values(), slow.wave_bins.values())
+    assert (fast.lockstep, fast.baseline_attempts_per_s) == (slow.lockstep, slow.baseline_attempts_per_s)
+    assert [(e.alarm, e.raised_at_s) for e in fast.alarms.active()] == [
+        (e.alarm, e.raised_at_s) for e in slow.alarms.active()
+    ]
+    assert [(e.alarm, e.cleared_at_s) for e in fast.alarms.past()] == [
+        (e.alarm, e.cleared_at_s) for e in slow.alarms.past()
+    ]
+    assert list(fast.events) == list(slow.events)
