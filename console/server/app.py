@@ -87,7 +87,7 @@ def create_app(
     )
     app.state.feed = feed
     app.state.tokens = tokens
-    app.add_middleware(BodyLimit)  # bodies are read before the token is checked: bound them first
+    app.add_middleware(BodyLimit)  # a body arrives before any route checks its token: bound it first
     install_problem_handlers(app)
     app.include_router(fleet.router)
     app.include_router(stream.router)

@@ -1,8 +1,9 @@
 """A bound on request bodies, before anything reads them.
 
-FastAPI reads and parses a route's body before it runs the route's dependencies — the token check among
-them — so without a bound anyone who can reach the port could make the server hold a body of any size
-(300 MB sent without a token grew `sim serve` by 600 MB, then got a 422). The largest body the API takes
+A body reaches the server before any route has checked its token (routes check it before FastAPI parses the
+body: `auth.TokenFirstRoute`, so an anonymous caller gets 401, never a 422 about the body), and FastAPI
+reads a body whole before it parses it — so without a bound anyone who can reach the port could make the
+server hold a body of any size (300 MB sent without a token grew `sim serve` by 600 MB). The largest body the API takes
 is an admission change naming every node of the largest fleet (10 000 ids: ~200 KB); `MAX_BODY_BYTES`
 leaves room for that and refuses anything larger with 413 problem+json, read no further.
 """

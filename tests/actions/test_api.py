@@ -8,7 +8,7 @@ import pytest
 from console.audit import verify_file
 from console.errors import InputError
 from console.protocol import NodeState
-from tests.actions.conftest import PROBLEM, Acting
+from tests.actions.conftest import PROBLEM, Acting, auth
 
 DRAIN_OK = {"rate_per_s": 10, "deadline_s": 600, "hint_ms": [1000, 30000]}
 DRAIN_CONFIRM = {**DRAIN_OK, "deadline_s": 0}  # even the safe rate leaves connections at a 0 s deadline
@@ -60,6 +60,39 @@ async def test_no_token_is_401_and_a_viewer_is_403_on_every_mutation(
     records = acting.audit.tail(10)
     assert [r["outcome"] for r in records] == ["forbidden"]  # the anonymous call has no one to record
     assert records[0]["actor"] == "viewer-person" and records[0]["status"] == 403
+
+
+async def test_the_token_is_checked_before_the_body_is_read_on_every_action_route(acting: Acting) -> None:
+    # FastAPI parses a body before a route's dependencies: a malformed one drew a 422 describing it from a
+    # caller with no token. Every action route, whoever serves it (simulator or controller, both
+    # `create_app`), is found from the app's own contract, so a route added later is checked too.
+    actions = sorted(
+        (method.upper(), path.replace("{node_id}", "gw-001"))
+        for path, operations in acting.server.app.openapi()["paths"].items()
+        for method in operations
+        if method in {"post", "put", "patch", "delete"}
+    )
+    assert ("POST", "/v1/nodes/gw-001/drain") in actions and ("POST", "/v1/sim/inject") in actions
+    assert ("POST", "/v1/sim/clock") in actions and ("PUT", "/v1/admission") in actions
+    malformed = {"content-type": "application/json"}
+    async with acting.client() as client:
+        for method, path in actions:
+            for headers in ({}, {"Authorization": "Bearer not-a-token"}):
+                sent = await client.request(
+                    method, path, content=b'{"rate_per_s": ', headers={**malformed, **headers}
+                )
+                problem(sent, 401, "authorization")
+            # A role too low is told before the body too (an admin's inject, an operator's actions).
+            viewer = await client.request(
+                method, path, content=b'{"rate_per_s": ', headers={**malformed, **auth("viewer")}
+            )
+            problem(viewer, 403, "authorization")
+        # An operator's malformed body is still told as such.
+        operator = await client.post(
+            "/v1/nodes/gw-001/drain", content=b'{"rate_per_s": ', headers={**malformed, **auth("operator")}
+        )
+        problem(operator, 422, "body", "not valid JSON")
+    assert node_state(acting, "gw-001") is NodeState.READY
 
 
 async def test_an_ok_drain_is_applied_at_once_and_answered_202(acting: Acting) -> None:

@@ -17,7 +17,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 
 from console.guards import plan_drain
 from console.protocol import (
@@ -32,7 +31,7 @@ from console.protocol import (
     RolloutRequest,
 )
 from console.server.actions import ActionKind, FleetAction
-from console.server.auth import require
+from console.server.auth import TokenFirstRoute, require
 from console.server.backend import ActingBackend
 from console.server.desk import ActionDesk
 from console.server.problems import ApiProblem, problem_responses
@@ -56,9 +55,10 @@ _ACTION_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-class AuditedRoute(APIRoute):
+class AuditedRoute(TokenFirstRoute):
     """A route whose refusals before the desk (a role too low, a body that does not parse) are audited
-    too: issue #4 wants one record per attempt, not per attempt that got far enough."""
+    too: issue #4 wants one record per attempt, not per attempt that got far enough. Its token is checked
+    before its body is read (`TokenFirstRoute`)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -85,7 +85,9 @@ class AuditedRoute(APIRoute):
 
 
 router = APIRouter(prefix="/v1", tags=["actions"], route_class=AuditedRoute)
-reads = APIRouter(prefix="/v1", tags=["actions"], dependencies=[Depends(require(Role.VIEWER))])
+reads = APIRouter(
+    prefix="/v1", tags=["actions"], dependencies=[Depends(require(Role.VIEWER))], route_class=TokenFirstRoute
+)
 
 
 def desk_of(request: Request) -> ActionDesk:

@@ -7,13 +7,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from console.protocol import ClockRequest, ClockState
-from console.server.auth import require
+from console.server.auth import TokenFirstRoute, require
 from console.server.feed import FleetFeed
 from console.server.problems import ApiProblem, problem_responses
 from console.server.routes.fleet import feed_of
 from console.server.tokens import Principal, Role
 
-router = APIRouter(prefix="/v1/sim", tags=["simulator"])
+# The token first: `POST /v1/sim/clock` has a body, and an anonymous caller learns nothing of it.
+router = APIRouter(prefix="/v1/sim", tags=["simulator"], route_class=TokenFirstRoute)
 
 
 @router.get(

@@ -7,13 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from console.protocol import FleetSnapshot, NodeDetail
-from console.server.auth import require
+from console.server.auth import TokenFirstRoute, require
 from console.server.feed import FleetFeed
 from console.server.history import DEFAULT_HISTORY_FRAMES
 from console.server.problems import ApiProblem, problem_responses
 from console.server.tokens import Role
 
-router = APIRouter(prefix="/v1", tags=["fleet"], dependencies=[Depends(require(Role.VIEWER))])
+router = APIRouter(
+    prefix="/v1", tags=["fleet"], dependencies=[Depends(require(Role.VIEWER))], route_class=TokenFirstRoute
+)
 
 #: Events of one node kept in its detail: enough for the detail screen's list.
 NODE_EVENTS_LIMIT = 50
