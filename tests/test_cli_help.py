@@ -76,6 +76,29 @@ def test_act_with_a_node_but_without_its_url_names_the_url_not_the_node(capsys) 
     assert "gw-010" not in err
 
 
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # `plan drain gw-010` said "the following arguments are required: NODE": the node was given.
+        (["plan", "drain", "gw-010"], "expected a fleet API URL before NODE (stormdeck plan drain URL NODE"),
+        (["plan", "drain", "gw-010", "--json"], "expected a fleet API URL before NODE"),
+        # `inject restart_nodes` said "required: EVENT"; with parameters, the event was a bad URL.
+        (["inject", "restart_nodes"], "expected a fleet API URL before the event, e.g. stormdeck inject"),
+        (["inject", "restart_nodes", "nodes=gw-001"], "expected a fleet API URL before the event"),
+        (["act", "undrain", "gw-010"], "expected a fleet API URL before the action"),
+        (["act", "rollout", "halt"], "expected a fleet API URL before the action"),
+        (["act", "gw-010", "drain"], "expected a fleet API URL before ACTION"),
+    ],
+)
+def test_a_command_whose_url_is_forgotten_names_the_url(argv: list[str], expected: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument URL: {argv[2 if argv[0] == 'plan' else 1]!r} is not allowed; {expected}" in err, err
+    assert "required" not in err and "invalid choice" not in err
+
+
 def test_every_option_and_argument_has_a_help_text() -> None:
     missing = [
         (" ".join(path), action.option_strings[0] if action.option_strings else action.dest)

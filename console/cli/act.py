@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from console.cli.checks import FLEET_URL_EXAMPLE, check_finite, check_fleet_url
+from console.cli.checks import check_finite, check_fleet_url, fleet_url_argument
 from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
@@ -60,30 +60,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "2 bad input, 1 transport or auth error, or a URL that answers but is not a stormdeck fleet API.",
     )
 
-    def url_not_an_action(value: str) -> str:
-        # `stormdeck act drain gw-010 --rate 833` (the URL forgotten) read "drain" as the URL and then
-        # refused the node id as the action: "invalid choice: 'gw-010'", which named neither mistake.
-        # No URL is an action's name, so the URL is named here, before the action is looked for.
-        if value in actions.choices:
-            raise argparse.ArgumentTypeError(
-                f"{value!r} is not allowed; expected a fleet API URL before the action, e.g. "
-                f"stormdeck act {FLEET_URL_EXAMPLE} {value} …"
-            )
-        return value
-
-    act.add_argument(
-        "url", metavar="URL", type=url_not_an_action, help="the fleet API, e.g. http://127.0.0.1:8470"
-    )
+    url = act.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
     actions = add_subcommands(act, dest="action", metavar="ACTION", parser_class=_ActionParser)
-
-    def act_help(args: argparse.Namespace) -> int:
-        # `stormdeck act drain` (the URL forgotten) reads "drain" as the URL: name that, not exit 0 on help.
-        if getattr(args, "url", None) is not None:
-            check_fleet_url(args.url)
-        act.print_help()
-        return 0
-
-    act.set_defaults(handler=act_help)
+    # Checked while parsing, so `act drain gw-010 …` (the URL forgotten) names the URL, not the node; the
+    # actions' names (known only now) get the command back in order. `act drain` alone too, not act's help.
+    url.type = fleet_url_argument("act", "ACTION", actions.choices)
 
     drain = actions.add_parser("drain", parents=[common], help="drain a node")
     drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
@@ -178,7 +159,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "print the `stormdeck act … drain` command that applies it. Nothing is changed. Exit 0 planned, "
         "2 bad input (e.g. an unknown node), 1 transport or auth error.",
     )
-    plan_drain.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
+    plan_drain.add_argument(
+        "url",
+        metavar="URL",
+        # `plan drain gw-010` (the URL forgotten) said "required: NODE": the URL is what is missing.
+        type=fleet_url_argument("plan drain", "NODE"),
+        help="the fleet API, e.g. http://127.0.0.1:8470",
+    )
     plan_drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
     plan_drain.add_argument(
         "--token-file", type=Path, help="token file (else the environment's STORMDECK_TOKEN)"

@@ -5,8 +5,10 @@ Each raises `InputError` naming the option, so a command refuses a typo before i
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -29,18 +31,51 @@ def check_port(option: str, port: int) -> int:
 def check_fleet_url(url: str, field: str = "URL") -> str:
     """A fleet API's base URL. Without this check a typo reaches the client, which retries it forever
     (`attach`) or reports a name lookup failure (`act`)."""
+    wrong = _fleet_url_fault(url)
+    if wrong is not None:
+        raise InputError(field, url, f"a fleet API URL: {wrong}")
+    return url
+
+
+def _fleet_url_fault(url: str) -> str | None:
+    """What a fleet API URL needs, when `url` is not one; None when it is."""
     try:
         parts = urlsplit(url)
         valid = parts.scheme in ("http", "https") and bool(parts.hostname)
         _ = parts.port  # a port that is not a number in [0, 65535] raises ValueError
     except ValueError:
         valid = False
-    if not valid:
-        scheme = f" (http://{url}?)" if "://" not in url and ":" in url else ""
-        raise InputError(
-            field, url, f"a fleet API URL: http:// or https:// and a host, e.g. {FLEET_URL_EXAMPLE}{scheme}"
-        )
-    return url
+    if valid:
+        return None
+    scheme = f" (http://{url}?)" if "://" not in url and ":" in url else ""
+    return f"http:// or https:// and a host, e.g. {FLEET_URL_EXAMPLE}{scheme}"
+
+
+def fleet_url_argument(command: str, following: str, words: Collection[str] = ()) -> Callable[[str], str]:
+    """The argparse `type` of a fleet API URL that another positional follows: `act URL ACTION`,
+    `plan drain URL NODE`, `inject URL EVENT`.
+
+    With the URL forgotten argparse takes the next word for it, then faults the word after: `plan drain
+    gw-010` said "required: NODE" and `act drain gw-010 …` "invalid choice: 'gw-010'", naming what the user
+    did give. Checked while it is parsed, the URL is what the error names. `words` are those the following
+    positional takes (action or event names); one of them given as the URL gets the command back in order.
+    """
+
+    def fleet_url(value: str) -> str:
+        if value in words:
+            raise argparse.ArgumentTypeError(
+                f"{value!r} is not allowed; expected a fleet API URL before the {following.lower()}, e.g. "
+                f"stormdeck {command} {FLEET_URL_EXAMPLE} {value} …"
+            )
+        wrong = _fleet_url_fault(value)
+        if wrong is not None:
+            raise argparse.ArgumentTypeError(
+                f"{value!r} is not allowed; expected a fleet API URL before {following} "
+                f"(stormdeck {command} URL {following} …): {wrong}"
+            )
+        return value
+
+    return fleet_url
 
 
 def check_finite(option: str, value: float | None, allowed: str = "a finite number") -> float | None:

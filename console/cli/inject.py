@@ -11,7 +11,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from console.cli.checks import check_fleet_url
+from console.cli.checks import check_fleet_url, fleet_url_argument
 from console.client.inject import parse_params
 from console.protocol import INJECTIONS
 
@@ -28,7 +28,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         'Values are JSON where they parse (3, 0.3, true, ["gw-001"]), a comma list (gw-001,gw-002), '
         "else text. The injection is audited and shown in the stream as an `injection` event.",
     )
-    parser.add_argument("url", metavar="URL", help="the fleet API, e.g. http://127.0.0.1:8470")
+    parser.add_argument(
+        "url",
+        metavar="URL",
+        # `inject restart_nodes nodes=gw-001` (the URL forgotten) named the event as a bad URL, and
+        # `inject restart_nodes` said "required: EVENT": the URL is what is missing.
+        type=fleet_url_argument("inject", "EVENT", INJECTIONS),
+        help="the fleet API, e.g. http://127.0.0.1:8470",
+    )
     parser.add_argument("event", metavar="EVENT", help="one of " + ", ".join(INJECTIONS))
     parser.add_argument("params", nargs="*", metavar="KEY=VALUE", help="the event's parameters")
     parser.add_argument("--token-file", type=Path, help="an admin token file (else STORMDECK_TOKEN)")

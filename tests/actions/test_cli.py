@@ -191,9 +191,17 @@ def test_every_command_taking_a_fleet_url_refuses_a_bad_one(
 
     monkeypatch.setattr("console.ui.app.ConsoleApp.run", started)
     monkeypatch.setattr("console.record.daemon.record_stream", started)
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert f"stormdeck: URL: {argv[1 if argv[0] != 'plan' else 2]!r} is not allowed" in err
+    given = argv[1 if argv[0] != "plan" else 2]
+    if argv[0] in ("act", "plan", "inject"):  # a URL another positional follows is checked while parsing
+        with pytest.raises(SystemExit) as exit:
+            main(argv)
+        assert exit.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument URL: {given!r} is not allowed" in err
+    else:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"stormdeck: URL: {given!r} is not allowed" in err
     assert "http:// or https://" in err
     if argv == ["attach", "127.0.0.1:8470"]:
         assert "(http://127.0.0.1:8470?)" in err  # a host and port: the scheme is what is missing
