@@ -110,6 +110,13 @@ def drill_scenario(drill: Drill, extra_overrides: Sequence[str] = ()) -> Scenari
             allowed = f"a time within the drill's {scenario.duration_s:g} s ({drill.human_time(scenario.duration_s)})"
             raise InputError("timeline.at", drill.human_time(entry.at_s), allowed)
     kept = list(scenario.events) if drill.keep_scenario_events else []
+    injected = [
+        TimelineEvent(entry.at_s, entry.action, dict(entry.params))
+        for entry in drill.timeline
+        if entry.action is not None
+    ]
+    events = tuple(sorted([*kept, *injected], key=lambda event: event.at_s))
+    drilled = dataclasses.replace(scenario, events=events)
     check_timeline(
         [
             *((f"events.{i}", event.at_s, event.action, event.params) for i, event in enumerate(kept)),
@@ -121,14 +128,9 @@ def drill_scenario(drill: Drill, extra_overrides: Sequence[str] = ()) -> Scenari
         ],
         fleet_at_start(scenario.raw),
         [population.name for population in scenario.clients.populations],
+        drilled.node_id_digits,  # the ids the drill's own fleet will have, its added nodes counted
     )
-    injected = [
-        TimelineEvent(entry.at_s, entry.action, dict(entry.params))
-        for entry in drill.timeline
-        if entry.action is not None
-    ]
-    events = tuple(sorted([*kept, *injected], key=lambda event: event.at_s))
-    return dataclasses.replace(scenario, events=events)
+    return drilled
 
 
 def run_headless(

@@ -23,8 +23,7 @@ from pydantic import ValidationError
 from console.drills.schema import ACTION_BODIES, ACTION_NAMES, Drill, at_seconds
 from console.errors import InputError, MissingInput
 from console.protocol import limits
-from console.sim.injection import node_ids
-from console.sim.scenario import Scenario
+from console.sim.scenario import Scenario, node_ids
 from console.sim.scenario_loader import fleet_at_start
 from console.sim.scenario_schema import check_window
 from console.userfiles import read_user_toml
@@ -100,7 +99,8 @@ def _check_nodes(entries: list[Any], actions: list[ScriptedAction], drill: Drill
     for action in actions:
         if action.node is None:
             continue
-        fleet = node_ids(fleet_at_start(scenario.raw) + sum(n for at_s, n in added if at_s < action.at_s))
+        count = fleet_at_start(scenario.raw) + sum(n for at_s, n in added if at_s < action.at_s)
+        fleet = node_ids(count, scenario.node_id_digits)
         if action.node not in fleet:
             i = next(i for i, entry in enumerate(entries) if entry.get("node") == action.node)
             allowed = f"a node id in {fleet[0]}..{fleet[-1]} (the fleet at {drill.human_time(action.at_s)})"

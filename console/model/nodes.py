@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -11,8 +12,19 @@ from console.model.gauges import node_level
 from console.model.thresholds import GaugeThresholds, Level
 from console.protocol import NodeState, NodeStatus
 
-SORT_KEYS: dict[str, Callable[[NodeStatus], float | str]] = {
-    "id": lambda n: n.id,
+_DIGITS = re.compile(r"(\d+)")
+
+
+def id_order(node_id: str) -> tuple[tuple[str | int, ...], str]:
+    """A node id as the table orders it: its runs of digits by number, so node-2 comes before node-10 (the
+    controller's ids) and gw-999 before gw-1000 (a recording from a simulator whose ids were not of one
+    width), where text order put gw-1000 between gw-100 and gw-101."""
+    parts = tuple(int(part) if i % 2 else part for i, part in enumerate(_DIGITS.split(node_id)))
+    return parts, node_id
+
+
+SORT_KEYS: dict[str, Callable[[NodeStatus], float | str | tuple[tuple[str | int, ...], str]]] = {
+    "id": lambda n: id_order(n.id),
     "state": lambda n: n.state.value,
     "connections": lambda n: n.connections,
     "accepts_per_s": lambda n: n.accepts_per_s,
@@ -103,6 +115,6 @@ def select_nodes(
         chosen.append(node)
     key = SORT_KEYS[query.sort_key]
     # Ties broken by id so the order is stable across frames and the cursor does not jitter.
-    chosen.sort(key=lambda n: n.id)
+    chosen.sort(key=lambda n: id_order(n.id))
     chosen.sort(key=key, reverse=query.descending)
     return chosen

@@ -38,11 +38,10 @@ from console.sim.controls import Autoscaler, ResyncBreaker
 from console.sim.records import CODE_STATES, STATE_CODES, DrainUnderWay, NodeHistory, SecondResult
 from console.sim.rollout import RolloutController
 from console.sim.scenario import Scenario
+from console.sim.scenario import node_id as numbered_node_id
 
 __all__ = ["SecondResult", "Simulation"]
 
-#: Spare node slots for nodes added at run time beyond what the scenario plans for.
-_SPARE_NODES = 64
 #: States a node leaves by itself (`_transitions`): restarting and provisioning on time, draining when empty.
 _TRANSIENT = (k.DRAINING, k.RESTARTING, k.PROVISIONING)
 #: Seconds one `steps()` call runs at most: its outputs (a second is ~10 kB a node slot) are then reused
@@ -70,10 +69,10 @@ class Simulation:
         self._pending_fleet = np.zeros(k.OF_FIELDS)  # disconnects made by actions between seconds
         nodes = scenario.nodes
         planned = sum(int(e.params.get("count", 0)) for e in scenario.events if e.action == "add_nodes")
-        # Room for an operator or instructor to add as many nodes again as the fleet has (the outage seed
-        # added 200 to 480); the kernel only visits the nodes that exist.
-        spare = max(_SPARE_NODES, nodes.count)
-        self.capacity_nodes = max(nodes.count, scenario.autoscale.max_nodes) + planned + spare
+        # Room for an operator or instructor to add nodes (scenario.node_slots); the kernel only visits the
+        # nodes that exist. Every id has the digits the last slot needs, so ids sort by number.
+        self.capacity_nodes = scenario.node_slots
+        self._id_digits = scenario.node_id_digits
         self.n_nodes = nodes.count
         self.node_ids = [self._node_id(i) for i in range(self.n_nodes)]
         self.policies: list[Policy] = [p.policy for p in scenario.clients.populations]
@@ -111,9 +110,8 @@ class Simulation:
 
     # --- construction ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def _node_id(i: int) -> str:
-        return f"gw-{i:03d}"
+    def _node_id(self, i: int) -> str:
+        return numbered_node_id(i, self._id_digits)
 
     def _build_arrays(self) -> None:
         sc = self.scenario

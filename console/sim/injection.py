@@ -18,7 +18,7 @@ from console.errors import InputError, MissingInput
 from console.policies import POLICIES, make_policy
 from console.protocol.limits import HINT_MS, RETRY_AFTER_S
 from console.protocol.requests import INJECTIONS, MAX_ADD_NODES
-from console.sim.scenario import EVENT_ACTIONS
+from console.sim.scenario import EVENT_ACTIONS, node_ids
 from console.sim.scenario_schema import check_range, check_window
 
 
@@ -249,22 +249,22 @@ def _node_list(given: Mapping[str, Any], facts: FleetFacts | None, path: str = "
 
 
 def check_timeline(
-    events: Sequence[tuple[str, float, str, Mapping[str, Any]]], nodes: int, populations: Sequence[str]
+    events: Sequence[tuple[str, float, str, Mapping[str, Any]]],
+    nodes: int,
+    populations: Sequence[str],
+    id_digits: int,
 ) -> None:
     """Timeline events as (path, at_s, action, params), each against the fleet as it will be when it fires:
-    `nodes` at the start, plus the nodes the events before it add."""
+    `nodes` at the start, plus the nodes the events before it add (ids of `id_digits` digits)."""
     added = 0
     for path, _at_s, action, params in sorted(events, key=lambda event: event[1]):
         fleet = nodes + added
-        facts = FleetFacts(node_ids=node_ids(fleet), room_nodes=MAX_ADD_NODES, populations=tuple(populations))
+        facts = FleetFacts(
+            node_ids=node_ids(fleet, id_digits), room_nodes=MAX_ADD_NODES, populations=tuple(populations)
+        )
         check_event(action, params, facts, f"{path}.")
         if action == "add_nodes":
             added += int(params["count"])
-
-
-def node_ids(count: int) -> tuple[str, ...]:
-    """The ids of a fleet of `count` nodes, as the simulator names them."""
-    return tuple(f"gw-{i:03d}" for i in range(count))
 
 
 def _short(value: Any) -> str:

@@ -8,10 +8,54 @@ The schema is documented in docs/scenarios.md; keep the two together.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from console.policies import Policy
+
+#: Node ids are "gw-" and the node's index zero-padded to one width for the whole fleet, at least 3 digits:
+#: ids of one width sort by number wherever they are sorted as text (the node table, alarm lists), and none
+#: is the start of another, as gw-100 was of gw-1000 in a fleet of 1200 — one keystroke apart in a typed
+#: confirmation, and neighbours in a list sorted by name.
+NODE_ID_MIN_DIGITS = 3
+#: Node slots the simulator keeps beyond the fleet as scheduled, at least: room to add nodes at run time.
+SPARE_NODES = 64
+
+
+def node_id(index: int, digits: int) -> str:
+    return f"gw-{index:0{digits}d}"
+
+
+def node_ids(count: int, digits: int) -> tuple[str, ...]:
+    """The ids of the first `count` nodes of a fleet whose ids have `digits` digits."""
+    return tuple(node_id(i, digits) for i in range(count))
+
+
+def node_slots(count: int, autoscale_max: int, events: Iterable[TimelineEvent]) -> int:
+    """The node slots a simulation preallocates for a fleet of `count` nodes: the fleet as its scenario may
+    grow it (the autoscaler's ceiling, the scheduled `add_nodes`; a count that is no integer adds none here,
+    the timeline's check refuses it), and room for an operator or instructor to add as many nodes again as
+    the fleet has (the outage seed added 200 to 480), at least `SPARE_NODES` — but not past 1000 slots
+    while that still leaves `SPARE_NODES` of room, so such a fleet keeps 3-digit ids."""
+    added = sum(
+        e.params["count"]
+        for e in events
+        if e.action == "add_nodes"
+        and isinstance(e.params.get("count"), int)
+        and not isinstance(e.params["count"], bool)
+    )
+    scheduled = max(count, autoscale_max) + added
+    slots = scheduled + max(SPARE_NODES, count)
+    three_digit_slots = 10**NODE_ID_MIN_DIGITS
+    if scheduled + SPARE_NODES <= three_digit_slots:
+        slots = min(slots, three_digit_slots)
+    return slots
+
+
+def node_id_digits(slots: int) -> int:
+    """The digits of every node id of a fleet with `slots` node slots (ids 0 … slots − 1)."""
+    return max(NODE_ID_MIN_DIGITS, len(str(slots - 1)))
 
 
 @dataclass(frozen=True)
@@ -126,6 +170,15 @@ class Scenario:
     autoscale: Autoscale
     events: tuple[TimelineEvent, ...]
     raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def node_slots(self) -> int:
+        """The node slots its simulation preallocates (`node_slots`)."""
+        return node_slots(self.nodes.count, self.autoscale.max_nodes, self.events)
+
+    @property
+    def node_id_digits(self) -> int:
+        return node_id_digits(self.node_slots)
 
 
 EVENT_ACTIONS = {

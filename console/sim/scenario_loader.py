@@ -29,6 +29,8 @@ from console.sim.scenario import (
     Rollout,
     Scenario,
     TimelineEvent,
+    node_id_digits,
+    node_slots,
 )
 from console.sim.scenario_overrides import Override, apply_override, merge
 from console.sim.scenario_schema import (
@@ -158,6 +160,7 @@ def _validate(d: dict[str, Any]) -> Scenario:
         [(f"events.{i}", event.at_s, event.action, event.params) for i, event in enumerate(events)],
         fleet_at_start(d),
         [population.name for population in populations],
+        node_id_digits(node_slots(int(d["nodes"]["count"]), int(d["autoscale"]["max_nodes"]), events)),
     )
     events.sort(key=lambda ev: ev.at_s)
 

@@ -38,6 +38,33 @@ def test_sort_by_any_column_with_stable_ties():
     assert ids(select_nodes(NODES, NodeQuery("connections"), t))[0] == "gw-01"
 
 
+def test_ids_sort_by_their_numbers_not_as_text():
+    # Text order put gw-1000 … gw-1009 between gw-100 and gw-101 (a fleet of 1200 from a simulator whose ids
+    # were not of one width), and the controller's node-10 … node-16 between node-1 and node-2.
+    t = GaugeThresholds()
+    unpadded = [node(f"gw-{i:03d}") for i in (1000, 101, 100, 999, 1001, 99)]
+    assert ids(select_nodes(unpadded, NodeQuery("id"), t)) == [
+        "gw-099", "gw-100", "gw-101", "gw-999", "gw-1000", "gw-1001",
+    ]  # fmt: skip
+    controller = [node(f"node-{i}") for i in (10, 2, 1, 16, 3)]
+    assert ids(select_nodes(controller, NodeQuery("id"), t)) == [
+        "node-1",
+        "node-2",
+        "node-3",
+        "node-10",
+        "node-16",
+    ]
+    assert ids(select_nodes(controller, NodeQuery("id", True), t))[0] == "node-16"
+    # Ties of another column fall back to the same order.
+    assert ids(select_nodes(controller, NodeQuery("cpu_pct"), t)) == [
+        "node-1",
+        "node-2",
+        "node-3",
+        "node-10",
+        "node-16",
+    ]
+
+
 def test_next_sort_cycles_every_column():
     query, seen = NodeQuery(), set()
     for _ in range(10):

@@ -51,6 +51,43 @@ def test_packaged_scenarios_load_and_cite_their_seed() -> None:
         assert scenario.teaches, f"{name} must say what it teaches"
 
 
+def test_node_ids_have_one_width_past_999_nodes_so_none_is_another_ones_prefix() -> None:
+    # `--set nodes.count=1200` named gw-000 … gw-999, gw-1000 … gw-1199: gw-100 was the start of gw-1000
+    # (one keystroke apart in a typed confirmation) and text order put gw-1000 after gw-100.
+    sim = small(nodes={"count": 1200})
+    assert sim.node_ids[:2] == ["gw-0000", "gw-0001"] and sim.node_ids[-1] == "gw-1199"
+    added = sim.add_nodes(sim.room_nodes())  # to the last slot: still the fleet's width
+    assert added[-1] == f"gw-{sim.capacity_nodes - 1}" and len(added[-1]) == len("gw-0000")
+    assert sorted(sim.node_ids) == sim.node_ids
+    assert len({len(node_id) for node_id in sim.node_ids}) == 1
+    assert sim.node_ids[sim.index_of("gw-0100")] == "gw-0100"
+    with pytest.raises(InputError, match=r"gw-0000\.\.gw-"):
+        sim.index_of("gw-100")
+    # A timeline is checked against the same names.
+    ok = {"nodes": {"count": 1200}, "events": [{"at_s": 5, "action": "restart_nodes", "nodes": ["gw-1100"]}]}
+    assert build_scenario({**SMALL, **ok}).node_id_digits == 4
+    with pytest.raises(InputError, match=r"events\.0\.nodes"):
+        build_scenario(
+            {**SMALL, **ok, "events": [{"at_s": 5, "action": "restart_nodes", "nodes": ["gw-110"]}]}
+        )
+
+
+def test_a_fleet_that_fits_keeps_3_digit_ids_and_its_room() -> None:
+    # Every packaged scenario keeps its names; thundering-herd's room (480 nodes + 200 scheduled, room for
+    # 480 more) is cut to 320 so that it, too, keeps them (the seed's 200 still fit).
+    for name, _title in list_scenarios():
+        scenario = load_scenario(name)
+        assert scenario.node_id_digits == 3 and scenario.node_slots <= 1000, name
+    herd = load_scenario("thundering-herd")
+    assert (herd.nodes.count, herd.node_slots) == (480, 1000)
+    # The small ones keep as many again as they have, at least 64.
+    assert small().capacity_nodes == 8 + 64 and small().node_ids[-1] == "gw-007"
+    assert small(nodes={"count": 500}).capacity_nodes == 1000
+    # Past 936 scheduled nodes 3 digits would leave less than 64 of room: 4 digits, room as many again.
+    assert small(nodes={"count": 950}).node_ids[0] == "gw-0000"
+    assert small(nodes={"count": 950}).capacity_nodes == 1900
+
+
 def test_clients_are_conserved_through_restarts_drains_and_overload() -> None:
     sim = small(
         events=[
