@@ -144,6 +144,7 @@ class ReplayStatus:
     paused: bool
     finished: bool
     damaged_at: int | None = None  # the byte where a damaged recording ends, if it does
+    damage: str | None = None  # the reader's words for a record it does not read (`RecordingReader.damage`)
 
 
 def held_reason(status: ReplayStatus) -> str | None:
@@ -156,6 +157,16 @@ def held_reason(status: ReplayStatus) -> str | None:
     if status.damaged_at is not None:
         return f"end of the recording: it is damaged from byte {status.damaged_at:,} on"
     return "end of the recording"
+
+
+def damage_note(status: ReplayStatus) -> str | None:
+    """Where a damaged recording ends, once the replay knows, and — for a record this stormdeck does not
+    read — the reader's message naming the record and its field; None while no damage is known."""
+    if status.damaged_at is None:
+        return None
+    if status.damage is not None:
+        return f"end of the recording: {status.damage}"  # (the reader's words say at which byte)
+    return f"end of the recording: it is damaged from byte {status.damaged_at:,} on"
 
 
 def link_of(status: ReplayStatus, at_s: float) -> LinkStatus:
@@ -242,6 +253,7 @@ class ReplaySource:
             paused=self.playback.paused,
             finished=self.playback.finished,
             damaged_at=self.recording.damaged_at,
+            damage=self.recording.damage,
         )
 
     def pause(self) -> None:
@@ -295,15 +307,19 @@ class ReplaySource:
 
     def show_frame(self, frame_index: int) -> None:
         """Jump: a `ReplayJump`, the prefill before frame `frame_index`, the frame; then on from there.
-        Past a damaged record, to the last frame before it."""
+        Past a damaged record — met here, in the prefill or at the frame itself — to the last frame
+        before it."""
         try:
-            self._show_frame(frame_index)
+            shown = self._show_frame(frame_index)
         except DamagedRecord:
             self._end_at_damage()
-            if self.recording.frame_count:
-                self.show_frame(min(frame_index, self.recording.frame_count - 1))
+            shown = False
+        if not shown and self.recording.frame_count:  # (each time round, the recording is shorter)
+            self.show_frame(min(frame_index, self.recording.frame_count - 1))
 
-    def _show_frame(self, frame_index: int) -> None:
+    def _show_frame(self, frame_index: int) -> bool:
+        """False, nothing queued, when the recording now ends before frame `frame_index`: a record read
+        for the jump was damaged."""
         entry_index = self.recording.frame_entry_index[frame_index]
         time_s = self.recording.frame_times_s[frame_index]
         first = bisect.bisect_left(self.recording.frame_times_s, time_s - self.prefill_s)
@@ -315,16 +331,21 @@ class ReplaySource:
         # The prefill's frames only fill the charts: their nodes as columns (`ColumnarFrame`), not 2000
         # node records each (1.5 s of a 1.6 s seek at 2000 nodes, measured); the landing frame whole.
         prefill = self._played(start, entry_index, columnar=True)
-        landing = self._played(
-            entry_index, entry_index + 1
-        )  # none past a damaged record: the entries end there
+        landing = self._played(entry_index, entry_index + 1)
+        if frame_index >= self.recording.frame_count:  # cut short at a damaged record on the way
+            return False
         self._pending = [jump, *last, *prefill, *landing]
         self._land_on(frame_index)
+        return True
 
     def _advance_to(self, frame_index: int) -> None:
         entry_index = self.recording.frame_entry_index[frame_index]
         self._pending.extend(self._played(self.playback.next_index, entry_index + 1))
-        self._land_on(frame_index)
+        if frame_index < self.recording.frame_count:
+            self._land_on(frame_index)
+        else:  # the frame is damaged: the records before it were sent, and the recording ends there
+            self.playback.next_index = len(self._entries)
+            self._wake.set()
 
     def _land_on(self, frame_index: int) -> None:
         self._frame_index = frame_index

@@ -29,7 +29,14 @@ from console.model.timeline import parse_clock
 from console.protocol import Alarm, Frame
 from console.record.reader import MarkerKind, RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
-from console.record.replay import SPEEDS, ConsoleReplayFeed, ReplayJump, ReplaySource, link_of
+from console.record.replay import (
+    SPEEDS,
+    ConsoleReplayFeed,
+    ReplayJump,
+    ReplaySource,
+    damage_note,
+    link_of,
+)
 from console.ui.app import ConsoleApp
 from console.ui.commands import action_bindings
 from console.ui.screens.main import MainScreen
@@ -51,7 +58,7 @@ class ReplayScreen(MainScreen):
     ReplayScreen #seek-bar { height: auto; display: none; }
     ReplayScreen #seek-bar.-open { display: block; }
     ReplayScreen #seek-error { color: $error; height: auto; }
-    ReplayScreen TimelineBar { height: 3; padding: 0 1; background: $panel; }
+    ReplayScreen TimelineBar { height: auto; padding: 0 1; background: $panel; }  /* a 4th line: damage */
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("g", "open_seek", "seek"),
@@ -133,6 +140,7 @@ class ReplayApp(ConsoleApp):
         self.shared_thresholds = thresholds
         self.markers = replay.recording.markers()
         self.last_record: ActionRecord | Confirmation | DrillOutcome | None = None
+        self._damage_told = False
         # The feed stamps arrivals with the console's clock, so the header's age reads the same clock.
         feed = ConsoleReplayFeed(
             replay, on_jump=self._on_jump, on_record=self._on_record, clock=kwargs.get("clock", time.time)
@@ -179,6 +187,7 @@ class ReplayApp(ConsoleApp):
 
     def show_timeline(self) -> None:
         self._sync_link()
+        self._tell_damage()
         screen = self.fleet_screen()
         for bar in screen.query(TimelineBar) if screen is not None else []:
             bar.show(self.replay.status(), self.markers, self.palette, last_record_text(self.last_record))
@@ -190,6 +199,20 @@ class ReplayApp(ConsoleApp):
         link = self.model.link
         if (wanted.state, wanted.reason) != (link.state, link.reason) and link.state in _REPLAY_LINKS:
             self.model.apply(wanted)
+
+    def _tell_damage(self) -> None:
+        """Once, when the replay ends at a damaged record (played up to it, or a seek or step past it cut
+        the recording there): what is wrong, as the reader says it; the timeline bar keeps saying it."""
+        status = self.replay.status()
+        note = damage_note(status)
+        if note is not None and status.finished and not self._damage_told:
+            self._damage_told = True
+            self.notify(
+                f"{note} — the replay stops at {fleet_clock(status.time_s)}",
+                title="damaged recording",
+                severity="error",
+                timeout=30,
+            )
 
     # --- controls (each takes effect at once; the feed sends what it changes) --------------------------
 

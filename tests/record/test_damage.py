@@ -10,7 +10,7 @@ import pytest
 from console.protocol import Frame
 from console.record.container import RecordKind
 from console.record.reader import RecordingReader
-from console.record.replay import ReplaySource, held_reason
+from console.record.replay import ReplaySource, damage_note, held_reason
 from console.record.report import write_report
 from console.record.writer import RecordingWriter
 from tests.record.conftest import Tick, header
@@ -135,3 +135,44 @@ def test_a_recording_this_stormdeck_would_misread_is_refused_at_open(
     for word in words:
         assert word in err
     assert not (tmp_path / "report" / "report.md").exists()
+
+
+def test_a_seek_or_step_past_a_record_of_the_wrong_shape_ends_the_replay_there(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    """A seek whose prefill (or landing frame) held the bad frame raised IndexError — the reader had cut
+    the recording shorter — and the replay console showed a traceback. It lands on the last frame before
+    the damage, the replay ends there naming the record and field, and seeks before it still work."""
+    _recording_with_a_bad_frame(recording_path, outage_ticks)
+    last_s = outage_ticks[DAMAGED_FRAME - 1].frame.time_s
+    bad_s = outage_ticks[DAMAGED_FRAME].frame.time_s
+
+    def frames_after(move) -> tuple[list[float], ReplaySource]:
+        recording = RecordingReader(recording_path)
+        replay = ReplaySource(recording, paused=True, clock=FakeClock())
+        move(replay)
+        played = [item.time_s for item in replay.take(1000.0) if isinstance(item, Frame)]
+        return played, replay
+
+    def step_onto(replay: ReplaySource) -> None:
+        replay.seek(last_s)
+        replay.take(1000.0)
+        replay.step(1)
+
+    jumps = (lambda r: r.seek(bad_s + 20.0), lambda r: r.seek(bad_s), lambda r: r.step(DAMAGED_FRAME + 1))
+    for move in jumps:  # past it (in the prefill), onto it, and onto it by steps from before the first
+        played, replay = frames_after(move)
+        status = replay.status()
+        assert played[-1] == last_s and status.frame_index == DAMAGED_FRAME - 1
+        assert status.finished and status.frame_count == DAMAGED_FRAME
+        note = damage_note(status)
+        assert note is not None and "connections" in note and "'many'" in note
+        replay.recording.close()
+    played, replay = frames_after(step_onto)  # at the last good frame, one on: nothing more, the end
+    assert played == [] and replay.status().finished and replay.status().frame_index == DAMAGED_FRAME - 1
+    replay.recording.close()
+
+    played, replay = frames_after(lambda r: (r.seek(bad_s + 20.0), r.take(1000.0), r.seek(10.0)))
+    assert played[-1] == outage_ticks[9].frame.time_s and replay.status().frame_index == 9
+    assert not replay.status().finished
+    replay.recording.close()

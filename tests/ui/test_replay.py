@@ -35,7 +35,8 @@ SECONDS = 120
 ACTION_AT_S = 60.5
 
 
-def write_recording(path: Path) -> Path:
+def write_recording(path: Path, edit_at_s: float | None = None) -> Path:
+    """`edit_at_s`: that frame is written with node 3's cpu_pct "hot", as an edited file would have it."""
     fleet = SyntheticFleet(nodes=24, seed=7, storm_at_s=40)
     decoder = StreamDecoder()
     header = RecordingHeader(
@@ -47,6 +48,10 @@ def write_recording(path: Path) -> Path:
             for raw in fleet.next_messages():
                 message = decoder.feed(raw)
                 assert message is not None
+                if isinstance(message, Frame) and message.time_s == edit_at_s:
+                    edited = json.loads(raw)
+                    edited["nodes"][3]["cpu_pct"] = "hot"
+                    raw = json.dumps(edited)
                 writer.write(message, raw=raw)
                 if isinstance(message, Frame) and message.time_s == ACTION_AT_S - 0.5:
                     writer.write(blocked_drain(ACTION_AT_S))
@@ -214,6 +219,30 @@ async def test_replay_is_read_only_and_says_so(replay_app: ReplayApp):
         assert isinstance(replay_app.screen, MainScreen)
         replay_app.refresh_views()
         assert "actions off" in str(replay_app.screen.query_one("#rollout-box").border_title)
+
+
+async def test_a_seek_past_a_damaged_frame_ends_the_replay_there_saying_what_is_wrong(tmp_path: Path):
+    """The frame at 50 s has a node's cpu_pct "hot" (an edited file: its CRC checks out). Seeking to 1:40
+    read it in the prefill and the console died with an IndexError traceback. It lands on the frame before
+    it and says, as the reader does, which record and field; a seek before it still works."""
+    path = write_recording(tmp_path / "edited.sdrec", edit_at_s=50.0)
+    with RecordingReader(path) as reader:
+        replay = ReplaySource(reader, paused=True, clock=lambda: 1000.0)
+        app = ReplayApp(replay, remember_theme=False, clock=lambda: 1.8e9 + 0.4)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            await pilot.press("g", *"1:40", "enter")
+            await wait_for(lambda: shown_time(app) == 49.0, what="the last frame before the damage")
+            await pilot.pause()
+            status = replay.status()
+            assert status.finished and status.frame_count == 49
+            told = [n.message for n in app._notifications if "nodes.3.cpu_pct" in n.message]
+            assert told and "frame record at byte" in told[0] and "'hot'" in told[0]
+            bar = str(app.screen.query_one(TimelineBar).render())
+            assert "end of the recording: the frame record at byte" in bar and "nodes.3.cpu_pct" in bar
+            await pilot.press("g", *"0:30", "enter")
+            await wait_for(lambda: shown_time(app) == 30.0, what="the frame at 0:30")
+            assert replay.status().frame_index == 29 and not replay.status().finished
 
 
 def test_timeline_cells_place_markers_and_the_head():

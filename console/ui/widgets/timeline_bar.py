@@ -10,7 +10,7 @@ from textual.widgets import Static
 from console.model.thresholds import Level
 from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, timeline_cells
 from console.record.reader import Marker
-from console.record.replay import ReplayStatus
+from console.record.replay import ReplayStatus, damage_note
 from console.ui.themes import Palette
 from console.ui.widgets.header import fleet_clock
 
@@ -50,7 +50,7 @@ def bar_text(status: ReplayStatus, markers: Sequence[Marker], width: int, palett
 class TimelineBar(Static):
     DEFAULT_CSS = """
     TimelineBar {
-        height: 3;
+        height: auto;  /* 3 lines; a 4th says where a damaged recording ends */
         padding: 0 1;
         background: $panel;
     }
@@ -69,4 +69,7 @@ class TimelineBar(Static):
         counts.append(f"\n{ALARM_GLYPH} {alarms} alarms   {ACTION_GLYPH} {actions} actions   ")
         counts.append(last_record, style="")
         text.append(counts)
+        note = damage_note(status)
+        if note is not None:  # the frame count and the bar end there: say why, on a line of its own
+            text.append(f"\n✖ {note}", style=palette.level_style(Level.CRITICAL))
         self.update(text)
