@@ -2,8 +2,9 @@
 
 The console feeds it what it already receives — frames, the stream's events (a served drill sends its
 narration, `hint` events and a `drill` event with `data.ended`), and its own action records — and it
-measures with the same functions the headless runner scores with (`console.drills.objectives`): the
-screen never has a second idea of what an objective means. What it adds is the live reading: an objective
+measures with the same fold the headless runner scores with (`console.drills.objectives.RunMeasures`,
+each frame read as it comes and not kept): the screen never has a second idea of what an objective means,
+and a drill of hours holds one frame, not all of them. What it adds is the live reading: an objective
 not met yet is "at risk" while the rest of the drill could still meet it, "failed" once nothing can.
 """
 
@@ -12,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from console.drills.objectives import Measured, Score, abort_criterion_at, baseline_connections, score_drill
-from console.drills.schema import Drill, Objective
+from console.drills.objectives import Measured, RunMeasures, Score
+from console.drills.schema import Drill
 from console.protocol import Event, Frame
 from console.record.records import ActionRecord
 
@@ -34,18 +35,18 @@ class LiveObjective:
     standing: Standing
 
 
-def standing_of(
-    objective: Objective, measured: Measured, frames: list[Frame], time_s: float, end_s: float
-) -> Standing:
-    """Met, at risk or failed at fleet second `time_s` of a drill that ends at `end_s`."""
-    kind, params = objective.kind, objective.params
+def standing_of(run: RunMeasures, index: int, measured: Measured, time_s: float, end_s: float) -> Standing:
+    """Objective `index` of `run` met, at risk or failed at fleet second `time_s` of a drill that ends at
+    `end_s`."""
+    objective = run.objectives[index]
+    kind, params, now = objective.kind, objective.params, run.last
     if measured.met:
         # Met so far, but the fleet is over the line right now: one more stretch could fail it.
-        if frames and kind == "recovery":
-            now_pct = 100.0 * frames[-1].totals.connections / baseline_connections(frames)
+        if now is not None and kind == "recovery":
+            now_pct = 100.0 * now.totals.connections / run.baseline
             return Standing.AT_RISK if now_pct < float(params["pct"]) else Standing.MET
-        if frames and kind == "totals_max":
-            over = float(getattr(frames[-1].totals, str(params["field"]))) > float(params["max"])
+        if now is not None and kind == "totals_max":
+            over = float(getattr(now.totals, str(params["field"]))) > float(params["max"])
             return Standing.AT_RISK if over else Standing.MET
         return Standing.MET
     if kind in _FINAL_ON_MISS or time_s >= end_s:
@@ -53,7 +54,7 @@ def standing_of(
     if kind == "rollout_completed":
         return Standing.FAILED if time_s > float(params["within_s"]) else Standing.AT_RISK
     if kind == "halt_within":
-        criterion = abort_criterion_at(frames, float(params["cpu_pct"]), float(params["for_s"]))
+        criterion = run.abort_criterion(index)
         if criterion is not None and time_s > criterion[0] + float(params["within_s"]):
             return Standing.FAILED
     return Standing.AT_RISK  # action_used, or a halt still in time
@@ -65,7 +66,8 @@ class DrillProgress:
 
     drill: Drill
     end_s: float  # the drill's duration in fleet seconds (the scenario's when the drill sets none)
-    frames: list[Frame] = field(default_factory=list)
+    #: The frames received, measured as they came (`add_frame`); only the newest is kept (`last_frame`).
+    measures: RunMeasures = field(init=False)
     events: list[Event] = field(default_factory=list)
     actions: list[ActionRecord] = field(default_factory=list)
     hints: list[Event] = field(default_factory=list)
@@ -75,17 +77,24 @@ class DrillProgress:
     #: screen — is after the drill and changes nothing.
     final: Score | None = None
 
+    def __post_init__(self) -> None:
+        self.measures = RunMeasures.of(self.drill)
+
+    @property
+    def last_frame(self) -> Frame | None:
+        return self.measures.last
+
     @property
     def time_s(self) -> float:
-        return self.frames[-1].time_s if self.frames else 0.0
+        return self.measures.last.time_s if self.measures.last is not None else 0.0
 
     def add_frame(self, frame: Frame) -> None:
         if self.final is not None:
             return
         # A paused fleet keeps sending its current second: measured once, as the headless runner would.
-        if self.frames and frame.time_s <= self.frames[-1].time_s:
+        if self.measures.last is not None and frame.time_s <= self.measures.last.time_s:
             return
-        self.frames.append(frame)
+        self.measures.add(frame)
 
     def add_event(self, event: Event) -> Event | None:
         """Keep the event; returns it when the trainee should be told now (a hint)."""
@@ -104,7 +113,7 @@ class DrillProgress:
     def score(self) -> Score:
         if self.final is not None:
             return self.final
-        return score_drill(self.drill, self.frames, self.events, self.actions)
+        return self.measures.score(self.actions)  # what `score_drill` and the headless runner compute
 
     def finish(self) -> Score:
         """Score the drill once, at its end; from here on the score and the objectives stay as they are."""
@@ -115,6 +124,6 @@ class DrillProgress:
     def objectives(self, score: Score | None = None) -> list[LiveObjective]:
         score = score or self.score()
         return [
-            LiveObjective(measured, standing_of(objective, measured, self.frames, self.time_s, self.end_s))
-            for objective, measured in zip(self.drill.objectives, score.objectives, strict=True)
+            LiveObjective(measured, standing_of(self.measures, index, measured, self.time_s, self.end_s))
+            for index, measured in enumerate(score.objectives)
         ]

@@ -158,6 +158,12 @@ class RunMeasures:
             unit=unit_of(objective),
         )
 
+    def abort_criterion(self, index: int) -> tuple[float, str] | None:
+        """For objective `index`, a `halt_within`: when its abort criterion was first met, and on which
+        node (as `abort_criterion_at` over the frames so far); None until then, or for another kind."""
+        watch = self._watches[index]
+        return watch.criterion if isinstance(watch, _AbortWatch) else None
+
     def score(self, actions: Sequence[ActionRecord]) -> Score:
         """Every objective measured, and the score: their points, less the time below the floor."""
         measured = [self.measure(i, actions) for i in range(len(self.objectives))]
@@ -184,11 +190,6 @@ def unit_of(objective: Objective) -> str:
         suffixes = (("_per_s", "/s"), ("_pct", " %"), ("_ms", " ms"), ("_s", " s"))
         return next((unit for suffix, unit in suffixes if name.endswith(suffix)), "")
     return _UNITS.get(objective.kind, "")
-
-
-def baseline_connections(frames: Sequence[Frame]) -> float:
-    """100 % of connections: what the fleet held when the drill started."""
-    return float(max(frames[0].totals.connections, 1)) if frames else 1.0
 
 
 def abort_criterion_at(frames: Sequence[Frame], cpu_pct: float, for_s: float) -> tuple[float, str] | None:

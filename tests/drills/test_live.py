@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 from console.drills.live import DrillProgress, Standing
+from console.drills.objectives import score_drill
 from console.drills.schema import build_drill
 from console.protocol import Event
 from console.record.records import ActionRecord
@@ -48,10 +52,34 @@ def test_a_broken_floor_is_failed_at_once_and_the_score_is_the_scorers() -> None
 
 
 def test_a_paused_fleets_repeated_second_is_measured_once() -> None:
-    live = progress(lambda t: 100_000)
-    count = len(live.frames)
-    live.add_frame(live.frames[-1])
-    assert len(live.frames) == count
+    # Below the scoring floor from 10 s: each second measured twice would count twice against the score.
+    live = progress(lambda t: 100_000 if t < 10 else 80_000)
+    before = live.score()
+    assert before.minutes_below > 0
+    last = live.last_frame
+    assert last is not None
+    for _ in range(3):  # what the console receives while the fleet is paused: the same second again
+        live.add_frame(last)
+    assert live.score() == before and live.time_s == last.time_s
+
+
+def test_the_drill_screen_keeps_the_newest_frame_only_and_scores_as_the_headless_runner() -> None:
+    """The drill screen kept every frame and scored all of them again on each refresh: a drill's memory
+    and its score's cost grew with its length. It folds each frame in as it comes (`RunMeasures`, as the
+    headless runner does): the frames it was given are freed but the newest, and its score is the one
+    `score_drill` gives over all of them."""
+    live = DrillProgress(build_drill(DRILL), end_s=600)
+    given = []
+    for time_s in range(600):
+        (fed,) = series(float(time_s), 1, connections=100_000 if time_s < 100 or time_s > 160 else 50_000)
+        given.append(weakref.ref(fed))
+        live.add_frame(fed)
+    live.add_action(ActionRecord(time_s=130, actor="t", action="admission", outcome="applied"))
+    gc.collect()
+    assert [ref() for ref in given[:-1] if ref() is not None] == []
+    assert given[-1]() is live.last_frame
+    frames = list(series(0, 600, connections=lambda t: 100_000 if t < 100 or t > 160 else 50_000))
+    assert live.score() == score_drill(live.drill, frames, [], live.actions)
 
 
 def test_hints_are_returned_to_show_and_the_end_event_ends_the_drill() -> None:
@@ -62,7 +90,7 @@ def test_hints_are_returned_to_show_and_the_end_event_ends_the_drill() -> None:
     assert not live.ended
     live.add_event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
     assert live.ended
-    live.frames[-1] = live.frames[-1].model_copy(update={"time_s": 60.0})
+    live.add_frame(series(60, 1, connections=100_000)[0])  # the drill's last second
     assert all(item.standing is not Standing.AT_RISK for item in live.objectives())
 
 
