@@ -226,3 +226,51 @@ async def test_the_console_model_replays_through_the_stream_source_adapter(
         finally:
             task.cancel()
     assert len(models) == 2 and models[1].fleet == "test-fleet" and models[1].frames_applied == 10
+
+
+async def test_a_seek_through_the_console_feed_decodes_only_the_landing_frame_whole(
+    replay: tuple[ReplaySource, FakeClock], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After every jump the feed sends the replay's hello again, and `hello()` decoded frame 0 whole for
+    it each time: one more 2000-node frame decoded per seek (9 ms at 2000 nodes, measured). The prefill's
+    frames come as columns; the landing frame is the only one decoded whole, and the hello says the same."""
+    from console.model.link import Received
+    from console.record import reader as reader_module
+    from console.record.container import RecordKind
+    from console.record.replay import ConsoleReplayFeed
+
+    source, clock = replay
+    source.pause()
+    whole: list[RecordKind] = []
+    parse = reader_module.parse_record
+
+    def counted(kind: RecordKind, payload: bytes):  # type: ignore[no-untyped-def]
+        if kind is RecordKind.FRAME:
+            whole.append(kind)
+        return parse(kind, payload)
+
+    monkeypatch.setattr(reader_module, "parse_record", counted)
+    hellos: list[Hello] = []
+    landed = asyncio.Event()
+
+    def sink(item: object) -> None:
+        if isinstance(item, Received) and isinstance(item.message, Hello):
+            hellos.append(item.message)
+        if isinstance(item, Received) and isinstance(item.message, Frame) and item.message.nodes:
+            landed.set()  # the landing frame: whole (the prefill's come without node records)
+
+    feed = ConsoleReplayFeed(source, on_jump=lambda jump: None, clock=clock)
+    task = asyncio.create_task(feed.run(sink))
+    try:
+        await asyncio.sleep(0)  # the run's first hello
+        for time_s in (30.0, 60.0, 20.0):
+            landed.clear()
+            before = len(whole)
+            source.seek(time_s)
+            await asyncio.wait_for(landed.wait(), timeout=5)
+            assert len(whole) - before == 1, f"frames decoded whole for the seek to {time_s:g}"
+    finally:
+        task.cancel()
+    first = source.recording.frame_at(0)
+    assert len(hellos) == 4 and all(hello == hellos[0] for hello in hellos)
+    assert (hellos[0].epoch, hellos[0].seq) == (first.epoch, first.seq)
