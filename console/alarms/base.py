@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from console.guards.capacity import AdmissionLimit, FleetCapacity
 from console.guards.thresholds import Thresholds
@@ -140,6 +140,12 @@ def count(value: float) -> str:
 
 class Rule:
     """Base of the rules: `evaluate` yields what holds now; rules keep only their own memory."""
+
+    #: The rule reads only the frame's time, totals and wave bins — what a sped-up frame carries for every
+    #: second it folds (`Frame.folded_totals`) — so the engine judges it second by second, and it raises
+    #: and clears at the fleet seconds it would at one frame a second. A rule reading the nodes, the
+    #: rollout or admission is judged on the frame's last second only: that is all the frame shows of them.
+    each_second: ClassVar[bool] = False
 
     def __init__(self, thresholds: Thresholds) -> None:
         self.t = thresholds

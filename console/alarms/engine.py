@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 
-from console.alarms.rules import AlarmName, FleetView, Reading, build_rules
+from console.alarms.rules import AlarmName, FleetView, Reading, Rule, build_rules
 from console.errors import InputError
 from console.guards.capacity import FleetCapacity
 from console.guards.thresholds import Thresholds
-from console.protocol import Alarm, Event, Frame, Severity
+from console.protocol import Alarm, Event, Frame, Severity, Waves
 
 #: Cleared alarms kept for the history panel; older ones are forgotten.
 HISTORY_LIMIT = 1000
@@ -34,9 +34,10 @@ class AlarmEngine:
     def __init__(self, thresholds: Thresholds | None = None, capacity: FleetCapacity | None = None) -> None:
         self.thresholds = thresholds if thresholds is not None else Thresholds()
         self.capacity = capacity
-        self._rules = build_rules(self.thresholds)
+        self._build_rules()
         self._active: dict[AlarmKey, Alarm] = {}
         self._last_held_s: dict[AlarmKey, float] = {}
+        self._raised_by: dict[AlarmKey, Rule] = {}
         self._history: deque[Alarm] = deque(maxlen=HISTORY_LIMIT)
         self._epoch: str | None = None
         self._time_s: float | None = None
@@ -68,26 +69,49 @@ class AlarmEngine:
 
     def update(self, frame: Frame, fleet: FleetView | None = None) -> list[Event]:
         """Judge one frame; return the alarms it raised and cleared. `fleet`: its nodes already gathered
-        (`FleetView.of_columns`), for a frame sent without node records."""
+        (`FleetView.of_columns`), for a frame sent without node records.
+
+        A frame folding several fleet seconds (speed > 1) is judged second by second where it says what
+        each second was (`Frame.folded_totals`): the rules that read only totals and wave bins
+        (`Rule.each_second`) see every second, oldest first, at its own fleet time; the others see the
+        last second. A condition held for 60 s then raises after 60 fleet seconds, as at one frame a second,
+        not after two frames 60 s apart, and one second's break clears it where it happened."""
         changes: list[Event] = []
+        judged_to_s = self._time_s
         if self._starts_new_history(frame):
             changes.extend(self._clear_all(frame.time_s if self._time_s is None else self._time_s))
-            self._rules = build_rules(self.thresholds)
+            self._build_rules()
+            judged_to_s = None
         self._epoch = frame.epoch
         self._time_s = frame.time_s
 
         if fleet is None:
             fleet = FleetView.of(frame, self.thresholds, self.capacity)
-        now = frame.time_s
+        *earlier, own = seconds_of(frame)
+        for second in earlier:
+            if judged_to_s is None or second.time_s > judged_to_s:
+                changes.extend(self._judge(second, fleet, self._each_second_rules))
+        changes.extend(self._judge(own, fleet, self._rules))
+        return changes
+
+    def _build_rules(self) -> None:
+        self._rules = build_rules(self.thresholds)
+        self._each_second_rules = [rule for rule in self._rules if rule.each_second]
+
+    def _judge(self, second: Frame, fleet: FleetView, rules: list[Rule]) -> list[Event]:
+        """One fleet second through `rules`; only the alarms those rules raise can clear in it."""
+        changes: list[Event] = []
+        now = second.time_s
         held: set[AlarmKey] = set()
-        for rule in self._rules:
-            for reading in rule.evaluate(frame, fleet):
+        for rule in rules:
+            for reading in rule.evaluate(second, fleet):
                 key = (reading.name, reading.node)  # AlarmName is a str: plain names find it too
                 held.add(key)
                 self._last_held_s[key] = now
                 alarm = self._active.get(key)
                 if alarm is None:
                     alarm = self._raise(reading, now)
+                    self._raised_by[key] = rule
                     changes.append(_event(alarm, "raised", now))
                 else:
                     # Straight into the model's fields: they were validated when the alarm was raised, and
@@ -99,7 +123,7 @@ class AlarmEngine:
                         nodes=list(reading.nodes) or None,
                     )
         clear_after_s = self.thresholds.clear_after_s
-        for key in [k for k in self._active if k not in held]:
+        for key in [k for k in self._active if k not in held and self._raised_by[k] in rules]:
             if now - self._last_held_s[key] >= clear_after_s:
                 changes.append(self._clear(key, now))
         return changes
@@ -126,6 +150,7 @@ class AlarmEngine:
     def _clear(self, key: AlarmKey, now: float) -> Event:
         alarm = self._active.pop(key)
         del self._last_held_s[key]
+        del self._raised_by[key]
         alarm.active = False
         alarm.cleared_s = now
         self._history.append(alarm)
@@ -133,6 +158,36 @@ class AlarmEngine:
 
     def _clear_all(self, now: float) -> list[Event]:
         return [self._clear(key, now) for key in list(self._active)]
+
+
+def seconds_of(frame: Frame) -> list[Frame]:
+    """The fleet seconds a frame stands for, as one-second frames, oldest first, the frame's own last: the
+    earlier ones from `folded_totals` at their fleet times, each with its own 100 ms wave bins. Just the
+    frame when it covers one second, or when it does not say what each second was (no `folded_totals`, or
+    bins that do not split evenly into its seconds): judged as its last second, as before the field."""
+    by_second = frame.totals_by_second()
+    if by_second is None or len(by_second) < 2:
+        return [frame]
+    count = len(by_second)
+    bins = frame.waves.attempts
+    if len(bins) % count:
+        return [frame]
+    per_second = len(bins) // count
+    end_s = frame.time_s
+    return [
+        frame.model_copy(
+            update={
+                "time_s": end_s - (count - 1 - i),
+                "totals": totals,
+                "waves": Waves(
+                    bin_ms=frame.waves.bin_ms, attempts=bins[i * per_second : (i + 1) * per_second]
+                ),
+                "span_s": 1.0,
+                "folded_totals": None,
+            }
+        )
+        for i, totals in enumerate(by_second)
+    ]
 
 
 def _event(alarm: Alarm, change: str, now: float) -> Event:

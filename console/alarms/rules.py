@@ -21,6 +21,8 @@ __all__ = ["AlarmName", "FleetView", "Reading", "Rule", "build_rules"]
 class ConnectionsDrop(Rule):
     """Total connections fell more than 5 % below their peak of the last 60 s (outage seed)."""
 
+    each_second = True
+
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
         self._window = Window(thresholds.connections_drop_window_s)
@@ -108,6 +110,8 @@ class HeadroomLow(Rule):
     shows it: below the budget the loss of any node (a restart, a crash) overloads the rest — the outage's
     cascade — and adding capacity takes minutes."""
 
+    each_second = True
+
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         headroom_pct = frame.totals.headroom_pct
         if headroom_pct < self.t.headroom_min_pct:
@@ -123,6 +127,8 @@ class HeadroomLow(Rule):
 
 class DrainInflow(Rule):
     """Drain ÷ inflow below 1 for 60 s (losing ground), and the kill switch at 0.6 (sync-engine essay)."""
+
+    each_second = True
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
@@ -157,6 +163,8 @@ class DrainInflow(Rule):
 class LockstepWaves(Rule):
     """Attempts bunched in spikes rather than a smear: `console.waves.lockstep_index` over the last 30 s."""
 
+    each_second = True
+
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
         self._bins: deque[int] = deque(
@@ -180,6 +188,8 @@ class LockstepWaves(Rule):
 class RateOverBaseline(Rule):
     """A per-second rate many times its steady baseline, for a few seconds. Serves the reconnect rate
     (outage seed: ~80 k/min steady, 13 M/min in the storm) and abnormal 1006 closes (field guide)."""
+
+    each_second = True
 
     def __init__(
         self,
@@ -226,6 +236,8 @@ class RateOverBaseline(Rule):
 
 class ResyncShare(Rule):
     """Full resyncs as a share of accepts over the last 10 s: clients missing the resume window."""
+
+    each_second = True
 
     #: Accepts a window must hold before its share counts (two resyncs of three accepts is not a trend).
     MIN_ACCEPTS = 100

@@ -226,11 +226,30 @@ class Frame(Record):
         description="fleet seconds this frame covers: above 1 at speed > 1 (waves.attempts then holds the "
         "bins of all of them; the per-second rates are the last second's), 0 while the clock is paused",
     )
+    # Optional, added to v1 without a version change (a reader ignores what it does not know; an older
+    # server or recording leaves it null and the alarms judge the frame as its last second, as before).
+    folded_totals: list[Totals] | None = Field(
+        default=None,
+        description="at speed > 1: the totals of each earlier fleet second the frame folds in, oldest first "
+        "— span_s − 1 of them, the frame's own (last) second being `totals` — so a rule that needs a "
+        "figure held for N seconds judges every second; null when the frame covers one second",
+    )
     published_unix_s: float | None = Field(
         default=None,
         description="the server's wall clock when it published this frame (Unix seconds); "
         "staleness = now − this",
     )
+
+    def totals_by_second(self) -> list[Totals] | None:
+        """The totals of each fleet second the frame stands for, oldest first, its own (`totals`) last;
+        none for a paused frame (span 0). None when it does not say: a frame of several seconds without
+        `folded_totals` (an older server or recording), whose earlier seconds are known by their bins only."""
+        if self.span_s == 0:
+            return []
+        earlier = self.folded_totals or []
+        if len(earlier) + 1 != self.span_s:
+            return None
+        return [*earlier, self.totals]
 
 
 class Event(Record):

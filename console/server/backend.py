@@ -124,12 +124,15 @@ class RunningCounts:
 
 
 def fold_frames(frames: Sequence[Frame]) -> Frame:
-    """One frame standing for several fleet seconds: the last second's figures plus every wave bin.
+    """One frame standing for several fleet seconds: the last second's figures plus every wave bin and
+    every earlier second's totals (`folded_totals`).
 
     At speed > 1 the server sends one frame per wall second, not one per fleet second, so a client is not
-    flooded; the wave chart and the lockstep index still see every 100 ms bin (issue #3, section 1). The
-    running counts (`totals.*_total`) are the last frame's: being running counts, they already hold every
-    second folded in.
+    flooded; the wave chart and the lockstep index still see every 100 ms bin (issue #3, section 1), and
+    the alarms judge every second's totals (a condition held for 60 s is held for 60 fleet seconds, not
+    two frames 60 s apart). The running counts (`totals.*_total`) are the last frame's: being running
+    counts, they already hold every second folded in. Folding a frame that does not say its seconds' totals
+    (`Frame.totals_by_second` None) leaves `folded_totals` null: a partial list would misplace them.
     """
     if not frames:
         raise ValueError("fold_frames needs at least one frame")
@@ -137,11 +140,15 @@ def fold_frames(frames: Sequence[Frame]) -> Frame:
     if len(frames) == 1:
         return last
     bins: list[int] = []
+    seconds: list[Totals] | None = []
     for frame in frames:
         bins.extend(frame.waves.attempts)
+        of_frame = frame.totals_by_second()
+        seconds = None if seconds is None or of_frame is None else [*seconds, *of_frame]
     span_s = sum(frame.span_s for frame in frames)
     waves = Waves(bin_ms=last.waves.bin_ms, attempts=bins)
-    return last.model_copy(update={"waves": waves, "span_s": span_s})
+    folded = seconds[:-1] if seconds is not None and len(seconds) == span_s > 1 else None
+    return last.model_copy(update={"waves": waves, "span_s": span_s, "folded_totals": folded})
 
 
 def still_frame(frame: Frame) -> Frame:

@@ -26,6 +26,7 @@ from console.protocol import (
     Frame,
     RolloutRequest,
     Source,
+    Totals,
     Waves,
 )
 from console.server.actions import ActionKind, FleetAction
@@ -141,7 +142,8 @@ class SimulatorBackend:
     def _advance(self, fleet_seconds: int, budget_s: float) -> Tick:
         # Worker thread. At least one second always advances; beyond that, stop when the budget is spent
         # so the frame still leaves on time (the clock then reports a lower effective speed). Only the
-        # last second becomes protocol records: the others contribute their wave bins, events and counts.
+        # last second becomes a whole frame: the others contribute their wave bins, events, counts and
+        # totals (`folded_totals`, which the alarms judge second by second).
         from console.sim.records import totals
 
         started = time.perf_counter()
@@ -149,6 +151,7 @@ class SimulatorBackend:
         counts = self._catch_up()
         bins: list[int] = []
         events: list[Event] = []
+        earlier: list[Totals] = []
         seconds = 0
         while True:
             result = simulation.step()
@@ -157,10 +160,15 @@ class SimulatorBackend:
             events.extend(result.events)
             if seconds >= fleet_seconds or time.perf_counter() - started >= budget_s:
                 break
+            earlier.append(totals(simulation, result))
             if counts is not None:
-                counts.add(totals(simulation, result))
+                counts.add(earlier[-1])
         frame: Frame = simulation.frame(result)
-        update: dict[str, Any] = {"waves": Waves(bin_ms=WAVE_BIN_MS, attempts=bins), "span_s": float(seconds)}
+        update: dict[str, Any] = {
+            "waves": Waves(bin_ms=WAVE_BIN_MS, attempts=bins),
+            "span_s": float(seconds),
+            "folded_totals": earlier or None,
+        }
         if counts is not None:
             counts.add(frame.totals)
             update["totals"] = counts.stamp(frame.totals)

@@ -215,3 +215,23 @@ async def test_the_synthetic_storm_counts_its_folded_seconds_too() -> None:
     seconds = [Frame.model_validate(twin.next_frame()).totals for _ in range(9)]
     assert tick.frame.totals.attempts_total == sum(round(t.attempts_per_s) for t in seconds) > 0
     assert tick.frame.totals.rejects_total == sum(round(t.rejects_per_s) for t in seconds)
+
+
+async def test_a_folded_frame_carries_every_earlier_seconds_totals() -> None:
+    """`folded_totals`: what the alarms judge each folded second by — the same fleet run a second at a
+    time, its totals but the running counts (the frame's own totals carry those)."""
+    from console.protocol import TOTAL_COUNTERS
+    from console.sim.engine import Simulation
+    from console.sim.scenario_loader import load_scenario
+
+    simulator = SimulatorBackend.from_scenario("demo", STORMY_DEMO, seed=3)
+    await simulator.start()
+    ticks = [await simulator.tick(seconds, budget_s=60.0) for seconds in (10, 1, 7)]
+    twin = Simulation(load_scenario("demo", STORMY_DEMO), seed=3)
+    uncounted = dict.fromkeys(TOTAL_COUNTERS)
+    per_second = [twin.advance()[0].totals for _ in range(19)][1:]  # the first ran for `start`
+    assert ticks[0].frame.folded_totals == per_second[:9]
+    assert ticks[1].frame.folded_totals is None  # one second: nothing folded
+    assert ticks[2].frame.folded_totals == per_second[11:17]
+    assert ticks[2].frame.totals.model_copy(update=uncounted) == per_second[17]
+    assert [t.frame.time_s for t in ticks] == [11.0, 12.0, 19.0]

@@ -1,0 +1,126 @@
+"""A sped-up source's frames (one per wall second, each folding several fleet seconds: `fold_frames`, the
+simulator backend's tick) judged by the alarms the way one frame a second is.
+
+Found by a probe: at ×60 the engine counted two holding readings 60 s apart as 60 s held, and one
+reading off clears — gitlab-reset-burst's `drain_inflow_losing` (1 fps: raised 119, cleared 137) was raised
+at 120, cleared 180, raised 300, cleared 360; thundering-herd, never raised at 1 fps, got a false raise at
+1380. A folded frame now carries each earlier second's totals (`Frame.folded_totals`) and the rules that
+read only totals and wave bins (`Rule.each_second`) are judged second by second.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from console.alarms import AlarmEngine, FleetView
+from console.alarms.engine import seconds_of
+from console.alarms.rules import build_rules
+from console.guards import Thresholds
+from console.protocol import Event, Frame
+from console.server.backend import fold_frames
+from tests.fleet_builders import frame, series
+
+#: The rules that read nodes, the rollout or admission: a folded frame shows them its last second only.
+LAST_SECOND_ONLY = {"cpu_abort", "rollout_paused", "drain_pacing_exceeded"}
+
+Change = tuple[float, str, str]  # (fleet time, "raised" | "cleared", alarm name)
+
+
+def changes(events: list[Event]) -> list[Change]:
+    return [(e.time_s, e.data["change"], e.data["name"]) for e in events]
+
+
+def one_fps_and_folded(scenario_name: str, every: int) -> tuple[list[Change], list[Change]]:
+    """A scenario's alarm changes judged a frame a second, and from frames folded every `every` seconds
+    (what `sim serve --speed every` sends), each judged with the nodes of its last second."""
+    from console.sim.engine import Simulation
+    from console.sim.records import node_columns
+    from console.sim.scenario_loader import load_scenario
+
+    scenario = load_scenario(scenario_name)
+    sim = Simulation(scenario, keep_history=False)
+    one_fps, sped_up = AlarmEngine(), AlarmEngine()
+    every_second: list[Change] = []
+    folded: list[Change] = []
+    pending: list[Frame] = []
+    for result in sim.run(int(scenario.duration_s)):
+        second = sim.frame(result, with_nodes=False)
+        view = FleetView.of_columns(
+            *node_columns(sim, result), sim.admission, one_fps.thresholds, one_fps.capacity
+        )
+        every_second += changes(one_fps.update(second, view))
+        pending.append(second)
+        if len(pending) == every:
+            folded += changes(sped_up.update(fold_frames(pending), view))
+            pending = []
+    return every_second, folded
+
+
+@pytest.mark.parametrize("scenario_name", ["gitlab-reset-burst", "thundering-herd", "demo"])
+def test_a_sped_up_source_raises_and_clears_at_the_fleet_seconds_one_frame_a_second_does(
+    scenario_name: str,
+) -> None:
+    every_second, folded = one_fps_and_folded(scenario_name, 60)
+    judged = {name for _, _, name in every_second + folded} - LAST_SECOND_ONLY
+    assert judged  # the scenario raises something a totals rule judges
+    assert [c for c in folded if c[2] in judged] == [c for c in every_second if c[2] in judged]
+
+
+def test_the_rules_judged_each_second_are_those_reading_only_totals_and_waves() -> None:
+    each_second = {type(rule).__name__ for rule in build_rules(Thresholds()) if rule.each_second}
+    assert each_second == {
+        "ConnectionsDrop",
+        "HeadroomLow",
+        "DrainInflow",
+        "LockstepWaves",
+        "RateOverBaseline",
+        "ResyncShare",
+    }
+
+
+def losing(time_s: float) -> float:
+    """Drain ÷ inflow under 1 from 10 s on, but for one second at 40 s."""
+    return 0.9 if time_s >= 10 and time_s != 40 else 1.2
+
+
+def test_one_seconds_break_inside_a_folded_frame_restarts_the_hold() -> None:
+    seconds = series(1, 120, drain_inflow_ratio=losing)
+    one_fps, sped_up = AlarmEngine(), AlarmEngine()
+    every_second = [c for f in seconds for c in changes(one_fps.update(f))]
+    folded = [c for i in range(0, 120, 30) for c in changes(sped_up.update(fold_frames(seconds[i : i + 30])))]
+    assert every_second == folded == [(101.0, "raised", "drain_inflow_losing")]  # held 41 … 101
+
+
+def test_each_folded_second_is_judged_at_its_own_fleet_time_with_its_own_bins() -> None:
+    seconds = [frame(t, headroom_pct=50.0 - t, attempts=[int(t)] * 10) for t in range(11, 14)]
+    folded = fold_frames(seconds)
+    assert folded.span_s == 3 and folded.folded_totals == [s.totals for s in seconds[:2]]
+    judged = seconds_of(folded)
+    assert [s.time_s for s in judged] == [11.0, 12.0, 13.0]
+    assert [s.totals.headroom_pct for s in judged] == [39.0, 38.0, 37.0]
+    assert [s.waves.attempts for s in judged] == [[11] * 10, [12] * 10, [13] * 10]
+    assert judged[-1].nodes is folded.nodes and all(s.span_s == 1 for s in judged)
+
+
+def test_a_folded_frame_without_its_seconds_totals_is_judged_as_its_last_second_as_before() -> None:
+    """An older server's or recording's frame: span_s 60, no `folded_totals`."""
+    seconds = series(1, 120, drain_inflow_ratio=losing)
+    old = [fold_frames(seconds[i : i + 60]).model_copy(update={"folded_totals": None}) for i in (0, 60)]
+    assert seconds_of(old[0]) == [old[0]]
+    engine = AlarmEngine()
+    assert [c for f in old for c in changes(engine.update(f))] == [(120.0, "raised", "drain_inflow_losing")]
+
+
+def test_a_node_alarm_is_not_cleared_by_the_earlier_seconds_of_a_folded_frame() -> None:
+    """cpu_abort is judged on each frame's last second: an earlier second, where no rule looked at the
+    nodes, says nothing about it."""
+    from tests.fleet_builders import nodes
+
+    hot = nodes(4, cpu_pct=95.0)
+    one_s = [frame(t, fleet=hot) for t in range(1, 32)]
+    engine = AlarmEngine()
+    raised = [c for f in one_s for c in changes(engine.update(f))]
+    assert raised == [(31.0, "raised", "cpu_abort")]
+    still_hot = fold_frames([frame(t, fleet=hot) for t in range(32, 42)])
+    assert changes(engine.update(still_hot)) == []
+    assert [a.name for a in engine.active] == ["cpu_abort"]
