@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_attach(args: argparse.Namespace) -> int:
+    from console.cli.screen import run_app
     from console.client.actions import ActionClient
     from console.client.stream import StreamClient
     from console.client.token import load_token
@@ -73,5 +74,4 @@ def run_attach(args: argparse.Namespace) -> int:
         action_recorder=action_recorder,
         instructor=args.instructor,
     )
-    app.run()
-    return 0
+    return run_app(app)

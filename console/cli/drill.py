@@ -159,6 +159,7 @@ def _run_drill_console(
     speed: float | None = None,
 ) -> int:
 
+    from console.cli.screen import run_app
     from console.client.actions import ActionClient
     from console.client.stream import StreamClient
     from console.guards.config import load_default_thresholds
@@ -200,8 +201,7 @@ def _run_drill_console(
         source=source,
         admin=admin,
     )
-    app.run()
-    return 0
+    return run_app(app)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    from console.cli.screen import run_app
     from console.guards.config import load_default_thresholds
     from console.record.reader import RecordingReader
     from console.record.replay import ReplaySource, check_speed
@@ -39,6 +40,7 @@ def run_replay(args: argparse.Namespace) -> int:
         raise InputError("FILE", str(args.file), "a recording holding at least one complete frame")
     thresholds = load_default_thresholds().thresholds
     replay = ReplaySource(reader, speed=args.speed, paused=args.paused)
-    ReplayApp(replay, thresholds, theme_name=args.theme).run()
-    reader.close()
-    return 0
+    try:
+        return run_app(ReplayApp(replay, thresholds, theme_name=args.theme))
+    finally:
+        reader.close()
