@@ -81,7 +81,7 @@ def serve_controller(
     capacity: CapacityConfig | None = None,
     provisioner: NodeProvisioner | None = None,
 ) -> int:
-    """Serve the fleet API over `nodes` until SIGINT/SIGTERM (`sim serve`'s runner and token handling),
+    """Serve the fleet API over `nodes` until SIGINT/SIGTERM/SIGHUP (`sim serve`'s runner and token handling),
     its actions guarded and audited as over the simulator: one desk, one hash-chained audit log. With a
     `provisioner` (`fleet up`'s), the fleet can add capacity; without one, an add is refused."""
     from console.audit import open_audit_log

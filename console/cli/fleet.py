@@ -1,7 +1,7 @@
 """`stormdeck fleet up`: a whole loopback fleet — gateway nodes, a publisher, the controller, a load.
 
 Everything it starts is a child it knows by pid (or, for the controller, itself), and everything is
-stopped on Ctrl-C or SIGTERM, children by pid.
+stopped on Ctrl-C, SIGTERM or SIGHUP (a closed terminal), children by pid.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from console.cli.checks import (
 from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.policies import POLICIES
+from console.stop_signals import STOP_SIGNALS
 
 MAX_NODES = 16
 #: The fleet's name: its audit log's and rollout state file's default names come from it.
@@ -41,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="start N gateway nodes, a publisher, the controller (fleet API) and optionally a load",
         description="Start N gateway node processes (Redis history when redis-server is installed, so "
         "clients resume on any node), publish on their channel, serve the fleet API over them, and "
-        "optionally run a load generator. Ctrl-C or SIGTERM stops everything it started.",
+        "optionally run a load generator. Ctrl-C, SIGTERM or a closed terminal stops everything it started.",
     )
     up.add_argument("--nodes", type=int, default=3, help=f"gateway nodes, 1 to {MAX_NODES} (default 3)")
     up.add_argument("--port", type=int, default=8471, help="the fleet API's port (default 8471; 0: any free)")
@@ -114,9 +115,11 @@ def run_fleet_up(args: argparse.Namespace) -> int:
 
     make_policy(args.policy)
     node_token = secrets.token_urlsafe(24)
-    # A SIGTERM while the children start (before the controller's own handlers) would end us without the
-    # `finally` below, leaving redis, the publisher and the nodes started so far behind: make it Ctrl-C's.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # A SIGTERM or a closed terminal (SIGHUP) while the children start (before the controller's own
+    # handlers) would end us without the `finally` below, leaving redis, the publisher and the nodes
+    # started so far behind: make them Ctrl-C's.
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.default_int_handler)
     redis = RedisProcess() if shutil.which("redis-server") else None
     nodes: list[NodeProcess] = []
     load: subprocess.Popen[bytes] | None = None
@@ -192,7 +195,8 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             provisioner=provisioner,
         )
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # already stopping: each child is stopped by pid
+        for signum in STOP_SIGNALS[1:]:  # already stopping: each child is stopped by pid (Ctrl-C stays)
+            signal.signal(signum, signal.SIG_IGN)
         for child in (load, publisher):
             _stop(child)
         for node in nodes:

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import contextlib
 import ipaddress
-import signal
 import sys
 
 from console.cli.checks import (
@@ -23,6 +22,7 @@ from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.protocol import limits
+from console.stop_signals import STOP_SIGNALS
 
 #: A real node's planning capacity, connections: at most 10 million. The largest published single-host
 #: figures are a few million (WhatsApp's 2 M on one FreeBSD box, Phoenix's 2 M), so 10 M leaves room and
@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run one reference gateway node on loopback: clients connect by WebSocket to --port "
         "(/channel/CHANNEL) and get the channel's messages, with admission control, resume and scheduled "
         "connection lifetimes; a controller drives it through the node admin API on --admin-port (the "
-        "token of --token-file). Runs until SIGINT or SIGTERM.",
+        "token of --token-file). Runs until SIGINT, SIGTERM or SIGHUP (a closed terminal), then shuts down in order.",
     )
     serve.add_argument("--port", type=int, required=True, help="client WebSocket port (0: any free port)")
     serve.add_argument("--admin-port", type=int, required=True, help="node admin API port")
@@ -255,7 +255,7 @@ def _publish(args: argparse.Namespace) -> int:
         await history.start()
         task = asyncio.create_task(publish_forever(history, args.rate_per_s, "publisher"))
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, task.cancel)
         print(f"publishing on {args.channel!r} at {args.rate_per_s:g}/s", flush=True)
         with contextlib.suppress(asyncio.CancelledError):

@@ -6,11 +6,11 @@ import argparse
 import asyncio
 import logging
 import re
-import signal
 from pathlib import Path
 
 from console.cli.checks import check_fleet_url, check_recording_out
 from console.errors import InputError
+from console.stop_signals import STOP_SIGNALS
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
 
@@ -75,7 +75,7 @@ def run_record(args: argparse.Namespace) -> int:
     async def until_stopped() -> int:
         task = asyncio.ensure_future(record_stream(recorder, args.url, token))
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in STOP_SIGNALS:
             loop.add_signal_handler(signum, task.cancel)
         try:
             return await task

@@ -147,7 +147,7 @@ def serve_backend(
     local_tokens: Sequence[LocalToken] = OPERATOR_ONLY,
     notes: Callable[[str, dict[str, Path]], list[str]] | None = None,
 ) -> int:
-    """Serve `backend` as the fleet API in the foreground until Ctrl-C (or SIGTERM): the audit log, the
+    """Serve `backend` as the fleet API in the foreground until Ctrl-C (or SIGTERM, or SIGHUP): the audit log, the
     socket, the tokens (`--token-file`, else `local_tokens` made in 0600 files removed on exit) and the
     announcement whose `url:` line the embedded default waits for. `notes(url, token paths)` adds lines
     to the announcement (a served drill tells the instructor how to inject)."""

@@ -12,7 +12,6 @@ import ipaddress
 import math
 import os
 import random
-import signal
 import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -28,6 +27,7 @@ from console.gateway.meter import percentile
 from console.gateway.tokens import DEFAULT_WORK_FACTOR, TokenSigner
 from console.policies import Policy, make_policy
 from console.protocol import WAVE_BIN_MS
+from console.stop_signals import STOP_SIGNALS
 from console.userfiles import read_user_text
 from console.waves import lockstep_index
 
@@ -242,7 +242,7 @@ async def until_stopped() -> None:
     """Until SIGTERM or SIGINT: a load that runs as long as the fleet it loads."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
 

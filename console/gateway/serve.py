@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import signal
 import time
 from collections.abc import Iterator
 
@@ -22,6 +21,7 @@ from console.gateway.framelog import FrameLog
 from console.gateway.history import open_history
 from console.gateway.node import GatewayNode, NodeConfig
 from console.server.runner import bind_socket
+from console.stop_signals import STOP_SIGNALS
 from console.userfiles import read_user_text, warn_if_others_may_read
 
 log = logging.getLogger("stormdeck.gateway")
@@ -114,7 +114,7 @@ class RunningNode:
 async def serve_until_signalled(running: RunningNode) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     try:
         await running.start()

@@ -10,13 +10,14 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
-import signal
 import socket
 import threading
 from collections.abc import Callable, Iterator
 
 import uvicorn
 from fastapi import FastAPI
+
+from console.stop_signals import STOP_SIGNALS
 
 #: How long shutdown waits for open streams to finish before it closes them.
 GRACEFUL_SHUTDOWN_S = 3
@@ -115,13 +116,13 @@ def _config(app: FastAPI) -> uvicorn.Config:
 
 
 def serve_foreground(app: FastAPI, sock: socket.socket, on_ready: Callable[[], None]) -> int:
-    """Serve until SIGINT or SIGTERM, then shut down cleanly. Returns the exit status: 0, or 1 when the
+    """Serve until SIGINT, SIGTERM or SIGHUP, then shut down cleanly. Returns the exit status: 0, or 1 when the
     server never started (uvicorn has logged why)."""
     server = _Server(_config(app), on_ready)
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, _request_exit, server)
         await server.serve(sockets=[sock])

@@ -189,9 +189,11 @@ def _serving_children(pid: int) -> set[int]:
     return found
 
 
-def test_a_sigterm_while_the_nodes_start_stops_what_was_started(tmp_path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_sigterm_while_the_nodes_start_stops_what_was_started(tmp_path, signum: int) -> None:
     """SIGTERM before the controller serves (a supervisor giving up on a slow start) used to end fleet up
-    at once: redis, the publisher and the first node outlived it. Now it stops them as Ctrl-C does."""
+    at once: redis, the publisher and the first node outlived it. Now it stops them as Ctrl-C does — and
+    so does a closed terminal (SIGHUP), which left them all running."""
     command = [sys.executable, "-m", "console", "fleet", "up", "--nodes", "3", "--port", "0"]
     command += ["--audit-log", str(tmp_path / "audit.jsonl")]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=child_env())
@@ -204,7 +206,7 @@ def test_a_sigterm_while_the_nodes_start_stops_what_was_started(tmp_path) -> Non
             assert time.monotonic() < deadline, "no gateway node was started within 30 s"
             time.sleep(0.005)  # polling for that moment, not waiting in its stead
         seen = _children(process.pid)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         assert process.wait(30) == 130
     finally:
         if process.poll() is None:

@@ -94,6 +94,17 @@ async def test_sim_serve_guards_its_api_resumes_and_stops_cleanly(served) -> Non
     assert not token_path.exists(), "the token the server made is removed when it stops"
 
 
+def test_a_closed_terminal_stops_the_server_as_sigterm_does(served) -> None:
+    """SIGHUP (tmux kill-session, a dropped ssh session) ended `sim serve` on the spot and left its token
+    file behind; it now shuts down in order, as on Ctrl-C."""
+    token_path = Path(served["token"].split()[0])
+    assert token_path.exists()
+    process: subprocess.Popen[str] = served["process"]  # type: ignore[assignment]
+    process.send_signal(signal.SIGHUP)
+    assert process.wait(15) == 0
+    assert not token_path.exists(), "the token the server made is removed when it stops"
+
+
 def test_a_non_loopback_host_needs_a_token_file(capsys) -> None:
     assert main(serve_command("--host", "0.0.0.0")[3:]) == 2
     error = capsys.readouterr().err
