@@ -75,7 +75,7 @@ def test_the_drill_consoles_recording_says_which_drill_it_came_from(tmp_path: Pa
         async def run(self, sink) -> None:  # type: ignore[no-untyped-def]
             sink(Received(Hello(fleet="tiny", source=Source.SIMULATOR, epoch="sim", seq=0), 0.0))
 
-    def run_the_tap(app: DrillApp) -> None:  # the console's stream, without a screen or a server
+    def run_the_tap(app: DrillApp, **_: object) -> None:  # the console's stream, without a screen or a server
         app.source.source = HelloOnly()
         asyncio.run(app.source.run(lambda item: None))
 
