@@ -60,6 +60,23 @@ def standing_of(run: RunMeasures, index: int, measured: Measured, time_s: float,
     return Standing.AT_RISK  # action_used, or a halt still in time
 
 
+def through(frame: Frame, end_s: float) -> Frame | None:
+    """`frame` without its fleet seconds after `end_s`, where it says them (`folded_totals`); None when it
+    says them and none is the drill's. The served simulation runs on past the drill's end, and at speed > 1
+    the frame that ends the drill can fold seconds after it: served at ×60, a 240 s drill's frames end at
+    61, 121, 181 and 241 s (the server's first frame is second 1), and second 241 is no part of the drill.
+    Its nodes and rollout stay the frame's last second's: the frame carries no other."""
+    by_second = frame.totals_by_second()
+    if frame.time_s <= end_s or not by_second:
+        return frame
+    first_s = frame.time_s - (len(by_second) - 1)
+    kept = by_second[: max(0, int(end_s - first_s) + 1)]
+    if not kept:
+        return None
+    update = {"time_s": first_s + len(kept) - 1, "totals": kept[-1], "folded_totals": kept[:-1] or None}
+    return frame.model_copy(update={**update, "span_s": float(len(kept))})
+
+
 @dataclass
 class DrillProgress:
     """What the drill screen shows, from what the console received."""
@@ -94,7 +111,9 @@ class DrillProgress:
         # A paused fleet keeps sending its current second: measured once, as the headless runner would.
         if self.measures.last is not None and frame.time_s <= self.measures.last.time_s:
             return
-        self.measures.add(frame)
+        drills = through(frame, self.end_s)
+        if drills is not None:
+            self.measures.add(drills)
 
     def add_event(self, event: Event) -> Event | None:
         """Keep the event; returns it when the trainee should be told now (a hint)."""

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from console.drills.schema import Drill, Objective, Scoring
-from console.protocol import Event, Frame, NodeState
+from console.protocol import Event, Frame, NodeState, Totals
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome
 
 #: Node states still serving connections: the abort criterion looks at these (a restarting node's CPU is
@@ -104,11 +104,39 @@ def measure(
     return run.measure(0, actions)
 
 
+@dataclass(frozen=True)
+class FleetSecond:
+    """One reading of the fleet's totals: a fleet second, or a whole frame that does not say its seconds."""
+
+    time_s: float
+    totals: Totals
+    span_s: float  # fleet seconds it stands for: 1, or an old sped-up frame's span (0 paused: counted as 1)
+
+
+def seconds_of(frame: Frame) -> list[FleetSecond]:
+    """The fleet seconds a frame stands for, oldest first, its own last: at speed > 1 a frame folds several
+    (`span_s`), each earlier one's totals in `folded_totals`, so a dip, a floor broken or a total over its
+    line inside the frame is read at its own second, as at one frame a second. A frame that does not say its
+    seconds (a sped-up frame from an older server or recording; a paused frame) is one reading at its time,
+    standing for its whole span, as before the field."""
+    by_second = frame.totals_by_second()
+    if not by_second:
+        return [FleetSecond(frame.time_s, frame.totals, frame.span_s or 1.0)]
+    last = len(by_second) - 1
+    return [FleetSecond(frame.time_s - (last - i), totals, 1.0) for i, totals in enumerate(by_second)]
+
+
 class RunMeasures:
     """What the objectives read of a run's frames, folded in one frame at a time (`add`), so a run is
     measured in memory of the size of one frame whatever its length: the headless runner kept every frame
     for scoring at the end, and a 3 h drill of 480 nodes reached 4.6 GB (measured). The events are not
-    read; the action records (a few) are passed to `score` and `measure`."""
+    read; the action records (a few) are passed to `score` and `measure`.
+
+    What reads totals (the baseline, the lowest connections, the time below the floor, dips, totals over
+    their line) reads every fleet second a sped-up frame folds (`seconds_of`), so a drill scores the same
+    from ×60 frames as from one frame a second; the rollout's completion is read from the second it reports.
+    What reads nodes — the abort criterion's CPU stretch — reads each frame's last second only: a frame
+    carries one second of nodes."""
 
     def __init__(self, objectives: Sequence[Objective], scoring: Scoring) -> None:
         self.objectives = tuple(objectives)
@@ -128,18 +156,20 @@ class RunMeasures:
         return run
 
     def add(self, frame: Frame) -> None:
+        seconds = seconds_of(frame)
         if self.last is None:
-            self.baseline = float(max(frame.totals.connections, 1))
+            self.baseline = float(max(seconds[0].totals.connections, 1))
             self._floor = self.baseline * self.scoring.penalty_below_pct / 100.0
         self.last = frame
-        connections = frame.totals.connections
-        if self.lowest is None or connections < self.lowest[0]:
-            self.lowest = (connections, frame.time_s)
-        if connections < self._floor:
-            self.seconds_below += frame.span_s or 1.0
+        for second in seconds:
+            connections = second.totals.connections
+            if self.lowest is None or connections < self.lowest[0]:
+                self.lowest = (connections, second.time_s)
+            if connections < self._floor:
+                self.seconds_below += second.span_s
         for watch in self._watches:
             if watch is not None:
-                watch.add(frame, self.baseline)
+                watch.add(frame, seconds, self.baseline)
 
     def measure(self, index: int, actions: Sequence[ActionRecord]) -> Measured:
         """Objective `index` (of those given) measured over the frames so far and `actions`."""
@@ -196,28 +226,33 @@ def abort_criterion_at(frames: Sequence[Frame], cpu_pct: float, for_s: float) ->
     """When a serving node first stayed above `cpu_pct` for `for_s` seconds in a row, and which node."""
     watch = _AbortWatch(cpu_pct, for_s)
     for frame in frames:
-        watch.add(frame, 1.0)
+        watch.add(frame, [], 1.0)
         if watch.criterion is not None:
             break
     return watch.criterion
 
 
 class _Watch:
-    """One objective's reading of the frames, kept up to date as each comes (what it needs, no more)."""
+    """One objective's reading of the frames, kept up to date as each comes (what it needs, no more):
+    `seconds` are the frame's fleet seconds (`seconds_of`), for what reads totals."""
 
-    def add(self, frame: Frame, baseline: float) -> None:
+    def add(self, frame: Frame, seconds: Sequence[FleetSecond], baseline: float) -> None:
         raise NotImplementedError
 
 
 class _AbortWatch(_Watch):
-    """The abort criterion: the first serving node above `cpu_pct` for `for_s` seconds in a row."""
+    """The abort criterion: the first serving node above `cpu_pct` for `for_s` seconds in a row.
+
+    Read from each frame's nodes, i.e. its last second: a sped-up frame carries no earlier second's nodes,
+    so at ×N a stretch is seen at frame times, N s apart (at ×60 thundering-herd's criterion reads 240 s,
+    161 s at one frame a second). The totals-based objectives read every second (`seconds_of`)."""
 
     def __init__(self, cpu_pct: float, for_s: float) -> None:
         self.cpu_pct, self.for_s = cpu_pct, for_s
         self.criterion: tuple[float, str] | None = None  # (fleet time, node) once met
         self._above_since: dict[str, float] = {}
 
-    def add(self, frame: Frame, baseline: float) -> None:
+    def add(self, frame: Frame, seconds: Sequence[FleetSecond], baseline: float) -> None:
         if self.criterion is not None:
             return
         for node in frame.nodes:
@@ -241,13 +276,14 @@ class _DipWatch(_Watch):
         self.longest_from: float | None = None
         self.below_since: float | None = None
 
-    def add(self, frame: Frame, baseline: float) -> None:
-        below = 100.0 * frame.totals.connections / baseline < self.pct
-        if below and self.below_since is None:
-            self.below_since = frame.time_s
-        if self.below_since is not None and not below:
-            self.longest_s, self.longest_from = self.longest_until(frame.time_s)
-            self.below_since = None
+    def add(self, frame: Frame, seconds: Sequence[FleetSecond], baseline: float) -> None:
+        for second in seconds:
+            below = 100.0 * second.totals.connections / baseline < self.pct
+            if below and self.below_since is None:
+                self.below_since = second.time_s
+            if self.below_since is not None and not below:
+                self.longest_s, self.longest_from = self.longest_until(second.time_s)
+                self.below_since = None
 
     def longest_until(self, time_s: float) -> tuple[float, float | None]:
         """The longest stretch, the one still open counted up to `time_s`."""
@@ -266,24 +302,30 @@ class _TotalWatch(_Watch):
         self.peak: float | None = None
         self.over_s = 0.0
 
-    def add(self, frame: Frame, baseline: float) -> None:
-        value = float(getattr(frame.totals, self.name))
-        if self.peak is None or value > self.peak:
-            self.peak = value
-        if value > self.limit:
-            self.over_s += frame.span_s or 1.0
+    def add(self, frame: Frame, seconds: Sequence[FleetSecond], baseline: float) -> None:
+        for second in seconds:
+            value = float(getattr(second.totals, self.name))
+            if self.peak is None or value > self.peak:
+                self.peak = value
+            if value > self.limit:
+                self.over_s += second.span_s
 
 
 class _RolloutWatch(_Watch):
-    """When the rollout first showed as completed."""
+    """When the rollout first showed as completed: the first of a frame's seconds to end after the time the
+    rollout reports it completed at (`completed_at_s`; the simulator stamps the start of the second it
+    completed in). A ×60 frame shows only its last second's rollout, which would put a completion up to 59 s
+    late; a frame of one second, or one that does not say its seconds, reads as its own time, as before."""
 
     def __init__(self) -> None:
         self.completed_at_s: float | None = None
 
-    def add(self, frame: Frame, baseline: float) -> None:
+    def add(self, frame: Frame, seconds: Sequence[FleetSecond], baseline: float) -> None:
         rollout = frame.rollout
         if self.completed_at_s is None and rollout is not None and rollout.state.value == "completed":
-            self.completed_at_s = frame.time_s
+            reported = rollout.completed_at_s
+            after = [s.time_s for s in seconds if reported is not None and s.time_s > reported]
+            self.completed_at_s = after[0] if after else frame.time_s
 
 
 def _watch(objective: Objective) -> _Watch | None:
