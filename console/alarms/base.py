@@ -29,6 +29,7 @@ class AlarmName(StrEnum):
     RESYNC_SHARE_RISING = "resync_share_rising"
     ABNORMAL_CLOSES_RISING = "abnormal_closes_rising"
     DRAIN_PACING_EXCEEDED = "drain_pacing_exceeded"
+    NODE_DOWN = "node_down"
 
 
 #: The unit of each alarm's value and limit, as the panel shows them ("8.54 > 5 %", "38.6k > 5.3k/s");
@@ -42,6 +43,7 @@ UNITS: dict[AlarmName, str] = {
     AlarmName.RESYNC_SHARE_RISING: " %",
     AlarmName.ABNORMAL_CLOSES_RISING: "/s",
     AlarmName.DRAIN_PACING_EXCEEDED: "/s",
+    AlarmName.NODE_DOWN: " s",  # how long the node has been down
 }
 
 
@@ -70,6 +72,7 @@ class FleetView:
     drain_rate_per_s: float  # requested close rate, summed over draining nodes
     admission_capacity_per_s: float | None  # what nodes in rotation can admit per second; None if unknown
     max_cpu_pct: float = 0.0  # the hottest node's, for a frame whose totals do not say (0 with no nodes)
+    down_nodes: tuple[str, ...] = ()  # nodes in state `down` (a planned restart is `restarting`, not down)
 
     @classmethod
     def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
@@ -101,6 +104,7 @@ class FleetView:
         abort_pct = thresholds.cpu_abort_pct
         admission_limit = AdmissionLimit(admission, capacity)
         hot: list[tuple[str, float]] = []
+        down: list[str] = []
         draining = 0
         drain_rate = 0.0
         admit = 0.0
@@ -111,6 +115,8 @@ class FleetView:
             if state is NodeState.DRAINING:
                 draining += 1
                 drain_rate += rate
+            elif state is NodeState.DOWN:
+                down.append(node_id)
             elif state is NodeState.READY:
                 node_limit = admission_limit.for_node(node_id)
                 if node_limit is None:
@@ -123,6 +129,7 @@ class FleetView:
             drain_rate_per_s=drain_rate,
             admission_capacity_per_s=admit if admit_known else None,
             max_cpu_pct=max(cpu_pct, default=0.0),
+            down_nodes=tuple(down),
         )
 
 

@@ -287,8 +287,39 @@ class DrainPacing(Rule):
             )
 
 
+class NodeDown(Rule):
+    """A node `down` — killed, crashed, or not answering its admin API — one alarm per node, raised at once
+    and cleared once it is back. A planned restart (a rollout's, an operator's) shows `restarting`, never
+    `down`, so only the unplanned loss is named. Warning, not critical: what the loss does to the fleet is
+    judged by `connections_drop` and `headroom_low`; this one says which node to bring back."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._down_since_s: dict[str, float] = {}
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        now = frame.time_s
+        since = self._down_since_s
+        if len(since) != len(fleet.down_nodes) or any(n not in since for n in fleet.down_nodes):
+            down = set(fleet.down_nodes)
+            for node_id in [n for n in since if n not in down]:
+                del since[node_id]  # back: a later loss is a new outage, timed from then
+        for node_id in fleet.down_nodes:
+            down_s = now - since.setdefault(node_id, now)
+            yield Reading(
+                AlarmName.NODE_DOWN,
+                Severity.WARNING,
+                down_s,
+                None,
+                f"{node_id} down {down_s:.0f} s, not a planned restart (killed, crashed or hung): its "
+                "clients reconnect to the rest. Restart it; no rollout until it is back.",
+                node=node_id,
+            )
+
+
 def build_rules(thresholds: Thresholds) -> list[Rule]:
-    """Every rule, in the order their alarms are listed in DESIGN.md."""
+    """Every rule, in the order their alarms are listed in DESIGN.md; then the ones added since
+    (docs/alarms.md lists them all)."""
     t = thresholds
     return [
         ConnectionsDrop(t),
@@ -319,4 +350,5 @@ def build_rules(thresholds: Thresholds) -> list[Rule]:
             "Abnormal closes (1006, no close frame)",
         ),
         DrainPacing(t),
+        NodeDown(t),
     ]

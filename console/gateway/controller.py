@@ -185,7 +185,8 @@ class Controller:
         )
 
     def _status(self, node_id: str, now: float) -> NodeStatus:
-        """A node being provisioned shows `provisioning` until its first frame, then what its frames say."""
+        """A node being provisioned shows `provisioning` until its first frame, then what its frames say; one
+        the rollout is restarting shows `restarting` while it does not answer."""
         link = self.links.get(node_id)
         pending = self.provisioning.pending if self.provisioning is not None else set()
         if link is not None and link.latest is not None:
@@ -193,7 +194,12 @@ class Controller:
         if node_id in pending:
             return down_status(node_id, None).model_copy(update={"state": NodeState.PROVISIONING})
         assert link is not None
-        return link.status(now)
+        status = link.status(now)
+        if status.state is NodeState.DOWN and self.rollout is not None and node_id in self.rollout.restarting:
+            # The rollout stopped this process and waits for the new one: a planned restart, shown as the
+            # simulator shows one. As `down` it raised node_down on every rollout.
+            return status.model_copy(update={"state": NodeState.RESTARTING})
+        return status
 
     def _provisioning_only(self) -> list[str]:
         pending = self.provisioning.pending if self.provisioning is not None else set()

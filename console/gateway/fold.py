@@ -58,6 +58,11 @@ class WaveSum:
         return Waves(attempts=attempts, start_s=start * WAVE_BIN_MS / 1000)
 
 
+#: States the controller shows for a node whose process does not answer (killed, or restarted by a rollout):
+#: it reports nothing, so the connections it held are lost.
+_SILENT = frozenset({NodeState.DOWN, NodeState.RESTARTING})
+
+
 class ClientFlow:
     """Drain ÷ inflow over real nodes, a second a frame: clients getting a connection back (the nodes'
     accepts) against clients losing one — the closes and drops the nodes report, and the connections a
@@ -75,9 +80,10 @@ class ClientFlow:
         lost = 0
         for node in nodes:
             before = self._held.get(node.id, 0)
-            if node.state is NodeState.DOWN:
+            gone = node.state in _SILENT
+            if gone:
                 lost += before
-            self._held[node.id] = 0 if node.state is NodeState.DOWN else node.connections
+            self._held[node.id] = 0 if gone else node.connections
         disconnects = totals.disconnects_per_s + lost
         self.window.add(totals.accepts_per_s, disconnects)
         return totals.model_copy(update={"disconnects_per_s": disconnects, "drain_inflow_ratio": self.ratio})

@@ -234,6 +234,15 @@ class Rollout:
             status.state, status.pause_reason = RolloutState.HALTED, reason
         return rollout
 
+    @property
+    def restarting(self) -> frozenset[str]:
+        """The nodes whose restart command runs or ran and that this rollout waits for: their silence is the
+        planned restart, not an outage. Empty once it stops waiting (halted, aborted): a node still gone
+        then is down."""
+        if self.status.state is not RolloutState.RUNNING:
+            return frozenset()
+        return frozenset(self._restarting | self._restarted)
+
     def resume(self) -> bool:
         """Resume a paused rollout, or a halted one — as the guard and the simulator do: this refused a
         halted rollout the dry run had passed (found in review). True when `run()` must be started again

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from console.alarms import AlarmEngine, FleetCapacity, Thresholds, alarms_fired
 from console.protocol import AdmissionSettings, RolloutState, RolloutStatus
@@ -287,3 +288,56 @@ def test_drain_pacing_against_handshake_capacity_when_admission_is_unlimited() -
     (alarm,) = engine.active
     assert alarm.name == "drain_pacing_exceeded"
     assert (alarm.value, alarm.limit) == (1500.0, 1200.0 - 0.0)
+
+
+# --- node_down: a node down outside any planned restart -------------------------------------------
+
+
+def states_at(schedule: dict[str, Callable[[float], str]]) -> Callable[[float], list]:
+    """Four nodes, ready unless `schedule` gives a node's state as a function of the fleet time."""
+    return lambda t: [
+        node(f"gw-{i:03d}", state=schedule.get(f"gw-{i:03d}", lambda _: "ready")(t)) for i in range(4)
+    ]
+
+
+def test_node_down_is_raised_at_once_for_that_node_and_clears_once_it_is_back() -> None:
+    fleet = states_at({"gw-002": lambda t: "down" if 10 <= t < 30 else "ready"})
+    engine = AlarmEngine()
+    changes = []
+    for f in series(0, 40, fleet=fleet):
+        changes += [(e.time_s, e.data["name"], e.node, e.data["change"]) for e in engine.update(f)]
+        if f.time_s == 25:
+            (alarm,) = engine.active
+            assert (alarm.node, alarm.severity.value, alarm.value, alarm.limit) == (
+                "gw-002",
+                "warning",
+                15,
+                None,
+            )
+            assert (
+                alarm.message.startswith("gw-002 down 15 s, not a planned restart")
+                and "Restart it" in alarm.message
+            )
+    # Cleared after the engine's quiet spell (clear_after_s, 5 s) once it is back at 30.
+    assert changes == [(10, "node_down", "gw-002", "raised"), (34, "node_down", "gw-002", "cleared")]
+
+
+def test_node_down_is_one_alarm_per_node() -> None:
+    fleet = states_at({"gw-001": lambda t: "down", "gw-003": lambda t: "down" if t >= 2 else "ready"})
+    engine = AlarmEngine()
+    for f in series(0, 5, fleet=fleet):
+        engine.update(f)
+    assert [(a.name, a.node, a.value) for a in engine.active] == [
+        ("node_down", "gw-001", 4),
+        ("node_down", "gw-003", 2),
+    ]
+
+
+def test_a_planned_restart_and_other_states_out_of_rotation_are_not_down() -> None:
+    planned = {
+        "gw-000": lambda t: "restarting",
+        "gw-001": lambda t: "drained",
+        "gw-002": lambda t: "provisioning",
+        "gw-003": lambda t: "draining",
+    }
+    assert "node_down" not in alarms_fired(series(0, 30, fleet=states_at(planned)))

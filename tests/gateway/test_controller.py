@@ -74,6 +74,9 @@ def test_drain_inflow_counts_a_silent_nodes_clients_as_lost() -> None:
     assert second(NodeState.DOWN, 0, 400.0) == 0.4  # b takes them back at 400/s: still losing
     assert second(NodeState.DOWN, 0, 400.0) == 0.8 and second(NodeState.DOWN, 0, 200.0) == 1.0
     assert flow.window.disconnects == 1000  # counted once, not every second a is down
+    # Restarted by a rollout (abruptly, holding 300): silent as a killed node, its clients as lost.
+    assert second(NodeState.READY, 300, 0.0) is not None and second(NodeState.RESTARTING, 0, 0.0) is not None
+    assert flow.window.disconnects == 1300
 
 
 def test_wave_sum_aligns_nodes_by_bin_time() -> None:

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from console.alarms import AlarmEngine
 from console.errors import InputError
 from console.gateway.controller import Controller
 from console.gateway.loadgen import ClientPool
@@ -300,3 +301,33 @@ async def test_a_resumed_rollout_goes_on_with_the_batch_the_halt_interrupted() -
         states[node_id], epochs[node_id] = NodeState.READY, 2  # both back as new processes
     status = await asyncio.wait_for(running, 5)
     assert status.state is RolloutState.COMPLETED and drained == ["a", "b"]
+
+
+async def test_a_node_the_rollout_restarts_is_restarting_not_down_until_the_rollout_stops_waiting() -> None:
+    """A real rollout's restart stops the node's process, and the controller showed it `down` until the new
+    one answered: every planned restart raised `node_down` (found adding that alarm). While the rollout waits
+    for it, it is `restarting`, as the simulator shows one; halted, nobody waits — a node still gone is down."""
+    entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
+    controller = Controller(entries, TOKEN)
+    for node_id in ("a", "b"):
+        controller.links[node_id].latest = _node(node_id, 10.0)
+        controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
+    engine = AlarmEngine()
+
+    def states() -> dict[str, NodeState]:
+        frame = controller.frame()
+        engine.update(frame)
+        return {n.id: n.state for n in frame.nodes}
+
+    try:
+        controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
+        await wait_for(lambda: controller.rollout.restarting == {"a"}, 5, "a's restart command ran")
+        controller.links["a"].refused = True  # its process is gone: the admin port refuses
+        assert states() == {"a": NodeState.RESTARTING, "b": NodeState.READY}
+        assert "node_down" not in [a.name for a in engine.active]
+        controller.halt_rollout()
+        await wait_for(lambda: controller.rollout_status().state is RolloutState.HALTED, 5, "the halt")
+        assert states() == {"a": NodeState.DOWN, "b": NodeState.READY}
+        assert [(a.name, a.node) for a in engine.active if a.name == "node_down"] == [("node_down", "a")]
+    finally:
+        await controller.close()

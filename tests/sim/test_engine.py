@@ -413,6 +413,36 @@ def test_sim_run_json_holds_the_contract_fields(capsys) -> None:
     assert summary["simulated_s"] == 40
 
 
+def test_sim_run_fires_node_down_for_a_kill_and_not_for_a_restart(tmp_path, capsys) -> None:
+    """`sim run` judges the nodes as columns: a node killed at 40 s is `node_down` in the frame that ends
+    that second (41 s, as the restart at 10 s lowers headroom in the frame at 11 s); the nodes restarted
+    earlier (planned, `restarting`) raise nothing."""
+    scenario = tmp_path / "kill.toml"
+    scenario.write_text(
+        """name = "kill"
+duration_s = 60
+[clients]
+count = 40_000
+[nodes]
+count = 8
+capacity_connections = 8_000
+handshakes_per_s = 2_000
+restart_s = 5
+[[events]]
+at_s = 10
+action = "restart_nodes"
+nodes = ["gw-000", "gw-001"]
+[[events]]
+at_s = 40
+action = "kill_nodes"
+nodes = ["gw-004"]
+"""
+    )
+    assert main(["sim", "run", str(scenario), "--json"]) == 0
+    fired = json.loads(capsys.readouterr().out)["alarms_fired"]
+    assert fired.get("node_down") == 41 and fired.get("headroom_low") == 11
+
+
 def test_sim_run_says_how_many_nodes_it_started_with_and_why_the_rollout_did_not_complete(capsys) -> None:
     """The demo's timeline halts its rollout and adds 20 nodes: the summary said '68 nodes' and 'rollout
     completed —'."""
