@@ -7,6 +7,7 @@ engine (`console.alarms.engine`) turns readings into raised and cleared alarms.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -30,6 +31,7 @@ class AlarmName(StrEnum):
     ABNORMAL_CLOSES_RISING = "abnormal_closes_rising"
     DRAIN_PACING_EXCEEDED = "drain_pacing_exceeded"
     NODE_DOWN = "node_down"
+    HISTORY_UNREACHABLE = "history_unreachable"
 
 
 #: The unit of each alarm's value and limit, as the panel shows them ("8.54 > 5 %", "38.6k > 5.3k/s");
@@ -44,6 +46,7 @@ UNITS: dict[AlarmName, str] = {
     AlarmName.ABNORMAL_CLOSES_RISING: "/s",
     AlarmName.DRAIN_PACING_EXCEEDED: "/s",
     AlarmName.NODE_DOWN: " s",  # how long the node has been down
+    AlarmName.HISTORY_UNREACHABLE: " s",  # how long the longest of them has said so
 }
 
 
@@ -73,11 +76,13 @@ class FleetView:
     admission_capacity_per_s: float | None  # what nodes in rotation can admit per second; None if unknown
     max_cpu_pct: float = 0.0  # the hottest node's, for a frame whose totals do not say (0 with no nodes)
     down_nodes: tuple[str, ...] = ()  # nodes in state `down` (a planned restart is `restarting`, not down)
+    # nodes reporting their history (Redis) unreachable: (id, why); a simulated node never does
+    history_unreachable: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
         nodes = frame.nodes
-        return cls.of_columns(
+        view = cls.of_columns(
             [node.id for node in nodes],
             [node.state for node in nodes],
             [node.cpu_pct for node in nodes],
@@ -86,6 +91,8 @@ class FleetView:
             thresholds,
             capacity,
         )
+        away = tuple((node.id, node.history_unreachable) for node in nodes if node.history_unreachable)
+        return dataclasses.replace(view, history_unreachable=away) if away else view
 
     @classmethod
     def of_columns(

@@ -317,6 +317,46 @@ class NodeDown(Rule):
             )
 
 
+class HistoryUnreachable(Rule):
+    """Nodes reporting their history (Redis) unreachable for `history_unreachable_for_s`: arriving clients
+    are closed 1013 and live messages wait. One fleet alarm naming the nodes, as `cpu_abort`: a fleet's
+    nodes share one Redis, so when it goes they all say so at once. Calm by design: a Redis restart's few
+    seconds raise nothing (the node detail shows them); warning, since clients come back by themselves once
+    it answers (value: the longest of them, in seconds)."""
+
+    NAMED = 3
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._onset_s: dict[str, float] = {}
+
+    def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        now = frame.time_s
+        onset_s = self._onset_s
+        away = {node_id for node_id, _ in fleet.history_unreachable}
+        for node_id in [n for n in onset_s if n not in away]:
+            del onset_s[node_id]
+        for_s = self.t.history_unreachable_for_s
+        held = sorted(
+            ((now - onset_s.setdefault(node_id, now), node_id) for node_id in sorted(away)),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        held = [(away_s, node_id) for away_s, node_id in held if away_s >= for_s]
+        if not held:
+            return
+        named = ", ".join(node_id for _, node_id in held[: self.NAMED])
+        more = f" and {len(held) - self.NAMED} more" if len(held) > self.NAMED else ""
+        yield Reading(
+            AlarmName.HISTORY_UNREACHABLE,
+            Severity.WARNING,
+            held[0][0],
+            for_s,
+            f"{named}{more} cannot reach Redis (their history) for {held[0][0]:.0f} s: arriving clients get "
+            "1013 (try again later), live messages wait. Bring Redis back; the nodes catch up by themselves.",
+            nodes=tuple(node_id for _, node_id in held),
+        )
+
+
 def build_rules(thresholds: Thresholds) -> list[Rule]:
     """Every rule, in the order their alarms are listed in DESIGN.md; then the ones added since
     (docs/alarms.md lists them all)."""
@@ -351,4 +391,5 @@ def build_rules(thresholds: Thresholds) -> list[Rule]:
         ),
         DrainPacing(t),
         NodeDown(t),
+        HistoryUnreachable(t),
     ]

@@ -81,6 +81,12 @@ def prometheus_text(node: GatewayNode) -> str:
         ("gauge", "cpu_pct", status.cpu_pct, "process CPU over the last second"),
         ("gauge", "handshake_p99_ms", status.handshake_p99_ms, "p99 accept-to-open over the last second"),
         ("gauge", "drain_remaining", status.drain.remaining if status.drain else 0, "connections left"),
+        (
+            "gauge",
+            "history_unreachable",
+            int(status.history_unreachable is not None),
+            "1 while the history's Redis does not answer",
+        ),
     ]
     out: list[str] = []
     for kind, name, value, help_text in rows:

@@ -92,6 +92,7 @@ class Controller:
         self.links = {e.id: self._link_to(e, random.Random(rng.getrandbits(64))) for e in nodes}
         self._tasks: list[asyncio.Task[None]] = []
         self._states: dict[str, NodeState] = {}
+        self._history_away: set[str] = set()  # nodes whose frames say their history (Redis) does not answer
         self._events: list[Event] = []
         self._http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=5.0)
         self.rollout: Rollout | None = None
@@ -156,6 +157,7 @@ class Controller:
                 if before is NodeState.DRAINING and status.state is NodeState.DOWN:
                     self._events.append(self._drain_ended(status.id))
             self._states[status.id] = status.state
+            self._note_history(status)
         return statuses
 
     def _drain_ended(self, node_id: str) -> Event:
@@ -182,6 +184,31 @@ class Controller:
                 "closed": drain.closed if drain is not None else None,
                 "rate_per_s": drain.rate_per_s if drain is not None else None,
             },
+        )
+
+    def _note_history(self, status: NodeStatus) -> None:
+        """An event when a node's frames say its history (Redis) stopped answering, and when it answers
+        again: the node's recent events and a recording then say when. A silent node says nothing either
+        way (its status is not its own), so a node going down is not "answers again"."""
+        if status.state in (NodeState.DOWN, NodeState.RESTARTING, NodeState.PROVISIONING):
+            return
+        away = status.history_unreachable is not None
+        if away == (status.id in self._history_away):
+            return
+        if away:
+            self._history_away.add(status.id)
+            message = f"{status.id}: history unreachable: {status.history_unreachable}"
+        else:
+            self._history_away.discard(status.id)
+            message = f"{status.id}: history answers again"
+        self._events.append(
+            Event(
+                time_s=self.fleet_time(),
+                kind="history",
+                node=status.id,
+                message=message,
+                data={"unreachable": status.history_unreachable},
+            )
         )
 
     def _status(self, node_id: str, now: float) -> NodeStatus:

@@ -11,6 +11,7 @@ restart turns every resume into a full resync.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -41,6 +42,10 @@ COMMAND_TIMEOUT_S = 3.0
 
 #: The command connections a node keeps to Redis.
 POOL_CONNECTIONS = 16
+
+#: How often a node asks Redis whether it answers (`RedisHistory.check`), so its status says Redis is away
+#: even while no client arrives and nothing is published — and says it answers again once it does.
+CHECK_EVERY_S = 1.0
 
 #: A live message as delivered to subscribers: (offset, the JSON text every client receives).
 Live = Callable[[int, str], None]
@@ -80,10 +85,16 @@ class InProcessHistory:
         self._held: deque[tuple[int, str]] = deque(maxlen=cap)
         self._subscribers: list[Live] = []
 
+    #: A deque in this process always answers.
+    unreachable: str | None = None
+
     async def start(self) -> None:
         return None
 
     async def stop(self) -> None:
+        return None
+
+    async def check(self) -> None:
         return None
 
     def subscribe(self, deliver: Live) -> None:
@@ -161,7 +172,8 @@ class RedisHistory:
         self._reader: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
         self._delivered_live = 0  # the newest offset handed to the subscribers
-        self._lost = False  # the live feed lost Redis: catch up from the history once subscribed again
+        # Why the live feed lost Redis, until it has subscribed again and caught up from the history.
+        self._lost: str | None = None
         self._unreachable: HistoryUnreachable | None = None  # the last command's failure, until one answers
         # While Redis is unreachable: the one command finding out whether it answers again (True, False, or
         # None when that command was cancelled), which the commands arriving meanwhile wait for.
@@ -228,7 +240,7 @@ class RedisHistory:
                     LIVE_RETRY_S[1],
                 )
                 self._subscribed.clear()
-                self._lost, retry_s = True, LIVE_RETRY_S[0]
+                self._lost, retry_s = f"live feed lost: {why}", LIVE_RETRY_S[0]
             await asyncio.sleep(retry_s)
             retry_s = min(LIVE_RETRY_S[1], retry_s * 2)
 
@@ -238,7 +250,7 @@ class RedisHistory:
         pubsub = self._live_redis.pubsub()
         try:
             await pubsub.subscribe(self._keys[2])
-            if self._lost:
+            if self._lost is not None:
                 await self._catch_up()  # subscribed first, so nothing falls between the two
             self._subscribed.set()
             async for item in pubsub.listen():
@@ -258,7 +270,7 @@ class RedisHistory:
                 watcher(epoch)
         for offset, text in (await self.replay(self._delivered_live, self.epoch)).messages:
             self._deliver(offset, text)
-        self._lost = False
+        self._lost = None
         log.warning("live feed back: Redis at %s, from offset %d", self.url, self._delivered_live)
 
     def _deliver(self, offset: int, text: str) -> None:
@@ -305,6 +317,26 @@ class RedisHistory:
 
     async def head(self) -> tuple[str, int]:
         return self.epoch, int(await self._command(lambda: self._redis.get(self._keys[0])) or 0)
+
+    @property
+    def unreachable(self) -> str | None:
+        """Why Redis does not answer, while it does not (what the node's status reports): a command failed
+        and none has answered since, or the live feed lost its subscription and has not caught up again.
+        None while it answers."""
+        if self._unreachable is not None:
+            error = self._unreachable.error
+            return f"Redis at {self.url}: {type(error).__name__}: {error}"
+        if self._lost is not None:
+            return f"Redis at {self.url}: {self._lost}"
+        return None
+
+    async def check(self) -> None:
+        """Ask Redis whether it answers (one PING, as any command: a hung Redis counts as away after
+        `COMMAND_TIMEOUT_S`, and while it is away this shares the one probing call's answer). Without it
+        a node with no client arriving never noticed a hung Redis, and one that had noticed kept saying so
+        after Redis answered again, until a client arrived."""
+        with contextlib.suppress(HistoryUnreachable):
+            await self._command(self._redis.ping)
 
     async def _command(self, call: Callable[[], Awaitable[T]]) -> T:
         """`call()` on one of the pool's connections (through `_twice`). Once Redis failed a command, the

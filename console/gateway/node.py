@@ -22,7 +22,7 @@ from websockets.http11 import Request, Response
 
 from console.gateway.admission import Admission
 from console.gateway.drain import DrainPlan
-from console.gateway.history import HistoryUnreachable, InProcessHistory, RedisHistory
+from console.gateway.history import CHECK_EVERY_S, HistoryUnreachable, InProcessHistory, RedisHistory
 from console.gateway.meter import Meter
 from console.gateway.tokens import TokenSigner
 from console.protocol import AdmissionSettings, DrainProgress, DrainRequest, NodeState, NodeStatus
@@ -126,6 +126,7 @@ class GatewayNode:
         self._history_away = False  # the history's Redis did not answer the last arriving client
         self._drain_task: asyncio.Task[None] | None = None
         self._publisher: asyncio.Task[None] | None = None
+        self._history_check: asyncio.Task[None] | None = None
         self._server: Server | None = None
         self.port = config.port
         # The newest offset the live feed has handed us. With Redis the feed (pub/sub) can trail the
@@ -157,12 +158,13 @@ class GatewayNode:
         self.port = self._server.sockets[0].getsockname()[1]
         if self.config.publish_rate_per_s > 0:
             self._publisher = asyncio.create_task(self._publish(self.config.publish_rate_per_s))
+        self._history_check = asyncio.create_task(self._check_history())
         self.state = NodeState.READY
 
     async def stop(self, hint_ms: tuple[int, int] = (0, 1000)) -> None:
         """Shut down: every client gets a reconnect hint and a 1012, then the listener closes."""
         self.state = NodeState.DOWN
-        for task in (self._publisher, self._drain_task):
+        for task in (self._publisher, self._drain_task, self._history_check):
             if task is not None:
                 task.cancel()
         for conn in list(self._clients):
@@ -294,6 +296,12 @@ class GatewayNode:
         if conn in self._clients:
             self._live.add(conn)
 
+    async def _check_history(self) -> None:
+        """Ask the history whether it answers, every `CHECK_EVERY_S`: what `status()` reports."""
+        while True:
+            await self.history.check()
+            await asyncio.sleep(CHECK_EVERY_S)
+
     async def _publish(self, rate_per_s: float) -> None:
         await publish_forever(self.history, rate_per_s, self.config.node_id)
 
@@ -398,4 +406,5 @@ class GatewayNode:
             closes_per_s=second.closes_per_s,
             capacity_connections=ceiling or self.config.capacity_connections,
             drain=self.drain_progress(),
+            history_unreachable=self.history.unreachable,
         )

@@ -157,6 +157,15 @@ class Thresholds:
         "an add larger than this share of the fleet asks for confirmation (the outage seed's emergency add "
         "was 200 of 480 nodes, 42 %, and went through at once)",
     )
+    # --- the nodes' dependencies ---------------------------------------------------------------------
+    history_unreachable_for_s: float = _limit(
+        10.0,
+        0,
+        3600,
+        STORMDECK,
+        "a node's history (Redis) unreachable this long raises an alarm; a Redis restart's few seconds "
+        "do not",
+    )
     # --- alarm hygiene ------------------------------------------------------------------------------
     clear_after_s: float = _limit(
         5.0,

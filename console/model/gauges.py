@@ -137,6 +137,8 @@ def node_level(node: NodeStatus, t: GaugeThresholds) -> Level:
         levels.append(Level.CRITICAL)
     elif node.state is NodeState.RESTARTING:
         levels.append(Level.WARNING)  # out of rotation, not by the operator's choice (draining is)
+    if node.history_unreachable:
+        levels.append(Level.WARNING)  # serving, but turning arriving clients away (1013) until Redis answers
     # A provisioning node is capacity on its way, asked for (or autoscaled): nothing to look at. As a
     # warning, 20 new nodes filled 'alarming only' and hid the ones that were (found in review).
     return max(levels)

@@ -341,3 +341,37 @@ def test_a_planned_restart_and_other_states_out_of_rotation_are_not_down() -> No
         "gw-003": lambda t: "draining",
     }
     assert "node_down" not in alarms_fired(series(0, 30, fleet=states_at(planned)))
+
+
+# --- history_unreachable: nodes that cannot reach their Redis, for 10 s ------------------------------
+
+AWAY = "Redis at redis://127.0.0.1:6379/0: ConnectionError: Connection refused"
+
+
+def test_history_unreachable_waits_out_a_blip_then_names_the_nodes_in_one_alarm() -> None:
+    def fleet(t: float):
+        away = {0, 1} if 20 <= t < 50 else {0} if 5 <= t < 9 else set()  # a 4 s blip, then 30 s away
+        return [node(f"gw-{i:03d}", history_unreachable=AWAY if i in away else None) for i in range(4)]
+
+    engine = AlarmEngine()
+    changes = []
+    for f in series(0, 60, fleet=fleet):
+        changes += [(e.time_s, e.data["name"], e.data["change"]) for e in engine.update(f)]
+        if f.time_s == 34:
+            (alarm,) = engine.active
+            assert (alarm.nodes, alarm.value, alarm.limit, alarm.severity.value, alarm.node) == (
+                ["gw-000", "gw-001"],
+                14,
+                10,
+                "warning",
+                None,
+            )
+            assert alarm.message.startswith("gw-000, gw-001 cannot reach Redis (their history) for 14 s")
+            assert "1013" in alarm.message
+    assert changes == [(30, "history_unreachable", "raised"), (54, "history_unreachable", "cleared")]
+
+
+def test_history_unreachable_line_is_configurable() -> None:
+    frames = series(0, 5, fleet=[node("gw-000", history_unreachable=AWAY)])
+    assert "history_unreachable" not in first_fired(frames)
+    assert first_fired(frames, history_unreachable_for_s=3) == {"history_unreachable": 3}

@@ -15,11 +15,14 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from console.alarms import AlarmEngine, Thresholds
+from console.gateway.controller import Controller
 from console.gateway.history import COMMAND_TIMEOUT_S, RedisHistory
 from console.gateway.loadgen import ClientPool
+from console.gateway.nodes_file import NodeEntry
 from console.gateway.processes import NodeProcess, RedisProcess
 from console.policies import make_policy
-from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, wait_for
+from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -246,3 +249,72 @@ async def test_a_hung_redis_fails_a_storm_of_replays_within_seconds(redis_server
         await history.stop()
     assert [type(error).__name__ for error in failed] == ["HistoryUnreachable"] * 100
     assert [len(replay.messages) for replay in replays] == [1] * 100
+
+
+class Followed:
+    """A controller following one node, and an alarm engine over the fleet's frames."""
+
+    def __init__(self, node: NodeProcess, thresholds: Thresholds) -> None:
+        self.controller = Controller([NodeEntry("gw", node.admin_url, node.url)], TOKEN)
+        self.engine = AlarmEngine(thresholds)
+
+    def unreachable(self) -> str | None:
+        """What the fleet's frame says of the node's history now (the engine judges that frame)."""
+        frame = self.controller.frame()
+        self.engine.update(frame)
+        return frame.nodes[0].history_unreachable
+
+    async def __aenter__(self) -> Followed:
+        await self.controller.start()
+        await wait_for(lambda: self.controller.frame().nodes[0].state.value == "ready", 10, "gw followed")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.controller.close()
+
+
+async def test_the_fleet_says_which_node_cannot_reach_redis_and_when_it_answers_again(
+    node_processes, redis_server
+) -> None:
+    """Redis away: the node answered arriving clients 1013, but its status, the fleet's frames and the
+    console said nothing. Now the node's status says so — with nobody arriving — the controller's frames
+    carry it, an event says when it began and ended, and an alarm is raised once it lasts."""
+    node = node_processes("gw", "--work-factor", str(CHEAP_WORK_FACTOR), history=redis_server.url)
+    async with Followed(node, Thresholds(history_unreachable_for_s=2.0)) as fleet:
+        unreachable, engine = fleet.unreachable, fleet.engine
+        assert unreachable() is None
+        redis_server.stop()
+        await wait_for(lambda: unreachable() is not None, 10, "gw saying its Redis is away")
+        assert (unreachable() or "").startswith(f"Redis at {redis_server.url}: ")
+        await wait_for(
+            lambda: unreachable() is not None and [a.name for a in engine.active] == ["history_unreachable"],
+            10,
+            "the alarm, once it lasted 2 s",
+        )
+        assert engine.active[0].nodes == ["gw"]
+        restarted = RedisProcess(port=redis_server.port).start()
+        try:
+            await wait_for(lambda: unreachable() is None, 15, "gw saying its Redis answers again")
+        finally:
+            restarted.stop()
+        said = [e.message for e in fleet.controller.drain_events() if e.kind == "history"]
+        assert len(said) == 2 and said[0].startswith(f"gw: history unreachable: Redis at {redis_server.url}")
+        assert said[1] == "gw: history answers again"
+
+
+async def test_a_node_says_its_redis_hangs_though_no_client_arrives(node_processes, redis_server) -> None:
+    """A hung Redis (SIGSTOP) keeps its connections open and closes nothing, so the live feed never
+    notices; only a command finds out. With no client arriving, none ran: the node went on saying
+    nothing. It asks Redis itself each second, so it says so within a command timeout, and once Redis
+    answers again it says that too."""
+    node = node_processes("gw", "--work-factor", str(CHEAP_WORK_FACTOR), history=redis_server.url)
+    assert redis_server.process is not None
+    async with Followed(node, Thresholds()) as fleet:
+        unreachable = fleet.unreachable
+        os.kill(redis_server.process.pid, signal.SIGSTOP)
+        try:
+            await wait_for(lambda: unreachable() is not None, COMMAND_TIMEOUT_S + 5, "gw saying Redis hangs")
+            assert "TimeoutError" in (unreachable() or "")
+        finally:
+            os.kill(redis_server.process.pid, signal.SIGCONT)
+        await wait_for(lambda: unreachable() is None, 10, "gw saying its Redis answers again")

@@ -101,6 +101,29 @@ async def test_enter_opens_node_detail_and_escape_returns(storm_app):
         assert isinstance(storm_app.screen, MainScreen)
 
 
+async def test_a_node_that_cannot_reach_its_redis_says_so_in_its_row_and_its_detail(storm_app):
+    """A real node whose history (Redis) does not answer turns arriving clients away with 1013; nothing on
+    the console said so. Its row warns (and 'alarming only' keeps it); its detail says why."""
+    from console.model.gauges import node_level
+    from console.model.thresholds import Level
+    from tests.fleet_builders import node
+
+    why = "Redis at redis://127.0.0.1:6379/0: ConnectionError: Connection refused"
+    limits = storm_app.model.thresholds
+    assert node_level(node("gw-0002"), limits) is Level.OK
+    assert node_level(node("gw-0002", history_unreachable=why), limits) is Level.WARNING
+    away = storm_app.model.nodes["gw-0002"].model_copy(update={"history_unreachable": why})
+    storm_app.model.nodes["gw-0002"] = away
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(storm_app)
+        storm_app.push_screen(NodeDetailScreen("gw-0002"))
+        await pilot.pause()
+        await fleet_ready(storm_app)
+        storm_app.refresh_views()
+        summary = str(storm_app.screen.query_one("#summary").render())
+        assert "▲ history unreachable, arriving clients get 1013 and live messages wait — " + why in summary
+
+
 async def test_draining_node_detail_shows_drain_progress(storm_app):
     draining = next(n.id for n in storm_app.model.nodes.values() if n.drain is not None)
     async with storm_app.run_test(size=SIZE):

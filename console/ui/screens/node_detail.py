@@ -172,6 +172,13 @@ class NodeDetailScreen(Screen[None]):
                 f"   503 {node.rejects_per_s:.0f}/s   t/o {node.timeouts_per_s:.0f}/s"
                 f"   p99 {node.handshake_p99_ms:.0f} ms"
             )
+            if node.history_unreachable:
+                summary.append(
+                    # What it costs first: the error after it may run past a narrow screen.
+                    f"\n{LEVEL_GLYPHS[Level.WARNING]} history unreachable, arriving clients get 1013 and live "
+                    f"messages wait — {node.history_unreachable}",
+                    style=palette.level_style(Level.WARNING),
+                )
         self.query_one("#summary", Static).update(summary)
         now_fleet = model.frame.time_s if model.frame else 0.0
         # More than the box shows: the drain's end may sit under a few later events.
