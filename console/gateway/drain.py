@@ -3,6 +3,10 @@
 A drain closes connections at the operator's rate (closes per second) so that the rest of the fleet sees
 a steady inflow it can admit, not a wave; whatever remains at the deadline is force-closed (DESIGN.md,
 "drain"; the interview seed's 10-minute window). Envoy and HAProxy cannot pace this way (issue #6).
+
+The pacing counts only the time the node was running: closes that fell due while it was stalled (`lost_s`,
+see console/gateway/stall.py) are not made up in a burst at resume. The deadline is the clock's: one that
+passed during a stall force-closes the rest at resume.
 """
 
 from __future__ import annotations
@@ -26,15 +30,17 @@ class DrainPlan:
         low, high = request.hint_ms
         return cls(request.rate_per_s, now_s, now_s + request.deadline_s, (min(low, high), max(low, high)))
 
-    def due(self, now_s: float) -> int:
-        """Closes that should have started by `now_s`: the first at once, then one every 1/rate s."""
-        if now_s < self.started_s:
+    def due(self, now_s: float, lost_s: float = 0.0) -> int:
+        """Closes that should have started by `now_s`: the first at once, then one every 1/rate s of the
+        time the node ran — `lost_s` of the drain's time it stood still (a stall) close nothing."""
+        running_s = now_s - lost_s - self.started_s
+        if running_s < 0:
             return 0
-        return math.floor((now_s - self.started_s) * self.rate_per_s + 1e-9) + 1
+        return math.floor(running_s * self.rate_per_s + 1e-9) + 1
 
-    def next_close_s(self, closed: int) -> float:
-        """When close number `closed + 1` is due."""
-        return self.started_s + closed / self.rate_per_s
+    def next_close_s(self, closed: int, lost_s: float = 0.0) -> float:
+        """When close number `closed + 1` is due, `lost_s` of the drain's time having been lost to stalls."""
+        return self.started_s + lost_s + closed / self.rate_per_s
 
     def past_deadline(self, now_s: float) -> bool:
         return now_s >= self.deadline_s

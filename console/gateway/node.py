@@ -24,6 +24,7 @@ from console.gateway.admission import Admission
 from console.gateway.drain import DrainPlan
 from console.gateway.history import CHECK_EVERY_S, HistoryUnreachable, InProcessHistory, RedisHistory
 from console.gateway.meter import Meter
+from console.gateway.stall import AWAKE_TICK_S, StallClock
 from console.gateway.tokens import TokenSigner
 from console.protocol import AdmissionSettings, DrainProgress, DrainRequest, NodeState, NodeStatus
 
@@ -106,6 +107,7 @@ class GatewayConnection(ServerConnection):
 @dataclass
 class DrainRun:
     plan: DrainPlan
+    lost_before_s: float  # the node's stalled seconds when the drain began (StallClock.lost_s)
     close_times_s: list[float] = field(default_factory=list)
 
 
@@ -117,6 +119,7 @@ class GatewayNode:
         self.admission = Admission(config.admission, self.rng)
         self.meter = Meter(time.time())
         self.state = NodeState.PROVISIONING
+        self.stalls = StallClock(time.monotonic())
         self.drain_run: DrainRun | None = None
         self._admitted: set[GatewayConnection] = set()
         self._clients: set[GatewayConnection] = set()  # established and not yet told to leave
@@ -127,6 +130,7 @@ class GatewayNode:
         self._drain_task: asyncio.Task[None] | None = None
         self._publisher: asyncio.Task[None] | None = None
         self._history_check: asyncio.Task[None] | None = None
+        self._stall_watch: asyncio.Task[None] | None = None
         self._server: Server | None = None
         self.port = config.port
         # The newest offset the live feed has handed us. With Redis the feed (pub/sub) can trail the
@@ -156,6 +160,8 @@ class GatewayNode:
             logger=logging.getLogger("stormdeck.gateway.ws"),
         )
         self.port = self._server.sockets[0].getsockname()[1]
+        self.stalls.observe(time.monotonic())
+        self._stall_watch = asyncio.create_task(self._watch_stalls())
         if self.config.publish_rate_per_s > 0:
             self._publisher = asyncio.create_task(self._publish(self.config.publish_rate_per_s))
         self._history_check = asyncio.create_task(self._check_history())
@@ -164,7 +170,7 @@ class GatewayNode:
     async def stop(self, hint_ms: tuple[int, int] = (0, 1000)) -> None:
         """Shut down: every client gets a reconnect hint and a 1012, then the listener closes."""
         self.state = NodeState.DOWN
-        for task in (self._publisher, self._drain_task, self._history_check):
+        for task in (self._publisher, self._drain_task, self._history_check, self._stall_watch):
             if task is not None:
                 task.cancel()
         for conn in list(self._clients):
@@ -175,6 +181,12 @@ class GatewayNode:
             self._server.close()
             await self._server.wait_closed()
         await self.history.stop()
+
+    async def _watch_stalls(self) -> None:
+        """Sight the running loop every tick, so a hang shows as a gap (console/gateway/stall.py)."""
+        while True:
+            await asyncio.sleep(AWAKE_TICK_S)
+            self.stalls.observe(time.monotonic())
 
     # --- admission, then auth ----------------------------------------------------------------------
 
@@ -347,7 +359,8 @@ class GatewayNode:
         if self._drain_task is not None:
             self._drain_task.cancel()
         self.state = NodeState.DRAINING
-        self.drain_run = DrainRun(DrainPlan.from_request(request, time.monotonic()))
+        now = time.monotonic()
+        self.drain_run = DrainRun(DrainPlan.from_request(request, now), self.stalls.observe(now))
         self._drain_task = asyncio.create_task(self._run_drain(self.drain_run))
         return self.drain_progress()  # type: ignore[return-value]
 
@@ -364,15 +377,18 @@ class GatewayNode:
         plan = run.plan
         while self._clients:
             now = time.monotonic()
-            if plan.past_deadline(now):
+            if plan.past_deadline(now):  # also when the deadline passed while the node was stalled
                 for conn in list(self._clients):  # force-close what remains at the deadline
                     self._close_planned(conn, plan.hint(self.rng), "drain_deadline")
                     run.close_times_s.append(now)
                 break
-            while len(run.close_times_s) < plan.due(now) and self._clients:
+            # Closes that fell due while the node stood still are not made up: at resume a 3 s hang of
+            # a 10/s drain closed 30 connections at once, the very wave a drain exists to prevent.
+            lost_s = self.stalls.observe(now) - run.lost_before_s
+            while len(run.close_times_s) < plan.due(now, lost_s) and self._clients:
                 self._close_planned(self._clients.pop(), plan.hint(self.rng), "drain")
                 run.close_times_s.append(now)
-            wake = min(plan.next_close_s(len(run.close_times_s)), plan.deadline_s)
+            wake = min(plan.next_close_s(len(run.close_times_s), lost_s), plan.deadline_s)
             await asyncio.sleep(max(0.0, wake - time.monotonic()))
         self.state = NodeState.DRAINED
 

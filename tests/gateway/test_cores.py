@@ -18,6 +18,7 @@ from console.gateway.client import ClientStats, StreamClient, StreamPosition, re
 from console.gateway.drain import DrainPlan, achieved_rate_per_s
 from console.gateway.history import plan_replay
 from console.gateway.loadgen import bin_attempts, check_loopback, merge
+from console.gateway.stall import StallClock
 from console.gateway.tokens import TokenSigner
 from console.policies import make_policy
 from console.protocol import AdmissionRequest, AdmissionSettings, DrainRequest
@@ -105,9 +106,19 @@ def test_drain_plan_paces_closes() -> None:
     assert plan.hint_ms == (100, 500)
     assert [plan.due(t) for t in (9.0, 10.0, 10.0099, 10.01, 11.0)] == [0, 1, 1, 2, 101]
     assert plan.next_close_s(100) == pytest.approx(11.0)
+    # 20 s of the drain lost to a stall close nothing: at 31.0 the drain is where it was at 11.0.
+    assert plan.due(31.0, lost_s=20.0) == 101 and plan.next_close_s(101, lost_s=20.0) == pytest.approx(31.01)
     assert not plan.past_deadline(69.9) and plan.past_deadline(70.0)
     assert all(100 <= plan.hint(random.Random(k)) <= 500 for k in range(50))
     assert achieved_rate_per_s([0.0, 0.01, 0.02, 1.0]) == pytest.approx(3.0)
+
+
+def test_stall_clock_loses_only_gaps_beyond_a_tick_and_its_tolerance() -> None:
+    clock = StallClock(last_seen_s=100.0)
+    assert clock.observe(100.1) == 0.0 and clock.observe(100.28) == 0.0  # a loop late by 0.08 s: made up
+    assert clock.observe(120.38) == pytest.approx(20.0)  # hung from about 100.28 + 0.1 to 120.38
+    assert clock.observe(120.37) == pytest.approx(20.0)  # an earlier-stamped sighting of that resume: once
+    assert clock.observe(120.45) == pytest.approx(20.0)
 
 
 def test_tokens_verify_and_refuse() -> None:

@@ -1,0 +1,114 @@
+"""A `gateway serve` process hung (SIGSTOP … SIGCONT) and resumed: its paced closes do not come in a burst.
+
+The clients are real sockets in this process (which is not stopped), so their receipt times are what a
+fleet would see at resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from console.gateway.processes import NodeProcess
+from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
+
+pytestmark = pytest.mark.timeout(60)
+
+CHEAP = ("--work-factor", str(CHEAP_WORK_FACTOR))
+
+
+@dataclass
+class Hints:
+    """When each client was told to reconnect (monotonic, this process), and why."""
+
+    times_s: list[float] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    def between(self, from_s: float, to_s: float) -> int:
+        return sum(from_s <= t <= to_s for t in self.times_s)
+
+
+async def _listen(ws: ClientConnection, hints: Hints) -> None:
+    with contextlib.suppress(ConnectionClosed):
+        async for text in ws:
+            message = json.loads(text)
+            if message.get("type") == "reconnect":
+                hints.times_s.append(time.monotonic())
+                hints.reasons.append(message["reason"])
+
+
+@contextlib.asynccontextmanager
+async def clients_of(node: NodeProcess, count: int) -> AsyncIterator[Hints]:
+    """`count` clients connected to `node`, each noting its reconnect hint; they do not come back."""
+    hints = Hints()
+    token = CHEAP_SIGNER.mint("stalled", time.time() + 120)
+    sockets = [await connect(f"{node.url}?token={token}", ping_interval=None) for _ in range(count)]
+    for ws in sockets:
+        assert json.loads(await ws.recv())["type"] == "hello"
+    listeners = [asyncio.create_task(_listen(ws, hints)) for ws in sockets]
+    try:
+        yield hints
+    finally:
+        for ws in sockets:
+            await ws.close()
+        await asyncio.gather(*listeners, return_exceptions=True)
+
+
+def _drain(node: NodeProcess, rate_per_s: float, deadline_s: float) -> None:
+    body = {"rate_per_s": rate_per_s, "deadline_s": deadline_s, "hint_ms": [0, 100]}
+    answer = httpx.post(
+        f"{node.admin_url}/v1/node/drain", json=body, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    assert answer.status_code == 200, answer.text
+
+
+async def _hang(node: NodeProcess, stall_s: float) -> float:
+    """Stop the node's process for `stall_s` (the hang under test, not a wait); returns when it resumed."""
+    assert node.process is not None
+    node.process.send_signal(signal.SIGSTOP)
+    try:
+        await asyncio.sleep(stall_s)
+    finally:
+        node.process.send_signal(signal.SIGCONT)
+    return time.monotonic()
+
+
+async def test_a_drain_resumed_after_a_hang_closes_at_its_rate_not_in_a_burst(node_processes) -> None:
+    """A 3 s hang of a node draining at 10/s: at resume it closed the ~30 connections that fell due
+    meanwhile in one burst. The stall's time is lost: at most its rate (plus the one due) in the second
+    after resume, and the drain goes on at its rate."""
+    node = node_processes("a", *CHEAP)
+    async with clients_of(node, 60) as hints:
+        _drain(node, rate_per_s=10, deadline_s=60)
+        await wait_for(lambda: len(hints.times_s) >= 3, 5, "the drain's first closes")
+        resumed_s = await _hang(node, 3.0)
+        await wait_for(lambda: hints.between(resumed_s, resumed_s + 3) >= 12, 10, "the drain going on")
+        first_second = hints.between(resumed_s, resumed_s + 1.0)
+        assert first_second <= 10 + 3, f"{first_second} closes in the second after resume at 10/s"
+        assert set(hints.reasons) == {"drain"}
+        drain = node.status()["drain"]
+        assert drain["remaining"] + drain["closed"] == 60 and drain["closed"] >= len(hints.times_s)
+
+
+async def test_a_deadline_that_passed_during_a_hang_force_closes_the_rest_at_resume(node_processes) -> None:
+    """The deadline is the clock's, not the node's running time: reached while the node was stopped, it
+    force-closes what is left as soon as the node runs again."""
+    node = node_processes("a", *CHEAP)
+    async with clients_of(node, 20) as hints:
+        _drain(node, rate_per_s=1, deadline_s=1.5)
+        await wait_for(lambda: len(hints.times_s) >= 1, 5, "the drain's first close")
+        resumed_s = await _hang(node, 3.0)
+        await wait_for(lambda: len(hints.times_s) == 20, 5, "every client closed")
+        assert hints.between(resumed_s, resumed_s + 1.0) >= 17
+        assert hints.reasons.count("drain_deadline") >= 17
+        assert node.status()["drain"]["remaining"] == 0
