@@ -102,6 +102,7 @@ class GatewayConnection(ServerConnection):
         self.planned = False
         self.buffer: list[tuple[int, str]] | None = None
         self.expiry: asyncio.TimerHandle | None = None
+        self.lifetime_ends_s = 0.0  # on the node's running clock (GatewayNode._running_s)
 
 
 @dataclass
@@ -243,6 +244,7 @@ class GatewayNode:
         self._pending.add(conn)
         life = self.config.lifetime
         lifetime_s = max(0.0, life.max_s - self.rng.uniform(0, life.dither_s))
+        conn.lifetime_ends_s = self._running_s(time.monotonic()) + lifetime_s
         conn.expiry = asyncio.get_running_loop().call_later(lifetime_s, self._expire, conn)
         if self.state is NodeState.DRAINED and self.drain_run is not None:
             # Admitted before the drain began, open only after it ended: nothing else would close it.
@@ -349,7 +351,19 @@ class GatewayNode:
         for conn in list(self._clients):
             self._close_planned(conn, self.rng.randint(*self.config.lifetime.hint_ms), "history_reset")
 
+    def _running_s(self, now_s: float) -> float:
+        """Seconds on the monotonic clock less those the node stood still (console/gateway/stall.py)."""
+        return now_s - self.stalls.observe(now_s)
+
     def _expire(self, conn: GatewayConnection) -> None:
+        # A lifetime counts the time the node ran. Without this, every connection whose lifetime ended
+        # during a hang closed in the same loop turn at resume — 209 of 300 after a 6 s SIGSTOP with
+        # lifetimes dithered over 8 s — undoing the dither; moved on by the stall, they end as spread out
+        # as they were scheduled.
+        left_s = conn.lifetime_ends_s - self._running_s(time.monotonic())
+        if left_s > 0:
+            conn.expiry = asyncio.get_running_loop().call_later(left_s, self._expire, conn)
+            return
         if conn in self._clients:
             life = self.config.lifetime
             self._close_planned(conn, self.rng.randint(*life.hint_ms), "lifetime", life.close_grace_s)

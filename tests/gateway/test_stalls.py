@@ -112,3 +112,19 @@ async def test_a_deadline_that_passed_during_a_hang_force_closes_the_rest_at_res
         assert hints.between(resumed_s, resumed_s + 1.0) >= 17
         assert hints.reasons.count("drain_deadline") >= 17
         assert node.status()["drain"]["remaining"] == 0
+
+
+async def test_lifetimes_that_end_during_a_hang_do_not_all_end_at_resume(node_processes) -> None:
+    """Lifetimes dithered over 10 s, a 4 s hang: the ~24 connections whose lifetime ended meanwhile were
+    all told to reconnect in the same loop turn at resume, undoing the dither. A lifetime counts the time
+    the node ran: at resume they end as spread out as they were scheduled (~6 a second here)."""
+    life = ("--lifetime-s", "11", "--lifetime-dither-s", "10", "--close-grace-s", "0", "--seed", "5")
+    node = node_processes("a", *CHEAP, *life)
+    async with clients_of(node, 60) as hints:
+        await wait_for(lambda: len(hints.times_s) >= 3, 10, "the first lifetimes ending")
+        resumed_s = await _hang(node, 4.0)
+        await wait_for(lambda: hints.between(resumed_s + 1.0, resumed_s + 60) >= 1, 15, "lifetimes going on")
+        first_second = hints.between(resumed_s, resumed_s + 1.0)
+        # Not all at once, and not held back by a second stall either: on at their scheduled pace.
+        assert 1 <= first_second <= 15, f"{first_second} lifetimes ended in the second after resume"
+        assert set(hints.reasons) == {"lifetime"}
