@@ -29,10 +29,11 @@ CHEAP = ("--work-factor", str(CHEAP_WORK_FACTOR))
 
 @dataclass
 class Hints:
-    """When each client was told to reconnect (monotonic, this process), and why."""
+    """When each client was told to reconnect (monotonic, this process), and why; the clients' sockets."""
 
     times_s: list[float] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    sockets: list[ClientConnection] = field(default_factory=list)
 
     def between(self, from_s: float, to_s: float) -> int:
         return sum(from_s <= t <= to_s for t in self.times_s)
@@ -55,6 +56,7 @@ async def clients_of(node: NodeProcess, count: int) -> AsyncIterator[Hints]:
     sockets = [await connect(f"{node.url}?token={token}", ping_interval=None) for _ in range(count)]
     for ws in sockets:
         assert json.loads(await ws.recv())["type"] == "hello"
+    hints.sockets = sockets
     listeners = [asyncio.create_task(_listen(ws, hints)) for ws in sockets]
     try:
         yield hints
@@ -128,3 +130,35 @@ async def test_lifetimes_that_end_during_a_hang_do_not_all_end_at_resume(node_pr
         # Not all at once, and not held back by a second stall either: on at their scheduled pace.
         assert 1 <= first_second <= 15, f"{first_second} lifetimes ended in the second after resume"
         assert set(hints.reasons) == {"lifetime"}
+
+
+def _metric(node: NodeProcess, name: str) -> float:
+    text = httpx.get(f"{node.admin_url}/metrics").text
+    return float(next(line.split()[-1] for line in text.splitlines() if line.startswith(f"{name}{{")))
+
+
+async def test_a_hang_does_not_drop_clients_whose_pongs_came_in_time(node_processes) -> None:
+    """Pinged every 1 s, 40 clients answer a ping up to 0.3 s late (their reading paused), the node hangs just
+    after their pongs are sent, for 2 s: the pongs came within the timeout and wait in the node's own
+    buffers. Under websockets' keepalive the node dropped every one of them at resume (the timeouts had
+    passed on the clock); now they stay. A 41st client that never answers is still dropped."""
+    node = node_processes("a", *CHEAP, "--ping-interval-s", "1")
+    async with clients_of(node, 41) as hints:
+        clients = hints.sockets
+        for ws in clients:
+            ws.transport.pause_reading()  # the node's pings wait unread: no pong yet
+        await asyncio.sleep(1.3)  # the node's first keepalive pings go out 1 s after each connect
+        assert node.process is not None
+        node.process.send_signal(signal.SIGSTOP)
+        try:
+            for ws in clients[:40]:
+                ws.transport.resume_reading()  # the pongs go out now, within the node's 1 s timeout
+            await asyncio.sleep(2.0)  # the hang under test
+        finally:
+            node.process.send_signal(signal.SIGCONT)
+        await wait_for(
+            lambda: _metric(node, "stormdeck_gateway_drops_total") >= 1, 10, "the silent client dropped"
+        )
+        assert _metric(node, "stormdeck_gateway_drops_total") == 1
+        assert node.status()["connections"] == 40
+        clients[40].transport.resume_reading()  # so that closing it here does not wait for its timeout
