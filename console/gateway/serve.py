@@ -20,6 +20,7 @@ from console.gateway.admin import create_admin_app, node_frame
 from console.gateway.framelog import FrameLog
 from console.gateway.history import open_history
 from console.gateway.node import GatewayNode, NodeConfig
+from console.gateway.stall import Schedule
 from console.server.runner import bind_socket
 from console.stop_signals import STOP_SIGNALS
 from console.userfiles import read_user_text, warn_if_others_may_read
@@ -94,12 +95,13 @@ class RunningNode:
             await asyncio.sleep(0.01)
 
     async def _tick(self) -> None:
-        """One frame a second, on the second's schedule rather than drifting by the work done."""
-        started = time.monotonic()
-        count = 0
+        """One frame a second, on the second's schedule rather than drifting by the work done. After a hang
+        (SIGSTOP … SIGCONT) one frame covers it: the schedule's catch-up sent one frame per missed second
+        at once, each rolling the meter over a few microseconds (CPU read 99–101 %)."""
+        schedule = Schedule(1.0, time.monotonic() + 1.0)
         while True:
-            count += 1
-            await asyncio.sleep(max(0.0, started + count - time.monotonic()))
+            await asyncio.sleep(schedule.wait_s(time.monotonic()))
+            schedule.ticked(time.monotonic())
             self.frames.append(node_frame(self.node, self.frames).model_dump_json())
 
     async def stop(self) -> None:

@@ -39,3 +39,21 @@ class StallClock:
             self.lost_s += late_s
         self.last_seen_s = max(self.last_seen_s, now_s)
         return self.lost_s
+
+
+@dataclass
+class Schedule:
+    """A tick every `period_s` on a fixed schedule, so ticks do not drift by the work each one takes; a tick
+    that runs more than STALL_TOLERANCE_S late starts the schedule again from itself. The ticks a stall
+    missed are lost, not made up at resume in a burst; ordinary lateness is made up as before."""
+
+    period_s: float
+    next_s: float  # when the next tick is due (monotonic)
+
+    def wait_s(self, now_s: float) -> float:
+        return max(0.0, self.next_s - now_s)
+
+    def ticked(self, now_s: float) -> None:
+        """The due tick runs at `now_s`."""
+        stalled = now_s - self.next_s > STALL_TOLERANCE_S
+        self.next_s = (now_s if stalled else self.next_s) + self.period_s

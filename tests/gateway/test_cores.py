@@ -18,7 +18,7 @@ from console.gateway.client import ClientStats, StreamClient, StreamPosition, re
 from console.gateway.drain import DrainPlan, achieved_rate_per_s
 from console.gateway.history import plan_replay
 from console.gateway.loadgen import bin_attempts, check_loopback, merge
-from console.gateway.stall import StallClock
+from console.gateway.stall import Schedule, StallClock
 from console.gateway.tokens import TokenSigner
 from console.policies import make_policy
 from console.protocol import AdmissionRequest, AdmissionSettings, DrainRequest
@@ -119,6 +119,14 @@ def test_stall_clock_loses_only_gaps_beyond_a_tick_and_its_tolerance() -> None:
     assert clock.observe(120.38) == pytest.approx(20.0)  # hung from about 100.28 + 0.1 to 120.38
     assert clock.observe(120.37) == pytest.approx(20.0)  # an earlier-stamped sighting of that resume: once
     assert clock.observe(120.45) == pytest.approx(20.0)
+
+
+def test_schedule_makes_up_lateness_but_not_a_stall() -> None:
+    schedule = Schedule(period_s=1.0, next_s=1.0)
+    schedule.ticked(1.05)  # late by 0.05 s: the next stays on the schedule
+    assert schedule.next_s == 2.0 and schedule.wait_s(1.5) == 0.5
+    schedule.ticked(12.0)  # a 10 s stall: one tick now, the next a period later, not 10 at once
+    assert schedule.next_s == 13.0 and schedule.wait_s(12.0) == 1.0
 
 
 def test_tokens_verify_and_refuse() -> None:

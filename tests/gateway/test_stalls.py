@@ -162,3 +162,27 @@ async def test_a_hang_does_not_drop_clients_whose_pongs_came_in_time(node_proces
         assert _metric(node, "stormdeck_gateway_drops_total") == 1
         assert node.status()["connections"] == 40
         clients[40].transport.resume_reading()  # so that closing it here does not wait for its timeout
+
+
+async def test_a_hang_is_one_frame_of_the_admin_stream_not_one_per_missed_second(node_processes) -> None:
+    """The 1 s frame ticker made up a 3 s hang at resume: 3–4 frames at once, each rolling the node's meter
+    over microseconds (CPU read ~100 %). Now one frame covers the hang and the next comes a second later."""
+    node = node_processes("a", *CHEAP)
+    arrivals_s: list[float] = []
+    async with connect(node.admin_url.replace("http://", "ws://") + "/v1/node/stream") as stream:
+
+        async def follow() -> None:
+            async for text in stream:
+                if "nodes" in json.loads(text):
+                    arrivals_s.append(time.monotonic())
+
+        following = asyncio.create_task(follow())
+        try:
+            await wait_for(lambda: len(arrivals_s) >= 1, 5, "the first frame")
+            resumed_s = await _hang(node, 3.0)
+            await wait_for(lambda: sum(t >= resumed_s for t in arrivals_s) >= 2, 5, "two frames after resume")
+        finally:
+            following.cancel()
+    after = [t for t in arrivals_s if t >= resumed_s]
+    assert sum(t <= resumed_s + 0.5 for t in after) == 1, [round(t - resumed_s, 3) for t in after]
+    assert after[1] - after[0] >= 0.5
