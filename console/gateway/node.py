@@ -24,7 +24,7 @@ from console.gateway.admission import Admission
 from console.gateway.drain import DrainPlan
 from console.gateway.history import CHECK_EVERY_S, HistoryUnreachable, InProcessHistory, RedisHistory
 from console.gateway.meter import Meter
-from console.gateway.stall import AWAKE_TICK_S, StallClock
+from console.gateway.stall import AWAKE_TICK_S, Schedule, StallClock
 from console.gateway.tokens import TokenSigner
 from console.protocol import AdmissionSettings, DrainProgress, DrainRequest, NodeState, NodeStatus
 
@@ -68,13 +68,15 @@ class NodeConfig:
 
 
 async def publish_forever(history: InProcessHistory | RedisHistory, rate_per_s: float, source: str) -> None:
-    """Publish `rate_per_s` messages a second on the schedule, not drifting by the time each one takes."""
-    started = time.monotonic()
-    count = 0
+    """Publish `rate_per_s` messages a second on the schedule, not drifting by the time each one takes.
+
+    Ticks missed while the process stood still (a hang, a long stall) are lost: made up, a 5 s hang at
+    10/s sent 51 messages to every client at once at resume — a fan-out spike the feed never had."""
+    schedule = Schedule(1 / rate_per_s, time.monotonic() + 1 / rate_per_s)
     failed = 0  # ticks in a row that could not publish
     while True:
-        count += 1
-        await asyncio.sleep(max(0.0, started + count / rate_per_s - time.monotonic()))
+        await asyncio.sleep(schedule.wait_s(time.monotonic()))
+        schedule.ticked(time.monotonic())
         try:
             await history.publish({"from": source, "t": round(time.time(), 3)})
         except Exception as error:  # a Redis hiccup must not end the stream; the next tick tries again

@@ -186,3 +186,27 @@ async def test_a_hang_is_one_frame_of_the_admin_stream_not_one_per_missed_second
     after = [t for t in arrivals_s if t >= resumed_s]
     assert sum(t <= resumed_s + 0.5 for t in after) == 1, [round(t - resumed_s, 3) for t in after]
     assert after[1] - after[0] >= 0.5
+
+
+async def test_a_publisher_resumed_after_a_hang_does_not_make_up_the_missed_messages(node_processes) -> None:
+    """A node publishing 10 messages a second, hung 3 s: at resume it published the ~30 it had missed at
+    once, to every client. Now it goes on at its rate from the resume."""
+    node = node_processes("a", *CHEAP, "--publish-rate-per-s", "10")
+    token = CHEAP_SIGNER.mint("reader", time.time() + 60)
+    arrivals_s: list[float] = []
+    async with connect(f"{node.url}?token={token}", ping_interval=None) as ws:
+
+        async def read() -> None:
+            async for text in ws:
+                if json.loads(text).get("type") == "message":
+                    arrivals_s.append(time.monotonic())
+
+        reading = asyncio.create_task(read())
+        try:
+            await wait_for(lambda: len(arrivals_s) >= 3, 5, "the first messages")
+            resumed_s = await _hang(node, 3.0)
+            await wait_for(lambda: any(t > resumed_s + 1.0 for t in arrivals_s), 5, "a second of messages")
+        finally:
+            reading.cancel()
+    first_second = sum(resumed_s <= t <= resumed_s + 1.0 for t in arrivals_s)
+    assert 5 <= first_second <= 10 + 2, f"{first_second} messages in the second after resume at 10/s"
