@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from console.errors import InputError
 from console.protocol import DrainRequest, RolloutMode, RolloutState
@@ -67,6 +67,26 @@ class RolloutRecord(BaseModel):
     #: The stream epoch each node of the batch under way had before its restart: a node showing another
     #: one is a new process (restarted), so a resumed rollout does not restart it again.
     epochs_before: dict[str, str | None] = Field(default_factory=dict)
+
+    # Where the rollout stands must lie inside its plan: the controller reads the batch it names (a batch
+    # past the plan stopped it with an IndexError traceback) and resumes after `batches_done` (one past the
+    # plan resumed as "completed", its nodes never restarted).
+    @field_validator("batch")
+    @classmethod
+    def _batch_in_plan(cls, batch: int, info: ValidationInfo) -> int:
+        planned = len(info.data.get("batches", []))
+        if batch > planned:
+            raise ValueError(f"{batch} is past the plan of {planned} batches: an integer in [0, {planned}]")
+        return batch
+
+    @field_validator("batches_done")
+    @classmethod
+    def _done_before_batch(cls, batches_done: int, info: ValidationInfo) -> int:
+        batch = info.data.get("batch")
+        if batch is not None and not batch - 1 <= batches_done <= batch:
+            allowed = f"{batch - 1} or {batch}" if batch else "0"
+            raise ValueError(f"{batches_done} does not fit batch {batch}: {allowed}")
+        return batches_done
 
     @property
     def unfinished(self) -> bool:

@@ -76,6 +76,18 @@ def test_the_state_file_is_replaced_whole_and_read_back(tmp_path) -> None:
         (b'{"version": 7, "fleet": "loopback"}', "has version 7; this controller reads version 1"),
         (b'{"version": 1, "fleet": "loopback"}', "is damaged: saved_unix_s: Field required"),
         (b"[1, 2]", "is not a JSON object"),
+        # Where it stands must lie inside its plan: a batch past it stopped the controller with an IndexError
+        # traceback; batches done past it would resume as "completed" with no node restarted.
+        pytest.param(
+            _record(batch=1, batches_done=0).model_dump_json().replace('"batch":1', '"batch":5').encode(),
+            "is damaged: batch: Value error, 5 is past the plan of 3 batches: an integer in [0, 3]",
+            id="batch-past-the-plan",
+        ),
+        pytest.param(
+            _record().model_dump_json().replace('"batches_done":1', '"batches_done":7').encode(),
+            "is damaged: batches_done: Value error, 7 does not fit batch 2: 1 or 2",
+            id="batches-done-past-the-batch",
+        ),
     ],
 )
 def test_a_state_file_it_cannot_read_is_named(tmp_path, content: bytes, said: str) -> None:
