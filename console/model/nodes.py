@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -15,6 +16,9 @@ from console.protocol import NodeState, NodeStatus
 _DIGITS = re.compile(r"(\d+)")
 
 
+# Cached: the node table sorts every frame, and splitting 2000 ids by regex each time made a sort by id
+# 13× slower (0.34 → 4.5 ms at 2000 nodes, measured); a fleet's ids are few and stay the same.
+@functools.lru_cache(maxsize=16_384)
 def id_order(node_id: str) -> tuple[tuple[str | int, ...], str]:
     """A node id as the table orders it: its runs of digits by number, so node-2 comes before node-10 (the
     controller's ids) and gw-999 before gw-1000 (a recording from a simulator whose ids were not of one
@@ -116,5 +120,6 @@ def select_nodes(
     key = SORT_KEYS[query.sort_key]
     # Ties broken by id so the order is stable across frames and the cursor does not jitter.
     chosen.sort(key=lambda n: id_order(n.id))
-    chosen.sort(key=key, reverse=query.descending)
+    if query.sort_key != "id" or query.descending:  # (sorted by id already)
+        chosen.sort(key=key, reverse=query.descending)
     return chosen
