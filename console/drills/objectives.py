@@ -315,17 +315,25 @@ class _RolloutWatch(_Watch):
     """When the rollout first showed as completed: the first of a frame's seconds to end after the time the
     rollout reports it completed at (`completed_at_s`; the simulator stamps the start of the second it
     completed in). A ×60 frame shows only its last second's rollout, which would put a completion up to 59 s
-    late; a frame of one second, or one that does not say its seconds, reads as its own time, as before."""
+    late; a frame of one second, or one that does not say its seconds, reads as its own time, as before.
+
+    None of its seconds ends after it in a frame cut at the drill's end (`live.through`), whose rollout is
+    the one of a second after the drill: not a completion within the drill, as at one frame a second (it
+    was credited at the drill's last second)."""
 
     def __init__(self) -> None:
         self.completed_at_s: float | None = None
+        self.completed_after_end = False  # shown completed only by the frame cut at the drill's end
 
     def add(self, frame: Frame, seconds: Sequence[FleetSecond], baseline: float) -> None:
         rollout = frame.rollout
         if self.completed_at_s is None and rollout is not None and rollout.state.value == "completed":
             reported = rollout.completed_at_s
-            after = [s.time_s for s in seconds if reported is not None and s.time_s > reported]
-            self.completed_at_s = after[0] if after else frame.time_s
+            if reported is None:  # a source that does not say when: seen at this frame
+                self.completed_at_s = frame.time_s
+                return
+            self.completed_at_s = next((s.time_s for s in seconds if s.time_s > reported), None)
+            self.completed_after_end = self.completed_at_s is None
 
 
 def _watch(objective: Objective) -> _Watch | None:
@@ -451,6 +459,9 @@ def _rollout_completed(
 ) -> Outcome:
     within_s = float(params["within_s"])
     done = rollout.completed_at_s
+    if done is None and rollout.completed_after_end:
+        why = "the rollout did not complete within the drill (it completed just after)"
+        return False, None, within_s, why
     if done is None:
         last = run.last
         state = last.rollout.state.value if last is not None and last.rollout else "none"

@@ -20,9 +20,9 @@ from console.drills.objectives import RunMeasures, score_drill
 from console.drills.schema import build_drill, load_drill
 from console.drills.script import IDLE, load_script
 from console.drills.served import DrillBackend
-from console.protocol import Frame
+from console.protocol import Frame, RolloutState, RolloutStatus
 from console.server.backend import fold_frames
-from tests.fleet_builders import series
+from tests.fleet_builders import frame, series
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "drills" / "examples"
 
@@ -103,3 +103,30 @@ def test_a_one_second_dip_inside_a_frame_is_read_at_its_second_and_old_frames_as
     old = [frame.model_copy(update={"folded_totals": None}) for frame in sped_up]
     score = score_drill(drill, old, [], [])
     assert score.objectives[0].met and score.minutes_below == 0.0
+
+
+def test_a_rollout_completed_after_the_drill_is_not_credited_from_the_frame_cut_at_its_end() -> None:
+    """The frame that ends a 240 s drill at ×60 folds 182–241 s and is cut at 240 s (`live.through`), but its
+    rollout is second 241's: a completion in second 241 was credited at 240 s (met), where one frame a
+    second never shows it within the drill (not met)."""
+    drill = build_drill(
+        {
+            **TINY,
+            "objectives": [{"name": "done", "kind": "rollout_completed", "within_s": 240, "points": 50}],
+        }
+    )
+    running = RolloutStatus(state=RolloutState.RUNNING, batch=1, batches=2, started_at_s=10.0)
+    completed = running.model_copy(
+        update={"state": RolloutState.COMPLETED, "batch": 2, "completed_at_s": 240.0}  # in second 241
+    )
+    seconds = [frame(float(t), rollout=running if t < 241 else completed) for t in range(1, 242)]
+    outcomes = []
+    for every in (1, 60):
+        live = DrillProgress(drill, end_s=240.0)
+        for start in [0, *range(1, len(seconds), every)]:
+            live.add_frame(fold_frames(seconds[start : start + every] if start else seconds[:1]))
+        outcomes.append(live.finish().objectives[0])
+    one_a_second, sped_up = outcomes
+    assert not one_a_second.met and one_a_second.why == "the rollout did not complete (last state: running)"
+    assert (sped_up.met, sped_up.value, sped_up.points) == (False, None, 0.0)
+    assert sped_up.why == "the rollout did not complete within the drill (it completed just after)"
