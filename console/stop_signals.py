@@ -9,4 +9,7 @@ from __future__ import annotations
 
 import signal
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: What stops a command from outside it: a `kill`, a closed terminal. (A full-screen console takes Ctrl-C as
+#: a key of its own, and quits on it itself.)
+OUTSIDE_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS = (signal.SIGINT, *OUTSIDE_STOP_SIGNALS)

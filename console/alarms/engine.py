@@ -165,7 +165,7 @@ def seconds_of(frame: Frame) -> list[Frame]:
     earlier ones from `folded_totals` at their fleet times, each with its own 100 ms wave bins. Just the
     frame when it covers one second, or when it does not say what each second was (no `folded_totals`, or
     bins that do not split evenly into its seconds): judged as its last second, as before the field."""
-    by_second = frame.totals_by_second()
+    by_second = frame.seconds()
     if by_second is None or len(by_second) < 2:
         return [frame]
     count = len(by_second)
@@ -173,11 +173,10 @@ def seconds_of(frame: Frame) -> list[Frame]:
     if len(bins) % count:
         return [frame]
     per_second = len(bins) // count
-    end_s = frame.time_s
     return [
         frame.model_copy(
             update={
-                "time_s": end_s - (count - 1 - i),
+                "time_s": time_s,
                 "totals": totals,
                 "waves": Waves(
                     bin_ms=frame.waves.bin_ms, attempts=bins[i * per_second : (i + 1) * per_second]
@@ -186,7 +185,7 @@ def seconds_of(frame: Frame) -> list[Frame]:
                 "folded_totals": None,
             }
         )
-        for i, totals in enumerate(by_second)
+        for i, (time_s, totals) in enumerate(by_second)
     ]
 
 

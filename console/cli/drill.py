@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from console.cli.checks import check_recording_out
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
 from console.errors import InputError, MissingInput
+from console.stop_signals import OUTSIDE_STOP_SIGNALS
 
 if TYPE_CHECKING:
     from console.drills.headless import DrillRun
@@ -139,7 +140,7 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     for override in args.set:
         serve += ["--set", override]
     print(f"stormdeck: serving the drill {drill.name} on 127.0.0.1…", file=sys.stderr, flush=True)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    for signum in OUTSIDE_STOP_SIGNALS:
         signal.signal(signum, _exit_on_signal)
     speed = 1.0 if args.speed is None else args.speed
     seed = scenario.seed if args.seed is None else args.seed

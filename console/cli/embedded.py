@@ -21,6 +21,7 @@ from types import TracebackType
 
 from console.errors import StormdeckError
 from console.server.tokens import Role, new_token, write_token_file
+from console.stop_signals import OUTSIDE_STOP_SIGNALS
 
 #: The lead's demo-scale scenario: calm, then a storm within about 20 s.
 DEFAULT_SCENARIO = "demo"
@@ -175,7 +176,7 @@ def run_embedded() -> int:
     print(f"stormdeck: starting the simulator ({scenario}) on 127.0.0.1…", file=sys.stderr, flush=True)
     # A closed terminal (SIGHUP) or a `kill` (SIGTERM) unwinds through `with`, which stops the server and
     # removes the token; by default either would end us on the spot and leave the token directory behind.
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    for signum in OUTSIDE_STOP_SIGNALS:
         signal.signal(signum, _exit_on_signal)
     with EmbeddedServer(scenario) as server:
         status = attach_console(server.url, server.token_path)

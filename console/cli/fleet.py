@@ -27,7 +27,7 @@ from console.cli.checks import (
 from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.policies import POLICIES
-from console.stop_signals import STOP_SIGNALS
+from console.stop_signals import OUTSIDE_STOP_SIGNALS, STOP_SIGNALS
 
 MAX_NODES = 16
 #: The fleet's name: its audit log's and rollout state file's default names come from it.
@@ -195,7 +195,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             provisioner=provisioner,
         )
     finally:
-        for signum in STOP_SIGNALS[1:]:  # already stopping: each child is stopped by pid (Ctrl-C stays)
+        for signum in OUTSIDE_STOP_SIGNALS:  # already stopping: each child is stopped by pid (Ctrl-C stays)
             signal.signal(signum, signal.SIG_IGN)
         for child in (load, publisher):
             _stop(child)

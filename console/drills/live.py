@@ -66,14 +66,14 @@ def through(frame: Frame, end_s: float) -> Frame | None:
     the frame that ends the drill can fold seconds after it: served at ×60, a 240 s drill's frames end at
     61, 121, 181 and 241 s (the server's first frame is second 1), and second 241 is no part of the drill.
     Its nodes and rollout stay the frame's last second's: the frame carries no other."""
-    by_second = frame.totals_by_second()
+    by_second = frame.seconds()
     if frame.time_s <= end_s or not by_second:
         return frame
-    first_s = frame.time_s - (len(by_second) - 1)
-    kept = by_second[: max(0, int(end_s - first_s) + 1)]
+    kept = [(time_s, totals) for time_s, totals in by_second if time_s <= end_s]
     if not kept:
         return None
-    update = {"time_s": first_s + len(kept) - 1, "totals": kept[-1], "folded_totals": kept[:-1] or None}
+    earlier = [totals for _, totals in kept[:-1]]
+    update = {"time_s": kept[-1][0], "totals": kept[-1][1], "folded_totals": earlier or None}
     return frame.model_copy(update={**update, "span_s": float(len(kept))})
 
 

@@ -119,11 +119,10 @@ def seconds_of(frame: Frame) -> list[FleetSecond]:
     line inside the frame is read at its own second, as at one frame a second. A frame that does not say its
     seconds (a sped-up frame from an older server or recording; a paused frame) is one reading at its time,
     standing for its whole span, as before the field."""
-    by_second = frame.totals_by_second()
+    by_second = frame.seconds()
     if not by_second:
         return [FleetSecond(frame.time_s, frame.totals, frame.span_s or 1.0)]
-    last = len(by_second) - 1
-    return [FleetSecond(frame.time_s - (last - i), totals, 1.0) for i, totals in enumerate(by_second)]
+    return [FleetSecond(time_s, totals, 1.0) for time_s, totals in by_second]
 
 
 class RunMeasures:

@@ -261,6 +261,15 @@ class Frame(Record):
             return None
         return [*earlier, self.totals]
 
+    def seconds(self) -> list[tuple[float, Totals]] | None:
+        """`totals_by_second`, each with its fleet second's time (the frame's `time_s` is its last): the one
+        place that puts folded seconds on the fleet clock."""
+        by_second = self.totals_by_second()
+        if by_second is None:
+            return None
+        last = len(by_second) - 1
+        return [(self.time_s - (last - i), totals) for i, totals in enumerate(by_second)]
+
 
 class Event(Record):
     type: Literal["event"] = "event"
