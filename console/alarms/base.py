@@ -7,7 +7,6 @@ engine (`console.alarms.engine`) turns readings into raised and cleared alarms.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -82,7 +81,7 @@ class FleetView:
     @classmethod
     def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
         nodes = frame.nodes
-        view = cls.of_columns(
+        return cls.of_columns(
             [node.id for node in nodes],
             [node.state for node in nodes],
             [node.cpu_pct for node in nodes],
@@ -90,9 +89,8 @@ class FleetView:
             frame.admission,
             thresholds,
             capacity,
+            tuple((node.id, node.history_unreachable) for node in nodes if node.history_unreachable),
         )
-        away = tuple((node.id, node.history_unreachable) for node in nodes if node.history_unreachable)
-        return dataclasses.replace(view, history_unreachable=away) if away else view
 
     @classmethod
     def of_columns(
@@ -104,10 +102,13 @@ class FleetView:
         admission: AdmissionSettings | None,
         thresholds: Thresholds,
         capacity: FleetCapacity | None,
+        history_unreachable: tuple[tuple[str, str], ...] = (),
     ) -> FleetView:
         """The same from columns, one value a node: what a simulator has without building a frame's node
         records (`sim run` judges 1,500 seconds of 480–680 nodes). drain_rate_per_s: a draining node's
-        requested close rate (its closes when none was requested); read only for draining nodes."""
+        requested close rate (its closes when none was requested); read only for draining nodes.
+        history_unreachable: (id, why) of the nodes saying they cannot reach their Redis (the console's
+        NodeReadings carry it; a simulated node never says so)."""
         abort_pct = thresholds.cpu_abort_pct
         admission_limit = AdmissionLimit(admission, capacity)
         hot: list[tuple[str, float]] = []
@@ -137,6 +138,7 @@ class FleetView:
             admission_capacity_per_s=admit if admit_known else None,
             max_cpu_pct=max(cpu_pct, default=0.0),
             down_nodes=tuple(down),
+            history_unreachable=history_unreachable,
         )
 
 

@@ -24,6 +24,7 @@ def engine_source(engine: AlarmEngine) -> AlarmSource:
             frame.admission,
             engine.thresholds,
             engine.capacity,
+            nodes.history_unreachable,
         )
         engine.update(frame, fleet)
         return list(engine.active)

@@ -38,6 +38,8 @@ class NodeReadings:
     cpu_pct: list[float]
     drain_rate_per_s: list[float]  # a draining node's requested close rate (its closes when none was set)
     metrics: np.ndarray  # [node, NODE_METRICS], float32: what the model's rings hold
+    # the nodes saying they cannot reach their history (Redis): (id, why); the alarm rules read it
+    history_unreachable: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of_records(cls, nodes: Sequence[NodeStatus]) -> NodeReadings:
@@ -45,6 +47,7 @@ class NodeReadings:
             nodes,
             attrgetter,
             [n.closes_per_s if n.drain is None else n.drain.rate_per_s for n in nodes],
+            tuple((n.id, n.history_unreachable) for n in nodes if n.history_unreachable),
         )
 
     @classmethod
@@ -58,11 +61,17 @@ class NodeReadings:
                 n.get("closes_per_s", closes) if (drain := n.get("drain")) is None else drain.rate_per_s
                 for n in nodes
             ],
+            # left out of a node's JSON while null, as nearly always
+            tuple((n["id"], why) for n in nodes if (why := n.get("history_unreachable"))),
         )
 
     @classmethod
     def _of(
-        cls, nodes: Sequence[Any], getter: Callable[..., Callable[[Any], Any]], drain_rate_per_s: list[float]
+        cls,
+        nodes: Sequence[Any],
+        getter: Callable[..., Callable[[Any], Any]],
+        drain_rate_per_s: list[float],
+        history_unreachable: tuple[tuple[str, str], ...],
     ) -> NodeReadings:
         """`getter`: how a node's fields are read (attrgetter of records, itemgetter of fields)."""
         metrics = list(map(getter(*NODE_METRICS), nodes))
@@ -72,6 +81,7 @@ class NodeReadings:
             cpu_pct=list(map(getter("cpu_pct"), nodes)),
             drain_rate_per_s=drain_rate_per_s,
             metrics=np.array(metrics, dtype=np.float32).reshape(-1, len(NODE_METRICS)),
+            history_unreachable=history_unreachable,
         )
 
 

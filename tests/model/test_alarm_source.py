@@ -1,0 +1,43 @@
+"""The console's alarms judge a frame as the server's do: the same rules over what the nodes report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from console.client.synthetic import SyntheticFleet
+from console.guards import Thresholds
+from console.model import Received
+from console.model.alarm_source import console_model
+from console.model.node_readings import columnar_frame_json
+from console.protocol import Frame
+
+WHY = "Redis at redis://127.0.0.1:6379/0: TimeoutError: Timeout reading from 127.0.0.1:6379"
+
+
+def frames_with_redis_away(seconds: int) -> list[dict]:
+    """A fleet whose nodes gw-0001 and gw-0003 say, every second, that they cannot reach their Redis."""
+    fleet = SyntheticFleet(nodes=4, seed=3)
+    out = []
+    for _ in range(seconds):
+        frame = fleet.next_frame()
+        for node in frame["nodes"]:
+            if node["id"] in ("gw-0001", "gw-0003"):
+                node["history_unreachable"] = WHY
+        out.append(frame)
+    return out
+
+
+@pytest.mark.parametrize("read_as", ["live", "recorded"])
+def test_a_node_that_cannot_reach_its_redis_raises_the_alarm_in_the_console(read_as: str) -> None:
+    """Seen live (3 `gateway serve` nodes, redis-server stopped with SIGSTOP, console attached): the rows
+    turned ▲ and the controller's events said `history_unreachable raised`, but the console's alarm panel
+    stayed at "0 active" — its rules were handed the nodes' columns without what they said of Redis."""
+    model = console_model()
+    read = Frame.model_validate if read_as == "live" else (lambda raw: columnar_frame_json(json.dumps(raw)))
+    for k, raw in enumerate(frames_with_redis_away(int(Thresholds().history_unreachable_for_s) + 3)):
+        model.apply(Received(read(raw), float(k)))
+    raised = [entry.alarm for entry in model.alarms.active() if entry.alarm.name == "history_unreachable"]
+    assert len(raised) == 1
+    assert set(raised[0].nodes) == {"gw-0001", "gw-0003"}
