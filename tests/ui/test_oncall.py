@@ -269,3 +269,38 @@ async def test_with_the_alarms_panel_focused_each_message_is_read_whole(storm_ap
             # A rule on several nodes (node_down) is one row saying the worst one's message.
             message = next(r.message for r in alarm_rows(storm_app.model.alarms.active()) if r.name == name)
             assert " ".join(visible_lines(said)[1:]).split() == message.split(), name  # (under its rule)
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_a_new_alarm_is_what_the_unfocused_panel_shows_not_a_cleared_one(storm_app, size):
+    """Seen live at 160×48 and 80×24 (a real fleet, one node killed after a rollout's alarms had cleared):
+    the cursor, never moved by the operator, had stayed on the first alarm raised, and followed it into the
+    past — so the line under the panel kept saying "Total connections fell 14.0 % … (300 → 258)" of an
+    alarm cleared minutes before, and at 80×24 the panel, scrolled to keep that row in view, showed three
+    cleared rows under "1 active · 1 new": the new node_down was out of sight. Holding the cursor on its
+    alarm is for `a`, which acts only in a focused panel; unfocused, the panel shows its first row."""
+    from textual.widgets import Label
+
+    async with storm_app.run_test(size=size) as pilot:
+        await fleet_ready(storm_app)
+        log = storm_app.model.alarms
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        assert not panel.has_focus and panel.cursor_row == 0
+        log.update([], storm_app.model.frame.time_s)  # every alarm clears: the rows are the past
+        storm_app.refresh_views()
+        await pilot.pause()
+        newcomer = Alarm(
+            name="abnormal_closes_rising",
+            severity=Severity.CRITICAL,
+            since_s=storm_app.model.frame.time_s,
+            value=50.0,
+            limit=5.0,
+            message="abnormal closes are rising",
+        )
+        log.update([newcomer], storm_app.model.frame.time_s)
+        storm_app.refresh_views()
+        await pilot.pause()
+        assert str(panel.get_row_at(panel.cursor_row)[RULE]) == "abnormal_closes_rising"
+        assert "NEW" in str(panel.get_row_at(panel.cursor_row)[STATE])
+        assert any("abnormal_closes_risi" in line for line in visible_lines(panel))
+        assert str(storm_app.screen.query_one("#alarm-said", Label).render()) == newcomer.message

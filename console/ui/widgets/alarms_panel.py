@@ -62,8 +62,9 @@ class AlarmsPanel(DataTable):
             return
         self._shown = (version, palette.name)
         cursor = self.cursor_row
-        # The cursor stays on its alarm, not on its row number: a new alarm sorted above it (or the one
-        # just acknowledged sinking below the new ones) moved another alarm under it, and `a` acked that.
+        # In a focused panel (where `a` acts) the cursor stays on its alarm, not on its row number: a new
+        # alarm sorted above it (or the one just acknowledged sinking below the new ones) moved another
+        # alarm under it, and `a` acked that.
         held = self._identities[cursor] if 0 <= cursor < len(self._identities) else None
         self._keys = []
         self._identities = []
@@ -104,7 +105,12 @@ class AlarmsPanel(DataTable):
         for row in cells:
             self.add_row(*row)
         if self.row_count:
-            if held in self._identities:
+            if not self.has_focus:
+                # Nobody is choosing a row: show the first (the newest unacknowledged alarm), not the row the
+                # cursor happened to sit on — it followed the first alarm ever raised into the past, and the
+                # line under the panel kept saying what that cleared alarm said.
+                cursor = 0
+            elif held in self._identities:
                 cursor = self._identities.index(held)
             self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
 
