@@ -82,6 +82,8 @@ def judge_rollout_start(
     displaced = sum(node.connections for node in batch)
     spare_connections = load.survivor_capacity_connections - (load.serving_connections - displaced)
     cpu_now = max_serving_cpu_pct(snapshot.nodes)
+    down = [node.id for node in snapshot.nodes if node.state is NodeState.DOWN]
+    named_down = ", ".join(down[:3]) + (f" and {len(down) - 3} more" if len(down) > 3 else "")
     checks = [
         check(
             "headroom_pct",
@@ -104,6 +106,20 @@ def judge_rollout_start(
             spare_connections,
             fails_to=VerdictLevel.BLOCKED,
             why="the first batch's connections against the room left on the other nodes",
+        ),
+        check(
+            "nodes_down",
+            len(down),
+            0,
+            fails_to=VerdictLevel.CONFIRM,
+            # `down` is a loss outside a planned restart (a rollout's own is `restarting`): its clients
+            # already sit on the rest, and each batch takes one more node away from them (node_down alarm).
+            why=(
+                f"{named_down} down (killed, crashed or hung): each batch takes another node from the ones "
+                "holding its clients — restart it first"
+                if down
+                else "no node down outside a planned restart"
+            ),
         ),
         check(
             "pause_cpu_pct",

@@ -11,6 +11,7 @@ from console.guards import judge_admission, judge_rollout_halt, judge_rollout_re
 from console.protocol import (
     AdmissionRequest,
     AdmissionSettings,
+    NodeState,
     RolloutMode,
     RolloutRequest,
     RolloutState,
@@ -36,6 +37,21 @@ def test_drain_rollout_on_a_calm_fleet_is_ok() -> None:
     verdict = judge_rollout_start(fleet(), CAPACITY, rollout())
     assert verdict.level is VerdictLevel.OK, failed(verdict)
     assert verdict.projections["batches"] == 10 and verdict.projections["batch_connections"] == 54_000
+
+
+def test_a_rollout_over_a_fleet_with_a_node_down_asks_first() -> None:
+    """Seen live (3 `gateway serve` nodes, 300 clients): node-2 killed, its `node_down` alarm saying "no
+    rollout until it is back", and a drain rollout started from the console was applied without a question:
+    batch 1 drained node-1, and node-3 held every client left — connections_drop 78 % — until batch 2 halted
+    on the down node. A node down outside a planned restart is one fewer survivor than the plan assumes."""
+    down = node("gw-020", state=NodeState.DOWN, connections=0, cpu_pct=0.0)
+    verdict = judge_rollout_start(fleet(extra=[down]), CAPACITY, rollout())
+    assert verdict.level is VerdictLevel.CONFIRM and failed(verdict) == {"nodes_down"}
+    named = next(c for c in verdict.checks if c.name == "nodes_down")
+    assert (named.value, named.limit) == (1, 0) and "gw-020" in named.why
+    # a planned restart (`restarting`) is no loss: nothing to ask
+    restarting = node("gw-020", state=NodeState.RESTARTING, connections=0, cpu_pct=0.0)
+    assert judge_rollout_start(fleet(extra=[restarting]), CAPACITY, rollout()).level is VerdictLevel.OK
 
 
 def test_below_the_headroom_budget_no_restart_is_safe() -> None:
