@@ -69,11 +69,22 @@ def joined_series(
 def joined_events(server: ServerHistory | None, seen: list[Event], limit: int) -> list[Event]:
     """Newest first, without the duplicates both sides hold. `seen` is newest first (as
     `FleetModel.node_events` gives it); within a second, the later event comes first too — a batch's
-    disconnect listed under the restart that caused it read as happening before it."""
-    merged: dict[tuple[float, str, str], Event] = {}
+    disconnect listed under the restart that caused it read as happening before it.
+
+    A restarted server (a controller after a crash) has a new epoch and its fleet clock starts again at 0:
+    its events come after all of an earlier epoch's, whatever their times — sorted by time alone, the old
+    controller's "0:01:02 restarting → ready" sat above the new one's "0:00:25 draining → down" and its
+    drain's end. Epochs are ordered as they arrived; one only the server holds is the newest (the server
+    asked is the one serving now)."""
+    arrival: dict[str | None, int] = {}
+    for event in reversed(seen):
+        arrival.setdefault(event.epoch, len(arrival))
+    for event in server.events if server else []:
+        arrival.setdefault(event.epoch, len(arrival))
+    merged: dict[tuple[str | None, float, str, str], Event] = {}
     for event in [*(server.events if server else []), *reversed(seen)]:  # both oldest first
-        merged.setdefault((event.time_s, event.kind, event.message), event)
-    return sorted(merged.values(), key=lambda e: e.time_s)[::-1][:limit]
+        merged.setdefault((event.epoch, event.time_s, event.kind, event.message), event)
+    return sorted(merged.values(), key=lambda e: (arrival[e.epoch], e.time_s))[::-1][:limit]
 
 
 def ended_drain(node: NodeStatus, events: list[Event]) -> Event | None:

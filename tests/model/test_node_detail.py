@@ -56,3 +56,42 @@ def test_events_of_one_second_are_newest_first_too():
 
 def test_a_payload_that_is_not_an_object_is_an_empty_history():
     assert parse_node_detail(["nope"], 3).length == 0
+
+
+def test_after_a_restart_of_the_server_its_new_events_come_first_and_say_how_a_drain_ended():
+    """Seen live: `stormdeck controller` killed and restarted (a new epoch: its fleet clock starts again at
+    0), then node-3, draining, hung (kill -STOP). The node detail listed the old controller's events —
+    0:01:02 "restarting → ready" … — above the new one's 0:00:25, the newest out of sight, and the drain box
+    read "not draining": the old epoch's "→ ready", sorted as newer by its fleet time, hid the drain's end."""
+    from console.model.node_detail import ended_drain
+    from tests.fleet_builders import node
+
+    def event(epoch: str, time_s: float, kind: str, message: str, **data: object) -> Event:
+        return Event(epoch=epoch, time_s=time_s, kind=kind, node="node-3", message=message, data=data)
+
+    arrived = [  # oldest first, as they came
+        event("old", 52.0, "node_state", "node-3: ready → draining", to="draining"),
+        event("old", 55.0, "node_state", "node-3: drained → restarting", to="restarting"),
+        event("old", 62.0, "node_state", "node-3: restarting → ready", to="ready"),
+        event("new", 21.0, "node_state", "node-3: ready → draining", to="draining"),
+        event("new", 25.0, "node_state", "node-3: draining → down", to="down"),
+        event(
+            "new", 25.0, "drain", "drain of node-3 ended: node stopped answering with 227 …", ended="silent"
+        ),
+    ]
+    seen = arrived[::-1]  # FleetModel.node_events: newest first
+    server = ServerHistory({}, arrived[3:], 0)  # what the new server holds (`GET /v1/nodes/{id}`)
+    # the console's own events, joined to the server's, or only the old ones seen and the new ones asked
+    for joined in ((None, seen), (server, seen), (server, arrived[2::-1])):
+        recent = joined_events(*joined, limit=20)
+        assert [(e.epoch, e.time_s) for e in recent] == [
+            ("new", 25.0),
+            ("new", 25.0),
+            ("new", 21.0),
+            ("old", 62.0),
+            ("old", 55.0),
+            ("old", 52.0),
+        ]
+        assert recent[0].kind == "drain"
+        down = node("node-3", state="down", connections=0)
+        assert ended_drain(down, recent) is recent[0]
