@@ -8,9 +8,11 @@ over real nodes both put drain ÷ inflow in their frames (`DrainInflow`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -84,29 +86,70 @@ def storm_lockstep_index(
 DRAIN_INFLOW_WINDOW_S = 10
 
 
+@dataclass(frozen=True)
+class HintedCloses:
+    """Planned closes made in one second, each client told to come back within `hint_ms` [lo, hi]."""
+
+    count: float
+    hint_ms: tuple[float, float]
+
+
+@functools.lru_cache(maxsize=64)
+def due_shares(hint_ms: tuple[float, float]) -> tuple[float, ...]:
+    """The share of one second's hinted closes due back in each second from it (index 0: this second).
+
+    A close is taken at its second's middle (they fall all through it) and its client back at a uniform
+    point of the hint window: 1–30 s spreads a second's closes over the 30 seconds that follow, a zero
+    window counts them this second."""
+    lo_s, hi_s = (bound / 1000.0 - 0.5 for bound in hint_ms)
+    if hi_s <= lo_s:
+        return (0.0,) * max(0, math.ceil(lo_s)) + (1.0,)
+    first = max(0, math.ceil(lo_s))
+    return (0.0,) * first + tuple(
+        (min(hi_s, j) - max(lo_s, j - 1)) / (hi_s - lo_s) for j in range(first, math.ceil(hi_s) + 1)
+    )
+
+
 class DrainInflow:
     """The reconnect backlog's drain rate ÷ its inflow over the trailing seconds: clients getting a
-    connection back (accepts) against clients losing one (disconnects, planned or not). Below 1 the
-    offline backlog grows: the storm is winning (sync-engine essay; alarms `drain_inflow_*`)."""
+    connection back (accepts) against clients joining the backlog. Below 1 the offline backlog grows: the
+    storm is winning (sync-engine essay; alarms `drain_inflow_*`).
+
+    A client that lost its connection without a hint (a kill, an abrupt restart, a drop, churn) wants it
+    back at once: it joins the backlog the second it is lost. A planned close tells its client to come back
+    over the hint window: it joins the backlog then, spread over that window (`due_shares`) — counted at
+    the close, a paced drain read as a storm winning from its first second (accepts come a hint later)."""
 
     def __init__(self, seconds: int = DRAIN_INFLOW_WINDOW_S) -> None:
         self._seconds: deque[tuple[float, float]] = deque([(0.0, 0.0)] * seconds, maxlen=seconds)
+        self._due: deque[float] = deque()  # hinted clients due back: [0] this second, [1] the next, …
         self.accepts = 0.0
-        self.disconnects = 0.0
+        self.inflow = 0.0
 
-    def add(self, accepts: float, disconnects: float) -> None:
-        """One second's figures; the oldest second leaves the window. The sums are taken afresh (ten
-        values): real nodes report rates, not counts, and a running sum of fractions drifts — after a
+    def add(self, accepts: float, disconnects: float, hinted: Iterable[HintedCloses] = ()) -> None:
+        """One second's figures: its accepts, the connections lost without a hint (`disconnects`) and its
+        planned closes with their hints; the oldest second leaves the window. The sums are taken afresh
+        (ten values): real nodes report rates, not counts, and a running sum of fractions drifts — after a
         drain it left ±1e-14 "disconnects" on a quiet fleet, and the ratio came out negative."""
-        self._seconds.append((accepts, disconnects))
+        due = self._due
+        for closes in hinted:
+            if closes.count <= 0:
+                continue
+            lo_ms, hi_ms = closes.hint_ms  # (as a tuple: a list from a request body is not hashable)
+            shares = due_shares((lo_ms, hi_ms))
+            while len(due) < len(shares):
+                due.append(0.0)
+            for j, share in enumerate(shares):
+                due[j] += closes.count * share
+        self._seconds.append((accepts, disconnects + (due.popleft() if due else 0.0)))
         self.accepts = math.fsum(second[0] for second in self._seconds)
-        self.disconnects = math.fsum(second[1] for second in self._seconds)
+        self.inflow = math.fsum(second[1] for second in self._seconds)
 
     @property
     def ratio(self) -> float | None:
-        """None when nothing flowed in (no disconnects in the window): no backlog to drain."""
-        return ratio_of(self.accepts, self.disconnects)
+        """None when nothing flowed in (no client joined the backlog in the window): none to drain."""
+        return ratio_of(self.accepts, self.inflow)
 
 
-def ratio_of(accepts: float, disconnects: float) -> float | None:
-    return round(float(accepts / disconnects), 3) if disconnects > 0 else None
+def ratio_of(accepts: float, inflow: float) -> float | None:
+    return round(float(accepts / inflow), 3) if inflow > 0 else None

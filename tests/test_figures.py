@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pytest
 
 from console.figures import BINS_PER_S, recovery, storm_lockstep_index
 
@@ -47,7 +50,37 @@ def test_drain_inflow_is_accepts_over_disconnects_in_the_trailing_window() -> No
     assert flow.ratio == 0.3  # the storm is winning
     flow.add(accepts=300, disconnects=0)
     flow.add(accepts=400, disconnects=0)  # the death has left the window
-    assert (flow.accepts, flow.disconnects, flow.ratio) == (1000, 0, None)
+    assert (flow.accepts, flow.inflow, flow.ratio) == (1000, 0, None)
+
+
+def test_a_hinted_close_flows_in_over_its_hint_window_an_unhinted_loss_at_once() -> None:
+    """A client closed with a reconnect hint of [lo, hi] is due back over that window: it joins the backlog
+    then. Counted at its close, the graceful-drain scenario's 833/s drain with hints of 1–30 s read 0.21
+    (and a real 5/s drain 0.091): the kill switch, for the textbook safe drain."""
+    from console.figures import DrainInflow, HintedCloses, due_shares
+
+    # Taken at the middle of its second: 1–30 s is due 0.5 s … 29.5 s on, over the next 30 seconds.
+    shares = due_shares((1000, 30_000))
+    assert len(shares) == 31 and shares[0] == 0.0 and shares[1] == shares[30] == pytest.approx(0.5 / 29)
+    assert shares[2] == pytest.approx(1 / 29) and math.fsum(shares) == pytest.approx(1.0)
+    assert due_shares((0, 0)) == (1.0,)  # told to come back now: in-flow now
+    assert due_shares((4000, 4000)) == (0.0,) * 4 + (1.0,)
+
+    drain = DrainInflow(seconds=10)
+    drain.add(accepts=0, disconnects=0, hinted=[HintedCloses(2900, (1000, 30_000))])
+    assert (drain.inflow, drain.ratio) == (0.0, None)  # nobody due back yet
+    drain.add(accepts=50, disconnects=0)
+    assert drain.inflow == pytest.approx(50) and drain.ratio == pytest.approx(1.0)
+    for _ in range(28):
+        drain.add(accepts=100, disconnects=0)  # they come back as they are due: even
+    assert drain.inflow == pytest.approx(1000) and drain.ratio == 1.0
+    for _ in range(11):  # the last of them were due in the drain's 31st second
+        drain.add(accepts=0, disconnects=0)
+    assert (drain.inflow, drain.ratio) == (0.0, None)  # nothing due beyond the hint window
+
+    kill = DrainInflow(seconds=10)  # an abrupt restart: no hint, all of them want back at once
+    kill.add(accepts=0, disconnects=2900)
+    assert (kill.inflow, kill.ratio) == (2900, 0.0)
 
 
 def test_drain_inflow_is_none_once_fractional_rates_have_left_the_window() -> None:
@@ -60,4 +93,4 @@ def test_drain_inflow_is_none_once_fractional_rates_have_left_the_window() -> No
         flow.add(accepts=accepts, disconnects=disconnects)
     for _ in range(3):
         flow.add(accepts=0.0, disconnects=0.0)
-    assert (flow.accepts, flow.disconnects, flow.ratio) == (0.0, 0.0, None)
+    assert (flow.accepts, flow.inflow, flow.ratio) == (0.0, 0.0, None)

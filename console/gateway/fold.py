@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from console.figures import DrainInflow
+from console.figures import DrainInflow, HintedCloses
 from console.protocol import WAVE_BIN_MS, NodeState, NodeStatus, Totals, Waves
 
 #: Wave bins are emitted once this old, so every node's frame for that second has had time to arrive.
@@ -67,7 +67,9 @@ class ClientFlow:
     """Drain ÷ inflow over real nodes, a second a frame: clients getting a connection back (the nodes'
     accepts) against clients losing one — the closes and drops the nodes report, and the connections a
     node held when it stopped answering (a killed node reports nothing; its clients are offline all the
-    same, as the simulator counts a restart's). A controller cannot see clients that hold no connection,
+    same, as the simulator counts a restart's). A draining node's closes carry its drain's reconnect hint
+    (`drain.hint_ms`): those clients are due back over the hint window and count there, as the
+    simulator counts its drains' (`DrainInflow`). A controller cannot see clients that hold no connection,
     so this is the flow, not the backlog (`offline_clients` stays unknown)."""
 
     def __init__(self) -> None:
@@ -85,7 +87,11 @@ class ClientFlow:
                 lost += before
             self._held[node.id] = 0 if gone else node.connections
         disconnects = totals.disconnects_per_s + lost
-        self.window.add(totals.accepts_per_s, disconnects)
+        hinted = [HintedCloses(n.closes_per_s, n.drain.hint_ms) for n in nodes if n.drain is not None]
+        # Summed, not `disconnects` less the hinted: a difference of rates leaves ±1e-15 after a drain,
+        # and a window of residues reads 0 or negative: the kill switch on a quiet fleet.
+        at_once = sum(n.drops_per_s + (n.closes_per_s if n.drain is None else 0.0) for n in nodes) + lost
+        self.window.add(totals.accepts_per_s, at_once, hinted)
         return totals.model_copy(update={"disconnects_per_s": disconnects, "drain_inflow_ratio": self.ratio})
 
     @property

@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from console.errors import InputError
-from console.figures import DrainInflow
+from console.figures import DrainInflow, HintedCloses
 from console.policies import Policy, make_policy
 from console.protocol import (
     AdmissionSettings,
@@ -104,7 +104,7 @@ class Simulation:
         self._cpu_pct = np.zeros(self.capacity_nodes)
         columns = max(nodes.count, scenario.autoscale.max_nodes) + planned if keep_history else 0
         self.history = NodeHistory(columns)
-        self.drain_inflow = DrainInflow()  # accepts and disconnects over the trailing 10 s
+        self.drain_inflow = DrainInflow()  # accepts and in-flow over the trailing 10 s
         self.last: SecondResult | None = None
         self._update_weights()
 
@@ -209,6 +209,7 @@ class Simulation:
         self._pending_fleet = np.zeros(k.OF_FIELDS)
         bins = np.zeros((n, 10), dtype=np.int64)
         conn_outs = np.zeros((n, live), dtype=np.int64)
+        heeding = self._heeding_share()
         k.run_seconds(
             self.rng,
             self.ticks_per_s,
@@ -253,7 +254,11 @@ class Simulation:
             self.seq += 1
             if self._keep_history:
                 self.history.record(node_out, connections, self.node_f[k.NF_STATE])
-            flow.add(accepted, lost)
+            hinted = [
+                HintedCloses(float(node_out[k.ON_CLOSES, i]) * share, self.drains[i].hint_ms)
+                for i, share in heeding.items()
+            ]
+            flow.add(accepted, max(0.0, lost - math.fsum(h.count for h in hinted)), hinted)
             results.append(
                 SecondResult(
                     self.time_s,
@@ -264,7 +269,7 @@ class Simulation:
                     states,
                     events,
                     self.seq,
-                    (flow.accepts, flow.disconnects),
+                    (flow.accepts, flow.inflow),
                     totals,
                     cpu,
                     held,
@@ -276,6 +281,19 @@ class Simulation:
         self._cpu_pct[:live] = node_outs[-1, k.ON_CPU] * 100.0
         self.last = results[-1]
         return results
+
+    def _heeding_share(self) -> dict[int, float]:
+        """Each draining node's share of clients that heed its drain's reconnect hint (their populations
+        honour hints), from what it holds as the second starts: that share of its closes comes back over
+        the hint window; the rest back off at once, as from any loss (drain ÷ inflow, `DrainInflow`)."""
+        honours = self.pop_f[:, wh.PF_HONOURS] > 0.5
+        heeding = {}
+        for i in self.drains:
+            held = self.conn[:, i]
+            total = int(held.sum())
+            if total:
+                heeding[i] = float(held[honours].sum()) / total
+        return heeding
 
     def run(self, seconds: int) -> Iterator[SecondResult]:
         """The next `seconds` simulated seconds, one result each, in as few kernel calls as `steps` can."""

@@ -57,7 +57,7 @@ class SecondResult:
     states: np.ndarray  # per node state codes
     events: list[Event] = field(default_factory=list)
     seq: int = 0
-    flow: tuple[float, float] = (0.0, 0.0)  # accepts and disconnects over the trailing 10 s
+    flow: tuple[float, float] = (0.0, 0.0)  # accepts and in-flow over the trailing 10 s (DrainInflow)
     # Over the nodes (summed once for a whole batch of seconds: per second they cost more than its ticks)
     node_totals: np.ndarray | None = None  # [ON_FIELDS]
     max_cpu_pct: float = 0.0

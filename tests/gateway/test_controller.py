@@ -23,7 +23,15 @@ from console.gateway.node_link import DOWN_AFTER_S
 from console.gateway.nodes_file import NodeEntry, load_nodes
 from console.gateway.processes import NodeProcess, child_env
 from console.model.node_detail import ended_drain
-from console.protocol import AdmissionRequest, DrainRequest, Event, NodeState, NodeStatus, Waves
+from console.protocol import (
+    AdmissionRequest,
+    DrainProgress,
+    DrainRequest,
+    Event,
+    NodeState,
+    NodeStatus,
+    Waves,
+)
 from console.ui.screens.node_detail import drain_text
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, wait_for
 
@@ -73,10 +81,39 @@ def test_drain_inflow_counts_a_silent_nodes_clients_as_lost() -> None:
     assert second(NodeState.DOWN, 0, 0.0) == 0.0  # a died holding 1000: the backlog grows
     assert second(NodeState.DOWN, 0, 400.0) == 0.4  # b takes them back at 400/s: still losing
     assert second(NodeState.DOWN, 0, 400.0) == 0.8 and second(NodeState.DOWN, 0, 200.0) == 1.0
-    assert flow.window.disconnects == 1000  # counted once, not every second a is down
+    assert flow.window.inflow == 1000  # counted once, not every second a is down
     # Restarted by a rollout (abruptly, holding 300): silent as a killed node, its clients as lost.
     assert second(NodeState.READY, 300, 0.0) is not None and second(NodeState.RESTARTING, 0, 0.0) is not None
-    assert flow.window.disconnects == 1300
+    assert flow.window.inflow == 1300
+
+
+def test_drain_inflow_counts_a_drains_closes_when_their_hints_bring_them_back() -> None:
+    """A node draining at 5/s with hints of 1–30 s: its clients are told to come back over that window,
+    and join the reconnect backlog then — counted at the close, the controller read 0.091 under the
+    0.6 kill switch for a 5/s drain (a rollout's drains read 0). A killed node's clients still count at
+    once, beside it."""
+    flow = ClientFlow()
+    drain = DrainProgress(
+        remaining=1000, rate_per_s=5.0, hint_ms=(1000, 30_000), started_at_s=0.0, deadline_at_s=600.0
+    )
+
+    def second(b_accepts: float, c_state: NodeState = NodeState.READY) -> float | None:
+        a = _status("a", NodeState.DRAINING, 1000).model_copy(
+            update={"accepts_per_s": 0.0, "closes_per_s": 5.0, "drain": drain}
+        )
+        b = _status("b", NodeState.READY, 500).model_copy(update={"accepts_per_s": b_accepts})
+        c = _status("c", c_state, 0 if c_state is NodeState.DOWN else 100).model_copy(
+            update={"accepts_per_s": 0.0}
+        )
+        totals = flow.observe([a, b, c], fold_totals([a, b, c]))
+        assert totals.disconnects_per_s == 5.0 + (100 if c_state is NodeState.DOWN else 0)  # as reported
+        return totals.drain_inflow_ratio
+
+    assert second(0.0) is None  # the first closes are not due back yet: nothing has flowed in
+    assert second(5 * 0.5 / 29) == 1.0  # the first due back (a close is taken at its second's middle)
+    for t in range(3, 32):  # 5/s due back from the 31st second on, the hint window full
+        assert second(5 * min(t - 1.5, 29) / 29) == 1.0  # taken back as they are due: level, not losing
+    assert second(5.0, NodeState.DOWN) == pytest.approx(0.308, abs=1e-3)  # c died holding 100: at once
 
 
 def test_wave_sum_aligns_nodes_by_bin_time() -> None:
