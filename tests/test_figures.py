@@ -83,6 +83,35 @@ def test_a_hinted_close_flows_in_over_its_hint_window_an_unhinted_loss_at_once()
     assert (kill.inflow, kill.ratio) == (2900, 0.0)
 
 
+def test_a_deadlines_forced_closes_are_due_from_the_deadlines_moment() -> None:
+    """A drain's deadline closes what remains at one moment, not all through the second: taken at the
+    middle, 100 k forced at a second's start left ~1,700 "due" after all had come back (0.49, the kill
+    switch, at the end of graceful-drain)."""
+    from console.figures import DrainInflow, HintedCloses, due_shares
+
+    assert due_shares((1000, 30_000), at_s=0.0) == (0.0,) + (pytest.approx(1 / 29),) * 29
+    flow = DrainInflow(seconds=10)
+    flow.add(accepts=0, disconnects=0, hinted=[HintedCloses(29_000, (1000, 30_000), at_s=0.0)])
+    for _ in range(29):
+        flow.add(accepts=1000, disconnects=0)
+    flow.add(accepts=0, disconnects=0)
+    assert (flow.accepts, flow.inflow) == (9000, pytest.approx(9000))
+
+
+def test_a_window_started_steady_reads_level_until_the_fleet_moves() -> None:
+    """The simulator starts its clients connected and steady, with nobody yet in backoff: its first
+    second's churn against an empty window read 0.54 (graceful-drain's kill switch at 1 s)."""
+    from console.figures import DrainInflow
+
+    flow = DrainInflow(seconds=10, steady_per_s=160)
+    assert flow.ratio == 1.0
+    flow.add(accepts=87, disconnects=161)  # the first churned clients still backing off
+    assert flow.ratio == pytest.approx((9 * 160 + 87) / (9 * 160 + 161), abs=1e-3)
+    for _ in range(9):
+        flow.add(accepts=0, disconnects=2000)  # an abrupt restart, the start left behind
+    assert flow.ratio == pytest.approx(87 / (161 + 9 * 2000), abs=1e-3)
+
+
 def test_drain_inflow_is_none_once_fractional_rates_have_left_the_window() -> None:
     """Real nodes report rates (19.99 closes/s while draining): once they have left the window nothing
     flows, and the ratio says so — not a ratio of rounding residues (it read -4.25 on a quiet fleet)."""

@@ -104,7 +104,10 @@ class Simulation:
         self._cpu_pct = np.zeros(self.capacity_nodes)
         columns = max(nodes.count, scenario.autoscale.max_nodes) + planned if keep_history else 0
         self.history = NodeHistory(columns)
-        self.drain_inflow = DrainInflow()  # accepts and in-flow over the trailing 10 s
+        # Accepts and in-flow over the trailing 10 s, from a fleet as steady as the clients start: churn's
+        # closes matched by its returns (k.FF_CLOSE_P: the per-100 ms chance a connection closes).
+        churn_per_s = scenario.clients.count * (1.0 - (1.0 - self.fleet_f[k.FF_CLOSE_P]) ** 10)
+        self.drain_inflow = DrainInflow(steady_per_s=float(churn_per_s))
         self.last: SecondResult | None = None
         self._update_weights()
 
@@ -254,10 +257,7 @@ class Simulation:
             self.seq += 1
             if self._keep_history:
                 self.history.record(node_out, connections, self.node_f[k.NF_STATE])
-            hinted = [
-                HintedCloses(float(node_out[k.ON_CLOSES, i]) * share, self.drains[i].hint_ms)
-                for i, share in heeding.items()
-            ]
+            hinted = self._hinted_closes(node_out, heeding)
             flow.add(accepted, max(0.0, lost - math.fsum(h.count for h in hinted)), hinted)
             results.append(
                 SecondResult(
@@ -294,6 +294,22 @@ class Simulation:
             if total:
                 heeding[i] = float(held[honours].sum()) / total
         return heeding
+
+    def _hinted_closes(self, node_out: np.ndarray, heeding: dict[int, float]) -> list[HintedCloses]:
+        """The second just run's drain closes whose clients heed the hint: the paced ones all through
+        it, those forced at the deadline at the deadline's moment (the second's start, for a whole
+        second's deadline). `self.time_s` is the second's end."""
+        hinted = []
+        for i, share in heeding.items():
+            drain = self.drains[i]
+            forced = float(node_out[k.ON_FORCED, i])
+            paced = float(node_out[k.ON_CLOSES, i]) - forced
+            if paced > 0:
+                hinted.append(HintedCloses(paced * share, drain.hint_ms))
+            if forced > 0:
+                at_s = min(max(drain.deadline_at_s - (self.time_s - 1.0), 0.0), 1.0)
+                hinted.append(HintedCloses(forced * share, drain.hint_ms, at_s))
+        return hinted
 
     def run(self, seconds: int) -> Iterator[SecondResult]:
         """The next `seconds` simulated seconds, one result each, in as few kernel calls as `steps` can."""

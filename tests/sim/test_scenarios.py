@@ -170,3 +170,22 @@ def test_a_bad_event_exits_2_before_any_frame_is_written(
     assert main(["sim", "run", str(scenario), "--frames", str(frames)]) == 2
     assert "events.0.deadline_s" in capsys.readouterr().err
     assert not frames.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "kill_switch_at_s"),
+    [("graceful-drain", None), ("thundering-herd", 31.0), ("regional-outage", 31.0)],
+)
+def test_the_kill_switch_trips_for_abrupt_restarts_not_for_a_paced_drain(
+    name: str, kill_switch_at_s: float | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """graceful-drain fired drain_inflow_kill_switch at 1 s — its first second's churn against an empty
+    window — and again on every batch's drain (the hinted closes counted at the close). The abrupt
+    restarts at 30 s (no hints: every client wants back at once) still trip it the second after."""
+    import json
+
+    assert main(["sim", "run", name, "--json"]) == 0
+    fired = json.loads(capsys.readouterr().out)["alarms_fired"]
+    assert fired.get("drain_inflow_kill_switch") == kill_switch_at_s
+    if kill_switch_at_s is None:
+        assert fired == {"headroom_low": 31.0}  # 2 of 20 out of rotation: 10 M on 18 × 800 k is 31 % spare
