@@ -154,6 +154,13 @@ def count(value: float) -> str:
     return f"{value:.0f}" if magnitude >= 10 else f"{value:.1f}"
 
 
+def first_named(names: Sequence[str], shown: int = 3) -> str:
+    """The first few of a list of nodes, and how many more: "gw-001, gw-007, gw-012 and 5 more" — a fleet
+    alarm's message names a few; its `nodes` lists them all."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
 class Rule:
     """Base of the rules: `evaluate` yields what holds now; rules keep only their own memory."""
 

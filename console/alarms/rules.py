@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from console.alarms.base import AlarmName, FleetView, Reading, Rule, count
-from console.alarms.tracking import CalmBaseline, Sustained, Window
+from console.alarms.base import AlarmName, FleetView, Reading, Rule, count, first_named
+from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window
 from console.guards.capacity import spare_admission_per_s
 from console.guards.thresholds import Thresholds
 from console.protocol import WAVE_BIN_MS, Frame, RolloutState, Severity
@@ -51,37 +51,24 @@ class CpuAbort(Rule):
     One fleet alarm naming the nodes, not one alarm per node: in a storm hundreds of nodes cross the line
     together, and a wall of identical alarms would bury the others (value: the hottest of them)."""
 
-    #: Nodes named in the message; the alarm's `nodes` lists them all.
-    NAMED = 3
-
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
-        self._onset_s: dict[str, float] = {}
+        self._hot = Onsets()
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
-        now = frame.time_s
-        onset_s = self._onset_s
-        if len(onset_s) > len(fleet.hot_nodes) or any(n not in onset_s for n, _ in fleet.hot_nodes):
-            hot_ids = {node_id for node_id, _ in fleet.hot_nodes}
-            for node_id in [n for n in onset_s if n not in hot_ids]:
-                del onset_s[node_id]
         for_s = self.t.cpu_abort_for_s
-        held = [
-            (cpu, node_id)
-            for node_id, cpu in fleet.hot_nodes
-            if now - onset_s.setdefault(node_id, now) >= for_s
-        ]
+        hot_s = self._hot.held(frame.time_s, (node_id for node_id, _ in fleet.hot_nodes))
+        held = [(cpu, node_id) for node_id, cpu in fleet.hot_nodes if hot_s[node_id] >= for_s]
         if not held:
             return
         held.sort(reverse=True)
-        named = ", ".join(f"{node_id} {cpu:.0f} %" for cpu, node_id in held[: self.NAMED])
-        more = f" and {len(held) - self.NAMED} more" if len(held) > self.NAMED else ""
+        named = first_named([f"{node_id} {cpu:.0f} %" for cpu, node_id in held])
         yield Reading(
             AlarmName.CPU_ABORT,
             Severity.CRITICAL,
             held[0][0],
             self.t.cpu_abort_pct,
-            f"CPU over the abort line ({self.t.cpu_abort_pct:g} % for {for_s:g} s) on {named}{more}: "
+            f"CPU over the abort line ({self.t.cpu_abort_pct:g} % for {for_s:g} s) on {named}: "
             "halt the rollout and reassess.",
             nodes=tuple(node_id for _, node_id in held),
         )
@@ -295,17 +282,10 @@ class NodeDown(Rule):
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
-        self._down_since_s: dict[str, float] = {}
+        self._down = Onsets()  # (a node back is forgotten: a later loss is a new outage, timed from then)
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
-        now = frame.time_s
-        since = self._down_since_s
-        if len(since) != len(fleet.down_nodes) or any(n not in since for n in fleet.down_nodes):
-            down = set(fleet.down_nodes)
-            for node_id in [n for n in since if n not in down]:
-                del since[node_id]  # back: a later loss is a new outage, timed from then
-        for node_id in fleet.down_nodes:
-            down_s = now - since.setdefault(node_id, now)
+        for node_id, down_s in self._down.held(frame.time_s, fleet.down_nodes).items():
             yield Reading(
                 AlarmName.NODE_DOWN,
                 Severity.WARNING,
@@ -324,34 +304,26 @@ class HistoryUnreachable(Rule):
     seconds raise nothing (the node detail shows them); warning, since clients come back by themselves once
     it answers (value: the longest of them, in seconds)."""
 
-    NAMED = 3
-
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
-        self._onset_s: dict[str, float] = {}
+        self._away = Onsets()
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
-        now = frame.time_s
-        onset_s = self._onset_s
-        away = {node_id for node_id, _ in fleet.history_unreachable}
-        for node_id in [n for n in onset_s if n not in away]:
-            del onset_s[node_id]
         for_s = self.t.history_unreachable_for_s
+        away_s = self._away.held(frame.time_s, sorted(node_id for node_id, _ in fleet.history_unreachable))
         held = sorted(
-            ((now - onset_s.setdefault(node_id, now), node_id) for node_id in sorted(away)),
+            ((seconds, node_id) for node_id, seconds in away_s.items() if seconds >= for_s),
             key=lambda pair: (-pair[0], pair[1]),
         )
-        held = [(away_s, node_id) for away_s, node_id in held if away_s >= for_s]
         if not held:
             return
-        named = ", ".join(node_id for _, node_id in held[: self.NAMED])
-        more = f" and {len(held) - self.NAMED} more" if len(held) > self.NAMED else ""
+        named = first_named([node_id for _, node_id in held])
         yield Reading(
             AlarmName.HISTORY_UNREACHABLE,
             Severity.WARNING,
             held[0][0],
             for_s,
-            f"{named}{more} cannot reach Redis (their history) for {held[0][0]:.0f} s: arriving clients get "
+            f"{named} cannot reach Redis (their history) for {held[0][0]:.0f} s: arriving clients get "
             "1013 (try again later), live messages wait. Bring Redis back; the nodes catch up by themselves.",
             nodes=tuple(node_id for _, node_id in held),
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
+from collections.abc import Iterable
 
 
 class Sustained:
@@ -24,6 +25,24 @@ class Sustained:
         if self._onset_s is None:
             self._onset_s = time_s
         return time_s - self._onset_s
+
+
+class Onsets:
+    """Since when each node has met a condition without a break (`Sustained`, node by node): a node that
+    stops meeting it is forgotten, so a later spell is timed from its own start."""
+
+    def __init__(self) -> None:
+        self._onset_s: dict[str, float] = {}
+
+    def held(self, time_s: float, node_ids: Iterable[str]) -> dict[str, float]:
+        """Seconds each of `node_ids` (the nodes meeting the condition now) has met it, as of `time_s`."""
+        current = list(node_ids)
+        onset_s = self._onset_s
+        if len(onset_s) > len(current) or any(node_id not in onset_s for node_id in current):
+            meeting = set(current)
+            for node_id in [n for n in onset_s if n not in meeting]:
+                del onset_s[node_id]
+        return {node_id: time_s - onset_s.setdefault(node_id, time_s) for node_id in current}
 
 
 class Window:

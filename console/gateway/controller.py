@@ -480,10 +480,7 @@ class Controller:
         self.rollout = Rollout(
             request,
             list(self.links),
-            self.nodes,
-            lambda node_id: self.links[node_id].epoch,
-            self.drain,
-            {node_id: link.entry.restart or "" for node_id, link in self.links.items()},
+            **self._rollout_reach(),
             clock=self.fleet_time,
             thresholds=self.thresholds,
             **({"batch_drain": batch_drain} if batch_drain is not None else {}),
@@ -492,6 +489,17 @@ class Controller:
         self._save_rollout()
         self._rollout_task = asyncio.create_task(self.rollout.run())
         return self.rollout.status
+
+    def _rollout_reach(self) -> dict[str, Any]:
+        """What a rollout reaches the fleet through (`Rollout`'s arguments of those names): the nodes'
+        statuses, each node's stream epoch (a new one is a new process: restarted), the drain action, and
+        each node's restart command."""
+        return {
+            "nodes": self.nodes,
+            "epochs": lambda node_id: self.links[node_id].epoch,
+            "drain": self.drain,
+            "restart_commands": {node_id: link.entry.restart or "" for node_id, link in self.links.items()},
+        }
 
     def _restore_rollout(self, state_file: RolloutStateFile) -> None:
         """Take up the rollout a controller before this one was running, halted: the operator resumes it
@@ -506,10 +514,7 @@ class Controller:
                 record,
                 self.clock_zero_unix_s,
                 restart_note(record),
-                self.nodes,
-                lambda node_id: self.links[node_id].epoch,
-                self.drain,
-                {node_id: link.entry.restart or "" for node_id, link in self.links.items()},
+                **self._rollout_reach(),
                 clock=self.fleet_time,
                 thresholds=self.thresholds,
             )
