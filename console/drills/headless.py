@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from console.alarms import AlarmEngine
-from console.drills.objectives import RunMeasures, Score, first_applied
+from console.drills.objectives import MeasuredRun, Score, first_applied
 from console.drills.schema import Drill, hints_due
 from console.drills.script import IDLE, Script, ScriptedAction
 from console.errors import InputError
@@ -40,31 +40,22 @@ _EPOCH = "drill"
 
 
 @dataclass
-class DrillRun:
+class DrillRun(MeasuredRun):
     """What a headless run saw: its frames measured as they came (not kept: a run of hours at hundreds of
     nodes would not fit in memory), the last frame, and its events and action records."""
 
-    drill: Drill
     scenario: Scenario
     seed: int
-    measures: RunMeasures = field(init=False)
     events: list[Event] = field(default_factory=list)
     actions: list[ActionRecord] = field(default_factory=list)
     confirmations: list[Confirmation] = field(default_factory=list)
     score: Score | None = None
     wall_s: float = 0.0
 
-    def __post_init__(self) -> None:
-        self.measures = RunMeasures.of(self.drill)
-
-    @property
-    def last_frame(self) -> Frame | None:
-        return self.measures.last
-
     @property
     def duration_s(self) -> float:
         """The fleet time the run reached (its last frame's)."""
-        return self.measures.last.time_s if self.measures.last is not None else 0.0
+        return self.time_s
 
     def as_dict(self) -> dict[str, Any]:
         assert self.score is not None

@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from console.drills.objectives import Measured, RunMeasures, Score
-from console.drills.schema import Drill
+from console.drills.objectives import Measured, MeasuredRun, RunMeasures, Score
 from console.protocol import Event, Frame
 from console.record.records import ActionRecord
 
@@ -78,13 +77,11 @@ def through(frame: Frame, end_s: float) -> Frame | None:
 
 
 @dataclass
-class DrillProgress:
-    """What the drill screen shows, from what the console received."""
+class DrillProgress(MeasuredRun):
+    """What the drill screen shows, from what the console received (the frames measured as they came,
+    `add_frame`; only the newest is kept)."""
 
-    drill: Drill
     end_s: float  # the drill's duration in fleet seconds (the scenario's when the drill sets none)
-    #: The frames received, measured as they came (`add_frame`); only the newest is kept (`last_frame`).
-    measures: RunMeasures = field(init=False)
     events: list[Event] = field(default_factory=list)
     actions: list[ActionRecord] = field(default_factory=list)
     hints: list[Event] = field(default_factory=list)
@@ -93,17 +90,6 @@ class DrillProgress:
     #: console receives afterwards — a frame before the clock stops, an action confirmed over the end
     #: screen — is after the drill and changes nothing.
     final: Score | None = None
-
-    def __post_init__(self) -> None:
-        self.measures = RunMeasures.of(self.drill)
-
-    @property
-    def last_frame(self) -> Frame | None:
-        return self.measures.last
-
-    @property
-    def time_s(self) -> float:
-        return self.measures.last.time_s if self.measures.last is not None else 0.0
 
     def add_frame(self, frame: Frame) -> None:
         if self.final is not None:

@@ -209,6 +209,27 @@ class RunMeasures:
         )
 
 
+@dataclass
+class MeasuredRun:
+    """A drill's run as its frames are measured (`RunMeasures`): the headless runner's and the drill
+    screen's alike, neither keeping more than the newest frame."""
+
+    drill: Drill
+    measures: RunMeasures = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.measures = RunMeasures.of(self.drill)
+
+    @property
+    def last_frame(self) -> Frame | None:
+        return self.measures.last
+
+    @property
+    def time_s(self) -> float:
+        """The fleet time the run reached (its last frame's; 0 before any)."""
+        return self.measures.last.time_s if self.measures.last is not None else 0.0
+
+
 #: The unit of each kind's value and limit (totals_max: its field's, by the protocol's unit suffixes).
 _UNITS = {"connections_floor": " %", "recovery": " s", "halt_within": " s", "rollout_completed": " s"}
 
