@@ -20,10 +20,11 @@ from console.errors import InputError, MissingInput
 from console.stop_signals import OUTSIDE_STOP_SIGNALS
 
 if TYPE_CHECKING:
-    from console.drills.headless import DrillRun
     from console.drills.live import DrillProgress
+    from console.drills.objectives import Score
     from console.drills.schema import Drill
     from console.protocol import Frame
+    from console.record.records import ActionRecord
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -202,7 +203,12 @@ def _run_drill_console(
         source=source,
         admin=admin,
     )
-    return run_app(app)
+    status = run_app(app)
+    if status == 0 and app.abandoned:
+        _say_interrupted(progress.drill, progress.time_s, record, "abandoned", progress.score())
+    elif status == 0 and progress.final is not None:
+        _print_outcome(progress.drill, progress.final, seed, progress.actions)
+    return status
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -256,11 +262,18 @@ def _headless(args: argparse.Namespace, drill: Drill) -> int:
     if args.json:
         print(json.dumps(run.as_dict(), indent=2))
         return 0
-    _print_outcome(run)
+    assert run.score is not None
+    _print_outcome(drill, run.score, run.seed, run.actions, run.wall_s)
     return 0
 
 
-def _say_interrupted(drill: Drill, time_s: float | None, record: Path | None) -> None:
+def _say_interrupted(
+    drill: Drill,
+    time_s: float | None,
+    record: Path | None,
+    how: str = "interrupted",
+    so_far: Score | None = None,
+) -> None:
     import sys
 
     where = (
@@ -268,7 +281,8 @@ def _say_interrupted(drill: Drill, time_s: float | None, record: Path | None) ->
         if time_s is not None
         else "before it began"
     )
-    print(f"stormdeck: drill {drill.name} interrupted {where}: not scored", file=sys.stderr)
+    scored = f" ({so_far.score:g}/{so_far.max_score:g} so far)" if so_far is not None else ""
+    print(f"stormdeck: drill {drill.name} {how} {where}: not scored{scored}", file=sys.stderr)
     if record is not None and record.exists():
         print(
             f"stormdeck: the recording {record} holds the run up to there, without a score "
@@ -277,12 +291,14 @@ def _say_interrupted(drill: Drill, time_s: float | None, record: Path | None) ->
         )
 
 
-def _print_outcome(run: DrillRun) -> None:
-    assert run.score is not None
-    drill, score = run.drill, run.score
-    print(f"{drill.title}  ({drill.name}, seed {run.seed})")
+def _print_outcome(
+    drill: Drill, score: Score, seed: int | None, actions: list[ActionRecord], wall_s: float | None = None
+) -> None:
+    """The outcome as the end screen gives it, on the terminal: a headless run's, or the drill console's
+    once the trainee leaves its end screen (so the score outlives the screen)."""
+    print(f"{drill.title}  ({drill.name}{f', seed {seed}' if seed is not None else ''})")
     print(f"  rehearses: {drill.seed_source}")
-    for action in run.actions:
+    for action in actions:
         print(
             f"  {drill.human_time(action.time_s)}  {action.action} {action.target or ''} → {action.outcome}"
         )
@@ -294,4 +310,5 @@ def _print_outcome(run: DrillRun) -> None:
         f"  penalty −{score.penalty:g} ({score.minutes_below:g} min below "
         f"{drill.scoring.penalty_below_pct:g} % of connections)"
     )
-    print(f"  score {score.score:g} / {score.max_score:g}   ({run.wall_s:.1f} s wall)")
+    wall = f"   ({wall_s:.1f} s wall)" if wall_s is not None else ""
+    print(f"  score {score.score:g} / {score.max_score:g}{wall}")

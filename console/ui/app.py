@@ -112,19 +112,22 @@ class ConsoleApp(App[None]):
         self.after_paint: Callable[[], None] | None = None  # the bench measures frame → painted with it
 
     async def action_quit(self) -> None:
-        """Ctrl+Q (or the palette's Quit) over an open action form or dialog lost what was typed — and on
-        the embedded simulator, the fleet: the first press says so, a second within 3 s quits."""
+        """Ctrl+Q (or the palette's Quit) over what a quit would lose (`quit_warning`): the first press says
+        so, a second within 3 s quits."""
         now = time.monotonic()
-        open_action = any(
-            isinstance(screen, ActionForm | VerdictDialog | ChangeCheck) for screen in self.screen_stack
-        )
-        if open_action and now - self._quit_asked_at > QUIT_AGAIN_S:
+        warning = self.quit_warning()
+        if warning is not None and now - self._quit_asked_at > QUIT_AGAIN_S:
             self._quit_asked_at = now
-            self.notify(
-                "an action is open: Esc cancels it; quit again within 3 s to quit", severity="warning"
-            )
+            self.notify(f"{warning}; quit again within 3 s to quit", severity="warning")
             return
         await super().action_quit()
+
+    def quit_warning(self) -> str | None:
+        """What quitting now would lose, or None to quit at once: an open action form or dialog loses
+        what was typed — and on the embedded simulator, the fleet."""
+        if any(isinstance(screen, ActionForm | VerdictDialog | ChangeCheck) for screen in self.screen_stack):
+            return "an action is open: Esc cancels it"
+        return None
 
     def get_default_screen(self) -> Screen:
         return MainScreen()

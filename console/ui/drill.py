@@ -201,6 +201,7 @@ class DrillApp(ConsoleApp):
         self.record_outcome = record_outcome  # `--record`: the recording ends with the score, as headless
         self.set_paused = set_paused
         self.paused = True  # the fleet waits while the trainee reads the briefing
+        self.started = False  # the briefing was read and the fleet clock asked to run
         self.end_shown = False
         self._chained_recorder = action_recorder
         super().__init__(action_recorder=self._record_action, **kwargs)
@@ -215,7 +216,13 @@ class DrillApp(ConsoleApp):
 
     def _briefing_done(self, started: bool | None) -> None:
         if started:
+            self.started = True
             self._ask_clock(paused=False)
+
+    @property
+    def abandoned(self) -> bool:
+        """Started and not over: quitting now leaves the drill unscored."""
+        return self.started and not self.end_shown
 
     # --- feeding -----------------------------------------------------------------------------------------
 
@@ -255,6 +262,15 @@ class DrillApp(ConsoleApp):
         if action == "toggle_pause" and self.end_shown:
             return False  # the drill is over: no `p` in the footer, and the key does nothing
         return super().check_action(action, parameters)
+
+    def quit_warning(self) -> str | None:
+        if self.abandoned:
+            score = self.progress.score()
+            return (
+                f"the drill is running ({self.progress.time_s:.0f} of {self.progress.end_s:.0f} s, "
+                f"{score.score:g}/{score.max_score:g} so far): quitting leaves it unscored"
+            )
+        return super().quit_warning()
 
     def action_toggle_pause(self) -> None:
         if self.end_shown:

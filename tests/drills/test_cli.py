@@ -331,3 +331,35 @@ def test_ctrl_c_on_a_headless_drill_says_where_it_stopped_and_where_the_recordin
 
     with RecordingReader(record) as recording:
         assert recording.span_s == (1.0, 12.0) and recording.drill_outcome() is None
+
+
+@pytest.mark.parametrize("leaves", ["mid-drill", "after the end", "on the briefing"])
+def test_leaving_the_drill_console_tells_the_terminal_the_score_or_that_it_was_abandoned(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], leaves: str
+) -> None:
+    """The end screen's score went with the screen, and a drill quit mid-way ended without a word."""
+    from console.cli import drill as drill_cli
+    from console.cli import screen
+    from console.drills.live import DrillProgress
+    from console.drills.schema import load_drill
+
+    def trainee_leaves(app) -> int:  # type: ignore[no-untyped-def]
+        if leaves != "on the briefing":
+            app.started = True
+        if leaves == "after the end":
+            app.progress.finish()
+            app.end_shown = True
+        return 0
+
+    monkeypatch.setattr(screen, "run_app", trainee_leaves)
+    drill = load_drill("thundering-herd")
+    progress = DrillProgress(drill, end_s=1500)
+    assert drill_cli._run_drill_console("http://127.0.0.1:9", "token", progress, None, seed=7) == 0
+    out, err = capsys.readouterr()
+    if leaves == "mid-drill":
+        assert "stormdeck: drill thundering-herd abandoned at" in err and "not scored (" in err
+        assert "so far)" in err and out == ""
+    elif leaves == "after the end":
+        assert f"{drill.title}  (thundering-herd, seed 7)" in out and "  score " in out and err == ""
+    else:
+        assert out == "" and err == ""

@@ -205,3 +205,38 @@ async def test_the_briefing_and_the_end_screen_fit_a_small_terminal() -> None:
         assert isinstance(app.screen, EndScreen)
         end = app.screen.query_one("#end")
         assert end.region.right <= 60 and end.region.x >= 0
+
+
+async def test_quitting_a_running_drill_asks_again_and_says_it_leaves_it_unscored() -> None:
+    # `q` in the middle of a drill quit at once: the trainee's run gone, unscored, without a word.
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(30)
+        await fleet_ready(app)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and app.abandoned
+        [warning] = [n.message for n in app._notifications]
+        assert "the drill is running (30 of 60 s, 60/100 so far)" in warning
+        assert "unscored" in warning and "quit again within 3 s" in warning
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+    assert app.abandoned  # (what `stormdeck drill` tells the terminal after the app)
+
+
+async def test_quitting_before_the_drill_starts_or_after_its_end_asks_nothing() -> None:
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("q")  # on the briefing: nothing started, nothing to lose
+        await pilot.pause()
+        assert not app.is_running and not app.abandoned
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await play_to_the_end(pilot)
+        await pilot.press("q")  # on the end screen: scored already
+        await pilot.pause()
+        assert not app.is_running and not app.abandoned and app.progress.final is not None
