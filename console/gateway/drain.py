@@ -50,9 +50,11 @@ class DrainPlan:
         return rng.randint(*self.hint_ms)
 
     def progress(
-        self, remaining: int, close_times_s: list[float], now_s: float, wall_offset_s: float
+        self, remaining: int, close_times_s: list[float], forced: int, now_s: float, wall_offset_s: float
     ) -> DrainProgress:
-        """Progress in wall-clock seconds (`wall_offset_s` = wall − this plan's clock)."""
+        """Progress in wall-clock seconds (`wall_offset_s` = wall − this plan's clock): the paced closes
+        (`close_times_s`) give the achieved rate; the `forced` ones at the deadline, all at one moment,
+        would read as thousands a second."""
         eta = remaining / self.rate_per_s if remaining else 0.0
         return DrainProgress(
             remaining=remaining,
@@ -61,7 +63,8 @@ class DrainPlan:
             started_at_s=self.started_s + wall_offset_s,
             deadline_at_s=self.deadline_s + wall_offset_s,
             eta_s=min(eta, max(0.0, self.deadline_s - now_s)),
-            closed=len(close_times_s),
+            closed=len(close_times_s) + forced,
+            forced=forced,
             achieved_rate_per_s=achieved_rate_per_s(close_times_s),
         )
 

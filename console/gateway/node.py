@@ -111,7 +111,8 @@ class GatewayConnection(ServerConnection):
 class DrainRun:
     plan: DrainPlan
     lost_before_s: float  # the node's stalled seconds when the drain began (StallClock.lost_s)
-    close_times_s: list[float] = field(default_factory=list)
+    close_times_s: list[float] = field(default_factory=list)  # the paced closes'
+    forced: int = 0  # force-closed at the deadline (not paced: not in the achieved rate)
 
 
 class GatewayNode:
@@ -418,7 +419,7 @@ class GatewayNode:
             if plan.past_deadline(now):  # also when the deadline passed while the node was stalled
                 for conn in list(self._clients):  # force-close what remains at the deadline
                     self._close_planned(conn, plan.hint(self.rng), "drain_deadline")
-                    run.close_times_s.append(now)
+                    run.forced += 1
                 break
             # Closes that fell due while the node stood still are not made up: at resume a 3 s hang of
             # a 10/s drain closed 30 connections at once, the very wave a drain exists to prevent.
@@ -435,7 +436,7 @@ class GatewayNode:
             return None
         now = time.monotonic()
         run = self.drain_run
-        return run.plan.progress(len(self._clients), run.close_times_s, now, time.time() - now)
+        return run.plan.progress(len(self._clients), run.close_times_s, run.forced, now, time.time() - now)
 
     # --- status ------------------------------------------------------------------------------------
 

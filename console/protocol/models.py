@@ -53,9 +53,13 @@ class DrainProgress(Record):
     started_at_s: float
     deadline_at_s: float = Field(description="fleet time at which whatever remains is force-closed")
     eta_s: float | None = Field(default=None, description="seconds until empty at the requested rate")
-    closed: int = Field(default=0, description="planned closes started so far (real nodes)")
+    closed: int = Field(
+        default=0, description="planned closes started so far, forced ones included (real nodes)"
+    )
+    forced: int = Field(default=0, description="of those, force-closed at the deadline (real nodes)")
     achieved_rate_per_s: float | None = Field(
-        default=None, description="closes per second so far, first close to last (real nodes)"
+        default=None,
+        description="paced closes per second so far, first to last; forced ones left out (real nodes)",
     )
 
 

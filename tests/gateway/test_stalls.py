@@ -116,6 +116,21 @@ async def test_a_deadline_that_passed_during_a_hang_force_closes_the_rest_at_res
         assert node.status()["drain"]["remaining"] == 0
 
 
+async def test_the_achieved_rate_counts_the_paced_closes_not_those_forced_at_the_deadline(node_processes) -> None:
+    """(No hang here: the deadline's force-close beside the paced ones.) A 2/s drain with a 1.5 s deadline
+    over 20 clients read an achieved rate of ~12/s: the 16 closes forced at one moment counted as paced."""
+    node = node_processes("a", *CHEAP)
+    async with clients_of(node, 20) as hints:
+        _drain(node, rate_per_s=2, deadline_s=1.5)
+        await wait_for(lambda: len(hints.times_s) == 20, 5, "every client closed")
+        drain = node.status()["drain"]
+        paced = hints.reasons.count("drain")
+        assert drain["closed"] == 20 and drain["remaining"] == 0
+        assert drain["forced"] == hints.reasons.count("drain_deadline") == 20 - paced
+        assert 2 <= paced <= 5, hints.reasons
+        assert drain["achieved_rate_per_s"] == pytest.approx(2.0, rel=0.25)
+
+
 async def test_lifetimes_that_end_during_a_hang_do_not_all_end_at_resume(node_processes) -> None:
     """Lifetimes dithered over 10 s, a 4 s hang: the ~24 connections whose lifetime ended meanwhile were
     all told to reconnect in the same loop turn at resume, undoing the dither. A lifetime counts the time
