@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,10 +80,12 @@ def serve_controller(
     audit_path: Path | None = None,
     capacity: CapacityConfig | None = None,
     provisioner: NodeProvisioner | None = None,
+    watch: Callable[[Callable[[], bool]], Awaitable[bool]] | None = None,
 ) -> int:
     """Serve the fleet API over `nodes` until SIGINT/SIGTERM/SIGHUP (`sim serve`'s runner and token handling),
     its actions guarded and audited as over the simulator: one desk, one hash-chained audit log. With a
-    `provisioner` (`fleet up`'s), the fleet can add capacity; without one, an add is refused."""
+    `provisioner` (`fleet up`'s), the fleet can add capacity; without one, an add is refused. `watch` runs
+    beside the server (`serve_foreground`): `fleet up` watches its children there."""
     from console.audit import open_audit_log
     from console.gateway.controller import Controller
     from console.gateway.rollout_state import RolloutStateFile
@@ -136,7 +138,7 @@ def serve_controller(
             announce_more()
             print("Ctrl-C stops it.", flush=True)
 
-        return serve_foreground(app, sock, announce)
+        return serve_foreground(app, sock, announce, watch)
     finally:
         sock.close()
         audit_log.close()

@@ -1,7 +1,8 @@
 """`stormdeck fleet up`: a whole loopback fleet — gateway nodes, a publisher, the controller, a load.
 
 Everything it starts is a child it knows by pid (or, for the controller, itself), and everything is
-stopped on Ctrl-C, SIGTERM or SIGHUP (a closed terminal), children by pid.
+stopped on Ctrl-C, SIGTERM or SIGHUP (a closed terminal), children by pid. While the fleet serves, a child
+that exits is reported at once and judged (`console.gateway.watch`): Redis gone stops the fleet, exit 1.
 """
 
 from __future__ import annotations
@@ -42,7 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="start N gateway nodes, a publisher, the controller (fleet API) and optionally a load",
         description="Start N gateway node processes (Redis history when redis-server is installed, so "
         "clients resume on any node), publish on their channel, serve the fleet API over them, and "
-        "optionally run a load generator. Ctrl-C, SIGTERM or a closed terminal stops everything it started.",
+        "optionally run a load generator. Ctrl-C, SIGTERM or a closed terminal stops everything it started. "
+        "A child that exits is reported at once (its name, exit status or signal, log file and what follows): "
+        "a node stays down (the console shows it down) and a dead publisher or load leaves the rest running; "
+        "Redis holds every node's history, so when it dies everything is stopped and fleet up exits 1. A load "
+        "that ends its --duration is not a failure. Each child's log is in a directory it prints, kept when a "
+        "child died, else removed on exit.",
     )
     up.add_argument("--nodes", type=int, default=3, help=f"gateway nodes, 1 to {MAX_NODES} (default 3)")
     up.add_argument("--port", type=int, default=8471, help="the fleet API's port (default 8471; 0: any free)")
@@ -109,8 +115,9 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             raise InputError("--port", args.port, f"a free port on 127.0.0.1 ({error.strerror})") from None
     from console.cli.controller import serve_controller
     from console.gateway.nodes_file import NodeEntry
-    from console.gateway.processes import NodeProcess, RedisProcess, child_env
+    from console.gateway.processes import NodeProcess, RedisProcess
     from console.gateway.provision import LoopbackProvisioner
+    from console.gateway.watch import Child, Role, Watch
     from console.policies import make_policy
 
     make_policy(args.policy)
@@ -120,10 +127,13 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     # started so far behind: make them Ctrl-C's.
     for signum in STOP_SIGNALS:
         signal.signal(signum, signal.default_int_handler)
-    redis = RedisProcess() if shutil.which("redis-server") else None
+    # Every child's log, named for the report of its death; kept when one died unplanned, else removed.
+    logs = Path(tempfile.mkdtemp(prefix="stormdeck-fleet-logs-"))
+    redis = RedisProcess(log_path=logs / "redis.log") if shutil.which("redis-server") else None
     nodes: list[NodeProcess] = []
     load: subprocess.Popen[bytes] | None = None
     publisher: subprocess.Popen[bytes] | None = None
+    watch: Watch | None = None
     # The client URL of every node started, one a line: the load generator follows it, so clients that
     # reconnect spread over nodes added later (as behind a load balancer).
     state_dir = tempfile.TemporaryDirectory(prefix="stormdeck-fleet-")
@@ -135,18 +145,21 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             # storm drill) never stops the stream. Without Redis each node publishes its own stream.
             command = [sys.executable, "-m", "console", "gateway", "publish", "--history", redis.url]
             command += ["--rate-per-s", str(args.publish_rate_per_s)]
-            publisher = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=child_env())
+            publisher = _start_logged(command, logs / "publisher.log")
         extra = ["--work-factor", str(args.work_factor)]
         if redis is None:
             extra += ["--publish-rate-per-s", str(args.publish_rate_per_s)]
         history = redis.url if redis else None
         for k in range(1, args.nodes + 1):
-            node = NodeProcess(f"node-{k}", extra, token=node_token, history=history)
+            node_id = f"node-{k}"
+            node = NodeProcess(
+                node_id, extra, token=node_token, history=history, log_path=logs / f"{node_id}.log"
+            )
             nodes.append(node)  # before it starts: stopped below even if interrupted while starting
             node.start()
         # `act add-capacity` starts more nodes the same way, up to MAX_NODES; `nodes` holds them too, so
         # they are stopped below, and the nodes file lists them for the load generator.
-        provisioner = LoopbackProvisioner(node_token, nodes, MAX_NODES, extra, history, nodes_file)
+        provisioner = LoopbackProvisioner(node_token, nodes, MAX_NODES, extra, history, nodes_file, logs)
         provisioner.write_client_urls()
         if args.clients:
             command = [sys.executable, "-m", "console", "loadgen", *(n.url for n in nodes)]
@@ -162,7 +175,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             ramp_s = load_ramp_s(args.clients, args.duration)
             command += ["--work-factor", str(args.work_factor), "--ramp-s", f"{ramp_s:g}"]
             command += ["--workers", "1"]  # one child, so stopping it by pid stops every client
-            load = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=child_env())
+            load = _start_logged(command, logs / "load.log")
         entries = [NodeEntry(n.node_id, n.admin_url, n.url) for n in nodes]
 
         def announce_more() -> None:
@@ -182,6 +195,23 @@ def run_fleet_up(args: argparse.Namespace) -> int:
                 f"stormdeck loadgen {nodes[0].url} --nodes-file {nodes_file} --work-factor {args.work_factor}"
             )
             print(f"more load: {more} --clients 1000 --policy fixed --duration 30")
+            print(f"logs:   {logs} (kept if a child dies; a death is reported here at once)")
+
+        def children() -> list[Child]:
+            """The children to watch: every node that served (one that failed to start never did, and the
+            controller reports it), Redis, the publisher and the load."""
+            watched = [
+                Child(n.node_id, Role.NODE, n.process, n.log_path) for n in nodes if n.process and n.url
+            ]
+            if redis is not None and redis.process is not None:
+                watched.append(Child("redis", Role.REDIS, redis.process, redis.log_path))
+            if publisher is not None:
+                watched.append(Child("publisher", Role.PUBLISHER, publisher, logs / "publisher.log"))
+            if load is not None:
+                watched.append(Child("load", Role.LOAD, load, logs / "load.log"))
+            return watched
+
+        watch = Watch(children)
 
         return serve_controller(
             entries,
@@ -193,6 +223,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             announce_more,
             audit_path=args.audit_log,
             provisioner=provisioner,
+            watch=watch.run,
         )
     finally:
         for signum in OUTSIDE_STOP_SIGNALS:  # already stopping: each child is stopped by pid (Ctrl-C stays)
@@ -208,6 +239,10 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         stopped += [name for name, child in (("the load", load), ("the publisher", publisher)) if child]
         stopped += ["redis"] if redis is not None else []
         print(f"stopped: {', '.join(stopped)}", flush=True)
+        if watch is not None and watch.failed:
+            print(f"logs kept: {logs}", flush=True)
+        else:
+            shutil.rmtree(logs, ignore_errors=True)
 
 
 def _refuse_an_unfinished_rollout(audit_log: Path | None) -> None:
@@ -236,6 +271,14 @@ def load_ramp_s(clients: int, duration_s: float) -> float:
     refuses a ramp longer than its --duration (those clients would never connect)."""
     ramp_s = max(1.0, clients / 500)
     return min(ramp_s, duration_s) if duration_s > 0 else ramp_s
+
+
+def _start_logged(command: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """A child whose stderr goes to `log` (its stdout, a report nobody reads, nowhere)."""
+    from console.gateway.processes import child_env
+
+    with open(log, "wb") as handle:  # the child holds its own copy
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=handle, env=child_env())
 
 
 def _stop(child: subprocess.Popen[bytes] | None) -> None:

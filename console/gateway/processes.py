@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -44,6 +45,8 @@ class NodeProcess:
     process: subprocess.Popen[str] | None = None
     url: str = ""
     admin_url: str = ""
+    #: Where its stderr goes (`fleet up` names it when the node dies); None: an unnamed temporary file.
+    log_path: Path | None = None
 
     def start(self, timeout_s: float = 15.0) -> NodeProcess:
         """Start the child and wait for its URLs. Unpinned ports (0) are chosen by the child as it binds,
@@ -61,7 +64,11 @@ class NodeProcess:
             token_file.name,
         ]
         command += ["--history", self.history] if self.history else []
-        self._stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115 — a file, so a chatty child never blocks
+        # A file, so a chatty child never blocks.
+        if self.log_path is not None:
+            self._stderr = open(self.log_path, "w+")  # noqa: SIM115
+        else:
+            self._stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115
         self.process = subprocess.Popen(
             command + self.args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=child_env()
         )
@@ -145,17 +152,18 @@ class RedisProcess:
 
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
+    #: Where its log goes (`fleet up` names it when Redis dies); None: nowhere.
+    log_path: Path | None = None
 
     def start(self, timeout_s: float = 10.0) -> RedisProcess:
         binary = shutil.which("redis-server")
         if binary is None:
             raise StormdeckError("redis-server is not installed (apt-get install -y redis-server)")
         self.port = self.port or free_port()
-        self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        command += ["--appendonly", "no"]
+        with open(self.log_path or os.devnull, "wb") as log:  # the child holds its own copy
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             try:

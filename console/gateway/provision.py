@@ -46,6 +46,8 @@ class LoopbackProvisioner:
     args: list[str] = field(default_factory=list)
     history: str | None = None
     client_urls_file: Path | None = None
+    #: Where each node's log goes (`NODE_ID.log`), as for `fleet up`'s first nodes; None: unnamed files.
+    log_dir: Path | None = None
     #: A node child printed its URLs 0.42 s after it was started (3 starts, load average 1.0, on the shared
     #: 2-core machine); 2 s leaves room for a busier machine and the first frame that follows.
     provisioning_s: float = 2.0
@@ -54,7 +56,10 @@ class LoopbackProvisioner:
         from console.gateway.nodes_file import NodeEntry
         from console.gateway.processes import NodeProcess
 
-        node = NodeProcess(node_id, list(self.args), token=self.token, history=self.history)
+        log_path = self.log_dir / f"{node_id}.log" if self.log_dir is not None else None
+        node = NodeProcess(
+            node_id, list(self.args), token=self.token, history=self.history, log_path=log_path
+        )
         self.started.append(node)  # before it starts: stopped on the way out even if it hangs
         await asyncio.to_thread(node.start)
         self.write_client_urls()

@@ -12,7 +12,7 @@ import ipaddress
 import logging
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import uvicorn
 from fastapi import FastAPI
@@ -115,20 +115,41 @@ def _config(app: FastAPI) -> uvicorn.Config:
     )
 
 
-def serve_foreground(app: FastAPI, sock: socket.socket, on_ready: Callable[[], None]) -> int:
+def serve_foreground(
+    app: FastAPI,
+    sock: socket.socket,
+    on_ready: Callable[[], None],
+    watch: Callable[[Callable[[], bool]], Awaitable[bool]] | None = None,
+) -> int:
     """Serve until SIGINT, SIGTERM or SIGHUP, then shut down cleanly. Returns the exit status: 0, or 1 when the
-    server never started (uvicorn has logged why)."""
+    server never started (uvicorn has logged why) or `watch` ended it.
+
+    `watch(stopping)` runs alongside on the server's loop (`fleet up` watches its children there);
+    `stopping()` says whether the server is shutting down. When it returns True the server shuts down as
+    on SIGTERM, and the status is 1."""
     server = _Server(_config(app), on_ready)
+    watched_out = False
+
+    async def watching(watch: Callable[[Callable[[], bool]], Awaitable[bool]]) -> None:
+        nonlocal watched_out
+        if await watch(lambda: server.should_exit):
+            watched_out = server.should_exit = True
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
         for signum in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, _request_exit, server)
-        await server.serve(sockets=[sock])
+        task = asyncio.create_task(watching(watch)) if watch is not None else None
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(run())
-    return 0 if server.started else 1
+    return 0 if server.started and not watched_out else 1
 
 
 def _request_exit(server: uvicorn.Server) -> None:

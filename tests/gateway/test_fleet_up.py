@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -229,3 +232,135 @@ def _alive(pid: int) -> bool:
 def _in_select(pid: int) -> bool:
     with open(f"/proc/{pid}/wchan") as handle:
         return handle.read().startswith(("poll_schedule_timeout", "do_select"))
+
+
+class _Lines:
+    """A child's stream read line by line in a thread, so the test polls what it said with a deadline."""
+
+    def __init__(self, stream) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self.lines.append(line)
+
+    def until(self, condition, timeout_s: float, what: str) -> str:
+        deadline = time.monotonic() + timeout_s
+        while not condition(text := "".join(self.lines)):
+            assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}: {text!r}"
+            time.sleep(0.05)
+        return text
+
+    def rest(self, timeout_s: float = 10) -> str:
+        self._thread.join(timeout_s)
+        return "".join(self.lines)
+
+
+def _fleet_up(tmp_path, *extra: str, **popen: object) -> tuple[subprocess.Popen[str], _Lines, _Lines]:
+    (tmp_path / "api.tokens").write_text("operator op-token tester\n")
+    (tmp_path / "api.tokens").chmod(0o600)
+    command = [sys.executable, "-m", "console", "fleet", "up", "--port", "0", "--work-factor", "200"]
+    command += ["--token-file", str(tmp_path / "api.tokens"), "--audit-log", str(tmp_path / "audit.jsonl")]
+    process = subprocess.Popen(
+        command + list(extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        **popen,  # type: ignore[call-overload]
+    )
+    assert process.stdout is not None and process.stderr is not None
+    return process, _Lines(process.stdout), _Lines(process.stderr)
+
+
+def _pid_of(text: str, prefix: str) -> int:
+    line = next(line for line in text.splitlines() if line.startswith(prefix))
+    return int(line.split(" pid ")[1].split()[0])
+
+
+def _stop_all(process: subprocess.Popen[str], pids: list[int]) -> list[int]:
+    """Stop a fleet up the test left running, and its children (ours, by pid); the survivors found."""
+    if process.poll() is None:
+        process.kill()
+        process.wait(10)
+    survivors = [pid for pid in pids if os.path.exists(f"/proc/{pid}") and _alive(pid)]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    return survivors
+
+
+def test_a_node_that_dies_is_reported_at_once_stays_down_and_the_fleet_runs_on(tmp_path) -> None:
+    """A node killed mid-drill: fleet up's terminal said nothing and the fleet ran on half dead, unnoticed
+    unless a console was attached. Now it names the node, its signal and its log, and what follows."""
+    process, out, err = _fleet_up(tmp_path, "--nodes", "2")
+    pids: list[int] = []
+    try:
+        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
+        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        url = next(line.split()[1] for line in said.splitlines() if line.startswith("url:"))
+        node_2 = _pid_of(said, "node:   node-2")
+        os.kill(node_2, signal.SIGKILL)
+        report = err.until(lambda t: "node-2" in t, 10, "the report of node-2's death")
+        assert f"node-2 (pid {node_2}) was killed by SIGKILL" in report, report
+        log = Path(report.split("log: ")[1].split()[0])
+        assert log.name == "node-2.log" and log.exists(), report
+        assert "stays down" in report and "1 of 2 serve" in report, report
+        headers = {"Authorization": "Bearer op-token"}
+        fleet = _fleet_until(url, headers, lambda f: f["nodes"][1]["state"] == "down", 15)
+        assert [n["state"] for n in fleet["nodes"]] == ["ready", "down"]
+        assert process.poll() is None, "fleet up stopped over one node"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+        stopped = out.rest()
+        assert "stopped: 2 gateway nodes, the publisher, redis" in stopped, stopped
+        assert f"logs kept: {log.parent}" in stopped, stopped
+        shutil.rmtree(log.parent)  # kept for an operator; the test read what it needed
+        assert "node-2" not in err.rest().replace(report, ""), "node-2 reported twice"
+    finally:
+        survivors = _stop_all(process, pids)
+    assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def test_redis_that_dies_stops_the_fleet_in_order_and_fleet_up_fails(tmp_path) -> None:
+    """Every node's history and the publisher's stream are in fleet up's Redis, which nothing brings back:
+    the fleet is not usable without it. fleet up says so, stops every child and exits 1."""
+    process, out, err = _fleet_up(tmp_path, "--nodes", "2")
+    pids: list[int] = []
+    try:
+        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
+        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        assert len(pids) == 4, said  # two nodes, redis, the publisher
+        redis = _pid_of(said, "redis:")
+        os.kill(redis, signal.SIGKILL)
+        assert process.wait(40) == 1
+        report = err.rest()
+        assert f"redis (pid {redis}) was killed by SIGKILL" in report, report
+        assert "stopping the fleet" in report, report
+        stopped = out.rest()
+        assert "stopped: 2 gateway nodes, the publisher, redis" in stopped, stopped
+        kept = Path(stopped.split("logs kept: ")[1].split()[0])
+        assert (kept / "redis.log").exists() and kept.name.startswith("stormdeck-fleet-logs-")
+        shutil.rmtree(kept)
+    finally:
+        survivors = _stop_all(process, pids)
+    assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def test_ctrl_c_at_the_terminal_stops_every_child_without_a_false_report(tmp_path) -> None:
+    """Ctrl-C reaches the whole foreground process group: the children stop of their own SIGINT while
+    fleet up stops them — planned, not a failure to report."""
+    process, out, err = _fleet_up(tmp_path, "--nodes", "2", start_new_session=True)
+    pids: list[int] = []
+    try:
+        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
+        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        os.killpg(process.pid, signal.SIGINT)  # its own session: the terminal's foreground group, as Ctrl-C
+        assert process.wait(40) == 0
+        assert "stopped:" in out.rest()
+        report = err.rest()
+        assert "killed by" not in report and "exited" not in report, report
+    finally:
+        survivors = _stop_all(process, pids)
+    assert not survivors, f"pids {survivors} outlived fleet up"
