@@ -27,8 +27,11 @@ class AlarmEngine:
     """Alarm state over one frame history.
 
     `update(frame)` returns the changes as `Event`s (kind "alarm", data.change "raised" or "cleared"), the
-    shape the fleet stream already carries. A new `epoch`, or time running backwards, starts a new history:
-    every active alarm clears and the rules forget what they had seen.
+    shape the fleet stream already carries. Time running backwards starts a new history (a restarted
+    simulator, another fleet): every active alarm clears and the rules forget what they had seen. A new
+    `epoch` whose clock goes on does not: that is the same fleet served by a restarted server (a controller
+    keeps its fleet clock across restarts), and clearing there cleared what was still true and raised it
+    again once its rule had held again (cpu_abort: 30 s later).
     """
 
     def __init__(self, thresholds: Thresholds | None = None, capacity: FleetCapacity | None = None) -> None:
@@ -39,7 +42,6 @@ class AlarmEngine:
         self._last_held_s: dict[AlarmKey, float] = {}
         self._raised_by: dict[AlarmKey, Rule] = {}
         self._history: deque[Alarm] = deque(maxlen=HISTORY_LIMIT)
-        self._epoch: str | None = None
         self._time_s: float | None = None
 
     @property
@@ -82,7 +84,6 @@ class AlarmEngine:
             changes.extend(self._clear_all(frame.time_s if self._time_s is None else self._time_s))
             self._build_rules()
             judged_to_s = None
-        self._epoch = frame.epoch
         self._time_s = frame.time_s
 
         if fleet is None:
@@ -129,9 +130,7 @@ class AlarmEngine:
         return changes
 
     def _starts_new_history(self, frame: Frame) -> bool:
-        if self._epoch is None:
-            return False
-        return frame.epoch != self._epoch or (self._time_s is not None and frame.time_s < self._time_s)
+        return self._time_s is not None and frame.time_s < self._time_s
 
     def _raise(self, reading: Reading, now: float) -> Alarm:
         alarm = Alarm(

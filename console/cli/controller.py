@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         help="the audit log of actions, hash-chained JSONL (default: the user's XDG state dir, "
         "stormdeck/audit/FLEET.jsonl); check it with `stormdeck audit verify FILE`. The rollout under way "
-        "is kept beside it (FLEET.rollout.json), so a restarted controller shows it, halted",
+        "is kept beside it (FLEET.rollout.json), so a restarted controller shows it, halted; and the fleet "
+        "clock's origin (FLEET.clock.json), so its clock goes on",
     )
     parser.set_defaults(handler=run_controller)
 
@@ -88,6 +89,7 @@ def serve_controller(
     beside the server (`serve_foreground`): `fleet up` watches its children there."""
     from console.audit import open_audit_log
     from console.gateway.controller import Controller
+    from console.gateway.fleet_clock import FleetClockFile
     from console.gateway.rollout_state import RolloutStateFile
     from console.guards.config import load_default_thresholds
     from console.server.app import create_app
@@ -112,6 +114,9 @@ def serve_controller(
             tokens, token_path, note = given, token_file, "given"
         # Beside the audit log, whose lock makes this server its only writer (docs/gateway.md).
         rollout_state = RolloutStateFile.beside(audit_log.path)
+        # The nodes outlive a controller, and their fleet's clock goes on across its restarts; `fleet up`'s
+        # (the provisioner's) are its children, a new fleet each time: its clock starts with it.
+        fleet_clock = FleetClockFile.beside(audit_log.path) if provisioner is None else None
         controller = Controller(
             nodes,
             node_token,
@@ -120,6 +125,7 @@ def serve_controller(
             provisioner=provisioner,
             thresholds=thresholds,
             rollout_state=rollout_state,
+            fleet_clock=fleet_clock,
         )
         app = create_app(controller, tokens, audit_log=audit_log, thresholds=thresholds)
         url = base_url(sock)
@@ -132,6 +138,8 @@ def serve_controller(
             print(f"attach: stormdeck attach {url} --token-file {token_path}{as_whom}")
             print(f"audit:  {audit_log.path}")
             print(f"rollout state: {rollout_state.path}")
+            if fleet_clock is not None:
+                print(f"fleet clock: {fleet_clock.path} (time {controller.fleet_time():g} s)")
             restored = controller.rollout_status()
             if restored.pause_reason and controller.rollout is not None:
                 print(f"rollout: {restored.state.value}: {restored.pause_reason}")

@@ -30,6 +30,7 @@ from console.gateway.acting import (
     refusal,
     unreachable,
 )
+from console.gateway.fleet_clock import FleetClockFile, clock_zero
 from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.node_link import NodeLink, down_status
 from console.gateway.nodes_file import NodeEntry
@@ -60,9 +61,10 @@ class Controller:
     """A fleet of real gateway nodes, in the fleet API's shapes.
 
     Its fleet clock (`time_s` everywhere: frames, events, drains, the rollout) counts seconds since the
-    controller started, as a simulated fleet's counts from its start: the console, the alarms, recordings
-    and reports all read `time_s` as time into the session. Frames carry the wall clock too
-    (`published_unix_s`).
+    fleet was first served, as a simulated fleet's counts from its start: the console, the alarms,
+    recordings and reports all read `time_s` as time into the session. Kept in a `fleet_clock` file, it goes
+    on across restarts of the controller (`fleet_clock.py`); without one it starts with the controller.
+    Frames carry the wall clock too (`published_unix_s`).
     """
 
     source = Source.LIVE
@@ -78,14 +80,21 @@ class Controller:
         provisioner: NodeProvisioner | None = None,
         thresholds: Thresholds | None = None,
         rollout_state: RolloutStateFile | None = None,
+        fleet_clock: FleetClockFile | None = None,
     ) -> None:
         """`rollout_state`: where the rollout is kept across restarts of the controller; one saved there is
-        taken up now, halted (`RolloutStateUnreadable` when the file cannot be read as one)."""
+        taken up now, halted (`RolloutStateUnreadable` when the file cannot be read as one). `fleet_clock`:
+        where the fleet clock's origin is kept, taken up now (`FleetClockUnreadable`)."""
         self.fleet_name = fleet_name
         # The rollout's abort criterion is the guards' and the alarms' (stormdeck.toml, STORMDECK_*).
         self.thresholds = thresholds or Thresholds()
         self.token = token
+        self._events: list[Event] = []
         self.clock_zero_unix_s = time.time()
+        if fleet_clock is not None:
+            self.clock_zero_unix_s, unkept = clock_zero(fleet_clock, fleet_name, self.clock_zero_unix_s)
+            if unkept is not None:
+                self._events.append(Event(time_s=self.fleet_time(), kind="clock", message=unkept))
         self._waves = WaveSum()
         self.flow = ClientFlow()  # drain ÷ inflow: a second per frame
         rng = random.Random(seed)
@@ -93,7 +102,6 @@ class Controller:
         self._tasks: list[asyncio.Task[None]] = []
         self._states: dict[str, NodeState] = {}
         self._history_away: set[str] = set()  # nodes whose frames say their history (Redis) does not answer
-        self._events: list[Event] = []
         self._http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=5.0)
         self.rollout: Rollout | None = None
         self._rollout_task: asyncio.Task[RolloutStatus] | None = None
@@ -112,8 +120,9 @@ class Controller:
             self._restore_rollout(rollout_state)
 
     def fleet_time(self) -> float:
-        """Seconds since the controller started: the fleet clock, to a tenth — the server ticks a second
-        apart a millisecond early (44.999), and whole-second clocks then read 0:44 where it meant 0:45."""
+        """Seconds since the fleet was first served (class docstring): the fleet clock, to a tenth — the
+        server ticks a second apart a millisecond early (44.999), and whole-second clocks then read 0:44
+        where it meant 0:45."""
         return round(time.time() - self.clock_zero_unix_s, 1)
 
     def _link_to(self, entry: NodeEntry, rng: random.Random) -> NodeLink:

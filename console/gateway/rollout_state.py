@@ -1,23 +1,17 @@
 """A rollout's state on disk: a controller restarted mid-rollout (a crash, a deploy of the controller itself)
 comes back with the rollout it was running — halted, never resumed by itself — and says what it knew.
 
-The file lives beside the controller's audit log (`FLEET.jsonl` → `FLEET.rollout.json`): the same
-place, and the same owner — one server holds the audit log's lock at a time, so two controllers never
-write one state file. It is replaced whole on every change (a temporary file, fsync, rename, fsync of the
-directory), so a crash leaves the state before the change or after it, never half of one.
+The file lives beside the controller's audit log (`FLEET.jsonl` → `FLEET.rollout.json`) and is replaced
+whole on every change, as every state file of the controller (`state_file.py`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import tempfile
-from pathlib import Path
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from console.errors import InputError
+from console.gateway.state_file import StateFile, StateFileUnreadable
 from console.protocol import DrainRequest, RolloutMode, RolloutState
 
 #: A drain request's two-phase controls: not part of the drain a batch gets.
@@ -27,20 +21,18 @@ _REQUEST_CONTROLS = {"dry_run", "confirm", "override_reason"}
 STATE_VERSION = 1
 
 
-class RolloutStateUnreadable(InputError):
+class RolloutStateUnreadable(StateFileUnreadable):
     """The state file is there but is not a rollout state this controller can read."""
 
-    def _message(self) -> str:
-        return (
-            f"{self.field} {self.value}: {self.allowed}; the controller did not start, so nothing was "
-            "changed — move the file aside to start without the rollout it held (the nodes keep whatever "
-            "state they are in: check for drained nodes)"
-        )
+    moved_aside = (
+        "to start without the rollout it held (the nodes keep whatever state they are in: check for drained "
+        "nodes)"
+    )
 
 
 class RolloutRecord(BaseModel):
     """What a restarted controller needs to show the rollout and go on with it when resumed. Times are
-    Unix seconds: the fleet clock starts over with each controller."""
+    Unix seconds: a file kept without the fleet clock's (`fleet_clock.py`) still reads right."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -94,68 +86,15 @@ class RolloutRecord(BaseModel):
         return self.state in (RolloutState.RUNNING, RolloutState.PAUSED, RolloutState.HALTED)
 
 
-class RolloutStateFile:
+class RolloutStateFile(StateFile[RolloutRecord]):
     """The rollout state file of one controller."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    @classmethod
-    def beside(cls, audit_path: Path) -> RolloutStateFile:
-        return cls(audit_path.with_name(f"{audit_path.stem}.rollout.json"))
-
-    def load(self) -> RolloutRecord | None:
-        """The saved rollout, or None when there is none; `RolloutStateUnreadable` naming the file when it
-        cannot be read as one."""
-        field = "rollout state file"
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            raise RolloutStateUnreadable(field, self.path, f"cannot be read ({error.strerror})") from None
-        try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, ValueError) as error:
-            raise RolloutStateUnreadable(field, self.path, f"is not JSON ({error})") from None
-        if not isinstance(data, dict):
-            raise RolloutStateUnreadable(field, self.path, "is not a JSON object")
-        version = data.get("version")
-        if version != STATE_VERSION:
-            raise RolloutStateUnreadable(
-                field,
-                self.path,
-                f"has version {version!r}; this controller reads version {STATE_VERSION} "
-                "(written by another stormdeck release?)",
-            )
-        try:
-            return RolloutRecord.model_validate(data)
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-            raise RolloutStateUnreadable(field, self.path, f"is damaged: {where}: {first['msg']}") from None
-
-    def save(self, record: RolloutRecord) -> None:
-        """Replace the file with `record`, atomically (module docstring). Raises `OSError`."""
-        directory = self.path.parent
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                text = record.model_dump_json(indent=1, exclude={"batch_drain": _REQUEST_CONTROLS})
-                handle.write(text.encode() + b"\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
-            raise
-        directory_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(directory_fd)
-        finally:
-            os.close(directory_fd)
+    suffix = "rollout.json"
+    field = "rollout state file"
+    record_type = RolloutRecord
+    version = STATE_VERSION
+    unreadable = RolloutStateUnreadable
+    not_kept: ClassVar[dict[str, Any] | None] = {"batch_drain": _REQUEST_CONTROLS}
 
 
 def restart_note(record: RolloutRecord) -> str:

@@ -67,12 +67,28 @@ def test_active_lists_critical_first() -> None:
     assert [a.name for a in engine.active] == ["drain_inflow_kill_switch", "rollout_paused"]
 
 
-def test_new_epoch_clears_everything_and_starts_over() -> None:
+def test_a_new_epoch_whose_clock_starts_over_clears_everything() -> None:
     engine = AlarmEngine()
     engine.update(frame(100, headroom_pct=10.0))
     changes = engine.update(frame(0, epoch="e2", headroom_pct=50.0))
     assert [(c.data["name"], c.data["change"]) for c in changes] == [("headroom_low", "cleared")]
     assert engine.active == [] and len(engine.history) == 1
+
+
+def test_a_new_epoch_whose_clock_goes_on_keeps_its_alarms() -> None:
+    """A restarted controller serves the same fleet under a new stream epoch, its fleet clock going on (the
+    fleet did not restart): the new epoch cleared every active alarm, and a rule that holds before raising
+    (cpu_abort: 30 s) raised it again half a minute later. One alarm, from its first second, throughout."""
+    engine = AlarmEngine()
+    hot = nodes(4, cpu_pct=90.0)
+    changes = [e for f in series(0, 40, fleet=hot) for e in engine.update(f)]
+    raised = [(e.data["name"], e.time_s) for e in changes if e.data["change"] == "raised"]
+    assert ("cpu_abort", 30) in [(name, round(t)) for name, t in raised]
+    before = [(a.name, a.node, a.since_s) for a in engine.active]
+    # The controller down for 12 s, then its frames again: a new epoch, the same clock.
+    after = [e for t in range(52, 90) for e in engine.update(frame(t, fleet=hot, epoch="e2"))]
+    assert after == [] and engine.history == []
+    assert [(a.name, a.node, a.since_s) for a in engine.active] == before
 
 
 def test_time_running_backwards_is_a_new_history() -> None:

@@ -231,6 +231,29 @@ def test_a_rollout_survives_a_controller_killed_mid_batch_halted(
     second.wait(10)
 
 
+def test_the_fleet_clock_goes_on_across_a_controller_restart(node_processes, controllers, tmp_path) -> None:
+    """Only the controller restarted, not the fleet: its clock (frames' and events' `time_s`) started again
+    at 0, so the console's alarms cleared and re-raised what was active and listed past alarms under two
+    clocks. Its origin is kept beside the audit log, and the next controller's clock goes on from it."""
+    node = node_processes("a", "--work-factor", str(CHEAP_WORK_FACTOR))
+    first, said = controllers([node], "true")
+    with httpx.Client(
+        base_url=_url(said), headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=10
+    ) as api:
+        reached = _until(lambda: _fleet(api)["time_s"], lambda t: t >= 2.0, 15, "2 s of fleet time")
+    first.send_signal(signal.SIGTERM)
+    first.wait(10)
+
+    second, said = controllers([node], "true")
+    with httpx.Client(
+        base_url=_url(said), headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=10
+    ) as api:
+        assert _fleet(api)["time_s"] >= reached  # not 0 again
+    second.send_signal(signal.SIGTERM)
+    second.wait(10)
+    assert f"fleet clock: {tmp_path / 'audit.clock.json'}" in said
+
+
 def _run_refused(command: list[str], timeout_s: float = 20.0) -> subprocess.CompletedProcess[str]:
     """Run a command expected to refuse at once; one that serves instead is stopped with everything it
     started (its process group) when the time is up, and the test fails."""
@@ -251,19 +274,26 @@ def _run_refused(command: list[str], timeout_s: float = 20.0) -> subprocess.Comp
     return subprocess.CompletedProcess(command, process.returncode, out, err)
 
 
-def test_a_damaged_state_file_stops_the_controller_naming_it(node_processes, tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [("audit.rollout.json", "rollout state file"), ("audit.clock.json", "fleet clock file")],
+)
+def test_a_damaged_state_file_stops_the_controller_naming_it(
+    node_processes, tmp_path, name: str, field: str
+) -> None:
     cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
     node = node_processes("a", *cheap)
     (tmp_path / "nodes.toml").write_text(f'[[nodes]]\nid = "a"\nadmin = "{node.admin_url}"\n')
     (tmp_path / "node.token").write_text(TOKEN + "\n")
-    state_file = tmp_path / "audit.rollout.json"
+    state_file = tmp_path / name
     state_file.write_text('{"version": 1, "state": "runn')
     command = [sys.executable, "-m", "console", "controller", "--nodes", str(tmp_path / "nodes.toml")]
     command += ["--port", "0", "--node-token-file", str(tmp_path / "node.token")]
     command += ["--audit-log", str(tmp_path / "audit.jsonl")]
     done = _run_refused(command)
     assert done.returncode == 2, done
-    assert f"rollout state file {state_file}: is not JSON" in done.stderr and "Traceback" not in done.stderr
+    assert f"{field} {state_file}: is not JSON" in done.stderr and "Traceback" not in done.stderr
+    assert "move the file aside" in done.stderr
     assert "url:" not in done.stdout  # nothing served
 
 

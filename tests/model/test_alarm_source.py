@@ -11,7 +11,8 @@ from console.guards import Thresholds
 from console.model import Received
 from console.model.alarm_source import console_model
 from console.model.node_readings import columnar_frame_json
-from console.protocol import Frame
+from console.protocol import Frame, Hello
+from tests.fleet_builders import frame
 
 WHY = "Redis at redis://127.0.0.1:6379/0: TimeoutError: Timeout reading from 127.0.0.1:6379"
 
@@ -41,3 +42,21 @@ def test_a_node_that_cannot_reach_its_redis_raises_the_alarm_in_the_console(read
     raised = [entry.alarm for entry in model.alarms.active() if entry.alarm.name == "history_unreachable"]
     assert len(raised) == 1
     assert set(raised[0].nodes) == {"gw-0001", "gw-0003"}
+
+
+def test_a_console_reconnected_to_a_restarted_controller_keeps_its_active_alarms() -> None:
+    """The controller restarted: the console's stream comes back with a fresh hello (a new epoch) and the
+    fleet clock going on. Its alarms cleared there and were raised again, and past alarms were listed
+    under two clocks; the fleet did not change, so neither does what is active, nor the time shown."""
+    model = console_model()
+    model.apply(Received(Hello(fleet="f", source="live", epoch="e1", seq=0), 0.0))
+    for time_s in range(10):
+        model.apply(Received(frame(time_s, headroom_pct=20.0), float(time_s)))
+    (active,) = model.alarms.active()
+    assert active.alarm.name == "headroom_low"
+    model.apply(Received(Hello(fleet="f", source="live", epoch="e2", seq=0, recovered=False), 15.0))
+    for time_s in range(15, 25):
+        model.apply(Received(frame(time_s, epoch="e2", headroom_pct=20.0), float(time_s)))
+        assert model.frame is not None and model.frame.time_s == time_s
+    assert [(e.alarm.name, e.alarm.since_s) for e in model.alarms.active()] == [("headroom_low", 0)]
+    assert model.alarms.past() == []

@@ -1,0 +1,57 @@
+"""The fleet clock's origin on disk: a restarted controller's clock goes on where the last one's was.
+
+The fleet clock (`time_s` in frames, events, drains and the rollout) counts seconds since the fleet was
+first served. Its nodes outlive the controller — a crash or a deploy of the controller is not a restart of
+the fleet — so the clock must not start again at 0: the console's alarms read time going backwards as a new
+fleet (every active alarm cleared, and raised again once its rule held again), and past alarms were listed
+under two clocks. The origin is kept beside the audit log (`FLEET.jsonl` → `FLEET.clock.json`), written
+once when first served, as every state file of the controller (`state_file.py`).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from console.gateway.state_file import StateFile, StateFileUnreadable
+
+
+class FleetClockUnreadable(StateFileUnreadable):
+    """The fleet clock file is there but is not one this controller can read."""
+
+    moved_aside = (
+        "to start the fleet clock again at 0:00 (a console attached then starts a new history: its active "
+        "alarms clear)"
+    )
+
+
+class FleetClockRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = 1
+    fleet: str
+    #: When the fleet clock read 0, in Unix seconds.
+    zero_unix_s: float = Field(gt=0)
+
+
+class FleetClockFile(StateFile[FleetClockRecord]):
+    suffix = "clock.json"
+    field = "fleet clock file"
+    record_type = FleetClockRecord
+    unreadable = FleetClockUnreadable
+
+
+def clock_zero(clock_file: FleetClockFile, fleet: str, now_unix_s: float) -> tuple[float, str | None]:
+    """The fleet clock's origin: the one kept in `clock_file`, else now, kept there from now on. With what
+    to tell the operator when it could not be kept (None when it was). `FleetClockUnreadable` naming the
+    file when it is there and cannot be read."""
+    record = clock_file.load()
+    if record is not None:
+        return record.zero_unix_s, None
+    try:
+        clock_file.save(FleetClockRecord(fleet=fleet, zero_unix_s=now_unix_s))
+    except OSError as error:
+        return now_unix_s, (
+            f"fleet clock not kept in {clock_file.path} ({error.strerror or error}): a controller restarted "
+            "now starts the fleet clock again at 0:00"
+        )
+    return now_unix_s, None
