@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from console.alarms.base import first_named
 from console.errors import InputError
 from console.gateway.acting import (
     CapacityConfig,
@@ -50,6 +51,7 @@ from console.protocol import (
     NodeState,
     NodeStatus,
     RolloutRequest,
+    RolloutState,
     RolloutStatus,
     Source,
 )
@@ -325,10 +327,13 @@ class Controller:
 
     def refuses(self, action: FleetAction) -> InputError | None:
         """What this controller can tell it would refuse, so a dry run refuses it too: a rollout while one
-        runs or without a restart command for every node; admission for a node shown `down` (it does not
-        answer its admin API — the dry run said ok and the real call was a 422, found in review)."""
+        runs or without a restart command for every node; a resume before every node of the batch under way
+        has reported; admission for a node shown `down` (it does not answer its admin API — the dry run said
+        ok and the real call was a 422, found in review)."""
         if action.kind is ActionKind.ROLLOUT_START:
             return self._rollout_refusal()
+        if action.kind is ActionKind.ROLLOUT_RESUME:
+            return self._resume_refusal()
         if action.kind is ActionKind.ADMISSION:
             assert isinstance(action.request, AdmissionRequest)
             return self._down_refusal(action.request.nodes)
@@ -593,9 +598,32 @@ class Controller:
             self._rollout_task.cancel()
         return self.rollout_status()
 
+    def _resume_refusal(self) -> InputError | None:
+        """A halted rollout goes on with the batch under way, and knows which of its nodes already restarted
+        by their stream epochs — which this controller learns from each node's first frame. Resumed before,
+        a node restarted under the controller before this one read as not restarted, and was restarted
+        again. Refused (not waited for: the operator sees at once why nothing moves, the rollout stays
+        halted, and a node that never answers does not leave a `running` rollout that does nothing)."""
+        if self.rollout is None or self.rollout.status.state is not RolloutState.HALTED:
+            return None
+        unheard = [node for node in self.rollout.unfinished_batch() if self.links[node].epoch is None]
+        if not unheard:
+            return None
+        return InputError(
+            "rollout",
+            "halted",
+            f"a resume once every node of the batch under way has reported: not yet heard from "
+            f"{first_named(unheard)} since this controller started, and only a node's stream epoch says "
+            "whether it already restarted — retry once it shows in the fleet (one that stays down: start it "
+            "by hand, and the rollout will not restart it again)",
+        )
+
     def resume_rollout(self) -> RolloutStatus:
         if self.rollout is None:
             raise InputError("rollout", "idle", "a paused or halted rollout")
+        refusal = self._resume_refusal()
+        if refusal is not None:
+            raise refusal
         if self.rollout.resume():  # a halted one: its run ended, so it runs again from where it stopped
             self._rollout_task = asyncio.create_task(self.rollout.run())
         return self.rollout_status()

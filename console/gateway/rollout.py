@@ -243,6 +243,13 @@ class Rollout:
             return frozenset()
         return frozenset(self._restarting | self._restarted)
 
+    def unfinished_batch(self) -> list[str]:
+        """The nodes of the batch under way not yet seen restarted: those a resume may restart, unless their
+        stream epoch says they already were (`_roll`). Empty between batches."""
+        if self.status.batch <= self._batches_done:
+            return []
+        return [node for node in self.batches[self.status.batch - 1] if node not in self._restarted]
+
     def resume(self) -> bool:
         """Resume a paused rollout, or a halted one — as the guard and the simulator do: this refused a
         halted rollout the dry run had passed (found in review). True when `run()` must be started again

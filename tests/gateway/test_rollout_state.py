@@ -16,10 +16,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from console.gateway.controller import Controller
+from console.gateway.nodes_file import NodeEntry
 from console.gateway.processes import NodeProcess, child_env
 from console.gateway.rollout_state import RolloutRecord, RolloutStateFile, restart_note
 from console.protocol import DrainRequest, RolloutMode, RolloutState
-from tests.gateway.conftest import CHEAP_WORK_FACTOR, TOKEN
+from tests.gateway.conftest import CHEAP_WORK_FACTOR, TOKEN, node_config, operator_api, wait_for
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -252,6 +254,52 @@ def test_the_fleet_clock_goes_on_across_a_controller_restart(node_processes, con
     second.send_signal(signal.SIGTERM)
     second.wait(10)
     assert f"fleet clock: {tmp_path / 'audit.clock.json'}" in said
+
+
+async def test_a_restored_rollout_resumed_before_its_nodes_report_restarts_no_node_twice(
+    start_node, tmp_path
+) -> None:
+    """Read from the code: a restored rollout knows a node already restarted by its stream epoch, which a
+    new controller learns from the node's first frame. Resumed before that, the node's epoch read as
+    unknown, and its restart command ran a second time. The resume is refused, naming the node, until
+    every node of the batch under way has reported; then the rollout goes on without restarting it."""
+    node = await start_node(node_config("a"))
+    restarts = tmp_path / "restarts"
+    entry = NodeEntry("a", node.admin_url, restart=f"echo {{node}} >> {restarts}")
+    # The controller before this one ran a's restart command and died before it saw the outcome: a is a
+    # new process since (the epoch it had then is not the one it has now).
+    state = RolloutStateFile(tmp_path / "audit.rollout.json")
+    state.save(
+        _record(
+            mode=RolloutMode.ABRUPT,
+            batch_size=1,
+            batches=[["a"]],
+            batch=1,
+            batches_done=0,
+            draining=[],
+            restarting=["a"],
+            epochs_before={"a": "the-process-before"},
+        )
+    )
+    controller = Controller([entry], TOKEN, rollout_state=state)
+    try:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
+            early = await api.post("/v1/rollout/resume", json={})  # before any frame of a arrived
+            await controller.start()
+            await wait_for(lambda: controller.links["a"].epoch is not None, 10, "a's first frame")
+            if early.status_code != 200:  # refused: the operator retries once a is in the fleet
+                resumed = await api.post("/v1/rollout/resume", json={})
+                assert resumed.status_code == 200, resumed.text
+            await wait_for(
+                lambda: controller.rollout_status().state is RolloutState.COMPLETED, 15, "the rollout done"
+            )
+    finally:
+        await controller.close()
+    assert not restarts.exists(), f"a restarted again: {restarts.read_text()!r}"
+    assert early.status_code == 422, early.text
+    detail = early.json()["detail"]
+    assert "not yet heard from a" in detail and "retry" in detail, detail
+    assert controller.rollout_status().batches == 1
 
 
 def _run_refused(command: list[str], timeout_s: float = 20.0) -> subprocess.CompletedProcess[str]:
