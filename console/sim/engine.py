@@ -750,6 +750,13 @@ class Simulation:
     def cpu_pct(self) -> np.ndarray:
         return self._cpu_pct[: self.n_nodes].copy()
 
+    def hottest_ready_cpu_pct(self) -> float:
+        """The highest CPU of the nodes in rotation (0 when none is): the rollout's pause and abort lines.
+        (As arrays: a loop over the nodes' states cost ~0.2 ms a check at 480 nodes.)"""
+        n = self.n_nodes
+        ready = self.node_f[k.NF_STATE, :n] == k.READY
+        return float(self._cpu_pct[:n][ready].max(initial=0.0))
+
     def node_history(self, node_id: str) -> list[NodeStatus]:
         """The node's last seconds (up to records.HISTORY_S), oldest first."""
         return records.node_history(self, self.index_of(node_id))

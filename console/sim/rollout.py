@@ -125,9 +125,7 @@ class RolloutController:
         ):
             return
         if self.pause_cpu_pct > 0:
-            survivors = [i for i in range(sim.n_nodes) if sim.state_of(i) is NodeState.READY]
-            cpu = sim.cpu_pct()
-            hottest = max((cpu[i] for i in survivors), default=0.0)
+            hottest = sim.hottest_ready_cpu_pct()
             if hottest > self.pause_cpu_pct:
                 self.state = RolloutState.PAUSED
                 self.pause_reason = f"surviving node CPU {hottest:.0f} % > {self.pause_cpu_pct:g} %"
@@ -140,8 +138,7 @@ class RolloutController:
         if r is None or r.abort_cpu_pct <= 0:
             return False
         sim = self.sim
-        cpu = sim.cpu_pct()
-        hottest = max((cpu[i] for i in range(sim.n_nodes) if sim.state_of(i) is NodeState.READY), default=0.0)
+        hottest = sim.hottest_ready_cpu_pct()
         if hottest <= r.abort_cpu_pct:
             self._hot_since_s = None
             return False
