@@ -15,6 +15,7 @@ from console.guards.fleet import SERVING, fleet_load, max_serving_cpu_pct
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, note, verdict
 from console.protocol import (
+    Check,
     FleetSnapshot,
     NodeState,
     NodeStatus,
@@ -60,6 +61,29 @@ ACTIVE = frozenset({RolloutState.RUNNING, RolloutState.PAUSED})
 RESUMABLE = frozenset({RolloutState.PAUSED, RolloutState.HALTED})
 
 
+def nodes_down_check(snapshot: FleetSnapshot) -> Check:
+    """The nodes `down` against none, failing to `confirm`: asked before a rollout starts and before one
+    resumes — a controller's rollout halts on a batch node gone down ("restart it, then resume"), and a
+    resume with it still down sends the next batches onto the nodes already holding its clients. Confirm,
+    not blocked: restarting may be what fixes the crash."""
+    down = [node.id for node in snapshot.nodes if node.state is NodeState.DOWN]
+    named_down = ", ".join(down[:3]) + (f" and {len(down) - 3} more" if len(down) > 3 else "")
+    return check(
+        "nodes_down",
+        len(down),
+        0,
+        fails_to=VerdictLevel.CONFIRM,
+        # `down` is a loss outside a planned restart (a rollout's own is `restarting`): its clients already
+        # sit on the rest, and each batch takes one more node away from them (node_down alarm).
+        why=(
+            f"{named_down} down (killed, crashed or hung): each batch takes another node from the ones "
+            "holding its clients — restart it first"
+            if down
+            else "no node down outside a planned restart"
+        ),
+    )
+
+
 def judge_rollout_start(
     snapshot: FleetSnapshot,
     capacity: FleetCapacity,
@@ -82,8 +106,6 @@ def judge_rollout_start(
     displaced = sum(node.connections for node in batch)
     spare_connections = load.survivor_capacity_connections - (load.serving_connections - displaced)
     cpu_now = max_serving_cpu_pct(snapshot.nodes)
-    down = [node.id for node in snapshot.nodes if node.state is NodeState.DOWN]
-    named_down = ", ".join(down[:3]) + (f" and {len(down) - 3} more" if len(down) > 3 else "")
     checks = [
         check(
             "headroom_pct",
@@ -107,20 +129,7 @@ def judge_rollout_start(
             fails_to=VerdictLevel.BLOCKED,
             why="the first batch's connections against the room left on the other nodes",
         ),
-        check(
-            "nodes_down",
-            len(down),
-            0,
-            fails_to=VerdictLevel.CONFIRM,
-            # `down` is a loss outside a planned restart (a rollout's own is `restarting`): its clients
-            # already sit on the rest, and each batch takes one more node away from them (node_down alarm).
-            why=(
-                f"{named_down} down (killed, crashed or hung): each batch takes another node from the ones "
-                "holding its clients — restart it first"
-                if down
-                else "no node down outside a planned restart"
-            ),
-        ),
+        nodes_down_check(snapshot),
         check(
             "pause_cpu_pct",
             request.pause_cpu_pct,
@@ -228,7 +237,8 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
             pause_pct,
             fails_to=VerdictLevel.BLOCKED,
             why="resume only once every serving node is back under the pause line (outage seed)",
-        )
+        ),
+        nodes_down_check(snapshot),
     ]
     return verdict("rollout_resume", checks, {"nodes_over_pause": hot}, typed_expected=snapshot.fleet)
 

@@ -213,6 +213,30 @@ async def test_typed_needs_the_name_typed_back(acting: Acting) -> None:
     problem(await acting.call("POST", "/v1/rollout/halt"), 422, "rollout", "nothing to halt")
 
 
+async def test_resuming_with_a_node_down_asks_first_as_starting_does(acting: Acting) -> None:
+    """Starting a rollout with a node down asked first (nodes_down); resuming a halted one with a node
+    down was applied at once (found after nodes_down was added to the start)."""
+    asked = problem(await acting.call("POST", "/v1/rollout", ROLLOUT_ABRUPT), 409, "confirm")
+    typed = {"token": asked["confirm_token"], "typed": "calm-test"}
+    assert (await acting.call("POST", "/v1/rollout", {**ROLLOUT_ABRUPT, "confirm": typed})).status_code == 202
+    assert (await acting.call("POST", "/v1/rollout/halt")).status_code == 200
+    killed = await acting.call(
+        "POST", "/v1/sim/inject", {"event": "kill_nodes", "params": {"nodes": ["gw-007"]}}, "admin"
+    )
+    assert killed.status_code == 200, killed.text
+    assert node_state(acting, "gw-007") is NodeState.DOWN
+    resume = problem(await acting.call("POST", "/v1/rollout/resume"), 409, "confirm")
+    assert resume["verdict"]["level"] == "confirm"
+    failing = [c for c in resume["verdict"]["checks"] if not c["ok"]]
+    assert [c["name"] for c in failing] == ["nodes_down"] and "gw-007" in failing[0]["why"]
+    assert acting.simulation.rollout.state.value == "halted"  # asked, nothing applied
+    confirmed = await acting.call(
+        "POST", "/v1/rollout/resume", {"confirm": {"token": resume["confirm_token"]}}
+    )
+    assert confirmed.status_code == 200, confirmed.text
+    assert acting.simulation.rollout.state.value == "running"
+
+
 async def test_blocked_is_422_and_only_an_admin_with_a_reason_overrides(acting: Acting) -> None:
     blocked = problem(
         await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_BLOCKED), 422, None, "blocked"

@@ -267,6 +267,49 @@ async def test_a_halted_rollout_resumes_on_a_real_fleet_as_its_dry_run_said(tmp_
         await controller.close()
 
 
+async def test_resuming_a_halted_rollout_with_a_node_down_asks_first_on_a_real_fleet(tmp_path) -> None:
+    """Starting a rollout with a node down asked first (nodes_down); resuming a halted one did not — and a
+    real rollout halts exactly so: "c went down before it drained (killed or hung): restart it, then
+    resume". Resumed with c still down, the next batches drain the nodes holding its clients."""
+    entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b", "c")]
+    controller = Controller(entries, TOKEN)
+    cpu = {
+        "a": 10.0,
+        "b": 78.0,
+        "c": 10.0,
+    }  # b above the pause line (75 %): the rollout pauses before batch 1
+
+    def show() -> None:
+        for node_id, pct in cpu.items():
+            controller.links[node_id].latest = _node(node_id, pct)
+            controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
+
+    show()
+    try:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
+            controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
+            await wait_for(lambda: controller.rollout_status().state is RolloutState.PAUSED, 5, "the pause")
+            assert (await api.post("/v1/rollout/halt", json={})).status_code == 200
+            await wait_for(lambda: controller.rollout_status().state is RolloutState.HALTED, 5, "the halt")
+            cpu["b"] = 30.0
+            show()
+            controller.links["c"].refused = True  # its process is gone: the admin port refuses
+            assert {n.id: n.state for n in controller.nodes()}["c"] is NodeState.DOWN
+            asked = await api.post("/v1/rollout/resume", json={})
+            assert asked.status_code == 409, asked.text
+            verdict = asked.json()["verdict"]
+            failing = [c for c in verdict["checks"] if not c["ok"]]
+            assert verdict["level"] == "confirm" and [c["name"] for c in failing] == ["nodes_down"]
+            assert "c down" in failing[0]["why"]
+            assert controller.rollout_status().state is RolloutState.HALTED  # asked, nothing applied
+            confirm = {"confirm": {"token": asked.json()["confirm_token"]}}
+            resumed = await api.post("/v1/rollout/resume", json=confirm)
+            assert resumed.status_code == 200, resumed.text
+            assert controller.rollout_status().state is RolloutState.RUNNING
+    finally:
+        await controller.close()
+
+
 async def test_a_resumed_rollout_goes_on_with_the_batch_the_halt_interrupted() -> None:
     """Halted mid-batch: a node already restarted is not restarted again; one still drained is not
     drained again (the node refuses a second drain) — it is restarted, and the rollout goes on."""

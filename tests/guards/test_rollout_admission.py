@@ -171,6 +171,28 @@ def test_resume_needs_cpu_under_the_pause_line() -> None:
         judge_rollout_resume(fleet())  # idle: nothing to resume
 
 
+def test_resuming_a_halted_rollout_with_a_node_down_asks_as_starting_one_does() -> None:
+    """Starting a rollout with a node down asked first (nodes_down); resuming a halted one did not — yet a
+    controller's rollout halts exactly so ("went down before it drained: restart it, then resume"), and an
+    operator resuming at 4 a.m. with the node still down sends the next batches onto the rest unasked."""
+    halted = RolloutStatus(state=RolloutState.HALTED, pause_cpu_pct=75.0)
+    down = node("gw-020", state=NodeState.DOWN, connections=0, cpu_pct=0.0)
+    verdict = judge_rollout_resume(fleet(rollout=halted, extra=[down]))
+    assert verdict.level is VerdictLevel.CONFIRM and failed(verdict) == {"nodes_down"}
+    asked = next(c for c in verdict.checks if c.name == "nodes_down")
+    started = next(
+        c
+        for c in judge_rollout_start(fleet(extra=[down]), CAPACITY, rollout()).checks
+        if c.name == "nodes_down"
+    )
+    assert asked == started and (asked.value, asked.limit) == (1, 0) and "gw-020" in asked.why
+    # a paused one too; a planned restart (`restarting`) is no loss: nothing to ask
+    paused = RolloutStatus(state=RolloutState.PAUSED, pause_cpu_pct=75.0)
+    assert judge_rollout_resume(fleet(rollout=paused, extra=[down])).level is VerdictLevel.CONFIRM
+    restarting = node("gw-020", state=NodeState.RESTARTING, connections=0, cpu_pct=0.0)
+    assert judge_rollout_resume(fleet(rollout=halted, extra=[restarting])).level is VerdictLevel.OK
+
+
 # --- admission --------------------------------------------------------------------------------------------
 
 
