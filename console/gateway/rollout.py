@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from console.errors import InputError
 from console.gateway.rollout_state import RolloutRecord
+from console.guards.rollout import plan_batches
 from console.guards.thresholds import Thresholds
 from console.protocol import (
     DrainRequest,
@@ -31,12 +32,6 @@ from console.protocol import (
 
 #: The drain a drain-mode batch gets when the rollout does not say: the interview seed's 10-minute window.
 DEFAULT_BATCH_DRAIN = DrainRequest(rate_per_s=100.0, deadline_s=600.0, hint_ms=(1000, 30_000))
-
-
-def plan_batches(node_ids: list[str], batch_size: int) -> list[list[str]]:
-    if batch_size < 1:
-        raise InputError("batch_size", batch_size, "an integer ≥ 1")
-    return [node_ids[k : k + batch_size] for k in range(0, len(node_ids), batch_size)]
 
 
 class AbortWatch:

@@ -7,7 +7,9 @@ A rollout restarts the fleet `batch_size` nodes at a time. In `drain` mode each 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from console.errors import InputError
 from console.guards.capacity import FleetCapacity
@@ -55,6 +57,19 @@ def batch_drain(batch: list[NodeStatus], capacity: FleetCapacity, thresholds: Th
         force_closed=sum(max(0, math.ceil(node.connections - rate * deadline_s)) for node in batch),
         describe=f"{rate:g}/s per node, {deadline_s:g} s deadline",
     )
+
+
+T = TypeVar("T")
+
+
+def plan_batches(nodes: Sequence[T], batch_size: int) -> list[list[T]]:
+    """A rollout's plan, one rule for both backends and the guard that projects it: every node of the
+    fleet, in the fleet's order, `batch_size` at a time — nodes out of rotation (drained, draining, down)
+    included, as their batches come to them. The guard counted only the nodes in rotation: on a 3-node
+    fleet with one drained its verdict said 2 batches where the controller ran 3."""
+    if batch_size < 1:
+        raise InputError("batch_size", batch_size, "an integer ≥ 1")
+    return [list(nodes[k : k + batch_size]) for k in range(0, len(nodes), batch_size)]
 
 
 ACTIVE = frozenset({RolloutState.RUNNING, RolloutState.PAUSED})
@@ -145,7 +160,9 @@ def judge_rollout_start(
             why="nodes out of rotation at once, the first batch included",
         ),
     ]
-    batches = -(-len(ready) // request.batch_size)
+    # The backend's plan (every node, out of rotation too), not the nodes in rotation: the verdict said 2
+    # batches on a 3-node fleet with one drained, and the controller ran 3.
+    batches = len(plan_batches(snapshot.nodes, request.batch_size))
     drain = batch_drain(batch, capacity, t)
     # A batch starts `interval_s` after the one before it (docs/actions.md, "Rollout pacing"); a drain-mode
     # batch not before the one before it is drained, restarted and back in rotation. Each batch is taken
@@ -243,4 +260,4 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
     return verdict("rollout_resume", checks, {"nodes_over_pause": hot}, typed_expected=snapshot.fleet)
 
 
-__all__ = ["judge_rollout_halt", "judge_rollout_resume", "judge_rollout_start"]
+__all__ = ["judge_rollout_halt", "judge_rollout_resume", "judge_rollout_start", "plan_batches"]

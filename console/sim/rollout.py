@@ -7,9 +7,11 @@ each drained over 10 minutes before the next starts.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from console.errors import InputError
+from console.guards.rollout import plan_batches
 from console.protocol import NodeState, RolloutMode, RolloutState, RolloutStatus
 
 if TYPE_CHECKING:
@@ -74,8 +76,7 @@ class RolloutController:
         self.batch_size = batch_size
         self.interval_s = interval_s
         self.pause_cpu_pct = pause_cpu_pct
-        ids = list(range(n))
-        self.batches = [ids[j : j + batch_size] for j in range(0, n, batch_size)]
+        self.batches = plan_batches(range(n), batch_size)
         self.batch = 0
         self.started_at_s = self.sim.time_s if start_at_s is None else start_at_s
         self.next_at_s = self.started_at_s
@@ -109,6 +110,8 @@ class RolloutController:
             return
         sim = self.sim
         if self._abort_criterion_met():
+            return
+        if self._halted_on_a_node_down():
             return
         if self.batch >= len(self.batches):
             if self._batch_done(self.batches[-1]):
@@ -151,6 +154,18 @@ class RolloutController:
         sim._event("rollout", f"rollout aborted — {self.pause_reason}")
         return True
 
+    def _halted_on_a_node_down(self) -> bool:
+        """A node of the batch the rollout waits for (the last one; in drain mode each one) down — killed,
+        not restarted by the rollout — never comes back by itself: halt, as the controller does, instead of
+        waiting for it for good ("running" ever after). Resumed once it is restarted, the rollout goes on."""
+        if self.batch == 0 or (self.batch < len(self.batches) and self.mode is not RolloutMode.DRAIN):
+            return False
+        down = [i for i in self.batches[self.batch - 1] if self.sim.state_of(i) is NodeState.DOWN]
+        if not down:
+            return False
+        self.halt(f"{self.sim.node_ids[down[0]]} is down (killed or hung): restart it, then resume")
+        return True
+
     def _batch_done(self, batch: list[int]) -> bool:
         return all(self.sim.state_of(i) is NodeState.READY for i in batch)
 
@@ -165,13 +180,27 @@ class RolloutController:
             f"batch {self.batch}/{len(self.batches)}: {len(nodes)} nodes ({self.mode})",
             data={"batch": self.batch, "nodes": [sim.node_ids[i] for i in nodes], "mode": str(self.mode)},
         )
-        ready = [i for i in nodes if sim.state_of(i) is NodeState.READY]
+        # A node out of rotation is restarted too, as its batch comes to it — as the controller does: a
+        # drained one at once (nothing left to drain), a draining one once drained; abrupt, every node but
+        # one restarting or provisioning (the controller runs each one's restart command, a down one's
+        # too). Left alone, the rollout waited for it to be ready and never went on. Drain mode leaves a
+        # node down as it is: the rollout halts on it (`_halted_on_a_node_down`), as the controller's does.
+        states = {i: sim.state_of(i) for i in nodes}
+        now = [i for i in nodes if states[i] is NodeState.DRAINED]
         if self.mode is RolloutMode.ABRUPT:
-            sim._restart_all(ready, f"rollout batch {self.batch}")
+            now += [i for i in nodes if states[i] in (NodeState.READY, NodeState.DRAINING, NodeState.DOWN)]
+            sim._restart_all(sorted(now), f"rollout batch {self.batch}")
             return
+        if now:
+            sim._restart_all(now, f"rollout batch {self.batch}")
+        for i in nodes:
+            drain = sim.drains.get(i)
+            if states[i] is NodeState.DRAINING and drain is not None:
+                sim.drains[i] = replace(drain, then_restart=True)
         rate_per_s, deadline_s, hint_ms = batch_drain(sim.scenario)
-        for i in ready:
-            sim.drain(sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)
+        for i in nodes:
+            if states[i] is NodeState.READY:
+                sim.drain(sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)
 
     def status(self) -> RolloutStatus:
         return RolloutStatus(

@@ -237,6 +237,23 @@ async def test_resuming_with_a_node_down_asks_first_as_starting_does(acting: Act
     assert acting.simulation.rollout.state.value == "running"
 
 
+async def test_a_rollouts_verdict_counts_the_batches_the_simulator_runs(acting: Acting) -> None:
+    """The verdict counted batches over the nodes in rotation; the fleet plans every node. With gw-007
+    draining (out of rotation), a rollout of batches of 1 over 8 nodes was projected as 7 batches."""
+    assert (await acting.call("POST", "/v1/nodes/gw-007/drain", DRAIN_OK)).status_code == 202
+    body = {"batch_size": 1, "interval_s": 5, "mode": "drain"}
+    tried = await acting.call("POST", "/v1/rollout", {**body, "dry_run": True})
+    assert tried.status_code == 200, tried.text
+    projected = tried.json()["verdict"]["projections"]["batches"]
+    started = await acting.call("POST", "/v1/rollout", body)
+    if started.status_code == 409:  # asked: answer it, the count is what this test is about
+        started = await acting.call(
+            "POST", "/v1/rollout", {**body, "confirm": {"token": started.json()["confirm_token"]}}
+        )
+    assert started.status_code == 202, started.text
+    assert projected == acting.simulation.rollout.status().batches == 8
+
+
 async def test_blocked_is_422_and_only_an_admin_with_a_reason_overrides(acting: Acting) -> None:
     blocked = problem(
         await acting.call("POST", "/v1/nodes/gw-001/drain", DRAIN_BLOCKED), 422, None, "blocked"

@@ -18,9 +18,9 @@ from console.gateway.rollout import (
     LeftTheDrain,
     Rollout,
     hot_survivor,
-    plan_batches,
     wait_before_next,
 )
+from console.guards.rollout import plan_batches
 from console.guards.thresholds import Thresholds
 from console.protocol import DrainRequest, NodeState, NodeStatus, RolloutMode, RolloutRequest, RolloutState
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, operator_api, wait_for
@@ -306,6 +306,27 @@ async def test_resuming_a_halted_rollout_with_a_node_down_asks_first_on_a_real_f
             resumed = await api.post("/v1/rollout/resume", json=confirm)
             assert resumed.status_code == 200, resumed.text
             assert controller.rollout_status().state is RolloutState.RUNNING
+    finally:
+        await controller.close()
+
+
+async def test_a_rollouts_verdict_counts_the_batches_the_controller_runs(tmp_path) -> None:
+    """Seen on 3 nodes with one drained: the verdict said 2 batches (the nodes in rotation), the controller
+    ran 3 (every node of its nodes file, the drained one restarted too)."""
+    entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b", "c")]
+    controller = Controller(entries, TOKEN)
+    for node_id in ("a", "b", "c"):
+        state = NodeState.DRAINED if node_id == "b" else NodeState.READY
+        controller.links[node_id].latest = _node(node_id, 10.0, state)
+        controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
+    body = {"batch_size": 1, "interval_s": 30, "mode": "abrupt"}
+    try:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
+            tried = await api.post("/v1/rollout", json={**body, "dry_run": True})
+            assert tried.status_code == 200, tried.text
+            projected = tried.json()["verdict"]["projections"]["batches"]
+            controller.start_rollout(RolloutRequest(**body))
+            assert projected == controller.rollout_status().batches == 3
     finally:
         await controller.close()
 

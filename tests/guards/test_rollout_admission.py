@@ -8,6 +8,7 @@ import pytest
 
 from console.errors import InputError
 from console.guards import judge_admission, judge_rollout_halt, judge_rollout_resume, judge_rollout_start
+from console.guards.rollout import plan_batches
 from console.protocol import (
     AdmissionRequest,
     AdmissionSettings,
@@ -52,6 +53,16 @@ def test_a_rollout_over_a_fleet_with_a_node_down_asks_first() -> None:
     # a planned restart (`restarting`) is no loss: nothing to ask
     restarting = node("gw-020", state=NodeState.RESTARTING, connections=0, cpu_pct=0.0)
     assert judge_rollout_start(fleet(extra=[restarting]), CAPACITY, rollout()).level is VerdictLevel.OK
+
+
+def test_the_projected_batches_are_the_ones_the_fleet_plans_nodes_out_of_rotation_included() -> None:
+    """Seen on a 3-node controller fleet with one node drained: the verdict said 2 batches (the nodes in
+    rotation), the controller ran 3 — both backends plan every node of the fleet (the controller its nodes
+    file, the simulator every node), and restart a drained one too."""
+    drained = node("gw-020", state=NodeState.DRAINED, connections=0, cpu_pct=0.0)
+    verdict = judge_rollout_start(fleet(count=2, connections=10_000, extra=[drained]), CAPACITY, rollout(1))
+    assert verdict.projections["batches"] == 3
+    assert verdict.projections["batches"] == len(plan_batches(["gw-000", "gw-001", "gw-020"], 1))
 
 
 def test_below_the_headroom_budget_no_restart_is_safe() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from console.cli import main
 from console.errors import InputError
-from console.protocol import NodeState, RolloutState
+from console.protocol import NodeState, RolloutMode, RolloutState
 from console.sim.engine import Simulation
 from console.sim.scenario_loader import build_scenario, list_scenarios, load_scenario
 from console.sim.summary import RunRecorder
@@ -249,6 +249,66 @@ def test_rollout_runs_batches_and_can_halt_and_resume() -> None:
     for _ in range(40):
         sim.step()
     assert sim.rollout.status().state is RolloutState.COMPLETED
+
+
+@pytest.mark.parametrize("mode", [RolloutMode.DRAIN, RolloutMode.ABRUPT])
+def test_a_rollout_restarts_a_node_out_of_rotation_as_its_batch_comes_to_it(mode: RolloutMode) -> None:
+    """Both backends plan every node; the controller restarts a drained batch node (without draining it
+    again) and a draining one once drained. The simulator left them alone: in drain mode it then waited for
+    the drained node to be ready and never did — "running, batch 2 of 3" for good; abrupt, it "completed"
+    with the node never restarted."""
+    sim = small(nodes={**SMALL["nodes"], "count": 3, "restart_s": 3}, clients={"count": 3000})
+    sim.step()
+    sim.drain(sim.node_ids[1], 1000, 5, (100, 500))  # the operator's: out of rotation, not to restart
+    sim.drain(sim.node_ids[2], 1, 600, (100, 500))  # still draining when its batch comes
+    for _ in range(10):
+        sim.step()
+    assert [sim.state_of(i) for i in range(3)] == [NodeState.READY, NodeState.DRAINED, NodeState.DRAINING]
+    sim.rollout.start(1, 5, mode, 75)
+    restarted: set[str] = set()
+    for _ in range(1200):
+        sim.step()
+        restarted |= {sim.node_ids[i] for i in range(3) if sim.state_of(i) is NodeState.RESTARTING}
+        if sim.rollout.status().state is RolloutState.COMPLETED:
+            break
+    assert sim.rollout.status().state is RolloutState.COMPLETED and sim.rollout.status().batches == 3
+    assert restarted == set(sim.node_ids)
+
+
+def _until_rollout(sim: Simulation, states: set[RolloutState], seconds: int = 1200) -> None:
+    for _ in range(seconds):
+        sim.step()
+        if sim.rollout.status().state in states:
+            return
+
+
+def test_a_drain_rollout_halts_on_a_node_down_as_the_controllers_does() -> None:
+    """A batch node down never becomes ready: the simulator's drain-mode rollout waited for it for good
+    ("running, batch 2 of 3") where the controller's halts — "restart it, then resume"."""
+    sim = small(nodes={**SMALL["nodes"], "count": 3, "restart_s": 3}, clients={"count": 3000})
+    sim.step()
+    sim.kill_nodes([sim.node_ids[1]])
+    sim.rollout.start(1, 5, RolloutMode.DRAIN, 75)
+    _until_rollout(sim, {RolloutState.HALTED, RolloutState.COMPLETED})
+    status = sim.rollout.status()
+    assert status.state is RolloutState.HALTED and status.batch == 2
+    assert sim.node_ids[1] in (status.pause_reason or "") and "restart it, then resume" in status.pause_reason
+    sim.restart_nodes([sim.node_ids[1]])
+    sim.rollout.resume()
+    _until_rollout(sim, {RolloutState.HALTED, RolloutState.COMPLETED})
+    assert sim.rollout.status().state is RolloutState.COMPLETED
+
+
+def test_an_abrupt_rollout_restarts_a_node_down_as_the_controllers_does() -> None:
+    """The controller runs every batch node's restart command, a down one's too: it comes back. The
+    simulator skipped it and never completed (its last batch was never all ready)."""
+    sim = small(nodes={**SMALL["nodes"], "count": 3, "restart_s": 3}, clients={"count": 3000})
+    sim.step()
+    sim.kill_nodes([sim.node_ids[2]])
+    sim.rollout.start(1, 5, RolloutMode.ABRUPT, 75)
+    _until_rollout(sim, {RolloutState.HALTED, RolloutState.COMPLETED})
+    assert sim.rollout.status().state is RolloutState.COMPLETED
+    assert sim.state_of(2) is NodeState.READY
 
 
 def test_rollout_auto_pauses_when_a_survivor_runs_hot() -> None:
