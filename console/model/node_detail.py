@@ -71,10 +71,11 @@ def joined_events(server: ServerHistory | None, seen: list[Event], limit: int) -
     `FleetModel.node_events` gives it); within a second, the later event comes first too — a batch's
     disconnect listed under the restart that caused it read as happening before it.
 
-    A restarted server (a controller after a crash) has a new epoch and its fleet clock starts again at 0:
-    its events come after all of an earlier epoch's, whatever their times — sorted by time alone, the old
-    controller's "0:01:02 restarting → ready" sat above the new one's "0:00:25 draining → down" and its
-    drain's end. Epochs are ordered as they arrived; one only the server holds is the newest (the server
+    A restarted server has a new epoch, and its events come after all of an earlier epoch's, whatever their
+    times: a restarted simulator's clock starts again at 0 (a controller's goes on since it keeps its
+    clock's origin, but one from before that, or without its state directory, started at 0 too) — sorted by
+    time alone, the old controller's "0:01:02 restarting → ready" sat above the new one's "0:00:25 draining
+    → down" and its drain's end. Epochs are ordered as they arrived; one only the server holds is the newest (the server
     asked is the one serving now)."""
     arrival: dict[str | None, int] = {}
     for event in reversed(seen):
