@@ -116,7 +116,7 @@ class AlarmRow:
     raised_at_s: float
     cleared: bool
     acknowledged: bool
-    where: str  # "fleet", a node id, or "212 nodes"
+    where: str  # "fleet", a node id, "gw-031 +2" (a fleet alarm naming nodes), or "212 nodes"
     value: str
     message: str = ""  # what the rule said, in the operator's words (the worst node's, for a group)
 
@@ -136,6 +136,16 @@ def _value_text(entry: AlarmEntry) -> str:
     sign = "<" if alarm.value < alarm.limit else ">" if alarm.value > alarm.limit else "="
     # The unit once, after both (they share it): at 160 columns the panel has no cell to spare.
     return f"{short_number(alarm.value)} {sign} {short_number(alarm.limit)}{unit}"
+
+
+def _where(alarm: Alarm) -> str:
+    """A node alarm's node; a fleet alarm naming nodes (cpu_abort), the worst of them and how many more —
+    the node is what an operator acts on; else the fleet."""
+    if alarm.node is not None:
+        return alarm.node
+    if alarm.nodes:
+        return alarm.nodes[0] + (f" +{len(alarm.nodes) - 1}" if len(alarm.nodes) > 1 else "")
+    return "fleet"
 
 
 def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[AlarmRow]:
@@ -177,7 +187,7 @@ def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[
                 raised_at_s=entry.raised_at_s,
                 cleared=cleared,
                 acknowledged=entry.acknowledged,
-                where=entry.alarm.node or "fleet",
+                where=_where(entry.alarm),
                 value=_value_text(entry),
                 message=entry.alarm.message,
             )

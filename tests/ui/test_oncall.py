@@ -4,6 +4,7 @@ on the alarm it is on, gauges that read whole."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from textual.containers import VerticalScroll
@@ -16,7 +17,7 @@ from console.model.alarms import alarm_rows
 from console.model.link import LinkState, LinkStatus, Received
 from console.protocol import Alarm, Severity
 from console.ui.app import ConsoleApp
-from console.ui.widgets.alarms_panel import COLUMNS, AlarmsPanel
+from console.ui.widgets.alarms_panel import COLUMNS, RULE_KEPT, AlarmsPanel
 from console.ui.widgets.gauges import GaugeBox
 
 from .conftest import SIZE, fleet_ready
@@ -151,10 +152,11 @@ async def test_at_80_columns_each_gauge_keeps_its_detail_line(storm_app):
 
 
 @pytest.mark.parametrize("size", [SIZE, (120, 36)])
-async def test_each_alarm_shows_its_rule_and_value_whole(storm_app, size):
+async def test_each_alarm_shows_its_rule_node_and_value(storm_app, size):
     """The panel is 62 cells at 160 columns: with a row reading 'acked' or 'cleared' the last column was cut
     ('0.149 <'), and that column was the value. At 120 columns (46 cells) the value was never seen, after
-    the time and the state. Now the rule and its value come first."""
+    the time and the state. Now the rule, its node and its value come first; a long rule's name gives way
+    to them (never shorter than `RULE_KEPT` characters here, enough to tell the rules apart)."""
     async with storm_app.run_test(size=size) as pilot:
         await fleet_ready(storm_app)
         log = storm_app.model.alarms
@@ -170,7 +172,8 @@ async def test_each_alarm_shows_its_rule_and_value_whole(storm_app, size):
         for row in range(panel.row_count):
             cells = panel.get_row_at(row)
             line = lines[row + 1]  # under the header
-            assert str(cells[RULE]) in line and str(cells[column]) in line, line
+            assert str(cells[RULE])[:RULE_KEPT] in line and str(cells[column]) in line, line
+            assert str(cells[COLUMNS.index("where")]) in line, line
             shown += 1
         rows = alarm_rows([*log.active(), *log.past()])  # node_down's several nodes are one row
         assert shown == len(rows) and any(line.startswith(" · ") for line in lines)  # the cleared one
@@ -302,5 +305,70 @@ async def test_a_new_alarm_is_what_the_unfocused_panel_shows_not_a_cleared_one(s
         await pilot.pause()
         assert str(panel.get_row_at(panel.cursor_row)[RULE]) == "abnormal_closes_rising"
         assert "NEW" in str(panel.get_row_at(panel.cursor_row)[STATE])
-        assert any("abnormal_closes_risi" in line for line in visible_lines(panel))
+        assert any("abnormal_closes_rising"[:RULE_KEPT] in line for line in visible_lines(panel))
         assert str(storm_app.screen.query_one("#alarm-said", Label).render()) == newcomer.message
+
+
+@pytest.mark.parametrize("size", [(160, 50), (80, 24)])
+async def test_a_node_alarm_names_its_node_beside_a_long_rule_name(storm_app, size):
+    """The "where" column was the last: with `drain_inflow_kill_switch` listed (24 cells) it fell past the
+    panel's edge at 160 columns, and node_down read without its node, the first thing an operator needs.
+    The node now follows the rule; a long rule name gives way (ellipsized), never the node. A fleet alarm
+    about a few nodes (cpu_abort) names its worst node there too."""
+    async with storm_app.run_test(size=size) as pilot:
+        await fleet_ready(storm_app)
+        log = storm_app.model.alarms
+        now_s = storm_app.model.frame.time_s
+        kept = [entry.alarm for entry in log.active() if entry.alarm.name != "node_down"]
+        assert len(kept) >= 3
+        long_named = [
+            Alarm(name="drain_inflow_kill_switch", severity=Severity.CRITICAL, since_s=now_s, value=0.42,
+                  limit=0.6, message="drain ÷ inflow under the kill switch"),
+            Alarm(name="cpu_abort", severity=Severity.CRITICAL, since_s=now_s, value=93.0, limit=80.0,
+                  message="CPU over the abort line", nodes=["gw-031", "gw-005", "gw-012"]),
+            Alarm(name="history_unreachable", severity=Severity.WARNING, since_s=now_s, value=31.0,
+                  limit=30.0, message="gw-003 cannot reach Redis", nodes=["gw-003"]),
+            Alarm(name="node_down", severity=Severity.WARNING, since_s=now_s, value=12.0, limit=None,
+                  message="gw-017 down 12 s", node="gw-017"),
+        ]
+        log.update([*kept, *long_named], now_s)
+        storm_app.refresh_views()
+        await pilot.pause()
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        panel.focus()
+        where = {"node_down": "gw-017", "cpu_abort": "gw-031 +2", "history_unreachable": "gw-003"}
+        named = set()
+        for row in range(panel.row_count):  # the cursor brings each row into view at 80×24
+            panel.move_cursor(row=row, animate=False)
+            deadline = time.monotonic() + 5
+            while not panel.scroll_y <= row < panel.scroll_y + panel.size.height - 1:
+                assert time.monotonic() < deadline, f"row {row} never came into view"
+                await pilot.pause()
+            cells = panel.get_row_at(row)
+            rule = str(cells[RULE])
+            line = visible_lines(panel)[1 + row - round(panel.scroll_y)]  # (under the header)
+            assert rule[:RULE_KEPT] in line, line  # a long name cut to "drain_inflow_k…" at the least
+            if rule in where and "cleared" not in str(cells[STATE]):
+                assert where[rule] in line, line
+                named.add(rule)
+            if size == (160, 50):  # room for every column, each one whole
+                for column in range(len(COLUMNS)):
+                    if column != RULE:
+                        assert str(cells[column]) in line, (COLUMNS[column], line)
+        assert named == set(where)
+        if size == (160, 50):
+            assert all(label in visible_lines(panel)[0] for label in COLUMNS)
+
+
+def test_the_node_is_never_what_gives_way():
+    """Glyph 3, rule 25, where 10, value 15, state 8, raised 8 cells (gaps included): 69 in all."""
+    from console.ui.widgets.alarms_panel import column_widths
+
+    natural = [2, 24, 9, 14, 7, 7]
+    assert column_widths(natural, 80) == [3, 25, 10, 15, 8, 8]  # room: all whole
+    assert column_widths(natural, 62) == [3, 18, 10, 15, 8, 8]  # the rule gives the 7 cells
+    # 46 cells: the node and value whole, the rest not shown (never half a figure); the rule has what is left
+    assert column_widths(natural, 46) == [3, 18, 10, 15, 0, 0]
+    assert column_widths(natural, 44) == [3, RULE_KEPT + 2, 10, 15, 0, 0]  # the rule at its shortest ...
+    assert column_widths(natural, 43) == [3, 25, 10, 0, 0, 0]  # ... or whole, once the value cannot fit
+    assert column_widths(natural, 29) == [3, 16, 10, 0, 0, 0]  # 80 columns: rule cut further, node whole

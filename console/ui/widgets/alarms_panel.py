@@ -1,9 +1,11 @@
-"""Active and past alarms: time, severity, rule, values; `a` acknowledges the one under the cursor."""
+"""Active and past alarms: severity, rule, where, value, state, raised; `a` acknowledges the one under the
+cursor."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -22,16 +24,61 @@ PAST_SHOWN = 20
 SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Severity.CRITICAL: Level.CRITICAL}
 
 
-#: Most telling first, so a narrow panel cuts what matters least: at 120 columns the panel is ~46 cells and
-#: at 80 ~30, and with time and state first the value against its limit was never seen there. The glyph
+#: Most telling first, so a narrow panel cuts what matters least: at 160 columns the panel is 62 cells, at
+#: 120 ~46 and at 80 ~30. The node follows the rule: last, it fell past the edge at 160 columns whenever a
+#: long rule (`drain_inflow_kill_switch`) was listed, and node_down read without its node. The glyph
 #: (✖ critical, ▲ warning) has a column of its own so the rule's cell is its name.
-COLUMNS = ("", "rule", "value vs limit", "state", "raised", "where")
+COLUMNS = ("", "rule", "where", "value vs limit", "state", "raised")
+GLYPH, RULE, WHERE = 0, 1, 2
+
+#: One blank cell after each column (and before the first): DataTable's padding puts two between columns,
+#: and in 62 cells those 12 were what pushed the last columns out.
+GAP = 1
+#: The fewest characters of a rule's name kept when it gives way (then "…"): enough to tell every rule
+#: from every other ("drain_inflow_k…" from "drain_inflow_l…").
+RULE_KEPT = 14
+#: A value with no figures is the alarm's message (from a newer server): cut, it is read whole below.
+VALUE_MAX = 18
+
+
+class Cell(Text):
+    """A cell's text, drawn one cell short of its column so the gap after it stays blank when a narrow
+    column cuts it with "…"; `str()` and `get_row_at` still give it whole."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from super().__rich_console__(console, options.update_width(max(1, options.max_width - GAP)))
+
+
+def column_widths(natural: list[int], room: int) -> list[int]:
+    """Each column's width (its gap included) in `room` cells, from the widest cell of each (`natural`).
+
+    The rule's name gives way first, down to `RULE_KEPT` characters and its ellipsis, so that every column
+    fits. Where even that is too wide (120 or 80 columns) a column after the node that does not fit whole
+    is not shown (width 0), nor any after it — a figure cut short ("38." of "38.6k") reads as another
+    figure — and the rule has what they leave; it shrinks further rather than the node: glyph, rule and
+    node always show, the node whole."""
+    widths = [width + GAP for width in natural]
+    excess = sum(widths) - room
+    if excess > 0:
+        widths[RULE] = max(RULE_KEPT + 1 + GAP, widths[RULE] - excess)
+    essential = widths[GLYPH] + widths[RULE] + widths[WHERE]
+    if essential > room:
+        widths[RULE] = max(1 + GAP, widths[RULE] - (essential - room))
+    used = widths[GLYPH] + widths[RULE] + widths[WHERE]
+    for index in range(WHERE + 1, len(widths)):
+        if used + widths[index] > room:
+            widths[index:] = [0] * (len(widths) - index)
+            break
+        used += widths[index]
+    # What a column not shown leaves goes back to the rule's name.
+    widths[RULE] = min(natural[RULE] + GAP, widths[RULE] + max(0, room - used))
+    return widths
 
 
 def row_identity(row: AlarmRow) -> tuple[object, ...]:
     """What the cursor holds on to across redraws: the rule and where (a grouped row is one identity however
     many nodes join it), and for a cleared row when it was raised."""
-    where = row.where if len(row.keys) == 1 else "group"
+    where = row.keys[0][1] if len(row.keys) == 1 else "group"  # (a fleet alarm's named nodes may change)
     return (row.name, where, row.cleared, row.raised_at_s if row.cleared else None)
 
 
@@ -39,6 +86,7 @@ class AlarmsPanel(DataTable):
     DEFAULT_CSS = """
     AlarmsPanel {
         height: 1fr;
+        scrollbar-size-vertical: 1;  /* at 80 columns the panel has 30 cells: one more for the rule's name */
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("a", "acknowledge", "ack alarm")]
@@ -51,11 +99,14 @@ class AlarmsPanel(DataTable):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = False
+        self.cell_padding = 0  # the gaps are in the widths (GAP)
         self.add_columns(*COLUMNS)
         self._keys: list[tuple[AlarmKey, ...]] = []
         self._identities: list[tuple[object, ...]] = []
         self._messages: list[str] = []
+        self._cells: list[tuple[Cell, ...]] = []
         self._shown: tuple[int, str] | None = None
+        self._laid_out_for: tuple[int, int] | None = None
 
     def show(self, active: list[AlarmEntry], past: list[AlarmEntry], palette: Palette, version: int) -> None:
         if self._shown == (version, palette.name):
@@ -69,40 +120,51 @@ class AlarmsPanel(DataTable):
         self._keys = []
         self._identities = []
         self._messages = []
-        cells: list[tuple[str | Text, ...]] = []
+        cells: list[tuple[Cell, ...]] = []
         rows = alarm_rows(active)[:ROWS_SHOWN] + alarm_rows(past[: PAST_SHOWN * 10])[:PAST_SHOWN]
         for row in rows:
             level = Level.UNKNOWN if row.cleared else SEVERITY_LEVEL.get(row.severity, Level.WARNING)
             style = palette.level_style(level, bold=not row.acknowledged and not row.cleared)
             status = "cleared" if row.cleared else ("acked" if row.acknowledged else "NEW")
+            value = Cell(row.value, overflow="ellipsis", no_wrap=True)
+            value.truncate(VALUE_MAX, overflow="ellipsis")
             cells.append(
                 (
-                    Text(LEVEL_GLYPHS[level], style=style),
-                    Text(row.name, style=style),
-                    row.value,
-                    Text(status, style=style),
-                    fleet_clock(row.raised_at_s),
-                    row.where,
+                    Cell(" " * GAP + LEVEL_GLYPHS[level], style=style),
+                    # The whole name is the cell (what `get_row_at` returns); a narrow column draws it with "…".
+                    Cell(row.name, style=style, overflow="ellipsis", no_wrap=True),
+                    Cell(row.where, no_wrap=True),
+                    value,
+                    Cell(status, style=style, no_wrap=True),
+                    Cell(fleet_clock(row.raised_at_s), no_wrap=True),
                 )
             )
             self._keys.append(() if row.cleared else row.keys)
             self._identities.append(row_identity(row))
             self._messages.append(row.message)
-        # Widths from what is shown now, set explicitly: DataTable's auto widths only ever grow and are
-        # settled lazily, so they would depend on earlier alarms and on when the table was painted.
+        self._cells = cells
+        self._lay_out(cursor, held)
+
+    def _room(self) -> int:
+        """The cells a row has: the panel's width, less the scrollbar when the rows will need one."""
+        room = self.size.width
+        if len(self._cells) > self.size.height - self.header_height:
+            room -= self.styles.scrollbar_size_vertical
+        return room
+
+    def _lay_out(self, cursor: int, held: tuple[object, ...] | None) -> None:
+        # Widths from what is shown now and the room there is, set explicitly: DataTable's auto widths only
+        # ever grow and are settled lazily, so they would depend on earlier alarms and on when the table
+        # was painted — and a column past the edge is not seen at all.
+        self._laid_out_for = (self.size.width, self.size.height)
+        natural = [
+            max([len(label), *(row[index].cell_len for row in self._cells)]) for index, label in enumerate(COLUMNS)
+        ]
+        natural[GLYPH] = GAP + 1  # a blank and the glyph, rows or none: the header stays where it was
         self.clear(columns=True)
-        for index, label in enumerate(COLUMNS):
-            width = max(
-                [
-                    len(label),
-                    *(
-                        Text(cell).cell_len if isinstance(cell, str) else cell.cell_len
-                        for cell in (row[index] for row in cells)
-                    ),
-                ]
-            )
-            self.add_column(label, width=width)
-        for row in cells:
+        for label, width in zip(COLUMNS, column_widths(natural, self._room()), strict=True):
+            self.add_column(Cell(label, overflow="ellipsis", no_wrap=True), width=width)
+        for row in self._cells:
             self.add_row(*row)
         if self.row_count:
             if not self.has_focus:
@@ -113,6 +175,13 @@ class AlarmsPanel(DataTable):
             elif held in self._identities:
                 cursor = self._identities.index(held)
             self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
+
+    def on_resize(self) -> None:
+        # The widths depend on the room: a resized terminal lays the same rows out again.
+        if self._cells and self._laid_out_for != (self.size.width, self.size.height):
+            cursor = self.cursor_row
+            held = self._identities[cursor] if 0 <= cursor < len(self._identities) else None
+            self._lay_out(cursor, held)
 
     @property
     def selected_message(self) -> str:
