@@ -84,6 +84,14 @@ def storm_lockstep_index(
 
 #: Seconds drain ÷ inflow is taken over (sync-engine essay: the backlog's drain rate against its inflow).
 DRAIN_INFLOW_WINDOW_S = 10
+#: Fewer clients than this flowing in over the window and drain ÷ inflow is not judged (None: too few to
+#: judge). Of n clients due back in a window, n ± √n come back in it; the kill switch's 0.6 is 0.4·√n of
+#: those below an even 1.0, three of them (a trip by chance about one second in a thousand) from n ≈ 56.
+#: A real ~300-client fleet drained at 5/s (at most 50 due back in 10 s) read 0 accepts against 0.09
+#: clients due in the drain's first seconds — the kill switch — in each of 400 simulated drains, though
+#: in expectation it never went under 0.8. A fleet that small losing clients for good says so by
+#: `connections_drop` (5 % of it in 60 s); a storm's in-flow is judged the second it comes.
+DRAIN_INFLOW_MIN_CLIENTS = 60
 
 
 @dataclass(frozen=True)
@@ -155,9 +163,10 @@ class DrainInflow:
 
     @property
     def ratio(self) -> float | None:
-        """None when nothing flowed in (no client joined the backlog in the window): none to drain."""
+        """None when too few clients flowed in over the window to judge (`DRAIN_INFLOW_MIN_CLIENTS`) —
+        none at all on a quiet fleet."""
         return ratio_of(self.accepts, self.inflow)
 
 
 def ratio_of(accepts: float, inflow: float) -> float | None:
-    return round(float(accepts / inflow), 3) if inflow > 0 else None
+    return round(float(accepts / inflow), 3) if inflow >= DRAIN_INFLOW_MIN_CLIENTS else None

@@ -70,8 +70,10 @@ def test_a_hinted_close_flows_in_over_its_hint_window_an_unhinted_loss_at_once()
     drain.add(accepts=0, disconnects=0, hinted=[HintedCloses(2900, (1000, 30_000))])
     assert (drain.inflow, drain.ratio) == (0.0, None)  # nobody due back yet
     drain.add(accepts=50, disconnects=0)
-    assert drain.inflow == pytest.approx(50) and drain.ratio == pytest.approx(1.0)
-    for _ in range(28):
+    assert drain.inflow == pytest.approx(50) and drain.ratio is None  # 50 due back: too few to judge
+    drain.add(accepts=100, disconnects=0)
+    assert drain.inflow == pytest.approx(150) and drain.ratio == pytest.approx(1.0)
+    for _ in range(27):
         drain.add(accepts=100, disconnects=0)  # they come back as they are due: even
     assert drain.inflow == pytest.approx(1000) and drain.ratio == 1.0
     for _ in range(11):  # the last of them were due in the drain's 31st second
@@ -123,3 +125,23 @@ def test_drain_inflow_is_none_once_fractional_rates_have_left_the_window() -> No
     for _ in range(3):
         flow.add(accepts=0.0, disconnects=0.0)
     assert (flow.accepts, flow.inflow, flow.ratio) == (0.0, 0.0, None)
+
+
+def test_too_few_clients_flowing_in_are_not_judged() -> None:
+    """A real ~300-client fleet drained at 5/s with hints of 1–30 s: in the drain's first seconds 0.09,
+    then 0.26 clients were due back, nobody had come back yet (clients are whole), and the ratio read 0 —
+    the kill switch, by chance, in every one of 400 simulated drains. Under DRAIN_INFLOW_MIN_CLIENTS
+    flowing in over the window the ratio is not judged; from there it is, a storm's at once."""
+    from console.figures import DRAIN_INFLOW_MIN_CLIENTS, DrainInflow, HintedCloses
+
+    flow = DrainInflow(seconds=10)
+    accepts = [0, 0, 0, 1, 0, 0, 2, 0, 1, 1, 0, 2]  # whole clients, as due back give or take
+    by_chance = []
+    for accepted in accepts:
+        flow.add(accepts=accepted, disconnects=0, hinted=[HintedCloses(5, (1000, 30_000))])
+        assert flow.inflow < DRAIN_INFLOW_MIN_CLIENTS and flow.ratio is None  # too few to judge
+        if flow.inflow > 0 and flow.accepts < 0.6 * flow.inflow:
+            by_chance.append(round(flow.accepts / flow.inflow, 2))
+    assert by_chance[0] == 0.0 and len(by_chance) >= 3  # what was judged: the kill switch, and again
+    flow.add(accepts=3, disconnects=DRAIN_INFLOW_MIN_CLIENTS)  # a node dies holding that many
+    assert flow.ratio is not None and flow.ratio < 0.6  # the storm is winning: judged at once

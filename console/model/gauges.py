@@ -107,9 +107,10 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
         "drain_inflow",
         "drain÷inflow",
         "—" if ratio is None else f"{ratio:.2f}",
-        "nothing flowing in" if ratio is None else f"kill switch {t.drain_inflow_crit:.1f}",
+        # (None: fewer clients flowed in over the window than `figures.DRAIN_INFLOW_MIN_CLIENTS`)
+        "too few to judge" if ratio is None else f"kill switch {t.drain_inflow_crit:.1f}",
         Level.OK if ratio is None else level_at_most(ratio, t.drain_inflow_warn, t.drain_inflow_crit),
-        brief="nothing in" if ratio is None else f"kill at {t.drain_inflow_crit:.1f}",
+        brief="too few" if ratio is None else f"kill at {t.drain_inflow_crit:.1f}",
     )
     return [conn, attempts, accepts, headroom, drain]
 

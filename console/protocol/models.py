@@ -96,7 +96,8 @@ class Totals(Record):
     rejects_per_s: float
     headroom_pct: float = Field(description="spare connection capacity of the nodes in rotation, as a share")
     drain_inflow_ratio: float | None = Field(
-        description="reconnect backlog drain rate ÷ inflow rate over 10 s; null when nothing flows in"
+        description="reconnect backlog drain rate ÷ inflow rate over 10 s; null when fewer than 60 clients "
+        "flowed in over them (too few to judge)"
     )
     timeouts_per_s: float = 0.0
     drops_per_s: float = 0.0

@@ -16,6 +16,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from console.errors import InputError
+from console.figures import DRAIN_INFLOW_MIN_CLIENTS
 from console.gateway.controller import Controller
 from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.loadgen import ClientPool
@@ -110,9 +111,13 @@ def test_drain_inflow_counts_a_drains_closes_when_their_hints_bring_them_back() 
         return totals.drain_inflow_ratio
 
     assert second(0.0) is None  # the first closes are not due back yet: nothing has flowed in
-    assert second(5 * 0.5 / 29) == 1.0  # the first due back (a close is taken at its second's middle)
-    for t in range(3, 32):  # 5/s due back from the 31st second on, the hint window full
-        assert second(5 * min(t - 1.5, 29) / 29) == 1.0  # taken back as they are due: level, not losing
+    # The first due back (a close is taken at its second's middle), then 5/s from the 31st second on, the
+    # hint window full: taken back as they are due, level, not losing. At most 50 due back in the 10 s
+    # window: too few to judge (DRAIN_INFLOW_MIN_CLIENTS) — by chance a few whole clients against a
+    # fraction due read under the kill switch on a real 300-client fleet.
+    for t in range(2, 32):
+        assert second(5 * min(t - 1.5, 29) / 29) is None
+        assert 0 < flow.window.inflow <= 50 and flow.window.accepts == pytest.approx(flow.window.inflow)
     assert second(5.0, NodeState.DOWN) == pytest.approx(0.308, abs=1e-3)  # c died holding 100: at once
 
 
@@ -298,9 +303,12 @@ async def test_a_killed_nodes_clients_show_in_drain_inflow(node_processes) -> No
             assert time.monotonic() < deadline, "b never shown down"
             await asyncio.sleep(0.5)  # the stream's pace: a tick a second, here twice as often
         assert frame.totals.disconnects_per_s >= held_by_b  # b's clients, though b said nothing
-        # Accepts ÷ those disconnects over 10 s (a real fleet's ratio was always null). Its value here
-        # depends on how fast the `fixed` clients were back on a; the pure test above checks the sums.
-        assert frame.totals.drain_inflow_ratio is not None
+        # Accepts ÷ those disconnects over 10 s (a real fleet's ratio was always null): b's clients flow in.
+        # Its value here depends on how fast the `fixed` clients were back on a, and 40 clients may be
+        # too few to judge (DRAIN_INFLOW_MIN_CLIENTS); the pure tests above check the sums and the ratio.
+        inflow = controller.flow.window.inflow
+        assert inflow >= held_by_b > 0
+        assert (frame.totals.drain_inflow_ratio is None) == (inflow < DRAIN_INFLOW_MIN_CLIENTS)
 
 
 async def test_a_drain_ends_visibly_when_its_node_dies(node_processes) -> None:
