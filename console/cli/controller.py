@@ -77,7 +77,7 @@ def serve_controller(
     port: int,
     token_file: Path | None,
     fleet: str,
-    announce_more: Callable[[], None] = lambda: None,
+    announce_more: Callable[[str, Path], None] = lambda url, token_path: None,
     audit_path: Path | None = None,
     capacity: CapacityConfig | None = None,
     provisioner: NodeProvisioner | None = None,
@@ -143,7 +143,7 @@ def serve_controller(
             restored = controller.rollout_status()
             if restored.pause_reason and controller.rollout is not None:
                 print(f"rollout: {restored.state.value}: {restored.pause_reason}")
-            announce_more()
+            announce_more(url, token_path)
             print("Ctrl-C stops it.", flush=True)
 
         return serve_foreground(app, sock, announce, watch)

@@ -1,14 +1,15 @@
 """`stormdeck fleet up`: a whole loopback fleet — gateway nodes, a publisher, the controller, a load.
 
 Everything it starts is a child it knows by pid (or, for the controller, itself), and everything is
-stopped on Ctrl-C, SIGTERM or SIGHUP (a closed terminal), children by pid. While the fleet serves, a child
+stopped on Ctrl-C, SIGTERM or SIGHUP (a closed terminal), children by pid, in order — another signal then
+says what is left, the next kills it (`console.gateway.shutdown`). Killed outright, it stops nothing
+itself: each child stops when it is gone (see `run_fleet_up`). While the fleet serves, a child
 that exits is reported at once and judged (`console.gateway.watch`): Redis gone stops the fleet, exit 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import secrets
 import shutil
 import signal
@@ -28,9 +29,14 @@ from console.cli.checks import (
 from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.policies import POLICIES
-from console.stop_signals import OUTSIDE_STOP_SIGNALS, STOP_SIGNALS
+from console.stop_signals import STOP_SIGNALS
 
 MAX_NODES = 16
+#: How long a child has to stop on SIGTERM before it is killed: a node (its clients' reconnect hints),
+#: the load or the publisher, Redis.
+NODE_GRACE_S = 8.0
+CHILD_GRACE_S = 10.0
+REDIS_GRACE_S = 5.0
 #: The fleet's name: its audit log's and rollout state file's default names come from it.
 FLEET_NAME = "loopback"
 
@@ -43,7 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="start N gateway nodes, a publisher, the controller (fleet API) and optionally a load",
         description="Start N gateway node processes (Redis history when redis-server is installed, so "
         "clients resume on any node), publish on their channel, serve the fleet API over them, and "
-        "optionally run a load generator. Ctrl-C, SIGTERM or a closed terminal stops everything it started. "
+        "optionally run a load generator. Ctrl-C, SIGTERM or a closed terminal stops everything it started "
+        "(again while it stops: it says what is left; a third time: it kills the rest); a fleet up killed "
+        "outright leaves no child behind either. "
         "A child that exits is reported at once (its name, exit status or signal, log file and what follows): "
         "a node stays down (the console shows it down) and a dead publisher or load leaves the rest running; "
         "Redis holds every node's history, so when it dies everything is stopped and fleet up exits 1. A load "
@@ -117,6 +125,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     from console.gateway.nodes_file import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess
     from console.gateway.provision import LoopbackProvisioner
+    from console.gateway.shutdown import Shutdown, Stop
     from console.gateway.watch import Child, Role, Watch
     from console.policies import make_policy
 
@@ -129,7 +138,13 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         signal.signal(signum, signal.default_int_handler)
     # Every child's log, named for the report of its death; kept when one died unplanned, else removed.
     logs = Path(tempfile.mkdtemp(prefix="stormdeck-fleet-logs-"))
-    redis = RedisProcess(log_path=logs / "redis.log") if shutil.which("redis-server") else None
+    # Each child stops by itself when we end without stopping it (a SIGKILL, a hard crash): the nodes, the
+    # publisher and the load when their stdin, our end of a pipe, closes; Redis by the parent-death signal.
+    redis = (
+        RedisProcess(log_path=logs / "redis.log", stop_with_parent=True)
+        if shutil.which("redis-server")
+        else None
+    )
     nodes: list[NodeProcess] = []
     load: subprocess.Popen[bytes] | None = None
     publisher: subprocess.Popen[bytes] | None = None
@@ -178,7 +193,9 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             load = _start_logged(command, logs / "load.log")
         entries = [NodeEntry(n.node_id, n.admin_url, n.url) for n in nodes]
 
-        def announce_more() -> None:
+        def announce_more(url: str, token_path: Path) -> None:
+            if watch is not None:
+                watch.serving(url, token_path)  # the add-capacity command its reports name
             for node in nodes:
                 print(f"node:   {node.node_id} pid {node.pid} clients {node.url} admin {node.admin_url}")
             if redis is not None:
@@ -226,14 +243,12 @@ def run_fleet_up(args: argparse.Namespace) -> int:
             watch=watch.run,
         )
     finally:
-        for signum in OUTSIDE_STOP_SIGNALS:  # already stopping: each child is stopped by pid (Ctrl-C stays)
-            signal.signal(signum, signal.SIG_IGN)
-        for child in (load, publisher):
-            _stop(child)
-        for node in nodes:
-            node.stop()
-        if redis is not None:
-            redis.stop()
+        # Each child by pid, in order: the load and the publisher, the nodes (their clients get reconnect
+        # hints), Redis last (the nodes' history). Another signal now says what is left, not cut it short.
+        stops = [Stop(child, CHILD_GRACE_S) for child in (load, publisher) if child is not None]
+        stops += [Stop(node.process, NODE_GRACE_S) for node in nodes if node.process is not None]
+        stops += [Stop(redis.process, REDIS_GRACE_S)] if redis is not None and redis.process else []
+        Shutdown(stops).run()
         state_dir.cleanup()
         stopped = [f"{len(nodes)} gateway node{'s' if len(nodes) != 1 else ''}"]
         stopped += [name for name, child in (("the load", load), ("the publisher", publisher)) if child]
@@ -274,20 +289,15 @@ def load_ramp_s(clients: int, duration_s: float) -> float:
 
 
 def _start_logged(command: list[str], log: Path) -> subprocess.Popen[bytes]:
-    """A child whose stderr goes to `log` (its stdout, a report nobody reads, nowhere)."""
+    """A child whose stderr goes to `log` (its stdout, a report nobody reads, nowhere), which stops when
+    we end (its stdin is our end of a pipe)."""
     from console.gateway.processes import child_env
 
     with open(log, "wb") as handle:  # the child holds its own copy
-        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=handle, env=child_env())
-
-
-def _stop(child: subprocess.Popen[bytes] | None) -> None:
-    """SIGTERM a child we started, by its pid; SIGKILL if it lingers."""
-    if child is None or child.poll() is not None:
-        return
-    child.terminate()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        child.wait(10)
-    if child.poll() is None:
-        child.kill()
-        child.wait(5)
+        return subprocess.Popen(
+            [*command, "--stop-with-parent"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=handle,
+            env=child_env(),
+        )

@@ -22,7 +22,7 @@ from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.protocol import limits
-from console.stop_signals import STOP_SIGNALS
+from console.stop_signals import STOP_SIGNALS, stop_when_stdin_closes
 
 #: A real node's planning capacity, connections: at most 10 million. The largest published single-host
 #: figures are a few million (WhatsApp's 2 M on one FreeBSD box, Phoenix's 2 M), so 10 M leaves room and
@@ -151,6 +151,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--seed", type=int, help="seed of the node's random draws, 0 to 2**63 - 1 (default: unseeded)"
     )
+    # `fleet up`'s children: stop when its end of our stdin closes, so a `fleet up` killed outright leaves
+    # no node (nor publisher) behind (console.stop_signals).
+    serve.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)
     serve.set_defaults(handler=_serve)
     publish = sub.add_parser(
         "publish", help="publish on a channel held in Redis, for every node of a fleet (until SIGTERM)"
@@ -160,6 +163,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     publish.add_argument(
         "--rate-per-s", type=float, default=5.0, help="messages a second, in (0, 10000] (default 5)"
     )
+    publish.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)
     publish.set_defaults(handler=_publish)
 
 
@@ -238,6 +242,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise InputError("--admin-port", args.admin_port, allowed) from None
     if token is None:
         print(f"controller token (no --token-file given): {running.token}", file=sys.stderr, flush=True)
+    if args.stop_with_parent:
+        stop_when_stdin_closes()
     asyncio.run(serve_until_signalled(running))
     return 0
 
@@ -262,5 +268,7 @@ def _publish(args: argparse.Namespace) -> int:
             await task
         await history.stop()
 
+    if args.stop_with_parent:
+        stop_when_stdin_closes()
     asyncio.run(run())
     return 0

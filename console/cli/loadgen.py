@@ -60,6 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "as `gateway serve`'s)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    # `fleet up`'s load: stop when its end of our stdin closes (console.stop_signals).
+    parser.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)
     parser.set_defaults(handler=_loadgen)
 
 
@@ -81,6 +83,10 @@ def _loadgen(args: argparse.Namespace) -> int:
         args.work_factor,
         args.nodes_file,
     )
+    if args.stop_with_parent:
+        from console.stop_signals import stop_when_stdin_closes
+
+        stop_when_stdin_closes()
     result = run_load(spec, workers)
     print(json.dumps(asdict(result)) if args.json else result.summary())
     if result.connects == 0:  # nothing measured: say so, and fail a script that relies on the figures

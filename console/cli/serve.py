@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import signal
-import sys
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +26,7 @@ from console.server.tokens import (
     load_token_file,
     make_local_token,
 )
+from console.stop_signals import stop_when_stdin_closes
 
 if TYPE_CHECKING:
     from console.server.simulator import SimulatorBackend
@@ -214,7 +211,7 @@ def serve_backend(
             print("Ctrl-C stops the server.", flush=True)
 
         if getattr(args, "stop_with_parent", False):
-            _stop_when_stdin_closes()
+            stop_when_stdin_closes()
         return serve_foreground(app, sock, announce)
     finally:
         sock.close()
@@ -222,13 +219,3 @@ def serve_backend(
         for path in made.values():
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-
-
-def _stop_when_stdin_closes() -> None:
-    def watch() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while sys.stdin.buffer.read(1024):
-                pass
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    threading.Thread(target=watch, name="stormdeck-parent-watch", daemon=True).start()

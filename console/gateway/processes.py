@@ -1,6 +1,8 @@
 """Gateway nodes and redis-server as child processes on loopback — for `fleet up`, the bench and tests.
 
-Every child is started by us, known by its pid, and stopped by that pid (never by name).
+Every child is started by us, known by its pid, and stopped by that pid (never by name) — or, when we
+end without stopping it (SIGKILL, a hard crash), stops itself: a node when its stdin, our end of a pipe,
+closes (`--stop-with-parent`); a Redis asked to (`stop_with_parent`) by the parent-death signal.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -64,13 +68,20 @@ class NodeProcess:
             token_file.name,
         ]
         command += ["--history", self.history] if self.history else []
+        # Our end of its stdin closes however we end (a SIGKILL too): the node then stops itself.
+        command += ["--stop-with-parent"]
         # A file, so a chatty child never blocks.
         if self.log_path is not None:
             self._stderr = open(self.log_path, "w+")  # noqa: SIM115
         else:
             self._stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115
         self.process = subprocess.Popen(
-            command + self.args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=child_env()
+            command + self.args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            env=child_env(),
         )
         try:
             line = first_line(self.process, timeout_s)  # the node prints its URLs once it listens
@@ -154,6 +165,9 @@ class RedisProcess:
     process: subprocess.Popen[bytes] | None = None
     #: Where its log goes (`fleet up` names it when Redis dies); None: nowhere.
     log_path: Path | None = None
+    #: SIGTERM it when we end, however we end (`fleet up`): it is started from the main thread, whose
+    #: exit is the process's (see `_stop_with_parent`).
+    stop_with_parent: bool = False
 
     def start(self, timeout_s: float = 10.0) -> RedisProcess:
         binary = shutil.which("redis-server")
@@ -162,8 +176,9 @@ class RedisProcess:
         self.port = self.port or free_port()
         command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         command += ["--appendonly", "no"]
+        preexec = _stop_with_parent() if self.stop_with_parent else None
         with open(self.log_path or os.devnull, "wb") as log:  # the child holds its own copy
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=preexec)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             try:
@@ -184,3 +199,33 @@ class RedisProcess:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(5)
+
+
+def _stop_with_parent() -> Callable[[], None]:
+    """What a child runs before it execs redis-server so that it gets SIGTERM when we end, however we end.
+
+    Redis is not ours: it cannot watch a pipe as our children do (`--stop-with-parent`), and a wrapper
+    would give it a pid that is not Redis's (a `kill -9` of the pid `fleet up` prints — the drill that
+    says Redis died — would leave the real one running). So: PR_SET_PDEATHSIG, which outlives exec. It
+    fires when the thread that started the child exits, so only the main thread may start it — its exit
+    is the process's; a node started from a worker thread could not be started this way. Linux only;
+    elsewhere nothing is asked."""
+    if threading.current_thread() is not threading.main_thread():
+        raise StormdeckError("a Redis that stops with its parent is started from the main thread only")
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+    parent = os.getpid()
+
+    def ask() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # we ended before it was asked: nobody would send it
+            os._exit(1)
+
+    return ask
+
+
+#: prctl(2)'s option number (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1

@@ -72,11 +72,21 @@ def exit_status(returncode: int) -> str:
     return f"was killed by {name}"
 
 
+#: The command that adds a node, while the fleet's URL is not known yet (it is once the controller serves).
+ADD_CAPACITY_UNKNOWN = "stormdeck act <the url: line above> add-capacity --count N"
+
+
 def judge(
-    child: Child, returncode: int, nodes_serving: int, nodes_started: int, last_words: list[str]
+    child: Child,
+    returncode: int,
+    nodes_serving: int,
+    nodes_started: int,
+    last_words: list[str],
+    add_capacity: str = ADD_CAPACITY_UNKNOWN,
 ) -> Verdict:
     """What `child`'s exit means for the fleet. `nodes_serving` counts the nodes still running after it,
-    of `nodes_started`; `last_words` are its log's last lines."""
+    of `nodes_started`; `last_words` are its log's last lines; `add_capacity` is the command that adds a
+    node to this fleet, said when none serves."""
     log = f"log: {child.log}" if child.log is not None else "log: none"
     head = f"{child.name} (pid {child.process.pid}) {exit_status(returncode)} — {log}"
     if child.role is Role.LOAD and returncode == 0:
@@ -86,10 +96,7 @@ def judge(
         if nodes_serving:
             meaning += f"its clients reconnect to the other nodes; {nodes_serving} of {nodes_started} serve."
         else:
-            meaning += (
-                f"no node of {nodes_started} serves now: add one (stormdeck act URL add-capacity --count N) "
-                "or stop the fleet."
-            )
+            meaning += f"no node of {nodes_started} serves now: add one ({add_capacity}) or stop the fleet."
         meaning += " The fleet runs on."
         fatal = False
     elif child.role is Role.PUBLISHER:
@@ -134,6 +141,12 @@ class Watch:
         self._seen: set[int] = set()  # pids already judged
         #: An exit that was not planned happened (the logs are kept for the operator).
         self.failed = False
+        #: The command that adds a node to this fleet (`serving` says it once the controller serves).
+        self.add_capacity = ADD_CAPACITY_UNKNOWN
+
+    def serving(self, url: str, token_path: Path) -> None:
+        """The fleet API serves at `url`, `token_path` holding an operator's token: said in reports."""
+        self.add_capacity = f"stormdeck act {url} add-capacity --count N --token-file {token_path}"
 
     async def run(self, stopping: Callable[[], bool]) -> bool:
         """Watch until a fatal exit (True: stop the fleet) or until cancelled. Nothing is judged once
@@ -164,7 +177,8 @@ class Watch:
         for child in exited:
             self._seen.add(child.process.pid)
             returncode = child.process.returncode
-            verdict = judge(child, returncode, serving, len(nodes), last_lines(child.log))
+            words = last_lines(child.log)
+            verdict = judge(child, returncode, serving, len(nodes), words, self.add_capacity)
             self.failed |= not verdict.planned
             print(verdict.report, file=sys.stdout if verdict.planned else sys.stderr, flush=True)
             fatal |= verdict.fatal

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -375,3 +377,28 @@ def test_act_against_a_nodes_admin_port_says_it_is_no_fleet_api(node_processes, 
         out, err = capsys.readouterr()
         assert f"{node.admin_url} is not a stormdeck fleet API (HTTP 404 application/json)" in err, argv
         assert "bad_input" not in out + err
+
+
+def _exited(process: subprocess.Popen, timeout_s: float) -> int:
+    """The child's exit status, polled for with a deadline."""
+    deadline = time.monotonic() + timeout_s
+    while process.poll() is None:
+        assert time.monotonic() < deadline, f"pid {process.pid} still runs after {timeout_s} s"
+        time.sleep(0.02)
+    return process.returncode
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "parent gone"])
+def test_a_node_that_stops_with_its_parent_stops_cleanly_either_way(node_processes, how: str) -> None:
+    """A node watching its parent through stdin (`fleet up`'s, `NodeProcess`'s): closing our end of the
+    pipe stops it, as a parent that is SIGKILLed does. Its watch read sys.stdin in a daemon thread, whose
+    lock the interpreter's exit then waited a second for and aborted on: SIGTERM ended it by SIGABRT."""
+    node = node_processes("watching", "--work-factor", str(CHEAP_WORK_FACTOR))
+    assert node.process is not None and node.process.stdin is not None
+    if how == "SIGTERM":
+        node.process.send_signal(signal.SIGTERM)
+    else:
+        node.process.stdin.close()
+    assert _exited(node.process, 15) == 0
+    node._stderr.seek(0)
+    assert "Fatal Python error" not in node._stderr.read()

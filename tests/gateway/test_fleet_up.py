@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -361,6 +363,134 @@ def test_ctrl_c_at_the_terminal_stops_every_child_without_a_false_report(tmp_pat
         assert "stopped:" in out.rest()
         report = err.rest()
         assert "killed by" not in report and "exited" not in report, report
+    finally:
+        survivors = _stop_all(process, pids)
+    assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def _ports_of(text: str) -> list[int]:
+    """Every loopback port fleet up said it serves on: the fleet API, each node's two, Redis's."""
+    found = re.findall(r"(?:http|ws|redis)://127\.0\.0\.1:(\d+)", text)
+    return sorted({int(port) for port in found})
+
+
+def _listening(port: int) -> bool:
+    """Something listens on 127.0.0.1:`port` (an operator's next `fleet up --port` would find it taken)."""
+    with socket.socket() as sock:
+        sock.setsockopt(
+            socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
+        )  # a closed node's TIME_WAITs are not in use
+        try:
+            sock.bind(("127.0.0.1", port))
+            sock.listen()
+        except OSError:
+            return True
+    return False
+
+
+def _gone(pid: int) -> bool:
+    return not os.path.exists(f"/proc/{pid}") or not _alive(pid)
+
+
+def test_fleet_up_killed_outright_leaves_no_child_and_no_port_behind(tmp_path) -> None:
+    """SIGKILL (or a hard crash) runs no `finally`: the nodes kept their ports, Redis kept running, the load
+    kept connecting — an operator found stray processes and `fleet up` refused its port. Now each child
+    watches fleet up (its end of a pipe; Redis the parent-death signal) and stops when it is gone."""
+    process, out, _err = _fleet_up(tmp_path, "--nodes", "2", "--clients", "20")
+    pids: list[int] = []
+    try:
+        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
+        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        assert len(pids) == 5, said  # two nodes, redis, the publisher, the load
+        ports = _ports_of(said)
+        assert len(ports) == 6, said  # the fleet API, two nodes' client and admin ports, Redis
+        process.kill()
+        process.wait(10)
+        deadline = time.monotonic() + 20
+        while not all(_gone(pid) for pid in pids):
+            left = [pid for pid in pids if not _gone(pid)]
+            assert time.monotonic() < deadline, f"pids {left} outlived fleet up's SIGKILL by 20 s: {said}"
+            time.sleep(0.05)  # polling for their exit, not waiting in its stead
+        assert [port for port in ports if _listening(port)] == []
+        shutil.rmtree(said.split("logs:   ")[1].split()[0])  # fleet up had no `finally` to remove it
+    finally:
+        survivors = _stop_all(process, pids)
+    assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def _pending(pid: int, signum: int) -> bool:
+    """`signum` waits in `pid`'s shared pending set (sent to a stopped process, not yet taken)."""
+    with open(f"/proc/{pid}/status") as handle:
+        mask = next(int(line.split()[1], 16) for line in handle if line.startswith("ShdPnd:"))
+    return bool(mask & (1 << (signum - 1)))
+
+
+def _stuck_in_shutdown(tmp_path) -> tuple[subprocess.Popen[str], _Lines, _Lines, list[int], int]:
+    """fleet up SIGTERMed while node-1 is stopped (SIGSTOP): it waits on node-1's grace, with node-2 and
+    Redis still to stop — the moment a second signal came and cut the stops short."""
+    process, out, err = _fleet_up(tmp_path, "--nodes", "2")
+    said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
+    pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+    node_1 = _pid_of(said, "node:   node-1")
+    os.kill(node_1, signal.SIGSTOP)
+    process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while not _pending(node_1, signal.SIGTERM):  # fleet up has asked node-1 to stop and waits on it
+        assert time.monotonic() < deadline, "fleet up did not SIGTERM node-1 within 20 s"
+        time.sleep(0.02)
+    return process, out, err, pids, node_1
+
+
+def test_a_second_signal_while_stopping_says_what_is_left_and_the_stops_go_on(tmp_path) -> None:
+    """A second Ctrl-C (or SIGTERM) while the children were stopped one by one raised KeyboardInterrupt
+    in the middle: node-2 and Redis were left running. Now it says how many are left and goes on."""
+    process, out, err, pids, node_1 = _stuck_in_shutdown(tmp_path)
+    try:
+        process.send_signal(signal.SIGINT)
+        said = err.until(lambda t: "left" in t, 10, "fleet up to say what is left")
+        assert "stopping… (3 left" in said, said  # node-1 (waited on), node-2, redis
+        os.kill(node_1, signal.SIGCONT)  # node-1 takes its SIGTERM now: the stops go on after it
+        assert process.wait(30) == 0
+        assert "stopped: 2 gateway nodes, the publisher, redis" in out.rest()
+        assert "Traceback" not in err.rest(), err.rest()
+    finally:
+        survivors = _stop_all(process, pids)
+    assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def test_a_third_signal_while_stopping_kills_what_is_left(tmp_path) -> None:
+    """An operator who will not wait for node-1's grace presses again: the children left are killed."""
+    process, out, err, pids, _node_1 = _stuck_in_shutdown(tmp_path)
+    try:
+        process.send_signal(signal.SIGINT)
+        err.until(lambda t: "left" in t, 10, "fleet up to say what is left")
+        process.send_signal(signal.SIGINT)
+        said = err.until(lambda t: "killing" in t, 10, "fleet up to kill the rest")
+        assert "killing the 3 left" in said, said
+        assert process.wait(30) == 0
+        assert "stopped: 2 gateway nodes, the publisher, redis" in out.rest()
+        assert "Traceback" not in err.rest(), err.rest()
+        assert all(_gone(pid) for pid in pids)  # fleet up waited for each killed child
+    finally:
+        survivors = _stop_all(process, pids)
+    assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def test_the_last_node_down_names_the_add_capacity_command_for_this_fleet(tmp_path) -> None:
+    """The hint read `stormdeck act URL add-capacity …`: the operator had to find the URL and the token."""
+    process, out, err = _fleet_up(tmp_path, "--nodes", "1")
+    pids: list[int] = []
+    try:
+        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
+        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        url = next(line.split()[1] for line in said.splitlines() if line.startswith("url:"))
+        os.kill(_pid_of(said, "node:   node-1"), signal.SIGKILL)
+        report = err.until(lambda t: "add-capacity" in t, 10, "the report of node-1's death")
+        command = f"stormdeck act {url} add-capacity --count N --token-file {tmp_path / 'api.tokens'}"
+        assert command in report, report
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+        shutil.rmtree(Path(out.rest().split("logs kept: ")[1].split()[0]))
     finally:
         survivors = _stop_all(process, pids)
     assert not survivors, f"pids {survivors} outlived fleet up"

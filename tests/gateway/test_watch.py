@@ -46,9 +46,12 @@ def test_a_dead_node_stays_down_and_the_fleet_runs_on() -> None:
 
 
 def test_the_last_node_down_says_how_to_get_one_back() -> None:
-    verdict = judge(_child("node-1", Role.NODE), 1, 0, 1, [])
+    """The command to run, as it runs: it said `stormdeck act URL add-capacity`, a literal URL."""
+    command = "stormdeck act http://127.0.0.1:40123 add-capacity --count 1 --token-file /run/api.tokens"
+    verdict = judge(_child("node-1", Role.NODE), 1, 0, 1, [], add_capacity=command)
     assert not verdict.fatal
-    assert "no node of 1 serves now" in verdict.report and "add-capacity" in verdict.report
+    assert "no node of 1 serves now" in verdict.report and command in verdict.report
+    assert "act URL" not in verdict.report
     assert "reconnect to the other nodes" not in verdict.report
 
 

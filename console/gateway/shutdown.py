@@ -1,0 +1,80 @@
+"""`fleet up`'s shutdown: its children stopped one by one, in order, and not cut short by another signal.
+
+A second Ctrl-C (or SIGTERM, SIGHUP) while the children were being stopped raised KeyboardInterrupt
+between two stops, or in the wait for one: the children not yet stopped were left running. Now a stop
+signal during the stops is an operator's impatience, answered: the first says how many children are left
+(and that another signal kills them), the next kills every child left (SIGKILL) — each still waited for,
+so none outlives `fleet up`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from console.stop_signals import STOP_SIGNALS
+
+#: How often a stop's wait looks whether a signal asked to kill the rest.
+WAKE_S = 0.05
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A child to stop: SIGTERM (it stops in order), then SIGKILL once `grace_s` has passed."""
+
+    process: subprocess.Popen  # type: ignore[type-arg]
+    grace_s: float
+
+
+class Shutdown:
+    """Stops `stops` in their order; stop signals from now on are answered, not raised (see the module)."""
+
+    def __init__(self, stops: list[Stop]) -> None:
+        self._stops = stops
+        self._at = 0  # the stop under way
+        self.signals = 0  # stop signals received while stopping
+        #: A signal asked to kill every child left.
+        self.forced = False
+
+    def run(self) -> None:
+        # Installed for good: the process exits after its stops, and a signal until then is answered too.
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, self._signalled)
+        for at, stop in enumerate(self._stops):
+            self._at = at
+            self._stop(stop)
+        self._at = len(self._stops)
+
+    def left(self) -> int:
+        """The children still to stop, the one under way included."""
+        return sum(1 for stop in self._stops[self._at :] if stop.process.returncode is None)
+
+    def _stop(self, stop: Stop) -> None:
+        process = stop.process
+        if process.poll() is not None:
+            return
+        process.send_signal(signal.SIGKILL if self.forced else signal.SIGTERM)
+        deadline = time.monotonic() + stop.grace_s
+        while True:
+            try:
+                process.wait(WAKE_S)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+            if self.forced or time.monotonic() >= deadline:
+                process.kill()
+                process.wait()
+                return
+
+    def _signalled(self, signum: int, frame: object) -> None:
+        # Written straight to fd 2: the signal may come in the middle of a print to sys.stderr.
+        self.signals += 1
+        if self.signals == 1:
+            said = f"fleet up: stopping… ({self.left()} left; Ctrl-C again kills them)\n"
+        else:
+            self.forced = True
+            said = f"fleet up: killing the {self.left()} left\n"
+        os.write(2, said.encode())
