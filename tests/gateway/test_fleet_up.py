@@ -395,7 +395,8 @@ def _gone(pid: int) -> bool:
 def test_fleet_up_killed_outright_leaves_no_child_and_no_port_behind(tmp_path) -> None:
     """SIGKILL (or a hard crash) runs no `finally`: the nodes kept their ports, Redis kept running, the load
     kept connecting — an operator found stray processes and `fleet up` refused its port. Now each child
-    watches fleet up (its end of a pipe; Redis the parent-death signal) and stops when it is gone."""
+    watches fleet up (its end of a pipe; Redis the parent-death signal) and stops when it is gone — node-3
+    too, added by `add-capacity` from a worker thread (why the parent-death signal would not do for nodes)."""
     process, out, _err = _fleet_up(tmp_path, "--nodes", "2", "--clients", "20")
     pids: list[int] = []
     try:
@@ -404,6 +405,21 @@ def test_fleet_up_killed_outright_leaves_no_child_and_no_port_behind(tmp_path) -
         assert len(pids) == 5, said  # two nodes, redis, the publisher, the load
         ports = _ports_of(said)
         assert len(ports) == 6, said  # the fleet API, two nodes' client and admin ports, Redis
+        url = next(line.split()[1] for line in said.splitlines() if line.startswith("url:"))
+        headers = {"Authorization": "Bearer op-token"}
+        added = _confirmed(url, "/v1/capacity", {"count": 1}, headers, "loopback")
+        assert added.status_code == 202, added.text
+        fleet = _fleet_until(
+            url, headers, lambda f: len(f["nodes"]) == 3 and f["nodes"][2]["state"] == "ready", 30
+        )
+        assert fleet["nodes"][2]["state"] == "ready", fleet["nodes"]
+        node_3 = _children(process.pid) - set(pids)
+        assert len(node_3) == 1, (node_3, pids)
+        pids += node_3
+        # The load's nodes file lists node-3's client URL (fleet up, killed, leaves its directory: removed below).
+        nodes_file = Path(said.split("--nodes-file ")[1].split()[0])
+        ports = sorted({*ports, *_ports_of(nodes_file.read_text())})
+        assert len(ports) == 7, (ports, said)
         process.kill()
         process.wait(10)
         deadline = time.monotonic() + 20
@@ -412,7 +428,8 @@ def test_fleet_up_killed_outright_leaves_no_child_and_no_port_behind(tmp_path) -
             assert time.monotonic() < deadline, f"pids {left} outlived fleet up's SIGKILL by 20 s: {said}"
             time.sleep(0.05)  # polling for their exit, not waiting in its stead
         assert [port for port in ports if _listening(port)] == []
-        shutil.rmtree(said.split("logs:   ")[1].split()[0])  # fleet up had no `finally` to remove it
+        shutil.rmtree(said.split("logs:   ")[1].split()[0])  # fleet up had no `finally` to remove them
+        shutil.rmtree(nodes_file.parent)
     finally:
         survivors = _stop_all(process, pids)
     assert not survivors, f"pids {survivors} outlived fleet up"
