@@ -116,7 +116,9 @@ async def test_a_deadline_that_passed_during_a_hang_force_closes_the_rest_at_res
         assert node.status()["drain"]["remaining"] == 0
 
 
-async def test_the_achieved_rate_counts_the_paced_closes_not_those_forced_at_the_deadline(node_processes) -> None:
+async def test_the_achieved_rate_counts_the_paced_closes_not_those_forced_at_the_deadline(
+    node_processes,
+) -> None:
     """(No hang here: the deadline's force-close beside the paced ones.) A 2/s drain with a 1.5 s deadline
     over 20 clients read an achieved rate of ~12/s: the 16 closes forced at one moment counted as paced."""
     node = node_processes("a", *CHEAP)

@@ -322,14 +322,41 @@ async def test_a_node_alarm_names_its_node_beside_a_long_rule_name(storm_app, si
         kept = [entry.alarm for entry in log.active() if entry.alarm.name != "node_down"]
         assert len(kept) >= 3
         long_named = [
-            Alarm(name="drain_inflow_kill_switch", severity=Severity.CRITICAL, since_s=now_s, value=0.42,
-                  limit=0.6, message="drain ÷ inflow under the kill switch"),
-            Alarm(name="cpu_abort", severity=Severity.CRITICAL, since_s=now_s, value=93.0, limit=80.0,
-                  message="CPU over the abort line", nodes=["gw-031", "gw-005", "gw-012"]),
-            Alarm(name="history_unreachable", severity=Severity.WARNING, since_s=now_s, value=31.0,
-                  limit=30.0, message="gw-003 cannot reach Redis", nodes=["gw-003"]),
-            Alarm(name="node_down", severity=Severity.WARNING, since_s=now_s, value=12.0, limit=None,
-                  message="gw-017 down 12 s", node="gw-017"),
+            Alarm(
+                name="drain_inflow_kill_switch",
+                severity=Severity.CRITICAL,
+                since_s=now_s,
+                value=0.42,
+                limit=0.6,
+                message="drain ÷ inflow under the kill switch",
+            ),
+            Alarm(
+                name="cpu_abort",
+                severity=Severity.CRITICAL,
+                since_s=now_s,
+                value=93.0,
+                limit=80.0,
+                message="CPU over the abort line",
+                nodes=["gw-031", "gw-005", "gw-012"],
+            ),
+            Alarm(
+                name="history_unreachable",
+                severity=Severity.WARNING,
+                since_s=now_s,
+                value=31.0,
+                limit=30.0,
+                message="gw-003 cannot reach Redis",
+                nodes=["gw-003"],
+            ),
+            Alarm(
+                name="node_down",
+                severity=Severity.WARNING,
+                since_s=now_s,
+                value=12.0,
+                limit=None,
+                message="gw-017 down 12 s",
+                node="gw-017",
+            ),
         ]
         log.update([*kept, *long_named], now_s)
         storm_app.refresh_views()

@@ -158,7 +158,8 @@ class AlarmsPanel(DataTable):
         # was painted — and a column past the edge is not seen at all.
         self._laid_out_for = (self.size.width, self.size.height)
         natural = [
-            max([len(label), *(row[index].cell_len for row in self._cells)]) for index, label in enumerate(COLUMNS)
+            max([len(label), *(row[index].cell_len for row in self._cells)])
+            for index, label in enumerate(COLUMNS)
         ]
         natural[GLYPH] = GAP + 1  # a blank and the glyph, rows or none: the header stays where it was
         self.clear(columns=True)
