@@ -21,6 +21,8 @@ from console.stop_signals import STOP_SIGNALS
 
 #: How long shutdown waits for open streams to finish before it closes them.
 GRACEFUL_SHUTDOWN_S = 3
+#: After a forced exit, how long the app's own shutdown (stopping the feed) may take.
+FORCED_SHUTDOWN_S = 3.0
 
 
 def is_loopback(host: str) -> bool:
@@ -71,6 +73,17 @@ class _Server(uvicorn.Server):
         await super().startup(sockets=sockets)
         if not self.should_exit:
             self._on_ready()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().shutdown(sockets=sockets)
+        # A forced exit (a second Ctrl-C) skips the app's own shutdown in uvicorn; `asyncio.run` then
+        # cancelled the waiting lifespan, which uvicorn logged as an ERROR traceback, and the feed was never
+        # stopped. A second Ctrl-C means "stop waiting for open streams", not "skip the cleanup": the feed
+        # stops here too, bounded in time.
+        done = getattr(self.lifespan, "shutdown_event", None)
+        if self.force_exit and done is not None and not done.is_set():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.lifespan.shutdown(), FORCED_SHUTDOWN_S)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:

@@ -368,6 +368,32 @@ def test_ctrl_c_at_the_terminal_stops_every_child_without_a_false_report(tmp_pat
     assert not survivors, f"pids {survivors} outlived fleet up"
 
 
+#: Between two presses of the same key by hand (not a wait for anything: the presses' own timing).
+KEY_PRESS_S = 0.1
+
+
+def test_ctrl_c_pressed_three_times_stops_without_a_traceback(tmp_path) -> None:
+    """Ctrl-C hammered at the terminal: the second forces the API server's exit, which skipped the app's
+    own shutdown, and uvicorn printed "ERROR: Traceback … CancelledError" from the cancelled lifespan."""
+    process, out, err = _fleet_up(tmp_path, "--nodes", "1", "--clients", "20", start_new_session=True)
+    pids: list[int] = []
+    try:
+        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
+        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        for _ in range(3):  # as fast as a hand presses a key: the presses come during the shutdown
+            os.killpg(process.pid, signal.SIGINT)
+            time.sleep(KEY_PRESS_S)
+        # A press that comes once everything is stopped, while the interpreter exits (its handlers reset),
+        # ends it by the signal: the status a shell shows as 130, nothing left behind.
+        assert process.wait(40) in (0, -signal.SIGINT)
+        assert "stopped:" in out.rest()
+        report = err.rest()
+        assert "Traceback" not in report and "CancelledError" not in report, report
+    finally:
+        survivors = _stop_all(process, pids)
+    assert not survivors, f"pids {survivors} outlived fleet up"
+
+
 def _ports_of(text: str) -> list[int]:
     """Every loopback port fleet up said it serves on: the fleet API, each node's two, Redis's."""
     found = re.findall(r"(?:http|ws|redis)://127\.0\.0\.1:(\d+)", text)
