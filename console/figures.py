@@ -170,3 +170,13 @@ class DrainInflow:
 
 def ratio_of(accepts: float, inflow: float) -> float | None:
     return round(float(accepts / inflow), 3) if inflow >= DRAIN_INFLOW_MIN_CLIENTS else None
+
+
+def headroom_pct(connections: float, capacity_connections: float) -> float:
+    """Spare connection capacity of the nodes in rotation, as a share: their capacity against every
+    connection held — a draining node's clients too, who need a place on them (the outage seed's "headroom
+    consumed" as a batch's clients reconnect). Below 0 the fleet holds more than it is planned for; with
+    nothing in rotation, -100. One definition for the simulator's frames and the controller's."""
+    if capacity_connections <= 0:
+        return -100.0
+    return round(100.0 * (1.0 - connections / capacity_connections), 2)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from console.figures import DrainInflow, HintedCloses
+from console.figures import DrainInflow, HintedCloses, headroom_pct
 from console.protocol import WAVE_BIN_MS, NodeState, NodeStatus, Totals, Waves
 
 #: Wave bins are emitted once this old, so every node's frame for that second has had time to arrive.
@@ -16,19 +16,19 @@ WAVE_SETTLE_S = 1.5
 
 
 def fold_totals(nodes: list[NodeStatus]) -> Totals:
-    """Fleet totals from node figures. Headroom counts only the nodes in rotation (DESIGN.md)."""
-    serving = [n for n in nodes if n.state.in_rotation]
-    capacity = sum(n.capacity_connections for n in serving)
-    held = sum(n.connections for n in serving)
+    """Fleet totals from node figures. Headroom: the capacity of the nodes in rotation against every
+    connection held (`figures.headroom_pct`, as the simulator's)."""
+    capacity = sum(n.capacity_connections for n in nodes if n.state.in_rotation)
+    connections = sum(n.connections for n in nodes)
     return Totals(
-        connections=sum(n.connections for n in nodes),
+        connections=connections,
         attempts_per_s=sum(n.attempts_per_s for n in nodes),
         accepts_per_s=sum(n.accepts_per_s for n in nodes),
         rejects_per_s=sum(n.rejects_per_s for n in nodes),
         timeouts_per_s=sum(n.timeouts_per_s for n in nodes),
         drops_per_s=sum(n.drops_per_s for n in nodes),
         disconnects_per_s=sum(n.closes_per_s + n.drops_per_s for n in nodes),  # planned and not
-        headroom_pct=round(100.0 * max(0.0, 1.0 - held / capacity), 2) if capacity else 0.0,
+        headroom_pct=headroom_pct(connections, capacity),
         drain_inflow_ratio=None,
         max_cpu_pct=max((n.cpu_pct for n in nodes), default=0.0),
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from pydantic import TypeAdapter
 
-from console.figures import ratio_of
+from console.figures import headroom_pct, ratio_of
 from console.protocol import (
     DrainProgress,
     Event,
@@ -210,7 +210,7 @@ def totals(sim: Simulation, result: SecondResult) -> Totals:
         attempts_per_s=float(out[k.ON_ATTEMPTS].sum() + f[k.OF_REFUSED]),
         accepts_per_s=float(out[k.ON_ACCEPTS].sum()),
         rejects_per_s=float(out[k.ON_REJECTS].sum()),
-        headroom_pct=round(100.0 * (1.0 - connections / capacity), 2) if capacity else -100.0,
+        headroom_pct=headroom_pct(connections, capacity),
         drain_inflow_ratio=ratio_of(*flow),
         timeouts_per_s=float(out[k.ON_TIMEOUTS].sum()),
         drops_per_s=float(out[k.ON_DROPS].sum()),

@@ -54,7 +54,7 @@ def _status(node_id: str, state: NodeState, connections: int, capacity: int = 10
     )
 
 
-def test_totals_count_headroom_over_nodes_in_rotation() -> None:
+def test_headroom_is_the_capacity_in_rotation_against_every_connection_held() -> None:
     nodes = [
         _status("a", NodeState.READY, 60),
         _status("b", NodeState.DRAINING, 50),
@@ -64,7 +64,10 @@ def test_totals_count_headroom_over_nodes_in_rotation() -> None:
     totals = fold_totals(nodes)
     assert totals.connections == 110 and totals.attempts_per_s == 6.0
     assert totals.disconnects_per_s == 21.0  # it read 0 while a node drained at 20/s
-    assert totals.headroom_pct == 40.0  # only a is in rotation: 60 of 100 held
+    # a's capacity (only a is in rotation) against a's 60 and the 50 draining b's clients will bring: over
+    # by 10 %, as the simulator reads it (it read 40 %: b's clients left out, a fleet losing ground looked fine)
+    assert totals.headroom_pct == -10.0
+    assert fold_totals([nodes[2]]).headroom_pct == -100.0  # nothing in rotation (it read 0, the simulator -100)
 
 
 def test_drain_inflow_counts_a_silent_nodes_clients_as_lost() -> None:
