@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from console.model.actions import FORMS, ActionCall, ActionKind, Prefill, field_label, format_value
+from console.errors import InputError
+from console.model.actions import (
+    FORMS,
+    ActionCall,
+    ActionKind,
+    FormField,
+    Prefill,
+    field_label,
+    format_value,
+)
 from console.protocol import AdmissionSettings
 
 
@@ -65,15 +74,35 @@ def changed_since_filled(
     burst from a form opened before a colleague cut the rate put the old rate back, nothing shown."""
     changes = []
     for spec in FORMS[kind]:
-        before, current, sending = (v.get(spec.name, "") for v in (filled.values, now.values, sent))
-        if spec.parse(before) == spec.parse(current) or spec.parse(sending) == spec.parse(current):
+        texts = (v.get(spec.name, "") for v in (filled.values, now.values, sent))
+        before, current, sending = (_read(spec, text) for text in texts)
+        if before == current or sending == current:
             continue
-        was = before or "unlimited"
+        was = _blank_as(spec, filled.values.get(spec.name, ""))
         why = f"changed in the fleet since this form was filled (it read {was})" + (
-            ": sending puts that back" if spec.parse(sending) == spec.parse(before) else ""
+            ": sending puts that back" if sending == before else ""
         )
-        changes.append(BigChange(spec.label, current or "unlimited", sending or "unlimited", why))
+        shown = (_blank_as(spec, now.values.get(spec.name, "")), _blank_as(spec, sent.get(spec.name, "")))
+        changes.append(BigChange(spec.label, *shown, why))
     return changes
+
+
+def _read(spec: FormField, text: str) -> float | int | str | None:
+    """A field's value for comparing: blank is no value (a drain planner with no safe rate pre-fills the
+    rate empty, which `FormField.parse` refuses — that refusal, raised here, once closed the form with
+    nothing sent and nothing said), and text that does not parse compares as itself."""
+    if not text.strip():
+        return None
+    try:
+        return spec.parse(text)
+    except InputError:
+        return text.strip()
+
+
+def _blank_as(spec: FormField, text: str) -> str:
+    """A blank admission limit is unlimited; a blank required field (the planner's rate when none is
+    safe) is none."""
+    return text or ("unlimited" if spec.optional else "none")
 
 
 def refilled(typed: dict[str, str], filled: Prefill, now: Prefill) -> Prefill:

@@ -6,6 +6,7 @@ parses a frame (the client does) nor judges one (the model and the alarm rules d
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -38,6 +39,8 @@ from console.ui.screens.verdict_dialog import VerdictDialog
 from console.ui.themes import DEFAULT_THEME, Palette, ThemeFile, load_themes
 from console.ui.widgets.alarms_panel import AlarmsPanel
 from console.ui.widgets.node_table import NodeTable
+
+logger = logging.getLogger(__name__)
 
 
 class StreamSource(Protocol):
@@ -146,10 +149,25 @@ class ConsoleApp(App[None]):
             await self.admin.aclose()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The stream worker never ends on its own; if it fails, say so rather than go quietly stale."""
-        if event.worker.name == "stream" and event.state is WorkerState.ERROR:
-            reason = f"{type(event.worker.error).__name__}: {event.worker.error}"[:120]
-            self.feed(LinkStatus(LinkState.STOPPED, reason=reason, at_s=self.clock()))
+        """A worker of ours that fails is said, never swallowed (they run with exit_on_error=False, so the
+        console stays up): the stream's failure as the link stopped, rather than going quietly stale;
+        any other's — an action's flow above all — as an error notification, logged with its traceback.
+        An exception in the drain flow once closed the form with nothing sent and nothing said."""
+        worker, error = event.worker, event.worker.error
+        if event.state is not WorkerState.ERROR or error is None:
+            return
+        reason = f"{type(error).__name__}: {error}"
+        if worker.name == "stream":
+            self.feed(LinkStatus(LinkState.STOPPED, reason=reason[:120], at_s=self.clock()))
+            return
+        what = worker.name or worker.group
+        logger.error("the console's %s failed", what, exc_info=error)
+        self.notify(
+            f"{reason[:300]} — the console failed here; the audit log (L) shows what reached the server",
+            title=f"{what}: failed",
+            severity="error",
+            timeout=30,
+        )
 
     # --- feeding the model -----------------------------------------------------------------------------
 
@@ -302,6 +320,7 @@ class ConsoleApp(App[None]):
             return
         self.run_worker(
             self.actions.run(action, self.selected_node_id()),
+            name=action.title,  # named: a failure is said as "drain: failed" (on_worker_state_changed)
             group="action",
             exclusive=True,
             exit_on_error=False,

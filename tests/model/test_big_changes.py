@@ -44,3 +44,16 @@ def test_a_colleagues_change_under_an_open_form_is_shown_and_kept_on_the_way_bac
     assert changed_since_filled(ActionKind.ADMISSION, {**typed, "rate_per_s": "700"}, filled, now) == []
     assert changed_since_filled(ActionKind.ADMISSION, typed, filled, filled) == []  # nothing moved
     assert refilled(typed, filled, now).values == {"rate_per_s": "700", "burst": "10", **window}
+
+
+def test_an_empty_prefill_is_no_value_before_not_an_error():
+    """The drain planner with no safe rate pre-fills the rate empty (a rate it refuses to parse): the
+    check compares it as no value instead of raising — that raise once closed the form, nothing sent."""
+    filled = Prefill(
+        {"rate_per_s": "", "deadline_s": "600", "hint_min_ms": "1000", "hint_max_ms": "2000"}, ""
+    )
+    sent = {**filled.values, "rate_per_s": "833"}
+    assert changed_since_filled(ActionKind.DRAIN, sent, filled, filled) == []
+    moved = Prefill({**filled.values, "rate_per_s": "50"}, "")  # the fleet offers a rate now
+    [change] = changed_since_filled(ActionKind.DRAIN, sent, filled, moved)
+    assert (change.before, change.after) == ("50", "833") and "(it read none)" in change.why

@@ -822,3 +822,44 @@ async def test_the_rollout_mode_is_accepted_in_any_case():
         await pilot.press("enter")
         await wait_for(lambda: api.sent, what="the rollout sent")
         assert api.sent[-1][2]["mode"] == "drain"
+
+
+async def test_a_rate_typed_where_the_planner_offered_none_is_sent():
+    """Found in a user pass: with no safe rate the form pre-fills the rate empty; a rate typed there and
+    Enter closed the form and nothing happened — the check for fleet changes under the form parsed the
+    empty pre-fill, raised, and the flow's worker swallowed it. An empty pre-fill is no value before."""
+    api = FakeFleetApi()
+    api.plan_rate = 0.0
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "100")
+        await pilot.press("enter")
+        await wait_for(lambda: api.applied, what="the drain applied")
+        assert api.sent[-1][2]["rate_per_s"] == 100.0
+        assert any("applied" in n.message for n in app._notifications)
+
+
+async def test_a_failure_in_the_action_flow_is_said_not_swallowed(monkeypatch, caplog):
+    """Whatever raises in the act/confirm flow: an error notification naming the action and what failed,
+    and a log record with the traceback — never a form that closes on nothing."""
+    import console.ui.actions
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("the check fell over")
+
+    monkeypatch.setattr(console.ui.actions, "big_changes", broken)
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        await open_drain_form(app, pilot)
+        await pilot.press("enter")
+        await wait_for(
+            lambda: any(n.severity == "error" for n in app._notifications), what="the error notification"
+        )
+        said = next(n for n in app._notifications if n.severity == "error")
+        assert "RuntimeError: the check fell over" in said.message and "drain" in said.title
+        assert isinstance(app.screen, MainScreen) and api.applied == []
+    assert any("the check fell over" in r.getMessage() or r.exc_info for r in caplog.records)
