@@ -51,6 +51,15 @@ def hint_window_needed_ms(total_rate_per_s: float, thresholds: Thresholds) -> fl
     return max(thresholds.hint_window_min_ms, total_rate_per_s / thresholds.hint_spread_per_s_max * 1000)
 
 
+def planned_hint_ms(total_rate_per_s: float, thresholds: Thresholds, hint_max_ms: int = 0) -> tuple[int, int]:
+    """The hint window the planner offers for a rate: from `HINT_START_MS`, as wide as
+    `hint_window_needed_ms` (the `hint_window_ms` check's limit), cut at the fleet's longest hint
+    (`FleetCapacity.hint_max_ms`, 0: none). The console re-derives an untouched hint with it as the
+    operator changes the rate."""
+    high_ms = HINT_START_MS + math.ceil(hint_window_needed_ms(total_rate_per_s, thresholds))
+    return HINT_START_MS, min(high_ms, hint_max_ms) if hint_max_ms else high_ms
+
+
 def _leaving(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> list[NodeStatus]:
     ids = [node_ids] if isinstance(node_ids, str) else list(node_ids)
     nodes = find_nodes(snapshot, ids, field="node")
@@ -114,13 +123,12 @@ def plan_drain(
     rate, limited_by = _safe_rate(load, len(nodes), capacity, t)
     fullest = max(node.connections for node in nodes)
     duration_s = fullest / rate if rate > 0 else math.inf
-    high_ms = HINT_START_MS + math.ceil(hint_window_needed_ms(rate * len(nodes), t))
     return DrainPlan(
         node_ids=tuple(node.id for node in nodes),
         rate_per_s=rate,
         duration_s=duration_s,
         deadline_s=t.drain_window_s,
-        hint_ms=(HINT_START_MS, min(high_ms, capacity.hint_max_ms) if capacity.hint_max_ms else high_ms),
+        hint_ms=planned_hint_ms(rate * len(nodes), t, capacity.hint_max_ms),
         force_closed=sum(_force_closed(node, rate, t.drain_window_s) for node in nodes),
         limited_by=limited_by,
     )

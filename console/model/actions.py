@@ -16,6 +16,7 @@ from typing import Any
 from console.client.actions import ActionAnswer, Reply, route
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, nodes_for_headroom, plan_drain
+from console.guards.drain import HINT_START_MS, planned_hint_ms
 from console.protocol import (
     MAX_ADD_NODES,
     AdmissionSettings,
@@ -239,6 +240,25 @@ def drain_prefill_from_plan(plan: Mapping[str, Any], source: str) -> Prefill:
         },
         note,
     )
+
+
+@dataclass(frozen=True)
+class DrainHintRule:
+    """The drain planner's hint window for a rate (`console.guards.drain.planned_hint_ms`), for the form
+    to re-derive a hint the operator has not touched when they change the rate: the planner's window
+    for its own rate failed the server's hint_window_ms check at theirs (1000:2000 at 833 closes/s)."""
+
+    thresholds: Thresholds
+    hint_max_ms: int = 0  # the fleet's longest hint (FleetCapacity.hint_max_ms); 0: none
+
+    def for_rate(self, rate_per_s: float) -> tuple[int, int]:
+        return planned_hint_ms(rate_per_s, self.thresholds, self.hint_max_ms)
+
+    def describe(self) -> str:
+        t = self.thresholds
+        cap = f", ≤ {self.hint_max_ms:,} ms (the fleet's longest hint)" if self.hint_max_ms else ""
+        window = f"max({t.hint_window_min_ms:,.0f}, 1000 × rate ÷ {t.hint_spread_per_s_max:g})"
+        return f"hint min {HINT_START_MS:,}, max {HINT_START_MS:,} + {window} ms{cap}"
 
 
 def local_drain_prefill(

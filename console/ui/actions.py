@@ -24,6 +24,7 @@ from console.model.actions import (
     ActionCall,
     ActionKind,
     ActionReading,
+    DrainHintRule,
     Outcome,
     Prefill,
     actions_disabled_reason,
@@ -165,9 +166,13 @@ class ConsoleActions:
         suggested = prefill  # (`prefill` becomes what was typed, once the form has been sent)
         refusal: ActionReading | None = None
         focus_id: str | None = None
+        hint_rule = await self._drain_hint_rule() if kind is ActionKind.DRAIN else None
+        hint_set: tuple[str, str] | None = None  # the hint window the console put in the form last
         while True:
-            form = ActionForm(kind, node_id if kind.needs_node else None, prefill, refusal, focus_id)
+            target = node_id if kind.needs_node else None
+            form = ActionForm(kind, target, prefill, refusal, focus_id, hint_rule, hint_set)
             submission = await app.push_screen_wait(form)
+            hint_set = form.hint_set
             if submission is None:
                 return
             # A dry run comes back to what was typed, focused where the operator was: on the first field
@@ -330,6 +335,11 @@ class ConsoleActions:
                 pass
         node = self.app.model.nodes.get(node_id)
         return fallback_drain_prefill(node.connections if node else 0, self.thresholds)
+
+    async def _drain_hint_rule(self) -> DrainHintRule:
+        """The planner's hint window for the rate the operator types, cut at the fleet's longest hint."""
+        capacity = await self._capacity()
+        return DrainHintRule(self.thresholds, capacity.hint_max_ms if capacity is not None else 0)
 
     async def _capacity(self) -> FleetCapacity | None:
         """The server's capacity record (it changes as nodes are added), else the one the console was given."""

@@ -5,6 +5,7 @@ panel, and actions disabled with the reason shown."""
 from __future__ import annotations
 
 import io
+import math
 import re
 
 from rich.console import Console
@@ -22,7 +23,7 @@ from console.ui.widgets.alarms_panel import AlarmsPanel
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE, fleet_ready
-from .fake_actions import FakeFleetApi
+from .fake_actions import THRESHOLDS, FakeFleetApi
 
 NODE = "gw-0000"  # under the cursor when the console opens (sorted by id)
 
@@ -47,6 +48,7 @@ def acting_app(
         read_only=read_only,
         remember_theme=False,
         action_recorder=recorder,
+        guard_thresholds=THRESHOLDS,  # the fake fleet's: the console's planner and it agree
     )
 
 
@@ -863,3 +865,57 @@ async def test_a_failure_in_the_action_flow_is_said_not_swallowed(monkeypatch, c
         assert "RuntimeError: the check fell over" in said.message and "drain" in said.title
         assert isinstance(app.screen, MainScreen) and api.applied == []
     assert any("the check fell over" in r.getMessage() or r.exc_info for r in caplog.records)
+
+
+async def test_a_prefilled_hint_window_follows_the_rate_an_edited_one_stays():
+    """Found in a user pass: the planner's hint window (1000:2000 with no safe rate) stayed as the operator
+    typed a rate of 833, and the server's own check failed (hint_window_ms 1,000 ≥ 8,330). Untouched, the
+    window is re-derived with the drain guard's rule (console.guards.drain.planned_hint_ms): from 1000 ms,
+    as wide as the rate needs — rate ÷ hint_spread_per_s_max seconds, at least hint_window_min_ms — and no
+    longer than the fleet's longest hint. Edited by the operator, it is theirs."""
+    from console.guards.drain import hint_window_needed_ms
+
+    api = FakeFleetApi()
+    api.plan_rate = 0.0
+    app = acting_app(api)
+    thresholds = app.actions.thresholds
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "60")
+        await pilot.pause()
+        expected_high = 1000 + math.ceil(hint_window_needed_ms(60, thresholds))
+        assert expected_high < 16000  # within the fleet's longest hint: the rule's own width
+        assert (form.values()["hint_min_ms"], form.values()["hint_max_ms"]) == ("1000", str(expected_high))
+        assert "re-derived" in shown(form.query_one("#form-source"))
+        await set_rate(form, pilot, "833")  # beyond the fleet's longest hint (16 s): capped there
+        await pilot.pause()
+        assert form.values()["hint_max_ms"] == "16000"
+        form.query_one("#field-hint_max_ms", Input).value = "9000"  # the operator's own window
+        await set_rate(form, pilot, "50")
+        await pilot.pause()
+        assert form.values()["hint_max_ms"] == "9000"
+        await pilot.press("enter")
+        await wait_for(lambda: api.sent, what="the drain sent")
+        assert api.sent[-1][2]["hint_ms"] == [1000, 9000]
+
+
+def test_the_re_derived_hint_passes_the_servers_own_hint_check():
+    """The user pass's numbers: at 833 closes/s the planner's rule gives 1000:9330 (a window of 8,330 ms,
+    what the guard's hint_window_ms check asks), where the pre-filled 1000:2000 failed."""
+    from console.guards import Thresholds, judge_drain
+    from console.model.actions import DrainHintRule
+    from console.protocol import DrainRequest
+    from tests.guards.fleets import CAPACITY, fleet
+
+    rule = DrainHintRule(Thresholds())
+    assert rule.for_rate(833) == (1000, 9330) and rule.for_rate(0.5) == (1000, 2000)
+    assert DrainHintRule(Thresholds(), hint_max_ms=5000).for_rate(833) == (1000, 5000)
+    assert "1000 × rate ÷ 100" in rule.describe()
+
+    def hint_check(hint_ms):
+        request = DrainRequest(rate_per_s=833, deadline_s=600, hint_ms=hint_ms)
+        verdict = judge_drain(fleet(48), CAPACITY, "gw-017", request)
+        return next(c for c in verdict.checks if c.name == "hint_window_ms").ok
+
+    assert not hint_check((1000, 2000)) and hint_check(rule.for_rate(833))

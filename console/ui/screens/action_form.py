@@ -22,6 +22,7 @@ from console.model.actions import (
     ActionCall,
     ActionKind,
     ActionReading,
+    DrainHintRule,
     Prefill,
     field_label,
     parse_form,
@@ -67,6 +68,8 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         prefill: Prefill,
         refusal: ActionReading | None = None,
         focus_id: str | None = None,
+        hint_rule: DrainHintRule | None = None,
+        hint_set: tuple[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.kind = kind
@@ -75,6 +78,12 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         self.refusal = refusal  # the server's 422 to what was sent from this form last
         self.focus_id = focus_id  # back from a dry run: where the operator was (not the first field)
         self.left_from: str | None = None  # the id of what had focus when the form was sent
+        # A drain's hint window follows the rate while it holds what the console put there (the planner's,
+        # or one re-derived here: `hint_set`, carried to the form that comes back); typed over, it stays.
+        self.hint_rule = hint_rule
+        values = prefill.values
+        self.hint_set = hint_set or (values.get("hint_min_ms", ""), values.get("hint_max_ms", ""))
+        self._rate_seen = values.get("rate_per_s", "")
         self._answered = False
 
     def compose(self) -> ComposeResult:
@@ -139,13 +148,37 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         error_label.update("")
         return call
 
-    def on_input_changed(self, _: Input.Changed) -> None:
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "field-rate_per_s":
+            self._follow_rate(event.value)
         if self.is_mounted and self.refusal is not None and self.values() == self.prefill.values:
             return  # (the pre-filled values arriving: keep the server's words until something is typed)
         # Inline: the message follows the typing, the focus does not. Moving it to the first bad field on
         # every keystroke sent the next keys into that field (rate emptied, Tab, "900": deadline "9",
         # rate "00").
         self.validated(focus_bad=False)
+
+    def _follow_rate(self, rate_text: str) -> None:
+        """The rate changed: re-derive the hint window if the operator has not touched it."""
+        if self.hint_rule is None or rate_text == self._rate_seen:
+            return  # (the pre-filled rate arriving is no change)
+        self._rate_seen = rate_text
+        low_field = self.query_one("#field-hint_min_ms", Input)
+        high_field = self.query_one("#field-hint_max_ms", Input)
+        if (low_field.value, high_field.value) != self.hint_set:
+            return  # the operator's own window
+        try:
+            rate = next(f for f in FORMS[self.kind] if f.name == "rate_per_s").parse(rate_text)
+        except InputError:
+            return  # (the inline message says why; the window waits for a rate)
+        assert isinstance(rate, float)
+        low, high = self.hint_rule.for_rate(rate)
+        self.hint_set = (str(low), str(high))
+        low_field.value, high_field.value = self.hint_set
+        self.query_one("#form-source", Static).update(
+            f"{self.prefill.source}\nhint window re-derived for {rate:g} closes/s as the planner does: "
+            f"{self.hint_rule.describe()}"
+        )
 
     def on_input_submitted(self, _: Input.Submitted) -> None:
         self._submit(dry_run=False)
