@@ -17,6 +17,7 @@ from console.client.actions import ActionAnswer, Reply, route
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, nodes_for_headroom, plan_drain
 from console.guards.drain import HINT_START_MS, planned_hint_ms
+from console.guards.rollout import HALTABLE, RESUMABLE
 from console.protocol import (
     MAX_ADD_NODES,
     AdmissionSettings,
@@ -417,10 +418,15 @@ def read_answer(answer: ActionAnswer) -> ActionReading:
     )
 
 
-def pointless(kind: ActionKind, node: NodeStatus | None) -> str | None:
-    """Why a drain or undrain of `node` could only be refused (the server refuses a drain of a node out of
-    rotation, an undrain of one in it), or None. Not a verdict — the server judges — only sparing the
-    operator a form whose answer is known."""
+def pointless(kind: ActionKind, node: NodeStatus | None, rollout: RolloutStatus | None = None) -> str | None:
+    """Why a drain or undrain of `node`, or a halt or resume of `rollout`, could only be refused (the server
+    refuses a drain of a node out of rotation, an undrain of one in it, a halt of a rollout neither running
+    nor paused, a resume of one neither paused nor halted), or None. Not a verdict — the server judges —
+    only sparing the operator a form whose answer is known, and the audit log a failed action."""
+    if rollout is not None and kind is ActionKind.ROLLOUT_HALT and rollout.state not in HALTABLE:
+        return f"the rollout is {rollout.state.value}: only a running or paused rollout halts; nothing sent"
+    if rollout is not None and kind is ActionKind.ROLLOUT_RESUME and rollout.state not in RESUMABLE:
+        return f"the rollout is {rollout.state.value}: only a paused or halted rollout resumes; nothing sent"
     if node is None:
         return None
     if kind is ActionKind.UNDRAIN and node.state not in (NodeState.DRAINING, NodeState.DRAINED):

@@ -158,7 +158,8 @@ class ConsoleActions:
         if kind.needs_node and not node_id:
             app.notify(f"{kind.title}: put the cursor on a node first", severity="warning")
             return
-        known_answer = pointless(kind, app.model.nodes.get(node_id or ""))
+        frame = app.model.frame
+        known_answer = pointless(kind, app.model.nodes.get(node_id or ""), frame.rollout if frame else None)
         if known_answer is not None:
             app.notify(known_answer)
             return

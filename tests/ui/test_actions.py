@@ -52,6 +52,15 @@ def acting_app(
     )
 
 
+def with_rollout(app: ConsoleApp, state: str) -> None:
+    """The newest frame with its rollout in `state` (the scenes' fleets run none)."""
+    from console.protocol import RolloutState, RolloutStatus
+
+    frame = app.model.frame
+    assert frame is not None
+    app.model.frame = frame.model_copy(update={"rollout": RolloutStatus(state=RolloutState(state))})
+
+
 async def open_form(app: ConsoleApp, pilot, key: str, what: str) -> ActionForm:
     """Press `key` and wait for an action form: the action's own, or the one a closed dialog returns to."""
     await pilot.press(key)
@@ -206,6 +215,7 @@ async def test_a_refusal_naming_no_field_of_the_form_is_a_notification_not_a_for
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
+        with_rollout(app, "running")  # as the console saw it; the server's fleet has stopped it since
         await open_form(app, pilot, "h", "the halt form")
         await pilot.press("enter")
         await wait_for(lambda: app.actions.outcomes, what="the server's answer")
@@ -272,6 +282,7 @@ async def test_audit_panel_shows_the_servers_records():
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
+        with_rollout(app, "running")
         await open_form(app, pilot, "h", "the halt form")  # halt: no parameters, always ok
         await pilot.press("enter")
         await wait_for(lambda: api.applied, what="the halt")
@@ -306,6 +317,7 @@ async def test_a_viewer_token_is_refused_and_actions_say_so_afterwards():
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
+        with_rollout(app, "running")
         await open_form(app, pilot, "h", "the halt form")
         await pilot.press("enter")
         await wait_for(lambda: app.actions.disabled_reason is not None, what="the 403")
@@ -919,3 +931,30 @@ def test_the_re_derived_hint_passes_the_servers_own_hint_check():
         return next(c for c in verdict.checks if c.name == "hint_window_ms").ok
 
     assert not hint_check((1000, 2000)) and hint_check(rule.for_rate(833))
+
+
+async def test_halt_or_resume_a_rollout_that_cannot_is_answered_here_nothing_sent():
+    """Found in a user pass: `h` on a halted rollout opened a form and sent it; the server refused it
+    ("'halted' is not allowed; expected a running or paused rollout") and the audit log held a failed
+    action. As for an undrain of a ready node, the console says so itself and sends nothing."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        for state, key, said in (
+            ("halted", "h", "the rollout is halted: only a running or paused rollout halts; nothing sent"),
+            ("idle", "h", "the rollout is idle: only a running or paused rollout halts; nothing sent"),
+            (
+                "completed",
+                "h",
+                "the rollout is completed: only a running or paused rollout halts; nothing sent",
+            ),
+            ("running", "r", "the rollout is running: only a paused or halted rollout resumes; nothing sent"),
+        ):
+            with_rollout(app, state)
+            await pilot.press(key)
+            await wait_for(lambda said=said: any(n.message == said for n in app._notifications), what=said)
+            assert isinstance(app.screen, MainScreen)
+        assert api.sent == []
+        with_rollout(app, "paused")
+        await open_form(app, pilot, "h", "the halt form of a paused rollout")
