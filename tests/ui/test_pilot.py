@@ -161,6 +161,23 @@ async def test_help_lists_every_binding_and_command(storm_app):
         assert isinstance(storm_app.screen, MainScreen)
 
 
+async def test_help_says_q_is_typed_in_a_form_field_and_ctrl_q_asks_again(storm_app):
+    """Found in a user pass: help listed `q` in the action form as "quit (asks again…)", but in a field
+    (where a form's keys go) q is typed; Ctrl+Q is the key that asks again. Same for the typed name."""
+    from console.ui.screens.help import binding_rows
+
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(storm_app.screen, HelpScreen)
+        rows = [row for where, b in storm_app.screen.sections for row in binding_rows(where, b)]
+        for where in ("action form", "verdict"):
+            said = {key: does for at, key, does in rows if at == where}
+            assert "asks again" in said["ctrl+q"], where
+            assert "typed" in said["q"] and "asks again" not in said["q"].split(";")[-1], where
+
+
 async def test_theme_switch_by_key_and_palette_is_remembered(storm_app, isolated_config):
     async with storm_app.run_test(size=SIZE) as pilot:
         await fleet_ready(storm_app)

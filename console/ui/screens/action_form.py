@@ -32,6 +32,16 @@ from console.model.actions import (
 _PAIR_FIELDS = tuple(PAIRED_FIELDS.values())
 
 
+#: Quitting over a screen with input fields (this form, the verdict dialog's typed name). A modal screen
+#: hides the app's `q`: it did nothing here, though help lists it "anywhere". Not a priority binding, so in
+#: a field q is typed; elsewhere it is the app's quit (which asks again). Ctrl+Q (Textual's, a priority
+#: binding) asks again from a field too: listed here so that help says which key does what.
+QUIT_OVER_FIELDS: tuple[Binding, ...] = (
+    Binding("ctrl+q", "app.quit", "quit (asks again: an action is open)", show=False),
+    Binding("q", "app.quit", "off a field: quit (asks again); in a field it is typed", show=False),
+)
+
+
 @dataclass(frozen=True)
 class ActionSubmission:
     call: ActionCall
@@ -56,9 +66,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "cancel"),
         Binding("ctrl+d", "dry_run", "dry run", priority=True),  # above the inputs (delete-right)
-        # A modal screen hides the app's `q`: it did nothing here, though help lists it "anywhere". Not a
-        # priority binding, so in a field q is typed; elsewhere it is the app's quit (which asks again).
-        Binding("q", "app.quit", "quit (asks again: an action is open)", show=False),
+        *QUIT_OVER_FIELDS,
     ]
 
     def __init__(

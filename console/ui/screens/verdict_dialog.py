@@ -24,6 +24,7 @@ from console.model.actions import check_mark, forecast_series, format_value, typ
 from console.model.downsample import spark_blocks
 from console.model.thresholds import Level
 from console.protocol import Verdict, VerdictLevel
+from console.ui.screens.action_form import QUIT_OVER_FIELDS
 from console.ui.themes import LEVEL_GLYPHS, Palette
 
 VERDICT_LEVELS = {
@@ -128,7 +129,7 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         Binding("pagedown", "page(1)", "scroll the verdict down", show=False),
         Binding("pageup", "page(-1)", "scroll the verdict up", show=False),
         # As in the action form: the app's `q` does not reach a modal screen; typed into the name, it is a q.
-        Binding("q", "app.quit", "quit (asks again: an action is open)", show=False),
+        *QUIT_OVER_FIELDS,
     ]
 
     def __init__(
