@@ -17,9 +17,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from console.client.actions import ActionAnswer
 from console.client.admin import AdminClient
 from console.guards import FleetCapacity, Thresholds
-from console.model.actions import ActionKind
+from console.model.actions import ActionKind, ActionReading, read_answer
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
@@ -333,15 +334,29 @@ class ConsoleApp(App[None]):
     # --- the instructor's injections (console.ui.inject; the server checks, audits and applies) ---------
 
     def action_inject(self, event: str) -> None:
-        from console.ui.inject import InjectForm
 
         if self._is_instructor("injections"):
-            self.push_screen(InjectForm(event), self._send_injection)
+            self.run_worker(self._inject(event), name=f"inject {event}", group="inject", exit_on_error=False)
 
-    def _send_injection(self, body: dict | None) -> None:
-        if body is not None:
-            work = self._instructor_post("/v1/sim/inject", body, f"inject {body['event']}", _said)
-            self.run_worker(work, group="inject", exit_on_error=False)
+    async def _inject(self, event: str) -> None:
+        """The form, then the server: a refusal of the values (422) back to the form, what was typed kept
+        and the server's words in it — as an action's form (console.ui.actions): it closed, the refusal only
+        a notification and the words to fix gone with it."""
+        from console.ui.inject import InjectForm
+
+        words: str | None = None
+        refusal: ActionReading | None = None
+        while True:
+            form = InjectForm(event, words, refusal)
+            body = await self.push_screen_wait(form)
+            if body is None:
+                return
+            words = form.words
+            refusal = await self._instructor_post(
+                "/v1/sim/inject", body, f"inject {event}", _said, to_form=True
+            )
+            if refusal is None:
+                return
 
     def action_fleet_clock(self, paused: bool) -> None:
         if self._is_instructor("the fleet clock"):
@@ -356,8 +371,12 @@ class ConsoleApp(App[None]):
         self.notify(f"{what} needs an instructor's console (attach --instructor)", severity="error")
         return False
 
-    async def _instructor_post(self, path: str, body: dict, what: str, said: Callable[[dict], str]) -> None:
-        """POST with the instructor's token; the server's answer, or its refusal, as a notification."""
+    async def _instructor_post(
+        self, path: str, body: dict, what: str, said: Callable[[dict], str], to_form: bool = False
+    ) -> ActionReading | None:
+        """POST with the instructor's token; the server's answer, or its refusal, as a notification — but
+        with `to_form`, a refusal of the values (422, `ActionReading.refused_input`) is returned for the
+        form instead."""
         from console.client.admin import ApiError
 
         assert self.admin is not None
@@ -365,11 +384,14 @@ class ConsoleApp(App[None]):
             answer = await self.admin.send("POST", path, body)
         except ApiError as error:
             self.notify(f"{what}: {error}", severity="error")
-            return
+            return None
+        if to_form and isinstance(answer, ActionAnswer) and (reading := read_answer(answer)).refused_input:
+            return reading
         if answer.status == 200:
             self.notify(said(answer.body), title=f"{what} · applied")
         else:
             self.notify(_said(answer.body), title=f"{what} · {answer.status}", severity="error")
+        return None
 
     # --- alarms and help -------------------------------------------------------------------------------
 

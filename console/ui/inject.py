@@ -4,7 +4,8 @@
 nodes, kill nodes, disconnect a fraction, add capacity, change the client mix). Each opens this form:
 the event's parameters as `KEY=VALUE` words, parsed as `stormdeck inject` parses them (one function for
 both), sent to `POST /v1/sim/inject`, which checks the event whole, audits it and applies it between two
-fleet seconds. A refusal comes back naming the field; the app shows it.
+fleet seconds. A refusal of the values (422) brings the form back with what was typed and the server's
+words, as an action's form comes back (console.ui.actions); any other answer is a notification.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from textual.widgets import Input, Label
 
 from console.client.inject import parse_params
 from console.errors import InputError
+from console.model.actions import ActionReading
 from console.protocol import INJECTIONS
 
 #: What the form starts with: a small, valid example of each event's parameters.
@@ -62,20 +64,26 @@ class InjectForm(ModalScreen[dict[str, Any] | None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
 
-    def __init__(self, event: str) -> None:
+    def __init__(self, event: str, words: str | None = None, refusal: ActionReading | None = None) -> None:
         super().__init__()
         self.event = event
+        self.words = EXAMPLES.get(event, "") if words is None else words  # what was typed, once sent
+        self.refusal = refusal  # the server's 422 to what was sent from this form last
 
     def compose(self) -> ComposeResult:
         with Vertical(id="inject-box"):
             yield Label(f"[b]inject {escape(self.event)}[/] — {escape(INJECTIONS[self.event])}")
             yield Label("KEY=VALUE words; Enter sends it (admin, audited), Esc cancels")
-            yield Input(EXAMPLES.get(self.event, ""), id="inject-params")
+            yield Input(self.words, id="inject-params")
             yield Label("", id="inject-error")
 
     def on_mount(self) -> None:
         self.query_one("#inject-box").border_title = "instructor · inject an event"
         self.query_one(Input).focus()
+        if self.refusal is not None:  # as the action form says it (console.ui.screens.action_form)
+            self.query_one("#inject-error", Label).update(
+                f"✖ the server refused: {escape(self.refusal.message)}"
+            )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -84,6 +92,7 @@ class InjectForm(ModalScreen[dict[str, Any] | None]):
         except InputError as error:
             self.query_one("#inject-error", Label).update(f"✖ {error}")
             return
+        self.words = event.value
         self.dismiss(body)
 
     def action_cancel(self) -> None:

@@ -71,11 +71,40 @@ async def test_palette_injects_and_the_server_refusal_is_shown(acting: Acting) -
             lambda: isinstance(app.screen, InjectForm) and bool(app.screen.query(Input)),
             what="the second form",
         )
-        app.screen.query_one(Input).value = "fraction=7"
+        first = app.screen
+        first.query_one(Input).value = "fraction=7"
         await pilot.press("enter")
-        await wait_for(lambda: any(n.severity == "error" for n in app._notifications), what="the refusal")
-        refusal = next(n for n in app._notifications if n.severity == "error")
-        assert "fraction" in refusal.message and "422" in (refusal.title or "")
+        # As the action forms do: back to the form, what was typed kept, the server's words in it — it
+        # closed on the 422 and said it only in a notification, the words to fix gone with the form.
+        await wait_for(
+            lambda: isinstance(app.screen, InjectForm) and app.screen is not first, what="the form again"
+        )
+        again = app.screen
+        await pilot.pause()
+        said = str(again.query_one("#inject-error", Label).render())
+        assert said.startswith("✖ the server refused: fraction") and "nothing applied" in said
+        assert again.query_one(Input).value == "fraction=7" and again.focused is again.query_one(Input)
+        assert not any(n.severity == "error" for n in app._notifications)
+        again.query_one(Input).value = "fraction=0.1"
+        await pilot.press("enter")
+        await wait_for(
+            lambda: sum("applied" in (n.title or "") for n in app._notifications) == 2, what="applied, fixed"
+        )
+        assert not isinstance(app.screen, InjectForm)
+        app.action_inject("set_policy")  # the user pass's case: an unknown policy
+        await wait_for(lambda: isinstance(app.screen, InjectForm), what="the policy form")
+        first = app.screen
+        first.query_one(Input).value = "policy=zzz"
+        await pilot.press("enter")
+        await wait_for(
+            lambda: isinstance(app.screen, InjectForm) and app.screen is not first,
+            what="the policy form again",
+        )
+        await pilot.pause()
+        assert "✖ the server refused: policy" in str(app.screen.query_one("#inject-error", Label).render())
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, InjectForm), what="the form cancelled")
+        assert not any(n.severity == "error" for n in app._notifications)
 
 
 async def test_palette_pauses_and_starts_the_served_fleets_clock(acting: Acting) -> None:
