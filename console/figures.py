@@ -180,3 +180,19 @@ def headroom_pct(connections: float, capacity_connections: float) -> float:
     if capacity_connections <= 0:
         return -100.0
     return round(100.0 * (1.0 - connections / capacity_connections), 2)
+
+
+def beside_limit(value: float, limit: float | None, decimals: int = 0) -> str:
+    """`value` to `decimals` places, or more when fewer would round it onto its `limit` or past it: an
+    alarm or a gauge comparing 34.6 with a 35 budget says "34.6", not "35" (which read as equal to the
+    line it is under). At most 6 places; the value itself when it is exactly the limit."""
+    if limit is None or not math.isfinite(value) or not math.isfinite(limit):
+        return f"{value:.{decimals}f}"
+    places = decimals
+    while places < 6:
+        shown = float(f"{value:.{places}f}")  # as printed (round() is not how f-strings round)
+        side = (value > limit) - (value < limit)
+        if side == 0 or (shown > limit) - (shown < limit) == side:
+            break
+        places += 1
+    return f"{value:.{places}f}"

@@ -10,6 +10,7 @@ import numpy as np
 
 from console.alarms.base import AlarmName, FleetView, Reading, Rule, count, first_named
 from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window
+from console.figures import beside_limit
 from console.guards.capacity import spare_admission_per_s
 from console.guards.thresholds import Thresholds
 from console.protocol import WAVE_BIN_MS, Frame, RolloutState, Severity
@@ -40,7 +41,7 @@ class ConnectionsDrop(Rule):
                 Severity.CRITICAL,
                 drop_pct,
                 self.t.connections_drop_pct,
-                f"Total connections fell {drop_pct:.1f} % within {self.t.connections_drop_window_s:g} s "
+                f"Total connections fell {beside_limit(drop_pct, self.t.connections_drop_pct, 1)} % within {self.t.connections_drop_window_s:g} s "
                 f"({count(peak)} → {count(now)}): clients are failing to reconnect.",
             )
 
@@ -62,7 +63,9 @@ class CpuAbort(Rule):
         if not held:
             return
         held.sort(reverse=True)
-        named = first_named([f"{node_id} {cpu:.0f} %" for cpu, node_id in held])
+        named = first_named(
+            [f"{node_id} {beside_limit(cpu, self.t.cpu_abort_pct)} %" for cpu, node_id in held]
+        )
         yield Reading(
             AlarmName.CPU_ABORT,
             Severity.CRITICAL,
@@ -107,7 +110,7 @@ class HeadroomLow(Rule):
                 Severity.CRITICAL,
                 headroom_pct,
                 self.t.headroom_min_pct,
-                f"Headroom {headroom_pct:.0f} % is under the {self.t.headroom_min_pct:g} % budget: "
+                f"Headroom {beside_limit(headroom_pct, self.t.headroom_min_pct)} % is under the {self.t.headroom_min_pct:g} % budget: "
                 "no restart is safe; add capacity instead.",
             )
 
@@ -133,7 +136,7 @@ class DrainInflow(Rule):
                 Severity.WARNING,
                 ratio,
                 self.t.drain_inflow_losing_ratio,
-                f"Drain ÷ inflow {ratio:.2f} for {held_s:.0f} s: the reconnect backlog keeps growing; "
+                f"Drain ÷ inflow {beside_limit(ratio, self.t.drain_inflow_losing_ratio, 2)} for {held_s:.0f} s: the reconnect backlog keeps growing; "
                 "the storm is winning.",
             )
         if ratio < self.t.drain_inflow_kill_ratio:
@@ -142,7 +145,7 @@ class DrainInflow(Rule):
                 Severity.CRITICAL,
                 ratio,
                 self.t.drain_inflow_kill_ratio,
-                f"Drain ÷ inflow {ratio:.2f} is under the kill switch ({self.t.drain_inflow_kill_ratio:g}): "
+                f"Drain ÷ inflow {beside_limit(ratio, self.t.drain_inflow_kill_ratio, 2)} is under the kill switch ({self.t.drain_inflow_kill_ratio:g}): "
                 "stop adding load and shed with admission.",
             )
 
@@ -215,7 +218,8 @@ class RateOverBaseline(Rule):
                 self.severity,
                 rate_per_s,
                 limit,
-                f"{self.describe} {count(rate_per_s)}/s, {rate_per_s / steady_per_s:.0f}× the steady "
+                f"{self.describe} {count(rate_per_s)}/s, "
+                f"{beside_limit(rate_per_s / steady_per_s, self.multiple)}× the steady "
                 f"{count(steady_per_s)}/s "
                 f"(alarm at {self.multiple:g}×).",
             )
@@ -247,7 +251,7 @@ class ResyncShare(Rule):
                 Severity.WARNING,
                 share_pct,
                 self.t.resync_share_max_pct,
-                f"Full resyncs are {share_pct:.0f} % of accepts over {self.t.rate_window_s:g} s: clients are "
+                f"Full resyncs are {beside_limit(share_pct, self.t.resync_share_max_pct)} % of accepts over {self.t.rate_window_s:g} s: clients are "
                 "missing the resume window; the resync path is the expensive one.",
             )
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from console.alarms.base import UNITS
+from console.figures import beside_limit
 from console.model.node_readings import NodeReadings
 from console.model.units import short_number
 from console.protocol import Alarm, Frame, Severity
@@ -135,7 +136,10 @@ def _value_text(entry: AlarmEntry) -> str:
     # The sign says which side of its line the reading is: headroom alarms below theirs, drops above.
     sign = "<" if alarm.value < alarm.limit else ">" if alarm.value > alarm.limit else "="
     # The unit once, after both (they share it): at 160 columns the panel has no cell to spare.
-    return f"{short_number(alarm.value)} {sign} {short_number(alarm.limit)}{unit}"
+    value = short_number(alarm.value)
+    if value == short_number(alarm.limit) and alarm.value != alarm.limit:
+        value = beside_limit(alarm.value, alarm.limit)  # "34.96 < 35", never "35 < 35"
+    return f"{value} {sign} {short_number(alarm.limit)}{unit}"
 
 
 def _where(alarm: Alarm) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from console.figures import beside_limit
 from console.model.history import FleetModel
 from console.model.thresholds import GaugeThresholds, Level
 from console.model.units import human_count
@@ -98,7 +99,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
     headroom = Gauge(
         "headroom",
         "headroom",
-        f"{totals.headroom_pct:.0f} %",
+        f"{beside_limit(totals.headroom_pct, t.headroom_crit_pct)} %",
         f"budget {t.headroom_crit_pct:.0f} %",
         level_at_most(totals.headroom_pct, t.headroom_warn_pct, t.headroom_crit_pct),
     )
@@ -106,7 +107,7 @@ def fleet_gauges(model: FleetModel) -> list[Gauge]:
     drain = Gauge(
         "drain_inflow",
         "drain÷inflow",
-        "—" if ratio is None else f"{ratio:.2f}",
+        "—" if ratio is None else beside_limit(ratio, t.drain_inflow_crit, 2),
         # (None: fewer clients flowed in over the window than `figures.DRAIN_INFLOW_MIN_CLIENTS`)
         "too few to judge" if ratio is None else f"kill switch {t.drain_inflow_crit:.1f}",
         Level.OK if ratio is None else level_at_most(ratio, t.drain_inflow_warn, t.drain_inflow_crit),

@@ -375,3 +375,42 @@ def test_history_unreachable_line_is_configurable() -> None:
     frames = series(0, 5, fleet=[node("gw-000", history_unreachable=AWAY)])
     assert "history_unreachable" not in first_fired(frames)
     assert first_fired(frames, history_unreachable_for_s=3) == {"history_unreachable": 3}
+
+
+# --- a value beside its limit never rounds onto it (user pass: "Headroom 35 % is under the 35 % budget") --
+
+
+def active_messages(frames, **overrides) -> dict[str, str]:
+    engine = AlarmEngine(Thresholds().replace(**overrides) if overrides else None)
+    for f in frames:
+        engine.update(f)
+    return {a.name: a.message for a in engine.active}
+
+
+def test_headroom_just_under_the_budget_reads_under_it() -> None:
+    message = active_messages(series(0, 3, headroom_pct=34.6))["headroom_low"]
+    assert "Headroom 34.6 % is under the 35 % budget" in message
+    assert "Headroom 20 % is under" in active_messages(series(0, 3, headroom_pct=20.2))["headroom_low"]
+
+
+def test_values_compared_with_a_line_do_not_read_as_the_line() -> None:
+    kill = active_messages(series(0, 3, drain_inflow_ratio=0.598))["drain_inflow_kill_switch"]
+    assert "Drain ÷ inflow 0.598 is under the kill switch (0.6)" in kill
+    losing = active_messages(series(0, 70, drain_inflow_ratio=0.998))["drain_inflow_losing"]
+    assert "Drain ÷ inflow 0.998 for" in losing
+    share = active_messages(
+        series(0, 20, accepts_per_s=1000.0, full_resyncs_per_s=lambda t: 102.0 if t >= 5 else 0.0)
+    )["resync_share_rising"]
+    assert "Full resyncs are 10.2 % of accepts" in share
+    drop = active_messages(series(0, 70, connections=lambda t: 100_000 if t < 40 else 94_960))
+    assert "fell 5.04 % within" in drop["connections_drop"]
+
+
+def test_cpu_just_over_the_abort_line_reads_over_it() -> None:
+    message = active_messages(series(0, 60, fleet=hot_fleet(10, cpu_pct=80.3)))["cpu_abort"]
+    assert "gw-002 80.3 %" in message
+
+
+def test_a_storm_just_over_its_multiple_reads_over_it() -> None:
+    message = active_messages(series(0, 60, attempts_per_s=lambda t: 20_600.0 if t >= 35 else 2000.0))
+    assert "10.3× the steady 2.0 k/s (alarm at 10×)" in message["reconnect_rate_high"]

@@ -205,6 +205,9 @@ def test_alarm_values_carry_their_units() -> None:
     assert shown(AlarmName.HEADROOM_LOW, 15.3, 35) == "15.3 < 35 %"
     assert shown(AlarmName.DRAIN_INFLOW_KILL_SWITCH, 0.159, 0.6) == "0.159 < 0.6"  # a ratio: no unit
     assert shown(AlarmName.LOCKSTEP_WAVES, 13.6, 4) == "13.6 > 4"  # an index
+    # Three figures round 34.96 onto its 35: the sign said "<" between two equal numbers.
+    assert shown(AlarmName.HEADROOM_LOW, 34.96, 35) == "34.96 < 35 %"
+    assert shown(AlarmName.DRAIN_INFLOW_KILL_SWITCH, 0.59996, 0.6) == "0.59996 < 0.6"
 
 
 def test_capacity_still_provisioning_is_not_alarming_but_a_restart_is():

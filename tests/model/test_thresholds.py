@@ -25,3 +25,27 @@ def test_a_configured_headroom_budget_turns_the_gauge_critical():
     strict = console_model(dataclasses.replace(Thresholds(), headroom_min_pct=70.0))
     strict.apply_frame(calm.frame, 0.0)
     assert {g.key: g for g in fleet_gauges(strict)}["headroom"].level is Level.CRITICAL
+
+
+def gauges_at(**totals) -> dict:
+    model = fed_model(20, storm_at_s=None)
+    frame = model.frame.model_copy(
+        update={
+            "seq": model.frame.seq + 1,
+            "time_s": model.frame.time_s + 1,
+            "totals": model.frame.totals.model_copy(update=totals),
+        }
+    )
+    model.apply_frame(frame, 0.0)
+    return {g.key: g for g in fleet_gauges(model)}
+
+
+def test_a_gauge_under_its_line_never_shows_the_line() -> None:
+    """User pass: the gauge read "✖ 35 %" against "budget 35 %" at 34.6 %."""
+    headroom = gauges_at(headroom_pct=34.6)["headroom"]
+    assert (headroom.value, headroom.detail, headroom.level) == ("34.6 %", "budget 35 %", Level.CRITICAL)
+    assert gauges_at(headroom_pct=47.4)["headroom"].value == "47 %"
+    drain = gauges_at(drain_inflow_ratio=0.598)["drain_inflow"]
+    assert (drain.value, drain.level) == ("0.598", Level.CRITICAL)
+    assert gauges_at(drain_inflow_ratio=0.603)["drain_inflow"].value == "0.603"
+    assert gauges_at(drain_inflow_ratio=1.234)["drain_inflow"].value == "1.23"
