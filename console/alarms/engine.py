@@ -122,11 +122,17 @@ class AlarmEngine:
                         limit=reading.limit,
                         message=reading.message,
                         nodes=list(reading.nodes) or None,
+                        clearing_since_s=None,
                     )
         clear_after_s = self.thresholds.clear_after_s
         for key in [k for k in self._active if k not in held and self._raised_by[k] in rules]:
             if now - self._last_held_s[key] >= clear_after_s:
                 changes.append(self._clear(key, now))
+            else:
+                # Its value is the last reading over the line; the console shows it as past, not current.
+                waiting = self._active[key]
+                if waiting.clearing_since_s is None:
+                    waiting.__dict__["clearing_since_s"] = now
         return changes
 
     def _starts_new_history(self, frame: Frame) -> bool:
@@ -152,6 +158,7 @@ class AlarmEngine:
         del self._raised_by[key]
         alarm.active = False
         alarm.cleared_s = now
+        alarm.clearing_since_s = None  # (cleared: no longer waiting)
         self._history.append(alarm)
         return _event(alarm, "cleared", now)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
+from typing import ClassVar
 
 import numpy as np
 
@@ -151,9 +152,12 @@ class DrainInflow(Rule):
 
 
 class LockstepWaves(Rule):
-    """Attempts bunched in spikes rather than a smear: `console.waves.lockstep_index` over the last 30 s."""
+    """Attempts bunched in spikes rather than a smear: `console.waves.lockstep_index` over the last 30 s.
+    Warning: waves are how a storm arrives, not yet a loss (that is `connections_drop`'s, `headroom_low`'s)."""
 
     each_second = True
+    #: The wave chart says LOCKSTEP at this level too (console.ui.charts): one level on every panel.
+    SEVERITY: ClassVar[Severity] = Severity.WARNING
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
@@ -167,7 +171,7 @@ class LockstepWaves(Rule):
         if index >= self.t.lockstep_index_max:
             yield Reading(
                 AlarmName.LOCKSTEP_WAVES,
-                Severity.WARNING,
+                self.SEVERITY,
                 index,
                 self.t.lockstep_index_max,
                 f"Reconnects arrive in lockstep waves (a 100 ms bin {index:.1f}× its 2 s mean): "

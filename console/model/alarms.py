@@ -31,7 +31,7 @@ class AlarmEntry:
     raised_at_s: float
     cleared_at_s: float | None = None
     acknowledged: bool = False
-    #: (severity, value, limit) when the log last looked: the alarm source may update its alarms in place
+    #: (severity, value, limit, clearing since) when the log last looked: the alarm source may update its alarms in place
     #: (the engine does), so comparing with `alarm` itself would never see a change.
     reading: tuple[object, ...] = ()
 
@@ -59,7 +59,7 @@ class AlarmLog:
             key = (alarm.name, alarm.node)
             seen.add(key)
             entry = self._active.get(key)
-            reading = (alarm.severity, alarm.value, alarm.limit)
+            reading = (alarm.severity, alarm.value, alarm.limit, alarm.clearing_since_s)
             if entry is None:
                 self._active[key] = AlarmEntry(alarm, raised_at_s=alarm.since_s, reading=reading)
                 self.version += 1
@@ -120,6 +120,8 @@ class AlarmRow:
     where: str  # "fleet", a node id, "gw-031 +2" (a fleet alarm naming nodes), or "212 nodes"
     value: str
     message: str = ""  # what the rule said, in the operator's words (the worst node's, for a group)
+    #: Active, but its condition no longer holds: it clears after `clear_after_s` unless it holds again.
+    clearing: bool = False
 
 
 #: More nodes than this on one rule are shown as one row: 480 cpu_abort lines hide everything else.
@@ -130,6 +132,15 @@ def _value_text(entry: AlarmEntry) -> str:
     alarm = entry.alarm
     if alarm.value is None:
         return alarm.message
+    if alarm.clearing_since_s is not None and entry.cleared_at_s is None:
+        # The last reading over the line, not the current one: "0.322 < 0.6" beside a gauge back at 46.87
+        # read as a contradiction.
+        return "was " + _reading_text(alarm)
+    return _reading_text(alarm)
+
+
+def _reading_text(alarm: Alarm) -> str:
+    assert alarm.value is not None
     unit = UNITS.get(alarm.name, "")  # (an alarm from a newer server: its figures bare)
     if alarm.limit is None:
         return short_number(alarm.value) + unit
@@ -180,6 +191,7 @@ def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[
                     where=f"{len(group)} nodes",
                     value=f"max {_value_text(worst)}",
                     message=worst.alarm.message,
+                    clearing=not cleared and all(e.alarm.clearing_since_s is not None for e in group),
                 )
             )
             continue
@@ -194,6 +206,7 @@ def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[
                 where=_where(entry.alarm),
                 value=_value_text(entry),
                 message=entry.alarm.message,
+                clearing=entry.alarm.clearing_since_s is not None and not cleared,
             )
         )
     return rows

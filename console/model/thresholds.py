@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from console.guards.thresholds import Thresholds
+from console.protocol import Severity
 
 
 class Level(IntEnum):
@@ -15,6 +16,11 @@ class Level(IntEnum):
     OK = 1
     WARNING = 2
     CRITICAL = 3
+
+
+#: An alarm's severity as a level: the glyph and colour it is drawn with, in the alarms panel and wherever a
+#: reading says what an alarm says (the wave chart's LOCKSTEP).
+SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Severity.CRITICAL: Level.CRITICAL}
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class GaugeThresholds:
     # Share of attempts answered 503: some shedding is admission doing its job; a lot is an overload.
     rejects_warn_share: float = 0.01
     rejects_crit_share: float = 0.25
+    # issue #2: the lockstep index at which the wave chart says LOCKSTEP — the lockstep_waves alarm's line.
+    lockstep_index_max: float = 4.0
     handshake_warn_ms: float = 500.0
     handshake_crit_ms: float = 2000.0
     # Link: a frame older than this is stale (frames come at 1/s).
@@ -63,6 +71,7 @@ class GaugeThresholds:
             drain_inflow_crit=shared.drain_inflow_kill_ratio,
             cpu_warn_pct=shared.cpu_pause_pct,
             cpu_crit_pct=shared.cpu_abort_pct,
+            lockstep_index_max=shared.lockstep_index_max,
             baseline_learn_s=shared.baseline_learn_s,
             baseline_tau_s=shared.baseline_tau_s,
             baseline_configured_per_s=shared.reconnect_baseline_per_s,

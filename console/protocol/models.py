@@ -223,6 +223,13 @@ class Alarm(Record):
         default=False, description="the operator has seen it; it stays until it clears"
     )
     cleared_s: float | None = Field(default=None, description="fleet time the condition cleared")
+    # Optional, added to v1 without a version change (an older reader ignores it).
+    clearing_since_s: float | None = Field(
+        default=None,
+        description="while active: the first fleet second its condition no longer held — the alarm clears "
+        "once it has not held for clear_after_s; value and message are still the last reading that held. "
+        "Null while the condition holds",
+    )
 
 
 class Frame(Record):

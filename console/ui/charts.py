@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from console.alarms.rules import LockstepWaves
+from console.figures import beside_limit
 from console.model.downsample import downsample
 from console.model.history import FleetModel
-from console.model.thresholds import Level
+from console.model.thresholds import SEVERITY_LEVEL, GaugeThresholds, Level
 from console.ui.widgets.plot import ChartSpec, Series
 
-#: issue #2: 1 is a smooth smear; 4 or more is lockstep waves.
-LOCKSTEP_WAVES = 4.0
+#: issue #2: 1 is a smooth smear; 4 or more (`lockstep_index_max`) is lockstep waves.
+LOCKSTEP_WAVES = GaugeThresholds.lockstep_index_max
 LOCKSTEP_BUNCHED = 2.0
 _MINUTES = (-10.0, -8.0, -6.0, -4.0, -2.0, 0.0)
 
 
-def lockstep_reading(index: float) -> tuple[str, Level]:
-    if index >= LOCKSTEP_WAVES:
-        return f"LOCKSTEP {index:.1f}", Level.CRITICAL
-    if index >= LOCKSTEP_BUNCHED:
+def lockstep_reading(index: float, line: float = LOCKSTEP_WAVES) -> tuple[str, Level]:
+    """At the alarm's line the chart says LOCKSTEP at the alarm's level (`LockstepWaves.SEVERITY`): it said
+    ✖ (critical) beside the panel's ▲ lockstep_waves (warning). Under it, "bunched" is the console's
+    early hint (as a gauge's warning line) and shares the glyph; the word tells them apart."""
+    if index >= line:
+        return f"LOCKSTEP {beside_limit(index, line, 1)}", SEVERITY_LEVEL[LockstepWaves.SEVERITY]
+    if index >= min(LOCKSTEP_BUNCHED, line):
         return f"bunched {index:.1f}", Level.WARNING
     if index <= 0:
         return "lockstep — (too quiet to judge)", Level.UNKNOWN

@@ -208,3 +208,22 @@ def test_update_with_two_thousand_nodes_is_cheap() -> None:
     # Target is well under 5 ms (see docs/alarms.md for measured figures); the bound leaves room for a
     # loaded 2-core CI machine.
     assert per_update_ms < 25
+
+
+def test_an_alarm_whose_condition_ended_says_it_is_clearing() -> None:
+    """User pass: drain÷inflow back at 46.87 on the gauge while the panel still listed the kill switch at
+    0.322 as if it held. An alarm waits `clear_after_s` after its condition ends (no flapping); meanwhile it
+    says since when the condition no longer holds, and holding again takes that back."""
+    from tests.fleet_builders import series
+
+    engine = AlarmEngine()
+    ratios = {3: 0.322, 4: 46.87, 5: 46.87, 6: 0.4, 7: 46.87}
+    seen = []
+    for f in series(0, 10, drain_inflow_ratio=lambda t: ratios.get(t, 1.0)):
+        engine.update(f)
+        seen.append([(a.name, a.value, a.clearing_since_s) for a in engine.active])
+    kill = "drain_inflow_kill_switch"
+    assert seen[3] == [(kill, 0.322, None)]
+    assert seen[4] == seen[5] == [(kill, 0.322, 4.0)]
+    assert seen[6] == [(kill, 0.4, None)]
+    assert seen[7] == seen[9] == [(kill, 0.4, 7.0)]

@@ -233,3 +233,22 @@ def test_a_multiple_of_the_steady_rate_fits_a_gauges_brief_line(times) -> None:
     assert float(times_text(times).rstrip("kM")) * {"k": 1e3, "M": 1e6}.get(
         times_text(times)[-1], 1
     ) == pytest.approx(times, rel=0.05)
+
+
+def test_an_alarm_waiting_to_clear_shows_its_last_reading_as_past() -> None:
+    """The panel listed "✖ drain_inflow_kill_switch 0.322 < 0.6 NEW" beside a gauge back at 46.87: the
+    alarm was only waiting out `clear_after_s`. Its row says so, and that 0.322 is what it was."""
+    from console.alarms import AlarmName
+
+    alarm = Alarm(
+        name=AlarmName.DRAIN_INFLOW_KILL_SWITCH, severity=Severity.CRITICAL, since_s=3, value=0.322,
+        limit=0.6, message="m", clearing_since_s=4,
+    )  # fmt: skip
+    log = AlarmLog()
+    log.update([alarm], 5)
+    (row,) = alarm_rows(log.active())
+    assert (row.value, row.clearing, row.cleared) == ("was 0.322 < 0.6", True, False)
+    version = log.version
+    log.update([alarm.model_copy(update={"clearing_since_s": None})], 6)
+    (row,) = alarm_rows(log.active())
+    assert (row.value, row.clearing, log.version > version) == ("0.322 < 0.6", False, True)

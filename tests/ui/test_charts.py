@@ -56,6 +56,24 @@ def test_ticks_are_round_and_labelled_in_operator_units():
     assert len(set(narrow)) == len(narrow) and narrow[0] == "1,000,000"
 
 
+def test_the_chart_says_lockstep_at_the_level_of_the_alarm() -> None:
+    """User pass: the wave chart read "✖ LOCKSTEP 16.4" (critical) while the alarms panel listed
+    "▲ lockstep_waves" (warning) in the same frame. The chart's line and level are the rule's."""
+    from console.alarms import AlarmEngine, Thresholds
+    from console.model.thresholds import SEVERITY_LEVEL, GaugeThresholds
+    from tests.alarms.test_rules import spiky
+    from tests.fleet_builders import series
+
+    engine = AlarmEngine()
+    for frame in series(0, 30, attempts=spiky):
+        engine.update(frame)
+    (alarm,) = engine.active
+    assert lockstep_reading(16.4)[1] is SEVERITY_LEVEL[alarm.severity]
+    assert lockstep_reading(4.0)[0].startswith("LOCKSTEP")
+    line = GaugeThresholds.from_shared(Thresholds().replace(lockstep_index_max=8.0)).lockstep_index_max
+    assert lockstep_reading(6.0, line)[0].startswith("bunched")
+
+
 def test_lockstep_reading_levels():
     assert lockstep_reading(13.6)[0].startswith("LOCKSTEP")
     assert lockstep_reading(2.5)[0].startswith("bunched")

@@ -277,3 +277,33 @@ async def test_a_failing_stream_source_is_shown_not_a_frozen_live_link(storm_app
         await wait_for(lambda: storm_app.model.link.state is LinkState.STOPPED, what="the stopped link")
         await pilot.pause()
         assert "decoder exploded" in storm_app.model.link.describe(storm_app.clock())
+
+
+async def test_an_alarm_waiting_to_clear_reads_clearing_not_new(storm_app):
+    """User pass: "✖ drain_inflow_kill_switch 0.322 < 0.6 NEW" beside a drain÷inflow gauge at ✓ 46.87 —
+    the alarm was only waiting out clear_after_s. The panel says it was 0.322 and is clearing."""
+    from console.protocol import Alarm, Severity
+
+    async with storm_app.run_test(size=(160, 50)) as pilot:
+        await fleet_ready(storm_app)
+        log = storm_app.model.alarms
+        time_s = storm_app.model.frame.time_s
+        log.update(
+            [
+                Alarm(
+                    name="drain_inflow_kill_switch",
+                    severity=Severity.CRITICAL,
+                    since_s=time_s - 3,
+                    value=0.322,
+                    limit=0.6,
+                    message="m",
+                    clearing_since_s=time_s - 1,
+                )
+            ],
+            time_s,
+        )
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        panel.show(log.active(), log.past(), storm_app.palette, log.version)
+        await pilot.pause()
+        cells = [str(cell) for cell in panel.get_row_at(0)]
+        assert cells[1:5] == ["drain_inflow_kill_switch", "fleet", "was 0.322 < 0.6", "clearing"]

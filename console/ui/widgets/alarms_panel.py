@@ -12,17 +12,13 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from console.model.alarms import AlarmEntry, AlarmKey, AlarmRow, alarm_rows
-from console.model.thresholds import Level
-from console.protocol import Severity
+from console.model.thresholds import SEVERITY_LEVEL, Level
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.header import fleet_clock
 
 #: Rows shown (after grouping); the box title counts every active alarm.
 ROWS_SHOWN = 40
 PAST_SHOWN = 20
-
-SEVERITY_LEVEL = {Severity.INFO: Level.OK, Severity.WARNING: Level.WARNING, Severity.CRITICAL: Level.CRITICAL}
-
 
 #: Most telling first, so a narrow panel cuts what matters least: at 160 columns the panel is 62 cells, at
 #: 120 ~46 and at 80 ~30. The node follows the rule: last, it fell past the edge at 160 columns whenever a
@@ -125,7 +121,15 @@ class AlarmsPanel(DataTable):
         for row in rows:
             level = Level.UNKNOWN if row.cleared else SEVERITY_LEVEL.get(row.severity, Level.WARNING)
             style = palette.level_style(level, bold=not row.acknowledged and not row.cleared)
-            status = "cleared" if row.cleared else ("acked" if row.acknowledged else "NEW")
+            # Clearing: its condition no longer holds and it waits out clear_after_s, its value the last
+            # reading over the line ("was 0.322 < 0.6"): "NEW" beside a gauge back at 46.87 contradicted it.
+            status = (
+                "cleared"
+                if row.cleared
+                else "clearing"
+                if row.clearing
+                else ("acked" if row.acknowledged else "NEW")
+            )
             value = Cell(row.value, overflow="ellipsis", no_wrap=True)
             value.truncate(VALUE_MAX, overflow="ellipsis")
             cells.append(
