@@ -26,8 +26,19 @@ class LinkStatus:
     next_in_s: float | None = None
     reason: str | None = None
     at_s: float = 0.0  # wall clock of the change, so the header can count the wait down
+    #: A replay's playback speed: the header then says "replay ▶ ×5" or "replay ⏸ paused", not a "live"
+    #: link (a recording played back is not one). None for a stream.
+    replay_speed: float | None = None
+
+    @property
+    def label(self) -> str:
+        return "link" if self.replay_speed is None else "replay"
 
     def describe(self, now_s: float) -> str:
+        if self.replay_speed is not None and self.state is LinkState.LIVE:
+            return f"▶ ×{self.replay_speed:g}"
+        if self.replay_speed is not None and self.state is LinkState.PAUSED:
+            return "⏸ paused" if self.reason in (None, "paused") else f"⏹ {self.reason}"
         if self.state is LinkState.RECONNECTING:
             remaining = max(0.0, (self.next_in_s or 0.0) - (now_s - self.at_s))
             return f"reconnecting (attempt {self.attempt}, next in {remaining:.1f} s)"

@@ -172,9 +172,9 @@ def damage_note(status: ReplayStatus) -> str | None:
 def link_of(status: ReplayStatus, at_s: float) -> LinkStatus:
     held = held_reason(status)
     return (
-        LinkStatus(LinkState.LIVE, at_s=at_s)
+        LinkStatus(LinkState.LIVE, at_s=at_s, replay_speed=status.speed)
         if held is None
-        else LinkStatus(LinkState.PAUSED, reason=held, at_s=at_s)
+        else LinkStatus(LinkState.PAUSED, reason=held, at_s=at_s, replay_speed=status.speed)
     )
 
 

@@ -104,10 +104,11 @@ class ReplayScreen(MainScreen):
 
 def _marker_bindings() -> list[Binding]:
     return [
-        Binding("right_square_bracket", "marker('alarm', 1)", "next alarm"),
-        Binding("left_square_bracket", "marker('alarm', -1)", "prev alarm"),
-        Binding("right_curly_bracket", "marker('action', 1)", "next action"),
-        Binding("left_curly_bracket", "marker('action', -1)", "prev action"),
+        # Short words: with "next alarm" … "prev action" the footer at 160 columns ended at "} next".
+        Binding("right_square_bracket", "marker('alarm', 1)", "alarm ▸"),
+        Binding("left_square_bracket", "marker('alarm', -1)", "◂ alarm"),
+        Binding("right_curly_bracket", "marker('action', 1)", "action ▸"),
+        Binding("left_curly_bracket", "marker('action', -1)", "◂ action"),
     ]
 
 
@@ -117,7 +118,13 @@ _REPLAY_LINKS = (LinkState.LIVE, LinkState.PAUSED)
 
 class ReplayApp(ConsoleApp):
     BINDINGS: ClassVar[list[BindingType]] = [
-        *ConsoleApp.BINDINGS,
+        # Acknowledging a replay's alarms is seldom wanted: `A` stays (help lists it), off the footer, which
+        # the replay's own keys fill at 160 columns.
+        *[
+            Binding(b.key, b.action, b.description, show=False) if b.action == "acknowledge_all" else b
+            for b in ConsoleApp.BINDINGS
+            if isinstance(b, Binding)
+        ],
         Binding("space", "toggle_pause", "pause"),
         Binding("full_stop", "step(1)", "+1 frame"),
         Binding("comma", "step(-1)", "−1 frame"),
@@ -197,7 +204,8 @@ class ReplayApp(ConsoleApp):
         of counting the frames' age up to a failing link."""
         wanted = link_of(self.replay.status(), self.clock())
         link = self.model.link
-        if (wanted.state, wanted.reason) != (link.state, link.reason) and link.state in _REPLAY_LINKS:
+        now = (wanted.state, wanted.reason, wanted.replay_speed)
+        if now != (link.state, link.reason, link.replay_speed) and link.state in _REPLAY_LINKS:
             self.model.apply(wanted)
 
     def _tell_damage(self) -> None:

@@ -22,3 +22,38 @@ async def test_the_links_age_is_shown_whole(storm_app, size) -> None:
         (line,) = visible_lines(storm_app.screen.query_one(FleetHeader))
         assert re.search(r"age \d+\.\d s", line), line
         assert ("source simulator" in line) == (size == SIZE), line  # dropped only when there is no room
+
+
+async def test_at_80_columns_a_reconnecting_link_is_whole(storm_app) -> None:
+    """User pass: "link ✖ reconnecting (attempt 4," — when to expect the next try was cut. The fleet's
+    name and the clock's label give way first; the link state is what the operator is waiting on."""
+    from console.model.link import LinkState, LinkStatus
+
+    storm_app.model.fleet = "storm-simulator-fleet-eu-west"
+    now_s = storm_app.clock()
+    storm_app.model.apply(LinkStatus(LinkState.RECONNECTING, attempt=4, next_in_s=7.5, at_s=now_s))
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        storm_app.refresh_views()
+        await pilot.pause()
+        (line,) = visible_lines(storm_app.screen.query_one(FleetHeader))
+        assert "reconnecting (attempt 4, next in 7.5 s)" in line, line
+        assert "storm-" in line, line  # the name shortened, not gone
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), SIZE])
+async def test_the_footer_always_shows_quit_and_help(storm_app, size) -> None:
+    """User pass: at 80 columns the footer showed "/ s d u R h r ^p palette" and never `q quit`, `? help`."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    async with storm_app.run_test(size=size) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.pause()
+        footer = storm_app.screen.query_one(Footer)
+        shown = [
+            f"{key.key_display} {key.description}".strip()
+            for key in footer.query(FooterKey)
+            if key.region.width and key.region.right <= footer.region.right
+        ]
+        assert "q quit" in shown and "? help" in shown, shown

@@ -123,11 +123,17 @@ async def test_a_held_replay_is_not_shown_as_a_failing_link(reader: RecordingRea
         wall[0] += 60.0  # a minute of wall time, held
         app._tick()
         await pilot.pause()
-        assert "link ✓ paused" in header() and "age" not in header()
+        # A replay says so, not "link ✓ live" / "link ✓ paused" (user pass): playing at what speed, or held.
+        assert "replay ⏸ paused" in header() and "age" not in header() and "link" not in header()
         await pilot.press("space")
         app._tick()
         await pilot.pause()
-        assert "link ✓ live" in header() and "age 0.0 s" in header()
+        speed = app.replay.status().speed
+        assert f"replay ▶ ×{speed:g}" in header() and "age 0.0 s" in header() and "live" not in header()
+        await pilot.press("x")
+        app._tick()
+        await pilot.pause()
+        assert app.replay.status().speed != speed and f"replay ▶ ×{app.replay.status().speed:g}" in header()
 
 
 async def test_seek_to_a_time_and_a_bad_time_is_an_inline_message(replay_app: ReplayApp, reader):
@@ -328,3 +334,20 @@ def test_a_seek_builds_node_records_for_the_landing_frame_only_and_shows_the_sam
         (e.alarm, e.cleared_at_s) for e in slow.alarms.past()
     ]
     assert list(fast.events) == list(slow.events)
+
+
+async def test_the_replay_footer_shows_its_own_keys_whole_at_160_columns(replay_app: ReplayApp):
+    """User pass: the replay's footer was cut after "} next": "{ prev action" never showed."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(replay_app)
+        await pilot.pause()
+        footer = replay_app.screen.query_one(Footer)
+        shown = {
+            key.key_display
+            for key in footer.query(FooterKey)
+            if key.region.width and key.region.right <= footer.region.right
+        }
+        assert {"q", "?", "g", ".", ",", "x", "[", "]", "{", "}"} <= shown, shown

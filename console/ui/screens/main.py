@@ -10,7 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label
+from textual.widgets import DataTable, Input, Label
 
 from console.errors import InputError
 from console.model.gauges import fleet_gauges
@@ -22,6 +22,7 @@ from console.ui.commands import ACTIONS, action_bindings
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.alarms_panel import AlarmsPanel
+from console.ui.widgets.footer import ConsoleFooter
 from console.ui.widgets.gauges import GaugeBar
 from console.ui.widgets.header import FleetHeader, header_text
 from console.ui.widgets.node_table import NodeTable, column_title
@@ -104,7 +105,7 @@ class MainScreen(Screen[None]):
                 placeholder="state:draining,down  id:gw-00*  alarming   (Enter applies, Esc closes)",
                 id="filter",
             )
-        yield Footer()
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         self.query_one("#wave-box").border_title = "reconnect wave · attempts per 100 ms"
@@ -175,7 +176,7 @@ class MainScreen(Screen[None]):
     def _show_charts(self, model: FleetModel, palette: Palette) -> None:
         wave = self.query_one("#wave-chart", PlotextChart)
         wave.show(wave_spec(model, plot_columns(wave.content_size.width)), palette.chart, palette.foreground)
-        reading, level = lockstep_reading(model.lockstep)
+        reading, level = lockstep_reading(model.lockstep, model.thresholds.lockstep_index_max)
         box = self.query_one("#wave-box")
         chart = palette.chart
         box.border_subtitle = (

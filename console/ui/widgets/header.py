@@ -18,21 +18,43 @@ def fleet_clock(time_s: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
+#: The fewest characters of the fleet's name kept when it gives way to the link state (then "…").
+FLEET_KEPT = 8
+
+
 def header_text(model: FleetModel, now_s: float, palette: Palette, width: int | None = None) -> Text:
     """The line; when it is wider than `width`, without the source and with shorter labels — at 80 columns
-    the link's age was cut to "age", and how stale the view is matters more than where it comes from."""
+    the link's age was cut to "age", and how stale the view is matters more than where it comes from. Then
+    the fleet's name gives way (down to `FLEET_KEPT` characters), then the product's: a reconnecting link
+    lost "next in 3.2 s" at 80 columns, and when the next try comes is what the operator is waiting for."""
     text = _header_text(model, now_s, palette, compact=False)
-    if width is not None and text.cell_len > width:
-        text = _header_text(model, now_s, palette, compact=True)
+    if width is None or text.cell_len <= width:
+        return text
+    text = _header_text(model, now_s, palette, compact=True)
+    fleet = model.fleet
+    excess = text.cell_len - width
+    kept = max(FLEET_KEPT, len(fleet) - excess - 1)
+    if excess > 0 and kept < len(fleet):
+        fleet = fleet[:kept] + "…"
+        text = _header_text(model, now_s, palette, compact=True, fleet=fleet)
+    if text.cell_len > width:
+        text = _header_text(model, now_s, palette, compact=True, fleet=fleet, brand=False)
     return text
 
 
-def _header_text(model: FleetModel, now_s: float, palette: Palette, compact: bool) -> Text:
+def _header_text(
+    model: FleetModel,
+    now_s: float,
+    palette: Palette,
+    compact: bool,
+    fleet: str | None = None,
+    brand: bool = True,
+) -> Text:
     t = model.thresholds
     gap = "  " if compact else "   "
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(" ◆ stormdeck ", style="bold")
-    text.append(f" {model.fleet} ", style="bold reverse")
+    text.append(" ◆ stormdeck " if brand else " ◆", style="bold")
+    text.append(f" {model.fleet if fleet is None else fleet} ", style="bold reverse")
     if not compact:
         text.append(f"  source {model.source.value if model.source else '—'}")
     clock = fleet_clock(model.frame.time_s) if model.frame else "—"
@@ -45,8 +67,10 @@ def _header_text(model: FleetModel, now_s: float, palette: Palette, compact: boo
         level = Level.WARNING
     else:
         level = Level.CRITICAL
-    text.append(f"{gap}link ")
-    text.append(f"{LEVEL_GLYPHS[level]} {link.describe(now_s)}", style=palette.level_style(level, bold=True))
+    text.append(f"{gap}{link.label} ")
+    # A replay's ▶/⏸ is its state; the level's glyph joins it only when its frames run late.
+    glyph = "" if link.replay_speed is not None and level is Level.OK else f"{LEVEL_GLYPHS[level]} "
+    text.append(f"{glyph}{link.describe(now_s)}", style=palette.level_style(level, bold=True))
     if link.state is LinkState.RECONNECTING:
         text.append("  Ctrl+R: now")
     if stale is not None:
