@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from console.drills.schema import Drill, Objective, Scoring
+from console.model.actions import format_value
 from console.protocol import Event, Frame, NodeState, Totals
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome
 
@@ -37,10 +38,16 @@ class Measured:
         return asdict(self)
 
     def reading(self) -> str:
-        """`value 16730/s, limit 1000/s`: the measure and its line, with their unit."""
-        value = "–" if self.value is None else f"{self.value:g}{self.unit}"
-        limit = "–" if self.limit is None else f"{self.limit:g}{self.unit}"
+        """`value 16,730/s, limit 1,000/s`: the measure and its line, with their unit; from a thousand up in
+        the figures the console writes everywhere (`format_value`: "value 116866/s" was the one figure
+        without separators), below it as measured (91.37 %, not format_value's three figures' 91.4)."""
+        value = "–" if self.value is None else f"{_figure(self.value)}{self.unit}"
+        limit = "–" if self.limit is None else f"{_figure(self.limit)}{self.unit}"
         return f"value {value}, limit {limit}"
+
+
+def _figure(value: float) -> str:
+    return format_value(float(value)) if abs(value) >= 1000 else f"{value:g}"
 
 
 @dataclass(frozen=True)

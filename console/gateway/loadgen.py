@@ -138,8 +138,9 @@ class LoadReport:
     messages: int
     gaps: int
     duplicates: int
-    connect_p50_ms: float
-    connect_p99_ms: float
+    #: None (JSON null, "—" in the text) when no client connected: 0.00 read as connects that took no time.
+    connect_p50_ms: float | None
+    connect_p99_ms: float | None
     lockstep_index: float
     bin_ms: int
     attempts_per_bin: list[int]
@@ -149,6 +150,8 @@ class LoadReport:
         (found in review), nine digits below what a 100 ms wave bin can tell; --json keeps them exact."""
 
         def shown(value: object) -> object:
+            if value is None:
+                return "—"
             return f"{value:.2f}" if isinstance(value, float) else value
 
         return "\n".join(
@@ -179,12 +182,19 @@ def report(stats: ClientStats, clients: int, policy: str, bins: list[int], durat
         policy=policy,
         duration_s=duration_s,
         **{k: getattr(stats, k) for k in _COUNTERS},
-        connect_p50_ms=round(percentile(stats.connect_latency_ms, 0.50), 2),
-        connect_p99_ms=round(percentile(stats.connect_latency_ms, 0.99), 2),
+        connect_p50_ms=connect_ms(stats, 0.50),
+        connect_p99_ms=connect_ms(stats, 0.99),
         lockstep_index=round(lockstep_index(QUIET + bins + QUIET), 2),
         bin_ms=WAVE_BIN_MS,
         attempts_per_bin=bins,
     )
+
+
+def connect_ms(stats: ClientStats, share: float) -> float | None:
+    """A percentile of the connects' latency, or None when there were none."""
+    if not stats.connect_latency_ms:
+        return None
+    return round(percentile(stats.connect_latency_ms, share), 2)
 
 
 _COUNTERS = [

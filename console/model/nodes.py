@@ -27,6 +27,12 @@ def id_order(node_id: str) -> tuple[tuple[str | int, ...], str]:
     return parts, node_id
 
 
+def handshake_p99_text(node: NodeStatus) -> str:
+    """A node's handshake p99 in ms, or "—" when it completed none in the window: a node reports 0 then
+    (console.gateway.meter.percentile of nothing), and "0" read as handshakes that took no time."""
+    return "—" if node.accepts_per_s <= 0 else f"{node.handshake_p99_ms:.0f}"
+
+
 SORT_KEYS: dict[str, Callable[[NodeStatus], float | str | tuple[tuple[str | int, ...], str]]] = {
     "id": lambda n: id_order(n.id),
     "state": lambda n: n.state.value,

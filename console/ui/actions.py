@@ -375,7 +375,8 @@ class ConsoleActions:
             try:
                 page = await self.admin.audit(AUDIT_LIMIT)
                 records = [r for r in page.get("records", []) if isinstance(r, dict)]
-                note = f"GET /v1/audit · {len(records)} newest records"
+                plural = "" if len(records) == 1 else "s"
+                note = f"GET /v1/audit · {len(records):,} newest record{plural}"
             except ApiError as error:
                 records, note = [], f"the server's audit log: {error}; this session's attempts only"
         if not records:

@@ -152,7 +152,7 @@ def test_each_measure_reads_with_its_unit() -> None:
     cases = [
         (
             objective("totals_max", field="timeouts_per_s", max=1000, grace_s=0),
-            "value 0/s, limit 1000/s",
+            "value 0/s, limit 1,000/s",
             "/s",
         ),
         (objective("totals_max", field="resync_backlog", max=50, grace_s=0), "value 0, limit 50", ""),
@@ -162,3 +162,20 @@ def test_each_measure_reads_with_its_unit() -> None:
     for goal, reading, unit in cases:
         result = measure(goal, frames, [], [])
         assert (result.reading(), result.as_dict()["unit"]) == (reading, unit), goal.kind
+
+
+def test_a_measure_reads_with_thousands_separators() -> None:
+    """User pass: the drill's end screen read "value 116866/s" where every other figure has separators."""
+    from console.drills.objectives import Measured
+
+    item = Measured("peak", "totals_max", False, 116_866.0, 1000.0, "why", 0, 10, unit="/s")
+    assert item.reading() == "value 116,866/s, limit 1,000/s"
+    assert (
+        Measured("r", "recovery", True, 30.0, 180.0, "w", 5, 5, unit=" s").reading()
+        == "value 30 s, limit 180 s"
+    )
+    assert Measured("f", "floor", True, 0.25, None, "w", 5, 5).reading() == "value 0.25, limit –"
+    assert (
+        Measured("c", "floor", False, 91.37, 99.0, "w", 0, 5, unit=" %").reading()
+        == "value 91.37 %, limit 99 %"
+    )

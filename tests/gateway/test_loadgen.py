@@ -51,3 +51,19 @@ def _recording(pool_class: type, clients: list) -> type:
             clients.extend(self.clients)
 
     return Recording
+
+
+def test_a_run_with_no_connects_has_no_connect_latency() -> None:
+    """User pass: `loadgen` with no connects printed `connect_p50_ms 0.00` — as if they took no time."""
+    import json
+    from dataclasses import asdict
+
+    from console.gateway.client import ClientStats
+
+    empty = loadgen.report(ClientStats(attempts=5, failures=5), 10, "fixed", [5], 1.0)
+    assert (empty.connect_p50_ms, empty.connect_p99_ms) == (None, None)
+    assert json.loads(json.dumps(asdict(empty)))["connect_p99_ms"] is None
+    lines = dict(line.split(None, 1) for line in empty.summary().splitlines())
+    assert (lines["connect_p50_ms"], lines["connect_p99_ms"]) == ("—", "—")
+    some = loadgen.report(ClientStats(connects=3, connect_latency_ms=[3.0, 5.0, 9.0]), 3, "fixed", [3], 1.0)
+    assert (some.connect_p50_ms, some.connect_p99_ms) == (5.0, 9.0)

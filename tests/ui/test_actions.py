@@ -294,6 +294,9 @@ async def test_audit_panel_shows_the_servers_records():
         assert "halt" in str(table.get_row_at(0)[2])
         detail = shown(app.screen.query_one("#audit-detail")).strip()
         assert detail == api.audit[-1]["detail"] and detail  # the highlighted record's detail, whole
+        # One record is one record (user pass: "1 newest records").
+        note = shown(app.screen.query_one("#audit-note")).strip()
+        assert note == "GET /v1/audit · 1 newest record", note
 
 
 async def test_read_only_disables_actions_and_says_why():

@@ -19,6 +19,7 @@ from console.protocol import Alarm, Severity
 from console.ui.app import ConsoleApp
 from console.ui.widgets.alarms_panel import COLUMNS, RULE_KEPT, AlarmsPanel
 from console.ui.widgets.gauges import GaugeBox
+from console.ui.widgets.node_table import NodeTable
 
 from .conftest import SIZE, fleet_ready
 
@@ -399,3 +400,33 @@ def test_the_node_is_never_what_gives_way():
     assert column_widths(natural, 44) == [3, RULE_KEPT + 2, 10, 15, 0, 0]  # the rule at its shortest ...
     assert column_widths(natural, 43) == [3, 25, 10, 0, 0, 0]  # ... or whole, once the value cannot fit
     assert column_widths(natural, 29) == [3, 16, 10, 0, 0, 0]  # 80 columns: rule cut further, node whole
+
+
+async def test_a_node_with_no_handshakes_shows_no_p99(storm_app):
+    """User pass: real nodes with no handshakes in the window read "p99 ms 0" (the node reports 0 for
+    none): no handshake is not a fast one. The table shows "—", a node with handshakes its p99."""
+    model = storm_app.model
+    frame = model.frame
+    quiet = frame.nodes[0].model_copy(update={"accepts_per_s": 0.0, "handshake_p99_ms": 0.0})
+    busy = frame.nodes[1].model_copy(update={"accepts_per_s": 40.0, "handshake_p99_ms": 12.0})
+    model.apply(
+        Received(
+            frame.model_copy(
+                update={
+                    "seq": frame.seq + 1,
+                    "time_s": frame.time_s + 1,
+                    "nodes": [quiet, busy, *frame.nodes[2:]],
+                }
+            ),
+            (model.received_at_s or 0.0) + 1,
+        )
+    )
+    async with storm_app.run_test(size=(160, 48)) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.pause()
+        lines = visible_lines(storm_app.screen.query_one(NodeTable))
+        assert lines[0].split()[-2:] == ["p99", "ms"], lines[0]
+        (quiet_line,) = [line for line in lines if f"{quiet.id} " in line]
+        (busy_line,) = [line for line in lines if f"{busy.id} " in line]
+        assert quiet_line.split()[-1] == "—", quiet_line
+        assert busy_line.split()[-1] == "12", busy_line

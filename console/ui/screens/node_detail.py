@@ -24,6 +24,7 @@ from console.model.node_detail import (
     joined_series,
     parse_node_detail,
 )
+from console.model.nodes import handshake_p99_text
 from console.model.thresholds import Level
 from console.protocol import Event, NodeStatus
 from console.ui.commands import action_bindings
@@ -170,7 +171,7 @@ class NodeDetailScreen(Screen[None]):
             summary.append(
                 f"   conns {node.connections:,}   cpu {node.cpu_pct:.1f} %   acc {node.accepts_per_s:.0f}/s"
                 f"   503 {node.rejects_per_s:.0f}/s   t/o {node.timeouts_per_s:.0f}/s"
-                f"   p99 {node.handshake_p99_ms:.0f} ms"
+                f"   p99 {handshake_p99_text(node)} ms"
             )
             if node.history_unreachable:
                 summary.append(

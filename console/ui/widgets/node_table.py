@@ -24,7 +24,7 @@ from textual.strip import Strip
 
 from console.model.downsample import SPARK_MIN_SPAN_SHARE, spark_blocks
 from console.model.gauges import level_at_least, node_cpu_level, node_level
-from console.model.nodes import NodeQuery
+from console.model.nodes import NodeQuery, handshake_p99_text
 from console.model.thresholds import GaugeThresholds, Level
 from console.protocol import NodeStatus
 from console.ui.themes import LEVEL_GLYPHS, Palette
@@ -248,7 +248,7 @@ class NodeTable(ScrollView, can_focus=True):
             ),
             "timeouts": (f"{node.timeouts_per_s:.0f}", base),
             "p99": (
-                f"{node.handshake_p99_ms:.0f}",
+                handshake_p99_text(node),
                 level_style(level_at_least(node.handshake_p99_ms, t.handshake_warn_ms, t.handshake_crit_ms)),
             ),
         }
