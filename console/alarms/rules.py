@@ -271,13 +271,16 @@ class DrainPacing(Rule):
             fleet.admission_capacity_per_s, frame.totals.accepts_per_s, fleet.drain_rate_per_s
         )
         if fleet.drain_rate_per_s > spare_per_s:
+            drain, spare = count(fleet.drain_rate_per_s), count(spare_per_s)
+            if drain == spare:  # "1.0 k over 1.0 k": whole figures tell them apart
+                drain, spare = f"{fleet.drain_rate_per_s:,.0f}", f"{spare_per_s:,.0f}"
             yield Reading(
                 AlarmName.DRAIN_PACING_EXCEEDED,
                 Severity.WARNING,
                 fleet.drain_rate_per_s,
                 spare_per_s,
-                f"{fleet.draining_nodes} nodes draining at {count(fleet.drain_rate_per_s)} closes/s in all, "
-                f"over the spare admission capacity ({count(spare_per_s)}/s): slow the drains or drain fewer "
+                f"{fleet.draining_nodes} nodes draining at {drain} closes/s in all, "
+                f"over the spare admission capacity ({spare}/s): slow the drains or drain fewer "
                 "nodes at once.",
             )
 

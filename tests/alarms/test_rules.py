@@ -414,3 +414,11 @@ def test_cpu_just_over_the_abort_line_reads_over_it() -> None:
 def test_a_storm_just_over_its_multiple_reads_over_it() -> None:
     message = active_messages(series(0, 60, attempts_per_s=lambda t: 20_600.0 if t >= 35 else 2000.0))
     assert "10.3× the steady 2.0 k/s (alarm at 10×)" in message["reconnect_rate_high"]
+
+
+def test_drain_pacing_over_a_spare_capacity_that_reads_the_same_says_by_how_much() -> None:
+    """1,040 closes/s over a spare 1,030/s read "1.0 k closes/s … over the spare (1.0 k/s)"."""
+    admission = AdmissionSettings(rate_per_s=500.0, max_connections=None, retry_after_s=(1, 30))
+    frames = series(0, 3, fleet=pacing_fleet(1040.0), admission=admission, accepts_per_s=1510.0)
+    message = active_messages(frames)["drain_pacing_exceeded"]
+    assert "1,040 closes/s in all, over the spare admission capacity (1,030/s)" in message, message

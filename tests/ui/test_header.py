@@ -9,6 +9,7 @@ import pytest
 
 from console.ui.widgets.header import FleetHeader
 
+from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE, fleet_ready
 from .test_oncall import visible_lines
 
@@ -41,19 +42,29 @@ async def test_at_80_columns_a_reconnecting_link_is_whole(storm_app) -> None:
         assert "storm-" in line, line  # the name shortened, not gone
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40), SIZE])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), SIZE, "resized"])
 async def test_the_footer_always_shows_quit_and_help(storm_app, size) -> None:
-    """User pass: at 80 columns the footer showed "/ s d u R h r ^p palette" and never `q quit`, `? help`."""
+    """User pass: at 80 columns the footer showed "/ s d u R h r ^p palette" and never `q quit`, `? help`.
+    "resized": started at 160 columns, then made 80 wide."""
     from textual.widgets import Footer
     from textual.widgets._footer import FooterKey
 
-    async with storm_app.run_test(size=size) as pilot:
+    async with storm_app.run_test(size=SIZE if size == "resized" else size) as pilot:
         await fleet_ready(storm_app)
         await pilot.pause()
         footer = storm_app.screen.query_one(Footer)
-        shown = [
-            f"{key.key_display} {key.description}".strip()
-            for key in footer.query(FooterKey)
-            if key.region.width and key.region.right <= footer.region.right
-        ]
-        assert "q quit" in shown and "? help" in shown, shown
+
+        def shown() -> list[str]:
+            return [
+                f"{key.key_display} {key.description}".strip()
+                for key in footer.query(FooterKey)
+                if key.region.width and key.region.right <= footer.region.right
+            ]
+
+        if size == "resized":
+            await pilot.resize_terminal(80, 24)
+            # (the footer lays its keys out again after the resize: wait for that, not a number of frames)
+            await wait_for(
+                lambda: footer.region.width == 80 and "? help" in shown(), what="the 80-column footer"
+            )
+        assert "q quit" in shown() and "? help" in shown(), shown()

@@ -430,3 +430,26 @@ async def test_a_node_with_no_handshakes_shows_no_p99(storm_app):
         (busy_line,) = [line for line in lines if f"{busy.id} " in line]
         assert quiet_line.split()[-1] == "—", quiet_line
         assert busy_line.split()[-1] == "12", busy_line
+
+
+async def test_a_node_just_over_the_abort_cpu_does_not_read_as_on_it(storm_app):
+    """80.04 % printed "80.0" in red beside the abort line of 80 (the rule is *over* 80): the table gives it
+    the places that tell it from the line, as the alarms and gauges do (console.figures.beside_limit)."""
+    model = storm_app.model
+    frame = model.frame
+    hot = frame.nodes[0].model_copy(update={"cpu_pct": 80.04})
+    model.apply(
+        Received(
+            frame.model_copy(
+                update={"seq": frame.seq + 1, "time_s": frame.time_s + 1, "nodes": [hot, *frame.nodes[1:]]}
+            ),
+            (model.received_at_s or 0.0) + 1,
+        )
+    )
+    async with storm_app.run_test(size=(160, 48)) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.pause()
+        (line,) = [
+            line for line in visible_lines(storm_app.screen.query_one(NodeTable)) if f"{hot.id} " in line
+        ]
+        assert " 80.04 " in line, line

@@ -21,9 +21,14 @@ def key_cells(key: FooterKey) -> int:
 
 
 class ConsoleFooter(Footer):
+    _fitted_to = 0
+
     def compose(self) -> ComposeResult:
         keys = list(super().compose())
-        room = self.size.width
+        # The footer spans the terminal: its width is the app's before the first layout gives it one, so
+        # the first compose already fits (a recompose on the first resize made the screen's layout late).
+        room = self.size.width or self.app.size.width
+        self._fitted_to = room
         if not room or sum(key_cells(key) for key in keys if isinstance(key, FooterKey)) <= room:
             yield from keys
             return
@@ -39,4 +44,5 @@ class ConsoleFooter(Footer):
         return key.action in ALWAYS_SHOWN or key.has_class("-command-palette")
 
     def on_resize(self) -> None:
-        self.refresh(recompose=True)  # what fits depends on the width
+        if self.size.width != self._fitted_to:  # what fits depends on the width
+            self.refresh(recompose=True)

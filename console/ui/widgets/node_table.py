@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from console.figures import beside_limit
 from console.model.downsample import SPARK_MIN_SPAN_SHARE, spark_blocks
 from console.model.gauges import level_at_least, node_cpu_level, node_level
 from console.model.nodes import NodeQuery, handshake_p99_text
@@ -236,7 +237,14 @@ class NodeTable(ScrollView, can_focus=True):
             "state": (f"{LEVEL_GLYPHS[level]} {node.state.value}", level_style(level)),
             "connections": (f"{node.connections:,}", base),
             # One decimal, as frames carry it: whole, 79.6 and 80.4 both read "80", one yellow, one red.
-            "cpu": (f"{node.cpu_pct:.1f}", level_style(node_cpu_level(node, t))),
+            # ... and more where one place would put it on a line it is over (80.04 is not "80.0", red).
+            "cpu": (
+                max(
+                    (beside_limit(node.cpu_pct, line, 1) for line in (t.cpu_warn_pct, t.cpu_crit_pct)),
+                    key=len,
+                ),
+                level_style(node_cpu_level(node, t)),
+            ),
             "spark": (
                 spark_blocks(self._spark(node.id), SPARK_CELLS, min_span_share=SPARK_MIN_SPAN_SHARE),
                 base + Style(color=palette.chart["line"]) if palette else base,
