@@ -145,9 +145,16 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
         signal.signal(signum, _exit_on_signal)
     speed = 1.0 if args.speed is None else args.speed
     seed = scenario.seed if args.seed is None else args.seed
-    with EmbeddedServer(drill.scenario, speed=speed, serve=serve) as server:
+    # A served drill's clock is an admin's: this player's pause key gets its own admin token.
+    with EmbeddedServer(drill.scenario, speed=speed, serve=serve, clock_token=True) as server:
         return _run_drill_console(
-            server.url, server.token, DrillProgress(drill, end_s), args.record, seed=seed, speed=speed
+            server.url,
+            server.token,
+            DrillProgress(drill, end_s),
+            args.record,
+            seed=seed,
+            speed=speed,
+            clock_token=server.clock_token,
         )
 
 
@@ -159,6 +166,7 @@ def _run_drill_console(
     *,
     seed: int | None = None,
     speed: float | None = None,
+    clock_token: str | None = None,
 ) -> int:
 
     from console.cli.screen import run_app
@@ -169,9 +177,11 @@ def _run_drill_console(
     from console.ui.drill import DrillApp
 
     admin = ActionClient(url, token)
+    # The drill's clock is an admin's (`clock_token`); the trainee acts with the operator `token`.
+    clock = ActionClient(url, clock_token) if clock_token is not None else admin
 
     async def set_paused(paused: bool) -> None:
-        await admin.send("POST", "/v1/sim/clock", {"paused": paused})
+        await clock.send("POST", "/v1/sim/clock", {"paused": paused})
 
     source = StreamClient(url, token)
     action_recorder = None
@@ -233,7 +243,16 @@ def _serve(args: argparse.Namespace) -> int:
             f"        or the palette of stormdeck attach {url} --token-file {paths['admin']} --instructor",
         ]
 
-    return serve_backend(backend, args, speed, what=f"drill {drill.name}", local_tokens=local, notes=notes)
+    # The clock is the instructor's: a trainee's operator token may not pause the drill or run it at 100×.
+    return serve_backend(
+        backend,
+        args,
+        speed,
+        what=f"drill {drill.name}",
+        local_tokens=local,
+        notes=notes,
+        clock_role=Role.ADMIN,
+    )
 
 
 def _headless(args: argparse.Namespace, drill: Drill) -> int:

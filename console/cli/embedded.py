@@ -47,7 +47,10 @@ class EmbeddedServer:
     """`sim serve SCENARIO` in a child process on 127.0.0.1 with an ephemeral port; a context manager.
 
     `serve` names another serving command with the same options (`["drill", NAME, "--serve"]`: the
-    interactive drill serves its drill this way); by default it is `["sim", "serve", scenario]`."""
+    interactive drill serves its drill this way); by default it is `["sim", "serve", scenario]`.
+    `clock_token`: the token file also holds an admin token, `clock_token`, for a server whose clock is
+    an admin's (a served drill's): the single-player drill pauses its own drill with it, while the console
+    acts with the operator token."""
 
     def __init__(
         self,
@@ -55,6 +58,7 @@ class EmbeddedServer:
         overrides: list[str] | None = None,
         speed: float = 1.0,
         serve: list[str] | None = None,
+        clock_token: bool = False,
     ) -> None:
         self.scenario = scenario
         self.serve = list(serve) if serve is not None else ["sim", "serve", scenario]
@@ -63,12 +67,14 @@ class EmbeddedServer:
         self.url = ""
         self._directory = Path(tempfile.mkdtemp(prefix="stormdeck-"))  # 0700
         self.token = new_token()
+        self.clock_token = new_token() if clock_token else None
         self.token_path = self._directory / "operator.token"
         self._log_path = self._directory / "server.log"
         self._process: subprocess.Popen[str] | None = None
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> EmbeddedServer:
-        write_token_file(self.token_path, Role.OPERATOR, self.token, "embedded-console")
+        clock = [(Role.ADMIN, self.clock_token, "drill-clock")] if self.clock_token is not None else []
+        write_token_file(self.token_path, Role.OPERATOR, self.token, "embedded-console", clock)
         command = [sys.executable, "-m", "console", *self.serve, "--port", "0"]
         command += ["--speed", str(self.speed), "--token-file", str(self.token_path), "--stop-with-parent"]
         for override in self.overrides:

@@ -143,11 +143,13 @@ def serve_backend(
     what: str,
     local_tokens: Sequence[LocalToken] = OPERATOR_ONLY,
     notes: Callable[[str, dict[str, Path]], list[str]] | None = None,
+    clock_role: Role = Role.OPERATOR,
 ) -> int:
     """Serve `backend` as the fleet API in the foreground until Ctrl-C (or SIGTERM, or SIGHUP): the audit log, the
     socket, the tokens (`--token-file`, else `local_tokens` made in 0600 files removed on exit) and the
     announcement whose `url:` line the embedded default waits for. `notes(url, token paths)` adds lines
-    to the announcement (a served drill tells the instructor how to inject)."""
+    to the announcement (a served drill tells the instructor how to inject). `clock_role`: who may pause the
+    fleet clock or change its speed (a served drill's clock is the instructor's: admin)."""
     from console.audit import open_audit_log
     from console.guards.config import load_default_thresholds
     from console.server.app import create_app
@@ -184,11 +186,14 @@ def serve_backend(
             speed=speed,
             coalesce_events_over=getattr(args, "coalesce_events", COALESCE_OVER) or None,
             paused=getattr(args, "paused", False),
+            clock_role=clock_role,
             audit_log=audit_log,
             thresholds=thresholds,
         )
         url = base_url(sock)
         attach_path = paths.get("token") or next(iter(paths.values()))
+
+        whose_clock = "the instructor's admin token" if clock_role is Role.ADMIN else "an operator token"
 
         def announce() -> None:
             # `url:` is the line the embedded default (console.cli.embedded) waits for.
@@ -206,7 +211,7 @@ def serve_backend(
                 print(
                     "clock:  paused at 0:00:01 (the first fleet second, run to show the fleet as started) "
                     "— start it from an instructor console's palette (\"Fleet "
-                    'clock: start / resume") or POST /v1/sim/clock {"paused": false} with an operator token'
+                    f'clock: start / resume") or POST /v1/sim/clock {{"paused": false}} with {whose_clock}'
                 )
             print("Ctrl-C stops the server.", flush=True)
 

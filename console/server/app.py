@@ -19,7 +19,7 @@ from console.server.feed import AlarmWatch, FleetFeed
 from console.server.history import DEFAULT_HISTORY_FRAMES, DEFAULT_REPLAY_CAP_FRAMES, FrameHistory
 from console.server.problems import install_problem_handlers
 from console.server.routes import actions, clock, fleet, stream
-from console.server.tokens import TokenRegistry
+from console.server.tokens import Role, TokenRegistry
 
 if TYPE_CHECKING:
     from console.audit import AuditLog
@@ -53,11 +53,14 @@ def create_app(
     idempotency: IdempotencyKeys | None = None,
     coalesce_events_over: int | None = COALESCE_OVER,
     paused: bool = False,
+    clock_role: Role = Role.OPERATOR,
 ) -> FastAPI:
     """The app serving `backend`; its feed starts and stops with the app's lifespan.
 
     The write side (issue #4) needs an `audit_log` (the caller opens and closes it); without one the
     action routes are not served at all — a fleet API that acts must remember what it did.
+    `clock_role`: the lowest role that may pause the fleet clock or change its speed (a served drill's
+    clock is the instructor's: admin); its changes are audited when there is an `audit_log`.
     """
     feed = FleetFeed(
         backend,
@@ -91,7 +94,7 @@ def create_app(
     install_problem_handlers(app)
     app.include_router(fleet.router)
     app.include_router(stream.router)
-    app.include_router(clock.router)
+    app.include_router(clock.make_router(clock_role, audited=audit_log is not None))
     if audit_log is not None:
         from console.guards import Thresholds
         from console.server.desk import ActionDesk

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -119,12 +120,16 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def write_token_file(path: Path, role: Role, token: str, name: str) -> None:
-    """Write a one-line token file readable by its owner only (0600), refusing to overwrite one."""
+def write_token_file(
+    path: Path, role: Role, token: str, name: str, more: Sequence[tuple[Role, str, str]] = ()
+) -> None:
+    """Write a token file readable by its owner only (0600), refusing to overwrite one: the line `role
+    token name` first (the one `attach --token-file` takes), then `more` (role, token, name) lines."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(f"{role.label} {token} {name}\n")
+        for line_role, line_token, line_name in ((role, token, name), *more):
+            handle.write(f"{line_role.label} {line_token} {line_name}\n")
 
 
 def default_token_dir() -> Path:

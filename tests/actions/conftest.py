@@ -16,7 +16,7 @@ from console.server.app import create_app
 from console.server.confirm import ConfirmTokens
 from console.server.runner import ServerThread
 from console.server.simulator import SimulatorBackend
-from console.server.tokens import parse_tokens
+from console.server.tokens import Role, parse_tokens
 from console.sim.engine import Simulation
 from console.sim.scenario_loader import build_scenario
 from tests.server.conftest import TOKEN_FILE, TOKENS, auth
@@ -74,6 +74,7 @@ def start_acting(
     frame_interval_s: float = 0.05,
     forecast_horizon_s: int | None = None,
     thresholds: Thresholds | None = None,
+    clock_role: Role = Role.OPERATOR,
     **sections: Any,
 ) -> Acting:
     backend = SimulatorBackend(calm_simulation(**sections), forecast_horizon_s=forecast_horizon_s)
@@ -86,6 +87,7 @@ def start_acting(
         audit_log=audit,
         thresholds=thresholds or Thresholds(),
         confirmations=ConfirmTokens(clock=clock),
+        clock_role=clock_role,
     )
     server = ServerThread(app).start()
     return Acting(server.url, server, backend, audit, clock)

@@ -116,6 +116,14 @@ async def test_a_served_drill_fires_its_timeline_and_takes_an_instructors_inject
 
     async with httpx.AsyncClient(base_url=url, timeout=10) as client:
         fleet = (await client.get("/v1/fleet", headers=trainee)).json()
+        # The clock is the instructor's: a trainee can neither pause the drill nor run it at 100×.
+        instructor = {"Authorization": f"Bearer {admin_file.read_text().split()[1]}"}
+        for change in ({"paused": True}, {"speed": 100}):
+            refused = await client.post("/v1/sim/clock", json=change, headers=trainee)
+            assert refused.status_code == 403 and "needs the admin role" in refused.json()["detail"]
+        assert (await client.get("/v1/sim/clock", headers=trainee)).json()["speed"] == 2
+        faster = await client.post("/v1/sim/clock", json={"speed": 3}, headers=instructor)
+        assert faster.status_code == 200 and faster.json()["speed"] == 3
     assert fleet["fleet"] == "thundering-herd" and len(fleet["nodes"]) == 10
 
     process: subprocess.Popen[str] = served["process"]
@@ -127,7 +135,11 @@ async def test_a_served_drill_fires_its_timeline_and_takes_an_instructors_inject
         (None, 403),  # the trainee's attempt, refused at the door and audited
         ("injection", 200),
         ("injection", 422),
+        (None, 403),  # the trainee's pause, refused and audited
+        (None, 403),  # and 100×
+        ("clock", 200),  # the instructor's change of speed
     ]
+    assert records[-1]["actor"] == "instructor" and records[-1]["parameters"] == {"speed": 3}
     assert verify_file(served["audit"]).intact
 
 
@@ -170,7 +182,7 @@ def test_drill_modes_child_server_serves_the_drill_paused_and_leaves_nothing_beh
     drill.write_text(SHORT_DRILL)
     serve = ["drill", str(drill), "--serve", "--paused", "--stop-with-parent"]
     serve += ["--audit-log", str(tmp_path / "a.jsonl")]
-    server = EmbeddedServer("thundering-herd", serve=serve).start()
+    server = EmbeddedServer("thundering-herd", serve=serve, clock_token=True).start()
     directory = server.token_path.parent
     try:
         headers = {"Authorization": f"Bearer {server.token}"}  # the operator token drill mode attaches with
@@ -180,7 +192,12 @@ def test_drill_modes_child_server_serves_the_drill_paused_and_leaves_nothing_beh
         assert set(asyncio.run(_frame_times(server.url, headers, 3))) <= {0.0, 1.0}
         fleet = httpx.get(f"{server.url}/v1/fleet", headers=headers).json()
         assert fleet["fleet"] == "thundering-herd" and len(fleet["nodes"]) == 8  # the drill's overrides
-        started = httpx.post(f"{server.url}/v1/sim/clock", json={"paused": False}, headers=headers)
+        # A served drill's clock is an admin's: the console's operator token may not start it, the
+        # clock token made for this player's pause key may.
+        refused = httpx.post(f"{server.url}/v1/sim/clock", json={"paused": False}, headers=headers)
+        assert refused.status_code == 403 and "admin" in refused.json()["detail"]
+        clock_headers = {"Authorization": f"Bearer {server.clock_token}"}
+        started = httpx.post(f"{server.url}/v1/sim/clock", json={"paused": False}, headers=clock_headers)
         assert started.status_code == 200 and started.json()["paused"] is False
         assert max(asyncio.run(_frame_times(server.url, headers, 3))) > 1.0  # the start key's call runs it
     finally:
@@ -205,6 +222,7 @@ def test_a_paused_served_drill_says_so_and_how_to_start_it(tmp_path: Path) -> No
     # Found in review: it said 0:00:00, but the fleet is served from its first second (GET /v1/fleet: 1.0).
     assert fields["clock"].startswith("paused at 0:00:01 (the first fleet second")
     assert "Fleet clock: start / resume" in fields["clock"] and '{"paused": false}' in fields["clock"]
+    assert fields["clock"].endswith("with the instructor's admin token")
 
 
 def moot_drill() -> Drill:
