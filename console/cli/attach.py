@@ -55,6 +55,7 @@ def run_attach(args: argparse.Namespace) -> int:
         check_recording_out("--record", args.record)
     source = StreamClient(args.url, token)
     action_recorder = None
+    recorder = None
     if args.record is not None:
         from console.record.daemon import RecordingTap, StreamRecorder
 
@@ -74,4 +75,8 @@ def run_attach(args: argparse.Namespace) -> int:
         action_recorder=action_recorder,
         instructor=args.instructor,
     )
-    return run_app(app)
+    try:
+        return run_app(app)
+    finally:
+        if recorder is not None:  # the tap closes it when its stream ends; this, if it never began
+            recorder.close()

@@ -134,9 +134,10 @@ def check_publish_rate(option: str, rate_per_s: float) -> float:
     return rate_per_s
 
 
-def check_output_file(option: str, path: Path) -> Path:
+def check_output_file(option: str, path: Path, make_directory: bool = True) -> Path:
     """A file a command will write (or continue): not empty, not a directory, in a directory it may write
-    — checked before anything starts, so nothing runs and is then refused, and nothing is half-written."""
+    (made when missing and `make_directory`) — checked before anything starts, so nothing runs and is then
+    refused, and nothing is half-written."""
     if not str(path).strip():
         raise InputError(option, str(path), "a file path")
     if path.is_dir():
@@ -145,7 +146,7 @@ def check_output_file(option: str, path: Path) -> Path:
         if not os.access(path, os.W_OK):
             raise InputError(option, str(path), "a file this user may write")
         return path
-    check_output_dir(option, path.parent, create=True)
+    check_output_dir(option, path.parent, create=make_directory)
     return path
 
 
@@ -156,8 +157,10 @@ def check_output_dir(option: str, directory: Path, create: bool = True) -> Path:
     existing = directory
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
-    if not existing.is_dir() or (existing != directory and not create):
+    if not existing.is_dir():
         raise InputError(option, str(directory), "a directory (or a path where one can be made)")
+    if existing != directory and not create:
+        raise InputError(option, str(directory), "an existing directory (it is not made for you)")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(option, str(directory), "a directory this user may write")
     return directory
@@ -165,10 +168,11 @@ def check_output_dir(option: str, directory: Path, create: bool = True) -> Path:
 
 def check_recording_out(option: str, path: Path) -> Path:
     """Where `record --out`, `attach --record` and `drill --record` write: a new file or a recording to
-    continue, in a directory this user may write."""
+    continue, in an existing directory this user may write (as `sim run --frames` has it: a typo in the
+    directory is refused, not made)."""
     from console.record.writer import check_recording_path
 
-    return check_recording_path(option, check_output_file(option, path))
+    return check_recording_path(option, check_output_file(option, path, make_directory=False))
 
 
 #: `--coalesce-events`: 0 sends every event on its own; more than a fleet's nodes would never merge any.

@@ -185,6 +185,7 @@ def _run_drill_console(
 
     source = StreamClient(url, token)
     action_recorder = None
+    recorder = None
     if record is not None:
         from console.record.daemon import RecordingTap, StreamRecorder
         from console.record.records import DrillInfo
@@ -213,7 +214,11 @@ def _run_drill_console(
         source=source,
         admin=admin,
     )
-    status = run_app(app)
+    try:
+        status = run_app(app)
+    finally:
+        if recorder is not None:  # the tap closes it when its stream ends; this, if it never began
+            recorder.close()
     if status == 0 and app.abandoned:
         _say_interrupted(progress.drill, progress.time_s, record, "abandoned", progress.score())
     elif status == 0 and progress.final is not None:

@@ -26,6 +26,7 @@ from console.client.stream import StreamClient, first_done
 from console.errors import StormdeckError
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.protocol import Event, Frame, Hello
+from console.record.lock import RecordingLock
 from console.record.records import DrillInfo, RecordingHeader
 from console.record.writer import RecordingWriter, Retention
 
@@ -68,6 +69,8 @@ class StreamRecorder:
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
+        # Held from the start, not from the first hello: two recorders started together would both write.
+        self._lock: RecordingLock | None = RecordingLock(self.out, self.option)
         if self.out.exists() and self.out.stat().st_size > 0:
             # The header passed is only used for a new file; an existing recording keeps its own.
             self.writer = self._open(self._header(None))
@@ -134,6 +137,7 @@ class StreamRecorder:
         )
 
     def _open(self, header: RecordingHeader) -> RecordingWriter:
+        lock, self._lock = self._lock, None  # the writer's now: it releases it on close
         return RecordingWriter(
             self.out,
             header,
@@ -142,11 +146,14 @@ class StreamRecorder:
             fsync=self.fsync,
             wall_clock=self.wall_clock,
             field=self.option,
+            lock=lock,
         )
 
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+        if self._lock is not None:
+            self._lock.release()
 
 
 async def record_stream(

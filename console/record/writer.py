@@ -26,6 +26,7 @@ from console.errors import InputError
 from console.protocol import Event, Frame, Hello
 from console.record import container
 from console.record.container import NO_SEQ, Entry, RecordKind
+from console.record.lock import RecordingLock
 from console.record.records import Recorded, RecordingHeader, kind_of, parse_record
 
 #: zlib level 6: within ~15 % of level 9's size at a quarter to a third of its time on real frames
@@ -103,8 +104,13 @@ class RecordingWriter:
         fsync: bool = True,
         wall_clock: Callable[[], float] = time.time,
         field: str = "--out",
+        lock: RecordingLock | None = None,
     ) -> None:
         """Create `path`, or continue it when it already holds a recording (its own header is kept).
+
+        The writer holds the file (`RecordingLock`, released on close): a second writer is refused with
+        `RecordingBusy` before it reads or cuts anything. `lock`: one the caller already holds, now the
+        writer's.
 
         `alarms`, when given, judges every frame written and records what it raises and clears as `alarm`
         events (data.origin "recorder"), so replay has alarm markers whatever the source sent.
@@ -129,7 +135,15 @@ class RecordingWriter:
         self._timeline_s: list[float] = []
         self._timeline = container.Timeline()
         self._size = 0
-        self.header = self._open(header)
+        if lock is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = RecordingLock(self.path, field)
+        self._lock = lock
+        try:
+            self.header = self._open(header)
+        except BaseException:
+            self._lock.release()
+            raise
 
     # --- opening ---------------------------------------------------------------------------------------
 
@@ -376,6 +390,7 @@ class RecordingWriter:
         if not self._file.closed:
             self._sync()
             self._file.close()
+        self._lock.release()
 
     def __enter__(self) -> RecordingWriter:
         return self
