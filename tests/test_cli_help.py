@@ -209,3 +209,19 @@ def test_ctrl_c_while_the_commands_load_is_a_quiet_130(monkeypatch) -> None:
 
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["fleet", "up"]) == 130
+
+
+def test_every_bench_says_what_it_measures_in_its_description() -> None:
+    """`bench console --help` and `bench gateway --help` had no description line; the other benches had."""
+    benches = dict(commands(build_parser()))
+    found = [path for path in benches if len(path) == 2 and path[0] == "bench"]
+    assert {("bench", "console"), ("bench", "gateway")} <= set(found)
+    for path in found:
+        assert benches[path].description, path
+
+
+def test_the_readme_says_a_dry_run_of_act_exits_0() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert "Exit codes: 0 applied (or dry run shown)" in " ".join(readme.split())

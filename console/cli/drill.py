@@ -40,8 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("name", nargs="?", help="a packaged drill's name, or a path to a drill .toml")
     parser.add_argument("--list", action="store_true", help="list the packaged drills")
     parser.add_argument("--headless", action="store_true", help="run without a screen, with a script")
-    parser.add_argument("--actions", type=Path, metavar="FILE", help="the scripted operator (TOML)")
-    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument(
+        "--actions", type=Path, metavar="FILE", help="the scripted operator (TOML); needs --headless"
+    )
+    parser.add_argument("--json", action="store_true", help="print the outcome (or --list) as JSON")
     parser.add_argument("--seed", type=int, help="the simulation's random seed (default: the scenario's)")
     parser.add_argument(
         "--speed",
@@ -96,6 +98,10 @@ def run_drill(args: argparse.Namespace) -> int:
     from console.sim.scenario_schema import check_seed
 
     if args.list:
+        if args.json:
+            listed = [_listing(load_drill(name)) for name, _ in list_drills()]
+            print(json.dumps(listed, indent=2))
+            return 0
         for name, title in list_drills():
             print(f"{name:24} {title}")
         return 0
@@ -113,6 +119,9 @@ def run_drill(args: argparse.Namespace) -> int:
     check_seed(args.seed)
     if args.serve and args.headless:
         raise InputError("--serve", True, "either --serve or --headless, not both")
+    if args.actions is not None and not args.headless:
+        # The console (or a served drill's trainees) is the operator; the script would be ignored.
+        raise InputError("--actions", str(args.actions), "--headless with it: --actions needs --headless")
     if args.serve:
         return _serve(args)
     drill = load_drill(args.name)
@@ -121,6 +130,17 @@ def run_drill(args: argparse.Namespace) -> int:
     if not args.headless:
         return _interactive(args, drill)
     return _headless(args, drill)
+
+
+def _listing(drill: Drill) -> dict[str, object]:
+    """A drill as `drill --list --json` lists it."""
+    return {
+        "name": drill.name,
+        "title": drill.title,
+        "scenario": drill.scenario,
+        "seed_source": drill.seed_source,
+        "duration_s": drill.duration_s,
+    }
 
 
 def _interactive(args: argparse.Namespace, drill: Drill) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -80,8 +80,16 @@ def attach_note(registry: TokenRegistry) -> str:
     return note
 
 
-def parse_tokens(text: str, source: str = "token file") -> TokenRegistry:
-    """Parse a token file's text; a malformed line is an `InputError` naming the file and line number."""
+#: Shorter tokens are used but warned of: a guessable bearer token acts with its role (`new_token` makes 43).
+MIN_TOKEN_CHARS = 16
+_WARNED: set[str] = set()
+
+
+def parse_tokens(
+    text: str, source: str = "token file", warn: Callable[[str], None] | None = None
+) -> TokenRegistry:
+    """Parse a token file's text; a malformed line is an `InputError` naming the file and line number.
+    `warn` is told of each token shorter than `MIN_TOKEN_CHARS` (the file and line, never the token)."""
     entries: dict[str, Principal] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -100,6 +108,12 @@ def parse_tokens(text: str, source: str = "token file") -> TokenRegistry:
             raise InputError(where, "(a token already given on an earlier line)", "each token once")
         name = fields[2] if len(fields) == 3 else f"{role.label}@line{number}"
         entries[token] = Principal(role=role, name=name)
+        if warn is not None and len(token) < MIN_TOKEN_CHARS:
+            warn(
+                f"{where}: the {role.label} token of {name!r} is {len(token)} characters; anyone who guesses "
+                f"a short token acts as {role.label}: use at least {MIN_TOKEN_CHARS} (e.g. `python3 -c "
+                "'import secrets; print(secrets.token_urlsafe(32))'`)"
+            )
     if not entries:
         raise InputError(source, "(no tokens)", "at least one line `ROLE TOKEN [NAME]`")
     return TokenRegistry(entries)
@@ -108,9 +122,16 @@ def parse_tokens(text: str, source: str = "token file") -> TokenRegistry:
 def load_token_file(path: Path) -> TokenRegistry:
     """A serving command's `--token-file` (`ROLE TOKEN [NAME]` lines), read as any user file is: a file
     that is missing, a directory or not UTF-8 is named, not a traceback; one others may read is warned of."""
+    import sys
+
     from console.userfiles import read_user_text, warn_if_others_may_read
 
-    registry = parse_tokens(read_user_text("--token-file", path), source=str(path))
+    def warn(message: str) -> None:
+        if message not in _WARNED:  # a serving command reads its file twice: checked first, then used
+            _WARNED.add(message)
+            print(f"stormdeck: warning: --token-file {message}", file=sys.stderr)
+
+    registry = parse_tokens(read_user_text("--token-file", path), source=str(path), warn=warn)
     warn_if_others_may_read("--token-file", path)
     return registry
 

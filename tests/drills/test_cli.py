@@ -363,3 +363,30 @@ def test_leaving_the_drill_console_tells_the_terminal_the_score_or_that_it_was_a
         assert f"{drill.title}  (thundering-herd, seed 7)" in out and "  score " in out and err == ""
     else:
         assert out == "" and err == ""
+
+
+def test_list_json_is_a_json_list_of_the_drills(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from console.drills.schema import list_drills, load_drill
+
+    assert main(["drill", "--list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [item["name"] for item in listed] == [name for name, _ in list_drills()]
+    for item in listed:
+        drill = load_drill(item["name"])
+        assert (item["title"], item["scenario"], item["seed_source"]) == (
+            drill.title,
+            drill.scenario,
+            drill.seed_source,
+        )
+
+
+def test_actions_without_headless_is_refused_naming_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to start the interactive console and ignore the script (from a pipe it hung)."""
+    script = write(tmp_path, "actions.toml", "")
+    assert main(["drill", "thundering-herd", "--actions", script]) == 2
+    err = capsys.readouterr().err
+    assert "--actions needs --headless" in err

@@ -7,7 +7,13 @@ import stat
 import pytest
 
 from console.errors import InputError
-from console.server.tokens import Role, load_token_file, make_local_operator_token, parse_tokens
+from console.server.tokens import (
+    MIN_TOKEN_CHARS,
+    Role,
+    load_token_file,
+    make_local_operator_token,
+    parse_tokens,
+)
 
 
 def test_each_line_gives_a_role_and_a_name() -> None:
@@ -102,3 +108,16 @@ def test_a_0600_token_file_is_read_without_a_word(tmp_path, capsys) -> None:
     path.chmod(0o600)
     load_token_file(path)
     assert capsys.readouterr().err == ""
+
+
+def test_a_short_token_is_used_but_warned_of_by_file_and_line(tmp_path, capsys) -> None:
+    path = tmp_path / "fleet.tokens"
+    path.write_text("# instructor first\nadmin short ina\noperator long-enough-token-0123 olly\n")
+    path.chmod(0o600)
+    registry = load_token_file(path)
+    load_token_file(path)  # as a serving command does: checked, then used
+    assert registry.lookup("short") is not None, "used: only warned of"
+    err = capsys.readouterr().err
+    assert err.count("warning") == 1
+    assert f"{path} line 2" in err and "5 characters" in err and f"at least {MIN_TOKEN_CHARS}" in err
+    assert "short " not in err.replace("short token", ""), "the token itself is not shown"
