@@ -1,13 +1,16 @@
 """`stormdeck act URL …`, `stormdeck plan drain URL NODE`, `stormdeck audit verify FILE` (issue #4, §5).
 
-Exit codes: 0 applied (or dry run shown), 3 needs confirmation, 4 blocked, 2 bad input, 1 transport or
-auth error. `--yes` confirms a `confirm` verdict; `--typed NAME` answers a `typed` one (and a `confirm`).
+Exit codes: 0 applied (or dry run shown), 3 needs confirmation (or a big change not sent), 4 blocked, 2 bad
+input, 1 transport or auth error. `--yes` confirms a `confirm` verdict and a big admission change (checked
+here, as the console does, with `console.model.big_changes`); `--typed NAME` answers a `typed` one (and a
+`confirm`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import math
 import re
@@ -20,6 +23,7 @@ from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
 from console.errors import InputError
+from console.model.big_changes import BigChange, big_changes
 
 EXIT = {
     Reply.APPLIED: 0,
@@ -48,7 +52,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common.add_argument("--token-file", type=Path, help="token file (else the environment's STORMDECK_TOKEN)")
     common.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     common.add_argument("--dry-run", action="store_true", help="judge only; apply nothing")
-    common.add_argument("--yes", action="store_true", help="confirm a `confirm` verdict")
+    common.add_argument(
+        "--yes",
+        action="store_true",
+        help="go ahead: confirm a `confirm` verdict, and send a big admission change (a limit cut below half "
+        "or raised above double, set where there was none, or lifted), which is otherwise not sent (exit 3)",
+    )
     common.add_argument("--typed", metavar="NAME", help="answer a `typed` verdict: the node id or fleet name")
     common.add_argument("--override-reason", metavar="TEXT", help="admin only: force a blocked action")
 
@@ -56,7 +65,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "act",
         help="act on a fleet through its API: drain, undrain, rollout, admission, add capacity (guarded, "
         "audited)",
-        description="Send a guarded action. Exit 0 applied (or dry run), 3 needs confirmation, 4 blocked, "
+        description="Send a guarded action. A big admission change (a limit cut below half of what the fleet "
+        "runs or raised above double, set where there was none, or lifted) is shown before → after and not "
+        "sent without --yes, as the console asks first. Exit 0 applied (or dry run), 3 needs confirmation "
+        "(or a big change not sent), 4 blocked, "
         "2 bad input, 1 transport or auth error, or a URL that answers but is not a stormdeck fleet API.",
     )
 
@@ -124,7 +136,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Change admission control (PUT /v1/admission). An option left out keeps the fleet's "
         "current setting (GET /v1/fleet's `admission`, read just before sending; the settings sent are "
         "printed), so `--rate 100` changes the rate only; `unlimited` lifts a limit (--rate, --burst, "
-        "--max-connections). --nodes changes only those nodes, starting from the fleet's settings.",
+        "--max-connections). --nodes changes only those nodes, starting from the fleet's settings. A big "
+        "change — a limit cut below half of what the fleet runs or raised above double, set where there was "
+        "none, or lifted — is shown before → after and not sent without --yes (exit 3), as the console asks "
+        "first; --dry-run is sent without it.",
     )
     admission.add_argument(
         "--rate", metavar="R", help="token bucket refill per node per second, or unlimited"
@@ -135,7 +150,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--retry-after", metavar="MIN:MAX", help="Retry-After window, s: 0 ≤ MIN ≤ MAX ≤ 3600"
     )
     admission.add_argument("--nodes", metavar="ID,ID", help="only these nodes")
-    admission.set_defaults(handler=_run_act, build=_admission, complete=_keep_current_admission)
+    admission.set_defaults(
+        handler=_run_act, build=_admission, complete=_keep_current_admission, check_big=_big_admission_changes
+    )
 
     add_capacity = actions.add_parser(
         "add-capacity",
@@ -291,21 +308,55 @@ def _run_act(args: argparse.Namespace) -> int:
     token = load_token(args.token_file)
 
     complete = getattr(args, "complete", None)
+    check_big = getattr(args, "check_big", None)
 
-    async def go() -> ActionAnswer:
+    async def go() -> ActionAnswer | list[BigChange]:
         async with ActionClient(args.url, token) as client:
             if complete is not None:
                 kept = await complete(client, body)
                 if kept:  # stderr: --json keeps stdout one JSON document
                     print("kept as the fleet has them: " + ", ".join(kept), file=sys.stderr)
+            if check_big is not None and not args.yes and not args.dry_run:
+                changes = await check_big(client, body)
+                if changes:
+                    return changes
             return await client.act(method, path, body, confirm=args.yes, typed=args.typed)
 
     answer = asyncio.run(go())
+    if isinstance(answer, list):
+        return _not_sent(answer, args.json)
     if args.json:
         print(json.dumps({"status": answer.status, **answer.body}, indent=2))
     else:
         print(render_answer(answer))
     return EXIT[answer.reply]
+
+
+#: Exit status of a big change not sent for want of --yes: as a `confirm` verdict's (needs confirmation).
+NOT_SENT_EXIT = EXIT[Reply.NEEDS_CONFIRMATION]
+
+
+async def _big_admission_changes(client: ActionClient, body: dict[str, Any]) -> list[BigChange]:
+    """The console's check before a big admission change (`console.model.big_changes`: a limit cut below
+    half of what the fleet runs or raised above double, set where there was none or lifted), against the
+    fleet's settings read now. `--nodes` changes are judged against the fleet's settings too, as the
+    console's form is."""
+    from console.model.actions import ActionCall, ActionKind, Prefill
+
+    current = (await client.fleet()).admission
+    return big_changes(ActionCall(ActionKind.ADMISSION, None, body), current, Prefill({}, ""))
+
+
+def _not_sent(changes: list[BigChange], as_json: bool) -> int:
+    if as_json:
+        listed = [dataclasses.asdict(change) for change in changes]
+        print(json.dumps({"sent": False, "big_changes": listed, "needs": "--yes"}, indent=2))
+        return NOT_SENT_EXIT
+    print("not sent: a big change, checked before it leaves (as the console asks):")
+    for change in changes:
+        print(f"  {change.label}: {change.before} → {change.after} ({change.why})")
+    print("add --yes to send it (the server still judges it), or --dry-run to see its verdict")
+    return NOT_SENT_EXIT
 
 
 async def _keep_current_admission(client: ActionClient, body: dict[str, Any]) -> list[str]:

@@ -264,7 +264,7 @@ def test_node_ids_are_checked_and_escaped(acting: Acting, operator, capsys) -> N
 def test_admission_options_left_out_keep_the_fleets_settings(acting: Acting, operator, capsys) -> None:
     """Found in review: `--rate 100` after `--rate 200 --burst 50 --retry-after 2:20` sent null for the
     burst and the default 1:30 window, silently replacing both. Left out now means kept as the fleet has it."""
-    assert act(acting, "admission", "--rate", "200", "--burst", "50", "--retry-after", "2:20") == 0
+    assert act(acting, "admission", "--rate", "200", "--burst", "50", "--retry-after", "2:20", "--yes") == 0
     capsys.readouterr()
     assert act(acting, "admission", "--rate", "100", "--nodes", "gw-001") == 0
     assert "kept as the fleet has them: burst 50, max_connections unlimited, retry_after_s 2:20" in (
@@ -276,7 +276,7 @@ def test_admission_options_left_out_keep_the_fleets_settings(acting: Acting, ope
     sim = acting.simulation
     assert sim.node_f[k.NF_RATE, sim.index_of("gw-001")] == pytest.approx(100 * sim.tick_ms / 1000)
     assert sim.node_f[k.NF_BURST, sim.index_of("gw-001")] == 50
-    assert act(acting, "admission", "--burst", "unlimited", "--json") == 0
+    assert act(acting, "admission", "--burst", "unlimited", "--json", "--yes") == 0  # lifted: a big change
     sent = json.loads(capsys.readouterr().out)["verdict"]
     assert sent["level"] == "ok"
     assert acting.simulation.admission.burst is None
@@ -321,3 +321,26 @@ def test_the_fleet_apis_own_problem_is_still_bad_input(acting: Acting, operator,
     # An unknown node's drain plan: the fleet API's 422 problem+json, the caller's input (exit 2).
     assert main(["plan", "drain", acting.url, "gw-999"]) == 2
     assert "not a stormdeck fleet API" not in capsys.readouterr().err
+
+
+def test_a_big_admission_change_is_not_sent_without_yes(acting: Acting, operator, capsys) -> None:
+    """`act URL admission --rate 5` went from unlimited to 5/s per node at once, exit 0: the console asks
+    before such a change (console.model.big_changes), and now the CLI does too."""
+    assert acting.simulation.admission.rate_per_s is None
+    assert act(acting, "admission", "--rate", "5") == 3
+    out = capsys.readouterr().out
+    assert "unlimited → 5" in out and "--yes" in out and "not sent" in out
+    assert acting.simulation.admission.rate_per_s is None, "nothing sent"
+    assert act(acting, "admission", "--rate", "5", "--dry-run") == 0  # judging only: nothing to protect
+    capsys.readouterr()
+    assert acting.simulation.admission.rate_per_s is None
+    assert act(acting, "admission", "--rate", "5", "--yes") == 0
+    assert acting.simulation.admission.rate_per_s == 5
+    capsys.readouterr()
+    assert act(acting, "admission", "--rate", "8") == 0  # within double: not a big change
+    capsys.readouterr()
+    assert act(acting, "admission", "--rate", "1", "--json") == 3  # below half of 8
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["sent"] is False
+    assert [(c["before"], c["after"]) for c in answer["big_changes"]] == [("8", "1")]
+    assert acting.simulation.admission.rate_per_s == 8
