@@ -1,7 +1,7 @@
 """`stormdeck act URL …`, `stormdeck plan drain URL NODE`, `stormdeck audit verify FILE` (issue #4, §5).
 
 Exit codes: 0 applied (or dry run shown), 3 needs confirmation (or a big change not sent), 4 blocked, 2 bad
-input, 1 transport or auth error. `--yes` confirms a `confirm` verdict and a big admission change (checked
+input, 1 transport or auth error. `--yes` confirms a `confirm` verdict and a big change (checked
 here, as the console does, with `console.model.big_changes`); `--typed NAME` answers a `typed` one (and a
 `confirm`).
 """
@@ -55,8 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common.add_argument(
         "--yes",
         action="store_true",
-        help="go ahead: confirm a `confirm` verdict, and send a big admission change (a limit cut below half "
-        "or raised above double, set where there was none, or lifted), which is otherwise not sent (exit 3)",
+        help="go ahead: confirm a `confirm` verdict, and send a big change, otherwise not sent (exit 3): an "
+        "admission limit cut below half or raised above double, set where there was none, or lifted; more "
+        "nodes to add than the console's pre-fill",
     )
     common.add_argument("--typed", metavar="NAME", help="answer a `typed` verdict: the node id or fleet name")
     common.add_argument("--override-reason", metavar="TEXT", help="admin only: force a blocked action")
@@ -65,9 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "act",
         help="act on a fleet through its API: drain, undrain, rollout, admission, add capacity (guarded, "
         "audited)",
-        description="Send a guarded action. A big admission change (a limit cut below half of what the fleet "
-        "runs or raised above double, set where there was none, or lifted) is shown before → after and not "
-        "sent without --yes, as the console asks first. Exit 0 applied (or dry run), 3 needs confirmation "
+        description="Send a guarded action. A big change (an admission limit cut below half of what the fleet "
+        "runs or raised above double, set where there was none, or lifted; more nodes to add than the "
+        "console's pre-fill) is shown before → after and not sent without --yes, as the console asks first. Exit 0 applied (or dry run), 3 needs confirmation "
         "(or a big change not sent), 4 blocked, "
         "2 bad input, 1 transport or auth error, or a URL that answers but is not a stormdeck fleet API.",
     )
@@ -161,10 +162,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Add COUNT nodes to the fleet (POST /v1/capacity). They serve once provisioned (the "
         "outage seed's 200 nodes took 4 minutes): the verdict shows when, and the headroom then. An add "
         "larger than add_capacity_confirm_pct of the fleet asks for --yes; a COUNT beyond the fleet's room "
-        "or add_capacity_max_nodes is refused (exit 2).",
+        "or add_capacity_max_nodes is refused (exit 2). More nodes than the console would pre-fill (those "
+        "that bring headroom back to its budget once ready, at least one) is shown and not sent without "
+        "--yes (exit 3), as the console asks first.",
     )
     add_capacity.add_argument("--count", type=int, required=True, metavar="N", help="nodes to add")
-    add_capacity.set_defaults(handler=_run_act, build=_add_capacity)
+    add_capacity.set_defaults(handler=_run_act, build=_add_capacity, check_big=_big_capacity_changes)
 
     plan = subparsers.add_parser("plan", help="plan an action: the largest safe drain of a node")
     plans = add_subcommands(plan, dest="plan", metavar="WHAT")
@@ -345,6 +348,27 @@ async def _big_admission_changes(client: ActionClient, body: dict[str, Any]) -> 
 
     current = (await client.fleet()).admission
     return big_changes(ActionCall(ActionKind.ADMISSION, None, body), current, Prefill({}, ""))
+
+
+async def _big_capacity_changes(client: ActionClient, body: dict[str, Any]) -> list[BigChange]:
+    """More nodes than the console's pre-fill (the nodes that bring headroom back to the budget once ready,
+    at least one), as the console checks before sending; nothing to check without a capacity record."""
+    from dataclasses import fields
+
+    from console.client.admin import ApiError
+    from console.guards import FleetCapacity
+    from console.guards.config import load_default_thresholds
+    from console.model.actions import ActionCall, ActionKind, add_capacity_prefill_of
+    from console.protocol import CapacityRecord
+
+    try:
+        record = CapacityRecord.model_validate(await client.capacity())
+    except ApiError:
+        return []  # the server judges it (a read-only fleet answers 409 to the action itself)
+    capacity = FleetCapacity(**record.model_dump(include={f.name for f in fields(FleetCapacity)}))
+    thresholds = load_default_thresholds().thresholds
+    suggested = add_capacity_prefill_of(await client.fleet(), capacity, thresholds)
+    return big_changes(ActionCall(ActionKind.ADD_CAPACITY, None, body), None, suggested)
 
 
 def _not_sent(changes: list[BigChange], as_json: bool) -> int:

@@ -329,13 +329,20 @@ def add_capacity_prefill(
     35 %), from the newest frame; one node when the console knows no capacity record."""
     if frame is None or capacity is None:
         return Prefill({"count": "1"}, "no capacity record here: the verdict shows the headroom then")
-    needed = nodes_for_headroom(
-        FleetSnapshot.of_frame(frame, fleet, Source.SIMULATOR), capacity, thresholds.headroom_min_pct
+    return add_capacity_prefill_of(
+        FleetSnapshot.of_frame(frame, fleet, Source.SIMULATOR), capacity, thresholds
     )
+
+
+def add_capacity_prefill_of(
+    snapshot: FleetSnapshot, capacity: FleetCapacity, thresholds: Thresholds
+) -> Prefill:
+    """`add_capacity_prefill` over a snapshot (`GET /v1/fleet`: what `act add-capacity` checks against)."""
+    needed = nodes_for_headroom(snapshot, capacity, thresholds.headroom_min_pct)
     budget = f"{thresholds.headroom_min_pct:g} %"
-    now = f"now {frame.totals.headroom_pct:.0f} %"
+    now = f"now {snapshot.totals.headroom_pct:.0f} %"
     # Nodes already provisioning count once ready: say so, or "at the budget" contradicts the gauge beside it.
-    provisioning = sum(node.state is NodeState.PROVISIONING for node in frame.nodes)
+    provisioning = sum(node.state is NodeState.PROVISIONING for node in snapshot.nodes)
     coming = f"the {provisioning} node{'s' if provisioning != 1 else ''} already provisioning"
     if not needed and provisioning:
         return Prefill(

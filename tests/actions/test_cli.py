@@ -102,16 +102,18 @@ def test_add_capacity_follows_the_two_phases_and_names_count_on_bad_input(
     acting: Acting, operator, capsys
 ) -> None:
     sim = acting.simulation
-    assert act(acting, "add-capacity", "--count", "2") == 0  # 2 of 8: ok, applied at once
+    # The calm fleet is at its headroom budget: the console's pre-fill is one node, and more is a big
+    # change sent only with --yes (test_more_nodes_than_the_prefill_are_not_added_without_yes).
+    assert act(acting, "add-capacity", "--count", "2", "--yes") == 0  # 2 of 8: ok, applied at once
     out = capsys.readouterr().out
     assert out.startswith("202 applied") and "ready_in_s=240" in out and "headroom_when_ready_pct" in out
     assert sim.n_nodes == 10
-    assert act(acting, "add-capacity", "--count", "6") == 3  # 6 of 10: over the 50 % line
+    assert act(acting, "add-capacity", "--count", "6", "--dry-run") == 0  # 6 of 10: over the 50 % line
     assert "added_share_pct" in capsys.readouterr().out and sim.n_nodes == 10
     assert act(acting, "add-capacity", "--count", "6", "--yes") == 0 and sim.n_nodes == 16
     capsys.readouterr()
     room = sim.capacity_nodes - sim.n_nodes
-    assert act(acting, "add-capacity", "--count", str(room + 1)) == 2
+    assert act(acting, "add-capacity", "--count", str(room + 1), "--yes") == 2
     out = capsys.readouterr().out
     assert f"count: {room + 1} is not allowed" in out and f"[1, {room}]" in out
     assert act(acting, "add-capacity", "--count", "0") == 2
@@ -344,3 +346,15 @@ def test_a_big_admission_change_is_not_sent_without_yes(acting: Acting, operator
     assert answer["sent"] is False
     assert [(c["before"], c["after"]) for c in answer["big_changes"]] == [("8", "1")]
     assert acting.simulation.admission.rate_per_s == 8
+
+
+def test_more_nodes_than_the_prefill_are_not_added_without_yes(acting: Acting, operator, capsys) -> None:
+    """The console asks before adding more nodes than its pre-fill (the nodes that bring headroom to the
+    budget, at least one); `act add-capacity` sent them at once."""
+    sim = acting.simulation
+    assert act(acting, "add-capacity", "--count", "3") == 3
+    out = capsys.readouterr().out
+    assert "not sent" in out and "1 → 3" in out and "--yes" in out and sim.n_nodes == 8
+    assert act(acting, "add-capacity", "--count", "1") == 0 and sim.n_nodes == 9  # the pre-fill itself
+    capsys.readouterr()
+    assert act(acting, "add-capacity", "--count", "3", "--yes") == 0 and sim.n_nodes == 12
