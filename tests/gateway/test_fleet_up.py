@@ -277,6 +277,12 @@ def _fleet_up(tmp_path, *extra: str, **popen: object) -> tuple[subprocess.Popen[
     return process, _Lines(process.stdout), _Lines(process.stderr)
 
 
+def _serving(out: _Lines) -> tuple[str, list[int]]:
+    """What fleet up said once it serves (up to "Ctrl-C stops it."), and every child pid it named."""
+    said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
+    return said, [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+
+
 def _pid_of(text: str, prefix: str) -> int:
     line = next(line for line in text.splitlines() if line.startswith(prefix))
     return int(line.split(" pid ")[1].split()[0])
@@ -299,8 +305,7 @@ def test_a_node_that_dies_is_reported_at_once_stays_down_and_the_fleet_runs_on(t
     process, out, err = _fleet_up(tmp_path, "--nodes", "2")
     pids: list[int] = []
     try:
-        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
-        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        said, pids = _serving(out)
         url = next(line.split()[1] for line in said.splitlines() if line.startswith("url:"))
         node_2 = _pid_of(said, "node:   node-2")
         os.kill(node_2, signal.SIGKILL)
@@ -331,8 +336,7 @@ def test_redis_that_dies_stops_the_fleet_in_order_and_fleet_up_fails(tmp_path) -
     process, out, err = _fleet_up(tmp_path, "--nodes", "2")
     pids: list[int] = []
     try:
-        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
-        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        said, pids = _serving(out)
         assert len(pids) == 4, said  # two nodes, redis, the publisher
         redis = _pid_of(said, "redis:")
         os.kill(redis, signal.SIGKILL)
@@ -356,8 +360,7 @@ def test_ctrl_c_at_the_terminal_stops_every_child_without_a_false_report(tmp_pat
     process, out, err = _fleet_up(tmp_path, "--nodes", "2", start_new_session=True)
     pids: list[int] = []
     try:
-        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
-        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        _, pids = _serving(out)
         os.killpg(process.pid, signal.SIGINT)  # its own session: the terminal's foreground group, as Ctrl-C
         assert process.wait(40) == 0
         assert "stopped:" in out.rest()
@@ -378,8 +381,7 @@ def test_ctrl_c_pressed_three_times_stops_without_a_traceback(tmp_path) -> None:
     process, out, err = _fleet_up(tmp_path, "--nodes", "1", "--clients", "20", start_new_session=True)
     pids: list[int] = []
     try:
-        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
-        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        _, pids = _serving(out)
         for _ in range(3):  # as fast as a hand presses a key: the presses come during the shutdown
             os.killpg(process.pid, signal.SIGINT)
             time.sleep(KEY_PRESS_S)
@@ -426,8 +428,7 @@ def test_fleet_up_killed_outright_leaves_no_child_and_no_port_behind(tmp_path) -
     process, out, _err = _fleet_up(tmp_path, "--nodes", "2", "--clients", "20")
     pids: list[int] = []
     try:
-        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
-        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        said, pids = _serving(out)
         assert len(pids) == 5, said  # two nodes, redis, the publisher, the load
         ports = _ports_of(said)
         assert len(ports) == 6, said  # the fleet API, two nodes' client and admin ports, Redis
@@ -472,8 +473,7 @@ def _stuck_in_shutdown(tmp_path) -> tuple[subprocess.Popen[str], _Lines, _Lines,
     """fleet up SIGTERMed while node-1 is stopped (SIGSTOP): it waits on node-1's grace, with node-2 and
     Redis still to stop — the moment a second signal came and cut the stops short."""
     process, out, err = _fleet_up(tmp_path, "--nodes", "2")
-    said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
-    pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+    said, pids = _serving(out)
     node_1 = _pid_of(said, "node:   node-1")
     os.kill(node_1, signal.SIGSTOP)
     process.send_signal(signal.SIGTERM)
@@ -524,8 +524,7 @@ def test_the_last_node_down_names_the_add_capacity_command_for_this_fleet(tmp_pa
     process, out, err = _fleet_up(tmp_path, "--nodes", "1")
     pids: list[int] = []
     try:
-        said = out.until(lambda t: "Ctrl-C" in t, 40, "fleet up to serve")
-        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        said, pids = _serving(out)
         url = next(line.split()[1] for line in said.splitlines() if line.startswith("url:"))
         os.kill(_pid_of(said, "node:   node-1"), signal.SIGKILL)
         report = err.until(lambda t: "add-capacity" in t, 10, "the report of node-1's death")

@@ -42,6 +42,23 @@ def _node(node_id: str, cpu_pct: float, state: NodeState = NodeState.READY) -> N
     )
 
 
+def _reported(
+    controller: Controller, cpu: dict[str, float], states: dict[str, NodeState] | None = None
+) -> None:
+    """Each node's latest report, fresh: not `down` (no link runs here)."""
+    for node_id, pct in cpu.items():
+        controller.links[node_id].latest = _node(node_id, pct, (states or {}).get(node_id, NodeState.READY))
+        controller.links[node_id].received_s = 1e12
+
+
+async def _halted_after_its_pause(controller: Controller, api) -> None:  # type: ignore[no-untyped-def]
+    """A rollout started with a node above the pause line (75 %): paused before batch 1, then halted."""
+    controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
+    await wait_for(lambda: controller.rollout_status().state is RolloutState.PAUSED, 5, "the pause")
+    assert (await api.post("/v1/rollout/halt", json={})).status_code == 200
+    await wait_for(lambda: controller.rollout_status().state is RolloutState.HALTED, 5, "the halt")
+
+
 def test_batches_are_paced_from_start_to_start() -> None:
     """The controller waited the interval after a batch was back, so a real rollout ran a batch's drain
     and restart longer than the simulator's and the guard's (found in review)."""
@@ -226,9 +243,7 @@ async def test_the_controllers_rollout_aborts_on_the_configured_criterion() -> N
         entries, TOKEN, thresholds=Thresholds(cpu_abort_pct=60.0, cpu_pause_pct=55.0, cpu_abort_for_s=0.0)
     )
     try:
-        for node_id, cpu in (("a", 10.0), ("b", 70.0)):
-            controller.links[node_id].latest = _node(node_id, cpu)
-            controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
+        _reported(controller, {"a": 10.0, "b": 70.0})
         controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
         await wait_for(lambda: controller.rollout_status().state is RolloutState.ABORTED, 5, "the abort")
         assert "b CPU > 60 %" in controller.rollout_status().pause_reason
@@ -241,22 +256,13 @@ async def test_a_halted_rollout_resumes_on_a_real_fleet_as_its_dry_run_said(tmp_
     controller's refused a halted one — the dry run said ok, the real call was a 422."""
     entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
     controller = Controller(entries, TOKEN)
-    cpu = {"a": 10.0, "b": 78.0}  # b above the pause line (75 %), below the abort line (80 %)
-
-    def show() -> None:
-        for node_id, pct in cpu.items():
-            controller.links[node_id].latest = _node(node_id, pct)
-            controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
-
-    show()
+    _reported(
+        controller, {"a": 10.0, "b": 78.0}
+    )  # b above the pause line (75 %), below the abort line (80 %)
     try:
         async with operator_api(controller, tmp_path / "audit.jsonl") as api:
-            controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
-            await wait_for(lambda: controller.rollout_status().state is RolloutState.PAUSED, 5, "the pause")
-            assert (await api.post("/v1/rollout/halt", json={})).status_code == 200
-            await wait_for(lambda: controller.rollout_status().state is RolloutState.HALTED, 5, "the halt")
-            cpu["b"] = 30.0
-            show()
+            await _halted_after_its_pause(controller, api)
+            _reported(controller, {"b": 30.0})
             tried = await api.post("/v1/rollout/resume", json={"dry_run": True})
             assert tried.status_code == 200 and tried.json()["verdict"]["level"] == "ok", tried.text
             resumed = await api.post("/v1/rollout/resume", json={})
@@ -273,26 +279,11 @@ async def test_resuming_a_halted_rollout_with_a_node_down_asks_first_on_a_real_f
     resume". Resumed with c still down, the next batches drain the nodes holding its clients."""
     entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b", "c")]
     controller = Controller(entries, TOKEN)
-    cpu = {
-        "a": 10.0,
-        "b": 78.0,
-        "c": 10.0,
-    }  # b above the pause line (75 %): the rollout pauses before batch 1
-
-    def show() -> None:
-        for node_id, pct in cpu.items():
-            controller.links[node_id].latest = _node(node_id, pct)
-            controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
-
-    show()
+    _reported(controller, {"a": 10.0, "b": 78.0, "c": 10.0})  # b above the pause line: paused before batch 1
     try:
         async with operator_api(controller, tmp_path / "audit.jsonl") as api:
-            controller.start_rollout(RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT))
-            await wait_for(lambda: controller.rollout_status().state is RolloutState.PAUSED, 5, "the pause")
-            assert (await api.post("/v1/rollout/halt", json={})).status_code == 200
-            await wait_for(lambda: controller.rollout_status().state is RolloutState.HALTED, 5, "the halt")
-            cpu["b"] = 30.0
-            show()
+            await _halted_after_its_pause(controller, api)
+            _reported(controller, {"b": 30.0})
             controller.links["c"].refused = True  # its process is gone: the admin port refuses
             assert {n.id: n.state for n in controller.nodes()}["c"] is NodeState.DOWN
             asked = await api.post("/v1/rollout/resume", json={})
@@ -315,10 +306,7 @@ async def test_a_rollouts_verdict_counts_the_batches_the_controller_runs(tmp_pat
     ran 3 (every node of its nodes file, the drained one restarted too)."""
     entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b", "c")]
     controller = Controller(entries, TOKEN)
-    for node_id in ("a", "b", "c"):
-        state = NodeState.DRAINED if node_id == "b" else NodeState.READY
-        controller.links[node_id].latest = _node(node_id, 10.0, state)
-        controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
+    _reported(controller, dict.fromkeys(("a", "b", "c"), 10.0), {"b": NodeState.DRAINED})
     body = {"batch_size": 1, "interval_s": 30, "mode": "abrupt"}
     try:
         async with operator_api(controller, tmp_path / "audit.jsonl") as api:
@@ -373,9 +361,7 @@ async def test_a_node_the_rollout_restarts_is_restarting_not_down_until_the_roll
     for it, it is `restarting`, as the simulator shows one; halted, nobody waits — a node still gone is down."""
     entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
     controller = Controller(entries, TOKEN)
-    for node_id in ("a", "b"):
-        controller.links[node_id].latest = _node(node_id, 10.0)
-        controller.links[node_id].received_s = 1e12  # fresh: not `down` (no link runs here)
+    _reported(controller, {"a": 10.0, "b": 10.0})
     engine = AlarmEngine()
 
     def states() -> dict[str, NodeState]:

@@ -806,12 +806,17 @@ def test_a_forecast_that_moves_less_than_one_percent_draws_flat():
     assert without[0] == "█" and without[-1] == "▁"
 
 
+def planner_without_a_safe_rate() -> tuple[FakeFleetApi, ConsoleApp]:
+    """A fleet whose drain planner finds no safe rate now: the drain form's rate is pre-filled empty."""
+    api = FakeFleetApi()
+    api.plan_rate = 0.0
+    return api, acting_app(api)
+
+
 async def test_when_no_drain_rate_is_safe_the_form_offers_none():
     """Found in review: with no safe rate the drain form pre-filled 0.1 closes/s — read as the planner's
     suggestion, and blocked. Now the rate is left empty and the form says there is no safe rate."""
-    api = FakeFleetApi()
-    api.plan_rate = 0.0
-    app = acting_app(api)
+    api, app = planner_without_a_safe_rate()
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
         form = await open_drain_form(app, pilot)
@@ -845,9 +850,7 @@ async def test_a_rate_typed_where_the_planner_offered_none_is_sent():
     """Found in a user pass: with no safe rate the form pre-fills the rate empty; a rate typed there and
     Enter closed the form and nothing happened — the check for fleet changes under the form parsed the
     empty pre-fill, raised, and the flow's worker swallowed it. An empty pre-fill is no value before."""
-    api = FakeFleetApi()
-    api.plan_rate = 0.0
-    app = acting_app(api)
+    api, app = planner_without_a_safe_rate()
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
         form = await open_drain_form(app, pilot)
@@ -890,9 +893,7 @@ async def test_a_prefilled_hint_window_follows_the_rate_an_edited_one_stays():
     longer than the fleet's longest hint. Edited by the operator, it is theirs."""
     from console.guards.drain import hint_window_needed_ms
 
-    api = FakeFleetApi()
-    api.plan_rate = 0.0
-    app = acting_app(api)
+    api, app = planner_without_a_safe_rate()
     thresholds = app.actions.thresholds
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
