@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from console.alarms.base import AlarmName, FleetView, Reading, Rule, count, first_named
+from console.alarms.base import NAMED_NODES, AlarmName, FleetView, Reading, Rule, count, first_named
 from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window
 from console.figures import beside_limit
 from console.guards.capacity import spare_admission_per_s
@@ -65,7 +65,8 @@ class CpuAbort(Rule):
             return
         held.sort(reverse=True)
         named = first_named(
-            [f"{node_id} {beside_limit(cpu, self.t.cpu_abort_pct)} %" for cpu, node_id in held]
+            [f"{node_id} {beside_limit(cpu, self.t.cpu_abort_pct)} %" for cpu, node_id in held[:NAMED_NODES]],
+            total=len(held),
         )
         yield Reading(
             AlarmName.CPU_ABORT,
