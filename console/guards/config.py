@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,9 @@ def _read_file(path: Path) -> dict[str, Any]:
             raise InputError(
                 f"thresholds.{key} (from {path})",
                 table[key],
-                "a known threshold: " + ", ".join(sorted(names)),
+                f"a known threshold — {key} is not one{_did_you_mean(key, names)} (they are: "
+                + ", ".join(sorted(names))
+                + ")",
             )
     return table
 
@@ -130,14 +132,19 @@ def load_thresholds(cwd: Path, user_config_dir: Path, env: Mapping[str, str]) ->
     )
 
 
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """ "; did you mean X?" for the known name closest to a misspelt one, or nothing."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def _refuse_unknown_variables(env: Mapping[str, str]) -> None:
     """A misspelt STORMDECK_ variable must not leave the default in force unnoticed, as a file's typo
     must not (`STORMDECK_HEADROOM_BUDGET_PCT=30` was silently ignored)."""
     known = {ENV_PREFIX + item.name.upper() for item in threshold_fields()} | {TOKEN_ENV}
     for variable in sorted(env):
         if variable.startswith(ENV_PREFIX) and variable not in known:
-            close = difflib.get_close_matches(variable, sorted(known), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
+            hint = _did_you_mean(variable, known)
             raise InputError(
                 f"env {variable}",
                 env[variable],

@@ -73,6 +73,13 @@ def test_project_file_beats_user_file_and_env_beats_both(dirs) -> None:
         ('headroom_min_pct = "30"', {}, "thresholds.headroom_min_pct (from {file})", "a number in [0, 100]"),
         ("headroom_min_pct = true", {}, "thresholds.headroom_min_pct (from {file})", "a number in [0, 100]"),
         ("headroom_mn_pct = 30", {}, "thresholds.headroom_mn_pct (from {file})", "a known threshold"),
+        # Found in a user pass: the message named 150 as the fault and offered no name (the env did).
+        (
+            "abort_cpu_pct = 150",
+            {},
+            "thresholds.abort_cpu_pct (from {file})",
+            "abort_cpu_pct is not one; did you mean cpu_abort_pct?",
+        ),
         (
             "max_concurrent_drains = 2.5",
             {},
