@@ -99,14 +99,7 @@ async def test_the_alarm_cursor_stays_on_its_alarm_when_a_new_one_arrives_above_
         await pilot.press("down")
         chosen = active[1]
         assert str(panel.get_row_at(panel.cursor_row)[RULE]) == chosen.alarm.name
-        newcomer = Alarm(
-            name="abnormal_closes_rising",
-            severity=Severity.CRITICAL,
-            since_s=storm_app.model.frame.time_s,
-            value=50.0,
-            limit=5.0,
-            message="abnormal closes",
-        )
+        newcomer = newcomer_alarm(storm_app.model.frame.time_s, "abnormal closes")
         log.update([entry.alarm for entry in active] + [newcomer], storm_app.model.frame.time_s)
         storm_app.refresh_views()
         await pilot.pause()
@@ -118,6 +111,18 @@ async def test_the_alarm_cursor_stays_on_its_alarm_when_a_new_one_arrives_above_
         # the acknowledged alarm sinks below the new ones, and the cursor goes with it
         assert str(panel.get_row_at(panel.cursor_row)[RULE]) == chosen.alarm.name
         assert "acked" in str(panel.get_row_at(panel.cursor_row)[STATE])
+
+
+def newcomer_alarm(since_s: float, message: str) -> Alarm:
+    """A critical alarm not among the storm's own, raised at `since_s`."""
+    return Alarm(
+        name="abnormal_closes_rising",
+        severity=Severity.CRITICAL,
+        since_s=since_s,
+        value=50.0,
+        limit=5.0,
+        message=message,
+    )
 
 
 def visible_lines(widget: Widget) -> list[str]:
@@ -293,14 +298,7 @@ async def test_a_new_alarm_is_what_the_unfocused_panel_shows_not_a_cleared_one(s
         log.update([], storm_app.model.frame.time_s)  # every alarm clears: the rows are the past
         storm_app.refresh_views()
         await pilot.pause()
-        newcomer = Alarm(
-            name="abnormal_closes_rising",
-            severity=Severity.CRITICAL,
-            since_s=storm_app.model.frame.time_s,
-            value=50.0,
-            limit=5.0,
-            message="abnormal closes are rising",
-        )
+        newcomer = newcomer_alarm(storm_app.model.frame.time_s, "abnormal closes are rising")
         log.update([newcomer], storm_app.model.frame.time_s)
         storm_app.refresh_views()
         await pilot.pause()
