@@ -109,9 +109,15 @@ class Simulation:
         churn_per_s = scenario.clients.count * (1.0 - (1.0 - self.fleet_f[k.FF_CLOSE_P]) ** 10)
         self.drain_inflow = DrainInflow(steady_per_s=float(churn_per_s))
         self.last: SecondResult | None = None
+        self._new_output_buffers()
         self._update_weights()
 
     # --- construction ---------------------------------------------------------------------------------
+
+    def _new_output_buffers(self) -> None:
+        room = _MAX_BATCH_S * self.capacity_nodes
+        self._node_outs = arrays.ReusedZeros(np.float64, room * k.ON_FIELDS)
+        self._conn_outs = arrays.ReusedZeros(np.int64, room)
 
     def _node_id(self, i: int) -> str:
         return numbered_node_id(i, self._id_digits)
@@ -206,12 +212,12 @@ class Simulation:
         # The nodes there are, not the room kept for more: zeroing and summing the room cost more than a
         # quiet second's ticks. (A result is as wide as the fleet was; `frame` pads one read after an add.)
         live = self.n_nodes
-        node_outs = np.zeros((n, k.ON_FIELDS, live))
+        node_outs = self._node_outs.take((n, k.ON_FIELDS, live))
         fleet_outs = np.zeros((n, k.OF_FIELDS))
         fleet_outs[0] = self._pending_fleet  # disconnects made by actions before this second
         self._pending_fleet = np.zeros(k.OF_FIELDS)
         bins = np.zeros((n, 10), dtype=np.int64)
-        conn_outs = np.zeros((n, live), dtype=np.int64)
+        conn_outs = self._conn_outs.take((n, live))
         heeding = self._heeding_share()
         k.run_seconds(
             self.rng,
@@ -279,7 +285,8 @@ class Simulation:
             events = []
         self._cpu_pct = np.zeros(self.capacity_nodes)
         self._cpu_pct[:live] = node_outs[-1, k.ON_CPU] * 100.0
-        self.last = results[-1]
+        last = results[-1]  # (a copy: the batch's buffers are then free for the next one)
+        self.last = replace(last, node_out=last.node_out.copy(), connections=last.connections.copy())
         return results
 
     def _heeding_share(self) -> dict[int, float]:
@@ -379,6 +386,7 @@ class Simulation:
                 setattr(twin, name, copy.deepcopy(value))
         twin.history = self.history.copy(with_values=with_history)
         twin.rollout = self.rollout.copy_for(twin)
+        twin._new_output_buffers()
         return twin
 
     # --- node state -----------------------------------------------------------------------------------
