@@ -198,6 +198,7 @@ class Simulation:
         twin = self.fork(with_history=False)
         twin.step()
         twin._disconnect(0, 0, 0, abnormal=False)
+        twin._drop_all([], abnormal=True)
 
     def step(self) -> SecondResult:
         """One simulated second, as arrays (no protocol records are built)."""
@@ -213,6 +214,7 @@ class Simulation:
         # quiet second's ticks. (A result is as wide as the fleet was; `frame` pads one read after an add.)
         live = self.n_nodes
         node_outs = self._node_outs.take((n, k.ON_FIELDS, live))
+        node_totals = np.zeros((n, k.ON_FIELDS))
         fleet_outs = np.zeros((n, k.OF_FIELDS))
         fleet_outs[0] = self._pending_fleet  # disconnects made by actions before this second
         self._pending_fleet = np.zeros(k.OF_FIELDS)
@@ -231,15 +233,14 @@ class Simulation:
             self.node_f,
             self.fleet_f,
             node_outs,
+            node_totals,
             fleet_outs,
             bins,
             conn_outs,
         )
-        node_outs[:, k.ON_CPU] /= self.ticks_per_s
         states = self.node_f[k.NF_STATE].astype(np.int8)  # (no state changes inside a call)
         draining = bool((states[: self.n_nodes] == k.DRAINING).any())
-        node_totals = node_outs.sum(axis=2)
-        max_cpu = (node_outs[:, k.ON_CPU].max(axis=1) * 100.0).tolist() if live else [0.0] * n
+        max_cpu = (node_totals[:, k.ON_CPU] * 100.0).tolist()
         connections_total = conn_outs.sum(axis=1).tolist()
         accepts = node_totals[:, k.ON_ACCEPTS].tolist()
         disconnects = fleet_outs[:, k.OF_DISCONNECTS].tolist()
@@ -465,18 +466,29 @@ class Simulation:
                 if drain is not None and drain.then_restart:
                     self._restart_all([i], "restart after drain")
 
-    def _drop_all(self, i: int, abnormal: bool) -> int:
-        dropped = 0
-        for p in range(self.conn.shape[0]):
-            dropped += self._disconnect(p, i, int(self.conn[p, i]), abnormal)
-        self.node_f[k.NF_QUEUE, i] = 0.0
-        return dropped
+    def _drop_all(self, indices: list[int], abnormal: bool) -> list[int]:
+        """Every connection of these nodes cut, their queues emptied: what each lost."""
+        dropped = np.zeros(len(indices), dtype=np.int64)
+        k.drop_nodes(
+            self.rng,
+            np.array(indices, dtype=np.int64),
+            abnormal,
+            self.conn,
+            self.fresh,
+            self.fresh_by_state,
+            (self.wheel, self.wheel_start),
+            self.tables,
+            self.node_f,
+            self.fleet_f,
+            self._pending_fleet,
+            dropped,
+        )
+        return dropped.tolist()
 
     def _restart_all(self, indices: list[int], why: str) -> None:
         """Abrupt restarts, down now and back after restart_s: one disconnect event for what they cut."""
         cut: dict[str, int] = {}
-        for i in indices:
-            dropped = self._drop_all(i, abnormal=True)
+        for i, dropped in zip(indices, self._drop_all(indices, abnormal=True), strict=True):
             self.drains.pop(i, None)
             self._until_s[i] = self.time_s + self.scenario.nodes.restart_s
             self._set_state(i, NodeState.RESTARTING, why)
@@ -515,8 +527,9 @@ class Simulation:
 
     def kill_nodes(self, node_ids: list[str]) -> None:
         cut: dict[str, int] = {}
-        for i in [self.index_of(node_id) for node_id in node_ids]:
-            cut[self.node_ids[i]] = self._drop_all(i, abnormal=True)
+        indices = [self.index_of(node_id) for node_id in node_ids]
+        for i, dropped in zip(indices, self._drop_all(indices, abnormal=True), strict=True):
+            cut[self.node_ids[i]] = dropped
             self._until_s[i] = math.inf
             self._set_state(i, NodeState.DOWN, "killed")
         self._announce_cut(cut, "{node} down, dropped {dropped:,}", "{count} nodes down, dropped {dropped:,}")

@@ -243,6 +243,23 @@ def disconnect(rng, p, i, count, hinted, abnormal, conn, fresh, fresh_by_state, 
     return taken
 
 
+@njit(cache=True, nogil=True)
+def drop_nodes(rng, nodes, abnormal, conn, fresh, fresh_by_state, wheel, tables, node_f, fleet_f, out_fleet,
+               dropped):
+    """Every connection of each of `nodes` cut without a hint (a restart, a kill), their handshake queues
+    emptied; what each lost into dropped[j]. One call for a batch: numba's dispatch of `disconnect`'s
+    arguments, once per node and population, cost more than the cuts themselves."""
+    by_state = np.zeros(fresh_by_state.shape[1], dtype=np.int64)
+    for j in range(nodes.shape[0]):
+        i = nodes[j]
+        lost = 0
+        for p in range(conn.shape[0]):
+            lost += disconnect(rng, p, i, conn[p, i], False, abnormal, conn, fresh, fresh_by_state, wheel, tables,
+                               node_f, fleet_f, out_fleet, by_state)
+        node_f[NF_QUEUE, i] = 0.0
+        dropped[j] = lost
+
+
 # --- the load balancer: arrivals split over the nodes in rotation ---
 
 @njit(cache=True, nogil=True)
@@ -831,10 +848,10 @@ def _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, held_o
 
 @njit(cache=True, nogil=True)
 def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_wheel, tables, node_f, fleet_f,
-                node_outs, fleet_outs, bin_outs, conn_outs):
+                node_outs, total_outs, fleet_outs, bin_outs, conn_outs):
     """Advance one second of `ticks_per_s` ticks for each row of the outputs: second j accumulates into
     node_outs[j], fleet_outs[j] and bin_outs[j] (the caller zeroes them) and leaves each node's
-    connections in conn_outs[j]. Several seconds in one call equal as many calls of one second, draw for
+    connections in conn_outs[j]; total_outs[j] is the second over the nodes (`_over_the_nodes`). Several seconds in one call equal as many calls of one second, draw for
     draw: the caller batches the seconds in which nothing once-a-second happens (`Simulation.steps`).
 
     A tick touches only its *active* nodes — those with arrivals (calm nodes' aside: they are settled at
@@ -899,13 +916,14 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
     )
     _run_seconds(borrowed(rng), ticks_per_s, n_nodes, borrowed(conn), borrowed(fresh), borrowed(fresh_by_state),
                  borrowed(wheel), borrowed(resync_wheel), borrowed(tables), borrowed(node_f), borrowed(fleet_f),
-                 borrowed(node_outs), borrowed(fleet_outs), borrowed(bin_outs), borrowed(conn_outs),
+                 borrowed(node_outs), borrowed(total_outs), borrowed(fleet_outs), borrowed(bin_outs),
+                 borrowed(conn_outs),
                  borrowed(counted), borrowed(measured))
 
 
 @njit(cache=True, nogil=True)
 def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, resync_wheel, tables, node_f,
-                 fleet_f, node_outs, fleet_outs, bin_outs, conn_outs, counted, measured):
+                 fleet_f, node_outs, total_outs, fleet_outs, bin_outs, conn_outs, counted, measured):
     """`run_seconds` on borrowed arrays: every helper call below passes them without counting references."""
     (arrivals, by_class, node_class, group, outcome, accepted_pn, lost, split, unassigned, picks, touched,
      aged_by_state, last, seen, active, busy, draining, guide_free, guide_hot, every_node, tally, held_before,
@@ -1206,6 +1224,27 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                          got_nodes, got_seen, unassigned, last, conn, fresh, tally, node_f, fleet_f, out_node)
         n_busy, n_draining = _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, conn_outs[sec])
         out_fleet[OF_RESYNC_BACKLOG] = fleet_f[FF_RESYNC_QUEUE] + fleet_f[FF_RESYNC_WAITING]
+        _over_the_nodes(out_node, ticks_per_s, total_outs[sec])
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _over_the_nodes(out_node, ticks_per_s, total_out):
+    """The second's end: each node's CPU as a share of the second (it was summed over the ticks), and the
+    second over the nodes — counts summed, CPU and handshake wait their largest (the hottest node's).
+    Here, while the second's outputs are in cache: summed afterwards over a batch's megabytes, they cost
+    as much as a quiet second's ticks. (Sums in any order: the counts are whole numbers, so exact.)"""
+    n = out_node.shape[1]
+    for i in range(n):
+        out_node[ON_CPU, i] /= ticks_per_s
+    for f in range(ON_FIELDS):
+        acc = 0.0
+        if f in (ON_CPU, ON_WAIT_MAX):
+            for i in range(n):
+                acc = max(acc, out_node[f, i])
+        else:
+            for i in range(n):
+                acc += out_node[f, i]
+        total_out[f] = acc
 
 
 # --- the resync backend ---

@@ -58,8 +58,8 @@ class SecondResult:
     events: list[Event] = field(default_factory=list)
     seq: int = 0
     flow: tuple[float, float] = (0.0, 0.0)  # accepts and in-flow over the trailing 10 s (DrainInflow)
-    # Over the nodes (summed once for a whole batch of seconds: per second they cost more than its ticks)
-    node_totals: np.ndarray | None = None  # [ON_FIELDS]
+    # Over the nodes (by the kernel at each second's end: summed afterwards they cost more than its ticks)
+    node_totals: np.ndarray | None = None  # [ON_FIELDS]: counts summed, CPU and wait the largest
     max_cpu_pct: float = 0.0
     connections_total: int = 0
     draining: bool = False  # any node draining (states do not change within a batch)
