@@ -77,6 +77,7 @@ def fleet_parameters(scenario: Scenario, tick_ms: float) -> np.ndarray:
     f[k.FF_BACKLOG] = n.accept_backlog
     f[k.FF_OVERLOAD_TICKS] = n.overload_after_s * 1000 / tick_ms
     f[k.FF_DROP_P] = 1.0 - (1.0 - n.overload_drop_per_s) ** tick_s
+    f[k.FF_DROP_CLOCK] = 1.0
     f[k.FF_RA_LO] = scenario.admission.retry_after_s[0] * 1000 / tick_ms
     # HTTP Retry-After is whole seconds; clients add up to a second of their own jitter.
     f[k.FF_RA_HI] = (scenario.admission.retry_after_s[1] + 1.0) * 1000 / tick_ms

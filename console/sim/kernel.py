@@ -107,7 +107,8 @@ FF_BASE_MS = 18  # handshake latency floor
 FF_TICK_MS = 19
 FF_TIMEOUT_COST = 20  # share of a handshake's work spent on a client that already gave up
 FF_RESYNC_WAITING = 21  # failed resyncs in the resync wheel, waiting to retry (its sum, kept as it changes)
-FF_FIELDS = 22
+FF_DROP_CLOCK = 22  # 1: a lagging node's quiet ticks are skipped by its drop clock; 0: a binomial each tick
+FF_FIELDS = 23
 
 ACCEPTED, REJECTED, TIMED_OUT = 0, 1, 2
 
@@ -276,8 +277,9 @@ def _cumulate(values, cum, guide):
         acc += values[i]
         cum[i] = acc
     i = 0
+    step = acc / n  # (the guide only says where to start looking: its rounding cannot change a pick)
     for j in range(n):
-        threshold = j * acc / n
+        threshold = j * step
         while i < n - 1 and cum[i] <= threshold:
             i += 1
         guide[j] = i
@@ -340,14 +342,22 @@ CALM_HOLD_MARGIN = 0.25
 
 
 @njit(cache=True, nogil=True)
-def _calm_limit(room, share):
-    """The most arrivals k for which a node getting `share` of them stays within `room` at CALM_SIGMAS:
-    it gets k s ± sqrt(k s), so k s + σ sqrt(k s) + 1 ≤ room, k = x² / s with x the positive root of
-    x² + σ x + 1 − room. 0 when not even one fits."""
-    if room <= 1.0 or share <= 0.0:
-        return 0.0
+def _calm_root(room):
+    """For `_calm_limit`: x² (what depends on the room alone), or -1 when not even one arrival fits."""
+    if room <= 1.0:
+        return -1.0
     x = (-CALM_SIGMAS + np.sqrt(CALM_SIGMAS * CALM_SIGMAS + 4.0 * (room - 1.0))) / 2.0
-    return x * x / share
+    return x * x
+
+
+@njit(cache=True, nogil=True)
+def _calm_limit(root, share):
+    """The most arrivals k for which a node getting `share` of them stays within its room at CALM_SIGMAS:
+    it gets k s ± sqrt(k s), so k s + σ sqrt(k s) + 1 ≤ room, k = x² / s with x the positive root of
+    x² + σ x + 1 − room (root: x², `_calm_root`). 0 when not even one fits."""
+    if root < 0.0 or share <= 0.0:
+        return 0.0
+    return root / share
 
 
 @njit(cache=True, nogil=True)
@@ -389,8 +399,8 @@ def _due_soon(counts, tick, n_ticks):
 
 
 @njit(cache=True, nogil=True)
-def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weights, expected_tick,
-                expected_second):
+def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weights, tick_roots, second_roots,
+                expected_tick, expected_second):
     """The nodes in rotation that can take this second's arrivals without a visit a tick, and the limits
     that keep that exact. Returns (their weight sum, the rest's, most arrivals a tick, most a second).
 
@@ -404,6 +414,8 @@ def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weig
 
     A node too loaded for its share of what the wheel says is due this second (expected_tick: the most in
     one tick, expected_second: in all) stays out, so that one hot spot does not end every second's calm.
+    tick_roots, second_roots: room for each candidate's `_calm_root`s (what its rooms allow, whatever its
+    share), taken once: every second, for every node.
     """
     calm_sum = 0.0
     rest_sum = 0.0
@@ -424,9 +436,11 @@ def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weig
         if w <= 0.0:
             continue
         tick_room, second_room = _calm_rooms(i, conn, node_f, fleet_f)
+        tick_roots[i] = _calm_root(tick_room)
+        second_roots[i] = _calm_root(second_room)
         share = w / candidates
-        if _calm_limit(tick_room, share) < max(expected_tick, 1.0) \
-                or _calm_limit(second_room, share) < max(expected_second, 1.0):
+        if _calm_limit(tick_roots[i], share) < max(expected_tick, 1.0) \
+                or _calm_limit(second_roots[i], share) < max(expected_second, 1.0):
             calm_weights[i] = 0.0
             rest_weights[i] = w
             calm_sum -= w
@@ -439,9 +453,8 @@ def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weig
         w = calm_weights[i]
         if w <= 0.0:
             continue
-        tick_room, second_room = _calm_rooms(i, conn, node_f, fleet_f)
-        per_tick = min(per_tick, _calm_limit(tick_room, w / calm_sum))
-        per_second = min(per_second, _calm_limit(second_room, w / calm_sum))
+        per_tick = min(per_tick, _calm_limit(tick_roots[i], w / calm_sum))
+        per_second = min(per_second, _calm_limit(second_roots[i], w / calm_sum))
     return calm_sum, rest_sum, np.int64(per_tick), np.int64(per_second)
 
 
@@ -818,6 +831,34 @@ def _drain_step(rng, i, tick, conn, fresh, fresh_by_state, wheel, tables, node_f
         node_f[NF_DRAIN_ACC, i] = 0.0
 
 
+#: A tick no drop clock reaches (a lagging node that holds nothing has nothing to drop).
+NEVER = np.int64(1) << 62
+
+
+@njit(cache=True, nogil=True)
+def _ticks_to_next_drop(rng, held, log_keep):
+    """Ticks from now to the next in which at least one of `held` connections drops, each dropping with
+    probability 1 − e^log_keep a tick (independently): geometric, 1 − e^(held·log_keep) a tick. NEVER
+    when nothing can drop."""
+    if held <= 0 or log_keep >= 0.0:
+        return NEVER
+    ticks = 1.0 + np.floor(np.log1p(-rng.random()) / (held * log_keep))
+    return np.int64(ticks) if ticks < 1e15 else NEVER
+
+
+@njit(cache=True, nogil=True)
+def _drops_given_some(rng, held, p_drop, log_keep):
+    """How many of `held` connections drop in a tick, each with probability p_drop, given that at least
+    one does: the first that drops is at a truncated geometric position j among them, and of the
+    held − j after it each drops with p_drop."""
+    if held <= 0:
+        return 0
+    some = -np.expm1(held * log_keep)
+    first = 1 + np.int64(np.floor(np.log1p(-rng.random() * some) / log_keep))
+    first = min(max(first, 1), held)
+    return 1 + binom(rng, held - first, p_drop)
+
+
 @njit(cache=True, nogil=True)
 def _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, held_out):
     """The nodes every tick visits: those lagging past the heartbeat timeout (busy) and those draining, in
@@ -855,8 +896,8 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
     draw: the caller batches the seconds in which nothing once-a-second happens (`Simulation.steps`).
 
     A tick touches only its *active* nodes — those with arrivals (calm nodes' aside: they are settled at
-    the second's end, `_settle_calm`), a lag past the heartbeat timeout (they drop connections every tick)
-    or a drain under way. A quiet node's ticks, a handshake queue being worked off included, are caught up
+    the second's end, `_settle_calm`), a lag past the heartbeat timeout on the ticks their drop clock says
+    one of their connections drops (`_ticks_to_next_drop`), or a drain under way. A quiet node's ticks, a handshake queue being worked off included, are caught up
     in closed form when it next becomes active, loses a connection to churn, or the call ends
     (`_catch_up`); churn and ageing are drawn fleet-wide (`_thin`), a second ahead (`_churn_and_age`). So a
     tick with nothing happening costs O(wheel cells), not O(nodes), and a busy one O(its events).
@@ -903,6 +944,8 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
         np.full(n_nodes, -1, dtype=np.int64),  # got_seen
         np.zeros(n_nodes, dtype=np.int64),  # guide_calm
         np.zeros(n_nodes, dtype=np.int64),  # guide_rest
+        np.zeros(n_nodes, dtype=np.int64),  # drop_due: the tick a lagging node's drop clock says
+        np.zeros(n_nodes, dtype=np.int64),  # drop_held: the connections it was drawn for (-1: a plain tick)
     )
     measured = (
         np.zeros((n_pop, n_states), dtype=np.float64),  # start_sum
@@ -913,6 +956,8 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
         np.zeros(n_nodes),  # rest_weights
         np.zeros(n_nodes),  # cum_calm
         np.zeros(n_nodes),  # cum_rest
+        np.zeros(n_nodes),  # tick_roots
+        np.zeros(n_nodes),  # second_roots
     )
     _run_seconds(borrowed(rng), ticks_per_s, n_nodes, borrowed(conn), borrowed(fresh), borrowed(fresh_by_state),
                  borrowed(wheel), borrowed(resync_wheel), borrowed(tables), borrowed(node_f), borrowed(fleet_f),
@@ -927,8 +972,10 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
     """`run_seconds` on borrowed arrays: every helper call below passes them without counting references."""
     (arrivals, by_class, node_class, group, outcome, accepted_pn, lost, split, unassigned, picks, touched,
      aged_by_state, last, seen, active, busy, draining, guide_free, guide_hot, every_node, tally, held_before,
-     fresh_before, released, deferred, calm_now, got, got_nodes, got_seen, guide_calm, guide_rest) = counted
-    start_sum, hot_weights, cum_free, cum_hot, calm_weights, rest_weights, cum_calm, cum_rest = measured
+     fresh_before, released, deferred, calm_now, got, got_nodes, got_seen, guide_calm, guide_rest, drop_due,
+     drop_held) = counted
+    (start_sum, hot_weights, cum_free, cum_hot, calm_weights, rest_weights, cum_calm, cum_rest, tick_roots,
+     second_roots) = measured
     counts, starts = wheel
     pop_f = tables[0]
     n_pop = conn.shape[0]
@@ -938,6 +985,7 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
     tick_ms = fleet_f[FF_TICK_MS]
     ticks_per_bin = max(1, np.int64(round(100.0 / tick_ms)))
     n_seconds = node_outs.shape[0]
+    log_keep = np.log1p(-fleet_f[FF_DROP_P])  # a connection's log chance of not dropping in a lagging tick
 
     # The balancer's weights and the node states only change between calls (the engine sets them).
     weights = node_f[NF_WEIGHT, :n_nodes]
@@ -961,9 +1009,17 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
             _churn_and_age(rng, np.int64(fleet_f[FF_TICK]), ticks_per_s, ticks_per_bin, True, n_nodes, conn, fresh,
                            fresh_by_state, wheel, tables, node_f, fleet_f, out_node, out_fleet, lost, picks, touched,
                            last, tally, aged_by_state, released)
+        # A lagging node without arrivals is visited only on the ticks its drop clock says
+        # (`_ticks_to_next_drop`), its ticks between caught up in closed form — not when connections close
+        # within the second (bin by bin churn): a clock would count connections gone. Each second starts
+        # with a plain visit (churn and actions between seconds changed what the nodes hold).
+        drop_clock = not by_bin and fleet_f[FF_DROP_CLOCK] > 0.5
+        drop_held[:n_nodes] = -1
+        for j in range(n_busy):
+            drop_due[busy[j]] = np.int64(fleet_f[FF_TICK])
         due_second, due_tick = _due_soon(counts, np.int64(fleet_f[FF_TICK]), ticks_per_s)
         calm_sum, rest_sum, calm_tick_max, calm_second_max = _calm_nodes(
-            n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weights,
+            n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weights, tick_roots, second_roots,
             max(due_tick, 2.0 * due_second / ticks_per_s), due_second)
         if calm_sum > 0.0:
             _cumulate(calm_weights, cum_calm, guide_calm)
@@ -984,6 +1040,8 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
             n_active = 0
             for j in range(n_draining + n_busy):
                 i = draining[j] if j < n_draining else busy[j - n_draining]
+                if j >= n_draining and drop_clock and drop_due[i] > tick:
+                    continue  # lagging, and no drop due: visited if arrivals come
                 if seen[i] != tick:  # (a draining node may also be lagging)
                     seen[i] = tick
                     active[n_active] = i
@@ -1167,8 +1225,23 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                     # CPU pinned with more work queued than the heartbeat timeout: heartbeats are missed and
                     # established connections die without a close frame (1006).
                     hot = 1 if node_f[NF_HOT, i] > 0.5 else 0
+                    held = 0
                     for p in range(n_pop):
-                        taken, n_fresh = _take(rng, p, i, binom(rng, conn[p, i], fleet_f[FF_DROP_P]), conn, fresh)
+                        held += conn[p, i]
+                    if drop_held[i] < 0 or drop_due[i] < tick or np.int64(node_f[NF_STATE, i]) == DRAINING:
+                        left = binom(rng, held, fleet_f[FF_DROP_P])  # a plain tick: each may drop
+                    else:
+                        # Its drop clock (`_ticks_to_next_drop`): of those it held when drawn, none drop
+                        # before drop_due and one at least then; those it accepted since may drop now.
+                        left = binom(rng, max(held - drop_held[i], 0), fleet_f[FF_DROP_P])
+                        if drop_due[i] == tick:
+                            left += _drops_given_some(rng, drop_held[i], fleet_f[FF_DROP_P], log_keep)
+                    left = min(left, held)
+                    for p in range(n_pop if left > 0 else 0):
+                        k = left if p == n_pop - 1 else hyper(rng, conn[p, i], held, left)
+                        held -= conn[p, i]
+                        left -= k
+                        taken, n_fresh = _take(rng, p, i, k, conn, fresh)
                         _note(tally, TALLY_CONN, p, i, conn[p, i], -taken)
                         _note(tally, TALLY_FRESH, p, i, fresh[p, i], -n_fresh)
                         out_node[ON_DROPS, i] += taken
@@ -1203,9 +1276,17 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                         starts[p, following, s] += starts[p, slot, s]
                         counts[p, slot, s] = 0
                         starts[p, slot, s] = 0.0
-            # Who stays active: a node lagging past the heartbeat timeout (it drops connections every tick). An
-            # extra active tick is harmless: one with nothing to do equals a caught-up one. Arrivals are cleared.
-            n_busy = 0
+            # Who stays on the list: a node lagging past the heartbeat timeout (it drops connections), visited
+            # again when its drop clock says. An extra active tick is harmless: one with nothing to do equals a
+            # caught-up one. Arrivals are cleared.
+            # A lagging node not visited this tick stays one (its clock runs on).
+            still = 0
+            for j in range(n_busy):
+                i = busy[j]
+                if seen[i] != tick:
+                    busy[still] = i
+                    still += 1
+            n_busy = still
             for j in range(n_active):
                 i = active[j]
                 node_class[0, i] = 0
@@ -1216,6 +1297,14 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                 if node_f[NF_LAG, i] > fleet_f[FF_OVERLOAD_TICKS]:
                     busy[n_busy] = i
                     n_busy += 1
+                    if drop_clock:
+                        held = 0
+                        for p in range(n_pop):
+                            held += conn[p, i]
+                        drop_due[i] = tick + _ticks_to_next_drop(rng, held, log_keep)
+                        drop_held[i] = held
+                else:
+                    drop_held[i] = -1  # (lagging again later, it starts with a plain tick)
             fleet_f[FF_TICK] += 1.0
         end_tick = np.int64(fleet_f[FF_TICK])
         _catch_up(every_node, n_nodes, end_tick, last, conn, node_f, fleet_f, out_node)

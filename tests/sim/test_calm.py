@@ -39,8 +39,9 @@ def calm(
     n = conn.shape[1]
     calm_weights, rest_weights = np.zeros(n), np.zeros(n)
     weights = node_f[k.NF_WEIGHT].copy()
+    roots = np.zeros(n), np.zeros(n)  # (the kernel's scratch room)
     limits = k._calm_nodes(
-        n, conn, node_f, fleet_f, weights, calm_weights, rest_weights, due_tick, due_second
+        n, conn, node_f, fleet_f, weights, calm_weights, rest_weights, *roots, due_tick, due_second
     )
     return limits, calm_weights, rest_weights
 
