@@ -361,18 +361,24 @@ def _calm_limit(root, share):
 
 
 @njit(cache=True, nogil=True)
-def _calm_rooms(i, conn, node_f, fleet_f):
-    """Node i's room for calm arrivals: in one tick (handshakes it serves at once, a margin kept back) and
-    in a second (connections it may gain before that margin is eaten, or its ceiling reached)."""
+def _calm_spare(i, conn, fleet_f):
+    """Node i's spare handshakes a tick, and what it holds."""
     held = 0
     for p in range(conn.shape[0]):
         held += conn[p, i]
+    return (1.0 - held * fleet_f[FF_HOLD_COST]) / fleet_f[FF_HS_COST], held
+
+
+@njit(cache=True, nogil=True)
+def _second_room(i, spare, held, node_f, fleet_f):
+    """Node i's room for calm arrivals in a second: the connections it may gain before the margin of its
+    spare handshakes is eaten by holding them, or its ceiling reached. (In a tick: its spare handshakes,
+    the margin kept back.)"""
     hold_cost = fleet_f[FF_HOLD_COST]
-    spare = (1.0 - held * hold_cost) / fleet_f[FF_HS_COST]
     second = CALM_HOLD_MARGIN * spare * fleet_f[FF_HS_COST] / hold_cost if hold_cost > 0.0 else 1e18
     if node_f[NF_CEILING, i] > 0.0:
         second = min(second, node_f[NF_CEILING, i] - held)
-    return spare * (1.0 - CALM_HOLD_MARGIN), second
+    return second
 
 
 @njit(cache=True, nogil=True)
@@ -419,6 +425,14 @@ def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weig
     """
     calm_sum = 0.0
     rest_sum = 0.0
+    if (1.0 / fleet_f[FF_HS_COST]) * (1.0 - CALM_HOLD_MARGIN) <= 1.0:
+        # Not even an idle node serves more than one handshake a tick beside the margin: none is calm, and
+        # the pass below would find that out node by node, every second (small fleets' runs, scaled down).
+        for i in range(n_nodes):
+            calm_weights[i] = 0.0
+            rest_weights[i] = weights[i]
+            rest_sum += weights[i]
+        return 0.0, rest_sum, 0, 0
     for i in range(n_nodes):
         w = weights[i]
         calm_weights[i] = 0.0
@@ -435,12 +449,14 @@ def _calm_nodes(n_nodes, conn, node_f, fleet_f, weights, calm_weights, rest_weig
         w = calm_weights[i]
         if w <= 0.0:
             continue
-        tick_room, second_room = _calm_rooms(i, conn, node_f, fleet_f)
-        tick_roots[i] = _calm_root(tick_room)
-        second_roots[i] = _calm_root(second_room)
+        spare, held = _calm_spare(i, conn, fleet_f)
+        tick_roots[i] = _calm_root(spare * (1.0 - CALM_HOLD_MARGIN))
         share = w / candidates
-        if _calm_limit(tick_roots[i], share) < max(expected_tick, 1.0) \
-                or _calm_limit(second_roots[i], share) < max(expected_second, 1.0):
+        calm = _calm_limit(tick_roots[i], share) >= max(expected_tick, 1.0)
+        if calm:  # (the second's room only when its tick's is enough: most nodes of a busy fleet stop here)
+            second_roots[i] = _calm_root(_second_room(i, spare, held, node_f, fleet_f))
+            calm = _calm_limit(second_roots[i], share) >= max(expected_second, 1.0)
+        if not calm:
             calm_weights[i] = 0.0
             rest_weights[i] = w
             calm_sum -= w

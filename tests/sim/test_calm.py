@@ -131,3 +131,15 @@ def test_the_cross_checked_calm_case_goes_both_ways() -> None:
             broken_seconds += int(result.bins.max()) > 10 * per_tick
     assert calm_seconds >= 30
     assert broken_seconds >= 1  # the deadline's second
+
+
+def test_nodes_too_slow_for_one_handshake_a_tick_beside_the_margin_are_never_calm() -> None:
+    """The shortcut for such fleets (the benchmarks' scaled-down runs) gives the answer the pass node by
+    node gives just past its bound: an idle node serving 1/0.75 × 3/4 = 1 handshake a tick, or 1.01."""
+    conn, node_f, fleet_f = fleet([0, 10, 1000])
+    for cost in (0.75, 0.74):
+        fleet_f[k.FF_HS_COST] = cost
+        (calm_sum, rest_sum, per_tick, per_second), calm_weights, rest_weights = calm(conn, node_f, fleet_f)
+        assert (calm_sum, per_tick, per_second) == (0.0, 0, 0), cost
+        assert calm_weights.tolist() == [0.0, 0.0, 0.0] and rest_weights.tolist() == [1.0, 1.0, 1.0]
+        assert rest_sum == 3.0
