@@ -137,8 +137,8 @@ class DrainInflow:
         losing a connection and getting one back. The simulator starts its clients connected and steady,
         but with nobody yet in backoff: its first second's churn, against an empty window, read 0.54 in
         graceful-drain (the kill switch at 1 s) before a single churned client was due back."""
-        steady = (steady_per_s, steady_per_s)
-        self._seconds: deque[tuple[float, float]] = deque([steady] * seconds, maxlen=seconds)
+        self._accepts: deque[float] = deque([steady_per_s] * seconds, maxlen=seconds)
+        self._inflow: deque[float] = deque([steady_per_s] * seconds, maxlen=seconds)
         self._due: deque[float] = deque()  # hinted clients due back: [0] this second, [1] the next, …
         self.accepts = self.inflow = steady_per_s * seconds
 
@@ -157,9 +157,10 @@ class DrainInflow:
                 due.append(0.0)
             for j, share in enumerate(shares):
                 due[j] += closes.count * share
-        self._seconds.append((accepts, disconnects + (due.popleft() if due else 0.0)))
-        self.accepts = math.fsum(second[0] for second in self._seconds)
-        self.inflow = math.fsum(second[1] for second in self._seconds)
+        self._accepts.append(accepts)
+        self._inflow.append(disconnects + (due.popleft() if due else 0.0))
+        self.accepts = math.fsum(self._accepts)
+        self.inflow = math.fsum(self._inflow)
 
     @property
     def ratio(self) -> float | None:

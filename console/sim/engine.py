@@ -264,8 +264,9 @@ class Simulation:
             self.seq += 1
             if self._keep_history:
                 self.history.record(node_out, connections, self.node_f[k.NF_STATE])
-            hinted = self._hinted_closes(node_out, heeding)
-            flow.add(accepted, max(0.0, lost - math.fsum(h.count for h in hinted)), hinted)
+            hinted = self._hinted_closes(node_out, heeding) if heeding else []
+            unhinted = lost - math.fsum(h.count for h in hinted) if hinted else lost
+            flow.add(accepted, max(0.0, unhinted), hinted)
             results.append(
                 SecondResult(
                     self.time_s,
