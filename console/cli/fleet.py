@@ -253,11 +253,14 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         stopped = [f"{len(nodes)} gateway node{'s' if len(nodes) != 1 else ''}"]
         stopped += [name for name, child in (("the load", load), ("the publisher", publisher)) if child]
         stopped += ["redis"] if redis is not None else []
-        print(f"stopped: {', '.join(stopped)}", flush=True)
-        if watch is not None and watch.failed:
-            print(f"logs kept: {logs}", flush=True)
-        else:
+        # The logs go before anything is printed: with the output piped (`| tee`), Ctrl-C ends the reader
+        # too, and the BrokenPipeError of the next print skipped their removal.
+        kept = watch is not None and watch.failed
+        if not kept:
             shutil.rmtree(logs, ignore_errors=True)
+        print(f"stopped: {', '.join(stopped)}", flush=True)
+        if kept:
+            print(f"logs kept: {logs}", flush=True)
 
 
 def _refuse_an_unfinished_rollout(audit_log: Path | None) -> None:

@@ -536,3 +536,42 @@ def test_the_last_node_down_names_the_add_capacity_command_for_this_fleet(tmp_pa
     finally:
         survivors = _stop_all(process, pids)
     assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def test_ctrl_c_with_the_output_piped_to_a_reader_that_died_still_removes_the_logs(tmp_path) -> None:
+    """`fleet up | tee fleet.log`, then Ctrl-C: the terminal's SIGINT ends tee too, and fleet up's
+    "stopped: …" line met a closed pipe. The BrokenPipeError skipped the removal of its logs directory,
+    which stayed in /tmp though no child had died."""
+    (tmp_path / "api.tokens").write_text("operator op-token tester\n")
+    (tmp_path / "api.tokens").chmod(0o600)
+    command = [sys.executable, "-m", "console", "fleet", "up", "--port", "0", "--work-factor", "200"]
+    command += ["--token-file", str(tmp_path / "api.tokens"), "--audit-log", str(tmp_path / "audit.jsonl")]
+    process = subprocess.Popen(
+        [*command, "--nodes", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=child_env(),
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    said = ""
+    pids: list[int] = []
+    logs: Path | None = None
+    try:
+        for line in process.stdout:  # up to "Ctrl-C stops it.": fleet up serves
+            said += line
+            if line.startswith("Ctrl-C"):
+                break
+        pids = [int(line.split(" pid ")[1].split()[0]) for line in said.splitlines() if " pid " in line]
+        logs = Path(said.split("logs:   ")[1].split()[0])
+        assert logs.is_dir(), said
+        process.stdout.close()  # the reader (tee) is gone
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(40)
+        assert not logs.exists(), f"{logs} left behind: {sorted(p.name for p in logs.iterdir())}"
+    finally:
+        survivors = _stop_all(process, pids)
+        if logs is not None:
+            shutil.rmtree(logs, ignore_errors=True)
+    assert not survivors, f"pids {survivors} outlived fleet up"
