@@ -351,3 +351,18 @@ async def test_the_replay_footer_shows_its_own_keys_whole_at_160_columns(replay_
             if key.region.width and key.region.right <= footer.region.right
         }
         assert {"q", "?", "g", ".", ",", "x", "[", "]", "{", "}"} <= shown, shown
+
+
+async def test_the_timeline_bar_keeps_to_three_lines_at_120_columns_and_counts_in_the_singular(
+    replay_app: ReplayApp, reader: RecordingReader
+):
+    """User pass at 120×40: the controls line wrapped its last word ("action") onto a line of its own,
+    pushing the bar down; and the counts read "◆ 1 actions"."""
+    assert len(reader.markers("action")) == 1
+    async with replay_app.run_test(size=(120, 40)) as pilot:
+        await fleet_ready(replay_app)
+        await pilot.pause()
+        bar = replay_app.screen.query_one(TimelineBar)
+        lines = str(bar.render()).splitlines()
+        assert bar.region.height == 3, lines  # status, the bar, the counts
+        assert "◆ 1 action " in lines[-1] and "1 actions" not in lines[-1], lines

@@ -47,6 +47,10 @@ def bar_text(status: ReplayStatus, markers: Sequence[Marker], width: int, palett
     return text
 
 
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 class TimelineBar(Static):
     DEFAULT_CSS = """
     TimelineBar {
@@ -60,14 +64,21 @@ class TimelineBar(Static):
         self, status: ReplayStatus, markers: Sequence[Marker], palette: Palette, last_record: str = ""
     ) -> None:
         width = max(self.content_size.width, 10)
+        # The status and the counts are cut to the width here: Textual wraps a Text whatever its no_wrap,
+        # and at 120 columns the controls' last word took a line of its own, pushing the bar down.
         text = status_text(status)
+        text.truncate(width, overflow="ellipsis")
         text.append("\n")
         text.append(bar_text(status, markers, width, palette))
         counts = Text(no_wrap=True, style="dim")
         alarms = sum(m.kind == "alarm" for m in markers)
         actions = len(markers) - alarms
-        counts.append(f"\n{ALARM_GLYPH} {alarms} alarms   {ACTION_GLYPH} {actions} actions   ")
+        counts.append(
+            f"{ALARM_GLYPH} {_counted(alarms, 'alarm')}   {ACTION_GLYPH} {_counted(actions, 'action')}   "
+        )
         counts.append(last_record, style="")
+        counts.truncate(width, overflow="ellipsis")
+        text.append("\n")
         text.append(counts)
         note = damage_note(status)
         if note is not None:  # the frame count and the bar end there: say why, on a line of its own
