@@ -258,18 +258,30 @@ class ConsoleActions:
             answer = await self.send(call.with_controls(token=token, typed=confirmed.typed))
             confirmed_once = True
         if answer.outcome is Outcome.BLOCKED and answer.verdict is not None:
-            self.finish(call, answer)
+            # Its notification waits for the dialog: a toast said what the dialog's heading says, over the
+            # end of its "What would pass" line — the line the operator needs.
+            self.finish(call, answer, announce=False)
             await app.push_screen_wait(
                 VerdictDialog(call.describe(), answer.verdict, app.palette, message=answer.message)
             )
+            self.announce(call, answer)
             return
         self.finish(call, answer)
 
-    def finish(self, call: ActionCall, answer: ActionReading) -> None:
+    def finish(self, call: ActionCall, answer: ActionReading, announce: bool = True) -> None:
         """The outcome: a notification, the session's list, the audit panel; a 403 disables actions."""
         app = self.app
         if answer.forbidden:
             self.refused = "the server refused (403): a viewer token?"
+        if announce:
+            self.announce(call, answer)
+        self._remember(call, answer)
+        app.refresh_views()
+        app.run_worker(self.refresh_audit(), group="audit", exclusive=True, exit_on_error=False)
+
+    def announce(self, call: ActionCall, answer: ActionReading) -> None:
+        """The outcome as a notification."""
+        app = self.app
         if answer.outcome is Outcome.APPLIED:
             under_way = (
                 " — under way: the node table and the frames follow it" if answer.status == 202 else ""
@@ -279,9 +291,6 @@ class ConsoleActions:
         else:
             severity = "error" if answer.outcome in (Outcome.BLOCKED, Outcome.REFUSED) else "warning"
             app.notify(answer.message, title=f"{call.describe()}: {answer.outcome.value}", severity=severity)
-        self._remember(call, answer)
-        app.refresh_views()
-        app.run_worker(self.refresh_audit(), group="audit", exclusive=True, exit_on_error=False)
 
     def _remember(self, call: ActionCall, answer: ActionReading) -> None:
         self.outcomes.append(SessionOutcome(self.app.clock(), call, answer))

@@ -962,3 +962,23 @@ async def test_halt_or_resume_a_rollout_that_cannot_is_answered_here_nothing_sen
         assert api.sent == []
         with_rollout(app, "paused")
         await open_form(app, pilot, "h", "the halt form of a paused rollout")
+
+
+async def test_a_blocked_verdict_is_not_covered_by_its_own_notification_until_closed():
+    """User pass at 120×40: the blocked dialog opened under an error toast saying what its own heading
+    says, and the toast covered the end of "What would pass: … a drain at ≤ N closes/s passes" — the line
+    an operator needs. The notification now follows the dialog, as a trace once it is closed."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await fleet_ready(app)
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "500")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the blocked dialog")
+        await pilot.pause()
+        assert not [n.message for n in app._notifications], "a toast over the blocked dialog"
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        await wait_for(lambda: any("blocked" in n.title for n in app._notifications), what="the trace")
+        assert api.applied == [] and len(api.sent) == 1
