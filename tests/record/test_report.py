@@ -363,3 +363,13 @@ def test_a_restarted_source_is_reported_after_the_run_before_it(outage_ticks: li
     assert reviewed.figures is not None and reviewed.figures.end_s == 90.0
     markdown = write_report(path, tmp_path / "out").markdown.read_text()
     assert "| source restarts | 1: at 1:01 (its fleet clock back to 0:01) |" in markdown
+
+
+def test_a_session_too_quiet_for_a_lockstep_index_says_so_not_zero() -> None:
+    """User pass: a quiet loopback session's report read "lockstep index 0.00 (1 = smooth smear, ≥ 4 =
+    waves)" — a number below a smooth smear — where the console said "lockstep — (too quiet to judge)"."""
+    from console.record.report import _lockstep_text
+
+    quiet = _lockstep_text(0.0)
+    assert "0.00" not in quiet and "too quiet to judge" in quiet, quiet
+    assert _lockstep_text(4.62).startswith("4.62 (1 = smooth smear, ≥ 4 = waves)")
