@@ -982,3 +982,28 @@ async def test_a_blocked_verdict_is_not_covered_by_its_own_notification_until_cl
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
         await wait_for(lambda: any("blocked" in n.title for n in app._notifications), what="the trace")
         assert api.applied == [] and len(api.sent) == 1
+
+
+async def test_keys_that_arrive_together_go_to_the_field_tab_moved_to():
+    """User pass over tmux: "Tab Tab 77" arriving in one read (a fast typist, a slow ssh link, a paste)
+    typed 77 into the form's first field — Tab was the screen's ordinary binding, run only after the
+    focused field had taken the keys behind it — and the focus then moved on to an empty ceiling."""
+    from textual import events
+
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_form(app, pilot, "a", "the admission form")
+        before = form.values()
+        for key, character in (("tab", "\t"), ("tab", "\t"), ("7", "7"), ("7", "7")):
+            app.post_message(events.Key(key, character))  # in one go: no wait between them
+        await wait_for(lambda: form.values() != before, what="the keys typed")
+        await pilot.pause()
+        typed = {name: value for name, value in form.values().items() if value != before[name]}
+        assert typed == {"max_connections": "77"}, typed  # (Tab selects a field's value: typing replaces it)
+        assert app.focused is form.query_one("#field-max_connections", Input)
+        for key, character in (("shift+tab", None), ("1", "1")):
+            app.post_message(events.Key(key, character))
+        await wait_for(lambda: form.values()["burst"] != before["burst"], what="the key typed")
+        assert form.values()["burst"] == "1", form.values()

@@ -66,6 +66,11 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "cancel"),
         Binding("ctrl+d", "dry_run", "dry run", priority=True),  # above the inputs (delete-right)
+        # Priority, so the focus moves before the keys behind Tab are handed out: as the screen's ordinary
+        # binding it ran only once the field had taken them, and "Tab Tab 77" arriving in one read (a fast
+        # typist, a slow ssh link) typed 77 into the first field.
+        Binding("tab", "app.focus_next", "next field", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", "previous field", show=False, priority=True),
         *QUIT_OVER_FIELDS,
     ]
 
