@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from types import TracebackType
 
@@ -29,6 +30,13 @@ DEFAULT_SCENARIO = "demo"
 FALLBACK_SCENARIO = "thundering-herd"
 #: A fresh install compiles the simulator's kernels on first use (tens of seconds on a slow machine).
 START_TIMEOUT_S = 120.0
+#: Without a URL by then the console says why it is not up yet: the compile took 45 s on a busy 2-core
+#: machine, with nothing on the terminal but "starting the simulator …" — it read as a hang.
+STILL_STARTING_S = 5.0
+STILL_STARTING = (
+    "stormdeck: still starting — a first run compiles the simulator (tens of seconds); "
+    "later runs load it from cache"
+)
 STOP_TIMEOUT_S = 10.0
 
 
@@ -97,11 +105,20 @@ class EmbeddedServer:
             raise
         return self
 
-    def _wait_for_url(self, lines: queue.Queue[str | None], timeout_s: float) -> str:
+    def _wait_for_url(
+        self, lines: queue.Queue[str | None], timeout_s: float, still_starting_s: float = STILL_STARTING_S
+    ) -> str:
+        deadline = time.monotonic() + timeout_s
+        said = False
         while True:
+            left = deadline - time.monotonic()
             try:
-                line = lines.get(timeout=timeout_s)
+                line = lines.get(timeout=max(0.0, left if said else min(left, still_starting_s)))
             except queue.Empty:
+                if not said and time.monotonic() < deadline:
+                    print(STILL_STARTING, file=sys.stderr, flush=True)
+                    said = True
+                    continue
                 raise ServerStartError(f"the simulator server did not start within {timeout_s:g} s") from None
             if line is None:
                 log_tail = self._log_path.read_text(errors="replace").strip().splitlines()[-5:]

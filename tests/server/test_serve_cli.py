@@ -157,3 +157,31 @@ def test_the_embedded_server_serves_and_leaves_nothing_behind_when_its_parent_go
     assert not directory.exists()
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{server.url}/v1/fleet")
+
+
+class _SlowStart:
+    """The server's stdout lines: nothing yet at the first look (a first run compiling), then the URL."""
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    def get(self, timeout: float) -> str:
+        self.looks += 1
+        if self.looks == 1:
+            import queue
+
+            raise queue.Empty
+        return "url: http://127.0.0.1:1\n"
+
+
+def test_a_slow_first_start_says_why_the_console_is_not_up_yet(capsys) -> None:
+    """User pass: a fresh `stormdeck` said "starting the simulator (demo) on 127.0.0.1…" and then nothing
+    for 45 s while the kernel compiled; at 4 a.m. that reads as a hang."""
+    server = EmbeddedServer(FALLBACK_SCENARIO)
+    try:
+        url = server._wait_for_url(_SlowStart(), timeout_s=60, still_starting_s=0.01)  # type: ignore[arg-type]
+    finally:
+        server.stop()
+    assert url == "http://127.0.0.1:1"
+    said = capsys.readouterr().err
+    assert "still starting" in said and "compiles the simulator" in said and "cache" in said, said
