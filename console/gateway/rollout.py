@@ -321,8 +321,11 @@ class Rollout:
                 # A new process since this batch began (its restart ran while a controller that died
                 # watched it, or something else restarted it): not restarted again.
                 self._restarted.add(node)
-        batch = [node for node in batch if node not in self._restarted]  # a resumed batch: the rest
+        # Every node of the batch is waited for below, those restarted before a halt too: a resume that waited
+        # only for the rest had nothing to wait for when the halt came after the last restart, and went on to
+        # the next batch with this one still out of rotation.
         before = {node: self._epochs_before[node] for node in batch}
+        batch = [node for node in batch if node not in self._restarted]  # a resumed batch: the rest
         if self.request.mode is RolloutMode.DRAIN:
             for node in batch:
                 if self._state(node) is not NodeState.READY:
@@ -355,10 +358,10 @@ class Rollout:
         # Back means a new process (its stream's epoch changed) that is in rotation again.
         await self._until(
             lambda: all(
-                self._epochs(n) not in (None, before[n]) and self._state(n) is NodeState.READY for n in batch
+                self._epochs(n) not in (None, before[n]) and self._state(n) is NodeState.READY for n in before
             ),
             self._ready_timeout_s,
-            f"{batch} back in rotation",
+            f"{list(before)} back in rotation",
         )
         self._restarted.clear()
         self._epochs_before.clear()
