@@ -149,7 +149,7 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     import signal
     import sys
 
-    from console.cli.embedded import EmbeddedServer, _exit_on_signal
+    from console.cli.embedded import EmbeddedServer, _exit_on_signal, ending_at_once_after_an_outside_stop
     from console.drills.headless import drill_scenario
     from console.drills.live import DrillProgress
 
@@ -166,7 +166,10 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     speed = 1.0 if args.speed is None else args.speed
     seed = scenario.seed if args.seed is None else args.seed
     # A served drill's clock is an admin's: this player's pause key gets its own admin token.
-    with EmbeddedServer(drill.scenario, speed=speed, serve=serve, clock_token=True) as server:
+    with (
+        ending_at_once_after_an_outside_stop(),
+        EmbeddedServer(drill.scenario, speed=speed, serve=serve, clock_token=True) as server,
+    ):
         return _run_drill_console(
             server.url,
             server.token,

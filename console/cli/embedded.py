@@ -9,6 +9,7 @@ its stdin (our end of a pipe) closes. Nothing is left behind.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import shutil
 import signal
@@ -17,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -190,8 +192,27 @@ def _commands(parser: object) -> set[str]:
     return set()
 
 
+class OutsideStop(SystemExit):
+    """A `kill` or a closed terminal, raised in the main thread wherever it was running."""
+
+
 def _exit_on_signal(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+    raise OutsideStop(128 + signum)
+
+
+@contextlib.contextmanager
+def ending_at_once_after_an_outside_stop() -> Iterator[None]:
+    """Once an outside stop has unwound the `with` blocks inside (the server stopped, its token removed),
+    end the process at once. The stop cuts the console's app off wherever it was: when that was before it
+    stopped its input thread (not a daemon), the thread spun on the hung-up terminal at 65 % CPU and the
+    interpreter's exit waited for it for good (`tmux kill-session` just as a form opened)."""
+    try:
+        yield
+    except OutsideStop as stop:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(stop.code if isinstance(stop.code, int) else 1)
 
 
 def run_embedded() -> int:
@@ -201,7 +222,7 @@ def run_embedded() -> int:
     # removes the token; by default either would end us on the spot and leave the token directory behind.
     for signum in OUTSIDE_STOP_SIGNALS:
         signal.signal(signum, _exit_on_signal)
-    with EmbeddedServer(scenario) as server:
+    with ending_at_once_after_an_outside_stop(), EmbeddedServer(scenario) as server:
         status = attach_console(server.url, server.token_path)
         if status == -1:  # no console to attach: serve until Ctrl-C
             try:

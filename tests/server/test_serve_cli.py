@@ -185,3 +185,40 @@ def test_a_slow_first_start_says_why_the_console_is_not_up_yet(capsys) -> None:
     assert url == "http://127.0.0.1:1"
     said = capsys.readouterr().err
     assert "still starting" in said and "compiles the simulator" in said and "cache" in said, said
+
+
+#: `run_embedded` with the server and the console replaced: the console leaves a thread that never ends
+#: (Textual's input thread, spinning on a hung-up terminal once SIGHUP cut the app off mid-run), then the
+#: terminal closes.
+_CUT_OFF_CONSOLE = """
+import os, signal, sys, threading
+import console.cli.embedded as embedded
+
+class Server:
+    url, token_path = "http://127.0.0.1:1", None
+    def __enter__(self): return self
+    def __exit__(self, *exc): print("server stopped", flush=True)
+
+def console(url, token_path):
+    threading.Thread(target=threading.Event().wait).start()  # not a daemon: the interpreter waits for it
+    print("console up", flush=True)
+    os.kill(os.getpid(), signal.SIGHUP)
+    threading.Event().wait()
+
+embedded.EmbeddedServer = lambda scenario: Server()
+embedded.attach_console = console
+embedded.default_scenario = lambda: "demo"
+sys.exit(embedded.run_embedded())
+"""
+
+
+def test_a_closed_terminal_ends_the_embedded_console_even_when_the_app_leaves_a_thread_behind() -> None:
+    """User pass: `tmux kill-session` over `stormdeck` just as the admission form opened left the console
+    process (parent 1) at 65 % CPU for good: SIGHUP's SystemExit cut the Textual app off before it stopped
+    its input thread (not a daemon), which then spun on the dead terminal while the interpreter's exit
+    waited for it. The server was stopped and the token removed; the process never ended."""
+    process = subprocess.run(
+        [sys.executable, "-c", _CUT_OFF_CONSOLE], capture_output=True, text=True, timeout=15
+    )
+    assert process.returncode == 128 + signal.SIGHUP, (process.returncode, process.stderr)
+    assert process.stdout.splitlines() == ["console up", "server stopped"], process.stdout
