@@ -1007,3 +1007,22 @@ async def test_keys_that_arrive_together_go_to_the_field_tab_moved_to():
             app.post_message(events.Key(key, character))
         await wait_for(lambda: form.values()["burst"] != before["burst"], what="the key typed")
         assert form.values()["burst"] == "1", form.values()
+
+
+async def test_backspaces_that_arrive_with_the_digits_behind_them_delete_before_the_digits_go_in():
+    """User pass over tmux: '-5' in the drain form's rate, then 'BSpace BSpace 99999' in one read gave
+    '-5999', not '99999': the digits went in at once and the backspaces, the field's own bindings, ran
+    only once they had bubbled up to the app — deleting the 9s typed after them."""
+    from textual import events
+
+    app = acting_app(FakeFleetApi())
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "-5")
+        burst = [("backspace", None), ("backspace", None)] + [("9", "9")] * 5 + [("left", None), ("1", "1")]
+        for key, character in burst:
+            app.post_message(events.Key(key, character))
+        for _ in range(len(burst) * 4):  # each key's bubbling, if any, is a few hops of the message queues
+            await pilot.pause()
+        assert form.values()["rate_per_s"] == "999919", form.values()

@@ -27,6 +27,7 @@ from console.model.actions import (
     field_label,
     parse_form,
 )
+from console.ui.widgets.field_input import FieldInput
 
 #: A server names a [min, max] pair by its body name (hint_ms): the form's two fields for it.
 _PAIR_FIELDS = tuple(PAIRED_FIELDS.values())
@@ -106,7 +107,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             for spec in FORMS[self.kind]:
                 with Horizontal(classes="row"):
                     yield Label(spec.label)
-                    yield Input(
+                    yield FieldInput(
                         self.prefill.values.get(spec.name, ""),
                         placeholder=spec.placeholder(),
                         id=f"field-{spec.name}",
