@@ -134,9 +134,9 @@ def policy_tables(
     return t
 
 
-class ReusedZeros:
-    """Zeroed arrays for a batch of seconds' outputs, made in memory used before when nothing still
-    looks at it.
+class ReusedBuffers:
+    """Arrays for a batch of seconds' outputs, made in memory used before when nothing still looks at it.
+    Their contents are whatever was there: the kernel writes each second's whole.
 
     A batch's outputs are megabytes (a second is ~10 kB a node slot); fresh from the allocator each
     time, their pages were first touched inside the kernel — 10,000 page faults, a tenth of a 100 k
@@ -159,10 +159,8 @@ class ReusedZeros:
         for buffer in self._buffers:
             # References: the list's, this loop's, getrefcount's argument; one more per live view.
             if buffer.size >= size and sys.getrefcount(buffer) == 3:
-                out = buffer[:size].reshape(shape)
-                out.fill(0)
-                return out
-        buffer = np.zeros(max(size, self.room), dtype=self.dtype)
+                return buffer[:size].reshape(shape)
+        buffer = np.empty(max(size, self.room), dtype=self.dtype)
         if len(self._buffers) < self.KEPT:
             self._buffers.append(buffer)
         return buffer[:size].reshape(shape)

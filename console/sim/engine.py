@@ -116,8 +116,8 @@ class Simulation:
 
     def _new_output_buffers(self) -> None:
         room = _MAX_BATCH_S * self.capacity_nodes
-        self._node_outs = arrays.ReusedZeros(np.float64, room * k.ON_FIELDS)
-        self._conn_outs = arrays.ReusedZeros(np.int64, room)
+        self._node_outs = arrays.ReusedBuffers(np.float64, room * k.ON_FIELDS)
+        self._conn_outs = arrays.ReusedBuffers(np.int64, room)
 
     def _node_id(self, i: int) -> str:
         return numbered_node_id(i, self._id_digits)

@@ -907,8 +907,9 @@ def _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, held_o
 def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_wheel, tables, node_f, fleet_f,
                 node_outs, total_outs, fleet_outs, bin_outs, conn_outs):
     """Advance one second of `ticks_per_s` ticks for each row of the outputs: second j accumulates into
-    node_outs[j], fleet_outs[j] and bin_outs[j] (the caller zeroes them) and leaves each node's
-    connections in conn_outs[j]; total_outs[j] is the second over the nodes (`_over_the_nodes`). Several seconds in one call equal as many calls of one second, draw for
+    fleet_outs[j] and bin_outs[j] (the caller zeroes them), writes node_outs[j] whole (zeroed at the
+    second's start: the caller's memory may hold an earlier batch) and leaves each node's connections in
+    conn_outs[j]; total_outs[j] is the second over the nodes (`_over_the_nodes`). Several seconds in one call equal as many calls of one second, draw for
     draw: the caller batches the seconds in which nothing once-a-second happens (`Simulation.steps`).
 
     A tick touches only its *active* nodes — those with arrivals (calm nodes' aside: they are settled at
@@ -1013,6 +1014,8 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
     n_busy, n_draining = _lagging_and_draining(n_nodes, conn, node_f, fleet_f, busy, draining, conn_outs[0])
     for sec in range(n_seconds):
         out_node = node_outs[sec]
+        out_node[:, :] = 0.0  # (here, not by the caller: the second's outputs stay in cache while it runs)
+        conn_outs[sec, :] = 0
         out_fleet = fleet_outs[sec]
         out_bins = bin_outs[sec]
         # A second's churn at once, unless a node has a connection ceiling: its admissions depend on when
