@@ -909,12 +909,14 @@ def run_seconds(rng, ticks_per_s, conn, fresh, fresh_by_state, wheel, resync_whe
     """Advance one second of `ticks_per_s` ticks for each row of the outputs: second j accumulates into
     fleet_outs[j] and bin_outs[j] (the caller zeroes them), writes node_outs[j] whole (zeroed at the
     second's start: the caller's memory may hold an earlier batch) and leaves each node's connections in
-    conn_outs[j]; total_outs[j] is the second over the nodes (`_over_the_nodes`). Several seconds in one call equal as many calls of one second, draw for
-    draw: the caller batches the seconds in which nothing once-a-second happens (`Simulation.steps`).
+    conn_outs[j]; total_outs[j] is the second over the nodes (`_over_the_nodes`). Several seconds in one
+    call equal as many calls of one second, draw for draw: the caller batches the seconds in which nothing
+    once-a-second happens (`Simulation.steps`).
 
     A tick touches only its *active* nodes — those with arrivals (calm nodes' aside: they are settled at
     the second's end, `_settle_calm`), a lag past the heartbeat timeout on the ticks their drop clock says
-    one of their connections drops (`_ticks_to_next_drop`), or a drain under way. A quiet node's ticks, a handshake queue being worked off included, are caught up
+    one of their connections drops (`_ticks_to_next_drop`), or a drain under way. A quiet node's ticks, a
+    handshake queue being worked off included, are caught up
     in closed form when it next becomes active, loses a connection to churn, or the call ends
     (`_catch_up`); churn and ageing are drawn fleet-wide (`_thin`), a second ahead (`_churn_and_age`). So a
     tick with nothing happening costs O(wheel cells), not O(nodes), and a busy one O(its events).
@@ -1295,10 +1297,10 @@ def _run_seconds(rng, ticks_per_s, n_nodes, conn, fresh, fresh_by_state, wheel, 
                         starts[p, following, s] += starts[p, slot, s]
                         counts[p, slot, s] = 0
                         starts[p, slot, s] = 0.0
-            # Who stays on the list: a node lagging past the heartbeat timeout (it drops connections), visited
-            # again when its drop clock says. An extra active tick is harmless: one with nothing to do equals a
-            # caught-up one. Arrivals are cleared.
-            # A lagging node not visited this tick stays one (its clock runs on).
+            # Who stays on the list: a node lagging past the heartbeat timeout (it drops connections) — those
+            # not visited this tick (their clocks run on), and those visited that still lag, with a new clock.
+            # An extra active tick is harmless: one with nothing to do equals a caught-up one. Arrivals are
+            # cleared.
             still = 0
             for j in range(n_busy):
                 i = busy[j]
