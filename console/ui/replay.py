@@ -80,7 +80,9 @@ class ReplayScreen(MainScreen):
 
     def action_open_seek(self) -> None:
         self.query_one("#seek-bar").add_class("-open")
-        self.query_one("#seek", Input).focus()
+        field = self.query_one("#seek", Input)
+        field.focus()
+        field.select_all()  # a time kept from a failed seek: typing replaces it, an arrow key edits it
 
     def action_close_bars(self) -> None:
         self.query_one("#seek-bar").remove_class("-open")
@@ -95,7 +97,13 @@ class ReplayScreen(MainScreen):
         try:
             time_s = parse_clock(event.value)
         except InputError as error:
+            # Enter ends the seek either way (user pass): left open with its error, the box took the
+            # operator's next `q` as text ("99:99q") instead of quitting. The error is a notification, the
+            # box closes; `g` brings the bad time back beside its error, selected, to retype or edit.
             self.query_one("#seek-error", Label).update(f"✖ {error}")
+            self.notify(f"seek: {error}", severity="error")
+            self.query_one("#seek-bar").remove_class("-open")
+            self.action_close_filter()  # focus back on the node table, where `q` quits
             return
         self.post_message(SeekChosen(time_s))
         event.input.value = ""

@@ -136,16 +136,14 @@ async def test_a_held_replay_is_not_shown_as_a_failing_link(reader: RecordingRea
         assert app.replay.status().speed != speed and f"replay ▶ ×{app.replay.status().speed:g}" in header()
 
 
-async def test_seek_to_a_time_and_a_bad_time_is_an_inline_message(replay_app: ReplayApp, reader):
+async def test_seek_to_a_time_and_a_bad_time_says_why(replay_app: ReplayApp, reader):
     async with replay_app.run_test(size=SIZE) as pilot:
         await fleet_ready(replay_app)
         await pilot.press("g", *"soon", "enter")
         await pilot.pause()
         error = str(replay_app.screen.query_one("#seek-error").render())
         assert "time" in error and "M:SS" in error
-        seek = replay_app.screen.query_one("#seek")
-        seek.value = ""
-        await pilot.press(*"1:30", "enter")
+        await pilot.press("g", *"1:30", "enter")  # the bad time comes back selected: typing replaces it
         target = reader.frame_at(reader.index_at(90.0)).time_s
         await wait_for(lambda: shown_time(replay_app) == target, what="the frame at 1:30")
         assert replay_app.replay.status().frame_index == reader.index_at(90.0)
@@ -154,6 +152,29 @@ async def test_seek_to_a_time_and_a_bad_time_is_an_inline_message(replay_app: Re
         last = reader.frame_at(reader.frame_count - 1).time_s
         await wait_for(lambda: shown_time(replay_app) == last, what="the last frame")
         assert any("0:16:39 is outside the recording" in n.message for n in replay_app._notifications)
+
+
+async def test_after_a_failed_seek_the_box_closes_and_q_quits(replay_app: ReplayApp, reader):
+    """User pass: `g`, `99:99`, Enter left the seek box open with its error, so a later `q` was typed into it
+    ("99:99q") and did not quit. Enter ends the seek either way: the error is a notification, the box
+    closes; `g` brings the bad time back, selected, beside its error, so fixing it is one retype."""
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(replay_app)
+        await pilot.press("g", *"99:99", "enter")
+        await pilot.pause()
+        seek = replay_app.screen.query_one("#seek")
+        assert not replay_app.screen.query_one("#seek-bar").has_class("-open") and not seek.has_focus
+        assert any("M:SS" in n.message and n.severity == "error" for n in replay_app._notifications)
+        await pilot.press("g")
+        await pilot.pause()
+        assert seek.has_focus and seek.value == "99:99" and seek.selected_text == "99:99"
+        assert "M:SS" in str(replay_app.screen.query_one("#seek-error").render())
+        await pilot.press(*"1:30", "enter")  # typing replaces the selected bad time
+        target = reader.frame_at(reader.index_at(90.0)).time_s
+        await wait_for(lambda: shown_time(replay_app) == target, what="the frame at 1:30")
+        await pilot.press("g", *"99:99", "enter", "q")
+        await wait_for(lambda: replay_app._exit, what="q quits after a failed seek")
+        assert seek.value == "99:99"  # the q was not typed into the closed box
 
 
 async def test_speed_cycles_and_digits_choose_it(replay_app: ReplayApp):
