@@ -145,6 +145,14 @@ def _lockstep_text(index: float) -> str:
     return f"{index:.2f} (1 = smooth smear, ≥ 4 = waves)"
 
 
+def _peak_text(f: KeyFigures) -> str:
+    # A session without a reconnect attempt has no peak to date (it read "0 at 3:56", before its first
+    # frame: the first of the tied empty bins).
+    if f.peak_attempts_at_s is None:
+        return f"{f.peak_attempts_per_100ms:,} (no reconnect attempts recorded)"
+    return f"{f.peak_attempts_per_100ms:,} at {clock(f.peak_attempts_at_s)}"
+
+
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -227,7 +235,7 @@ def _figures(reviewed: Review) -> list[str]:
             f"{f.min_connections:,} at {clock(f.min_connections_at_s)}"
             + (f" ({share:.0%} of the start)" if share is not None else ""),
         ),
-        ("peak attempts per 100 ms", f"{f.peak_attempts_per_100ms:,} at {clock(f.peak_attempts_at_s)}"),
+        ("peak attempts per 100 ms", _peak_text(f)),
         ("peak attempts per second", f"{f.peak_attempts_per_s:,.0f}"),
         (
             "recovery time",

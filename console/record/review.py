@@ -189,7 +189,8 @@ class KeyFigures:
     min_connections: int
     min_connections_at_s: float
     peak_attempts_per_100ms: int
-    peak_attempts_at_s: float
+    #: None when no bin held an attempt: every bin ties at 0, and the first one's time is no peak's.
+    peak_attempts_at_s: float | None
     peak_attempts_per_s: float
     first_disconnect_s: float | None
     recovery_s: float | None
@@ -315,6 +316,7 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
     recovery_s, recovered_at_s = recovery(connections, times, first)
     low = int(connections.argmin())
     peak_bin = int(bins.argmax()) if bins.size else 0
+    peak = int(bins[peak_bin]) if bins.size else 0
     hot = int(cpu.argmax())
     rejects = count(series, "rejects_per_s", "rejects_total")
     timeouts = count(series, "timeouts_per_s", "timeouts_total")
@@ -325,8 +327,8 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
         connections_at_start=int(connections[0]),
         min_connections=int(connections[low]),
         min_connections_at_s=float(times[low]),
-        peak_attempts_per_100ms=int(bins[peak_bin]) if bins.size else 0,
-        peak_attempts_at_s=round(series.bins_start_s + peak_bin / BINS_PER_S, 1),
+        peak_attempts_per_100ms=peak,
+        peak_attempts_at_s=round(series.bins_start_s + peak_bin / BINS_PER_S, 1) if peak > 0 else None,
         peak_attempts_per_s=peak_per_second(series.attempts_per_s, bins),
         first_disconnect_s=first,
         recovery_s=recovery_s,

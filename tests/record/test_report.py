@@ -373,3 +373,24 @@ def test_a_session_too_quiet_for_a_lockstep_index_says_so_not_zero() -> None:
     quiet = _lockstep_text(0.0)
     assert "0.00" not in quiet and "too quiet to judge" in quiet, quiet
     assert _lockstep_text(4.62).startswith("4.62 (1 = smooth smear, ≥ 4 = waves)")
+
+
+def test_a_session_without_reconnect_attempts_gives_its_peak_no_time(outage_ticks: list) -> None:
+    """User pass: a quiet session's report read "peak attempts per 100 ms | 0 at 3:56", a second before its
+    first frame (3:57): with no attempts every bin ties, and the first bin's start (the second the first
+    frame's waves look back over) was named as the peak's time. A peak of 0 has no time."""
+    from console.protocol import Waves
+    from console.record.report import _figures
+    from console.record.review import Review, Series, key_figures
+    from tests.record.conftest import header
+
+    series = Series()
+    for k in range(5):
+        series.add(
+            outage_ticks[0].frame.model_copy(update={"time_s": 237.0 + k, "waves": Waves(attempts=[0] * 10)})
+        )
+    figures = key_figures(series, [])
+    assert figures is not None and figures.peak_attempts_per_100ms == 0 and figures.peak_attempts_at_s is None
+    rows = "\n".join(_figures(Review(header(), series, figures, [], [], [], [], None, [])))
+    peak = _row(rows, "peak attempts per 100 ms")
+    assert " at " not in peak and "no reconnect attempts" in peak, peak
