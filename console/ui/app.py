@@ -62,6 +62,10 @@ def _clock_said(body: dict) -> str:
 #: Quitting over an open form or dialog asks for a second quit within this many seconds.
 QUIT_AGAIN_S = 3.0
 
+#: Help's row for Textual's own Ctrl+Q (App.BINDINGS, a priority binding): Ctrl+C says "press ctrl+q to
+#: quit", and in a text field (filter, seek, a form) `q` is typed, so help names it beside `q`.
+CTRL_Q_HELP = Binding("ctrl+q", "quit", "quit, also from a text field (q is typed)", show=False)
+
 
 class ConsoleApp(App[None]):
     TITLE = "stormdeck"
@@ -415,8 +419,13 @@ class ConsoleApp(App[None]):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
+        anywhere: list[BindingType] = []
+        for binding in self.BINDINGS:
+            anywhere.append(binding)
+            if isinstance(binding, Binding) and binding.action == "quit":
+                anywhere.append(CTRL_Q_HELP)
         sections = [
-            ("anywhere", list(self.BINDINGS)),
+            ("anywhere", anywhere),
             ("fleet", list(MainScreen.BINDINGS)),
             ("node table", list(NodeTable.BINDINGS)),
             ("alarms", list(AlarmsPanel.BINDINGS)),

@@ -178,6 +178,21 @@ async def test_help_says_q_is_typed_in_a_form_field_and_ctrl_q_asks_again(storm_
             assert "typed" in said["q"] and "asks again" not in said["q"].split(";")[-1], where
 
 
+async def test_help_says_ctrl_q_quits_anywhere(storm_app):
+    """User pass: Ctrl+C shows Textual's "Press ctrl+q to quit", but help named Ctrl+Q only under the
+    action form; anywhere it said `q`, which a text field (the filter, a seek) takes as text."""
+    from console.ui.screens.help import binding_rows
+
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(storm_app.screen, HelpScreen)
+        rows = [row for where, b in storm_app.screen.sections for row in binding_rows(where, b)]
+        anywhere = {key: does for at, key, does in rows if at == "anywhere"}
+        assert anywhere["q"] == "quit" and "quit" in anywhere["ctrl+q"] and "field" in anywhere["ctrl+q"]
+
+
 async def test_theme_switch_by_key_and_palette_is_remembered(storm_app, isolated_config):
     async with storm_app.run_test(size=SIZE) as pilot:
         await fleet_ready(storm_app)
