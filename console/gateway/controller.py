@@ -482,7 +482,10 @@ class Controller:
     # --- rollouts ----------------------------------------------------------------------------------
 
     def rollout_status(self) -> RolloutStatus:
-        return self.rollout.status if self.rollout is not None else RolloutStatus()
+        status = self.rollout.status if self.rollout is not None else RolloutStatus()
+        # Said in every frame and snapshot, so a console refuses at the key instead of after its form.
+        refusal = self._restart_refusal()
+        return status if refusal is None else status.model_copy(update={"unavailable": str(refusal)})
 
     def start_rollout(
         self, request: RolloutRequest, batch_drain: DrainRequest | None = None
@@ -576,6 +579,10 @@ class Controller:
             return InputError(
                 "rollout", self.rollout_status().state.value, "no rollout running (halt it first)"
             )
+        return self._restart_refusal()
+
+    def _restart_refusal(self) -> InputError | None:
+        """A start refused whatever the guards say: a node without a restart command."""
         missing = [node_id for node_id, link in self.links.items() if not link.entry.restart]
         if not missing:
             return None

@@ -429,7 +429,11 @@ def pointless(kind: ActionKind, node: NodeStatus | None, rollout: RolloutStatus 
     """Why a drain or undrain of `node`, or a halt or resume of `rollout`, could only be refused (the server
     refuses a drain of a node out of rotation, an undrain of one in it, a halt of a rollout neither running
     nor paused, a resume of one neither paused nor halted), or None. Not a verdict — the server judges —
-    only sparing the operator a form whose answer is known, and the audit log a failed action."""
+    only sparing the operator a form whose answer is known, and the audit log a failed action. A rollout
+    start on a fleet that says it cannot start one (`rollout.unavailable`: `fleet up`'s nodes have no
+    restart command) is answered with the fleet's words, which say what to do."""
+    if rollout is not None and kind is ActionKind.ROLLOUT_START and rollout.unavailable:
+        return f"this fleet cannot start a rollout — {rollout.unavailable}; nothing sent"
     if rollout is not None and kind is ActionKind.ROLLOUT_HALT and rollout.state not in HALTABLE:
         return f"the rollout is {rollout.state.value}: only a running or paused rollout halts; nothing sent"
     if rollout is not None and kind is ActionKind.ROLLOUT_RESUME and rollout.state not in RESUMABLE:

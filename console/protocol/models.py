@@ -186,6 +186,12 @@ class RolloutStatus(Record):
     pause_reason: str | None = None
     started_at_s: float | None = None
     completed_at_s: float | None = None
+    unavailable: str | None = Field(
+        default=None,
+        description="why this fleet cannot start a rollout whatever the guards say (its nodes have no restart "
+        "command: `fleet up`), in the words a start would be refused with; null when it can, or from an "
+        "older server",
+    )
 
 
 class AdmissionSettings(Record):

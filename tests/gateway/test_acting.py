@@ -343,6 +343,20 @@ def test_a_rollout_refusal_says_what_to_do_from_where_the_fleet_came() -> None:
     assert nodes_file is not None and "for every node in the --nodes file" in str(nodes_file)
 
 
+def test_a_fleet_that_cannot_roll_out_says_so_in_its_frames_and_snapshot() -> None:
+    """User pass: on `fleet up` the console's rollout form opened and took input; only the submit was
+    refused. The refusal a start would meet is in every frame and snapshot (`rollout.unavailable`), so the
+    console can say so at the key; a fleet with restart commands leaves it null."""
+    entries = [NodeEntry("node-1", "http://127.0.0.1:9/node-1")]
+    start = FleetAction(ActionKind.ROLLOUT_START, RolloutRequest(batch_size=1, interval_s=1))
+    fleet_up = Controller(entries, TOKEN, provisioner=InProcessProvisioner(None, max_nodes=16))
+    refused = fleet_up.refuses(start)
+    assert refused is not None
+    assert fleet_up.snapshot().rollout.unavailable == str(refused) == fleet_up.frame().rollout.unavailable
+    restartable = [NodeEntry("node-1", "http://127.0.0.1:9/node-1", restart="true {node}")]
+    assert Controller(restartable, TOKEN).snapshot().rollout.unavailable is None
+
+
 def test_the_guards_are_told_the_batch_drain_the_controller_applies() -> None:
     """Found in review: a dry run projected a batch drained over the 600 s window (0.87/s, 610 s) while the
     controller drained each batch node at DEFAULT_BATCH_DRAIN, 100/s. (No node runs: the record is the

@@ -1026,3 +1026,25 @@ async def test_backspaces_that_arrive_with_the_digits_behind_them_delete_before_
         for _ in range(len(burst) * 4):  # each key's bubbling, if any, is a few hops of the message queues
             await pilot.pause()
         assert form.values()["rate_per_s"] == "999919", form.values()
+
+
+async def test_a_rollout_the_fleet_cannot_run_is_refused_at_the_key_saying_why():
+    """User pass on `fleet up`: R opened the rollout form, took the operator's numbers, and only the
+    submit was refused ("fleet up cannot roll out"). The fleet says so in every frame
+    (`rollout.unavailable`): the console refuses at the key with its words, and opens no form."""
+    from console.protocol import RolloutStatus
+
+    api = FakeFleetApi()
+    app = acting_app(api)
+    why = "restart: 'node-1' is not allowed; expected a node with a restart command; `fleet up` …"
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        frame = app.model.frame
+        assert frame is not None
+        app.model.frame = frame.model_copy(update={"rollout": RolloutStatus(unavailable=why)})
+        await pilot.press("R")
+        said = f"this fleet cannot start a rollout — {why}; nothing sent"
+        await wait_for(lambda: any(n.message == said for n in app._notifications), what=said)
+        assert isinstance(app.screen, MainScreen) and api.sent == []
+        with_rollout(app, "idle")  # a fleet that can (or an older server, which does not say)
+        await open_form(app, pilot, "R", "the rollout form")
