@@ -61,7 +61,10 @@ async def test_s_cycles_the_sort_and_a_header_click_sorts_by_that_column(storm_a
         assert cpu == sorted(cpu, reverse=True)
 
 
-async def test_slash_filters_and_a_bad_filter_is_an_inline_message(storm_app):
+async def test_slash_filters_and_a_bad_filter_is_refused_then_retyped(storm_app):
+    """Enter ends a filter either way, as it ends a seek: left open with its error, the box took the
+    operator's next `q` as text. The error is a notification; `/` brings the bad filter back, selected,
+    beside its error."""
     async with storm_app.run_test(size=SIZE) as pilot:
         await fleet_ready(storm_app)
         table = storm_app.screen.query_one(NodeTable)
@@ -69,13 +72,16 @@ async def test_slash_filters_and_a_bad_filter_is_an_inline_message(storm_app):
         await pilot.press("slash")
         await pilot.press(*"state:sleepy", "enter")
         await pilot.pause()
+        assert len(table.rows) == total  # nothing applied
+        assert not storm_app.screen.query_one("#filter-bar").has_class("-open") and table.has_focus
+        assert any("state" in n.message and n.severity == "error" for n in storm_app._notifications)
+        await pilot.press("slash")
+        await pilot.pause()
+        field = storm_app.screen.query_one("#filter")
+        assert field.has_focus and field.selected_text == "state:sleepy"
         error = str(storm_app.screen.query_one("#filter-error").render())
         assert "state" in error and "expected" in error
-        assert len(table.rows) == total  # nothing applied
-        await pilot.press("end")
-        for _ in range(20):
-            await pilot.press("backspace")
-        await pilot.press(*"state:down", "enter")
+        await pilot.press(*"state:down", "enter")  # typing replaces the selected bad filter
         await pilot.pause()
         assert 0 < len(table.rows) < total
         assert {n.state.value for n in table.rows} == {"down"}
@@ -83,6 +89,14 @@ async def test_slash_filters_and_a_bad_filter_is_an_inline_message(storm_app):
         await pilot.press("exclamation_mark")  # alarming only, on top of state:down
         await pilot.pause()
         assert storm_app.query_state.filter.alarming_only
+
+
+async def test_q_after_a_refused_filter_quits(storm_app):
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.press("slash", *"state:sleepy", "enter", "q")
+        await wait_for(lambda: storm_app._exit, what="q quits after a refused filter")
+        assert storm_app.screen.query_one("#filter").value == "state:sleepy"  # the q was not typed into it
 
 
 async def test_enter_opens_node_detail_and_escape_returns(storm_app):

@@ -194,8 +194,10 @@ class MainScreen(Screen[None]):
         bar = self.query_one("#filter-bar")
         bar.add_class("-open")
         field = self.query_one("#filter", Input)
-        field.value = self.node_filter.describe()
+        if not str(self.query_one("#filter-error", Label).render()):
+            field.value = self.node_filter.describe()  # (a refused filter stays, beside its error)
         field.focus()
+        field.select_all()
 
     def action_close_filter(self) -> None:
         self.query_one("#filter-bar").remove_class("-open")
@@ -215,7 +217,12 @@ class MainScreen(Screen[None]):
         try:
             node_filter = NodeFilter.parse(event.value)
         except InputError as error:
+            # Enter ends the filter either way, as it ends a seek: left open with its error, the box took
+            # the operator's next `q` as text. `/` brings the refused filter back, selected, beside it.
             self.query_one("#filter-error", Label).update(f"✖ {error}")
+            self.notify(f"filter: {error}", severity="error")
+            self.query_one("#filter-bar").remove_class("-open")
+            self.query_one(NodeTable).focus()
             return
         self.post_message(FilterChosen(node_filter))
         self.action_close_filter()
