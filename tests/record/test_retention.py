@@ -79,6 +79,15 @@ def _record_a_restart(path: Path, ticks: list[Tick], retention: Retention) -> Re
     return writer
 
 
+def _record_first_run_bytes(path: Path, ticks: list[Tick]) -> int:
+    """The size of a file holding the first run's 80 s alone (header included)."""
+    first = path.with_name("first.sdrec")
+    with RecordingWriter(first, header(), fsync=False) as writer:
+        for tick in ticks[:80]:
+            writer.write(tick.frame)
+    return first.stat().st_size
+
+
 def test_age_counts_on_after_the_source_restarts(outage_ticks: list[Tick], recording_path: Path) -> None:
     # A restarted source's fleet time starts again from 1: measured against the first run's newest 80 s,
     # its frames never aged the first run's out, and the file grew past the limit for as long as the new
@@ -97,7 +106,16 @@ def test_size_drops_the_oldest_frames_after_the_source_restarts(
 ) -> None:
     # The cut was a fleet time taken among the first run's frames: the restarted run's frames, stamped
     # earlier, fell under it — retention threw away the newest frames (the restart itself) and kept old ones.
-    limit = 32 * 1024
+    # The limit leaves room for the header and the whole restarted run after a cut to keep_share, measured
+    # rather than guessed: a fixed 32 kB held them until the frames gained a field.
+    whole = _record_a_restart(recording_path.with_name("whole.sdrec"), outage_ticks, Retention()).path
+    header_and_first_run = _record_first_run_bytes(recording_path, outage_ticks)
+    header_only = (
+        _record_a_restart(recording_path.with_name("empty.sdrec"), [], Retention()).path.stat().st_size
+    )
+    header_and_restart = whole.stat().st_size - header_and_first_run + header_only
+    limit = max(32 * 1024, int(1.25 * header_and_restart / Retention().keep_share))
+    assert whole.stat().st_size > 1.3 * limit, "the run must outgrow the limit for this test to mean anything"
     writer = _record_a_restart(recording_path, outage_ticks, Retention(max_bytes=limit))
     assert writer.compactions >= 1 and recording_path.stat().st_size <= limit
     with RecordingReader(recording_path) as recording:
