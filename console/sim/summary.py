@@ -25,31 +25,25 @@ class RunRecorder:
     connections: list[int] = field(default_factory=list)
     bins: list[np.ndarray] = field(default_factory=list)
     max_cpu: list[float] = field(default_factory=list)
-    rejects: float = 0.0
-    timeouts: float = 0.0
-    resyncs: float = 0.0
+    # Each second's totals over the nodes and its fleet figures, summed when the summary is asked for (per
+    # second, a float of each was most of a quiet second's bookkeeping). Whole numbers: exact in any order.
+    node_totals: list[np.ndarray] = field(default_factory=list)
+    fleet: list[np.ndarray] = field(default_factory=list)
     draining_closes: float = 0.0
     draining_node_seconds: int = 0
-    forced_closes: float = 0.0
     disconnect_times: list[float] = field(default_factory=list)
-    resync_backlog: list[int] = field(default_factory=list)
-    attempts: list[float] = field(default_factory=list)
 
     def record(self, result: SecondResult) -> None:
-        n = self.sim.n_nodes
-        out = result.node_out[:, :n]
         self.times.append(result.time_s)
         self.connections.append(result.connections_total)
         self.bins.append(result.bins)  # (each second's own array: nothing writes to it again)
         self.max_cpu.append(result.max_cpu_pct)
-        totals = result.node_totals  # (summed over the nodes by the engine, a batch of seconds at once)
-        self.rejects += float(totals[k.ON_REJECTS])
-        self.timeouts += float(totals[k.ON_TIMEOUTS])
-        self.resyncs += float(result.fleet_out[k.OF_RESYNCS])
-        self.attempts.append(float(totals[k.ON_ATTEMPTS]))
-        self.resync_backlog.append(int(result.fleet_out[k.OF_RESYNC_BACKLOG]))
-        self.forced_closes += float(totals[k.ON_FORCED])
+        assert result.node_totals is not None  # (summed over the nodes by the kernel)
+        self.node_totals.append(result.node_totals)
+        self.fleet.append(result.fleet_out)
         if result.draining:
+            n = self.sim.n_nodes
+            out = result.node_out[:, :n]
             draining = result.states[:n] == k.DRAINING
             # A draining second counts while the node still had something to close.
             active = draining & ((out[k.ON_CLOSES] > 0) | (result.connections[:n] > 0))
@@ -71,6 +65,9 @@ class RunRecorder:
         first = self.disconnect_times[0] if self.disconnect_times else None
         recovery_s, recovered_at = self._recovery(conns, times, first)
         rollout = self.sim.rollout
+        totals = np.sum(self.node_totals, axis=0) if self.node_totals else np.zeros(k.ON_FIELDS)
+        fleet = np.array(self.fleet) if self.fleet else np.zeros((0, k.OF_FIELDS))
+        backlog = fleet[:, k.OF_RESYNC_BACKLOG].astype(np.int64)
         return {
             "scenario": self.sim.scenario.name,
             "seed": self.sim.seed,
@@ -84,17 +81,17 @@ class RunRecorder:
             "min_connections_at_s": float(times[min_index]) if conns.size else 0.0,
             "recovery_s": recovery_s,
             "max_node_cpu_pct": round(max(self.max_cpu, default=0.0), 1),
-            "rejects_total": int(self.rejects),
-            "timeouts_total": int(self.timeouts),
-            "full_resyncs_total": int(self.resyncs),
-            "peak_resync_backlog": max(self.resync_backlog, default=0),
-            "resync_backlog_cleared_s": self._backlog_cleared(times, first),
+            "rejects_total": int(totals[k.ON_REJECTS]),
+            "timeouts_total": int(totals[k.ON_TIMEOUTS]),
+            "full_resyncs_total": int(fleet[:, k.OF_RESYNCS].sum()),
+            "peak_resync_backlog": int(backlog.max()) if backlog.size else 0,
+            "resync_backlog_cleared_s": self._backlog_cleared(backlog, times, first),
             "drain_close_rate_per_s": (
                 round(self.draining_closes / self.draining_node_seconds, 1)
                 if self.draining_node_seconds
                 else None
             ),
-            "forced_closes_total": int(self.forced_closes),
+            "forced_closes_total": int(totals[k.ON_FORCED]),
             "rollout_completed_s": (
                 round(rollout.completed_at_s - (rollout.started_at_s or 0.0), 1)
                 if rollout.completed_at_s is not None
@@ -106,9 +103,8 @@ class RunRecorder:
             "wall_s": round(wall_s, 2),
         }
 
-    def _backlog_cleared(self, times: np.ndarray, first: float | None) -> float | None:
+    def _backlog_cleared(self, backlog: np.ndarray, times: np.ndarray, first: float | None) -> float | None:
         """Seconds from the first disconnecting event until the full-resync backlog is empty for good."""
-        backlog = np.array(self.resync_backlog)
         if first is None or not backlog.size or backlog.max() == 0:
             return None
         busy = np.flatnonzero(backlog > 0)
