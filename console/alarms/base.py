@@ -7,8 +7,8 @@ engine (`console.alarms.engine`) turns readings into raised and cleared alarms.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import ClassVar, NamedTuple
 
@@ -77,6 +77,16 @@ class FleetView:
     down_nodes: tuple[str, ...] = ()  # nodes in state `down` (a planned restart is `restarting`, not down)
     # nodes reporting their history (Redis) unreachable: (id, why); a simulated node never does
     history_unreachable: tuple[tuple[str, str], ...] = ()
+    # False for an earlier second of a sped-up frame (`folded_second`): which nodes were over the abort line
+    # is known, not each one's CPU — each `hot_nodes` entry carries that second's hottest node's.
+    hot_cpu_known: bool = True
+
+    def folded_second(self, hot: Iterable[str], max_cpu_pct: float) -> FleetView:
+        """The view of an earlier second a sped-up frame folds, from the nodes it says were over the abort
+        line then (`Frame.hot_by_second`); the rest is the frame's last second's (no rule judged each second
+        reads it)."""
+        over = tuple((node_id, max_cpu_pct) for node_id in sorted(hot))
+        return replace(self, hot_nodes=over, max_cpu_pct=max_cpu_pct, hot_cpu_known=False)
 
     @classmethod
     def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
@@ -175,6 +185,10 @@ class Rule:
     #: and clears at the fleet seconds it would at one frame a second. A rule reading the nodes, the
     #: rollout or admission is judged on the frame's last second only: that is all the frame shows of them.
     each_second: ClassVar[bool] = False
+    #: The rule reads only the frame's time and the serving nodes over the abort line
+    #: (`FleetView.hot_nodes`) — what a sped-up frame says for every second it folds (`Frame.folded_hot`)
+    #: when its server watches the engine's line — so it too is judged second by second then.
+    each_second_over_line: ClassVar[bool] = False
 
     def __init__(self, thresholds: Thresholds) -> None:
         self.t = thresholds

@@ -75,8 +75,9 @@ class AlarmEngine:
 
         A frame folding several fleet seconds (speed > 1) is judged second by second where it says what
         each second was (`Frame.folded_totals`): the rules that read only totals and wave bins
-        (`Rule.each_second`) see every second, oldest first, at its own fleet time; the others see the
-        last second. A condition held for 60 s then raises after 60 fleet seconds, as at one frame a second,
+        (`Rule.each_second`) see every second, oldest first, at its own fleet time, and so does `cpu_abort`
+        where the frame says which serving nodes were over the engine's abort line each second
+        (`Frame.folded_hot`); the others see the last second. A condition held for 60 s then raises after 60 fleet seconds, as at one frame a second,
         not after two frames 60 s apart, and one second's break clears it where it happened."""
         changes: list[Event] = []
         judged_to_s = self._time_s
@@ -89,15 +90,25 @@ class AlarmEngine:
         if fleet is None:
             fleet = FleetView.of(frame, self.thresholds, self.capacity)
         *earlier, own = seconds_of(frame)
-        for second in earlier:
+        hot = frame.hot_by_second(self.thresholds.cpu_abort_pct) if earlier else None
+        if hot is not None and len(hot) != len(earlier):
+            hot = None
+        for i, second in enumerate(earlier):
             if judged_to_s is None or second.time_s > judged_to_s:
-                changes.extend(self._judge(second, fleet, self._each_second_rules))
+                if hot is None:
+                    changes.extend(self._judge(second, fleet, self._each_second_rules))
+                else:
+                    view = fleet.folded_second(hot[i], second.totals.max_cpu_pct)
+                    changes.extend(self._judge(second, view, self._over_line_rules))
         changes.extend(self._judge(own, fleet, self._rules))
         return changes
 
     def _build_rules(self) -> None:
         self._rules = build_rules(self.thresholds)
         self._each_second_rules = [rule for rule in self._rules if rule.each_second]
+        self._over_line_rules = [
+            rule for rule in self._rules if rule.each_second or rule.each_second_over_line
+        ]
 
     def _judge(self, second: Frame, fleet: FleetView, rules: list[Rule]) -> list[Event]:
         """One fleet second through `rules`; only the alarms those rules raise can clear in it."""

@@ -53,6 +53,8 @@ class CpuAbort(Rule):
     One fleet alarm naming the nodes, not one alarm per node: in a storm hundreds of nodes cross the line
     together, and a wall of identical alarms would bury the others (value: the hottest of them)."""
 
+    each_second_over_line = True
+
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
         self._hot = Onsets()
@@ -63,11 +65,19 @@ class CpuAbort(Rule):
         held = [(cpu, node_id) for node_id, cpu in fleet.hot_nodes if hot_s[node_id] >= for_s]
         if not held:
             return
-        held.sort(reverse=True)
-        named = first_named(
-            [f"{node_id} {beside_limit(cpu, self.t.cpu_abort_pct)} %" for cpu, node_id in held[:NAMED_NODES]],
-            total=len(held),
-        )
+        if fleet.hot_cpu_known:
+            held.sort(reverse=True)
+            named = first_named(
+                [
+                    f"{node_id} {beside_limit(cpu, self.t.cpu_abort_pct)} %"
+                    for cpu, node_id in held[:NAMED_NODES]
+                ],
+                total=len(held),
+            )
+        else:  # an earlier second of a sped-up frame: its nodes, and its hottest CPU (it says no node's own)
+            named = first_named([node_id for _, node_id in held]) + (
+                f" (hottest node {beside_limit(held[0][0], self.t.cpu_abort_pct)} %)"
+            )
         yield Reading(
             AlarmName.CPU_ABORT,
             Severity.CRITICAL,

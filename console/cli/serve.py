@@ -157,6 +157,7 @@ def serve_backend(
 
     given_tokens = load_token_file(args.token_file) if args.token_file is not None else None
     thresholds = load_default_thresholds().thresholds
+    backend.watch_cpu_line(thresholds.cpu_abort_pct)  # the abort line a console here reads from these files
     audit_log = open_audit_log(args.audit_log, backend.fleet_name)
     try:
         sock = bind_socket(args.host, args.port)

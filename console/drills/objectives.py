@@ -14,12 +14,8 @@ from typing import Any
 
 from console.drills.schema import Drill, Objective, Scoring
 from console.model.actions import format_value
-from console.protocol import Event, Frame, NodeState, Totals
+from console.protocol import Event, Frame, Totals
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome
-
-#: Node states still serving connections: the abort criterion looks at these (a restarting node's CPU is
-#: not a signal; outage seed: "CPU > 80 % for 30 s on a surviving node").
-SERVING = (NodeState.READY, NodeState.DRAINING)
 
 
 @dataclass(frozen=True)
@@ -270,9 +266,11 @@ class _Watch:
 class _AbortWatch(_Watch):
     """The abort criterion: the first serving node above `cpu_pct` for `for_s` seconds in a row.
 
-    Read from each frame's nodes, i.e. its last second: a sped-up frame carries no earlier second's nodes,
-    so at ×N a stretch is seen at frame times, N s apart (at ×60 thundering-herd's criterion reads 240 s,
-    161 s at one frame a second). The totals-based objectives read every second (`seconds_of`)."""
+    Read from each fleet second: a sped-up frame's earlier seconds from the spells it carries for this
+    line (`Frame.folded_hot`), its last from its nodes. A frame that does not say them (an older server or
+    recording, or a line its server does not watch) is read at its last second only, so at ×N a stretch is
+    seen at frame times, N s apart (at ×60 thundering-herd's criterion read 181–240 s, 161 s at one frame a
+    second)."""
 
     def __init__(self, cpu_pct: float, for_s: float) -> None:
         self.cpu_pct, self.for_s = cpu_pct, for_s
@@ -282,15 +280,25 @@ class _AbortWatch(_Watch):
     def add(self, frame: Frame, seconds: Sequence[FleetSecond], baseline: float) -> None:
         if self.criterion is not None:
             return
-        for node in frame.nodes:
-            if node.state in SERVING and node.cpu_pct > self.cpu_pct:
-                since = self._above_since.setdefault(node.id, frame.time_s)
-                if frame.time_s - since >= self.for_s:
-                    self.criterion = frame.time_s, node.id
-                    self._above_since.clear()
+        earlier = frame.hot_by_second(self.cpu_pct)
+        if earlier:
+            order = {node.id: i for i, node in enumerate(frame.nodes)}  # the first node to get there wins
+            for (time_s, _), over in zip(frame.seconds() or (), earlier, strict=False):
+                self._second(time_s, sorted(over, key=lambda node_id: order.get(node_id, len(order))))
+                if self.criterion is not None:
                     return
-            else:
-                self._above_since.pop(node.id, None)
+        self._second(frame.time_s, frame.nodes_over(self.cpu_pct))
+
+    def _second(self, time_s: float, over: list[str]) -> None:
+        """One fleet second: `over`, the serving nodes above the line then, in the frame's order."""
+        above_since, meeting = self._above_since, set(over)
+        for node_id in [n for n in above_since if n not in meeting]:
+            del above_since[node_id]
+        for node_id in over:
+            if time_s - above_since.setdefault(node_id, time_s) >= self.for_s:
+                self.criterion = time_s, node_id
+                above_since.clear()
+                return
 
 
 class _DipWatch(_Watch):

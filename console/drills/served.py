@@ -74,6 +74,10 @@ class DrillBackend(SimulatorBackend):
         self.drill = drill
         self.narrator = DrillNarrator(drill, backend.simulation.scenario.duration_s)
         self.first_done: dict[str, float] = {}  # action → the fleet time it first took effect
+        self.hot_lines = backend.hot_lines
+        for objective in drill.objectives:  # the drill's abort criteria, read each second at any speed
+            if objective.kind == "halt_within":
+                self.watch_cpu_line(float(objective.params["cpu_pct"]))
 
     @classmethod
     def from_drill(cls, drill: Drill, overrides: Sequence[str] = (), seed: int | None = None) -> DrillBackend:

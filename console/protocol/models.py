@@ -9,6 +9,7 @@ Add fields freely; never rename one. Units are in the names (`_s`, `_ms`, `_pct`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -238,6 +239,33 @@ class Alarm(Record):
     )
 
 
+class HotSpells(Record):
+    """Which serving nodes were over a CPU line in the earlier seconds a sped-up frame folds: what a
+    held-for-N-seconds node criterion (the abort criterion: any surviving node above 80 % for 30 s, the same
+    node throughout) needs of each second, where the frame's `nodes` show its last second only."""
+
+    cpu_pct: float = Field(
+        description="the CPU line: a node counts while serving (ready, draining) and above it"
+    )
+    nodes: dict[str, list[tuple[float, float]]] = Field(
+        description="node id → its spells over the line among the frame's earlier seconds: [first, last] fleet "
+        "seconds, inclusive; a node never over it is left out"
+    )
+
+    @classmethod
+    def of_seconds(cls, cpu_pct: float, seconds: Iterable[tuple[float, Iterable[str]]]) -> HotSpells:
+        """From each second's time and nodes over the line, oldest first, one second apart."""
+        nodes: dict[str, list[tuple[float, float]]] = {}
+        for time_s, over in seconds:
+            for node_id in over:
+                runs = nodes.setdefault(node_id, [])
+                if runs and runs[-1][1] == time_s - 1:
+                    runs[-1] = (runs[-1][0], time_s)
+                else:
+                    runs.append((time_s, time_s))
+        return cls(cpu_pct=cpu_pct, nodes=nodes)
+
+
 class Frame(Record):
     type: Literal["frame"] = "frame"
     api_version: str = API_VERSION
@@ -261,6 +289,12 @@ class Frame(Record):
         description="at speed > 1: the totals of each earlier fleet second the frame folds in, oldest first "
         "— span_s − 1 of them, the frame's own (last) second being `totals` — so a rule that needs a "
         "figure held for N seconds judges every second; null when the frame covers one second",
+    )
+    folded_hot: list[HotSpells] | None = Field(
+        default=None,
+        description="at speed > 1: for each CPU line the server watches (its abort line; a served drill's "
+        "abort criteria), the serving nodes over it in each earlier fleet second the frame folds, as spells; "
+        "null when the frame covers one second or its source does not say",
     )
     published_unix_s: float | None = Field(
         default=None,
@@ -287,6 +321,35 @@ class Frame(Record):
             return None
         last = len(by_second) - 1
         return [(self.time_s - (last - i), totals) for i, totals in enumerate(by_second)]
+
+    def nodes_over(self, cpu_pct: float) -> list[str]:
+        """The serving nodes (ready, draining) over `cpu_pct` in the frame's own (last) second, in its order:
+        what the abort criterion reads (outage seed: "CPU > 80 % for 30 s on a surviving node"; a restarting
+        node's CPU is not a signal)."""
+        serving = (NodeState.READY, NodeState.DRAINING)
+        return [node.id for node in self.nodes if node.state in serving and node.cpu_pct > cpu_pct]
+
+    def hot_by_second(self, cpu_pct: float) -> list[set[str]] | None:
+        """For each earlier fleet second the frame folds (those of `folded_totals`, oldest first), the
+        serving nodes over `cpu_pct`; its own last second is its `nodes`. None when it does not say: no
+        spells for that line (an older server, or a line the server does not watch), or its seconds
+        unknown."""
+        by_second = self.seconds()
+        if by_second is None:
+            return None
+        earlier = len(by_second) - 1
+        if earlier <= 0:
+            return []
+        spells = next((hot for hot in self.folded_hot or () if hot.cpu_pct == cpu_pct), None)
+        if spells is None:
+            return None
+        first_s = by_second[0][0]
+        seconds: list[set[str]] = [set() for _ in range(earlier)]
+        for node_id, runs in spells.nodes.items():
+            for start_s, end_s in runs:
+                for i in range(max(round(start_s - first_s), 0), min(round(end_s - first_s) + 1, earlier)):
+                    seconds[i].add(node_id)
+        return seconds
 
 
 class Event(Record):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from console.guards import FleetCapacity
-from console.protocol import TOTAL_COUNTERS, Event, FleetSnapshot, Frame, Source, Totals, Waves
+from console.protocol import TOTAL_COUNTERS, Event, FleetSnapshot, Frame, HotSpells, Source, Totals, Waves
 
 if TYPE_CHECKING:
     from console.errors import InputError
@@ -123,7 +123,7 @@ class RunningCounts:
         return totals.model_copy(update=self.counts)
 
 
-def fold_frames(frames: Sequence[Frame]) -> Frame:
+def fold_frames(frames: Sequence[Frame], hot_lines: Sequence[float] = ()) -> Frame:
     """One frame standing for several fleet seconds: the last second's figures plus every wave bin and
     every earlier second's totals (`folded_totals`).
 
@@ -133,6 +133,10 @@ def fold_frames(frames: Sequence[Frame]) -> Frame:
     two frames 60 s apart). The running counts (`totals.*_total`) are the last frame's: being running
     counts, they already hold every second folded in. Folding a frame that does not say its seconds' totals
     (`Frame.totals_by_second` None) leaves `folded_totals` null: a partial list would misplace them.
+
+    `hot_lines`: the CPU lines to say, for each earlier second, which serving nodes were over
+    (`folded_hot`), read from each frame's nodes (and the spells of a frame already folded); only for
+    frames that carry their nodes. None given, or a folded frame not saying a line: no spells for it.
     """
     if not frames:
         raise ValueError("fold_frames needs at least one frame")
@@ -148,7 +152,21 @@ def fold_frames(frames: Sequence[Frame]) -> Frame:
     span_s = sum(frame.span_s for frame in frames)
     waves = Waves(bin_ms=last.waves.bin_ms, attempts=bins)
     folded = seconds[:-1] if seconds is not None and len(seconds) == span_s > 1 else None
-    return last.model_copy(update={"waves": waves, "span_s": span_s, "folded_totals": folded})
+    hot = [spells for line in hot_lines if (spells := _spells(frames, line)) is not None] if folded else []
+    update = {"waves": waves, "span_s": span_s, "folded_totals": folded, "folded_hot": hot or None}
+    return last.model_copy(update=update)
+
+
+def _spells(frames: Sequence[Frame], line: float) -> HotSpells | None:
+    """The spells over `line` in the seconds `frames` stand for, but the last (the folded frame's nodes)."""
+    over: list[list[str] | set[str]] = []
+    for frame in frames:
+        earlier = frame.hot_by_second(line)
+        if earlier is None:
+            return None
+        over += [*earlier, frame.nodes_over(line)]
+    first_s = frames[-1].time_s - (len(over) - 1)
+    return HotSpells.of_seconds(line, [(first_s + i, nodes) for i, nodes in enumerate(over[:-1])])
 
 
 def still_frame(frame: Frame) -> Frame:

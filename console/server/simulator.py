@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from console.errors import InputError
-from console.guards import FleetCapacity
+from console.guards import FleetCapacity, Thresholds
 from console.protocol import (
     WAVE_BIN_MS,
     AdmissionRequest,
@@ -24,6 +24,7 @@ from console.protocol import (
     Event,
     FleetSnapshot,
     Frame,
+    HotSpells,
     RolloutRequest,
     Source,
     Totals,
@@ -53,6 +54,13 @@ class SimulatorBackend:
         # The frames' running counts (`totals.*_total`), from the fleet's first second: none for a
         # simulation handed over already run (its earlier seconds were not seen), nor once one is missed.
         self._counts: RunningCounts | None = RunningCounts() if simulation.seq == 0 else None
+        # The CPU lines a sped-up frame says, for each second it folds, which serving nodes were over
+        # (`Frame.folded_hot`): the abort line by default; a served drill adds its abort criteria's.
+        self.hot_lines: tuple[float, ...] = (Thresholds().cpu_abort_pct,)
+
+    def watch_cpu_line(self, cpu_pct: float) -> None:
+        """Say in sped-up frames which serving nodes were over `cpu_pct` each folded second too."""
+        self.hot_lines = tuple(dict.fromkeys([*self.hot_lines, cpu_pct]))
 
     @classmethod
     def from_scenario(cls, scenario: str, overrides: list[str], seed: int | None = None) -> SimulatorBackend:
@@ -144,7 +152,7 @@ class SimulatorBackend:
         # so the frame still leaves on time (the clock then reports a lower effective speed). Only the
         # last second becomes a whole frame: the others contribute their wave bins, events, counts and
         # totals (`folded_totals`, which the alarms judge second by second).
-        from console.sim.records import totals
+        from console.sim.records import serving_above, totals
 
         started = time.perf_counter()
         simulation = self.simulation
@@ -152,6 +160,7 @@ class SimulatorBackend:
         bins: list[int] = []
         events: list[Event] = []
         earlier: list[Totals] = []
+        hot: list[list[list[str]]] = []  # per earlier second, per line: the serving nodes over it
         seconds = 0
         while True:
             result = simulation.step()
@@ -161,6 +170,7 @@ class SimulatorBackend:
             if seconds >= fleet_seconds or time.perf_counter() - started >= budget_s:
                 break
             earlier.append(totals(simulation, result))
+            hot.append([serving_above(simulation, result, line) for line in self.hot_lines])
             if counts is not None:
                 counts.add(earlier[-1])
         frame: Frame = simulation.frame(result)
@@ -168,6 +178,7 @@ class SimulatorBackend:
             "waves": Waves(bin_ms=WAVE_BIN_MS, attempts=bins),
             "span_s": float(seconds),
             "folded_totals": earlier or None,
+            "folded_hot": folded_hot(self.hot_lines, frame.time_s, hot) if hot else None,
         }
         if counts is not None:
             counts.add(frame.totals)
@@ -175,6 +186,16 @@ class SimulatorBackend:
         frame = frame.model_copy(update=update)
         snapshot = FleetSnapshot.of_frame(frame, self.fleet_name, self.source)
         return Tick(frame, events, snapshot, seconds, time.perf_counter() - started)
+
+
+def folded_hot(lines: tuple[float, ...], time_s: float, hot: list[list[list[str]]]) -> list[HotSpells]:
+    """The spells over each line among the earlier seconds of a frame ending at `time_s`: `hot` holds, per
+    earlier second (oldest first), per line, the serving nodes over it."""
+    first_s = time_s - len(hot)
+    return [
+        HotSpells.of_seconds(line, [(first_s + i, second[j]) for i, second in enumerate(hot)])
+        for j, line in enumerate(lines)
+    ]
 
 
 def capacity_of(simulation: Simulation) -> FleetCapacity:

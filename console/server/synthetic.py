@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from console.client.synthetic import SyntheticFleet
+from console.guards import Thresholds
 from console.protocol import Event, FleetSnapshot, Frame, Source
 from console.server.backend import RunningCounts, Tick, fold_frames
 
@@ -44,7 +45,7 @@ class SyntheticBackend:
             frame, new_events = self._second()
             frames.append(frame)
             events.extend(new_events)
-        folded = fold_frames(frames)
+        folded = fold_frames(frames, (Thresholds().cpu_abort_pct,))  # the abort line's spells too
         return Tick(folded, events, FleetSnapshot.of_frame(folded, self.fleet_name, self.source), len(frames))
 
     async def close(self) -> None:

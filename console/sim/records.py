@@ -280,5 +280,18 @@ def node_columns(sim: Simulation, result: SecondResult) -> NodeColumns:
     )
 
 
+#: The state codes of a node still serving clients (`console.alarms.base.SERVING`).
+SERVING_CODES = (k.READY, k.DRAINING)
+
+
+def serving_above(sim: Simulation, result: SecondResult, cpu_pct: float) -> list[str]:
+    """The serving nodes over `cpu_pct` in that second, their CPU rounded as a frame rounds it: what the
+    abort criterion reads of a second whose frame is not built (`Frame.folded_hot`)."""
+    out, _ = _columns(sim, result)
+    n = sim.n_nodes
+    over = (np.round(out[k.ON_CPU] * 100.0, 1) > cpu_pct) & np.isin(result.states[:n], SERVING_CODES)
+    return [sim.node_ids[i] for i in np.flatnonzero(over).tolist()]
+
+
 def snapshot(sim: Simulation, frame: Frame) -> FleetSnapshot:
     return FleetSnapshot.of_frame(frame, sim.fleet_name, sim.source, sim.admission)

@@ -10,13 +10,15 @@ read only totals and wave bins (`Rule.each_second`) are judged second by second.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from console.alarms import AlarmEngine, FleetView
 from console.alarms.engine import seconds_of
 from console.alarms.rules import build_rules
 from console.guards import Thresholds
-from console.protocol import Event, Frame
+from console.protocol import Event, Frame, NodeStatus
 from console.server.backend import fold_frames
 from tests.fleet_builders import frame, series
 
@@ -124,3 +126,52 @@ def test_a_node_alarm_is_not_cleared_by_the_earlier_seconds_of_a_folded_frame() 
     still_hot = fold_frames([frame(t, fleet=hot) for t in range(32, 42)])
     assert changes(engine.update(still_hot)) == []
     assert [a.name for a in engine.active] == ["cpu_abort"]
+
+
+def hot_node(hot: Callable[[float], bool]) -> Callable[[float], list[NodeStatus]]:
+    """Four nodes at 50 % CPU; gw-001 at 95 % in the seconds `hot` says."""
+    from tests.fleet_builders import node
+
+    def fleet(time_s: float) -> list[NodeStatus]:
+        return [node(f"gw-{i:03d}", cpu_pct=95.0 if i == 1 and hot(time_s) else 50.0) for i in range(4)]
+
+    return fleet
+
+
+def judged(frames: list[Frame], engine: AlarmEngine | None = None) -> list[Change]:
+    engine = engine or AlarmEngine()
+    return [c for f in frames for c in changes(engine.update(f))]
+
+
+def test_a_nodes_stretch_over_the_abort_line_inside_folded_frames_is_judged_at_its_fleet_seconds() -> None:
+    """cpu_abort (the same node over 80 % for 30 s) from frames saying which nodes were over the line each
+    second (`Frame.folded_hot`): raised and cleared at the fleet seconds one frame a second does, a
+    one-second break inside a frame restarting the hold. Without the spells, at the frames' seconds."""
+    fleet = hot_node(lambda t: 10 <= t < 100 and t != 25)  # held 26 … 56 s; cool from 100 s
+    seconds = [frame(float(t), fleet=fleet(float(t))) for t in range(1, 181)]
+    every_second = judged(seconds)
+    assert every_second == [(56.0, "raised", "cpu_abort"), (104.0, "cleared", "cpu_abort")]  # clear_after_s 5
+
+    folded = [fold_frames(seconds[i : i + 45], hot_lines=(80.0,)) for i in range(0, 180, 45)]
+    assert folded[1].hot_by_second(80.0)[9] == {"gw-001"}  # 55 s
+    assert judged(folded) == every_second
+    assert judged([fold_frames(seconds[i : i + 45]) for i in range(0, 180, 45)]) == [
+        (90.0, "raised", "cpu_abort"),  # the last seconds only: 45 s held at 90 (held since 45)
+        (135.0, "cleared", "cpu_abort"),
+    ]
+
+
+def test_a_line_the_frame_does_not_say_is_judged_on_its_last_second_as_before() -> None:
+    fleet = hot_node(lambda t: t >= 10)
+    seconds = [frame(float(t), fleet=fleet(float(t))) for t in range(1, 91)]
+    other_line = Thresholds(cpu_abort_pct=85.0, cpu_pause_pct=75.0)
+    said = [fold_frames(seconds[i : i + 30], hot_lines=(80.0,)) for i in range(0, 90, 30)]
+    unsaid = [f.model_copy(update={"folded_hot": None}) for f in said]
+    assert judged(said, AlarmEngine(other_line)) == judged(unsaid, AlarmEngine(other_line))
+    assert judged(said, AlarmEngine(other_line)) == [(60.0, "raised", "cpu_abort")]
+    assert judged(said) == [(40.0, "raised", "cpu_abort")]  # held 10 … 40 s
+
+
+def test_the_rules_judged_each_second_over_the_line_are_those_reading_only_the_hot_nodes() -> None:
+    over_line = {type(rule).__name__ for rule in build_rules(Thresholds()) if rule.each_second_over_line}
+    assert over_line == {"CpuAbort"}

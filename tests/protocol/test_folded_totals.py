@@ -58,3 +58,32 @@ def test_folding_a_frame_that_does_not_say_its_seconds_leaves_it_null() -> None:
     later = frame(71.0)
     assert fold_frames([old, later]).folded_totals is None
     assert fold_frames([folded(), later]).folded_totals == [*(folded().totals_by_second() or [])]
+
+
+def test_the_spells_over_a_cpu_line_round_trip_and_say_each_earlier_second() -> None:
+    """`Frame.folded_hot`: which serving nodes were over a CPU line in each earlier second, as spells."""
+    from console.protocol import HotSpells, NodeState
+    from tests.fleet_builders import node
+
+    def fleet(t: int) -> list:
+        hot = {"gw-000": t in (1, 2, 4), "gw-001": t >= 2, "gw-002": True}
+        states = {"gw-002": NodeState.RESTARTING}  # not serving: its CPU is no signal
+        return [
+            node(i, state=states.get(i, NodeState.READY), cpu_pct=90.0 if h else 10.0) for i, h in hot.items()
+        ]
+
+    sent = fold_frames([frame(float(t), fleet=fleet(t)) for t in range(1, 6)], hot_lines=(80.0, 95.0))
+    assert sent.folded_hot == [
+        HotSpells(cpu_pct=80.0, nodes={"gw-000": [(1.0, 2.0), (4.0, 4.0)], "gw-001": [(2.0, 4.0)]}),
+        HotSpells(cpu_pct=95.0, nodes={}),
+    ]
+    expected = [{"gw-000"}, {"gw-000", "gw-001"}, {"gw-001"}, {"gw-000", "gw-001"}]
+    assert sent.hot_by_second(80.0) == expected and sent.nodes_over(80.0) == ["gw-001"]
+    assert sent.hot_by_second(95.0) == [set()] * 4 and sent.hot_by_second(85.0) is None
+    payload = sent.model_dump_json()
+    for read in (Frame.model_validate_json(payload), columnar_frame_json(payload)):
+        assert read.folded_hot == sent.folded_hot and read.hot_by_second(80.0) == expected
+    # Folded again (a frame already folded, then one more second): the spells run on.
+    again = fold_frames([sent, frame(6.0, fleet=fleet(6))], hot_lines=(80.0,))
+    assert again.hot_by_second(80.0) == [*expected, {"gw-001"}]
+    assert fold_frames([sent, frame(6.0)]).folded_hot is None  # no line asked for: none said

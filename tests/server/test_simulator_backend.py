@@ -235,3 +235,28 @@ async def test_a_folded_frame_carries_every_earlier_seconds_totals() -> None:
     assert ticks[2].frame.folded_totals == per_second[11:17]
     assert ticks[2].frame.totals.model_copy(update=uncounted) == per_second[17]
     assert [t.frame.time_s for t in ticks] == [11.0, 12.0, 19.0]
+
+
+async def test_a_folded_frame_says_which_serving_nodes_were_over_each_watched_cpu_line() -> None:
+    """`folded_hot`: for the abort line (and any line watched besides), each earlier second's serving nodes
+    over it — the nodes the same fleet's frame of that second, run a second at a time, shows over it."""
+    from console.sim.engine import Simulation
+    from console.sim.scenario_loader import load_scenario
+
+    simulator = SimulatorBackend.from_scenario("demo", STORMY_DEMO, seed=3)
+    simulator.watch_cpu_line(60.0)
+    assert simulator.hot_lines == (80.0, 60.0)
+    await simulator.start()
+    ticks = [await simulator.tick(60, budget_s=60.0) for _ in range(2)]
+    twin = Simulation(load_scenario("demo", STORMY_DEMO), seed=3)
+    per_second = [twin.advance()[0] for _ in range(121)][1:]  # the first ran for `start`
+    said = 0
+    for tick, seconds in zip(ticks, (per_second[:59], per_second[60:119]), strict=True):
+        assert [spells.cpu_pct for spells in tick.frame.folded_hot or []] == [80.0, 60.0]
+        for line in (80.0, 60.0):
+            over = tick.frame.hot_by_second(line)
+            assert over == [set(second.nodes_over(line)) for second in seconds]
+            said += sum(map(len, over or []))
+    assert said > 0  # the storm put nodes over the lines
+    one = await simulator.tick(1, budget_s=60.0)
+    assert one.frame.folded_hot is None  # one second: its nodes say it
