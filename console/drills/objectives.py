@@ -282,9 +282,13 @@ class _AbortWatch(_Watch):
             return
         earlier = frame.hot_by_second(self.cpu_pct)
         if earlier:
-            order = {node.id: i for i, node in enumerate(frame.nodes)}  # the first node to get there wins
+            # In the frame's node order, as its last second is read: the first node to get there wins (by
+            # id where the frame has no node records: a replay's columnar frame).
+            order = {node.id: i for i, node in enumerate(frame.nodes)}
             for (time_s, _), over in zip(frame.seconds() or (), earlier, strict=False):
-                self._second(time_s, sorted(over, key=lambda node_id: order.get(node_id, len(order))))
+                self._second(
+                    time_s, sorted(over, key=lambda node_id: (order.get(node_id, len(order)), node_id))
+                )
                 if self.criterion is not None:
                     return
         self._second(frame.time_s, frame.nodes_over(self.cpu_pct))
