@@ -112,6 +112,11 @@ def _validate(d: dict[str, Any]) -> Scenario:
         share = p["share"]
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
             raise InputError(f"{where}.share", share, "a share in (0, 1]")
+        # Checked, not coerced: `--set …honours_hints=no` is the string "no", which bool() reads as true.
+        if not isinstance(p["honours_hints"], bool):
+            raise InputError(f"{where}.honours_hints", p["honours_hints"], "true or false")
+        if not isinstance(p["name"], str):
+            raise InputError(f"{where}.name", p["name"], "a string (the population's name)")
         for key, high in (("connect_timeout_s", 600), ("stable_period_s", 86_400)):
             if isinstance(p[key], bool) or not isinstance(p[key], int | float) or not 0 < p[key] <= high:
                 raise InputError(f"{where}.{key}", p[key], f"a number in (0, {high}]")
@@ -126,10 +131,10 @@ def _validate(d: dict[str, Any]) -> Scenario:
             raise InputError(f"{where}.{field}", error.value, error.allowed) from None
         populations.append(
             Population(
-                name=str(p["name"]),
+                name=p["name"],
                 share=float(share),
                 policy=policy,
-                honours_hints=bool(p["honours_hints"]),
+                honours_hints=p["honours_hints"],
                 connect_timeout_s=float(p["connect_timeout_s"]),
                 stable_period_s=float(p["stable_period_s"]),
             )

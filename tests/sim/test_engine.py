@@ -535,3 +535,26 @@ def test_the_readme_says_what_the_demo_shows_before_its_restart(capsys) -> None:
     says = " ".join(readme[start : readme.index("(scenario `demo`)", start)].split())
     assert before_restart == {"headroom_low": 1.0}
     assert "calm" not in says and "headroom_low" in says, says
+
+
+@pytest.mark.parametrize(
+    ("override", "field", "allowed_has"),
+    [
+        # A bare word is a string: "no" was taken as a true flag (bool("no")), the opposite of what was asked.
+        ("clients.populations.0.honours_hints=no", "clients.populations.0.honours_hints", "true or false"),
+        ("clients.populations.0.honours_hints=1", "clients.populations.0.honours_hints", "true or false"),
+        ("clients.populations.0.name=[1]", "clients.populations.0.name", "a string"),
+    ],
+)
+def test_a_population_value_of_the_wrong_type_is_refused_not_coerced(
+    override: str, field: str, allowed_has: str
+) -> None:
+    with pytest.raises(InputError) as error:
+        load_scenario("demo", [override])
+    assert error.value.field == field
+    assert allowed_has in str(error.value)
+
+
+def test_a_population_flag_given_as_a_boolean_is_taken() -> None:
+    scenario = load_scenario("demo", ["clients.populations.0.honours_hints=false"])
+    assert scenario.clients.populations[0].honours_hints is False
