@@ -52,11 +52,14 @@ def standing_of(run: RunMeasures, index: int, measured: Measured, time_s: float,
         return Standing.FAILED
     if kind == "rollout_completed":
         return Standing.FAILED if time_s > float(params["within_s"]) else Standing.AT_RISK
+    if kind == "action_used":
+        # Only actions by `by_s` (default: any time) count, the scorer's rule: past it none can meet it.
+        return Standing.FAILED if time_s > float(params["by_s"]) else Standing.AT_RISK
     if kind == "halt_within":
         criterion = run.abort_criterion(index)
         if criterion is not None and time_s > criterion[0] + float(params["within_s"]):
             return Standing.FAILED
-    return Standing.AT_RISK  # action_used, or a halt still in time
+    return Standing.AT_RISK  # a halt still in time
 
 
 def through(frame: Frame, end_s: float) -> Frame | None:

@@ -109,3 +109,34 @@ def test_the_score_at_the_end_is_final_whatever_the_console_receives_after_it() 
     assert live.score() == final and live.score().score == 50.0
     assert live.time_s == 60.0 and live.actions == []
     assert standings(live) == [Standing.MET, Standing.FAILED, Standing.FAILED]
+
+
+def test_an_action_due_by_a_time_is_failed_once_that_time_has_passed() -> None:
+    """regional-outage's "admission set before the clients return" (by 40 s) read "at risk" at fleet
+    second 81: the trainee was told that setting admission now could still meet it, and no later action
+    counts (the scorer takes only those by `by_s`)."""
+    drill = build_drill(
+        {
+            **DRILL,
+            "objectives": [
+                {
+                    "name": "admission early",
+                    "kind": "action_used",
+                    "action": "admission",
+                    "by_s": 20,
+                    "points": 100,
+                }
+            ],
+        }
+    )
+    live = DrillProgress(drill, end_s=60)
+    for frame in series(0, 20, connections=100_000):  # seconds 0 … 19: still in time
+        live.add_frame(frame)
+    assert standings(live) == [Standing.AT_RISK]
+    for frame in series(20, 10, connections=100_000):  # seconds 20 … 29: past it
+        live.add_frame(frame)
+    assert standings(live) == [Standing.FAILED]
+    live.add_action(ActionRecord(time_s=29, actor="t", action="admission", outcome="applied"))
+    assert standings(live) == [Standing.FAILED]  # too late: the scorer does not count it either
+    live.add_action(ActionRecord(time_s=20, actor="t", action="admission", outcome="applied"))
+    assert standings(live) == [Standing.MET]  # one in time, its record arriving after the frame
