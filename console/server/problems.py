@@ -190,6 +190,12 @@ def _validation_detail(
     shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
     query = _query_field(request, path[-1]) if location[:1] == ("query",) and path else None
     allowed = _allowed(model, path, query)
+    if error.get("type") == "missing" and location and isinstance(location[-1], int):
+        # An item short of a list (`hint_ms: [1000]`, its input the list): pydantic's "Field required"
+        # read as if the field itself were left out.
+        index = location[-1]
+        item = ("min", "max")[index] if allowed.startswith("[min, max]") and index < 2 else f"item {index}"
+        message = f"{item} is missing"
     return f"{field}: {message}{shown}" + (f"; allowed: {allowed}" if allowed else "")
 
 

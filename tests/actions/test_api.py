@@ -378,6 +378,28 @@ async def test_unknown_fields_ranges_and_loose_types_are_refused_and_apply_nothi
     assert audit_outcomes(acting) == ["invalid"]
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field", "fragment"),
+    [
+        (
+            "POST",
+            "/v1/nodes/gw-001/drain",
+            {**DRAIN_OK, "hint_ms": [1000]},
+            "hint_ms",
+            "0 ≤ min ≤ max ≤ 3600000",
+        ),
+        ("PUT", "/v1/admission", {"retry_after_s": [5]}, "retry_after_s", "0 ≤ min ≤ max ≤ 3600"),
+    ],
+)
+async def test_a_window_short_of_its_max_says_so_not_field_required(
+    acting: Acting, method, path, body, field, fragment
+) -> None:
+    """`hint_ms: [1000]` read "hint_ms: Field required (got [1000])": the field was there, its max was not."""
+    detail = problem(await acting.call(method, path, body), 422, field, fragment, "max is missing")["detail"]
+    assert "Field required" not in detail
+    assert audit_outcomes(acting) == ["invalid"]
+
+
 async def test_a_whole_number_may_come_as_a_float(acting: Acting) -> None:
     # What many JSON encoders write for 2 (the scenario loader takes 1e6 the same way); 1.5 is refused.
     response = await acting.call("POST", "/v1/capacity", {"count": 2.0, "dry_run": True})
