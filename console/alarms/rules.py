@@ -84,9 +84,18 @@ class CpuAbort(Rule):
             held[0][0],
             self.t.cpu_abort_pct,
             f"CPU over the abort line ({self.t.cpu_abort_pct:g} % for {for_s:g} s) on {named}: "
-            "halt the rollout and reassess.",
+            + _abort_advice(frame),
             nodes=tuple(node_id for _, node_id in held),
         )
+
+
+def _abort_advice(frame: Frame) -> str:
+    """The seed's "halt the restart" while a rollout is under way (or the source does not say); without
+    one there is nothing to halt, and the advice is the load's."""
+    rollout = frame.rollout
+    if rollout is None or rollout.state in (RolloutState.RUNNING, RolloutState.PAUSED):
+        return "halt the rollout and reassess."
+    return "no rollout is running to halt: ration the returning clients (admission) or add capacity."
 
 
 class RolloutPaused(Rule):

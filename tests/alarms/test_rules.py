@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import pytest
+
 from console.alarms import AlarmEngine, FleetCapacity, Thresholds, alarms_fired
 from console.protocol import AdmissionSettings, RolloutState, RolloutStatus
 from tests.fleet_builders import node, nodes, series
@@ -57,6 +59,26 @@ def test_cpu_abort_fires_after_thirty_seconds_naming_the_node() -> None:
     (alarm,) = engine.active
     assert (alarm.name, alarm.nodes, alarm.value, alarm.limit) == ("cpu_abort", ["gw-002"], 85.0, 80.0)
     assert "gw-002 85 %" in alarm.message and "halt" in alarm.message
+
+
+@pytest.mark.parametrize(
+    ("state", "advice"),
+    [
+        (RolloutState.RUNNING, "halt the rollout and reassess"),
+        (RolloutState.PAUSED, "halt the rollout and reassess"),
+        (RolloutState.IDLE, "no rollout is running"),
+        (RolloutState.COMPLETED, "no rollout is running"),
+        (RolloutState.HALTED, "no rollout is running"),
+    ],
+)
+def test_cpu_abort_tells_to_halt_a_rollout_only_while_one_runs(state: RolloutState, advice: str) -> None:
+    """regional-outage (no rollout at all) read "…: halt the rollout and reassess." — the on-call's `h`
+    then had nothing to halt. Without a rollout under way the advice is the load's, not the rollout's."""
+    frames = series(0, 60, fleet=hot_fleet(10), rollout=RolloutStatus(state=state))
+    message = active_messages(frames)["cpu_abort"]
+    assert advice in message
+    if state not in (RolloutState.RUNNING, RolloutState.PAUSED):
+        assert "halt the rollout" not in message
 
 
 def test_cpu_abort_is_one_alarm_for_many_nodes_hottest_first() -> None:
