@@ -18,12 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from console.cli.checks import check_finite, check_fleet_url, fleet_url_argument
+from console.cli.checks import check_finite, check_fleet_url, fleet_url_argument, range_text
 from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
 from console.errors import InputError
 from console.model.big_changes import BigChange, big_changes
+from console.protocol import limits
 
 EXIT = {
     Reply.APPLIED: 0,
@@ -265,16 +266,20 @@ def _rollout_step(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
 UNLIMITED = "unlimited"
 
 
-def _limit(text: str | None, option: str, kind: type) -> float | int | None:
-    """A limit as typed: a number, or `unlimited` (null: no limit). nan and inf are no JSON."""
+def _limit(text: str | None, option: str, kind: type, high: float) -> float | int | None:
+    """A limit as typed: a number in (0, high] — the API's range — or `unlimited` (null: no limit). nan and
+    inf are no JSON; a limit out of range is refused here, before the big-change check would offer to
+    send it with --yes."""
     if text is None or text.strip().lower() == UNLIMITED:
         return None
-    allowed = f"{'an integer' if kind is int else 'a finite number'} > 0, or {UNLIMITED}"
+    allowed = f"{'an integer' if kind is int else 'a finite number'} in {range_text((0, high), True)}, or {UNLIMITED}"
     try:
         value = kind(text)
     except ValueError:
         raise InputError(option, text, allowed) from None
     check_finite(option, value, allowed)
+    if not 0 < value <= high:
+        raise InputError(option, value, allowed)
     return value
 
 
@@ -286,11 +291,13 @@ def _admission(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
     """Only the options given: `_keep_current_admission` fills the others in before sending."""
     body: dict[str, Any] = {}
     if args.rate is not None:
-        body["rate_per_s"] = _limit(args.rate, "--rate", float)
+        body["rate_per_s"] = _limit(args.rate, "--rate", float, limits.ADMISSION_RATE_PER_S[1])
     if args.burst is not None:
-        body["burst"] = _limit(args.burst, "--burst", int)
+        body["burst"] = _limit(args.burst, "--burst", int, limits.ADMISSION_BURST[1])
     if args.max_connections is not None:
-        body["max_connections"] = _limit(args.max_connections, "--max-connections", int)
+        body["max_connections"] = _limit(
+            args.max_connections, "--max-connections", int, limits.ADMISSION_MAX_CONNECTIONS[1]
+        )
     if args.retry_after is not None:
         body["retry_after_s"] = _window(args.retry_after, "--retry-after", float)
     if args.nodes:

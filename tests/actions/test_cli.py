@@ -151,6 +151,27 @@ def test_nan_and_inf_exit_2_naming_the_option(words: list[str], shown: str, oper
     assert f"stormdeck: {shown} is not allowed; expected" in err and "finite" in err
 
 
+@pytest.mark.parametrize(
+    ("words", "shown"),
+    [
+        (["admission", "--rate", "-5"], "--rate: -5.0"),
+        (["admission", "--rate", "0"], "--rate: 0.0"),
+        (["admission", "--burst", "0"], "--burst: 0"),
+        (["admission", "--max-connections", "-1"], "--max-connections: -1"),
+        (["admission", "--rate", "2e9"], "--rate: 2000000000.0"),
+    ],
+)
+def test_an_admission_limit_out_of_range_exits_2_naming_its_range(
+    words: list[str], shown: str, operator, capsys
+) -> None:
+    """`act URL admission --rate -5` was shown as a big change ("unlimited → -5 (a limit where there was
+    none …)"), exit 3 and "add --yes to send it": bad input, not a change to confirm."""
+    assert main(["act", "http://127.0.0.1:9", *words]) == 2
+    err = capsys.readouterr().err
+    assert f"stormdeck: {shown} is not allowed; expected" in err and "(0, 1000000000]" in err
+    assert "unlimited" in err
+
+
 def test_a_window_starting_with_a_minus_says_to_join_it_with_equals(capsys) -> None:
     with pytest.raises(SystemExit) as done:
         main(
