@@ -199,9 +199,26 @@ def _validation_detail(
     return f"{field}: {message}{shown}" + (f"; allowed: {allowed}" if allowed else "")
 
 
+def _unparsed_body(errors: list[Any]) -> bool:
+    """FastAPI parses a body as JSON only when its Content-Type says so; under another (curl -d sends a
+    form) the model is handed the raw bytes, and pydantic refuses "a valid dictionary"."""
+    return any(tuple(e.get("loc", ())) == ("body",) and isinstance(e.get("input"), bytes) for e in errors)
+
+
 async def _on_validation_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RequestValidationError)
     errors = list(error.errors())
+    if _unparsed_body(errors):
+        sent = request.headers.get("content-type", "")
+        problem = Problem(
+            type=INVALID,
+            title=_TITLES[422],
+            status=422,
+            detail=f"content-type: the body was sent as {sent!r}, not read as JSON; expected "
+            "Content-Type: application/json (curl: -H 'Content-Type: application/json')",
+            field="content-type",
+        )
+        return problem_response(problem, request)
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     model = body_model(request)
     detail = (

@@ -135,6 +135,22 @@ async def test_a_malformed_body_is_a_problem(live: Live) -> None:
     assert live.feed.clock.speed == 1.0
 
 
+async def test_a_json_body_sent_without_its_content_type_says_so(live: Live) -> None:
+    """`curl -X POST … -d '{"speed": 2}'` (curl's default: a form) read "body: Input should be a valid
+    dictionary or object to extract fields from (got b'{"speed": 2}')" — an object, refused as not one."""
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        response = await client.post(
+            "/v1/sim/clock",
+            headers={**auth("operator"), "content-type": "application/x-www-form-urlencoded"},
+            content=b'{"speed": 2}',
+        )
+    body = assert_problem(
+        response, 422, "content-type", "application/x-www-form-urlencoded", "Content-Type: application/json"
+    )
+    assert "dictionary" not in body["detail"]
+    assert live.feed.clock.speed == 1.0
+
+
 async def test_a_body_that_is_not_an_object_is_a_problem(live: Live) -> None:
     body = assert_problem(await post(live, "/v1/sim/clock", [True]), 422, "body", "object")
     # The type the action desk's bad input has: it was about:blank here, …:invalid there.
