@@ -109,6 +109,8 @@ def run_scenario(
 
 
 def _open_frames(path: Path) -> TextIO:
+    if str(path) == "-":  # stdout carries the summary; a file named '-' would surprise everyone
+        raise InputError("--frames", "-", "a file path ('-' is not stdout here: the summary goes there)")
     try:
         return path.open("w", encoding="utf-8")
     except OSError as error:

@@ -422,6 +422,16 @@ def test_bad_input_exits_2_naming_path_value_and_range(argv, words, capsys) -> N
         assert word in err
 
 
+def test_frames_dash_is_refused_not_written_to_a_file_named_dash(tmp_path, monkeypatch, capsys) -> None:
+    """`--frames -` (stdout, as in most tools) wrote the frames to a file named '-' in the working
+    directory and printed the summary: a `| jq` got the summary, and the file was left behind."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["sim", "run", "demo", "--until", "1", "--frames", "-"]) == 2
+    err = capsys.readouterr().err
+    assert "--frames: '-' is not allowed; expected a file path" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_clients_policy_lists_the_policies_not_the_empty_default(capsys) -> None:
     assert main(["sim", "run", "demo", "--set", "clients.policy=nope"]) == 2
     err = capsys.readouterr().err
