@@ -265,8 +265,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     def notes(url: str, paths: dict[str, Path]) -> list[str]:
         return [
-            f"drill:  {drill.name} — {drill.title} ({drill.human_time(0)} to "
-            f"{drill.human_time(backend.simulation.scenario.duration_s)}, {len(drill.timeline)} timeline events)",
+            served_drill_line(drill, backend.simulation.scenario.duration_s),
             f"inject: stormdeck inject {url} EVENT [KEY=VALUE …] --token-file {paths['admin']}",
             f"        or the palette of stormdeck attach {url} --token-file {paths['admin']} --instructor",
         ]
@@ -280,6 +279,15 @@ def _serve(args: argparse.Namespace) -> int:
         local_tokens=local,
         notes=notes,
         clock_role=Role.ADMIN,
+    )
+
+
+def served_drill_line(drill: Drill, duration_s: float) -> str:
+    """The served drill's line of the announcement: its name, title, clock span and timeline."""
+    events = len(drill.timeline)
+    return (
+        f"drill:  {drill.name} — {drill.title} ({drill.human_time(0)} to {drill.human_time(duration_s)}, "
+        f"{events} timeline event{'' if events == 1 else 's'})"
     )
 
 

@@ -390,3 +390,20 @@ def test_actions_without_headless_is_refused_naming_the_flag(
     assert main(["drill", "thundering-herd", "--actions", script]) == 2
     err = capsys.readouterr().err
     assert "--actions needs --headless" in err
+
+
+@pytest.mark.parametrize(("events", "said"), [(1, "1 timeline event)"), (2, "2 timeline events)")])
+def test_a_served_drills_announcement_counts_its_timeline_in_words(
+    tmp_path: Path, events: int, said: str
+) -> None:
+    """regional-outage served read "(02:00:00 to 02:07:00, 1 timeline events)"."""
+    from console.cli.drill import served_drill_line
+    from console.drills.schema import load_drill
+
+    extra = '[[timeline]]\nat = "04:00:20"\nsay = "another"\naction = "restart_nodes"\nnodes = 1\n'
+    path = tmp_path / "tiny.toml"
+    path.write_text(GOOD_DRILL + (extra if events == 2 else ""))
+    drill = load_drill(str(path))
+    assert len(drill.timeline) == events
+    line = served_drill_line(drill, 30.0)
+    assert line.endswith(said) and "(04:00:00 to 04:00:30, " in line
