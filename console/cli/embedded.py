@@ -197,7 +197,16 @@ class OutsideStop(SystemExit):
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:
+    # `timeout` and systemd send SIGCONT right after SIGTERM. Textual's handler for it resumes the screen
+    # (asyncio.get_running_loop()), which, run while this stop unwinds the app, raised RuntimeError over
+    # it: a traceback and exit 1. Once stopping, a SIGCONT has nothing left to resume.
+    with contextlib.suppress(ValueError):  # (ValueError: not the main thread, where no handler is set)
+        signal.signal(signal.SIGCONT, _ignore)
     raise OutsideStop(128 + signum)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    """A handler that does nothing: SIG_IGN would leave a signal already pending reported as a race."""
 
 
 @contextlib.contextmanager

@@ -222,3 +222,50 @@ def test_a_closed_terminal_ends_the_embedded_console_even_when_the_app_leaves_a_
     )
     assert process.returncode == 128 + signal.SIGHUP, (process.returncode, process.stderr)
     assert process.stdout.splitlines() == ["console up", "server stopped"], process.stdout
+
+
+#: As `_CUT_OFF_CONSOLE`, but stopped as `timeout` and systemd stop a process: SIGTERM, then at once SIGCONT,
+#: whose handler is Textual's (it resumes the screen: `asyncio.get_running_loop()`, outside any loop once the
+#: stop has cut the app off).
+_STOPPED_THEN_CONTINUED_CONSOLE = """
+import os, signal, sys, threading
+import console.cli.embedded as embedded
+
+class Server:
+    url, token_path = "http://127.0.0.1:1", None
+    def __enter__(self): return self
+    def __exit__(self, *exc): print("server stopped", flush=True)
+
+def resume_screen(signum, frame):
+    raise RuntimeError("no running event loop")
+
+def console(url, token_path):
+    signal.signal(signal.SIGCONT, resume_screen)
+    print("console up", flush=True)
+    both = {signal.SIGTERM, signal.SIGCONT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, both)
+    os.kill(os.getpid(), signal.SIGTERM)
+    os.kill(os.getpid(), signal.SIGCONT)
+    try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, both)
+        threading.Event().wait()
+    finally:
+        sum(range(1000))  # the app's cleanup: the pending SIGCONT's handler runs here
+
+embedded.EmbeddedServer = lambda scenario: Server()
+embedded.attach_console = console
+embedded.default_scenario = lambda: "demo"
+sys.exit(embedded.run_embedded())
+"""
+
+
+def test_a_stop_followed_by_sigcont_ends_the_console_as_a_stop_not_a_traceback() -> None:
+    """User pass: `timeout 20 stormdeck drill thundering-herd` (and a systemd stop) sends SIGTERM then
+    SIGCONT; Textual's SIGCONT handler ran while the stop unwound the app and raised 'RuntimeError: no
+    running event loop' over it: a traceback on the terminal and exit 1, not 143."""
+    process = subprocess.run(
+        [sys.executable, "-c", _STOPPED_THEN_CONTINUED_CONSOLE], capture_output=True, text=True, timeout=15
+    )
+    assert process.returncode == 128 + signal.SIGTERM, (process.returncode, process.stderr)
+    assert "Traceback" not in process.stderr, process.stderr
+    assert process.stdout.splitlines() == ["console up", "server stopped"], process.stdout
