@@ -98,8 +98,9 @@ def drill_scenario(drill: Drill, extra_overrides: Sequence[str] = ()) -> Scenari
     scenario = load_scenario(drill.scenario, overrides)
     for entry in drill.timeline:
         if entry.at_s > scenario.duration_s:
-            allowed = f"a time within the drill's {scenario.duration_s:g} s ({drill.human_time(scenario.duration_s)})"
-            raise InputError("timeline.at", drill.human_time(entry.at_s), allowed)
+            end = scenario.duration_s
+            allowed = f"a time within the drill's {end:g} s: {drill.human_time(0)}–{drill.human_time(end)}"
+            raise InputError(f"{entry.path or 'timeline'}.at", drill.human_time(entry.at_s), allowed)
     kept = list(scenario.events) if drill.keep_scenario_events else []
     injected = [
         TimelineEvent(entry.at_s, entry.action, dict(entry.params))

@@ -57,6 +57,8 @@ def test_list_names_every_packaged_drill(capsys: pytest.CaptureFixture[str]) -> 
         ('kind = "connections_floor"', 'kind = "connections_flor"', "objectives.0.kind"),
         ("min_pct = 50", "min_pct = 150", "objectives.0.min_pct"),
         ('at = "04:00:10"', 'at = "4 am"', "timeline.0.at"),
+        # Past the drill's end: it read "timeline.at", not which entry.
+        ('at = "04:00:10"', 'at = "04:01:00"', "timeline.0.at"),
         ('action = "restart_nodes"', 'action = "reboot"', "timeline.0.action"),
         ('scenario = "demo"', 'scenario = "nope"', "scenario"),
         ('briefing = "b"', 'briefing = "b"\nbriefin = "typo"', "briefin"),
