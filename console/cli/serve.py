@@ -53,7 +53,7 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
         "the /v1/stream WebSocket, POST /v1/sim/clock, and /openapi.json.",
     )
     parser.add_argument(
-        "scenario", metavar="SCENARIO", help="a scenario name (see `sim list`) or a TOML path"
+        "scenario", nargs="?", metavar="SCENARIO", help="a scenario name (see `sim list`) or a TOML path"
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
     parser.add_argument(
@@ -111,14 +111,16 @@ def _check_host(args: argparse.Namespace) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from console.cli.sim import require_scenario
     from console.server.simulator import SimulatorBackend
     from console.sim.scenario_schema import check_seed
 
     # Cheap checks first, so a typo does not wait for the simulation to be built.
+    scenario = require_scenario(args.scenario)
     speed = check_speed(args.speed, "--speed")
     check_seed(args.seed)
     check_serve_arguments(args)
-    backend = SimulatorBackend.from_scenario(args.scenario, list(args.overrides), seed=args.seed)
+    backend = SimulatorBackend.from_scenario(scenario, list(args.overrides), seed=args.seed)
     return serve_backend(backend, args, speed, what="simulator")
 
 

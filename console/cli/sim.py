@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from console.cli.groups import add_subcommands
-from console.errors import InputError
+from console.errors import InputError, MissingInput
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run a scenario headless and print what it shows",
         description="Run a scenario (a packaged name or a .toml path) and print its summary figures.",
     )
-    run.add_argument("scenario", help="scenario name (see `stormdeck sim list`) or path to a .toml file")
+    run.add_argument(
+        "scenario",
+        nargs="?",
+        metavar="SCENARIO",
+        help="scenario name (see `stormdeck sim list`) or path to a .toml file",
+    )
     add_override_arguments(run)
     run.add_argument(
         "--until",
@@ -143,7 +148,18 @@ def _first_fired(alarms: Any) -> dict[str, float]:
     return dict(sorted(fired.items(), key=lambda kv: kv[1]))
 
 
+def require_scenario(name: str | None) -> str:
+    """The SCENARIO argument, or what it may be: argparse's "required: scenario" named none to choose."""
+    if name:
+        return name
+    from console.sim.scenario_loader import list_scenarios
+
+    names = ", ".join(scenario for scenario, _ in list_scenarios())
+    raise MissingInput("SCENARIO", f"one of {names}, or a path to a .toml file (see `stormdeck sim list`)")
+
+
 def _run(args: argparse.Namespace) -> int:
+    args.scenario = require_scenario(args.scenario)
     summary = run_scenario(args.scenario, args.overrides, args.seed, args.until, args.frames)
     if args.json:
         print(json.dumps(summary))

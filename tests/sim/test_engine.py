@@ -568,3 +568,13 @@ def test_a_population_value_of_the_wrong_type_is_refused_not_coerced(
 def test_a_population_flag_given_as_a_boolean_is_taken() -> None:
     scenario = load_scenario("demo", ["clients.populations.0.honours_hints=false"])
     assert scenario.clients.populations[0].honours_hints is False
+
+
+@pytest.mark.parametrize("command", ["run", "serve"])
+def test_a_forgotten_scenario_is_named_with_the_scenarios_to_choose_from(command: str, capsys) -> None:
+    """`stormdeck sim run` read argparse's "the following arguments are required: scenario" under its
+    usage, naming no scenario; `stormdeck drill` names its drills."""
+    assert main(["sim", command]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stormdeck: SCENARIO is required: one of demo, ")
+    assert "thundering-herd" in err and "sim list" in err
