@@ -166,6 +166,8 @@ def test_every_number_the_real_fleet_takes_names_its_range() -> None:
         (["fleet", "up"], ["messages a second published"]),
         # Found in review: the help named FLEET.jsonl only, and the server wrote FLEET-PID.jsonl.
         (["sim", "serve"], ["stormdeck/audit/FLEET.jsonl, or FLEET-PID.jsonl when another server"]),
+        # The drill console's (served) clock refuses above 100×; the help named no range.
+        (["drill"], ["fleet seconds per wall second in (0, 100]"]),
     ],
 )
 def test_help_describes_the_command_and_its_defaults(argv: list[str], words: list[str], capsys) -> None:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from console.server.clock import MAX_SPEED  # pure: no FastAPI
+
     parser = subparsers.add_parser(
         "drill",
         help="rehearse a seed's incident against the simulator, scored on measured objectives",
@@ -48,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--speed",
         type=float,
-        help="fleet seconds per wall second (headless default: as fast as the simulator goes)",
+        help=f"fleet seconds per wall second in (0, {MAX_SPEED:g}] (default 1; --headless: any speed above 0, "
+        "default as fast as the simulator goes)",
     )
     parser.add_argument("--record", type=Path, metavar="FILE", help="write a recording of the run")
     parser.add_argument(
