@@ -84,7 +84,9 @@ def run_scenario(
     scenario = load_scenario(name, overrides)
     # The simulator runs whole fleet seconds: 0.5 ran none (a summary of zeros) and 1.7 ran one, silently.
     if until is not None and not (1 <= until <= scenario.duration_s * 100 and float(until).is_integer()):
-        raise InputError("--until", until, f"whole seconds in [1, {scenario.duration_s * 100:g}]")
+        # As typed: -5, not -5.0 (and 1e30 stays 1e+30).
+        shown = int(until) if float(until).is_integer() and abs(until) < 1e15 else until
+        raise InputError("--until", shown, f"whole seconds in [1, {scenario.duration_s * 100:g}]")
     # Opened once every other input is checked, before the run: a bad path costs no simulated time.
     frames_file = _open_frames(frames_path) if frames_path else None
     try:

@@ -406,7 +406,10 @@ def test_summary_measures_recovery_from_the_first_disconnect() -> None:
         # The simulator runs whole seconds: 0.5 ran none and printed a summary of zeros, 1.7 ran one.
         (["sim", "run", "demo", "--until", "0.5"], ["--until: 0.5", "whole seconds in [1, 90000]"]),
         (["sim", "run", "demo", "--until", "1.7"], ["--until: 1.7", "whole seconds in [1, 90000]"]),
-        (["sim", "run", "demo", "--until", "0"], ["--until: 0", "whole seconds in [1, 90000]"]),
+        (["sim", "run", "demo", "--until", "0"], ["--until: 0 is", "whole seconds in [1, 90000]"]),
+        # Shown as typed: it read "--until: -5.0", "--until: 99999.0".
+        (["sim", "run", "demo", "--until", "-5"], ["--until: -5 is", "whole seconds in [1, 90000]"]),
+        (["sim", "run", "demo", "--until", "99999"], ["--until: 99999 is", "whole seconds in [1, 90000]"]),
         (["sim", "run", "demo", "--until", "1e30"], ["--until: 1e+30", "whole seconds in [1, 90000]"]),
         (
             ["sim", "run", "demo", "--until", "1", "--frames", "/nonexistent/dir/f.jsonl"],
