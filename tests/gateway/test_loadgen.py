@@ -38,7 +38,9 @@ async def test_a_load_until_stopped_keeps_only_its_newest_samples(start_node, mo
     await wait_for(lambda: running.node.meter.totals.accepts >= 120, 30.0, "120 connects by 4 clients")
     stop.set()
     stats = (await load)["stats"]
-    assert stats["connects"] >= 120
+    # The counter covers the whole run, past the 40 samples kept; the node counts an accept before its client
+    # has its handshake back, so each client may have one in flight when the load stops (119 seen in CI).
+    assert stats["connects"] >= 120 - spec.clients
     assert {name: len(stats[name]) for name in SAMPLE_LISTS if len(stats[name]) > 40} == {}
     assert len(stats["attempt_times_s"]) == 40
     assert max(len(client.nodes_seen) for client in clients) <= NODES_SEEN_KEPT
