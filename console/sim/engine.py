@@ -163,26 +163,23 @@ class Simulation:
         """The policy tables the kernel reads, in wheel.py's order."""
         return (self.pop_f, *self.policy_tables)
 
-    def _disconnect(self, p: int, i: int, count: int, abnormal: bool) -> int:
-        return int(
-            k.disconnect(
-                self.rng,
-                p,
-                i,
-                count,
-                False,
-                abnormal,
-                self.conn,
-                self.fresh,
-                self.fresh_by_state,
-                (self.wheel, self.wheel_start),
-                self.tables,
-                self.node_f,
-                self.fleet_f,
-                self._pending_fleet,
-                np.zeros(self.fresh_by_state.shape[1], dtype=np.int64),
-            )
+    def _cut_state(self) -> tuple:
+        """What the kernel's cuts (`disconnect`, `drop_nodes`) change, in their order: the clients' counts,
+        the wheel, the nodes, and the fleet figures the next second reports."""
+        return (
+            self.conn,
+            self.fresh,
+            self.fresh_by_state,
+            (self.wheel, self.wheel_start),
+            self.tables,
+            self.node_f,
+            self.fleet_f,
+            self._pending_fleet,
         )
+
+    def _disconnect(self, p: int, i: int, count: int, abnormal: bool) -> int:
+        by_state = np.zeros(self.fresh_by_state.shape[1], dtype=np.int64)
+        return int(k.disconnect(self.rng, p, i, count, False, abnormal, *self._cut_state(), by_state))
 
     # --- the clock ------------------------------------------------------------------------------------
 
@@ -470,20 +467,7 @@ class Simulation:
     def _drop_all(self, indices: list[int], abnormal: bool) -> list[int]:
         """Every connection of these nodes cut, their queues emptied: what each lost."""
         dropped = np.zeros(len(indices), dtype=np.int64)
-        k.drop_nodes(
-            self.rng,
-            np.array(indices, dtype=np.int64),
-            abnormal,
-            self.conn,
-            self.fresh,
-            self.fresh_by_state,
-            (self.wheel, self.wheel_start),
-            self.tables,
-            self.node_f,
-            self.fleet_f,
-            self._pending_fleet,
-            dropped,
-        )
+        k.drop_nodes(self.rng, np.array(indices, dtype=np.int64), abnormal, *self._cut_state(), dropped)
         return dropped.tolist()
 
     def _restart_all(self, indices: list[int], why: str) -> None:

@@ -187,10 +187,8 @@ def test_a_slow_first_start_says_why_the_console_is_not_up_yet(capsys) -> None:
     assert "still starting" in said and "compiles the simulator" in said and "cache" in said, said
 
 
-#: `run_embedded` with the server and the console replaced: the console leaves a thread that never ends
-#: (Textual's input thread, spinning on a hung-up terminal once SIGHUP cut the app off mid-run), then the
-#: terminal closes.
-_CUT_OFF_CONSOLE = """
+#: `run_embedded` with the server and the console replaced (the script's console function goes between).
+_EMBEDDED_FAKE_SERVER = """
 import os, signal, sys, threading
 import console.cli.embedded as embedded
 
@@ -198,18 +196,27 @@ class Server:
     url, token_path = "http://127.0.0.1:1", None
     def __enter__(self): return self
     def __exit__(self, *exc): print("server stopped", flush=True)
-
+"""
+_RUN_EMBEDDED = """
+embedded.EmbeddedServer = lambda scenario: Server()
+embedded.attach_console = console
+embedded.default_scenario = lambda: "demo"
+sys.exit(embedded.run_embedded())
+"""
+#: The console leaves a thread that never ends (Textual's input thread, spinning on a hung-up terminal once
+#: SIGHUP cut the app off mid-run), then the terminal closes.
+_CUT_OFF_CONSOLE = (
+    _EMBEDDED_FAKE_SERVER
+    + """
 def console(url, token_path):
     threading.Thread(target=threading.Event().wait).start()  # not a daemon: the interpreter waits for it
     print("console up", flush=True)
     os.kill(os.getpid(), signal.SIGHUP)
     threading.Event().wait()
 
-embedded.EmbeddedServer = lambda scenario: Server()
-embedded.attach_console = console
-embedded.default_scenario = lambda: "demo"
-sys.exit(embedded.run_embedded())
 """
+    + _RUN_EMBEDDED
+)
 
 
 def test_a_closed_terminal_ends_the_embedded_console_even_when_the_app_leaves_a_thread_behind() -> None:
@@ -227,15 +234,9 @@ def test_a_closed_terminal_ends_the_embedded_console_even_when_the_app_leaves_a_
 #: As `_CUT_OFF_CONSOLE`, but stopped as `timeout` and systemd stop a process: SIGTERM, then at once SIGCONT,
 #: whose handler is Textual's (it resumes the screen: `asyncio.get_running_loop()`, outside any loop once the
 #: stop has cut the app off).
-_STOPPED_THEN_CONTINUED_CONSOLE = """
-import os, signal, sys, threading
-import console.cli.embedded as embedded
-
-class Server:
-    url, token_path = "http://127.0.0.1:1", None
-    def __enter__(self): return self
-    def __exit__(self, *exc): print("server stopped", flush=True)
-
+_STOPPED_THEN_CONTINUED_CONSOLE = (
+    _EMBEDDED_FAKE_SERVER
+    + """
 def resume_screen(signum, frame):
     raise RuntimeError("no running event loop")
 
@@ -252,11 +253,9 @@ def console(url, token_path):
     finally:
         sum(range(1000))  # the app's cleanup: the pending SIGCONT's handler runs here
 
-embedded.EmbeddedServer = lambda scenario: Server()
-embedded.attach_console = console
-embedded.default_scenario = lambda: "demo"
-sys.exit(embedded.run_embedded())
 """
+    + _RUN_EMBEDDED
+)
 
 
 def test_a_stop_followed_by_sigcont_ends_the_console_as_a_stop_not_a_traceback() -> None:

@@ -175,17 +175,22 @@ async def test_help_lists_every_binding_and_command(storm_app):
         assert isinstance(storm_app.screen, MainScreen)
 
 
+async def help_rows(app, pilot) -> list[tuple[str, str, str]]:
+    """The help screen's rows (where, key, what it does), opened with `?` once the fleet is shown."""
+    from console.ui.screens.help import binding_rows
+
+    await fleet_ready(app)
+    await pilot.press("question_mark")
+    await pilot.pause()
+    assert isinstance(app.screen, HelpScreen)
+    return [row for where, b in app.screen.sections for row in binding_rows(where, b)]
+
+
 async def test_help_says_q_is_typed_in_a_form_field_and_ctrl_q_asks_again(storm_app):
     """Found in a user pass: help listed `q` in the action form as "quit (asks again…)", but in a field
     (where a form's keys go) q is typed; Ctrl+Q is the key that asks again. Same for the typed name."""
-    from console.ui.screens.help import binding_rows
-
     async with storm_app.run_test(size=SIZE) as pilot:
-        await fleet_ready(storm_app)
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(storm_app.screen, HelpScreen)
-        rows = [row for where, b in storm_app.screen.sections for row in binding_rows(where, b)]
+        rows = await help_rows(storm_app, pilot)
         for where in ("action form", "verdict"):
             said = {key: does for at, key, does in rows if at == where}
             assert "asks again" in said["ctrl+q"], where
@@ -195,14 +200,8 @@ async def test_help_says_q_is_typed_in_a_form_field_and_ctrl_q_asks_again(storm_
 async def test_help_says_ctrl_q_quits_anywhere(storm_app):
     """User pass: Ctrl+C shows Textual's "Press ctrl+q to quit", but help named Ctrl+Q only under the
     action form; anywhere it said `q`, which a text field (the filter, a seek) takes as text."""
-    from console.ui.screens.help import binding_rows
-
     async with storm_app.run_test(size=SIZE) as pilot:
-        await fleet_ready(storm_app)
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(storm_app.screen, HelpScreen)
-        rows = [row for where, b in storm_app.screen.sections for row in binding_rows(where, b)]
+        rows = await help_rows(storm_app, pilot)
         anywhere = {key: does for at, key, does in rows if at == "anywhere"}
         assert anywhere["q"] == "quit" and "quit" in anywhere["ctrl+q"] and "field" in anywhere["ctrl+q"]
 
