@@ -462,6 +462,23 @@ def test_sim_list_prints_one_scenario_a_line_name_first(capsys) -> None:
     assert all("\t" in line for line in lines)
 
 
+def test_sim_list_json_is_a_json_list_of_the_scenarios(capsys) -> None:
+    assert main(["sim", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [item["name"] for item in listed] == [name for name, _ in list_scenarios()]
+    for item in listed:
+        scenario = load_scenario(item["name"])
+        assert item == {
+            "name": scenario.name,
+            "title": scenario.title,
+            "seed_source": scenario.seed_source,
+            "teaches": scenario.teaches,
+            "clients": scenario.clients.count,
+            "nodes": scenario.nodes.count,
+            "duration_s": scenario.duration_s,
+        }
+
+
 def test_sim_run_json_holds_the_contract_fields(capsys) -> None:
     assert main(["sim", "run", "demo", "--until", "40", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
