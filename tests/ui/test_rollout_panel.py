@@ -14,3 +14,13 @@ def test_the_rollout_panel_says_why_under_the_state_it_explains() -> None:
     assert why(RolloutState.HALTED, "halted by operator") == "halted by operator"  # was "paused: halted …"
     assert why(RolloutState.PAUSED, "gw-012 CPU 91 % > 75 %") == "paused: gw-012 CPU 91 % > 75 %"
     assert why(RolloutState.ABORTED, "CPU > 80 % for 30 s") == "aborted: CPU > 80 % for 30 s"
+
+
+def test_the_rollout_panel_says_in_one_line_when_this_fleet_cannot_roll_out() -> None:
+    """`fleet up`'s nodes have no restart command: R refuses, and the panel says so before anyone presses it."""
+    why = "fleet up: its nodes have no restart command, so it cannot roll them out"
+    able = rollout_text(RolloutStatus(), None).plain.splitlines()
+    unable = rollout_text(RolloutStatus(unavailable=why), None).plain.splitlines()
+    assert unable[0] == able[0] == "rollout  idle"
+    assert unable[1].strip() == "not on this fleet — see R"
+    assert unable[:1] + unable[2:] == able  # the one line more, nothing else changed

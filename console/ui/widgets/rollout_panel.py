@@ -1,4 +1,5 @@
-"""Rollout and admission, read-only: state, batch k of n, pause reason, admission settings."""
+"""Rollout and admission, read-only: state, batch k of n, pause reason, whether this fleet can roll out at
+all, admission settings."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def rollout_text(rollout: RolloutStatus | None, admission: AdmissionSettings | N
             # Said under the state it explains: a halt read "paused: halted by operator".
             state = rollout.state.value
             text.append(f"  {reason}\n" if reason.startswith(state) else f"  {state}: {reason}\n")
+        if rollout.unavailable:
+            # Briefly: R refuses with the fleet's own words, and the panel has room for one line.
+            text.append("  not on this fleet — see R\n")
     if admission is None:
         text.append("admission  —")
         return text
