@@ -183,7 +183,8 @@ class Rule:
     #: The rule reads only the frame's time, totals and wave bins — what a sped-up frame carries for every
     #: second it folds (`Frame.folded_totals`) — so the engine judges it second by second, and it raises
     #: and clears at the fleet seconds it would at one frame a second. A rule reading the nodes, the
-    #: rollout or admission is judged on the frame's last second only: that is all the frame shows of them.
+    #: rollout or admission is judged on the frame's last second only: that is all the frame shows of them
+    #: (unless the frame says more: `each_second_of`).
     each_second: ClassVar[bool] = False
     #: The rule reads only the frame's time and the serving nodes over the abort line
     #: (`FleetView.hot_nodes`) — what a sped-up frame says for every second it folds (`Frame.folded_hot`)
@@ -192,6 +193,11 @@ class Rule:
 
     def __init__(self, thresholds: Thresholds) -> None:
         self.t = thresholds
+
+    def each_second_of(self, frame: Frame) -> bool:
+        """Whether this sped-up `frame` says enough for the rule to be judged at each second it folds, where
+        its class does not say it always is (`RolloutPaused`: a frame dating the rollout's pause)."""
+        return False
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         raise NotImplementedError

@@ -93,13 +93,15 @@ class AlarmEngine:
         hot = frame.hot_by_second(self.thresholds.cpu_abort_pct) if earlier else None
         if hot is not None and len(hot) != len(earlier):
             hot = None
+        # What this frame says enough about for each of its seconds (`Rule.each_second_of`).
+        said = [rule for rule in self._rules if rule.each_second_of(frame)] if earlier else []
         for i, second in enumerate(earlier):
             if judged_to_s is None or second.time_s > judged_to_s:
                 if hot is None:
-                    changes.extend(self._judge(second, fleet, self._each_second_rules))
+                    changes.extend(self._judge(second, fleet, self._each_second_rules + said))
                 else:
                     view = fleet.folded_second(hot[i], second.totals.max_cpu_pct)
-                    changes.extend(self._judge(second, view, self._over_line_rules))
+                    changes.extend(self._judge(second, view, self._over_line_rules + said))
         changes.extend(self._judge(own, fleet, self._rules))
         return changes
 

@@ -99,12 +99,24 @@ def _abort_advice(frame: Frame) -> str:
 
 
 class RolloutPaused(Rule):
-    """The rollout paused itself (a surviving node went over the pause CPU, outage seed)."""
+    """The rollout paused itself (a surviving node went over the pause CPU, outage seed).
+
+    A sped-up frame shows the rollout at its last second only; one that says when it paused
+    (`paused_at_s`) is judged at each second it folds, held from the pause on — raised at the fleet second
+    one frame a second raises it, not at the frame's end. Without it, judged on the last second, as before."""
+
+    def each_second_of(self, frame: Frame) -> bool:
+        rollout = frame.rollout
+        return (
+            rollout is not None and rollout.state is RolloutState.PAUSED and rollout.paused_at_s is not None
+        )
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         rollout = frame.rollout
         if rollout is None or rollout.state is not RolloutState.PAUSED:
             return
+        if rollout.paused_at_s is not None and frame.time_s <= rollout.paused_at_s:
+            return  # a second of a sped-up frame before the pause: the rollout still ran in it
         reason = rollout.pause_reason or f"a surviving node went over {self.t.cpu_pause_pct:g} % CPU"
         yield Reading(
             AlarmName.ROLLOUT_PAUSED,

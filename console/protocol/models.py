@@ -187,6 +187,12 @@ class RolloutStatus(Record):
     pause_reason: str | None = None
     started_at_s: float | None = None
     completed_at_s: float | None = None
+    paused_at_s: float | None = Field(
+        default=None,
+        description="fleet time the rollout paused itself (the seconds after it run paused), while it is "
+        "paused; null otherwise, or from a source that does not say (a sped-up frame's alarms then date "
+        "the pause to the frame's last second)",
+    )
     unavailable: str | None = Field(
         default=None,
         description="why this fleet cannot start a rollout whatever the guards say (its nodes have no restart "

@@ -47,6 +47,7 @@ class RolloutController:
         self.started_at_s: float | None = None
         self.completed_at_s: float | None = None
         self.pause_reason: str | None = None
+        self.paused_at_s: float | None = None  # while auto-paused: a sped-up frame shows its last second only
         self._hot_since_s: float | None = None
 
     def copy_for(self, sim: Simulation) -> RolloutController:
@@ -82,6 +83,7 @@ class RolloutController:
         self.next_at_s = self.started_at_s
         self.completed_at_s = None
         self.pause_reason = None
+        self.paused_at_s = None
         self.state = RolloutState.RUNNING
         self.sim._event(
             "rollout",
@@ -93,6 +95,7 @@ class RolloutController:
         if self.state in (RolloutState.RUNNING, RolloutState.PAUSED):
             self.state = RolloutState.HALTED
             self.pause_reason = why
+            self.paused_at_s = None
             self.sim._event("rollout", f"rollout {why} after batch {self.batch}/{len(self.batches)}")
 
     def resume(self) -> None:
@@ -100,6 +103,7 @@ class RolloutController:
             raise InputError("rollout", str(self.state), "a paused or halted rollout")
         self.state = RolloutState.RUNNING
         self.pause_reason = None
+        self.paused_at_s = None
         self.next_at_s = max(self.next_at_s, self.sim.time_s)
         self.sim._event("rollout", f"rollout resumed at batch {self.batch + 1}/{len(self.batches)}")
 
@@ -132,6 +136,7 @@ class RolloutController:
             if hottest > self.pause_cpu_pct:
                 self.state = RolloutState.PAUSED
                 self.pause_reason = f"surviving node CPU {hottest:.0f} % > {self.pause_cpu_pct:g} %"
+                self.paused_at_s = sim.time_s  # between seconds: the next one is the first paused
                 sim._event("rollout", f"rollout auto-paused: {self.pause_reason}")
                 return
         self._start_batch()
@@ -214,4 +219,5 @@ class RolloutController:
             pause_reason=self.pause_reason,
             started_at_s=self.started_at_s,
             completed_at_s=self.completed_at_s,
+            paused_at_s=self.paused_at_s,
         )

@@ -175,3 +175,32 @@ def test_a_line_the_frame_does_not_say_is_judged_on_its_last_second_as_before() 
 def test_the_rules_judged_each_second_over_the_line_are_those_reading_only_the_hot_nodes() -> None:
     over_line = {type(rule).__name__ for rule in build_rules(Thresholds()) if rule.each_second_over_line}
     assert over_line == {"CpuAbort"}
+
+
+def served_rollout_paused(every: int, until_s: float) -> list[Change]:
+    """`rollout_paused`'s changes from demo served at ×`every` with the outage seed's fix (pause the rollout
+    when a surviving node runs over 75 % CPU): its first frame is second 1, then one per `every` s."""
+    import asyncio
+
+    from console.server.simulator import SimulatorBackend
+
+    backend = SimulatorBackend.from_scenario("demo", ["rollout.pause_cpu_pct=75"])
+    engine = AlarmEngine()
+
+    async def serve() -> list[Change]:
+        await backend.start()
+        frames = [(await backend.tick(1, 60.0)).frame]
+        while frames[-1].time_s < until_s:
+            frames.append((await backend.tick(every, 60.0)).frame)
+        return [c for f in frames for c in changes(engine.update(f)) if c[2] == "rollout_paused"]
+
+    return asyncio.run(serve())
+
+
+@pytest.mark.parametrize("every", [7, 60])
+def test_a_rollouts_auto_pause_raises_at_the_fleet_second_one_frame_a_second_does(every: int) -> None:
+    """A folded frame shows the rollout at its last second only; the pause's fleet time
+    (`RolloutStatus.paused_at_s`) dates the raise to the second it happened in (was the frame's end)."""
+    one_fps = served_rollout_paused(1, 240.0)
+    assert one_fps and one_fps[0][1] == "raised"
+    assert served_rollout_paused(every, 240.0) == one_fps
