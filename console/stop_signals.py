@@ -12,15 +12,44 @@ the child was started (unlike PR_SET_PDEATHSIG, which fires when the starting th
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import threading
+from collections.abc import Callable, Iterator
 
 #: What stops a command from outside it: a `kill`, a closed terminal. (A full-screen console takes Ctrl-C as
 #: a key of its own, and quits on it itself.)
 OUTSIDE_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 STOP_SIGNALS = (signal.SIGINT, *OUTSIDE_STOP_SIGNALS)
+
+
+@contextlib.contextmanager
+def answering_stop_signals(answer: Callable[[], object]) -> Iterator[None]:
+    """Each stop signal calls `answer()` until the block ends; then the handlers from before are back.
+
+    Not the event loop's `add_signal_handler`: that points the signal wakeup fd at the loop's self-pipe, and
+    `loop.close()` closes the pipe before it removes its handlers — a signal in between (Ctrl-C pressed three
+    times at `fleet up`) printed "Exception ignored when trying to write to the signal wakeup fd" and a
+    traceback. `answer` runs in the main thread between two bytecodes, maybe inside the loop's own code: it
+    only sets flags, or hands the work to the loop (`soon`)."""
+    before = {signum: signal.signal(signum, lambda signum, frame: answer()) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> Callable[[], None]:
+    """`callback` run by `loop` at its next turn, asked from a signal handler; nothing once it is closed."""
+
+    def ask() -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(callback)
+
+    return ask
 
 
 def stop_when_stdin_closes() -> None:

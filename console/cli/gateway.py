@@ -22,7 +22,7 @@ from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.protocol import limits
-from console.stop_signals import STOP_SIGNALS, stop_when_stdin_closes
+from console.stop_signals import answering_stop_signals, soon, stop_when_stdin_closes
 
 #: A real node's planning capacity, connections: at most 10 million. The largest published single-host
 #: figures are a few million (WhatsApp's 2 M on one FreeBSD box, Phoenix's 2 M), so 10 M leaves room and
@@ -260,13 +260,11 @@ def _publish(args: argparse.Namespace) -> int:
         history = RedisHistory(args.history, args.channel)
         await history.start()
         task = asyncio.create_task(publish_forever(history, args.rate_per_s, "publisher"))
-        loop = asyncio.get_running_loop()
-        for sig in STOP_SIGNALS:
-            loop.add_signal_handler(sig, task.cancel)
-        print(f"publishing on {args.channel!r} at {args.rate_per_s:g}/s", flush=True)
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        await history.stop()
+        with answering_stop_signals(soon(asyncio.get_running_loop(), task.cancel)):
+            print(f"publishing on {args.channel!r} at {args.rate_per_s:g}/s", flush=True)
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await history.stop()
 
     if args.stop_with_parent:
         stop_when_stdin_closes()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from console.cli.checks import check_fleet_url, check_recording_out
 from console.errors import InputError
-from console.stop_signals import STOP_SIGNALS
+from console.stop_signals import answering_stop_signals, soon
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
 
@@ -74,13 +74,11 @@ def run_record(args: argparse.Namespace) -> int:
 
     async def until_stopped() -> int:
         task = asyncio.ensure_future(record_stream(recorder, args.url, token))
-        loop = asyncio.get_running_loop()
-        for signum in STOP_SIGNALS:
-            loop.add_signal_handler(signum, task.cancel)
-        try:
-            return await task
-        except asyncio.CancelledError:
-            return recorder.frames_written
+        with answering_stop_signals(soon(asyncio.get_running_loop(), task.cancel)):
+            try:
+                return await task
+            except asyncio.CancelledError:
+                return recorder.frames_written
 
     try:
         written = asyncio.run(until_stopped())

@@ -8,6 +8,7 @@ full resyncs, and the stream's gaps and duplicates.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import math
 import os
@@ -27,7 +28,7 @@ from console.gateway.meter import percentile
 from console.gateway.tokens import DEFAULT_WORK_FACTOR, TokenSigner
 from console.policies import Policy, make_policy
 from console.protocol import WAVE_BIN_MS
-from console.stop_signals import STOP_SIGNALS
+from console.stop_signals import answering_stop_signals, soon
 from console.userfiles import read_user_text
 from console.waves import lockstep_index
 
@@ -248,15 +249,6 @@ async def follow_nodes_file(path: str, urls: list[str]) -> None:
         urls.extend(url for url in listed if url not in urls)
 
 
-async def until_stopped() -> None:
-    """Until SIGTERM or SIGINT: a load that runs as long as the fleet it loads."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in STOP_SIGNALS:
-        loop.add_signal_handler(signum, stop.set)
-    await stop.wait()
-
-
 async def _run_pool(spec: LoadSpec) -> dict:
     signer = TokenSigner(work_factor=spec.work_factor)
     urls = list(spec.urls)
@@ -275,13 +267,18 @@ async def _run_pool(spec: LoadSpec) -> dict:
     started_s = time.time()
     pool.start()
     follower = asyncio.create_task(follow_nodes_file(spec.nodes_file, urls)) if spec.nodes_file else None
-    if spec.duration_s > 0:
-        await asyncio.sleep(spec.duration_s)  # the run's length is the measurement, not a synchronization
-    else:
-        await until_stopped()
-    if follower is not None:
-        follower.cancel()
-    await pool.stop()
+    with contextlib.ExitStack() as signals:
+        if spec.duration_s > 0:
+            await asyncio.sleep(spec.duration_s)  # the run's length is the measurement, not a synchronization
+        else:
+            # Until a stop signal: a load that runs as long as the fleet it loads. Signals are answered
+            # until the pool has stopped too, so another Ctrl-C does not cut its stop short.
+            stop = asyncio.Event()
+            signals.enter_context(answering_stop_signals(soon(asyncio.get_running_loop(), stop.set)))
+            await stop.wait()
+        if follower is not None:
+            follower.cancel()
+        await pool.stop()
     # Each pool's attempts binned from its own start: a worker process can start a second or more after
     # the parent (spawn, imports), and binned from the parent's clock its ramp fell past the last bin.
     # A load until stopped that dropped its oldest attempts bins from the oldest it kept.

@@ -22,7 +22,7 @@ from console.gateway.history import open_history
 from console.gateway.node import GatewayNode, NodeConfig
 from console.gateway.stall import Schedule
 from console.server.runner import bind_socket
-from console.stop_signals import STOP_SIGNALS
+from console.stop_signals import answering_stop_signals, soon
 from console.userfiles import read_user_text, warn_if_others_may_read
 
 log = logging.getLogger("stormdeck.gateway")
@@ -115,18 +115,16 @@ class RunningNode:
 
 async def serve_until_signalled(running: RunningNode) -> None:
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in STOP_SIGNALS:
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        await running.start()
-    except OSError as error:
-        config = running.node.config
-        allowed = f"a free port on {config.host} ({error.strerror or error})"
-        raise InputError("--port", config.port, allowed) from None
-    print(
-        f"gateway {running.node.config.node_id}: clients {running.url}  admin {running.admin_url}",
-        flush=True,
-    )
-    await stop.wait()
-    await running.stop()
+    with answering_stop_signals(soon(asyncio.get_running_loop(), stop.set)):
+        try:
+            await running.start()
+        except OSError as error:
+            config = running.node.config
+            allowed = f"a free port on {config.host} ({error.strerror or error})"
+            raise InputError("--port", config.port, allowed) from None
+        print(
+            f"gateway {running.node.config.node_id}: clients {running.url}  admin {running.admin_url}",
+            flush=True,
+        )
+        await stop.wait()
+        await running.stop()

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Iterator
 import uvicorn
 from fastapi import FastAPI
 
-from console.stop_signals import STOP_SIGNALS
+from console.stop_signals import answering_stop_signals
 
 #: How long shutdown waits for open streams to finish before it closes them.
 GRACEFUL_SHUTDOWN_S = 3
@@ -149,10 +149,6 @@ def serve_foreground(
             watched_out = server.should_exit = True
 
     async def run() -> None:
-        loop = asyncio.get_running_loop()
-        for signum in STOP_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signum, _request_exit, server)
         task = asyncio.create_task(watching(watch)) if watch is not None else None
         try:
             await server.serve(sockets=[sock])
@@ -161,7 +157,9 @@ def serve_foreground(
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
 
-    asyncio.run(run())
+    # Answered until the loop is closed too: a press while it closes only sets the flags again.
+    with answering_stop_signals(lambda: _request_exit(server)):
+        asyncio.run(run())
     return 0 if server.started and not watched_out else 1
 
 

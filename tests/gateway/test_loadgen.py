@@ -4,6 +4,8 @@ connections it makes."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 
 from console.gateway import loadgen
 from console.gateway.client import NODES_SEEN_KEPT
@@ -22,8 +24,7 @@ async def test_a_load_until_stopped_keeps_only_its_newest_samples(start_node, mo
     monkeypatch.setattr(loadgen, "UNTIL_STOPPED_SAMPLES", 40, raising=False)
     clients = []
     monkeypatch.setattr(loadgen, "ClientPool", _recording(loadgen.ClientPool, clients))
-    stop = asyncio.Event()
-    monkeypatch.setattr(loadgen, "until_stopped", stop.wait)
+    before = signal.getsignal(signal.SIGINT)
     life = Lifetime(max_s=0.05, dither_s=0.02, close_grace_s=0.0, hint_ms=(0, 5))
     running: RunningNode = await start_node(node_config(lifetime=life))
     spec = LoadSpec(
@@ -36,8 +37,11 @@ async def test_a_load_until_stopped_keeps_only_its_newest_samples(start_node, mo
     )
     load = asyncio.create_task(loadgen._run_pool(spec))
     await wait_for(lambda: running.node.meter.totals.accepts >= 120, 30.0, "120 connects by 4 clients")
-    stop.set()
+    # Stopped as `fleet up` stops it: a stop signal, answered until the pool has stopped, then handed back.
+    assert signal.getsignal(signal.SIGINT) is not before, "the load answers stop signals while it runs"
+    os.kill(os.getpid(), signal.SIGINT)
     stats = (await load)["stats"]
+    assert signal.getsignal(signal.SIGINT) is before
     # The counter covers the whole run, past the 40 samples kept; the node counts an accept before its client
     # has its handshake back, so each client may have one in flight when the load stops (119 seen in CI).
     assert stats["connects"] >= 120 - spec.clients
