@@ -67,9 +67,7 @@ def set_value(data: dict[str, Any], key: str, value: Any, field: str | None = No
     for depth, part in enumerate(parts[:-1]):
         if isinstance(node, list):
             if not part.isdigit() or int(part) >= len(node):
-                raise InputError(
-                    field, value, f"an index below {len(node)} at '{'.'.join(parts[: depth + 1])}'"
-                )
+                raise InputError(field, value, _position_in(".".join(parts[:depth]), node))
             node = node[int(part)]
         elif isinstance(node, dict) and part in node:
             node = node[part]
@@ -90,8 +88,19 @@ def set_value(data: dict[str, Any], key: str, value: Any, field: str | None = No
             node[leaf] = value
     elif isinstance(node, list) and leaf.isdigit() and int(leaf) < len(node):
         node[int(leaf)] = value
+    elif isinstance(node, list):
+        raise InputError(field, value, _position_in(".".join(parts[:-1]), node))
     else:
         raise InputError(field, value, "a known path")
+
+
+def _position_in(path: str, entries: list[Any]) -> str:
+    """What a list's index may be. It read "an index below 0" for a list with no entries (a drill's
+    `events`, which its timeline replaces)."""
+    if not entries:
+        return f"an entry of '{path}', which has none"
+    count = len(entries)
+    return f"a position in [0, {count - 1}] ('{path}' has {count} {'entry' if count == 1 else 'entries'})"
 
 
 def _set_table(table: dict[str, Any], path: str, value: Any, field: str) -> None:

@@ -378,6 +378,19 @@ def test_summary_measures_recovery_from_the_first_disconnect() -> None:
         (["sim", "run", "demo", "--set", "clients.populations.0=3"], ["clients.populations.0: 3"]),
         (["sim", "run", "demo", "--set", "clients.populations.0.params=3"], ["populations.0.params: 3"]),
         (["sim", "run", "demo", "--set", "events=3"], ["events: 3", "a list"]),
+        # A position past a list's end said "an index below 0" of a list with no entries.
+        (
+            ["sim", "run", "graceful-drain", "--set", "events.0.at_s=3"],
+            ["events.0.at_s: 3", "an entry of 'events', which has none"],
+        ),
+        (
+            ["sim", "run", "regional-outage", "--set", "events.3.nodes=1"],
+            ["events.3.nodes: 1", "a position in [0, 0] ('events' has 1 entry)"],
+        ),
+        (
+            ["sim", "run", "demo", "--set", "clients.populations.x.share=1"],
+            ["clients.populations.x.share: 1", "a position in [0, 0] ('clients.populations' has 1 entry)"],
+        ),
         # A policy's parameter is named by the path the user set (it said 'clients.populations.0.policy.nope').
         (
             ["sim", "run", "graceful-drain", "--set", "clients.populations.0.params.nope=5"],
