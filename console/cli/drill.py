@@ -354,6 +354,8 @@ def _print_outcome(
 ) -> None:
     """The outcome as the end screen gives it, on the terminal: a headless run's, or the drill console's
     once the trainee leaves its end screen (so the score outlives the screen)."""
+    from console.drills.objectives import penalty_text
+
     print(f"{drill.title}  ({drill.name}{f', seed {seed}' if seed is not None else ''})")
     print(f"  rehearses: {drill.seed_source}")
     for action in actions:
@@ -364,9 +366,6 @@ def _print_outcome(
         mark = "met   " if item.met else "failed"
         print(f"  [{mark}] {item.points:>5g}/{item.max_points:<4g} {item.name}")
         print(f"           {item.why}")
-    print(
-        f"  penalty −{score.penalty:g} ({score.minutes_below:g} min below "
-        f"{drill.scoring.penalty_below_pct:g} % of connections)"
-    )
+    print(f"  {penalty_text(score, drill.scoring)}")
     wall = f"   ({wall_s:.1f} s wall)" if wall_s is not None else ""
     print(f"  score {score.score:g} / {score.max_score:g}{wall}")

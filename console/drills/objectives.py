@@ -86,6 +86,15 @@ class Score:
         )
 
 
+def penalty_text(score: Score, scoring: Scoring) -> str:
+    """The time penalty as the end screen and the terminal say it; a drill that charges none says so, so
+    its minutes below the floor do not read as a penalty of nothing."""
+    below = f"{score.minutes_below:g} min below {scoring.penalty_below_pct:g} % of connections"
+    if scoring.penalty_per_min == 0:
+        return f"no time penalty in this drill ({below})"
+    return f"penalty −{score.penalty:g} ({below})"
+
+
 def score_drill(
     drill: Drill, frames: Sequence[Frame], events: Sequence[Event], actions: Sequence[ActionRecord]
 ) -> Score:

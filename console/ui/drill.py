@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from console.drills.live import DrillProgress, LiveObjective, Standing
-from console.drills.objectives import Score
+from console.drills.objectives import Score, penalty_text
 from console.drills.schema import Drill
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
@@ -100,8 +100,7 @@ def end_text(drill: Drill, score: Score, palette: Palette) -> str:
         lines.append(f"                      {escape(item.why)}")
     lines += [
         "",
-        f"penalty −{score.penalty:g} ({score.minutes_below:g} min below "
-        f"{drill.scoring.penalty_below_pct:g} % of connections)",
+        penalty_text(score, drill.scoring),
         "",
         "[b]Esc[/] back to the fleet (frozen) · [b]q[/] quit",
     ]

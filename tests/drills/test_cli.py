@@ -409,3 +409,14 @@ def test_a_served_drills_announcement_counts_its_timeline_in_words(
     assert len(drill.timeline) == events
     line = served_drill_line(drill, 30.0)
     assert line.endswith(said) and "(04:00:00 to 04:00:30, " in line
+
+
+def test_a_drill_that_charges_no_time_penalty_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """User pass: a drill without `[scoring]` (as resync-cliff's penalty_per_min = 0) printed "penalty −0
+    (0.78 min below 95 % of connections)" — minutes below counted, and nothing said about why they cost nothing."""
+    assert main(["drill", write(tmp_path, "tiny.toml", GOOD_DRILL), "--headless"]) == 0
+    said = [line.strip() for line in capsys.readouterr().out.splitlines() if "penalty" in line]
+    assert len(said) == 1 and said[0].startswith("no time penalty in this drill ("), said
+    assert "min below 95 % of connections" in said[0]
