@@ -129,8 +129,10 @@ class ActionDesk:
         status: int,
         detail: str,
         parameters: Any = None,
+        idempotency_key: str | None = None,
     ) -> None:
-        """Audit an attempt stopped before the desk (a role too low, a body that does not parse)."""
+        """Audit an attempt stopped before the desk (a role too low, a body that does not parse, a key
+        already used for another request)."""
         outcome = "forbidden" if status == 403 else "invalid"
         record = {
             "actor": principal.name if principal else None,
@@ -138,6 +140,7 @@ class ActionDesk:
             "action": kind,
             "target": target,
             "parameters": parameters,
+            "idempotency_key": idempotency_key,
             "status": status,
             "outcome": outcome,
             "detail": detail,

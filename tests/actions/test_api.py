@@ -432,6 +432,9 @@ async def test_an_idempotency_key_makes_a_retry_safe(acting: Acting) -> None:
     other = await acting.call("POST", "/v1/nodes/gw-002/drain", DRAIN_OK, **key)
     body = problem(other, 422, "idempotency-key", "different request")
     assert body["type"] == "urn:stormdeck:problem:invalid"  # as every bad input's (was about:blank)
+    # Its audit record names the key it reused (was null: which earlier request it collided with was lost).
+    refused = acting.audit.tail(1)[0]
+    assert (refused["outcome"], refused["idempotency_key"]) == ("invalid", "retry-me-1")
     assert node_state(acting, "gw-002") is NodeState.READY
     # Another holder's key space is their own.
     admins = await acting.call("POST", "/v1/nodes/gw-002/drain", DRAIN_OK, role="admin", **key)

@@ -77,7 +77,13 @@ class AuditedRoute(TokenFirstRoute):
                         error.problem.detail if isinstance(error, ApiProblem) else str(error.errors())[:2000]
                     )
                     await desk_of(request).record_refusal(
-                        principal, kind, request.path_params.get("node_id"), status, detail, {"body": body}
+                        principal,
+                        kind,
+                        request.path_params.get("node_id"),
+                        status,
+                        detail,
+                        {"body": body},
+                        (request.headers.get("idempotency-key") or "")[:2000] or None,
                     )
                 raise
 
