@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="replay a recording in the console",
         description="Replay a recording (stormdeck record, attach --record, drill --record) in the console, "
         "read-only: space pauses, , and . step a frame, g seeks to a fleet time, x cycles the speed "
-        "(×1/×5/×20/×60), [ ] jump to the previous/next alarm, { } to the previous/next action.",
+        "(×1/×5/×20/×60) and 1–4 pick one, [ ] jump to the previous/next alarm, { } to the previous/next action.",
     )
     parser.add_argument("file", type=Path, help="the recording")
     parser.add_argument(
