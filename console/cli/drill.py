@@ -295,6 +295,7 @@ def served_drill_line(drill: Drill, duration_s: float) -> str:
 
 
 def _headless(args: argparse.Namespace, drill: Drill) -> int:
+    from console.cli.kernel_load import load_simulator
     from console.drills.headless import run_headless
     from console.drills.script import IDLE, load_script
 
@@ -313,6 +314,7 @@ def _headless(args: argparse.Namespace, drill: Drill) -> int:
             overrides=args.set,
             record=args.record,
             on_frame=on_frame,
+            load=load_simulator,
         )
     except KeyboardInterrupt:
         _say_interrupted(drill, reached[0] if reached else None, args.record)

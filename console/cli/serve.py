@@ -153,12 +153,14 @@ def serve_backend(
     to the announcement (a served drill tells the instructor how to inject). `clock_role`: who may pause the
     fleet clock or change its speed (a served drill's clock is the instructor's: admin)."""
     from console.audit import open_audit_log
+    from console.cli.kernel_load import load_simulator
     from console.guards.config import load_default_thresholds
     from console.server.app import create_app
     from console.server.runner import serve_foreground
 
     given_tokens = load_token_file(args.token_file) if args.token_file is not None else None
     thresholds = load_default_thresholds().thresholds
+    load_simulator(backend.simulation)  # before the ready lines, saying so when it compiles
     backend.watch_cpu_line(thresholds.cpu_abort_pct)  # the abort line a console here reads from these files
     audit_log = open_audit_log(args.audit_log, backend.fleet_name)
     try:

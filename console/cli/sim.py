@@ -98,6 +98,7 @@ def run_scenario(
     name: str, overrides: list[str], seed: int | None, until: float | None, frames_path: Path | None = None
 ) -> dict[str, Any]:
     """Run headless and return the summary (the `sim run --json` object)."""
+    from console.cli.kernel_load import load_simulator
     from console.sim.engine import Simulation
     from console.sim.scenario_loader import load_scenario
     from console.sim.scenario_schema import check_seed
@@ -114,6 +115,7 @@ def run_scenario(
     frames_file = _open_frames(frames_path) if frames_path else None
     try:
         sim = Simulation(scenario, seed=seed, keep_history=False)
+        load_simulator(sim)  # not timed: a first run's compile is no part of the run's wall time
         recorder = RunRecorder(sim)
         alarms = _alarm_engine()
         duration = int(until if until is not None else scenario.duration_s)

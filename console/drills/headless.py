@@ -33,6 +33,7 @@ from console.sim.scenario_loader import fleet_at_start
 
 if TYPE_CHECKING:
     from console.client.actions import ActionClient
+    from console.sim.engine import Simulation
 
 #: The script's bearer token: it exists only inside this process (the app is never on a socket).
 _SCRIPT_TOKEN = "drill-script-token"
@@ -134,10 +135,13 @@ def run_headless(
     overrides: Sequence[str] = (),
     record: Path | None = None,
     on_frame: Callable[[Frame], None] | None = None,
+    load: Callable[[Simulation], None] | None = None,
 ) -> DrillRun:
     """Run `drill` to its end with `script` as the operator and score it; with `record`, write the run as
-    it goes (frames, events, actions, confirmations, then the drill's outcome) for replay and report."""
-    return asyncio.run(_run(drill, script, seed, speed, overrides, record, on_frame))
+    it goes (frames, events, actions, confirmations, then the drill's outcome) for replay and report.
+    `load(simulation)` loads the simulator's kernel before the run's clock starts (default
+    `Simulation.load_kernel`; the command's says so when it compiles)."""
+    return asyncio.run(_run(drill, script, seed, speed, overrides, record, on_frame, load))
 
 
 async def _run(
@@ -148,6 +152,7 @@ async def _run(
     overrides: Sequence[str],
     record: Path | None,
     on_frame: Callable[[Frame], None] | None,
+    load: Callable[[Simulation], None] | None,
 ) -> DrillRun:
     from console.audit import AuditLog
     from console.client.actions import ActionClient
@@ -157,9 +162,11 @@ async def _run(
     from console.server.tokens import Principal, Role, TokenRegistry
     from console.sim.engine import Simulation
 
-    started = time.perf_counter()
     scenario = drill_scenario(drill, overrides)
     simulation = Simulation(scenario, seed=seed)
+    # Before the clock starts: a first run's compile (tens of seconds) would be rushed through at --speed.
+    (load or Simulation.load_kernel)(simulation)
+    started = time.perf_counter()
     run = DrillRun(drill, scenario, simulation.seed)
     # Admin, so an override is possible — and measured (`no_override`): a trainee may reach for it too.
     tokens = TokenRegistry({_SCRIPT_TOKEN: Principal(Role.ADMIN, script.actor)})
