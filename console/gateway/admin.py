@@ -23,11 +23,11 @@ from console.protocol import (
     DrainRequest,
     Frame,
     Hello,
-    Problem,
     Source,
     Totals,
     Waves,
 )
+from console.server.problems import ApiProblem, allowed_range, problem_response
 
 
 def node_frame(node: GatewayNode, log: FrameLog) -> Frame:
@@ -95,30 +95,19 @@ def prometheus_text(node: GatewayNode) -> str:
     return "\n".join(out) + "\n"
 
 
-def _problem(status: int, title: str, detail: str, field: str | None = None) -> JSONResponse:
-    body = Problem(title=title, status=status, detail=detail, field=field)
-    return JSONResponse(body.model_dump(exclude_none=True), status, media_type="application/problem+json")
-
-
-class Unauthorized(Exception):
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status, self.detail = status, detail
-
-
-class BadBody(Exception):
-    def __init__(self, field: str, detail: str) -> None:
-        super().__init__(detail)
-        self.field, self.detail = field, detail
-
-
 async def _parse(model: type[DrainRequest] | type[AdmissionRequest], request: Request) -> object:
+    """The body as `model`, or a 422 naming the field, the value given and the allowed range, as the fleet
+    API's own (the controller hands a node's refusal on to the operator with its words)."""
     try:
         return model.model_validate_json((await request.body()) or b"{}")
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "body"
-        raise BadBody(field, first["msg"]) from error
+        given = first.get("input")
+        shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
+        allowed = allowed_range(model, [str(p) for p in first["loc"] if not isinstance(p, int)])
+        detail = f"{field}: {first['msg']}{shown}" + (f"; allowed: {allowed}" if allowed else "")
+        raise ApiProblem(422, detail, field) from error
 
 
 async def _forward(websocket: WebSocket, queue: asyncio.Queue[str], last: int) -> None:
@@ -139,15 +128,19 @@ def create_admin_app(node: GatewayNode, log: FrameLog, controller_token: str) ->
         redoc_url=None,
     )
 
-    @app.exception_handler(Unauthorized)
-    async def _unauthorized(_request: object, error: Unauthorized) -> JSONResponse:
-        return _problem(error.status, "unauthorized", error.detail, "Authorization")
+    @app.exception_handler(ApiProblem)
+    async def _problem(request: Request, error: ApiProblem) -> JSONResponse:
+        return problem_response(error.problem, request, error.headers)
 
     def controller_only(authorization: str | None = Header(default=None)) -> None:
         if authorization is None or not authorization.startswith("Bearer "):
-            raise Unauthorized(401, "Authorization: a Bearer token is required for node actions")
+            raise ApiProblem(
+                401, "Authorization: a Bearer token is required for node actions", "Authorization"
+            )
         if not hmac.compare_digest(authorization.removeprefix("Bearer ").encode(), controller_token.encode()):
-            raise Unauthorized(403, "Authorization: only the controller's token may act on a node")
+            raise ApiProblem(
+                403, "Authorization: only the controller's token may act on a node", "Authorization"
+            )
 
     def node_body() -> dict[str, object]:
         return {
@@ -166,10 +159,6 @@ def create_admin_app(node: GatewayNode, log: FrameLog, controller_token: str) ->
     async def get_ready() -> JSONResponse:
         ready = node.state.in_rotation
         return JSONResponse({"ready": ready, "state": node.state.value}, 200 if ready else 503)
-
-    @app.exception_handler(BadBody)
-    async def _bad_body(_request: object, error: BadBody) -> JSONResponse:
-        return _problem(422, "invalid request", f"{error.field}: {error.detail}", error.field)
 
     @app.post("/v1/node/drain", dependencies=[Depends(controller_only)])
     async def post_drain(request: Request) -> JSONResponse:

@@ -131,6 +131,12 @@ def _allowed(model: type[BaseModel] | None, path: list[str], query: FieldInfo | 
     return allowed
 
 
+def allowed_range(model: type[BaseModel], path: list[str]) -> str:
+    """What a body field of `model` allows, as the fleet API's 422s say it ("(0, 1000000000] (closes per
+    second)"), for a server that validates a body itself (a gateway node's admin API); "" when unknown."""
+    return _allowed(model, path)
+
+
 def _range_text(metadata: list[Any]) -> str:
     low = high = ""
     for item in metadata:

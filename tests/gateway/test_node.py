@@ -204,3 +204,22 @@ async def test_backoff_resets_only_after_the_stable_period(
         running.cancel()
         await asyncio.gather(running, return_exceptions=True)
         await client.close()
+
+
+async def test_admin_api_problems_name_the_field_the_value_and_the_allowed_range(start_node) -> None:
+    # The fleet API's 422 says the value and the range; the node's said only "Input should be greater than
+    # 0", and its 403 was titled "unauthorized".
+    node: RunningNode = await start_node()
+    body = {"rate_per_s": 50, "deadline_s": 30, "hint_ms": [100, 200]}
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx.AsyncClient(base_url=node.admin_url) as admin:
+        bad = (await admin.post("/v1/node/drain", json={**body, "rate_per_s": -1}, headers=auth)).json()
+        assert bad["field"] == "rate_per_s"
+        assert "(got -1)" in bad["detail"] and "allowed: (0, 1000000000] (closes per second)" in bad["detail"]
+        missing = await admin.post("/v1/node/drain", json={"rate_per_s": 50}, headers=auth)
+        assert missing.json()["field"] == "deadline_s" and "allowed: " in missing.json()["detail"]
+        none = await admin.post("/v1/node/drain", json=body)
+        wrong = await admin.post("/v1/node/drain", json=body, headers={"Authorization": "Bearer nope"})
+    assert (none.status_code, none.json()["title"]) == (401, "Unauthorized")
+    assert (wrong.status_code, wrong.json()["title"]) == (403, "Forbidden")
+    assert node.node.state == "ready"  # nothing applied
