@@ -128,6 +128,15 @@ def check_work_factor(option: str, work_factor: int) -> int:
     return work_factor
 
 
+def check_policy(option: str, name: str) -> str:
+    """A backoff policy's name, named as the option typed (`make_policy`'s own error says `policy`)."""
+    from console.policies import POLICIES
+
+    if name not in POLICIES:
+        raise InputError(option, name, "one of " + ", ".join(sorted(POLICIES)))
+    return name
+
+
 def check_publish_rate(option: str, rate_per_s: float) -> float:
     if not 0 <= rate_per_s <= MAX_PUBLISH_RATE_PER_S:  # also refuses nan
         raise InputError(option, rate_per_s, f"messages a second in [0, {MAX_PUBLISH_RATE_PER_S}] (0: off)")

@@ -22,6 +22,7 @@ from console.cli.checks import (
     MAX_PUBLISH_RATE_PER_S,
     MAX_WORK_FACTOR,
     check_output_file,
+    check_policy,
     check_port,
     check_publish_rate,
     check_work_factor,
@@ -103,6 +104,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     check_port("--port", args.port)  # before any node starts, not when the controller binds
     check_publish_rate("--publish-rate-per-s", args.publish_rate_per_s)  # nan too: every node is given it
     check_work_factor("--work-factor", args.work_factor)
+    check_policy("--policy", args.policy)
     # What the controller reads once the children run, read now: nothing is started and then refused.
     if args.token_file is not None:
         from console.server.tokens import load_token_file
@@ -127,9 +129,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     from console.gateway.provision import LoopbackProvisioner
     from console.gateway.shutdown import Shutdown, Stop
     from console.gateway.watch import Child, Role, Watch
-    from console.policies import make_policy
 
-    make_policy(args.policy)
     node_token = secrets.token_urlsafe(24)
     # A SIGTERM or a closed terminal (SIGHUP) while the children start (before the controller's own
     # handlers) would end us without the `finally` below, leaving redis, the publisher and the nodes

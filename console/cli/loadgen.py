@@ -8,7 +8,7 @@ import os
 import sys
 from dataclasses import asdict
 
-from console.cli.checks import MAX_WORK_FACTOR, check_work_factor
+from console.cli.checks import MAX_WORK_FACTOR, check_policy, check_work_factor
 from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.policies import POLICIES
 
@@ -69,6 +69,7 @@ def _loadgen(args: argparse.Namespace) -> int:
     from console.gateway.loadgen import LoadSpec, run_load
     from console.sim.scenario_schema import check_seed
 
+    check_policy("--policy", args.policy)
     check_work_factor("--work-factor", args.work_factor)  # else each client fails in hashlib
     check_seed(args.seed)  # the range every command's --seed has
     workers = args.workers if args.workers is not None else default_workers(args.clients, args.duration)

@@ -55,7 +55,15 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
     ("argv", "message"),
     [
         (["loadgen", "ws://192.0.2.1:9000/", "--clients", "5", "--policy", "fixed"], "loopback"),
-        (["loadgen", "ws://127.0.0.1:9/", "--clients", "5", "--policy", "nope"], "policy"),
+        # Named as the option typed, not the policy module's own "policy:".
+        (
+            ["loadgen", "ws://127.0.0.1:9/", "--clients", "5", "--policy", "nope"],
+            "--policy: 'nope' is not allowed; expected one of decorrelated,",
+        ),
+        (
+            ["fleet", "up", "--port", "0", "--policy", "nope"],
+            "--policy: 'nope' is not allowed; expected one of",
+        ),
         (["loadgen", "ws://127.0.0.1:9/", "--clients", "0", "--policy", "fixed"], "--clients"),
         (
             [
