@@ -31,7 +31,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need --token-file)"
     )
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}; 0: any free")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"the fleet API's port, in [0, 65535] (default {DEFAULT_PORT}; 0: any free)",
+    )
     parser.add_argument(
         "--token-file", type=Path, help="fleet API tokens, as for `sim serve`: ROLE TOKEN [NAME]"
     )

@@ -60,7 +60,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "child died, else removed on exit.",
     )
     up.add_argument("--nodes", type=int, default=3, help=f"gateway nodes, 1 to {MAX_NODES} (default 3)")
-    up.add_argument("--port", type=int, default=8471, help="the fleet API's port (default 8471; 0: any free)")
+    up.add_argument(
+        "--port",
+        type=int,
+        default=8471,
+        help="the fleet API's port, in [0, 65535] (default 8471; 0: any free)",
+    )
     up.add_argument("--token-file", type=Path, help="fleet API tokens, as for `sim serve`")
     up.add_argument(
         "--audit-log", type=Path, help="the controller's audit log, as for `stormdeck controller`"

@@ -57,8 +57,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "connection lifetimes; a controller drives it through the node admin API on --admin-port (the "
         "token of --token-file). Runs until SIGINT, SIGTERM or SIGHUP (a closed terminal), then shuts down in order.",
     )
-    serve.add_argument("--port", type=int, required=True, help="client WebSocket port (0: any free port)")
-    serve.add_argument("--admin-port", type=int, required=True, help="node admin API port")
+    serve.add_argument(
+        "--port", type=int, required=True, help="client WebSocket port, in [0, 65535] (0: any free port)"
+    )
+    serve.add_argument(
+        "--admin-port", type=int, required=True, help="node admin API port, in [0, 65535] (0: any free port)"
+    )
     serve.add_argument(
         "--node-id", required=True, help="the node's id, as the controller's nodes file names it"
     )

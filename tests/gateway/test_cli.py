@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -11,7 +13,7 @@ import time
 
 import pytest
 
-from console.cli import main
+from console.cli import build_parser, main
 from console.errors import StormdeckError
 from console.gateway.processes import child_env, first_line, free_port
 from tests.gateway.conftest import CHEAP_WORK_FACTOR, SERVE_ARGV
@@ -410,3 +412,26 @@ def test_a_node_that_stops_with_its_parent_stops_cleanly_either_way(node_process
     assert _exited(node.process, 15) == 0
     node._stderr.seek(0)
     assert "Fatal Python error" not in node._stderr.read()
+
+
+def _subparser(parser: argparse.ArgumentParser, *names: str) -> argparse.ArgumentParser:
+    for name in names:
+        parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+    return parser
+
+
+# "[0, 65535]", "(0, 3600]", "1 to 16", "at most 600", "0 ≤ MIN ≤ MAX ≤ 3600"
+_RANGE = re.compile(r"[\[(][\d.]+, [\d.,]+[\])]|\d to |at most|≤")
+
+
+@pytest.mark.parametrize(
+    "command", [("gateway", "serve"), ("gateway", "publish"), ("controller",), ("fleet", "up"), ("loadgen",)]
+)
+def test_every_number_option_names_its_range_in_help(command: tuple[str, ...]) -> None:
+    # docs/gateway.md: "Every number these commands take has a range, named in its --help" — the ports'
+    # said only "0: any free port", though 70000 exits 2 naming [0, 65535].
+    parser = _subparser(build_parser(), *command)
+    numbers = [a for a in parser._actions if a.type in (int, float)]
+    assert numbers
+    unnamed = [a.option_strings[0] for a in numbers if not _RANGE.search(a.help or "")]
+    assert unnamed == []
