@@ -26,7 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Follow each node's admin API and serve the fleet as the fleet API v1 (the same server "
         "as `sim serve`). Nodes that stop answering show as down.",
     )
-    parser.add_argument("--nodes", type=Path, required=True, help="TOML: [[nodes]] id, admin (and client)")
+    parser.add_argument(
+        "--nodes",
+        type=Path,
+        required=True,
+        help="TOML: one [[nodes]] table a node: id, admin (http://127.0.0.1:PORT), optionally client and "
+        "restart (a command with {node}; a rollout needs one for every node); optionally one [capacity] "
+        "table (handshakes_per_s, connections_per_node, steady_inflow_per_s) for the guards (docs/gateway.md)",
+    )
     parser.add_argument("--node-token-file", type=Path, required=True, help="the token the nodes trust")
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need --token-file)"

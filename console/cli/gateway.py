@@ -160,7 +160,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)
     serve.set_defaults(handler=_serve)
     publish = sub.add_parser(
-        "publish", help="publish on a channel held in Redis, for every node of a fleet (until SIGTERM)"
+        "publish",
+        help="publish on a channel held in Redis, for every node of a fleet (until SIGTERM)",
+        description="Publish --rate-per-s messages a second on --channel into the Redis history the nodes "
+        "share (the --history their `gateway serve` was given), so every node of the fleet delivers them "
+        "with the same offsets. Runs until SIGINT, SIGTERM or SIGHUP.",
     )
     publish.add_argument("--history", metavar="URL", required=True, help="redis://…, as the nodes'")
     publish.add_argument("--channel", default="fleet", help="the nodes' channel (default fleet)")

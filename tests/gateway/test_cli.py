@@ -435,3 +435,13 @@ def test_every_number_option_names_its_range_in_help(command: tuple[str, ...]) -
     assert numbers
     unnamed = [a.option_strings[0] for a in numbers if not _RANGE.search(a.help or "")]
     assert unnamed == []
+
+
+def test_help_says_what_a_nodes_file_holds_and_what_publish_does() -> None:
+    # `controller --help` named only id, admin and client: not `restart` (without which a rollout is
+    # refused) nor the `[capacity]` table (docs/gateway.md); `gateway publish --help` had no description.
+    nodes = next(
+        a for a in _subparser(build_parser(), "controller")._actions if "--nodes" in a.option_strings
+    )
+    assert all(word in (nodes.help or "") for word in ("[[nodes]]", "admin", "restart", "[capacity]"))
+    assert "Redis" in (_subparser(build_parser(), "gateway", "publish").description or "")
