@@ -31,7 +31,7 @@ from console.gateway.acting import (
     refusal,
     unreachable,
 )
-from console.gateway.fleet_clock import FleetClockFile, clock_zero
+from console.gateway.fleet_clock import FleetClockFile, keep_clock_zero, kept_clock_zero
 from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.node_link import NodeLink, down_status
 from console.gateway.nodes_file import NodeEntry
@@ -92,11 +92,8 @@ class Controller:
         self.thresholds = thresholds or Thresholds()
         self.token = token
         self._events: list[Event] = []
-        self.clock_zero_unix_s = time.time()
-        if fleet_clock is not None:
-            self.clock_zero_unix_s, unkept = clock_zero(fleet_clock, fleet_name, self.clock_zero_unix_s)
-            if unkept is not None:
-                self._events.append(Event(time_s=self.fleet_time(), kind="clock", message=unkept))
+        kept_zero = kept_clock_zero(fleet_clock) if fleet_clock is not None else None
+        self.clock_zero_unix_s = kept_zero if kept_zero is not None else time.time()
         self._waves = WaveSum()
         self.flow = ClientFlow()  # drain ÷ inflow: a second per frame
         rng = random.Random(seed)
@@ -120,6 +117,11 @@ class Controller:
         self._rollout_unsaved = False  # said once, not at every change
         if rollout_state is not None:
             self._restore_rollout(rollout_state)
+        # A new clock's origin is kept only now: a rollout state that refused the start leaves none.
+        if fleet_clock is not None and kept_zero is None:
+            unkept = keep_clock_zero(fleet_clock, fleet_name, self.clock_zero_unix_s)
+            if unkept is not None:
+                self._events.append(Event(time_s=self.fleet_time(), kind="clock", message=unkept))
 
     def fleet_time(self) -> float:
         """Seconds since the fleet was first served (class docstring): the fleet clock, to a tenth — the

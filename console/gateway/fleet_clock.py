@@ -40,18 +40,22 @@ class FleetClockFile(StateFile[FleetClockRecord]):
     unreadable = FleetClockUnreadable
 
 
-def clock_zero(clock_file: FleetClockFile, fleet: str, now_unix_s: float) -> tuple[float, str | None]:
-    """The fleet clock's origin: the one kept in `clock_file`, else now, kept there from now on. With what
-    to tell the operator when it could not be kept (None when it was). `FleetClockUnreadable` naming the
-    file when it is there and cannot be read."""
+def kept_clock_zero(clock_file: FleetClockFile) -> float | None:
+    """The fleet clock's origin kept in `clock_file`, None when there is none yet. `FleetClockUnreadable`
+    naming the file when it is there and cannot be read."""
     record = clock_file.load()
-    if record is not None:
-        return record.zero_unix_s, None
+    return record.zero_unix_s if record is not None else None
+
+
+def keep_clock_zero(clock_file: FleetClockFile, fleet: str, zero_unix_s: float) -> str | None:
+    """Keep a new fleet clock's origin in `clock_file`, once the controller is sure to serve (a start
+    refused later would leave an origin for a fleet never served). What to tell the operator when it could
+    not be kept, None when it was."""
     try:
-        clock_file.save(FleetClockRecord(fleet=fleet, zero_unix_s=now_unix_s))
+        clock_file.save(FleetClockRecord(fleet=fleet, zero_unix_s=zero_unix_s))
     except OSError as error:
-        return now_unix_s, (
+        return (
             f"fleet clock not kept in {clock_file.path} ({error.strerror or error}): a controller restarted "
             "now starts the fleet clock again at 0:00"
         )
-    return now_unix_s, None
+    return None

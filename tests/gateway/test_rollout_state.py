@@ -343,6 +343,9 @@ def test_a_damaged_state_file_stops_the_controller_naming_it(
     assert f"{field} {state_file}: is not JSON" in done.stderr and "Traceback" not in done.stderr
     assert "move the file aside" in done.stderr
     assert "url:" not in done.stdout  # nothing served
+    # "nothing was changed": the clock's origin was written first, so the fleet's clock, once it started,
+    # counted from the refused start (and the operator found a file the message said was not made).
+    assert sorted(p.name for p in tmp_path.glob("audit.*.json")) == [name]
 
 
 def test_fleet_up_refuses_an_unfinished_rollout_before_starting_anything(tmp_path) -> None:
