@@ -158,7 +158,12 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
 
     scenario = drill_scenario(drill, args.set)  # checks the overrides before a server starts
     end_s = scenario.duration_s
-    serve = ["drill", args.name, "--serve", "--paused", "--stop-with-parent"]  # the briefing is read paused
+    serve = [
+        "drill",
+        args.name,
+        "--serve",
+        "--paused",
+    ]  # read paused (EmbeddedServer adds --stop-with-parent)
     if args.seed is not None:
         serve += ["--seed", str(args.seed)]
     for override in args.set:

@@ -33,6 +33,8 @@ CAPACITY_CONNECTIONS = (1, 10_000_000)
 #: an idle connection within minutes (AWS ALB: 60 s by default, 4000 s at most), so a slower heartbeat
 #: keeps nothing open and finds a dead client only after hours.
 PING_INTERVAL_S = (0, 3600)
+#: The Redis URLs a node's history and the publisher take (redis-py's TCP and Unix socket forms).
+HISTORY_SCHEMES = ("redis://", "unix://")
 
 
 def _loopback_host(value: str) -> str:
@@ -199,8 +201,8 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(
             "--retry-after-s", list(args.retry_after_s), limits.window_text(limits.RETRY_AFTER_S) + " seconds"
         )
-    if args.history is not None and not args.history.startswith(("redis://", "unix://")):
-        raise InputError("--history", args.history, "a redis:// URL")
+    if args.history is not None:
+        _check_history(args.history)
     check_in_range("--lifetime-s", args.lifetime_s, limits.CONNECTION_LIFETIME_S, "seconds", low_open=True)
     if not 0 <= args.lifetime_dither_s <= args.lifetime_s:
         raise InputError("--lifetime-dither-s", args.lifetime_dither_s, "0 ≤ dither ≤ --lifetime-s")
@@ -256,9 +258,13 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_history(url: str) -> None:
+    if not url.startswith(HISTORY_SCHEMES):
+        raise InputError("--history", url, "a Redis URL: redis://HOST:PORT or unix://SOCKET-PATH")
+
+
 def _publish(args: argparse.Namespace) -> int:
-    if not args.history.startswith(("redis://", "unix://")):
-        raise InputError("--history", args.history, "a redis:// URL")
+    _check_history(args.history)
     if not 0 < args.rate_per_s <= MAX_PUBLISH_RATE_PER_S:
         raise InputError("--rate-per-s", args.rate_per_s, f"a rate in (0, {MAX_PUBLISH_RATE_PER_S}]")
     from console.gateway.history import RedisHistory

@@ -180,7 +180,7 @@ def test_drill_modes_child_server_serves_the_drill_paused_and_leaves_nothing_beh
 
     drill = tmp_path / "short.toml"
     drill.write_text(SHORT_DRILL)
-    serve = ["drill", str(drill), "--serve", "--paused", "--stop-with-parent"]
+    serve = ["drill", str(drill), "--serve", "--paused"]  # as drill mode gives it
     serve += ["--audit-log", str(tmp_path / "a.jsonl")]
     server = EmbeddedServer("thundering-herd", serve=serve, clock_token=True).start()
     directory = server.token_path.parent

@@ -106,7 +106,12 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
                 "--history",
                 "http://x",
             ],
-            "redis",
+            # Both forms it takes (a Unix socket's was accepted and not named).
+            "--history: 'http://x' is not allowed; expected a Redis URL: redis://HOST:PORT or unix://SOCKET-PATH",
+        ),
+        (
+            ["gateway", "publish", "--history", "http://x"],
+            "--history: 'http://x' is not allowed; expected a Redis URL: redis://HOST:PORT or unix://SOCKET-PATH",
         ),
         (
             [*SERVE_ARGV, "--rate-per-s", "-1"],
