@@ -110,6 +110,24 @@ def drill_scenario(drill: Drill, extra_overrides: Sequence[str] = ()) -> Scenari
     ]
     events = tuple(sorted([*kept, *injected], key=lambda event: event.at_s))
     drilled = dataclasses.replace(scenario, events=events)
+    try:
+        _check_drilled_timeline(drill, scenario, drilled, kept)
+    except InputError as error:
+        if not extra_overrides or not error.field.startswith("timeline"):
+            raise
+        # The trainee's --set moved the fleet under the drill's timeline, which --set cannot reach.
+        raise InputError(
+            error.field,
+            error.value,
+            f"{error.allowed} — the drill's timeline is its file's, not --set's: for this fleet run a copy of "
+            "the drill file with its timeline changed (docs/drills.md, The drill file)",
+        ) from None
+    return drilled
+
+
+def _check_drilled_timeline(
+    drill: Drill, scenario: Scenario, drilled: Scenario, kept: list[TimelineEvent]
+) -> None:
     check_timeline(
         [
             *((f"events.{i}", event.at_s, event.action, event.params) for i, event in enumerate(kept)),
@@ -123,7 +141,6 @@ def drill_scenario(drill: Drill, extra_overrides: Sequence[str] = ()) -> Scenari
         [population.name for population in scenario.clients.populations],
         drilled.node_id_digits,  # the ids the drill's own fleet will have, its added nodes counted
     )
-    return drilled
 
 
 def run_headless(

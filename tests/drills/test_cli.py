@@ -420,3 +420,14 @@ def test_a_drill_that_charges_no_time_penalty_says_so(
     said = [line.strip() for line in capsys.readouterr().out.splitlines() if "penalty" in line]
     assert len(said) == 1 and said[0].startswith("no time penalty in this drill ("), said
     assert "min below 95 % of connections" in said[0]
+
+
+def test_a_set_that_shrinks_the_fleet_under_the_drills_timeline_says_where_to_change_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Docs pass: `--set nodes.count=10` under regional-outage's 20-node restart named timeline.0.nodes,
+    which no --set reaches (the drill's timeline replaces the scenario's events): say where it is changed."""
+    assert main(["drill", "regional-outage", "--headless", "--set", "nodes.count=10"]) == 2
+    err = capsys.readouterr().err
+    assert "timeline.0.nodes: 20 is not allowed; expected a count in [1, 10]" in err, err
+    assert "the drill's timeline is its file's, not --set's" in err and "The drill file" in err, err
