@@ -27,7 +27,7 @@ from console.protocol import (
     Totals,
     Waves,
 )
-from console.server.problems import ApiProblem, allowed_range, problem_response
+from console.server.problems import ApiProblem, allowed_range, describe_invalid, problem_response
 
 
 def node_frame(node: GatewayNode, log: FrameLog) -> Frame:
@@ -102,12 +102,9 @@ async def _parse(model: type[DrainRequest] | type[AdmissionRequest], request: Re
         return model.model_validate_json((await request.body()) or b"{}")
     except ValidationError as error:
         first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "body"
-        given = first.get("input")
-        shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
-        allowed = allowed_range(model, [str(p) for p in first["loc"] if not isinstance(p, int)])
-        detail = f"{field}: {first['msg']}{shown}" + (f"; allowed: {allowed}" if allowed else "")
-        raise ApiProblem(422, detail, field) from error
+        path = [str(p) for p in first["loc"] if not isinstance(p, int)]  # an item names its list
+        field = ".".join(path) or "body"
+        raise ApiProblem(422, describe_invalid(first, field, allowed_range(model, path)), field) from error
 
 
 async def _forward(websocket: WebSocket, queue: asyncio.Queue[str], last: int) -> None:

@@ -192,10 +192,17 @@ def _validation_detail(
     if error.get("type") == "missing" and location == ("body",) and model is not None:
         required = [name for name, info in model.model_fields.items() if info.is_required()]
         return f"body: required; expected a JSON object with {', '.join(required) or 'its fields'} (see /openapi.json)"
+    query = _query_field(request, path[-1]) if location[:1] == ("query",) and path else None
+    return describe_invalid(error, field, _allowed(model, path, query))
+
+
+def describe_invalid(error: Any, field: str, allowed: str) -> str:
+    """One pydantic error as "FIELD: what is wrong (got VALUE); allowed: RANGE" — the fleet API's words,
+    and a gateway node's (the controller hands a node's refusal on to the operator)."""
+    location = tuple(error.get("loc", ()))
+    given = error.get("input")
     message = error.get("msg", "invalid")
     shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
-    query = _query_field(request, path[-1]) if location[:1] == ("query",) and path else None
-    allowed = _allowed(model, path, query)
     if error.get("type") == "missing" and location and isinstance(location[-1], int):
         # An item short of a list (`hint_ms: [1000]`, its input the list): pydantic's "Field required"
         # read as if the field itself were left out.

@@ -218,6 +218,9 @@ async def test_admin_api_problems_name_the_field_the_value_and_the_allowed_range
         assert "(got -1)" in bad["detail"] and "allowed: (0, 1000000000] (closes per second)" in bad["detail"]
         missing = await admin.post("/v1/node/drain", json={"rate_per_s": 50}, headers=auth)
         assert missing.json()["field"] == "deadline_s" and "allowed: " in missing.json()["detail"]
+        # A window short of its max, as the fleet API says it (was "hint_ms.1: Field required").
+        short = (await admin.post("/v1/node/drain", json={**body, "hint_ms": [100]}, headers=auth)).json()
+        assert short["field"] == "hint_ms" and short["detail"].startswith("hint_ms: max is missing"), short
         none = await admin.post("/v1/node/drain", json=body)
         wrong = await admin.post("/v1/node/drain", json=body, headers={"Authorization": "Bearer nope"})
     assert (none.status_code, none.json()["title"]) == (401, "Unauthorized")
