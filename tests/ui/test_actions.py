@@ -1028,6 +1028,30 @@ async def test_backspaces_that_arrive_with_the_digits_behind_them_delete_before_
         assert form.values()["rate_per_s"] == "999919", form.values()
 
 
+async def test_a_dry_run_key_that_arrives_with_the_digits_before_it_judges_the_digits():
+    """User pass over tmux: "0" typed over the capacity form's 1 and Ctrl+D in one read dry-ran count 1
+    (the audit log said so) while the field then showed 0 — Ctrl+D, a priority binding, ran before the
+    field had taken the key ahead of it, so the verdict judged what was there before."""
+    from textual import events
+
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, "12")
+        await pilot.pause()
+        burst = [("backspace", None), ("backspace", None), ("3", "3"), ("4", "4"), ("ctrl+d", None)]
+        for key, character in burst:
+            app.post_message(events.Key(key, character))  # in one go: no wait between them
+        await wait_for(lambda: api.sent, what="the dry run sent")
+        _, _, body = api.sent[-1]
+        assert body["dry_run"] is True and body["rate_per_s"] == 34, body
+        # The hint window the console keeps following the rate follows the rate sent, not the one before.
+        assert form.hint_rule is not None
+        assert tuple(body["hint_ms"]) == form.hint_rule.for_rate(34.0), body
+
+
 async def test_a_rollout_the_fleet_cannot_run_is_refused_at_the_key_saying_why():
     """User pass on `fleet up`: R opened the rollout form, took the operator's numbers, and only the
     submit was refused ("fleet up cannot roll out"). The fleet says so in every frame

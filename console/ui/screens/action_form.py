@@ -204,12 +204,21 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             self._submit(dry_run=event.button.id == "dry-run")
 
     def action_dry_run(self) -> None:
-        self._submit(dry_run=True)
+        # Ctrl+D is a priority binding: it runs as it arrives, before the focused field has taken the keys
+        # ahead of it ("0" and Ctrl+D in one read dry-ran the 1 that was there). Queued behind them in the
+        # field's own queue, it judges what was typed.
+        if isinstance(self.focused, Input):
+            self.focused.call_later(self._submit, dry_run=True)
+        else:
+            self._submit(dry_run=True)
 
     def action_cancel(self) -> None:
         self._close(None)
 
     def _submit(self, *, dry_run: bool) -> None:
+        if self.hint_rule is not None:
+            # The hint follows the rate as sent: the rate's Changed may not have bubbled here yet.
+            self._follow_rate(self.query_one("#field-rate_per_s", Input).value)
         call = self.validated(focus_bad=True)  # sent: now the first bad field is where to go
         if call is not None:
             self._close(ActionSubmission(call, dry_run))
