@@ -451,3 +451,36 @@ async def test_a_node_just_over_the_abort_cpu_does_not_read_as_on_it(storm_app):
             line for line in visible_lines(storm_app.screen.query_one(NodeTable)) if f"{hot.id} " in line
         ]
         assert " 80.04 " in line, line
+
+
+def test_a_drained_node_s_detail_says_the_drain_is_done_not_that_it_is_draining():
+    """User pass on `fleet up`: node-2 drained at 10/s, its detail's header said "drained" while the drain
+    box under it went on saying "draining  remaining 0 … ETA 0s  deadline in 9m 20s" — a real node keeps
+    its drain's progress after it empties (it still closes late arrivals), and the box read it as under
+    way. It now says the drain is done: what it closed, at what rate, and no deadline to count down."""
+    from console.protocol import DrainProgress, NodeState
+    from console.ui.screens.node_detail import drain_text
+    from tests.fleet_builders import node
+
+    progress = DrainProgress(
+        remaining=0,
+        rate_per_s=10.0,
+        hint_ms=(1000, 2000),
+        started_at_s=116.0,
+        deadline_at_s=716.0,
+        eta_s=0.0,
+        closed=295,
+        forced=0,
+        achieved_rate_per_s=9.93,
+    )
+    drained = node("node-2", NodeState.DRAINED, connections=0).model_copy(update={"drain": progress})
+    shown = drain_text(drained, 155.0).plain
+    assert shown.startswith("drained  ") and "deadline" not in shown and "ETA" not in shown, shown
+    assert "closed 295 at 9.9/s (10/s asked)" in shown and "hint 1000–2000 ms" in shown, shown
+
+    forced = progress.model_copy(update={"closed": 300, "forced": 40})
+    shown = drain_text(drained.model_copy(update={"drain": forced}), 800.0).plain
+    assert "40 force-closed at the deadline" in shown, shown
+
+    draining = drained.model_copy(update={"state": NodeState.DRAINING})
+    assert drain_text(draining, 155.0).plain.startswith("draining  ")  # under way: as before

@@ -26,7 +26,7 @@ from console.model.node_detail import (
 )
 from console.model.nodes import handshake_p99_text
 from console.model.thresholds import Level
-from console.protocol import Event, NodeStatus
+from console.protocol import Event, NodeState, NodeStatus
 from console.ui.commands import action_bindings
 from console.ui.intents import ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
@@ -63,6 +63,19 @@ def drain_text(node: NodeStatus, now_fleet_s: float, ended: Event | None = None)
         return text
     if drain is None:
         text.append("not draining", style="dim")
+        return text
+    if node.state is NodeState.DRAINED:
+        # A real node keeps its drain's progress once empty (it still closes late arrivals): done, said
+        # as done — "draining … ETA 0s, deadline in 9m 20s" under a "drained" header read as under way.
+        text.append("drained  ", style="bold")
+        achieved = drain.achieved_rate_per_s
+        pace = f"{achieved:.1f}/s ({drain.rate_per_s:g}/s asked)" if achieved else f"{drain.rate_per_s:g}/s"
+        text.append(f"closed {drain.closed:,} at {pace}  ")
+        if drain.forced:
+            text.append(f"{drain.forced:,} force-closed at the deadline  ")
+        if drain.remaining:
+            text.append(f"closing {drain.remaining:,} late arrivals  ")
+        text.append(f"hint {drain.hint_ms[0]}–{drain.hint_ms[1]} ms")
         return text
     text.append("draining  ", style="bold")
     text.append(f"remaining {drain.remaining:,}  rate {drain.rate_per_s:g}/s  ")
