@@ -132,9 +132,9 @@ def _value_text(entry: AlarmEntry) -> str:
     alarm = entry.alarm
     if alarm.value is None:
         return alarm.message
-    if alarm.clearing_since_s is not None and entry.cleared_at_s is None:
+    if alarm.clearing_since_s is not None or entry.cleared_at_s is not None:
         # The last reading over the line, not the current one: "0.322 < 0.6" beside a gauge back at 46.87
-        # read as a contradiction.
+        # read as a contradiction — and so did "10.2 > 5 %" on a row that had cleared.
         return "was " + _reading_text(alarm)
     return _reading_text(alarm)
 

@@ -252,3 +252,20 @@ def test_an_alarm_waiting_to_clear_shows_its_last_reading_as_past() -> None:
     log.update([alarm.model_copy(update={"clearing_since_s": None})], 6)
     (row,) = alarm_rows(log.active())
     assert (row.value, row.clearing, log.version > version) == ("0.322 < 0.6", False, True)
+
+
+def test_a_cleared_alarm_shows_its_last_reading_as_past() -> None:
+    """User pass on `fleet up`: after a drain the alarms panel read "connections_drop fleet 10.2 > 5 %
+    cleared" under "was 33.3 < 35 % clearing" — the same kind of figure, the last reading over the line,
+    said as past on the row waiting to clear and as current on the row that had cleared."""
+    from console.alarms import AlarmName
+
+    alarm = Alarm(
+        name=AlarmName.CONNECTIONS_DROP, severity=Severity.CRITICAL, since_s=3, value=10.2, limit=5.0,
+        message="m", clearing_since_s=4,
+    )  # fmt: skip
+    log = AlarmLog()
+    log.update([alarm], 5)
+    log.update([], 9)
+    (row,) = alarm_rows(log.past())
+    assert (row.value, row.cleared) == ("was 10.2 > 5 %", True)
