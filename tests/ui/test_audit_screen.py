@@ -42,3 +42,24 @@ async def test_the_panel_dates_every_row_of_a_log_spanning_days() -> None:
         ]
         screen.show([TODAY], "1 record")
         assert str(table.get_row_at(0)[0]) == "11:00:00"
+
+
+async def test_a_detail_with_words_in_brackets_is_shown_as_it_was_recorded() -> None:
+    """User pass on `fleet up` (L): a refusal recorded as "hint_ms: [5000, 1000] is not allowed; expected
+    [min, max] with 0 ≤ min ≤ max ≤ 3600000" was listed as "… expected  with 0": the row's cells went to
+    the table as markup, and "[min, max]" was taken for a style and dropped."""
+    palette = load_themes()[DEFAULT_THEME].palette
+    screen = AuditScreen(palette, clock=lambda: NOW)
+    detail = "hint_ms: [5000, 1000] is not allowed; expected [min, max] with 0 ≤ min"
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(screen)
+
+    async with Host().run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        screen.show([{**TODAY, "detail": detail, "actor": "[bold]ops"}], "1 record")
+        await pilot.pause()
+        table = screen.query_one("#audit-table")
+        shown = "\n".join(strip.text for strip in table.render_lines(table.region.reset_offset))
+        assert detail in shown and "[bold]ops" in shown, shown

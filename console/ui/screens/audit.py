@@ -110,7 +110,11 @@ class AuditScreen(ModalScreen[None]):
             row = audit_row(record, with_date)
             level = OUTCOME_LEVELS.get(row[5], Level.UNKNOWN)
             style = self.palette.level_style(level)
-            table.add_row(*row[:5], Text(f"{LEVEL_GLYPHS[level]} {row[5]}", style=style), *row[6:])
+            # Text, not str: the table reads a str as markup, and "expected [min, max] with …" lost its
+            # "[min, max]" as a style.
+            table.add_row(
+                *map(Text, row[:5]), Text(f"{LEVEL_GLYPHS[level]} {row[5]}", style=style), *map(Text, row[6:])
+            )
         if under_cursor is not None and under_cursor in shown:
             table.move_cursor(row=shown.index(under_cursor))
         self._show_detail(table.cursor_row)
