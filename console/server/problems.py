@@ -218,12 +218,13 @@ def _unparsed_body(errors: list[Any]) -> bool:
     return any(tuple(e.get("loc", ())) == ("body",) and isinstance(e.get("input"), bytes) for e in errors)
 
 
-async def _on_validation_error(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, RequestValidationError)
+def validation_problem(request: Request, error: RequestValidationError) -> Problem:
+    """A request the models refused, in the API's words — what the caller is told, and what the audit log
+    records of the attempt (console/server/routes/actions.py)."""
     errors = list(error.errors())
     if _unparsed_body(errors):
         sent = request.headers.get("content-type", "")
-        problem = Problem(
+        return Problem(
             type=INVALID,
             title=_TITLES[422],
             status=422,
@@ -231,20 +232,23 @@ async def _on_validation_error(request: Request, error: Exception) -> JSONRespon
             "Content-Type: application/json (curl: -H 'Content-Type: application/json')",
             field="content-type",
         )
-        return problem_response(problem, request)
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     model = body_model(request)
     detail = (
         "; ".join(_validation_detail(item, model, error, request) for item in errors) or "invalid request"
     )
-    problem = Problem(
+    return Problem(
         type=INVALID,
         title=_TITLES[422],
         status=422,
         detail=detail,
         field=_field_name(tuple(first.get("loc", ()))),
     )
-    return problem_response(problem, request)
+
+
+async def _on_validation_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    return problem_response(validation_problem(request, error), request)
 
 
 async def _on_input_error(request: Request, error: Exception) -> JSONResponse:

@@ -291,10 +291,13 @@ async def test_blocked_is_422_and_only_an_admin_with_a_reason_overrides(acting: 
 async def test_bad_input_names_the_field_and_applies_nothing(
     acting: Acting, path, body, field, fragment
 ) -> None:
-    problem(await acting.call("POST", path, body), 422, field, fragment)
+    answer = problem(await acting.call("POST", path, body), 422, field, fragment)
     assert all(node_state(acting, n) is NodeState.READY for n in acting.simulation.node_ids)
     assert acting.simulation.rollout.state.value == "idle"
     assert audit_outcomes(acting) == ["invalid"]
+    # The audit log (the console's L) says what the caller was told: a body the model refused was recorded
+    # as pydantic's error list ("[{'type': 'greater_than', 'loc': ('body', 'rate_per_s'), …").
+    assert acting.audit.tail(1)[0]["detail"] == answer["detail"]
 
 
 @pytest.mark.parametrize(
@@ -371,11 +374,12 @@ async def test_bad_input_names_the_field_and_applies_nothing(
 async def test_unknown_fields_ranges_and_loose_types_are_refused_and_apply_nothing(
     acting: Acting, method, path, body, field, fragments
 ) -> None:
-    problem(await acting.call(method, path, body), 422, field, *fragments)
+    answer = problem(await acting.call(method, path, body), 422, field, *fragments)
     assert all(node_state(acting, n) is NodeState.READY for n in acting.simulation.node_ids)
     assert acting.simulation.admission.retry_after_s == (1.0, 30.0)
     assert acting.simulation.rollout.state.value == "idle"
     assert audit_outcomes(acting) == ["invalid"]
+    assert acting.audit.tail(1)[0]["detail"] == answer["detail"]
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ from console.server.actions import ActionKind, FleetAction
 from console.server.auth import TokenFirstRoute, require
 from console.server.backend import ActingBackend
 from console.server.desk import ActionDesk
-from console.server.problems import ApiProblem, problem_responses
+from console.server.problems import ApiProblem, problem_responses, validation_problem
 from console.server.tokens import Principal, Role
 
 IdempotencyKey = Annotated[
@@ -73,9 +73,11 @@ class AuditedRoute(TokenFirstRoute):
                 principal = request.app.state.tokens.lookup(header.partition(" ")[2].strip())
                 if principal is not None:  # an anonymous 401 has no one to record
                     body = (await request.body())[:2000].decode("utf-8", "replace")
-                    detail = (
-                        error.problem.detail if isinstance(error, ApiProblem) else str(error.errors())[:2000]
+                    # What the caller is told, not pydantic's error list: the audit log is read by people.
+                    problem = (
+                        error.problem if isinstance(error, ApiProblem) else validation_problem(request, error)
                     )
+                    detail = problem.detail[:2000]
                     await desk_of(request).record_refusal(
                         principal,
                         kind,
