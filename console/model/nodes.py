@@ -37,12 +37,13 @@ SORT_KEYS: dict[str, Callable[[NodeStatus], float | str | tuple[tuple[str | int,
     "id": lambda n: id_order(n.id),
     "state": lambda n: n.state.value,
     "connections": lambda n: n.connections,
+    "cpu_pct": lambda n: n.cpu_pct,
     "accepts_per_s": lambda n: n.accepts_per_s,
     "rejects_per_s": lambda n: n.rejects_per_s,
     "timeouts_per_s": lambda n: n.timeouts_per_s,
-    "cpu_pct": lambda n: n.cpu_pct,
     "handshake_p99_ms": lambda n: n.handshake_p99_ms,
 }
+#: `s` steps through these in the node table's column order (console/ui/widgets/node_table.py COLUMNS).
 SORT_ORDER = tuple(SORT_KEYS)
 
 

@@ -19,6 +19,7 @@ from console.protocol import Alarm, Severity
 from console.ui.app import ConsoleApp
 from console.ui.widgets.alarms_panel import COLUMNS, RULE_KEPT, AlarmsPanel
 from console.ui.widgets.gauges import GaugeBox
+from console.ui.widgets.node_table import COLUMNS as NODE_COLUMNS
 from console.ui.widgets.node_table import NodeTable
 
 from .conftest import SIZE, fleet_ready
@@ -484,3 +485,17 @@ def test_a_drained_node_s_detail_says_the_drain_is_done_not_that_it_is_draining(
 
     draining = drained.model_copy(update={"state": NodeState.DRAINING})
     assert drain_text(draining, 155.0).plain.startswith("draining  ")  # under way: as before
+
+
+def test_s_sorts_by_the_next_column_to_the_right():
+    """User pass on `fleet up`: `s` went node → state → conns → acc/s, past the cpu % column beside
+    conns (CPU moved left of the sparkline, the sort order stayed), and reached it only after t/o/s —
+    though `s` is "the next column, in the table's order"."""
+    from console.model.nodes import NodeQuery
+
+    sortable = [column.key for column in NODE_COLUMNS if column.key]
+    query, visited = NodeQuery(), []
+    for _ in sortable:
+        visited.append(query.sort_key)
+        query = query.next_sort()
+    assert visited == sortable and query.sort_key == sortable[0]
