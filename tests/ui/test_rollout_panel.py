@@ -24,3 +24,15 @@ def test_the_rollout_panel_says_in_one_line_when_this_fleet_cannot_roll_out() ->
     assert unable[0] == able[0] == "rollout  idle"
     assert unable[1].strip() == "not on this fleet — see R"
     assert unable[:1] + unable[2:] == able  # the one line more, nothing else changed
+
+
+def test_the_admission_ceiling_says_it_is_per_node() -> None:
+    """User pass on `fleet up`: after a ceiling of 300 the panel read "5/s per node  burst 10 / ceiling
+    300" — the rate said per node, the ceiling nothing (the form's label: "conns per node")."""
+    from console.protocol import AdmissionSettings
+
+    admission = AdmissionSettings(rate_per_s=5.0, burst=10, max_connections=300, retry_after_s=(1.0, 30.0))
+    lines = rollout_text(RolloutStatus(), admission).plain.splitlines()
+    assert lines[-1].strip() == "ceiling 300 per node  Retry-After 1–30 s", lines
+    unlimited = rollout_text(RolloutStatus(), AdmissionSettings.unlimited()).plain.splitlines()
+    assert unlimited[-1].strip() == "ceiling none  Retry-After 1–30 s", unlimited

@@ -34,7 +34,8 @@ def rollout_text(rollout: RolloutStatus | None, admission: AdmissionSettings | N
         return text
     text.append("admission  ", style="bold")
     rate = "unlimited" if admission.rate_per_s is None else f"{admission.rate_per_s:g}/s per node"
-    ceiling = "none" if admission.max_connections is None else f"{admission.max_connections:,}"
+    # Per node, as the rate above it says: a bare "ceiling 300" beside "5/s per node" left it to guess.
+    ceiling = "none" if admission.max_connections is None else f"{admission.max_connections:,} per node"
     text.append(f"{rate}  burst {admission.burst if admission.burst is not None else '—'}\n")
     low, high = admission.retry_after_s
     text.append(f"  ceiling {ceiling}  Retry-After {low:g}–{high:g} s")
