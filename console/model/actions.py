@@ -218,11 +218,21 @@ class Prefill:
     source: str
 
 
+#: The drain planner's `limited_by`, as the form says it (console.guards.drain._safe_rate): its names are
+#: the code's, and "limited by survivor_cpu" was read at 4 a.m.
+PLAN_LIMITS = {
+    "survivor_cpu": "the busiest survivor's CPU",
+    "drain_pacing": "the survivors' spare admission",
+    "hint_reach": "the fleet's longest reconnect hint",
+}
+
+
 def drain_prefill_from_plan(plan: Mapping[str, Any], source: str) -> Prefill:
     """From a drain plan (the server's `drain-plan`, or `console.guards.plan_drain` as a dict)."""
     low, high = plan["hint_ms"]
     rate = float(plan["rate_per_s"])
-    limited_by = plan.get("limited_by", "?")
+    key = str(plan.get("limited_by", "?"))
+    limited_by = PLAN_LIMITS.get(key, key)  # (a newer server's limit: its own name)
     note = f"{source}: largest safe rate, limited by {limited_by}"
     if rate <= 0:
         # No rate at all, not a token one: 0.1 closes/s read as the planner's suggestion, and was blocked.

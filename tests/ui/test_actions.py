@@ -460,7 +460,12 @@ def test_a_slow_drain_plan_is_prefilled_at_its_own_rate():
     none_safe = {**plan, "rate_per_s": 0.0}
     prefill = drain_prefill_from_plan(none_safe, "planner")
     assert (
-        prefill.values["rate_per_s"] == "" and "no safe rate now (limited by survivor_cpu)" in prefill.source
+        prefill.values["rate_per_s"] == ""
+        and "no safe rate now (limited by the busiest survivor's CPU)" in prefill.source
+    )
+    # The planner's limit in the operator's words (user pass on fleet up: "limited by survivor_cpu").
+    assert drain_prefill_from_plan(plan, "planner").source == (
+        "planner: largest safe rate, limited by the busiest survivor's CPU"
     )
 
 
@@ -822,7 +827,7 @@ async def test_when_no_drain_rate_is_safe_the_form_offers_none():
         form = await open_drain_form(app, pilot)
         assert form.values()["rate_per_s"] == "" and form.values()["deadline_s"] == "600"
         note = shown(form.query_one("#form-source"))
-        assert "no safe rate now (limited by drain_pacing)" in note and "0.1" not in note
+        assert "no safe rate now (limited by the survivors' spare admission)" in note and "0.1" not in note
         await pilot.press("enter")  # nothing to send until a rate is typed
         await pilot.pause()
         assert app.screen is form and api.sent == []
