@@ -421,13 +421,15 @@ def _run_plan(args: argparse.Namespace) -> int:
         async with ActionClient(args.url, token) as client:
             return await client.drain_plan(args.node)
 
+    from console.model.actions import plan_limit
+
     plan = asyncio.run(go())
     if args.json:
         print(json.dumps(plan, indent=2))
         return 0
     hint = plan["hint_ms"]
     duration = plan["duration_s"]
-    print(f"drain plan for {', '.join(plan['nodes'])} (limited by {plan['limited_by']}):")
+    print(f"drain plan for {', '.join(plan['nodes'])} (limited by {plan_limit(plan)}):")
     print(f"  rate      {plan['rate_per_s']:g} closes/s per node")
     print(f"  duration  {'never (no safe rate now)' if duration is None else f'{duration:.0f} s'}")
     print(f"  deadline  {plan['deadline_s']:g} s  (force-closed then: {plan['force_closed']})")

@@ -227,12 +227,17 @@ PLAN_LIMITS = {
 }
 
 
+def plan_limit(plan: Mapping[str, Any]) -> str:
+    """What limits a drain plan's rate, in the operator's words (a newer server's limit: its own name)."""
+    key = str(plan.get("limited_by", "?"))
+    return PLAN_LIMITS.get(key, key)
+
+
 def drain_prefill_from_plan(plan: Mapping[str, Any], source: str) -> Prefill:
     """From a drain plan (the server's `drain-plan`, or `console.guards.plan_drain` as a dict)."""
     low, high = plan["hint_ms"]
     rate = float(plan["rate_per_s"])
-    key = str(plan.get("limited_by", "?"))
-    limited_by = PLAN_LIMITS.get(key, key)  # (a newer server's limit: its own name)
+    limited_by = plan_limit(plan)
     note = f"{source}: largest safe rate, limited by {limited_by}"
     if rate <= 0:
         # No rate at all, not a token one: 0.1 closes/s read as the planner's suggestion, and was blocked.

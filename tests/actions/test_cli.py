@@ -10,6 +10,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from console.cli import main
+from console.model.actions import PLAN_LIMITS
 from console.protocol import NodeState
 from console.sim import kernel as k
 from tests.actions.conftest import TOKENS, Acting
@@ -82,7 +83,11 @@ def test_plan_drain_prints_a_command_that_passes(acting: Acting, operator, capsy
     assert main(["plan", "drain", acting.url, "gw-004", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert main(["plan", "drain", acting.url, "gw-004"]) == 0
-    command = capsys.readouterr().out.splitlines()[-1].split("act: ", 1)[1].split()
+    said = capsys.readouterr().out.splitlines()
+    # The planner's limit in the operator's words, as the drain form says it (was "limited by survivor_cpu").
+    limit = PLAN_LIMITS[plan["limited_by"]]
+    assert said[0] == f"drain plan for gw-004 (limited by {limit}):", said[0]
+    command = said[-1].split("act: ", 1)[1].split()
     assert command[:3] == ["stormdeck", "act", acting.url]
     assert f"{plan['rate_per_s']:g}" in command
     assert main(command[1:]) == 0  # the plan passes its own guards: applied at once
