@@ -178,7 +178,11 @@ class RedisProcess:
         command += ["--appendonly", "no"]
         preexec = _stop_with_parent() if self.stop_with_parent else None
         with open(self.log_path or os.devnull, "wb") as log:  # the child holds its own copy
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=preexec)
+            # A group of its own: a terminal's Ctrl-C reaches the nodes, not the history they publish into
+            # while they stop — whoever started Redis stops it (`fleet up`: last), or its parent's end does.
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=preexec, process_group=0
+            )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             try:
