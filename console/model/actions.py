@@ -364,7 +364,7 @@ def add_capacity_prefill_of(
             {"count": "1"}, f"headroom reaches the {budget} budget once {coming} are ready ({now})"
         )
     if not needed:
-        return Prefill({"count": "1"}, f"headroom is at the {budget} budget already ({now})")
+        return Prefill({"count": "1"}, f"headroom already meets the {budget} budget ({now})")
     beyond = f", beyond {coming}" if provisioning else ""
     return Prefill(
         {"count": str(needed)}, f"the nodes that bring headroom to {budget} once ready{beyond} ({now})"

@@ -34,4 +34,4 @@ def test_without_provisioning_nodes_the_prefill_counts_and_shows_the_headroom_no
     roomy = add_capacity_prefill(
         frame(100.0, fleet=nodes(10, connections=20_000), headroom_pct=60.0), "f", CAPACITY, Thresholds()
     )
-    assert roomy.source == "headroom is at the 35 % budget already (now 60 %)"
+    assert roomy.source == "headroom already meets the 35 % budget (now 60 %)"  # (was "is at the … budget")
