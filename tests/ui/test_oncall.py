@@ -499,3 +499,24 @@ def test_s_sorts_by_the_next_column_to_the_right():
         visited.append(query.sort_key)
         query = query.next_sort()
     assert visited == sortable and query.sort_key == sortable[0]
+
+
+async def test_a_cleared_alarms_message_says_it_cleared(storm_app):
+    """Operator pass: a cleared connections_drop under the cursor still said "Total connections fell … :
+    clients are failing to reconnect." in the present tense, under a row that reads `cleared`."""
+    from textual.widgets import Label
+
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(storm_app)
+        log = storm_app.model.alarms
+        was = log.active()[0].alarm
+        log.update([], storm_app.model.frame.time_s)  # every alarm clears: the rows are the past
+        storm_app.refresh_views()
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        panel.focus()
+        await pilot.pause()
+        rows = [str(panel.get_row_at(row)[RULE]) for row in range(panel.row_count)]
+        panel.move_cursor(row=rows.index(was.name))
+        await pilot.pause()
+        said = str(storm_app.screen.query_one("#alarm-said", Label).render())
+        assert said.startswith("Cleared — while it held: ") and said.endswith(was.message), said

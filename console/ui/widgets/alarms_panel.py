@@ -145,7 +145,9 @@ class AlarmsPanel(DataTable):
             )
             self._keys.append(() if row.cleared else row.keys)
             self._identities.append(row_identity(row))
-            self._messages.append(row.message)
+            # A cleared alarm's words are of when it held ("clients are failing to reconnect"): say so.
+            said = f"Cleared — while it held: {row.message}" if row.cleared and row.message else row.message
+            self._messages.append(said)
         self._cells = cells
         self._lay_out(cursor, held)
 
