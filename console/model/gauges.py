@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from console.figures import beside_limit
 from console.model.history import FleetModel
 from console.model.thresholds import GaugeThresholds, Level
-from console.model.units import human_count
+from console.model.units import fleet_clock, human_count
 from console.protocol import NodeState, NodeStatus
 
 
@@ -24,6 +24,8 @@ class Gauge:
     #: The detail in fewer cells, for a box too narrow for it (an 80-column terminal's 12): what matters
     #: most of it, not its first characters.
     brief: str = ""
+    #: The last frame's value, too old to judge (`FleetModel.stale_s`): drawn dimmed, with no level.
+    stale: bool = False
 
 
 def level_at_least(value: float, warn: float, crit: float) -> Level:
@@ -36,7 +38,27 @@ def level_at_most(value: float, warn: float, crit: float) -> Level:
     return Level.CRITICAL if value < crit else Level.WARNING if value < warn else Level.OK
 
 
-def fleet_gauges(model: FleetModel) -> list[Gauge]:
+def fleet_gauges(model: FleetModel, now_s: float | None = None) -> list[Gauge]:
+    """The five gauges; at `now_s` past the stale line, each keeps its value but says how old it is
+    instead of a level (a ✓ from a frame 12 s old read as a healthy fleet)."""
+    gauges = _frame_gauges(model)
+    age = None if now_s is None else model.stale_s(now_s)
+    if age is None or model.frame is None:
+        return gauges
+    as_of = fleet_clock(model.frame.time_s)
+    return [
+        replace(
+            gauge,
+            detail=f"stale {int(age)} s · as of {as_of}",
+            brief=f"stale {int(age)} s",
+            level=Level.UNKNOWN,
+            stale=True,
+        )
+        for gauge in gauges
+    ]
+
+
+def _frame_gauges(model: FleetModel) -> list[Gauge]:
     t = model.thresholds
     frame = model.frame
     if frame is None:

@@ -18,6 +18,7 @@ from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
 from console.model.node_readings import NODE_METRICS, ColumnarFrame, NodeReadings
 from console.model.ring import Ring, RingTable
 from console.model.thresholds import GaugeThresholds
+from console.model.units import duration
 from console.protocol import Event, Frame, Hello, NodeStatus, Source
 from console.waves import lockstep_index
 
@@ -50,6 +51,12 @@ class TotalsHistory:
         self.attempts_per_s.append(totals.attempts_per_s if totals else np.nan)
         self.accepts_per_s.append(totals.accepts_per_s if totals else np.nan)
         self.rejects_per_s.append(totals.rejects_per_s if totals else np.nan)
+
+
+def stale_note(age_s: float) -> str:
+    """What a stale panel's title says: whole seconds, as the header's age counts them."""
+    seconds = int(age_s)
+    return f"stale — last frame {f'{seconds} s' if seconds < 60 else duration(seconds)} ago"
 
 
 class FleetModel:
@@ -206,6 +213,18 @@ class FleetModel:
 
     def staleness_s(self, now_s: float) -> float | None:
         return None if self.received_at_s is None else max(0.0, now_s - self.received_at_s)
+
+    def frame_age_s(self, now_s: float) -> float | None:
+        """How late the view runs: None before the first frame, and while a replay is held (PAUSED: it
+        sends no frames on purpose, and none are late)."""
+        return None if self.link.state is LinkState.PAUSED else self.staleness_s(now_s)
+
+    def stale_s(self, now_s: float) -> float | None:
+        """The view's age once it is past the critical line (`stale_crit_s`), else None: the gauges, node
+        table, charts and rollout panel then say they show old data. Only the header said it, and with the
+        fleet API gone the gauges kept the last frame's green ✓ — a dead fleet read as a healthy one."""
+        age = self.frame_age_s(now_s)
+        return age if age is not None and age >= self.thresholds.stale_crit_s else None
 
     def node_history(self, node_id: str, metric: str) -> np.ndarray:
         row = self.node_rows.get(node_id)

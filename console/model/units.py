@@ -15,3 +15,15 @@ def human_count(value: float) -> str:
 def short_number(value: float) -> str:
     """Like human_count, but keeps small values' precision: 38 600 → '38.6k', 0.159 → '0.159'."""
     return human_count(value) if abs(value) >= 1e3 else f"{value:.3g}"
+
+
+def fleet_clock(time_s: float) -> str:
+    """Fleet time as H:MM:SS since the fleet's epoch began."""
+    seconds = max(0, int(time_s))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def duration(seconds: float) -> str:
+    """A span at a glance: '42s', '3m 05s'."""
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}m {seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"

@@ -116,6 +116,7 @@ class ConsoleApp(App[None]):
         self._initial_theme = chosen if chosen in self.theme_files else DEFAULT_THEME
         self.palette: Palette = self.theme_files[self._initial_theme].palette
         self._refresh_pending = False
+        self._stale_shown: int | None = None  # the stale mark the panels were last drawn with
         self._quit_asked_at = -QUIT_AGAIN_S
         self.after_paint: Callable[[], None] | None = None  # the bench measures frame → painted with it
 
@@ -204,6 +205,7 @@ class ConsoleApp(App[None]):
             # then once drew into a GaugeBar whose gauges were already gone — NoMatches at exit, under load)
             return
         now_s = self.clock()
+        self._stale_shown = self._stale_mark(now_s)
         if isinstance(screen, MainScreen):
             screen.show_model(self.model, self.query_state, now_s, self.palette, self.actions.disabled_reason)
         elif isinstance(screen, NodeDetailScreen):
@@ -212,10 +214,20 @@ class ConsoleApp(App[None]):
             self.call_after_refresh(self.after_paint)
 
     def _tick(self) -> None:
-        """Staleness and the reconnect countdown move even when no frame arrives."""
+        """Staleness and the reconnect countdown move even when no frame arrives — and so do the data
+        panels' "stale" marks: when the view turns stale, each second it stays so, and when it is live."""
+        now_s = self.clock()
+        if self._stale_mark(now_s) != self._stale_shown:
+            self.refresh_views()
+            return
         screen = self.fleet_screen()
         if screen is not None:
-            screen.show_header(self.model, self.clock(), self.palette)
+            screen.show_header(self.model, now_s, self.palette)
+
+    def _stale_mark(self, now_s: float) -> int | None:
+        """What the panels' stale marks say (whole seconds, `stale_note`), or None while the view is live."""
+        age = self.model.stale_s(now_s)
+        return None if age is None else int(age)
 
     # --- themes ----------------------------------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import ClassVar
 
 from rich.markup import escape
@@ -14,7 +16,7 @@ from textual.widgets import DataTable, Input, Label
 
 from console.errors import InputError
 from console.model.gauges import fleet_gauges
-from console.model.history import NODE_HISTORY_S, FleetModel
+from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.nodes import NodeFilter, NodeQuery, select_nodes
 from console.model.thresholds import Level
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
@@ -28,6 +30,15 @@ from console.ui.widgets.header import FleetHeader, header_text
 from console.ui.widgets.node_table import NodeTable, column_title
 from console.ui.widgets.plot import PlotextChart, plot_columns
 from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
+
+WAVE_TITLE = "reconnect wave · attempts per 100 ms"
+CONNECTIONS_TITLE = "connections · last 10 min"
+
+
+def stale_title(note: str | None, palette: Palette, title: str) -> str:
+    """A data panel's title, led by `note` (`stale_note`) when its data is old: first, so a narrow box
+    (80×24) cuts the title, not the warning."""
+    return title if note is None else f"[b {palette.levels[Level.CRITICAL]}]{note}[/] · {title}"
 
 
 def actions_title(actions_off: str | None, palette: Palette) -> str:
@@ -108,8 +119,8 @@ class MainScreen(Screen[None]):
         yield ConsoleFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#wave-box").border_title = "reconnect wave · attempts per 100 ms"
-        self.query_one("#conn-box").border_title = "connections · last 10 min"
+        self.query_one("#wave-box").border_title = WAVE_TITLE
+        self.query_one("#conn-box").border_title = CONNECTIONS_TITLE
         self.query_one("#alarms-box").border_title = "alarms"
         self.query_one(NodeTable).focus()
         self.call_after_refresh(self._ready)
@@ -141,8 +152,10 @@ class MainScreen(Screen[None]):
             return  # the app is closing and has already removed the screen's children (seen in a test)
         self.node_filter = query.filter
         self.show_header(model, now_s, palette)
-        gauges.show(fleet_gauges(model), palette)
-        self._show_charts(model, palette)
+        stale = model.stale_s(now_s)
+        marked = partial(stale_title, None if stale is None else stale_note(stale), palette)
+        gauges.show(fleet_gauges(model, now_s), palette)
+        self._show_charts(model, palette, marked, stale is not None)
         alarming = model.alarms.alarming_nodes()
         rows = select_nodes(model.nodes.values(), query, model.thresholds, alarming)
         table = self.query_one(NodeTable)
@@ -155,12 +168,13 @@ class MainScreen(Screen[None]):
             model.thresholds,
             palette,
             alarming,
+            stale=stale is not None,
         )
         arrow = "▼" if query.descending else "▲"
         title = f"nodes · {len(rows)} of {len(model.nodes)} · sort {column_title(query.sort_key)} {arrow}"
         if not query.filter.empty:
             title += f" · filter {query.filter.describe()}"
-        self.query_one("#nodes-box").border_title = title
+        self.query_one("#nodes-box").border_title = marked(title)
         alarms = self.query_one(AlarmsPanel)
         active = model.alarms.active()
         alarms.show(active, model.alarms.past(), palette, model.alarms.version)
@@ -168,16 +182,22 @@ class MainScreen(Screen[None]):
         unacked = model.alarms.unacknowledged
         self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new"
         frame = model.frame
-        self.query_one("#rollout-box").border_title = actions_title(actions_off, palette)
-        self.query_one(RolloutPanel).update(
-            rollout_text(frame.rollout if frame else None, frame.admission if frame else None)
-        )
+        self.query_one("#rollout-box").border_title = marked(actions_title(actions_off, palette))
+        rollout = rollout_text(frame.rollout if frame else None, frame.admission if frame else None)
+        if stale is not None:
+            rollout.stylize("dim")
+        self.query_one(RolloutPanel).update(rollout)
 
-    def _show_charts(self, model: FleetModel, palette: Palette) -> None:
+    def _show_charts(
+        self, model: FleetModel, palette: Palette, marked: Callable[[str], str], stale: bool
+    ) -> None:
         wave = self.query_one("#wave-chart", PlotextChart)
         wave.show(wave_spec(model, plot_columns(wave.content_size.width)), palette.chart, palette.foreground)
         reading, level = lockstep_reading(model.lockstep, model.thresholds.lockstep_index_max)
+        level = Level.UNKNOWN if stale else level  # the last frames' waves: no longer a judgement of now
         box = self.query_one("#wave-box")
+        box.border_title = marked(WAVE_TITLE)
+        self.query_one("#conn-box").border_title = marked(CONNECTIONS_TITLE)
         chart = palette.chart
         box.border_subtitle = (
             f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {reading}[/] · "

@@ -26,6 +26,7 @@ from console.model.node_detail import (
 )
 from console.model.nodes import handshake_p99_text
 from console.model.thresholds import Level
+from console.model.units import duration
 from console.protocol import Event, NodeState, NodeStatus
 from console.ui.commands import action_bindings
 from console.ui.intents import ScreenReady
@@ -45,11 +46,6 @@ DETAIL_CHARTS = (
     ("timeouts_per_s", "timeouts / s"),
     ("handshake_p99_ms", "handshake p99 (ms)"),
 )
-
-
-def duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    return f"{seconds // 60}m {seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 def drain_text(node: NodeStatus, now_fleet_s: float, ended: Event | None = None) -> Text:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -49,7 +50,8 @@ class GaugeBox(Static):
         self.border_title = gauge.label
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(level is gauge.level, name)
-        style = palette.level_style(gauge.level, bold=True)
+        # A stale value stays readable, dimmed: the last figure seen is still worth a glance, not a trust.
+        style = palette.level_style(gauge.level, bold=not gauge.stale) + Style(dim=gauge.stale)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{LEVEL_GLYPHS[gauge.level]} ", style=style)
         text.append(gauge.value, style=style)
@@ -57,7 +59,7 @@ class GaugeBox(Static):
             text.append("  ")
             text.append(
                 spark_blocks(np.asarray(gauge.spark), 12, min_span_share=SPARK_MIN_SPAN_SHARE),
-                style=palette.chart["line"],
+                style=Style(color=palette.chart["line"], dim=gauge.stale),
             )
         text.append("\n")
         # The brief form when the detail would be cut: "503s 84.1 %", not "503 share 8…".

@@ -9,14 +9,8 @@ from console.model.gauges import level_at_least
 from console.model.history import FleetModel
 from console.model.link import LinkState
 from console.model.thresholds import Level
+from console.model.units import fleet_clock
 from console.ui.themes import LEVEL_GLYPHS, Palette
-
-
-def fleet_clock(time_s: float) -> str:
-    """Fleet time as H:MM:SS since the fleet's epoch began."""
-    seconds = max(0, int(time_s))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
 
 #: The fewest characters of the fleet's name kept when it gives way to the link state (then "…").
 FLEET_KEPT = 8
@@ -60,7 +54,7 @@ def _header_text(
     clock = fleet_clock(model.frame.time_s) if model.frame else "—"
     text.append(f"{gap}{'clock' if compact else 'fleet clock'} {clock}")
     link = model.link
-    stale = model.staleness_s(now_s) if link.state is not LinkState.PAUSED else None
+    stale = model.frame_age_s(now_s)
     if link.state in (LinkState.LIVE, LinkState.PAUSED):
         level = Level.OK if stale is None else level_at_least(stale, t.stale_warn_s, t.stale_crit_s)
     elif link.state is LinkState.CONNECTING:

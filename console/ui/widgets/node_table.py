@@ -113,6 +113,7 @@ class NodeTable(ScrollView, can_focus=True):
         self._version = 0
         self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(512)
         self.alarming: set[str] = set()
+        self.stale = False
 
     # --- what the screen calls ---------------------------------------------------------------------
 
@@ -124,7 +125,11 @@ class NodeTable(ScrollView, can_focus=True):
         thresholds: GaugeThresholds,
         palette: Palette,
         alarming: set[str],
+        stale: bool = False,
     ) -> None:
+        """`stale`: the rows are the last frame's, too old to judge (`FleetModel.stale_s`): drawn dimmed and
+        with no levels, as the gauges are."""
+        self.stale = stale
         self.rows = rows
         self._index = {node.id: i for i, node in enumerate(rows)}
         self.query_state = query
@@ -226,11 +231,14 @@ class NodeTable(ScrollView, can_focus=True):
         t = self.thresholds
         if selected:
             base = base + Style(reverse=True) if self.has_focus else base + Style(underline=True)
+        if self.stale:
+            base = base + Style(dim=True)
 
         def level_style(level: Level) -> Style:
-            return base + palette.level_style(level) if palette else base
+            return base + palette.level_style(Level.UNKNOWN if self.stale else level) if palette else base
 
         level = Level.CRITICAL if node.id in self.alarming else node_level(node, t)
+        level = Level.UNKNOWN if self.stale else level
         share = node.rejects_per_s / node.attempts_per_s if node.attempts_per_s > 0 else 0.0
         cells: dict[str, tuple[str, Style]] = {
             "node": (node.id, base),

@@ -1,0 +1,86 @@
+"""When frames stop, the data panels say they show old data, without a new frame to redraw them; when frames
+come back, they are live again by themselves (operator pass: the fleet API stopped, only the header said it,
+and the gauges kept their green ✓ as if live)."""
+
+from __future__ import annotations
+
+from console.model.link import LinkState, LinkStatus
+from console.ui.app import ConsoleApp
+from console.ui.widgets.node_table import NodeTable
+
+from ..client.fake_fleet_server import wait_for
+from .conftest import SIZE, fleet_ready
+from .test_oncall import WALL_S, FedFleet, gauge_lines, visible_lines
+
+GAUGES = ("connections", "attempts", "accepts", "headroom", "drain_inflow")
+PANELS = ("#nodes-box", "#wave-box", "#conn-box", "#rollout-box")
+
+
+def state_cells(app: ConsoleApp) -> list[str]:
+    """The node table's state column as drawn, row by row (under its header)."""
+    return [line[12:26] for line in visible_lines(app.screen.query_one(NodeTable))[1:] if line.strip()]
+
+
+def titles(app: ConsoleApp) -> list[str]:
+    return [str(app.screen.query_one(panel).border_title) for panel in PANELS]
+
+
+async def test_the_panels_say_stale_when_frames_stop_and_live_when_they_come_back():
+    fed = FedFleet(storm_at_s=None)  # calm: every gauge ✓
+    fed.feed_model(45)
+    now = [WALL_S + fed.second + 0.4]
+    app = ConsoleApp(model=fed.model, clock=lambda: now[0])
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        await pilot.pause()
+        live = {key: gauge_lines(app, key) for key in GAUGES}
+        assert any(lines[1].lstrip("│ ").startswith("✓") for lines in live.values()), live
+        assert not any("stale" in "".join(lines) for lines in live.values())
+        assert any(cell.startswith("✓") for cell in state_cells(app)), state_cells(app)
+        assert not any("stale" in title for title in titles(app))
+
+        # The server is gone: the link reconnects, and no frame comes for 12 s. Only the clock moves.
+        app.feed(LinkStatus(LinkState.RECONNECTING, attempt=1, next_in_s=2.0, at_s=now[0]))
+        now[0] = WALL_S + fed.second + 12.4
+        await wait_for(
+            lambda: "stale 12 s" in "".join(gauge_lines(app, "connections")), what="the gauges to say stale"
+        )
+        for key in GAUGES:
+            lines = gauge_lines(app, key)
+            assert lines[1].lstrip("│ ").startswith("·"), lines  # no level: neither ✓ nor ✖
+            assert live[key][1].split()[2] in lines[1], (live[key], lines)  # the value still shown
+            assert "stale 12 s" in lines[2], lines
+        assert all("stale — last frame 12 s ago" in title for title in titles(app)), titles(app)
+        assert state_cells(app) and all(cell.startswith("·") for cell in state_cells(app)), state_cells(app)
+
+        # Frames come back: everything is live again, with no key pressed.
+        fed.second += 12
+        items = fed.items(1)
+        now[0] = items[-1].at_s + 0.4
+        app.feed(LinkStatus(LinkState.LIVE, at_s=now[0]))
+        for item in items:
+            app.feed(item)
+        await wait_for(
+            lambda: "stale" not in "".join(gauge_lines(app, "connections")), what="the gauges to be live"
+        )
+        assert not any("stale" in "".join(gauge_lines(app, key)) for key in GAUGES)
+        assert any(gauge_lines(app, key)[1].lstrip("│ ").startswith("✓") for key in GAUGES)
+        assert not any("stale" in title for title in titles(app)), titles(app)
+        assert any(cell.startswith("✓") for cell in state_cells(app)), state_cells(app)
+
+
+async def test_a_held_replay_is_not_marked_stale():
+    """A paused replay sends no frames on purpose: the header says "paused", and so do the panels — not stale."""
+    fed = FedFleet(storm_at_s=None)
+    fed.feed_model(45)
+    now = [WALL_S + fed.second + 0.4]
+    app = ConsoleApp(model=fed.model, clock=lambda: now[0])
+    app.model.apply(LinkStatus(LinkState.PAUSED, reason="paused", at_s=now[0], replay_speed=1.0))
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        now[0] += 60
+        app._tick()
+        app.refresh_views()
+        await pilot.pause()
+        assert not any("stale" in "".join(gauge_lines(app, key)) for key in GAUGES)
+        assert not any("stale" in title for title in titles(app))
