@@ -84,3 +84,28 @@ async def test_a_held_replay_is_not_marked_stale():
         await pilot.pause()
         assert not any("stale" in "".join(gauge_lines(app, key)) for key in GAUGES)
         assert not any("stale" in title for title in titles(app))
+
+
+async def test_a_node_s_detail_says_stale_too():
+    """The detail's summary carried the node's level glyph from the last frame, as the table's rows did."""
+    from console.ui.screens.node_detail import NodeDetailScreen
+
+    fed = FedFleet(storm_at_s=None)
+    fed.feed_model(45)
+    now = [WALL_S + fed.second + 0.4]
+    app = ConsoleApp(model=fed.model, clock=lambda: now[0])
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        node_id = next(iter(app.model.nodes))
+        app.open_node(node_id)
+        await fleet_ready(app)
+        await pilot.pause()
+        assert isinstance(app.screen, NodeDetailScreen)
+
+        def summary() -> str:
+            return "\n".join(visible_lines(app.screen.query_one("#summary")))
+
+        assert f"{node_id}  ✓" in summary(), summary()
+        now[0] += 12
+        await wait_for(lambda: "stale — last frame 12 s ago" in summary(), what="the detail to say stale")
+        assert "✓" not in summary() and "· " in summary(), summary()

@@ -16,7 +16,7 @@ from textual.widgets import Footer, Static
 from console.errors import StormdeckError
 from console.model.downsample import downsample
 from console.model.gauges import node_level
-from console.model.history import NODE_HISTORY_S, FleetModel
+from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.node_detail import (
     ServerHistory,
     ended_drain,
@@ -170,17 +170,21 @@ class NodeDetailScreen(Screen[None]):
         node = model.nodes.get(self.node_id)
         summary = Text(no_wrap=True)
         summary.append(f"{self.node_id}  ", style="bold")
+        stale = model.stale_s(now_s)
+        if stale is not None:  # as the main screen's panels: the last frame's readings, too old to judge
+            summary.append(f"{stale_note(stale)}  ", style=palette.level_style(Level.CRITICAL, bold=True))
         if node is None:
             summary.append("not in the latest frame", style=palette.level_style(Level.UNKNOWN))
         else:
-            level = node_level(node, model.thresholds)
+            level = Level.UNKNOWN if stale is not None else node_level(node, model.thresholds)
             summary.append(
                 f"{LEVEL_GLYPHS[level]} {node.state.value}", style=palette.level_style(level, bold=True)
             )
             summary.append(
                 f"   conns {node.connections:,}   cpu {node.cpu_pct:.1f} %   acc {node.accepts_per_s:.0f}/s"
                 f"   503 {node.rejects_per_s:.0f}/s   t/o {node.timeouts_per_s:.0f}/s"
-                f"   p99 {handshake_p99_text(node)} ms"
+                f"   p99 {handshake_p99_text(node)} ms",
+                style="dim" if stale is not None else "",
             )
             if node.history_unreachable:
                 summary.append(
