@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from console.protocol import RolloutState, RolloutStatus
-from console.ui.widgets.rollout_panel import rollout_text
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from console.protocol import AdmissionSettings, RolloutMode, RolloutState, RolloutStatus
+from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
+
+
+def lines_of(text: Text) -> list[str]:
+    return text.plain.splitlines()
 
 
 def test_the_rollout_panel_says_why_under_the_state_it_explains() -> None:
     def why(state: RolloutState, reason: str) -> str:
         status = RolloutStatus(state=state, batch=3, batches=8, pause_reason=reason)
-        return rollout_text(status, None).plain.splitlines()[1].strip()
+        return lines_of(rollout_text(status, None))[1].strip()
 
     assert why(RolloutState.HALTED, "halted by operator") == "halted by operator"  # was "paused: halted …"
     assert why(RolloutState.PAUSED, "gw-012 CPU 91 % > 75 %") == "paused: gw-012 CPU 91 % > 75 %"
@@ -19,8 +26,8 @@ def test_the_rollout_panel_says_why_under_the_state_it_explains() -> None:
 def test_the_rollout_panel_says_in_one_line_when_this_fleet_cannot_roll_out() -> None:
     """`fleet up`'s nodes have no restart command: R refuses, and the panel says so before anyone presses it."""
     why = "fleet up: its nodes have no restart command, so it cannot roll them out"
-    able = rollout_text(RolloutStatus(), None).plain.splitlines()
-    unable = rollout_text(RolloutStatus(unavailable=why), None).plain.splitlines()
+    able = lines_of(rollout_text(RolloutStatus(), None))
+    unable = lines_of(rollout_text(RolloutStatus(unavailable=why), None))
     assert unable[0] == able[0] == "rollout  idle"
     assert unable[1].strip() == "not on this fleet — see R"
     assert unable[:1] + unable[2:] == able  # the one line more, nothing else changed
@@ -29,10 +36,31 @@ def test_the_rollout_panel_says_in_one_line_when_this_fleet_cannot_roll_out() ->
 def test_the_admission_ceiling_says_it_is_per_node() -> None:
     """User pass on `fleet up`: after a ceiling of 300 the panel read "5/s per node  burst 10 / ceiling
     300" — the rate said per node, the ceiling nothing (the form's label: "conns per node")."""
-    from console.protocol import AdmissionSettings
-
     admission = AdmissionSettings(rate_per_s=5.0, burst=10, max_connections=300, retry_after_s=(1.0, 30.0))
-    lines = rollout_text(RolloutStatus(), admission).plain.splitlines()
+    lines = lines_of(rollout_text(RolloutStatus(), admission))
     assert lines[-1].strip() == "ceiling 300 per node  Retry-After 1–30 s", lines
-    unlimited = rollout_text(RolloutStatus(), AdmissionSettings.unlimited()).plain.splitlines()
+    unlimited = lines_of(rollout_text(RolloutStatus(), AdmissionSettings.unlimited()))
     assert unlimited[-1].strip() == "ceiling none  Retry-After 1–30 s", unlimited
+
+
+async def test_a_narrow_panel_wraps_between_readings_not_inside_one() -> None:
+    """At 80 columns the panel read "rollout  running  batch 1 of" / "8  mode abrupt"."""
+    status = RolloutStatus(state=RolloutState.RUNNING, batch=1, batches=8, mode=RolloutMode.ABRUPT)
+    admission = AdmissionSettings(
+        rate_per_s=150.0, burst=300, max_connections=40_000, retry_after_s=(1.0, 30.0)
+    )
+
+    class Narrow(App[None]):
+        CSS = "RolloutPanel { width: 30; }"
+
+        def compose(self) -> ComposeResult:
+            yield RolloutPanel()
+
+    app = Narrow()
+    async with app.run_test(size=(40, 12)) as pilot:
+        panel = app.query_one(RolloutPanel)
+        panel.show(status, admission)
+        await pilot.pause()
+        shown = [panel.render_line(y).text.strip() for y in range(panel.size.height)]
+    readings = ["batch 1 of 8", "mode abrupt", "150/s per node", "burst 300", "ceiling 40,000 per node"]
+    assert [r for r in readings if not any(r in line for line in shown)] == [], shown

@@ -29,7 +29,7 @@ from console.ui.widgets.gauges import GaugeBar
 from console.ui.widgets.header import FleetHeader, header_text
 from console.ui.widgets.node_table import NodeTable, column_title
 from console.ui.widgets.plot import PlotextChart, plot_columns
-from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
+from console.ui.widgets.rollout_panel import RolloutPanel
 
 WAVE_TITLE = "reconnect wave · attempts per 100 ms"
 CONNECTIONS_TITLE = "connections · last 10 min"
@@ -183,10 +183,9 @@ class MainScreen(Screen[None]):
         self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new"
         frame = model.frame
         self.query_one("#rollout-box").border_title = marked(actions_title(actions_off, palette))
-        rollout = rollout_text(frame.rollout if frame else None, frame.admission if frame else None)
-        if stale is not None:
-            rollout.stylize("dim")
-        self.query_one(RolloutPanel).update(rollout)
+        self.query_one(RolloutPanel).show(
+            frame.rollout if frame else None, frame.admission if frame else None, dim=stale is not None
+        )
 
     def _show_charts(
         self, model: FleetModel, palette: Palette, marked: Callable[[str], str], stale: bool

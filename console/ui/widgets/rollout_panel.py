@@ -8,45 +8,69 @@ from textual.widgets import Static
 
 from console.protocol import AdmissionSettings, RolloutStatus
 
+#: A reading: its words and their style. Lines are made of readings, and a narrow panel breaks a line
+#: between two readings, never inside one: Textual wrapped "batch 1 of" / "8" at 80 columns.
+Reading = tuple[str, str]
+_BOLD = "bold"
+_GAP = "  "
 
-def rollout_text(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -> Text:
+
+def rollout_text(
+    rollout: RolloutStatus | None, admission: AdmissionSettings | None, width: int | None = None
+) -> Text:
+    """The panel's text; with `width` (cells), each line broken between its readings to fit."""
     text = Text(no_wrap=True, overflow="ellipsis")
+    for number, line in enumerate(_lines(rollout, admission)):
+        if number:
+            text.append("\n")
+        used = 0
+        for index, (words, style) in enumerate(line):
+            gap = "" if index == 0 else _GAP
+            if index and width is not None and used + len(gap) + len(words) > width:
+                text.append("\n")
+                gap, used = _GAP, 0  # a continued line is indented as the lines under a label are
+            text.append(gap)
+            text.append(words, style=style)
+            used += len(gap) + len(words)
+    return text
+
+
+def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -> list[list[Reading]]:
+    lines: list[list[Reading]] = []
     if rollout is None:
-        text.append("rollout  —\n")
+        lines.append([("rollout  —", "")])
     else:
-        text.append("rollout  ", style="bold")
-        text.append(rollout.state.value)
+        first = [("rollout", _BOLD), (rollout.state.value, "")]
         if rollout.batches:
-            text.append(f"  batch {rollout.batch} of {rollout.batches}")
+            first.append((f"batch {rollout.batch} of {rollout.batches}", ""))
         if rollout.mode:
-            text.append(f"  mode {rollout.mode.value}")
-        text.append("\n")
+            first.append((f"mode {rollout.mode.value}", ""))
+        lines.append(first)
         reason = rollout.pause_reason
         if reason:
             # Said under the state it explains: a halt read "paused: halted by operator".
             state = rollout.state.value
-            text.append(f"  {reason}\n" if reason.startswith(state) else f"  {state}: {reason}\n")
+            lines.append([("", ""), (reason if reason.startswith(state) else f"{state}: {reason}", "")])
         if rollout.unavailable:
             # Briefly: R refuses with the fleet's own words, and the panel has room for one line.
-            text.append("  not on this fleet — see R\n")
+            lines.append([("", ""), ("not on this fleet — see R", "")])
     if admission is None:
-        text.append("admission  —")
-        return text
-    text.append("admission  ", style="bold")
+        lines.append([("admission  —", "")])
+        return lines
     rate = "unlimited" if admission.rate_per_s is None else f"{admission.rate_per_s:g}/s per node"
     # Per node, as the rate above it says: a bare "ceiling 300" beside "5/s per node" left it to guess.
     ceiling = "none" if admission.max_connections is None else f"{admission.max_connections:,} per node"
-    text.append(f"{rate}  burst {admission.burst if admission.burst is not None else '—'}\n")
+    burst = admission.burst if admission.burst is not None else "—"
+    lines.append([("admission", _BOLD), (rate, ""), (f"burst {burst}", "")])
     low, high = admission.retry_after_s
-    text.append(f"  ceiling {ceiling}  Retry-After {low:g}–{high:g} s")
+    more = [("", ""), (f"ceiling {ceiling}", ""), (f"Retry-After {low:g}–{high:g} s", "")]
     if admission.nodes is not None:
-        text.append(f"  on {len(admission.nodes)} nodes")
-    return text
+        more.append((f"on {len(admission.nodes)} nodes", ""))
+    lines.append(more)
+    return lines
 
 
 class RolloutPanel(Static):
-    shown = ""  # the text on screen, so an unchanged frame costs no layout pass
-
     DEFAULT_CSS = """
     RolloutPanel {
         height: auto;
@@ -54,3 +78,19 @@ class RolloutPanel(Static):
         padding: 0 1;
     }
     """
+
+    _showing: tuple[RolloutStatus | None, AdmissionSettings | None, bool] | None = None
+
+    def show(
+        self, rollout: RolloutStatus | None, admission: AdmissionSettings | None, dim: bool = False
+    ) -> None:
+        """The text for this width (`dim`: the view is stale); laid out again when the panel is resized."""
+        self._showing = (rollout, admission, dim)
+        text = rollout_text(rollout, admission, self.content_size.width or None)
+        if dim:
+            text.stylize("dim")
+        self.update(text)
+
+    def on_resize(self) -> None:
+        if self._showing is not None:
+            self.show(*self._showing)
