@@ -158,12 +158,8 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
 
     scenario = drill_scenario(drill, args.set)  # checks the overrides before a server starts
     end_s = scenario.duration_s
-    serve = [
-        "drill",
-        args.name,
-        "--serve",
-        "--paused",
-    ]  # read paused (EmbeddedServer adds --stop-with-parent)
+    # The briefing is read paused; EmbeddedServer adds --stop-with-parent.
+    serve = ["drill", args.name, "--serve", "--paused"]
     if args.seed is not None:
         serve += ["--seed", str(args.seed)]
     for override in args.set:
