@@ -30,8 +30,15 @@ def lockstep_reading(index: float, line: float = LOCKSTEP_WAVES) -> tuple[str, L
     return f"smear {index:.1f}", Level.OK
 
 
-def wave_spec(model: FleetModel, columns: int) -> ChartSpec:
-    """Attempts per 100 ms over the last 60 s, max per plotted column; baseline and admission as lines."""
+def line_colour(model: FleetModel, now_s: float | None) -> str:
+    """The data line's colour key: past the stale line (`FleetModel.stale_s`) the lines are the last
+    frames', drawn muted — in their live colour a dead fleet's last storm read as the fleet now."""
+    return "stale" if now_s is not None and model.stale_s(now_s) is not None else "line"
+
+
+def wave_spec(model: FleetModel, columns: int, now_s: float | None = None) -> ChartSpec:
+    """Attempts per 100 ms over the last 60 s, max per plotted column; baseline and admission as lines
+    (the data line muted once the view at `now_s` is stale)."""
     bins = model.wave_bins.values()
     bin_s = model.wave_bin_ms / 1000.0
     positions, peaks = downsample(bins, columns, how="max")
@@ -50,7 +57,7 @@ def wave_spec(model: FleetModel, columns: int) -> ChartSpec:
         if np.isnan(peaks[i]) and not np.isnan(peaks[i - 1])
     )
     return ChartSpec(
-        series=(Series(x, peaks, "line"),),
+        series=(Series(x, peaks, line_colour(model, now_s)),),
         hlines=tuple(hlines),
         vlines=gaps,
         x_label="seconds ago",
@@ -60,8 +67,9 @@ def wave_spec(model: FleetModel, columns: int) -> ChartSpec:
     )
 
 
-def connections_spec(model: FleetModel, columns: int) -> ChartSpec:
-    """Total connections over the last 10 minutes; gaps drawn as dotted lines.
+def connections_spec(model: FleetModel, columns: int, now_s: float | None = None) -> ChartSpec:
+    """Total connections over the last 10 minutes; gaps drawn as dotted lines (the line muted once the view
+    at `now_s` is stale).
 
     The x axis counts frames back from the newest, each as the fleet time one frame covers, not by each
     frame's own time: a server that restarts its history restarts its clock, and the chart must not fold
@@ -80,7 +88,7 @@ def connections_spec(model: FleetModel, columns: int) -> ChartSpec:
     high = float(finite.max()) if finite.size else 1.0
     pad = max((high - low) * 0.1, high * 0.01, 10.0)
     return ChartSpec(
-        series=(Series(x, values, "line"),),
+        series=(Series(x, values, line_colour(model, now_s)),),
         vlines=gaps,
         x_label="minutes ago",
         y_label="connections",

@@ -65,7 +65,11 @@ def parse_theme(text: str, source: str) -> ThemeFile:
             description=str(data.get("description", name)),
             dark=bool(data.get("dark", True)),
             levels={level: str(levels[level.name.lower()]) for level in Level},
-            chart={key: str(chart[key]) for key in ("line", "baseline", "capacity", "gap")},
+            chart={
+                **{key: str(chart[key]) for key in ("line", "baseline", "capacity", "gap")},
+                # A stale view's lines (`charts.wave_spec`): the theme's muted colour unless it names one.
+                "stale": str(chart.get("stale", levels["unknown"])),
+            },
             foreground=str(colors["foreground"]),
             background=str(colors["background"]),
         )

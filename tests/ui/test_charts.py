@@ -7,7 +7,7 @@ import pytest
 
 from console.model import FleetModel, Received
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
-from console.ui.scenes import fed_model
+from console.ui.scenes import fed_model, frozen_clock
 from console.ui.widgets.plot import build_chart, nice_ticks, plot_columns, tick_labels
 
 COLORS = {"line": "#4ea1ff", "baseline": "#5fd787", "capacity": "#ffb454", "gap": "#7a8595"}
@@ -102,3 +102,17 @@ def test_the_connections_chart_counts_fleet_minutes_on_a_sped_up_simulator():
     assert series.x[0] == pytest.approx(-119 * 10 / 60)  # the oldest frame, ~19.8 fleet minutes ago
     (live,) = connections_spec(fed_model(30, storm_at_s=None), columns=1000).series
     assert live.x[0] == pytest.approx(-29 / 60)  # a live fleet: a second a frame
+
+
+@pytest.mark.parametrize("spec_of", [wave_spec, connections_spec])
+def test_a_stale_view_draws_its_chart_lines_in_the_stale_colour(spec_of):
+    """Past the stale line the lines are the last frames', not the fleet's now: drawn in the theme's stale
+    (muted) colour; the reference lines and gaps keep theirs. A live view draws as before."""
+    model = fed_model(50, storm_at_s=40)
+    crit = model.thresholds.stale_crit_s
+    live = spec_of(model, 200, frozen_clock(model))
+    assert [series.color for series in live.series] == ["line"]
+    stale = spec_of(model, 200, frozen_clock(model, crit + 2))
+    assert [series.color for series in stale.series] == ["stale"]
+    assert [key for _, key in stale.hlines] == [key for _, key in live.hlines]
+    assert np.array_equal(stale.series[0].y, live.series[0].y, equal_nan=True)  # the same data, muted

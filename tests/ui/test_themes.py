@@ -88,3 +88,20 @@ def test_user_themes_override_and_the_choice_is_remembered(tmp_path, monkeypatch
     assert "mine" in load_themes((user_dir,))
     config.remember_theme("mine")
     assert config.load_config()["theme"] == "mine"
+
+
+@pytest.mark.parametrize("name", ["dark", "light", "high-contrast", "colorblind"])
+def test_a_stale_chart_line_is_the_theme_s_muted_colour_and_reads(name):
+    """A stale view's chart lines are drawn in the theme's muted colour (its `unknown` level, as the stale
+    gauges' text): unlike the live line, and readable on the chart's background."""
+    palette = load_themes()[name].palette
+    assert palette.chart["stale"] == palette.levels[Level.UNKNOWN]
+    assert palette.chart["stale"] != palette.chart["line"]
+    assert contrast(palette.chart["stale"], palette.background) >= 4.5
+
+
+def test_a_theme_may_choose_its_own_stale_chart_colour():
+    text = (
+        (PACKAGED_THEMES_DIR / "dark.toml").read_text().replace("[chart]\n", '[chart]\nstale = "#606060"\n')
+    )
+    assert parse_theme(text, "mine.toml").palette.chart["stale"] == "#606060"

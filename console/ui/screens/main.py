@@ -155,7 +155,7 @@ class MainScreen(Screen[None]):
         stale = model.stale_s(now_s)
         marked = partial(stale_title, None if stale is None else stale_note(stale), palette)
         gauges.show(fleet_gauges(model, now_s), palette)
-        self._show_charts(model, palette, marked, stale is not None)
+        self._show_charts(model, now_s, palette, marked)
         alarming = model.alarms.alarming_nodes()
         rows = select_nodes(model.nodes.values(), query, model.thresholds, alarming)
         table = self.query_one(NodeTable)
@@ -188,12 +188,15 @@ class MainScreen(Screen[None]):
         )
 
     def _show_charts(
-        self, model: FleetModel, palette: Palette, marked: Callable[[str], str], stale: bool
+        self, model: FleetModel, now_s: float, palette: Palette, marked: Callable[[str], str]
     ) -> None:
         wave = self.query_one("#wave-chart", PlotextChart)
-        wave.show(wave_spec(model, plot_columns(wave.content_size.width)), palette.chart, palette.foreground)
+        wave.show(
+            wave_spec(model, plot_columns(wave.content_size.width), now_s), palette.chart, palette.foreground
+        )
         reading, level = lockstep_reading(model.lockstep, model.thresholds.lockstep_index_max)
-        level = Level.UNKNOWN if stale else level  # the last frames' waves: no longer a judgement of now
+        # the last frames' waves: no longer a judgement of now
+        level = Level.UNKNOWN if model.stale_s(now_s) is not None else level
         box = self.query_one("#wave-box")
         box.border_title = marked(WAVE_TITLE)
         self.query_one("#conn-box").border_title = marked(CONNECTIONS_TITLE)
@@ -204,7 +207,9 @@ class MainScreen(Screen[None]):
         )
         conn = self.query_one("#conn-chart", PlotextChart)
         conn.show(
-            connections_spec(model, plot_columns(conn.content_size.width)), palette.chart, palette.foreground
+            connections_spec(model, plot_columns(conn.content_size.width), now_s),
+            palette.chart,
+            palette.foreground,
         )
 
     # --- intents ---------------------------------------------------------------------------------------

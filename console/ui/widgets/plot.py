@@ -26,7 +26,7 @@ _Y_AXIS_CELLS = 9  # tick labels and frame on the left
 class Series:
     x: np.ndarray
     y: np.ndarray
-    color: str  # a chart colour key of the theme: line, baseline, capacity, gap
+    color: str  # a chart colour key of the theme: line, stale, baseline, capacity, gap
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,7 @@ class PlotextChart(Widget):
             "baseline": "#5fd787",
             "capacity": "#ffb454",
             "gap": "#7a8595",
+            "stale": "#8591a1",
         }
         self.chart_foreground = "#d8dee9"
 
