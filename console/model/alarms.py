@@ -122,6 +122,9 @@ class AlarmRow:
     message: str = ""  # what the rule said, in the operator's words (the worst node's, for a group)
     #: Active, but its condition no longer holds: it clears after `clear_after_s` unless it holds again.
     clearing: bool = False
+    #: Active as of the last frame, which is past the stale line (`FleetModel.stale_s`): whether it still
+    #: holds is not known. A cleared row is never stale: it says what held then, and that stays so.
+    stale: bool = False
 
 
 #: More nodes than this on one rule are shown as one row: 480 cpu_abort lines hide everything else.
@@ -163,9 +166,13 @@ def _where(alarm: Alarm) -> str:
     return "fleet"
 
 
-def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[AlarmRow]:
+def alarm_rows(
+    entries: list[AlarmEntry], group_over: int = GROUP_OVER, stale: bool = False
+) -> list[AlarmRow]:
     """Rows in the entries' order; a rule on more than `group_over` nodes becomes one row where it first
-    appears, with the worst value, the earliest time, and acknowledged only when every one of them is."""
+    appears, with the worst value, the earliest time, and acknowledged only when every one of them is.
+    `stale`: the view is past the stale line, and the active rows are marked as the last frame's (an alarm
+    "NEW" from a frame 40 s old read as firing now); the entries themselves are not touched."""
     groups: dict[tuple[str, bool], list[AlarmEntry]] = {}
     for entry in entries:
         if entry.alarm.node is not None:
@@ -192,6 +199,7 @@ def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[
                     value=f"max {_value_text(worst)}",
                     message=worst.alarm.message,
                     clearing=not cleared and all(e.alarm.clearing_since_s is not None for e in group),
+                    stale=stale and not cleared,
                 )
             )
             continue
@@ -207,6 +215,7 @@ def alarm_rows(entries: list[AlarmEntry], group_over: int = GROUP_OVER) -> list[
                 value=_value_text(entry),
                 message=entry.alarm.message,
                 clearing=entry.alarm.clearing_since_s is not None and not cleared,
+                stale=stale and not cleared,
             )
         )
     return rows

@@ -4,15 +4,18 @@ gauges kept their green ✓ from the last frame, and at 4 a.m. a dead fleet read
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
 from console.model import FleetModel, LinkState, LinkStatus, Received
+from console.model.alarms import AlarmLog, alarm_rows
 from console.model.gauges import fleet_gauges
 from console.model.history import stale_note
 from console.model.thresholds import Level
+from console.protocol import Alarm, Severity
 
 
 def fed(seconds: int = 40) -> FleetModel:
@@ -70,3 +73,34 @@ def test_stale_gauges_keep_their_values_but_no_level_and_say_how_old():
 def test_the_panels_note_says_how_long_ago_the_last_frame_came():
     assert stale_note(12.9) == "stale — last frame 12 s ago"  # whole seconds, as the header's age counts
     assert stale_note(75.0) == "stale — last frame 1m 15s ago"
+
+
+def test_stale_alarm_rows_are_marked_as_of_the_last_frame_and_the_log_is_untouched():
+    """An alarm reading "NEW" from a frame 40 s old read as firing now: past the stale line its row says it
+    is the last frame's. Only the drawing changes: the log keeps every state, so frames resuming bring the
+    alarms back exactly as they were."""
+    log = AlarmLog()
+    log.update(
+        [
+            Alarm(
+                name="headroom_low", severity=Severity.CRITICAL, since_s=3.0, value=20, limit=35, message="m"
+            ),
+            Alarm(name="node_down", severity=Severity.WARNING, since_s=4.0, message="down", node="gw-001"),
+        ],
+        5.0,
+    )
+    log.update(
+        [Alarm(name="node_down", severity=Severity.WARNING, since_s=4.0, message="down", node="gw-001")], 6.0
+    )
+    log.acknowledge(("node_down", "gw-001"))
+    before = (log.version, [(e.key, e.acknowledged, e.cleared_at_s, e.reading) for e in log.active()])
+
+    live = alarm_rows(log.active()) + alarm_rows(log.past())
+    assert live and not any(row.stale for row in live)
+    stale_active = alarm_rows(log.active(), stale=True)
+    assert stale_active and all(row.stale for row in stale_active)
+    assert [replace(row, stale=False) for row in stale_active] == alarm_rows(log.active())  # only the mark
+    # A cleared alarm says what held then, and that is still so: not marked.
+    (cleared,) = alarm_rows(log.past(), stale=True)
+    assert cleared.cleared and not cleared.stale
+    assert (log.version, [(e.key, e.acknowledged, e.cleared_at_s, e.reading) for e in log.active()]) == before

@@ -177,10 +177,10 @@ class MainScreen(Screen[None]):
         self.query_one("#nodes-box").border_title = marked(title)
         alarms = self.query_one(AlarmsPanel)
         active = model.alarms.active()
-        alarms.show(active, model.alarms.past(), palette, model.alarms.version)
+        alarms.show(active, model.alarms.past(), palette, model.alarms.version, stale=stale is not None)
         self._show_alarm_said(alarms)
         unacked = model.alarms.unacknowledged
-        self.query_one("#alarms-box").border_title = f"alarms · {len(active)} active · {unacked} new"
+        self.query_one("#alarms-box").border_title = marked(f"alarms · {len(active)} active · {unacked} new")
         frame = model.frame
         self.query_one("#rollout-box").border_title = marked(actions_title(actions_off, palette))
         self.query_one(RolloutPanel).show(

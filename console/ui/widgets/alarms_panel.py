@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -101,13 +102,22 @@ class AlarmsPanel(DataTable):
         self._identities: list[tuple[object, ...]] = []
         self._messages: list[str] = []
         self._cells: list[tuple[Cell, ...]] = []
-        self._shown: tuple[int, str] | None = None
+        self._shown: tuple[int, str, bool] | None = None
         self._laid_out_for: tuple[int, int] | None = None
 
-    def show(self, active: list[AlarmEntry], past: list[AlarmEntry], palette: Palette, version: int) -> None:
-        if self._shown == (version, palette.name):
+    def show(
+        self,
+        active: list[AlarmEntry],
+        past: list[AlarmEntry],
+        palette: Palette,
+        version: int,
+        stale: bool = False,
+    ) -> None:
+        """`stale`: the view is past the stale line (`FleetModel.stale_s`); the active alarms are drawn as the
+        last frame's (`AlarmRow.stale`), their log untouched, so the next frame draws them as they are."""
+        if self._shown == (version, palette.name, stale):
             return
-        self._shown = (version, palette.name)
+        self._shown = (version, palette.name, stale)
         cursor = self.cursor_row
         # In a focused panel (where `a` acts) the cursor stays on its alarm, not on its row number: a new
         # alarm sorted above it (or the one just acknowledged sinking below the new ones) moved another
@@ -117,10 +127,17 @@ class AlarmsPanel(DataTable):
         self._identities = []
         self._messages = []
         cells: list[tuple[Cell, ...]] = []
-        rows = alarm_rows(active)[:ROWS_SHOWN] + alarm_rows(past[: PAST_SHOWN * 10])[:PAST_SHOWN]
+        rows = (
+            alarm_rows(active, stale=stale)[:ROWS_SHOWN]
+            + alarm_rows(past[: PAST_SHOWN * 10], stale=stale)[:PAST_SHOWN]
+        )
         for row in rows:
             level = Level.UNKNOWN if row.cleared else SEVERITY_LEVEL.get(row.severity, Level.WARNING)
             style = palette.level_style(level, bold=not row.acknowledged and not row.cleared)
+            if row.stale:
+                # The last frame's alarm: its glyph still says how bad it was, muted and dimmed as the
+                # stale gauges are — in its level's colour, "✖ … NEW" read as firing now.
+                style = palette.level_style(Level.UNKNOWN) + Style(dim=True)
             # Clearing: its condition no longer holds and it waits out clear_after_s, its value the last
             # reading over the line ("was 0.322 < 0.6"): "NEW" beside a gauge back at 46.87 contradicted it.
             status = (
@@ -130,7 +147,10 @@ class AlarmsPanel(DataTable):
                 if row.clearing
                 else ("acked" if row.acknowledged else "NEW")
             )
-            value = Cell(row.value, overflow="ellipsis", no_wrap=True)
+            # (a stale row's reading too: the last frame's, as a stale gauge's value)
+            value = Cell(
+                row.value, style=Style(dim=True) if row.stale else "", overflow="ellipsis", no_wrap=True
+            )
             value.truncate(VALUE_MAX, overflow="ellipsis")
             cells.append(
                 (
