@@ -92,7 +92,8 @@ async def test_a_held_replay_is_not_marked_stale():
 
 
 async def test_a_node_s_detail_says_stale_too():
-    """The detail's summary carried the node's level glyph from the last frame, as the table's rows did."""
+    """The detail's summary carried the node's level glyph from the last frame, as the table's rows did;
+    its charts kept their live line colour after the main screen's had turned muted."""
     from console.ui.screens.node_detail import NodeDetailScreen
 
     fed = FedFleet(storm_at_s=None)
@@ -111,9 +112,19 @@ async def test_a_node_s_detail_says_stale_too():
             return "\n".join(visible_lines(app.screen.query_one("#summary")))
 
         assert f"{node_id}  ✓" in summary(), summary()
+        line, muted = app.palette.chart["line"].lower(), app.palette.chart["stale"].lower()
+        detail_charts = [f"#{chart.id}" for chart in app.screen.query(PlotextChart)]
+        assert detail_charts
+        for chart_id in detail_charts:
+            assert line in chart_colours(app, chart_id) and muted not in chart_colours(app, chart_id)
         now[0] += 12
         await wait_for(lambda: "stale — last frame 12 s ago" in summary(), what="the detail to say stale")
         assert "✓" not in summary() and "· " in summary(), summary()
+        await pilot.pause()
+        for chart_id in detail_charts:
+            assert muted in chart_colours(app, chart_id) and line not in chart_colours(app, chart_id), (
+                chart_id
+            )
 
 
 def chart_colours(app: ConsoleApp, chart_id: str) -> set[str]:

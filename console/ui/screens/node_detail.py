@@ -28,6 +28,7 @@ from console.model.nodes import handshake_p99_text
 from console.model.thresholds import Level
 from console.model.units import duration
 from console.protocol import Event, NodeState, NodeStatus
+from console.ui.charts import line_colour
 from console.ui.commands import action_bindings
 from console.ui.intents import ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
@@ -90,13 +91,17 @@ def drain_text(node: NodeStatus, now_fleet_s: float, ended: Event | None = None)
     return text
 
 
-def series_spec(values: np.ndarray, columns: int, fleet_s_per_frame: float = 1.0) -> ChartSpec:
+def series_spec(
+    values: np.ndarray, columns: int, fleet_s_per_frame: float = 1.0, colour: str = "line"
+) -> ChartSpec:
+    """One of the node's metrics over its history; `colour` is the line's chart colour key (`line_colour`:
+    muted while the view is stale, as the main screen's charts)."""
     positions, points = downsample(values, columns, how="mean")
     x = (positions - values.size + 1) * fleet_s_per_frame / 60.0
     finite = points[np.isfinite(points)]
     high = float(finite.max()) if finite.size else 1.0
     return ChartSpec(
-        series=(Series(x, points, "line"),),
+        series=(Series(x, points, colour),),
         x_label="minutes ago",
         x_lim=(-NODE_HISTORY_S / 60.0, 0.0),
         x_ticks=tuple(float(m) for m in range(-NODE_HISTORY_S // 60, 1)),
@@ -205,12 +210,13 @@ class NodeDetailScreen(Screen[None]):
             else f"[{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/]"
         )
         step_s = model.fleet_s_per_frame()
+        colour = line_colour(model, now_s)
         for metric, _ in DETAIL_CHARTS:
             chart = self.query_one(f"#chart-{metric}", PlotextChart)
             seen = model.node_history(self.node_id, metric)
             values = joined_series(self.server_history, seen, model.frames_applied, metric)
             chart.show(
-                series_spec(values, plot_columns(chart.content_size.width), step_s),
+                series_spec(values, plot_columns(chart.content_size.width), step_s, colour),
                 palette.chart,
                 palette.foreground,
             )
