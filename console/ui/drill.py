@@ -258,8 +258,10 @@ class DrillApp(ConsoleApp):
     # --- intents -----------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "toggle_pause" and self.end_shown:
-            return False  # the drill is over: no `p` in the footer, and the key does nothing
+        if action == "toggle_pause" and (not self.started or self.end_shown):
+            # On the briefing the clock waits for Enter (a `p` there once started it unseen); after the
+            # end the drill is over. Either way: no `p` in the footer, and the key does nothing.
+            return False
         return super().check_action(action, parameters)
 
     def quit_warning(self) -> str | None:
@@ -272,7 +274,7 @@ class DrillApp(ConsoleApp):
         return super().quit_warning()
 
     def action_toggle_pause(self) -> None:
-        if self.end_shown:
+        if not self.started or self.end_shown:
             return
         self._ask_clock(paused=not self.paused)
 

@@ -240,3 +240,21 @@ async def test_quitting_before_the_drill_starts_or_after_its_end_asks_nothing() 
         await pilot.press("q")  # on the end screen: scored already
         await pilot.pause()
         assert not app.is_running and not app.abandoned and app.progress.final is not None
+
+
+async def test_p_on_the_briefing_does_not_start_the_fleet_clock() -> None:
+    # Found by a trainee at 80x24: the briefing's footer offered `p pause`, and `p` there asked the fleet
+    # clock to run — hints arrived over the briefing, the drill ran unstarted, and `q` then quit with no
+    # warning and no "abandoned" line, since the drill was never started.
+    clock = FakeClock()
+    app = tiny_app(clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, BriefingScreen)
+        assert app.check_action("toggle_pause", ()) is False  # not in the briefing's footer
+        await pilot.press("p")
+        await pilot.pause()
+        assert clock.calls == [] and app.paused and not app.started
+        await pilot.press("enter")
+        await wait_for(lambda: clock.calls == [False], what="the fleet clock asked to run")
+        assert app.check_action("toggle_pause", ()) is True
