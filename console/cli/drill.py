@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from console.record.records import ActionRecord
 
 
+#: A drill left before its end (Ctrl-C on a headless run, q q in the console, q on the briefing) is not
+#: scored: exit 130, as an interrupted command does, so a script never reads it as a finished run.
+NOT_SCORED = 130
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     from console.server.clock import MAX_SPEED  # pure: no FastAPI
 
@@ -246,11 +251,16 @@ def _run_drill_console(
     finally:
         if recorder is not None:  # the tap closes it when its stream ends; this, if it never began
             recorder.close()
-    if status == 0 and app.abandoned:
+    if status != 0:
+        return status
+    if app.abandoned:
         _say_interrupted(progress.drill, progress.time_s, record, "abandoned", progress.score())
-    elif status == 0 and progress.final is not None:
-        _print_outcome(progress.drill, progress.final, seed, progress.actions)
-    return status
+        return NOT_SCORED
+    if progress.final is None:  # quit on the briefing: the fleet clock never ran
+        _say_interrupted(progress.drill, None, record, "left")
+        return NOT_SCORED
+    _print_outcome(progress.drill, progress.final, seed, progress.actions)
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -319,7 +329,7 @@ def _headless(args: argparse.Namespace, drill: Drill) -> int:
         )
     except KeyboardInterrupt:
         _say_interrupted(drill, reached[0] if reached else None, args.record)
-        return 130
+        return NOT_SCORED
     if args.json:
         print(json.dumps(run.as_dict(), indent=2))
         return 0

@@ -339,7 +339,11 @@ def test_ctrl_c_on_a_headless_drill_says_where_it_stopped_and_where_the_recordin
 def test_leaving_the_drill_console_tells_the_terminal_the_score_or_that_it_was_abandoned(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], leaves: str
 ) -> None:
-    """The end screen's score went with the screen, and a drill quit mid-way ended without a word."""
+    """The end screen's score went with the screen, and a drill quit mid-way ended without a word.
+
+    Exit 0 only with a score on stdout; a drill left before its end is not scored and exits 130, as a
+    headless drill stopped with Ctrl-C does (a script-minded caller once read an abandoned run's 0 as a
+    finished one)."""
     from console.cli import drill as drill_cli
     from console.cli import screen
     from console.drills.live import DrillProgress
@@ -356,7 +360,8 @@ def test_leaving_the_drill_console_tells_the_terminal_the_score_or_that_it_was_a
     monkeypatch.setattr(screen, "run_app", trainee_leaves)
     drill = load_drill("thundering-herd")
     progress = DrillProgress(drill, end_s=1500)
-    assert drill_cli._run_drill_console("http://127.0.0.1:9", "token", progress, None, seed=7) == 0
+    status = drill_cli._run_drill_console("http://127.0.0.1:9", "token", progress, None, seed=7)
+    assert status == (0 if leaves == "after the end" else 130)
     out, err = capsys.readouterr()
     if leaves == "mid-drill":
         assert "stormdeck: drill thundering-herd abandoned at" in err and "not scored (" in err
@@ -364,7 +369,7 @@ def test_leaving_the_drill_console_tells_the_terminal_the_score_or_that_it_was_a
     elif leaves == "after the end":
         assert f"{drill.title}  (thundering-herd, seed 7)" in out and "  score " in out and err == ""
     else:
-        assert out == "" and err == ""
+        assert out == "" and err == "stormdeck: drill thundering-herd left before it began: not scored\n"
 
 
 def test_list_json_is_a_json_list_of_the_drills(capsys: pytest.CaptureFixture[str]) -> None:
