@@ -35,6 +35,10 @@ from console.ui.themes import LEVEL_GLYPHS, Palette
 #: Pause or resume the served fleet's clock (`POST /v1/sim/clock`); None where there is no server.
 ClockSetter = Callable[[bool], Awaitable[None]]
 
+#: How long a hint stays on screen (wall seconds). Textual's default 5 s was gone before a trainee, busy in
+#: a form or reading the objectives, had read a hint of twenty words; the console's failures stay 30 s.
+HINT_SHOWN_S = 30
+
 _STANDING_LEVEL = {Standing.MET: Level.OK, Standing.AT_RISK: Level.WARNING, Standing.FAILED: Level.CRITICAL}
 
 
@@ -237,7 +241,11 @@ class DrillApp(ConsoleApp):
         elif isinstance(message, Event):
             hint = self.progress.add_event(message)
             if hint is not None:
-                self.notify(hint.message, title=f"hint · {self.progress.drill.human_time(hint.time_s)}")
+                self.notify(
+                    hint.message,
+                    title=f"hint · {self.progress.drill.human_time(hint.time_s)}",
+                    timeout=HINT_SHOWN_S,
+                )
 
     def _record_action(self, record: ActionRecord | Confirmation) -> None:
         if isinstance(record, ActionRecord):

@@ -258,3 +258,17 @@ async def test_p_on_the_briefing_does_not_start_the_fleet_clock() -> None:
         await pilot.press("enter")
         await wait_for(lambda: clock.calls == [False], what="the fleet clock asked to run")
         assert app.check_action("toggle_pause", ()) is True
+
+
+async def test_a_hint_stays_long_enough_to_read() -> None:
+    # Found by a trainee: a hint (about 20 words) left after Textual's default 5 s — gone while the
+    # trainee was reading the objectives panel or an action form, and not shown anywhere else.
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(5)
+        feed.event(Event(time_s=5, kind="hint", message="Admission is off: ration the return with a rate."))
+        await pilot.pause()
+        [hint] = list(app._notifications)
+        assert hint.timeout >= 20
