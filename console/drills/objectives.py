@@ -248,10 +248,14 @@ _UNITS = {"connections_floor": " %", "recovery": " s", "halt_within": " s", "rol
 
 def unit_of(objective: Objective) -> str:
     if objective.kind == "totals_max":
-        name = str(objective.params["field"])
-        suffixes = (("_per_s", "/s"), ("_pct", " %"), ("_ms", " ms"), ("_s", " s"))
-        return next((unit for suffix, unit in suffixes if name.endswith(suffix)), "")
+        return _field_unit(str(objective.params["field"]))
     return _UNITS.get(objective.kind, "")
+
+
+def _field_unit(name: str) -> str:
+    """A `Totals` field's unit, by the protocol's unit suffixes."""
+    suffixes = (("_per_s", "/s"), ("_pct", " %"), ("_ms", " ms"), ("_s", " s"))
+    return next((unit for suffix, unit in suffixes if name.endswith(suffix)), "")
 
 
 def abort_criterion_at(frames: Sequence[Frame], cpu_pct: float, for_s: float) -> tuple[float, str] | None:
@@ -472,7 +476,11 @@ def _totals_max(params: dict[str, Any], _run: RunMeasures, total: _TotalWatch, _
     if total.peak is None:
         return False, None, limit, "no frames: the drill did not run"
     met = total.over_s <= grace_s
-    why = f"{name} peaked at {total.peak:g}; {total.over_s:.0f} s above {limit:g} (allowed {grace_s:g} s)"
+    unit = _field_unit(name)  # the figures as the reading beside them writes them: "91,702/s", not "91702"
+    why = (
+        f"{name} peaked at {_figure(total.peak)}{unit}; {total.over_s:.0f} s above {_figure(limit)}{unit} "
+        f"(allowed {grace_s:g} s)"
+    )
     return met, total.peak, limit, why
 
 
@@ -489,7 +497,9 @@ def _action_used(
         and all(a.request.get(key) == value for key, value in where.items())
     ]
     matching = [a for a in applied if a.time_s <= by_s]
-    shape = f"{wanted}" + (f" with {where}" if where else "")
+    # The request's fields as the forms and `stormdeck act` name them (mode=drain), not a Python dict.
+    fields = " ".join(f"{key}={value}" for key, value in where.items())
+    shape = f"{wanted}" + (f" with {fields}" if where else "")
     when = "" if by_s == math.inf else f" by {by_s:g} s"
     late = [a.time_s for a in applied if a.time_s > by_s]
     after = f"; {len(late)} later (the first at {min(late):.0f} s)" if late else ""

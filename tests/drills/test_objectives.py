@@ -91,6 +91,20 @@ def test_totals_max_allows_its_grace() -> None:
     assert measure(objective("totals_max", field="timeouts_per_s", max=1000, grace_s=10), frames, [], []).met
 
 
+def test_a_totals_why_gives_its_figures_with_their_unit() -> None:
+    # The panel read "timeouts_per_s peaked at 91702; 379 s above 2000 (allowed 20 s)": the peak and the
+    # line without their unit or separators, beside a reading that had both ("value 91,702/s").
+    frames = series(0, 60, timeouts_per_s=lambda t: 91_702.0 if 10 <= t < 20 else 0.0)
+    result = measure(objective("totals_max", field="timeouts_per_s", max=2000, grace_s=5), frames, [], [])
+    assert result.why == "timeouts_per_s peaked at 91,702/s; 10 s above 2,000/s (allowed 5 s)"
+
+
+def test_an_action_used_why_names_the_request_field_as_the_form_does() -> None:
+    # The panel read "0 applied rollout_start with {'mode': 'drain'} (needed 1)": a Python dict.
+    spec = objective("action_used", action="rollout_start", min_count=1, where={"mode": "drain"})
+    assert measure(spec, [], [], []).why == "0 applied rollout_start with mode=drain (needed 1)"
+
+
 def test_action_used_matches_request_fields() -> None:
     spec = objective("action_used", action="rollout_start", min_count=1, where={"mode": "drain"})
     assert not measure(spec, [], [], [act(5, "rollout_start", mode="abrupt")]).met
