@@ -13,7 +13,10 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
+from rich.console import Group
 from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -71,11 +74,27 @@ def briefing_text(drill: Drill) -> str:
     return "\n".join(lines)
 
 
-def objectives_text(objectives: list[LiveObjective], palette: Palette) -> str:
-    return "\n".join(
-        f"{_mark(item.standing, palette)} {escape(item.measured.name)}  [dim]{escape(item.measured.why)}[/]"
+def _columns(rows: list[tuple[str, ...]], fixed: tuple[int, ...]) -> Table:
+    """Rows of markup in columns: the first ones `fixed` wide, the last takes the rest and wraps inside
+    itself, so a wrapped sentence stays beside its standing (at 80 columns it fell back under the mark)."""
+    grid = Table.grid(padding=(0, 1, 0, 0), expand=True)
+    for width in fixed:
+        grid.add_column(width=width, no_wrap=True)
+    grid.add_column(ratio=1)
+    for row in rows:
+        grid.add_row(*(Text.from_markup(cell) for cell in row))
+    return grid
+
+
+_MARK_WIDTH = len("✓ at risk ")  # the glyph, a space and the longest standing ("at risk", "failed")
+
+
+def objectives_text(objectives: list[LiveObjective], palette: Palette) -> Table:
+    rows = [
+        (_mark(item.standing, palette), f"{escape(item.measured.name)}  [dim]{escape(item.measured.why)}[/]")
         for item in objectives
-    )
+    ]
+    return _columns(rows, (_MARK_WIDTH,))
 
 
 def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
@@ -91,24 +110,34 @@ def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
     )
 
 
-def end_text(drill: Drill, score: Score, palette: Palette) -> str:
-    lines = [f"[b]{escape(drill.title)}[/] — the drill's time is up", ""]
-    lines.append(f"[b]score {score.score:g} / {score.max_score:g}[/]")
-    lines.append("")
+def end_text(drill: Drill, score: Score, palette: Palette) -> Group:
+    heading = [
+        f"[b]{escape(drill.title)}[/] — the drill's time is up",
+        "",
+        f"[b]score {score.score:g} / {score.max_score:g}[/]",
+        "",
+    ]
+    rows = []
     for item in score.objectives:
         standing = Standing.MET if item.met else Standing.FAILED
-        lines.append(
-            f"{_mark(standing, palette)} {item.points:>4g}/{item.max_points:<4g} {escape(item.name)}"
-            f"  [dim]({escape(item.reading())})[/]"
+        rows.append(
+            (
+                _mark(standing, palette),
+                f"{item.points:>4g}/{item.max_points:<4g}",
+                f"{escape(item.name)}  [dim]({escape(item.reading())})[/]\n{escape(item.why)}",
+            )
         )
-        lines.append(f"                      {escape(item.why)}")
-    lines += [
+    ending = [
         "",
-        penalty_text(score, drill.scoring),
+        escape(penalty_text(score, drill.scoring)),
         "",
         "[b]Esc[/] back to the fleet (frozen) · [b]q[/] quit",
     ]
-    return "\n".join(lines)
+    return Group(
+        Text.from_markup("\n".join(heading)),
+        _columns(rows, (_MARK_WIDTH, len(f"{100:>4g}/{100:<4g}"))),
+        Text.from_markup("\n".join(ending)),
+    )
 
 
 class BriefingScreen(Screen[bool]):
@@ -149,7 +178,7 @@ class EndScreen(Screen[None]):
         Binding("q", "app.quit", "quit"),
     ]
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: Group) -> None:
         super().__init__()
         self.text = text
 
@@ -179,7 +208,7 @@ class DrillScreen(MainScreen):
                     yield Static("", id="objectives")
             yield widget
 
-    def show_drill(self, title: str, objectives: str) -> None:
+    def show_drill(self, title: str, objectives: Table) -> None:
         for box in self.query("#drill-box"):
             box.border_title = title
         for panel in self.query("#objectives").results(Static):

@@ -272,3 +272,31 @@ async def test_a_hint_stays_long_enough_to_read() -> None:
         await pilot.pause()
         [hint] = list(app._notifications)
         assert hint.timeout >= 20
+
+
+def rows_of(widget) -> list[str]:  # type: ignore[no-untyped-def]
+    return [strip.text.rstrip() for strip in widget.render_lines(widget.region.reset_offset)]
+
+
+async def test_at_80_columns_an_objectives_wrapped_lines_stay_in_its_text_column() -> None:
+    # At 80x24 the panel wrapped an objective's sentence back under its mark ("✖ failed   admission set
+    # (a per-node rate) before the clients return  0" / "applied admission by 40 s (needed 1)"), and the
+    # end screen did as well: the standings column was lost and a count sat apart from what it counted.
+    drill = build_drill(
+        {**TINY, "objectives": [{**TINY["objectives"][0], "name": "connections never below 99 % " * 3}]}
+    )
+    app = DrillApp(DrillProgress(drill, end_s=60), set_paused=FakeClock(), remember_theme=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed = await play_to_the_end(pilot)
+        end_rows = [row for row in rows_of(app.screen.query_one("#end-text")) if row.strip()]
+        await pilot.press("escape")
+        feed.run(1)
+        await fleet_ready(app)
+        app.refresh_views()
+        await pilot.pause()
+        panel_rows = rows_of(app.screen.query_one("#objectives"))
+    assert len(panel_rows) > 1  # wrapped, at 80 columns
+    assert all(row.startswith("✖ failed") or row.startswith(" " * 11) for row in panel_rows), panel_rows
+    standing = [i for i, row in enumerate(end_rows) if row.startswith("✖ failed")]
+    objective_rows = end_rows[standing[0] : standing[0] + 4]
+    assert all(row.startswith("✖ failed") or row.startswith(" " * 21) for row in objective_rows), end_rows
