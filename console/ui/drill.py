@@ -330,4 +330,6 @@ class DrillApp(ConsoleApp):
         score = self.progress.finish()
         if self.record_outcome is not None:
             self.record_outcome(score.outcome(self.progress.time_s))
+        # The hints (shown 30 s) would cover the end screen's why of each objective: the drill is over.
+        self.clear_notifications()
         self.push_screen(EndScreen(end_text(self.progress.drill, score, self.palette)))

@@ -300,3 +300,22 @@ async def test_at_80_columns_an_objectives_wrapped_lines_stay_in_its_text_column
     standing = [i for i, row in enumerate(end_rows) if row.startswith("✖ failed")]
     objective_rows = end_rows[standing[0] : standing[0] + 4]
     assert all(row.startswith("✖ failed") or row.startswith(" " * 21) for row in objective_rows), end_rows
+
+
+async def test_the_end_screen_is_not_covered_by_the_hints_still_shown() -> None:
+    # A hint stays 30 s; served sped up, the drill ended under two of them, which hid the end screen's
+    # why of each objective at 80x24. The drill is over: its hints are moot.
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(50)
+        feed.event(Event(time_s=50, kind="hint", message="Set admission before the clients return."))
+        await pilot.pause()
+        assert len(app._notifications) == 1
+        feed.run(9)
+        feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
+        feed.run(1)
+        await pilot.pause()
+        assert isinstance(app.screen, EndScreen)
+        assert list(app._notifications) == []
