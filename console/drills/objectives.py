@@ -92,6 +92,8 @@ def penalty_text(score: Score, scoring: Scoring) -> str:
     below = f"{score.minutes_below:g} min below {scoring.penalty_below_pct:g} % of connections"
     if scoring.penalty_per_min == 0:
         return f"no time penalty in this drill ({below})"
+    if score.minutes_below == 0:  # "penalty −0 (0 min below …)" read as a charge of nothing
+        return f"no time penalty: connections never below {scoring.penalty_below_pct:g} %"
     return f"penalty −{score.penalty:g} ({below})"
 
 

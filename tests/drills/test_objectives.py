@@ -193,3 +193,15 @@ def test_a_measure_reads_with_thousands_separators() -> None:
         Measured("c", "floor", False, 91.37, 99.0, "w", 0, 5, unit=" %").reading()
         == "value 91.37 %, limit 99 %"
     )
+
+
+def test_a_run_that_never_went_below_the_penalty_floor_reads_no_penalty_not_minus_zero() -> None:
+    # graceful-drain played well ended on "penalty −0 (0 min below 97 % of connections)".
+    from console.drills.objectives import Score, penalty_text
+    from console.drills.schema import Scoring
+
+    scoring = Scoring(penalty_per_min=3, penalty_below_pct=97, max_penalty=30)
+    clean = Score(score=100, max_score=100, penalty=0, minutes_below=0, penalty_below_pct=97)
+    assert penalty_text(clean, scoring) == "no time penalty: connections never below 97 %"
+    dipped = Score(score=91, max_score=100, penalty=9, minutes_below=3, penalty_below_pct=97)
+    assert penalty_text(dipped, scoring) == "penalty −9 (3 min below 97 % of connections)"
