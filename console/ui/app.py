@@ -438,6 +438,7 @@ class ConsoleApp(App[None]):
                 anywhere.append(CTRL_Q_HELP)
         sections = [
             ("anywhere", anywhere),
+            *self.mode_help_sections(),
             ("fleet", list(MainScreen.BINDINGS)),
             ("node table", list(NodeTable.BINDINGS)),
             ("alarms", list(AlarmsPanel.BINDINGS)),
@@ -455,6 +456,10 @@ class ConsoleApp(App[None]):
             for title, help_text, _ in console_commands(list(self.theme_files), self.instructor)
         ]
         self.push_screen(HelpScreen(sections, commands))
+
+    def mode_help_sections(self) -> list[tuple[str, list[BindingType]]]:
+        """The keys of a mode's own screens (drill mode: its briefing and end screen), for help."""
+        return []
 
     def on_screen_resume(self) -> None:
         self.refresh_views()

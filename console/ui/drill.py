@@ -218,7 +218,12 @@ class DrillScreen(MainScreen):
 class DrillApp(ConsoleApp):
     BINDINGS: ClassVar[list[BindingType]] = [
         *ConsoleApp.BINDINGS,
-        Binding("p", "toggle_pause", "pause"),
+        Binding(
+            "p",
+            "toggle_pause",
+            "pause",
+            tooltip="pause / resume the drill's fleet clock (once Enter has started it, until the end)",
+        ),
     ]
 
     def __init__(
@@ -238,6 +243,9 @@ class DrillApp(ConsoleApp):
         self._chained_recorder = action_recorder
         super().__init__(action_recorder=self._record_action, **kwargs)
         self.title = f"stormdeck drill · {progress.drill.name}"
+
+    def mode_help_sections(self) -> list[tuple[str, list[BindingType]]]:
+        return [("briefing", list(BriefingScreen.BINDINGS)), ("drill over", list(EndScreen.BINDINGS))]
 
     def get_default_screen(self) -> Screen:
         return DrillScreen()

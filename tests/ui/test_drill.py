@@ -319,3 +319,21 @@ async def test_the_end_screen_is_not_covered_by_the_hints_still_shown() -> None:
         await pilot.pause()
         assert isinstance(app.screen, EndScreen)
         assert list(app._notifications) == []
+
+
+async def test_help_in_a_drill_says_what_p_pauses_and_lists_the_briefing_and_end_screen_keys() -> None:
+    # Found by a trainee: `?` listed "anywhere  p  pause" (it does nothing on the briefing or after the
+    # end) and nothing of the briefing's Enter or the end screen's Esc.
+    from console.ui.screens.help import HelpScreen, binding_rows
+
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = [row for where, b in app.screen.sections for row in binding_rows(where, b)]
+    [pause] = [does for _, key, does in rows if key == "p"]
+    assert "fleet clock" in pause and "Enter" in pause
+    assert ("briefing", "⏎ enter", "start") in rows
+    assert ("drill over", "escape", "back to the fleet") in rows

@@ -23,7 +23,8 @@ def binding_rows(where: str, bindings: list[BindingType]) -> list[tuple[str, str
     rows = []
     for binding in bindings:
         if isinstance(binding, Binding):
-            key, description = binding.key, binding.description
+            # The footer's word is short; a tooltip, where a binding has one, says more here.
+            key, description = binding.key, binding.tooltip or binding.description
         else:
             key, description = binding[0], binding[2] if len(binding) > 2 else binding[1]
         rows.append((where, key_display(key), description))
