@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,15 @@ def test_every_objective_kind_is_documented() -> None:
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "drills.md").read_text(encoding="utf-8")
     assert [kind for kind in OBJECTIVE_KINDS if f"| `{kind}` |" not in text] == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_objective_with_a_deadline_names_it_on_the_drills_clock(name: str) -> None:
+    # regional-outage's "admission set (a per-node rate) before the clients return" was failed at 40 s
+    # while the briefing said the gateways are back "in about 40 seconds": a trainee could not tell the
+    # deadline until the objective had failed. The drill's clock is what the briefing and hints speak in.
+    drill = load_drill(name)
+    for objective in drill.objectives:
+        by_s = float(objective.params.get("by_s", math.inf))  # (inf: no deadline)
+        if math.isfinite(by_s):
+            assert f"by {drill.human_time(by_s)}" in objective.name, objective.name
