@@ -11,6 +11,8 @@ import tomllib
 from typing import Any, NamedTuple
 
 from console.errors import InputError
+from console.policies import POLICIES
+from console.sim.scenario_schema import DEFAULTS
 
 
 class Override(NamedTuple):
@@ -61,8 +63,8 @@ def set_value(data: dict[str, Any], key: str, value: Any, field: str | None = No
     """Set the scenario value at dotted `key`; an unknown path is refused naming `field` (default: `key`)."""
     field = field or key
     parts = key.split(".")
-    if key == "clients.policy" or (len(parts) >= 3 and parts[:2] == ["clients", "policy"]):
-        pass  # handled below with the population switch
+    if key == "clients.policy":
+        _switch_populations(data, value)
     node: Any = data
     for depth, part in enumerate(parts[:-1]):
         if isinstance(node, list):
@@ -92,6 +94,19 @@ def set_value(data: dict[str, Any], key: str, value: Any, field: str | None = No
         raise InputError(field, value, _position_in(".".join(parts[:-1]), node))
     else:
         raise InputError(field, value, "a known path")
+
+
+def _switch_populations(data: dict[str, Any], policy: Any) -> None:
+    """`clients.policy=NAME` switches each population at once, onto the policy's defaults: a population's
+    own constants are its old policy's. The loader dropped them only at the end, so a constant set after
+    the switch (`clients.populations.0.params.after_ms=3000`) was dropped too, a bad one unseen."""
+    if policy not in POLICIES:
+        return  # the loader refuses it, listing the policies
+    default = DEFAULTS["clients"]["populations"][0]["policy"]
+    for population in data.get("clients", {}).get("populations", []):
+        if isinstance(population, dict) and population.get("policy", default) != policy:
+            population["policy"] = policy
+            population["params"] = {}
 
 
 def _position_in(path: str, entries: list[Any]) -> str:

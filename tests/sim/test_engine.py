@@ -612,3 +612,30 @@ def test_a_forgotten_scenario_is_named_with_the_scenarios_to_choose_from(command
     err = capsys.readouterr().err
     assert err.startswith("stormdeck: SCENARIO is required: one of demo, ")
     assert "thundering-herd" in err and "sim list" in err
+
+
+def test_a_switched_policy_takes_the_constants_set_after_the_switch() -> None:
+    """`--set clients.policy=phoenix --set clients.populations.0.params.after_ms=3000` ran Phoenix on its
+    defaults: the switch dropped every population's params, the ones typed after it as well."""
+    switched = ["clients.policy=phoenix", "clients.populations.0.params.after_ms=3000"]
+    assert load_scenario("demo", switched).clients.populations[0].policy.after_ms == 3000
+    # demo's own constants are its exponential's (multiplier 2): the switch drops them.
+    decorrelated = load_scenario("demo", ["clients.policy=decorrelated"]).clients.populations[0].policy
+    assert decorrelated.multiplier == 3
+
+
+@pytest.mark.parametrize(
+    ("policy", "param", "words"),
+    [
+        ("phoenix", "schedule_ms=[]", ["params.schedule_ms: []", "a non-empty list of delays"]),
+        ("decorrelated", "state_bins=0", ["params.state_bins: 0", "an integer in [1, 256]"]),
+        ("socketio", "randomization=1", ["params.randomization: 1.0", "a fraction in [0, 1)"]),
+    ],
+)
+def test_a_bad_constant_of_a_switched_policy_exits_2(policy, param, words, capsys) -> None:
+    """These ran, exit 0, on the policy's defaults: the value was dropped unseen."""
+    argv = ["sim", "run", "demo", "--until", "1", "--set", f"clients.policy={policy}"]
+    assert main([*argv, "--set", f"clients.populations.0.params.{param}"]) == 2
+    err = capsys.readouterr().err
+    for word in words:
+        assert word in err
