@@ -42,8 +42,10 @@ class ConnectionsDrop(Rule):
                 Severity.CRITICAL,
                 drop_pct,
                 self.t.connections_drop_pct,
-                f"Total connections fell {beside_limit(drop_pct, self.t.connections_drop_pct, 1)} % within {self.t.connections_drop_window_s:g} s "
-                f"({count(peak)} → {count(now)}): clients are failing to reconnect.",
+                f"Total connections fell {beside_limit(drop_pct, self.t.connections_drop_pct, 1)} % within "
+                f"{self.t.connections_drop_window_s:g} s ({count(peak)} → {count(now)}; alarm over "
+                f"{self.t.connections_drop_pct:g} %): clients are failing to reconnect. Hold the rollout and "
+                "drains; shed with admission.",
             )
 
 
@@ -169,8 +171,10 @@ class DrainInflow(Rule):
                 Severity.WARNING,
                 ratio,
                 self.t.drain_inflow_losing_ratio,
-                f"Drain ÷ inflow {beside_limit(ratio, self.t.drain_inflow_losing_ratio, 2)} for {held_s:.0f} s: the reconnect backlog keeps growing; "
-                "the storm is winning.",
+                f"Drain ÷ inflow {beside_limit(ratio, self.t.drain_inflow_losing_ratio, 2)} for {held_s:.0f} s "
+                f"(alarm under {self.t.drain_inflow_losing_ratio:g}): the reconnect backlog keeps growing; the "
+                "storm is winning. Add no load; shed with admission before the kill switch "
+                f"({self.t.drain_inflow_kill_ratio:g}).",
             )
         if ratio < self.t.drain_inflow_kill_ratio:
             yield Reading(
@@ -206,8 +210,9 @@ class LockstepWaves(Rule):
                 self.SEVERITY,
                 index,
                 self.t.lockstep_index_max,
-                f"Reconnects arrive in lockstep waves (a 100 ms bin {index:.1f}× its 2 s mean): "
-                "client jitter is too small to smear them.",
+                f"Reconnects arrive in lockstep waves (a 100 ms bin {index:.1f}× its 2 s mean, alarm at "
+                f"{self.t.lockstep_index_max:g}×): client jitter is too small. Spread them: wide "
+                "Retry-After windows, wide drain hints.",
             )
 
 
@@ -227,6 +232,7 @@ class RateOverBaseline(Rule):
         floor_per_s: float,
         configured_per_s: float,
         describe: str,
+        advice: str = "",
     ) -> None:
         super().__init__(thresholds)
         self.name = name
@@ -235,6 +241,7 @@ class RateOverBaseline(Rule):
         self.multiple = multiple
         self.floor_per_s = floor_per_s
         self.describe = describe
+        self.advice = advice
         self._baseline = CalmBaseline(
             thresholds.baseline_learn_s, thresholds.baseline_tau_s, configured_per_s
         )
@@ -257,7 +264,7 @@ class RateOverBaseline(Rule):
                 f"{self.describe} {count(rate_per_s)}/s, "
                 f"{beside_limit(rate_per_s / steady_per_s, self.multiple)}× the steady "
                 f"{count(steady_per_s)}/s "
-                f"(alarm at {self.multiple:g}×).",
+                f"(alarm at {self.multiple:g}×)." + (f" {self.advice}" if self.advice else ""),
             )
 
 
@@ -287,8 +294,9 @@ class ResyncShare(Rule):
                 Severity.WARNING,
                 share_pct,
                 self.t.resync_share_max_pct,
-                f"Full resyncs are {beside_limit(share_pct, self.t.resync_share_max_pct)} % of accepts over {self.t.rate_window_s:g} s: clients are "
-                "missing the resume window; the resync path is the expensive one.",
+                f"Full resyncs are {beside_limit(share_pct, self.t.resync_share_max_pct)} % of accepts over "
+                f"{self.t.rate_window_s:g} s (alarm over {self.t.resync_share_max_pct:g} %): clients are missing "
+                "the resume window. Ration them with admission so the resync path keeps up.",
             )
 
 
@@ -403,6 +411,8 @@ def build_rules(thresholds: Thresholds) -> list[Rule]:
             t.abnormal_closes_floor_per_s,
             0.0,
             "Abnormal closes (1006, no close frame)",
+            # 1006 carries no reason (field guide, INC-10719): say where such closes come from.
+            "No reason given: look for nodes down or hot, or a load balancer cutting idle connections.",
         ),
         DrainPacing(t),
         NodeDown(t),

@@ -444,3 +444,38 @@ def test_drain_pacing_over_a_spare_capacity_that_reads_the_same_says_by_how_much
     frames = series(0, 3, fleet=pacing_fleet(1040.0), admission=admission, accepts_per_s=1510.0)
     message = active_messages(frames)["drain_pacing_exceeded"]
     assert "1,040 closes/s in all, over the spare admission capacity (1,030/s)" in message, message
+
+
+# --- every message names its line and what to do (user pass: six said neither, or only the reading) -----
+
+
+@pytest.mark.parametrize(
+    ("name", "frames", "words"),
+    [
+        (
+            "connections_drop",
+            series(0, 70, connections=lambda t: 100_000 if t < 40 else 94_000),
+            ["alarm over 5 %", "admission"],
+        ),
+        (
+            "drain_inflow_losing",
+            series(0, 70, drain_inflow_ratio=0.9),
+            ["alarm under 1", "admission", "kill switch (0.6)"],
+        ),
+        ("lockstep_waves", series(0, 30, attempts=spiky), ["alarm at 4×", "Retry-After", "hint"]),
+        (
+            "resync_share_rising",
+            series(0, 20, accepts_per_s=1000.0, full_resyncs_per_s=200.0),
+            ["alarm over 10 %", "admission"],
+        ),
+        (
+            "abnormal_closes_rising",
+            series(0, 100, abnormal_closes_per_s=lambda t: 60.0 if t >= 60 else 4.0),
+            ["alarm at 5×", "nodes down or hot", "load balancer"],
+        ),
+    ],
+)
+def test_each_message_names_its_line_and_what_to_do(name, frames, words) -> None:
+    message = active_messages(frames)[name]
+    for word in words:
+        assert word in message, message
