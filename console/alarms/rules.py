@@ -119,14 +119,15 @@ class RolloutPaused(Rule):
             return
         if rollout.paused_at_s is not None and frame.time_s <= rollout.paused_at_s:
             return  # a second of a sped-up frame before the pause: the rollout still ran in it
-        reason = rollout.pause_reason or f"a surviving node went over {self.t.cpu_pause_pct:g} % CPU"
+        line_pct = rollout.pause_cpu_pct or self.t.cpu_pause_pct  # the rollout's own line, when it says
+        reason = rollout.pause_reason or f"a surviving node went over {line_pct:g} % CPU"
         yield Reading(
             AlarmName.ROLLOUT_PAUSED,
             Severity.WARNING,
             frame.totals.max_cpu_pct or fleet.max_cpu_pct,
-            rollout.pause_cpu_pct or self.t.cpu_pause_pct,
+            line_pct,
             f"Rollout auto-paused at batch {rollout.batch} of {rollout.batches}: {reason}. "
-            "Resume only once CPU is back under the pause line.",
+            f"Resume only once CPU is back under the pause line ({line_pct:g} %).",
         )
 
 

@@ -479,3 +479,16 @@ def test_each_message_names_its_line_and_what_to_do(name, frames, words) -> None
     message = active_messages(frames)[name]
     for word in words:
         assert word in message, message
+
+
+def test_rollout_paused_names_the_rollouts_own_pause_line() -> None:
+    """A rollout started with pause_cpu_pct 70 and no pause_reason read "a surviving node went over 75 % CPU.
+    Resume only once CPU is back under the pause line." — the console's 75, not the rollout's 70, and no
+    figure for the line to wait for."""
+
+    def rollout(t: float) -> RolloutStatus:
+        state = RolloutState.PAUSED if t >= 5 else RolloutState.RUNNING
+        return RolloutStatus(state=state, batch=3, batches=16, pause_cpu_pct=70.0)
+
+    message = active_messages(series(0, 6, rollout=rollout))["rollout_paused"]
+    assert "went over 70 % CPU" in message and "under the pause line (70 %)" in message, message
