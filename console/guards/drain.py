@@ -196,21 +196,23 @@ def judge_drain(
             cpu_pct,
             t.cpu_pause_pct,
             fails_to=VerdictLevel.TYPED,
-            why="busiest survivor's CPU while absorbing the drain; above it a rollout pauses (outage seed)",
+            why="busiest survivor's CPU while absorbing the drain; above it a rollout pauses (outage seed): "
+            "slow the drain",
         ),
         check(
             "survivor_cpu_vs_abort_pct",
             cpu_pct,
             t.cpu_abort_pct,
             fails_to=VerdictLevel.BLOCKED,
-            why="the abort criterion: a survivor above it for 30 s means halt (outage seed)",
+            why="the abort criterion: a survivor above it for 30 s means halt (outage seed): slow the drain",
         ),
         check(
             "drain_pacing_per_s",
             load.drain_rate_per_s + new_rate,
             load.spare_admission_per_s,
             fails_to=VerdictLevel.BLOCKED,
-            why="every drain's closes per second must fit in the survivors' spare admission (field guide)",
+            why="every drain's closes per second must fit in the survivors' spare admission (field guide): "
+            "slow the drain or drain fewer nodes at once",
         ),
         check(
             "headroom_after_pct",
@@ -218,14 +220,14 @@ def judge_drain(
             t.headroom_min_pct,
             bound="min",
             fails_to=VerdictLevel.TYPED,
-            why="headroom once the node leaves rotation; no safe restart below it (outage seed)",
+            why="headroom once the node leaves rotation; no safe restart below it (outage seed): add capacity first",
         ),
         check(
             "concurrent_drains",
             load.draining_nodes + count,
             t.max_concurrent_drains,
             fails_to=VerdictLevel.TYPED,
-            why="nodes draining at once, this one included",
+            why="nodes draining at once, this one included: wait for a drain to finish",
         ),
         check(
             "force_closed_at_safe_rate",
@@ -239,7 +241,8 @@ def judge_drain(
             burst_per_s,
             load.spare_admission_per_s,
             fails_to=VerdictLevel.TYPED,
-            why="those force-closed come back within the hint window: their rate against spare admission",
+            why="those force-closed come back within the hint window: their rate against spare admission; "
+            "lengthen the deadline",
         ),
         check(
             "hint_window_ms",
@@ -247,7 +250,8 @@ def judge_drain(
             hint_window_needed_ms(new_rate, t),
             bound="min",
             fails_to=VerdictLevel.CONFIRM,
-            why="a window too narrow for the rate sends clients back in lockstep (outage seed: 100 ms)",
+            why="a window too narrow for the rate sends clients back in lockstep (outage seed: 100 ms): widen the "
+            "hint or slow the drain",
         ),
         note(
             "offline_at_once_pct",

@@ -135,14 +135,16 @@ def judge_rollout_start(
             cpu_now,
             t.cpu_pause_pct,
             fails_to=VerdictLevel.BLOCKED,
-            why="no restart completes while the fleet is unhealthy; it would pause at once (outage seed)",
+            why="no restart completes while the fleet is unhealthy; it would pause at once (outage seed): shed "
+            "with admission and wait for CPU to fall",
         ),
         check(
             "batch_connections",
             displaced,
             spare_connections,
             fails_to=VerdictLevel.BLOCKED,
-            why="the first batch's connections against the room left on the other nodes",
+            why="the first batch's connections against the room left on the other nodes: a smaller batch, or add "
+            "capacity first",
         ),
         nodes_down_check(snapshot),
         check(
@@ -157,7 +159,7 @@ def judge_rollout_start(
             load.draining_nodes + request.batch_size,
             t.max_concurrent_drains,
             fails_to=VerdictLevel.TYPED,
-            why="nodes out of rotation at once, the first batch included",
+            why="nodes out of rotation at once, the first batch included: a smaller batch",
         ),
     ]
     # The backend's plan (every node, out of rotation too), not the nodes in rotation: the verdict said 2
@@ -191,14 +193,16 @@ def judge_rollout_start(
                 load.drain_rate_per_s + rate,
                 load.spare_admission_per_s,
                 fails_to=VerdictLevel.BLOCKED,
-                why=f"a batch's drain ({drain.describe}) must fit in the spare admission (field guide)",
+                why=f"a batch's drain ({drain.describe}) must fit in the spare admission (field guide): a "
+                "smaller batch",
             ),
             check(
                 "survivor_cpu_vs_pause_pct",
                 cpu_pct,
                 t.cpu_pause_pct,
                 fails_to=VerdictLevel.TYPED,
-                why="busiest survivor's CPU while absorbing a batch's drain; the rollout pauses above it",
+                why="busiest survivor's CPU while absorbing a batch's drain; the rollout pauses above it: a "
+                "smaller batch",
             ),
         ]
         projections |= {

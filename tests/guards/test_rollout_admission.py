@@ -257,3 +257,18 @@ def test_admission_input_errors() -> None:
         judge_admission(fleet(), AdmissionRequest(nodes=["gw-001", "nope"]))
     # The request's own name for it: `act admission --nodes gw-001,gw-999` answered "node: 'gw-999' …".
     assert error.value.field == "nodes" and error.value.value == "nope"
+
+
+@pytest.mark.parametrize(
+    ("name", "move"),
+    [
+        ("cpu_now_pct", "shed with admission"),
+        ("batch_connections", "a smaller batch"),
+        ("concurrent_drains", "a smaller batch"),
+        ("drain_pacing_per_s", "a smaller batch"),
+        ("survivor_cpu_vs_pause_pct", "a smaller batch"),
+    ],
+)
+def test_each_check_that_can_hold_a_rollout_back_says_what_to_do(name: str, move: str) -> None:
+    verdict = judge_rollout_start(fleet(), CAPACITY, rollout())
+    assert move in next(c.why for c in verdict.checks if c.name == name)
