@@ -349,6 +349,13 @@ def _validate(policy: Policy) -> None:
             raise InputError(f"policy.{attr}", getattr(policy, attr), f"at most max_ms ({policy.max_ms})")
     if isinstance(policy, Decorrelated) and policy.base_ms <= 0:
         raise InputError("policy.base_ms", policy.base_ms, "a number > 0 for decorrelated")
+    if isinstance(policy, Decorrelated) and policy.base_ms >= policy.max_ms:
+        # Its states are log-spaced bins between the two: equal, there is no range (state_after divided by 0).
+        raise InputError(
+            "policy.base_ms",
+            policy.base_ms,
+            f"below max_ms ({policy.max_ms:g}) for decorrelated, whose states bin the range",
+        )
 
 
 @dataclass

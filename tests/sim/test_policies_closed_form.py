@@ -322,6 +322,15 @@ def test_a_base_above_the_cap_is_rejected(name: str, excess: float) -> None:
     assert error.value.field == "policy.base_ms"
 
 
+def test_a_decorrelated_base_at_its_cap_is_rejected_not_a_crash() -> None:
+    """Its states are log-spaced bins between base_ms and max_ms: with the two equal there is no range to
+    bin, and `--set clients.policy=decorrelated --set clients.populations.0.params.base_ms=30000` ended in
+    a ZeroDivisionError traceback (state_after divided by log(max_ms / base_ms) = 0)."""
+    with pytest.raises(InputError) as error:
+        make_policy("decorrelated", {"base_ms": 30_000})
+    assert error.value.field == "policy.base_ms" and "below max_ms (30000" in error.value.allowed
+
+
 def test_phoenix_schedule_must_be_a_list_of_delays() -> None:
     for bad in ([], [10, -1], "fast", [10, "x"]):
         with pytest.raises(InputError) as error:
