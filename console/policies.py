@@ -87,8 +87,8 @@ class Policy:
 
 
 def _cap_state(base: float, factor: float, cap: float) -> int:
-    """First n with base * factor**n >= cap (at least 0)."""
-    if base >= cap or factor <= 1.0:
+    """First n with base * factor**n >= cap (at least 0). A base of 0 never grows: every state draws alike."""
+    if base >= cap or factor <= 1.0 or base <= 0.0:
         return 0
     return max(0, math.ceil(math.log(cap / base) / math.log(factor) - 1e-12))
 

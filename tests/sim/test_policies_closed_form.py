@@ -8,6 +8,7 @@ and as hypothesis properties.
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 import pytest
@@ -329,6 +330,25 @@ def test_a_decorrelated_base_at_its_cap_is_rejected_not_a_crash() -> None:
     with pytest.raises(InputError) as error:
         make_policy("decorrelated", {"base_ms": 30_000})
     assert error.value.field == "policy.base_ms" and "below max_ms (30000" in error.value.allowed
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("exponential", "base_ms"),
+        ("full_jitter", "base_ms"),
+        ("equal_jitter", "base_ms"),
+        ("grpc", "initial_ms"),
+        ("socketio", "base_ms"),
+    ],
+)
+def test_a_counter_policy_with_a_base_of_0_never_grows_and_does_not_crash(name: str, key: str) -> None:
+    """A base of 0 (allowed: "a finite number ≥ 0") never reaches the cap, so every state draws alike:
+    `--set clients.populations.0.params.base_ms=0` on demo ended in a ZeroDivisionError traceback (the cap
+    state took log(max_ms / 0))."""
+    policy = make_policy(name, {key: 0})
+    assert policy.max_state == 0
+    assert policy.next_delay_ms(5, random.Random(1)) == policy.next_delay_ms(0, random.Random(1))
 
 
 def test_phoenix_schedule_must_be_a_list_of_delays() -> None:
