@@ -401,6 +401,7 @@ def build_rules(thresholds: Thresholds) -> list[Rule]:
             t.reconnect_floor_per_s,
             t.reconnect_baseline_per_s,
             "Reconnect attempts",
+            "Ration them with admission.",
         ),
         ResyncShare(t),
         RateOverBaseline(

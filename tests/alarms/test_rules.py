@@ -492,3 +492,9 @@ def test_rollout_paused_names_the_rollouts_own_pause_line() -> None:
 
     message = active_messages(series(0, 6, rollout=rollout))["rollout_paused"]
     assert "went over 70 % CPU" in message and "under the pause line (70 %)" in message, message
+
+
+def test_a_reconnect_storm_says_what_to_do() -> None:
+    """It said the rate, the multiple and the line, and nothing of the move: rationing with admission."""
+    frames = series(0, 200, attempts_per_s=lambda t: 13_000_000 / 60 if t >= 120 else 80_000 / 60)
+    assert "Ration them with admission." in active_messages(frames)["reconnect_rate_high"]
