@@ -270,6 +270,8 @@ def judge_drain(
         ),
     ]
     projections = {
+        # What moves to the survivors: a confirmation says it in numbers, beside how long and the headroom after.
+        "connections": sum(n.connections for n in nodes),
         "survivors": load.survivors,
         "survivor_cpu_max_pct": cpu_pct,
         "drain_rate_per_s": new_rate,

@@ -31,6 +31,15 @@ def test_the_interviews_drain_on_a_calm_fleet_is_ok() -> None:
     assert verdict.projections["survivors"] == 19
 
 
+def test_the_verdict_says_how_many_connections_the_drain_moves() -> None:
+    # A confirmation in numbers: how many clients move to the survivors, besides how long and the headroom
+    # after (a maintenance-window run showed duration and headroom but not the 541 k the node held).
+    verdict = judge_drain(fleet(), CAPACITY, "gw-003", drain(833))
+    assert verdict.projections["connections"] == 27_000
+    both = judge_drain(fleet(), CAPACITY, ["gw-003", "gw-004"], drain(833))
+    assert both.projections["connections"] == 54_000
+
+
 def test_survivors_over_the_pause_line_make_it_typed_over_the_abort_line_blocked() -> None:
     hot = fleet(cpu_pct=70.0)
     # 19 survivors × 1.5 skew × 0.02 %/handshake: 5 points of CPU per ~3 167 closes/s.
