@@ -132,10 +132,10 @@ class RolloutController:
         ):
             return
         if self.pause_cpu_pct > 0:
-            hottest = sim.hottest_ready_cpu_pct()
+            node_id, hottest = sim.hottest_ready()
             if hottest > self.pause_cpu_pct:
                 self.state = RolloutState.PAUSED
-                self.pause_reason = f"surviving node CPU {hottest:.0f} % > {self.pause_cpu_pct:g} %"
+                self.pause_reason = f"surviving node {node_id} CPU {hottest:.0f} % > {self.pause_cpu_pct:g} %"
                 self.paused_at_s = sim.time_s  # between seconds: the next one is the first paused
                 sim._event("rollout", f"rollout auto-paused: {self.pause_reason}")
                 return
@@ -146,7 +146,7 @@ class RolloutController:
         if r is None or r.abort_cpu_pct <= 0:
             return False
         sim = self.sim
-        hottest = sim.hottest_ready_cpu_pct()
+        node_id, hottest = sim.hottest_ready()
         if hottest <= r.abort_cpu_pct:
             self._hot_since_s = None
             return False
@@ -155,7 +155,8 @@ class RolloutController:
         if sim.time_s - self._hot_since_s < r.abort_after_s:
             return False
         self.state = RolloutState.ABORTED
-        self.pause_reason = f"abort criterion: node CPU > {r.abort_cpu_pct:g} % for {r.abort_after_s:g} s"
+        # Named as the controller names it (console/gateway/rollout.py), with the value that tripped it.
+        self.pause_reason = f"abort criterion: {node_id} CPU {hottest:.0f} % > {r.abort_cpu_pct:g} % for {r.abort_after_s:g} s"
         sim._event("rollout", f"rollout aborted — {self.pause_reason}")
         return True
 

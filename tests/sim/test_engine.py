@@ -330,6 +330,30 @@ def test_rollout_auto_pauses_when_a_survivor_runs_hot() -> None:
     assert "CPU" in (status.pause_reason or "")
 
 
+def test_rollout_abort_names_the_hot_node_and_its_cpu() -> None:
+    """The abort reason names which survivor ran hot and how hot, as the controller's does: the simulator's
+    read "abort criterion: node CPU > 80 % for 30 s", the threshold without the node or the value."""
+    sim = small(
+        rollout={
+            "enabled": True,
+            "start_at_s": 2,
+            "batch_size": 4,
+            "interval_s": 5,
+            "mode": "abrupt",
+            "abort_cpu_pct": 50,
+            "abort_after_s": 2,
+        },
+        nodes={**SMALL["nodes"], "handshakes_per_s": 300, "restart_s": 30},
+    )
+    _until_rollout(sim, {RolloutState.ABORTED, RolloutState.COMPLETED})
+    reason = sim.rollout.status().pause_reason or ""
+    assert sim.rollout.status().state is RolloutState.ABORTED, reason
+    named = [node_id for node_id in sim.node_ids if f"{node_id} CPU " in reason]
+    assert len(named) == 1, reason
+    value = float(reason.split(f"{named[0]} CPU ")[1].split(" %")[0])
+    assert value > 50 and "> 50 % for 2 s" in reason
+
+
 def test_frame_matches_the_protocol_and_totals_add_up() -> None:
     sim = small()
     frame, _ = sim.advance()
