@@ -64,3 +64,18 @@ async def test_a_narrow_panel_wraps_between_readings_not_inside_one() -> None:
         shown = [panel.render_line(y).text.strip() for y in range(panel.size.height)]
     readings = ["batch 1 of 8", "mode abrupt", "150/s per node", "burst 300", "ceiling 40,000 per node"]
     assert [r for r in readings if not any(r in line for line in shown)] == [], shown
+
+
+def test_a_reason_longer_than_the_panel_leaves_no_blank_line_and_breaks_between_words() -> None:
+    """At 80x24 an aborted rollout read "rollout aborted" / "batch 2 of 10  mode drain" / "" / "aborted:
+    abort criterion:" / "node CPU > 80 % for 30 s": the reason broke off its empty indent (a blank line the
+    6-line panel could not spare: the admission's ceiling and Retry-After fell off), then wrapped anywhere."""
+    reason = "abort criterion: gw-000 CPU 92 % > 80 % for 30 s"
+    status = RolloutStatus(
+        state=RolloutState.ABORTED, batch=2, batches=10, mode=RolloutMode.DRAIN, pause_reason=reason
+    )
+    lines = lines_of(rollout_text(status, AdmissionSettings.unlimited(), width=28))
+    assert all(line.strip() for line in lines), lines
+    assert all(len(line) <= 28 for line in lines), lines
+    said = " ".join(line.strip() for line in lines)
+    assert f"aborted: {reason}" in said, lines

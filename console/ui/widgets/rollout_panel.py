@@ -26,13 +26,33 @@ def rollout_text(
         used = 0
         for index, (words, style) in enumerate(line):
             gap = "" if index == 0 else _GAP
-            if index and width is not None and used + len(gap) + len(words) > width:
+            # Broken only after something was said: a reason under its state starts with an empty reading,
+            # and breaking off it left a blank line the six-line panel could not spare (found at 80x24).
+            if used and width is not None and used + len(gap) + len(words) > width:
                 text.append("\n")
                 gap, used = _GAP, 0  # a continued line is indented as the lines under a label are
-            text.append(gap)
-            text.append(words, style=style)
-            used += len(gap) + len(words)
+            pieces = [words] if width is None else _fill(words, width - used - len(gap), width - len(_GAP))
+            for number_in, piece in enumerate(pieces):
+                if number_in:
+                    text.append("\n")
+                    gap, used = _GAP, 0
+                text.append(gap)
+                text.append(piece, style=style)
+                used += len(gap) + len(piece)
     return text
+
+
+def _fill(words: str, first_room: int, room: int) -> list[str]:
+    """A reading longer than its room (a pause or abort reason) broken between its words, so a narrow panel
+    does not wrap it anywhere; a word longer than the room stays whole."""
+    pieces = [""]
+    for word in words.split(" "):
+        fits = first_room if len(pieces) == 1 else room
+        if pieces[-1] and len(pieces[-1]) + 1 + len(word) > fits:
+            pieces.append(word)
+        else:
+            pieces[-1] = f"{pieces[-1]} {word}" if pieces[-1] else word
+    return pieces
 
 
 def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -> list[list[Reading]]:
