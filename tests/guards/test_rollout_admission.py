@@ -219,6 +219,28 @@ def test_steady_inflow_comes_from_the_capacity_record_when_it_knows() -> None:
     assert judge_admission(fleet(), AdmissionRequest(rate_per_s=15), capacity).level is VerdictLevel.OK
 
 
+def test_a_limit_under_the_drains_under_way_asks_for_confirmation() -> None:
+    """graceful-drain, its rollout draining 2 nodes at 833/s: a limit of 50/s per node (900/s on 18 nodes)
+    passed against the steady 167/s and was applied at once — then 97 % of attempts were refused and the
+    drain_pacing_exceeded alarm read "1.7k > 900/s". The clients a drain closes come back through admission
+    too."""
+    capacity = CAPACITY.__class__(**{**CAPACITY.__dict__, "steady_inflow_per_s": 167.0})
+    draining = [
+        node(f"gw-{i:03d}", state=NodeState.DRAINING, connections=400_000, drain_rate_per_s=833.0)
+        for i in (18, 19)
+    ]
+    busy = fleet(18, extra=draining)
+    verdict = judge_admission(busy, AdmissionRequest(rate_per_s=50), capacity)
+    assert failed(verdict) == {"admission_rate_per_s"} and verdict.level is VerdictLevel.CONFIRM
+    rate = next(c for c in verdict.checks if c.name == "admission_rate_per_s")
+    assert (rate.value, rate.limit) == (900, pytest.approx(167 + 2 * 833))
+    assert verdict.projections["drain_closes_per_s"] == pytest.approx(1666)
+    assert judge_admission(busy, AdmissionRequest(rate_per_s=110), capacity).level is VerdictLevel.OK
+    # Without a steady figure the guard reads today's accepts, which already hold the drained clients.
+    calm = judge_admission(busy, AdmissionRequest(rate_per_s=25))
+    assert calm.level is VerdictLevel.OK and calm.projections["drain_closes_per_s"] == 0
+
+
 def test_a_narrow_retry_after_window_is_lockstep() -> None:
     verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=50, retry_after_s=(10, 12)))
     assert failed(verdict) == {"retry_after_window_s"} and verdict.level is VerdictLevel.CONFIRM
