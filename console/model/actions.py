@@ -8,7 +8,7 @@ server's answer into an `ActionAnswer`, and says what would pass when a guard bl
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from console.client.actions import ActionAnswer, Reply, route
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, nodes_for_headroom, plan_drain
+from console.guards.add_capacity import check_count
 from console.guards.drain import HINT_START_MS, planned_hint_ms
 from console.guards.rollout import HALTABLE, RESUMABLE
 from console.protocol import (
@@ -212,10 +213,13 @@ def _text(value: float | int | None) -> str:
 
 @dataclass(frozen=True)
 class Prefill:
-    """The form's starting values and where they came from (shown under the form)."""
+    """The form's starting values and where they came from (shown under the form); `check`, when the
+    console knows the fleet's own limits, raises `InputError` for a parsed body beyond them — as typed,
+    before any big-change check (add capacity: the fleet's room, from its capacity record)."""
 
     values: dict[str, str]
     source: str
+    check: Callable[[Mapping[str, Any]], None] | None = None
 
 
 #: The drain planner's `limited_by`, as the form says it (console.guards.drain._safe_rate): its names are
@@ -354,6 +358,10 @@ def add_capacity_prefill_of(
 ) -> Prefill:
     """`add_capacity_prefill` over a snapshot (`GET /v1/fleet`: what `act add-capacity` checks against)."""
     needed = nodes_for_headroom(snapshot, capacity, thresholds.headroom_min_pct)
+
+    def room(body: Mapping[str, Any]) -> None:
+        check_count(snapshot, capacity, int(body["count"]), thresholds)
+
     budget = f"{thresholds.headroom_min_pct:g} %"
     now = f"now {snapshot.totals.headroom_pct:.0f} %"
     # Nodes already provisioning count once ready: say so, or "at the budget" contradicts the gauge beside it.
@@ -361,13 +369,13 @@ def add_capacity_prefill_of(
     coming = f"the {provisioning} node{'s' if provisioning != 1 else ''} already provisioning"
     if not needed and provisioning:
         return Prefill(
-            {"count": "1"}, f"headroom reaches the {budget} budget once {coming} are ready ({now})"
+            {"count": "1"}, f"headroom reaches the {budget} budget once {coming} are ready ({now})", room
         )
     if not needed:
-        return Prefill({"count": "1"}, f"headroom already meets the {budget} budget ({now})")
+        return Prefill({"count": "1"}, f"headroom already meets the {budget} budget ({now})", room)
     beyond = f", beyond {coming}" if provisioning else ""
     return Prefill(
-        {"count": str(needed)}, f"the nodes that bring headroom to {budget} once ready{beyond} ({now})"
+        {"count": str(needed)}, f"the nodes that bring headroom to {budget} once ready{beyond} ({now})", room
     )
 
 

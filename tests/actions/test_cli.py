@@ -121,6 +121,10 @@ def test_add_capacity_follows_the_two_phases_and_names_count_on_bad_input(
     assert act(acting, "add-capacity", "--count", str(room + 1), "--yes") == 2
     out = capsys.readouterr().out
     assert f"count: {room + 1} is not allowed" in out and f"[1, {room}]" in out
+    # Without --yes too: bad input (2) named at once, not "not sent: a big change" (3) first — an operator
+    # who then adds --yes only learns the count was never possible.
+    assert act(acting, "add-capacity", "--count", str(room + 1)) == 2
+    assert f"[1, {room}]" in capsys.readouterr().out
     assert act(acting, "add-capacity", "--count", "0") == 2
     assert "count" in capsys.readouterr().out
     assert sim.n_nodes == 16  # nothing applied by a refusal

@@ -9,7 +9,7 @@ import math
 import re
 
 from rich.console import Console
-from textual.widgets import Input
+from textual.widgets import Input, Label
 
 from console.client.actions import ActionAnswer
 from console.model.actions import ActionKind, Prefill, parse_form, read_answer, what_would_pass
@@ -1077,3 +1077,21 @@ async def test_a_rollout_the_fleet_cannot_run_is_refused_at_the_key_saying_why()
         assert isinstance(app.screen, MainScreen) and api.sent == []
         with_rollout(app, "idle")  # a fleet that can (or an older server, which does not say)
         await open_form(app, pilot, "R", "the rollout form")
+
+
+async def test_a_count_beyond_the_fleets_room_is_named_in_the_form_before_any_big_change_check():
+    """Maintenance-window run: 999 typed into the add-capacity form drew no error as typed, then "a big
+    change — is this what you meant?", and only after y the server's 422 ("expected an integer in [1, 64]
+    (room left in the fleet: 64 of 84 nodes)"). The console has the capacity record: it says so at once."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_form(app, pilot, "c", "the add-capacity form")
+        await pilot.press("ctrl+u", *"999")
+        await pilot.pause()
+        said = str(form.query_one("#form-error", Label).render())
+        assert "nodes to add" in said and "999" in said and "room left in the fleet" in said, said
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and api.sent == []

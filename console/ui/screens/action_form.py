@@ -152,6 +152,8 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         error_label = self.query_one("#form-error", Label)
         try:
             call = parse_form(self.kind, self.node_id, self._as_sent())
+            if self.prefill.check is not None:
+                self.prefill.check(call.body)
         except InputError as error:
             label = field_label(self.kind, error.field)
             error_label.update(f"✖ {label}: {error.value!r} is not allowed; expected {error.allowed}")
