@@ -595,6 +595,7 @@ class Simulation:
             raise InputError("node", node_id, f"a draining or drained node (it is {self.state_of(i)})")
         self.drains.pop(i, None)
         self._set_state(i, NodeState.READY, "undrained")
+        self.rollout.undrained(i)
 
     def admission_refusal(self, settings: AdmissionSettings) -> InputError | None:
         """What `set_admission` cannot apply: a per-node change whose Retry-After window differs from the

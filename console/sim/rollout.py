@@ -49,11 +49,13 @@ class RolloutController:
         self.pause_reason: str | None = None
         self.paused_at_s: float | None = None  # while auto-paused: a sped-up frame shows its last second only
         self._hot_since_s: float | None = None
+        self._undrained: set[int] = set()  # batch nodes put back in rotation before they drained
 
     def copy_for(self, sim: Simulation) -> RolloutController:
         twin = RolloutController(sim)
         twin.__dict__.update({k: v for k, v in self.__dict__.items() if k != "sim"})
         twin.batches = [list(b) for b in self.batches]
+        twin._undrained = set(self._undrained)
         return twin
 
     # --- operator intents -----------------------------------------------------------------------------
@@ -78,6 +80,7 @@ class RolloutController:
         self.interval_s = interval_s
         self.pause_cpu_pct = pause_cpu_pct
         self.batches = plan_batches(range(n), batch_size)
+        self._undrained.clear()
         self.batch = 0
         self.started_at_s = self.sim.time_s if start_at_s is None else start_at_s
         self.next_at_s = self.started_at_s
@@ -98,9 +101,30 @@ class RolloutController:
             self.paused_at_s = None
             self.sim._event("rollout", f"rollout {why} after batch {self.batch}/{len(self.batches)}")
 
+    def undrained(self, i: int) -> None:
+        """A node of the drain-mode batch under way put back in rotation before it drained: halt, as the
+        controller does (`LeftTheDrain`). Taken as done, the batch went on, and the rollout completed with
+        the node never restarted."""
+        live = self.state in (RolloutState.RUNNING, RolloutState.PAUSED, RolloutState.HALTED)
+        if not live or self.mode is not RolloutMode.DRAIN or self.batch == 0:
+            return
+        if i not in self.batches[self.batch - 1]:
+            return
+        self._undrained.add(i)  # halted already: the resume drains it again all the same
+        self.halt(
+            f"{self.sim.node_ids[i]} is back in rotation before it drained (undrained): resume drains it again"
+        )
+
     def resume(self) -> None:
         if self.state not in (RolloutState.PAUSED, RolloutState.HALTED):
             raise InputError("rollout", str(self.state), "a paused or halted rollout")
+        # Resumed, the batch goes on as the controller's does: a node undrained from it is drained again,
+        # to be restarted; nodes still draining or drained are not drained again.
+        rate_per_s, deadline_s, hint_ms = batch_drain(self.sim.scenario)
+        for i in sorted(self._undrained):
+            if self.sim.state_of(i) is NodeState.READY:
+                self.sim.drain(self.sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)
+        self._undrained.clear()
         self.state = RolloutState.RUNNING
         self.pause_reason = None
         self.paused_at_s = None

@@ -299,6 +299,30 @@ def test_a_drain_rollout_halts_on_a_node_down_as_the_controllers_does() -> None:
     assert sim.rollout.status().state is RolloutState.COMPLETED
 
 
+def test_an_undrained_batch_node_halts_a_drain_rollout_as_the_controllers_does() -> None:
+    """Maintenance-window run: gw-004, draining in the rollout's batch 3, undrained from the console — the
+    simulator's rollout took it as done (ready) and went on, so it would complete with gw-004 never
+    restarted. The controller halts ("back in rotation before it drained"), and its resume drains it
+    again; so does the simulator now."""
+    sim = small(nodes={**SMALL["nodes"], "count": 3, "restart_s": 3}, clients={"count": 12_000})
+    sim.step()
+    sim.rollout.start(1, 5, RolloutMode.DRAIN, 75)
+    for _ in range(5):
+        sim.step()
+        if sim.state_of(0) is NodeState.DRAINING:
+            break
+    assert sim.state_of(0) is NodeState.DRAINING
+    sim.undrain(sim.node_ids[0])
+    status = sim.rollout.status()
+    assert status.state is RolloutState.HALTED, status
+    assert f"{sim.node_ids[0]} is back in rotation before it drained" in (status.pause_reason or "")
+    sim.rollout.resume()
+    sim.step()
+    assert sim.state_of(0) is NodeState.DRAINING  # drained again, to be restarted
+    _until_rollout(sim, {RolloutState.HALTED, RolloutState.COMPLETED})
+    assert sim.rollout.status().state is RolloutState.COMPLETED
+
+
 def test_an_abrupt_rollout_restarts_a_node_down_as_the_controllers_does() -> None:
     """The controller runs every batch node's restart command, a down one's too: it comes back. The
     simulator skipped it and never completed (its last batch was never all ready)."""
