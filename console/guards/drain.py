@@ -14,9 +14,20 @@ from dataclasses import dataclass
 from console.errors import InputError
 from console.guards.capacity import FleetCapacity
 from console.guards.fleet import FleetLoad, find_nodes, fleet_load
+from console.guards.rollout import ACTIVE, plan_batches
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, note, verdict
-from console.protocol import DrainRequest, FleetSnapshot, NodeState, NodeStatus, Verdict, VerdictLevel, limits
+from console.protocol import (
+    Check,
+    DrainRequest,
+    FleetSnapshot,
+    NodeState,
+    NodeStatus,
+    RolloutMode,
+    Verdict,
+    VerdictLevel,
+    limits,
+)
 
 #: The planner's hint window starts here: nobody is told to come back at once (interview: "after a
 #: randomized delay rather than being cut off cold").
@@ -307,4 +318,30 @@ def judge_undrain(snapshot: FleetSnapshot, node_id: str, thresholds: Thresholds 
             why="handshakes timing out on this node: it may not be healthy",
         ),
     ]
+    checks += _rollout_batch_check(snapshot, node.id)
     return verdict("undrain", checks, {"connections": node.connections})
+
+
+def _rollout_batch_check(snapshot: FleetSnapshot, node_id: str) -> list[Check]:
+    """A node draining in the batch under way of a running (or paused) drain-mode rollout: undrained, the
+    rollout halts on it and its resume drains it again, on both backends — asked first, not found in the
+    rollout panel afterwards (the simulator's rollout used to go on without restarting it)."""
+    rollout = snapshot.rollout
+    if rollout is None or rollout.state not in ACTIVE or rollout.mode is not RolloutMode.DRAIN:
+        return []
+    if not rollout.batch or not rollout.batch_size:
+        return []
+    batches = plan_batches([n.id for n in snapshot.nodes], rollout.batch_size)
+    if rollout.batch > len(batches) or node_id not in batches[rollout.batch - 1]:
+        return []
+    return [
+        Check(
+            name="rollout_batch",
+            value=f"batch {rollout.batch} of {rollout.batches}",
+            limit="not in the batch under way",
+            ok=False,
+            level=VerdictLevel.CONFIRM,
+            why=f"{node_id} drains in the rollout's batch {rollout.batch}: undrained, the rollout halts, and "
+            f"its resume drains {node_id} again to restart it",
+        )
+    ]

@@ -239,3 +239,30 @@ def test_each_check_that_can_hold_a_drain_back_says_what_to_do(name: str, move: 
     ("nodes draining at once, this one included")."""
     verdict = judge_drain(fleet(), CAPACITY, "gw-003", drain(833))
     assert move in next(c.why for c in verdict.checks if c.name == name)
+
+
+def test_undraining_a_node_of_the_rollouts_batch_under_way_asks_first_saying_the_rollout_halts() -> None:
+    """Maintenance-window run: u on gw-004, draining in the rollout's batch 3, was `ok` and applied at once;
+    the rollout then halts on it (both backends) and its resume drains it again — said before, in the
+    verdict, not discovered in the rollout panel."""
+    from console.protocol import NodeState, RolloutMode, RolloutState, RolloutStatus
+
+    members = [
+        node(f"gw-{i:03d}", state=NodeState.DRAINING, drain_rate_per_s=833.0)
+        if i in (2, 3, 7)
+        else node(f"gw-{i:03d}")
+        for i in range(8)
+    ]
+    rollout = RolloutStatus(
+        state=RolloutState.RUNNING, mode=RolloutMode.DRAIN, batch_size=2, batch=2, batches=4
+    )
+    fleet_now = snapshot(members, rollout=rollout)
+    asked = judge_undrain(fleet_now, "gw-003")
+    assert asked.level is VerdictLevel.CONFIRM and failed(asked) == {"rollout_batch"}
+    why = next(c.why for c in asked.checks if c.name == "rollout_batch")
+    assert "batch 2" in why and "halts" in why and "drains gw-003 again" in why
+    assert judge_undrain(fleet_now, "gw-007").level is VerdictLevel.OK  # draining, not in the batch
+    halted = fleet_now.model_copy(
+        update={"rollout": rollout.model_copy(update={"state": RolloutState.HALTED})}
+    )
+    assert judge_undrain(halted, "gw-003").level is VerdictLevel.OK  # nothing left to halt
