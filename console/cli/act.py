@@ -491,7 +491,9 @@ def render_answer(answer: ActionAnswer) -> str:
             bound = "≥" if check.get("bound") == "min" else "≤"
             level = check.get("level") or "ok"
             mark = "pass" if check.get("ok") else ("note" if level == "ok" else f"FAIL ({level})")
-            limit = f"{bound} {_cell(check.get('limit'))}" if check.get("limit") is not None else "—"
+            limit = _cell(check.get("limit"))
+            if isinstance(check.get("limit"), int | float):  # a limit in words reads as it is, without ≤
+                limit = f"{bound} {limit}"
             rows.append((check["name"], _cell(check.get("value")), limit, mark, check.get("why", "")))
         widths = [max(len(row[i]) for row in rows) for i in range(4)]
         for row in rows:

@@ -509,6 +509,14 @@ def format_value(value: object) -> str:
     return _fmt(value)
 
 
+def limit_text(check: Check) -> str:
+    """A check's limit as shown: a number with its bound (≤, ≥), a limit in words as it is ("not in the
+    batch under way" read "≤ not in the batch under way"), none as —."""
+    if check.limit is None or isinstance(check.limit, str):
+        return _fmt(check.limit)
+    return f"{'≤' if check.bound == 'max' else '≥'} {_fmt(check.limit)}"
+
+
 def typed_matches(verdict: Verdict, typed: str, fallback: str | None) -> bool:
     expected = verdict.typed_expected or fallback
     return expected is not None and typed.strip() == expected

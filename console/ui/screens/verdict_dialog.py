@@ -20,7 +20,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, Static
 
-from console.model.actions import check_mark, forecast_series, format_value, typed_matches, what_would_pass
+from console.model.actions import (
+    check_mark,
+    forecast_series,
+    format_value,
+    limit_text,
+    typed_matches,
+    what_would_pass,
+)
 from console.model.downsample import spark_blocks
 from console.model.thresholds import Level
 from console.protocol import Verdict, VerdictLevel
@@ -60,12 +67,11 @@ def checks_table(verdict: Verdict, palette: Palette) -> Table:
             level = Level.WARNING if check.level in (None, VerdictLevel.OK) else VERDICT_LEVELS[check.level]
             glyph = LEVEL_GLYPHS[level]
         style = palette.level_style(level, bold=not check.ok)
-        sign = "≤ " if check.bound == "max" else "≥ "
         table.add_row(
             Text(f"{glyph} {check_mark(check)}", style=style),
             Text(check.name, style=style),
             format_value(check.value),
-            sign + format_value(check.limit),
+            limit_text(check),
             Text(check.why, style="dim"),
         )
     return table
