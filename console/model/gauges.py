@@ -9,7 +9,7 @@ import numpy as np
 from console.figures import beside_limit
 from console.model.history import FleetModel
 from console.model.thresholds import GaugeThresholds, Level
-from console.model.units import fleet_clock, human_count
+from console.model.units import FLEET_CLOCK, ClockFace, human_count
 from console.protocol import NodeState, NodeStatus
 
 
@@ -38,14 +38,16 @@ def level_at_most(value: float, warn: float, crit: float) -> Level:
     return Level.CRITICAL if value < crit else Level.WARNING if value < warn else Level.OK
 
 
-def fleet_gauges(model: FleetModel, now_s: float | None = None) -> list[Gauge]:
+def fleet_gauges(
+    model: FleetModel, now_s: float | None = None, clock: ClockFace = FLEET_CLOCK
+) -> list[Gauge]:
     """The five gauges; at `now_s` past the stale line, each keeps its value but says how old it is
-    instead of a level (a ✓ from a frame 12 s old read as a healthy fleet)."""
+    instead of a level (a ✓ from a frame 12 s old read as a healthy fleet), as of `clock`'s time."""
     gauges = _frame_gauges(model)
     age = None if now_s is None else model.stale_s(now_s)
     if age is None or model.frame is None:
         return gauges
-    as_of = fleet_clock(model.frame.time_s)
+    as_of = clock.text(model.frame.time_s)
     return [
         replace(
             gauge,

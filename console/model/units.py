@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 
 def human_count(value: float) -> str:
     """12 345 678 → '12.3M', 640 → '640'."""
@@ -21,6 +24,20 @@ def fleet_clock(time_s: float) -> str:
     """Fleet time as H:MM:SS since the fleet's epoch began."""
     seconds = max(0, int(time_s))
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+@dataclass(frozen=True)
+class ClockFace:
+    """How the console shows fleet times: its header's `label` and `text` for a fleet second. A drill's
+    console shows the drill's own clock ("02:00:40", `Drill.human_time`), the one its briefing, panel and
+    hints speak, so a trainee never has two clocks to translate between."""
+
+    label: str
+    text: Callable[[float], str]
+
+
+#: The fleet's own clock: time since the simulation (or the controller's session) began.
+FLEET_CLOCK = ClockFace("fleet clock", fleet_clock)
 
 
 def duration(seconds: float) -> str:

@@ -25,6 +25,7 @@ from console.model.alarm_source import console_model
 from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
+from console.model.units import FLEET_CLOCK, ClockFace
 from console.protocol import Event
 from console.ui import config
 from console.ui.actions import ActionRecorder, ConsoleActions
@@ -95,8 +96,11 @@ class ConsoleApp(App[None]):
         guard_thresholds: Thresholds | None = None,
         action_recorder: ActionRecorder | None = None,
         instructor: bool = False,
+        clock_face: ClockFace = FLEET_CLOCK,
     ) -> None:
         super().__init__()
+        # How the screens show fleet times: the fleet's clock, or a drill's own (console.ui.drill).
+        self.clock_face = clock_face
         self.instructor = instructor  # the palette offers injections (console.ui.inject; admin token)
         self.model = model or console_model()
         self.source = source
@@ -207,9 +211,16 @@ class ConsoleApp(App[None]):
         now_s = self.clock()
         self._stale_shown = self._stale_mark(now_s)
         if isinstance(screen, MainScreen):
-            screen.show_model(self.model, self.query_state, now_s, self.palette, self.actions.disabled_reason)
+            screen.show_model(
+                self.model,
+                self.query_state,
+                now_s,
+                self.palette,
+                self.actions.disabled_reason,
+                self.clock_face,
+            )
         elif isinstance(screen, NodeDetailScreen):
-            screen.show_model(self.model, now_s, self.palette, self.actions.disabled_reason)
+            screen.show_model(self.model, now_s, self.palette, self.actions.disabled_reason, self.clock_face)
         if self.after_paint is not None:
             self.call_after_refresh(self.after_paint)
 
@@ -222,7 +233,7 @@ class ConsoleApp(App[None]):
             return
         screen = self.fleet_screen()
         if screen is not None:
-            screen.show_header(self.model, now_s, self.palette)
+            screen.show_header(self.model, now_s, self.palette, self.clock_face)
 
     def _stale_mark(self, now_s: float) -> int | None:
         """What the panels' stale marks say (whole seconds, `stale_note`), or None while the view is live."""

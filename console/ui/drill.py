@@ -28,6 +28,7 @@ from console.drills.objectives import Score, penalty_text
 from console.drills.schema import Drill
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
+from console.model.units import ClockFace
 from console.protocol import Event, Frame
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.ui.actions import ActionRecorder
@@ -241,7 +242,13 @@ class DrillApp(ConsoleApp):
         self.started = False  # the briefing was read and the fleet clock asked to run
         self.end_shown = False
         self._chained_recorder = action_recorder
-        super().__init__(action_recorder=self._record_action, **kwargs)
+        # One clock on screen: the header, alarms and node screen read the drill's (its briefing's, panel's
+        # and hints' "02:00:40"), not the fleet's seconds since the simulation began ("0:00:40").
+        super().__init__(
+            action_recorder=self._record_action,
+            clock_face=ClockFace("drill clock", progress.drill.human_time),
+            **kwargs,
+        )
         self.title = f"stormdeck drill · {progress.drill.name}"
 
     def mode_help_sections(self) -> list[tuple[str, list[BindingType]]]:

@@ -26,6 +26,7 @@ from console.model.history import FleetModel
 from console.model.link import LinkState
 from console.model.node_readings import NodeReadings
 from console.model.timeline import parse_clock
+from console.model.units import fleet_clock
 from console.protocol import Alarm, Frame
 from console.record.reader import MarkerKind, RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
@@ -41,7 +42,6 @@ from console.ui.app import ConsoleApp
 from console.ui.commands import action_bindings
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
-from console.ui.widgets.header import fleet_clock
 from console.ui.widgets.timeline_bar import TimelineBar
 
 

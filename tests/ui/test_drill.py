@@ -337,3 +337,40 @@ async def test_help_in_a_drill_says_what_p_pauses_and_lists_the_briefing_and_end
     assert "fleet clock" in pause and "Enter" in pause
     assert ("briefing", "⏎ enter", "start") in rows
     assert ("drill over", "escape", "back to the fleet") in rows
+
+
+async def test_the_header_and_the_node_screen_read_the_drills_clock_not_the_fleets() -> None:
+    """A trainee told "by 02:00:40" read `fleet clock 0:00:30` in the header beside `02:00:30` in the drill
+    panel: one clock on screen, the drill's (`Drill.human_time`), in the header, the alarms' raised times
+    and the node screen's events and drain."""
+    from console.ui.screens.node_detail import NodeDetailScreen
+    from console.ui.widgets.alarms_panel import AlarmsPanel
+    from console.ui.widgets.header import FleetHeader
+
+    app = tiny_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(45)  # past the storm at 40 s: alarms raised, nodes restarted
+        await fleet_ready(app)
+        header = str(app.screen.query_one(FleetHeader).render())
+        assert "drill clock 02:00:45" in header and "0:00:45" not in header.replace("02:00:45", "")
+        alarms = app.screen.query_one(AlarmsPanel)
+        raised = [str(alarms.get_cell_at((row, 5))) for row in range(alarms.row_count)]
+        assert raised and all(cell.startswith("02:00:") for cell in raised), raised
+        node_id = next(node for node in app.model.nodes if app.model.node_events(node, limit=1))
+        app.open_node(node_id)
+        await fleet_ready(app)
+        assert isinstance(app.screen, NodeDetailScreen)
+        assert "drill clock 02:00:45" in str(app.screen.query_one(FleetHeader).render())
+        events = str(app.screen.query_one("#events").render()).splitlines()
+        assert events and all(line.startswith("02:00:") for line in events if line.strip()), events
+
+
+async def test_outside_a_drill_the_header_keeps_the_fleet_clock(storm_app) -> None:
+    from console.ui.widgets.header import FleetHeader
+
+    async with storm_app.run_test(size=SIZE):
+        await fleet_ready(storm_app)
+        header = str(storm_app.screen.query_one(FleetHeader).render())
+        assert "fleet clock 0:" in header and "drill clock" not in header

@@ -19,6 +19,7 @@ from console.model.gauges import fleet_gauges
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.nodes import NodeFilter, NodeQuery, select_nodes
 from console.model.thresholds import Level
+from console.model.units import FLEET_CLOCK, ClockFace
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
 from console.ui.commands import ACTIONS, action_bindings
 from console.ui.intents import FilterChosen, ScreenReady
@@ -131,11 +132,13 @@ class MainScreen(Screen[None]):
 
     # --- rendering the model -------------------------------------------------------------------------
 
-    def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
+    def show_header(
+        self, model: FleetModel, now_s: float, palette: Palette, clock: ClockFace = FLEET_CLOCK
+    ) -> None:
         # query, not query_one: the half-second tick may land while the screen is being torn down
         for header in self.query(FleetHeader):
             header.update(
-                header_text(model, now_s, palette, header.size.width or None), layout=False
+                header_text(model, now_s, palette, header.size.width or None, clock), layout=False
             )  # always one line
 
     def show_model(
@@ -145,16 +148,19 @@ class MainScreen(Screen[None]):
         now_s: float,
         palette: Palette,
         actions_off: str | None = None,
+        clock: ClockFace = FLEET_CLOCK,
     ) -> None:
+        """`clock`: how fleet times read — the header's clock, the alarms' raised times, a stale gauge's
+        "as of" (the fleet's; in a drill, the drill's)."""
         try:
             gauges = self.query_one(GaugeBar)
         except NoMatches:
             return  # the app is closing and has already removed the screen's children (seen in a test)
         self.node_filter = query.filter
-        self.show_header(model, now_s, palette)
+        self.show_header(model, now_s, palette, clock)
         stale = model.stale_s(now_s)
         marked = partial(stale_title, None if stale is None else stale_note(stale), palette)
-        gauges.show(fleet_gauges(model, now_s), palette)
+        gauges.show(fleet_gauges(model, now_s, clock), palette)
         self._show_charts(model, now_s, palette, marked)
         alarming = model.alarms.alarming_nodes()
         rows = select_nodes(model.nodes.values(), query, model.thresholds, alarming)
@@ -177,7 +183,9 @@ class MainScreen(Screen[None]):
         self.query_one("#nodes-box").border_title = marked(title)
         alarms = self.query_one(AlarmsPanel)
         active = model.alarms.active()
-        alarms.show(active, model.alarms.past(), palette, model.alarms.version, stale=stale is not None)
+        alarms.show(
+            active, model.alarms.past(), palette, model.alarms.version, stale=stale is not None, clock=clock
+        )
         self._show_alarm_said(alarms)
         unacked = model.alarms.unacknowledged
         self.query_one("#alarms-box").border_title = marked(f"alarms · {len(active)} active · {unacked} new")

@@ -26,13 +26,13 @@ from console.model.node_detail import (
 )
 from console.model.nodes import handshake_p99_text
 from console.model.thresholds import Level
-from console.model.units import duration
+from console.model.units import FLEET_CLOCK, ClockFace, duration
 from console.protocol import Event, NodeState, NodeStatus
 from console.ui.charts import line_colour
 from console.ui.commands import action_bindings
 from console.ui.intents import ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
-from console.ui.widgets.header import FleetHeader, fleet_clock, header_text
+from console.ui.widgets.header import FleetHeader, header_text
 from console.ui.widgets.plot import ChartSpec, PlotextChart, Series, plot_columns
 
 #: Fetches `GET /v1/nodes/{id}`: (the payload, the model's frames_applied when it answered).
@@ -49,13 +49,16 @@ DETAIL_CHARTS = (
 )
 
 
-def drain_text(node: NodeStatus, now_fleet_s: float, ended: Event | None = None) -> Text:
+def drain_text(
+    node: NodeStatus, now_fleet_s: float, ended: Event | None = None, clock: ClockFace = FLEET_CLOCK
+) -> Text:
     """The drain's progress; `ended`: the event that ended it when the node went down, said instead of
-    "not draining" (a drain that vanished with its node read as if there had been none)."""
+    "not draining" (a drain that vanished with its node read as if there had been none). Its times read
+    on `clock`."""
     drain = node.drain
     text = Text(no_wrap=True)
     if drain is None and ended is not None:
-        text.append(f"drain ended at {fleet_clock(ended.time_s)}  ", style="bold")
+        text.append(f"drain ended at {clock.text(ended.time_s)}  ", style="bold")
         text.append(ended.message.split(": ", 1)[-1])
         return text
     if drain is None:
@@ -83,7 +86,7 @@ def drain_text(node: NodeStatus, now_fleet_s: float, ended: Event | None = None)
     )
     text.append(f"ETA {duration(eta) if eta is not None else '—'}  ")
     text.append(
-        f"deadline in {duration(drain.deadline_at_s - now_fleet_s)} (at {fleet_clock(drain.deadline_at_s)})  "
+        f"deadline in {duration(drain.deadline_at_s - now_fleet_s)} (at {clock.text(drain.deadline_at_s)})  "
     )
     text.append(f"hint {drain.hint_ms[0]}–{drain.hint_ms[1]} ms")
     if eta is not None and now_fleet_s + eta > drain.deadline_at_s:
@@ -164,14 +167,23 @@ class NodeDetailScreen(Screen[None]):
         self.ready = True  # children are composed: the app may render into them now
         self.post_message(ScreenReady())
 
-    def show_header(self, model: FleetModel, now_s: float, palette: Palette) -> None:
+    def show_header(
+        self, model: FleetModel, now_s: float, palette: Palette, clock: ClockFace = FLEET_CLOCK
+    ) -> None:
         for header in self.query(FleetHeader):  # the tick may land while the screen is torn down
-            header.update(header_text(model, now_s, palette, header.size.width or None), layout=False)
+            header.update(header_text(model, now_s, palette, header.size.width or None, clock), layout=False)
 
     def show_model(
-        self, model: FleetModel, now_s: float, palette: Palette, actions_off: str | None = None
+        self,
+        model: FleetModel,
+        now_s: float,
+        palette: Palette,
+        actions_off: str | None = None,
+        clock: ClockFace = FLEET_CLOCK,
     ) -> None:
-        self.show_header(model, now_s, palette)
+        """`clock`: how fleet times read — the header's, the events' and the drain's (in a drill, the
+        drill's clock)."""
+        self.show_header(model, now_s, palette, clock)
         node = model.nodes.get(self.node_id)
         summary = Text(no_wrap=True)
         summary.append(f"{self.node_id}  ", style="bold")
@@ -203,7 +215,7 @@ class NodeDetailScreen(Screen[None]):
         # More than the box shows: the drain's end may sit under a few later events.
         recent = joined_events(self.server_history, model.node_events(self.node_id, limit=20), limit=20)
         drain_box = self.query_one("#drain", Static)
-        drain_box.update(drain_text(node, now_fleet, ended_drain(node, recent)) if node else Text("—"))
+        drain_box.update(drain_text(node, now_fleet, ended_drain(node, recent), clock) if node else Text("—"))
         drain_box.border_subtitle = (
             "d drain · u undrain"
             if actions_off is None
@@ -222,7 +234,7 @@ class NodeDetailScreen(Screen[None]):
             )
         events = Text(no_wrap=True, overflow="ellipsis")
         for event in recent[:6]:
-            events.append(f"{fleet_clock(event.time_s)}  {event.kind:<11} {event.message}\n")
+            events.append(f"{clock.text(event.time_s)}  {event.kind:<11} {event.message}\n")
         if not events:
             events.append("no events for this node yet", style="dim")
         self.query_one("#events", Static).update(events)

@@ -14,8 +14,8 @@ from textual.widgets import DataTable
 
 from console.model.alarms import AlarmEntry, AlarmKey, AlarmRow, alarm_rows
 from console.model.thresholds import SEVERITY_LEVEL, Level
+from console.model.units import FLEET_CLOCK, ClockFace
 from console.ui.themes import LEVEL_GLYPHS, Palette
-from console.ui.widgets.header import fleet_clock
 
 #: Rows shown (after grouping); the box title counts every active alarm.
 ROWS_SHOWN = 40
@@ -102,7 +102,7 @@ class AlarmsPanel(DataTable):
         self._identities: list[tuple[object, ...]] = []
         self._messages: list[str] = []
         self._cells: list[tuple[Cell, ...]] = []
-        self._shown: tuple[int, str, bool] | None = None
+        self._shown: tuple[int, str, bool, ClockFace] | None = None
         self._laid_out_for: tuple[int, int] | None = None
 
     def show(
@@ -112,12 +112,14 @@ class AlarmsPanel(DataTable):
         palette: Palette,
         version: int,
         stale: bool = False,
+        clock: ClockFace = FLEET_CLOCK,
     ) -> None:
         """`stale`: the view is past the stale line (`FleetModel.stale_s`); the active alarms are drawn as the
-        last frame's (`AlarmRow.stale`), their log untouched, so the next frame draws them as they are."""
-        if self._shown == (version, palette.name, stale):
+        last frame's (`AlarmRow.stale`), their log untouched, so the next frame draws them as they are.
+        `clock`: how the raised times read (a drill's console: the drill's clock)."""
+        if self._shown == (version, palette.name, stale, clock):
             return
-        self._shown = (version, palette.name, stale)
+        self._shown = (version, palette.name, stale, clock)
         cursor = self.cursor_row
         # In a focused panel (where `a` acts) the cursor stays on its alarm, not on its row number: a new
         # alarm sorted above it (or the one just acknowledged sinking below the new ones) moved another
@@ -160,7 +162,7 @@ class AlarmsPanel(DataTable):
                     Cell(row.where, no_wrap=True),
                     value,
                     Cell(status, style=style, no_wrap=True),
-                    Cell(fleet_clock(row.raised_at_s), no_wrap=True),
+                    Cell(clock.text(row.raised_at_s), no_wrap=True),
                 )
             )
             self._keys.append(() if row.cleared else row.keys)

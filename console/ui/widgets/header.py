@@ -1,4 +1,5 @@
-"""The top line: fleet, source, fleet clock, link state and staleness, malformed-frame count."""
+"""The top line: fleet, source, clock (the fleet's, or a drill's), link state and staleness, malformed-frame
+count."""
 
 from __future__ import annotations
 
@@ -9,30 +10,37 @@ from console.model.gauges import level_at_least
 from console.model.history import FleetModel
 from console.model.link import LinkState
 from console.model.thresholds import Level
-from console.model.units import fleet_clock
+from console.model.units import FLEET_CLOCK, ClockFace
 from console.ui.themes import LEVEL_GLYPHS, Palette
 
 #: The fewest characters of the fleet's name kept when it gives way to the link state (then "…").
 FLEET_KEPT = 8
 
 
-def header_text(model: FleetModel, now_s: float, palette: Palette, width: int | None = None) -> Text:
+def header_text(
+    model: FleetModel,
+    now_s: float,
+    palette: Palette,
+    width: int | None = None,
+    clock: ClockFace = FLEET_CLOCK,
+) -> Text:
     """The line; when it is wider than `width`, without the source and with shorter labels — at 80 columns
     the link's age was cut to "age", and how stale the view is matters more than where it comes from. Then
     the fleet's name gives way (down to `FLEET_KEPT` characters), then the product's: a reconnecting link
-    lost "next in 3.2 s" at 80 columns, and when the next try comes is what the operator is waiting for."""
-    text = _header_text(model, now_s, palette, compact=False)
+    lost "next in 3.2 s" at 80 columns, and when the next try comes is what the operator is waiting for.
+    `clock`: the fleet's, or a drill's own (`ClockFace`)."""
+    text = _header_text(model, now_s, palette, clock, compact=False)
     if width is None or text.cell_len <= width:
         return text
-    text = _header_text(model, now_s, palette, compact=True)
+    text = _header_text(model, now_s, palette, clock, compact=True)
     fleet = model.fleet
     excess = text.cell_len - width
     kept = max(FLEET_KEPT, len(fleet) - excess - 1)
     if excess > 0 and kept < len(fleet):
         fleet = fleet[:kept] + "…"
-        text = _header_text(model, now_s, palette, compact=True, fleet=fleet)
+        text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet)
     if text.cell_len > width:
-        text = _header_text(model, now_s, palette, compact=True, fleet=fleet, brand=False)
+        text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet, brand=False)
     return text
 
 
@@ -40,6 +48,7 @@ def _header_text(
     model: FleetModel,
     now_s: float,
     palette: Palette,
+    clock: ClockFace,
     compact: bool,
     fleet: str | None = None,
     brand: bool = True,
@@ -51,8 +60,8 @@ def _header_text(
     text.append(f" {model.fleet if fleet is None else fleet} ", style="bold reverse")
     if not compact:
         text.append(f"  source {model.source.value if model.source else '—'}")
-    clock = fleet_clock(model.frame.time_s) if model.frame else "—"
-    text.append(f"{gap}{'clock' if compact else 'fleet clock'} {clock}")
+    time = clock.text(model.frame.time_s) if model.frame else "—"
+    text.append(f"{gap}{'clock' if compact else clock.label} {time}")
     link = model.link
     stale = model.frame_age_s(now_s)
     if link.state in (LinkState.LIVE, LinkState.PAUSED):

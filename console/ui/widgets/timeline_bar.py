@@ -9,10 +9,10 @@ from textual.widgets import Static
 
 from console.model.thresholds import Level
 from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, timeline_cells
+from console.model.units import fleet_clock
 from console.record.reader import Marker
 from console.record.replay import ReplayStatus, damage_note
 from console.ui.themes import Palette
-from console.ui.widgets.header import fleet_clock
 
 _ALARM_LEVELS = {"critical": Level.CRITICAL, "warning": Level.WARNING}
 _ACTION_LEVELS = {"blocked": Level.CRITICAL, "typed": Level.WARNING, "confirm": Level.WARNING}
