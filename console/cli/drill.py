@@ -174,10 +174,14 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
         signal.signal(signum, _exit_on_signal)
     speed = 1.0 if args.speed is None else args.speed
     seed = scenario.seed if args.seed is None else args.seed
-    # A served drill's clock is an admin's: this player's pause key gets its own admin token.
+    # A served drill's clock is an admin's: this player's pause key gets its own admin token. The run is
+    # one exercise: its audit log is its own (in the private directory, removed with it), so L shows this
+    # run's actions only.
     with (
         ending_at_once_after_an_outside_stop(),
-        EmbeddedServer(drill.scenario, speed=speed, serve=serve, clock_token=True) as server,
+        EmbeddedServer(
+            drill.scenario, speed=speed, serve=serve, clock_token=True, own_audit_log=True
+        ) as server,
     ):
         return _run_drill_console(
             server.url,

@@ -60,7 +60,9 @@ class EmbeddedServer:
     interactive drill serves its drill this way); by default it is `["sim", "serve", scenario]`.
     `clock_token`: the token file also holds an admin token, `clock_token`, for a server whose clock is
     an admin's (a served drill's): the single-player drill pauses its own drill with it, while the console
-    acts with the operator token."""
+    acts with the operator token. `own_audit_log`: the server logs to a new file in the private directory,
+    removed with it, not to the user's shared log for the fleet — an interactive drill is one exercise, and
+    its audit screen (L) showed earlier runs' halts and drains."""
 
     def __init__(
         self,
@@ -69,6 +71,7 @@ class EmbeddedServer:
         speed: float = 1.0,
         serve: list[str] | None = None,
         clock_token: bool = False,
+        own_audit_log: bool = False,
     ) -> None:
         self.scenario = scenario
         self.serve = list(serve) if serve is not None else ["sim", "serve", scenario]
@@ -80,6 +83,7 @@ class EmbeddedServer:
         self.clock_token = new_token() if clock_token else None
         self.token_path = self._directory / "operator.token"
         self._log_path = self._directory / "server.log"
+        self.audit_log_path = self._directory / "audit.jsonl" if own_audit_log else None
         self._process: subprocess.Popen[str] | None = None
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> EmbeddedServer:
@@ -89,6 +93,8 @@ class EmbeddedServer:
         command += ["--speed", str(self.speed), "--token-file", str(self.token_path), "--stop-with-parent"]
         for override in self.overrides:
             command += ["--set", override]
+        if self.audit_log_path is not None:
+            command += ["--audit-log", str(self.audit_log_path)]
         with self._log_path.open("w") as log:
             self._process = subprocess.Popen(
                 command,

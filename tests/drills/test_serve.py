@@ -269,3 +269,30 @@ async def test_the_served_drill_remembers_what_was_applied_and_skips_the_moot_hi
         told += [e.message for e in tick.events if e.kind == "hint"]
     assert backend.simulation.time_s >= 6
     assert told == ["Watch the attempts."]
+
+
+def test_drill_modes_child_server_keeps_an_audit_log_of_the_runs_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`L` in a second interactive run showed the first run's actions: the child logged to the user's
+    shared default file for the fleet. Each run now has its own log, in its private directory."""
+    from console.cli.embedded import EmbeddedServer
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the child inherits it
+    drill = tmp_path / "short.toml"
+    drill.write_text(SHORT_DRILL)
+    serve = ["drill", str(drill), "--serve", "--paused"]
+    for run in (1, 2):
+        server = EmbeddedServer("thundering-herd", serve=serve, clock_token=True, own_audit_log=True).start()
+        try:
+            headers = {"Authorization": f"Bearer {server.token}"}
+            before = httpx.get(f"{server.url}/v1/audit", headers=headers).json()["records"]
+            assert before == [], f"run {run} starts with an earlier run's records"
+            httpx.post(
+                f"{server.url}/v1/rollout/halt", json={}, headers=headers
+            )  # audited, whatever its answer
+            after = httpx.get(f"{server.url}/v1/audit", headers=headers).json()["records"]
+            assert len(after) == 1
+        finally:
+            server.stop()
+    assert not (tmp_path / "state" / "stormdeck" / "audit").exists()  # the shared default is untouched
