@@ -10,6 +10,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import DataTable
 
 from console.model.alarms import AlarmEntry, AlarmKey, AlarmRow, alarm_rows
@@ -204,6 +205,13 @@ class AlarmsPanel(DataTable):
             elif held in self._identities:
                 cursor = self._identities.index(held)
             self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
+
+    def render_line(self, y: int) -> Strip:
+        # A column not shown (width 0) draws as an empty segment with no style, and Textual's NO_COLOR filter
+        # (Monochrome) reads every segment's style: under NO_COLOR=1 the console died at start with a
+        # traceback. An empty segment draws nothing, so leaving it out changes no cell.
+        strip = super().render_line(y)
+        return Strip([segment for segment in strip if segment.text], strip.cell_length)
 
     def on_resize(self) -> None:
         # The widths depend on the room: a resized terminal lays the same rows out again.
