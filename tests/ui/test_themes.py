@@ -6,6 +6,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from rich.color import Color, ColorSystem
 
 from console.errors import InputError
 from console.model.thresholds import Level
@@ -62,6 +63,17 @@ def test_level_colours_read_as_text_on_every_background(name):
         if contrast(colour, behind) < 4.5
     }
     assert not low
+
+
+@pytest.mark.parametrize("name", ["dark", "light", "high-contrast", "colorblind"])
+@pytest.mark.parametrize("system", [ColorSystem.STANDARD, ColorSystem.EIGHT_BIT])
+def test_levels_stay_apart_on_16_and_256_colour_terminals(name, system):
+    """On a 16- or 256-colour terminal (TERM=xterm, TEXTUAL_COLOR_SYSTEM=standard) each colour becomes the
+    nearest the terminal has (Rich's downgrade). Light's ok (#177033) became bright black, as its unknown:
+    a healthy node and one never heard from drew alike, and ok was not green."""
+    levels = load_themes()[name].palette.levels
+    shown = {level: Color.parse(colour).downgrade(system).number for level, colour in levels.items()}
+    assert len(set(shown.values())) == len(Level), shown
 
 
 def test_colorblind_theme_does_not_pair_red_with_green():
