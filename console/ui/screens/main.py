@@ -31,6 +31,7 @@ from console.ui.widgets.header import FleetHeader, header_text
 from console.ui.widgets.node_table import NodeTable, column_title
 from console.ui.widgets.plot import PlotextChart, plot_columns
 from console.ui.widgets.rollout_panel import RolloutPanel
+from console.ui.widgets.too_small import MIN_HEIGHT, MIN_WIDTH, TOO_SMALL_CSS, TooSmallNotice
 
 WAVE_TITLE = "reconnect wave · attempts per 100 ms"
 CONNECTIONS_TITLE = "connections · last 10 min"
@@ -55,8 +56,19 @@ def actions_title(actions_off: str | None, palette: Palette) -> str:
 class MainScreen(Screen[None]):
     # Below 36 rows (80×24, 100×30) the fixed-height charts left the alarms box its borders only: the
     # connections chart gives way (the gauge keeps the count and its Δ60s) and the wave chart shrinks.
-    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (36, "-tall")]
-    DEFAULT_CSS = """
+    # Below 80×24 the panels would cut their figures: they give way to `TooSmallNotice`.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-too-narrow"),
+        (MIN_WIDTH, "-wide"),
+    ]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-too-short"),
+        (MIN_HEIGHT, "-short"),
+        (36, "-tall"),
+    ]
+    DEFAULT_CSS = (
+        TOO_SMALL_CSS.format(screen="MainScreen")
+        + """
     MainScreen #body { height: 1fr; }
     MainScreen #left { width: 3fr; }
     MainScreen #right { width: 2fr; }
@@ -77,6 +89,7 @@ class MainScreen(Screen[None]):
     MainScreen #filter-bar.-open { display: block; }
     MainScreen #filter-error { color: $error; height: auto; }
     """
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("/", "open_filter", "filter"),
         Binding("s", "app.sort", "sort"),
@@ -94,8 +107,9 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield FleetHeader(id="header")
-        yield GaugeBar(id="gauges")
-        with Horizontal(id="body"):
+        yield GaugeBar(id="gauges", classes="fits-or-hides")
+        yield TooSmallNotice()
+        with Horizontal(id="body", classes="fits-or-hides"):
             with Vertical(id="left"):
                 with Vertical(id="wave-box", classes="boxed"):
                     yield PlotextChart(id="wave-chart")
@@ -125,6 +139,12 @@ class MainScreen(Screen[None]):
         self.query_one("#alarms-box").border_title = "alarms"
         self.query_one(NodeTable).focus()
         self.call_after_refresh(self._ready)
+
+    def on_resize(self) -> None:
+        # Hidden while the terminal was too small, the node table lost the focus: Enter opened nothing
+        # once the panels were back. (After the refresh: a widget not yet shown again takes no focus.)
+        if self.focused is None and self.size.width >= MIN_WIDTH and self.size.height >= MIN_HEIGHT:
+            self.call_after_refresh(self.query_one(NodeTable).focus)
 
     def _ready(self) -> None:
         self.ready = True  # children are composed: the app may render into them now
