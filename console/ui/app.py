@@ -334,7 +334,8 @@ class ConsoleApp(App[None]):
         if isinstance(screen, NodeDetailScreen):
             return screen.node_id
         if isinstance(screen, MainScreen):
-            return screen.query_one(NodeTable).cursor_id
+            # Hidden (a terminal below 80×24, `TooSmallNotice`), its cursor is on a row nobody sees.
+            return None if screen.too_small else screen.query_one(NodeTable).cursor_id
         return None
 
     def action_act(self, kind: str) -> None:

@@ -1095,3 +1095,28 @@ async def test_a_count_beyond_the_fleets_room_is_named_in_the_form_before_any_bi
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is form and api.sent == []
+
+
+async def test_a_node_action_waits_for_the_node_table_to_be_seen():
+    """Below 80×24 the node table is hidden (`TooSmallNotice`), its cursor on a row nobody sees: `d` opened a
+    drain of that node. A node action needs a node the operator can see; fleet-wide ones still open."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await fleet_ready(app)
+        await pilot.press("d")
+
+        def said() -> bool:
+            return any("put the cursor on a node first" in n.message for n in app._notifications)
+
+        await wait_for(lambda: said() or isinstance(app.screen, ActionForm), what="the drain's answer")
+        assert isinstance(app.screen, MainScreen), f"{app.screen} opened for a node nobody sees"
+        assert not api.sent
+        await pilot.press("a")  # admission: the fleet's, no node needed
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the admission form")
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause()
+        await pilot.press("d")
+        await wait_for(lambda: isinstance(app.screen, ActionForm), what="the drain form, the table seen")

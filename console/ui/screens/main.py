@@ -140,10 +140,15 @@ class MainScreen(Screen[None]):
         self.query_one(NodeTable).focus()
         self.call_after_refresh(self._ready)
 
+    @property
+    def too_small(self) -> bool:
+        """The terminal is below the panels' size: they give way to `TooSmallNotice`."""
+        return self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
+
     def on_resize(self) -> None:
         # Hidden while the terminal was too small, the node table lost the focus: Enter opened nothing
         # once the panels were back. (After the refresh: a widget not yet shown again takes no focus.)
-        if self.focused is None and self.size.width >= MIN_WIDTH and self.size.height >= MIN_HEIGHT:
+        if self.focused is None and not self.too_small:
             self.call_after_refresh(self.query_one(NodeTable).focus)
 
     def _ready(self) -> None:
