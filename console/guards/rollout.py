@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from console.errors import InputError
+from console.figures import beside_limit
 from console.guards.capacity import FleetCapacity
 from console.guards.fleet import SERVING, fleet_load, max_serving_cpu_pct
 from console.guards.thresholds import Thresholds
@@ -99,6 +100,21 @@ def nodes_down_check(snapshot: FleetSnapshot) -> Check:
     )
 
 
+def headroom_check(
+    snapshot: FleetSnapshot, thresholds: Thresholds, fails_to: VerdictLevel, why: str
+) -> Check:
+    """The fleet's headroom now against `headroom_min_pct` (outage seed: no safe restart below it): blocked
+    before a rollout starts, asked before one resumes — the same figure and budget on both."""
+    return check(
+        "headroom_pct",
+        snapshot.totals.headroom_pct,
+        thresholds.headroom_min_pct,
+        bound="min",
+        fails_to=fails_to,
+        why=why,
+    )
+
+
 def judge_rollout_start(
     snapshot: FleetSnapshot,
     capacity: FleetCapacity,
@@ -122,13 +138,11 @@ def judge_rollout_start(
     spare_connections = load.survivor_capacity_connections - (load.serving_connections - displaced)
     cpu_now = max_serving_cpu_pct(snapshot.nodes)
     checks = [
-        check(
-            "headroom_pct",
-            snapshot.totals.headroom_pct,
-            t.headroom_min_pct,
-            bound="min",
-            fails_to=VerdictLevel.BLOCKED,
-            why="no safe restart below this headroom: add capacity instead of restarting (outage seed)",
+        headroom_check(
+            snapshot,
+            t,
+            VerdictLevel.BLOCKED,
+            "no safe restart below this headroom: add capacity instead of restarting (outage seed)",
         ),
         check(
             "cpu_now_pct",
@@ -251,6 +265,8 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
     pause_pct = snapshot.rollout.pause_cpu_pct or t.cpu_pause_pct
     cpu_now = max_serving_cpu_pct(snapshot.nodes)
     hot = sum(1 for node in snapshot.nodes if node.state in SERVING and node.cpu_pct > pause_pct)
+    headroom = snapshot.totals.headroom_pct
+    side = "under" if headroom < t.headroom_min_pct else "within"
     checks = [
         check(
             "cpu_now_pct",
@@ -260,6 +276,18 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
             why="resume only once every serving node is back under the pause line (outage seed)",
         ),
         nodes_down_check(snapshot),
+        # Resuming restarts more nodes, as a start does: a start under the budget is blocked, a resume
+        # passed unasked at 31 % (maintenance-window pass). Asked, not blocked: the rollout is already
+        # under way — the batch it halted on may hold nodes out of rotation, and finishing it may be the
+        # way back — but the operator decides knowing the figure.
+        headroom_check(
+            snapshot,
+            t,
+            VerdictLevel.CONFIRM,
+            f"headroom {beside_limit(headroom, t.headroom_min_pct)} % {side} the {t.headroom_min_pct:g} % "
+            "budget: each batch resumed restarts more nodes — add capacity first, or wait for headroom to "
+            "come back (outage seed)",
+        ),
     ]
     return verdict("rollout_resume", checks, {"nodes_over_pause": hot}, typed_expected=snapshot.fleet)
 

@@ -39,6 +39,9 @@ def _node(node_id: str, cpu_pct: float, state: NodeState = NodeState.READY) -> N
         rejects_per_s=0,
         timeouts_per_s=0,
         handshake_p99_ms=0,
+        # Room for clients: the resume guard asks first under the headroom budget, and a node planned for
+        # none counts as no capacity (headroom -100 %).
+        capacity_connections=1000,
     )
 
 

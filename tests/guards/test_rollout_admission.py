@@ -7,7 +7,13 @@ import dataclasses
 import pytest
 
 from console.errors import InputError
-from console.guards import judge_admission, judge_rollout_halt, judge_rollout_resume, judge_rollout_start
+from console.guards import (
+    Thresholds,
+    judge_admission,
+    judge_rollout_halt,
+    judge_rollout_resume,
+    judge_rollout_start,
+)
 from console.guards.rollout import plan_batches
 from console.protocol import (
     AdmissionRequest,
@@ -202,6 +208,30 @@ def test_resuming_a_halted_rollout_with_a_node_down_asks_as_starting_one_does() 
     assert judge_rollout_resume(fleet(rollout=paused, extra=[down])).level is VerdictLevel.CONFIRM
     restarting = node("gw-020", state=NodeState.RESTARTING, connections=0, cpu_pct=0.0)
     assert judge_rollout_resume(fleet(rollout=halted, extra=[restarting])).level is VerdictLevel.OK
+
+
+def test_resuming_under_the_headroom_budget_asks_first_naming_headroom_and_the_budget() -> None:
+    """A maintenance-window pass: a resume went through at 31 % headroom where a start was blocked under the
+    35 % budget — yet resuming a halted rollout restarts more nodes. It asks first (confirm, not blocked:
+    the batch under way may be what is holding nodes out), saying headroom now, the budget and what to do."""
+    paused = RolloutStatus(state=RolloutState.PAUSED, pause_cpu_pct=75.0)
+    # 20 × 34.5 k held of 20 × 50 k: 31 % headroom.
+    tight = fleet(connections=34_500, rollout=paused)
+    verdict = judge_rollout_resume(tight)
+    assert verdict.level is VerdictLevel.CONFIRM and failed(verdict) == {"headroom_pct"}
+    asked = next(c for c in verdict.checks if c.name == "headroom_pct")
+    assert (asked.value, asked.limit, asked.bound) == (31.0, 35.0, "min")
+    assert "31 %" in asked.why and "35 %" in asked.why
+    assert "add capacity" in asked.why and "wait" in asked.why
+    # just under the line it says so, not "35 % under the 35 % budget"
+    near = judge_rollout_resume(fleet(connections=32_700, rollout=paused))  # 34.6 %
+    assert "headroom 34.6 % under the 35 % budget" in next(
+        c.why for c in near.checks if c.name == "headroom_pct"
+    )
+    # the budget is the thresholds' own, as the start's
+    looser = judge_rollout_resume(tight, Thresholds(headroom_min_pct=30))
+    assert looser.level is VerdictLevel.OK
+    assert judge_rollout_resume(fleet(rollout=paused)).level is VerdictLevel.OK  # 46 %: nothing to ask
 
 
 # --- admission --------------------------------------------------------------------------------------------
