@@ -437,6 +437,8 @@ def _run_plan(args: argparse.Namespace) -> int:
     hint = plan["hint_ms"]
     duration = plan["duration_s"]
     print(f"drain plan for {', '.join(plan['nodes'])} (limited by {plan_limit(plan)}):")
+    if "connections" in plan:  # (an older server's plan does not say)
+        print(f"  moves     {plan['connections']:,} connections to the other nodes")
     print(f"  rate      {plan['rate_per_s']:g} closes/s per node")
     print(f"  duration  {'never (no safe rate now)' if duration is None else f'{duration:.0f} s'}")
     print(f"  deadline  {plan['deadline_s']:g} s  (force-closed then: {plan['force_closed']})")

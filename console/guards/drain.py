@@ -45,6 +45,7 @@ class DrainPlan:
     hint_ms: tuple[int, int]
     force_closed: int  # connections still open at the deadline, at that rate
     limited_by: str  # which limit set the rate: "drain_pacing" or "survivor_cpu"
+    connections: int  # what the drain moves to the survivors (the drain verdict's projection)
 
     def request(self) -> DrainRequest:
         """The plan as a request, to pre-fill the console's form: at the planned rate however slow it is
@@ -142,6 +143,7 @@ def plan_drain(
         hint_ms=planned_hint_ms(rate * len(nodes), t, capacity.hint_max_ms),
         force_closed=sum(_force_closed(node, rate, t.drain_window_s) for node in nodes),
         limited_by=limited_by,
+        connections=sum(node.connections for node in nodes),
     )
 
 

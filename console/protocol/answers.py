@@ -105,6 +105,7 @@ class DrainPlanResult(Record):
     hint_ms: tuple[int, int]
     force_closed: int
     limited_by: str
+    connections: int = Field(description="connections the drain moves to the other nodes")
     request: DrainRequest
 
 

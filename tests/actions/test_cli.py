@@ -87,6 +87,10 @@ def test_plan_drain_prints_a_command_that_passes(acting: Acting, operator, capsy
     # The planner's limit in the operator's words, as the drain form says it (was "limited by survivor_cpu").
     limit = PLAN_LIMITS[plan["limited_by"]]
     assert said[0] == f"drain plan for gw-004 (limited by {limit}):", said[0]
+    # How many clients the drain moves, with its unit, as the drain's verdict says it (it was not printed).
+    node = next(n for n in acting.simulation.live_snapshot().nodes if n.id == "gw-004")
+    assert plan["connections"] == node.connections > 0
+    assert f"  moves     {plan['connections']:,} connections to the other nodes" in said, said
     command = said[-1].split("act: ", 1)[1].split()
     assert command[:3] == ["stormdeck", "act", acting.url]
     assert f"{plan['rate_per_s']:g}" in command

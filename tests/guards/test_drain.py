@@ -124,6 +124,13 @@ def test_plan_is_the_largest_rate_that_passes() -> None:
     assert judge_drain(tight, CAPACITY, "gw-003", faster).level is VerdictLevel.BLOCKED
 
 
+def test_the_plan_says_how_many_connections_the_drain_moves_as_the_verdict_does() -> None:
+    # `stormdeck plan drain` said the rate, duration and deadline, not the 27 k clients that move.
+    plan = plan_drain(fleet(), CAPACITY, ["gw-003", "gw-004"])
+    verdict = judge_drain(fleet(), CAPACITY, ["gw-003", "gw-004"], plan.request())
+    assert plan.connections == verdict.projections["connections"] == 54_000
+
+
 def test_plan_limited_by_survivor_cpu() -> None:
     hot = fleet(cpu_pct=70.0)
     plan = plan_drain(hot, CAPACITY, "gw-003")

@@ -266,5 +266,6 @@ async def drain_plan(node_id: str, request: Request) -> DrainPlanResult:
         hint_ms=plan.hint_ms,
         force_closed=plan.force_closed,
         limited_by=plan.limited_by,
+        connections=plan.connections,
         request=plan.request(),
     )
