@@ -16,7 +16,7 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from console.cli.checks import check_finite, check_fleet_url, fleet_url_argument, range_text
 from console.cli.groups import CommandParser, add_subcommands
@@ -25,6 +25,9 @@ from console.client.token import load_token
 from console.errors import InputError
 from console.model.big_changes import BigChange, big_changes
 from console.protocol import limits
+
+if TYPE_CHECKING:
+    from console.model.actions import Prefill
 
 EXIT = {
     Reply.APPLIED: 0,
@@ -162,13 +165,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="provision more gateway nodes (ready after the fleet's provisioning time)",
         description="Add COUNT nodes to the fleet (POST /v1/capacity). They serve once provisioned (the "
         "outage seed's 200 nodes took 4 minutes): the verdict shows when, and the headroom then. An add "
-        "larger than add_capacity_confirm_pct of the fleet asks for --yes; a COUNT beyond the fleet's room "
-        "or add_capacity_max_nodes is refused (exit 2). More nodes than the console would pre-fill (those "
+        "larger than add_capacity_confirm_pct of the fleet asks for --yes; a COUNT below 1, or beyond the "
+        "fleet's room or add_capacity_max_nodes, is refused naming the fleet's range (exit 2). More nodes than the console would pre-fill (those "
         "that bring headroom back to its budget once ready, at least one) is shown and not sent without "
         "--yes (exit 3), as the console asks first.",
     )
     add_capacity.add_argument("--count", type=int, required=True, metavar="N", help="nodes to add")
-    add_capacity.set_defaults(handler=_run_act, build=_add_capacity, check_big=_big_capacity_changes)
+    add_capacity.set_defaults(
+        handler=_run_act, build=_add_capacity, check_input=_count_below_one, check_big=_big_capacity_changes
+    )
 
     plan = subparsers.add_parser("plan", help="plan an action: the largest safe drain of a node")
     plans = add_subcommands(plan, dest="plan", metavar="WHAT")
@@ -318,10 +323,13 @@ def _run_act(args: argparse.Namespace) -> int:
     token = load_token(args.token_file)
 
     complete = getattr(args, "complete", None)
+    check_input = getattr(args, "check_input", None)
     check_big = getattr(args, "check_big", None)
 
     async def go() -> ActionAnswer | list[BigChange]:
         async with ActionClient(args.url, token) as client:
+            if check_input is not None:  # bad input: refused here, --yes or --dry-run alike
+                await check_input(client, body)
             if complete is not None:
                 kept = await complete(client, body)
                 if kept:  # stderr: --json keeps stdout one JSON document
@@ -357,24 +365,48 @@ async def _big_admission_changes(client: ActionClient, body: dict[str, Any]) -> 
     return big_changes(ActionCall(ActionKind.ADMISSION, None, body), current, Prefill({}, ""))
 
 
-async def _big_capacity_changes(client: ActionClient, body: dict[str, Any]) -> list[BigChange]:
-    """More nodes than the console's pre-fill (the nodes that bring headroom back to the budget once ready,
-    at least one), as the console checks before sending; nothing to check without a capacity record."""
+async def _capacity_prefill(client: ActionClient) -> Prefill | None:
+    """The console's add-capacity pre-fill and its check of the fleet's room, from the fleet's capacity
+    record and snapshot now; None without a capacity record (the server judges it then: a read-only fleet
+    answers 409 to the action itself)."""
     from dataclasses import fields
 
     from console.client.admin import ApiError
     from console.guards import FleetCapacity
     from console.guards.config import load_default_thresholds
-    from console.model.actions import ActionCall, ActionKind, add_capacity_prefill_of
+    from console.model.actions import add_capacity_prefill_of
     from console.protocol import CapacityRecord
 
     try:
         record = CapacityRecord.model_validate(await client.capacity())
     except ApiError:
-        return []  # the server judges it (a read-only fleet answers 409 to the action itself)
+        return None
     capacity = FleetCapacity(**record.model_dump(include={f.name for f in fields(FleetCapacity)}))
     thresholds = load_default_thresholds().thresholds
-    suggested = add_capacity_prefill_of(await client.fleet(), capacity, thresholds)
+    return add_capacity_prefill_of(await client.fleet(), capacity, thresholds)
+
+
+async def _count_below_one(client: ActionClient, body: dict[str, Any]) -> None:
+    """A count below 1 fits no fleet: refused here in the fleet's range, by the check the console's form
+    runs (`check_count`: "an integer in [1, 64] (room left in the fleet: 64 of 84 nodes)"). Sent, it met
+    the request model first, whose words name the API's bound instead ("Input should be greater than or
+    equal to 1 (got 0); allowed: [1, 10000]"). A count beyond the room is the server's to refuse: its
+    thresholds (`add_capacity_max_nodes`) are the ones that hold, and its refusal is audited."""
+    if body["count"] >= 1:
+        return
+    prefill = await _capacity_prefill(client)
+    if prefill is not None and prefill.check is not None:
+        prefill.check(body)
+
+
+async def _big_capacity_changes(client: ActionClient, body: dict[str, Any]) -> list[BigChange]:
+    """More nodes than the console's pre-fill (the nodes that bring headroom back to the budget once ready,
+    at least one), as the console checks before sending; nothing to check without a capacity record."""
+    from console.model.actions import ActionCall, ActionKind
+
+    suggested = await _capacity_prefill(client)
+    if suggested is None:
+        return []
     if suggested.check is not None:
         try:
             suggested.check(body)

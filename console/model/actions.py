@@ -99,6 +99,16 @@ class FormField:
         return "blank: unlimited, or " + self.allowed().removesuffix(" (blank: unlimited)")
 
     def parse(self, text: str) -> float | int | str | None:
+        value = self.read(text)
+        if not isinstance(value, int | float):
+            return value
+        too_low = value <= self.low if self.low_open else value < self.low
+        if too_low or value > self.high or (isinstance(value, float) and not math.isfinite(value)):
+            raise InputError(self.name, text.strip(), self.allowed())
+        return value
+
+    def read(self, text: str) -> float | int | str | None:
+        """The value as typed, of the field's kind, its range not yet judged."""
         text = text.strip()
         if self.choices:
             if text not in self.choices:
@@ -107,13 +117,9 @@ class FormField:
         if not text and self.optional:
             return None
         try:
-            value = self.kind(text.replace("_", "").replace(",", ""))
+            return self.kind(text.replace("_", "").replace(",", ""))
         except ValueError:
             raise InputError(self.name, text, self.allowed()) from None
-        too_low = value <= self.low if self.low_open else value < self.low
-        if too_low or value > self.high or (isinstance(value, float) and not math.isfinite(value)):
-            raise InputError(self.name, text, self.allowed())
-        return value
 
 
 def _bound(value: float) -> str:
@@ -189,9 +195,27 @@ class ActionCall:
         return ActionCall(self.kind, self.node_id, body)
 
 
-def parse_form(kind: ActionKind, node_id: str | None, values: Mapping[str, str]) -> ActionCall:
-    """The form's text as a call; the first bad field raises `InputError` naming it and its range."""
-    parsed = {spec.name: spec.parse(values.get(spec.name, "")) for spec in FORMS[kind]}
+def parse_form(
+    kind: ActionKind,
+    node_id: str | None,
+    values: Mapping[str, str],
+    fleet_check: Callable[[Mapping[str, Any]], None] | None = None,
+) -> ActionCall:
+    """The form's text as a call; the first bad field raises `InputError` naming it and its range.
+
+    `fleet_check` (`Prefill.check`): the fleet's own limits, within the API's bounds the form's fields
+    carry. It judges the values as typed before those bounds do, so a value outside both is refused in the
+    fleet's words: add capacity's count 5000 said "[1, 64] (room left in the fleet: …)" and 0 said "≥ 1 and
+    ≤ 10,000", a range that fleet cannot take (maintenance-window pass)."""
+    if fleet_check is not None:
+        fleet_check(_form_body(kind, values, FormField.read))
+    return ActionCall(kind, node_id, _form_body(kind, values, FormField.parse))
+
+
+def _form_body(
+    kind: ActionKind, values: Mapping[str, str], parse: Callable[[FormField, str], float | int | str | None]
+) -> dict[str, Any]:
+    parsed = {spec.name: parse(spec, values.get(spec.name, "")) for spec in FORMS[kind]}
     pair = PAIRED_FIELDS.get(kind)
     if pair is not None:
         name, low_name, high_name = pair
@@ -202,7 +226,7 @@ def parse_form(kind: ActionKind, node_id: str | None, values: Mapping[str, str])
                 high_name, values.get(high_name, ""), f"≥ {field_label(kind, low_name)} ({low:g})"
             )
         parsed[name] = [low, high]
-    return ActionCall(kind, node_id, parsed)
+    return parsed
 
 
 def _text(value: float | int | None) -> str:

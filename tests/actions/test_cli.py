@@ -129,8 +129,17 @@ def test_add_capacity_follows_the_two_phases_and_names_count_on_bad_input(
     # who then adds --yes only learns the count was never possible.
     assert act(acting, "add-capacity", "--count", str(room + 1)) == 2
     assert f"[1, {room}]" in capsys.readouterr().out
-    assert act(acting, "add-capacity", "--count", "0") == 2
-    assert "count" in capsys.readouterr().out
+    # Below 1 in the fleet's range too, as the console's form says it (check_count) — it answered the
+    # request model's words and bound: "Input should be greater than or equal to 1 (got 0); allowed:
+    # [1, 10000]". With --yes and --dry-run as well: nothing makes a count below 1 possible.
+    for count, words in (("0", []), ("0", ["--yes"]), ("-3", ["--dry-run"])):
+        assert act(acting, "add-capacity", f"--count={count}", *words) == 2
+        said = capsys.readouterr()
+        expected = (
+            f"count: {count} is not allowed; expected an integer in [1, {room}] (room left in the fleet"
+        )
+        assert expected in said.err, said
+        assert "greater than or equal" not in said.out + said.err
     assert sim.n_nodes == 16  # nothing applied by a refusal
 
 

@@ -1079,6 +1079,28 @@ async def test_a_rollout_the_fleet_cannot_run_is_refused_at_the_key_saying_why()
         await open_form(app, pilot, "R", "the rollout form")
 
 
+async def test_a_count_below_one_is_named_in_the_form_with_the_fleets_range():
+    """Maintenance-window pass: 5000 in the add-capacity form said the fleet's range ("[1, 64] (room left in
+    the fleet: 64 of 84 nodes)"), 0 the form's own bound ("an integer ≥ 1 and ≤ 10,000") — a range this fleet
+    cannot take. Both go through the same check, in the same words."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_form(app, pilot, "c", "the add-capacity form")
+        said = {}
+        for typed in ("999", "0"):
+            await pilot.press("ctrl+u", *typed)
+            await pilot.pause()
+            said[typed] = str(form.query_one("#form-error", Label).render())
+        assert "nodes to add: 0 is not allowed" in said["0"] and "10,000" not in said["0"], said
+        assert said["0"].split("expected ")[1] == said["999"].split("expected ")[1], said
+        assert "room left in the fleet" in said["0"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and api.sent == []
+
+
 async def test_a_count_beyond_the_fleets_room_is_named_in_the_form_before_any_big_change_check():
     """Maintenance-window run: 999 typed into the add-capacity form drew no error as typed, then "a big
     change — is this what you meant?", and only after y the server's 422 ("expected an integer in [1, 64]

@@ -151,9 +151,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         submit only: as the operator types, focus stays where the keys go)."""
         error_label = self.query_one("#form-error", Label)
         try:
-            call = parse_form(self.kind, self.node_id, self._as_sent())
-            if self.prefill.check is not None:
-                self.prefill.check(call.body)
+            call = parse_form(self.kind, self.node_id, self._as_sent(), self.prefill.check)
         except InputError as error:
             label = field_label(self.kind, error.field)
             error_label.update(f"✖ {label}: {error.value!r} is not allowed; expected {error.allowed}")
