@@ -30,6 +30,16 @@ def titles(app: ConsoleApp) -> list[str]:
     return [str(app.screen.query_one(panel).border_title) for panel in PANELS]
 
 
+def frames_resume(app: ConsoleApp, fed: FedFleet, now: list[float]) -> None:
+    """The link is live again 12 fleet seconds on, and its next frame arrives (`now[0]`: the wall clock)."""
+    fed.second += 12
+    items = fed.items(1)
+    now[0] = items[-1].at_s + 0.4
+    app.feed(LinkStatus(LinkState.LIVE, at_s=now[0]))
+    for item in items:
+        app.feed(item)
+
+
 async def test_the_panels_say_stale_when_frames_stop_and_live_when_they_come_back():
     fed = FedFleet(storm_at_s=None)  # calm: every gauge ✓
     fed.feed_model(45)
@@ -59,12 +69,7 @@ async def test_the_panels_say_stale_when_frames_stop_and_live_when_they_come_bac
         assert state_cells(app) and all(cell.startswith("·") for cell in state_cells(app)), state_cells(app)
 
         # Frames come back: everything is live again, with no key pressed.
-        fed.second += 12
-        items = fed.items(1)
-        now[0] = items[-1].at_s + 0.4
-        app.feed(LinkStatus(LinkState.LIVE, at_s=now[0]))
-        for item in items:
-            app.feed(item)
+        frames_resume(app, fed, now)
         await wait_for(
             lambda: "stale" not in "".join(gauge_lines(app, "connections")), what="the gauges to be live"
         )
@@ -193,12 +198,7 @@ async def test_stale_charts_are_muted_and_stale_alarms_say_they_are_the_last_fra
         assert all(dimmed for _, dimmed in stale_states), stale_states
         assert alarm_log(app) == log
 
-        fed.second += 12
-        items = fed.items(1)
-        now[0] = items[-1].at_s + 0.4
-        app.feed(LinkStatus(LinkState.LIVE, at_s=now[0]))
-        for item in items:
-            app.feed(item)
+        frames_resume(app, fed, now)
         await wait_for(
             lambda: "stale" not in str(app.screen.query_one("#alarms-box").border_title),
             what="the alarms panel to be live",
