@@ -115,10 +115,10 @@ def series_spec(
 class NodeDetailScreen(Screen[None]):
     DEFAULT_CSS = """
     NodeDetailScreen #summary { height: auto; padding: 0 1; }
-    NodeDetailScreen #drain { height: auto; padding: 0 1; border: round $panel-lighten-2; }
+    NodeDetailScreen #drain { height: auto; padding: 0 1; border: round $panel-lighten-2; border-title-color: $foreground; }
     NodeDetailScreen #charts { grid-size: 3 2; height: 1fr; }
-    NodeDetailScreen .chart-box { border: round $panel-lighten-2; }
-    NodeDetailScreen #events { height: 8; border: round $panel-lighten-2; padding: 0 1; }
+    NodeDetailScreen .chart-box { border: round $panel-lighten-2; border-title-color: $foreground; }
+    NodeDetailScreen #events { height: 8; border: round $panel-lighten-2; padding: 0 1; border-title-color: $foreground; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,backspace", "app.pop_screen", "back"),

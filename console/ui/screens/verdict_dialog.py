@@ -245,12 +245,12 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
             text = Text("✖ blocked: nothing applied. ", style=self.palette.level_style(Level.CRITICAL, True))
             hints = what_would_pass(self.verdict)
             text.append("What would pass: " + "; ".join(hints) if hints else "")
-            text.append("\nEsc closes", style="dim")
+            text.append("\nEsc closes")
             return text
         if self.dry_run and self.verdict.level is VerdictLevel.BLOCKED:
             hints = what_would_pass(self.verdict)
             return Text(("What would pass: " + "; ".join(hints) + "\n" if hints else "") + "Esc closes")
-        return Text("Esc closes", style="dim")
+        return Text("Esc closes")
 
     def action_confirm(self) -> None:
         if self.asks is VerdictLevel.CONFIRM:

@@ -1,0 +1,113 @@
+"""Text on screen reads at WCAG AA (4.5:1) in every theme: each run of text in a screenshot against the cell
+colour behind it. Box drawing, chart glyphs and the separators between columns are graphics, not text, and
+are left out; so is what a modal screen dims behind itself (only the dialog's own cells are read).
+
+Found by this check when it was written: the light theme's footer keys (accent on the panel, 3.97:1), the
+node detail's box titles (the border's colour, 2.0:1), an input's placeholder ("type 'gw-0000' to confirm",
+3.4:1) and the verdict dialog's dimmed "Esc closes" (3.1:1).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+import pytest
+from textual.containers import Vertical
+from textual.geometry import Region
+
+from console.ui.scenes import SCENES_BY_NAME, fed_model, frozen_clock
+from console.ui.screens.verdict_dialog import VerdictDialog
+
+from ..client.fake_fleet_server import wait_for
+from .conftest import SIZE, fleet_ready, steady_cursors
+from .fake_actions import FakeFleetApi
+from .test_action_snapshots import LEVELS
+from .test_actions import acting_app, open_drain_form, set_rate
+from .test_themes import contrast
+
+THEMES = ("dark", "light", "high-contrast", "colorblind")
+AA_TEXT = 4.5
+#: Textual's SVG: a cell is 12.2 px wide and 24.4 px tall; a row's text baseline sits 18.5 px under its top.
+CELL_W, CELL_H, BASELINE = 12.2, 24.4, 18.5
+GRAPHICS = set("─│┌┐└┘├┤┬┴┼╭╮╰╯━┃┏┓┗┛╇╈═║╔╗╚╝▁▂▃▄▅▆▇█▀▔▏▕▊▎▌▐·•") | {chr(c) for c in range(0x2800, 0x2900)}
+
+
+@dataclass(frozen=True)
+class LowRun:
+    text: str
+    ratio: float
+    foreground: str
+    background: str
+
+
+def low_contrast_text(svg: str, region: Region | None = None) -> list[LowRun]:
+    """Runs of text in a Textual SVG screenshot under 4.5:1 against the cell behind them (within `region`,
+    in cells, when given)."""
+    fills = {m[1]: m[2] for m in re.finditer(r"\.(terminal(?:-\d+)?-r\d+) \{ fill: (#[0-9a-fA-F]{6})", svg)}
+    backgrounds: dict[int, list[tuple[float, float, str]]] = {}
+    for m in re.finditer(r'<rect fill="(#[0-9a-fA-F]{6})" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"', svg):
+        row = round((float(m[3]) - 1.5) / CELL_H)
+        backgrounds.setdefault(row, []).append((float(m[2]), float(m[4]), m[1]))
+    low = []
+    for m in re.finditer(r'<text class="(terminal(?:-\d+)?-r\d+)" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
+        text = html.unescape(m[4]).replace("\xa0", " ")
+        x, row = float(m[2]), round((float(m[3]) - BASELINE - 1.5) / CELL_H)
+        column = round(x / CELL_W)
+        if region is not None and not region.contains(column, row):
+            continue
+        if not any(ch not in GRAPHICS and not ch.isspace() for ch in text) or m[1] not in fills:
+            continue
+        behind = next((fill for left, width, fill in backgrounds.get(row, []) if left <= x + 0.1 < left + width), None)
+        if behind is None:
+            continue
+        ratio = contrast(fills[m[1]], behind)
+        if ratio < AA_TEXT:
+            low.append(LowRun(text.strip(), round(ratio, 2), fills[m[1]], behind))
+    return low
+
+
+def scene_app_in(theme: str, scene_name: str):
+    from console.ui.app import ConsoleApp
+
+    scene = SCENES_BY_NAME[scene_name]
+    model = fed_model(scene.seconds, scene.storm_at_s)
+    now_s = frozen_clock(model)
+    return ConsoleApp(model=model, theme_name=theme, clock=lambda: now_s, remember_theme=False)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("scene_name", ["storm", "node-detail"])
+async def test_fleet_screens_text_reads_in_every_theme(scene_name, theme):
+    scene = SCENES_BY_NAME[scene_name]
+    app = scene_app_in(theme, scene_name)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        await pilot.press(*scene.keys)
+        await fleet_ready(app)
+        app.refresh_views()
+        await pilot.pause()
+        svg = app.export_screenshot()
+    assert low_contrast_text(svg) == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("level", ["ok", "typed", "blocked"])
+async def test_verdict_dialogs_read_in_every_theme(level, theme):
+    """Each level's dialog: the typed one's placeholder says what to type; a blocked one says "Esc closes";
+    a dry run says nothing was applied."""
+    rate, dry_run = LEVELS[level]
+    app = acting_app(FakeFleetApi(), scene_name="calm")
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        app.theme = theme
+        form = await open_drain_form(app, pilot)
+        await set_rate(form, pilot, rate)
+        await pilot.press("ctrl+d" if dry_run else "enter")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+        steady_cursors(app)
+        await pilot.pause()
+        dialog = app.screen.query_one(Vertical).region
+        svg = app.export_screenshot()
+    assert low_contrast_text(svg, dialog) == []
