@@ -51,7 +51,9 @@ def low_contrast_text(svg: str, region: Region | None = None) -> list[LowRun]:
         row = round((float(m[3]) - 1.5) / CELL_H)
         backgrounds.setdefault(row, []).append((float(m[2]), float(m[4]), m[1]))
     low = []
-    for m in re.finditer(r'<text class="(terminal(?:-\d+)?-r\d+)" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
+    for m in re.finditer(
+        r'<text class="(terminal(?:-\d+)?-r\d+)" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg
+    ):
         text = html.unescape(m[4]).replace("\xa0", " ")
         x, row = float(m[2]), round((float(m[3]) - BASELINE - 1.5) / CELL_H)
         column = round(x / CELL_W)
@@ -59,7 +61,9 @@ def low_contrast_text(svg: str, region: Region | None = None) -> list[LowRun]:
             continue
         if not any(ch not in GRAPHICS and not ch.isspace() for ch in text) or m[1] not in fills:
             continue
-        behind = next((fill for left, width, fill in backgrounds.get(row, []) if left <= x + 0.1 < left + width), None)
+        behind = next(
+            (fill for left, width, fill in backgrounds.get(row, []) if left <= x + 0.1 < left + width), None
+        )
         if behind is None:
             continue
         ratio = contrast(fills[m[1]], behind)
