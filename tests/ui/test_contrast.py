@@ -115,3 +115,18 @@ async def test_verdict_dialogs_read_in_every_theme(level, theme):
         dialog = app.screen.query_one(Vertical).region
         svg = app.export_screenshot()
     assert low_contrast_text(svg, dialog) == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_the_filter_placeholder_reads_in_every_theme(theme):
+    """The filter's placeholder is its only help ("state:draining,down  id:gw-00* …")."""
+    app = scene_app_in(theme, "storm")
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        await pilot.press("slash")
+        await pilot.pause()
+        steady_cursors(app)
+        field = app.screen.query_one("#filter").region
+        svg = app.export_screenshot()
+    assert field.width > 0
+    assert low_contrast_text(svg, field) == []
