@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
+from console.cli.kernel_load import COMPILING
 from console.errors import StormdeckError
 from console.server.tokens import Role, new_token, write_token_file
 from console.stop_signals import OUTSIDE_STOP_SIGNALS
@@ -32,6 +33,10 @@ DEFAULT_SCENARIO = "demo"
 FALLBACK_SCENARIO = "thundering-herd"
 #: A fresh install compiles the simulator's kernels on first use (tens of seconds on a slow machine).
 START_TIMEOUT_S = 120.0
+#: ... unless the server says it compiles: progress, not a hang. With other work on a 2-core machine (load 5)
+#: a first compile outlasted 120 s and the console gave up.
+COMPILE_TIMEOUT_S = 600.0
+COMPILE_LOOK_S = 1.0
 #: Without a URL by then the console says why it is not up yet: the compile took 45 s on a busy 2-core
 #: machine, with nothing on the terminal but "starting the simulator …" — it read as a hang.
 STILL_STARTING_S = 5.0
@@ -114,25 +119,44 @@ class EmbeddedServer:
         return self
 
     def _wait_for_url(
-        self, lines: queue.Queue[str | None], timeout_s: float, still_starting_s: float = STILL_STARTING_S
+        self,
+        lines: queue.Queue[str | None],
+        timeout_s: float,
+        still_starting_s: float = STILL_STARTING_S,
+        compile_timeout_s: float = COMPILE_TIMEOUT_S,
     ) -> str:
-        deadline = time.monotonic() + timeout_s
+        started = time.monotonic()
         said = False
         while True:
-            left = deadline - time.monotonic()
+            limit_s = compile_timeout_s if self._compiling() else timeout_s
+            left = started + limit_s - time.monotonic()
+            # Looks at the log again each second: a compile's notice can come after the wait began.
+            wait_s = min(left, COMPILE_LOOK_S) if said else min(left, still_starting_s)
             try:
-                line = lines.get(timeout=max(0.0, left if said else min(left, still_starting_s)))
+                line = lines.get(timeout=max(0.0, wait_s))
             except queue.Empty:
-                if not said and time.monotonic() < deadline:
-                    print(STILL_STARTING, file=sys.stderr, flush=True)
-                    said = True
+                if time.monotonic() < started + limit_s:
+                    if not said:  # the first wait was still_starting_s long
+                        print(STILL_STARTING, file=sys.stderr, flush=True)
+                        said = True
                     continue
-                raise ServerStartError(f"the simulator server did not start within {timeout_s:g} s") from None
+                if self._compiling():
+                    raise ServerStartError(
+                        f"the simulator server was still compiling the simulator after {limit_s:g} s"
+                    ) from None
+                raise ServerStartError(f"the simulator server did not start within {limit_s:g} s") from None
             if line is None:
                 log_tail = self._log_path.read_text(errors="replace").strip().splitlines()[-5:]
                 raise ServerStartError("the simulator server stopped: " + " / ".join(log_tail))
             if line.startswith("url:"):
                 return line.split(maxsplit=1)[1].strip()
+
+    def _compiling(self) -> bool:
+        """The server said on its stderr (our log) that it compiles the simulator: a first run's work."""
+        try:
+            return COMPILING in self._log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return False
 
     @property
     def pid(self) -> int | None:

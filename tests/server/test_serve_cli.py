@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import queue
 import signal
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -14,7 +16,8 @@ import pytest
 from websockets.asyncio.client import connect
 
 from console.cli import main
-from console.cli.embedded import FALLBACK_SCENARIO, EmbeddedServer
+from console.cli.embedded import FALLBACK_SCENARIO, EmbeddedServer, ServerStartError
+from console.cli.kernel_load import COMPILING
 
 #: A small fleet so each process starts in about a second.
 SMALL = ["nodes.count=8", "clients.count=20000", "rollout.batch_size=2"]
@@ -185,6 +188,49 @@ def test_a_slow_first_start_says_why_the_console_is_not_up_yet(capsys) -> None:
     assert url == "http://127.0.0.1:1"
     said = capsys.readouterr().err
     assert "still starting" in said and "compiles the simulator" in said and "cache" in said, said
+
+
+def _url_after(seconds: float) -> queue.Queue[str | None]:
+    """The server's stdout: its URL line after `seconds` (a start that outlasts the wait's timeout)."""
+    lines: queue.Queue[str | None] = queue.Queue()
+    timer = threading.Timer(seconds, lines.put, args=("url: http://127.0.0.1:1\n",))
+    timer.daemon = True
+    timer.start()
+    return lines
+
+
+def test_a_first_run_compiling_past_the_start_timeout_is_waited_for() -> None:
+    """User pass: with other work on the machine (load 5) the first `stormdeck` compiled the simulator for
+    over 120 s and then gave up — "did not start within 120 s" — though the compile was progress, not a hang.
+    While the server's log says it compiles, the wait has the compile's own bound."""
+    server = EmbeddedServer(FALLBACK_SCENARIO)
+    try:
+        server._log_path.write_text(COMPILING + "\n")
+        url = server._wait_for_url(
+            _url_after(0.5), timeout_s=0.1, still_starting_s=0.01, compile_timeout_s=30
+        )
+    finally:
+        server.stop()
+    assert url == "http://127.0.0.1:1"
+
+
+def test_a_start_that_is_not_compiling_still_times_out() -> None:
+    server = EmbeddedServer(FALLBACK_SCENARIO)
+    try:
+        with pytest.raises(ServerStartError, match=r"did not start within 0\.1 s"):
+            server._wait_for_url(_url_after(30), timeout_s=0.1, still_starting_s=0.01, compile_timeout_s=30)
+    finally:
+        server.stop()
+
+
+def test_a_compile_has_a_bound_of_its_own() -> None:
+    server = EmbeddedServer(FALLBACK_SCENARIO)
+    try:
+        server._log_path.write_text(COMPILING + "\n")
+        with pytest.raises(ServerStartError, match=r"still compiling the simulator after 0\.3 s"):
+            server._wait_for_url(_url_after(30), timeout_s=0.1, still_starting_s=0.01, compile_timeout_s=0.3)
+    finally:
+        server.stop()
 
 
 #: `run_embedded` with the server and the console replaced (the script's console function goes between).
