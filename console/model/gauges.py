@@ -24,6 +24,8 @@ class Gauge:
     #: The detail in fewer cells, for a box too narrow for it (an 80-column terminal's 12): what matters
     #: most of it, not its first characters.
     brief: str = ""
+    #: The label in a narrow box's title (10 cells at 80 columns): "accepts/s…" hid what the second figure is.
+    short_label: str = ""
     #: The last frame's value, too old to judge (`FleetModel.stale_s`): drawn dimmed, with no level.
     stale: bool = False
 
@@ -60,12 +62,24 @@ def fleet_gauges(
     ]
 
 
+#: Each gauge's label in 10 cells; the ones that fit are their own short label.
+SHORT_LABELS = {
+    "connections": "conns",
+    "attempts": "attempts/s",
+    "accepts": "acc · 503",
+    "headroom": "headroom",
+    "drain_inflow": "drain÷in",
+}
+
+
 def _frame_gauges(model: FleetModel) -> list[Gauge]:
     t = model.thresholds
     frame = model.frame
     if frame is None:
         return [
-            Gauge(key, label, "—", "waiting for the first frame", Level.UNKNOWN)
+            Gauge(
+                key, label, "—", "waiting for the first frame", Level.UNKNOWN, short_label=SHORT_LABELS[key]
+            )
             for key, label in (
                 ("connections", "connections"),
                 ("attempts", "attempts/s"),
@@ -137,7 +151,10 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
         Level.OK if ratio is None else level_at_most(ratio, t.drain_inflow_warn, t.drain_inflow_crit),
         brief="too few" if ratio is None else f"kill at {t.drain_inflow_crit:.1f}",
     )
-    return [conn, attempts, accepts, headroom, drain]
+    return [
+        replace(gauge, short_label=SHORT_LABELS[gauge.key])
+        for gauge in (conn, attempts, accepts, headroom, drain)
+    ]
 
 
 def node_cpu_level(node: NodeStatus, t: GaugeThresholds) -> Level:

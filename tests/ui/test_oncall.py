@@ -158,6 +158,21 @@ async def test_at_80_columns_each_gauge_keeps_its_detail_line(storm_app):
         assert "kill switch 0.6" in gauge_lines(storm_app, "drain_inflow")[2]
 
 
+async def test_at_80_columns_each_gauge_says_what_it_is_whole(storm_app):
+    """User pass at 80×24: the titles read "connectio…", "accepts/s…" (the second figure, 503/s, unnamed) and
+    "drain÷inf…". A 16-cell box titles itself in 10 cells: the short label; with room, the whole one."""
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        keys = ("connections", "attempts", "accepts", "headroom", "drain_inflow")
+        titles = {key: gauge_lines(storm_app, key)[0] for key in keys}
+        assert not any("…" in title for title in titles.values()), titles
+        assert "503" in titles["accepts"] and "conns" in titles["connections"], titles
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        assert "accepts/s · 503/s" in gauge_lines(storm_app, "accepts")[0]
+        assert "connections" in gauge_lines(storm_app, "connections")[0]
+
+
 @pytest.mark.parametrize("size", [SIZE, (120, 36)])
 async def test_each_alarm_shows_its_rule_node_and_value(storm_app, size):
     """The panel is 62 cells at 160 columns: with a row reading 'acked' or 'cleared' the last column was cut

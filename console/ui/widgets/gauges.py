@@ -47,7 +47,9 @@ class GaugeBox(Static):
 
     def show(self, gauge: Gauge, palette: Palette) -> None:
         self._shown = (gauge, palette)
-        self.border_title = gauge.label
+        # A title has the box's width less its corners, a rule each side and a space each side.
+        narrow_title = 0 < self.size.width - 6 < len(gauge.label) and gauge.short_label
+        self.border_title = gauge.short_label if narrow_title else gauge.label
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(level is gauge.level, name)
         # A stale value stays readable, dimmed: the last figure seen is still worth a glance, not a trust.
