@@ -118,7 +118,7 @@ class NodeDetailScreen(Screen[None]):
     NodeDetailScreen #drain { height: auto; padding: 0 1; border: round $panel-lighten-2; border-title-color: $foreground; }
     NodeDetailScreen #charts { grid-size: 3 2; height: 1fr; }
     NodeDetailScreen .chart-box { border: round $panel-lighten-2; border-title-color: $foreground; }
-    NodeDetailScreen #events { height: 8; border: round $panel-lighten-2; padding: 0 1; border-title-color: $foreground; }
+    NodeDetailScreen #events { height: auto; max-height: 8; border: round $panel-lighten-2; padding: 0 1; border-title-color: $foreground; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,backspace", "app.pop_screen", "back"),
@@ -232,9 +232,11 @@ class NodeDetailScreen(Screen[None]):
                 palette.chart,
                 palette.foreground,
             )
-        events = Text(no_wrap=True, overflow="ellipsis")
-        for event in recent[:6]:
-            events.append(f"{clock.text(event.time_s)}  {event.kind:<11} {event.message}\n")
+        events = Text(
+            "\n".join(f"{clock.text(e.time_s)}  {e.kind:<11} {e.message}" for e in recent[:6]),
+            no_wrap=True,
+            overflow="ellipsis",
+        )
         if not events:
             events.append("no events for this node yet", style="dim")
         self.query_one("#events", Static).update(events)
