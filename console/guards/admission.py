@@ -7,10 +7,19 @@ import math
 
 from console.errors import InputError
 from console.guards.capacity import FleetCapacity
-from console.guards.fleet import SERVING, find_nodes
+from console.guards.fleet import SERVING, find_nodes, pause_room_per_s
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, verdict
-from console.protocol import AdmissionRequest, FleetSnapshot, NodeState, Verdict, VerdictLevel, limits
+from console.protocol import (
+    AdmissionRequest,
+    Check,
+    FleetSnapshot,
+    NodeState,
+    NodeStatus,
+    Verdict,
+    VerdictLevel,
+    limits,
+)
 
 
 def _looser(new: float | None, old: float | None) -> bool:
@@ -48,6 +57,41 @@ def drain_closes_per_s(
         node.drain.rate_per_s if node.drain is not None else node.closes_per_s
         for node in snapshot.nodes
         if node.state is NodeState.DRAINING
+    )
+
+
+def refused_backlog_per_s(snapshot: FleetSnapshot) -> float:
+    """The refused clients coming back per second: each one answered 503 waits out its Retry-After and tries
+    again, so the backlog waiting (rejects × the mean Retry-After, Little's law) returns at the rate it was
+    refused — through the load balancer, to any node in rotation."""
+    return snapshot.totals.rejects_per_s
+
+
+def _refused_backlog_check(
+    snapshot: FleetSnapshot,
+    request: AdmissionRequest,
+    covered_ready: list[NodeStatus],
+    share: float,
+    capacity: FleetCapacity,
+    thresholds: Thresholds,
+) -> Check:
+    """What of the refused backlog the new limit lets in per second beyond today's accepts, against the
+    handshakes the covered nodes can take under the pause line."""
+    if request.rate_per_s is None:
+        room = math.inf
+    else:
+        admitted = sum(node.accepts_per_s for node in covered_ready)
+        room = max(request.rate_per_s * len(covered_ready) - admitted, 0.0)
+    cpu_max = max((node.cpu_pct for node in covered_ready), default=0.0)
+    return check(
+        "refused_backlog_admitted_per_s",
+        min(refused_backlog_per_s(snapshot) * share, room),
+        max(pause_room_per_s(cpu_max, len(covered_ready), capacity, thresholds), 0.0),
+        fails_to=VerdictLevel.CONFIRM,
+        why="clients refused with a 503 come back as their Retry-After ends, and a looser limit lets them in "
+        "on top of today's accepts: the covered nodes must handshake them under the pause line, the busiest "
+        "taking more than its even share (outage seed; interview: admit at a rate the fleet can handshake) — "
+        "raise the limit in smaller steps",
     )
 
 
@@ -136,11 +180,14 @@ def judge_admission(
                 why="loosening admission while a node is hot lets the herd in faster than it can handshake",
             )
         )
+        if capacity is not None:
+            checks.append(_refused_backlog_check(snapshot, request, covered_ready, share, capacity, t))
     projections = {
         "nodes": len(covered_ready),
         "loosening": loosening,
         "cpu_max_pct": cpu_max,
         "steady_inflow_per_s": steady_inflow_per_s(snapshot, capacity, t),
         "drain_closes_per_s": drain_closes_per_s(snapshot, capacity, t),
+        "refused_backlog_per_s": refused_backlog_per_s(snapshot),
     }
     return verdict("admission", checks, projections, typed_expected=snapshot.fleet)

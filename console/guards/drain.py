@@ -101,9 +101,7 @@ def _admitted_rate(
     if load.survivors == 0:
         return 0.0, "survivor_cpu"
     pacing = (load.spare_admission_per_s - load.drain_rate_per_s) / count
-    cpu_room_pct = thresholds.cpu_pause_pct - load.survivor_cpu_max_pct
-    per_handshake_pct = capacity.cpu_pct_per_handshake_per_s * thresholds.reconnect_skew / load.survivors
-    cpu = (cpu_room_pct / per_handshake_pct - load.moving_accepts_per_s) / count
+    cpu = (load.pause_room_per_s(capacity, thresholds) - load.moving_accepts_per_s) / count
     rate, limited_by = (pacing, "drain_pacing") if pacing <= cpu else (cpu, "survivor_cpu")
 
     def passes(candidate: float) -> bool:

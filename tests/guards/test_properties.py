@@ -195,3 +195,34 @@ def test_rollout_checks_are_honest(fleet, capacity, batch_size, mode, pause) -> 
 def test_admission_checks_are_honest(fleet, rate, ceiling, window) -> None:
     request = AdmissionRequest(rate_per_s=rate, max_connections=ceiling, retry_after_s=tuple(window))
     assert_checks_honest(judge_admission(fleet, request))
+
+
+def backlog_admitted(verdict: Verdict) -> float:
+    return next(c.value for c in verdict.checks if c.name == "refused_backlog_admitted_per_s")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    fleet=snapshot_strategy(),
+    capacity=capacity_strategy,
+    rejects_per_s=st.floats(0, 1e6),
+    rates=st.tuples(st.floats(0.01, 1e5), st.floats(0.01, 1e5)).map(sorted),
+)
+def test_a_looser_limit_never_lets_less_of_the_refused_backlog_in(
+    fleet, capacity, rejects_per_s, rates
+) -> None:
+    """Over a fleet with no limit set, every rate loosens; unlimited lets in the whole backlog."""
+    fleet = fleet.model_copy(
+        update={
+            "totals": fleet.totals.model_copy(update={"rejects_per_s": rejects_per_s}),
+            "admission": AdmissionSettings(rate_per_s=0.001, max_connections=None, retry_after_s=(1, 30)),
+        }
+    )
+    assume(ready_ids(fleet))
+    slow, fast, unlimited = (
+        judge_admission(fleet, AdmissionRequest(rate_per_s=rate), capacity) for rate in (*rates, None)
+    )
+    for verdict in (slow, fast, unlimited):
+        assert_checks_honest(verdict)
+    assert 0 <= backlog_admitted(slow) <= backlog_admitted(fast) <= backlog_admitted(unlimited)
+    assert backlog_admitted(unlimited) == pytest.approx(rejects_per_s, rel=1e-3, abs=1e-3)

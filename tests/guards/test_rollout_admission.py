@@ -8,6 +8,7 @@ import pytest
 
 from console.errors import InputError
 from console.guards import (
+    FleetCapacity,
     Thresholds,
     judge_admission,
     judge_rollout_halt,
@@ -18,6 +19,7 @@ from console.guards.rollout import plan_batches
 from console.protocol import (
     AdmissionRequest,
     AdmissionSettings,
+    FleetSnapshot,
     NodeState,
     RolloutMode,
     RolloutRequest,
@@ -269,6 +271,64 @@ def test_a_limit_under_the_drains_under_way_asks_for_confirmation() -> None:
     # Without a steady figure the guard reads today's accepts, which already hold the drained clients.
     calm = judge_admission(busy, AdmissionRequest(rate_per_s=25))
     assert calm.level is VerdictLevel.OK and calm.projections["drain_closes_per_s"] == 0
+
+
+def backlogged(rejects_per_s: float) -> FleetSnapshot:
+    """20 nodes at 45 % CPU admitting their 20/s each under a limit of 20/s, and refusing `rejects_per_s`:
+    clients sent away with a 503, each coming back when its Retry-After ends."""
+    current = AdmissionSettings(rate_per_s=20.0, max_connections=None, retry_after_s=(1, 30))
+    return fleet(cpu_pct=45.0, admission=current, rejects_per_s=rejects_per_s)
+
+
+#: 1000 handshakes/s a node, each handshake/s 0.1 CPU points: 20 nodes at 45 % have 30 points to the pause
+#: line (75 %), and the busiest takes 1.5× its even share — 30 × 20 ÷ (0.1 × 1.5) = 4000 handshakes/s.
+HANDSHAKE_BOUND = FleetCapacity(
+    handshakes_per_s=1000.0, cpu_pct_per_handshake_per_s=0.1, connections_per_node=50_000
+)
+
+
+def test_loosening_over_a_refused_backlog_the_fleet_cannot_take_asks_first() -> None:
+    """A fleet refusing 6000/s has a backlog of clients waiting out their Retry-After, coming back at the
+    rate they were refused. Raising the limit to unlimited passed with nothing asked (CPU was under the
+    loosening line): the whole backlog came back through admission at once, half again what the nodes
+    could handshake under the pause line."""
+    fleet_now = backlogged(6000.0)
+    unlimited = judge_admission(fleet_now, AdmissionRequest(rate_per_s=None), HANDSHAKE_BOUND)
+    assert failed(unlimited) == {"refused_backlog_admitted_per_s"}
+    assert unlimited.level is VerdictLevel.CONFIRM
+    backlog = next(c for c in unlimited.checks if c.name == "refused_backlog_admitted_per_s")
+    assert (backlog.value, backlog.limit) == (6000, pytest.approx(4000))
+    assert unlimited.projections["refused_backlog_per_s"] == 6000
+    # Under a limit of 300/s a node the backlog is let in at what that leaves above today's 400/s.
+    steep = judge_admission(fleet_now, AdmissionRequest(rate_per_s=300), HANDSHAKE_BOUND)
+    assert failed(steep) == {"refused_backlog_admitted_per_s"}
+    assert next(c.value for c in steep.checks if c.name == "refused_backlog_admitted_per_s") == 5600
+    # A step the fleet can take: 200/s a node lets 3600/s of the backlog back in.
+    step = judge_admission(fleet_now, AdmissionRequest(rate_per_s=200), HANDSHAKE_BOUND)
+    assert step.level is VerdictLevel.OK, failed(step)
+    assert next(c.value for c in step.checks if c.name == "refused_backlog_admitted_per_s") == 3600
+
+
+def test_a_refused_backlog_is_judged_only_when_loosening_and_nothing_refused_passes() -> None:
+    tighten = judge_admission(backlogged(6000.0), AdmissionRequest(rate_per_s=19), HANDSHAKE_BOUND)
+    assert "refused_backlog_admitted_per_s" not in {c.name for c in tighten.checks}
+    assert tighten.projections["refused_backlog_per_s"] == 6000
+    calm = judge_admission(backlogged(0.0), AdmissionRequest(rate_per_s=None), HANDSHAKE_BOUND)
+    assert calm.level is VerdictLevel.OK, failed(calm)
+    assert calm.projections["refused_backlog_per_s"] == 0
+
+
+def test_a_refused_backlog_comes_back_to_the_covered_nodes_in_their_share() -> None:
+    """A refused client comes back through the load balancer to any node in rotation: the 5 covered of
+    20 take a quarter of the backlog, 1500/s, and have room for a quarter of the fleet's, 1000/s."""
+    verdict = judge_admission(
+        backlogged(6000.0),
+        AdmissionRequest(rate_per_s=None, nodes=[f"gw-{i:03d}" for i in range(5)]),
+        HANDSHAKE_BOUND,
+    )
+    backlog = next(c for c in verdict.checks if c.name == "refused_backlog_admitted_per_s")
+    assert (backlog.value, backlog.limit) == (1500, pytest.approx(1000)) and not backlog.ok
+    assert verdict.projections["refused_backlog_per_s"] == 6000  # the fleet's, as the inflow's
 
 
 def test_a_narrow_retry_after_window_is_lockstep() -> None:
