@@ -80,6 +80,9 @@ class FleetView:
     # False for an earlier second of a sped-up frame (`folded_second`): which nodes were over the abort line
     # is known, not each one's CPU — each `hot_nodes` entry carries that second's hottest node's.
     hot_cpu_known: bool = True
+    # Each draining node's drain: (started_at_s, rate_per_s, what it admitted per second in rotation —
+    # None if unknown); None when a draining node does not say when its drain started (no drain status).
+    drains: tuple[tuple[float, float, float | None], ...] | None = None
 
     def folded_second(self, hot: Iterable[str], max_cpu_pct: float) -> FleetView:
         """The view of an earlier second a sped-up frame folds, from the nodes it says were over the abort
@@ -87,6 +90,27 @@ class FleetView:
         reads it)."""
         over = tuple((node_id, max_cpu_pct) for node_id in sorted(hot))
         return replace(self, hot_nodes=over, max_cpu_pct=max_cpu_pct, hot_cpu_known=False)
+
+    def drains_in_second(self, time_s: float) -> FleetView:
+        """The view of an earlier second of a sped-up frame, the second ending at `time_s`, as the drains
+        under way at the frame's end say: a drain counts from the second after it started
+        (`DrainProgress.started_at_s`; the simulator starts one between seconds), and a node whose drain
+        started later was still in rotation, admitting. A drain that ended within the frame (its node
+        drained by the last second) is not known, and not counted. Itself when the drains do not say."""
+        if not self.drains:
+            return self
+        draining = 0
+        drain_rate = 0.0
+        admit = self.admission_capacity_per_s
+        for started_at_s, rate_per_s, admits_per_s in self.drains:
+            if started_at_s < time_s:
+                draining += 1
+                drain_rate += rate_per_s
+            elif admit is not None:
+                admit = None if admits_per_s is None else admit + admits_per_s
+        return replace(
+            self, draining_nodes=draining, drain_rate_per_s=drain_rate, admission_capacity_per_s=admit
+        )
 
     @classmethod
     def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
@@ -100,6 +124,9 @@ class FleetView:
             thresholds,
             capacity,
             tuple((node.id, node.history_unreachable) for node in nodes if node.history_unreachable),
+            drain_started_at_s=[
+                node.drain.started_at_s if node.drain is not None else None for node in nodes
+            ],
         )
 
     @classmethod
@@ -113,12 +140,17 @@ class FleetView:
         thresholds: Thresholds,
         capacity: FleetCapacity | None,
         history_unreachable: tuple[tuple[str, str], ...] = (),
+        *,
+        drain_started_at_s: Sequence[float | None] | None = None,
     ) -> FleetView:
         """The same from columns, one value a node: what a simulator has without building a frame's node
         records (`sim run` judges 1,500 seconds of 480–680 nodes). drain_rate_per_s: a draining node's
         requested close rate (its closes when none was requested); read only for draining nodes.
         history_unreachable: (id, why) of the nodes saying they cannot reach their Redis (the console's
-        NodeReadings carry it; a simulated node never says so)."""
+        NodeReadings carry it; a simulated node never says so). drain_started_at_s: a draining node's
+        drain start (`DrainProgress.started_at_s`; None where it carries no drain status), read only for
+        draining nodes: what `drains_in_second` judges a sped-up frame's earlier seconds by; None when
+        not known (one frame a second needs none)."""
         abort_pct = thresholds.cpu_abort_pct
         admission_limit = AdmissionLimit(admission, capacity)
         hot: list[tuple[str, float]] = []
@@ -127,12 +159,20 @@ class FleetView:
         drain_rate = 0.0
         admit = 0.0
         admit_known = True
-        for node_id, state, cpu, rate in zip(ids, states, cpu_pct, drain_rate_per_s, strict=True):
+        starts = drain_started_at_s if drain_started_at_s is not None else [None] * len(ids)
+        drains: list[tuple[float, float, float | None]] | None = []
+        for node_id, state, cpu, rate, started_at_s in zip(
+            ids, states, cpu_pct, drain_rate_per_s, starts, strict=True
+        ):
             if cpu > abort_pct and state in SERVING:
                 hot.append((node_id, cpu))
             if state is NodeState.DRAINING:
                 draining += 1
                 drain_rate += rate
+                if started_at_s is None:
+                    drains = None
+                elif drains is not None:
+                    drains.append((started_at_s, rate, admission_limit.for_node(node_id)))
             elif state is NodeState.DOWN:
                 down.append(node_id)
             elif state is NodeState.READY:
@@ -149,6 +189,7 @@ class FleetView:
             max_cpu_pct=max(cpu_pct, default=0.0),
             down_nodes=tuple(down),
             history_unreachable=history_unreachable,
+            drains=tuple(drains) if drains is not None else None,
         )
 
 
@@ -194,9 +235,11 @@ class Rule:
     def __init__(self, thresholds: Thresholds) -> None:
         self.t = thresholds
 
-    def each_second_of(self, frame: Frame) -> bool:
-        """Whether this sped-up `frame` says enough for the rule to be judged at each second it folds, where
-        its class does not say it always is (`RolloutPaused`: a frame dating the rollout's pause)."""
+    def each_second_of(self, frame: Frame, fleet: FleetView) -> bool:
+        """Whether this sped-up `frame` (its last second's nodes gathered in `fleet`) says enough for the
+        rule to be judged at each second it folds, where its class does not say it always is
+        (`RolloutPaused`: a frame dating the rollout's pause; `DrainPacing`: drains saying when they
+        started)."""
         return False
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:

@@ -77,7 +77,8 @@ class AlarmEngine:
         each second was (`Frame.folded_totals`): the rules that read only totals and wave bins
         (`Rule.each_second`) see every second, oldest first, at its own fleet time, and so does `cpu_abort`
         where the frame says which serving nodes were over the engine's abort line each second
-        (`Frame.folded_hot`); the others see the last second. A condition held for 60 s then raises after 60
+        (`Frame.folded_hot`), and `drain_pacing_exceeded` where its drains say when they started
+        (`FleetView.drains_in_second`); the others see the last second. A condition held for 60 s then raises after 60
         fleet seconds, as at one frame a second, not after two frames 60 s apart, and one second's break
         clears it where it happened."""
         changes: list[Event] = []
@@ -95,11 +96,13 @@ class AlarmEngine:
         if hot is not None and len(hot) != len(earlier):
             hot = None
         # What this frame says enough about for each of its seconds (`Rule.each_second_of`).
-        said = [rule for rule in self._rules if rule.each_second_of(frame)] if earlier else []
+        said = [rule for rule in self._rules if rule.each_second_of(frame, fleet)] if earlier else []
         each = (self._each_second_rules if hot is None else self._over_line_rules) + said  # (once a frame)
         for i, second in enumerate(earlier):
             if judged_to_s is None or second.time_s > judged_to_s:
-                view = fleet if hot is None else fleet.folded_second(hot[i], second.totals.max_cpu_pct)
+                view = fleet.drains_in_second(second.time_s)
+                if hot is not None:
+                    view = view.folded_second(hot[i], second.totals.max_cpu_pct)
                 changes.extend(self._judge(second, view, each))
         changes.extend(self._judge(own, fleet, self._rules))
         return changes

@@ -107,7 +107,7 @@ class RolloutPaused(Rule):
     (`paused_at_s`) is judged at each second it folds, held from the pause on — raised at the fleet second
     one frame a second raises it, not at the frame's end. Without it, judged on the last second, as before."""
 
-    def each_second_of(self, frame: Frame) -> bool:
+    def each_second_of(self, frame: Frame, fleet: FleetView) -> bool:
         rollout = frame.rollout
         return (
             rollout is not None and rollout.state is RolloutState.PAUSED and rollout.paused_at_s is not None
@@ -303,7 +303,15 @@ class ResyncShare(Rule):
 
 class DrainPacing(Rule):
     """Draining nodes × drain rate over the spare admission capacity (field guide: "your deploy rate is a
-    disconnect rate"). Spare = what nodes in rotation can admit − what they admit besides the drain."""
+    disconnect rate"). Spare = what nodes in rotation can admit − what they admit besides the drain.
+
+    A sped-up frame whose drains say when they started (`DrainProgress.started_at_s`) is judged at each
+    second it folds, against that second's accepts, with the drains under way then and the nodes still in
+    rotation then (`FleetView.drains_in_second`): a breach between two frames' last seconds was missed.
+    Without the starts, judged on the last second, as before."""
+
+    def each_second_of(self, frame: Frame, fleet: FleetView) -> bool:
+        return bool(fleet.drains)
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         if fleet.draining_nodes == 0 or fleet.admission_capacity_per_s is None:

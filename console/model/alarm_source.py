@@ -25,6 +25,7 @@ def engine_source(engine: AlarmEngine) -> AlarmSource:
             engine.thresholds,
             engine.capacity,
             nodes.history_unreachable,
+            drain_started_at_s=nodes.drain_started_at_s,
         )
         engine.update(frame, fleet)
         return list(engine.active)

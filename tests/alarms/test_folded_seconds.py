@@ -18,11 +18,13 @@ from console.alarms import AlarmEngine, FleetView
 from console.alarms.engine import seconds_of
 from console.alarms.rules import build_rules
 from console.guards import Thresholds
-from console.protocol import Event, Frame, NodeStatus
+from console.protocol import AdmissionSettings, Event, Frame, NodeStatus
 from console.server.backend import fold_frames
 from tests.fleet_builders import frame, series
 
-#: The rules that read nodes, the rollout or admission: a folded frame shows them its last second only.
+#: The rules that read nodes, the rollout or admission: a folded frame shows them its last second only
+#: (but what it says of each second: `folded_hot`, `paused_at_s`, drains' `started_at_s` — not in the
+#: views `node_columns` gives, nor in frames without their nodes).
 LAST_SECOND_ONLY = {"cpu_abort", "rollout_paused", "drain_pacing_exceeded"}
 
 Change = tuple[float, str, str]  # (fleet time, "raised" | "cleared", alarm name)
@@ -177,14 +179,14 @@ def test_the_rules_judged_each_second_over_the_line_are_those_reading_only_the_h
     assert over_line == {"CpuAbort"}
 
 
-def served_rollout_paused(every: int, until_s: float) -> list[Change]:
-    """`rollout_paused`'s changes from demo served at ×`every` with the outage seed's fix (pause the rollout
-    when a surviving node runs over 75 % CPU): its first frame is second 1, then one per `every` s."""
+def served(scenario: str, overrides: list[str], alarm: str, every: int, until_s: float) -> list[Change]:
+    """`alarm`'s changes from `scenario` served at ×`every` (frames with their nodes, as the server sends
+    them): its first frame is second 1, then one per `every` s."""
     import asyncio
 
     from console.server.simulator import SimulatorBackend
 
-    backend = SimulatorBackend.from_scenario("demo", ["rollout.pause_cpu_pct=75"])
+    backend = SimulatorBackend.from_scenario(scenario, overrides)
     engine = AlarmEngine()
 
     async def serve() -> list[Change]:
@@ -192,9 +194,14 @@ def served_rollout_paused(every: int, until_s: float) -> list[Change]:
         frames = [(await backend.tick(1, 60.0)).frame]
         while frames[-1].time_s < until_s:
             frames.append((await backend.tick(every, 60.0)).frame)
-        return [c for f in frames for c in changes(engine.update(f)) if c[2] == "rollout_paused"]
+        return [c for f in frames for c in changes(engine.update(f)) if c[2] == alarm]
 
     return asyncio.run(serve())
+
+
+def served_rollout_paused(every: int, until_s: float) -> list[Change]:
+    """demo with the outage seed's fix: pause the rollout when a surviving node runs over 75 % CPU."""
+    return served("demo", ["rollout.pause_cpu_pct=75"], "rollout_paused", every, until_s)
 
 
 @pytest.mark.parametrize("every", [7, 60])
@@ -204,3 +211,70 @@ def test_a_rollouts_auto_pause_raises_at_the_fleet_second_one_frame_a_second_doe
     one_fps = served_rollout_paused(1, 240.0)
     assert one_fps and one_fps[0][1] == "raised"
     assert served_rollout_paused(every, 240.0) == one_fps
+
+
+PACING_ADMISSION = AdmissionSettings(rate_per_s=500.0, max_connections=None, retry_after_s=(1, 30))
+
+
+def pacing_fleet(time_s: float) -> list[NodeStatus]:
+    """Six nodes admitting 500/s each (`PACING_ADMISSION`): gw-000 draining at 400/s since 0 s, gw-001
+    drained at 400/s from 15 s (the simulator starts a drain between seconds: it closes from second 16)."""
+    from tests.fleet_builders import node
+
+    def draining(node_id: str, started_at_s: float) -> NodeStatus:
+        status = node(node_id, state="draining", drain_rate_per_s=400.0)
+        assert status.drain is not None
+        return status.model_copy(
+            update={"drain": status.drain.model_copy(update={"started_at_s": started_at_s})}
+        )
+
+    gw_001 = draining("gw-001", 15.0) if time_s > 15 else node("gw-001")
+    return [draining("gw-000", 0.0), gw_001, *(node(f"gw-{i:03d}") for i in range(2, 6))]
+
+
+def pacing_accepts(time_s: float) -> float:
+    """2200 accepts/s in seconds 5–7 and 20–22, else 1000/s."""
+    return 2200.0 if 5 <= time_s <= 7 or 20 <= time_s <= 22 else 1000.0
+
+
+def test_drain_pacing_inside_a_folded_frame_is_judged_at_its_fleet_seconds_from_each_drains_start() -> None:
+    """At 20–22 s two drains close 800/s and the four nodes in rotation (2000/s) admit 1400/s besides
+    them: 600/s spare — a breach, which a sped-up frame ending at 30 s (calm again) hid: the rule read its
+    last second only. At 5–7 s only gw-000's drain was under way and gw-001 still admitted: 2500/s of
+    admission, 1800/s of it besides the drain, 700/s spare over 400/s — no breach, though counting the
+    frame's last-second drains and nodes in rotation there would make one."""
+    seconds = series(1, 30, fleet=pacing_fleet, admission=PACING_ADMISSION, accepts_per_s=pacing_accepts)
+    every_second = judged(seconds)
+    assert every_second == [
+        (20.0, "raised", "drain_pacing_exceeded"),
+        (27.0, "cleared", "drain_pacing_exceeded"),  # clear_after_s 5 from 22 s
+    ]
+    assert judged([fold_frames(seconds)]) == every_second
+    assert judged([fold_frames(seconds[i : i + 10]) for i in range(0, 30, 10)]) == every_second
+
+
+def test_drain_pacing_over_a_drain_that_does_not_say_when_it_started_is_judged_on_the_last_second() -> None:
+    """A draining node with no drain status (its closes/s stand for its rate) gives no start to count
+    from: the frame is judged on its last second, as before."""
+    seconds = series(1, 30, fleet=pacing_fleet, admission=PACING_ADMISSION, accepts_per_s=pacing_accepts)
+    last = seconds[-1]
+    unsaid = [node.model_copy(update={"drain": None, "closes_per_s": 400.0}) for node in last.nodes]
+    seconds[-1] = last.model_copy(update={"nodes": unsaid})
+    assert judged([fold_frames(seconds)]) == []
+
+
+def test_a_served_drains_pacing_breach_raises_at_the_fleet_second_one_frame_a_second_does() -> None:
+    """graceful-drain under 90/s of admission a node: its batches of 2 drain at 1666/s, over the 18 nodes'
+    1620/s. At ×60 it was raised at 62 s (the first frame's end) and never cleared between batches; it is
+    raised at 31 s and 639 s, as at one frame a second. The clear between them comes early (607 s, not
+    633 s): batch 1's drains ended inside the frame and its last second shows no drain to date them by."""
+    one_fps = served("graceful-drain", ["admission.rate_per_s=90"], "drain_pacing_exceeded", 1, 700.0)
+    assert one_fps == [
+        (31.0, "raised", "drain_pacing_exceeded"),
+        (633.0, "cleared", "drain_pacing_exceeded"),
+        (639.0, "raised", "drain_pacing_exceeded"),
+    ]
+    sped_up = served("graceful-drain", ["admission.rate_per_s=90"], "drain_pacing_exceeded", 60, 700.0)
+    assert [c for c in sped_up if c[1] == "raised"] == [c for c in one_fps if c[1] == "raised"]
+    ((cleared_s, _, _),) = [c for c in sped_up if c[1] == "cleared"]
+    assert 600 < cleared_s <= 633

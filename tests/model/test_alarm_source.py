@@ -60,3 +60,19 @@ def test_a_console_reconnected_to_a_restarted_controller_keeps_its_active_alarms
         assert model.frame is not None and model.frame.time_s == time_s
     assert [(e.alarm.name, e.alarm.since_s) for e in model.alarms.active()] == [("headroom_low", 0)]
     assert model.alarms.past() == []
+
+
+@pytest.mark.parametrize("read_as", ["live", "recorded"])
+def test_a_pacing_breach_inside_a_sped_up_frame_raises_the_alarm_in_the_console(read_as: str) -> None:
+    """The console judges a frame from its nodes' columns: without each drain's start its pacing alarm read
+    a sped-up frame's last second only, and missed a breach at 20–22 s in a frame ending at 24 s."""
+    from console.server.backend import fold_frames
+    from tests.alarms.test_folded_seconds import PACING_ADMISSION, pacing_accepts, pacing_fleet
+    from tests.fleet_builders import series
+
+    seconds = series(1, 24, fleet=pacing_fleet, admission=PACING_ADMISSION, accepts_per_s=pacing_accepts)
+    sped_up = fold_frames(seconds)
+    model = console_model()
+    read = (lambda f: f) if read_as == "live" else (lambda f: columnar_frame_json(f.model_dump_json()))
+    model.apply(Received(read(sped_up), 0.0))
+    assert [(e.alarm.name, e.alarm.since_s) for e in model.alarms.active()] == [("drain_pacing_exceeded", 20)]
