@@ -78,9 +78,9 @@ class AlarmEngine:
         (`Rule.each_second`) see every second, oldest first, at its own fleet time, and so does `cpu_abort`
         where the frame says which serving nodes were over the engine's abort line each second
         (`Frame.folded_hot`), and `drain_pacing_exceeded` where its drains say when they started
-        (`FleetView.drains_in_second`); the others see the last second. A condition held for 60 s then raises after 60
-        fleet seconds, as at one frame a second, not after two frames 60 s apart, and one second's break
-        clears it where it happened."""
+        (`FleetView.drains_in_second`); the others see the last second. A condition held for 60 s then
+        raises after 60 fleet seconds, as at one frame a second, not after two frames 60 s apart, and one
+        second's break clears it where it happened."""
         changes: list[Event] = []
         judged_to_s = self._time_s
         if self._starts_new_history(frame):
