@@ -290,8 +290,8 @@ HANDSHAKE_BOUND = FleetCapacity(
 def test_loosening_over_a_refused_backlog_the_fleet_cannot_take_asks_first() -> None:
     """A fleet refusing 6000/s has a backlog of clients waiting out their Retry-After, coming back at the
     rate they were refused. Raising the limit to unlimited passed with nothing asked (CPU was under the
-    loosening line): the whole backlog came back through admission at once, half again what the nodes
-    could handshake under the pause line."""
+    loosening line), though it lets the whole backlog back through admission at once: half again what the
+    nodes can handshake under the pause line."""
     fleet_now = backlogged(6000.0)
     unlimited = judge_admission(fleet_now, AdmissionRequest(rate_per_s=None), HANDSHAKE_BOUND)
     assert failed(unlimited) == {"refused_backlog_admitted_per_s"}
