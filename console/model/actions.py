@@ -93,9 +93,15 @@ class FormField:
 
     def placeholder(self) -> str:
         """The input's hint: `allowed()`, with "blank: unlimited" first — at the end the field's width cut
-        it off ("an integer ≥ 1 and ≤ 1,000,000,000 (blank:")."""
+        it off ("an integer ≥ 1 and ≤ 1,000,000,000 (blank:"). An optional field's upper bound is the
+        protocol's billion, no operator's limit: left to the error message, it let the hint fit at 80
+        columns ("blank: unlimited, or a number > 0 and" was cut there)."""
         if not self.optional:
             return self.allowed()
+        if self.high == BILLION and not self.choices:
+            number = "an integer" if self.kind is int else "a number"
+            low = f"> {_bound(self.low)}" if self.low_open else f"≥ {_bound(self.low)}"
+            return f"blank: unlimited, or {number} {low}"
         return "blank: unlimited, or " + self.allowed().removesuffix(" (blank: unlimited)")
 
     def parse(self, text: str) -> float | int | str | None:

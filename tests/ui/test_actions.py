@@ -8,8 +8,9 @@ import io
 import math
 import re
 
+import pytest
 from rich.console import Console
-from textual.widgets import Input, Label
+from textual.widgets import Button, Input, Label
 
 from console.client.actions import ActionAnswer
 from console.model.actions import ActionKind, Prefill, parse_form, read_answer, what_would_pass
@@ -600,13 +601,15 @@ async def test_back_from_a_dry_run_the_field_being_tuned_keeps_the_focus():
         assert app.screen.values()["rate_per_s"] == rate
 
 
-async def test_every_form_field_shows_its_whole_hint():
-    """The admission form's hint was cut at the field's edge ("blank: unlimited, or a number > 0 and ≤")."""
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_every_form_field_shows_its_whole_hint_and_its_buttons(size):
+    """The admission form's hint was cut at the field's edge ("blank: unlimited, or a number > 0 and ≤").
+    User pass at 80×24: cut again ("… a number > 0 and"), and the form's buttons went under the footer."""
     from console.model.actions import FORMS
 
     api = FakeFleetApi()
     app = acting_app(api)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await fleet_ready(app)
         for kind, fields in FORMS.items():
             if not fields:
@@ -616,6 +619,12 @@ async def test_every_form_field_shows_its_whole_hint():
             for spec in fields:
                 field = app.screen.query_one(f"#field-{spec.name}", Input)
                 assert field.content_size.width >= len(spec.placeholder()), (kind, spec.name)
+            above_the_footer = app.screen.region.bottom - 1
+            for button in app.screen.query(Button):
+                assert button.region.height == 3 and button.region.bottom <= above_the_footer, (
+                    kind,
+                    button.id,
+                )
             app.pop_screen()
 
 

@@ -63,7 +63,11 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     ActionForm #form-error { color: $error; height: auto; width: 100%; }
     ActionForm #form-buttons { height: auto; padding-top: 1; }
     ActionForm #form-buttons Button { margin-right: 2; }
+    /* 24 rows: the admission form's five fields left its buttons' lower edge under the footer. */
+    ActionForm.-short #form-title { padding-bottom: 0; }
+    ActionForm.-short #form-buttons { padding-top: 0; }
     """
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (30, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "cancel"),
         Binding("ctrl+d", "dry_run", "dry run", priority=True),  # above the inputs (delete-right)
