@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from console.cli.checks import check_recording_out
+from console.cli.checks import check_output_file, check_recording_out
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
 from console.errors import InputError, MissingInput
 from console.stop_signals import OUTSIDE_STOP_SIGNALS
@@ -66,6 +66,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="override a scenario value after the drill's own (e.g. nodes.count=480 for full scale)",
     )
+    parser.add_argument(
+        "--audit-log",
+        type=Path,
+        metavar="FILE",
+        help="append each attempt at an action, a clock change or an injection to FILE, a hash-chained "
+        "JSONL log kept after the drill (`stormdeck audit verify FILE`); its directory must exist. Default: "
+        "a scratch log removed at the end (the console, --headless); --serve: stormdeck/audit/FLEET.jsonl "
+        "in the user's XDG state dir",
+    )
     serving = parser.add_argument_group(
         "instructor (--serve)",
         "serve the drill over the fleet API: trainees attach with `stormdeck attach URL`, the instructor "
@@ -88,12 +97,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="tokens, one a line: ROLE TOKEN [NAME] (an admin line for the instructor, operator lines for "
         "trainees); without it two 0600 files are made — a trainee's (operator) and the instructor's "
         "(admin) — and the server binds to loopback only",
-    )
-    serving.add_argument(
-        "--audit-log",
-        type=Path,
-        metavar="FILE",
-        help="the audit log of actions and injections (default: the user's XDG state dir)",
     )
     # As `sim serve` has it: the interactive drill's child server stops when its parent's pipe closes.
     parser.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)
@@ -130,6 +133,10 @@ def run_drill(args: argparse.Namespace) -> int:
     if args.actions is not None and not args.headless:
         # The console (or a served drill's trainees) is the operator; the script would be ignored.
         raise InputError("--actions", str(args.actions), "--headless with it: --actions needs --headless")
+    if args.audit_log is not None:
+        # Every mode writes it (the console's and --serve's server, --headless's in-process one): a path
+        # that cannot be one is refused before a server starts or a drill runs, not made for a typo.
+        check_output_file("--audit-log", args.audit_log, make_directory=False)
     if args.serve:
         return _serve(args)
     drill = load_drill(args.name)
@@ -176,11 +183,16 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     seed = scenario.seed if args.seed is None else args.seed
     # A served drill's clock is an admin's: this player's pause key gets its own admin token. The run is
     # one exercise: its audit log is its own (in the private directory, removed with it), so L shows this
-    # run's actions only.
+    # run's actions only — or the user's --audit-log FILE, kept.
     with (
         ending_at_once_after_an_outside_stop(),
         EmbeddedServer(
-            drill.scenario, speed=speed, serve=serve, clock_token=True, own_audit_log=True
+            drill.scenario,
+            speed=speed,
+            serve=serve,
+            clock_token=True,
+            own_audit_log=True,
+            audit_log=args.audit_log,
         ) as server,
     ):
         return _run_drill_console(
@@ -330,6 +342,7 @@ def _headless(args: argparse.Namespace, drill: Drill) -> int:
             record=args.record,
             on_frame=on_frame,
             load=load_simulator,
+            audit_log=args.audit_log,
         )
     except KeyboardInterrupt:
         _say_interrupted(drill, reached[0] if reached else None, args.record)

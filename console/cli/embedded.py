@@ -67,7 +67,8 @@ class EmbeddedServer:
     an admin's (a served drill's): the single-player drill pauses its own drill with it, while the console
     acts with the operator token. `own_audit_log`: the server logs to a new file in the private directory,
     removed with it, not to the user's shared log for the fleet — an interactive drill is one exercise, and
-    its audit screen (L) showed earlier runs' halts and drains."""
+    its audit screen (L) showed earlier runs' halts and drains. `audit_log`: the server logs to this file
+    instead (the user's `drill --audit-log FILE`, checked by the caller), which outlives the server."""
 
     def __init__(
         self,
@@ -77,6 +78,7 @@ class EmbeddedServer:
         serve: list[str] | None = None,
         clock_token: bool = False,
         own_audit_log: bool = False,
+        audit_log: Path | None = None,
     ) -> None:
         self.scenario = scenario
         self.serve = list(serve) if serve is not None else ["sim", "serve", scenario]
@@ -88,7 +90,11 @@ class EmbeddedServer:
         self.clock_token = new_token() if clock_token else None
         self.token_path = self._directory / "operator.token"
         self._log_path = self._directory / "server.log"
-        self.audit_log_path = self._directory / "audit.jsonl" if own_audit_log else None
+        self.audit_log_path: Path | None = None
+        if audit_log is not None:
+            self.audit_log_path = audit_log.absolute()  # whole, so the child's messages name it plainly
+        elif own_audit_log:
+            self.audit_log_path = self._directory / "audit.jsonl"
         self._process: subprocess.Popen[str] | None = None
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> EmbeddedServer:

@@ -10,10 +10,11 @@ as fast as the simulator goes — or at `speed` fleet seconds per wall second wh
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from console.sim.scenario import Scenario, TimelineEvent
 from console.sim.scenario_loader import fleet_at_start
 
 if TYPE_CHECKING:
+    from console.audit import AuditLog
     from console.client.actions import ActionClient
     from console.sim.engine import Simulation
 
@@ -153,12 +155,14 @@ def run_headless(
     record: Path | None = None,
     on_frame: Callable[[Frame], None] | None = None,
     load: Callable[[Simulation], None] | None = None,
+    audit_log: Path | None = None,
 ) -> DrillRun:
     """Run `drill` to its end with `script` as the operator and score it; with `record`, write the run as
     it goes (frames, events, actions, confirmations, then the drill's outcome) for replay and report.
     `load(simulation)` loads the simulator's kernel before the run's clock starts (default
-    `Simulation.load_kernel`; the command's says so when it compiles)."""
-    return asyncio.run(_run(drill, script, seed, speed, overrides, record, on_frame, load))
+    `Simulation.load_kernel`; the command's says so when it compiles). The server audits each attempt to
+    `audit_log` (appended to, its chain continued), or to a scratch file removed at the end."""
+    return asyncio.run(_run(drill, script, seed, speed, overrides, record, on_frame, load, audit_log))
 
 
 async def _run(
@@ -170,8 +174,8 @@ async def _run(
     record: Path | None,
     on_frame: Callable[[Frame], None] | None,
     load: Callable[[Simulation], None] | None,
+    audit_log: Path | None,
 ) -> DrillRun:
-    from console.audit import AuditLog
     from console.client.actions import ActionClient
     from console.guards import Thresholds
     from console.server.app import create_app
@@ -180,20 +184,21 @@ async def _run(
     from console.sim.engine import Simulation
 
     scenario = drill_scenario(drill, overrides)
-    simulation = Simulation(scenario, seed=seed)
-    # Before the clock starts: a first run's compile (tens of seconds) would be rushed through at --speed.
-    (load or Simulation.load_kernel)(simulation)
-    started = time.perf_counter()
-    run = DrillRun(drill, scenario, simulation.seed)
-    # Admin, so an override is possible — and measured (`no_override`): a trainee may reach for it too.
-    tokens = TokenRegistry({_SCRIPT_TOKEN: Principal(Role.ADMIN, script.actor)})
-    backend = SimulatorBackend(simulation, forecast_horizon_s=30)
-    alarms = AlarmEngine(capacity=backend.capacity())
-    pending = list(script.actions)
-    markers = [entry for entry in drill.timeline if entry.action is None]
-    writer = _Recorder(record, recording_header(run, speed) if record is not None else None)
-    with tempfile.TemporaryDirectory(prefix="stormdeck-drill-") as scratch:
-        audit = AuditLog(Path(scratch) / "audit.jsonl")
+    # Opened before the simulation is built: a log another server is writing, or a file that is no audit
+    # log, is refused before the drill runs (and before its recording is begun).
+    with _audit_log(audit_log) as audit:
+        simulation = Simulation(scenario, seed=seed)
+        # Before the clock starts: a first run's compile (tens of seconds) would be rushed through at --speed.
+        (load or Simulation.load_kernel)(simulation)
+        started = time.perf_counter()
+        run = DrillRun(drill, scenario, simulation.seed)
+        # Admin, so an override is possible — and measured (`no_override`): a trainee may reach for it too.
+        tokens = TokenRegistry({_SCRIPT_TOKEN: Principal(Role.ADMIN, script.actor)})
+        backend = SimulatorBackend(simulation, forecast_horizon_s=30)
+        alarms = AlarmEngine(capacity=backend.capacity())
+        pending = list(script.actions)
+        markers = [entry for entry in drill.timeline if entry.action is None]
+        writer = _Recorder(record, recording_header(run, speed) if record is not None else None)
         try:
             app = create_app(backend, tokens, audit_log=audit, thresholds=Thresholds())
             transport = httpx.ASGITransport(app=app)
@@ -228,10 +233,22 @@ async def _run(
             run.score = run.measures.score(run.actions)
             writer.write(run.score.outcome(run.duration_s))
         finally:
-            audit.close()
             writer.close()
     run.wall_s = time.perf_counter() - started
     return run
+
+
+@contextlib.contextmanager
+def _audit_log(path: Path | None) -> Iterator[AuditLog]:
+    """The audit log the run's server writes: `path` (the user's, kept), or a scratch file removed after."""
+    from console.audit import AuditLog
+
+    with tempfile.TemporaryDirectory(prefix="stormdeck-drill-") as scratch:
+        audit = AuditLog(path if path is not None else Path(scratch) / "audit.jsonl")
+        try:
+            yield audit
+        finally:
+            audit.close()
 
 
 class _Recorder:
