@@ -87,10 +87,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="start with the fleet clock paused: the instructor console's palette starts it (\"Fleet clock: "
         'start / resume"), as does POST /v1/sim/clock {"paused": false}',
     )
-    serving.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
-    serving.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)"
-    )
+    # No argparse defaults: a serving option given without --serve is refused (`_refuse_unread_options`).
+    serving.add_argument("--host", help=f"address to bind (default {DEFAULT_HOST})")
+    serving.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
     serving.add_argument(
         "--token-file",
         type=Path,
@@ -133,6 +132,7 @@ def run_drill(args: argparse.Namespace) -> int:
     if args.actions is not None and not args.headless:
         # The console (or a served drill's trainees) is the operator; the script would be ignored.
         raise InputError("--actions", str(args.actions), "--headless with it: --actions needs --headless")
+    _refuse_unread_options(args)
     if args.audit_log is not None:
         # Every mode writes it (the console's and --serve's server, --headless's in-process one): a path
         # that cannot be one is refused before a server starts or a drill runs, not made for a typo.
@@ -145,6 +145,41 @@ def run_drill(args: argparse.Namespace) -> int:
     if not args.headless:
         return _interactive(args, drill)
     return _headless(args, drill)
+
+
+#: The options only a served drill reads.
+SERVING_OPTIONS = ("paused", "host", "port", "token_file")
+
+
+def _refuse_unread_options(args: argparse.Namespace) -> None:
+    """An option the chosen mode would not read is refused, as `--actions` without `--headless` is: a
+    served drill wrote no `--record` (the instructor found no file after the session), and `--port 8470`
+    without `--serve` ran the single-player console on a free port of its own."""
+    if args.json and not args.headless:
+        allowed = (
+            "--headless with it: --json needs --headless or --list (the console prints its outcome as text "
+            "when it ends; a served drill prints none)"
+        )
+        raise InputError("--json", True, allowed)
+    if args.serve and args.record is not None:
+        allowed = (
+            "the console or --headless: a served drill is recorded by whoever watches it, "
+            "`stormdeck record URL --out FILE` or `stormdeck attach URL --record FILE`"
+        )
+        raise InputError("--record", str(args.record), allowed)
+    if args.serve:
+        return
+    for name in SERVING_OPTIONS:
+        value = getattr(args, name)
+        if value is not None and value is not False:
+            option = "--" + name.replace("_", "-")
+            mode = (
+                "--headless serves nothing"
+                if args.headless
+                else "the console serves its drill to itself, on a free loopback port with tokens of its own"
+            )
+            shown = str(value) if isinstance(value, Path) else value
+            raise InputError(option, shown, f"--serve with it: {option} is for --serve ({mode})")
 
 
 def _listing(drill: Drill) -> dict[str, object]:
@@ -288,6 +323,9 @@ def _serve(args: argparse.Namespace) -> int:
     from console.server.tokens import Role
 
     speed = check_speed(1.0 if args.speed is None else args.speed, "--speed")
+    host = DEFAULT_HOST if args.host is None else args.host
+    port = DEFAULT_PORT if args.port is None else args.port  # (0: a free one)
+    args = argparse.Namespace(**{**vars(args), "host": host, "port": port})
     check_serve_arguments(args)
     drill = load_drill(args.name)
     backend = DrillBackend.from_drill(drill, args.set, seed=args.seed)

@@ -399,6 +399,48 @@ def test_actions_without_headless_is_refused_naming_the_flag(
     assert "--actions needs --headless" in err
 
 
+@pytest.mark.parametrize(
+    ("mode", "given", "said"),
+    [
+        # A served drill wrote no recording and printed no outcome: the instructor found no file after.
+        (["--serve"], ["--record", "RUN"], "stormdeck record URL --out FILE"),
+        (["--serve"], ["--json"], "--json needs --headless or --list"),
+        ([], ["--json"], "--json needs --headless or --list"),
+        # The serving options without --serve: the console took a free port, with its own tokens.
+        ([], ["--port", "8470"], "--port is for --serve"),
+        (["--headless"], ["--host", "0.0.0.0"], "--host is for --serve"),
+        ([], ["--token-file", "TOKENS"], "--token-file is for --serve"),
+        (["--headless"], ["--paused"], "--paused is for --serve"),
+    ],
+)
+def test_an_option_the_mode_would_ignore_is_refused_naming_it_before_anything_starts(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    mode: list[str],
+    given: list[str],
+    said: str,
+) -> None:
+    from console.cli.embedded import EmbeddedServer
+    from console.drills import headless
+    from console.drills.served import DrillBackend
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"the drill started and ignored {given[0]}")
+
+    monkeypatch.setattr(EmbeddedServer, "start", started)
+    monkeypatch.setattr(headless, "run_headless", started)
+    monkeypatch.setattr(DrillBackend, "from_drill", started)
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"admin {'a' * 32} instructor\n", encoding="utf-8")
+    paths = {"RUN": str(tmp_path / "run.rec"), "TOKENS": str(tokens)}
+    argv = ["drill", "regional-outage", *mode, *(paths.get(word, word) for word in given)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stormdeck: {given[0]}: ") and said in err
+    assert not (tmp_path / "run.rec").exists()
+
+
 @pytest.mark.parametrize(("events", "said"), [(1, "1 timeline event)"), (2, "2 timeline events)")])
 def test_a_served_drills_announcement_counts_its_timeline_in_words(
     tmp_path: Path, events: int, said: str
