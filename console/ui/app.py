@@ -62,6 +62,10 @@ def _clock_said(body: dict) -> str:
 
 #: Quitting over an open form or dialog asks for a second quit within this many seconds.
 QUIT_AGAIN_S = 3.0
+#: How long a told event (a drill's line or hint) stays on screen, wall seconds. Textual's default 5 s was
+#: gone before a trainee, busy in a form or reading the objectives, had read a hint of twenty words; the
+#: console's failures stay 30 s.
+TOLD_S = 30
 
 #: Help's row for Textual's own Ctrl+Q (App.BINDINGS, a priority binding): Ctrl+C says "press ctrl+q to
 #: quit", and in a text field (filter, seek, a form) `q` is typed, so help names it beside `q`.
@@ -184,8 +188,21 @@ class ConsoleApp(App[None]):
 
     # --- feeding the model -----------------------------------------------------------------------------
 
+    #: The stream's events told as notifications as they arrive: a served drill's story (`drill`: its
+    #: timeline's lines, and its end) and its hints. They name no node, and only the node screen lists
+    #: events: on `attach` to a served drill they reached the model and were shown nowhere.
+    told_kinds: ClassVar[frozenset[str]] = frozenset({"drill", "hint"})
+
+    def tell(self, event: Event) -> None:
+        if event.kind not in self.told_kinds:
+            return
+        title = f"hint · {self.clock_face.text(event.time_s)}" if event.kind == "hint" else event.kind
+        self.notify(event.message, title=title, timeout=TOLD_S)
+
     def feed(self, item: StreamItem) -> None:
         self.model.apply(item)
+        if isinstance(item, Received) and isinstance(item.message, Event):
+            self.tell(item.message)
         redraw = isinstance(item, Malformed | LinkStatus) or (
             isinstance(item, Received) and not isinstance(item.message, Event)
         )

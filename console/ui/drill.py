@@ -39,9 +39,6 @@ from console.ui.themes import LEVEL_GLYPHS, Palette
 #: Pause or resume the served fleet's clock (`POST /v1/sim/clock`); None where there is no server.
 ClockSetter = Callable[[bool], Awaitable[None]]
 
-#: How long a hint stays on screen (wall seconds). Textual's default 5 s was gone before a trainee, busy in
-#: a form or reading the objectives, had read a hint of twenty words; the console's failures stay 30 s.
-HINT_SHOWN_S = 30
 
 _STANDING_LEVEL = {Standing.MET: Level.OK, Standing.AT_RISK: Level.WARNING, Standing.FAILED: Level.CRITICAL}
 
@@ -226,6 +223,8 @@ class DrillApp(ConsoleApp):
             tooltip="pause / resume the drill's fleet clock (once Enter has started it, until the end)",
         ),
     ]
+    #: Hints only: the drill's end is its end screen (a notice over it once covered the score).
+    told_kinds: ClassVar[frozenset[str]] = frozenset({"hint"})
 
     def __init__(
         self,
@@ -283,13 +282,7 @@ class DrillApp(ConsoleApp):
             if self.progress.ended and not self.end_shown:
                 self.call_later(self.show_end)
         elif isinstance(message, Event):
-            hint = self.progress.add_event(message)
-            if hint is not None:
-                self.notify(
-                    hint.message,
-                    title=f"hint · {self.progress.drill.human_time(hint.time_s)}",
-                    timeout=HINT_SHOWN_S,
-                )
+            self.progress.add_event(message)  # (its hints are told as any console tells them: `tell`)
 
     def _record_action(self, record: ActionRecord | Confirmation) -> None:
         if isinstance(record, ActionRecord):

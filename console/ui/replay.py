@@ -143,6 +143,8 @@ class ReplayApp(ConsoleApp):
         ],
         *_marker_bindings(),
     ]
+    #: Nothing told as it plays: a seek or the prefill feeds a minute of a recording's events at once.
+    told_kinds: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self,

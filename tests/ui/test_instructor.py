@@ -10,6 +10,8 @@ from textual.command import CommandList
 from textual.widgets import Input, Label
 
 from console.client.actions import ActionClient
+from console.model.link import Received
+from console.protocol import Event
 from console.ui.app import ConsoleApp
 from console.ui.commands import console_commands
 from console.ui.inject import InjectForm
@@ -146,3 +148,27 @@ async def test_each_injections_description_shows_whole_in_its_form() -> None:
             assert label.size.width <= box.content_size.width
             assert label.size.width * label.size.height >= len(f"inject {event} — {description}"), event
             app.pop_screen()
+
+
+async def test_a_served_drills_story_hints_and_end_are_told_on_an_attached_console(storm_app) -> None:
+    """Found running instructor mode as a trainee would: on `stormdeck attach` the drill's story
+    ("02:00:30 the region comes back"), its hints and "the drill's time is up" reached the model and were
+    shown nowhere — they name no node, and only the node screen lists events. The instructor's console
+    (`attach --instructor`) is the same console."""
+    told = [
+        Event(time_s=30, kind="drill", message="02:00:30 the region comes back", data={"drill": "d"}),
+        Event(time_s=40, kind="hint", message="Ration the return with admission.", data={"drill": "d"}),
+        Event(time_s=41, kind="node_state", message="gw-001 draining", node="gw-001"),  # the fleet's own
+        Event(time_s=420, kind="drill", message="02:07:00 the drill's time is up (D)", data={"ended": True}),
+    ]
+    async with storm_app.run_test(size=SIZE) as pilot:
+        for event in told:
+            storm_app.feed(Received(event, 1_800_000_000.0))
+        await pilot.pause()
+        shown = [(n.title, n.message) for n in storm_app._notifications]
+        assert shown == [
+            ("drill", "02:00:30 the region comes back"),
+            ("hint · 0:00:40", "Ration the return with admission."),
+            ("drill", "02:07:00 the drill's time is up (D)"),
+        ]
+        assert all(n.timeout >= 20 for n in storm_app._notifications)  # long enough to read mid-form
