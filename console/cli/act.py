@@ -502,40 +502,33 @@ def _run_verify(args: argparse.Namespace) -> int:
 # --- showing a verdict ------------------------------------------------------------------------------------
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
-
-
 def render_answer(answer: ActionAnswer) -> str:
+    """The server's answer as text. The verdict is read as the console reads it (`read_answer`) and its
+    values and limits written by the console's own functions (`format_value`, `limit_text`: a limit in
+    words without ≤ / ≥), so the CLI's table and the console's dialog say a check the same way."""
+    from console.model.actions import check_mark, format_value, limit_text, read_answer
+
     lines: list[str] = []
     body = answer.body
     headline = body.get("message") or body.get("detail") or ""
     lines.append(f"{answer.status} {answer.reply.value}: {headline}")
-    verdict = answer.verdict
-    if verdict:
-        lines.append(f"verdict: {verdict.get('level')}  ({verdict.get('action')})")
+    verdict = read_answer(answer).verdict
+    if verdict is not None:
+        lines.append(f"verdict: {verdict.level.value}  ({verdict.action})")
         rows = [("check", "value", "limit", "", "why")]
-        for check in verdict.get("checks", []):
-            bound = "≥" if check.get("bound") == "min" else "≤"
-            level = check.get("level") or "ok"
-            mark = "pass" if check.get("ok") else ("note" if level == "ok" else f"FAIL ({level})")
-            limit = _cell(check.get("limit"))
-            if isinstance(check.get("limit"), int | float):  # a limit in words reads as it is, without ≤
-                limit = f"{bound} {limit}"
-            rows.append((check["name"], _cell(check.get("value")), limit, mark, check.get("why", "")))
+        for check in verdict.checks:
+            mark = check_mark(check)
+            if mark == "FAIL" and check.level is not None:  # no colour here: the level in words
+                mark = f"FAIL ({check.level.value})"
+            rows.append((check.name, format_value(check.value), limit_text(check), mark, check.why))
         widths = [max(len(row[i]) for row in rows) for i in range(4)]
         for row in rows:
             lines.append("  " + "  ".join(row[i].ljust(widths[i]) for i in range(4)) + "  " + row[4])
-        projections = verdict.get("projections") or {}
-        if projections:
-            lines.append("projections: " + ", ".join(f"{k}={_cell(v)}" for k, v in projections.items()))
-        forecast = verdict.get("forecast")
+        if verdict.projections:
+            lines.append(
+                "projections: " + ", ".join(f"{k}={format_value(v)}" for k, v in verdict.projections.items())
+            )
+        forecast = verdict.forecast
         if forecast:
             lines.append(
                 f"forecast ({forecast['horizon_s']} s ahead, tick {forecast['tick_ms']:g} ms, "
@@ -549,9 +542,8 @@ def render_answer(answer: ActionAnswer) -> str:
                 )
     if answer.reply is Reply.NEEDS_CONFIRMATION:
         if answer.level == "typed":
-            lines.append(
-                f"needs typed confirmation: repeat with --typed {verdict.get('typed_expected') if verdict else ''}"
-            )
+            expected = (verdict.typed_expected if verdict else None) or ""
+            lines.append(f"needs typed confirmation: repeat with --typed {expected}")
         else:
             lines.append("needs confirmation: repeat with --yes")
     return "\n".join(lines)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from console.cli.act import render_answer
 from console.client.actions import ActionAnswer
-from console.model.actions import limit_text
+from console.model.actions import check_mark, format_value, limit_text
 from console.protocol import Check, VerdictLevel
 
 
@@ -50,3 +50,34 @@ def test_stormdeck_acts_table_gives_a_limit_in_words_no_sign() -> None:
     }
     text = render_answer(ActionAnswer(409, body, "application/problem+json"))
     assert "≤ not in the batch" not in text and "not in the batch under way" in text, text
+
+
+CHECKS = [
+    Check(name="cpu_pct", value=81.25, limit=75.0, ok=False, why="hot", level=VerdictLevel.BLOCKED),
+    Check(
+        name="headroom_pct", value=26.7, limit=35.0, ok=False, why="thin", bound="min", level=VerdictLevel.OK
+    ),
+    Check(
+        name="force_closed", value=123456.0, limit=1000.0, ok=False, why="many", level=VerdictLevel.CONFIRM
+    ),
+    Check(name="hint_ms", value=0.00123, limit=1e9, ok=True, why="tiny"),
+    Check(name="batch", value="batch 1 of 10", limit="not in the batch under way", ok=True, why="words"),
+    Check(name="halt", value=None, limit=None, ok=True, why="nothing"),
+]
+
+
+def test_stormdeck_acts_table_writes_values_and_limits_as_the_console_does() -> None:
+    """One writing of a check's value and limit (`format_value`, `limit_text`): the console's verdict
+    dialog and `stormdeck act`'s table are the same figures, not two copies that agree for now."""
+    checks = [check.model_dump(mode="json") for check in CHECKS]
+    verdict = {"level": "blocked", "action": "drain", "checks": checks, "projections": {"nodes_after": 12345}}
+    text = render_answer(
+        ActionAnswer(422, {"detail": "blocked", "verdict": verdict}, "application/problem+json")
+    )
+    rows = {line.split()[0]: line for line in text.splitlines() if line.startswith("  ")}
+    for check in CHECKS:
+        cells = [cell for cell in rows[check.name].strip().split("  ") if cell.strip()]
+        name, value, limit, mark = (cell.strip() for cell in cells[:4])
+        assert (name, value, limit) == (check.name, format_value(check.value), limit_text(check)), cells
+        assert mark.split(" (")[0] == check_mark(check), cells
+    assert f"nodes_after={format_value(12345)}" in text, text
