@@ -23,6 +23,7 @@ from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
 from console.errors import InputError
+from console.model.actions import check_mark, format_value, limit_text, plan_limit, read_answer
 from console.model.big_changes import BigChange, big_changes
 from console.protocol import limits
 
@@ -460,29 +461,36 @@ def _run_plan(args: argparse.Namespace) -> int:
         async with ActionClient(args.url, token) as client:
             return await client.drain_plan(args.node)
 
-    from console.model.actions import plan_limit
-
     plan = asyncio.run(go())
-    if args.json:
-        print(json.dumps(plan, indent=2))
-        return 0
+    print(json.dumps(plan, indent=2) if args.json else render_plan(plan, args.url))
+    return 0
+
+
+def render_plan(plan: dict[str, Any], url: str) -> str:
+    """A drain plan as text: its figures written as the console writes them (`format_value`: "4,550
+    closes/s", "force-closed then: 7,950"), the `stormdeck act` command as it is typed (no separators)."""
     hint = plan["hint_ms"]
+    rate = plan["rate_per_s"]
     duration = plan["duration_s"]
-    print(f"drain plan for {', '.join(plan['nodes'])} (limited by {plan_limit(plan)}):")
+    lines = [f"drain plan for {', '.join(plan['nodes'])} (limited by {plan_limit(plan)}):"]
     if "connections" in plan:  # (an older server's plan does not say)
-        print(f"  moves     {plan['connections']:,} connections to the other nodes")
-    print(f"  rate      {plan['rate_per_s']:g} closes/s per node")
-    print(f"  duration  {'never (no safe rate now)' if duration is None else f'{duration:.0f} s'}")
-    print(f"  deadline  {plan['deadline_s']:g} s  (force-closed then: {plan['force_closed']})")
-    print(f"  hint      {hint[0]}:{hint[1]} ms")
-    if plan["rate_per_s"] <= 0:
-        print("  no drain is safe now: the survivors have no spare admission or CPU (add capacity first)")
-        return 0
-    print(
-        f"  act:      stormdeck act {args.url} drain {plan['nodes'][0]} --rate {plan['rate_per_s']:g} "
+        lines.append(f"  moves     {format_value(plan['connections'])} connections to the other nodes")
+    lines += [
+        f"  rate      {format_value(rate)} closes/s per node",
+        f"  duration  {'never (no safe rate now)' if duration is None else f'{duration:.0f} s'}",
+        f"  deadline  {format_value(plan['deadline_s'])} s  (force-closed then: {format_value(plan['force_closed'])})",
+        f"  hint      {hint[0]}:{hint[1]} ms",
+    ]
+    if rate <= 0:
+        lines.append(
+            "  no drain is safe now: the survivors have no spare admission or CPU (add capacity first)"
+        )
+        return "\n".join(lines)
+    lines.append(
+        f"  act:      stormdeck act {url} drain {plan['nodes'][0]} --rate {rate:g} "
         f"--deadline {plan['deadline_s']:g} --hint {hint[0]}:{hint[1]}"
     )
-    return 0
+    return "\n".join(lines)
 
 
 def _run_verify(args: argparse.Namespace) -> int:
@@ -506,8 +514,6 @@ def render_answer(answer: ActionAnswer) -> str:
     """The server's answer as text. The verdict is read as the console reads it (`read_answer`) and its
     values and limits written by the console's own functions (`format_value`, `limit_text`: a limit in
     words without ≤ / ≥), so the CLI's table and the console's dialog say a check the same way."""
-    from console.model.actions import check_mark, format_value, limit_text, read_answer
-
     lines: list[str] = []
     body = answer.body
     headline = body.get("message") or body.get("detail") or ""

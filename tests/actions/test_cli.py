@@ -6,14 +6,16 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
 from console.cli import main
-from console.model.actions import PLAN_LIMITS
+from console.guards import Thresholds
+from console.model.actions import PLAN_LIMITS, format_value
 from console.protocol import NodeState
 from console.sim import kernel as k
-from tests.actions.conftest import TOKENS, Acting
+from tests.actions.conftest import TOKENS, Acting, start_acting
 
 
 @pytest.fixture
@@ -95,6 +97,35 @@ def test_plan_drain_prints_a_command_that_passes(acting: Acting, operator, capsy
     assert command[:3] == ["stormdeck", "act", acting.url]
     assert f"{plan['rate_per_s']:g}" in command
     assert main(command[1:]) == 0  # the plan passes its own guards: applied at once
+
+
+def _plan(acting: Acting, node: str, capsys) -> tuple[dict, dict[str, str]]:
+    """The server's plan (--json) and the text's lines by their first word (`rate`, `duration`, …)."""
+    assert main(["plan", "drain", acting.url, node, "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert main(["plan", "drain", acting.url, node]) == 0
+    said = capsys.readouterr().out.splitlines()[1:]
+    return plan, {line.split()[0]: line.split(None, 1)[1] for line in said}
+
+
+def test_plan_drain_writes_its_figures_as_the_console_does(tmp_path: Path, operator, capsys) -> None:
+    """The rate, deadline and force-closed count with the console's `format_value`, as the
+    connections moved already were: "moves 12,500 connections" beside "force-closed then: 7950" and "rate
+    4550" (a one-second drain window over 12,500 connections a node)."""
+    acting = start_acting(tmp_path, thresholds=Thresholds(drain_window_s=1), clients={"count": 100_000})
+    try:
+        plan, said = _plan(acting, "gw-004", capsys)
+    finally:
+        acting.server.stop()
+        acting.audit.close()
+    assert plan["force_closed"] >= 1000 and plan["rate_per_s"] >= 1000 and plan["duration_s"] >= 1, plan
+    assert said["rate"] == f"{format_value(plan['rate_per_s'])} closes/s per node", said
+    deadline = format_value(plan["deadline_s"])
+    assert said["deadline"] == f"{deadline} s  (force-closed then: {format_value(plan['force_closed'])})", (
+        said
+    )
+    # The command stays as it is typed: no separators in its numbers.
+    assert f"--rate {plan['rate_per_s']:g} --deadline {plan['deadline_s']:g}" in said["act:"], said
 
 
 def test_the_clients_routes_are_the_servers(acting: Acting) -> None:
