@@ -471,13 +471,12 @@ def render_plan(plan: dict[str, Any], url: str) -> str:
     closes/s", "force-closed then: 7,950"), the `stormdeck act` command as it is typed (no separators)."""
     hint = plan["hint_ms"]
     rate = plan["rate_per_s"]
-    duration = plan["duration_s"]
     lines = [f"drain plan for {', '.join(plan['nodes'])} (limited by {plan_limit(plan)}):"]
     if "connections" in plan:  # (an older server's plan does not say)
         lines.append(f"  moves     {format_value(plan['connections'])} connections to the other nodes")
     lines += [
         f"  rate      {format_value(rate)} closes/s per node",
-        f"  duration  {'never (no safe rate now)' if duration is None else f'{duration:.0f} s'}",
+        f"  duration  {_plan_duration(plan['duration_s'])}",
         f"  deadline  {format_value(plan['deadline_s'])} s  (force-closed then: {format_value(plan['force_closed'])})",
         f"  hint      {hint[0]}:{hint[1]} ms",
     ]
@@ -491,6 +490,17 @@ def render_plan(plan: dict[str, Any], url: str) -> str:
         f"--deadline {plan['deadline_s']:g} --hint {hint[0]}:{hint[1]}"
     )
     return "\n".join(lines)
+
+
+def _plan_duration(duration_s: float | None) -> str:
+    """Until the fullest node is empty: "0 s" said a drain of a few connections took no time, or none known."""
+    if duration_s is None:
+        return "never (no safe rate now)"
+    if duration_s == 0:
+        return "0 s (no connections to close)"
+    if duration_s < 1:
+        return f"under 1 s ({format_value(duration_s * 1000)} ms)"
+    return f"{format_value(duration_s)} s"
 
 
 def _run_verify(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
+from console.cli.act import render_plan
 from console.guards import Thresholds
 from console.model.actions import PLAN_LIMITS, format_value
 from console.protocol import NodeState
@@ -99,6 +100,15 @@ def test_plan_drain_prints_a_command_that_passes(acting: Acting, operator, capsy
     assert main(command[1:]) == 0  # the plan passes its own guards: applied at once
 
 
+@pytest.fixture
+def small_fleet(tmp_path: Path) -> Iterator[Acting]:
+    """40 clients over 8 nodes: a node's 5 connections drain in a few milliseconds."""
+    running = start_acting(tmp_path, clients={"count": 40})
+    yield running
+    running.server.stop()
+    running.audit.close()
+
+
 def _plan(acting: Acting, node: str, capsys) -> tuple[dict, dict[str, str]]:
     """The server's plan (--json) and the text's lines by their first word (`rate`, `duration`, …)."""
     assert main(["plan", "drain", acting.url, node, "--json"]) == 0
@@ -108,8 +118,42 @@ def _plan(acting: Acting, node: str, capsys) -> tuple[dict, dict[str, str]]:
     return plan, {line.split()[0]: line.split(None, 1)[1] for line in said}
 
 
+def test_plan_drain_says_a_drain_under_a_second_is_under_a_second(
+    small_fleet: Acting, operator, capsys
+) -> None:
+    """A node of 5 connections at thousands of closes a second: `duration  0 s` read as no time at all (or
+    none known); it is a few milliseconds."""
+    plan, said = _plan(small_fleet, "gw-004", capsys)
+    assert 0 < plan["duration_s"] < 1, plan
+    assert said["duration"] == f"under 1 s ({format_value(plan['duration_s'] * 1000)} ms)", said
+
+
+@pytest.mark.parametrize(
+    ("duration_s", "said"),
+    [
+        (None, "never (no safe rate now)"),
+        (0.0, "0 s (no connections to close)"),
+        (0.0004, "under 1 s (0.4 ms)"),
+        (0.952, "under 1 s (952 ms)"),
+        (2.75, "2.75 s"),
+        (3725.0, "3,725 s"),
+    ],
+)
+def test_a_plans_duration_is_never_a_rounded_zero(duration_s: float | None, said: str) -> None:
+    plan = {
+        "nodes": ["gw-004"],
+        "rate_per_s": 100.0 if duration_s is not None else 0.0,
+        "duration_s": duration_s,
+        "deadline_s": 600.0,
+        "hint_ms": [1000, 30000],
+        "force_closed": 0,
+        "limited_by": "survivor_cpu",
+    }
+    assert f"  duration  {said}" in render_plan(plan, "http://127.0.0.1:8470").splitlines()
+
+
 def test_plan_drain_writes_its_figures_as_the_console_does(tmp_path: Path, operator, capsys) -> None:
-    """The rate, deadline and force-closed count with the console's `format_value`, as the
+    """The rate, duration, deadline and force-closed count with the console's `format_value`, as the
     connections moved already were: "moves 12,500 connections" beside "force-closed then: 7950" and "rate
     4550" (a one-second drain window over 12,500 connections a node)."""
     acting = start_acting(tmp_path, thresholds=Thresholds(drain_window_s=1), clients={"count": 100_000})
@@ -120,6 +164,7 @@ def test_plan_drain_writes_its_figures_as_the_console_does(tmp_path: Path, opera
         acting.audit.close()
     assert plan["force_closed"] >= 1000 and plan["rate_per_s"] >= 1000 and plan["duration_s"] >= 1, plan
     assert said["rate"] == f"{format_value(plan['rate_per_s'])} closes/s per node", said
+    assert said["duration"] == f"{format_value(plan['duration_s'])} s", said
     deadline = format_value(plan["deadline_s"])
     assert said["deadline"] == f"{deadline} s  (force-closed then: {format_value(plan['force_closed'])})", (
         said
