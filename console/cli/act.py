@@ -389,10 +389,10 @@ async def _capacity_prefill(client: ActionClient) -> Prefill | None:
 
 async def _count_below_one(client: ActionClient, body: dict[str, Any]) -> None:
     """A count below 1 fits no fleet: refused here in the fleet's range, by the check the console's form
-    runs (`check_count`: "an integer in [1, 64] (room left in the fleet: 64 of 84 nodes)"). Sent, it met
-    the request model first, whose words name the API's bound instead ("Input should be greater than or
-    equal to 1 (got 0); allowed: [1, 10000]"). A count beyond the room is the server's to refuse: its
-    thresholds (`add_capacity_max_nodes`) are the ones that hold, and its refusal is audited."""
+    runs (`check_count`: "an integer in [1, 64] (room left in the fleet: 64 of 84 nodes)"), before
+    --yes or --dry-run could make it look worth sending (the server's 422 says the same). A count beyond
+    the room is the server's to refuse: its thresholds (`add_capacity_max_nodes`) are the ones that hold,
+    and its refusal is audited."""
     if body["count"] >= 1:
         return
     prefill = await _capacity_prefill(client)

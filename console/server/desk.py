@@ -20,6 +20,7 @@ from typing import Any
 from console.audit import AuditLog
 from console.errors import InputError
 from console.guards import Thresholds
+from console.guards.add_capacity import check_count
 from console.protocol import PROBLEM_TYPE_PREFIX, ActionResult, Problem, Verdict, VerdictLevel
 from console.server.actions import FleetAction, judge
 from console.server.backend import ActingBackend, FleetBackend
@@ -146,6 +147,20 @@ class ActionDesk:
             "detail": detail,
         }
         await asyncio.to_thread(self.audit.append, record)
+
+    async def count_refusal(self, count: int) -> InputError | None:
+        """Add capacity's `count` judged against the fleet's room now, by the guard's own check
+        (`check_count`, as `judge_add_capacity` runs it): its refusal, naming `count` and the fleet's range,
+        or None (a read-only fleet, or a count it could take)."""
+        backend = self.backend
+        if not isinstance(backend, ActingBackend):
+            return None
+        snapshot = await backend.current_snapshot()
+        try:
+            check_count(snapshot, backend.capacity(), count, self.thresholds)
+        except InputError as error:
+            return error
+        return None
 
     # --- deciding ---------------------------------------------------------------------------------------
 

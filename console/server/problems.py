@@ -8,6 +8,7 @@ validation, or an unknown path.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from typing import Any, get_args
 
 import annotated_types
@@ -218,9 +219,13 @@ def _unparsed_body(errors: list[Any]) -> bool:
     return any(tuple(e.get("loc", ())) == ("body",) and isinstance(e.get("input"), bytes) for e in errors)
 
 
-def validation_problem(request: Request, error: RequestValidationError) -> Problem:
+def validation_problem(
+    request: Request, error: RequestValidationError, said: Mapping[str, str] | None = None
+) -> Problem:
     """A request the models refused, in the API's words — what the caller is told, and what the audit log
-    records of the attempt (console/server/routes/actions.py)."""
+    records of the attempt (console/server/routes/actions.py). `said`: a field's refusal in the words of
+    the one who knows its real range (add capacity's `count` in the fleet's room), in place of the
+    model's."""
     errors = list(error.errors())
     if _unparsed_body(errors):
         sent = request.headers.get("content-type", "")
@@ -234,9 +239,12 @@ def validation_problem(request: Request, error: RequestValidationError) -> Probl
         )
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     model = body_model(request)
-    detail = (
-        "; ".join(_validation_detail(item, model, error, request) for item in errors) or "invalid request"
-    )
+    said = said or {}
+    details = [
+        said.get(_field_name(tuple(item.get("loc", ())))) or _validation_detail(item, model, error, request)
+        for item in errors
+    ]
+    detail = "; ".join(details) or "invalid request"
     return Problem(
         type=INVALID,
         title=_TITLES[422],

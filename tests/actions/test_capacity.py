@@ -81,7 +81,7 @@ async def test_a_dry_run_forecasts_and_adds_nothing(growing: Acting) -> None:
     ("body", "fragment"),
     [
         ({"count": ROOM + 1}, f"[1, {ROOM}]"),  # beyond the fleet's room: the guard
-        ({"count": 0}, "greater than or equal to 1"),  # the request model
+        ({"count": 0}, f"[1, {ROOM}]"),  # below the request model's bound: the fleet's range too
         ({"count": 2.5}, "integer"),
         ({}, "required"),
     ],
@@ -90,6 +90,31 @@ async def test_bad_input_names_count_and_its_range_and_adds_nothing(growing: Act
     problem(await growing.call("POST", "/v1/capacity", body), 422, "count", fragment)
     assert growing.simulation.n_nodes == 8
     assert audit_outcomes(growing) == ["invalid"]
+
+
+@pytest.mark.parametrize("count", [0, -3, 20_000, 0.0])
+async def test_a_count_beyond_the_request_models_bound_is_named_in_the_fleets_range(
+    growing: Acting, count: float
+) -> None:
+    """0 and 20 000 (beyond the model's [1, 10000]) answered pydantic's words and the API's bound ("Input
+    should be greater than or equal to 1 (got 0); allowed: [1, 10000] (nodes to add)") — a range this fleet
+    cannot take — while 65 named the fleet's room. Now all say it as the guard, the console's form and
+    `act add-capacity` do, and the audit record keeps the same words."""
+    expected = (
+        f"count: {count:g} is not allowed; expected an integer in [1, {ROOM}] (room left in the fleet: "
+    )
+    body = problem(await growing.call("POST", "/v1/capacity", {"count": count}), 422, "count", expected)
+    assert "greater than" not in body["detail"] and "less than" not in body["detail"], body
+    assert growing.simulation.n_nodes == 8
+    (record,) = growing.audit.tail(1000)
+    assert record["outcome"] == "invalid" and record["detail"] == body["detail"], record
+
+
+async def test_the_fleets_range_for_count_keeps_the_bodys_other_faults(growing: Acting) -> None:
+    body = {"count": 0, "dry_run": "yes"}
+    said = problem(await growing.call("POST", "/v1/capacity", body), 422, "count")["detail"]
+    assert f"count: 0 is not allowed; expected an integer in [1, {ROOM}]" in said, said
+    assert "dry_run: " in said, said
 
 
 async def test_a_retry_with_the_same_key_adds_once(growing: Acting) -> None:

@@ -34,7 +34,7 @@ from console.server.actions import ActionKind, FleetAction
 from console.server.auth import TokenFirstRoute, require
 from console.server.backend import ActingBackend
 from console.server.desk import ActionDesk
-from console.server.problems import ApiProblem, problem_responses, validation_problem
+from console.server.problems import ApiProblem, problem_response, problem_responses, validation_problem
 from console.server.tokens import Principal, Role
 
 IdempotencyKey = Annotated[
@@ -68,28 +68,52 @@ class AuditedRoute(TokenFirstRoute):
             try:
                 return await handler(request)
             except (ApiProblem, RequestValidationError) as error:
-                status = error.problem.status if isinstance(error, ApiProblem) else 422
+                # What the caller is told, not pydantic's error list: the audit log is read by people.
+                if isinstance(error, ApiProblem):
+                    problem = error.problem
+                else:
+                    problem = validation_problem(request, error, await _fleet_words(request, kind, error))
                 header = request.headers.get("authorization", "")
                 principal = request.app.state.tokens.lookup(header.partition(" ")[2].strip())
                 if principal is not None:  # an anonymous 401 has no one to record
                     body = (await request.body())[:2000].decode("utf-8", "replace")
-                    # What the caller is told, not pydantic's error list: the audit log is read by people.
-                    problem = (
-                        error.problem if isinstance(error, ApiProblem) else validation_problem(request, error)
-                    )
-                    detail = problem.detail[:2000]
                     await desk_of(request).record_refusal(
                         principal,
                         kind,
                         request.path_params.get("node_id"),
-                        status,
-                        detail,
+                        problem.status,
+                        problem.detail[:2000],
                         {"body": body},
                         (request.headers.get("idempotency-key") or "")[:2000] or None,
                     )
+                if isinstance(error, RequestValidationError):
+                    return problem_response(problem, request)
                 raise
 
         return audited
+
+
+#: pydantic's error types for a number beyond a field's bound (`ge`, `le`).
+_BEYOND_BOUND = ("greater_than_equal", "less_than_equal")
+
+
+async def _fleet_words(request: Request, kind: str, error: RequestValidationError) -> dict[str, str]:
+    """Add capacity's `count` below 1 or beyond the API's bound (10 000), refused in the fleet's range as a
+    count within those bounds is by the guard (`check_count`), and as the console's form and `act
+    add-capacity` say it: the model's words ("Input should be greater than or equal to 1 (got 0); allowed:
+    [1, 10000]") name a range this fleet cannot take. {} for any other refusal."""
+    if kind != ActionKind.ADD_CAPACITY.value:
+        return {}
+    counts = [
+        item.get("input")
+        for item in error.errors()
+        if tuple(item.get("loc", ())) == ("body", "count") and item.get("type") in _BEYOND_BOUND
+    ]
+    count = counts[0] if counts else None
+    if isinstance(count, bool) or not isinstance(count, int | float) or not float(count).is_integer():
+        return {}
+    refusal = await desk_of(request).count_refusal(int(count))
+    return {"count": str(refusal)} if refusal is not None else {}
 
 
 router = APIRouter(prefix="/v1", tags=["actions"], route_class=AuditedRoute)
