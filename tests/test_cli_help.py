@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -151,6 +152,63 @@ def test_every_number_the_real_fleet_takes_names_its_range() -> None:
         if not a_range.search(action.help or "")
     ]
     assert unnamed == []
+
+
+#: Options of `act` and `plan` that take words, not a quantity: no unit or range to name.
+WORDS = {"--token-file", "--typed", "--override-reason", "--nodes"}
+#: A quantity's unit, as the helps write it.
+A_UNIT = re.compile(r"\b(ms|seconds?|per second|nodes?|connections?)\b|%")
+#: A range: an interval, "N to M", or a bound with ≤ (a window's MIN:MAX).
+A_RANGE = re.compile(r"[\[(]\d[\d.]*, \d[\d.,]*[\])]|\b\d[\d,]* to \S+|≤ \d")
+
+
+def _act_and_plan_options() -> Iterator[tuple[str, argparse.Action]]:
+    for path, parser in commands(build_parser()):
+        if path[:1] in (("act",), ("plan",)):
+            for action in parser._actions:
+                if action.option_strings and action.nargs != 0:
+                    yield f"{' '.join(path)} {action.option_strings[-1]}", action
+
+
+def test_every_act_and_plan_option_says_its_unit_range_and_default() -> None:
+    """A --help pass: `act add-capacity --count` said only "nodes to add", `act admission --burst` had no
+    range, a required option did not say so, and an option taking words (a token file, a typed name) did not
+    say what goes without it."""
+    found = dict(_act_and_plan_options())
+    assert {"act drain --rate", "act admission --retry-after", "act add-capacity --count"} <= set(found)
+    missing = []
+    for name, action in found.items():
+        text = " ".join((action.help or "").split())
+        if "default" not in text and "required" not in text:
+            missing.append((name, "default"))
+        if action.required and "required" not in text:
+            missing.append((name, "required"))
+        if name.split()[-1] in WORDS or action.choices:
+            continue
+        if not A_UNIT.search(text):
+            missing.append((name, "unit"))
+        if not A_RANGE.search(text):
+            missing.append((name, "range"))
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "example"),
+    [
+        (["act", EXAMPLES["URL"], "drain"], "stormdeck act http://127.0.0.1:8470 drain gw-017 --rate 50"),
+        (["act", EXAMPLES["URL"], "undrain"], "stormdeck act http://127.0.0.1:8470 undrain gw-017"),
+        (["act", EXAMPLES["URL"], "rollout", "start"], "rollout start --batch-size 2 --interval 120"),
+        (["act", EXAMPLES["URL"], "admission"], "admission --rate 100 --retry-after 5:60"),
+        (["act", EXAMPLES["URL"], "add-capacity"], "add-capacity --count 4 --dry-run"),
+        (["plan", "drain"], "stormdeck plan drain http://127.0.0.1:8470 gw-017"),
+    ],
+)
+def test_act_and_plan_show_examples(argv: list[str], example: str, capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "\nexamples:\n" in out and example in out, out
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from console.client.token import load_token
 from console.errors import InputError
 from console.model.actions import check_mark, format_value, limit_text, plan_limit, read_answer
 from console.model.big_changes import BigChange, big_changes
-from console.protocol import limits
+from console.protocol import MAX_ADD_NODES, ActionRequest, limits
 
 if TYPE_CHECKING:
     from console.model.actions import Prefill
@@ -38,6 +38,17 @@ EXIT = {
     Reply.BAD_INPUT: 2,
     Reply.DENIED: 1,
 }
+
+
+#: The fleet API's address in the examples of --help (`stormdeck sim serve`'s default).
+EXAMPLE_URL = "http://127.0.0.1:8470"
+TOKEN_FILE_HELP = "the token file (default: the environment's STORMDECK_TOKEN)"
+#: The request models' bound on an override reason (characters), as --help says it.
+OVERRIDE_REASON_CHARS = next(
+    rule.max_length
+    for rule in ActionRequest.model_fields["override_reason"].metadata
+    if hasattr(rule, "max_length")
+)
 
 
 class _ActionParser(CommandParser):
@@ -54,18 +65,29 @@ class _ActionParser(CommandParser):
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--token-file", type=Path, help="token file (else the environment's STORMDECK_TOKEN)")
+    common.add_argument("--token-file", type=Path, metavar="FILE", help=TOKEN_FILE_HELP)
     common.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     common.add_argument("--dry-run", action="store_true", help="judge only; apply nothing")
     common.add_argument(
         "--yes",
         action="store_true",
-        help="go ahead: confirm a `confirm` verdict, and send a big change, otherwise not sent (exit 3): an "
-        "admission limit cut below half or raised above double, set where there was none, or lifted; more "
-        "nodes to add than the console's pre-fill",
+        help="go ahead: confirm a `confirm` verdict (default: exit 3 asking for it); for admission and "
+        "add-capacity also send a big change, otherwise not sent (exit 3): an admission limit cut below half "
+        "or raised above double, set where there was none, or lifted; more nodes to add than the console's "
+        "pre-fill",
     )
-    common.add_argument("--typed", metavar="NAME", help="answer a `typed` verdict: the node id or fleet name")
-    common.add_argument("--override-reason", metavar="TEXT", help="admin only: force a blocked action")
+    common.add_argument(
+        "--typed",
+        metavar="NAME",
+        help="answer a `typed` verdict: the node id or fleet name it asks for (default none: a typed verdict "
+        "exits 3 naming it)",
+    )
+    common.add_argument(
+        "--override-reason",
+        metavar="TEXT",
+        help=f"admin only: force a blocked action, saying why (audited), at most {OVERRIDE_REASON_CHARS} "
+        "characters (default none: a blocked action exits 4)",
+    )
 
     act = subparsers.add_parser(
         "act",
@@ -84,37 +106,81 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     # actions' names (known only now) get the command back in order. `act drain` alone too, not act's help.
     url.type = fleet_url_argument("act", "ACTION", actions.choices)
 
-    drain = actions.add_parser("drain", parents=[common], help="drain a node")
+    drain = actions.add_parser(
+        "drain",
+        parents=[common],
+        help="drain a node",
+        description="Take NODE out of rotation and close its connections at --rate a second, each told to "
+        "come back after a random delay in the --hint window; what is left at --deadline is force-closed "
+        "(POST /v1/nodes/NODE/drain). The server judges it against the other nodes' room first; `stormdeck "
+        "plan drain` gives the largest safe rate.",
+        examples=(
+            f"stormdeck plan drain {EXAMPLE_URL} gw-017   # the largest safe drain, as a command",
+            f"stormdeck act {EXAMPLE_URL} drain gw-017 --rate 50 --deadline 600 --hint 1000:30000 --dry-run",
+        ),
+    )
     drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
-    drain.add_argument("--rate", type=float, required=True, metavar="R", help="closes per second, > 0")
+    drain.add_argument(
+        "--rate",
+        type=float,
+        required=True,
+        metavar="R",
+        help=f"closes per second per node, in {range_text((0, limits.BILLION), True)}; required",
+    )
     drain.add_argument(
         "--deadline",
         type=float,
         required=True,
         metavar="S",
-        help="seconds until what is left is force-closed, 0 to a week (604800)",
+        help=f"seconds until what is left is force-closed, in {range_text(limits.DRAIN_DEADLINE_S)} (a week); "
+        "required",
     )
     drain.add_argument(
-        "--hint", required=True, metavar="MIN:MAX", help="reconnect hint window, ms: 0 ≤ MIN ≤ MAX ≤ 3600000"
+        "--hint",
+        required=True,
+        metavar="MIN:MAX",
+        help=f"reconnect hint window, ms: {limits.HINT_MS[0]} ≤ MIN ≤ MAX ≤ {limits.HINT_MS[1]}, e.g. "
+        "1000:30000; required",
     )
     drain.set_defaults(handler=_run_act, build=_drain)
 
-    undrain = actions.add_parser("undrain", parents=[common], help="put a node back into rotation")
+    undrain = actions.add_parser(
+        "undrain",
+        parents=[common],
+        help="put a node back into rotation",
+        description="Put a draining or drained NODE back into rotation (POST /v1/nodes/NODE/undrain).",
+        examples=(f"stormdeck act {EXAMPLE_URL} undrain gw-017",),
+    )
     undrain.add_argument("node", metavar="NODE", help="a draining or drained node")
     undrain.set_defaults(handler=_run_act, build=_undrain)
 
     rollout = actions.add_parser("rollout", help="start, halt or resume a rolling restart")
     steps = add_subcommands(rollout, dest="step", metavar="STEP", parser_class=_ActionParser)
-    start = steps.add_parser("start", parents=[common], help="start a rollout")
+    start = steps.add_parser(
+        "start",
+        parents=[common],
+        help="start a rollout",
+        description="Restart the fleet --batch-size nodes at a time, a batch every --interval seconds, "
+        "pausing while a surviving node's CPU is over --pause-cpu (POST /v1/rollout).",
+        examples=(
+            f"stormdeck act {EXAMPLE_URL} rollout start --batch-size 2 --interval 120 --dry-run",
+            f"stormdeck act {EXAMPLE_URL} rollout halt",
+        ),
+    )
     start.add_argument(
-        "--batch-size", type=int, required=True, metavar="N", help="nodes restarted at a time, 1 to 10000"
+        "--batch-size",
+        type=int,
+        required=True,
+        metavar="N",
+        help=f"nodes restarted at a time, 1 to {limits.ROLLOUT_BATCH_SIZE[1]}; required",
     )
     start.add_argument(
         "--interval",
         type=float,
         required=True,
         metavar="S",
-        help="seconds from one batch's start to the next's, up to a week (604800)",
+        help=f"seconds from one batch's start to the next's, in {range_text(limits.ROLLOUT_INTERVAL_S, True)} "
+        "(a week); required",
     )
     start.add_argument(
         "--mode",
@@ -130,10 +196,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="pause when a surviving node's CPU exceeds PCT %%, in (0, 100] (default 75)",
     )
     start.set_defaults(handler=_run_act, build=_rollout_start)
-    for step in ("halt", "resume"):
-        steps.add_parser(step, parents=[common], help=f"{step} the rollout").set_defaults(
-            handler=_run_act, build=_rollout_step
-        )
+    for step, what in (("halt", "a running or paused"), ("resume", "a paused or halted")):
+        steps.add_parser(
+            step,
+            parents=[common],
+            help=f"{step} the rollout",
+            description=f"{step.capitalize()} {what} rollout (POST /v1/rollout/{step}).",
+            examples=(f"stormdeck act {EXAMPLE_URL} rollout {step}",),
+        ).set_defaults(handler=_run_act, build=_rollout_step)
 
     admission = actions.add_parser(
         "admission",
@@ -146,16 +216,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "change — a limit cut below half of what the fleet runs or raised above double, set where there was "
         "none, or lifted — is shown before → after and not sent without --yes (exit 3), as the console asks "
         "first; --dry-run is sent without it.",
+        examples=(
+            f"stormdeck act {EXAMPLE_URL} admission --rate 100 --retry-after 5:60",
+            f"stormdeck act {EXAMPLE_URL} admission --max-connections unlimited --nodes gw-001,gw-002",
+        ),
+    )
+    kept = "default: the fleet's current setting"
+    admission.add_argument(
+        "--rate",
+        metavar="R",
+        help="new connections admitted per second per node (token bucket refill), in "
+        f"{range_text(limits.ADMISSION_RATE_PER_S, True)}, or {UNLIMITED} ({kept})",
     )
     admission.add_argument(
-        "--rate", metavar="R", help="token bucket refill per node per second, or unlimited"
+        "--burst",
+        metavar="N",
+        help="token bucket depth per node: connections admitted at once, a whole number in "
+        f"{range_text(limits.ADMISSION_BURST, True)}, or {UNLIMITED} ({kept})",
     )
-    admission.add_argument("--burst", metavar="N", help="token bucket size per node, or unlimited")
-    admission.add_argument("--max-connections", metavar="N", help="connection ceiling per node, or unlimited")
     admission.add_argument(
-        "--retry-after", metavar="MIN:MAX", help="Retry-After window, s: 0 ≤ MIN ≤ MAX ≤ 3600"
+        "--max-connections",
+        metavar="N",
+        help="connection ceiling per node, a whole number in "
+        f"{range_text(limits.ADMISSION_MAX_CONNECTIONS, True)}, or {UNLIMITED} ({kept})",
     )
-    admission.add_argument("--nodes", metavar="ID,ID", help="only these nodes")
+    low, high = (f"{bound:g}" for bound in limits.RETRY_AFTER_S)
+    admission.add_argument(
+        "--retry-after",
+        metavar="MIN:MAX",
+        help=f"window a refused client's Retry-After is drawn from, seconds: {low} ≤ MIN ≤ MAX ≤ {high}, "
+        f"e.g. 5:60 ({kept})",
+    )
+    admission.add_argument(
+        "--nodes",
+        metavar="ID,ID",
+        help="only these nodes, comma-separated, e.g. gw-001,gw-002 (default: the whole fleet)",
+    )
     admission.set_defaults(
         handler=_run_act, build=_admission, complete=_keep_current_admission, check_big=_big_admission_changes
     )
@@ -170,8 +266,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fleet's room or add_capacity_max_nodes, is refused naming the fleet's range (exit 2). More nodes than the console would pre-fill (those "
         "that bring headroom back to its budget once ready, at least one) is shown and not sent without "
         "--yes (exit 3), as the console asks first.",
+        examples=(
+            f"stormdeck act {EXAMPLE_URL} add-capacity --count 4 --dry-run",
+            f"stormdeck act {EXAMPLE_URL} add-capacity --count 4",
+        ),
     )
-    add_capacity.add_argument("--count", type=int, required=True, metavar="N", help="nodes to add")
+    add_capacity.add_argument(
+        "--count",
+        type=int,
+        required=True,
+        metavar="N",
+        help="nodes to add, a whole number from 1 to the fleet's room (GET /v1/capacity's max_nodes less the "
+        f"nodes it has) and add_capacity_max_nodes, never above {MAX_ADD_NODES}; required",
+    )
     add_capacity.set_defaults(
         handler=_run_act, build=_add_capacity, check_input=_count_below_one, check_big=_big_capacity_changes
     )
@@ -185,6 +292,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "rate of NODE that the other nodes can absorb, with its duration, deadline and hint window, and "
         "print the `stormdeck act … drain` command that applies it. Nothing is changed. Exit 0 planned, "
         "2 bad input (e.g. an unknown node), 1 transport or auth error.",
+        examples=(
+            f"stormdeck plan drain {EXAMPLE_URL} gw-017",
+            f"stormdeck plan drain {EXAMPLE_URL} gw-017 --json",
+        ),
     )
     plan_drain.add_argument(
         "url",
@@ -194,9 +305,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the fleet API, e.g. http://127.0.0.1:8470",
     )
     plan_drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
-    plan_drain.add_argument(
-        "--token-file", type=Path, help="token file (else the environment's STORMDECK_TOKEN)"
-    )
+    plan_drain.add_argument("--token-file", type=Path, metavar="FILE", help=TOKEN_FILE_HELP)
     plan_drain.add_argument("--json", action="store_true", help="print the server's plan as JSON")
     plan_drain.set_defaults(handler=_run_plan)
 

@@ -16,7 +16,18 @@ class CommandParser(argparse.ArgumentParser):
     """The parser of every `stormdeck` command and subcommand.
 
     A group given no words at all shows its help even when a positional comes before its subcommand
-    (`stormdeck act` alone, where argparse would first ask for `act`'s URL and exit 2)."""
+    (`stormdeck act` alone, where argparse would first ask for `act`'s URL and exit 2). `examples`: whole
+    command lines, shown last in --help one a line (argparse would run an epilog's lines together)."""
+
+    def __init__(self, *args: Any, examples: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.examples = tuple(examples)
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self.examples:
+            text += "\nexamples:\n" + "".join(f"  {line}\n" for line in self.examples)
+        return text
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
