@@ -515,8 +515,7 @@ def what_would_pass(verdict: Verdict) -> list[str]:
     for check in verdict.checks:
         if check.ok or check.level is not VerdictLevel.BLOCKED:
             continue
-        sign = "≤" if check.bound == "max" else "≥"
-        hints.append(f"{check.name} {sign} {_fmt(check.limit)} (now {_fmt(check.value)})")
+        hints.append(f"{check.name} {limit_text(check)} (now {_fmt(check.value)})")
     safe = verdict.projections.get("largest_safe_rate_per_s")
     if isinstance(safe, int | float):
         hints.append(

@@ -81,3 +81,26 @@ def test_stormdeck_acts_table_writes_values_and_limits_as_the_console_does() -> 
         assert (name, value, limit) == (check.name, format_value(check.value), limit_text(check)), cells
         assert mark.split(" (")[0] == check_mark(check), cells
     assert f"nodes_after={format_value(12345)}" in text, text
+
+
+def test_what_would_pass_gives_a_limit_in_words_no_sign() -> None:
+    """The blocked dialog's "What would pass" wrote its own sign before the limit: a limit in words read
+    "≥ not in the batch under way", as the table did before `limit_text`."""
+    from console.model.actions import what_would_pass
+    from console.protocol import Verdict
+
+    words = Check(
+        name="rollout_batch",
+        value="batch 1 of 10",
+        limit="not in the batch under way",
+        ok=False,
+        why="…",
+        level=VerdictLevel.BLOCKED,
+    )
+    number = Check(name="headroom_after_pct", value=26.7, limit=35.0, ok=False, why="…", bound="min")
+    number = number.model_copy(update={"level": VerdictLevel.BLOCKED})
+    verdict = Verdict(level=VerdictLevel.BLOCKED, action="undrain", checks=[words, number])
+    assert what_would_pass(verdict) == [
+        "rollout_batch not in the batch under way (now batch 1 of 10)",
+        "headroom_after_pct ≥ 35 (now 26.7)",
+    ]
