@@ -260,9 +260,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "add-capacity",
         parents=[common],
         help="provision more gateway nodes (ready after the fleet's provisioning time)",
-        description="Add COUNT nodes to the fleet (POST /v1/capacity). They serve once provisioned (the "
+        description="Add N nodes (--count N) to the fleet (POST /v1/capacity). They serve once provisioned (the "
         "outage seed's 200 nodes took 4 minutes): the verdict shows when, and the headroom then. An add "
-        "larger than add_capacity_confirm_pct of the fleet asks for --yes; a COUNT below 1, or beyond the "
+        "larger than add_capacity_confirm_pct of the fleet asks for --yes; N below 1, or beyond the "
         "fleet's room or add_capacity_max_nodes, is refused naming the fleet's range (exit 2). More nodes than the console would pre-fill (those "
         "that bring headroom back to its budget once ready, at least one) is shown and not sent without "
         "--yes (exit 3), as the console asks first.",
