@@ -270,8 +270,8 @@ def _run_drill_console(
     action_recorder = None
     recorder = None
     if record is not None:
+        from console.drills.headless import drill_info
         from console.record.daemon import RecordingTap, StreamRecorder
-        from console.record.records import DrillInfo
 
         drill = progress.drill  # the header says it is a drill's, as a headless run's does
         recorder = StreamRecorder(
@@ -280,7 +280,7 @@ def _run_drill_console(
             option="--record",
             scenario=drill.scenario,
             seed=seed,
-            drill=DrillInfo(name=drill.name, title=drill.title, seed_source=drill.seed_source, speed=speed),
+            drill=drill_info(drill, speed),
         )
         source = RecordingTap(source, recorder)
 

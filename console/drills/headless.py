@@ -333,5 +333,17 @@ def recording_header(run: DrillRun, speed: float | None) -> RecordingHeader:
         started_unix_s=time.time(),
         scenario=drill.scenario,
         seed=run.seed,
-        drill=DrillInfo(name=drill.name, title=drill.title, seed_source=drill.seed_source, speed=speed),
+        drill=drill_info(drill, speed),
+    )
+
+
+def drill_info(drill: Drill, speed: float | None) -> DrillInfo:
+    """What a recording's header says of the drill it came from: enough for the report's Session and
+    Objectives, and for a replay to show the drill's clock."""
+    return DrillInfo(
+        name=drill.name,
+        title=drill.title,
+        seed_source=drill.seed_source,
+        speed=speed,
+        clock_start_s=drill.clock_start_s,
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.errors import InputError, MissingInput
+from console.model.units import time_of_day
 from console.packaged import list_packaged, read_packaged
 from console.protocol import ActionRequest, AdmissionRequest, CapacityRequest, DrainRequest, RolloutRequest
 from console.sim.injection import check_event
@@ -162,8 +163,7 @@ class Drill:
 
     def human_time(self, at_s: float) -> str:
         """Fleet seconds as the drill's wall clock ("04:11:30")."""
-        total = int(self.clock_start_s + at_s) % 86_400
-        return f"{total // 3600:02d}:{total % 3600 // 60:02d}:{total % 60:02d}"
+        return time_of_day(self.clock_start_s + at_s)
 
     def scenario_overrides(self) -> list[Override]:
         """The overrides for `load_scenario`, as values (not `KEY=VALUE` text: an error would name `--set`,

@@ -40,6 +40,17 @@ class ClockFace:
 FLEET_CLOCK = ClockFace("fleet clock", fleet_clock)
 
 
+def time_of_day(seconds_after_midnight: float) -> str:
+    """HH:MM:SS on a 24-hour clock; past midnight wraps ("23:59:59", then "00:00:00")."""
+    total = int(seconds_after_midnight) % 86_400
+    return f"{total // 3600:02d}:{total % 3600 // 60:02d}:{total % 60:02d}"
+
+
+def drill_clock(clock_start_s: int) -> ClockFace:
+    """A drill's clock (`Drill.human_time`): fleet second 0 shows as `clock_start_s` after midnight."""
+    return ClockFace("drill clock", lambda time_s: time_of_day(clock_start_s + time_s))
+
+
 def duration(seconds: float) -> str:
     """A span at a glance: '42s', '3m 05s'."""
     seconds = max(0, int(seconds))

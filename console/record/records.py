@@ -32,6 +32,12 @@ class DrillInfo(_Record):
     title: str | None = None
     seed_source: str | None = Field(default=None, description="the seed the drill rehearses, cited")
     speed: float | None = None
+    clock_start_s: int | None = Field(
+        default=None,
+        description="the time of day fleet second 0 shows as on the drill's clock, in seconds after midnight "
+        "(`clock_start`): a replay shows the drill's clock, as the drill's console did; null in recordings "
+        "older than the field, which replay on the fleet clock",
+    )
 
 
 class RecordingHeader(_Record):

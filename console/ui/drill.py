@@ -28,7 +28,7 @@ from console.drills.objectives import Score, penalty_text
 from console.drills.schema import Drill
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
-from console.model.units import ClockFace
+from console.model.units import drill_clock
 from console.protocol import Event, Frame
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.ui.actions import ActionRecorder
@@ -245,7 +245,7 @@ class DrillApp(ConsoleApp):
         # and hints' "02:00:40"), not the fleet's seconds since the simulation began ("0:00:40").
         super().__init__(
             action_recorder=self._record_action,
-            clock_face=ClockFace("drill clock", progress.drill.human_time),
+            clock_face=drill_clock(progress.drill.clock_start_s),
             **kwargs,
         )
         self.title = f"stormdeck drill · {progress.drill.name}"

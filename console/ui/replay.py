@@ -26,7 +26,7 @@ from console.model.history import FleetModel
 from console.model.link import LinkState
 from console.model.node_readings import NodeReadings
 from console.model.timeline import parse_clock
-from console.model.units import fleet_clock
+from console.model.units import ClockFace
 from console.protocol import Alarm, Frame
 from console.record.reader import MarkerKind, RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
@@ -37,6 +37,7 @@ from console.record.replay import (
     ReplaySource,
     damage_note,
     link_of,
+    recorded_clock,
 )
 from console.ui.app import ConsoleApp
 from console.ui.commands import action_bindings
@@ -162,6 +163,8 @@ class ReplayApp(ConsoleApp):
         feed = ConsoleReplayFeed(
             replay, on_jump=self._on_jump, on_record=self._on_record, clock=kwargs.get("clock", time.time)
         )
+        # One clock on screen, the one the recorded console showed: a drill's replay reads the drill's.
+        kwargs.setdefault("clock_face", recorded_clock(replay.recording.header))
         super().__init__(
             model=self._fresh_model(), source=feed, theme_name=theme_name, read_only=True, **kwargs
         )
@@ -207,7 +210,8 @@ class ReplayApp(ConsoleApp):
         self._tell_damage()
         screen = self.fleet_screen()
         for bar in screen.query(TimelineBar) if screen is not None else []:
-            bar.show(self.replay.status(), self.markers, self.palette, last_record_text(self.last_record))
+            last = last_record_text(self.last_record, self.clock_face)
+            bar.show(self.replay.status(), self.markers, self.palette, last, self.clock_face)
 
     def _sync_link(self) -> None:  # (on every tick and control: pause, resume and the end are the app's)
         """Held or at its end, the replay sends no frames and none are late: the header says so instead
@@ -223,10 +227,11 @@ class ReplayApp(ConsoleApp):
         the recording there): what is wrong, as the reader says it; the timeline bar keeps saying it."""
         status = self.replay.status()
         note = damage_note(status)
+        clock = self.clock_face.text
         if note is not None and status.finished and not self._damage_told:
             self._damage_told = True
             self.notify(
-                f"{note} — the replay stops at {fleet_clock(status.time_s)}",
+                f"{note} — the replay stops at {clock(status.time_s)}",
                 title="damaged recording",
                 severity="error",
                 timeout=30,
@@ -253,21 +258,23 @@ class ReplayApp(ConsoleApp):
     def action_marker(self, kind: MarkerKind, direction: int) -> None:
         move = self.replay.next_marker if direction > 0 else self.replay.previous_marker
         marker = move(kind)
+        clock = self.clock_face.text
         if marker is None:
             where = "after" if direction > 0 else "before"
-            self.notify(f"no {kind} {where} {fleet_clock(self.replay.status().time_s)}")
+            self.notify(f"no {kind} {where} {clock(self.replay.status().time_s)}")
         else:
-            self.notify(f"{fleet_clock(marker.time_s)} {kind}: {marker.label} {marker.level}".strip())
+            self.notify(f"{clock(marker.time_s)} {kind}: {marker.label} {marker.level}".strip())
         self.show_timeline()
 
     def on_seek_chosen(self, message: SeekChosen) -> None:
         span = self.replay.status().span_s
+        clock = self.clock_face.text
         self.replay.seek(message.time_s)
         if span is not None and not span[0] <= message.time_s <= span[1]:
             landed = self.replay.status().time_s
             self.notify(
-                f"{fleet_clock(message.time_s)} is outside the recording "
-                f"({fleet_clock(span[0])}–{fleet_clock(span[1])}): at {fleet_clock(landed)}"
+                f"{clock(message.time_s)} is outside the recording "
+                f"({clock(span[0])}–{clock(span[1])}): at {clock(landed)}"
             )
         self.show_timeline()
 
@@ -293,14 +300,15 @@ def recorded_raise_times(source: AlarmSource, recording: RecordingReader) -> Ala
     return active_after
 
 
-def last_record_text(record: ActionRecord | Confirmation | DrillOutcome | None) -> str:
+def last_record_text(record: ActionRecord | Confirmation | DrillOutcome | None, clock: ClockFace) -> str:
+    at = clock.text
     if isinstance(record, ActionRecord):
         level = record.verdict.level.value if record.verdict else "—"
         target = f" {record.target}" if record.target else ""
         outcome = "" if record.outcome == level else f", {record.outcome}"
-        return f"last action {fleet_clock(record.time_s)} {record.action}{target}: {level}{outcome}"
+        return f"last action {at(record.time_s)} {record.action}{target}: {level}{outcome}"
     if isinstance(record, Confirmation):
-        return f"last confirmation {fleet_clock(record.time_s)} {record.action}: {record.answer}"
+        return f"last confirmation {at(record.time_s)} {record.action}: {record.answer}"
     if isinstance(record, DrillOutcome):
-        return f"drill ended {fleet_clock(record.time_s)}: score {record.score}"
+        return f"drill ended {at(record.time_s)}: score {record.score}"
     return ""

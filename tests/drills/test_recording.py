@@ -46,6 +46,7 @@ def test_the_recording_holds_the_run(tmp_path: Path) -> None:
     assert [a.outcome for a in run.actions] == ["applied", "applied"]
     reader = RecordingReader(path)
     assert reader.header.drill is not None and reader.header.drill.name == "tiny"
+    assert reader.header.drill.clock_start_s == 4 * 3600  # the replay reads the drill's clock from it
     assert reader.header.seed == 3
     frames = list(reader.frames())
     assert [f.time_s for f in frames] == ran
@@ -90,3 +91,4 @@ def test_the_drill_consoles_recording_says_which_drill_it_came_from(tmp_path: Pa
     assert header.drill is not None
     assert (header.drill.name, header.drill.title, header.drill.speed) == ("tiny", "A tiny drill", 20.0)
     assert header.drill.seed_source == "interview seed (002)"
+    assert header.drill.clock_start_s == 4 * 3600  # "04:00": the replay shows the trainee's clock

@@ -20,7 +20,7 @@ from console.errors import InputError
 from console.model.timeline import parse_clock, timeline_cells
 from console.protocol import Check, Frame, Source, Verdict, VerdictLevel
 from console.record.reader import Marker, RecordingReader
-from console.record.records import ActionRecord, RecordingHeader
+from console.record.records import ActionRecord, DrillInfo, RecordingHeader
 from console.record.replay import ReplaySource
 from console.record.writer import RecordingWriter
 from console.ui.replay import ReplayApp
@@ -35,12 +35,17 @@ SECONDS = 120
 ACTION_AT_S = 60.5
 
 
-def write_recording(path: Path, edit_at_s: float | None = None) -> Path:
-    """`edit_at_s`: that frame is written with node 3's cpu_pct "hot", as an edited file would have it."""
+def write_recording(path: Path, edit_at_s: float | None = None, drill: DrillInfo | None = None) -> Path:
+    """`edit_at_s`: that frame is written with node 3's cpu_pct "hot", as an edited file would have it.
+    `drill`: the header says the session was a drill's, as `drill --record` writes it."""
     fleet = SyntheticFleet(nodes=24, seed=7, storm_at_s=40)
     decoder = StreamDecoder()
     header = RecordingHeader(
-        stormdeck_version=__version__, fleet="demo-fleet", source=Source.SIMULATOR, started_unix_s=1.8e9
+        stormdeck_version=__version__,
+        fleet="demo-fleet",
+        source=Source.SIMULATOR,
+        started_unix_s=1.8e9,
+        drill=drill,
     )
     with RecordingWriter(path, header, alarms=AlarmEngine(), fsync=False) as writer:
         writer.write(decoder.feed(json.dumps(fleet.hello())))
@@ -233,6 +238,56 @@ async def test_after_a_seek_alarms_read_as_raised_when_the_recording_says(
         panel = replay_app.screen.query_one(AlarmsPanel)
         rows = [" ".join(map(str, panel.get_row_at(i))) for i in range(panel.row_count)]
         assert any("lockstep_waves" in row and "0:00:41" in row for row in rows), rows
+
+
+def header_text(app: ReplayApp) -> str:
+    from console.ui.widgets.header import FleetHeader
+
+    return str(app.screen.query_one(FleetHeader).render())
+
+
+async def test_a_drills_recording_replays_on_the_drills_clock(tmp_path: Path):
+    """User pass: a trainer replaying `stormdeck drill regional-outage --record`'s recording read `fleet
+    clock 0:00:45` where the trainee's console had read `drill clock 02:00:45`, and the briefing, hints and
+    timeline speak the drill's clock. The header carries the drill clock's start; the replay shows it in
+    the header, the alarms' raised times, the node screen and the timeline bar."""
+    drill = DrillInfo(name="regional-outage", title="Regional outage", clock_start_s=2 * 3600)
+    path = write_recording(tmp_path / "drill.sdrec", drill=drill)
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            await pilot.press("g", *"45", "enter")
+            await wait_for(lambda: shown_time(app) == 45.0, what="the frame at fleet second 45")
+            await fleet_ready(app)
+            header = header_text(app)
+            assert "drill clock 02:00:45" in header and "fleet clock" not in header, header
+            alarms = app.screen.query_one(AlarmsPanel)
+            raised = [str(alarms.get_cell_at((row, 5))) for row in range(alarms.row_count)]
+            assert raised and all(cell.startswith("02:00:") for cell in raised), raised
+            bar = str(app.screen.query_one(TimelineBar).render())
+            assert "02:00:45 / 02:02:00" in bar, bar
+            node_id = next(node for node in app.model.nodes if app.model.node_events(node, limit=1))
+            app.open_node(node_id)
+            await fleet_ready(app)
+            assert "drill clock 02:00:45" in header_text(app)
+            events = str(app.screen.query_one("#events").render()).splitlines()
+            assert events and all(line.startswith("02:00:") for line in events if line.strip()), events
+
+
+async def test_a_drills_recording_older_than_its_clock_replays_on_the_fleet_clock(tmp_path: Path):
+    """A drill recording written before the header carried the drill clock still replays, as before."""
+    path = write_recording(tmp_path / "old.sdrec", drill=DrillInfo(name="regional-outage"))
+    with RecordingReader(path) as reader:
+        assert reader.header.drill is not None and reader.header.drill.clock_start_s is None
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            await pilot.press("g", *"45", "enter")
+            await wait_for(lambda: shown_time(app) == 45.0, what="the frame at fleet second 45")
+            await fleet_ready(app)
+            assert "fleet clock 0:00:45" in header_text(app)
+            assert "0:00:45 / 0:02:00" in str(app.screen.query_one(TimelineBar).render())
 
 
 async def test_replay_is_read_only_and_says_so(replay_app: ReplayApp):

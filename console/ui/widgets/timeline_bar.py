@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from console.model.thresholds import Level
 from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, timeline_cells
-from console.model.units import fleet_clock
+from console.model.units import FLEET_CLOCK, ClockFace
 from console.record.reader import Marker
 from console.record.replay import ReplayStatus, damage_note
 from console.ui.themes import Palette
@@ -19,12 +19,13 @@ _ACTION_LEVELS = {"blocked": Level.CRITICAL, "typed": Level.WARNING, "confirm": 
 CONTROLS = "space pause · , . step · g seek · x speed · [ ] alarm · { } action"
 
 
-def status_text(status: ReplayStatus) -> Text:
+def status_text(status: ReplayStatus, clock: ClockFace = FLEET_CLOCK) -> Text:
+    at = clock.text
     text = Text(no_wrap=True, overflow="ellipsis")
     state = "‖ paused" if status.paused else ("■ end" if status.finished else "▶ playing")
     text.append(f"replay {state}  ×{status.speed:g}  ", style="bold")
-    end = fleet_clock(status.span_s[1]) if status.span_s else "—"
-    text.append(f"{fleet_clock(status.time_s)} / {end}  ")
+    end = at(status.span_s[1]) if status.span_s else "—"
+    text.append(f"{at(status.time_s)} / {end}  ")
     text.append(f"frame {status.frame_index + 1 if status.frame_count else 0} of {status.frame_count}   ")
     text.append(CONTROLS, style="dim")
     return text
@@ -61,12 +62,18 @@ class TimelineBar(Static):
     """
 
     def show(
-        self, status: ReplayStatus, markers: Sequence[Marker], palette: Palette, last_record: str = ""
+        self,
+        status: ReplayStatus,
+        markers: Sequence[Marker],
+        palette: Palette,
+        last_record: str = "",
+        clock: ClockFace = FLEET_CLOCK,
     ) -> None:
+        """`clock`: how times read — the fleet's, or the recorded drill's (`recorded_clock`)."""
         width = max(self.content_size.width, 10)
         # The status and the counts are cut to the width here: Textual wraps a Text whatever its no_wrap,
         # and at 120 columns the controls' last word took a line of its own, pushing the bar down.
-        text = status_text(status)
+        text = status_text(status, clock)
         text.truncate(width, overflow="ellipsis")
         text.append("\n")
         text.append(bar_text(status, markers, width, palette))
