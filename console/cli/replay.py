@@ -14,7 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "replay",
         help="replay a recording in the console",
         description="Replay a recording (stormdeck record, attach --record, drill --record) in the console, "
-        "read-only: space pauses, , and . step a frame, g seeks to a fleet time, x cycles the speed "
+        "read-only: space pauses, , and . step a frame, g seeks to a fleet time (a drill's recording: a time on "
+        "the drill's clock, e.g. 02:01:30), x cycles the speed "
         "(×1/×5/×20/×60) and 1–4 pick one, [ ] jump to the previous/next alarm, { } to the previous/next action.",
     )
     parser.add_argument("file", type=Path, help="the recording")

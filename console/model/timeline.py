@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from console.errors import InputError
+from console.model.units import ClockFace
 from console.record.reader import Marker
 
 #: Glyphs: an action outranks an alarm in the same cell (the operator's own move is what a review seeks).
@@ -70,3 +71,31 @@ def parse_clock(text: str) -> float:
     if (minutes is not None and float(seconds) >= 60) or (hours is not None and int(minutes) >= 60):
         raise InputError("time", text, "M:SS or H:MM:SS with minutes and seconds below 60, e.g. 4:05")
     return int(hours or 0) * 3600 + int(minutes or 0) * 60 + float(seconds)
+
+
+_TIME_OF_DAY = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
+_SECONDS = re.compile(r"^\d+(?:\.\d+)?$")
+
+
+def parse_seek(text: str, clock: ClockFace) -> float:
+    """A time typed into the replay's seek field, on the clock the screen shows, as fleet seconds. On the
+    fleet clock, fleet time (`parse_clock`). On a drill's, a time of day `HH:MM[:SS]` (as a drill's `at`;
+    past midnight wraps), or a bare number of fleet seconds since the drill began (as its `at_s`)."""
+    if clock.day_start_s is None:
+        return parse_clock(text)
+    typed = text.strip()
+    if _SECONDS.match(typed):
+        return float(typed)
+    match = _TIME_OF_DAY.match(typed)
+    hours, minutes, seconds = (int(match[1]), int(match[2]), int(match[3] or 0)) if match else (24, 0, 0)
+    if hours > 23 or minutes > 59 or seconds > 59:
+        allowed = "a time on the drill clock, HH:MM or HH:MM:SS (e.g. 02:01:30), or fleet seconds, e.g. 90"
+        raise InputError("time", text, allowed)
+    return float((hours * 3600 + minutes * 60 + seconds - clock.day_start_s) % 86_400)
+
+
+def seek_placeholder(clock: ClockFace) -> str:
+    """What the seek field takes, said in the field."""
+    if clock.day_start_s is None:
+        return "fleet time: 245, 4:05 or 0:04:05 (Enter seeks, Esc closes)"
+    return f"{clock.label}: {clock.text(0)[:5]} or {clock.text(90)}, or fleet seconds: 90 (Enter seeks, Esc closes)"

@@ -34,6 +34,8 @@ class ClockFace:
 
     label: str
     text: Callable[[float], str]
+    #: A time-of-day clock (a drill's): fleet second 0 shows as this many seconds after midnight.
+    day_start_s: int | None = None
 
 
 #: The fleet's own clock: time since the simulation (or the controller's session) began.
@@ -48,7 +50,7 @@ def time_of_day(seconds_after_midnight: float) -> str:
 
 def drill_clock(clock_start_s: int) -> ClockFace:
     """A drill's clock (`Drill.human_time`): fleet second 0 shows as `clock_start_s` after midnight."""
-    return ClockFace("drill clock", lambda time_s: time_of_day(clock_start_s + time_s))
+    return ClockFace("drill clock", lambda time_s: time_of_day(clock_start_s + time_s), clock_start_s)
 
 
 def duration(seconds: float) -> str:

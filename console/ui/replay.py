@@ -25,7 +25,7 @@ from console.model.alarms import AlarmSource
 from console.model.history import FleetModel
 from console.model.link import LinkState
 from console.model.node_readings import NodeReadings
-from console.model.timeline import parse_clock
+from console.model.timeline import parse_seek, seek_placeholder
 from console.model.units import ClockFace
 from console.protocol import Alarm, Frame
 from console.record.reader import MarkerKind, RecordingReader
@@ -68,14 +68,16 @@ class ReplayScreen(MainScreen):
         *[Binding(b.key, b.action, b.description, show=False) for b in action_bindings()],
     ]
 
+    def __init__(self, clock: ClockFace) -> None:
+        super().__init__()
+        self.clock = clock  # the seek field reads times on the clock the screen shows
+
     def compose(self) -> ComposeResult:
         for widget in super().compose():
             if isinstance(widget, Footer):
                 with Vertical(id="seek-bar"):
                     yield Label("", id="seek-error")
-                    yield Input(
-                        placeholder="fleet time: 245, 4:05 or 0:04:05 (Enter seeks, Esc closes)", id="seek"
-                    )
+                    yield Input(placeholder=seek_placeholder(self.clock), id="seek")
                 yield TimelineBar(id="timeline")
             yield widget
 
@@ -96,7 +98,7 @@ class ReplayScreen(MainScreen):
         event.prevent_default()  # not a filter: MainScreen's handler must not see it
         event.stop()
         try:
-            time_s = parse_clock(event.value)
+            time_s = parse_seek(event.value, self.clock)
         except InputError as error:
             # Enter ends the seek either way (user pass): left open with its error, the box took the
             # operator's next `q` as text ("99:99q") instead of quitting. The error is a notification, the
@@ -171,7 +173,7 @@ class ReplayApp(ConsoleApp):
         self.title = f"stormdeck replay · {replay.recording.path.name}"
 
     def get_default_screen(self) -> Screen:
-        return ReplayScreen()
+        return ReplayScreen(self.clock_face)
 
     def on_mount(self) -> None:
         # (ConsoleApp.on_mount runs too: Textual calls each class's handler.) Started paused, the console

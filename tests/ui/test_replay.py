@@ -11,13 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from textual.widgets import Input
 
 from console import __version__
 from console.alarms import AlarmEngine
 from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
 from console.errors import InputError
-from console.model.timeline import parse_clock, timeline_cells
+from console.model.timeline import parse_clock, parse_seek, timeline_cells
+from console.model.units import FLEET_CLOCK, drill_clock
 from console.protocol import Check, Frame, Source, Verdict, VerdictLevel
 from console.record.reader import Marker, RecordingReader
 from console.record.records import ActionRecord, DrillInfo, RecordingHeader
@@ -273,6 +275,46 @@ async def test_a_drills_recording_replays_on_the_drills_clock(tmp_path: Path):
             assert "drill clock 02:00:45" in header_text(app)
             events = str(app.screen.query_one("#events").render()).splitlines()
             assert events and all(line.startswith("02:00:") for line in events if line.strip()), events
+
+
+async def test_a_drills_replay_seeks_to_a_time_on_the_drills_clock(tmp_path: Path):
+    """User pass: on a drill's replay every time reads `02:01:30`, so that is what a trainer types into `g`;
+    it was read as fleet time (2 h 1 min 30 s), outside a 2-minute recording, and the replay went to its
+    end. A time with colons is a time of day on the drill's clock (as a drill's `at`), a bare number fleet
+    seconds since the drill began (as `at_s`); the field says so."""
+    drill = DrillInfo(name="regional-outage", clock_start_s=2 * 3600)
+    path = write_recording(tmp_path / "drill.sdrec", drill=drill)
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            assert "drill clock" in app.screen.query_one("#seek", Input).placeholder
+            await pilot.press("g", *"02:01:30", "enter")
+            await wait_for(lambda: shown_time(app) == 90.0, what="02:01:30 on the drill's clock")
+            await pilot.press("g", *"45", "enter")
+            await wait_for(lambda: shown_time(app) == 45.0, what="fleet second 45")
+            await pilot.press("g", *"02:99", "enter")
+            await pilot.pause()
+            error = str(app.screen.query_one("#seek-error").render())
+            assert "HH:MM" in error and "drill clock" in error, error
+            assert shown_time(app) == 45.0
+
+
+@pytest.mark.parametrize(
+    ("typed", "fleet_s"),
+    [("02:00", 0.0), ("02:01:30", 90.0), ("75", 75.0), ("12.5", 12.5), ("2:01:30", 90.0)],
+)
+def test_a_time_on_the_drills_clock_is_read_as_fleet_seconds(typed: str, fleet_s: float):
+    assert parse_seek(typed, drill_clock(2 * 3600)) == fleet_s
+    assert parse_seek(typed, FLEET_CLOCK) == parse_clock(typed)  # elsewhere: fleet time, as before
+
+
+def test_a_drill_clock_past_midnight_wraps_and_a_bad_time_of_day_is_refused():
+    assert parse_seek("00:05", drill_clock(23 * 3600 + 50 * 60)) == 15 * 60
+    for typo in ("24:00", "02:60", "02:00:60", "02:00:00:00", "soon"):
+        with pytest.raises(InputError) as refused:
+            parse_seek(typo, drill_clock(2 * 3600))
+        assert refused.value.field == "time" and "HH:MM" in str(refused.value)
 
 
 async def test_a_drills_recording_older_than_its_clock_replays_on_the_fleet_clock(tmp_path: Path):
