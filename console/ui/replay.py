@@ -52,6 +52,12 @@ class SeekChosen(Message):
         super().__init__()
 
 
+def _actions_off_the_footer() -> list[Binding]:
+    """A replay is read-only: its footers have room for the replay's own keys instead of the actions'
+    (which still answer, saying the console is read-only)."""
+    return [Binding(b.key, b.action, b.description, show=False) for b in action_bindings()]
+
+
 class ReplayScreen(MainScreen):
     """The fleet screen with the timeline bar and a seek field above the footer."""
 
@@ -64,8 +70,7 @@ class ReplayScreen(MainScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("g", "open_seek", "seek"),
         Binding("escape", "close_bars", "close", show=False),
-        # A replay is read-only: its footer has room for the replay's own keys instead of the actions'.
-        *[Binding(b.key, b.action, b.description, show=False) for b in action_bindings()],
+        *_actions_off_the_footer(),
     ]
 
     def __init__(self, clock: ClockFace) -> None:
@@ -111,6 +116,12 @@ class ReplayScreen(MainScreen):
         self.post_message(SeekChosen(time_s))
         event.input.value = ""
         self.action_close_bars()
+
+
+class ReplayNodeScreen(NodeDetailScreen):
+    """A node's screen in a replay: its footer, too, shows the replay's keys, not the actions'."""
+
+    BINDINGS: ClassVar[list[BindingType]] = _actions_off_the_footer()
 
 
 def _marker_bindings() -> list[Binding]:
@@ -281,7 +292,7 @@ class ReplayApp(ConsoleApp):
         self.show_timeline()
 
     def open_node(self, node_id: str) -> None:
-        self.push_screen(NodeDetailScreen(node_id, None))  # a recording has no server to ask for history
+        self.push_screen(ReplayNodeScreen(node_id, None))  # a recording has no server to ask for history
 
 
 def recorded_raise_times(source: AlarmSource, recording: RecordingReader) -> AlarmSource:

@@ -471,6 +471,35 @@ async def test_the_replay_footer_shows_its_own_keys_whole_at_160_columns(replay_
         assert {"q", "?", "g", ".", ",", "x", "[", "]", "{", "}"} <= shown, shown
 
 
+async def test_the_replays_node_screen_footer_shows_the_replay_keys_not_the_actions(replay_app: ReplayApp):
+    """User pass: Enter on a node in a replay showed a footer of `d drain u undrain R rollout h halt …`,
+    keys a replay cannot use, and cut the replay's own at "−1 fram": the fleet screen's footer leaves the
+    actions off for the replay's keys; so does the node screen."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from console.ui.screens.node_detail import NodeDetailScreen
+
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(replay_app)
+        replay_app.open_node(next(iter(replay_app.model.nodes)))
+        await fleet_ready(replay_app)
+        await pilot.pause()
+        assert isinstance(replay_app.screen, NodeDetailScreen)
+        footer = replay_app.screen.query_one(Footer)
+        shown = {
+            key.key_display
+            for key in footer.query(FooterKey)
+            if key.region.width and key.region.right <= footer.region.right
+        }
+        assert {"esc", "q", ".", ",", "x", "[", "]", "{", "}"} <= shown, shown
+        assert not {"d", "u", "R", "h", "a", "c"} & shown, shown
+        await pilot.press("d")  # still answered, as on the fleet screen: the replay is read-only
+        await wait_for(
+            lambda: any("read-only" in n.message for n in replay_app._notifications), what="the notice"
+        )
+
+
 async def test_the_timeline_bar_keeps_to_three_lines_at_120_columns_and_counts_in_the_singular(
     replay_app: ReplayApp, reader: RecordingReader
 ):
