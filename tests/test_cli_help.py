@@ -124,6 +124,26 @@ def test_every_option_with_a_default_says_it() -> None:
     assert missing == []
 
 
+@pytest.mark.parametrize("command", ["record", "replay", "report", "inject"])
+def test_the_recording_commands_say_what_an_option_left_out_does(command: str) -> None:
+    """User pass over record/replay/report/inject: `record --max-size` and `--max-age-s` (no retention),
+    `--token-file` (STORMDECK_TOKEN) and `replay --theme` (the remembered one, else dark) defaulted to None
+    and said nothing of what leaving them out does; `--token-file TOKEN_FILE` read as a second name."""
+    parser = dict(commands(build_parser()))[(command,)]
+    unsaid = [
+        action.option_strings[-1]
+        for action in parser._actions
+        if action.option_strings and action.nargs != 0 and not action.required
+        if "default" not in (action.help or "") or (action.metavar or action.dest.upper()).endswith("_FILE")
+    ]
+    assert unsaid == []
+    if command == "record":
+        from console.record.writer import MIN_MAX_BYTES
+
+        (max_size,) = [a for a in parser._actions if "--max-size" in a.option_strings]
+        assert f"at least {MIN_MAX_BYTES // 1024}K" in max_size.help  # the smallest the writer takes
+
+
 def test_a_default_named_in_the_help_is_the_default() -> None:
     import re
 

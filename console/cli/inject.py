@@ -38,7 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("event", metavar="EVENT", help="one of " + ", ".join(INJECTIONS))
     parser.add_argument("params", nargs="*", metavar="KEY=VALUE", help="the event's parameters")
-    parser.add_argument("--token-file", type=Path, help="an admin token file (else STORMDECK_TOKEN)")
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="an admin token file: its first token (default: the environment's STORMDECK_TOKEN)",
+    )
     parser.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     parser.set_defaults(handler=run_inject)
 

@@ -27,13 +27,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("url", help="the fleet API's base URL, e.g. http://127.0.0.1:8470")
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="the recording to write")
     parser.add_argument(
-        "--token-file", type=Path, help="a file holding the token (or ROLE TOKEN [NAME] lines)"
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="a file holding the token, or ROLE TOKEN [NAME] lines: the first line's (default: the "
+        "environment's STORMDECK_TOKEN)",
     )
     parser.add_argument(
-        "--max-size", type=parse_size, metavar="SIZE", help="retention: keep the file under SIZE (e.g. 500M)"
+        "--max-size",
+        type=parse_size,
+        metavar="SIZE",
+        help="retention: keep the file under SIZE, in bytes or with K, M or G (e.g. 500M), at least 16K "
+        "(default: no limit)",
     )
     parser.add_argument(
-        "--max-age-s", type=float, metavar="SECONDS", help="retention: keep this much fleet time"
+        "--max-age-s",
+        type=float,
+        metavar="SECONDS",
+        help="retention: keep this many seconds of fleet time, above 0 (default: no limit)",
     )
     parser.add_argument(
         "--frames", type=int, metavar="N", help="stop after N frames (default: run until stopped)"

@@ -23,7 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--speed", type=float, default=1.0, help="fleet seconds per second, in (0, 600] (default 1)"
     )
     parser.add_argument("--paused", action="store_true", help="start paused on the first frame")
-    parser.add_argument("--theme", help="dark, light, high-contrast, colorblind, or one of yours")
+    parser.add_argument(
+        "--theme",
+        help="dark, light, high-contrast, colorblind, or one of yours (default: the theme last chosen, else "
+        "dark)",
+    )
     parser.set_defaults(handler=run_replay)
 
 
