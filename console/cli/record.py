@@ -78,6 +78,7 @@ def run_record(args: argparse.Namespace) -> int:
         raise InputError(option, error.value, error.allowed) from None
     token = load_token(args.token_file)
     check_recording_out("--out", args.out)
+    continued = args.out.exists() and args.out.stat().st_size > 0
     recorder = StreamRecorder(
         args.out, url=args.url, retention=retention, fsync=not args.no_fsync, max_frames=args.frames
     )
@@ -95,5 +96,17 @@ def run_record(args: argparse.Namespace) -> int:
         written = asyncio.run(until_stopped())
     finally:
         recorder.close()
-    logging.getLogger(__name__).info("%d frames recorded into %s", written, args.out)
+    logging.getLogger(__name__).info("%s", what_was_recorded(written, args.out, args.url, continued))
     return 0
+
+
+def what_was_recorded(written: int, out: Path, url: str, continued: bool) -> str:
+    """The recorder's last line. Stopped before the first frame it has made no file (one is opened at the
+    stream's hello): it said "0 frames recorded into FILE" of a file that was not there."""
+    if written == 0:
+        if continued:
+            return f"no frame came from {url}: no frames added to {out}"
+        if not out.exists():
+            return f"nothing recorded: no frame came from {url}; {out} was not created"
+    frames = f"{written} frame{'' if written == 1 else 's'}"
+    return f"{frames} added to {out}" if continued else f"{frames} recorded into {out}"

@@ -101,6 +101,47 @@ async def test_the_cli_records_until_told_to_stop(
         assert len(seqs) == 20
 
 
+async def test_stopped_before_a_frame_came_the_recorder_says_nothing_was_recorded(tmp_path: Path) -> None:
+    """User pass: `record http://127.0.0.1:1 --out down.sdrec`, stopped while it retried, ended with
+    "0 frames recorded into down.sdrec" — a file it never made. It says nothing was recorded, and why."""
+    token_file = tmp_path / "token"
+    token_file.write_text(f"viewer {TOKEN} tests\n")
+    token_file.chmod(0o600)
+    out = tmp_path / "down.sdrec"
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "console", "record", "http://127.0.0.1:9", "--out", str(out)),
+        *("--token-file", str(token_file), "--no-fsync"),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert child.stderr is not None
+    line = await asyncio.wait_for(child.stderr.readline(), 20)
+    assert b"stream lost" in line, line  # retrying the closed port
+    child.send_signal(signal.SIGTERM)
+    told = (await asyncio.wait_for(child.stderr.read(), 30)).decode()
+    assert await child.wait() == 0
+    assert not out.exists()
+    assert "0 frames recorded" not in told
+    assert f"nothing recorded: no frame came from http://127.0.0.1:9; {out} was not created" in told, told
+
+
+def test_the_recorders_last_line_counts_frames_in_the_singular_and_says_a_recording_was_continued(
+    tmp_path: Path,
+) -> None:
+    from console.cli.record import what_was_recorded
+
+    out = tmp_path / "s.sdrec"
+    out.write_bytes(b"x")
+    assert what_was_recorded(1, out, "http://h:1", continued=False) == f"1 frame recorded into {out}"
+    assert what_was_recorded(3, out, "http://h:1", continued=True) == f"3 frames added to {out}"
+    assert (
+        what_was_recorded(0, out, "http://h:1", continued=True)
+        == f"no frame came from http://h:1: no frames added to {out}"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "size"), [("1000000", 1_000_000), ("500M", 500 * 1024**2), ("2GiB", 2 * 1024**3)]
 )
