@@ -174,7 +174,15 @@ async def record_stream(
     if following.done() and not following.cancelled() and following.exception() is not None:
         raise following.exception()  # type: ignore[misc]
     if recorder.refused is not None:
-        raise StreamRefused(f"{base_url} refused the stream ({recorder.refused}): check the token")
+        # The reason says what to do (console.client.stream: check the token file, or ask for a viewer's).
+        # A token revoked mid-session is refused at a reconnect, with frames already recorded.
+        written = recorder.frames_written
+        kept = (
+            f"{written} frame{'' if written == 1 else 's'} recorded before it"
+            if written
+            else "nothing recorded"
+        )
+        raise StreamRefused(f"{base_url} refused the stream ({recorder.refused}); {kept}")
     return recorder.frames_written
 
 

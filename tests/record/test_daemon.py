@@ -61,9 +61,13 @@ async def test_a_restarted_recorder_resumes_from_its_file(
 async def test_a_wrong_token_stops_the_recorder(outage_ticks: list[Tick], recording_path: Path) -> None:
     async with FleetStream(outage_ticks[:3]).serving() as stream:
         recorder = StreamRecorder(recording_path, url=stream.url, fsync=False)
-        with pytest.raises(StreamRefused, match="401"):
+        with pytest.raises(StreamRefused, match="401") as refused:
             await asyncio.wait_for(record_stream(recorder, stream.url, "wrong", sleep=_no_wait), 10)
     assert not recording_path.exists()  # nothing is created before a hello
+    # User pass: "(HTTP 401: the token was not accepted — check --token-file or STORMDECK_TOKEN): check the
+    # token" said it twice, and not that nothing was recorded.
+    told = str(refused.value)
+    assert told.count("check") == 1 and told.endswith("; nothing recorded"), told
 
 
 @pytest.mark.parametrize("stop", ["frames", "sigterm"])
