@@ -103,10 +103,12 @@ def run_record(args: argparse.Namespace) -> int:
 def what_was_recorded(written: int, out: Path, url: str, continued: bool) -> str:
     """The recorder's last line. Stopped before the first frame it has made no file (one is opened at the
     stream's hello): it said "0 frames recorded into FILE" of a file that was not there."""
+    from console.model.units import counted
+
     if written == 0:
         if continued:
             return f"no frame came from {url}: no frames added to {out}"
         if not out.exists():
             return f"nothing recorded: no frame came from {url}; {out} was not created"
-    frames = f"{written} frame{'' if written == 1 else 's'}"
+    frames = counted(written, "frame")
     return f"{frames} added to {out}" if continued else f"{frames} recorded into {out}"

@@ -15,6 +15,11 @@ def human_count(value: float) -> str:
     return f"{value:.0f}"
 
 
+def counted(count: int, noun: str) -> str:
+    """3 → '3 frames', 1 → '1 frame' (a noun whose plural takes an s)."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def short_number(value: float) -> str:
     """Like human_count, but keeps small values' precision: 38 600 → '38.6k', 0.159 → '0.159'."""
     return human_count(value) if abs(value) >= 1e3 else f"{value:.3g}"

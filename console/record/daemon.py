@@ -25,6 +25,7 @@ from console.alarms import AlarmEngine
 from console.client.stream import StreamClient, first_done
 from console.errors import StormdeckError
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
+from console.model.units import counted
 from console.protocol import Event, Frame, Hello
 from console.record.lock import RecordingLock
 from console.record.records import DrillInfo, RecordingHeader
@@ -177,11 +178,7 @@ async def record_stream(
         # The reason says what to do (console.client.stream: check the token file, or ask for a viewer's).
         # A token revoked mid-session is refused at a reconnect, with frames already recorded.
         written = recorder.frames_written
-        kept = (
-            f"{written} frame{'' if written == 1 else 's'} recorded before it"
-            if written
-            else "nothing recorded"
-        )
+        kept = f"{counted(written, 'frame')} recorded before it" if written else "nothing recorded"
         raise StreamRefused(f"{base_url} refused the stream ({recorder.refused}); {kept}")
     return recorder.frames_written
 

@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from console.model.thresholds import Level
 from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, timeline_cells
-from console.model.units import FLEET_CLOCK, ClockFace
+from console.model.units import FLEET_CLOCK, ClockFace, counted
 from console.record.reader import Marker
 from console.record.replay import ReplayStatus, damage_note
 from console.ui.themes import Palette
@@ -48,10 +48,6 @@ def bar_text(status: ReplayStatus, markers: Sequence[Marker], width: int, palett
     return text
 
 
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 class TimelineBar(Static):
     DEFAULT_CSS = """
     TimelineBar {
@@ -81,7 +77,7 @@ class TimelineBar(Static):
         alarms = sum(m.kind == "alarm" for m in markers)
         actions = len(markers) - alarms
         counts.append(
-            f"{ALARM_GLYPH} {_counted(alarms, 'alarm')}   {ACTION_GLYPH} {_counted(actions, 'action')}   "
+            f"{ALARM_GLYPH} {counted(alarms, 'alarm')}   {ACTION_GLYPH} {counted(actions, 'action')}   "
         )
         counts.append(last_record, style="")
         counts.truncate(width, overflow="ellipsis")
