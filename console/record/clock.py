@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 
+from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
+from console.record.records import RecordingHeader
+
 
 def clock(seconds: float | None, hours: bool | None = None) -> str:
     """`hours` None: h:mm:ss from an hour on; True or False: that format whatever the value (an axis's
@@ -20,3 +23,13 @@ def clock(seconds: float | None, hours: bool | None = None) -> str:
     long_form = h > 0 if hours is None else hours
     text = f"{h}:{rest // 60:02d}:{rest % 60:02d}" if long_form else f"{abs(whole) // 60}:{rest % 60:02d}"
     return ("-" if whole < 0 else "") + text
+
+
+def recorded_clock(header: RecordingHeader) -> ClockFace:
+    """The clock the recorded console showed: a drill's own (its header says where the drill's clock
+    started), else the fleet's — and the fleet's for a drill recorded before the header said it. The
+    replay shows it; a drill's report shows it beside fleet time."""
+    drill = header.drill
+    if drill is not None and drill.clock_start_s is not None:
+        return drill_clock(drill.clock_start_s)
+    return FLEET_CLOCK

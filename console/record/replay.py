@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 
 from console.errors import InputError
 from console.model.link import LinkState, LinkStatus, Received, StreamItem
-from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
 from console.protocol import Event, Frame, Hello, Source
 from console.record.container import RecordKind
 from console.record.reader import DamagedRecord, Marker, MarkerKind, RecordingReader
-from console.record.records import ActionRecord, Confirmation, DrillOutcome, RecordingHeader
+from console.record.records import ActionRecord, Confirmation, DrillOutcome
 
 #: The speeds the replay screen cycles through (issue #5, "Replay").
 SPEEDS: tuple[float, ...] = (1.0, 5.0, 20.0, 60.0)
@@ -168,15 +167,6 @@ def damage_note(status: ReplayStatus) -> str | None:
     if status.damage is not None:
         return f"end of the recording: {status.damage}"  # (the reader's words say at which byte)
     return f"end of the recording: it is damaged from byte {status.damaged_at:,} on"
-
-
-def recorded_clock(header: RecordingHeader) -> ClockFace:
-    """The clock the recorded console showed: a drill's own (its header says where the drill's clock
-    started), else the fleet's — and the fleet's for a drill recorded before the header said it."""
-    drill = header.drill
-    if drill is not None and drill.clock_start_s is not None:
-        return drill_clock(drill.clock_start_s)
-    return FLEET_CLOCK
 
 
 def link_of(status: ReplayStatus, at_s: float) -> LinkStatus:

@@ -18,9 +18,9 @@ from console.guards.thresholds import Thresholds
 from console.protocol import Event
 from console.record import svg
 from console.record.advice import Finding, findings
-from console.record.clock import clock
+from console.record.clock import clock, recorded_clock
 from console.record.reader import RecordingReader, describe_action
-from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome
+from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome, RecordingHeader
 from console.record.review import KeyFigures, Review, review
 from console.waves import MIN_WINDOW_ATTEMPTS
 
@@ -189,7 +189,7 @@ def _session(
             "scenario",
             f"{header.scenario or '—'}" + (f" (seed {header.seed})" if header.seed is not None else ""),
         ),
-        ("drill", header.drill.name if header.drill else "—"),
+        ("drill", _drill(header)),
     ]
     if reviewed.figures is not None:
         rows.append(
@@ -344,6 +344,15 @@ def _score_text(outcome: DrillOutcome) -> str:
     return text
 
 
+def _drill(header: RecordingHeader) -> str:
+    if header.drill is None:
+        return "—"
+    face = recorded_clock(header)
+    if face.day_start_s is None:  # not carried (a recording older than the field): fleet time only
+        return header.drill.name
+    return f"{header.drill.name} ({face.label} {face.text(0)} at fleet time {clock(0)})"
+
+
 def _timeline(reviewed: Review) -> list[str]:
     rows: list[tuple[float, int, str, str, str]] = []  # time, order, kind, what, verdict
     for time_s, kind, what in _folded_events(reviewed):
@@ -372,11 +381,14 @@ def _timeline(reviewed: Review) -> list[str]:
     lines = ["## Timeline", ""]
     if not rows:
         return [*lines, "Nothing happened: no events, alarms or actions.", ""]
-    lines += ["| time | kind | what | verdict |", "|---|---|---|---|"]
-    lines += [
-        f"| {clock(t)} | {_cell(kind)} | {_cell(what)} | {_cell(verdict)} |"
-        for t, _, kind, what, verdict in rows
-    ]
+    # A drill's objectives, hints and story speak its clock ("by 02:00:40"): each row says it too.
+    face = recorded_clock(reviewed.header)
+    drill_time = [face.text] if face.day_start_s is not None else []
+    columns = ["time", *(face.label for _ in drill_time), "kind", "what", "verdict"]
+    lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for t, _, kind, what, verdict in rows:
+        cells = [clock(t), *(text(t) for text in drill_time), _cell(kind), _cell(what), _cell(verdict)]
+        lines.append("| " + " | ".join(cells) + " |")
     return [*lines, ""]
 
 

@@ -28,6 +28,7 @@ from console.model.node_readings import NodeReadings
 from console.model.timeline import parse_seek, seek_placeholder
 from console.model.units import ClockFace
 from console.protocol import Alarm, Frame
+from console.record.clock import recorded_clock
 from console.record.reader import MarkerKind, RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.record.replay import (
@@ -37,7 +38,6 @@ from console.record.replay import (
     ReplaySource,
     damage_note,
     link_of,
-    recorded_clock,
 )
 from console.ui.app import ConsoleApp
 from console.ui.commands import action_bindings

@@ -44,7 +44,9 @@ def record_herd(path: Path, drill: bool = False) -> HerdSession:
     run = RunRecorder(sim)
     abort_s: float | None = None
     halted_s: float | None = None
-    info = DrillInfo(name="thundering-herd", seed_source="outage seed (000)") if drill else None
+    # The drill's clock starts at 04:00, as thundering-herd.toml's `clock_start`.
+    info = DrillInfo(name="thundering-herd", seed_source="outage seed (000)", clock_start_s=4 * 3600)
+    info = info if drill else None
     with RecordingWriter(
         path, header(scenario="thundering-herd", seed=sim.seed, drill=info), alarms=AlarmEngine(), fsync=False
     ) as writer:

@@ -69,6 +69,20 @@ def test_timeline_holds_events_alarms_actions_verdicts_and_confirmations(
     assert seconds == sorted(seconds)
 
 
+def test_a_drills_timeline_reads_the_drills_clock_beside_fleet_time(report: tuple[str, Path]) -> None:
+    """User pass: a drill's report names its objectives on the drill's clock ("admission set by 02:00:40")
+    and its timeline read fleet time only ("0:40"): a trainer matched them by hand. A recording that
+    carries the drill's clock gets it beside each row's time, and the Session says where it starts."""
+    markdown, _ = report
+    assert _row(markdown, "drill") == "thundering-herd (drill clock 04:00:00 at fleet time 0:00)"
+    timeline = markdown.split("## Timeline")[1].split("## What the seeds say")[0]
+    assert "| time | drill clock | kind | what | verdict |" in timeline
+    rows = re.findall(r"^\| (\d+):(\d\d) \| (\d\d:\d\d:\d\d) \|", timeline, re.MULTILINE)
+    assert len(rows) > 5
+    for minutes, seconds, drill_clock in rows:
+        assert drill_clock == f"04:{int(minutes):02d}:{seconds}", (minutes, seconds, drill_clock)
+
+
 def test_objectives_of_a_drill_are_shown(report: tuple[str, Path]) -> None:
     markdown, _ = report
     objectives = markdown.split("## Objectives")[1].split("## Timeline")[0]
@@ -122,7 +136,9 @@ def test_a_plain_recording_has_no_objectives_and_the_cli_writes_it(
     assert main(["report", str(session.path), "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out.split()
     assert printed[0].endswith("report.md") and len(printed) == 4
-    assert "Not a drill recording" in (tmp_path / "out" / "report.md").read_text()
+    written = (tmp_path / "out" / "report.md").read_text()
+    assert "Not a drill recording" in written
+    assert "| time | kind | what | verdict |" in written  # no drill clock to show beside fleet time
 
 
 def test_the_cli_refuses_a_file_that_is_not_a_recording(
