@@ -23,7 +23,7 @@ from typing import Protocol
 from console import __version__
 from console.alarms import AlarmEngine
 from console.client.stream import StreamClient, first_done
-from console.errors import StormdeckError
+from console.errors import InputError, StormdeckError
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.model.units import counted
 from console.protocol import Event, Frame, Hello
@@ -60,6 +60,8 @@ class StreamRecorder:
     frames_written: int = 0
     malformed: int = 0
     refused: str | None = None
+    #: The file is another fleet's recording: nothing of this stream is written into it.
+    wrong_fleet: InputError | None = None
     #: The option that named `out`, for a refusal of it.
     option: str = "--out"
     #: What a new file's header says the session was, when the recorder knows (`drill --record`): the
@@ -111,11 +113,29 @@ class StreamRecorder:
         if isinstance(message, Hello):
             if self.writer is None:
                 self.writer = self._open(self._header(message))
+            elif self._another_fleets(message):
+                self.done.set()
+                return
             self.writer.write(message)
         elif self.writer is not None and not self._already_held(message):
             self.writer.write(message)
             if isinstance(message, Frame):
                 self.frames_written += 1
+
+    def _another_fleets(self, hello: Hello) -> bool:
+        """Whether the file being continued is another fleet's recording (a name reused for the next
+        incident): this stream's frames would go under its header, two fleets read as one."""
+        assert self.writer is not None
+        held = self.writer.header
+        if held.fleet is None or held.fleet == hello.fleet:
+            return False  # a source that restarted is the same fleet: its recording goes on
+        where = f", recorded from {held.url}" if held.url else ""
+        allowed = (
+            f"a new file, or a recording of fleet {hello.fleet!r} to continue ({self.out.name} holds fleet "
+            f"{held.fleet!r}{where})"
+        )
+        self.wrong_fleet = InputError(self.option, str(self.out), allowed)
+        return True
 
     def _already_held(self, message: Frame | Event) -> bool:
         """A resume replays from `since`; anything at or before the last frame held is a repeat."""
@@ -174,6 +194,8 @@ async def record_stream(
     following, _ = await first_done(client.run(recorder.sink), recorder.done.wait())
     if following.done() and not following.cancelled() and following.exception() is not None:
         raise following.exception()  # type: ignore[misc]
+    if recorder.wrong_fleet is not None:
+        raise recorder.wrong_fleet
     if recorder.refused is not None:
         # The reason says what to do (console.client.stream: check the token file, or ask for a viewer's).
         # A token revoked mid-session is refused at a reconnect, with frames already recorded.

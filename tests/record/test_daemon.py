@@ -58,6 +58,33 @@ async def test_a_restarted_recorder_resumes_from_its_file(
         assert [f.seq for f in recording.frames()] == list(range(1, 31))
 
 
+async def test_a_recording_of_another_fleet_is_not_continued_with_this_ones_frames(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    """User pass: `record URL_B --out session.sdrec` where session.sdrec was fleet demo's recording (a name
+    reused for the next incident) appended graceful-drain's frames to demo's, under demo's header — a
+    report and a replay of two fleets as one. The stream's hello names its fleet: another fleet's file is
+    refused, naming --out and both fleets, and left as it was."""
+    from console.errors import InputError
+    from console.protocol import Hello, Source
+
+    earlier = StreamRecorder(recording_path, url="http://127.0.0.1:1", fsync=False)
+    earlier.receive(Hello(fleet="demo", source=Source.SIMULATOR, epoch="first", seq=0))
+    for tick in outage_ticks[:5]:
+        earlier.receive(tick.frame.model_copy(update={"epoch": "first"}))
+    earlier.close()
+    before = recording_path.read_bytes()
+    async with FleetStream(outage_ticks[:10]).serving() as stream:  # its hello says "stream-fleet"
+        recorder = StreamRecorder(recording_path, url=stream.url, fsync=False, max_frames=10)
+        with pytest.raises(InputError) as refused:
+            await asyncio.wait_for(record_stream(recorder, stream.url, TOKEN, sleep=_no_wait), 10)
+        recorder.close()
+    told = str(refused.value)
+    assert refused.value.field == "--out" and "'demo'" in told and "'stream-fleet'" in told, told
+    assert recording_path.read_bytes() == before
+    assert recorder.frames_written == 0
+
+
 async def test_a_wrong_token_stops_the_recorder(outage_ticks: list[Tick], recording_path: Path) -> None:
     async with FleetStream(outage_ticks[:3]).serving() as stream:
         recorder = StreamRecorder(recording_path, url=stream.url, fsync=False)
