@@ -173,14 +173,19 @@ def ratio_of(accepts: float, inflow: float) -> float | None:
     return round(float(accepts / inflow), 3) if inflow >= DRAIN_INFLOW_MIN_CLIENTS else None
 
 
-def headroom_pct(connections: float, capacity_connections: float) -> float:
+def headroom_pct(connections: float, capacity_connections: float, places: int | None = 2) -> float:
     """Spare connection capacity of the nodes in rotation, as a share: their capacity against every
     connection held — a draining node's clients too, who need a place on them (the outage seed's "headroom
     consumed" as a batch's clients reconnect). Below 0 the fleet holds more than it is planned for; with
-    nothing in rotation, -100. One definition for the simulator's frames and the controller's."""
+    nothing in rotation there is no spare capacity: 0 (it read -100, a figure of no fleet — a node of 100
+    holding 300 reads -200). One definition for the simulator's frames, the controller's and the guards'.
+
+    To `places` decimals, as frames carry it; `None` unrounded, as the guards judge it against the budget
+    (rounded, 34.996 % would pass a 35 % one)."""
     if capacity_connections <= 0:
-        return -100.0
-    return round(100.0 * (1.0 - connections / capacity_connections), 2)
+        return 0.0
+    share = (capacity_connections - connections) / capacity_connections * 100
+    return share if places is None else round(share, places)
 
 
 def beside_limit(value: float, limit: float | None, decimals: int = 0) -> str:

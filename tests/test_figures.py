@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from console.figures import BINS_PER_S, recovery, storm_lockstep_index
+from console.figures import BINS_PER_S, headroom_pct, recovery, storm_lockstep_index
 
 
 def _waves_after(disconnect_s: float, seconds: int, period_s: float) -> np.ndarray:
@@ -145,3 +145,13 @@ def test_too_few_clients_flowing_in_are_not_judged() -> None:
     assert by_chance[0] == 0.0 and len(by_chance) >= 3  # what was judged: the kill switch, and again
     flow.add(accepts=3, disconnects=DRAIN_INFLOW_MIN_CLIENTS)  # a node dies holding that many
     assert flow.ratio is not None and flow.ratio < 0.6  # the storm is winning: judged at once
+
+
+def test_headroom_with_no_node_in_rotation_is_none_spare_not_minus_100() -> None:
+    """No capacity in rotation is no spare capacity: 0 %, whether or not a draining node still holds
+    clients. It read -100 %, a figure no fleet can have (60 held in 100 is 40 %, 300 held in 100 is -200 %)."""
+    assert headroom_pct(0, 0) == 0.0
+    assert headroom_pct(50, 0) == 0.0
+    assert headroom_pct(60, 100) == 40.0 and headroom_pct(110, 100) == -10.0
+    # Rounded as frames carry it; unrounded as the guards judge it against a budget (34.996 is under 35).
+    assert headroom_pct(65_004, 100_000) == 35.0 and headroom_pct(65_004, 100_000, places=None) < 35.0

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from console.figures import headroom_pct
 from console.protocol import WAVE_BIN_MS
 
 _CAPACITY_PER_NODE = 40_000
@@ -129,7 +130,8 @@ class SyntheticFleet:
                 }
             nodes.append(node)
         in_rotation_conns = self.connections[ready].sum()
-        headroom = 100.0 * (1 - in_rotation_conns / max(ready.sum() * _CAPACITY_PER_NODE, 1))
+        capacity = float(ready.sum() * _CAPACITY_PER_NODE)
+        headroom = headroom_pct(float(in_rotation_conns), capacity, places=1)
         inflow = float(attempts_node.sum())
         drained = float(accepts_node.sum())
         return {
@@ -143,7 +145,7 @@ class SyntheticFleet:
                 "attempts_per_s": round(inflow, 1),
                 "accepts_per_s": round(drained, 1),
                 "rejects_per_s": round(float(rejects_node.sum()), 1),
-                "headroom_pct": round(headroom, 1),
+                "headroom_pct": headroom,
                 "drain_inflow_ratio": round(drained / inflow, 3) if self.offline > 0 and inflow > 0 else None,
                 "timeouts_per_s": round(float(timeouts.sum()), 1),
                 "offline_clients": self.offline,

@@ -15,6 +15,7 @@ from fastapi import Depends, FastAPI, Header, Request, WebSocket, WebSocketDisco
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import ValidationError
 
+from console.figures import headroom_pct
 from console.gateway.framelog import FrameLog
 from console.gateway.node import GatewayNode
 from console.protocol import (
@@ -34,9 +35,8 @@ def node_frame(node: GatewayNode, log: FrameLog) -> Frame:
     """One second of this node, in the fleet API's frame shape (a fleet of one)."""
     second = node.meter.roll(time.time())
     status = node.status()
-    capacity = status.capacity_connections
-    in_rotation = status.state.in_rotation
-    headroom = 100.0 * max(0.0, 1.0 - status.connections / capacity) if capacity and in_rotation else 0.0
+    # A fleet of one, as the controller folds it: its capacity only while it is in rotation.
+    capacity = status.capacity_connections if status.state.in_rotation else 0
     return Frame(
         seq=log.next_seq(),
         epoch=log.epoch,
@@ -49,7 +49,7 @@ def node_frame(node: GatewayNode, log: FrameLog) -> Frame:
             rejects_per_s=status.rejects_per_s,
             timeouts_per_s=status.timeouts_per_s,
             drops_per_s=status.drops_per_s,
-            headroom_pct=round(headroom, 2),
+            headroom_pct=headroom_pct(status.connections, capacity),
             drain_inflow_ratio=None,
             max_cpu_pct=status.cpu_pct,
         ),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from console.errors import InputError
+from console.figures import headroom_pct
 from console.guards.capacity import FleetCapacity
 from console.guards.fleet import fleet_load, max_serving_cpu_pct
 from console.guards.thresholds import Thresholds
@@ -61,12 +62,6 @@ def nodes_for_headroom(snapshot: FleetSnapshot, capacity: FleetCapacity, headroo
     return max(math.ceil(short / capacity.connections_per_node - provisioning), 0)
 
 
-def _headroom_pct(serving: float, capacity_connections: float) -> float:
-    if capacity_connections <= 0:
-        return -100.0
-    return (capacity_connections - serving) / capacity_connections * 100
-
-
 def judge_add_capacity(
     snapshot: FleetSnapshot,
     capacity: FleetCapacity,
@@ -81,8 +76,11 @@ def judge_add_capacity(
     load = fleet_load(snapshot, capacity, ())
     # Nodes already provisioning count as capacity once ready: the headroom the operator will have.
     arriving = (provisioning + count) * capacity.connections_per_node
-    headroom_now = _headroom_pct(load.serving_connections, load.survivor_capacity_connections)
-    headroom_ready = _headroom_pct(load.serving_connections, load.survivor_capacity_connections + arriving)
+    # Unrounded (`places=None`): judged against the budget.
+    headroom_now = headroom_pct(load.serving_connections, load.survivor_capacity_connections, places=None)
+    headroom_ready = headroom_pct(
+        load.serving_connections, load.survivor_capacity_connections + arriving, places=None
+    )
     cpu_max = max_serving_cpu_pct(snapshot.nodes)
     ready_in_s = capacity.provisioning_s if capacity.provisioning_s > 0 else None
     wait = f"in {ready_in_s:g} s" if ready_in_s is not None else "once provisioned"

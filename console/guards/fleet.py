@@ -7,6 +7,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from console.errors import InputError
+from console.figures import headroom_pct
 from console.guards.capacity import AdmissionLimit, FleetCapacity, spare_admission_per_s
 from console.guards.thresholds import Thresholds
 from console.protocol import FleetSnapshot, NodeState, NodeStatus
@@ -31,10 +32,8 @@ class FleetLoad:
 
     @property
     def headroom_after_pct(self) -> float:
-        if self.survivor_capacity_connections <= 0:
-            return -100.0
-        spare = self.survivor_capacity_connections - self.serving_connections
-        return spare / self.survivor_capacity_connections * 100
+        """The survivors' headroom (`figures.headroom_pct`, unrounded: judged against the budget)."""
+        return headroom_pct(self.serving_connections, self.survivor_capacity_connections, places=None)
 
     def projected_cpu_pct(
         self, added_rate_per_s: float, capacity: FleetCapacity, thresholds: Thresholds

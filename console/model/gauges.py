@@ -134,12 +134,16 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
         level_at_least(share, t.rejects_warn_share, t.rejects_crit_share),
         brief=f"503s {100 * share:.1f} %",
     )
+    # With nothing in rotation headroom is 0 (`figures.headroom_pct`): no room because there is nowhere to
+    # send a client, not a full fleet — the gauge says which.
+    in_rotation = any(node.state.in_rotation for node in frame.nodes)
     headroom = Gauge(
         "headroom",
         "headroom",
         f"{beside_limit(totals.headroom_pct, t.headroom_crit_pct)} %",
-        f"budget {t.headroom_crit_pct:.0f} %",
+        f"budget {t.headroom_crit_pct:.0f} %" if in_rotation else "no node in rotation",
         level_at_most(totals.headroom_pct, t.headroom_warn_pct, t.headroom_crit_pct),
+        brief="" if in_rotation else "none ready",
     )
     ratio = totals.drain_inflow_ratio
     drain = Gauge(

@@ -95,7 +95,10 @@ class Totals(Record):
     attempts_per_s: float
     accepts_per_s: float
     rejects_per_s: float
-    headroom_pct: float = Field(description="spare connection capacity of the nodes in rotation, as a share")
+    headroom_pct: float = Field(
+        description="spare connection capacity of the nodes in rotation against every connection held, as a "
+        "share: below 0 over capacity, 0 with no node in rotation"
+    )
     drain_inflow_ratio: float | None = Field(
         description="reconnect backlog drain rate ÷ inflow rate over 10 s; null when fewer than 60 clients "
         "flowed in over them (too few to judge)"

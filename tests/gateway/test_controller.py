@@ -67,9 +67,9 @@ def test_headroom_is_the_capacity_in_rotation_against_every_connection_held() ->
     # a's capacity (only a is in rotation) against a's 60 and the 50 draining b's clients will bring: over
     # by 10 %, as the simulator reads it (it read 40 %: b's clients left out, a fleet losing ground looked fine)
     assert totals.headroom_pct == -10.0
-    assert (
-        fold_totals([nodes[2]]).headroom_pct == -100.0
-    )  # nothing in rotation (it read 0, the simulator -100)
+    # nothing in rotation: no spare capacity, 0 % (it read -100 %, as the simulator's did)
+    assert fold_totals([nodes[2]]).headroom_pct == 0.0
+    assert fold_totals(nodes[1:]).headroom_pct == 0.0  # b draining with 50 clients, nothing to take them
 
 
 def test_drain_inflow_counts_a_silent_nodes_clients_as_lost() -> None:

@@ -40,7 +40,7 @@ def _node(node_id: str, cpu_pct: float, state: NodeState = NodeState.READY) -> N
         timeouts_per_s=0,
         handshake_p99_ms=0,
         # Room for clients: the resume guard asks first under the headroom budget, and a node planned for
-        # none counts as no capacity (headroom -100 %).
+        # none counts as no capacity (headroom 0 %).
         capacity_connections=1000,
     )
 

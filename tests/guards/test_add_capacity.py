@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from console.errors import InputError
 from console.guards import Thresholds, judge_add_capacity, nodes_for_headroom
 from console.protocol import CapacityRequest, NodeState, VerdictLevel
-from tests.fleet_builders import node
+from tests.fleet_builders import node, snapshot
 from tests.guards.fleets import CAPACITY, fleet
 
 # Room for 25 nodes (20 in the fleet, 5 more), each ready 240 s after it is added (outage seed: 4 minutes).
@@ -93,6 +93,15 @@ def test_nodes_already_provisioning_count_once_ready() -> None:
     assert nodes_for_headroom(snapshot, GROWABLE, 35.0) == 0
     verdict = judge_add_capacity(snapshot, GROWABLE, CapacityRequest(count=1))
     assert verdict.projections["provisioning_now"] == 2 and verdict.projections["room_nodes"] == 3
+
+
+def test_with_no_node_in_rotation_headroom_now_is_0_not_minus_100() -> None:
+    # Every node drained or down (the figure the frames give it, console/figures.py): no spare capacity.
+    out = [node(f"gw-{i:03d}", NodeState.DRAINED, connections=0) for i in range(3)]
+    out.append(node("gw-003", NodeState.DOWN, connections=0))
+    verdict = judge_add_capacity(snapshot(out), GROWABLE, CapacityRequest(count=2))
+    assert verdict.projections["headroom_now_pct"] == 0.0
+    assert verdict.projections["headroom_when_ready_pct"] == 100.0  # the 2 new nodes hold nothing yet
 
 
 def test_unknown_provisioning_time_projects_no_ready_time() -> None:

@@ -67,6 +67,13 @@ def test_headroom_after_the_node_leaves() -> None:
     assert verdict.projections["headroom_after_pct"] == pytest.approx((1 - 640_000 / 950_000) * 100, abs=1e-3)
 
 
+def test_draining_the_last_node_in_rotation_leaves_no_headroom_not_minus_100() -> None:
+    # The figure the frames give a fleet with nothing in rotation (console/figures.py): 0 %. It read -100 %.
+    verdict = judge_drain(fleet(1, connections=30_000), CAPACITY, "gw-000", drain(10, deadline_s=3600))
+    assert verdict.projections["headroom_after_pct"] == 0.0
+    assert "headroom_after_pct" in failed(verdict)
+
+
 def test_concurrent_drains_over_the_limit() -> None:
     draining = [node(f"old-{i}", state="draining", drain_rate_per_s=1.0, connections=100) for i in range(30)]
     verdict = judge_drain(fleet(extra=draining), CAPACITY, "gw-000", drain(100, deadline_s=3600))

@@ -7,7 +7,9 @@ import dataclasses
 from console.guards import Thresholds
 from console.model import Level, fleet_gauges
 from console.model.alarm_source import console_model
+from console.model.gauges import BRIEF_CELLS
 from console.model.thresholds import GaugeThresholds
+from console.protocol import NodeState
 from console.ui.scenes import fed_model
 
 
@@ -49,3 +51,26 @@ def test_a_gauge_under_its_line_never_shows_the_line() -> None:
     assert (drain.value, drain.level) == ("0.598", Level.CRITICAL)
     assert gauges_at(drain_inflow_ratio=0.603)["drain_inflow"].value == "0.603"
     assert gauges_at(drain_inflow_ratio=1.234)["drain_inflow"].value == "1.23"
+
+
+def test_with_no_node_in_rotation_the_headroom_gauge_says_so() -> None:
+    """0 % of no capacity is not a fleet short of room but one with nothing to send clients to: the gauge
+    says which (it read "-100 %" against "budget 35 %")."""
+    model = fed_model(20, storm_at_s=None)
+    frame = model.frame
+    out = [node.model_copy(update={"state": NodeState.DRAINED}) for node in frame.nodes]
+    model.apply_frame(
+        frame.model_copy(
+            update={
+                "seq": frame.seq + 1,
+                "time_s": frame.time_s + 1,
+                "nodes": out,
+                "totals": frame.totals.model_copy(update={"headroom_pct": 0.0}),
+            }
+        ),
+        0.0,
+    )
+    headroom = {g.key: g for g in fleet_gauges(model)}["headroom"]
+    assert (headroom.value, headroom.detail, headroom.level) == ("0 %", "no node in rotation", Level.CRITICAL)
+    assert len(headroom.brief) <= BRIEF_CELLS
+    assert gauges_at(headroom_pct=0.0)["headroom"].detail == "budget 35 %"  # nodes in rotation, all full
