@@ -4,7 +4,7 @@ A second Ctrl-C (or SIGTERM, SIGHUP) while the children were being stopped raise
 between two stops, or in the wait for one: the children not yet stopped were left running. Now a stop
 signal during the stops is an operator's impatience, answered: the first says how many children are left
 (and that another signal kills them), the next kills every child left (SIGKILL) — each still waited for,
-so none outlives `fleet up`.
+so none outlives `fleet up`. Once all are stopped, stop signals are ignored: the process is on its way out.
 """
 
 from __future__ import annotations
@@ -40,13 +40,18 @@ class Shutdown:
         self.forced = False
 
     def run(self) -> None:
-        # Installed for good: the process exits after its stops, and a signal until then is answered too.
+        # Installed until every child is stopped: a signal until then is answered too.
         for signum in STOP_SIGNALS:
             signal.signal(signum, self._signalled)
         for at, stop in enumerate(self._stops):
             self._at = at
             self._stop(stop)
         self._at = len(self._stops)
+        # Nothing left to stop: the process only says so and exits. A Ctrl-C from now on is ignored, not
+        # answered — a handler of ours is put back to the default by the interpreter's exit, and a press
+        # there ended fleet up by SIGINT (status -2, 130 in a shell); an ignored signal stays ignored.
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
     def left(self) -> int:
         """The children still to stop, the one under way included."""

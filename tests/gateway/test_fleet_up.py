@@ -388,15 +388,41 @@ def test_ctrl_c_pressed_three_times_stops_without_a_traceback(tmp_path) -> None:
         for _ in range(3):  # as fast as a hand presses a key: the presses come during the shutdown
             os.killpg(process.pid, signal.SIGINT)
             time.sleep(KEY_PRESS_S)
-        # A press that comes once everything is stopped, while the interpreter exits (its handlers reset),
-        # ends it by the signal: the status a shell shows as 130, nothing left behind.
-        assert process.wait(40) in (0, -signal.SIGINT)
+        # A press that comes once everything is stopped is ignored: it ended fleet up by the signal while
+        # the interpreter exited (its handlers reset), the status a shell shows as 130.
+        assert process.wait(40) == 0
         assert "stopped:" in out.rest()
         report = err.rest()
         assert "Traceback" not in report and "CancelledError" not in report, report
     finally:
         survivors = _stop_all(process, pids)
     assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def test_ctrl_c_again_after_stopped_is_ignored(tmp_path) -> None:
+    """Every child stopped and "stopped:" said, Ctrl-C pressed again: it landed in the interpreter's exit,
+    which had put the default handler back, and fleet up died of SIGINT (status -2, 130 in a shell)."""
+    process, out, err = _fleet_up(tmp_path, "--nodes", "1")
+    pids: list[int] = []
+    try:
+        _, pids = _serving(out)
+        process.send_signal(signal.SIGINT)
+        out.until(lambda t: "stopped:" in t, 40, "fleet up to stop")
+        presses = 0
+        while process.poll() is None:  # pressed again and again until it has exited: one lands in its exit
+            process.send_signal(signal.SIGINT)
+            presses += 1
+            time.sleep(AGAIN_S)
+        assert process.wait(10) == 0, f"after {presses} presses"
+        report = err.rest()
+        assert "Traceback" not in report and "stopping" not in report, report
+    finally:
+        survivors = _stop_all(process, pids)
+    assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+#: Between two presses after "stopped:": often enough to land within the interpreter's exit.
+AGAIN_S = 0.002
 
 
 def _ports_of(text: str) -> list[int]:
