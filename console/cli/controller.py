@@ -102,7 +102,7 @@ def serve_controller(
     from console.audit import open_audit_log
     from console.gateway.controller import Controller
     from console.gateway.fleet_clock import FleetClockFile
-    from console.gateway.rollout_state import RolloutStateFile
+    from console.gateway.rollout_state import RolloutStateFile, left_untouched_note
     from console.guards.config import load_default_thresholds
     from console.server.app import create_app
     from console.server.runner import base_url, bind_socket, is_loopback, serve_foreground
@@ -124,10 +124,17 @@ def serve_controller(
             token_path, note = made, "operator, mode 0600, removed on exit"
         else:
             tokens, token_path, note = given, token_file, "given"
-        # Beside the audit log, whose lock makes this server its only writer (docs/gateway.md).
-        rollout_state = RolloutStateFile.beside(audit_log.path)
-        # The nodes outlive a controller, and their fleet's clock goes on across its restarts; `fleet up`'s
-        # (the provisioner's) are its children, a new fleet each time: its clock starts with it.
+        # Beside the audit log, whose lock makes this server its only writer (docs/gateway.md). The nodes
+        # outlive a controller: its rollout and its fleet's clock go on across its restarts. `fleet up`'s
+        # (the provisioner's) are its children, a new fleet each time, with no restart command: its clock
+        # starts with it, and it keeps no rollout — a state file there is another controller's (the fleet
+        # name's default audit log is shared), left as it is.
+        rollout_state = RolloutStateFile.beside(audit_log.path) if provisioner is None else None
+        rollout_said = (
+            f"rollout state: {rollout_state.path}"
+            if rollout_state is not None
+            else left_untouched_note(RolloutStateFile.beside(audit_log.path))
+        )
         fleet_clock = FleetClockFile.beside(audit_log.path) if provisioner is None else None
         controller = Controller(
             nodes,
@@ -149,7 +156,8 @@ def serve_controller(
             as_whom = attach_note(given) if given is not None else ""
             print(f"attach: stormdeck attach {url} --token-file {token_path}{as_whom}")
             print(f"audit:  {audit_log.path}")
-            print(f"rollout state: {rollout_state.path}")
+            if rollout_said is not None:
+                print(rollout_said)
             if fleet_clock is not None:
                 print(f"fleet clock: {fleet_clock.path} (time {controller.fleet_time():g} s)")
             restored = controller.rollout_status()

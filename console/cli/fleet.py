@@ -38,7 +38,7 @@ MAX_NODES = 16
 NODE_GRACE_S = 8.0
 CHILD_GRACE_S = 10.0
 REDIS_GRACE_S = 5.0
-#: The fleet's name: its audit log's and rollout state file's default names come from it.
+#: The fleet's name: its audit log's default name comes from it (`stormdeck controller`'s default too).
 FLEET_NAME = "loopback"
 
 
@@ -120,7 +120,6 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     from console.guards.config import load_default_thresholds
 
     load_default_thresholds()
-    _refuse_an_unfinished_rollout(args.audit_log)
     if args.port:  # a taken port was refused only once every child ran (and was then stopped)
         from console.server.runner import bind_socket
 
@@ -266,27 +265,6 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         print(f"stopped: {', '.join(stopped)}", flush=True)
         if kept:
             print(f"logs kept: {logs}", flush=True)
-
-
-def _refuse_an_unfinished_rollout(audit_log: Path | None) -> None:
-    """The controller takes up a rollout left in the state file beside its audit log; `fleet up`'s new
-    nodes cannot carry one on (they have no restart command), and finding out once its children run would
-    start them and then refuse — so the file is read now: a damaged one is named, an unfinished rollout
-    (of another controller's nodes, sharing the fleet name's default audit log) is refused."""
-    from console.audit.log import default_audit_path
-    from console.gateway.rollout_state import RolloutStateFile
-
-    state = RolloutStateFile.beside(audit_log if audit_log is not None else default_audit_path(FLEET_NAME))
-    record = state.load()
-    if record is not None and record.unfinished:
-        nodes = ", ".join(node for batch in record.batches for node in batch)
-        raise InputError(
-            "rollout state file",
-            str(state.path),
-            f"no unfinished rollout: it holds one {record.state.value} at batch {record.batch} of "
-            f"{len(record.batches)} over nodes {nodes}, which `fleet up` cannot carry on — give --audit-log "
-            "a file of its own, or finish that rollout under `stormdeck controller` first",
-        )
 
 
 def load_ramp_s(clients: int, duration_s: float) -> float:

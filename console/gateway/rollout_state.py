@@ -126,3 +126,29 @@ def _nodes(node_ids: list[str], one: str, many: str) -> str:
     if not node_ids:
         return ""
     return f"{', '.join(node_ids)} {one if len(node_ids) == 1 else many}"
+
+
+#: Nodes a line names before it says how many more.
+NAMED_NODES = 5
+
+
+def left_untouched_note(state_file: RolloutStateFile) -> str | None:
+    """The line a server that keeps no rollout state (`fleet up`: its nodes are its own, new, with no restart
+    command) says of the state file beside its audit log — another controller's, which shares the default
+    audit log — when there is a rollout to take up there, or a file it cannot read: it is left as it is, for
+    that controller. None when there is neither."""
+    try:
+        record = state_file.load()
+    except RolloutStateUnreadable as error:
+        said = f"another controller's {state_file.path} is left untouched: {error.allowed}"
+        return f"rollout state: not kept; {said}"
+    if record is None or not record.unfinished:
+        return None
+    nodes = [node for batch in record.batches for node in batch]
+    named = ", ".join(nodes[:NAMED_NODES])
+    if len(nodes) > NAMED_NODES:
+        named += f" and {len(nodes) - NAMED_NODES} more"
+    return (
+        f"rollout state: not kept; another controller's unfinished rollout ({record.state.value} at batch "
+        f"{record.batch} of {len(record.batches)} over nodes {named}) is left in {state_file.path}, untouched"
+    )

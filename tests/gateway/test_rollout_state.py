@@ -348,14 +348,53 @@ def test_a_damaged_state_file_stops_the_controller_naming_it(
     assert sorted(p.name for p in tmp_path.glob("audit.*.json")) == [name]
 
 
-def test_fleet_up_refuses_an_unfinished_rollout_before_starting_anything(tmp_path) -> None:
-    """`fleet up`'s new nodes cannot carry on another controller's rollout (they have no restart command);
-    it says so before any child starts, instead of starting them and then refusing."""
-    RolloutStateFile.beside(tmp_path / "audit.jsonl").save(_record())
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (
+            _record().model_dump_json().encode(),
+            "another controller's unfinished rollout (running at batch 2 of 3 over nodes gw-1, gw-2, gw-3, "
+            "gw-4, gw-5 and 1 more) is left in {path}, untouched",
+        ),
+        (b'{"version": 1, "state": "runn', "another controller's {path} is left untouched: is not JSON"),
+    ],
+    ids=["unfinished", "damaged"],
+)
+def test_fleet_up_serves_beside_another_controllers_rollout_and_leaves_its_file_alone(
+    tmp_path, content: bytes, said: str
+) -> None:
+    """`fleet up` refused to start (exit 2) over an unfinished rollout in the state file beside its audit
+    log — another controller's, sharing the fleet name `loopback`'s default audit log. Its nodes are its
+    own, new, with no restart command: it keeps no rollout state, so it starts, says in one line that the
+    file is left as it is, and leaves it byte for byte for the controller whose rollout it is."""
+    path = RolloutStateFile.beside(tmp_path / "audit.jsonl").path
+    path.write_bytes(content)
+    (tmp_path / "api.tokens").write_text(f"operator {OPERATOR} ops\n")
+    (tmp_path / "api.tokens").chmod(0o600)
     command = [sys.executable, "-m", "console", "fleet", "up", "--nodes", "1", "--port", "0"]
-    command += ["--audit-log", str(tmp_path / "audit.jsonl")]
-    done = _run_refused(command)
-    assert done.returncode == 2, done
-    assert f"rollout state file: '{tmp_path / 'audit.rollout.json'}'" in done.stderr
-    assert "running at batch 2 of 3 over nodes gw-1, gw-2" in done.stderr and "Traceback" not in done.stderr
-    assert "node:" not in done.stdout and "stopped:" not in done.stdout  # nothing was started
+    command += ["--work-factor", str(CHEAP_WORK_FACTOR), "--audit-log", str(tmp_path / "audit.jsonl")]
+    command += ["--token-file", str(tmp_path / "api.tokens")]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, text=True, env=child_env(), start_new_session=True
+    )
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("Ctrl-C"):
+                break
+        assert lines and lines[-1].startswith("Ctrl-C"), lines  # it serves
+        about = [line for line in lines if str(path) in line]
+        assert len(about) == 1 and said.format(path=path) in about[0], lines
+        # One line of it: no `rollout: halted: …` as a controller taking the rollout up says.
+        assert sum(line.startswith("rollout") for line in lines) == 1, lines
+        fleet = httpx.get(
+            f"{_url(''.join(lines))}/v1/fleet", headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=10
+        )
+        assert fleet.json()["rollout"]["state"] == "idle", fleet.text  # not the other controller's, halted
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(40) == 0
+    assert path.read_bytes() == content
+    assert sorted(p.name for p in tmp_path.glob("audit.*.json")) == [path.name]  # no file of its own
