@@ -7,18 +7,21 @@ from console.client.actions import ActionAnswer
 from console.model.actions import check_mark, format_value, limit_text
 from console.protocol import Check, VerdictLevel
 
+#: A rollout batch node's undrain: its limit is in words.
+WORDS = Check(
+    name="rollout_batch",
+    value="batch 1 of 10",
+    limit="not in the batch under way",
+    ok=False,
+    why="…",
+    level=VerdictLevel.CONFIRM,
+)
+
 
 def test_a_limit_in_words_gets_no_sign_a_number_its_bound() -> None:
     """Maintenance-window run: undrain of a rollout batch node read "batch 1 of 10 │ ≤ not in the batch under
     way" — a ≤ before words (and "≤ drain" for a rollout's abrupt_mode note)."""
-    words = Check(
-        name="rollout_batch",
-        value="batch 1 of 10",
-        limit="not in the batch under way",
-        ok=False,
-        why="…",
-        level=VerdictLevel.CONFIRM,
-    )
+    words = WORDS
     number = Check(
         name="headroom_after_pct",
         value=26.7,
@@ -89,14 +92,7 @@ def test_what_would_pass_gives_a_limit_in_words_no_sign() -> None:
     from console.model.actions import what_would_pass
     from console.protocol import Verdict
 
-    words = Check(
-        name="rollout_batch",
-        value="batch 1 of 10",
-        limit="not in the batch under way",
-        ok=False,
-        why="…",
-        level=VerdictLevel.BLOCKED,
-    )
+    words = WORDS.model_copy(update={"level": VerdictLevel.BLOCKED})
     number = Check(name="headroom_after_pct", value=26.7, limit=35.0, ok=False, why="…", bound="min")
     number = number.model_copy(update={"level": VerdictLevel.BLOCKED})
     verdict = Verdict(level=VerdictLevel.BLOCKED, action="undrain", checks=[words, number])

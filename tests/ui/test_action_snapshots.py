@@ -20,19 +20,24 @@ from .test_actions import acting_app, open_drain_form, set_rate
 LEVELS = {"ok": ("100", True), "confirm": ("150", False), "typed": ("250", False), "blocked": ("500", False)}
 
 
+async def open_verdict_dialog(app, pilot, level: str) -> None:
+    """The drain form sent at `level`'s rate (a dry run for `ok`), and its verdict dialog open and still."""
+    rate, dry_run = LEVELS[level]
+    form = await open_drain_form(app, pilot)
+    await set_rate(form, pilot, rate)
+    await pilot.press("ctrl+d" if dry_run else "enter")
+    await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+    steady_cursors(app)
+    await pilot.pause()
+
+
 @pytest.mark.parametrize("level", list(LEVELS))
 def test_verdict_dialog(level, snap_compare):
-    rate, dry_run = LEVELS[level]
     app = acting_app(FakeFleetApi(), scene_name="calm")  # see test_drain_form
 
     async def open_dialog(pilot) -> None:
         await fleet_ready(app)
-        form = await open_drain_form(app, pilot)
-        await set_rate(form, pilot, rate)
-        await pilot.press("ctrl+d" if dry_run else "enter")
-        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
-        steady_cursors(app)
-        await pilot.pause()
+        await open_verdict_dialog(app, pilot, level)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_dialog)
 

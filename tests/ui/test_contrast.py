@@ -18,13 +18,11 @@ from textual.containers import Vertical
 from textual.geometry import Region
 
 from console.ui.scenes import SCENES_BY_NAME, fed_model, frozen_clock
-from console.ui.screens.verdict_dialog import VerdictDialog
 
-from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE, fleet_ready, steady_cursors
 from .fake_actions import FakeFleetApi
-from .test_action_snapshots import LEVELS
-from .test_actions import acting_app, open_drain_form, set_rate
+from .test_action_snapshots import open_verdict_dialog
+from .test_actions import acting_app
 from .test_themes import contrast
 
 THEMES = ("dark", "light", "high-contrast", "colorblind")
@@ -101,17 +99,11 @@ async def test_fleet_screens_text_reads_in_every_theme(scene_name, theme):
 async def test_verdict_dialogs_read_in_every_theme(level, theme):
     """Each level's dialog: the typed one's placeholder says what to type; a blocked one says "Esc closes";
     a dry run says nothing was applied."""
-    rate, dry_run = LEVELS[level]
     app = acting_app(FakeFleetApi(), scene_name="calm")
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
         app.theme = theme
-        form = await open_drain_form(app, pilot)
-        await set_rate(form, pilot, rate)
-        await pilot.press("ctrl+d" if dry_run else "enter")
-        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
-        steady_cursors(app)
-        await pilot.pause()
+        await open_verdict_dialog(app, pilot, level)
         dialog = app.screen.query_one(Vertical).region
         svg = app.export_screenshot()
     assert low_contrast_text(svg, dialog) == []
