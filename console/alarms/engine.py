@@ -42,6 +42,7 @@ class AlarmEngine:
         self._last_held_s: dict[AlarmKey, float] = {}
         self._raised_by: dict[AlarmKey, Rule] = {}
         self._history: deque[Alarm] = deque(maxlen=HISTORY_LIMIT)
+        self._cleared_by_update: list[Alarm] = []
         self._time_s: float | None = None
 
     @property
@@ -55,6 +56,12 @@ class AlarmEngine:
     def history(self) -> list[Alarm]:
         """Cleared alarms, oldest first (`active` False, `cleared_s` set)."""
         return list(self._history)
+
+    @property
+    def last_cleared(self) -> list[Alarm]:
+        """The alarms the last `update` cleared, oldest first: `active` shows what is up after a frame, and
+        an alarm raised and cleared inside one sped-up frame (between its earlier seconds) is only here."""
+        return list(self._cleared_by_update)
 
     def acknowledge(self, name: str, node: str | None = None) -> Alarm:
         """Mark an active alarm as seen by the operator; it stays active until its condition clears."""
@@ -82,6 +89,7 @@ class AlarmEngine:
         raises after 60 fleet seconds, as at one frame a second, not after two frames 60 s apart, and one
         second's break clears it where it happened."""
         changes: list[Event] = []
+        self._cleared_by_update = []
         judged_to_s = self._time_s
         if self._starts_new_history(frame):
             changes.extend(self._clear_all(frame.time_s if self._time_s is None else self._time_s))
@@ -175,6 +183,7 @@ class AlarmEngine:
         alarm.cleared_s = now
         alarm.clearing_since_s = None  # (cleared: no longer waiting)
         self._history.append(alarm)
+        self._cleared_by_update.append(alarm)
         return _event(alarm, "cleared", now)
 
     def _clear_all(self, now: float) -> list[Event]:

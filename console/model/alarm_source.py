@@ -13,9 +13,10 @@ from console.protocol import Alarm, Frame
 
 
 def engine_source(engine: AlarmEngine) -> AlarmSource:
-    """The engine judges each frame; the log wants the alarms active after it."""
+    """The engine judges each frame; the log wants the alarms it cleared (oldest first: among them any
+    raised and cleared inside a sped-up frame) and those active after it."""
 
-    def active_after(frame: Frame, nodes: NodeReadings) -> list[Alarm]:
+    def judged(frame: Frame, nodes: NodeReadings) -> list[Alarm]:
         fleet = FleetView.of_columns(
             nodes.ids,
             nodes.states,
@@ -28,9 +29,9 @@ def engine_source(engine: AlarmEngine) -> AlarmSource:
             drain_started_at_s=nodes.drain_started_at_s,
         )
         engine.update(frame, fleet)
-        return list(engine.active)
+        return [*engine.last_cleared, *engine.active]
 
-    return active_after
+    return judged
 
 
 def console_model(thresholds: Thresholds | None = None) -> FleetModel:

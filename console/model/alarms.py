@@ -17,7 +17,9 @@ from console.model.units import short_number
 from console.protocol import Alarm, Frame, Severity
 
 #: Turns each new frame (with its nodes as columns: a replay's prefill frames have no node records) into the
-#: list of alarms active after it.
+#: list of alarms active after it — and, first and oldest first, those that cleared in it (`active` False,
+#: `cleared_s` set), where the source knows them: a sped-up frame folds several fleet seconds, and an alarm
+#: raised and cleared between two frames is in no frame's active list.
 AlarmSource = Callable[[Frame, NodeReadings], list[Alarm]]
 
 _SEVERITY_RANK = {Severity.CRITICAL: 2, Severity.WARNING: 1, Severity.INFO: 0}
@@ -51,10 +53,14 @@ class AlarmLog:
         self.version = 0  # bumped on every change, so a view redraws only when there is news
 
     def update(self, alarms: list[Alarm], time_s: float) -> None:
-        """Record the alarms active at fleet time `time_s`; the ones missing from the list have cleared."""
+        """Record the alarms a frame at fleet time `time_s` leaves: those active after it, and those that
+        cleared in it (`active` False, oldest first, before the active ones), each logged past with its own
+        raised and cleared times — also one raised and cleared inside the frame, which a sped-up source's
+        frame folds. An active alarm missing from the list has cleared, at `time_s`."""
         seen: set[AlarmKey] = set()
         for alarm in alarms:
             if not alarm.active:
+                self._cleared(alarm, time_s)
                 continue
             key = (alarm.name, alarm.node)
             seen.add(key)
@@ -76,6 +82,21 @@ class AlarmLog:
             entry.cleared_at_s = time_s
             self._past.append(entry)
             self.version += 1
+
+    def _cleared(self, alarm: Alarm, time_s: float) -> None:
+        """A cleared alarm: the log's active entry for it moves to the past — the spell that was up, since an
+        alarm's spells follow one another — or, none being up, a spell raised and cleared between two frames
+        joins the past as it is."""
+        key = (alarm.name, alarm.node)
+        entry = self._active.pop(key, None)
+        if entry is None:
+            reading = (alarm.severity, alarm.value, alarm.limit, alarm.clearing_since_s)
+            entry = AlarmEntry(alarm, raised_at_s=alarm.since_s, reading=reading)
+        else:
+            entry.alarm = alarm
+        entry.cleared_at_s = alarm.cleared_s if alarm.cleared_s is not None else time_s
+        self._past.append(entry)
+        self.version += 1
 
     def acknowledge(self, key: AlarmKey) -> bool:
         entry = self._active.get(key)

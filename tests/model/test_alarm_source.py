@@ -8,7 +8,7 @@ import pytest
 
 from console.client.synthetic import SyntheticFleet
 from console.guards import Thresholds
-from console.model import Received
+from console.model import AlarmEntry, Received
 from console.model.alarm_source import console_model
 from console.model.node_readings import columnar_frame_json
 from console.protocol import Frame, Hello
@@ -76,3 +76,49 @@ def test_a_pacing_breach_inside_a_sped_up_frame_raises_the_alarm_in_the_console(
     read = (lambda f: f) if read_as == "live" else (lambda f: columnar_frame_json(f.model_dump_json()))
     model.apply(Received(read(sped_up), 0.0))
     assert [(e.alarm.name, e.alarm.since_s) for e in model.alarms.active()] == [("drain_pacing_exceeded", 20)]
+
+
+def logged(entries: list[AlarmEntry]) -> list[tuple[str, float, float | None]]:
+    return [(e.alarm.name, e.raised_at_s, e.cleared_at_s) for e in entries]
+
+
+@pytest.mark.parametrize("read_as", ["live", "recorded"])
+def test_an_alarm_raised_and_cleared_inside_a_sped_up_frame_is_in_the_consoles_alarm_log(
+    read_as: str,
+) -> None:
+    """A frame folding 1–30 s: the pacing breach at 20–22 s raised the alarm at 20 s and it cleared at 27 s,
+    both inside the frame. The engine's history had it; the console's log, built from the alarms active
+    after each frame, never saw it — an operator reviewing a sped-up replay was not told it happened."""
+    from console.server.backend import fold_frames
+    from tests.alarms.test_folded_seconds import PACING_ADMISSION, pacing_accepts, pacing_fleet
+    from tests.fleet_builders import series
+
+    seconds = series(1, 30, fleet=pacing_fleet, admission=PACING_ADMISSION, accepts_per_s=pacing_accepts)
+    model = console_model()
+    read = (lambda f: f) if read_as == "live" else (lambda f: columnar_frame_json(f.model_dump_json()))
+    model.apply(Received(read(fold_frames(seconds)), 0.0))
+    assert model.alarms.active() == []
+    assert logged(model.alarms.past()) == [("drain_pacing_exceeded", 20.0, 27.0)]
+
+
+def test_a_sped_up_frame_logs_each_spell_of_an_alarm_at_its_own_times() -> None:
+    """An alarm up at one frame's end (raised 20 s) clears inside the next (27 s), then is raised (40 s)
+    and cleared (47 s) again inside it: two spells, each at its fleet times. The log had one, raised at
+    20 s and cleared at the frame's end (60 s)."""
+    from console.server.backend import fold_frames
+    from tests.alarms.test_folded_seconds import PACING_ADMISSION, pacing_accepts, pacing_fleet
+    from tests.fleet_builders import series
+
+    def accepts_per_s(time_s: float) -> float:
+        return 2200.0 if 40 <= time_s <= 42 else pacing_accepts(time_s)
+
+    seconds = series(1, 60, fleet=pacing_fleet, admission=PACING_ADMISSION, accepts_per_s=accepts_per_s)
+    model = console_model()
+    model.apply(Received(fold_frames(seconds[:24]), 0.0))
+    assert logged(model.alarms.active()) == [("drain_pacing_exceeded", 20.0, None)]
+    model.apply(Received(fold_frames(seconds[24:]), 1.0))
+    assert model.alarms.active() == []
+    assert logged(model.alarms.past()) == [  # newest first
+        ("drain_pacing_exceeded", 40.0, 47.0),
+        ("drain_pacing_exceeded", 20.0, 27.0),
+    ]
