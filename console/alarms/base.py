@@ -7,14 +7,15 @@ engine (`console.alarms.engine`) turns readings into raised and cleared alarms.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar, NamedTuple
 
 from console.guards.capacity import AdmissionLimit, FleetCapacity
 from console.guards.thresholds import Thresholds
-from console.protocol import AdmissionSettings, Frame, NodeState, Severity
+from console.protocol import AdmissionSettings, DrainProgress, Frame, NodeState, Severity
 
 
 class AlarmName(StrEnum):
@@ -64,6 +65,45 @@ class Reading(NamedTuple):
 #: States of a node still serving clients: the "surviving" nodes of the outage seed's abort criterion.
 SERVING = frozenset({NodeState.READY, NodeState.DRAINING})
 
+#: Slack for fleet times rebuilt from a frame's time and a drain's `eta_s` (a sum of floats lands a hair
+#: off the whole second it stands for).
+_TIME_SLACK_S = 1e-6
+
+
+class Drain(NamedTuple):
+    """A draining node's drain as its status says it (`DrainProgress`): what judging the earlier seconds of
+    a sped-up frame by its drains needs."""
+
+    node: str
+    started_at_s: float
+    rate_per_s: float
+    admits_per_s: float | None  # what its node admits per second in rotation; None if unknown
+    eta_s: float | None  # seconds until empty at its rate, its deadline included
+    deadline_at_s: float
+
+    def last_second_s(self, seen_at_s: float) -> float | None:
+        """The last fleet second this drain is under way, as its status at `seen_at_s` says: the second it
+        closes its last connection in (empty `eta_s` from then), or, its deadline coming first, the second
+        that starts at the deadline — the simulator force-closes what remains then, and shows the node
+        draining through that second. None when its status gives no `eta_s`."""
+        if self.eta_s is None:
+            return None
+        empty_at_s = seen_at_s + self.eta_s
+        if empty_at_s >= self.deadline_at_s - _TIME_SLACK_S:
+            return math.floor(self.deadline_at_s + _TIME_SLACK_S) + 1.0
+        return float(math.ceil(empty_at_s - _TIME_SLACK_S))
+
+
+class EndedDrain(NamedTuple):
+    """A drain the frame before showed under way and this frame does not: it ended inside this frame."""
+
+    started_at_s: float
+    rate_per_s: float
+    last_second_s: float  # the last fleet second it was under way (`Drain.last_second_s`)
+    # What its node admits at the frame's end, in rotation again then (0 if not; None if unknown): it
+    # did not while it drained.
+    admits_at_end_per_s: float | None
+
 
 @dataclass(frozen=True)
 class FleetView:
@@ -80,9 +120,16 @@ class FleetView:
     # False for an earlier second of a sped-up frame (`folded_second`): which nodes were over the abort line
     # is known, not each one's CPU — each `hot_nodes` entry carries that second's hottest node's.
     hot_cpu_known: bool = True
-    # Each draining node's drain: (started_at_s, rate_per_s, what it admitted per second in rotation —
-    # None if unknown); None when a draining node does not say when its drain started (no drain status).
-    drains: tuple[tuple[float, float, float | None], ...] | None = None
+    # Each draining node's drain; None when a draining node does not say when its drain started (no drain
+    # status).
+    drains: tuple[Drain, ...] | None = None
+    # The drains that ended inside a sped-up frame, from the frame before (`with_ended_drains`); None when
+    # what ended is not known (no frame before, or one whose drains did not say).
+    ended_drains: tuple[EndedDrain, ...] | None = None
+    # The nodes as given, not copied — what `with_ended_drains` reads of the few whose drain ended.
+    node_ids: Sequence[str] = field(default=(), repr=False, compare=False)
+    node_states: Sequence[NodeState] = field(default=(), repr=False, compare=False)
+    admission_limit: AdmissionLimit | None = field(default=None, repr=False, compare=False)
 
     def folded_second(self, hot: Iterable[str], max_cpu_pct: float) -> FleetView:
         """The view of an earlier second a sped-up frame folds, from the nodes it says were over the abort
@@ -91,26 +138,71 @@ class FleetView:
         over = tuple((node_id, max_cpu_pct) for node_id in sorted(hot))
         return replace(self, hot_nodes=over, max_cpu_pct=max_cpu_pct, hot_cpu_known=False)
 
+    @property
+    def drains_said(self) -> bool:
+        """Whether the drains say enough to judge a sped-up frame's earlier seconds (`drains_in_second`):
+        every draining node gives its drain's start, and a drain is under way at the frame's end or the
+        frame before said which were under way then (`with_ended_drains`) — with none under way in any of
+        its seconds, an alarm up clears at its own second, not at the frame's end."""
+        return self.drains is not None and (bool(self.drains) or self.ended_drains is not None)
+
     def drains_in_second(self, time_s: float) -> FleetView:
         """The view of an earlier second of a sped-up frame, the second ending at `time_s`, as the drains
         under way at the frame's end say: a drain counts from the second after it started
         (`DrainProgress.started_at_s`; the simulator starts one between seconds), and a node whose drain
         started later was still in rotation, admitting. A drain that ended within the frame (its node
-        drained by the last second) is not known, and not counted. Itself when the drains do not say."""
-        if not self.drains:
+        drained, or restarting, or back in rotation by the last second) counts up to its last second as the
+        frame before dated it (`with_ended_drains`), its node not admitting then. Itself when the drains do
+        not say."""
+        if not self.drains_said:
             return self
+        assert self.drains is not None
         draining = 0
         drain_rate = 0.0
         admit = self.admission_capacity_per_s
-        for started_at_s, rate_per_s, admits_per_s in self.drains:
-            if started_at_s < time_s:
+        for drain in self.drains:
+            if drain.started_at_s < time_s:
                 draining += 1
-                drain_rate += rate_per_s
+                drain_rate += drain.rate_per_s
             elif admit is not None:
-                admit = None if admits_per_s is None else admit + admits_per_s
+                admit = None if drain.admits_per_s is None else admit + drain.admits_per_s
+        for ended in self.ended_drains or ():
+            if ended.started_at_s < time_s <= ended.last_second_s:
+                draining += 1
+                drain_rate += ended.rate_per_s
+                if admit is not None:
+                    admit = None if ended.admits_at_end_per_s is None else admit - ended.admits_at_end_per_s
         return replace(
             self, draining_nodes=draining, drain_rate_per_s=drain_rate, admission_capacity_per_s=admit
         )
+
+    def with_ended_drains(self, before: Sequence[Drain], before_s: float) -> FleetView:
+        """This frame's view with the drains the frame before (at fleet time `before_s`) showed under way
+        and this one does not: they ended inside this frame — the simulator drops a drain's status once its
+        node is drained — and each counts in this frame's earlier seconds up to its last second as its
+        status then said (`Drain.last_second_s`), not at all without it. A drain cut short (undrained, its
+        node restarted or killed) is counted to that end too: the frame does not say when it stopped.
+        Itself when this frame's drains do not say (`drains` None)."""
+        if self.drains is None:
+            return self
+        under_way = {(drain.node, drain.started_at_s) for drain in self.drains}
+        gone = [drain for drain in before if (drain.node, drain.started_at_s) not in under_way]
+        if not gone:
+            return replace(self, ended_drains=())
+        states = dict(zip(self.node_ids, self.node_states, strict=True))
+        ended = []
+        for drain in gone:
+            last_second_s = drain.last_second_s(before_s)
+            if last_second_s is None or last_second_s <= before_s:
+                continue
+            in_rotation = states.get(drain.node) is NodeState.READY
+            admits = self.admission_limit.for_node(drain.node) if self.admission_limit else None
+            ended.append(
+                EndedDrain(
+                    drain.started_at_s, drain.rate_per_s, last_second_s, admits if in_rotation else 0.0
+                )
+            )
+        return replace(self, ended_drains=tuple(ended))
 
     @classmethod
     def of(cls, frame: Frame, thresholds: Thresholds, capacity: FleetCapacity | None) -> FleetView:
@@ -124,9 +216,7 @@ class FleetView:
             thresholds,
             capacity,
             tuple((node.id, node.history_unreachable) for node in nodes if node.history_unreachable),
-            drain_started_at_s=[
-                node.drain.started_at_s if node.drain is not None else None for node in nodes
-            ],
+            drain_status=[node.drain for node in nodes],
         )
 
     @classmethod
@@ -141,16 +231,16 @@ class FleetView:
         capacity: FleetCapacity | None,
         history_unreachable: tuple[tuple[str, str], ...] = (),
         *,
-        drain_started_at_s: Sequence[float | None] | None = None,
+        drain_status: Sequence[DrainProgress | None] | None = None,
     ) -> FleetView:
         """The same from columns, one value a node: what a simulator has without building a frame's node
         records (`sim run` judges 1,500 seconds of 480–680 nodes). drain_rate_per_s: a draining node's
         requested close rate (its closes when none was requested); read only for draining nodes.
         history_unreachable: (id, why) of the nodes saying they cannot reach their Redis (the console's
-        NodeReadings carry it; a simulated node never says so). drain_started_at_s: a draining node's
-        drain start (`DrainProgress.started_at_s`; None where it carries no drain status), read only for
-        draining nodes: what `drains_in_second` judges a sped-up frame's earlier seconds by; None when
-        not known (one frame a second needs none)."""
+        NodeReadings carry it; a simulated node never says so). drain_status: a node's drain status (None
+        where it carries none), read only for draining nodes: its start and end are what `drains_in_second`
+        and `with_ended_drains` judge a sped-up frame's earlier seconds by; None when not known (one frame
+        a second needs none)."""
         abort_pct = thresholds.cpu_abort_pct
         admission_limit = AdmissionLimit(admission, capacity)
         hot: list[tuple[str, float]] = []
@@ -159,20 +249,23 @@ class FleetView:
         drain_rate = 0.0
         admit = 0.0
         admit_known = True
-        starts = drain_started_at_s if drain_started_at_s is not None else [None] * len(ids)
-        drains: list[tuple[float, float, float | None]] | None = []
-        for node_id, state, cpu, rate, started_at_s in zip(
-            ids, states, cpu_pct, drain_rate_per_s, starts, strict=True
+        statuses = drain_status if drain_status is not None else [None] * len(ids)
+        drains: list[Drain] | None = []
+        for node_id, state, cpu, rate, status in zip(
+            ids, states, cpu_pct, drain_rate_per_s, statuses, strict=True
         ):
             if cpu > abort_pct and state in SERVING:
                 hot.append((node_id, cpu))
             if state is NodeState.DRAINING:
                 draining += 1
                 drain_rate += rate
-                if started_at_s is None:
+                if status is None:
                     drains = None
                 elif drains is not None:
-                    drains.append((started_at_s, rate, admission_limit.for_node(node_id)))
+                    admits = admission_limit.for_node(node_id)
+                    drains.append(
+                        Drain(node_id, status.started_at_s, rate, admits, status.eta_s, status.deadline_at_s)
+                    )
             elif state is NodeState.DOWN:
                 down.append(node_id)
             elif state is NodeState.READY:
@@ -190,6 +283,9 @@ class FleetView:
             down_nodes=tuple(down),
             history_unreachable=history_unreachable,
             drains=tuple(drains) if drains is not None else None,
+            node_ids=ids,
+            node_states=states,
+            admission_limit=admission_limit,
         )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 
+from console.alarms.base import Drain
 from console.alarms.rules import AlarmName, FleetView, Reading, Rule, build_rules
 from console.errors import InputError
 from console.guards.capacity import FleetCapacity
@@ -44,6 +45,8 @@ class AlarmEngine:
         self._history: deque[Alarm] = deque(maxlen=HISTORY_LIMIT)
         self._cleared_by_update: list[Alarm] = []
         self._time_s: float | None = None
+        # The last frame's drains (`FleetView.drains`): what dates a drain ending inside the next frame.
+        self._drains_before: tuple[Drain, ...] | None = None
 
     @property
     def active(self) -> list[Alarm]:
@@ -85,7 +88,8 @@ class AlarmEngine:
         (`Rule.each_second`) see every second, oldest first, at its own fleet time, and so does `cpu_abort`
         where the frame says which serving nodes were over the engine's abort line each second
         (`Frame.folded_hot`), and `drain_pacing_exceeded` where its drains say when they started
-        (`FleetView.drains_in_second`); the others see the last second. A condition held for 60 s then
+        (`FleetView.drains_in_second`), those ended inside the frame dated by the frame before's
+        (`FleetView.with_ended_drains`); the others see the last second. A condition held for 60 s then
         raises after 60 fleet seconds, as at one frame a second, not after two frames 60 s apart, and one
         second's break clears it where it happened."""
         changes: list[Event] = []
@@ -100,6 +104,9 @@ class AlarmEngine:
         if fleet is None:
             fleet = FleetView.of(frame, self.thresholds, self.capacity)
         *earlier, own = seconds_of(frame)
+        drains_before, self._drains_before = self._drains_before, fleet.drains
+        if earlier and drains_before is not None and judged_to_s is not None:
+            fleet = fleet.with_ended_drains(drains_before, judged_to_s)
         hot = frame.hot_by_second(self.thresholds.cpu_abort_pct) if earlier else None
         if hot is not None and len(hot) != len(earlier):
             hot = None

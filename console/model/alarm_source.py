@@ -26,7 +26,7 @@ def engine_source(engine: AlarmEngine) -> AlarmSource:
             engine.thresholds,
             engine.capacity,
             nodes.history_unreachable,
-            drain_started_at_s=nodes.drain_started_at_s,
+            drain_status=nodes.drain_status,
         )
         engine.update(frame, fleet)
         return [*engine.last_cleared, *engine.active]

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter
 from pydantic.fields import FieldInfo
 from typing_extensions import TypedDict  # pydantic reads only typing_extensions TypedDicts before 3.12
 
-from console.protocol import Frame, NodeState, NodeStatus
+from console.protocol import DrainProgress, Frame, NodeState, NodeStatus
 
 #: The per-node series the model keeps (sparklines, the node detail's charts).
 NODE_METRICS = (
@@ -40,9 +40,9 @@ class NodeReadings:
     metrics: np.ndarray  # [node, NODE_METRICS], float32: what the model's rings hold
     # the nodes saying they cannot reach their history (Redis): (id, why); the alarm rules read it
     history_unreachable: tuple[tuple[str, str], ...] = ()
-    # a node's drain start (`DrainProgress.started_at_s`), None without a drain status: what the pacing
-    # alarm judges a sped-up frame's earlier seconds by (`FleetView.drains_in_second`)
-    drain_started_at_s: list[float | None] | None = None
+    # a node's drain status, None without one: its start and end are what the pacing alarm judges a
+    # sped-up frame's earlier seconds by (`FleetView.drains_in_second`, `with_ended_drains`)
+    drain_status: list[DrainProgress | None] | None = None
 
     @classmethod
     def of_records(cls, nodes: Sequence[NodeStatus]) -> NodeReadings:
@@ -51,7 +51,7 @@ class NodeReadings:
             attrgetter,
             [n.closes_per_s if n.drain is None else n.drain.rate_per_s for n in nodes],
             tuple((n.id, n.history_unreachable) for n in nodes if n.history_unreachable),
-            [None if n.drain is None else n.drain.started_at_s for n in nodes],
+            [n.drain for n in nodes],
         )
 
     @classmethod
@@ -67,7 +67,7 @@ class NodeReadings:
             ],
             # left out of a node's JSON while null, as nearly always
             tuple((n["id"], why) for n in nodes if (why := n.get("history_unreachable"))),
-            [None if (drain := n.get("drain")) is None else drain.started_at_s for n in nodes],
+            [n.get("drain") for n in nodes],
         )
 
     @classmethod
@@ -77,7 +77,7 @@ class NodeReadings:
         getter: Callable[..., Callable[[Any], Any]],
         drain_rate_per_s: list[float],
         history_unreachable: tuple[tuple[str, str], ...],
-        drain_started_at_s: list[float | None],
+        drain_status: list[DrainProgress | None],
     ) -> NodeReadings:
         """`getter`: how a node's fields are read (attrgetter of records, itemgetter of fields)."""
         metrics = list(map(getter(*NODE_METRICS), nodes))
@@ -88,7 +88,7 @@ class NodeReadings:
             drain_rate_per_s=drain_rate_per_s,
             metrics=np.array(metrics, dtype=np.float32).reshape(-1, len(NODE_METRICS)),
             history_unreachable=history_unreachable,
-            drain_started_at_s=drain_started_at_s,
+            drain_status=drain_status,
         )
 
 

@@ -263,18 +263,69 @@ def test_drain_pacing_over_a_drain_that_does_not_say_when_it_started_is_judged_o
     assert judged([fold_frames(seconds)]) == []
 
 
-def test_a_served_drains_pacing_breach_raises_at_the_fleet_second_one_frame_a_second_does() -> None:
+def ending_drain(ends: str) -> Callable[[float], list[NodeStatus]]:
+    """Six nodes admitting 500/s each (`PACING_ADMISSION`); gw-000 draining at 400/s since 0 s, its status
+    saying when it empties (`eta_s`): paced, it closes its last in second 25 (empty at 24.5 s); `ends` "at
+    its deadline" (25 s), the simulator force-closes the rest in the second that starts there, 26. The
+    next frame shows it drained, then back in rotation from 35 s."""
+    from tests.fleet_builders import node
+
+    deadline_at_s = 25.0 if ends == "at its deadline" else 600.0
+    empty_at_s = 24.5 if ends == "paced" else 1000.0
+    last_s = 25.0 if ends == "paced" else 26.0
+
+    def fleet(time_s: float) -> list[NodeStatus]:
+        if time_s <= last_s:
+            gw_000 = node("gw-000", state="draining", drain_rate_per_s=400.0)
+            assert gw_000.drain is not None
+            eta_s = min(empty_at_s - time_s, deadline_at_s - time_s)
+            drain = gw_000.drain.model_copy(update={"deadline_at_s": deadline_at_s, "eta_s": max(eta_s, 0.0)})
+            gw_000 = gw_000.model_copy(update={"drain": drain})
+        else:
+            gw_000 = node("gw-000", state="drained" if time_s < 35 else "ready")
+        return [gw_000, *(node(f"gw-{i:03d}") for i in range(1, 6))]
+
+    return fleet
+
+
+@pytest.mark.parametrize(("ends", "cleared_s"), [("paced", 30.0), ("at its deadline", 31.0)])
+@pytest.mark.parametrize("frames_end_s", [(10, 40), (10, 25, 40), (10, 26, 40)])
+def test_a_drain_that_ended_inside_a_folded_frame_counts_in_its_earlier_seconds_until_its_end(
+    ends: str, cleared_s: float, frames_end_s: tuple[int, ...]
+) -> None:
+    """2600 accepts/s against the 2500/s the five nodes in rotation admit while gw-000 drains: a breach
+    until its drain ends, cleared 5 s later. A frame ending at 40 s shows gw-000 back in rotation: its
+    drain was not counted in any earlier second (its node admitting instead), and the alarm cleared at
+    the frame's end, 40 s. The frame before said when the drain would end (`eta_s`, the deadline). And a
+    frame with no drain under way in any of its seconds (26–40 s after a frame at 25 s showing the paced
+    drain's last second) judges the alarm's clear at its own second too."""
+    seconds = series(1, 40, fleet=ending_drain(ends), admission=PACING_ADMISSION, accepts_per_s=2600.0)
+    every_second = judged(seconds)
+    assert every_second == [
+        (1.0, "raised", "drain_pacing_exceeded"),
+        (cleared_s, "cleared", "drain_pacing_exceeded"),
+    ]
+    starts = (0, *frames_end_s[:-1])
+    folded = [fold_frames(seconds[start:end]) for start, end in zip(starts, frames_end_s, strict=True)]
+    assert judged(folded) == every_second
+
+
+@pytest.mark.parametrize("every", [10, 60])
+def test_a_served_drains_pacing_breach_raises_and_clears_at_the_fleet_seconds_one_frame_a_second_does(
+    every: int,
+) -> None:
     """graceful-drain under 90/s of admission a node: its batches of 2 drain at 1666/s, over the 18 nodes'
-    1620/s. At ×60 it was raised at 62 s (the first frame's end) and never cleared between batches; it is
-    raised at 31 s and 639 s, as at one frame a second. The clear between them comes early (607 s, not
-    633 s): batch 1's drains ended inside the frame and its last second shows no drain to date them by."""
+    1620/s. At ×60 it was raised at 62 s (the first frame's end) and never cleared between batches; then
+    raised at 31 s and 639 s, as at one frame a second, but cleared early between them (×60: 607 s; ×10:
+    632 s): batch 1's drains ended inside a frame, whose last second shows no drain to date them by. The
+    frame before says when they would end (`eta_s`): cleared at 633 s, as at one frame a second."""
     one_fps = served("graceful-drain", ["admission.rate_per_s=90"], "drain_pacing_exceeded", 1, 700.0)
     assert one_fps == [
         (31.0, "raised", "drain_pacing_exceeded"),
         (633.0, "cleared", "drain_pacing_exceeded"),
         (639.0, "raised", "drain_pacing_exceeded"),
     ]
-    sped_up = served("graceful-drain", ["admission.rate_per_s=90"], "drain_pacing_exceeded", 60, 700.0)
-    assert [c for c in sped_up if c[1] == "raised"] == [c for c in one_fps if c[1] == "raised"]
-    ((cleared_s, _, _),) = [c for c in sped_up if c[1] == "cleared"]
-    assert 600 < cleared_s <= 633
+    assert (
+        served("graceful-drain", ["admission.rate_per_s=90"], "drain_pacing_exceeded", every, 700.0)
+        == one_fps
+    )

@@ -122,3 +122,20 @@ def test_a_sped_up_frame_logs_each_spell_of_an_alarm_at_its_own_times() -> None:
         ("drain_pacing_exceeded", 40.0, 47.0),
         ("drain_pacing_exceeded", 20.0, 27.0),
     ]
+
+
+@pytest.mark.parametrize("read_as", ["live", "recorded"])
+def test_a_drain_ending_inside_a_sped_up_frame_counts_until_its_end_in_the_console(read_as: str) -> None:
+    """The console's columns carry each node's drain status: the frame before (1–10 s) dates the drain
+    that ends inside the next frame (11–40 s), and the pacing alarm clears at 30 s as at one frame a
+    second — it cleared at the frame's end, 40 s, without the drain's end."""
+    from console.server.backend import fold_frames
+    from tests.alarms.test_folded_seconds import PACING_ADMISSION, ending_drain
+    from tests.fleet_builders import series
+
+    seconds = series(1, 40, fleet=ending_drain("paced"), admission=PACING_ADMISSION, accepts_per_s=2600.0)
+    model = console_model()
+    read = (lambda f: f) if read_as == "live" else (lambda f: columnar_frame_json(f.model_dump_json()))
+    for k, folded in enumerate([fold_frames(seconds[:10]), fold_frames(seconds[10:])]):
+        model.apply(Received(read(folded), float(k)))
+    assert logged(model.alarms.past()) == [("drain_pacing_exceeded", 1.0, 30.0)]
