@@ -198,6 +198,21 @@ class ConsoleActions:
                 self._remember(call, answer)
                 app.run_worker(self.refresh_audit(), group="audit", exclusive=True, exit_on_error=False)
                 continue
+            if not submission.dry_run and answer.outcome is Outcome.BLOCKED and answer.verdict is not None:
+                # Back to the form as it was sent: the dialog says what would pass, and typing it is the
+                # operator's next move (Esc left them on the fleet, and `d` again re-planned over it).
+                self.finish(call, answer, announce=False)  # its toast waits for the dialog (see settle)
+                await app.push_screen_wait(
+                    VerdictDialog(
+                        call.describe(),
+                        answer.verdict,
+                        app.palette,
+                        message=answer.message,
+                        back_to_form=True,
+                    )
+                )
+                self.announce(call, answer)
+                continue
             if not submission.dry_run:
                 break
             if answer.outcome is not Outcome.DRY_RUN or answer.verdict is None:

@@ -271,8 +271,14 @@ async def test_blocked_level_says_why_and_what_would_pass_and_applies_nothing():
         await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the blocked dialog")
         ask = shown(app.screen.query_one("#ask"))
         assert "blocked" in ask and "≤ 120 closes/s" in ask and "drain_pacing_per_s ≤ 300" in ask
+        assert "Esc: back to the form" in ask
         await pilot.press("enter")  # Enter does not apply a blocked action
         await pilot.pause()
+        await pilot.press("escape")
+        # Real-fleet pass: Esc left the operator on the fleet, and `d` again re-planned over what was typed;
+        # the next move is to type what would pass, so the form comes back as it was sent.
+        again = await form_again(app, form)
+        assert again.values()["rate_per_s"] == "500" and again.refusal is None
         await pilot.press("escape")
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
         assert api.applied == [] and len(api.sent) == 1
@@ -993,7 +999,7 @@ async def test_a_blocked_verdict_is_not_covered_by_its_own_notification_until_cl
         await pilot.pause()
         assert not [n.message for n in app._notifications], "a toast over the blocked dialog"
         await pilot.press("escape")
-        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        await form_again(app, form)
         await wait_for(lambda: any("blocked" in n.title for n in app._notifications), what="the trace")
         assert api.applied == [] and len(api.sent) == 1
 

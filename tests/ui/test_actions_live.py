@@ -92,6 +92,11 @@ async def test_a_drain_far_above_the_safe_rate_is_blocked_with_what_would_pass(a
         ask = dialog.query_one("#ask").content
         assert "What would pass" in str(ask) and "closes/s" in str(ask)
         await pilot.press("escape")
+        await wait_for(
+            lambda: isinstance(app.screen, ActionForm) and app.screen is not form, what="the form again"
+        )
+        assert app.screen.values()["rate_per_s"] == "900000"
+        await pilot.press("escape")
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
         assert app.model.nodes[NODE].state is NodeState.READY
 

@@ -148,8 +148,11 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         message: str = "",
         typed_fallback: str | None = None,
         typed_error: str = "",
+        back_to_form: bool = False,
     ) -> None:
+        """`back_to_form`: closing it returns to the action's form (a block the operator can type around)."""
         super().__init__()
+        self.back_to_form = back_to_form
         self.title_text = title
         self.verdict = verdict
         self.palette = palette
@@ -245,7 +248,7 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
             text = Text("✖ blocked: nothing applied. ", style=self.palette.level_style(Level.CRITICAL, True))
             hints = what_would_pass(self.verdict)
             text.append("What would pass: " + "; ".join(hints) if hints else "")
-            text.append("\nEsc closes")
+            text.append("\nEsc: back to the form" if self.back_to_form else "\nEsc closes")
             return text
         if self.dry_run and self.verdict.level is VerdictLevel.BLOCKED:
             hints = what_would_pass(self.verdict)
