@@ -79,6 +79,27 @@ class ActionRecord(_Record):
     )
 
 
+def _without(token: str | None, text: str | None) -> str | None:
+    return text.replace(token, "…") if token and text else text
+
+
+def action_audit_record(action: ActionRecord) -> dict[str, Any]:
+    """An attempt as the audit panel lists a server's record (`GET /v1/audit`), at its fleet `time_s`:
+    who, what, the verdict's level, the outcome, the status and the detail — never the request body or a
+    confirmation token (a writer that kept one in the verdict does not get it shown)."""
+    token = action.verdict.confirm_token if action.verdict is not None else None
+    return {
+        "time_s": action.time_s,
+        "actor": action.actor,
+        "action": action.action,
+        "target": action.target,
+        "verdict": {"level": action.verdict.level.value} if action.verdict is not None else None,
+        "outcome": action.outcome,
+        "status": action.status,
+        "detail": _without(token, action.detail),
+    }
+
+
 def is_told_action(event: Event) -> bool:
     """An `action` event as the fleet API's write side tells one (console.server.desk): with its actor
     and action. (The console's synthetic stream has `action` events of its own, without them.)"""
@@ -121,6 +142,21 @@ class Confirmation(_Record):
     target: str | None = None
     answer: Literal["confirmed", "cancelled", "expired"]
     typed: str | None = Field(default=None, description="what was typed back for a `typed` verdict")
+
+
+def confirmation_audit_record(answer: Confirmation) -> dict[str, Any]:
+    """The operator's answer to a confirm/typed verdict as a row of the audit panel (`action_audit_record`)."""
+    typed = f"typed {answer.typed!r}" if answer.typed else ""
+    return {
+        "time_s": answer.time_s,
+        "actor": answer.actor,
+        "action": answer.action,
+        "target": answer.target,
+        "verdict": None,
+        "outcome": answer.answer,
+        "status": None,
+        "detail": f"the operator's answer to the verdict{': ' + typed if typed else ''}",
+    }
 
 
 class ObjectiveOutcome(_Record):

@@ -26,11 +26,17 @@ from console.model.history import FleetModel
 from console.model.link import LinkState
 from console.model.node_readings import NodeReadings
 from console.model.timeline import parse_seek, seek_placeholder
-from console.model.units import ClockFace
+from console.model.units import ClockFace, counted
 from console.protocol import Alarm, Frame
 from console.record.clock import recorded_clock
 from console.record.reader import MarkerKind, RecordingReader
-from console.record.records import ActionRecord, Confirmation, DrillOutcome
+from console.record.records import (
+    ActionRecord,
+    Confirmation,
+    DrillOutcome,
+    action_audit_record,
+    confirmation_audit_record,
+)
 from console.record.replay import (
     SPEEDS,
     ConsoleReplayFeed,
@@ -41,6 +47,7 @@ from console.record.replay import (
 )
 from console.ui.app import ConsoleApp
 from console.ui.commands import action_bindings
+from console.ui.screens.audit import AuditScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.widgets.timeline_bar import TimelineBar
@@ -278,6 +285,31 @@ class ReplayApp(ConsoleApp):
         else:
             self.notify(f"{clock(marker.time_s)} {kind}: {marker.label} {marker.level}".strip())
         self.show_timeline()
+
+    async def action_audit(self) -> None:
+        """`L`: the recording's actions — every attempt with its verdict and outcome, every confirmation —
+        as the audit panel lists a server's log, at the times this replay's clock shows; read-only, and
+        asked of nobody (a replay has no server)."""
+        if any(isinstance(screen, AuditScreen) for screen in self.screen_stack):
+            return
+        recording = self.replay.recording
+        trail = recording.audit_trail()
+        records = [
+            {**row, "time_text": self.clock_face.text(record.time_s)}
+            for record in trail
+            for row in [
+                action_audit_record(record)
+                if isinstance(record, ActionRecord)
+                else confirmation_audit_record(record)
+            ]
+        ]
+        screen = AuditScreen(
+            self.palette, time_column=self.clock_face.label, waiting="reading the recording…"
+        )
+        await self.push_screen(screen)
+        attempts = sum(isinstance(record, ActionRecord) for record in trail)
+        held = f"{counted(attempts, 'attempt')}, {counted(len(trail) - attempts, 'confirmation')}"
+        screen.show(records, f"{recording.path.name}: {held} recorded · read-only (a replay asks no server)")
 
     def on_seek_chosen(self, message: SeekChosen) -> None:
         span = self.replay.status().span_s

@@ -181,6 +181,8 @@ def test_the_streams_told_actions_are_markers_once_and_in_the_review(
     with RecordingReader(recording_path) as reader:
         markers = reader.markers("action")
         reviewed = review(reader)
+        trail = reader.audit_trail()  # what a replay's audit log (L) lists: the same two, once each
+    assert [(a.time_s, a.actor, a.audit_seq) for a in trail] == [(30.0, "bob", 6), (49.5, "alice", 7)]
     assert [(m.time_s, m.label) for m in markers] == [
         (30.0, "rollout_halt → applied"),
         (49.5, "rollout_halt → applied"),

@@ -513,3 +513,83 @@ async def test_the_timeline_bar_keeps_to_three_lines_at_120_columns_and_counts_i
         lines = str(bar.render()).splitlines()
         assert bar.region.height == 3, lines  # status, the bar, the counts
         assert "◆ 1 action " in lines[-1] and "1 actions" not in lines[-1], lines
+
+
+TOKEN = "tok-never-shown-4f2a"
+
+
+def add_confirmed_drain(path: Path) -> None:
+    """Append an attempt that needed confirmation (its verdict and request holding a token, as a careless
+    writer might keep them), the operator's confirmation, and the applied drain."""
+    from console.record.records import Confirmation
+
+    asked = Verdict(level=VerdictLevel.CONFIRM, action="drain", confirm_token=TOKEN)
+    with RecordingWriter(
+        path, RecordingHeader(stormdeck_version=__version__, started_unix_s=0), fsync=False
+    ) as w:
+        w.write(
+            ActionRecord(
+                time_s=80.0,
+                actor="ops",
+                action="drain",
+                target="gw-0005",
+                request={"rate_per_s": 200, "confirm": {"token": TOKEN}},
+                verdict=asked,
+                outcome="needs_confirmation",
+                status=409,
+                detail="drain gw-0005 needs confirmation",
+            )
+        )
+        w.write(Confirmation(time_s=81.0, actor="ops", action="drain", target="gw-0005", answer="confirmed"))
+        w.write(
+            ActionRecord(
+                time_s=81.0,
+                actor="ops",
+                action="drain",
+                target="gw-0005",
+                request={"rate_per_s": 200},
+                verdict=asked.model_copy(update={"confirm_token": None}),
+                outcome="applied",
+                status=200,
+                detail="draining gw-0005 at 200/s",
+                audit_seq=7,
+            )
+        )
+
+
+async def test_the_audit_log_of_a_replay_shows_the_recordings_actions_never_their_tokens(tmp_path: Path):
+    """User pass: `L` in a replay opened an empty audit log ("no fleet API: this session's attempts only"),
+    though the recording holds every attempt, confirmation and outcome. It shows them, newest first, at the
+    times the replay's clock shows, read-only — and never a confirmation token, wherever one was kept."""
+    from console.ui.screens.audit import AuditScreen
+
+    path = write_recording(tmp_path / "session.sdrec")
+    add_confirmed_drain(path)
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            await pilot.press("L")
+            await wait_for(lambda: isinstance(app.screen, AuditScreen), what="the audit log")
+            screen = app.screen
+            table = screen.query_one("#audit-table")
+            await wait_for(lambda: table.row_count == 4, what="the recording's four records")
+            rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+            # newest first: applied, confirmed, needs confirmation, the blocked drain at 60.5 s
+            assert [row[5].split()[-1] for row in rows] == [
+                "applied",
+                "confirmed",
+                "needs_confirmation",
+                "blocked",
+            ], rows
+            assert rows[-1][:4] == [FLEET_CLOCK.text(ACTION_AT_S), "ops", "drain", "gw-0003"], rows
+            note = str(screen.query_one("#audit-note").render())
+            assert "read-only" in note and "session.sdrec" in note, note
+            shown = "\n".join(strip.text for strip in table.render_lines(table.region.reset_offset))
+            for row in range(table.row_count):
+                table.move_cursor(row=row)
+                await pilot.pause()
+                shown += str(screen.query_one("#audit-detail").render())
+            assert TOKEN not in shown and "token" not in shown.lower(), shown
+            await pilot.press("escape")
+            await wait_for(lambda: isinstance(app.screen, MainScreen), what="back to the fleet")

@@ -31,6 +31,10 @@ OUTCOME_LEVELS = {
     "forbidden": Level.CRITICAL,
     "invalid": Level.WARNING,
     "refused_by_fleet": Level.WARNING,
+    # A recording's own words (console.record.records): a failed attempt, an operator's answer.
+    "failed": Level.WARNING,
+    "confirmed": Level.OK,
+    "expired": Level.WARNING,
 }
 #: How often an open panel asks the server again: a colleague's action shows while the panel is read.
 REFRESH_S = 2.0
@@ -49,9 +53,11 @@ def needs_date(records: Sequence[dict[str, Any]], now_s: float) -> bool:
 
 
 def audit_row(record: dict[str, Any], with_date: bool = False) -> tuple[str, ...]:
+    """A record's cells. Its time is `time_unix_s` in UTC, or `time_text` as a replay's clock shows it."""
     at = record.get("time_unix_s")
     shape = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
     clock = time.strftime(shape, time.gmtime(at)) if isinstance(at, int | float) else "—"
+    clock = str(record.get("time_text") or clock)
     verdict = record.get("verdict") or {}
     return (
         clock,
@@ -77,22 +83,32 @@ class AuditScreen(ModalScreen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,L", "app.pop_screen", "close audit")]
 
-    def __init__(self, palette: Palette, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        palette: Palette,
+        clock: Callable[[], float] = time.time,
+        time_column: str = COLUMNS[0],
+        waiting: str = "asking the server…",
+    ) -> None:
+        """`time_column`: the time column's heading (a replay's records read on its recorded clock);
+        `waiting`: the note until `show` fills the table."""
         super().__init__()
         self.palette = palette
         self.clock = clock
+        self.time_column = time_column
+        self.waiting = waiting
         self._details: list[str] = []  # each row's whole detail, in the table's order
         self._shown: list[Any] = []  # each row's record seq (or time), in the table's order
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text("audit log · newest first   (Esc closes)", style="bold"))
-            yield Static("asking the server…", id="audit-note")
+            yield Static(self.waiting, id="audit-note")
             yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=False)
             yield Static("", id="audit-detail")  # the highlighted record's detail, whole
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns(*COLUMNS)
+        self.query_one(DataTable).add_columns(self.time_column, *COLUMNS[1:])
 
     def show(self, records: Sequence[dict[str, Any]], note: str) -> None:
         """Fill the table, newest first; asked again (every `REFRESH_S`) the cursor stays on its record."""
