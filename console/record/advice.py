@@ -138,21 +138,26 @@ def retry_after(review: Review) -> Finding | None:
 
 
 def drain_not_disconnect(review: Review) -> Finding | None:
-    if not review.disconnect_times_s:
+    """On the mass disconnects the session's own operations made: those an instructor or the drill's
+    timeline injected (a power failure, a kill) are the incident, with nothing to drain — they are named
+    as not counted, or the finding does not fire when they are all there is."""
+    mass = [e for e in review.mass_disconnects if review.injection_of(e) is None]
+    if not mass:
         return None
-    mass = [e for e in review.events if e.data.get("mass")]
     dropped = sum(int(e.data.get("dropped", 0)) for e in mass)
     nodes = {node for e in mass for node in e.node_ids()}
+    times = sorted({e.time_s for e in mass})
     drains = review.actions_named("drain")
-    first_s, last_s = review.disconnect_times_s[0], review.disconnect_times_s[-1]
+    first_s, last_s = times[0], times[-1]
     return Finding(
         title="Drain, don't disconnect",
         evidence=f"{dropped:,} connections cut abruptly (not drained) on {len(nodes)} node(s), "
         + (
             f"at {clock(first_s)}"
             if first_s == last_s
-            else f"in {len(review.disconnect_times_s)} bursts from {clock(first_s)} to {clock(last_s)}"
-        ),
+            else f"in {len(times)} bursts from {clock(first_s)} to {clock(last_s)}"
+        )
+        + _injected_text(review),
         prescription="Take a node out of rotation, close its connections at a chosen rate with a randomized "
         "reconnect hint (500 k over 10 min ≈ 833/s), force-close at the deadline; drain-not-disconnect is "
         "the default for any operation that affects more than 5 % of the fleet at once.",
@@ -160,6 +165,13 @@ def drain_not_disconnect(review: Review) -> Finding | None:
         done=bool(drains),
         what_was_done=f"{len(drains)} drain(s) applied" if drains else "no drain applied",
     )
+
+
+def _injected_text(review: Review) -> str:
+    if not review.injected:
+        return ""
+    cuts = [f"{clock(cut.time_s)} {injection.text}" for cut, injection in review.injected]
+    return f"; not counted: {len(cuts)} injected ({', '.join(cuts)}) — the incident, not an operator's choice"
 
 
 def add_capacity(review: Review) -> Finding | None:

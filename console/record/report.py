@@ -241,6 +241,7 @@ def _figures(reviewed: Review) -> list[str]:
             "recovery time",
             _recovery_text(f),
         ),
+        ("mass disconnects", _disconnects_text(reviewed)),
         (
             "max node CPU",
             f"{f.max_cpu_pct:.1f} %"
@@ -260,6 +261,17 @@ def _figures(reviewed: Review) -> list[str]:
         *[f"| {k} | {_cell(v)} |" for k, v in rows],
         "",
     ]
+
+
+def _disconnects_text(reviewed: Review) -> str:
+    """How many, and which an instructor or the drill's timeline injected (the incident's, not the
+    operator's: "Drain, don't disconnect" leaves them out)."""
+    total = len(reviewed.mass_disconnects)
+    if not reviewed.injected:
+        return f"{total:,}" if total else "none"
+    cuts = "; ".join(f"{clock(cut.time_s)} {injection.text}" for cut, injection in reviewed.injected)
+    rest = total - len(reviewed.injected)
+    return f"{total:,} ({len(reviewed.injected)} injected: {cuts}" + (f"; {rest:,} not" if rest else "") + ")"
 
 
 def _rejects_text(f: KeyFigures) -> str:
@@ -417,7 +429,9 @@ def _folded_events(reviewed: Review) -> list[tuple[float, str, str]]:
     """Events alike at one instant become one row past a few: a fleet restart is 480 node events."""
     groups: dict[tuple[float, str, str], list[Event]] = {}
     for event in reviewed.events:
-        groups.setdefault((event.time_s, event.kind, _alike(event)), []).append(event)
+        injection = reviewed.injection_of(event)
+        kind = event.kind if injection is None else f"{event.kind} (injected by {injection.by})"
+        groups.setdefault((event.time_s, kind, _alike(event)), []).append(event)
     rows = []
     for (time_s, kind, _), events in groups.items():
         if len(events) <= _FOLD_AFTER:

@@ -60,6 +60,52 @@ class AlarmSpans:
                 self.spans[i] = replace(self.spans[i], cleared_s=change.time_s)
 
 
+#: The injections that cut connections (console.sim.injection): what they cut is the incident's doing.
+CUTTING_INJECTIONS = frozenset({"restart_nodes", "kill_nodes", "disconnect_fraction"})
+INSTRUCTOR = "the instructor"
+DRILL_TIMELINE = "the drill's timeline"
+
+
+@dataclass(frozen=True)
+class Injection:
+    """An event injected into the fleet, as the recording tells it: an instructor's (`stormdeck inject`:
+    an `injection` event, after the events it caused) or a drill's timeline's (a `drill` event naming its
+    `action`, before them). Either is the incident a trainee answers, not a choice the trainee made."""
+
+    time_s: float
+    by: str  # INSTRUCTOR or DRILL_TIMELINE
+    event: str  # restart_nodes, kill_nodes, disconnect_fraction, …
+    params: dict
+
+    @classmethod
+    def told_by(cls, event: Event) -> Injection | None:
+        if event.kind == "injection" and isinstance(event.data.get("event"), str):
+            return cls(event.time_s, INSTRUCTOR, event.data["event"], dict(event.data.get("params") or {}))
+        if event.kind == "drill" and isinstance(event.data.get("action"), str):
+            return cls(
+                event.time_s, DRILL_TIMELINE, event.data["action"], dict(event.data.get("params") or {})
+            )
+        return None
+
+    def cut(self, disconnect: Event) -> bool:
+        """Whether this injection made the mass `disconnect`: in the fleet second it landed in (an
+        instructor's lands between two seconds and is stamped with the disconnect's time; a timeline entry
+        fires at the first second at or after its time), on the nodes it names."""
+        if self.event not in CUTTING_INJECTIONS or not self.time_s <= disconnect.time_s < self.time_s + 1:
+            return False
+        nodes = disconnect.node_ids()
+        named = self.params.get("nodes")
+        if self.event == "disconnect_fraction":
+            return not nodes  # a fleet-wide reset names no node
+        if isinstance(named, list):
+            return bool(nodes) and set(nodes) <= {str(node) for node in named}
+        return isinstance(named, int) and 0 < len(nodes) <= named  # `nodes = 20`: the first 20 (or `first`)
+
+    @property
+    def text(self) -> str:
+        return f"{self.event} by {self.by}"
+
+
 @dataclass
 class Series:
     """One value a frame, at the frames' fleet times; wave bins at 100 ms from `bins_start_s`."""
@@ -229,6 +275,15 @@ class Review:
     disconnect_times_s: list[float]
     #: Where the source restarted: (time on the recording's timeline, the new run's own fleet time there).
     restarts: list[tuple[float, float]] = field(default_factory=list)
+    #: Each mass disconnect an injection made (the event, the injection): the incident's, not the operator's.
+    injected: list[tuple[Event, Injection]] = field(default_factory=list)
+
+    def injection_of(self, event: Event) -> Injection | None:
+        return next((injection for cut, injection in self.injected if cut is event), None)
+
+    @property
+    def mass_disconnects(self) -> list[Event]:
+        return [event for event in self.events if event.data.get("mass")]
 
     def first_alarm_s(self, name: str) -> float | None:
         return min((a.since_s for a in self.alarms if a.name == name), default=None)
@@ -283,6 +338,14 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
         elif isinstance(record, DrillOutcome):
             outcome = record
     actions = sorted([*actions, *told_actions(told, actions)], key=lambda action: action.time_s)
+    injections = [injection for event in events if (injection := Injection.told_by(event)) is not None]
+    injected = [
+        (event, injection)
+        for event in events
+        if event.data.get("mass")
+        for injection in [next((i for i in injections if i.cut(event)), None)]
+        if injection is not None
+    ]
     return Review(
         header=recording.header,
         series=series,
@@ -294,6 +357,7 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
         drill_outcome=outcome,
         disconnect_times_s=disconnects,
         restarts=restarts,
+        injected=injected,
     )
 
 

@@ -410,3 +410,83 @@ def test_a_session_without_reconnect_attempts_gives_its_peak_no_time(outage_tick
     rows = "\n".join(_figures(Review(header(), series, figures, [], [], [], [], None, [])))
     peak = _row(rows, "peak attempts per 100 ms")
     assert " at " not in peak and "no reconnect attempts" in peak, peak
+
+
+def record_served_drill(path: Path, operator_restart_at_s: float | None) -> None:
+    """What `stormdeck drill regional-outage` (or `record` of a served drill) records: the drill's backend
+    tells its timeline (02:00:30 "power fails: every gateway restarts": restart_nodes, 20 nodes); the
+    instructor injects a 30 % disconnect at 1:30; and, when asked, the operator starts an abrupt rollout —
+    the operator's own choice, whose restarts cut connections too."""
+    import asyncio
+
+    from console.drills.schema import load_drill
+    from console.drills.served import DrillBackend
+    from console.protocol import RolloutMode, Verdict, VerdictLevel
+    from console.record.records import ActionRecord
+    from console.record.writer import RecordingWriter
+    from tests.record.conftest import header
+
+    async def run() -> None:
+        drill = load_drill("regional-outage")
+        backend = DrillBackend.from_drill(drill, ["clients.count=20000", "duration_s=150"], seed=3)
+        with RecordingWriter(path, header(scenario="regional-outage"), fsync=False) as writer:
+            for _ in range(150):
+                tick = await backend.tick(1, 60.0)
+                for event in tick.events:
+                    writer.write(event)
+                writer.write(tick.frame)
+                if tick.frame.time_s == 90.0:
+                    await backend.inject("disconnect_fraction", {"fraction": 0.3}, lambda _: None)
+                if tick.frame.time_s == operator_restart_at_s:
+                    backend.simulation.rollout.start(
+                        batch_size=2, interval_s=30, mode=RolloutMode.ABRUPT, pause_cpu_pct=0
+                    )
+                    ok = Verdict(level=VerdictLevel.OK, action="rollout_start")
+                    writer.write(
+                        ActionRecord(
+                            time_s=tick.frame.time_s,
+                            actor="trainee",
+                            action="rollout_start",
+                            verdict=ok,
+                            outcome="applied",
+                            status=200,
+                        )
+                    )
+
+    asyncio.run(run())
+
+
+def _seed(markdown: str, title: str) -> str | None:
+    seeds = markdown.split("## What the seeds say")[1]
+    return seeds.split(f"### {title}")[1].split("###")[0] if f"### {title}" in seeds else None
+
+
+def test_injected_disconnects_are_the_incident_not_the_operators_to_drain(tmp_path: Path) -> None:
+    """User pass on a served drill: "Drain, don't disconnect" counted the drill's power failure (its
+    timeline's restart_nodes) and the instructor's injected disconnect against the trainee, who chose
+    neither. The recording says which is which (the drill's line and the `injection` event, in the same
+    second as the disconnect they caused): the finding counts only the rest, and the report says which
+    were injected."""
+    path = tmp_path / "drill.sdrec"
+    record_served_drill(path, operator_restart_at_s=None)
+    markdown = write_report(path, tmp_path / "report").markdown.read_text()
+    assert _seed(markdown, "Drain, don't disconnect") is None, markdown  # nothing the trainee cut
+    timeline = markdown.split("## Timeline")[1].split("## What the seeds say")[0]
+    injected = [line for line in timeline.splitlines() if "| disconnect (injected by " in line]
+    assert len(injected) == 2, timeline
+    assert any("0:30" in line and "drill's timeline" in line for line in injected), injected
+    assert any("1:30" in line and "instructor" in line for line in injected), injected
+    assert "2 injected" in _row(markdown, "mass disconnects"), _row(markdown, "mass disconnects")
+
+    path = tmp_path / "rollout.sdrec"
+    record_served_drill(path, operator_restart_at_s=120.0)
+    markdown = write_report(path, tmp_path / "report2").markdown.read_text()
+    drain = _seed(markdown, "Drain, don't disconnect")
+    assert drain is not None, markdown
+    with RecordingReader(path) as reader:
+        cut = [e for e in reader.events() if e.data.get("mass")]
+    operators = [e for e in cut if e.time_s >= 120.0]
+    assert operators and len(cut) > len(operators)
+    dropped = sum(int(e.data["dropped"]) for e in operators)
+    assert f"{dropped:,} connections cut abruptly (not drained)" in drain, drain
+    assert "not counted" in drain and "injected" in drain and "0:30" in drain and "1:30" in drain, drain
