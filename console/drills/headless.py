@@ -177,6 +177,7 @@ async def _run(
     audit_log: Path | None,
 ) -> DrillRun:
     from console.client.actions import ActionClient
+    from console.drills.served import DrillNarrator
     from console.guards import Thresholds
     from console.server.app import create_app
     from console.server.simulator import SimulatorBackend
@@ -197,7 +198,9 @@ async def _run(
         backend = SimulatorBackend(simulation, forecast_horizon_s=30)
         alarms = AlarmEngine(capacity=backend.capacity())
         pending = list(script.actions)
-        markers = [entry for entry in drill.timeline if entry.action is None]
+        # What the drill's console is told (its story lines, injections included; its hints; its end), as
+        # `drill` and `drill --serve` tell it: recorded before the frame of the second it belongs to.
+        narrator = DrillNarrator(drill, scenario.duration_s)
         writer = _Recorder(record, recording_header(run, speed) if record is not None else None)
         try:
             app = create_app(backend, tokens, audit_log=audit, thresholds=Thresholds())
@@ -210,15 +213,15 @@ async def _run(
                         acted = len(run.actions), len(run.confirmations)
                         await _perform(client, pending.pop(0), now_s, script.actor, run)
                         writer.write(*run.confirmations[acted[1] :], *run.actions[acted[0] :])
-                    while markers and markers[0].at_s <= now_s:
-                        entry = markers.pop(0)
-                        say = f"{drill.human_time(now_s)} {entry.say}"
-                        run.events.append(Event(time_s=now_s, kind="drill", message=say))
-                        writer.write(run.events[-1])
                     tick = await backend.tick(1, 60.0)
                     seq += 1
                     frame = tick.frame.model_copy(update={"seq": seq, "epoch": _EPOCH})
-                    events = [*tick.events, *alarms.update(frame)]  # a second's events before its frame
+                    told = narrator.due(frame.time_s, first_applied(run.actions))
+                    events = [
+                        *told,
+                        *tick.events,
+                        *alarms.update(frame),
+                    ]  # a second's events before its frame
                     run.events.extend(events)
                     writer.write(*events, frame)
                     run.measures.add(frame)

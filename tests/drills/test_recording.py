@@ -92,3 +92,51 @@ def test_the_drill_consoles_recording_says_which_drill_it_came_from(tmp_path: Pa
     assert (header.drill.name, header.drill.title, header.drill.speed) == ("tiny", "A tiny drill", 20.0)
     assert header.drill.seed_source == "interview seed (002)"
     assert header.drill.clock_start_s == 4 * 3600  # "04:00": the replay shows the trainee's clock
+
+
+def test_a_headless_recording_tells_the_drills_story_and_hints_as_the_drill_console_does(
+    tmp_path: Path,
+) -> None:
+    """User pass: `drill regional-outage --headless --record FILE` replayed without "02:00:30 power fails":
+    a timeline entry that injects something was applied but never told, and no hint was recorded. The
+    recording holds what the drill's console is told (`DrillNarrator`, as `drill` and `drill --serve` send
+    it): every story line at its time, with the injection it fires; each hint as it falls due, unless the
+    operator already did what it suggests; and the drill's end."""
+    from console.record.report import write_report
+
+    drill = build_drill(
+        {
+            **DRILL,
+            "timeline": [
+                {"at": "04:00:02", "say": "window opens"},
+                {
+                    "at": "04:00:06",
+                    "say": "power fails on two gateways",
+                    "action": "restart_nodes",
+                    "nodes": 2,
+                },
+            ],
+            "hints": [
+                {"after_s": 1, "text": "Watch the handshakes."},
+                {"after_s": 10, "text": "Set admission.", "unless_done": "admission"},
+                {"after_s": 12, "text": "Read the drain rate."},
+            ],
+        }
+    )
+    path = tmp_path / "run.sdrec"
+    run_headless(drill, build_script(SCRIPT, drill), seed=3, record=path)
+    with RecordingReader(path) as reader:
+        told = [
+            (e.time_s, e.kind, e.message, e.data.get("action"))
+            for e in reader.events()
+            if e.kind in ("drill", "hint")
+        ]
+    assert told == [
+        (1.0, "hint", "Watch the handshakes.", None),
+        (2.0, "drill", "04:00:02 window opens", None),
+        (6.0, "drill", "04:00:06 power fails on two gateways", "restart_nodes"),
+        (12.0, "hint", "Read the drain rate.", None),  # "Set admission." is moot: admission applied at 4 s
+        (20.0, "drill", "04:00:20 the drill's time is up (A tiny drill)", None),
+    ]
+    markdown = write_report(path, tmp_path / "report").markdown.read_text()
+    assert "| disconnect (injected by the drill's timeline) |" in markdown  # the restart is the incident's
