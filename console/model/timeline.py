@@ -1,4 +1,4 @@
-"""The replay's timeline bar, as cells: where the replay stands, and the alarms and actions to jump to.
+"""The replay's timeline bar, as cells: where the replay stands, and the alarms, actions and events to jump to.
 
 Pure: the replay screen passes the recording's span, its markers and the replay's time, and gets back one
 cell per column (issue #5, section 4: "a timeline bar with markers for alarms and actions").
@@ -14,9 +14,12 @@ from console.errors import InputError
 from console.model.units import ClockFace
 from console.record.reader import Marker
 
-#: Glyphs: an action outranks an alarm in the same cell (the operator's own move is what a review seeks).
+#: Glyphs: an action outranks an event, an event an alarm in the same cell (the operator's own move is what
+#: a review seeks; an injection or a drill's line is rarer than the alarms it sets off, and explains them).
 ALARM_GLYPH = "▲"
 ACTION_GLYPH = "◆"
+EVENT_GLYPH = "◇"
+_RANK = {"alarm": 1, "event": 2, "action": 3}
 TRACK = "─"
 PLAYED = "━"
 HEAD = "●"
@@ -25,8 +28,8 @@ HEAD = "●"
 @dataclass(frozen=True)
 class Cell:
     glyph: str
-    kind: str  # "played", "track", "head", "alarm", "action"
-    level: str = ""  # alarm severity or the action's verdict level / outcome
+    kind: str  # "played", "track", "head", "alarm", "event", "action"
+    level: str = ""  # alarm severity, the action's verdict level / outcome, or the event's kind
 
 
 def column_of(time_s: float, span_s: tuple[float, float], width: int) -> int:
@@ -47,12 +50,11 @@ def timeline_cells(
         return [Cell(TRACK, "track")] * width
     head = column_of(now_s, span_s, width)
     cells = [Cell(PLAYED, "played") if i < head else Cell(TRACK, "track") for i in range(width)]
+    glyphs = {"alarm": ALARM_GLYPH, "event": EVENT_GLYPH, "action": ACTION_GLYPH}
     for marker in markers:
         column = column_of(marker.time_s, span_s, width)
-        if marker.kind == "action":
-            cells[column] = Cell(ACTION_GLYPH, "action", marker.level)
-        elif cells[column].kind != "action":
-            cells[column] = Cell(ALARM_GLYPH, "alarm", marker.level)
+        if _RANK[marker.kind] >= _RANK.get(cells[column].kind, 0):
+            cells[column] = Cell(glyphs[marker.kind], marker.kind, marker.level)
     cells[head] = Cell(HEAD, "head")
     return cells
 

@@ -45,8 +45,11 @@ from console.record.records import (
     told_actions,
 )
 
-MarkerKind = Literal["alarm", "action"]
-MARKER_KINDS: tuple[MarkerKind, ...] = ("alarm", "action")
+MarkerKind = Literal["alarm", "action", "event"]
+MARKER_KINDS: tuple[MarkerKind, ...] = ("alarm", "action", "event")
+#: The events a replay marks and jumps to (`event` markers): an instructor's injection, a drill's story
+#: line (its timeline, injections included, and its end) and its hints — what the incident did and said.
+TOLD_EVENT_KINDS = frozenset({"injection", "drill", "hint"})
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ class Marker:
     kind: MarkerKind
     time_s: float
     label: str
-    level: str = ""  # alarm severity, or the action's verdict level / outcome
+    level: str = ""  # alarm severity, the action's verdict level / outcome, or the event's kind
     frame_index: int = 0  # where a jump lands: the first frame at or after the marker (after an action)
 
 
@@ -297,7 +300,8 @@ class RecordingReader:
         return self.frame_at(self.position)
 
     def markers(self, kind: MarkerKind | None = None) -> list[Marker]:
-        """Alarms raised and actions attempted, in time order, each with the frame a jump lands on."""
+        """Alarms raised, actions attempted and events told (injections, a drill's lines and hints), in
+        time order, each with the frame a jump lands on."""
         self._scan()
         assert self._markers is not None
         return [m for m in self._markers if kind is None or m.kind == kind]
@@ -346,7 +350,7 @@ class RecordingReader:
         return min(index, max(len(self._frames) - 1, 0))
 
     def _collect_markers(self) -> Iterator[Marker]:
-        """Actions, and alarms raised. A recording holds the source's alarm events and, when its writer
+        """Actions, told events and alarms raised. A recording holds the source's alarm events and, when its writer
         judged the frames too, the writer's own (data.origin "recorder"): the same alarms twice. The
         writer's are used when there are any — every recording judged by the same rules — else the
         source's."""
@@ -365,6 +369,10 @@ class RecordingReader:
                 assert isinstance(event, Event)
                 if is_told_action(event):
                     told.append((event, self._landing(timeline_s)))
+                if event.kind in TOLD_EVENT_KINDS:
+                    # Told before the frame of the second it belongs to: that frame shows what it did.
+                    landing = self._landing(timeline_s, after_entry=position)
+                    yield Marker("event", event.time_s, event.message, event.kind, landing)
                 if event.kind == "alarm":
                     recorder = event.data.get("origin") == "recorder"
                     _note_alarm(spans[recorder], (epoch, str(event.data.get("name")), event.node), event)

@@ -2,8 +2,9 @@
 
 The console is the live one (`ConsoleApp`), its stream a `ConsoleReplayFeed` over a `ReplaySource`; this
 module adds the controls — pause, step ±1 frame, seek to a time, speed ×1/×5/×20/×60, jump to the
-next/previous alarm or action — and the timeline bar with the recording's markers. A jump starts a fresh
-model (the replay sends the minute before the landing point, so the charts have their recent past).
+next/previous alarm, action or event (an injection, a drill's line or hint) — and the timeline bar with
+the recording's markers. A jump starts a fresh model (the replay sends the minute before the landing
+point, so the charts have their recent past).
 """
 
 from __future__ import annotations
@@ -138,6 +139,21 @@ def _marker_bindings() -> list[Binding]:
         Binding("left_square_bracket", "marker('alarm', -1)", "◂ alarm"),
         Binding("right_curly_bracket", "marker('action', 1)", "action ▸"),
         Binding("left_curly_bracket", "marker('action', -1)", "◂ action"),
+        # Off the footer (full at 160 columns): the timeline bar's controls line and help say them.
+        Binding(
+            "right_parenthesis",
+            "marker('event', 1)",
+            "event ▸",
+            show=False,
+            tooltip="next injection or drill event (story line, hint)",
+        ),
+        Binding(
+            "left_parenthesis",
+            "marker('event', -1)",
+            "◂ event",
+            show=False,
+            tooltip="previous injection or drill event (story line, hint)",
+        ),
     ]
 
 
@@ -282,6 +298,9 @@ class ReplayApp(ConsoleApp):
         if marker is None:
             where = "after" if direction > 0 else "before"
             self.notify(f"no {kind} {where} {clock(self.replay.status().time_s)}")
+        elif kind == "event":  # a drill's line says its own time: "02:00:30 power fails"
+            at = "" if marker.label.startswith(clock(marker.time_s)) else f"{clock(marker.time_s)} "
+            self.notify(f"{at}{marker.level}: {marker.label}")
         else:
             self.notify(f"{clock(marker.time_s)} {kind}: {marker.label} {marker.level}".strip())
         self.show_timeline()

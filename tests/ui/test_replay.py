@@ -20,7 +20,7 @@ from console.client.synthetic import SyntheticFleet
 from console.errors import InputError
 from console.model.timeline import parse_clock, parse_seek, timeline_cells
 from console.model.units import FLEET_CLOCK, drill_clock
-from console.protocol import Check, Frame, Source, Verdict, VerdictLevel
+from console.protocol import Check, Event, Frame, Source, Verdict, VerdictLevel
 from console.record.reader import Marker, RecordingReader
 from console.record.records import ActionRecord, DrillInfo, RecordingHeader
 from console.record.replay import ReplaySource
@@ -37,9 +37,15 @@ SECONDS = 120
 ACTION_AT_S = 60.5
 
 
-def write_recording(path: Path, edit_at_s: float | None = None, drill: DrillInfo | None = None) -> Path:
+def write_recording(
+    path: Path,
+    edit_at_s: float | None = None,
+    drill: DrillInfo | None = None,
+    told: dict[float, list[Event]] | None = None,
+) -> Path:
     """`edit_at_s`: that frame is written with node 3's cpu_pct "hot", as an edited file would have it.
-    `drill`: the header says the session was a drill's, as `drill --record` writes it."""
+    `drill`: the header says the session was a drill's, as `drill --record` writes it. `told`: events
+    written before the frame of each fleet time (a drill's lines, an instructor's injection)."""
     fleet = SyntheticFleet(nodes=24, seed=7, storm_at_s=40)
     decoder = StreamDecoder()
     header = RecordingHeader(
@@ -55,6 +61,9 @@ def write_recording(path: Path, edit_at_s: float | None = None, drill: DrillInfo
             for raw in fleet.next_messages():
                 message = decoder.feed(raw)
                 assert message is not None
+                if isinstance(message, Frame):
+                    for event in (told or {}).get(message.time_s, []):
+                        writer.write(event)
                 if isinstance(message, Frame) and message.time_s == edit_at_s:
                     edited = json.loads(raw)
                     edited["nodes"][3]["cpu_pct"] = "hot"
@@ -593,3 +602,92 @@ async def test_the_audit_log_of_a_replay_shows_the_recordings_actions_never_thei
             assert TOKEN not in shown and "token" not in shown.lower(), shown
             await pilot.press("escape")
             await wait_for(lambda: isinstance(app.screen, MainScreen), what="back to the fleet")
+
+
+#: A drill's line (its timeline's injection) told before the frame of 31 s; an instructor's injection
+#: before the frame of 91 s; a hint before the frame of 101 s.
+DRILL_EVENTS = {
+    31.0: [
+        Event(
+            time_s=30.0,
+            kind="drill",
+            message="02:00:30 power fails: every gateway restarts",
+            data={"drill": "regional-outage", "action": "restart_nodes", "params": {"nodes": 24}},
+        )
+    ],
+    91.0: [
+        Event(
+            time_s=90.0,
+            kind="injection",
+            message="instructor injected kill_nodes(nodes=[gw-0004])",
+            data={"event": "kill_nodes", "params": {"nodes": ["gw-0004"]}},
+        )
+    ],
+    101.0: [Event(time_s=100.0, kind="hint", message="Admission is off.", data={"drill": "regional-outage"})],
+}
+
+
+def test_injections_and_drill_events_are_markers_landing_on_the_frame_that_shows_them(tmp_path: Path):
+    path = write_recording(tmp_path / "drill.sdrec", told=DRILL_EVENTS)
+    with RecordingReader(path) as reader:
+        events = reader.markers("event")
+        assert [(m.time_s, m.level, m.label) for m in events] == [
+            (30.0, "drill", "02:00:30 power fails: every gateway restarts"),
+            (90.0, "injection", "instructor injected kill_nodes(nodes=[gw-0004])"),
+            (100.0, "hint", "Admission is off."),
+        ]
+        # each lands on the frame written after it: the first to show what it did
+        assert [reader.frame_at(m.frame_index).time_s for m in events] == [31.0, 91.0, 101.0]
+        assert len(reader.markers()) == len(reader.markers("alarm")) + len(reader.markers("action")) + 3
+
+
+def test_timeline_cells_mark_events_under_actions_over_alarms():
+    markers = [
+        Marker("alarm", 40.0, "x", "critical"),
+        Marker("event", 40.0, "power fails", "drill"),
+        Marker("event", 60.0, "kill", "injection"),
+        Marker("action", 60.0, "drain", "blocked"),
+    ]
+    cells = timeline_cells((0.0, 100.0), markers, 0.0, 11)
+    assert (cells[4].glyph, cells[4].kind) == ("◇", "event")  # over the alarm in its cell
+    assert cells[6].glyph == "◆"  # the operator's own move still outranks it
+
+
+async def test_the_replay_marks_injections_and_drill_events_and_jumps_to_them(tmp_path: Path):
+    from console.ui.screens.help import HelpScreen, binding_rows
+
+    """User pass on a served drill's recording: the timeline bar showed alarms and actions but not when
+    the power failed or the instructor killed a node, and nothing jumped there. `(` `)` jump to the
+    previous/next injection or drill event (the bar's controls line and help say so); the bar marks them ◇
+    and counts them."""
+    path = write_recording(
+        tmp_path / "drill.sdrec",
+        drill=DrillInfo(name="regional-outage", clock_start_s=2 * 3600),
+        told=DRILL_EVENTS,
+    )
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            bar = app.screen.query_one(TimelineBar)
+            lines = str(bar.render()).splitlines()
+            assert "( ) event" in lines[0], lines
+            assert lines[1].count("◇") == 3, lines
+            assert "◇ 3 events" in lines[2], lines
+            await pilot.press("right_parenthesis")
+            await wait_for(lambda: shown_time(app) == 31.0, what="the power failure's frame")
+            assert any("power fails" in n.message for n in app._notifications)
+            await pilot.press("right_parenthesis")
+            await wait_for(lambda: shown_time(app) == 91.0, what="the injection's frame")
+            await pilot.press("left_parenthesis")
+            await wait_for(lambda: shown_time(app) == 31.0, what="back to the power failure")
+            await pilot.press("left_parenthesis")  # none before it: stays, and says so
+            await pilot.pause()
+            assert shown_time(app) == 31.0
+            assert any("no event before 02:00:31" in n.message for n in app._notifications)
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
+            rows = [row for where, b in app.screen.sections for row in binding_rows(where, b)]
+            assert ("anywhere", ")", "next injection or drill event (story line, hint)") in rows, rows
+            assert ("anywhere", "(", "previous injection or drill event (story line, hint)") in rows, rows

@@ -12,7 +12,21 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-_KEY_NAMES = {"question_mark": "?", "slash": "/", "exclamation_mark": "!", "enter": "⏎ enter"}
+_KEY_NAMES = {
+    "question_mark": "?",
+    "slash": "/",
+    "exclamation_mark": "!",
+    "enter": "⏎ enter",
+    # The replay's keys (help listed `right_square_bracket` where the footer shows `]`).
+    "full_stop": ".",
+    "comma": ",",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+    "left_curly_bracket": "{",
+    "right_curly_bracket": "}",
+    "left_parenthesis": "(",
+    "right_parenthesis": ")",
+}
 
 
 def key_display(keys: str) -> str:

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from console.model.thresholds import Level
-from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, timeline_cells
+from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, EVENT_GLYPH, timeline_cells
 from console.model.units import FLEET_CLOCK, ClockFace, counted
 from console.record.reader import Marker
 from console.record.replay import ReplayStatus, damage_note
@@ -16,7 +16,8 @@ from console.ui.themes import Palette
 
 _ALARM_LEVELS = {"critical": Level.CRITICAL, "warning": Level.WARNING}
 _ACTION_LEVELS = {"blocked": Level.CRITICAL, "typed": Level.WARNING, "confirm": Level.WARNING}
-CONTROLS = "space pause · , . step · g seek · x speed · [ ] alarm · { } action"
+#: The replay's keys, on the bar's first line: the footer, full at 160 columns, leaves `(` `)` off.
+CONTROLS = "space pause · , . step · g seek · x speed · [ ] alarm · { } action · ( ) event"
 
 
 def status_text(status: ReplayStatus, clock: ClockFace = FLEET_CLOCK) -> Text:
@@ -38,6 +39,8 @@ def bar_text(status: ReplayStatus, markers: Sequence[Marker], width: int, palett
             style = palette.level_style(_ALARM_LEVELS.get(cell.level, Level.WARNING), bold=True)
         elif cell.kind == "action":
             style = palette.level_style(_ACTION_LEVELS.get(cell.level, Level.OK), bold=True)
+        elif cell.kind == "event":
+            style = f"bold {palette.foreground}"  # the shape tells it from the head (●)
         elif cell.kind == "head":
             style = f"bold {palette.foreground}"
         elif cell.kind == "played":
@@ -75,9 +78,11 @@ class TimelineBar(Static):
         text.append(bar_text(status, markers, width, palette))
         counts = Text(no_wrap=True, style="dim")
         alarms = sum(m.kind == "alarm" for m in markers)
-        actions = len(markers) - alarms
+        actions = sum(m.kind == "action" for m in markers)
+        events = len(markers) - alarms - actions  # (counted only where a recording has any: a drill's)
         counts.append(
             f"{ALARM_GLYPH} {counted(alarms, 'alarm')}   {ACTION_GLYPH} {counted(actions, 'action')}   "
+            + (f"{EVENT_GLYPH} {counted(events, 'event')}   " if events else "")
         )
         counts.append(last_record, style="")
         counts.truncate(width, overflow="ellipsis")
