@@ -1,4 +1,4 @@
-"""`stormdeck report FILE --out DIR`: the after-action report of a recording (report.md and SVG charts)."""
+"""`stormdeck report FILE [--out DIR]`: the after-action report of a recording (report.md and SVG charts)."""
 
 from __future__ import annotations
 
@@ -15,23 +15,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write the after-action report of a recording",
         description="Write DIR/report.md and its SVG charts: the session, key figures, objectives (for a "
         "drill), the timeline of events, alarms and actions with their verdicts, and what the seeds say "
-        "should have been done.",
+        "should have been done. A report already in DIR is not replaced unless --overwrite is given.",
     )
     parser.add_argument(
         "file", type=Path, help="a recording (stormdeck record, attach --record, drill --record)"
     )
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="directory to write report.md and its charts into, made if missing (default: beside the "
+        "recording, named after it: session.sdrec → session-report/)",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the report.md and charts a report already wrote in DIR (without it: exit 2, nothing "
+        "written)",
+    )
     parser.set_defaults(handler=run_report)
+
+
+def default_out(recording: Path) -> Path:
+    """Where a report goes when --out is left out: beside the recording, named after it."""
+    return recording.with_name(f"{recording.stem}-report")
 
 
 def run_report(args: argparse.Namespace) -> int:
     from console.guards.config import load_default_thresholds
     from console.record.report import write_report
 
-    out = check_output_dir("--out", Path(args.out)) if args.out.strip() else None
-    if out is None:  # Path("") is the current directory: an empty --out must not write there
+    if args.out is not None and not args.out.strip():  # Path("") is the current directory: not there
         raise InputError("--out", args.out, "a directory path")
-    files = write_report(args.file, out, load_default_thresholds().thresholds)
+    out = check_output_dir("--out", Path(args.out) if args.out is not None else default_out(args.file))
+    files = write_report(args.file, out, load_default_thresholds().thresholds, overwrite=args.overwrite)
     print(files.markdown)
     for chart in files.charts:
         print(chart)

@@ -35,9 +35,12 @@ class ReportFiles:
     charts: list[Path]
 
 
-def write_report(recording_path: Path, out_dir: Path, thresholds: Thresholds | None = None) -> ReportFiles:
+def write_report(
+    recording_path: Path, out_dir: Path, thresholds: Thresholds | None = None, overwrite: bool = False
+) -> ReportFiles:
     """Write report.md and its charts into `out_dir`: all of them or none. Each is rendered first, every
-    target checked writable, then written beside itself and renamed into place."""
+    target checked writable — and, unless `overwrite`, not there already (a report written before is not
+    replaced silently) — then written beside itself and renamed into place."""
     with RecordingReader(recording_path) as recording:
         reviewed = review(recording, thresholds)
         source_name = recording_path.name
@@ -50,11 +53,11 @@ def write_report(recording_path: Path, out_dir: Path, thresholds: Thresholds | N
     charts = list(contents)
     markdown = out_dir / "report.md"
     contents[markdown] = render_markdown(reviewed, source_name, charts, damaged_at, damage)
-    _write_all(contents, out_dir)
+    _write_all(contents, out_dir, overwrite)
     return ReportFiles(markdown, charts)
 
 
-def _write_all(contents: dict[Path, str], out_dir: Path) -> None:
+def _write_all(contents: dict[Path, str], out_dir: Path, overwrite: bool = False) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -64,6 +67,14 @@ def _write_all(contents: dict[Path, str], out_dir: Path) -> None:
     for path in contents:
         if path.is_dir() or (path.exists() and not os.access(path, os.W_OK)):
             raise InputError("--out", str(out_dir), f"a directory where {path.name} may be written")
+    there = [path.name for path in contents if path.exists()]
+    if there and not overwrite:
+        raise InputError(
+            "--out",
+            str(out_dir),
+            f"a directory without a report in it: {', '.join(there)} already there, not replaced — give "
+            "--overwrite to replace them, or another --out DIR",
+        )
     staged = {path.with_name(f".{path.name}.partial"): path for path in contents}
     try:
         for partial, path in staged.items():

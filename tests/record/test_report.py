@@ -490,3 +490,36 @@ def test_injected_disconnects_are_the_incident_not_the_operators_to_drain(tmp_pa
     dropped = sum(int(e.data["dropped"]) for e in operators)
     assert f"{dropped:,} connections cut abruptly (not drained)" in drain, drain
     assert "not counted" in drain and "injected" in drain and "0:30" in drain and "1:30" in drain, drain
+
+
+def test_report_writes_beside_the_recording_by_default_and_never_replaces_a_report_unasked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """User pass: `stormdeck report session.sdrec` exited 2, "--out is required". Left out, the report goes
+    beside the recording, named after it (session-report/report.md and its charts; --help says so). A
+    report already there — run twice, or an --out used before — is not replaced silently: exit 2 naming
+    the files and what to do; --overwrite replaces them."""
+    from console.cli import build_parser
+    from tests.test_cli_help import commands
+
+    session = record_herd(tmp_path / "session.sdrec")
+    out = tmp_path / "session-report"
+    assert main(["report", str(session.path)]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed[0] == str(out / "report.md") and (out / "report.md").is_file()
+    assert {p.name for p in out.iterdir()} == {"report.md", "connections.svg", "waves.svg", "cpu.svg"}
+
+    (out / "report.md").write_text("my notes on the report\n")
+    for argv in (["report", str(session.path)], ["report", str(session.path), "--out", str(out)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("stormdeck: --out: ") and "report.md" in err and "--overwrite" in err, err
+    assert (out / "report.md").read_text() == "my notes on the report\n"  # nothing replaced
+
+    assert main(["report", str(session.path), "--overwrite"]) == 0
+    assert (out / "report.md").read_text().startswith("# After-action report")
+
+    parser = dict(commands(build_parser()))[("report",)]
+    helps = {action.option_strings[-1]: action.help for action in parser._actions if action.option_strings}
+    assert "default" in helps["--out"] and "-report" in helps["--out"], helps["--out"]
+    assert "--overwrite" in helps
