@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import BinaryIO
 
+from console.errors import InputError
+
 _MAGIC = b"\x1f\x8b"
 _DEFLATE = 8
 _FEXTRA = 0x04
@@ -99,6 +101,48 @@ def parse_header(raw: bytes, offset: int) -> Entry | None:
     if not HEADER_BYTES + _TRAILER.size <= size <= MAX_MEMBER_BYTES:
         return None
     return Entry(offset, size, RecordKind(kind), seq, time_s, wall_unix_s)
+
+
+class TruncatedHeader(InputError):
+    """A recording cut short inside its header: nothing in it can be read, and saying "not a stormdeck
+    recording" sent its owner looking for the wrong file. `value` is the path, `allowed` how much is
+    there."""
+
+    def _message(self) -> str:
+        return (
+            f"{self.field}: {self.value} is a stormdeck recording cut short inside its header (truncated "
+            f"header: {self.allowed}): no record in it can be read, so there is nothing to replay, report "
+            "or continue. It was cut while being written — a copy taken as its recorder began, or a recorder "
+            "stopped (killed, the disk full) while writing its first record: copy it again once its recorder "
+            "has written more, or record again into a new file (or remove this one to reuse its name)"
+        )
+
+
+def check_header_whole(field: str, path: object, file: BinaryIO, file_size: int) -> None:
+    """Raise `TruncatedHeader` when the file is a recording cut inside its header (`torn_header`)."""
+    file.seek(0)
+    size = torn_header(file.read(HEADER_BYTES), file_size)
+    if size is not None:
+        of = f" of its {size:,}" if size else f", short of even a record's own {HEADER_BYTES}-byte header"
+        raise TruncatedHeader(field, str(path), f"the file has {file_size:,} bytes{of}")
+
+
+def torn_header(start: bytes, file_size: int) -> int | None:
+    """When a file is a recording cut short inside its first record, the header (`start`: its first
+    `HEADER_BYTES` bytes, or all of a shorter file): the size that record has, or 0 when the cut came
+    before the member's own header said it. None when the file is anything else — whole, or not ours.
+    A shorter file is judged on the bytes every member of ours starts with (the gzip magic, deflate,
+    FEXTRA, the `SD` subfield and its length, the format version, the header's kind)."""
+    if file_size >= HEADER_BYTES:
+        entry = parse_header(start[:HEADER_BYTES], 0)
+        if entry is not None and entry.kind is RecordKind.HEADER and entry.size > file_size:
+            return entry.size
+        return None
+    if file_size < 2:
+        return None
+    template = encode(RecordKind.HEADER, b"", seq=NO_SEQ, time_s=0.0, wall_unix_s=0.0, level=1)
+    fixed = (*range(4), 9, *range(10, 18))  # (bytes 4-8 are the member's time, the same for none)
+    return 0 if all(start[i] == template[i] for i in fixed if i < file_size) else None
 
 
 def decode(member: bytes) -> bytes | None:

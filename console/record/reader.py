@@ -83,6 +83,11 @@ class RecordingReader:
         size = self.path.stat().st_size
         self._entries = container.verified_entries(self._file, size)
         if not self._entries or self._entries[0].kind is not RecordKind.HEADER:
+            try:
+                container.check_header_whole("FILE", path, self._file, size)
+            except InputError:
+                self._file.close()
+                raise
             self._file.seek(0)
             plain_json = self._file.read(1) == b"{"
             self._file.close()

@@ -85,6 +85,8 @@ def check_recording_path(field: str, path: Path) -> Path:
         try:
             with path.open("rb") as file:
                 entries = container.verified_entries(file, path.stat().st_size)
+                if not entries:
+                    container.check_header_whole(field, path, file, path.stat().st_size)
         except OSError as error:
             raise InputError(field, str(path), f"a readable recording ({error.strerror})") from None
         if not entries or entries[0].kind is not RecordKind.HEADER:
@@ -164,6 +166,8 @@ class RecordingWriter:
         with self.path.open("rb") as file:
             size = self.path.stat().st_size
             entries = container.verified_entries(file, size)
+            if not entries:
+                container.check_header_whole(self.field, self.path, file, size)
             if not entries or entries[0].kind is not RecordKind.HEADER:
                 raise InputError(self.field, str(self.path), NEW_OR_RECORDING)
             payload = container.read_member(file, entries[0])

@@ -134,3 +134,46 @@ def test_sigkill_during_retention_rewrites_leaves_a_readable_recording(
         assert all(e.kind is not RecordKind.HEADER for e in recording.entries()[1:])
     assert seqs[0] > 1 and seqs == list(range(seqs[0], seqs[-1] + 1)) and seqs[-1] >= last
     assert out.stat().st_size <= 64 * 1024 + 4096  # at most one frame past the limit
+
+
+def test_a_file_cut_inside_its_header_is_called_a_recording_cut_short(
+    outage_ticks: list[Tick],
+    recording_path: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """User pass: a recording whose copy stopped inside its first record read "expected a stormdeck
+    recording (its first record is a header)" — as if it were some other file. It is a stormdeck recording
+    cut short in its header: that is what replay, report and a recorder asked to continue it say, with
+    what there is (nothing after the header can be) and what to do. A file that is no recording still reads
+    as one that is not."""
+    from console.cli import main
+    from console.record.container import HEADER_BYTES
+
+    monkeypatch.setenv("STORMDECK_TOKEN", "t")  # `record` reads its token before its --out
+    _record(recording_path, outage_ticks[:3])
+    whole = recording_path.read_bytes()
+    with recording_path.open("rb") as file:
+        header_end = min(entry.offset + entry.size for entry in scan(file, len(whole)))
+    cut_path = tmp_path / "cut.sdrec"
+    for cut in (2, 17, HEADER_BYTES - 1, HEADER_BYTES, header_end - 1):
+        cut_path.write_bytes(whole[:cut])
+        with pytest.raises(InputError) as refused:
+            RecordingReader(cut_path)
+        told = str(refused.value)
+        assert "cut short inside its header (truncated header" in told and f"{cut} bytes" in told, told
+        assert "not allowed" not in told and "record again" in told and "copy" in told, told
+        for argv in (["report", str(cut_path)], ["replay", str(cut_path)]):
+            assert main(argv) == 2
+            err = capsys.readouterr().err
+            assert err.startswith("stormdeck: FILE: ") and "truncated header" in err, err
+        assert main(["record", "http://127.0.0.1:9", "--out", str(cut_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("stormdeck: --out: ") and "truncated header" in err, err
+        assert cut_path.read_bytes() == whole[:cut]  # nothing cut or written
+
+    cut_path.write_bytes(b"\x1f\x8b\x08\x00" + bytes(20))  # a gzip file, not one of ours
+    with pytest.raises(InputError, match="its first record is a header") as refused:
+        RecordingReader(cut_path)
+    assert "truncated" not in str(refused.value)
