@@ -79,6 +79,20 @@ class ActionRecord(_Record):
     )
 
 
+def without_tokens(action: ActionRecord) -> ActionRecord:
+    """The attempt as a recording may hold it: no confirmation token, in its verdict (a 409's carries one)
+    or in its request (`confirm`, the answer sent back). The writer keeps every recording to this."""
+    verdict = action.verdict
+    if (verdict is None or verdict.confirm_token is None) and "confirm" not in action.request:
+        return action
+    return action.model_copy(
+        update={
+            "verdict": verdict.model_copy(update={"confirm_token": None}) if verdict is not None else None,
+            "request": {key: value for key, value in action.request.items() if key != "confirm"},
+        }
+    )
+
+
 def _without(token: str | None, text: str | None) -> str | None:
     return text.replace(token, "…") if token and text else text
 

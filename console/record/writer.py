@@ -27,7 +27,14 @@ from console.protocol import Event, Frame, Hello
 from console.record import container
 from console.record.container import NO_SEQ, Entry, RecordKind
 from console.record.lock import RecordingLock
-from console.record.records import Recorded, RecordingHeader, kind_of, parse_record
+from console.record.records import (
+    ActionRecord,
+    Recorded,
+    RecordingHeader,
+    kind_of,
+    parse_record,
+    without_tokens,
+)
 
 #: zlib level 6: within ~15 % of level 9's size at a quarter to a third of its time on real frames
 #: (docs/recording.md, "Size").
@@ -216,6 +223,8 @@ class RecordingWriter:
         kind = kind_of(record)
         if kind is RecordKind.HEADER:
             raise InputError("record", "recording header", "frames, events, hellos, actions, confirmations")
+        if isinstance(record, ActionRecord) and without_tokens(record) is not record:
+            record, raw = without_tokens(record), None  # a confirmation token is never recorded
         payload = raw.encode() if isinstance(raw, str) else raw
         if payload is None:
             payload = record.model_dump_json().encode()

@@ -39,7 +39,7 @@ from console.model.actions import (
 )
 from console.model.big_changes import big_changes, changed_since_filled, refilled
 from console.protocol import CapacityRecord
-from console.record.records import ActionRecord, Confirmation
+from console.record.records import ActionRecord, Confirmation, without_tokens
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import REFRESH_S, AuditScreen
 from console.ui.screens.change_check import ChangeCheck
@@ -89,20 +89,19 @@ ActionRecorder = Callable[[ActionRecord | Confirmation], None]
 
 def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, actor: str) -> ActionRecord:
     """One attempt as a recording holds it; confirmation tokens are never recorded."""
-    request = {k: v for k, v in call.body.items() if k != "confirm"}
-    verdict = reading.verdict.model_copy(update={"confirm_token": None}) if reading.verdict else None
-    return ActionRecord(
+    record = ActionRecord(
         time_s=time_s,
         actor=actor,
         action=call.kind.value,
         target=call.node_id,
-        request=request,
-        verdict=verdict,
+        request=dict(call.body),
+        verdict=reading.verdict,
         outcome=_RECORDED_OUTCOMES[reading.outcome],  # type: ignore[arg-type]
         status=reading.status or None,
         detail=reading.message,
         audit_seq=reading.audit_seq,
     )
+    return without_tokens(record)
 
 
 _CAPACITY_FIELDS = {f.name for f in fields(FleetCapacity)}

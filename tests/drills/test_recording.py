@@ -140,3 +140,23 @@ def test_a_headless_recording_tells_the_drills_story_and_hints_as_the_drill_cons
     ]
     markdown = write_report(path, tmp_path / "report").markdown.read_text()
     assert "| disconnect (injected by the drill's timeline) |" in markdown  # the restart is the incident's
+
+
+def test_an_attempt_left_unconfirmed_is_recorded_without_its_confirmation_token(tmp_path: Path) -> None:
+    """Found in review: a headless script's drain that needed a typed confirmation it did not give was
+    recorded with the 409's verdict whole — its live confirm_token in the file, though a recording never
+    holds one (docs/recording.md). The writer drops it from whatever records an attempt."""
+    import gzip
+
+    drill = build_drill(DRILL)
+    unconfirmed = {"actions": [{**SCRIPT["actions"][0]}]}
+    del unconfirmed["actions"][0]["typed"]
+    path = tmp_path / "run.sdrec"
+    run = run_headless(drill, build_script(unconfirmed, drill), seed=3, record=path)
+    assert [a.outcome for a in run.actions] == ["needs_confirmation"]
+    with RecordingReader(path) as reader:
+        (action,) = reader.actions()
+    assert action.verdict is not None and action.verdict.level.value == "typed"
+    assert action.verdict.confirm_token is None
+    with gzip.open(path, "rt") as text:
+        assert '"confirm_token":"' not in text.read()

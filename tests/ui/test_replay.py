@@ -528,8 +528,8 @@ TOKEN = "tok-never-shown-4f2a"
 
 
 def add_confirmed_drain(path: Path) -> None:
-    """Append an attempt that needed confirmation (its verdict and request holding a token, as a careless
-    writer might keep them), the operator's confirmation, and the applied drain."""
+    """Append an attempt that needed confirmation (its verdict and request given a token: the writer drops
+    it, as recordings from before it did may not have), the operator's confirmation, and the applied drain."""
     from console.record.records import Confirmation
 
     asked = Verdict(level=VerdictLevel.CONFIRM, action="drain", confirm_token=TOKEN)
