@@ -109,7 +109,7 @@ def test_the_report_of_the_fix_shows_the_capacity_it_added(
 ) -> None:
     assert main(["report", str(fix_recording), "--out", str(tmp_path)]) == 0
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert "| 3:30 | action (seeds-fix) | add_capacity → applied |" in report
+    assert "| 3:30 | 04:03:30 | action (seeds-fix) | add_capacity → applied |" in report  # fleet, drill clock
     assert "operator added 20 nodes" in report
     assert "done — 20 nodes added at 3:30, ready at 7:30" in report
 
