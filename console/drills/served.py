@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from console.drills.schema import Drill
-from console.protocol import Event
+from console.protocol import Event, ServedDrill
 from console.server.actions import FleetAction
 from console.server.backend import Tick
 from console.server.simulator import SimulatorBackend
@@ -86,6 +86,16 @@ class DrillBackend(SimulatorBackend):
 
         simulation = Simulation(drill_scenario(drill, overrides), seed=seed)
         return cls(drill, SimulatorBackend(simulation))
+
+    def served_drill(self) -> ServedDrill:
+        """What the stream's hello says of the drill: its name, title and clock."""
+        drill = self.drill
+        return ServedDrill(
+            name=drill.name,
+            title=drill.title,
+            clock_start_s=drill.clock_start_s,
+            duration_s=self.narrator.duration_s,
+        )
 
     async def apply(self, action: FleetAction) -> None:
         await super().apply(action)

@@ -19,7 +19,7 @@ from console.model.node_readings import NODE_METRICS, ColumnarFrame, NodeReading
 from console.model.ring import Ring, RingTable
 from console.model.thresholds import GaugeThresholds
 from console.model.units import duration
-from console.protocol import Event, Frame, Hello, NodeStatus, Source
+from console.protocol import Event, Frame, Hello, NodeStatus, ServedDrill, Source
 from console.waves import lockstep_index
 
 TOTALS_HISTORY_S = 600  # the connections chart: last 10 minutes (issue #3)
@@ -75,6 +75,7 @@ class FleetModel:
         self.received_at_s: float | None = None
         self.frame_interval_s = 1.0
         self.role: str | None = None  # the token's, as the stream's hello says (None: an older server)
+        self.drill: ServedDrill | None = None  # the served drill this fleet runs, as the hello says
         self.frames_applied = 0
         self.malformed = 0
         self.malformed_reason: str | None = None
@@ -116,6 +117,7 @@ class FleetModel:
         self.source = hello.source
         self.frame_interval_s = hello.frame_interval_s
         self.role = hello.role
+        self.drill = hello.drill
         restarted = self.epoch is not None and hello.epoch != self.epoch
         if self.frame is not None and (hello.recovered is False or restarted):
             self.mark_gap()

@@ -387,6 +387,19 @@ class Event(Record):
         return node_id in self.node_ids()
 
 
+class ServedDrill(Record):
+    """The drill a served drill's stream belongs to (`stormdeck drill NAME --serve`), as its `hello` says it:
+    what a console attached to it needs to speak the drill's clock, as the drill's lines and hints do."""
+
+    name: str
+    title: str
+    clock_start_s: int = Field(
+        description="the drill clock at fleet second 0, in seconds after midnight: fleet second t reads "
+        "(clock_start_s + t) mod 86 400 as HH:MM:SS (the drill file's clock_start)"
+    )
+    duration_s: float = Field(description="fleet seconds the drill runs; the simulation runs on after it")
+
+
 class Hello(Record):
     type: Literal["hello"] = "hello"
     api_version: str = API_VERSION
@@ -402,6 +415,11 @@ class Hello(Record):
         default=None,
         description="the role of the token the stream was opened with (viewer, operator, admin): a viewer's "
         "console offers no actions from the start; null from an older server",
+    )
+    drill: ServedDrill | None = Field(
+        default=None,
+        description="the served drill this fleet runs (`drill NAME --serve`); null on any other fleet and "
+        "from an older server",
     )
 
 

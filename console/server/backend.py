@@ -13,7 +13,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from console.guards import FleetCapacity
-from console.protocol import TOTAL_COUNTERS, Event, FleetSnapshot, Frame, HotSpells, Source, Totals, Waves
+from console.protocol import (
+    TOTAL_COUNTERS,
+    Event,
+    FleetSnapshot,
+    Frame,
+    HotSpells,
+    ServedDrill,
+    Source,
+    Totals,
+    Waves,
+)
 
 if TYPE_CHECKING:
     from console.errors import InputError
@@ -99,6 +109,14 @@ class InjectingBackend(FleetBackend, Protocol):
         fleet seconds. Returns the injection as applied and the fleet second it followed. An invalid
         injection raises `InputError` with nothing changed."""
         ...
+
+
+@runtime_checkable
+class DrillServingBackend(FleetBackend, Protocol):
+    """A backend serving a drill (`drill NAME --serve`): the stream's hello names the drill and its clock,
+    so every console attached to it reads the times the drill's lines and hints speak."""
+
+    def served_drill(self) -> ServedDrill: ...
 
 
 class RunningCounts:

@@ -25,8 +25,8 @@ from console.model.alarm_source import console_model
 from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
-from console.model.units import FLEET_CLOCK, ClockFace
-from console.protocol import Event
+from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
+from console.protocol import Event, Hello
 from console.ui import config
 from console.ui.actions import ActionRecorder, ConsoleActions
 from console.ui.commands import ConsoleCommands, console_commands
@@ -106,8 +106,10 @@ class ConsoleApp(App[None]):
         clock_face: ClockFace = FLEET_CLOCK,
     ) -> None:
         super().__init__()
-        # How the screens show fleet times: the fleet's clock, or a drill's own (console.ui.drill).
+        # How the screens show fleet times: the fleet's clock, or a drill's own (console.ui.drill) — also
+        # when the stream's hello says it is a served drill's (`greet`).
         self.clock_face = clock_face
+        self._own_clock_face = clock_face
         self.instructor = instructor  # the palette offers injections (console.ui.inject; admin token)
         self.model = model or console_model()
         self.source = source
@@ -199,10 +201,19 @@ class ConsoleApp(App[None]):
         title = f"hint · {self.clock_face.text(event.time_s)}" if event.kind == "hint" else event.kind
         self.notify(event.message, title=title, timeout=TOLD_S)
 
+    def greet(self, hello: Hello) -> None:
+        """A stream's hello: attached to a served drill, every time on screen reads the drill's clock, the
+        one its lines and hints speak ("02:00:45"), as the single-player drill console's does — the header
+        said `fleet clock 0:00:45` beside them."""
+        served = hello.drill
+        self.clock_face = self._own_clock_face if served is None else drill_clock(served.clock_start_s)
+
     def feed(self, item: StreamItem) -> None:
         self.model.apply(item)
         if isinstance(item, Received) and isinstance(item.message, Event):
             self.tell(item.message)
+        elif isinstance(item, Received) and isinstance(item.message, Hello):
+            self.greet(item.message)
         redraw = isinstance(item, Malformed | LinkStatus) or (
             isinstance(item, Received) and not isinstance(item.message, Event)
         )

@@ -296,3 +296,35 @@ def test_drill_modes_child_server_keeps_an_audit_log_of_the_runs_own(
         finally:
             server.stop()
     assert not (tmp_path / "state" / "stormdeck" / "audit").exists()  # the shared default is untouched
+
+
+def served_in_process(drill: Drill, **options: Any) -> Any:
+    """The drill served by the fleet API in this process (a thread, loopback, fast frames)."""
+    from console.server.app import create_app
+    from console.server.runner import ServerThread
+    from console.server.tokens import parse_tokens
+    from tests.server.conftest import FAST_FRAME_INTERVAL_S, TOKEN_FILE
+
+    backend = DrillBackend.from_drill(drill, seed=1)
+    app = create_app(backend, parse_tokens(TOKEN_FILE), frame_interval_s=FAST_FRAME_INTERVAL_S, **options)
+    return ServerThread(app).start()
+
+
+async def test_a_served_drills_hello_says_which_drill_and_its_clock() -> None:
+    """An attached console showed `fleet clock 0:00:45` beside the drill's "04:00:45" lines: the stream
+    said nothing of the drill's clock. Its hello now does, so every console reads the drill's."""
+    import tomllib
+
+    from tests.server.conftest import auth
+
+    server = served_in_process(build_drill(tomllib.loads(SHORT_DRILL)))
+    try:
+        stream = server.url.replace("http://", "ws://") + "/v1/stream"
+        async with connect(stream, additional_headers=auth("viewer")) as ws:
+            hello = json.loads(await ws.recv())
+    finally:
+        server.stop()
+    assert hello["type"] == "hello"
+    drill = hello["drill"]
+    assert (drill["name"], drill["title"]) == ("short-served", "A short drill to serve")
+    assert (drill["clock_start_s"], drill["duration_s"]) == (4 * 3600, 60)

@@ -16,6 +16,7 @@ from console.drills.schema import build_drill
 from console.model.link import LinkState, LinkStatus, Received
 from console.protocol import Event
 from console.record.records import ActionRecord
+from console.ui.app import ConsoleApp
 from console.ui.drill import BriefingScreen, DrillApp, DrillScreen, EndScreen
 
 from ..client.fake_fleet_server import wait_for
@@ -50,12 +51,14 @@ class FakeClock:
 class TinyFeed:
     """The synthetic fleet second by second, as the app would receive it."""
 
-    def __init__(self, app: DrillApp) -> None:
+    def __init__(self, app: ConsoleApp, served: dict | None = None) -> None:
+        """`served`: the hello's `drill`, as a served drill's stream says it (None: a plain fleet's)."""
         self.app = app
         self.fleet = SyntheticFleet(nodes=12, seed=7, storm_at_s=40)
         self.decoder = StreamDecoder()
         self.second = 0
-        app.feed(Received(self.decoder.feed(json.dumps(self.fleet.hello())), _EPOCH_WALL_S))
+        hello = self.fleet.hello() if served is None else {**self.fleet.hello(), "drill": served}
+        app.feed(Received(self.decoder.feed(json.dumps(hello)), _EPOCH_WALL_S))
         app.feed(LinkStatus(LinkState.LIVE, at_s=_EPOCH_WALL_S))
 
     def run(self, seconds: int) -> None:

@@ -18,7 +18,8 @@ from console.ui.inject import InjectForm
 from tests.actions.conftest import TOKENS, Acting, calm_simulation, start_acting
 
 from ..client.fake_fleet_server import wait_for
-from .conftest import SIZE
+from .conftest import SIZE, fleet_ready
+from .test_drill import _EPOCH_WALL_S, TinyFeed
 
 
 def _hits(app: ConsoleApp) -> int:
@@ -172,3 +173,44 @@ async def test_a_served_drills_story_hints_and_end_are_told_on_an_attached_conso
             ("drill", "02:07:00 the drill's time is up (D)"),
         ]
         assert all(n.timeout >= 20 for n in storm_app._notifications)  # long enough to read mid-form
+
+
+#: The hello's `drill` of a served drill whose clock starts at 02:00 (as the tiny drill's does).
+SERVED = {"name": "tiny", "title": "A tiny storm", "clock_start_s": 2 * 3600, "duration_s": 60}
+
+
+def attached_app(instructor: bool = False) -> ConsoleApp:
+    """`stormdeck attach URL [--instructor]`'s console, fed in-process (`TinyFeed`)."""
+    return ConsoleApp(
+        clock=lambda: _EPOCH_WALL_S + 30.4, remember_theme=False, theme_name="dark", instructor=instructor
+    )
+
+
+@pytest.mark.parametrize("instructor", [False, True], ids=["trainee", "instructor"])
+async def test_attached_to_a_served_drill_the_screen_reads_the_drill_clock(instructor: bool) -> None:
+    """Found attached to a served drill: the header said `fleet clock 0:00:45` while the drill's lines and
+    hints said "02:00:45" — two clocks to translate between. As in the single-player drill console, the
+    header, the alarms' raised times, the node screen and a hint's title read the drill's clock."""
+    from console.ui.screens.node_detail import NodeDetailScreen
+    from console.ui.widgets.alarms_panel import AlarmsPanel
+    from console.ui.widgets.header import FleetHeader
+
+    app = attached_app(instructor)
+    async with app.run_test(size=SIZE):
+        feed = TinyFeed(app, served=SERVED)
+        feed.run(45)  # past the storm at 40 s: alarms raised, nodes restarted
+        feed.event(Event(time_s=45, kind="hint", message="Ration the return.", data={"drill": "tiny"}))
+        await fleet_ready(app)
+        header = str(app.screen.query_one(FleetHeader).render())
+        assert "drill clock 02:00:45" in header and "0:00:45" not in header.replace("02:00:45", "")
+        alarms = app.screen.query_one(AlarmsPanel)
+        raised = [str(alarms.get_cell_at((row, 5))) for row in range(alarms.row_count)]
+        assert raised and all(cell.startswith("02:00:") for cell in raised), raised
+        assert [n.title for n in app._notifications] == ["hint · 02:00:45"]
+        node_id = next(node for node in app.model.nodes if app.model.node_events(node, limit=1))
+        app.open_node(node_id)
+        await fleet_ready(app)
+        assert isinstance(app.screen, NodeDetailScreen)
+        assert "drill clock 02:00:45" in str(app.screen.query_one(FleetHeader).render())
+        events = str(app.screen.query_one("#events").render()).splitlines()
+        assert events and all(line.startswith("02:00:") for line in events if line.strip()), events

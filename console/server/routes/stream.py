@@ -13,6 +13,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from console.protocol import Hello
 from console.server.auth import authenticate
+from console.server.backend import DrillServingBackend
 from console.server.fanout import Broadcaster, Subscriber
 from console.server.feed import FleetFeed
 from console.server.problems import ApiProblem, problem_response
@@ -79,6 +80,7 @@ async def stream(websocket: WebSocket) -> None:
         recovered=resume.recovered if (since is not None or epoch is not None) else None,
         frame_interval_s=feed.frame_interval_s,
         role=principal.role.label,
+        drill=feed.backend.served_drill() if isinstance(feed.backend, DrillServingBackend) else None,
     )
     opening = [hello.model_dump_json(), *resume.messages]
     sender = asyncio.create_task(_send(websocket, feed.broadcaster, subscriber, opening, hello.seq))
