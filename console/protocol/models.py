@@ -310,6 +310,12 @@ class Frame(Record):
         description="the server's wall clock when it published this frame (Unix seconds); "
         "staleness = now − this",
     )
+    clock_paused: bool | None = Field(
+        default=None,
+        description="the fleet clock is paused (`POST /v1/sim/clock`): frames keep coming, the fleet's time "
+        "stands. (`span_s` 0 alone does not say it: a frame that runs no fleet second at a speed below 1 "
+        "has it too.) Null where the fleet has no clock to pause (real gateways) and from an older server",
+    )
 
     def totals_by_second(self) -> list[Totals] | None:
         """The totals of each fleet second the frame stands for, oldest first, its own (`totals`) last;

@@ -113,7 +113,8 @@ class FleetFeed:
         snapshot = await self.backend.start()
         self._snapshot = snapshot
         # Frame 1 is the fleet as started, so a client attaching at once paints at once.
-        entry, alarms = await asyncio.to_thread(self._judge_and_prepare, frame_of(snapshot), [], True)
+        first = self._clock_said(frame_of(snapshot), self.clock.paused)
+        entry, alarms = await asyncio.to_thread(self._judge_and_prepare, first, [], True)
         self._keep(entry, alarms, None)
         self._task = asyncio.create_task(self._run(), name="stormdeck-feed")
 
@@ -171,7 +172,13 @@ class FleetFeed:
             if due_at < loop.time():
                 due_at = loop.time()  # fell behind: the next frame leaves now, without a burst to catch up
 
+    def _clock_said(self, frame: Frame, paused: bool) -> Frame:
+        """`frame` saying whether the fleet clock is paused (`Frame.clock_paused`), where it has a clock."""
+        return frame.model_copy(update={"clock_paused": paused}) if self.backend.clock_control else frame
+
     async def _publish_next(self, late_s: float) -> Published:
+        # As this frame's seconds were asked: a change during the tick is the next frame's to say.
+        paused = self.clock.paused
         due = self.clock.due_seconds() if self.backend.clock_control else 1
         backend_started = time.perf_counter()
         tick: Tick | None = None
@@ -194,6 +201,7 @@ class FleetFeed:
             frame, events = tick.frame, tick.events
             if self.coalesce_events_over is not None:
                 events = coalesce_events(events, self.coalesce_events_over)
+        frame = self._clock_said(frame, paused)
         if self._told:
             told, self._told = self._told, []
             stamped = (e.model_copy(update={"time_s": frame.time_s if t is None else t}) for e, t in told)

@@ -123,6 +123,35 @@ async def test_frames_keep_leaving_while_paused_and_carry_every_bin_at_speed(liv
     assert fast["waves"]["attempts"] == [t - 3] * 10 + [t - 2] * 10 + [t - 1] * 10 + [t] * 10
 
 
+async def test_every_frame_says_whether_the_fleet_clock_is_paused(live: Live) -> None:
+    """Nothing on an attached console said a served drill's clock was paused: `span_s` 0 does not say it
+    (a frame at half speed that runs no fleet second has it too, and so does the fleet as started), so
+    each frame says it, `clock_paused`."""
+    async with open_stream(live) as ws:
+        await receive(ws)
+        live.feed.clock.set(speed=0.5)
+        still = await receive_until(ws, lambda m: m["type"] == "frame" and m["span_s"] == 0)
+        assert still[-1]["clock_paused"] is False  # between two fleet seconds, not paused
+        live.feed.clock.set(paused=True)
+        paused = await receive_until(ws, lambda m: m["type"] == "frame" and m["clock_paused"])
+        assert paused[-1]["span_s"] == 0
+        live.feed.clock.set(paused=False, speed=2)
+        running = await receive_until(ws, lambda m: m["type"] == "frame" and m["span_s"] == 2)
+        assert running[-1]["clock_paused"] is False
+
+
+async def test_a_fleet_without_a_clock_says_nothing_of_its_pausing() -> None:
+    running = start_live()
+    running.fleet.clock_control = False  # (after the first frame: the fleet as started had a clock)
+    try:
+        async with open_stream(running) as ws:
+            await receive(ws)
+            frame = frames_only(await receive_until(ws, lambda m: m["type"] == "frame" and m["seq"] > 2))[-1]
+        assert frame["clock_paused"] is None
+    finally:
+        running.server.stop()
+
+
 async def test_a_slow_consumer_is_cut_off_without_stalling_others() -> None:
     # Big frames (2000 nodes) so the slow client's socket buffers fill after a few frames.
     running = start_live(nodes=2000, max_backlog_frames=2)

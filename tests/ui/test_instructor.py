@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -179,10 +179,13 @@ async def test_a_served_drills_story_hints_and_end_are_told_on_an_attached_conso
 SERVED = {"name": "tiny", "title": "A tiny storm", "clock_start_s": 2 * 3600, "duration_s": 60}
 
 
-def attached_app(instructor: bool = False) -> ConsoleApp:
+def attached_app(instructor: bool = False, clock: Callable[[], float] | None = None) -> ConsoleApp:
     """`stormdeck attach URL [--instructor]`'s console, fed in-process (`TinyFeed`)."""
     return ConsoleApp(
-        clock=lambda: _EPOCH_WALL_S + 30.4, remember_theme=False, theme_name="dark", instructor=instructor
+        clock=clock or (lambda: _EPOCH_WALL_S + 30.4),
+        remember_theme=False,
+        theme_name="dark",
+        instructor=instructor,
     )
 
 
@@ -214,3 +217,42 @@ async def test_attached_to_a_served_drill_the_screen_reads_the_drill_clock(instr
         assert "drill clock 02:00:45" in str(app.screen.query_one(FleetHeader).render())
         events = str(app.screen.query_one("#events").render()).splitlines()
         assert events and all(line.startswith("02:00:") for line in events if line.strip()), events
+
+
+def clock_frames(feed: TinyFeed, paused: bool, count: int = 2) -> None:
+    """What a served fleet sends while its clock stands (`paused`) or runs: its frames say which."""
+    app = feed.app
+    for _ in range(count):
+        frame = app.model.frame
+        assert frame is not None
+        feed.second += 1
+        still = frame.model_copy(update={"seq": frame.seq + 1, "span_s": 0.0, "clock_paused": paused})
+        app.feed(Received(still, _EPOCH_WALL_S + feed.second))
+
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE], ids=["80x24", "160x48"])
+@pytest.mark.parametrize("instructor", [False, True], ids=["trainee", "instructor"])
+async def test_the_header_says_while_the_drill_clock_is_paused(
+    instructor: bool, size: tuple[int, int]
+) -> None:
+    """Found on the instructor's console: nothing showed that the drill's clock was paused — the trainees'
+    figures froze with the header saying `link ✓ live`, and the instructor could not tell a paused drill
+    from a running one without the palette's notice."""
+    from console.ui.widgets.header import FleetHeader
+
+    feeds: list[TinyFeed] = []
+    app = attached_app(instructor, clock=lambda: _EPOCH_WALL_S + (feeds[0].second if feeds else 0) + 0.4)
+    async with app.run_test(size=size):
+        feed = TinyFeed(app, served=SERVED)
+        feeds.append(feed)
+        feed.run(5)
+        await fleet_ready(app)
+        header = app.screen.query_one(FleetHeader)
+        assert "paused" not in str(header.render())
+        clock_frames(feed, paused=True)
+        await fleet_ready(app)
+        shown = str(header.render())
+        assert "02:00:05 ⏸ paused" in shown and "link ✓ live" in shown, shown
+        clock_frames(feed, paused=False)
+        await fleet_ready(app)
+        assert "paused" not in str(header.render())

@@ -1,5 +1,5 @@
-"""The top line: fleet, source, clock (the fleet's, or a drill's), link state and staleness, malformed-frame
-count."""
+"""The top line: fleet, source, clock (the fleet's, or a drill's, and whether it is paused), link state and
+staleness, malformed-frame count."""
 
 from __future__ import annotations
 
@@ -62,6 +62,10 @@ def _header_text(
         text.append(f"  source {model.source.value if model.source else '—'}")
     time = clock.text(model.frame.time_s) if model.frame else "—"
     text.append(f"{gap}{'clock' if compact else clock.label} {time}")
+    if model.frame is not None and model.frame.clock_paused:
+        # A served drill's clock stopped by its instructor: the figures stand still on purpose, for every
+        # console attached (the frames say it, `clock_paused`), not a link gone quiet.
+        text.append(" ⏸ paused", style=palette.level_style(Level.WARNING, bold=True))
     link = model.link
     stale = model.frame_age_s(now_s)
     if link.state in (LinkState.LIVE, LinkState.PAUSED):
