@@ -56,15 +56,17 @@ def console_commands(theme_names: list[str], instructor: bool = False) -> list[t
         ("Open node detail", "the node under the cursor", "open_cursor_node"),
         ("Acknowledge all alarms", "mark every active alarm as seen", "acknowledge_all"),
     ]
+    if instructor:
+        from console.ui.inject import inject_commands
+
+        # Before the guarded actions: the palette keeps this order among equal matches, and an instructor
+        # typing "start" or "resume" is after the drill's clock — it listed "Action: start rollout" first.
+        commands += inject_commands()
     commands += [
         (f"Action: {kind.title}", f"{help_text} ({key})", f"act('{kind.value}')")
         for key, kind, _, help_text in ACTIONS
     ]
     commands.append(("Audit log", "every action attempt, from the server's audit log (L)", "audit"))
-    if instructor:
-        from console.ui.inject import inject_commands
-
-        commands += inject_commands()
     commands += [
         (f"Theme: {name}", f"switch to the {name} theme (remembered)", f"switch_theme('{name}')")
         for name in theme_names

@@ -35,9 +35,9 @@ EXAMPLES: dict[str, str] = {
 
 
 def inject_commands() -> list[tuple[str, str, str]]:
-    """(title, help, action) of the instructor's palette commands: the injections and the fleet clock (a
-    drill served with --paused waits for the instructor to start it)."""
-    return [(f"Inject: {event}", what, f"inject('{event}')") for event, what in INJECTIONS.items()] + [
+    """(title, help, action) of the instructor's palette commands: the fleet clock (a drill served with
+    --paused waits for the instructor to start it) and the injections."""
+    clock = [
         (
             "Fleet clock: start / resume",
             "run the served fleet's clock (POST /v1/sim/clock)",
@@ -45,6 +45,7 @@ def inject_commands() -> list[tuple[str, str, str]]:
         ),
         ("Fleet clock: pause", "stop the served fleet's clock; frames keep coming", "fleet_clock(True)"),
     ]
+    return clock + [(f"Inject: {event}", what, f"inject('{event}')") for event, what in INJECTIONS.items()]
 
 
 def inject_body(event: str, words: str) -> dict[str, Any]:

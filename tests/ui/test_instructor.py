@@ -256,3 +256,33 @@ async def test_the_header_says_while_the_drill_clock_is_paused(
         clock_frames(feed, paused=False)
         await fleet_ready(app)
         assert "paused" not in str(header.render())
+
+
+def _hit_titles(app: ConsoleApp) -> list[str]:
+    [command_list] = app.screen.query(CommandList)
+    prompts = (str(command_list.get_option_at_index(i).prompt) for i in range(command_list.option_count))
+    return [prompt.splitlines()[0] for prompt in prompts]  # the title, without its help line
+
+
+@pytest.mark.parametrize("query", ["start", "resume"])
+async def test_an_instructor_looking_for_the_clock_in_the_palette_finds_it_first(query: str) -> None:
+    """Found by an instructor starting a paused drill: "start" listed "Action: start rollout" (Enter opened
+    the rollout form) above "Fleet clock: start / resume". The clock comes first on an instructor's console;
+    the trainee's palette, which has no clock, is as it was, and Enter on an empty query changes nothing."""
+    app = ConsoleApp(instructor=True, remember_theme=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await wait_for(lambda: _hits(app) > 5, what="the palette's commands")
+        assert not _hit_titles(app)[0].startswith(("Fleet clock", "Action", "Inject"))
+        await pilot.press(*query)
+        await wait_for(lambda: 2 <= _hits(app) <= 5, what=f"the palette's hits for {query!r}")
+        titles = _hit_titles(app)
+        assert titles[0] == "Fleet clock: start / resume", titles
+        assert f"Action: {query} rollout" in titles  # still there, below
+    trainee = ConsoleApp(remember_theme=False)
+    async with trainee.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*query)
+        await wait_for(lambda: _hits(trainee) >= 1, what="the trainee's hits")
+        assert _hit_titles(trainee)[0] == f"Action: {query} rollout"
