@@ -18,7 +18,15 @@ from typing import Any
 from console.errors import InputError, MissingInput
 from console.model.units import time_of_day
 from console.packaged import list_packaged, read_packaged
-from console.protocol import ActionRequest, AdmissionRequest, CapacityRequest, DrainRequest, RolloutRequest
+from console.protocol import (
+    ActionRequest,
+    AdmissionRequest,
+    CapacityRequest,
+    DrainRequest,
+    RolloutRequest,
+    ServedDrill,
+    ServedObjective,
+)
 from console.sim.injection import check_event
 from console.sim.scenario_overrides import Override
 
@@ -160,6 +168,20 @@ class Drill:
     @property
     def max_points(self) -> float:
         return sum(objective.points for objective in self.objectives)
+
+    def served(self, duration_s: float) -> ServedDrill:
+        """The drill as a served drill's hello names it (`duration_s`: its own, else its scenario's): the
+        briefing's content, its clock and its objectives' points."""
+        return ServedDrill(
+            name=self.name,
+            title=self.title,
+            clock_start_s=self.clock_start_s,
+            duration_s=duration_s,
+            seed_source=self.seed_source,
+            teaches=self.teaches,
+            briefing=self.briefing,
+            objectives=[ServedObjective(name=o.name, points=o.points) for o in self.objectives],
+        )
 
     def human_time(self, at_s: float) -> str:
         """Fleet seconds as the drill's wall clock ("04:11:30")."""

@@ -88,14 +88,8 @@ class DrillBackend(SimulatorBackend):
         return cls(drill, SimulatorBackend(simulation))
 
     def served_drill(self) -> ServedDrill:
-        """What the stream's hello says of the drill: its name, title and clock."""
-        drill = self.drill
-        return ServedDrill(
-            name=drill.name,
-            title=drill.title,
-            clock_start_s=drill.clock_start_s,
-            duration_s=self.narrator.duration_s,
-        )
+        """What the stream's hello says of the drill: its clock, and its briefing for a trainee's console."""
+        return self.drill.served(self.narrator.duration_s)
 
     async def apply(self, action: FleetAction) -> None:
         await super().apply(action)

@@ -393,9 +393,15 @@ class Event(Record):
         return node_id in self.node_ids()
 
 
+class ServedObjective(Record):
+    name: str
+    points: float
+
+
 class ServedDrill(Record):
     """The drill a served drill's stream belongs to (`stormdeck drill NAME --serve`), as its `hello` says it:
-    what a console attached to it needs to speak the drill's clock, as the drill's lines and hints do."""
+    what a console attached to it needs to speak the drill's clock, as the drill's lines and hints do, and
+    to show a trainee its briefing."""
 
     name: str
     title: str
@@ -404,6 +410,16 @@ class ServedDrill(Record):
         "(clock_start_s + t) mod 86 400 as HH:MM:SS (the drill file's clock_start)"
     )
     duration_s: float = Field(description="fleet seconds the drill runs; the simulation runs on after it")
+    seed_source: str = Field(default="", description="the seed's incident the drill rehearses")
+    teaches: str = ""
+    briefing: str = Field(default="", description="the drill file's briefing, as written")
+    objectives: list[ServedObjective] = Field(
+        default_factory=list, description="what the drill measures, each with its points (scored elsewhere)"
+    )
+
+    @property
+    def max_points(self) -> float:
+        return sum(objective.points for objective in self.objectives)
 
 
 class Hello(Record):

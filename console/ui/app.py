@@ -33,6 +33,7 @@ from console.ui.commands import ConsoleCommands, console_commands
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
+from console.ui.screens.briefing import ServedBriefingScreen
 from console.ui.screens.change_check import ChangeCheck
 from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
@@ -110,6 +111,7 @@ class ConsoleApp(App[None]):
         # when the stream's hello says it is a served drill's (`greet`).
         self.clock_face = clock_face
         self._own_clock_face = clock_face
+        self._briefed = False  # a served drill's briefing was shown (`greet`)
         self.instructor = instructor  # the palette offers injections (console.ui.inject; admin token)
         self.model = model or console_model()
         self.source = source
@@ -201,12 +203,22 @@ class ConsoleApp(App[None]):
         title = f"hint · {self.clock_face.text(event.time_s)}" if event.kind == "hint" else event.kind
         self.notify(event.message, title=title, timeout=TOLD_S)
 
+    #: A trainee's console shows a served drill's briefing once, on the first hello naming the drill (the
+    #: single-player drill console shows its own, before its clock runs).
+    briefs_served_drill: ClassVar[bool] = True
+
     def greet(self, hello: Hello) -> None:
         """A stream's hello: attached to a served drill, every time on screen reads the drill's clock, the
         one its lines and hints speak ("02:00:45"), as the single-player drill console's does — the header
-        said `fleet clock 0:00:45` beside them."""
+        said `fleet clock 0:00:45` beside them. A trainee reads the drill's briefing first, once: on
+        `attach` it was shown nowhere (the instructor, who serves the drill, goes straight to the fleet)."""
         served = hello.drill
         self.clock_face = self._own_clock_face if served is None else drill_clock(served.clock_start_s)
+        if served is None or self._briefed or self.instructor or not self.briefs_served_drill:
+            return
+        self._briefed = True  # a reconnect's hello does not bring it back
+        if served.briefing or served.objectives:
+            self.push_screen(ServedBriefingScreen(served))
 
     def feed(self, item: StreamItem) -> None:
         self.model.apply(item)

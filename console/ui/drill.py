@@ -9,7 +9,6 @@ screen with the score when the server says the drill's time is up. Screens rende
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
@@ -33,6 +32,7 @@ from console.protocol import Event, Frame
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.ui.actions import ActionRecorder
 from console.ui.app import ConsoleApp
+from console.ui.screens.briefing import BriefingScreen
 from console.ui.screens.main import MainScreen
 from console.ui.themes import LEVEL_GLYPHS, Palette
 
@@ -46,30 +46,6 @@ _STANDING_LEVEL = {Standing.MET: Level.OK, Standing.AT_RISK: Level.WARNING, Stan
 def _mark(standing: Standing, palette: Palette) -> str:
     level = _STANDING_LEVEL[standing]
     return f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {standing.value:8}[/]"
-
-
-def reflowed(text: str) -> str:
-    """Paragraphs as the screen wraps them: a drill file's line breaks are for its editor, blank lines end
-    a paragraph."""
-    paragraphs = re.split(r"\n\s*\n", text.strip())
-    return "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
-
-
-def briefing_text(drill: Drill) -> str:
-    lines = [
-        f"[b]{escape(drill.title)}[/]  ({escape(drill.name)})",
-        "",
-        f"[dim]rehearses:[/] {escape(drill.seed_source)}",
-        "",
-        escape(reflowed(drill.briefing)),
-        "",
-    ]
-    if drill.teaches:
-        lines += [f"[dim]teaches:[/] {escape(drill.teaches)}", ""]
-    lines.append(f"[b]objectives[/] ({drill.max_points:g} points)")
-    lines += [f"  {objective.points:>4g}  {escape(objective.name)}" for objective in drill.objectives]
-    lines += ["", "[b]Enter[/] to start the drill · [b]q[/] to quit"]
-    return "\n".join(lines)
 
 
 def _columns(rows: list[tuple[str, ...]], fixed: tuple[int, ...]) -> Table:
@@ -138,33 +114,6 @@ def end_text(drill: Drill, score: Score, palette: Palette) -> Group:
     )
 
 
-class BriefingScreen(Screen[bool]):
-    DEFAULT_CSS = """
-    BriefingScreen { align: center middle; }
-    BriefingScreen #briefing { width: 100; max-width: 100%; height: auto; max-height: 90%;
-                               border: round $accent; padding: 1 2; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "start", "start"),
-        Binding("q", "app.quit", "quit"),
-    ]
-
-    def __init__(self, drill: Drill) -> None:
-        super().__init__()
-        self.drill = drill
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="briefing"):
-            yield Static(briefing_text(self.drill))
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.query_one("#briefing").border_title = "briefing"
-
-    def action_start(self) -> None:
-        self.dismiss(True)
-
-
 class EndScreen(Screen[None]):
     DEFAULT_CSS = """
     EndScreen { align: center middle; }
@@ -225,6 +174,8 @@ class DrillApp(ConsoleApp):
     ]
     #: Hints only: the drill's end is its end screen (a notice over it once covered the score).
     told_kinds: ClassVar[frozenset[str]] = frozenset({"hint"})
+    #: Its own briefing opens the drill (Enter starts the clock), not the served drill's hello.
+    briefs_served_drill: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -258,7 +209,8 @@ class DrillApp(ConsoleApp):
 
     def on_mount(self) -> None:
         # (ConsoleApp.on_mount runs too.) The briefing first; Enter starts the fleet clock.
-        self.push_screen(BriefingScreen(self.progress.drill), self._briefing_done)
+        briefing = BriefingScreen(self.progress.drill.served(self.progress.end_s))
+        self.push_screen(briefing, self._briefing_done)
 
     def _briefing_done(self, started: bool | None) -> None:
         if started:

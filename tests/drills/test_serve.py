@@ -328,3 +328,6 @@ async def test_a_served_drills_hello_says_which_drill_and_its_clock() -> None:
     drill = hello["drill"]
     assert (drill["name"], drill["title"]) == ("short-served", "A short drill to serve")
     assert (drill["clock_start_s"], drill["duration_s"]) == (4 * 3600, 60)
+    # ... and what its briefing shows a trainee on `attach` (docs/drills.md)
+    assert (drill["seed_source"], drill["briefing"]) == ("a test: no seed", "A test drill.")
+    assert drill["objectives"] == [{"name": "no override", "points": 10}]

@@ -170,7 +170,7 @@ def test_end_screen_snapshot(snap_compare) -> None:
 
 
 def test_the_briefing_reflows_the_drill_files_lines() -> None:
-    from console.ui.drill import reflowed
+    from console.ui.screens.briefing import reflowed
 
     assert reflowed("\n04:00, the window. The runbook says:\nrestart in batches.\n\n  You can halt.\n") == (
         "04:00, the window. The runbook says: restart in batches.\n\nYou can halt."

@@ -176,7 +176,19 @@ async def test_a_served_drills_story_hints_and_end_are_told_on_an_attached_conso
 
 
 #: The hello's `drill` of a served drill whose clock starts at 02:00 (as the tiny drill's does).
-SERVED = {"name": "tiny", "title": "A tiny storm", "clock_start_s": 2 * 3600, "duration_s": 60}
+SERVED = {
+    "name": "tiny",
+    "title": "A tiny storm",
+    "clock_start_s": 2 * 3600,
+    "duration_s": 60,
+    "seed_source": "outage seed (000): the whole region restarts at once",
+    "teaches": "Hold the floor; ration the return with admission.",
+    "briefing": "02:00, a tiny fleet of 12 gateways.\nA storm is coming at 02:00:40. Keep the fleet up.",
+    "objectives": [
+        {"name": "connections never below 99 %", "points": 60},
+        {"name": "admission set", "points": 40},
+    ],
+}
 
 
 def attached_app(instructor: bool = False, clock: Callable[[], float] | None = None) -> ConsoleApp:
@@ -189,6 +201,16 @@ def attached_app(instructor: bool = False, clock: Callable[[], float] | None = N
     )
 
 
+async def past_the_briefing(app: ConsoleApp, pilot) -> None:  # type: ignore[no-untyped-def]
+    """A trainee's console opens on the served drill's briefing: Enter goes to the fleet."""
+    from console.ui.screens.briefing import BriefingScreen
+
+    if not app.instructor:
+        await wait_for(lambda: isinstance(app.screen, BriefingScreen), what="the briefing")
+        await pilot.press("enter")
+    await fleet_ready(app)
+
+
 @pytest.mark.parametrize("instructor", [False, True], ids=["trainee", "instructor"])
 async def test_attached_to_a_served_drill_the_screen_reads_the_drill_clock(instructor: bool) -> None:
     """Found attached to a served drill: the header said `fleet clock 0:00:45` while the drill's lines and
@@ -199,10 +221,12 @@ async def test_attached_to_a_served_drill_the_screen_reads_the_drill_clock(instr
     from console.ui.widgets.header import FleetHeader
 
     app = attached_app(instructor)
-    async with app.run_test(size=SIZE):
+    async with app.run_test(size=SIZE) as pilot:
         feed = TinyFeed(app, served=SERVED)
+        await past_the_briefing(app, pilot)
         feed.run(45)  # past the storm at 40 s: alarms raised, nodes restarted
         feed.event(Event(time_s=45, kind="hint", message="Ration the return.", data={"drill": "tiny"}))
+        await pilot.pause()  # (a notification is a message to the app)
         await fleet_ready(app)
         header = str(app.screen.query_one(FleetHeader).render())
         assert "drill clock 02:00:45" in header and "0:00:45" not in header.replace("02:00:45", "")
@@ -242,9 +266,10 @@ async def test_the_header_says_while_the_drill_clock_is_paused(
 
     feeds: list[TinyFeed] = []
     app = attached_app(instructor, clock=lambda: _EPOCH_WALL_S + (feeds[0].second if feeds else 0) + 0.4)
-    async with app.run_test(size=size):
+    async with app.run_test(size=size) as pilot:
         feed = TinyFeed(app, served=SERVED)
         feeds.append(feed)
+        await past_the_briefing(app, pilot)
         feed.run(5)
         await fleet_ready(app)
         header = app.screen.query_one(FleetHeader)
@@ -286,3 +311,61 @@ async def test_an_instructor_looking_for_the_clock_in_the_palette_finds_it_first
         await pilot.press(*query)
         await wait_for(lambda: _hits(trainee) >= 1, what="the trainee's hits")
         assert _hit_titles(trainee)[0] == f"Action: {query} rollout"
+
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE], ids=["80x24", "160x48"])
+async def test_a_trainee_attached_to_a_served_drill_reads_its_briefing_once(size: tuple[int, int]) -> None:
+    """Found as a trainee on `stormdeck attach`: the drill's briefing and objectives were shown nowhere —
+    the single-player drill opens on them, a served drill's trainees never saw them. Shown once, on the
+    first hello naming the drill; Enter (or Esc) goes to the fleet, and a reconnect's hello does not
+    bring it back."""
+    from console.ui.screens.briefing import BriefingScreen
+    from console.ui.screens.main import MainScreen
+
+    app = attached_app()
+    async with app.run_test(size=size) as pilot:
+        feed = TinyFeed(app, served=SERVED)
+        feed.run(3)
+        await wait_for(lambda: isinstance(app.screen, BriefingScreen), what="the briefing")
+        await pilot.pause()
+        box = app.screen.query_one("#briefing")
+        assert box.region.right <= size[0] and box.region.x >= 0
+        text = str(app.screen.query_one("#briefing-text").render())
+        for said in (
+            "A tiny storm",
+            "rehearses: outage seed (000)",
+            "A storm is coming at 02:00:40",
+            "teaches",
+        ):
+            assert said in text, said
+        assert "60  connections never below 99 %" in text and "40  admission set" in text
+        assert "Enter" in text and "to start the drill" not in text  # the instructor's clock starts it
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="the fleet")
+        TinyFeed(app, served=SERVED)  # a reconnect: the hello again
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_the_briefing_is_a_trainees_and_esc_leaves_it() -> None:
+    from console.ui.screens.briefing import BriefingScreen
+    from console.ui.screens.main import MainScreen
+
+    instructor = attached_app(instructor=True)  # the instructor serves the drill: straight to the fleet
+    async with instructor.run_test(size=SIZE) as pilot:
+        TinyFeed(instructor, served=SERVED).run(3)
+        await fleet_ready(instructor)
+        await pilot.pause()
+        assert isinstance(instructor.screen, MainScreen)
+    plain = attached_app()  # a fleet that is no drill: no briefing
+    async with plain.run_test(size=SIZE) as pilot:
+        TinyFeed(plain).run(3)
+        await fleet_ready(plain)
+        await pilot.pause()
+        assert isinstance(plain.screen, MainScreen)
+    trainee = attached_app()
+    async with trainee.run_test(size=SIZE) as pilot:
+        TinyFeed(trainee, served=SERVED).run(3)
+        await wait_for(lambda: isinstance(trainee.screen, BriefingScreen), what="the briefing")
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(trainee.screen, MainScreen), what="the fleet")
