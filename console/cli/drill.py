@@ -329,6 +329,7 @@ def _serve(args: argparse.Namespace) -> int:
     check_serve_arguments(args)
     drill = load_drill(args.name)
     backend = DrillBackend.from_drill(drill, args.set, seed=args.seed)
+    backend.on_ended = lambda event: print(drill_ended_line(drill, event.time_s), flush=True)
     local = (LocalToken("token", Role.OPERATOR, "trainee"), LocalToken("admin", Role.ADMIN, "instructor"))
 
     def notes(url: str, paths: dict[str, Path]) -> list[str]:
@@ -356,6 +357,15 @@ def served_drill_line(drill: Drill, duration_s: float) -> str:
     return (
         f"drill:  {drill.name} — {drill.title} ({drill.human_time(0)} to {drill.human_time(duration_s)}, "
         f"{events} timeline event{'' if events == 1 else 's'})"
+    )
+
+
+def drill_ended_line(drill: Drill, duration_s: float) -> str:
+    """What a served drill's terminal says at its end (once): the drill is over, nothing stops."""
+    return (
+        f"stormdeck: drill {drill.name} ended at {drill.human_time(duration_s)} (fleet second "
+        f"{duration_s:g}): the simulation keeps running and the consoles stay attached (nothing is scored "
+        "here); Ctrl-C stops the server."
     )
 
 

@@ -10,7 +10,7 @@ stream as events, before the frame of the second they belong to. Injections come
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from console.drills.schema import Drill
 from console.protocol import Event, ServedDrill
@@ -75,6 +75,9 @@ class DrillBackend(SimulatorBackend):
         self.narrator = DrillNarrator(drill, backend.simulation.scenario.duration_s)
         self.first_done: dict[str, float] = {}  # action → the fleet time it first took effect
         self.hot_lines = backend.hot_lines
+        #: Told the drill's end event once, as it goes into the stream (`drill --serve` says it on its
+        #: terminal: the instructor learned the end from a trainee).
+        self.on_ended: Callable[[Event], None] | None = None
         for objective in drill.objectives:  # the drill's abort criteria, read each second at any speed
             if objective.kind == "halt_within":
                 self.watch_cpu_line(float(objective.params["cpu_pct"]))
@@ -100,4 +103,7 @@ class DrillBackend(SimulatorBackend):
         told = self.narrator.due(tick.frame.time_s, self.first_done)
         if not told:
             return tick
+        for event in told:
+            if event.data.get("ended") and self.on_ended is not None:
+                self.on_ended(event)
         return dataclasses.replace(tick, events=[*told, *tick.events])

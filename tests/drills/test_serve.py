@@ -331,3 +331,33 @@ async def test_a_served_drills_hello_says_which_drill_and_its_clock() -> None:
     # ... and what its briefing shows a trainee on `attach` (docs/drills.md)
     assert (drill["seed_source"], drill["briefing"]) == ("a test: no seed", "A test drill.")
     assert drill["objectives"] == [{"name": "no override", "points": 10}]
+
+
+def test_the_serve_terminal_says_when_the_drill_ends_and_that_the_fleet_runs_on(tmp_path: Path) -> None:
+    """Found running a served drill: its terminal said nothing when the drill's time was up — the
+    instructor learned it from a trainee. One line says it, what goes on, and how to stop."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    drill = tmp_path / "short.toml"
+    drill.write_text(SHORT_DRILL)
+    command = [sys.executable, "-m", "console", "drill", str(drill), "--serve", "--port", "0"]
+    command += ["--speed", "100", "--audit-log", str(tmp_path / "audit.jsonl")]
+    environment = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environment)
+    reader = ThreadPoolExecutor(1)
+    try:
+        read_announcement(process)
+        assert process.stdout is not None
+        next_line = reader.submit(process.stdout.readline)
+        line = next_line.result(timeout=60)  # 60 fleet seconds at 100×: a wall second or two
+        running_on = process.poll() is None
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+        reader.shutdown()  # (its readline ends with the process's output)
+    assert process.stdout is not None
+    rest = process.stdout.read()
+    assert line.startswith("stormdeck: drill short-served ended at 04:01:00 (fleet second 60)"), line
+    assert "the simulation keeps running" in line and "Ctrl-C stops the server" in line
+    assert running_on  # and it does
+    assert "ended" not in rest  # said once
