@@ -377,3 +377,23 @@ async def test_outside_a_drill_the_header_keeps_the_fleet_clock(storm_app) -> No
         await fleet_ready(storm_app)
         header = str(storm_app.screen.query_one(FleetHeader).render())
         assert "fleet clock 0:" in header and "drill clock" not in header
+
+
+async def test_drill_modes_console_opens_on_its_own_briefing_only() -> None:
+    """Its child server's hello names the drill, as any served drill's does: the trainee's briefing of
+    `attach` must not open over drill mode's own (whose Enter starts the clock)."""
+    from console.ui.screens.briefing import ServedBriefingScreen
+
+    from .test_instructor import SERVED
+
+    clock = FakeClock()
+    app = tiny_app(clock)
+    async with app.run_test(size=SIZE) as pilot:
+        TinyFeed(app, served=SERVED).run(2)
+        await pilot.pause()
+        assert [type(s) for s in app.screen_stack if isinstance(s, BriefingScreen)] == [BriefingScreen]
+        await pilot.press("enter")
+        await wait_for(lambda: clock.calls == [False], what="the fleet clock asked to run")
+        await pilot.pause()
+        assert isinstance(app.screen, DrillScreen)
+        assert not any(isinstance(s, ServedBriefingScreen) for s in app.screen_stack)
