@@ -154,7 +154,7 @@ class StreamRecorder:
             started_unix_s=self.wall_clock(),
             scenario=self.scenario,
             seed=self.seed,
-            drill=self.drill,
+            drill=self.drill if self.drill is not None or hello is None else served_drill_info(hello),
         )
 
     def _open(self, header: RecordingHeader) -> RecordingWriter:
@@ -175,6 +175,21 @@ class StreamRecorder:
             self.writer.close()
         if self._lock is not None:
             self._lock.release()
+
+
+def served_drill_info(hello: Hello) -> DrillInfo | None:
+    """What a header says of the served drill a stream's hello names (`drill NAME --serve`): so that a
+    recording of it (`record`, `attach --record`) replays and reports on the drill's clock, as the attached
+    console showed it. Only what the hello says: its speed is the instructor's to change, not said."""
+    served = hello.drill
+    if served is None:
+        return None
+    return DrillInfo(
+        name=served.name,
+        title=served.title,
+        seed_source=served.seed_source or None,  # "" is the hello's "not said"
+        clock_start_s=served.clock_start_s,
+    )
 
 
 async def record_stream(
