@@ -25,7 +25,7 @@ from console.alarms import AlarmEngine
 from console.client.stream import StreamClient, first_done
 from console.errors import InputError, StormdeckError
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
-from console.model.units import counted
+from console.model.units import counted, time_of_day
 from console.protocol import Event, Frame, Hello
 from console.record.lock import RecordingLock
 from console.record.records import DrillInfo, RecordingHeader
@@ -60,7 +60,7 @@ class StreamRecorder:
     frames_written: int = 0
     malformed: int = 0
     refused: str | None = None
-    #: The file is another fleet's recording: nothing of this stream is written into it.
+    #: The file is another fleet's recording, or another drill's: nothing of this stream is written into it.
     wrong_fleet: InputError | None = None
     #: The option that named `out`, for a refusal of it.
     option: str = "--out"
@@ -113,7 +113,7 @@ class StreamRecorder:
         if isinstance(message, Hello):
             if self.writer is None:
                 self.writer = self._open(self._header(message))
-            elif self._another_fleets(message):
+            elif self._another_session(message):
                 self.done.set()
                 return
             self.writer.write(message)
@@ -122,18 +122,26 @@ class StreamRecorder:
             if isinstance(message, Frame):
                 self.frames_written += 1
 
-    def _another_fleets(self, hello: Hello) -> bool:
+    def _another_session(self, hello: Hello) -> bool:
         """Whether the file being continued is another fleet's recording (a name reused for the next
-        incident): this stream's frames would go under its header, two fleets read as one."""
+        incident): this stream's frames would go under its header, two fleets read as one. Or another
+        drill's: the header, written once, gives the whole file its drill's clock, which this stream's
+        frames do not run on (another drill, or a plain fleet, of the same fleet name)."""
         assert self.writer is not None
         held = self.writer.header
-        if held.fleet is None or held.fleet == hello.fleet:
-            return False  # a source that restarted is the same fleet: its recording goes on
         where = f", recorded from {held.url}" if held.url else ""
-        allowed = (
-            f"a new file, or a recording of fleet {hello.fleet!r} to continue ({self.out.name} holds fleet "
-            f"{held.fleet!r}{where})"
-        )
+        if held.fleet is not None and held.fleet != hello.fleet:
+            allowed = (
+                f"a new file, or a recording of fleet {hello.fleet!r} to continue ({self.out.name} holds "
+                f"fleet {held.fleet!r}{where})"
+            )
+        elif not _same_drill(held.drill, hello):
+            allowed = (
+                f"a new file, or a recording of {_session(hello.fleet, served_drill_info(hello))} to "
+                f"continue ({self.out.name} holds {_session(held.fleet, held.drill)}{where})"
+            )
+        else:
+            return False  # a source that restarted is the same fleet: its recording goes on
         self.wrong_fleet = InputError(self.option, str(self.out), allowed)
         return True
 
@@ -190,6 +198,25 @@ def served_drill_info(hello: Hello) -> DrillInfo | None:
         seed_source=served.seed_source or None,  # "" is the hello's "not said"
         clock_start_s=served.clock_start_s,
     )
+
+
+def _same_drill(held: DrillInfo | None, hello: Hello) -> bool:
+    """Whether a stream may go on under a header's drill. A header without one reads fleet time
+    throughout, whatever the stream (a plain recording; one made before `record` read the hello's drill);
+    one with a drill needs that drill, on the same clock when the header says it."""
+    if held is None:
+        return True
+    served = hello.drill
+    if served is None or served.name != held.name:
+        return False
+    return held.clock_start_s is None or held.clock_start_s == served.clock_start_s
+
+
+def _session(fleet: str | None, drill: DrillInfo | None) -> str:
+    if drill is None:
+        return f"fleet {fleet!r} without a drill"
+    clock = f" (its clock from {time_of_day(drill.clock_start_s)})" if drill.clock_start_s is not None else ""
+    return f"drill {drill.name!r}{clock} of fleet {fleet!r}"
 
 
 async def record_stream(

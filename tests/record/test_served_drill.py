@@ -19,12 +19,13 @@ import pytest
 
 from console.cli import main
 from console.drills.schema import build_drill
-from console.errors import StormdeckError
+from console.errors import InputError, StormdeckError
 from console.model.units import drill_clock
 from console.protocol import Hello, ServedDrill, Source
 from console.record.container import RecordKind
 from console.record.daemon import StreamRecorder
 from console.record.reader import RecordingReader
+from console.record.records import DrillInfo
 from console.record.replay import ReplaySource
 from console.ui.replay import ReplayApp
 from console.ui.widgets.header import FleetHeader
@@ -173,3 +174,75 @@ def test_attach_record_reads_the_drill_from_the_hello_and_a_plain_fleet_has_none
     finally:
         tapped.close()
         plain.close()
+
+
+def _recorded(path: Path, drill: ServedDrill | None) -> bytes:
+    """A recording begun by a served drill's (or a plain fleet's) hello."""
+    recorder = StreamRecorder(path, fsync=False)
+    recorder.receive(_hello(drill))
+    recorder.close()
+    return path.read_bytes()
+
+
+OTHER = ServedDrill(name="thundering-herd", title="Thundering herd", clock_start_s=4 * 3600, duration_s=900)
+SHORT = ServedDrill(
+    name="short-served", title="A short drill to serve", clock_start_s=CLOCK_START_S, duration_s=60
+)
+
+
+@pytest.mark.parametrize(
+    ("held", "now", "names"),
+    [
+        (SHORT, OTHER, ["'short-served'", "'thundering-herd'"]),  # the next drill on the same fleet
+        (SHORT, None, ["'short-served'", "without a drill"]),  # `sim serve` of the drill's scenario
+        (SHORT, SHORT.model_copy(update={"clock_start_s": 3600}), ["04:00:00", "01:00:00"]),  # edited
+    ],
+)
+def test_a_drills_recording_is_not_continued_with_another_sessions_frames(
+    tmp_path: Path, held: ServedDrill, now: ServedDrill | None, names: list[str]
+) -> None:
+    """Its header, written once, gives the whole file the drill's clock: another drill's frames (or a
+    plain fleet's) of the same fleet would be read on it. Refused as another fleet's file is: naming the
+    option, both sessions, and the file left as it was."""
+    path = tmp_path / "drill.sdrec"
+    before = _recorded(path, held)
+    for option in ("--out", "--record"):  # `record`; `attach --record`, whose console goes on unrecorded
+        recorder = StreamRecorder(path, option=option, fsync=False)
+        recorder.receive(_hello(now))
+        recorder.close()
+        assert recorder.done.is_set() and isinstance(recorder.wrong_fleet, InputError)
+        told = str(recorder.wrong_fleet)
+        assert recorder.wrong_fleet.field == option and all(name in told for name in names), told
+        assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("held", "now"),
+    [
+        pytest.param(
+            None, SHORT, id="a plain recording, or a served drill's made before: fleet time throughout"
+        ),
+        pytest.param(DrillInfo(name="short-served"), SHORT, id="a drill's header older than its clock"),
+        pytest.param(DrillInfo(name="short-served", clock_start_s=CLOCK_START_S), SHORT, id="the same drill"),
+    ],
+)
+def test_a_recording_whose_clock_still_holds_is_continued(
+    tmp_path: Path, held: DrillInfo | None, now: ServedDrill
+) -> None:
+    path = tmp_path / "on.sdrec"
+    first = StreamRecorder(path, fsync=False, drill=held)  # the header as `drill --record` writes it
+    first.receive(_hello(None))
+    first.close()
+    with RecordingReader(path) as reader:
+        header = reader.header
+    recorder = StreamRecorder(path, fsync=False)
+    recorder.receive(_hello(now))
+    recorder.close()
+    assert recorder.wrong_fleet is None and not recorder.done.is_set()
+    with RecordingReader(path) as reader:
+        assert reader.header == header  # written once: the file keeps its own
+        assert [entry.kind for entry in reader.entries()] == [
+            RecordKind.HEADER,
+            RecordKind.HELLO,
+            RecordKind.HELLO,
+        ]
