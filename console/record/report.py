@@ -330,7 +330,12 @@ def _objectives(reviewed: Review) -> list[str]:
             for o in outcome.objectives
         ]
     elif reviewed.header.drill is not None:
-        lines.append(f"Drill `{reviewed.header.drill.name}`: the recording ends before the drill scored it.")
+        # A recording of a served drill (`record`, `attach --record`) names its drill too, and nothing scores
+        # one: the header cannot tell it from a `drill --record` that ended before the end screen.
+        lines.append(
+            f"Drill `{reviewed.header.drill.name}`: no score in the recording — it ends before the drill "
+            "did, or the drill was served (`--serve`, which scores nothing)."
+        )
     else:
         lines.append("Not a drill recording: no objectives to score.")
     return [*lines, ""]

@@ -138,6 +138,10 @@ def test_the_report_of_a_recorded_served_drill_has_the_drill_clock_column(
     assert "| drill | short-served (drill clock 04:00:00 at fleet time 0:00) |" in markdown
     timeline = markdown.split("## Timeline")[1].split("## What the seeds say")[0]
     assert "| time | drill clock | kind | what | verdict |" in timeline
+    # Nothing scores a served drill (docs/drills.md): the report does not say a score was to come.
+    objectives = markdown.split("## Objectives")[1].split("## Timeline")[0]
+    assert "short-served" in objectives and "scored it" not in objectives, objectives
+    assert "(`--serve`, which scores nothing)" in objectives, objectives
 
 
 def test_recording_on_into_the_same_drills_file_keeps_its_one_header(served_url: str, tmp_path: Path) -> None:
