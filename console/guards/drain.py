@@ -44,8 +44,11 @@ class DrainPlan:
     deadline_s: float  # the drain window (interview: 10 min)
     hint_ms: tuple[int, int]
     force_closed: int  # connections still open at the deadline, at that rate
-    limited_by: str  # which limit set the rate: "drain_pacing" or "survivor_cpu"
+    limited_by: str  # which limit set the rate: "drain_pacing", "survivor_cpu" or "hint_reach"
     connections: int  # what the drain moves to the survivors (the drain verdict's projection)
+    # CPU points the busiest survivor is kept under the pause line (`drain_plan_cpu_margin_pct`): a real
+    # node's CPU moves between the plan and the verdict, and a rate on the line was typed seconds later.
+    cpu_margin_pct: float = 0.0
 
     def request(self) -> DrainRequest:
         """The plan as a request, to pre-fill the console's form: at the planned rate however slow it is
@@ -82,11 +85,14 @@ def _leaving(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> list[Nod
 
 
 def _safe_rate(
-    load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds
+    load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds, cpu_margin_pct: float = 0.0
 ) -> tuple[float, str]:
-    """The largest per-node rate the planner offers and a verdict names as what would pass: within spare
-    admission and the pause line, and with a hint window the fleet can give (`_hint_reach_rate`)."""
-    rate, limited_by = _admitted_rate(load, count, capacity, thresholds)
+    """The largest per-node rate within spare admission and `cpu_margin_pct` under the pause line, and with
+    a hint window the fleet can give (`_hint_reach_rate`). A verdict names it, with no margin, as what
+    would pass; the planner offers it with its margin (`plan_drain`)."""
+    rate, limited_by = _admitted_rate(
+        load, count, capacity, thresholds, thresholds.cpu_pause_pct - cpu_margin_pct
+    )
     reach = _hint_reach_rate(count, capacity, thresholds)
     if reach is not None and reach < rate:
         return reach, "hint_reach"
@@ -94,21 +100,22 @@ def _safe_rate(
 
 
 def _admitted_rate(
-    load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds
+    load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds, cpu_line_pct: float
 ) -> tuple[float, str]:
     """The largest per-node rate, to three significant figures, that keeps the drains within spare
-    admission and the busiest survivor under the pause line — the two checks `judge_drain` makes of it."""
+    admission and the busiest survivor at or under `cpu_line_pct` — the two checks `judge_drain` makes of
+    it, at the pause line or a margin under it."""
     if load.survivors == 0:
         return 0.0, "survivor_cpu"
     pacing = (load.spare_admission_per_s - load.drain_rate_per_s) / count
-    cpu = (load.pause_room_per_s(capacity, thresholds) - load.moving_accepts_per_s) / count
+    cpu = (load.pause_room_per_s(capacity, thresholds, cpu_line_pct) - load.moving_accepts_per_s) / count
     rate, limited_by = (pacing, "drain_pacing") if pacing <= cpu else (cpu, "survivor_cpu")
 
     def passes(candidate: float) -> bool:
         new_rate = candidate * count
         return (
             load.drain_rate_per_s + new_rate <= load.spare_admission_per_s
-            and load.projected_cpu_pct(new_rate, capacity, thresholds) <= thresholds.cpu_pause_pct
+            and load.projected_cpu_pct(new_rate, capacity, thresholds) <= cpu_line_pct
         )
 
     if rate <= 0:
@@ -126,11 +133,14 @@ def plan_drain(
     node_ids: str | Sequence[str],
     thresholds: Thresholds | None = None,
 ) -> DrainPlan:
-    """The largest safe drain rate for a node or a batch, from the spare handshake capacity."""
+    """The largest safe drain rate for a node or a batch, from the spare handshake capacity, with the
+    busiest survivor `drain_plan_cpu_margin_pct` under the pause line: the plan is made on one second's
+    CPU readings and judged on a later one's (`fleet up`: a rate on the line was typed at 75.1 % seconds
+    later), so it still passes when every node's CPU has risen by less than the margin."""
     t = thresholds or Thresholds()
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
-    rate, limited_by = _safe_rate(load, len(nodes), capacity, t)
+    rate, limited_by = _safe_rate(load, len(nodes), capacity, t, t.drain_plan_cpu_margin_pct)
     fullest = max(node.connections for node in nodes)
     duration_s = fullest / rate if rate > 0 else math.inf
     return DrainPlan(
@@ -142,6 +152,7 @@ def plan_drain(
         force_closed=sum(_force_closed(node, rate, t.drain_window_s) for node in nodes),
         limited_by=limited_by,
         connections=sum(node.connections for node in nodes),
+        cpu_margin_pct=t.drain_plan_cpu_margin_pct,
     )
 
 

@@ -45,21 +45,30 @@ class FleetLoad:
         per_node = (added_rate_per_s + self.moving_accepts_per_s) / self.survivors * thresholds.reconnect_skew
         return self.survivor_cpu_max_pct + per_node * capacity.cpu_pct_per_handshake_per_s
 
-    def pause_room_per_s(self, capacity: FleetCapacity, thresholds: Thresholds) -> float:
-        """Handshakes per second the survivors can take on before the busiest crosses the pause line."""
-        return pause_room_per_s(self.survivor_cpu_max_pct, self.survivors, capacity, thresholds)
+    def pause_room_per_s(
+        self, capacity: FleetCapacity, thresholds: Thresholds, line_pct: float | None = None
+    ) -> float:
+        """Handshakes per second the survivors can take on before the busiest crosses the pause line (or
+        `line_pct`: the drain planner's, a margin under it)."""
+        return pause_room_per_s(self.survivor_cpu_max_pct, self.survivors, capacity, thresholds, line_pct)
 
 
 def pause_room_per_s(
-    cpu_max_pct: float, nodes: int, capacity: FleetCapacity, thresholds: Thresholds
+    cpu_max_pct: float,
+    nodes: int,
+    capacity: FleetCapacity,
+    thresholds: Thresholds,
+    line_pct: float | None = None,
 ) -> float:
     """New handshakes per second `nodes` nodes can take on, spread as the outage seed saw them spread (the
     busiest, now at `cpu_max_pct`, taking `reconnect_skew` times its even share), before the busiest crosses
-    the pause line — below 0 when it is over it already: `FleetLoad.projected_cpu_pct` turned round."""
+    the pause line (`line_pct` when given) — below 0 when it is over it already:
+    `FleetLoad.projected_cpu_pct` turned round."""
     if nodes == 0:
         return 0.0
+    line = thresholds.cpu_pause_pct if line_pct is None else line_pct
     per_handshake_pct = capacity.cpu_pct_per_handshake_per_s * thresholds.reconnect_skew / nodes
-    return (thresholds.cpu_pause_pct - cpu_max_pct) / per_handshake_pct
+    return (line - cpu_max_pct) / per_handshake_pct
 
 
 def node_capacity_connections(node: NodeStatus, capacity: FleetCapacity) -> float:

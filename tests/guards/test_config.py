@@ -88,6 +88,12 @@ def test_project_file_beats_user_file_and_env_beats_both(dirs) -> None:
         ),
         ("cpu_pause_pct = 90", {}, "thresholds.cpu_pause_pct (from {file})", "≤ cpu_abort_pct (80)"),
         (
+            "drain_plan_cpu_margin_pct = 80",
+            {},
+            "thresholds.drain_plan_cpu_margin_pct (from {file})",
+            "≤ cpu_pause_pct (75)",
+        ),
+        (
             "",
             {"STORMDECK_CPU_ABORT_PCT": "hot"},
             "cpu_abort_pct (from env STORMDECK_CPU_ABORT_PCT)",
@@ -135,6 +141,10 @@ def test_thresholds_validate_in_code_too() -> None:
         Thresholds(cpu_abort_pct=math.nan)
     with pytest.raises(InputError, match="drain_inflow_kill_ratio"):
         Thresholds().replace(drain_inflow_kill_ratio=1.5)
+    # The drain planner's CPU margin is taken off the pause line: never more than the line itself.
+    with pytest.raises(InputError, match=r"drain_plan_cpu_margin_pct: 76 .* ≤ cpu_pause_pct \(75\)"):
+        Thresholds(drain_plan_cpu_margin_pct=76)
+    assert Thresholds(drain_plan_cpu_margin_pct=0).drain_plan_cpu_margin_pct == 0
 
 
 # --- stormdeck config check ---------------------------------------------------------------------------

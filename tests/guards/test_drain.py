@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from console.errors import InputError
-from console.guards import FleetCapacity, judge_drain, judge_undrain, plan_drain
-from console.protocol import AdmissionSettings, DrainRequest, VerdictLevel
+from console.guards import FleetCapacity, Thresholds, judge_drain, judge_undrain, plan_drain
+from console.protocol import AdmissionSettings, DrainRequest, FleetSnapshot, VerdictLevel
 from tests.fleet_builders import node, snapshot
 from tests.guards.fleets import CAPACITY, fleet
 
@@ -139,9 +139,10 @@ def test_the_plan_says_how_many_connections_the_drain_moves_as_the_verdict_does(
 
 
 def test_plan_limited_by_survivor_cpu() -> None:
-    hot = fleet(cpu_pct=70.0)
+    hot = fleet(cpu_pct=65.0)
     plan = plan_drain(hot, CAPACITY, "gw-003")
-    # (75 − 70) points ÷ (0.02 × 1.5 ÷ 19 survivors) = 3 166.7 closes/s, less the node's own 20/s inflow.
+    # (75 − 5 points of margin − 65) ÷ (0.02 × 1.5 ÷ 19 survivors) = 3 166.7 closes/s, less the node's own
+    # 20/s inflow.
     assert plan.limited_by == "survivor_cpu" and plan.rate_per_s == 3140
     verdict = judge_drain(hot, CAPACITY, "gw-003", plan.request())
     assert verdict.level is VerdictLevel.OK, failed(verdict)
@@ -150,7 +151,7 @@ def test_plan_limited_by_survivor_cpu() -> None:
 def test_a_plan_keeps_its_hint_within_the_fleets_reach() -> None:
     """Found with two consoles on graceful-drain: the planner pre-filled hint 1000:261000, the simulator
     (whose wheel reaches 80.1 s) refused it — after the operator had typed the node's name."""
-    hot = fleet(cpu_pct=70.0)
+    hot = fleet(cpu_pct=65.0)
     short = dataclasses.replace(CAPACITY, hint_max_ms=11_000)
     plan = plan_drain(hot, short, "gw-003")
     # A 10 s window spreads 100 closes/s per second of it: 1000 closes/s at most (3140 without the bound).
@@ -160,15 +161,16 @@ def test_a_plan_keeps_its_hint_within_the_fleets_reach() -> None:
     with pytest.raises(InputError, match=r"hint_ms: \[1000, 11001\] .* max ≤ 11000 ms"):
         judge_drain(hot, short, "gw-003", drain(500, hint_ms=(1000, 11_001)))
     assert plan_drain(hot, CAPACITY, "gw-003").limited_by == "survivor_cpu"  # 0: no bound but the API's
-    # What a verdict names as passing is what the planner offers (it named 3140/s, whose window the fleet
-    # cannot give: the console's "what would pass" pointed at a refused drain — found in the user pass).
+    # What a verdict names as passing is within the fleet's reach too (it named 3140/s, whose window the
+    # fleet cannot give: the console's "what would pass" pointed at a refused drain — found in the user pass).
     too_fast = judge_drain(hot, short, "gw-003", drain(2000, hint_ms=(1000, 11_000)))
     assert too_fast.projections["largest_safe_rate_per_s"] == 1000
 
 
 def test_a_plan_slower_than_a_tenth_a_second_is_prefilled_as_planned() -> None:
     """Found by the property test (tests/guards/test_properties.py): the plan allowed 0.069 closes/s each,
-    and its pre-filled request used to say 0.1/s — a drain its own guard then refused (75.015 % > 75)."""
+    and its pre-filled request used to say 0.1/s — a drain its own guard then refused (75.015 % > 75).
+    Planned at the line itself (no CPU margin), as it was found."""
     members = [
         node(f"gw-{i}", cpu_pct=64.5 if i == 0 else 0.0, connections=0, accepts_per_s=44.0 if i == 7 else 0.0)
         for i in range(8)
@@ -178,7 +180,7 @@ def test_a_plan_slower_than_a_tenth_a_second_is_prefilled_as_planned() -> None:
     capacity = FleetCapacity(
         handshakes_per_s=9.0, cpu_pct_per_handshake_per_s=0.79296875, connections_per_node=1000
     )
-    plan = plan_drain(slow, capacity, ["gw-6", "gw-7"])
+    plan = plan_drain(slow, capacity, ["gw-6", "gw-7"], Thresholds(drain_plan_cpu_margin_pct=0))
     assert 0 < plan.rate_per_s < 0.1
     request_ = plan.request()
     assert request_.rate_per_s == plan.rate_per_s
@@ -203,6 +205,50 @@ def test_a_batch_shares_the_budget() -> None:
 def test_plan_on_a_fleet_with_no_room_is_rate_zero() -> None:
     plan = plan_drain(fleet(cpu_pct=79.0), CAPACITY, "gw-003")
     assert plan.rate_per_s == 0 and plan.force_closed == 27_000
+
+
+# fleet up's three nodes as its controller sees them (docs/gateway.md, `capacity_of`): 500 handshakes/s a
+# node (no [capacity] table, no admission limit), so 100 ÷ 500 = 0.2 CPU points per handshake/s.
+LOOPBACK = FleetCapacity(handshakes_per_s=500.0, cpu_pct_per_handshake_per_s=0.2, connections_per_node=10_000)
+
+
+def loopback_fleet(cpu_pct: float) -> FleetSnapshot:
+    members = [node(f"node-{i}", cpu_pct=cpu_pct, connections=1000, accepts_per_s=0.6) for i in (1, 2, 3)]
+    return snapshot(members, headroom_pct=90.0, accepts_per_s=1.8)
+
+
+def test_the_planned_rate_still_passes_when_cpu_drifts_before_the_dry_run() -> None:
+    """Seen on `fleet up --nodes 3 --clients 3000`: the drain form pre-filled "the largest safe rate, limited
+    by the busiest survivor's CPU" (438 closes/s), and a dry run of that very form a few seconds later was
+    typed: survivor_cpu_vs_pause_pct 75.1 > 75. The rate sat on the pause line as of the plan's CPU
+    readings, and a real node's CPU moves every second (the simulator's does not between plan and dry run).
+    The planner now plans `drain_plan_cpu_margin_pct` under the line: any rise smaller than that passes."""
+    margin = Thresholds().drain_plan_cpu_margin_pct
+    assert margin > 0
+    plan = plan_drain(loopback_fleet(9.8), LOOPBACK, "node-2")
+    assert plan.limited_by == "survivor_cpu" and plan.rate_per_s > 0
+    for rise in (0.1, margin / 2, margin - 0.01):
+        later = judge_drain(loopback_fleet(9.8 + rise), LOOPBACK, "node-2", plan.request())
+        assert later.level is VerdictLevel.OK, (rise, failed(later))
+    # (2 survivors × (75 − margin − 9.8 − 0.6 × 0.15) ÷ (0.2 × 1.5)): the margin's points are all it gives up.
+    at_the_line = plan_drain(loopback_fleet(9.8), LOOPBACK, "node-2", Thresholds(drain_plan_cpu_margin_pct=0))
+    assert at_the_line.rate_per_s == 434
+    assert plan.rate_per_s == pytest.approx(434 - margin * 2 / 0.3, abs=1)
+    assert plan.cpu_margin_pct == margin and at_the_line.cpu_margin_pct == 0
+    # The guard still judges against the line itself, and names the rate at the line as what would pass.
+    verdict = judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", plan.request())
+    assert verdict.projections["largest_safe_rate_per_s"] == 434
+    assert verdict.projections["survivor_cpu_max_pct"] == pytest.approx(75 - margin, abs=0.2)
+
+
+def test_a_survivor_within_the_margin_of_the_pause_line_leaves_no_planned_rate() -> None:
+    """No rate keeps a survivor the margin under the line when it is nearer than that already: the plan says
+    no rate (limited by its CPU), though a slow drain would still be judged ok now."""
+    margin = Thresholds().drain_plan_cpu_margin_pct
+    near = loopback_fleet(75 - margin / 2)
+    plan = plan_drain(near, LOOPBACK, "node-2")
+    assert (plan.rate_per_s, plan.limited_by) == (0, "survivor_cpu")
+    assert judge_drain(near, LOOPBACK, "node-2", drain(1, hint_ms=(1000, 2000))).level is VerdictLevel.OK
 
 
 # --- undrain ----------------------------------------------------------------------------------------------
