@@ -23,7 +23,7 @@ from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
 from console.errors import InputError
-from console.model.actions import check_mark, format_value, limit_text, plan_limit, read_answer
+from console.model.actions import check_mark, format_value, limit_text, plan_basis, read_answer
 from console.model.big_changes import BigChange, big_changes
 from console.protocol import MAX_ADD_NODES, ActionRequest, limits
 
@@ -580,7 +580,7 @@ def render_plan(plan: dict[str, Any], url: str) -> str:
     closes/s", "force-closed then: 7,950"), the `stormdeck act` command as it is typed (no separators)."""
     hint = plan["hint_ms"]
     rate = plan["rate_per_s"]
-    lines = [f"drain plan for {', '.join(plan['nodes'])} (limited by {plan_limit(plan)}):"]
+    lines = [f"drain plan for {', '.join(plan['nodes'])} ({plan_basis(plan)}):"]
     if "connections" in plan:  # (an older server's plan does not say)
         lines.append(f"  moves     {format_value(plan['connections'])} connections to the other nodes")
     lines += [

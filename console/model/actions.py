@@ -267,18 +267,42 @@ def plan_limit(plan: Mapping[str, Any]) -> str:
     return PLAN_LIMITS.get(key, key)
 
 
+def plan_cpu_margin_pct(plan: Mapping[str, Any]) -> float:
+    """The CPU points the plan keeps the busiest survivor under the pause line, where that margin set its
+    rate (limited by the survivors' CPU); 0 otherwise, and from a server whose plan does not say."""
+    if plan.get("limited_by") != "survivor_cpu":
+        return 0.0
+    return float(plan.get("cpu_margin_pct") or 0.0)
+
+
+def plan_basis(plan: Mapping[str, Any]) -> str:
+    """What a drain plan's rate is, as the form and `stormdeck plan drain` say it: "largest safe rate less
+    a 5-point CPU margin, limited by the busiest survivor's CPU" — the rate on the pause line itself was
+    typed at 75.1 % a few seconds after a real fleet's plan (fleet up), so the planner keeps a margin."""
+    margin = plan_cpu_margin_pct(plan)
+    less = f" less a {margin:g}-point CPU margin" if margin > 0 else ""
+    return f"largest safe rate{less}, limited by {plan_limit(plan)}"
+
+
+def no_rate_note(plan: Mapping[str, Any], source: str) -> str:
+    """Why a plan has no rate. Out of spare admission any drain is blocked; within the planner's CPU margin
+    of the pause line a slow drain may still pass now, but no rate keeps the margin — not said blocked."""
+    margin = plan_cpu_margin_pct(plan)
+    if margin > 0:
+        why, blocked = f"no rate keeps the busiest survivor's CPU {margin:g} points under the pause line", ""
+    else:
+        why, blocked = f"limited by {plan_limit(plan)}", " any drain is blocked;"
+    return f"{source}: no safe rate now ({why}) —{blocked} add capacity or wait for the fleet to calm"
+
+
 def drain_prefill_from_plan(plan: Mapping[str, Any], source: str) -> Prefill:
     """From a drain plan (the server's `drain-plan`, or `console.guards.plan_drain` as a dict)."""
     low, high = plan["hint_ms"]
     rate = float(plan["rate_per_s"])
-    limited_by = plan_limit(plan)
-    note = f"{source}: largest safe rate, limited by {limited_by}"
+    note = f"{source}: {plan_basis(plan)}"
     if rate <= 0:
         # No rate at all, not a token one: 0.1 closes/s read as the planner's suggestion, and was blocked.
-        note = (
-            f"{source}: no safe rate now (limited by {limited_by}) — any drain is blocked; "
-            "add capacity or wait for the fleet to calm"
-        )
+        note = no_rate_note(plan, source)
     return Prefill(
         {
             # The planned rate however slow (a floor above it would pre-fill a refused drain); the form asks
@@ -322,6 +346,7 @@ def local_drain_prefill(
             "deadline_s": plan.deadline_s,
             "hint_ms": plan.hint_ms,
             "limited_by": plan.limited_by,
+            "cpu_margin_pct": plan.cpu_margin_pct,
         },
         "the console's drain planner",
     )

@@ -106,6 +106,11 @@ class DrainPlanResult(Record):
     force_closed: int
     limited_by: str
     connections: int = Field(description="connections the drain moves to the other nodes")
+    cpu_margin_pct: float = Field(
+        0.0,
+        description="CPU points the busiest survivor is planned under the pause line (readings move "
+        "between the plan and the verdict); 0 from a server that keeps none",
+    )
     request: DrainRequest
 
 

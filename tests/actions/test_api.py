@@ -7,6 +7,7 @@ import pytest
 
 from console.audit import verify_file
 from console.errors import InputError
+from console.guards import Thresholds
 from console.protocol import NodeState
 from tests.actions.conftest import PROBLEM, Acting, auth
 
@@ -467,6 +468,8 @@ async def test_the_audit_log_is_served_newest_last_and_verifies(acting: Acting) 
 async def test_the_drain_plan_passes_its_own_guards(acting: Acting) -> None:
     plan = (await acting.call("GET", "/v1/nodes/gw-003/drain-plan", role="viewer")).json()
     assert plan["nodes"] == ["gw-003"] and plan["rate_per_s"] > 0
+    # The CPU margin it planned with under the pause line, for the console and the CLI to say.
+    assert plan["cpu_margin_pct"] == Thresholds().drain_plan_cpu_margin_pct > 0
     request = {k: v for k, v in plan["request"].items() if k in ("rate_per_s", "deadline_s", "hint_ms")}
     judged = (await acting.call("POST", "/v1/nodes/gw-003/drain", {**request, "dry_run": True})).json()
     failed = {c["name"] for c in judged["verdict"]["checks"] if not c["ok"]}
@@ -571,7 +574,6 @@ async def test_no_action_is_applied_without_its_record(acting: Acting, monkeypat
 async def test_concurrent_actions_are_judged_one_after_the_other(tmp_path) -> None:
     import asyncio
 
-    from console.guards import Thresholds
     from tests.actions.conftest import start_acting
 
     # One drain at a time allowed; frames every 10 s, so no frame shows the first drain before the second

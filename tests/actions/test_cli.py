@@ -89,7 +89,9 @@ def test_plan_drain_prints_a_command_that_passes(acting: Acting, operator, capsy
     said = capsys.readouterr().out.splitlines()
     # The planner's limit in the operator's words, as the drain form says it (was "limited by survivor_cpu").
     limit = PLAN_LIMITS[plan["limited_by"]]
-    assert said[0] == f"drain plan for gw-004 (limited by {limit}):", said[0]
+    assert said[0].startswith("drain plan for gw-004 (largest safe rate") and said[0].endswith(
+        f", limited by {limit}):"
+    ), said[0]
     # How many clients the drain moves, with its unit, as the drain's verdict says it (it was not printed).
     node = next(n for n in acting.simulation.live_snapshot().nodes if n.id == "gw-004")
     assert plan["connections"] == node.connections > 0
@@ -150,6 +152,26 @@ def test_a_plans_duration_is_never_a_rounded_zero(duration_s: float | None, said
         "limited_by": "survivor_cpu",
     }
     assert f"  duration  {said}" in render_plan(plan, "http://127.0.0.1:8470").splitlines()
+
+
+def test_plan_drain_says_the_cpu_margin_it_planned_with() -> None:
+    """The plan's first line says what set the rate, as the drain form does: on a real fleet a rate on the
+    pause line was typed at 75.1 % seconds later, so the planner keeps a margin under it, and says so."""
+    plan = {
+        "nodes": ["node-2"],
+        "rate_per_s": 405.0,
+        "duration_s": 2.35,
+        "deadline_s": 600.0,
+        "hint_ms": [1000, 5050],
+        "force_closed": 0,
+        "limited_by": "survivor_cpu",
+        "cpu_margin_pct": 5.0,
+    }
+    first = render_plan(plan, "http://127.0.0.1:8470").splitlines()[0]
+    assert first == (
+        "drain plan for node-2 (largest safe rate less a 5-point CPU margin, limited by the busiest "
+        "survivor's CPU):"
+    ), first
 
 
 def test_plan_drain_writes_its_figures_as_the_console_does(tmp_path: Path, operator, capsys) -> None:

@@ -476,6 +476,35 @@ def test_a_slow_drain_plan_is_prefilled_at_its_own_rate():
     )
 
 
+def test_the_drain_form_says_the_cpu_margin_the_planner_kept():
+    """Seen on fleet up: the form said "largest safe rate, limited by the busiest survivor's CPU" of a rate
+    on the pause line, and a dry run seconds later was typed at 75.1 %. The planner now keeps a margin under
+    the line (the plan's `cpu_margin_pct`), and the form says so where the margin set the rate."""
+    from console.model.actions import drain_prefill_from_plan
+
+    plan = {
+        "rate_per_s": 405.0,
+        "deadline_s": 600.0,
+        "hint_ms": (1000, 5050),
+        "limited_by": "survivor_cpu",
+        "cpu_margin_pct": 5.0,
+    }
+    assert drain_prefill_from_plan(plan, "planner").source == (
+        "planner: largest safe rate less a 5-point CPU margin, limited by the busiest survivor's CPU"
+    )
+    # The survivors' spare admission set the rate: the margin took nothing off it, and is not said.
+    paced = {**plan, "limited_by": "drain_pacing"}
+    assert drain_prefill_from_plan(paced, "planner").source == (
+        "planner: largest safe rate, limited by the survivors' spare admission"
+    )
+    # Within the margin of the line already: no rate keeps it, and a slow drain is not blocked — not said so.
+    none = drain_prefill_from_plan({**plan, "rate_per_s": 0.0}, "planner")
+    assert none.values["rate_per_s"] == "" and none.source == (
+        "planner: no safe rate now (no rate keeps the busiest survivor's CPU 5 points under the pause line) "
+        "— add capacity or wait for the fleet to calm"
+    )
+
+
 async def test_undrain_on_a_ready_node_says_so_without_a_form():
     api = FakeFleetApi()
     app = acting_app(api)

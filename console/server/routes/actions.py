@@ -291,5 +291,6 @@ async def drain_plan(node_id: str, request: Request) -> DrainPlanResult:
         force_closed=plan.force_closed,
         limited_by=plan.limited_by,
         connections=plan.connections,
+        cpu_margin_pct=plan.cpu_margin_pct,
         request=plan.request(),
     )
