@@ -342,13 +342,33 @@ async def test_help_in_a_drill_says_what_p_pauses_and_lists_the_briefing_and_end
     assert ("drill over", "escape", "back to the fleet") in rows
 
 
+async def reads_the_drill_clock_at_02_00_45(app, hint_titles: list[str] | None = None) -> None:
+    """The header, the alarms' raised times and a node screen's events read the drill's clock at fleet
+    second 45 of a drill starting at 02:00:00 (`hint_titles`: the notifications' titles, when given)."""
+    from console.ui.screens.node_detail import NodeDetailScreen
+    from console.ui.widgets.alarms_panel import AlarmsPanel
+    from console.ui.widgets.header import FleetHeader
+
+    header = str(app.screen.query_one(FleetHeader).render())
+    assert "drill clock 02:00:45" in header and "0:00:45" not in header.replace("02:00:45", "")
+    alarms = app.screen.query_one(AlarmsPanel)
+    raised = [str(alarms.get_cell_at((row, 5))) for row in range(alarms.row_count)]
+    assert raised and all(cell.startswith("02:00:") for cell in raised), raised
+    if hint_titles is not None:
+        assert [n.title for n in app._notifications] == hint_titles
+    node_id = next(node for node in app.model.nodes if app.model.node_events(node, limit=1))
+    app.open_node(node_id)
+    await fleet_ready(app)
+    assert isinstance(app.screen, NodeDetailScreen)
+    assert "drill clock 02:00:45" in str(app.screen.query_one(FleetHeader).render())
+    events = str(app.screen.query_one("#events").render()).splitlines()
+    assert events and all(line.startswith("02:00:") for line in events if line.strip()), events
+
+
 async def test_the_header_and_the_node_screen_read_the_drills_clock_not_the_fleets() -> None:
     """A trainee told "by 02:00:40" read `fleet clock 0:00:30` in the header beside `02:00:30` in the drill
     panel: one clock on screen, the drill's (`Drill.human_time`), in the header, the alarms' raised times
     and the node screen's events and drain."""
-    from console.ui.screens.node_detail import NodeDetailScreen
-    from console.ui.widgets.alarms_panel import AlarmsPanel
-    from console.ui.widgets.header import FleetHeader
 
     app = tiny_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -356,18 +376,7 @@ async def test_the_header_and_the_node_screen_read_the_drills_clock_not_the_flee
         feed = TinyFeed(app)
         feed.run(45)  # past the storm at 40 s: alarms raised, nodes restarted
         await fleet_ready(app)
-        header = str(app.screen.query_one(FleetHeader).render())
-        assert "drill clock 02:00:45" in header and "0:00:45" not in header.replace("02:00:45", "")
-        alarms = app.screen.query_one(AlarmsPanel)
-        raised = [str(alarms.get_cell_at((row, 5))) for row in range(alarms.row_count)]
-        assert raised and all(cell.startswith("02:00:") for cell in raised), raised
-        node_id = next(node for node in app.model.nodes if app.model.node_events(node, limit=1))
-        app.open_node(node_id)
-        await fleet_ready(app)
-        assert isinstance(app.screen, NodeDetailScreen)
-        assert "drill clock 02:00:45" in str(app.screen.query_one(FleetHeader).render())
-        events = str(app.screen.query_one("#events").render()).splitlines()
-        assert events and all(line.startswith("02:00:") for line in events if line.strip()), events
+        await reads_the_drill_clock_at_02_00_45(app)
 
 
 async def test_outside_a_drill_the_header_keeps_the_fleet_clock(storm_app) -> None:

@@ -19,7 +19,7 @@ from tests.actions.conftest import TOKENS, Acting, calm_simulation, start_acting
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE, fleet_ready
-from .test_drill import _EPOCH_WALL_S, TinyFeed
+from .test_drill import _EPOCH_WALL_S, TinyFeed, reads_the_drill_clock_at_02_00_45
 
 
 def _hits(app: ConsoleApp) -> int:
@@ -216,9 +216,6 @@ async def test_attached_to_a_served_drill_the_screen_reads_the_drill_clock(instr
     """Found attached to a served drill: the header said `fleet clock 0:00:45` while the drill's lines and
     hints said "02:00:45" — two clocks to translate between. As in the single-player drill console, the
     header, the alarms' raised times, the node screen and a hint's title read the drill's clock."""
-    from console.ui.screens.node_detail import NodeDetailScreen
-    from console.ui.widgets.alarms_panel import AlarmsPanel
-    from console.ui.widgets.header import FleetHeader
 
     app = attached_app(instructor)
     async with app.run_test(size=SIZE) as pilot:
@@ -228,19 +225,7 @@ async def test_attached_to_a_served_drill_the_screen_reads_the_drill_clock(instr
         feed.event(Event(time_s=45, kind="hint", message="Ration the return.", data={"drill": "tiny"}))
         await pilot.pause()  # (a notification is a message to the app)
         await fleet_ready(app)
-        header = str(app.screen.query_one(FleetHeader).render())
-        assert "drill clock 02:00:45" in header and "0:00:45" not in header.replace("02:00:45", "")
-        alarms = app.screen.query_one(AlarmsPanel)
-        raised = [str(alarms.get_cell_at((row, 5))) for row in range(alarms.row_count)]
-        assert raised and all(cell.startswith("02:00:") for cell in raised), raised
-        assert [n.title for n in app._notifications] == ["hint · 02:00:45"]
-        node_id = next(node for node in app.model.nodes if app.model.node_events(node, limit=1))
-        app.open_node(node_id)
-        await fleet_ready(app)
-        assert isinstance(app.screen, NodeDetailScreen)
-        assert "drill clock 02:00:45" in str(app.screen.query_one(FleetHeader).render())
-        events = str(app.screen.query_one("#events").render()).splitlines()
-        assert events and all(line.startswith("02:00:") for line in events if line.strip()), events
+        await reads_the_drill_clock_at_02_00_45(app, hint_titles=["hint · 02:00:45"])
 
 
 def clock_frames(feed: TinyFeed, paused: bool, count: int = 2) -> None:
