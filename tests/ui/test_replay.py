@@ -257,6 +257,14 @@ def header_text(app: ReplayApp) -> str:
     return str(app.screen.query_one(FleetHeader).render())
 
 
+async def seek_to_second_45(app: ReplayApp, pilot) -> None:
+    """A paused replay sought (`g 45`) to fleet second 45, and drawn."""
+    await fleet_ready(app)
+    await pilot.press("g", *"45", "enter")
+    await wait_for(lambda: shown_time(app) == 45.0, what="the frame at fleet second 45")
+    await fleet_ready(app)
+
+
 async def test_a_drills_recording_replays_on_the_drills_clock(tmp_path: Path):
     """User pass: a trainer replaying `stormdeck drill regional-outage --record`'s recording read `fleet
     clock 0:00:45` where the trainee's console had read `drill clock 02:00:45`, and the briefing, hints and
@@ -267,10 +275,7 @@ async def test_a_drills_recording_replays_on_the_drills_clock(tmp_path: Path):
     with RecordingReader(path) as reader:
         app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
         async with app.run_test(size=SIZE) as pilot:
-            await fleet_ready(app)
-            await pilot.press("g", *"45", "enter")
-            await wait_for(lambda: shown_time(app) == 45.0, what="the frame at fleet second 45")
-            await fleet_ready(app)
+            await seek_to_second_45(app, pilot)
             header = header_text(app)
             assert "drill clock 02:00:45" in header and "fleet clock" not in header, header
             alarms = app.screen.query_one(AlarmsPanel)
@@ -333,10 +338,7 @@ async def test_a_drills_recording_older_than_its_clock_replays_on_the_fleet_cloc
         assert reader.header.drill is not None and reader.header.drill.clock_start_s is None
         app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
         async with app.run_test(size=SIZE) as pilot:
-            await fleet_ready(app)
-            await pilot.press("g", *"45", "enter")
-            await wait_for(lambda: shown_time(app) == 45.0, what="the frame at fleet second 45")
-            await fleet_ready(app)
+            await seek_to_second_45(app, pilot)
             assert "fleet clock 0:00:45" in header_text(app)
             assert "0:00:45 / 0:02:00" in str(app.screen.query_one(TimelineBar).render())
 
