@@ -42,6 +42,31 @@ def answering_stop_signals(answer: Callable[[], object]) -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+class UntilServing:
+    """A long-running command's stop signals before and after its server: until it serves, each raises
+    KeyboardInterrupt, so the command's `finally` stops what it started so far; once it serves, the server
+    answers them (its own handlers) and puts this one back when it is done. A signal from then on, before the
+    command's shutdown puts in its own handlers, is the stop already under way: counted and said, not raised
+    — raised, it cut `fleet up`'s `finally` short before its children's stops (or ended it with 130 after
+    a clean stop)."""
+
+    def __init__(self, said: str) -> None:
+        self._said = said
+        self.serving = False
+        #: Signals after serving, before the shutdown's handlers: the shutdown counts them as its own.
+        self.late = 0
+
+    def install(self) -> None:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, self)
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if not self.serving:
+            raise KeyboardInterrupt
+        self.late += 1
+        os.write(2, self._said.encode())  # straight to fd 2: the signal may come in the middle of a print
+
+
 def soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> Callable[[], None]:
     """`callback` run by `loop` at its next turn, asked from a signal handler; nothing once it is closed."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from console.cli.checks import (
 from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.policies import POLICIES
-from console.stop_signals import STOP_SIGNALS
+from console.stop_signals import UntilServing
 
 MAX_NODES = 16
 #: How long a child has to stop on SIGTERM before it is killed: a node (its clients' reconnect hints),
@@ -137,9 +136,10 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     node_token = secrets.token_urlsafe(24)
     # A SIGTERM or a closed terminal (SIGHUP) while the children start (before the controller's own
     # handlers) would end us without the `finally` below, leaving redis, the publisher and the nodes
-    # started so far behind: make them Ctrl-C's.
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, signal.default_int_handler)
+    # started so far behind: make them Ctrl-C's. Once the controller has served, they no longer raise (see
+    # UntilServing): the controller's own are put back to these when it returns, before the stops below.
+    interrupts = UntilServing("fleet up: stopping…\n")
+    interrupts.install()
     # Every child's log, named for the report of its death; kept when one died unplanned, else removed.
     logs = Path(tempfile.mkdtemp(prefix="stormdeck-fleet-logs-"))
     # Each child stops by itself when we end without stopping it (a SIGKILL, a hard crash): the nodes, the
@@ -198,6 +198,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         entries = [NodeEntry(n.node_id, n.admin_url, n.url) for n in nodes]
 
         def announce_more(url: str, token_path: Path) -> None:
+            interrupts.serving = True
             if watch is not None:
                 watch.serving(url, token_path)  # the add-capacity command its reports name
             for node in nodes:
@@ -252,7 +253,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         stops = [Stop(child, CHILD_GRACE_S) for child in (load, publisher) if child is not None]
         stops += [Stop(node.process, NODE_GRACE_S) for node in nodes if node.process is not None]
         stops += [Stop(redis.process, REDIS_GRACE_S)] if redis is not None and redis.process else []
-        Shutdown(stops).run()
+        Shutdown(stops, signals=interrupts.late).run()
         state_dir.cleanup()
         stopped = [f"{len(nodes)} gateway node{'s' if len(nodes) != 1 else ''}"]
         stopped += [name for name, child in (("the load", load), ("the publisher", publisher)) if child]

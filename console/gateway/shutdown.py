@@ -32,10 +32,11 @@ class Stop:
 class Shutdown:
     """Stops `stops` in their order; stop signals from now on are answered, not raised (see the module)."""
 
-    def __init__(self, stops: list[Stop]) -> None:
+    def __init__(self, stops: list[Stop], signals: int = 0) -> None:
         self._stops = stops
         self._at = 0  # the stop under way
-        self.signals = 0  # stop signals received while stopping
+        #: Stop signals received while stopping (`signals`: those since the stop began, before this).
+        self.signals = signals
         #: A signal asked to kill every child left.
         self.forced = False
 

@@ -604,3 +604,40 @@ def test_ctrl_c_with_the_output_piped_to_a_reader_that_died_still_removes_the_lo
         if logs is not None:
             shutil.rmtree(logs, ignore_errors=True)
     assert not survivors, f"pids {survivors} outlived fleet up"
+
+
+def test_a_signal_after_the_controller_served_and_before_the_stops_stops_in_order(
+    tmp_path, monkeypatch, capfd
+) -> None:
+    """The controller's handlers answer a press while it serves, and are put back to fleet up's when it
+    returns; a press between that and the shutdown's own handlers raised KeyboardInterrupt there — inside
+    the `finally` it cut the children's stops short; just before it, fleet up ended 130 after a clean stop. Here
+    the press lands in that gap on purpose: a controller that served, put its handlers back, and was
+    signalled as it returned."""
+    from console.cli import controller, main
+    from console.stop_signals import answering_stop_signals
+
+    def served_then_signalled(*args: object, **kwargs: object) -> int:
+        announce_more = args[6]
+        with answering_stop_signals(lambda: None):
+            announce_more("http://127.0.0.1:9/", tmp_path / "api.tokens")  # what it calls once serving
+        os.kill(os.getpid(), signal.SIGINT)  # its handlers are gone: fleet up's answer it
+        return 0
+
+    monkeypatch.setattr(controller, "serve_controller", served_then_signalled)
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        status = main(
+            ["fleet", "up", "--nodes", "1", "--port", "0", "--audit-log", str(tmp_path / "audit.jsonl")]
+        )
+        ignored_after = signal.getsignal(signal.SIGINT)
+    finally:  # fleet up's last word (ignore every stop signal) is the test process's: not left behind
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+    said = capfd.readouterr()  # fd 2: the handler writes there, a signal may come mid-print
+    node_pid = _pid_of(said.out, "node:")
+    assert status == 0, said
+    assert "stopped: 1 gateway node" in said.out
+    assert "fleet up: stopping…" in said.err
+    assert _gone(node_pid), f"node pid {node_pid} outlived fleet up"
+    assert ignored_after is signal.SIG_IGN  # the shutdown's last word: ignored from now on
