@@ -73,3 +73,27 @@ def test_a_run_with_no_connects_has_no_connect_latency() -> None:
     assert (lines["connect_p50_ms"], lines["connect_p99_ms"]) == ("—", "—")
     some = loadgen.report(ClientStats(connects=3, connect_latency_ms=[3.0, 5.0, 9.0]), 3, "fixed", [3], 1.0)
     assert (some.connect_p50_ms, some.connect_p99_ms) == (5.0, 9.0)
+
+
+async def test_waiting_for_clients_gives_up_on_a_stall_not_on_a_slow_start() -> None:
+    """`stall_s`: a busy machine connects clients slower, not never — the wait lasts while more connect,
+    and gives up once none did for `stall_s`, saying how many and for how long."""
+    pool = loadgen.ClientPool(["ws://127.0.0.1:9/"], 10, "fixed")  # never started: the test connects them
+
+    async def connect_one_every(interval_s: float, until: int) -> None:
+        for client in pool.clients[:until]:
+            client.connected.set()
+            await asyncio.sleep(interval_s)  # the pace of a slow start, not a wait for anything
+
+    # 10 clients over ~1 s, none more than 0.1 s apart: longer than a stall window of 0.3 s would allow in all.
+    feeding = asyncio.create_task(connect_one_every(0.1, 10))
+    await pool.wait_connected(10, timeout_s=10, stall_s=0.3)
+    await feeding
+    for client in pool.clients[5:]:
+        client.connected.clear()
+    try:
+        await pool.wait_connected(10, timeout_s=10, stall_s=0.3)
+    except TimeoutError as error:
+        assert str(error).startswith("5 of 10 clients connected after") and "none more in 0.3 s" in str(error)
+    else:
+        raise AssertionError("a pool stuck at 5 of 10 was waited for as if connected")

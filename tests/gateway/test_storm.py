@@ -32,7 +32,7 @@ async def test_kill_9_storm(node_processes, policy: str, lockstep: bool) -> None
     )
     pool.start()
     try:
-        await pool.wait_connected(CLIENTS, timeout_s=30)
+        await pool.wait_connected(CLIENTS, timeout_s=60, stall_s=15)  # slower, not stuck, when busy
         assert victim.status()["connections"] == CLIENTS
         pool.stats.attempt_times_s.clear()
         pool.stats.due_times_s.clear()
