@@ -23,6 +23,7 @@ from console.protocol import (
     AdmissionRequest,
     CapacityRequest,
     DrainRequest,
+    Event,
     RolloutRequest,
     ServedDrill,
     ServedObjective,
@@ -169,9 +170,9 @@ class Drill:
     def max_points(self) -> float:
         return sum(objective.points for objective in self.objectives)
 
-    def served(self, duration_s: float) -> ServedDrill:
+    def served(self, duration_s: float, ended: Event | None = None) -> ServedDrill:
         """The drill as a served drill's hello names it (`duration_s`: its own, else its scenario's): the
-        briefing's content, its clock and its objectives' points."""
+        briefing's content, its clock and its objectives' points; `ended`: its end event, once told."""
         return ServedDrill(
             name=self.name,
             title=self.title,
@@ -181,6 +182,7 @@ class Drill:
             teaches=self.teaches,
             briefing=self.briefing,
             objectives=[ServedObjective(name=o.name, points=o.points) for o in self.objectives],
+            ended=ended,
         )
 
     def human_time(self, at_s: float) -> str:

@@ -27,7 +27,8 @@ class DrillNarrator:
         self.duration_s = duration_s
         self._timeline = sorted(drill.timeline, key=lambda entry: entry.at_s)
         self._hints = sorted(drill.hints, key=lambda hint: hint.after_s)
-        self._ended = False
+        #: The end event, once told: a hello after it carries it (a trainee attaching late reads the end).
+        self.ended: Event | None = None
 
     def due(self, time_s: float, first_done: Mapping[str, float] | None = None) -> list[Event]:
         """Events for everything that happened before fleet second `time_s` (a frame's time: the second
@@ -52,16 +53,14 @@ class DrillNarrator:
             events.append(
                 Event(time_s=hint.after_s, kind="hint", message=hint.text, data={"drill": drill.name})
             )
-        if not self._ended and time_s >= self.duration_s:
-            self._ended = True
-            events.append(
-                Event(
-                    time_s=self.duration_s,
-                    kind="drill",
-                    message=f"{drill.human_time(self.duration_s)} the drill's time is up ({drill.title})",
-                    data={"drill": drill.name, "ended": True},
-                )
+        if self.ended is None and time_s >= self.duration_s:
+            self.ended = Event(
+                time_s=self.duration_s,
+                kind="drill",
+                message=f"{drill.human_time(self.duration_s)} the drill's time is up ({drill.title})",
+                data={"drill": drill.name, "ended": True},
             )
+            events.append(self.ended)
         return events
 
 
@@ -91,8 +90,9 @@ class DrillBackend(SimulatorBackend):
         return cls(drill, SimulatorBackend(simulation))
 
     def served_drill(self) -> ServedDrill:
-        """What the stream's hello says of the drill: its clock, and its briefing for a trainee's console."""
-        return self.drill.served(self.narrator.duration_s)
+        """What the stream's hello says of the drill: its clock, its briefing for a trainee's console, and
+        its end once told."""
+        return self.drill.served(self.narrator.duration_s, self.narrator.ended)
 
     async def apply(self, action: FleetAction) -> None:
         await super().apply(action)

@@ -416,6 +416,12 @@ class ServedDrill(Record):
     objectives: list[ServedObjective] = Field(
         default_factory=list, description="what the drill measures, each with its points (scored elsewhere)"
     )
+    ended: Event | None = Field(
+        default=None,
+        description="the drill's end event (`data.ended`) as the stream sent it, once its time is up: a "
+        "console attaching after the end tells that, not the briefing of a drill about to start; null "
+        "while it runs and from an older server",
+    )
 
     @property
     def max_points(self) -> float:

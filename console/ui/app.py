@@ -112,6 +112,7 @@ class ConsoleApp(App[None]):
         self.clock_face = clock_face
         self._own_clock_face = clock_face
         self._briefed = False  # a served drill's briefing was shown (`greet`)
+        self._told_end = False  # a served drill's end was told (`tell`): from the stream or a hello
         self.instructor = instructor  # the palette offers injections (console.ui.inject; admin token)
         self.model = model or console_model()
         self.source = source
@@ -200,6 +201,11 @@ class ConsoleApp(App[None]):
     def tell(self, event: Event) -> None:
         if event.kind not in self.told_kinds:
             return
+        if event.kind == "drill" and event.data.get("ended"):
+            # Once: a hello after the end carries it (`greet`), and a resume may then replay the event.
+            if self._told_end:
+                return
+            self._told_end = True
         title = f"hint · {self.clock_face.text(event.time_s)}" if event.kind == "hint" else event.kind
         self.notify(event.message, title=title, timeout=TOLD_S)
 
@@ -211,13 +217,17 @@ class ConsoleApp(App[None]):
         """A stream's hello: attached to a served drill, every time on screen reads the drill's clock, the
         one its lines and hints speak ("02:00:45"), as the single-player drill console's does — the header
         said `fleet clock 0:00:45` beside them. A trainee reads the drill's briefing first, once: on
-        `attach` it was shown nowhere (the instructor, who serves the drill, goes straight to the fleet)."""
+        `attach` it was shown nowhere (the instructor, who serves the drill, goes straight to the fleet).
+        Attached after the drill's end, the console tells the end (the hello carries it), as it told it to
+        those who were there: its briefing stood in front of the fleet as if the drill were about to start."""
         served = hello.drill
         self.clock_face = self._own_clock_face if served is None else drill_clock(served.clock_start_s)
+        if served is not None and served.ended is not None:
+            self.tell(served.ended)  # (once, however many hellos carry it)
         if served is None or self._briefed or self.instructor or not self.briefs_served_drill:
             return
         self._briefed = True  # a reconnect's hello does not bring it back
-        if served.briefing or served.objectives:
+        if served.ended is None and (served.briefing or served.objectives):
             self.push_screen(ServedBriefingScreen(served))
 
     def feed(self, item: StreamItem) -> None:

@@ -333,6 +333,38 @@ async def test_a_served_drills_hello_says_which_drill_and_its_clock() -> None:
     assert drill["objectives"] == [{"name": "no override", "points": 10}]
 
 
+async def test_a_hello_after_the_drills_end_carries_its_end() -> None:
+    """Found attaching a trainee late: the hello of a drill whose time was up said only the drill, so the
+    console opened on its briefing as if it were about to start. After the end the hello carries the end
+    event the stream sent (`drill.ended`), in its words; before it, none."""
+    import tomllib
+
+    from tests.server.conftest import auth
+
+    short = SHORT_DRILL.replace("duration_s = 60", "duration_s = 3")
+    server = served_in_process(build_drill(tomllib.loads(short)))
+    stream = server.url.replace("http://", "ws://") + "/v1/stream"
+    try:
+        async with connect(stream, additional_headers=auth("viewer")) as ws:
+            early = json.loads(await ws.recv())
+            seen = await receive_until(
+                ws, lambda m: m["type"] == "event" and m["data"].get("ended"), timeout_s=10
+            )
+        async with connect(stream, additional_headers=auth("viewer")) as ws:
+            late = json.loads(await ws.recv())
+    finally:
+        server.stop()
+    assert early["drill"].get("ended") is None
+    end = seen[-1]
+    assert late["drill"].get("ended") is not None, late["drill"]
+    assert late["drill"]["ended"]["message"] == "04:00:03 the drill's time is up (A short drill to serve)"
+    assert {k: late["drill"]["ended"][k] for k in ("kind", "time_s", "data")} == {
+        "kind": "drill",
+        "time_s": 3.0,
+        "data": end["data"],
+    }
+
+
 def test_the_serve_terminal_says_when_the_drill_ends_and_that_the_fleet_runs_on(tmp_path: Path) -> None:
     """Found running a served drill: its terminal said nothing when the drill's time was up — the
     instructor learned it from a trainee. One line says it, what goes on, and how to stop."""

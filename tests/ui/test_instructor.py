@@ -354,3 +354,35 @@ async def test_the_briefing_is_a_trainees_and_esc_leaves_it() -> None:
         await wait_for(lambda: isinstance(trainee.screen, BriefingScreen), what="the briefing")
         await pilot.press("escape")
         await wait_for(lambda: isinstance(trainee.screen, MainScreen), what="the fleet")
+
+
+#: The served drill's end as the stream sent it: a hello after it carries it (`drill.ended`).
+ENDED = {
+    "type": "event",
+    "time_s": 60,
+    "kind": "drill",
+    "message": "02:01:00 the drill's time is up (A tiny storm)",
+    "data": {"drill": "tiny", "ended": True},
+}
+
+
+async def test_a_trainee_attaching_after_the_drills_end_reads_that_it_ended_not_its_briefing() -> None:
+    """Found attaching a trainee late: the briefing of a drill whose time was up stood in front of the
+    fleet, as if it were about to start. A hello after the end carries the end: the console tells it,
+    as it tells the end to a trainee who was there, and opens on the fleet. Told once: a resume that
+    replays the end event after the hello does not tell it again."""
+    from console.ui.screens.briefing import BriefingScreen
+    from console.ui.screens.main import MainScreen
+
+    app = attached_app()
+    async with app.run_test(size=SIZE) as pilot:
+        feed = TinyFeed(app, served={**SERVED, "ended": ENDED})
+        feed.run(3)
+        await fleet_ready(app)
+        await pilot.pause()
+        assert not any(isinstance(screen, BriefingScreen) for screen in app.screen_stack)
+        assert isinstance(app.screen, MainScreen)
+        feed.event(Event.model_validate(ENDED))  # a resume's replay of the same end
+        await pilot.pause()
+        shown = [(n.title, n.message) for n in app._notifications]
+        assert shown == [("drill", "02:01:00 the drill's time is up (A tiny storm)")]
