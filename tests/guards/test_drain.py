@@ -167,6 +167,19 @@ def test_a_plan_keeps_its_hint_within_the_fleets_reach() -> None:
     assert too_fast.projections["largest_safe_rate_per_s"] == 1000
 
 
+def test_a_plan_capped_by_the_hint_reach_passes_its_own_hint_window_check() -> None:
+    """Found by the property test (tests/guards/test_properties.py): hints reaching 2971 ms leave a 1971 ms
+    window, 65.7 closes/s for each of three nodes — and 65.7 × 3 is 197.10000000000002 in floats, which
+    needs a window of 1971.0000000000002 ms: the plan's own request failed `hint_window_ms` (confirm)."""
+    short = dataclasses.replace(CAPACITY, hint_max_ms=2971)
+    batch = ["gw-000", "gw-004", "gw-005"]
+    plan = plan_drain(fleet(cpu_pct=10.0), short, batch)
+    # One step down: 65.6 closes/s each, a 1968 ms window.
+    assert (plan.rate_per_s, plan.limited_by, plan.hint_ms) == (65.6, "hint_reach", (1000, 2968))
+    verdict = judge_drain(fleet(cpu_pct=10.0), short, batch, plan.request())
+    assert verdict.level is VerdictLevel.OK, failed(verdict)
+
+
 def test_a_plan_slower_than_a_tenth_a_second_is_prefilled_as_planned() -> None:
     """Found by the property test (tests/guards/test_properties.py): the plan allowed 0.069 closes/s each,
     and its pre-filled request used to say 0.1/s — a drain its own guard then refused (75.015 % > 75).

@@ -166,8 +166,9 @@ def test_the_plan_never_fails_its_own_limits(fleet, capacity, data) -> None:
         assert not broken and not [c for c in verdict.checks if c.name == "hint_window_ms" and not c.ok]
     else:  # no room: even the slowest drain the form can hold breaks a limit, or comes within the
         # planner's margin of the pause line (docs/guards.md, "The drain planner")
+        # (≥: the verdict rounds to 3 decimals, and 70.0001 % — over a 70 % line — reads 70.0.)
         cpu = next(c for c in verdict.checks if c.name == "survivor_cpu_vs_pause_pct")
-        assert broken or cpu.value > cpu.limit - Thresholds().drain_plan_cpu_margin_pct
+        assert broken or cpu.value >= cpu.limit - Thresholds().drain_plan_cpu_margin_pct
 
 
 @settings(max_examples=150, deadline=None)
