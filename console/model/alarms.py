@@ -146,6 +146,9 @@ class AlarmRow:
     #: Active as of the last frame, which is past the stale line (`FleetModel.stale_s`): whether it still
     #: holds is not known. A cleared row is never stale: it says what held then, and that stays so.
     stale: bool = False
+    #: A cleared row: the fleet time it cleared, as the log dated it (`AlarmEntry.cleared_at_s`; a group's,
+    #: its last node's). None while active.
+    cleared_at_s: float | None = None
 
 
 #: More nodes than this on one rule are shown as one row: 480 cpu_abort lines hide everything else.
@@ -221,6 +224,9 @@ def alarm_rows(
                     message=worst.alarm.message,
                     clearing=not cleared and all(e.alarm.clearing_since_s is not None for e in group),
                     stale=stale and not cleared,
+                    cleared_at_s=max(e.cleared_at_s for e in group if e.cleared_at_s is not None)
+                    if cleared
+                    else None,
                 )
             )
             continue
@@ -237,6 +243,7 @@ def alarm_rows(
                 message=entry.alarm.message,
                 clearing=entry.alarm.clearing_since_s is not None and not cleared,
                 stale=stale and not cleared,
+                cleared_at_s=entry.cleared_at_s,
             )
         )
     return rows

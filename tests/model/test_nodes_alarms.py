@@ -269,3 +269,29 @@ def test_a_cleared_alarm_shows_its_last_reading_as_past() -> None:
     log.update([], 9)
     (row,) = alarm_rows(log.past())
     assert (row.value, row.cleared) == ("was 10.2 > 5 %", True)
+
+
+def test_a_cleared_row_carries_when_it_cleared_as_the_log_dated_it() -> None:
+    """The alarms panel said only when a cleared alarm was raised ("cleared 0:00:11" read as the clear's
+    time). The row carries the log's cleared time — the engine's `cleared_s` for one that cleared inside a
+    sped-up frame, not the frame's time — and a group of node alarms the last of its clears."""
+    from console.alarms import AlarmName
+
+    log = AlarmLog()
+    log.update([alarm("headroom_low")], 5)
+    assert alarm_rows(log.active())[0].cleared_at_s is None
+    folded = alarm("connections_drop").model_copy(
+        update={"active": False, "since_s": 20.0, "cleared_s": 27.0}
+    )
+    log.update([folded], 60)  # a frame folding 6–60 s: raised at 20 s and cleared at 27 s inside it
+    by_name = {row.name: row for row in alarm_rows(log.past())}
+    assert (by_name["connections_drop"].raised_at_s, by_name["connections_drop"].cleared_at_s) == (20.0, 27.0)
+    assert by_name["headroom_low"].cleared_at_s == 60  # gone from the frame: cleared at its time
+
+    nodes = AlarmLog()
+    down = [alarm(AlarmName.NODE_DOWN, node_id=f"gw-{i:03d}") for i in range(5)]
+    nodes.update(down, 2)
+    nodes.update(down[:2], 9)
+    nodes.update([], 14)
+    (group,) = alarm_rows(nodes.past())
+    assert (group.where, group.raised_at_s, group.cleared_at_s) == ("5 nodes", 1.0, 14)

@@ -134,6 +134,17 @@ def visible_lines(widget: Widget) -> list[str]:
     ]
 
 
+def row_line(panel: AlarmsPanel, row: int) -> int:
+    """The index in `visible_lines(panel)` of `row`'s first line: under the header, after the rows above
+    it (a cleared row takes two lines where the panel shows the times), less what is scrolled away."""
+    return 1 + sum(above.height for above in panel.ordered_rows[:row]) - round(panel.scroll_y)
+
+
+def cell_shown(cell: object, lines: list[str], first: int) -> bool:
+    """Whether each line of a cell (two in a cleared row's value, state and times) is on its row's lines."""
+    return all(part in lines[first + index] for index, part in enumerate(str(cell).split("\n")))
+
+
 def gauge_lines(app: ConsoleApp, key: str) -> list[str]:
     return visible_lines(app.screen.query_one(f"#gauge-{key}", GaugeBox))
 
@@ -193,8 +204,10 @@ async def test_each_alarm_shows_its_rule_node_and_value(storm_app, size):
         shown = 0
         for row in range(panel.row_count):
             cells = panel.get_row_at(row)
-            line = lines[row + 1]  # under the header
-            assert str(cells[RULE])[:RULE_KEPT] in line and str(cells[column]) in line, line
+            line = lines[row_line(panel, row)]
+            assert str(cells[RULE])[:RULE_KEPT] in line and cell_shown(
+                cells[column], lines, row_line(panel, row)
+            )
             assert str(cells[COLUMNS.index("where")]) in line, line
             shown += 1
         rows = alarm_rows([*log.active(), *log.past()])  # node_down's several nodes are one row
@@ -383,12 +396,13 @@ async def test_a_node_alarm_names_its_node_beside_a_long_rule_name(storm_app, si
         for row in range(panel.row_count):  # the cursor brings each row into view at 80×24
             panel.move_cursor(row=row, animate=False)
             deadline = time.monotonic() + 5
-            while not panel.scroll_y <= row < panel.scroll_y + panel.size.height - 1:
+            while not 1 <= row_line(panel, row) < panel.size.height:
                 assert time.monotonic() < deadline, f"row {row} never came into view"
                 await pilot.pause()
             cells = panel.get_row_at(row)
             rule = str(cells[RULE])
-            line = visible_lines(panel)[1 + row - round(panel.scroll_y)]  # (under the header)
+            lines = visible_lines(panel)
+            line = lines[row_line(panel, row)]
             assert rule[:RULE_KEPT] in line, line  # a long name cut to "drain_inflow_k…" at the least
             if rule in where and "cleared" not in str(cells[STATE]):
                 assert where[rule] in line, line
@@ -396,7 +410,7 @@ async def test_a_node_alarm_names_its_node_beside_a_long_rule_name(storm_app, si
             if size == (160, 50):  # room for every column, each one whole
                 for column in range(len(COLUMNS)):
                     if column != RULE:
-                        assert str(cells[column]) in line, (COLUMNS[column], line)
+                        assert cell_shown(cells[column], lines, row_line(panel, row)), (COLUMNS[column], line)
         assert named == set(where)
         if size == (160, 50):
             assert all(label in visible_lines(panel)[0] for label in COLUMNS)
@@ -534,4 +548,54 @@ async def test_a_cleared_alarms_message_says_it_cleared(storm_app):
         panel.move_cursor(row=rows.index(was.name))
         await pilot.pause()
         said = str(storm_app.screen.query_one("#alarm-said", Label).render())
-        assert said.startswith("Cleared — while it held: ") and said.endswith(was.message), said
+        assert said.startswith("Cleared ") and said.endswith(f" — while it held: {was.message}"), said
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_a_cleared_alarm_says_when_it_cleared_and_how_long_it_lasted(storm_app, size):
+    """Seen live at 160×48: "· drain_inflow_kill_s… fleet was 0.149 < 0.6 cleared 0:00:11" — the time was
+    when it was raised, and read as when it cleared; when it cleared and how long it held were nowhere. With
+    room for the times (160 columns) a cleared row takes two lines: raised and cleared, each with its time,
+    and how long it lasted under its value — in the columns it had, the rule's name cut no further. At 80×24
+    (rule and node only) its rows stay one line each, and the line under the panel says it."""
+    from textual.widgets import Label
+
+    from console.ui.widgets.alarms_panel import column_widths
+
+    async with storm_app.run_test(size=size) as pilot:
+        await fleet_ready(storm_app)
+        log = storm_app.model.alarms
+        was = next(entry.alarm for entry in log.active() if entry.alarm.name == "connections_drop")
+        assert was.since_s == 40
+        log.update([entry.alarm for entry in log.active() if entry.alarm is not was], 65.0)
+        storm_app.refresh_views()
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        panel.focus()
+        await pilot.pause()
+        rows = [str(panel.get_row_at(row)[RULE]) for row in range(panel.row_count)]
+        cleared = rows.index(was.name)
+        panel.move_cursor(row=cleared)
+        await pilot.pause()
+        said = str(storm_app.screen.query_one("#alarm-said", Label).render())
+        assert said == f"Cleared 0:01:05 after 25s (raised 0:00:40) — while it held: {was.message}", said
+        lines = visible_lines(panel)
+        heights = [row.height for row in panel.ordered_rows]
+        if size == (80, 24):
+            assert set(heights) == {1}  # (six rows on screen: none given to times the panel cannot show)
+            return
+        first = row_line(panel, cleared)
+        assert heights[cleared] == 2
+        assert lines[first].rstrip().endswith("raised  0:00:40"), lines[first]
+        assert lines[first + 1].rstrip().endswith("lasted 25s     cleared 0:01:05"), lines[first + 1]
+        assert "was 8.54 > 5 %" in lines[first]
+        # The rule's column is as wide as with the row on one line ("cleared 0:00:40").
+        shown = alarm_rows(log.active()) + alarm_rows(log.past())
+        natural = [
+            2,
+            max(len(row.name) for row in shown),
+            max(len(row.where) for row in shown),
+            max(len(row.value) for row in shown),
+            len("cleared"),
+            len("0:00:40"),
+        ]
+        assert panel.ordered_columns[RULE].width == column_widths(natural, panel.size.width)[RULE]

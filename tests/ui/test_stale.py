@@ -149,7 +149,7 @@ def alarm_states(app: ConsoleApp) -> list[tuple[str, bool]]:
     return [
         (str(cell), bool(cell.style and Style.parse(str(cell.style)).dim))
         for cell in cells
-        if str(cell) != "cleared"
+        if "cleared" not in str(cell)  # (a cleared row's, on two lines at 160 columns: "raised", "cleared")
     ]
 
 

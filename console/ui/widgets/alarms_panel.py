@@ -1,10 +1,11 @@
-"""Active and past alarms: severity, rule, where, value, state, raised; `a` acknowledges the one under the
-cursor."""
+"""Active and past alarms: severity, rule, where, value, state, raised (and a cleared alarm's clear, with
+how long it lasted); `a` acknowledges the one under the cursor."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.style import Style
 from rich.text import Text
@@ -15,7 +16,7 @@ from textual.widgets import DataTable
 
 from console.model.alarms import AlarmEntry, AlarmKey, AlarmRow, alarm_rows
 from console.model.thresholds import SEVERITY_LEVEL, Level
-from console.model.units import FLEET_CLOCK, ClockFace
+from console.model.units import FLEET_CLOCK, ClockFace, duration
 from console.ui.themes import LEVEL_GLYPHS, Palette
 
 #: Rows shown (after grouping); the box title counts every active alarm.
@@ -27,7 +28,7 @@ PAST_SHOWN = 20
 #: long rule (`drain_inflow_kill_switch`) was listed, and node_down read without its node. The glyph
 #: (✖ critical, ▲ warning) has a column of its own so the rule's cell is its name.
 COLUMNS = ("", "rule", "where", "value vs limit", "state", "raised")
-GLYPH, RULE, WHERE = 0, 1, 2
+GLYPH, RULE, WHERE, VALUE, STATE, RAISED = range(len(COLUMNS))
 
 #: One blank cell after each column (and before the first): DataTable's padding puts two between columns,
 #: and in 62 cells those 12 were what pushed the last columns out.
@@ -45,6 +46,41 @@ class Cell(Text):
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield from super().__rich_console__(console, options.update_width(max(1, options.max_width - GAP)))
+
+
+def cell_width(cell: Text) -> int:
+    """The cells a cell's widest line takes (a cleared row's cells have two: `two_line_row`)."""
+    return max(cell_len(line) for line in cell.plain.split("\n"))
+
+
+def two_line_row(cells: tuple[Cell, ...], lasted: str, cleared_at: str) -> tuple[Cell, ...]:
+    """A cleared row on two lines, where the panel shows the times (160 columns): "raised" and "cleared"
+    in the state's column, beside their times, and how long it lasted under its last value — on one line,
+    "cleared 0:00:11" under "raised" read as the time it cleared. No column grows: "cleared" is the state
+    it had, and "lasted 25s" is shorter than the value's heading."""
+
+    def below(cell: Cell, first: str, second: str) -> Cell:
+        return Cell(f"{first}\n{second}", style=cell.style, overflow="ellipsis", no_wrap=True)
+
+    value, state, raised = cells[VALUE], cells[STATE], cells[RAISED]
+    spread = list(cells)
+    spread[VALUE] = below(value, value.plain, f"lasted {lasted}")
+    spread[STATE] = below(state, "raised", "cleared")
+    spread[RAISED] = below(raised, raised.plain, cleared_at)
+    return tuple(spread)
+
+
+def said_of(row: AlarmRow, clock: ClockFace) -> str:
+    """What the line under the panel says of `row`: its message; of a cleared one, when it cleared, after
+    how long, and that its words are of when it held ("clients are failing to reconnect") — at 80 and 120
+    columns the only place its times are read."""
+    if row.cleared_at_s is None:
+        return row.message
+    span = (
+        f"Cleared {clock.text(row.cleared_at_s)} after {duration(row.cleared_at_s - row.raised_at_s)} "
+        f"(raised {clock.text(row.raised_at_s)})"
+    )
+    return f"{span} — while it held: {row.message}" if row.message else f"{span}."
 
 
 def column_widths(natural: list[int], room: int) -> list[int]:
@@ -103,6 +139,7 @@ class AlarmsPanel(DataTable):
         self._identities: list[tuple[object, ...]] = []
         self._messages: list[str] = []
         self._cells: list[tuple[Cell, ...]] = []
+        self._cleared_lines: list[tuple[str, str] | None] = []  # (lasted, cleared at) of a cleared row
         self._shown: tuple[int, str, bool, ClockFace] | None = None
         self._laid_out_for: tuple[int, int] | None = None
 
@@ -129,6 +166,7 @@ class AlarmsPanel(DataTable):
         self._keys = []
         self._identities = []
         self._messages = []
+        self._cleared_lines = []
         cells: list[tuple[Cell, ...]] = []
         rows = (
             alarm_rows(active, stale=stale)[:ROWS_SHOWN]
@@ -168,34 +206,54 @@ class AlarmsPanel(DataTable):
             )
             self._keys.append(() if row.cleared else row.keys)
             self._identities.append(row_identity(row))
-            # A cleared alarm's words are of when it held ("clients are failing to reconnect"): say so.
-            said = f"Cleared — while it held: {row.message}" if row.cleared and row.message else row.message
-            self._messages.append(said)
+            self._messages.append(said_of(row, clock))
+            self._cleared_lines.append(
+                None
+                if row.cleared_at_s is None
+                else (duration(row.cleared_at_s - row.raised_at_s), clock.text(row.cleared_at_s))
+            )
         self._cells = cells
         self._lay_out(cursor, held)
 
-    def _room(self) -> int:
-        """The cells a row has: the panel's width, less the scrollbar when the rows will need one."""
+    def _room(self, lines: int) -> int:
+        """The cells a row has: the panel's width, less the scrollbar when `lines` will need one."""
         room = self.size.width
-        if len(self._cells) > self.size.height - self.header_height:
+        if lines > self.size.height - self.header_height:
             room -= self.styles.scrollbar_size_vertical
         return room
+
+    def _widths(self, rows: list[tuple[Cell, ...]], lines: int) -> list[int]:
+        natural = [
+            max([len(label), *(cell_width(row[index]) for row in rows)])
+            for index, label in enumerate(COLUMNS)
+        ]
+        natural[GLYPH] = GAP + 1  # a blank and the glyph, rows or none: the header stays where it was
+        return column_widths(natural, self._room(lines))
 
     def _lay_out(self, cursor: int, held: tuple[object, ...] | None) -> None:
         # Widths from what is shown now and the room there is, set explicitly: DataTable's auto widths only
         # ever grow and are settled lazily, so they would depend on earlier alarms and on when the table
         # was painted — and a column past the edge is not seen at all.
         self._laid_out_for = (self.size.width, self.size.height)
-        natural = [
-            max([len(label), *(row[index].cell_len for row in self._cells)])
-            for index, label in enumerate(COLUMNS)
-        ]
-        natural[GLYPH] = GAP + 1  # a blank and the glyph, rows or none: the header stays where it was
+        rows = self._cells
+        heights = [1] * len(rows)
+        widths = self._widths(rows, len(rows))
+        if widths[RAISED] and any(self._cleared_lines):
+            # Room for the times: a cleared row says when it cleared too, on a second line — unless those
+            # lines would take the times' room again (a scrollbar's cell), then as before.
+            spread = [
+                row if extra is None else two_line_row(row, *extra)
+                for row, extra in zip(rows, self._cleared_lines, strict=True)
+            ]
+            spread_heights = [1 if extra is None else 2 for extra in self._cleared_lines]
+            spread_widths = self._widths(spread, sum(spread_heights))
+            if spread_widths[RAISED]:
+                rows, heights, widths = spread, spread_heights, spread_widths
         self.clear(columns=True)
-        for label, width in zip(COLUMNS, column_widths(natural, self._room()), strict=True):
+        for label, width in zip(COLUMNS, widths, strict=True):
             self.add_column(Cell(label, overflow="ellipsis", no_wrap=True), width=width)
-        for row in self._cells:
-            self.add_row(*row)
+        for row, height in zip(rows, heights, strict=True):
+            self.add_row(*row, height=height)
         if self.row_count:
             if not self.has_focus:
                 # Nobody is choosing a row: show the first (the newest unacknowledged alarm), not the row the
