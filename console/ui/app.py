@@ -26,14 +26,14 @@ from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
-from console.protocol import Event, Hello
+from console.protocol import Event, Hello, ServedDrill
 from console.ui import config
 from console.ui.actions import ActionRecorder, ConsoleActions
 from console.ui.commands import ConsoleCommands, console_commands
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
-from console.ui.screens.briefing import ServedBriefingScreen
+from console.ui.screens.briefing import BriefingScreen, ServedBriefingScreen
 from console.ui.screens.change_check import ChangeCheck
 from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
@@ -229,6 +229,23 @@ class ConsoleApp(App[None]):
         self._briefed = True  # a reconnect's hello does not bring it back
         if served.ended is None and (served.briefing or served.objectives):
             self.push_screen(ServedBriefingScreen(served))
+
+    def briefed_drill(self) -> ServedDrill | None:
+        """The drill whose briefing the palette offers again: the served drill the hello names."""
+        return self.model.drill
+
+    def briefing_screen(self, served: ServedDrill) -> BriefingScreen:
+        """The briefing the palette reopens: a trainee's (Enter or Esc to the fleet)."""
+        return ServedBriefingScreen(served)
+
+    def action_show_briefing(self) -> None:
+        """The palette's "Show the drill briefing": once dismissed, it could not be read again."""
+        served = self.briefed_drill()
+        if served is None:
+            self.notify("no drill here: the stream's hello named none", severity="warning")
+            return
+        if not any(isinstance(screen, BriefingScreen) for screen in self.screen_stack):
+            self.push_screen(self.briefing_screen(served))
 
     def feed(self, item: StreamItem) -> None:
         self.model.apply(item)
@@ -518,7 +535,9 @@ class ConsoleApp(App[None]):
             sections.insert(2, ("replay", list(home.__dict__.get("BINDINGS", []))))
         commands = [
             (title, help_text)
-            for title, help_text, _ in console_commands(list(self.theme_files), self.instructor)
+            for title, help_text, _ in console_commands(
+                list(self.theme_files), self.instructor, self.briefed_drill() is not None
+            )
         ]
         self.push_screen(HelpScreen(sections, commands))
 

@@ -36,8 +36,11 @@ def action_bindings() -> list[Binding]:
     return [Binding(key, f"app.act('{kind.value}')", word) for key, kind, word, _ in ACTIONS]
 
 
-def console_commands(theme_names: list[str], instructor: bool = False) -> list[tuple[str, str, str]]:
-    """(title, help, action) for every command (and the injections, on an instructor's console)."""
+def console_commands(
+    theme_names: list[str], instructor: bool = False, drill: bool = False
+) -> list[tuple[str, str, str]]:
+    """(title, help, action) for every command (and the injections, on an instructor's console; the
+    briefing, on a console with a served drill)."""
     commands = [
         ("Help: keys and commands", "list every binding and command", "help"),
         ("Filter nodes…", "state:NAME, id:PATTERN, alarming", "screen.open_filter"),
@@ -56,6 +59,10 @@ def console_commands(theme_names: list[str], instructor: bool = False) -> list[t
         ("Open node detail", "the node under the cursor", "open_cursor_node"),
         ("Acknowledge all alarms", "mark every active alarm as seen", "acknowledge_all"),
     ]
+    if drill:
+        from console.ui.screens.briefing import briefing_commands
+
+        commands += briefing_commands()
     if instructor:
         from console.ui.inject import inject_commands
 
@@ -79,9 +86,12 @@ class ConsoleCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         app = self.app
         names = list(getattr(app, "theme_files", {}))
+        instructor = getattr(app, "instructor", False)
+        briefed_drill = getattr(app, "briefed_drill", None)
+        drill = briefed_drill is not None and briefed_drill() is not None
         return [
             (title, help_text, partial(app.run_action, action))
-            for title, help_text, action in console_commands(names, getattr(app, "instructor", False))
+            for title, help_text, action in console_commands(names, instructor, drill)
         ]
 
     async def discover(self) -> Hits:

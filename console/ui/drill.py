@@ -28,11 +28,11 @@ from console.drills.schema import Drill
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
 from console.model.units import drill_clock
-from console.protocol import Event, Frame
+from console.protocol import Event, Frame, ServedDrill
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.ui.actions import ActionRecorder
 from console.ui.app import ConsoleApp
-from console.ui.screens.briefing import BriefingScreen
+from console.ui.screens.briefing import BACK_TO_THE_DRILL, BriefingScreen, ServedBriefingScreen
 from console.ui.screens.main import MainScreen
 from console.ui.themes import LEVEL_GLYPHS, Palette
 
@@ -206,6 +206,13 @@ class DrillApp(ConsoleApp):
 
     def get_default_screen(self) -> Screen:
         return DrillScreen()
+
+    def briefed_drill(self) -> ServedDrill:
+        return self.progress.drill.served(self.progress.end_s)  # its own: known before any hello
+
+    def briefing_screen(self, served: ServedDrill) -> BriefingScreen:
+        # Reopened from the palette: Enter or Esc goes back to the drill, whose clock is already running.
+        return ServedBriefingScreen(served, BACK_TO_THE_DRILL, scored=True)
 
     def on_mount(self) -> None:
         # (ConsoleApp.on_mount runs too.) The briefing first; Enter starts the fleet clock.

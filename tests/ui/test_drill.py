@@ -406,3 +406,34 @@ async def test_drill_modes_console_opens_on_its_own_briefing_only() -> None:
         await pilot.pause()
         assert isinstance(app.screen, DrillScreen)
         assert not any(isinstance(s, ServedBriefingScreen) for s in app.screen_stack)
+
+
+async def test_drill_modes_palette_reopens_its_briefing_without_touching_the_clock() -> None:
+    """The palette's "Show the drill briefing" in drill mode: its own briefing again, which goes back to
+    the drill (Enter or Esc; Enter no longer starts anything: the fleet clock is not asked again)."""
+    from textual.command import CommandList
+
+    clock = FakeClock()
+    app = tiny_app(clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.action_show_briefing()  # over the opening briefing: not a second one
+        await pilot.pause()
+        assert sum(isinstance(s, BriefingScreen) for s in app.screen_stack) == 1
+        await pilot.press("enter")
+        await wait_for(lambda: clock.calls == [False], what="the fleet clock asked to run")
+        TinyFeed(app).run(5)
+        await fleet_ready(app)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Show the drill briefing")
+        await wait_for(lambda: app.screen.query(CommandList).first().option_count == 1, what="one hit")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, BriefingScreen), what="the briefing again")
+        await pilot.pause()
+        text = str(app.screen.query_one("#briefing-text").render())
+        assert "A storm is coming at 02:00:40" in text and "back to the drill" in text
+        assert "to start the drill" not in text
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, DrillScreen), what="back to the drill")
+        assert clock.calls == [False] and app.started

@@ -386,3 +386,41 @@ async def test_a_trainee_attaching_after_the_drills_end_reads_that_it_ended_not_
         await pilot.pause()
         shown = [(n.title, n.message) for n in app._notifications]
         assert shown == [("drill", "02:01:00 the drill's time is up (A tiny storm)")]
+
+
+@pytest.mark.parametrize("instructor", [False, True], ids=["trainee", "instructor"])
+async def test_the_palette_reopens_the_served_drills_briefing(instructor: bool) -> None:
+    """Found as a trainee who pressed Enter too fast: once dismissed, the briefing (the story, the
+    objectives and their points) could not be read again. The palette's "Show the drill briefing" reopens
+    it on a console attached to a served drill, the instructor's too; Esc goes back to the fleet. A fleet
+    that is no drill has no briefing, and no such command."""
+    from console.ui.screens.briefing import BriefingScreen
+    from console.ui.screens.main import MainScreen
+
+    app = attached_app(instructor)
+    async with app.run_test(size=SIZE) as pilot:
+        TinyFeed(app, served=SERVED).run(3)
+        await past_the_briefing(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"drill briefing")
+        await wait_for(lambda: _hits(app) >= 1, what="the palette's hits")
+        assert _hit_titles(app)[0] == "Show the drill briefing", _hit_titles(app)
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, BriefingScreen), what="the briefing again")
+        await pilot.pause()
+        text = str(app.screen.query_one("#briefing-text").render())
+        assert "A storm is coming at 02:00:40" in text and "40  admission set" in text
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back to the fleet")
+    plain = attached_app(instructor)
+    async with plain.run_test(size=SIZE) as pilot:
+        TinyFeed(plain).run(3)
+        await fleet_ready(plain)
+        titles = [title for title, _, _ in console_commands(["dark"], instructor, drill=False)]
+        assert "Show the drill briefing" not in titles
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"drill briefing")
+        await pilot.pause()
+        assert "Show the drill briefing" not in (_hit_titles(plain) if _hits(plain) else [])

@@ -3,7 +3,7 @@
 Two consoles open on it. The single-player drill console (`console.ui.drill`) shows it before its fleet
 clock runs — Enter starts the drill. A trainee's console on `stormdeck attach` to a served drill shows it
 once, from the stream's hello (`Hello.drill`): the instructor starts that drill's clock, so Enter or Esc
-only goes to the fleet.
+only goes to the fleet. The palette's "Show the drill briefing" reopens it on either.
 """
 
 from __future__ import annotations
@@ -27,6 +27,14 @@ TO_THE_FLEET = (
     "[b]Enter[/] or [b]Esc[/] to the fleet · the instructor starts and pauses the drill's clock (the header "
     "says ⏸ paused while it stands) · [b]q[/] to quit"
 )
+#: The single-player drill's briefing reopened from the palette: its clock is already the trainee's.
+BACK_TO_THE_DRILL = "[b]Enter[/] or [b]Esc[/] back to the drill · [b]q[/] to quit"
+
+
+def briefing_commands() -> list[tuple[str, str, str]]:
+    """(title, help, action) of the palette's briefing command, on a console with a served drill (the
+    trainee's, the instructor's, drill mode's): once dismissed, the briefing could not be read again."""
+    return [("Show the drill briefing", "the drill's story and objectives, as it opened", "show_briefing")]
 
 
 def reflowed(text: str) -> str:
@@ -97,5 +105,11 @@ class ServedBriefingScreen(BriefingScreen):
         Binding("escape", "start", "to the fleet", show=False),
     ]
 
+    def __init__(self, drill: ServedDrill, closing: str = TO_THE_FLEET, scored: bool = False) -> None:
+        """`closing` and `scored` as `briefing_text`'s: drill mode reopens its own briefing as this one."""
+        super().__init__(drill)
+        self.closing = closing
+        self.scored = scored
+
     def text(self) -> str:
-        return briefing_text(self.drill, TO_THE_FLEET, scored=False)
+        return briefing_text(self.drill, self.closing, scored=self.scored)
