@@ -306,6 +306,37 @@ async def test_audit_panel_shows_the_servers_records():
         assert note == "GET /v1/audit · 1 newest record", note
 
 
+def border_lines(widget) -> tuple[str, str]:
+    """A boxed widget's top and bottom borders as drawn: its title and subtitle, as cut to fit."""
+    lines = [
+        "".join(segment.text for segment in strip)
+        for strip in widget.render_lines(widget.region.reset_offset)
+    ]
+    return lines[0], lines[-1]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36), (160, 48)])
+async def test_the_rollout_box_says_its_name_and_its_keys_whole_at_every_size(size):
+    """At 80×24 the title read "rollout & admission · act…", at 120×36 "… actions R h r a c (…": the keys
+    it was there to list were cut. The name stays the title; the fleet's action keys are the box's footer
+    (its bottom border), "(? lists them)" too where it fits — at 80 columns the screen's footer says "? help"."""
+    app = acting_app(FakeFleetApi())
+    async with app.run_test(size=size) as pilot:
+        await fleet_ready(app)
+        await pilot.pause()
+        top, bottom = border_lines(app.screen.query_one("#rollout-box"))
+        assert "…" not in top + bottom, (top, bottom)
+        assert "rollout & admission" in top, top
+        assert "actions R h r a c" in bottom, bottom
+        if size != (80, 24):
+            assert "actions R h r a c (? lists them)" in bottom, bottom
+        if size == (160, 48):  # made narrow with no frame coming (a paused replay), the keys still fit
+            await pilot.resize_terminal(80, 24)
+            box = app.screen.query_one("#rollout-box")
+            await wait_for(lambda: "…" not in border_lines(box)[1], what="the keys to fit 80 columns")
+            assert border_lines(box)[1].endswith(" actions R h r a c ─╯"), border_lines(box)
+
+
 async def test_read_only_disables_actions_and_says_why():
     app = acting_app(FakeFleetApi(), read_only=True)
     async with app.run_test(size=SIZE) as pilot:

@@ -122,3 +122,19 @@ async def test_the_filter_placeholder_reads_in_every_theme(theme):
         svg = app.export_screenshot()
     assert field.width > 0
     assert low_contrast_text(svg, field) == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_the_rollout_box_s_action_keys_read_in_every_theme(theme):
+    """The fleet's action keys are the rollout box's footer (its bottom border) when actions are on: drawn
+    in the border's colour they would be as faint as the node detail's box titles were (2.0:1)."""
+    app = acting_app(FakeFleetApi())
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        app.theme = theme
+        app.refresh_views()
+        await pilot.pause()
+        box = app.screen.query_one("#rollout-box").region
+        svg = app.export_screenshot()
+    assert "actions R h r a c" in svg.replace("&#160;", " ")
+    assert low_contrast_text(svg, box) == []

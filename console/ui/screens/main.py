@@ -43,14 +43,31 @@ def stale_title(note: str | None, palette: Palette, title: str) -> str:
     return title if note is None else f"[b {palette.levels[Level.CRITICAL]}]{note}[/] · {title}"
 
 
+ROLLOUT_TITLE = "rollout & admission"
+#: The cells a box's border takes around its title or subtitle ("╭─ " and " ─╮").
+BORDER_AROUND_TITLE = 6
+
+
 def actions_title(actions_off: str | None, palette: Palette) -> str:
     """The rollout box says whether actions are on, and if not, why: never hidden silently (issue #4)."""
     if actions_off is None:
-        fleet_keys = " ".join(key for key, kind, *_ in ACTIONS if not kind.needs_node)
-        return f"rollout & admission · actions {fleet_keys} (? lists them)"
+        return ROLLOUT_TITLE  # the keys are the box's footer (`action_keys`)
     # The warning first: a narrow box (80×24) cut "rollout & admission · ▲ a…", and a viewer could not
     # tell actions were off until a key press said so (found in the user pass).
-    return f"[{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/] · rollout & admission"
+    return f"[{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/] · {ROLLOUT_TITLE}"
+
+
+def action_keys(actions_off: str | None, room: int) -> str:
+    """The rollout box's footer (its bottom border): the fleet's action keys, said whole in `room` cells.
+    In the title they were cut at 80×24 ("rollout & admission · act…") and 120×36 ("… R h r a c (…");
+    "(? lists them)" goes first (at 80 columns the screen's footer says "? help"). None while actions are
+    off: the title says why."""
+    if actions_off is not None:
+        return ""
+    fleet_keys = " ".join(key for key, kind, *_ in ACTIONS if not kind.needs_node)
+    briefly = f"actions {fleet_keys}"
+    whole = f"{briefly} (? lists them)"
+    return whole if len(whole) <= room else briefly
 
 
 class MainScreen(Screen[None]):
@@ -82,7 +99,8 @@ class MainScreen(Screen[None]):
     }
     MainScreen.-short #alarm-said { max-height: 3; }
     MainScreen #alarms-box:focus-within #alarm-said { max-height: 9; }
-    MainScreen #rollout-box { height: auto; }
+    /* its footer, the action keys: in the border's own colour it read 2.0:1 */
+    MainScreen #rollout-box { height: auto; border-subtitle-color: $text-muted; }
     MainScreen.-short #wave-box { height: 10; }
     MainScreen.-short #conn-box { display: none; }
     MainScreen #filter-bar { height: auto; display: none; }
@@ -104,6 +122,7 @@ class MainScreen(Screen[None]):
 
     ready = False
     node_filter = NodeFilter()
+    actions_off: str | None = None
 
     def compose(self) -> ComposeResult:
         yield FleetHeader(id="header")
@@ -150,6 +169,15 @@ class MainScreen(Screen[None]):
         # once the panels were back. (After the refresh: a widget not yet shown again takes no focus.)
         if self.focused is None and not self.too_small:
             self.call_after_refresh(self.query_one(NodeTable).focus)
+        # The keys said in the rollout box's footer fit its width: after the refresh that lays it out anew
+        # (a paused replay draws no frame that would say them again).
+        self.call_after_refresh(self._show_action_keys)
+
+    def _show_action_keys(self) -> None:
+        # query, not query_one: the refresh after a resize may come as the screen is being torn down
+        for box in self.query("#rollout-box"):
+            room = box.outer_size.width - BORDER_AROUND_TITLE if box.outer_size.width else 1_000
+            box.border_subtitle = action_keys(self.actions_off, room)
 
     def _ready(self) -> None:
         self.ready = True  # children are composed: the app may render into them now
@@ -216,6 +244,8 @@ class MainScreen(Screen[None]):
         self.query_one("#alarms-box").border_title = marked(f"alarms · {len(active)} active · {unacked} new")
         frame = model.frame
         self.query_one("#rollout-box").border_title = marked(actions_title(actions_off, palette))
+        self.actions_off = actions_off
+        self._show_action_keys()
         self.query_one(RolloutPanel).show(
             frame.rollout if frame else None, frame.admission if frame else None, dim=stale is not None
         )
