@@ -41,6 +41,7 @@ from console.record.records import (
     Recorded,
     RecordingHeader,
     is_told_action,
+    is_told_injection,
     parse_record,
     told_actions,
 )
@@ -239,17 +240,20 @@ class RecordingReader:
     def confirmations(self) -> Iterator[Confirmation]:
         yield from self.records(frozenset({RecordKind.CONFIRMATION}))  # type: ignore[misc]
 
-    def audit_trail(self) -> list[ActionRecord | Confirmation]:
-        """Every action attempt and confirmation the recording holds, in time order (file order among
-        equals): the acting console's or drill's own records, and the applied actions the stream told
-        that none of them holds (`told_actions`: a `stormdeck record` recording has only these)."""
-        trail: list[ActionRecord | Confirmation] = []
+    def audit_trail(self) -> list[ActionRecord | Confirmation | Event]:
+        """Every action attempt, confirmation and instructor's injection the recording holds, in time order
+        (file order among equals): the acting console's or drill's own records, the applied actions the
+        stream told that none of them holds (`told_actions`: a `stormdeck record` recording has only
+        these), and the stream's `injection` events (`is_told_injection`)."""
+        trail: list[ActionRecord | Confirmation | Event] = []
         told: list[Event] = []
         for record in self.records(frozenset({RecordKind.ACTION, RecordKind.CONFIRMATION, RecordKind.EVENT})):
             if isinstance(record, ActionRecord | Confirmation):
                 trail.append(record)
             elif isinstance(record, Event) and is_told_action(record):
                 told.append(record)
+            elif isinstance(record, Event) and is_told_injection(record):
+                trail.append(record)
         held = [record for record in trail if isinstance(record, ActionRecord)]
         return sorted([*trail, *told_actions(told, held)], key=lambda record: record.time_s)
 

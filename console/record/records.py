@@ -158,6 +158,33 @@ class Confirmation(_Record):
     typed: str | None = Field(default=None, description="what was typed back for a `typed` verdict")
 
 
+def is_told_injection(event: Event) -> bool:
+    """An instructor's injection as the stream tells it (console.server.simulator): the event it names."""
+    return event.kind == "injection" and isinstance(event.data.get("event"), str)
+
+
+#: Who injected an event the stream told without naming its instructor (a recording made before it did).
+UNNAMED_INSTRUCTOR = "instructor"
+
+
+def injection_audit_record(event: Event) -> dict[str, Any]:
+    """An instructor's injection as a row of the audit panel (`action_audit_record`), as the server's
+    audit log lists it (`inject`, applied, its words): who injected it, when and what. An older
+    recording's event does not name the instructor: "instructor"."""
+    message = event.message
+    injected = message[message.index("injected ") :] if "injected " in message else message
+    return {
+        "time_s": event.time_s,
+        "actor": str(event.data.get("actor") or UNNAMED_INSTRUCTOR),
+        "action": "inject",
+        "target": None,  # the fleet: the nodes it names are in its words
+        "verdict": None,
+        "outcome": "applied",  # the stream tells only what was applied
+        "status": 200,
+        "detail": injected,
+    }
+
+
 def confirmation_audit_record(answer: Confirmation) -> dict[str, Any]:
     """The operator's answer to a confirm/typed verdict as a row of the audit panel (`action_audit_record`)."""
     typed = f"typed {answer.typed!r}" if answer.typed else ""

@@ -8,7 +8,7 @@ one frame per wall second, the resume history, the per-node history — so a bac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from console.errors import InputError
     from console.server.actions import FleetAction
     from console.sim.injection import Injection
+
+
+#: Writes an injection's audit record before the fleet changes (raising: nothing is applied) and returns
+#: who injected it, as the stream's `injection` event says it (`actor`, `role`, `audit_seq`, as an applied
+#: action's event does), or None when nobody is known (a test's injection).
+BeforeInjecting = Callable[["Injection"], Mapping[str, Any] | None]
 
 
 @dataclass(frozen=True)
@@ -102,12 +108,13 @@ class InjectingBackend(FleetBackend, Protocol):
     """A backend an instructor can inject events into (a served drill, issue #5): only a simulation."""
 
     async def inject(
-        self, event: str, params: dict[str, Any], before_applying: Callable[[Injection], None]
+        self, event: str, params: dict[str, Any], before_applying: BeforeInjecting
     ) -> tuple[Injection, float]:
         """Check `event` against the fleet now, call `before_applying` (the audit record: it may raise,
-        and then nothing is applied), apply it and announce it as an `injection` event — all between two
-        fleet seconds. Returns the injection as applied and the fleet second it followed. An invalid
-        injection raises `InputError` with nothing changed."""
+        and then nothing is applied), apply it and announce it as an `injection` event, with who injected
+        it as `before_applying` returns it — all between two fleet seconds. Returns the injection as
+        applied and the fleet second it followed. An invalid injection raises `InputError` with nothing
+        changed."""
         ...
 
 

@@ -63,12 +63,14 @@ async def _inject(desk: ActionDesk, principal: Principal, request: InjectionRequ
         return answer
     written: dict[str, Any] = {}
 
-    def record_before_applying(injection: Injection) -> None:
+    def record_before_applying(injection: Injection) -> dict[str, Any]:
         # Worker thread, under the backend's lock: the record is on disk before the fleet changes.
         message = f"injected {injection.describe()}"
         written.update(
             desk.audit.append(_record(principal, injection.event, injection.params, 200, "applied", message))
         )
+        # Who, for the stream's `injection` event (as an applied action's event names its operator).
+        return {"actor": principal.name, "role": principal.role.label, "audit_seq": written["seq"]}
 
     try:
         injection, time_s = await backend.inject(request.event, dict(request.params), record_before_applying)

@@ -31,7 +31,7 @@ from console.protocol import (
     Waves,
 )
 from console.server.actions import ActionKind, FleetAction
-from console.server.backend import RunningCounts, Tick
+from console.server.backend import BeforeInjecting, RunningCounts, Tick
 
 if TYPE_CHECKING:
     from console.sim.engine import Simulation
@@ -119,7 +119,7 @@ class SimulatorBackend:
     # --- an instructor's injections (issue #5) ----------------------------------------------------------
 
     async def inject(
-        self, event: str, params: dict[str, Any], before_applying: Callable[[Injection], None]
+        self, event: str, params: dict[str, Any], before_applying: BeforeInjecting
     ) -> tuple[Injection, float]:
         return await self.exclusive(inject_into, self.simulation, event, params, before_applying)
 
@@ -270,10 +270,11 @@ def apply_action(simulation: Simulation, action: FleetAction) -> None:
 
 
 def inject_into(
-    simulation: Simulation, event: str, params: dict[str, Any], before_applying: Callable[[Injection], None]
+    simulation: Simulation, event: str, params: dict[str, Any], before_applying: BeforeInjecting
 ) -> tuple[Injection, float]:
     """Check, record, apply, announce (worker thread, under the backend's lock): the injection lands
-    whole between two fleet seconds, and the stream shows it before the frame that shows its effect."""
+    whole between two fleet seconds, and the stream shows it before the frame that shows its effect —
+    with who injected it, so a recording of the stream can say whose doing it was."""
     from console.sim.injection import FleetFacts, check_injection
 
     facts = FleetFacts(
@@ -283,11 +284,13 @@ def inject_into(
         states={node_id: simulation.state_of(i).value for i, node_id in enumerate(simulation.node_ids)},
     )
     injection = check_injection(event, params, facts)
-    before_applying(injection)
+    told_by = dict(before_applying(injection) or {})
     simulation.apply_injection(injection.event, dict(injection.params))
+    actor = told_by.get("actor")
+    who = f"instructor {actor} ({told_by.get('role', '?')})" if actor else "instructor"
     simulation.announce(
         "injection",
-        f"instructor injected {injection.describe()}",
-        data={"event": injection.event, "params": injection.params},
+        f"{who} injected {injection.describe()}",
+        data={"event": injection.event, "params": injection.params, **told_by},
     )
     return injection, simulation.time_s

@@ -10,7 +10,7 @@ point, so the charts have their recent past).
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -28,7 +28,7 @@ from console.model.link import LinkState
 from console.model.node_readings import NodeReadings
 from console.model.timeline import parse_seek, seek_placeholder
 from console.model.units import ClockFace, counted
-from console.protocol import Alarm, Frame
+from console.protocol import Alarm, Event, Frame
 from console.record.clock import recorded_clock
 from console.record.reader import MarkerKind, RecordingReader
 from console.record.records import (
@@ -37,6 +37,7 @@ from console.record.records import (
     DrillOutcome,
     action_audit_record,
     confirmation_audit_record,
+    injection_audit_record,
 )
 from console.record.replay import (
     SPEEDS,
@@ -307,27 +308,26 @@ class ReplayApp(ConsoleApp):
 
     async def action_audit(self) -> None:
         """`L`: the recording's actions — every attempt with its verdict and outcome, every confirmation —
-        as the audit panel lists a server's log, at the times this replay's clock shows; read-only, and
-        asked of nobody (a replay has no server)."""
+        and the instructor's injections, as the audit panel lists a server's log, at the times this
+        replay's clock shows; read-only, and asked of nobody (a replay has no server)."""
         if any(isinstance(screen, AuditScreen) for screen in self.screen_stack):
             return
         recording = self.replay.recording
         trail = recording.audit_trail()
         records = [
-            {**row, "time_text": self.clock_face.text(record.time_s)}
-            for record in trail
-            for row in [
-                action_audit_record(record)
-                if isinstance(record, ActionRecord)
-                else confirmation_audit_record(record)
-            ]
+            {**_audit_record(record), "time_text": self.clock_face.text(record.time_s)} for record in trail
         ]
         screen = AuditScreen(
             self.palette, time_column=self.clock_face.label, waiting="reading the recording…"
         )
         await self.push_screen(screen)
         attempts = sum(isinstance(record, ActionRecord) for record in trail)
-        held = f"{counted(attempts, 'attempt')}, {counted(len(trail) - attempts, 'confirmation')}"
+        injections = sum(isinstance(record, Event) for record in trail)
+        held = (
+            f"{counted(attempts, 'attempt')}, "
+            f"{counted(len(trail) - attempts - injections, 'confirmation')}"
+            + (f", {counted(injections, 'injection')}" if injections else "")
+        )
         screen.show(records, f"{recording.path.name}: {held} recorded · read-only (a replay asks no server)")
 
     def on_seek_chosen(self, message: SeekChosen) -> None:
@@ -344,6 +344,14 @@ class ReplayApp(ConsoleApp):
 
     def open_node(self, node_id: str) -> None:
         self.push_screen(ReplayNodeScreen(node_id, None))  # a recording has no server to ask for history
+
+
+def _audit_record(record: ActionRecord | Confirmation | Event) -> dict[str, Any]:
+    if isinstance(record, ActionRecord):
+        return action_audit_record(record)
+    if isinstance(record, Confirmation):
+        return confirmation_audit_record(record)
+    return injection_audit_record(record)
 
 
 def recorded_raise_times(source: AlarmSource, recording: RecordingReader) -> AlarmSource:

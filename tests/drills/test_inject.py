@@ -64,7 +64,18 @@ async def test_disconnect_fraction_shows_as_an_event_and_drops_connections(actin
         assert body["applied"] and body["params"] == {"fraction": 0.5}
         seen = await receive_until(ws, is_injection)
         event = seen[-1]
-        assert event["data"] == {"event": "disconnect_fraction", "params": {"fraction": 0.5}}
+        # Who injected it, as an applied action's event says who acted: a recording of the stream keeps it
+        # (the replay's audit log lists the injection by its instructor), and its audit record's seq.
+        assert event["data"] == {
+            "event": "disconnect_fraction",
+            "params": {"fraction": 0.5},
+            "actor": "admin-person",
+            "role": "admin",
+            "audit_seq": body["audit_seq"],
+        }
+        assert (
+            event["message"] == "instructor admin-person (admin) injected disconnect_fraction(fraction=0.5)"
+        )
         after = (await next_frame(ws))["totals"]
     # Half of 20 000 reset at once: the next frame counts them as abnormal closes (the calm fleet's clients
     # are back within the second, so the reset shows in the flow, not in the connection count).

@@ -110,7 +110,9 @@ async def test_a_served_drill_fires_its_timeline_and_takes_an_instructors_inject
         injected = await receive_until(
             ws, lambda m: m["type"] == "event" and m.get("kind") == "injection", timeout_s=10
         )
-        assert injected[-1]["data"] == {"event": "add_nodes", "params": {"count": 2}}
+        data = injected[-1]["data"]
+        assert (data["event"], data["params"], data["role"]) == ("add_nodes", {"count": 2}, "admin")
+        assert data["actor"] and isinstance(data["audit_seq"], int)  # who: the instructor's token's name
         frames = await receive_until(ws, lambda m: m["type"] == "frame", timeout_s=10)
         assert [n["state"] for n in frames[-1]["nodes"][8:]] == ["provisioning", "provisioning"]
 

@@ -693,3 +693,47 @@ async def test_the_replay_marks_injections_and_drill_events_and_jumps_to_them(tm
             rows = [row for where, b in app.screen.sections for row in binding_rows(where, b)]
             assert ("anywhere", ")", "next injection or drill event (story line, hint)") in rows, rows
             assert ("anywhere", "(", "previous injection or drill event (story line, hint)") in rows, rows
+
+
+async def test_the_audit_log_of_a_replay_lists_the_instructors_injections(tmp_path: Path):
+    """User pass on a served drill's recording: `L` listed the trainee's actions but not the instructor's
+    injections — the power cut the trainee answered was nobody's doing. Each injection is a row: who
+    (the event names the instructor since it says so; an older recording's, without a name, reads
+    "instructor"), `inject`, and what was injected. A drill timeline's own lines are the scenario, not
+    anyone's entry in the audit log."""
+    from console.ui.screens.audit import AuditScreen
+
+    named = Event(
+        time_s=110.0,
+        kind="injection",
+        message="instructor alice (admin) injected disconnect_fraction(fraction=0.3)",
+        data={
+            "event": "disconnect_fraction",
+            "params": {"fraction": 0.3},
+            "actor": "alice",
+            "role": "admin",
+            "audit_seq": 12,
+        },
+    )
+    path = write_recording(tmp_path / "drill.sdrec", told={**DRILL_EVENTS, 111.0: [named]})
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            await pilot.press("L")
+            await wait_for(lambda: isinstance(app.screen, AuditScreen), what="the audit log")
+            screen = app.screen
+            table = screen.query_one("#audit-table")
+            await wait_for(lambda: table.row_count == 3, what="two injections and the blocked drain")
+            rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+            # newest first: alice's injection at 110 s, the older recording's at 90 s, the drain at 60.5 s
+            assert [row[:4] for row in rows] == [
+                [FLEET_CLOCK.text(110.0), "alice", "inject", "fleet"],
+                [FLEET_CLOCK.text(90.0), "instructor", "inject", "fleet"],
+                [FLEET_CLOCK.text(ACTION_AT_S), "ops", "drain", "gw-0003"],
+            ], rows
+            assert [row[5].split()[-1] for row in rows[:2]] == ["applied", "applied"], rows
+            assert rows[0][7] == "injected disconnect_fraction(fraction=0.3)", rows
+            assert rows[1][7] == "injected kill_nodes(nodes=[gw-0004])", rows
+            note = str(screen.query_one("#audit-note").render())
+            assert "2 injections" in note, note
