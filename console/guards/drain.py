@@ -84,12 +84,38 @@ def _leaving(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> list[Nod
     return nodes
 
 
+@dataclass(frozen=True)
+class RateBasis:
+    """The drain rate the planner offers, and what set it."""
+
+    rate_per_s: float  # per node; 0 when no rate keeps the margin
+    limited_by: str  # "drain_pacing", "survivor_cpu" or "hint_reach"
+    cpu_margin_pct: float  # the CPU points under the pause line that set the rate; 0 when another limit did
+
+
+def margin_kept_pct(limited_by: str, cpu_margin_pct: float) -> float:
+    """The CPU margin a planned rate gave up, said only where it set the rate (the survivors' CPU): where
+    spare admission or the fleet's hint reach set it, the margin took nothing off it. One rule for the
+    verdict's suggestion and a plan read back from the server (`console.model.actions.plan_cpu_margin_pct`)."""
+    return cpu_margin_pct if limited_by == "survivor_cpu" else 0.0
+
+
+def rate_basis(load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds) -> RateBasis:
+    """The largest safe per-node rate less `drain_plan_cpu_margin_pct` under the pause line: what the
+    planner offers (`plan_drain`) and a refused drain's verdict suggests (`judge_drain`), one arithmetic for
+    both. A plan is made on one second's CPU readings and judged on a later one's, and a real node's CPU
+    moves between them (`fleet up`: a rate on the line itself was typed at 75.1 % seconds later)."""
+    margin = thresholds.drain_plan_cpu_margin_pct
+    rate, limited_by = _safe_rate(load, count, capacity, thresholds, margin)
+    return RateBasis(rate, limited_by, margin_kept_pct(limited_by, margin))
+
+
 def _safe_rate(
     load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds, cpu_margin_pct: float = 0.0
 ) -> tuple[float, str]:
     """The largest per-node rate within spare admission and `cpu_margin_pct` under the pause line, and with
-    a hint window the fleet can give (`_hint_reach_rate`). A verdict names it, with no margin, as what
-    would pass; the planner offers it with its margin (`plan_drain`)."""
+    a hint window the fleet can give (`_hint_reach_rate`). A verdict judges at it with no margin
+    (`largest_safe_rate_per_s`); the planner and a verdict's suggestion keep the margin (`rate_basis`)."""
     rate, limited_by = _admitted_rate(
         load, count, capacity, thresholds, thresholds.cpu_pause_pct - cpu_margin_pct
     )
@@ -134,13 +160,13 @@ def plan_drain(
     thresholds: Thresholds | None = None,
 ) -> DrainPlan:
     """The largest safe drain rate for a node or a batch, from the spare handshake capacity, with the
-    busiest survivor `drain_plan_cpu_margin_pct` under the pause line: the plan is made on one second's
-    CPU readings and judged on a later one's (`fleet up`: a rate on the line was typed at 75.1 % seconds
-    later), so it still passes when every node's CPU has risen by less than the margin."""
+    busiest survivor `drain_plan_cpu_margin_pct` under the pause line (`rate_basis`): it still passes when
+    every node's CPU has risen by less than the margin."""
     t = thresholds or Thresholds()
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
-    rate, limited_by = _safe_rate(load, len(nodes), capacity, t, t.drain_plan_cpu_margin_pct)
+    basis = rate_basis(load, len(nodes), capacity, t)
+    rate = basis.rate_per_s
     fullest = max(node.connections for node in nodes)
     duration_s = fullest / rate if rate > 0 else math.inf
     return DrainPlan(
@@ -150,7 +176,7 @@ def plan_drain(
         deadline_s=t.drain_window_s,
         hint_ms=planned_hint_ms(rate * len(nodes), t, capacity.hint_max_ms),
         force_closed=sum(_force_closed(node, rate, t.drain_window_s) for node in nodes),
-        limited_by=limited_by,
+        limited_by=basis.limited_by,
         connections=sum(node.connections for node in nodes),
         cpu_margin_pct=t.drain_plan_cpu_margin_pct,
     )
@@ -203,6 +229,9 @@ def judge_drain(
     new_rate = rate * count
     cpu_pct = load.projected_cpu_pct(new_rate, capacity, t)
     safe_rate, _ = _safe_rate(load, count, capacity, t)
+    # What a refused drain is told to type: the planner's rate, not `safe_rate` on the pause line — typed
+    # back seconds later on a live fleet, whose CPU moves a few points a second, that was refused again.
+    suggested = rate_basis(load, count, capacity, t)
     width_s = (high_ms - low_ms) / 1000
     # Judged at the largest safe rate, not the requested one: a slower drain must never look safer
     # (issue #4: a higher rate never lowers the level), and if even the safe rate cannot empty the
@@ -306,6 +335,8 @@ def judge_drain(
         "duration_s": min(max(n.connections for n in nodes) / rate, request.deadline_s),
         "force_closed": forced,
         "largest_safe_rate_per_s": safe_rate,
+        "suggested_rate_per_s": suggested.rate_per_s,
+        "suggested_cpu_margin_pct": suggested.cpu_margin_pct,
     }
     expected = nodes[0].id if count == 1 else snapshot.fleet
     return verdict("drain", checks, projections, typed_expected=expected)

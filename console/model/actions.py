@@ -17,7 +17,7 @@ from console.client.actions import ActionAnswer, Reply, route
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, nodes_for_headroom, plan_drain
 from console.guards.add_capacity import check_count
-from console.guards.drain import HINT_START_MS, planned_hint_ms
+from console.guards.drain import HINT_START_MS, margin_kept_pct, planned_hint_ms
 from console.guards.rollout import HALTABLE, RESUMABLE
 from console.protocol import (
     MAX_ADD_NODES,
@@ -269,19 +269,28 @@ def plan_limit(plan: Mapping[str, Any]) -> str:
 
 def plan_cpu_margin_pct(plan: Mapping[str, Any]) -> float:
     """The CPU points the plan keeps the busiest survivor under the pause line, where that margin set its
-    rate (limited by the survivors' CPU); 0 otherwise, and from a server whose plan does not say."""
-    if plan.get("limited_by") != "survivor_cpu":
-        return 0.0
-    return float(plan.get("cpu_margin_pct") or 0.0)
+    rate (limited by the survivors' CPU, `margin_kept_pct`); 0 otherwise, and from a server whose plan
+    does not say."""
+    return margin_kept_pct(str(plan.get("limited_by")), float(plan.get("cpu_margin_pct") or 0.0))
+
+
+def rate_basis_text(cpu_margin_pct: float) -> str:
+    """What a planned or suggested drain rate is: "largest safe rate less a 5-point CPU margin" (the margin
+    that set it, `console.guards.drain.rate_basis`), or the largest safe rate itself. Said alike by the
+    drain form, `stormdeck plan drain` and a refused drain's "what would pass"."""
+    less = f" less a {cpu_margin_pct:g}-point CPU margin" if cpu_margin_pct > 0 else ""
+    return f"largest safe rate{less}"
+
+
+def keeps_margin_text(cpu_margin_pct: float) -> str:
+    return f"keeps the busiest survivor's CPU {cpu_margin_pct:g} points under the pause line"
 
 
 def plan_basis(plan: Mapping[str, Any]) -> str:
     """What a drain plan's rate is, as the form and `stormdeck plan drain` say it: "largest safe rate less
     a 5-point CPU margin, limited by the busiest survivor's CPU" — the rate on the pause line itself was
     typed at 75.1 % a few seconds after a real fleet's plan (fleet up), so the planner keeps a margin."""
-    margin = plan_cpu_margin_pct(plan)
-    less = f" less a {margin:g}-point CPU margin" if margin > 0 else ""
-    return f"largest safe rate{less}, limited by {plan_limit(plan)}"
+    return f"{rate_basis_text(plan_cpu_margin_pct(plan))}, limited by {plan_limit(plan)}"
 
 
 def no_rate_note(plan: Mapping[str, Any], source: str) -> str:
@@ -289,7 +298,7 @@ def no_rate_note(plan: Mapping[str, Any], source: str) -> str:
     of the pause line a slow drain may still pass now, but no rate keeps the margin — not said blocked."""
     margin = plan_cpu_margin_pct(plan)
     if margin > 0:
-        why, blocked = f"no rate keeps the busiest survivor's CPU {margin:g} points under the pause line", ""
+        why, blocked = f"no rate {keeps_margin_text(margin)}", ""
     else:
         why, blocked = f"limited by {plan_limit(plan)}", " any drain is blocked;"
     return f"{source}: no safe rate now ({why}) —{blocked} add capacity or wait for the fleet to calm"
@@ -535,20 +544,39 @@ def check_mark(check: Check) -> str:
 
 
 def what_would_pass(verdict: Verdict) -> list[str]:
-    """For a blocked verdict: the failing checks' limits, and the largest safe rate when one is known."""
+    """For a blocked verdict: the failing checks' limits, and the drain rate to type when one is known."""
     hints = []
     for check in verdict.checks:
         if check.ok or check.level is not VerdictLevel.BLOCKED:
             continue
         hints.append(f"{check.name} {limit_text(check)} (now {_fmt(check.value)})")
-    safe = verdict.projections.get("largest_safe_rate_per_s")
-    if isinstance(safe, int | float):
-        hints.append(
-            f"a drain at ≤ {safe:g} closes/s per node passes these checks"
-            if safe > 0
-            else "no drain rate is safe now: add capacity or wait for the fleet to calm"
-        )
+    rate_hint = _drain_rate_hint(verdict.projections)
+    if rate_hint:
+        hints.append(rate_hint)
     return hints
+
+
+def _drain_rate_hint(projections: Mapping[str, Any]) -> str | None:
+    """The rate a refused drain should be typed at: the verdict's suggestion, the planner's rate a CPU margin
+    under the pause line — the largest safe rate on the line, typed back seconds later on a live fleet,
+    was refused again. From an older server, which suggests none: the largest safe rate."""
+    safe = projections.get("largest_safe_rate_per_s")
+    if not isinstance(safe, int | float):
+        return None
+    calm = "add capacity or wait for the fleet to calm"
+    if safe <= 0:
+        return f"no drain rate is safe now: {calm}"
+    suggested = projections.get("suggested_rate_per_s")
+    if not isinstance(suggested, int | float):
+        return f"a drain at ≤ {safe:g} closes/s per node passes these checks"
+    margin = float(projections.get("suggested_cpu_margin_pct") or 0.0)
+    if suggested > 0:
+        return f"a drain at ≤ {suggested:g} closes/s per node ({rate_basis_text(margin)}) passes these checks"
+    # Within the margin of the line already: a slow drain passes at this second's CPU, none keeps the margin.
+    return (
+        f"no drain rate {keeps_margin_text(margin)} (≤ {safe:g} closes/s per node passes at this second's CPU): "
+        f"{calm}"
+    )
 
 
 def _fmt(value: object) -> str:

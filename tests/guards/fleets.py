@@ -38,3 +38,13 @@ def fleet(
         "accepts_per_s": accepts_per_s * count,
     } | totals
     return snapshot(members, rollout=rollout, admission=admission, **values)
+
+
+# fleet up's three nodes as its controller sees them (docs/gateway.md, `capacity_of`): 500 handshakes/s a
+# node (no [capacity] table, no admission limit), so 100 ÷ 500 = 0.2 CPU points per handshake/s.
+LOOPBACK = FleetCapacity(handshakes_per_s=500.0, cpu_pct_per_handshake_per_s=0.2, connections_per_node=10_000)
+
+
+def loopback_fleet(cpu_pct: float) -> FleetSnapshot:
+    members = [node(f"node-{i}", cpu_pct=cpu_pct, connections=1000, accepts_per_s=0.6) for i in (1, 2, 3)]
+    return snapshot(members, headroom_pct=90.0, accepts_per_s=1.8)

@@ -8,9 +8,9 @@ import pytest
 
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, judge_drain, judge_undrain, plan_drain
-from console.protocol import AdmissionSettings, DrainRequest, FleetSnapshot, VerdictLevel
+from console.protocol import AdmissionSettings, DrainRequest, VerdictLevel
 from tests.fleet_builders import node, snapshot
-from tests.guards.fleets import CAPACITY, fleet
+from tests.guards.fleets import CAPACITY, LOOPBACK, fleet, loopback_fleet
 
 
 def drain(
@@ -220,16 +220,6 @@ def test_plan_on_a_fleet_with_no_room_is_rate_zero() -> None:
     assert plan.rate_per_s == 0 and plan.force_closed == 27_000
 
 
-# fleet up's three nodes as its controller sees them (docs/gateway.md, `capacity_of`): 500 handshakes/s a
-# node (no [capacity] table, no admission limit), so 100 ÷ 500 = 0.2 CPU points per handshake/s.
-LOOPBACK = FleetCapacity(handshakes_per_s=500.0, cpu_pct_per_handshake_per_s=0.2, connections_per_node=10_000)
-
-
-def loopback_fleet(cpu_pct: float) -> FleetSnapshot:
-    members = [node(f"node-{i}", cpu_pct=cpu_pct, connections=1000, accepts_per_s=0.6) for i in (1, 2, 3)]
-    return snapshot(members, headroom_pct=90.0, accepts_per_s=1.8)
-
-
 def test_the_planned_rate_still_passes_when_cpu_drifts_before_the_dry_run() -> None:
     """Seen on `fleet up --nodes 3 --clients 3000`: the drain form pre-filled "the largest safe rate, limited
     by the busiest survivor's CPU" (438 closes/s), and a dry run of that very form a few seconds later was
@@ -252,6 +242,43 @@ def test_the_planned_rate_still_passes_when_cpu_drifts_before_the_dry_run() -> N
     verdict = judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", plan.request())
     assert verdict.projections["largest_safe_rate_per_s"] == 434
     assert verdict.projections["survivor_cpu_max_pct"] == pytest.approx(75 - margin, abs=0.2)
+
+
+def test_a_refused_drain_suggests_the_planners_rate_not_the_one_on_the_line() -> None:
+    """The verdict named the largest safe rate at the pause line as what would pass (434 closes/s here); on
+    a live fleet, whose CPU moves a few points a second, that rate typed back was typed or blocked again.
+    It now also carries the planner's rate — the same arithmetic, `drain_plan_cpu_margin_pct` under the
+    line — and the margin that set it, for the hint to name."""
+    margin = Thresholds().drain_plan_cpu_margin_pct
+    fleet_now = loopback_fleet(9.8)
+    plan = plan_drain(fleet_now, LOOPBACK, "node-2")
+    verdict = judge_drain(fleet_now, LOOPBACK, "node-2", drain(2000, hint_ms=(1000, 30_000)))
+    assert verdict.level is not VerdictLevel.OK
+    assert verdict.projections["largest_safe_rate_per_s"] == 434  # the names already shown stay as they were
+    assert verdict.projections["suggested_rate_per_s"] == plan.rate_per_s < 434
+    assert verdict.projections["suggested_cpu_margin_pct"] == margin
+    # The margin read from the thresholds, not written in: a 10-point margin suggests a slower rate.
+    wider = Thresholds(drain_plan_cpu_margin_pct=10)
+    slower = judge_drain(fleet_now, LOOPBACK, "node-2", drain(2000, hint_ms=(1000, 30_000)), wider)
+    assert slower.projections["suggested_cpu_margin_pct"] == 10
+    assert (
+        slower.projections["suggested_rate_per_s"]
+        == plan_drain(fleet_now, LOOPBACK, "node-2", wider).rate_per_s
+    )
+    # The suggestion typed back a few seconds later, every node's CPU up by less than the margin: it passes.
+    later = judge_drain(loopback_fleet(9.8 + margin - 0.01), LOOPBACK, "node-2", plan.request())
+    assert later.level is VerdictLevel.OK, failed(later)
+
+
+def test_a_suggested_rate_the_cpu_margin_did_not_set_says_no_margin() -> None:
+    """Where the survivors' spare admission sets the rate the margin takes nothing off it (as the plan's
+    basis says, `console.model.actions.plan_basis`): the suggestion is the largest safe rate itself."""
+    tight = fleet(admission=AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30)))
+    verdict = judge_drain(tight, CAPACITY, "gw-003", drain(300))
+    assert (
+        verdict.projections["suggested_rate_per_s"] == verdict.projections["largest_safe_rate_per_s"] == 170
+    )
+    assert verdict.projections["suggested_cpu_margin_pct"] == 0
 
 
 def test_a_survivor_within_the_margin_of_the_pause_line_leaves_no_planned_rate() -> None:

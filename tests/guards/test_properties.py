@@ -160,6 +160,8 @@ def test_the_plan_never_fails_its_own_limits(fleet, capacity, data) -> None:
     plan = plan_drain(fleet, capacity, batch)
     event("room to drain" if plan.rate_per_s > 0 else "no room")
     verdict = judge_drain(fleet, capacity, batch, plan.request())
+    # What a refused drain is told to type is the plan's rate, by the same arithmetic (`rate_basis`).
+    assert verdict.projections["suggested_rate_per_s"] == pytest.approx(plan.rate_per_s, abs=5e-4)
     limits = {"drain_pacing_per_s", "survivor_cpu_vs_pause_pct", "survivor_cpu_vs_abort_pct"}
     broken = [c.name for c in verdict.checks if c.name in limits and not c.ok]
     if plan.rate_per_s > 0:

@@ -536,6 +536,52 @@ def test_the_drain_form_says_the_cpu_margin_the_planner_kept():
     )
 
 
+def test_what_would_pass_names_the_planners_rate_with_its_cpu_margin():
+    """The hint named the largest safe rate on the pause line; typed back on a live fleet, whose CPU moves a
+    few points a second, it was refused again. It now names the verdict's suggested rate, the planner's,
+    and says what it is as the drain form does: the margin the thresholds set, not a written-in 5."""
+    from console.guards import Thresholds, judge_drain, plan_drain
+    from console.protocol import DrainRequest
+
+    from ..guards.fleets import LOOPBACK, loopback_fleet
+
+    request = DrainRequest(rate_per_s=2000, deadline_s=600, hint_ms=(1000, 30_000))
+    for margin in (5.0, 10.0):
+        thresholds = Thresholds(drain_plan_cpu_margin_pct=margin)
+        blocked = judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", request, thresholds)
+        rate = plan_drain(loopback_fleet(9.8), LOOPBACK, "node-2", thresholds).rate_per_s
+        assert blocked.level.value == "blocked" and 0 < rate < 434
+        assert what_would_pass(blocked)[-1] == (
+            f"a drain at ≤ {rate:g} closes/s per node (largest safe rate less a {margin:g}-point CPU margin) "
+            "passes these checks"
+        )
+    # The survivors' spare admission set the rate: the margin took nothing off it, and is not said.
+    paced = blocked.model_copy(
+        update={
+            "projections": {**blocked.projections, "suggested_rate_per_s": 170, "suggested_cpu_margin_pct": 0}
+        }
+    )
+    assert (
+        what_would_pass(paced)[-1]
+        == "a drain at ≤ 170 closes/s per node (largest safe rate) passes these checks"
+    )
+    # Within the margin of the line already: a slow drain passes at this second's CPU, none keeps the margin.
+    near = blocked.model_copy(
+        update={
+            "projections": {**blocked.projections, "suggested_rate_per_s": 0, "suggested_cpu_margin_pct": 5}
+        }
+    )
+    assert what_would_pass(near)[-1] == (
+        "no drain rate keeps the busiest survivor's CPU 5 points under the pause line (≤ 434 closes/s per node "
+        "passes at this second's CPU): add capacity or wait for the fleet to calm"
+    )
+    # No room at all: as before.
+    none = near.model_copy(update={"projections": {**near.projections, "largest_safe_rate_per_s": 0}})
+    assert (
+        what_would_pass(none)[-1] == "no drain rate is safe now: add capacity or wait for the fleet to calm"
+    )
+
+
 async def test_undrain_on_a_ready_node_says_so_without_a_form():
     api = FakeFleetApi()
     app = acting_app(api)
