@@ -139,8 +139,9 @@ def retry_after(review: Review) -> Finding | None:
 
 def drain_not_disconnect(review: Review) -> Finding | None:
     """On the mass disconnects the session's own operations made: those an instructor or the drill's
-    timeline injected (a power failure, a kill) are the incident, with nothing to drain — they are named
-    as not counted, or the finding does not fire when they are all there is."""
+    timeline injected (a power failure, a kill), or the scenario's own script made (its timeline's
+    restarts, its rollout, on a plain `sim serve`), are the incident, with nothing to drain — they are
+    named as not counted, or the finding does not fire when they are all there is."""
     mass = [e for e in review.mass_disconnects if review.injection_of(e) is None]
     if not mass:
         return None
@@ -171,7 +172,8 @@ def _injected_text(review: Review) -> str:
     if not review.injected:
         return ""
     cuts = [f"{clock(cut.time_s)} {injection.text}" for cut, injection in review.injected]
-    return f"; not counted: {len(cuts)} injected ({', '.join(cuts)}) — the incident, not an operator's choice"
+    counts = review.injected_counts()
+    return f"; not counted: {counts} ({', '.join(cuts)}) — the incident, not an operator's choice"
 
 
 def add_capacity(review: Review) -> Finding | None:

@@ -275,14 +275,14 @@ def _figures(reviewed: Review) -> list[str]:
 
 
 def _disconnects_text(reviewed: Review) -> str:
-    """How many, and which an instructor or the drill's timeline injected (the incident's, not the
-    operator's: "Drain, don't disconnect" leaves them out)."""
+    """How many, and which an instructor or the drill's timeline injected or the scenario's script made
+    (the incident's, not the operator's: "Drain, don't disconnect" leaves them out)."""
     total = len(reviewed.mass_disconnects)
     if not reviewed.injected:
         return f"{total:,}" if total else "none"
     cuts = "; ".join(f"{clock(cut.time_s)} {injection.text}" for cut, injection in reviewed.injected)
     rest = total - len(reviewed.injected)
-    return f"{total:,} ({len(reviewed.injected)} injected: {cuts}" + (f"; {rest:,} not" if rest else "") + ")"
+    return f"{total:,} ({reviewed.injected_counts()}: {cuts}" + (f"; {rest:,} not" if rest else "") + ")"
 
 
 def _rejects_text(f: KeyFigures) -> str:
@@ -446,7 +446,7 @@ def _folded_events(reviewed: Review) -> list[tuple[float, str, str]]:
     groups: dict[tuple[float, str, str], list[Event]] = {}
     for event in reviewed.events:
         injection = reviewed.injection_of(event)
-        kind = event.kind if injection is None else f"{event.kind} (injected by {injection.by})"
+        kind = event.kind if injection is None else f"{event.kind} ({injection.verb} by {injection.by})"
         groups.setdefault((event.time_s, kind, _alike(event)), []).append(event)
     rows = []
     for (time_s, kind, _), events in groups.items():

@@ -64,18 +64,31 @@ class AlarmSpans:
 CUTTING_INJECTIONS = frozenset({"restart_nodes", "kill_nodes", "disconnect_fraction"})
 INSTRUCTOR = "the instructor"
 DRILL_TIMELINE = "the drill's timeline"
+#: The scenario's own script (its timeline, its rollout), as a disconnect it made says (`data.scripted`).
+SCENARIO = "the scenario"
 
 
 @dataclass(frozen=True)
 class Injection:
     """An event injected into the fleet, as the recording tells it: an instructor's (`stormdeck inject`:
-    an `injection` event, after the events it caused) or a drill's timeline's (a `drill` event naming its
-    `action`, before them). Either is the incident a trainee answers, not a choice the trainee made."""
+    an `injection` event, after the events it caused), a drill's timeline's (a `drill` event naming its
+    `action`, before them), or the scenario's own script's (its timeline or rollout: the disconnect says
+    so itself, `data.scripted`). Each is the incident a trainee answers, not a choice the trainee made."""
 
     time_s: float
-    by: str  # INSTRUCTOR or DRILL_TIMELINE
-    event: str  # restart_nodes, kill_nodes, disconnect_fraction, …
+    by: str  # INSTRUCTOR, DRILL_TIMELINE or SCENARIO
+    event: str  # restart_nodes, kill_nodes, disconnect_fraction, … (the scenario's: also `rollout`)
     params: dict
+
+    @classmethod
+    def scripted(cls, disconnect: Event) -> Injection | None:
+        """The scenario's script, when the disconnect says it made it (a simulator's since it says so)."""
+        what = disconnect.data.get("scripted")
+        return cls(disconnect.time_s, SCENARIO, what, {}) if isinstance(what, str) else None
+
+    @property
+    def verb(self) -> str:
+        return "scripted" if self.by == SCENARIO else "injected"
 
     @classmethod
     def told_by(cls, event: Event) -> Injection | None:
@@ -281,6 +294,12 @@ class Review:
     def injection_of(self, event: Event) -> Injection | None:
         return next((injection for cut, injection in self.injected if cut is event), None)
 
+    def injected_counts(self) -> str:
+        """How many mass disconnects were not the operator's, by how: '2 injected', '1 scripted',
+        '2 injected, 1 scripted'."""
+        verbs = [injection.verb for _, injection in self.injected]
+        return ", ".join(f"{verbs.count(verb)} {verb}" for verb in ("injected", "scripted") if verb in verbs)
+
     @property
     def mass_disconnects(self) -> list[Event]:
         return [event for event in self.events if event.data.get("mass")]
@@ -339,11 +358,13 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
             outcome = record
     actions = sorted([*actions, *told_actions(told, actions)], key=lambda action: action.time_s)
     injections = [injection for event in events if (injection := Injection.told_by(event)) is not None]
+    # The told injection first (an instructor's, a drill timeline's), else the scenario's own script: a
+    # drill's timeline runs as its scenario's, so its cuts say `scripted` too, and its line names them.
     injected = [
         (event, injection)
         for event in events
         if event.data.get("mass")
-        for injection in [next((i for i in injections if i.cut(event)), None)]
+        for injection in [next((i for i in injections if i.cut(event)), None) or Injection.scripted(event)]
         if injection is not None
     ]
     return Review(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -66,6 +67,9 @@ class Simulation:
         self.time_s = 0.0
         self.seq = 0
         self._pending_events: list[Event] = []
+        #: While the scenario's own script runs (its timeline, its rollout): what, for the disconnects it
+        #: makes to say (`data.scripted`) — a report counts only the operator's own against the operator.
+        self._scripted_by: str | None = None
         self._pending_fleet = np.zeros(k.OF_FIELDS)  # disconnects made by actions between seconds
         nodes = scenario.nodes
         planned = sum(int(e.params.get("count", 0)) for e in scenario.events if e.action == "add_nodes")
@@ -95,6 +99,7 @@ class Simulation:
                 mode=RolloutMode(r.mode),
                 pause_cpu_pct=r.pause_cpu_pct,
                 start_at_s=r.start_at_s,
+                scripted=True,
             )
         self._timeline = list(scenario.events)
         self.autoscaler = Autoscaler(scenario.autoscale)
@@ -412,6 +417,22 @@ class Simulation:
         """An event from outside the engine (an instructor's injection), sent with the next second's."""
         self._event(kind, message, data=data)
 
+    @contextmanager
+    def scripted(self, what: str) -> Iterator[None]:
+        """What runs inside is the scenario's own doing (`what`: its timeline's action, or `rollout`): the
+        disconnects it makes say so (`data.scripted`), as an instructor's injection is told — the operator
+        chose neither."""
+        outer, self._scripted_by = self._scripted_by, what
+        try:
+            yield
+        finally:
+            self._scripted_by = outer
+
+    def _cut_data(self, dropped: int, **more: object) -> dict:
+        """A mass disconnect's data: what it dropped, and whether the scenario's script made it."""
+        scripted = {} if self._scripted_by is None else {"scripted": self._scripted_by}
+        return {"dropped": dropped, "mass": True, **more, **scripted}
+
     def _event(self, kind: str, message: str, node: str | None = None, data: dict | None = None) -> None:
         self._pending_events.append(
             Event(time_s=self.time_s, kind=kind, node=node, message=message, data=data or {})
@@ -492,10 +513,10 @@ class Simulation:
         if len(cut) == 1:
             (node,) = cut
             message = alone.format(node=node, dropped=dropped)
-            self._event("disconnect", message, node=node, data={"dropped": dropped, "mass": True})
+            self._event("disconnect", message, node=node, data=self._cut_data(dropped))
         elif cut:
             message = together.format(count=len(cut), dropped=dropped)
-            self._event("disconnect", message, data={"dropped": dropped, "mass": True, "nodes": list(cut)})
+            self._event("disconnect", message, data=self._cut_data(dropped, nodes=list(cut)))
 
     # --- actions (the fleet API's write side and the timeline use these) -------------------------------
 
@@ -530,7 +551,7 @@ class Simulation:
         self._event(
             "disconnect",
             f"{dropped:,} connections reset ({fraction:.0%})",
-            data={"dropped": dropped, "mass": True},
+            data=self._cut_data(dropped),
         )
 
     @property
@@ -675,7 +696,8 @@ class Simulation:
     def _run_timeline(self) -> None:
         while self._timeline and self._timeline[0].at_s <= self.time_s:
             event = self._timeline.pop(0)
-            self.apply_injection(event.action, dict(event.params), injected=False)
+            with self.scripted(event.action):
+                self.apply_injection(event.action, dict(event.params), injected=False)
 
     def apply_injection(self, action: str, params: dict, injected: bool = True) -> None:
         """A timeline event or an instructor's injection, by name (see scenario.EVENT_ACTIONS). An
@@ -699,6 +721,7 @@ class Simulation:
                 interval_s=float(params.get("interval_s", r.interval_s if r else 90.0)),
                 mode=RolloutMode(params.get("mode", r.mode if r else "abrupt")),
                 pause_cpu_pct=float(params.get("pause_cpu_pct", r.pause_cpu_pct if r else 0.0)),
+                scripted=True,  # the timeline's (no instructor injects a rollout): not the operator's
             )
         elif action == "halt_rollout":
             self.rollout.halt("halted by the scenario's timeline")

@@ -7,6 +7,7 @@ each drained over 10 minutes before the next starts.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,9 @@ class RolloutController:
         self.paused_at_s: float | None = None  # while auto-paused: a sped-up frame shows its last second only
         self._hot_since_s: float | None = None
         self._undrained: set[int] = set()  # batch nodes put back in rotation before they drained
+        #: The scenario's own rollout (its `[rollout]` or timeline), not started or resumed by the operator:
+        #: its batches' disconnects say so (`Simulation.scripted`).
+        self.scripted = False
 
     def copy_for(self, sim: Simulation) -> RolloutController:
         twin = RolloutController(sim)
@@ -67,6 +71,7 @@ class RolloutController:
         mode: RolloutMode,
         pause_cpu_pct: float,
         start_at_s: float | None = None,
+        scripted: bool = False,
     ) -> None:
         if self.state in (RolloutState.RUNNING, RolloutState.PAUSED):
             raise InputError("rollout", str(self.state), "no rollout running (halt it first)")
@@ -88,6 +93,7 @@ class RolloutController:
         self.pause_reason = None
         self.paused_at_s = None
         self.state = RolloutState.RUNNING
+        self.scripted = scripted
         self.sim._event(
             "rollout",
             f"rollout started: {len(self.batches)} batches of {batch_size}, {mode}, every {interval_s:g} s",
@@ -126,6 +132,7 @@ class RolloutController:
                 self.sim.drain(self.sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)
         self._undrained.clear()
         self.state = RolloutState.RUNNING
+        self.scripted = False  # resumed by the operator: what its batches cut from here is their choice
         self.pause_reason = None
         self.paused_at_s = None
         self.next_at_s = max(self.next_at_s, self.sim.time_s)
@@ -200,6 +207,10 @@ class RolloutController:
         return all(self.sim.state_of(i) is NodeState.READY for i in batch)
 
     def _start_batch(self) -> None:
+        with self.sim.scripted("rollout") if self.scripted else nullcontext():
+            self._restart_batch()
+
+    def _restart_batch(self) -> None:
         sim = self.sim
         nodes = self.batches[self.batch]
         self.batch += 1

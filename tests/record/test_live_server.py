@@ -47,7 +47,9 @@ async def test_records_the_served_simulator_through_the_outage(tmp_path: Path) -
         assert any(e.data.get("mass") for e in recording.events())  # every node restarted at 30 s
         assert {m.label for m in recording.markers("alarm")} >= {"connections_drop"}
     report = write_report(out, tmp_path / "report").markdown.read_text()
-    assert "### Drain, don't disconnect" in report
+    # The only cut is the scenario's own restart at 0:30, nobody's choice: nothing to drain instead.
+    assert "### Drain, don't disconnect" not in report
+    assert "| mass disconnects | 1 (1 scripted: 0:30 restart_nodes by the scenario) |" in report
 
 
 async def test_a_recording_of_the_served_simulator_at_x10_counts_503s_and_timeouts_exactly(
@@ -99,3 +101,66 @@ async def test_a_recording_of_the_served_simulator_at_x10_counts_503s_and_timeou
         f"| 503s / handshake timeouts | {exact[0]:,} / {exact[1]:,} (the source's running counts: exact for "
         f"all {end_s - 1} fleet seconds) |"
     )
+
+
+OPERATOR = "operator-token-for-the-rollout"
+
+
+async def _start_an_abrupt_rollout(url: str, at_least_s: float) -> None:
+    """The operator's own cut: an abrupt rollout (2 nodes every 5 s) once the fleet is past `at_least_s`,
+    through the guards as any client goes (typed confirmation: the fleet's name)."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {OPERATOR}"}
+    body = {"batch_size": 2, "interval_s": 5, "mode": "abrupt", "pause_cpu_pct": 75}
+    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        for _ in range(600):  # 30 s at most
+            if (await client.get("/v1/fleet", headers=headers)).json()["time_s"] >= at_least_s:
+                break
+            await asyncio.sleep(0.05)
+        asked = await client.post("/v1/rollout", json=body, headers=headers)
+        assert asked.status_code == 409, asked.text
+        confirm = {"token": asked.json()["confirm_token"], "typed": "regional-outage"}
+        done = await client.post("/v1/rollout", json={**body, "confirm": confirm}, headers=headers)
+        assert done.status_code == 202, done.text  # applied; it goes on in the fleet
+
+
+async def test_the_report_of_a_sim_serve_recording_counts_only_the_operators_disconnects(
+    tmp_path: Path,
+) -> None:
+    """User pass on `sim serve regional-outage`, recorded: the report's "Drain, don't disconnect" counted
+    the scenario's own power failure (its timeline restarts every node at 0:30) against the operator, as
+    if a drain or an action of theirs had cut them. The simulator's disconnects say when the scenario's
+    script made them (`data.scripted`), as an injection is told; the report leaves those out, as it does
+    injected ones, and counts the operator's own abrupt rollout only."""
+    from console.audit import AuditLog
+
+    backend = SimulatorBackend.from_scenario("regional-outage", OUTAGE_OVERRIDES)
+    tokens = parse_tokens(f"viewer {VIEWER} recorder\noperator {OPERATOR} ops")
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    app = create_app(backend, tokens, frame_interval_s=FRAME_INTERVAL_S, audit_log=audit)
+    out = tmp_path / "served.sdrec"
+    try:
+        with ServerThread(app) as server:
+            recorder = StreamRecorder(out, url=server.url, fsync=False, max_frames=90)
+            recording = asyncio.create_task(record_stream(recorder, server.url, VIEWER, sleep=_no_wait))
+            await _start_an_abrupt_rollout(server.url, at_least_s=65.0)
+            await asyncio.wait_for(recording, 60)
+            recorder.close()
+    finally:
+        audit.close()
+    with RecordingReader(out) as reader:
+        events = list(reader.events())
+    [started] = [e for e in events if e.kind == "action" and e.data.get("action") == "rollout_start"]
+    cut = [e for e in events if e.data.get("mass")]
+    scripted = [e for e in cut if e.time_s < started.time_s]
+    operators = [e for e in cut if e.time_s >= started.time_s]
+    assert [e.time_s for e in scripted] == [30.0] and scripted[0].data.get("scripted") == "restart_nodes"
+    assert operators and not any("scripted" in e.data for e in operators)
+    report = write_report(out, tmp_path / "report").markdown.read_text()
+    drain = report.split("### Drain, don't disconnect")[1].split("###")[0]
+    dropped = sum(int(e.data["dropped"]) for e in operators)
+    assert f"{dropped:,} connections cut abruptly (not drained)" in drain, drain
+    assert "not counted: 1 scripted (0:30 restart_nodes by the scenario)" in drain, drain
+    row = next(line for line in report.splitlines() if line.startswith("| mass disconnects |"))
+    assert f"| {len(cut):,} (1 scripted: 0:30 restart_nodes by the scenario; {len(operators):,} not) |" in row

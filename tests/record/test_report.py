@@ -104,7 +104,9 @@ def test_the_seeds_say_what_should_have_been_done_and_whether_it_was(
     assert "random(base, min(max, last_delay × 3))" in seeds
     retry = seeds.split("### Turn the surge away cheaply")[1].split("###")[0]
     assert "interview seed (002" in retry and "with a randomized Retry-After window" in retry
-    assert "### Drain, don't disconnect" in seeds
+    # Every cut is the scenario's own rollout's (the trainee only halts it): none counted against them.
+    assert "### Drain, don't disconnect" not in seeds
+    assert "(4 scripted: 0:30 rollout by the scenario; 0:50 rollout by the scenario;" in markdown
     losing = seeds.split("### Drain ÷ inflow below 1: the storm is winning")[1].split("###")[0]
     assert "**In this session:** done — admission tightened at " in losing  # the session's own admission
 

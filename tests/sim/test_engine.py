@@ -687,3 +687,30 @@ def test_a_bad_constant_of_a_switched_policy_exits_2(policy, param, words, capsy
     err = capsys.readouterr().err
     for word in words:
         assert word in err
+
+
+def test_the_scenarios_own_cuts_say_they_are_scripted_and_the_operators_do_not() -> None:
+    """A report must tell the scenario's doing from the operator's (docs/recording.md): the disconnects its
+    timeline or its `[rollout]` make say `scripted`; once the operator resumes that rollout, its batches
+    are the operator's choice, and so is a rollout the operator starts."""
+    overrides = ["nodes.count=8", "clients.count=20000", "rollout.batch_size=2", "rollout.interval_s=5"]
+    sim = Simulation(load_scenario("thundering-herd", [*overrides, "rollout.start_at_s=2"]))
+
+    def cuts_until(end_s: float) -> list[object]:
+        cut = []
+        while sim.time_s < end_s:
+            cut += [e.data.get("scripted") for e in sim.step().events if e.data.get("mass")]
+        return cut
+
+    assert cuts_until(8) == ["rollout", "rollout"]  # batches at 2 and 7 s: the scenario's
+    sim.rollout.halt()
+    sim.rollout.resume()  # the operator's
+    assert cuts_until(20) == [None, None]
+    regional = Simulation(
+        load_scenario("regional-outage", ["nodes.count=8", "clients.count=20000", "events.0.nodes=8"])
+    )
+    cut = [e for _ in range(45) for e in regional.step().events if e.data.get("mass")]
+    assert [e.data.get("scripted") for e in cut] == ["restart_nodes"]  # at 30 s; back by 45 s
+    regional.rollout.start(batch_size=4, interval_s=5, mode=RolloutMode.ABRUPT, pause_cpu_pct=0)
+    cut = [e for _ in range(3) for e in regional.step().events if e.data.get("mass")]
+    assert cut and not any("scripted" in e.data for e in cut)
