@@ -269,14 +269,7 @@ def judge_drain(
             why="every drain's closes per second must fit in the survivors' spare admission (field guide): "
             "slow the drain or drain fewer nodes at once",
         ),
-        check(
-            "headroom_after_pct",
-            load.headroom_after_pct,
-            t.headroom_min_pct,
-            bound="min",
-            fails_to=VerdictLevel.TYPED,
-            why="headroom once the node leaves rotation; no safe restart below it (outage seed): add capacity first",
-        ),
+        _after_check(load, t),
         check(
             "concurrent_drains",
             load.draining_nodes + count,
@@ -340,6 +333,30 @@ def judge_drain(
     }
     expected = nodes[0].id if count == 1 else snapshot.fleet
     return verdict("drain", checks, projections, typed_expected=expected)
+
+
+def _after_check(load: FleetLoad, thresholds: Thresholds) -> Check:
+    """The survivors' headroom against the budget — or, with no survivor, the rotation itself: the last
+    node's drain leaves no node to take a client, and "headroom 0 %: add capacity first" said nothing of
+    that (the projection `headroom_after_pct` stays, 0 then, as the frames say it)."""
+    if load.survivors == 0:
+        return check(
+            "nodes_in_rotation_after",
+            load.survivors,
+            1,
+            bound="min",
+            fails_to=VerdictLevel.BLOCKED,
+            why="nodes left in rotation (ready) once these leave: none would take their clients; undrain "
+            "another node, or restart one that is down, first",
+        )
+    return check(
+        "headroom_after_pct",
+        load.headroom_after_pct,
+        thresholds.headroom_min_pct,
+        bound="min",
+        fails_to=VerdictLevel.TYPED,
+        why="headroom once the node leaves rotation; no safe restart below it (outage seed): add capacity first",
+    )
 
 
 def judge_undrain(snapshot: FleetSnapshot, node_id: str, thresholds: Thresholds | None = None) -> Verdict:

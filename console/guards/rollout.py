@@ -100,6 +100,27 @@ def nodes_down_check(snapshot: FleetSnapshot) -> Check:
     )
 
 
+def rotation_check(snapshot: FleetSnapshot) -> Check:
+    """The nodes in rotation (`ready`) against one, failing to `blocked`: asked before a rollout starts and
+    before one resumes. With none, a restart has nowhere to move its batches' clients — and a start said so
+    as bad input, "batch_size: expected 1 … 0", of a field the operator had not got wrong. An admin may
+    still force it with a reason, as any block (a drained fleet's rollout restarts every node)."""
+    ready = sum(1 for node in snapshot.nodes if node.state is NodeState.READY)
+    return check(
+        "nodes_in_rotation",
+        ready,
+        1,
+        bound="min",
+        fails_to=VerdictLevel.BLOCKED,
+        why=(
+            "nodes in rotation (ready): they take each batch's clients"
+            if ready
+            else "no node in rotation — every one drained, draining, down or restarting: none would take a "
+            "batch's clients; undrain a node, or restart one that is down, first"
+        ),
+    )
+
+
 def headroom_check(
     snapshot: FleetSnapshot, thresholds: Thresholds, fails_to: VerdictLevel, why: str
 ) -> Check:
@@ -129,6 +150,10 @@ def judge_rollout_start(
     ready = sorted(
         (node for node in snapshot.nodes if node.state is NodeState.READY), key=lambda n: -n.connections
     )
+    if not ready:  # a verdict, not bad input: the request is fine, the fleet is not
+        checks = [rotation_check(snapshot), nodes_down_check(snapshot)]
+        projections = {"batches": len(plan_batches(snapshot.nodes, request.batch_size))}
+        return verdict("rollout_start", checks, projections, typed_expected=snapshot.fleet)
     if request.batch_size > len(ready):
         raise InputError("batch_size", request.batch_size, f"1 … {len(ready)} (the nodes in rotation)")
     # Judge the worst first batch: the fullest nodes leave.
@@ -138,6 +163,7 @@ def judge_rollout_start(
     spare_connections = load.survivor_capacity_connections - (load.serving_connections - displaced)
     cpu_now = max_serving_cpu_pct(snapshot.nodes)
     checks = [
+        rotation_check(snapshot),
         headroom_check(
             snapshot,
             t,
@@ -268,6 +294,7 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
     headroom = snapshot.totals.headroom_pct
     side = "under" if headroom < t.headroom_min_pct else "within"
     checks = [
+        rotation_check(snapshot),
         check(
             "cpu_now_pct",
             cpu_now,

@@ -274,6 +274,31 @@ async def test_blocked_is_422_and_only_an_admin_with_a_reason_overrides(acting: 
     assert audit_outcomes(acting) == ["blocked", "forbidden", "overridden"]
 
 
+async def test_a_rollout_with_no_node_in_rotation_is_blocked_and_an_admin_may_force_it(
+    acting: Acting,
+) -> None:
+    """With every node down, a start was bad input: "batch_size: expected 1 … 0 (the nodes in rotation)".
+    It is a block on nodes_in_rotation now, named as the problem's field — forced, as any block, only by an
+    admin with a reason (a rollout restarts every node, the ones down too)."""
+    nodes = list(acting.simulation.node_ids)
+    killed = await acting.call(
+        "POST", "/v1/sim/inject", {"event": "kill_nodes", "params": {"nodes": nodes}}, "admin"
+    )
+    assert killed.status_code == 200, killed.text
+    blocked = problem(
+        await acting.call("POST", "/v1/rollout", ROLLOUT_ABRUPT), 422, "nodes_in_rotation", "blocked"
+    )
+    failing = [c for c in blocked["verdict"]["checks"] if not c["ok"] and c["level"] == "blocked"]
+    assert [(c["name"], c["value"], c["limit"], c["bound"]) for c in failing] == [
+        ("nodes_in_rotation", 0, 1, "min")
+    ]
+    assert acting.simulation.rollout.state.value == "idle"
+    forced = {**ROLLOUT_ABRUPT, "override_reason": "every node crashed: the rollout ships the fix"}
+    by_admin = await acting.call("POST", "/v1/rollout", forced, role="admin")
+    assert by_admin.status_code == 202, by_admin.text
+    assert by_admin.json()["overridden"] and acting.simulation.rollout.state.value == "running"
+
+
 @pytest.mark.parametrize(
     ("path", "body", "field", "fragment"),
     [

@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
-from console.cli.act import render_plan
-from console.guards import Thresholds
+from console.cli.act import render_answer, render_plan
+from console.client.actions import ActionAnswer
+from console.guards import Thresholds, judge_rollout_start
 from console.model.actions import PLAN_LIMITS, format_value
-from console.protocol import NodeState
+from console.protocol import NodeState, RolloutRequest
 from console.sim import kernel as k
 from tests.actions.conftest import TOKENS, Acting, start_acting
+from tests.guards.fleets import CAPACITY, out_of_rotation
 
 
 @pytest.fixture
@@ -172,6 +174,20 @@ def test_plan_drain_says_the_cpu_margin_it_planned_with() -> None:
         "drain plan for node-2 (largest safe rate less a 5-point CPU margin, limited by the busiest "
         "survivor's CPU):"
     ), first
+
+
+def test_act_shows_a_rollout_blocked_on_the_rotation() -> None:
+    """A start with no node in rotation is a block on `nodes_in_rotation` (it was bad input naming
+    batch_size, "expected 1 … 0"): `act`'s table writes it as any check, its limit "≥ 1"."""
+    verdict = judge_rollout_start(out_of_rotation(), CAPACITY, RolloutRequest(batch_size=1, interval_s=30))
+    body = {
+        "type": "urn:stormdeck:problem:blocked",
+        "detail": "blocked",
+        "verdict": verdict.model_dump(mode="json"),
+    }
+    text = render_answer(ActionAnswer(422, body, "application/problem+json"))
+    row = next(line for line in text.splitlines() if line.strip().startswith("nodes_in_rotation "))
+    assert row.split()[:6] == ["nodes_in_rotation", "0", "≥", "1", "FAIL", "(blocked)"], row
 
 
 def test_plan_drain_writes_its_figures_as_the_console_does(tmp_path: Path, operator, capsys) -> None:

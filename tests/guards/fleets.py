@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from console.guards import FleetCapacity
-from console.protocol import AdmissionSettings, FleetSnapshot, NodeStatus, RolloutStatus
+from console.protocol import AdmissionSettings, FleetSnapshot, NodeState, NodeStatus, RolloutStatus
 from tests.fleet_builders import node, snapshot
 
 # 2000 handshakes/s per node, 0.02 CPU points per handshake/s: a node at its handshake ceiling spends 40 %
@@ -48,3 +48,13 @@ LOOPBACK = FleetCapacity(handshakes_per_s=500.0, cpu_pct_per_handshake_per_s=0.2
 def loopback_fleet(cpu_pct: float) -> FleetSnapshot:
     members = [node(f"node-{i}", cpu_pct=cpu_pct, connections=1000, accepts_per_s=0.6) for i in (1, 2, 3)]
     return snapshot(members, headroom_pct=90.0, accepts_per_s=1.8)
+
+
+def out_of_rotation(rollout: RolloutStatus | None = None) -> FleetSnapshot:
+    """A fleet with every node out of rotation: drained, draining, down — none `ready`."""
+    members = [
+        node("gw-000", state=NodeState.DRAINED, connections=0, cpu_pct=5.0),
+        node("gw-001", state=NodeState.DRAINING, connections=4_000, cpu_pct=20.0, drain_rate_per_s=50.0),
+        node("gw-002", state=NodeState.DOWN, connections=0, cpu_pct=0.0),
+    ]
+    return snapshot(members, rollout=rollout, headroom_pct=0.0, connections=4_000)

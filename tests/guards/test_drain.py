@@ -67,11 +67,24 @@ def test_headroom_after_the_node_leaves() -> None:
     assert verdict.projections["headroom_after_pct"] == pytest.approx((1 - 640_000 / 950_000) * 100, abs=1e-3)
 
 
-def test_draining_the_last_node_in_rotation_leaves_no_headroom_not_minus_100() -> None:
-    # The figure the frames give a fleet with nothing in rotation (console/figures.py): 0 %. It read -100 %.
+def test_draining_the_last_node_in_rotation_is_blocked_on_the_rotation_not_the_headroom() -> None:
+    """The figure the frames give a fleet with nothing in rotation (console/figures.py) is 0 % (it read
+    -100 %); as a check against the 35 % budget it said "add capacity first" of a fleet left with no node
+    at all. The last node's drain is blocked on nodes_in_rotation_after, 0 against ≥ 1, instead."""
     verdict = judge_drain(fleet(1, connections=30_000), CAPACITY, "gw-000", drain(10, deadline_s=3600))
-    assert verdict.projections["headroom_after_pct"] == 0.0
-    assert "headroom_after_pct" in failed(verdict)
+    assert verdict.projections["headroom_after_pct"] == 0.0  # the projection stays, by its name
+    assert "headroom_after_pct" not in {c.name for c in verdict.checks}
+    after = next(c for c in verdict.checks if c.name == "nodes_in_rotation_after")
+    assert (after.ok, after.value, after.limit, after.bound) == (False, 0, 1, "min")
+    assert after.level is VerdictLevel.BLOCKED and verdict.level is VerdictLevel.BLOCKED
+    # A batch that takes every node in rotation, the others already out of it: the same.
+    out = [node("gw-009", state="drained", connections=0)]
+    both = judge_drain(fleet(2, extra=out), CAPACITY, ["gw-000", "gw-001"], drain(10, deadline_s=3600))
+    assert "nodes_in_rotation_after" in failed(both) and both.level is VerdictLevel.BLOCKED
+    # With a node left in rotation the headroom is judged, and the rotation goes without saying.
+    one = judge_drain(fleet(2), CAPACITY, "gw-000", drain(10, deadline_s=3600))
+    names = {c.name for c in one.checks}
+    assert "headroom_after_pct" in names and "nodes_in_rotation_after" not in names
 
 
 def test_concurrent_drains_over_the_limit() -> None:

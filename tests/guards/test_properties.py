@@ -16,6 +16,7 @@ from console.guards import (
     judge_admission,
     judge_drain,
     judge_rollout_halt,
+    judge_rollout_resume,
     judge_rollout_start,
     plan_drain,
 )
@@ -230,6 +231,66 @@ def test_rollout_checks_are_honest(fleet, capacity, batch_size, mode, pause) -> 
     assert_checks_honest(verdict)
     if mode is RolloutMode.ABRUPT:
         assert LEVEL_RANK[verdict.level] >= LEVEL_RANK["typed"]
+
+
+def out_of_rotation(fleet, data) -> object:
+    """The fleet, or (half the time) the same fleet with every `ready` node moved out of rotation."""
+    if not data.draw(st.booleans(), label="nothing in rotation"):
+        return fleet
+    out = st.sampled_from([s for s in NodeState if s is not NodeState.READY])
+    nodes = [
+        n if n.state is not NodeState.READY else n.model_copy(update={"state": data.draw(out)})
+        for n in fleet.nodes
+    ]
+    return fleet.model_copy(update={"nodes": nodes})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    fleet=snapshot_strategy(),
+    capacity=capacity_strategy,
+    mode=st.sampled_from(list(RolloutMode)),
+    data=st.data(),
+)
+def test_a_rollout_with_nothing_in_rotation_is_blocked_on_the_rotation(fleet, capacity, mode, data) -> None:
+    """Start and resume: `nodes_in_rotation` passes exactly when a node is `ready`, and blocks when none is —
+    never bad input naming batch_size (1 … 0)."""
+    fleet = out_of_rotation(fleet, data)
+    ready = len(ready_ids(fleet))
+    event("nothing in rotation" if not ready else "some in rotation")
+    verdicts = []
+    if fleet.rollout.state not in (RolloutState.RUNNING, RolloutState.PAUSED):
+        batch_size = data.draw(st.integers(1, max(ready, 1)))
+        request = RolloutRequest(batch_size=batch_size, interval_s=60, mode=mode)
+        verdicts.append(judge_rollout_start(fleet, capacity, request))
+    if fleet.rollout.state in (RolloutState.PAUSED, RolloutState.HALTED):
+        verdicts.append(judge_rollout_resume(fleet))
+    for verdict in verdicts:
+        assert_checks_honest(verdict)
+        rotation = next(c for c in verdict.checks if c.name == "nodes_in_rotation")
+        assert rotation.ok == (ready > 0) and rotation.value == ready
+        if not ready:
+            assert verdict.level == "blocked"
+
+
+@settings(max_examples=150, deadline=None)
+@given(fleet=snapshot_strategy(), capacity=capacity_strategy, data=st.data())
+def test_a_drain_of_every_node_in_rotation_is_blocked_on_the_rotation_after(fleet, capacity, data) -> None:
+    """`nodes_in_rotation_after` stands in for the headroom check exactly when the drain leaves no node in
+    rotation, and blocks it."""
+    ids = ready_ids(fleet)
+    assume(ids)
+    batch = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids), unique=True))
+    if data.draw(st.booleans(), label="every node in rotation"):
+        batch = ids
+    request = DrainRequest(rate_per_s=10, deadline_s=600, hint_ms=(1000, 30_000))
+    verdict = judge_drain(fleet, capacity, batch, request)
+    names = {c.name for c in verdict.checks}
+    last = set(batch) == set(ids)
+    event("every node in rotation" if last else "some left in rotation")
+    assert ("nodes_in_rotation_after" in names) == last and ("headroom_after_pct" in names) != last
+    if last:
+        assert verdict.level == "blocked"
 
 
 @settings(max_examples=150, deadline=None)

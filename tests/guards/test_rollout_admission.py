@@ -19,6 +19,7 @@ from console.guards.rollout import plan_batches
 from console.protocol import (
     AdmissionRequest,
     AdmissionSettings,
+    Check,
     FleetSnapshot,
     NodeState,
     RolloutMode,
@@ -28,7 +29,7 @@ from console.protocol import (
     VerdictLevel,
 )
 from tests.fleet_builders import node
-from tests.guards.fleets import CAPACITY, fleet
+from tests.guards.fleets import CAPACITY, fleet, out_of_rotation
 
 
 def failed(verdict) -> set[str]:
@@ -170,6 +171,36 @@ def test_rollout_input_errors() -> None:
     with pytest.raises(InputError) as error:
         judge_rollout_start(fleet(count=4), CAPACITY, rollout(batch_size=5))
     assert error.value.field == "batch_size"
+
+
+def rotation_check(verdict) -> Check:
+    return next(c for c in verdict.checks if c.name == "nodes_in_rotation")
+
+
+@pytest.mark.parametrize("mode", list(RolloutMode))
+def test_a_rollout_with_no_node_in_rotation_is_blocked_naming_the_rotation(mode: RolloutMode) -> None:
+    """A start over a fleet with every node drained, draining or down was bad input, "batch_size: expected
+    1 … 0 (the nodes in rotation)" — a field the operator had not got wrong. It is a verdict now: blocked on
+    nodes_in_rotation, 0 against ≥ 1, which an admin may still force with a reason, as any block."""
+    verdict = judge_rollout_start(out_of_rotation(), CAPACITY, rollout(batch_size=1, mode=mode))
+    assert verdict.level is VerdictLevel.BLOCKED and "nodes_in_rotation" in failed(verdict)
+    check = rotation_check(verdict)
+    assert (check.value, check.limit, check.bound, check.level) == (0, 1, "min", VerdictLevel.BLOCKED)
+    assert "undrain" in check.why
+    assert verdict.projections["batches"] == 3  # every node of the fleet, as the backends plan it
+    # Nodes in rotation: the check is shown and passes; a batch larger than them is still bad input.
+    ok = rotation_check(judge_rollout_start(fleet(count=4), CAPACITY, rollout(batch_size=1, mode=mode)))
+    assert (ok.ok, ok.value) == (True, 4)
+
+
+def test_resuming_with_no_node_in_rotation_is_blocked_naming_the_rotation() -> None:
+    halted = RolloutStatus(state=RolloutState.HALTED, pause_cpu_pct=75.0)
+    verdict = judge_rollout_resume(out_of_rotation(halted))
+    assert verdict.level is VerdictLevel.BLOCKED and "nodes_in_rotation" in failed(verdict)
+    assert rotation_check(verdict) == rotation_check(
+        judge_rollout_start(out_of_rotation(), CAPACITY, rollout(batch_size=1))
+    )
+    assert rotation_check(judge_rollout_resume(fleet(rollout=halted))).ok
 
 
 # --- halt and resume --------------------------------------------------------------------------------------

@@ -582,6 +582,22 @@ def test_what_would_pass_names_the_planners_rate_with_its_cpu_margin():
     )
 
 
+def test_what_would_pass_names_the_rotation_a_rollout_or_the_last_drain_needs():
+    """The dialog's "What would pass" lists the blocking checks as it lists any: a rollout with no node in
+    rotation (it was bad input, "batch_size: expected 1 … 0"), and a drain of the last node in rotation."""
+    from console.guards import judge_drain, judge_rollout_start
+    from console.protocol import DrainRequest, RolloutRequest
+
+    from ..guards.fleets import CAPACITY, fleet, out_of_rotation
+
+    start = judge_rollout_start(out_of_rotation(), CAPACITY, RolloutRequest(batch_size=1, interval_s=30))
+    assert what_would_pass(start) == ["nodes_in_rotation ≥ 1 (now 0)"]
+    last = judge_drain(
+        fleet(1), CAPACITY, "gw-000", DrainRequest(rate_per_s=1, deadline_s=600, hint_ms=(1000, 2000))
+    )
+    assert "nodes_in_rotation_after ≥ 1 (now 0)" in what_would_pass(last)
+
+
 async def test_undrain_on_a_ready_node_says_so_without_a_form():
     api = FakeFleetApi()
     app = acting_app(api)
