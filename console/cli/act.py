@@ -23,9 +23,16 @@ from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
 from console.errors import InputError
-from console.model.actions import check_mark, format_value, limit_text, plan_basis, read_answer
+from console.model.actions import (
+    check_mark,
+    format_value,
+    limit_text,
+    plan_basis,
+    read_answer,
+    what_would_pass,
+)
 from console.model.big_changes import BigChange, big_changes
-from console.protocol import MAX_ADD_NODES, ActionRequest, limits
+from console.protocol import MAX_ADD_NODES, ActionRequest, VerdictLevel, limits
 
 if TYPE_CHECKING:
     from console.model.actions import Prefill
@@ -665,6 +672,12 @@ def render_answer(answer: ActionAnswer) -> str:
                     f"  {label:<8} connections min {run['connections_min']:,} end {run['connections_end']:,}  "
                     f"max CPU {run['cpu_max_pct']:.0f} %  attempts/s peak {run['attempts_per_s_peak']:,.0f}"
                 )
+        # As the console's dialog says it: the operator's next command is to type what would pass.
+        hints = (
+            what_would_pass(verdict) if verdict.level in (VerdictLevel.TYPED, VerdictLevel.BLOCKED) else []
+        )
+        if hints:
+            lines.append("what would pass: " + "; ".join(hints))
     if answer.reply is Reply.NEEDS_CONFIRMATION:
         if answer.level == "typed":
             expected = (verdict.typed_expected if verdict else None) or ""

@@ -544,10 +544,11 @@ def check_mark(check: Check) -> str:
 
 
 def what_would_pass(verdict: Verdict) -> list[str]:
-    """For a blocked verdict: the failing checks' limits, and the drain rate to type when one is known."""
+    """For a blocked or typed verdict: the limits of the failing checks that set its level, and the drain
+    rate to type when one is known."""
     hints = []
     for check in verdict.checks:
-        if check.ok or check.level is not VerdictLevel.BLOCKED:
+        if check.ok or check.level is not verdict.level:
             continue
         hints.append(f"{check.name} {limit_text(check)} (now {_fmt(check.value)})")
     rate_hint = _drain_rate_hint(verdict.projections)

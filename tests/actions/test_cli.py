@@ -39,7 +39,14 @@ def test_exit_codes_follow_the_verdict(acting: Acting, operator, capsys) -> None
     assert acting.simulation.state_of(1) is NodeState.READY
     assert act(acting, *drain, "--deadline", "0", "--yes") == 0  # the CLI confirms with the token itself
     assert acting.simulation.state_of(1) is NodeState.DRAINING
+    capsys.readouterr()
     assert act(acting, "drain", "gw-002", "--rate", "1e6", "--deadline", "600", "--hint", "1000:30000") == 4
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("what would pass: ")]
+    assert (
+        len(said) == 1
+        and "drain_pacing_per_s ≤ " in said[0]
+        and " closes/s per node (largest safe rate" in said[0]
+    )
     assert act(acting, "drain", "gw-002", "--rate", "-1", "--deadline", "600", "--hint", "1000:30000") == 2
     assert act(acting, "drain", "gw-002", "--rate", "1", "--deadline", "600", "--hint", "1000-30000") == 2
     capsys.readouterr()
@@ -188,6 +195,49 @@ def test_act_shows_a_rollout_blocked_on_the_rotation() -> None:
     text = render_answer(ActionAnswer(422, body, "application/problem+json"))
     row = next(line for line in text.splitlines() if line.strip().startswith("nodes_in_rotation "))
     assert row.split()[:6] == ["nodes_in_rotation", "0", "≥", "1", "FAIL", "(blocked)"], row
+
+
+def verdict_answer(verdict, status: int, kind: str) -> ActionAnswer:
+    body = {
+        "type": f"urn:stormdeck:problem:{kind}",
+        "detail": kind,
+        "verdict": verdict.model_dump(mode="json"),
+    }
+    if kind == "confirmation-required":
+        body["confirm_token"] = "tok"
+    return ActionAnswer(status, body, "application/problem+json")
+
+
+def test_act_says_what_would_pass_of_a_typed_or_blocked_verdict() -> None:
+    """The console's dialog says what would pass; `act` printed the table and left the operator to work it
+    out. It prints the same hint (`what_would_pass`): the blocking checks' limits and the drain rate to type."""
+    from console.guards import judge_drain, plan_drain
+    from console.protocol import DrainRequest
+    from tests.guards.fleets import LOOPBACK, loopback_fleet
+
+    def drain(rate: float):
+        request = DrainRequest(rate_per_s=rate, deadline_s=600, hint_ms=(1000, 30_000))
+        return judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", request)
+
+    rate = plan_drain(loopback_fleet(9.8), LOOPBACK, "node-2").rate_per_s
+    hint = f"a drain at ≤ {rate:g} closes/s per node (largest safe rate less a 5-point CPU margin) passes these checks"
+    blocked = render_answer(verdict_answer(drain(2000), 422, "blocked")).splitlines()
+    said = [line for line in blocked if line.startswith("what would pass: ")]
+    assert len(said) == 1 and said[0].endswith(hint) and "survivor_cpu_vs_abort_pct ≤ 80 (now " in said[0], (
+        said
+    )
+    # Typed (over the pause line, under the abort line): the typed checks' limits, the rate; then how to confirm.
+    typed = drain(450)
+    assert typed.level.value == "typed"
+    lines = render_answer(verdict_answer(typed, 409, "confirmation-required")).splitlines()
+    assert (
+        lines[-2]
+        == f"what would pass: survivor_cpu_vs_pause_pct ≤ 75 (now {format_value(typed.projections['survivor_cpu_max_pct'])}); {hint}"
+    )
+    assert lines[-1].startswith("needs typed confirmation")
+    # An ok verdict asks nothing: no hint.
+    ok = render_answer(ActionAnswer(200, {"dry_run": True, "verdict": drain(1).model_dump(mode="json")}))
+    assert "what would pass" not in ok
 
 
 def test_plan_drain_writes_its_figures_as_the_console_does(tmp_path: Path, operator, capsys) -> None:
