@@ -100,24 +100,31 @@ def nodes_down_check(snapshot: FleetSnapshot) -> Check:
     )
 
 
-def rotation_check(snapshot: FleetSnapshot) -> Check:
-    """The nodes in rotation (`ready`) against one, failing to `blocked`: asked before a rollout starts and
-    before one resumes. With none, a restart has nowhere to move its batches' clients — and a start said so
-    as bad input, "batch_size: expected 1 … 0", of a field the operator had not got wrong. An admin may
-    still force it with a reason, as any block (a drained fleet's rollout restarts every node)."""
+def rotation_check(snapshot: FleetSnapshot, fails_to: VerdictLevel, when_none: str) -> Check:
+    """The nodes in rotation (`ready`) against one: asked before a rollout starts (blocked with none: a
+    restart has nowhere to move its batches' clients, and a start said so as bad input, "batch_size:
+    expected 1 … 0", of a field the operator had not got wrong) and before one resumes (typed: the batch it
+    halted on may be what holds every node out of rotation, and finishing it the way back)."""
     ready = sum(1 for node in snapshot.nodes if node.state is NodeState.READY)
     return check(
         "nodes_in_rotation",
         ready,
         1,
         bound="min",
-        fails_to=VerdictLevel.BLOCKED,
+        fails_to=fails_to,
         why=(
             "nodes in rotation (ready): they take each batch's clients"
             if ready
-            else "no node in rotation — every one drained, draining, down or restarting: none would take a "
-            "batch's clients; undrain a node, or restart one that is down, first"
+            else f"no node in rotation — every one drained, draining, down or restarting: {when_none}"
         ),
+    )
+
+
+def start_rotation_check(snapshot: FleetSnapshot) -> Check:
+    return rotation_check(
+        snapshot,
+        VerdictLevel.BLOCKED,
+        "none would take a batch's clients; undrain a node, or restart one that is down, first",
     )
 
 
@@ -151,7 +158,7 @@ def judge_rollout_start(
         (node for node in snapshot.nodes if node.state is NodeState.READY), key=lambda n: -n.connections
     )
     if not ready:  # a verdict, not bad input: the request is fine, the fleet is not
-        checks = [rotation_check(snapshot), nodes_down_check(snapshot)]
+        checks = [start_rotation_check(snapshot), nodes_down_check(snapshot)]
         projections = {"batches": len(plan_batches(snapshot.nodes, request.batch_size))}
         return verdict("rollout_start", checks, projections, typed_expected=snapshot.fleet)
     if request.batch_size > len(ready):
@@ -163,7 +170,7 @@ def judge_rollout_start(
     spare_connections = load.survivor_capacity_connections - (load.serving_connections - displaced)
     cpu_now = max_serving_cpu_pct(snapshot.nodes)
     checks = [
-        rotation_check(snapshot),
+        start_rotation_check(snapshot),
         headroom_check(
             snapshot,
             t,
@@ -294,7 +301,12 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
     headroom = snapshot.totals.headroom_pct
     side = "under" if headroom < t.headroom_min_pct else "within"
     checks = [
-        rotation_check(snapshot),
+        rotation_check(
+            snapshot,
+            VerdictLevel.TYPED,
+            "the batch it halted on comes back as it finishes, but later batches restart nodes with none to "
+            "take their clients; undrain a node first, or type the fleet's name to resume anyway",
+        ),
         check(
             "cpu_now_pct",
             cpu_now,

@@ -30,6 +30,7 @@ from console.protocol import (
     RolloutState,
     RolloutStatus,
     Verdict,
+    VerdictLevel,
 )
 from tests.fleet_builders import node, snapshot
 
@@ -252,9 +253,9 @@ def out_of_rotation(fleet, data) -> object:
     mode=st.sampled_from(list(RolloutMode)),
     data=st.data(),
 )
-def test_a_rollout_with_nothing_in_rotation_is_blocked_on_the_rotation(fleet, capacity, mode, data) -> None:
-    """Start and resume: `nodes_in_rotation` passes exactly when a node is `ready`, and blocks when none is —
-    never bad input naming batch_size (1 … 0)."""
+def test_a_rollout_with_nothing_in_rotation_is_held_on_the_rotation(fleet, capacity, mode, data) -> None:
+    """Start and resume: `nodes_in_rotation` passes exactly when a node is `ready`; when none is, a start is
+    blocked and a resume asks for the fleet's name (at least) — never bad input naming batch_size (1 … 0)."""
     fleet = out_of_rotation(fleet, data)
     ready = len(ready_ids(fleet))
     event("nothing in rotation" if not ready else "some in rotation")
@@ -270,7 +271,8 @@ def test_a_rollout_with_nothing_in_rotation_is_blocked_on_the_rotation(fleet, ca
         rotation = next(c for c in verdict.checks if c.name == "nodes_in_rotation")
         assert rotation.ok == (ready > 0) and rotation.value == ready
         if not ready:
-            assert verdict.level == "blocked"
+            least = VerdictLevel.BLOCKED if verdict.action == "rollout_start" else VerdictLevel.TYPED
+            assert rotation.level is least and LEVEL_RANK[verdict.level] >= LEVEL_RANK[least]
 
 
 @settings(max_examples=150, deadline=None)

@@ -193,13 +193,17 @@ def test_a_rollout_with_no_node_in_rotation_is_blocked_naming_the_rotation(mode:
     assert (ok.ok, ok.value) == (True, 4)
 
 
-def test_resuming_with_no_node_in_rotation_is_blocked_naming_the_rotation() -> None:
+def test_resuming_with_no_node_in_rotation_is_typed_naming_the_rotation() -> None:
+    """Resume asks, by the fleet's name, where a start blocks: the batch the rollout halted on may be what
+    holds every node out of rotation, and finishing it the way back (as the headroom check only asks)."""
     halted = RolloutStatus(state=RolloutState.HALTED, pause_cpu_pct=75.0)
     verdict = judge_rollout_resume(out_of_rotation(halted))
-    assert verdict.level is VerdictLevel.BLOCKED and "nodes_in_rotation" in failed(verdict)
-    assert rotation_check(verdict) == rotation_check(
-        judge_rollout_start(out_of_rotation(), CAPACITY, rollout(batch_size=1))
-    )
+    assert verdict.level is VerdictLevel.TYPED and "nodes_in_rotation" in failed(verdict)
+    check = rotation_check(verdict)
+    assert (check.value, check.limit, check.bound, check.level) == (0, 1, "min", VerdictLevel.TYPED)
+    assert "undrain a node first" in check.why and "type the fleet's name" in check.why
+    start = rotation_check(judge_rollout_start(out_of_rotation(), CAPACITY, rollout(batch_size=1)))
+    assert start.level is VerdictLevel.BLOCKED and (start.value, start.limit) == (check.value, check.limit)
     assert rotation_check(judge_rollout_resume(fleet(rollout=halted))).ok
 
 
