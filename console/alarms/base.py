@@ -15,7 +15,7 @@ from typing import ClassVar, NamedTuple
 
 from console.guards.capacity import AdmissionLimit, FleetCapacity
 from console.guards.thresholds import Thresholds
-from console.protocol import AdmissionSettings, DrainProgress, Frame, NodeState, Severity
+from console.protocol import AdmissionSettings, DrainProgress, FoldedDrain, Frame, NodeState, Severity
 
 
 class AlarmName(StrEnum):
@@ -95,7 +95,8 @@ class Drain(NamedTuple):
 
 
 class EndedDrain(NamedTuple):
-    """A drain the frame before showed under way and this frame does not: it ended inside this frame."""
+    """A drain under way in a sped-up frame's earlier seconds and not at its last: it ended inside the
+    frame (as the frame says, `Frame.folded_drains`, or as the frame before dated it)."""
 
     started_at_s: float
     rate_per_s: float
@@ -103,6 +104,9 @@ class EndedDrain(NamedTuple):
     # What its node admits at the frame's end, in rotation again then (0 if not; None if unknown): it
     # did not while it drained.
     admits_at_end_per_s: float | None
+    # What its node admits in rotation (None if unknown): it did before its drain started — a drain
+    # starts from `ready` — in the seconds of a frame that also saw it start.
+    admits_per_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -172,9 +176,48 @@ class FleetView:
                 drain_rate += ended.rate_per_s
                 if admit is not None:
                     admit = None if ended.admits_at_end_per_s is None else admit - ended.admits_at_end_per_s
+            elif time_s <= ended.started_at_s and admit is not None:
+                # Not yet draining: in rotation, admitting — though out of it at the frame's end.
+                if ended.admits_per_s is None or ended.admits_at_end_per_s is None:
+                    admit = None
+                else:
+                    admit += ended.admits_per_s - ended.admits_at_end_per_s
         return replace(
             self, draining_nodes=draining, drain_rate_per_s=drain_rate, admission_capacity_per_s=admit
         )
+
+    def with_folded_drains(self, ended: Sequence[FoldedDrain]) -> FleetView:
+        """This frame's view with the drains it says ended inside it (`Frame.folded_drains`): each counts in
+        the frame's earlier seconds from the second after its start to its last, its node not admitting
+        then, and admitting before it started (`drains_in_second`) — a drain that started and ended between
+        two frames too, which neither frame's nodes show. Exact where `with_ended_drains` dates a drain by
+        what the frame before said of it. Itself when this frame's drains do not say (`drains` None)."""
+        if self.drains is None:
+            return self
+        under_way = {(drain.node, drain.started_at_s) for drain in self.drains}
+        gone = [drain for drain in ended if (drain.node, drain.started_at_s) not in under_way]
+        states = dict(zip(self.node_ids, self.node_states, strict=True)) if gone else {}
+        return replace(
+            self,
+            ended_drains=tuple(
+                self._ended(states, drain.node, drain.started_at_s, drain.rate_per_s, drain.last_s)
+                for drain in gone
+            ),
+        )
+
+    def _ended(
+        self,
+        states: dict[str, NodeState],
+        node: str,
+        started_at_s: float,
+        rate_per_s: float,
+        last_second_s: float,
+    ) -> EndedDrain:
+        """A drain of `node` that ended inside the frame, with what its node admits: at the frame's end
+        (only if back in rotation then, as `states` say) and in rotation."""
+        admits = self.admission_limit.for_node(node) if self.admission_limit else None
+        in_rotation = states.get(node) is NodeState.READY
+        return EndedDrain(started_at_s, rate_per_s, last_second_s, admits if in_rotation else 0.0, admits)
 
     def with_ended_drains(self, before: Sequence[Drain], before_s: float) -> FleetView:
         """This frame's view with the drains the frame before (at fleet time `before_s`) showed under way
@@ -195,13 +238,7 @@ class FleetView:
             last_second_s = drain.last_second_s(before_s)
             if last_second_s is None or last_second_s <= before_s:
                 continue
-            in_rotation = states.get(drain.node) is NodeState.READY
-            admits = self.admission_limit.for_node(drain.node) if self.admission_limit else None
-            ended.append(
-                EndedDrain(
-                    drain.started_at_s, drain.rate_per_s, last_second_s, admits if in_rotation else 0.0
-                )
-            )
+            ended.append(self._ended(states, drain.node, drain.started_at_s, drain.rate_per_s, last_second_s))
         return replace(self, ended_drains=tuple(ended))
 
     @classmethod

@@ -88,8 +88,9 @@ class AlarmEngine:
         (`Rule.each_second`) see every second, oldest first, at its own fleet time, and so does `cpu_abort`
         where the frame says which serving nodes were over the engine's abort line each second
         (`Frame.folded_hot`), and `drain_pacing_exceeded` where its drains say when they started
-        (`FleetView.drains_in_second`), those ended inside the frame dated by the frame before's
-        (`FleetView.with_ended_drains`); the others see the last second. A condition held for 60 s then
+        (`FleetView.drains_in_second`), those ended inside the frame dated by the frame's list of them
+        (`Frame.folded_drains`) or else by the frame before's (`FleetView.with_ended_drains`); the others
+        see the last second. A condition held for 60 s then
         raises after 60 fleet seconds, as at one frame a second, not after two frames 60 s apart, and one
         second's break clears it where it happened."""
         changes: list[Event] = []
@@ -105,8 +106,10 @@ class AlarmEngine:
             fleet = FleetView.of(frame, self.thresholds, self.capacity)
         *earlier, own = seconds_of(frame)
         drains_before, self._drains_before = self._drains_before, fleet.drains
-        if earlier and drains_before is not None and judged_to_s is not None:
-            fleet = fleet.with_ended_drains(drains_before, judged_to_s)
+        if earlier and frame.folded_drains is not None:
+            fleet = fleet.with_folded_drains(frame.folded_drains)  # the frame says which ended inside it
+        elif earlier and drains_before is not None and judged_to_s is not None:
+            fleet = fleet.with_ended_drains(drains_before, judged_to_s)  # as the frame before dated them
         hot = frame.hot_by_second(self.thresholds.cpu_abort_pct) if earlier else None
         if hot is not None and len(hot) != len(earlier):
             hot = None

@@ -308,8 +308,10 @@ class DrainPacing(Rule):
     A sped-up frame whose drains say when they started (`DrainProgress.started_at_s`) is judged at each
     second it folds, against that second's accepts, with the drains under way then and the nodes still in
     rotation then (`FleetView.drains_in_second`): a breach between two frames' last seconds was missed. A
-    drain that ended inside the frame counts up to the end the frame before dated it by
-    (`FleetView.with_ended_drains`). Without the starts, judged on the last second, as before."""
+    drain that ended inside the frame counts up to its last second as the frame lists it
+    (`Frame.folded_drains`, `FleetView.with_folded_drains`) — one that started inside it too — or, from an
+    older server, up to the end the frame before dated it by (`FleetView.with_ended_drains`). Without the
+    starts, judged on the last second, as before."""
 
     def each_second_of(self, frame: Frame, fleet: FleetView) -> bool:
         return fleet.drains_said

@@ -275,6 +275,46 @@ class HotSpells(Record):
         return cls(cpu_pct=cpu_pct, nodes=nodes)
 
 
+#: A drain under way in a fleet second: its node, its `started_at_s`, its requested `rate_per_s`.
+UnderWay = tuple[str, float, float]
+
+
+class FoldedDrain(Record):
+    """A drain under way in the earlier seconds a sped-up frame folds that is no longer under way at its
+    last second: it ended inside the frame (its node emptied, or force-closed at its deadline, or the
+    drain was cut short), however briefly it ran — the frame's nodes, its last second's, show none of it,
+    and a drain that also started inside the frame was seen by no frame at all."""
+
+    node: str
+    started_at_s: float = Field(
+        description="its drain status's `started_at_s`: it closes from the second after"
+    )
+    rate_per_s: float = Field(description="its requested close rate")
+    last_s: float = Field(description="the last fleet second its node was draining")
+
+    @classmethod
+    def ended(
+        cls,
+        seconds: Iterable[tuple[float, Iterable[UnderWay]]],
+        under_way_at_end: Iterable[UnderWay],
+    ) -> list[FoldedDrain]:
+        """The drains of a frame's earlier seconds — each second's time and its drains under way, as
+        (node, started_at_s, rate_per_s) — that are not among those under way at its last second, each with
+        the last second it was under way; a drain is its node and its start."""
+        last_s: dict[tuple[str, float], tuple[float, float]] = {}
+        for time_s, drains in seconds:
+            for node, started_at_s, rate_per_s in drains:
+                seen = last_s.get((node, started_at_s))
+                if seen is None or seen[1] < time_s:
+                    last_s[(node, started_at_s)] = (rate_per_s, time_s)
+        ongoing = {(node, started_at_s) for node, started_at_s, _ in under_way_at_end}
+        return [
+            cls(node=node, started_at_s=started_at_s, rate_per_s=rate_per_s, last_s=time_s)
+            for (node, started_at_s), (rate_per_s, time_s) in last_s.items()
+            if (node, started_at_s) not in ongoing
+        ]
+
+
 class Frame(Record):
     type: Literal["frame"] = "frame"
     api_version: str = API_VERSION
@@ -304,6 +344,13 @@ class Frame(Record):
         description="at speed > 1: for each CPU line the server watches (its abort line; a served drill's "
         "abort criteria), the serving nodes over it in each earlier fleet second the frame folds, as spells; "
         "null when the frame covers one second or its source does not say",
+    )
+    folded_drains: list[FoldedDrain] | None = Field(
+        default=None,
+        description="at speed > 1: the drains under way (their node draining) in the earlier fleet seconds "
+        "the frame folds that are not under way at its last second, each with the last second its node was "
+        "draining — so a drain that starts and ends between two frames is judged too; [] when none; null "
+        "when the frame covers one second or its source does not say",
     )
     published_unix_s: float | None = Field(
         default=None,
@@ -336,6 +383,20 @@ class Frame(Record):
             return None
         last = len(by_second) - 1
         return [(self.time_s - (last - i), totals) for i, totals in enumerate(by_second)]
+
+    def drains_under_way(self) -> list[UnderWay] | None:
+        """The drains under way in the frame's own (last) second: its draining nodes' (node, started_at_s,
+        rate_per_s). None when it does not say: a draining node without its drain status, or a frame sent
+        without its nodes."""
+        if not self.nodes:
+            return None
+        drains = []
+        for node in self.nodes:
+            if node.state is NodeState.DRAINING:
+                if node.drain is None:
+                    return None
+                drains.append((node.id, node.drain.started_at_s, node.drain.rate_per_s))
+        return drains
 
     def nodes_over(self, cpu_pct: float) -> list[str]:
         """The serving nodes (ready, draining) over `cpu_pct` in the frame's own (last) second, in its order:

@@ -17,6 +17,7 @@ from console.protocol import (
     TOTAL_COUNTERS,
     Event,
     FleetSnapshot,
+    FoldedDrain,
     Frame,
     HotSpells,
     ServedDrill,
@@ -24,6 +25,7 @@ from console.protocol import (
     Totals,
     Waves,
 )
+from console.protocol.models import UnderWay
 
 if TYPE_CHECKING:
     from console.errors import InputError
@@ -178,8 +180,32 @@ def fold_frames(frames: Sequence[Frame], hot_lines: Sequence[float] = ()) -> Fra
     waves = Waves(bin_ms=last.waves.bin_ms, attempts=bins)
     folded = seconds[:-1] if seconds is not None and len(seconds) == span_s > 1 else None
     hot = [spells for line in hot_lines if (spells := _spells(frames, line)) is not None] if folded else []
-    update = {"waves": waves, "span_s": span_s, "folded_totals": folded, "folded_hot": hot or None}
+    update = {
+        "waves": waves,
+        "span_s": span_s,
+        "folded_totals": folded,
+        "folded_hot": hot or None,
+        "folded_drains": _ended_drains(frames) if folded else None,
+    }
     return last.model_copy(update=update)
+
+
+def _ended_drains(frames: Sequence[Frame]) -> list[FoldedDrain] | None:
+    """The drains under way in the seconds `frames` stand for that are not under way at the last
+    (`Frame.folded_drains`): from each frame's draining nodes, and the drains a frame already folded says
+    ended inside it. None when a frame does not say (no nodes, a draining node without its drain status, a
+    folded frame without the list)."""
+    seconds: list[tuple[float, list[UnderWay]]] = []
+    for frame in frames:
+        if frame.span_s > 1:
+            if frame.folded_drains is None:
+                return None
+            seconds += [(d.last_s, [(d.node, d.started_at_s, d.rate_per_s)]) for d in frame.folded_drains]
+        under_way = frame.drains_under_way()
+        if under_way is None:
+            return None
+        seconds.append((frame.time_s, under_way))
+    return FoldedDrain.ended(seconds, seconds[-1][1])
 
 
 def _spells(frames: Sequence[Frame], line: float) -> HotSpells | None:

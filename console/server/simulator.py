@@ -23,6 +23,7 @@ from console.protocol import (
     DrainRequest,
     Event,
     FleetSnapshot,
+    FoldedDrain,
     Frame,
     HotSpells,
     RolloutRequest,
@@ -30,6 +31,7 @@ from console.protocol import (
     Totals,
     Waves,
 )
+from console.protocol.models import UnderWay
 from console.server.actions import ActionKind, FleetAction
 from console.server.backend import BeforeInjecting, RunningCounts, Tick
 
@@ -161,6 +163,7 @@ class SimulatorBackend:
         events: list[Event] = []
         earlier: list[Totals] = []
         hot: list[list[list[str]]] = []  # per earlier second, per line: the serving nodes over it
+        drains: list[tuple[float, list[UnderWay]]] = []  # per earlier second: the drains under way
         seconds = 0
         while True:
             result = simulation.step()
@@ -171,6 +174,7 @@ class SimulatorBackend:
                 break
             earlier.append(totals(simulation, result))
             hot.append([serving_above(simulation, result, line) for line in self.hot_lines])
+            drains.append((simulation.time_s, under_way(simulation)))
             if counts is not None:
                 counts.add(earlier[-1])
         frame: Frame = simulation.frame(result)
@@ -179,6 +183,8 @@ class SimulatorBackend:
             "span_s": float(seconds),
             "folded_totals": earlier or None,
             "folded_hot": folded_hot(self.hot_lines, frame.time_s, hot) if hot else None,
+            # (a drain started and ended between two frames is in neither frame's nodes)
+            "folded_drains": FoldedDrain.ended(drains, under_way(simulation)) if drains else None,
         }
         if counts is not None:
             counts.add(frame.totals)
@@ -186,6 +192,13 @@ class SimulatorBackend:
         frame = frame.model_copy(update=update)
         snapshot = FleetSnapshot.of_frame(frame, self.fleet_name, self.source)
         return Tick(frame, events, snapshot, seconds, time.perf_counter() - started)
+
+
+def under_way(simulation: Simulation) -> list[UnderWay]:
+    """The drains under way in the second the simulation just ran — its draining nodes' (its drain status
+    is dropped once the node drains, at the next second's start)."""
+    node_ids = simulation.node_ids
+    return [(node_ids[i], drain.started_at_s, drain.rate_per_s) for i, drain in simulation.drains.items()]
 
 
 def folded_hot(lines: tuple[float, ...], time_s: float, hot: list[list[list[str]]]) -> list[HotSpells]:

@@ -329,3 +329,92 @@ def test_a_served_drains_pacing_breach_raises_and_clears_at_the_fleet_seconds_on
         served("graceful-drain", ["admission.rate_per_s=90"], "drain_pacing_exceeded", every, 700.0)
         == one_fps
     )
+
+
+def brief_drain(time_s: float) -> list[NodeStatus]:
+    """Six nodes admitting 500/s each (`PACING_ADMISSION`); gw-001 draining at 100/s all along; gw-000's
+    drain at 400/s started at 12 s (closing from second 13) and emptied it in second 18: drained, out of
+    rotation, until back at 35 s. A frame of 11–20 s sees neither its start nor its end: its nodes show
+    gw-000 drained, and the frame before (10 s) showed it in rotation."""
+    from tests.fleet_builders import node
+
+    gw_001 = node("gw-001", state="draining", drain_rate_per_s=100.0)
+    if 12 < time_s <= 18:
+        gw_000 = node("gw-000", state="draining", drain_rate_per_s=400.0)
+        assert gw_000.drain is not None
+        gw_000 = gw_000.model_copy(update={"drain": gw_000.drain.model_copy(update={"started_at_s": 12.0})})
+    else:
+        gw_000 = node("gw-000", state="drained" if 18 < time_s < 35 else "ready")
+    return [gw_000, gw_001, *(node(f"gw-{i:03d}") for i in range(2, 6))]
+
+
+def brief_drain_accepts(time_s: float) -> float:
+    """2300 accepts/s to 18 s, then 1800/s: a breach only while both drains are under way (13–18 s) —
+    2000/s of admission, 1800/s of it taken besides the drains: 200/s spare for 500/s of closes. Before
+    gw-000's drain it still admitted: 2500/s, 2200/s besides gw-001's drain, 300/s spare over 100/s."""
+    return 2300.0 if time_s <= 18 else 1800.0
+
+
+@pytest.mark.parametrize("frames_end_s", [(10, 20, 30, 40), (11, 19, 40), (1, 40)])
+def test_a_drain_that_started_and_ended_between_two_frames_is_judged_at_its_fleet_seconds(
+    frames_end_s: tuple[int, ...],
+) -> None:
+    """docs/alarms.md said a drain that started and ended between two frames (sped-up serving) was seen by
+    neither: the breach while it ran (13–18 s) raised nothing. A sped-up frame now lists the drains under
+    way in its earlier seconds that are not under way at its last (`Frame.folded_drains`), each with the
+    last second its node was draining: the breach raises and clears at the seconds one frame a second
+    gives — and gw-000, drained at the frame's end, counts as admitting before its drain started (no false
+    breach at 11–12 s)."""
+    seconds = series(1, 40, fleet=brief_drain, admission=PACING_ADMISSION, accepts_per_s=brief_drain_accepts)
+    every_second = judged(seconds)
+    assert every_second == [
+        (13.0, "raised", "drain_pacing_exceeded"),
+        (23.0, "cleared", "drain_pacing_exceeded"),  # clear_after_s 5 from 18 s
+    ]
+    starts = (0, *frames_end_s[:-1])
+    folded = [fold_frames(seconds[start:end]) for start, end in zip(starts, frames_end_s, strict=True)]
+    assert any(f.folded_drains for f in folded)  # (gw-000's, in the frame folding 13–18 s)
+    assert judged(folded) == every_second
+    # From an older server (no `folded_drains`): the drain is seen by neither frame, as before.
+    unsaid = [f.model_copy(update={"folded_drains": None}) for f in folded]
+    assert judged(unsaid) != every_second
+
+
+def test_a_folded_frame_lists_the_drains_its_earlier_seconds_saw_end() -> None:
+    """`fold_frames` reads the drains from each second's draining nodes: gw-000's, under way 13–18 s and not
+    at 20 s, is listed with its last second; gw-001's, under way at the last second, is the nodes' to say.
+    A second without its nodes (a frame sent without them) cannot say: no list."""
+    from console.protocol import FoldedDrain
+
+    seconds = series(1, 20, fleet=brief_drain, admission=PACING_ADMISSION)
+    assert fold_frames(seconds[10:20]).folded_drains == [
+        FoldedDrain(node="gw-000", started_at_s=12.0, rate_per_s=400.0, last_s=18.0)
+    ]
+    assert fold_frames(seconds[0:10]).folded_drains == []  # (gw-001's: under way at 10 s too)
+    assert fold_frames([fold_frames(seconds[10:15]), fold_frames(seconds[15:20])]).folded_drains == [
+        FoldedDrain(node="gw-000", started_at_s=12.0, rate_per_s=400.0, last_s=18.0)
+    ]
+    bare = [second.model_copy(update={"nodes": []}) for second in seconds[10:20]]
+    assert fold_frames(bare).folded_drains is None
+    assert fold_frames(seconds[19:20]).folded_drains is None  # one second: its nodes say it
+
+
+@pytest.mark.parametrize("every", [10, 60])
+def test_served_drains_that_start_and_end_between_two_frames_raise_and_clear_as_at_one_frame_a_second(
+    every: int,
+) -> None:
+    """graceful-drain on 6 small nodes under 300/s of admission a node: each batch of 2 drains at 1666/s in
+    2–3 s (31–32, 43–45, 56–58 s) over the 4 other nodes' 1200/s. Served at ×60 (one frame for 2–61 s) the
+    three breaches raised nothing, at ×10 the last two: neither frame's nodes showed those drains. The
+    frames now list them (`folded_drains`)."""
+    small = ["nodes.count=6", "clients.count=10000", "rollout.batch_size=2", "admission.rate_per_s=300"]
+    one_fps = served("graceful-drain", small, "drain_pacing_exceeded", 1, 200.0)
+    assert one_fps == [
+        (31.0, "raised", "drain_pacing_exceeded"),
+        (37.0, "cleared", "drain_pacing_exceeded"),
+        (43.0, "raised", "drain_pacing_exceeded"),
+        (50.0, "cleared", "drain_pacing_exceeded"),
+        (56.0, "raised", "drain_pacing_exceeded"),
+        (62.0, "cleared", "drain_pacing_exceeded"),
+    ]
+    assert served("graceful-drain", small, "drain_pacing_exceeded", every, 200.0) == one_fps

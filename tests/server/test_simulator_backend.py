@@ -260,3 +260,36 @@ async def test_a_folded_frame_says_which_serving_nodes_were_over_each_watched_cp
     assert said > 0  # the storm put nodes over the lines
     one = await simulator.tick(1, budget_s=60.0)
     assert one.frame.folded_hot is None  # one second: its nodes say it
+
+
+async def test_a_folded_frame_lists_the_drains_that_ended_inside_it() -> None:
+    """`folded_drains`: graceful-drain's batches of 2 on 6 small nodes each drain in 2–3 s (31–32, 43–45,
+    56–58 s), all inside one ×60 frame (2–61 s) whose nodes, its last second's, show none of them. The frame
+    lists each with the last second its node was draining — as the same fleet run a second at a time
+    shows them."""
+    from console.protocol import FoldedDrain, NodeState
+    from console.sim.engine import Simulation
+    from console.sim.scenario_loader import load_scenario
+
+    simulator = SimulatorBackend.from_scenario("graceful-drain", SMALL, seed=3)
+    await simulator.start()
+    tick = await simulator.tick(60, budget_s=60.0)
+    assert (tick.frame.time_s, tick.frame.span_s) == (61.0, 60.0)
+    twin = Simulation(load_scenario("graceful-drain", SMALL), seed=3)
+    last_s: dict[tuple[str, float], tuple[float, float]] = {}
+    for second in [twin.advance()[0] for _ in range(61)][
+        1:60
+    ]:  # the first ran for `start`; 61 s is the frame's
+        for node in second.nodes:
+            if node.state is NodeState.DRAINING and node.drain is not None:
+                last_s[(node.id, node.drain.started_at_s)] = (node.drain.rate_per_s, second.time_s)
+    assert len(last_s) == 6
+    assert not any(node.state is NodeState.DRAINING for node in tick.frame.nodes)
+    assert sorted(tick.frame.folded_drains or [], key=lambda d: (d.last_s, d.node)) == [
+        FoldedDrain(node=node, started_at_s=started_at_s, rate_per_s=rate_per_s, last_s=time_s)
+        for (node, started_at_s), (rate_per_s, time_s) in sorted(
+            last_s.items(), key=lambda kv: (kv[1][1], kv[0])
+        )
+    ]
+    one = await simulator.tick(1, budget_s=60.0)
+    assert one.frame.folded_drains is None  # one second: its nodes say it
