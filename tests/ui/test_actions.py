@@ -260,6 +260,28 @@ async def test_typed_level_refuses_a_wrong_name_then_accepts_the_node_id():
         assert api.sent[-1][2]["confirm"] == {"token": "tok-1", "typed": NODE}
 
 
+async def test_typed_level_says_what_would_pass_above_the_name_to_type():
+    """`stormdeck act` printed what would pass of a typed verdict; the dialog said it only of a blocked one,
+    and left the operator to find the limits in the table. Said the same (`what_would_pass`), over the
+    question, and for a typed dry run too (it asks nothing, as `act --dry-run` prints it)."""
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        dialog = await drain_dialog(app, pilot, "250", "enter", "the typed dialog")
+        hints = what_would_pass(dialog.verdict)
+        assert hints and "survivor_cpu_vs_pause_pct ≤ 75" in hints[0]
+        ask = shown(dialog.query_one("#ask")).splitlines()
+        assert ask[0] == "What would pass: " + "; ".join(hints)
+        assert ask[-1] == f"type {NODE} and Enter to apply it · Esc cancels"  # the question, by the input
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        dry = await drain_dialog(app, pilot, "250", "ctrl+d", "the typed dry run")
+        ask = shown(dry.query_one("#ask")).splitlines()
+        assert ask == ["What would pass: " + "; ".join(what_would_pass(dry.verdict)), "Esc closes"]
+        assert api.applied == []
+
+
 async def test_blocked_level_says_why_and_what_would_pass_and_applies_nothing():
     api = FakeFleetApi()
     app = acting_app(api)

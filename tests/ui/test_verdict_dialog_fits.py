@@ -30,9 +30,18 @@ def typed_drain_verdict() -> Verdict:
         "without_action": {"connections": series, "attempts_per_s": series},
         "with_action": {"connections": series[::-1], "attempts_per_s": series[::-1]},
     }
-    return verdict(
-        "drain", checks, {"survivors": 47, "duration_s": 600.0}, typed_expected="gw-0017"
-    ).model_copy(update={"confirm_token": "tok-1", "forecast": forecast})
+    # The rate a drain verdict suggests: with nine failing checks, the longest "what would pass" a typed
+    # verdict says, over the question.
+    projections = {
+        "survivors": 47,
+        "duration_s": 600.0,
+        "largest_safe_rate_per_s": 434.0,
+        "suggested_rate_per_s": 400.0,
+        "suggested_cpu_margin_pct": 5.0,
+    }
+    return verdict("drain", checks, projections, typed_expected="gw-0017").model_copy(
+        update={"confirm_token": "tok-1", "forecast": forecast}
+    )
 
 
 class DialogApp(App[None]):
@@ -56,6 +65,11 @@ async def test_the_question_and_the_typed_input_stay_on_screen(size) -> None:
             region = dialog.query_one(selector).region
             assert region.height > 0 and inside(region, size), (selector, region, size)
         assert inside(dialog.query_one("Vertical").region, size)
+        # What would pass, over the question: on screen with it (the #ask region above, the input under it).
+        ask = dialog.query_one("#ask")
+        words = str(ask.content)
+        assert words.startswith("What would pass: check_0 ≤ 75 (now 80)") and "≤ 400 closes/s" in words
+        assert words.endswith("type gw-0017 and Enter to apply it · Esc cancels")
 
 
 async def test_the_verdict_scrolls_with_page_down_while_the_name_is_typed() -> None:

@@ -1,9 +1,9 @@
 """The server's verdict on an action, in full, and the question its level asks (issue #4, section 4).
 
 Every check with its value, limit and pass or fail; the projections; the forecast as sparklines (with and
-without the action, on one scale). Then: `confirm` — Enter or y; `typed` — the node id (or fleet name)
-typed back, a wrong one refused here with a message; `blocked` — why, and what would pass. A dry run shows
-the verdict and asks nothing. The dialog dismisses with `Confirmed` (an intent) or None.
+without the action, on one scale). Then: `confirm` — Enter or y; `typed` — what would pass, and the node
+id (or fleet name) typed back, a wrong one refused here with a message; `blocked` — why, and what would
+pass. A dry run shows the verdict (and what would pass) and asks nothing. The dialog dismisses with `Confirmed` (an intent) or None.
 """
 
 from __future__ import annotations
@@ -239,21 +239,30 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         return self.verdict.typed_expected or self.typed_fallback or "?"
 
     def _ask_text(self) -> Text:
+        """The question, under what would pass of a typed or blocked verdict (as `stormdeck act` prints
+        it): a typed name was asked with the limits left to be found in the table."""
         asks = self.asks
         if asks is VerdictLevel.CONFIRM:
             return Text("Enter or y applies it · Esc or n cancels")
+        blocked = self.verdict.level is VerdictLevel.BLOCKED and not self.dry_run
+        # A block is said in the critical colour, all of it; the rest in the question's own.
+        text = Text(style=self.palette.level_style(Level.CRITICAL, True) if blocked else "")
+        if blocked:
+            text.append("✖ blocked: nothing applied. ")
+        hints = (
+            what_would_pass(self.verdict)
+            if self.verdict.level in (VerdictLevel.TYPED, VerdictLevel.BLOCKED)
+            else []
+        )
+        if hints:
+            text.append("What would pass: " + "; ".join(hints))
+        if text.plain:
+            text.append("\n")
         if asks is VerdictLevel.TYPED:
-            return Text(f"type {self._expected()} and Enter to apply it · Esc cancels")
-        if self.verdict.level is VerdictLevel.BLOCKED and not self.dry_run:
-            text = Text("✖ blocked: nothing applied. ", style=self.palette.level_style(Level.CRITICAL, True))
-            hints = what_would_pass(self.verdict)
-            text.append("What would pass: " + "; ".join(hints) if hints else "")
-            text.append("\nEsc: back to the form" if self.back_to_form else "\nEsc closes")
-            return text
-        if self.dry_run and self.verdict.level is VerdictLevel.BLOCKED:
-            hints = what_would_pass(self.verdict)
-            return Text(("What would pass: " + "; ".join(hints) + "\n" if hints else "") + "Esc closes")
-        return Text("Esc closes")
+            text.append(f"type {self._expected()} and Enter to apply it · Esc cancels")
+        else:
+            text.append("Esc: back to the form" if blocked and self.back_to_form else "Esc closes")
+        return text
 
     def action_confirm(self) -> None:
         if self.asks is VerdictLevel.CONFIRM:
