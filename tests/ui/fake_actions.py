@@ -1,8 +1,10 @@
 """A fake fleet API write side, as issue #4 specifies it (the `actions` branch serves the real one).
 
-Drain verdicts follow the rate, so each level is one request away: ≤ 120 closes/s ok, ≤ 200 confirm
-(the hint window is too narrow for the rate), ≤ 300 typed (the survivors' CPU passes the pause line),
-above that blocked (the pacing budget). Levels come from the real `console.guards.verdict`.
+Verdicts come from the real guards (`judge_drain`, `judge_add_capacity`) over fleets built for them, so
+the dialogs show what a server says (every check, every projection, the suggested rate). A drain's level
+follows its rate, each level one request away: ≤ 120 closes/s ok, up to ~229 confirm (the hint window is
+too narrow for the rate), ≤ 300 typed (the busiest survivor's CPU passes the pause line), above that
+blocked (the pacing budget; from ~334 the abort line too).
 """
 
 from __future__ import annotations
@@ -15,67 +17,56 @@ from typing import Any
 import httpx
 
 from console.client.actions import ActionClient
-from console.guards import FleetCapacity, Thresholds
-from console.guards.drain import hint_window_needed_ms
-from console.guards.verdict import check, verdict
-from console.protocol import Verdict, VerdictLevel
+from console.errors import InputError
+from console.guards import FleetCapacity, Thresholds, judge_drain
+from console.guards.verdict import verdict
+from console.protocol import DrainRequest, FleetSnapshot, Verdict, VerdictLevel
 
 SAFE_RATE = 120.0
+#: Nodes in the scenes' fleet (console.ui.scenes).
+FLEET_NODES = 48
 HINT_MS = (1000, 16000)
 #: The thresholds this fleet judges with, and gives the console: a hint window of 125 ms per close/s
-#: (the check below), so 120 closes/s needs 15 s — the 16 s hint the planner offers, and the longest
+#: (the hint_window_ms check), so 120 closes/s needs 15 s — the 16 s hint the planner offers, and the longest
 #: this fleet gives (GROWABLE): the console's re-derived window passes up to it, not beyond.
 THRESHOLDS = Thresholds(hint_spread_per_s_max=8.0)
 
 
-def drain_verdict(node_id: str, rate: float, hint_ms: tuple[int, int]) -> Verdict:
-    checks = [
-        check(
-            "survivor_cpu_vs_pause_pct",
-            50 + rate / 8,
-            75.0,
-            fails_to=VerdictLevel.TYPED,
-            why="busiest survivor's CPU while absorbing the drain; above it a rollout pauses",
-        ),
-        check(
-            "drain_pacing_per_s",
-            rate,
-            300.0,
-            fails_to=VerdictLevel.BLOCKED,
-            why="every drain's closes per second must fit in the survivors' spare admission",
-        ),
-        check(
-            "headroom_after_pct",
-            48.0,
-            35.0,
-            bound="min",
-            fails_to=VerdictLevel.TYPED,
-            why="headroom once the node leaves rotation",
-        ),
-        check(
-            "hint_window_ms",
-            hint_ms[1] - hint_ms[0],
-            hint_window_needed_ms(rate, THRESHOLDS),
-            bound="min",
-            fails_to=VerdictLevel.CONFIRM,
-            why="a window too narrow for the rate sends clients back in lockstep",
-        ),
+def drain_fleet() -> FleetSnapshot:
+    """The scenes' 48 nodes as this fleet judges a drain: each at 61.5 % CPU, admitting 52.5
+    of its 60 handshakes/s (the survivors' spare admission: 47 × 60 − 48 × 52.5 = 300/s, the pacing
+    budget), 20,000 connections of 50,000 (59 % headroom once one leaves). At 1.5 CPU points a handshake/s
+    (GROWABLE), a close per second adds 0.048 points to the busiest survivor (`reconnect_skew` 1.5 over 47):
+    the line 5 points under the pause line at ~125 closes/s, the pause line at ~229, the abort line at ~334.
+    A node it does not hold is bad input, as on the server."""
+    from tests.fleet_builders import node, snapshot
+
+    members = [
+        node(f"gw-{i:04d}", cpu_pct=61.5, connections=20_000, accepts_per_s=52.5) for i in range(FLEET_NODES)
     ]
-    projections = {
-        "survivors": 47,
-        "survivor_cpu_max_pct": 50 + rate / 8,
-        "drain_rate_per_s": rate,
-        "duration_s": 20000 / rate,
-        "largest_safe_rate_per_s": SAFE_RATE,
-    }
-    return verdict("drain", checks, projections, typed_expected=node_id)
+    return snapshot(members, connections=20_000 * FLEET_NODES, accepts_per_s=52.5 * FLEET_NODES)
+
+
+def drain_verdict(node_id: str, rate: float, hint_ms: tuple[int, int], deadline_s: float = 600.0) -> Verdict:
+    """The real drain guard's verdict (raises `InputError`, answered as the server answers bad input)."""
+    request = DrainRequest(rate_per_s=rate, deadline_s=deadline_s, hint_ms=hint_ms)
+    return judge_drain(drain_fleet(), GROWABLE, node_id, request, THRESHOLDS)
 
 
 def _growable() -> FleetCapacity:
     from tests.guards.fleets import CAPACITY
 
-    # Its hints reach 16 s: the planner's window for 120 closes/s at most (THRESHOLDS), the safe rate.
-    return dataclasses.replace(CAPACITY, max_nodes=112, provisioning_s=240.0, hint_max_ms=HINT_MS[1])
+    # Its hints reach 16 s: the planner's window for 120 closes/s at most (THRESHOLDS), the safe rate — the
+    # rate the drain guard suggests, its CPU margin line being higher (`drain_fleet`). A node completes 60
+    # handshakes/s at 1.5 CPU points each (90 % at its ceiling): reconnects, not connections, burn CPU.
+    return dataclasses.replace(
+        CAPACITY,
+        handshakes_per_s=60.0,
+        cpu_pct_per_handshake_per_s=1.5,
+        max_nodes=112,
+        provisioning_s=240.0,
+        hint_max_ms=HINT_MS[1],
+    )
 
 
 GROWABLE = _growable()
@@ -122,10 +113,6 @@ def forecast(rate: float) -> dict[str, Any]:
         "without_action": run(base, cpu, attempts),
         "with_action": run(acted, cpu_acted, attempts_acted),
     }
-
-
-#: Nodes in the scenes' fleet (console.ui.scenes).
-FLEET_NODES = 48
 
 
 class FakeFleetApi:
@@ -214,8 +201,16 @@ class FakeFleetApi:
             answer.update(type="urn:stormdeck:problem:bad-input", field="batch_size")
             return 422, answer
         if kind == "drain":
-            judged = drain_verdict(node_id or "", float(body["rate_per_s"]), tuple(body["hint_ms"]))
-            judged = judged.model_copy(update={"forecast": forecast(float(body["rate_per_s"]))})
+            rate = float(body["rate_per_s"])
+            try:
+                judged = drain_verdict(
+                    node_id or "", rate, tuple(body["hint_ms"]), float(body.get("deadline_s", 600.0))
+                )
+            except InputError as error:  # as the server: bad input, no verdict
+                answer = _problem_body(422, "Bad input", str(error))
+                answer.update(type="urn:stormdeck:problem:bad-input", field=error.field)
+                return 422, answer
+            judged = judged.model_copy(update={"forecast": forecast(rate)})
         elif path == "/v1/capacity":
             kind = "add_capacity"
             judged = capacity_verdict(int(body["count"]))
@@ -223,9 +218,12 @@ class FakeFleetApi:
             judged = verdict(kind, [], {})
         if body.get("dry_run"):
             return 200, _result(kind, node_id, judged, applied=False, dry_run=True)
-        if judged.level is VerdictLevel.BLOCKED:
-            answer = _problem_body(422, "Blocked by a guard", f"{kind} is blocked: failed drain_pacing_per_s")
-            answer.update(type="urn:stormdeck:problem:blocked", field="drain_pacing_per_s")
+        if judged.level is VerdictLevel.BLOCKED:  # named as the server names it (console.server.desk)
+            failed = [c.name for c in judged.checks if not c.ok and c.level is VerdictLevel.BLOCKED]
+            answer = _problem_body(
+                422, "Blocked by a guard", f"{kind} is blocked: failed {', '.join(failed)}"
+            )
+            answer.update(type="urn:stormdeck:problem:blocked", field=failed[0])
             answer["verdict"] = judged.model_dump(mode="json")
             return 422, answer
         if judged.level in (VerdictLevel.CONFIRM, VerdictLevel.TYPED):

@@ -13,6 +13,7 @@ from rich.console import Console
 from textual.widgets import Button, Input, Label
 
 from console.client.actions import ActionAnswer
+from console.errors import InputError
 from console.model.actions import ActionKind, Prefill, parse_form, read_answer, what_would_pass
 from console.ui.app import ConsoleApp
 from console.ui.scenes import SCENES_BY_NAME, fed_model, frozen_clock
@@ -469,6 +470,44 @@ def test_parse_form_and_read_answer_are_pure():
     blocked = drain_verdict("gw-0001", 500.0, (1000, 16000))
     assert blocked.level.value == "blocked"
     assert any("120" in hint for hint in what_would_pass(blocked))
+
+
+def test_the_fake_fleet_judges_a_drain_with_the_real_guard():
+    """The fake fleet API built its drain verdicts by hand, without the projections the real guard returns
+    (`suggested_rate_per_s`, `suggested_cpu_margin_pct`): its dialogs said an older server's hint. It
+    judges with `judge_drain` now, over a fleet where each level is still one rate away, and suggests the
+    rate its drain planner offers."""
+    from .fake_actions import SAFE_RATE, drain_verdict
+
+    names = [
+        "survivor_cpu_vs_pause_pct",
+        "survivor_cpu_vs_abort_pct",
+        "drain_pacing_per_s",
+        "headroom_after_pct",
+        "concurrent_drains",
+        "force_closed_at_safe_rate",
+        "force_close_burst_per_s",
+        "hint_window_ms",
+        "offline_at_once_pct",
+        "force_closed_at_deadline",
+    ]
+    levels = {100.0: "ok", 120.0: "ok", 150.0: "confirm", 250.0: "typed", 300.0: "typed", 500.0: "blocked"}
+    for rate, level in levels.items():
+        verdict = drain_verdict(NODE, rate, (1000, 16000))
+        assert (verdict.level.value, [c.name for c in verdict.checks]) == (level, names), rate
+        assert verdict.projections["suggested_rate_per_s"] == SAFE_RATE  # the planner's rate (the plan's)
+        assert verdict.projections["survivors"] == 47
+    typed = drain_verdict(NODE, 250.0, (1000, 16000))
+    assert typed.typed_expected == NODE
+    assert [c.name for c in typed.checks if not c.ok] == ["survivor_cpu_vs_pause_pct", "hint_window_ms"]
+    blocked = drain_verdict(NODE, 500.0, (1000, 16000))
+    assert what_would_pass(blocked)[-1] == (
+        f"a drain at ≤ {SAFE_RATE:g} closes/s per node (largest safe rate) passes these checks"
+    )
+    assert "drain_pacing_per_s ≤ 300 (now 500)" in what_would_pass(blocked)
+    # Bad input as the server says it: a node out of rotation, a hint beyond the fleet's reach.
+    with pytest.raises(InputError, match="hint_ms"):
+        drain_verdict(NODE, 100.0, (1000, 20_000))
 
 
 async def test_attempts_and_confirmations_go_to_the_recording_without_tokens():
