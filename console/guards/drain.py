@@ -29,6 +29,17 @@ from console.protocol import (
     limits,
 )
 
+#: The drain's checks of what its survivors absorb, left out of a drain that leaves none (`judge_drain`).
+SURVIVOR_CHECKS = frozenset(
+    {
+        "survivor_cpu_vs_pause_pct",
+        "survivor_cpu_vs_abort_pct",
+        "drain_pacing_per_s",
+        "force_closed_at_safe_rate",
+        "force_close_burst_per_s",
+    }
+)
+
 #: The planner's hint window starts here: nobody is told to come back at once (interview: "after a
 #: randomized delay rather than being cut off cold").
 HINT_START_MS = 1000
@@ -317,6 +328,11 @@ def judge_drain(
             why="connections still open at the deadline at the requested rate; they are closed at once",
         ),
     ]
+    if load.survivors == 0:
+        # Nothing in rotation after: the checks of what survivors absorb have none to measure (a CPU of "—",
+        # a pacing limit and a safe rate of 0) and failed beside the one reason, nodes_in_rotation_after.
+        # Left out, as a rollout start with nothing in rotation leaves out all but its rotation.
+        checks = [c for c in checks if c.name not in SURVIVOR_CHECKS]
     projections = {
         # What moves to the survivors: a confirmation says it in numbers, beside how long and the headroom after.
         "connections": sum(n.connections for n in nodes),

@@ -560,9 +560,11 @@ def what_would_pass(verdict: Verdict) -> list[str]:
 def _drain_rate_hint(projections: Mapping[str, Any]) -> str | None:
     """The rate a refused drain should be typed at: the verdict's suggestion, the planner's rate a CPU margin
     under the pause line — the largest safe rate on the line, typed back seconds later on a live fleet,
-    was refused again. From an older server, which suggests none: the largest safe rate."""
+    was refused again. From an older server, which suggests none: the largest safe rate. None for a drain
+    that leaves no survivor: no rate helps, and "add capacity or wait for the fleet to calm" buried the
+    reason its verdict names (`nodes_in_rotation_after`: undrain a node first)."""
     safe = projections.get("largest_safe_rate_per_s")
-    if not isinstance(safe, int | float):
+    if not isinstance(safe, int | float) or projections.get("survivors") == 0:
         return None
     calm = "add capacity or wait for the fleet to calm"
     if safe <= 0:

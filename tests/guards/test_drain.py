@@ -8,6 +8,7 @@ import pytest
 
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, judge_drain, judge_undrain, plan_drain
+from console.guards.drain import SURVIVOR_CHECKS
 from console.protocol import AdmissionSettings, DrainRequest, VerdictLevel
 from tests.fleet_builders import node, snapshot
 from tests.guards.fleets import CAPACITY, LOOPBACK, fleet, loopback_fleet
@@ -85,6 +86,38 @@ def test_draining_the_last_node_in_rotation_is_blocked_on_the_rotation_not_the_h
     one = judge_drain(fleet(2), CAPACITY, "gw-000", drain(10, deadline_s=3600))
     names = {c.name for c in one.checks}
     assert "headroom_after_pct" in names and "nodes_in_rotation_after" not in names
+
+
+def test_the_last_nodes_drain_names_the_rotation_alone_not_the_survivors_it_has_none_of() -> None:
+    """The last node's drain also failed survivor_cpu_vs_pause_pct and _abort_pct (value "—": no survivor
+    to have a CPU), drain_pacing_per_s (limit 0: no spare admission without a survivor), and the force-close
+    checks at a "largest safe rate" of 0: four FAILs burying the one reason, and "what would pass" asked for
+    a CPU under 80 of nodes that do not exist. With no survivor those checks are left out (as a rollout
+    start with nothing in rotation leaves out all but its rotation), so the block names the rotation."""
+    verdict = judge_drain(fleet(1, connections=30_000), CAPACITY, "gw-000", drain(500, hint_ms=(1000, 2000)))
+    assert [c.name for c in verdict.checks] == [
+        "nodes_in_rotation_after",
+        "concurrent_drains",
+        "hint_window_ms",
+        "offline_at_once_pct",
+        "force_closed_at_deadline",
+    ]
+    blocking = [c.name for c in verdict.checks if not c.ok and c.level is VerdictLevel.BLOCKED]
+    assert verdict.level is VerdictLevel.BLOCKED and blocking == ["nodes_in_rotation_after"]
+    # What is not about the survivors is still judged: a hint too narrow for the rate says so.
+    assert failed(verdict) == {"nodes_in_rotation_after", "hint_window_ms"}
+    # The projections keep their names (the protocol's fields), with nothing to suggest.
+    assert verdict.projections["survivors"] == 0 and verdict.projections["suggested_rate_per_s"] == 0
+    # One survivor left: every check of what the survivors absorb is back.
+    one = judge_drain(fleet(2), CAPACITY, "gw-000", drain(10, deadline_s=3600))
+    assert {
+        "survivor_cpu_vs_pause_pct",
+        "survivor_cpu_vs_abort_pct",
+        "drain_pacing_per_s",
+        "force_closed_at_safe_rate",
+        "force_close_burst_per_s",
+    } == SURVIVOR_CHECKS
+    assert {c.name for c in one.checks} >= SURVIVOR_CHECKS
 
 
 def test_concurrent_drains_over_the_limit() -> None:

@@ -20,6 +20,7 @@ from console.guards import (
     judge_rollout_start,
     plan_drain,
 )
+from console.guards.drain import SURVIVOR_CHECKS
 from console.protocol import (
     AdmissionRequest,
     AdmissionSettings,
@@ -111,6 +112,16 @@ def assert_checks_honest(verdict: Verdict) -> None:
     assert LEVEL_RANK[verdict.level] >= max(failed_levels, default=0)
 
 
+def assert_fails_on_values(verdict: Verdict) -> None:
+    """No check with a numeric limit raises the level on no value ("—"): the last node's drain failed
+    survivor_cpu_vs_pause_pct on the CPU of survivors it did not have, a FAIL nobody could act on (and one
+    `assert_checks_honest` skips, having no number to compare). Drain verdicts are held to it; a rollout
+    start whose batch takes every node in rotation still fails that way, so rollouts are not yet."""
+    for item in verdict.checks:
+        if not item.ok and item.level not in (None, VerdictLevel.OK) and isinstance(item.limit, int | float):
+            assert item.value is not None, item
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     fleet=snapshot_strategy(),
@@ -131,8 +142,9 @@ def test_a_higher_drain_rate_never_lowers_the_level(fleet, capacity, rates, dead
         for r in rates
     )
     assert LEVEL_RANK[fast.level] >= LEVEL_RANK[slow.level]
-    assert_checks_honest(slow)
-    assert_checks_honest(fast)
+    for verdict in (slow, fast):
+        assert_checks_honest(verdict)
+        assert_fails_on_values(verdict)
 
 
 @settings(max_examples=200, deadline=None)
@@ -165,9 +177,12 @@ def test_the_plan_never_fails_its_own_limits(fleet, capacity, data) -> None:
     # What a refused drain is told to type is the plan's rate, by the same arithmetic (`rate_basis`).
     assert verdict.projections["suggested_rate_per_s"] == pytest.approx(plan.rate_per_s, abs=5e-4)
     limits = {"drain_pacing_per_s", "survivor_cpu_vs_pause_pct", "survivor_cpu_vs_abort_pct"}
-    broken = [c.name for c in verdict.checks if c.name in limits and not c.ok]
+    failed = {c.name for c in verdict.checks if not c.ok}
+    broken = [name for name in failed if name in limits]
     if plan.rate_per_s > 0:
         assert not broken and not [c for c in verdict.checks if c.name == "hint_window_ms" and not c.ok]
+    elif "nodes_in_rotation_after" in failed:  # no survivor: the one reason, and no limit to measure
+        assert verdict.level == "blocked" and not broken
     else:  # no room: even the slowest drain the form can hold breaks a limit, or comes within the
         # planner's margin of the pause line (docs/guards.md, "The drain planner")
         # (≥: the verdict rounds to 3 decimals, and 70.0001 % — over a 70 % line — reads 70.0.)
@@ -276,23 +291,39 @@ def test_a_rollout_with_nothing_in_rotation_is_held_on_the_rotation(fleet, capac
 
 
 @settings(max_examples=150, deadline=None)
-@given(fleet=snapshot_strategy(), capacity=capacity_strategy, data=st.data())
-def test_a_drain_of_every_node_in_rotation_is_blocked_on_the_rotation_after(fleet, capacity, data) -> None:
+@given(
+    fleet=snapshot_strategy(),
+    capacity=capacity_strategy,
+    rate=st.floats(0.01, 1e5),
+    deadline_s=st.floats(0, 7200),
+    hint=st.tuples(st.integers(0, 60_000), st.integers(0, 60_000)).map(sorted),
+    data=st.data(),
+)
+def test_a_drain_of_every_node_in_rotation_is_blocked_on_the_rotation_after(
+    fleet, capacity, rate, deadline_s, hint, data
+) -> None:
     """`nodes_in_rotation_after` stands in for the headroom check exactly when the drain leaves no node in
-    rotation, and blocks it."""
+    rotation, and blocks it — the only check that blocks it: the survivors' checks are there exactly when
+    there are survivors (with none they failed on a CPU of "—" and a pacing limit of 0, burying it)."""
     ids = ready_ids(fleet)
     assume(ids)
     batch = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids), unique=True))
     if data.draw(st.booleans(), label="every node in rotation"):
         batch = ids
-    request = DrainRequest(rate_per_s=10, deadline_s=600, hint_ms=(1000, 30_000))
+    request = DrainRequest(rate_per_s=rate, deadline_s=deadline_s, hint_ms=tuple(hint))
     verdict = judge_drain(fleet, capacity, batch, request)
+    assert_checks_honest(verdict)
+    assert_fails_on_values(verdict)
     names = {c.name for c in verdict.checks}
     last = set(batch) == set(ids)
     event("every node in rotation" if last else "some left in rotation")
     assert ("nodes_in_rotation_after" in names) == last and ("headroom_after_pct" in names) != last
-    if last:
-        assert verdict.level == "blocked"
+    if not last:
+        assert names >= SURVIVOR_CHECKS
+    else:
+        assert not names & SURVIVOR_CHECKS
+        blocking = [c.name for c in verdict.checks if not c.ok and c.level is VerdictLevel.BLOCKED]
+        assert verdict.level == "blocked" and blocking == ["nodes_in_rotation_after"]
 
 
 @settings(max_examples=150, deadline=None)
