@@ -76,6 +76,9 @@ class FleetModel:
         self.frame_interval_s = 1.0
         self.role: str | None = None  # the token's, as the stream's hello says (None: an older server)
         self.drill: ServedDrill | None = None  # the served drill this fleet runs, as the hello says
+        #: The drill's end event, from the stream or a hello after the end: the header says the drill
+        #: ended for as long as it is on screen (its notification is gone in 30 s).
+        self.drill_ended: Event | None = None
         self.frames_applied = 0
         self.malformed = 0
         self.malformed_reason: str | None = None
@@ -111,6 +114,8 @@ class FleetModel:
             self.apply_hello(item.message)
         else:
             self.events.append(item.message)
+            if item.message.kind == "drill" and item.message.data.get("ended"):
+                self.drill_ended = item.message
 
     def apply_hello(self, hello: Hello) -> None:
         self.fleet = hello.fleet
@@ -119,6 +124,9 @@ class FleetModel:
         self.role = hello.role
         self.drill = hello.drill
         restarted = self.epoch is not None and hello.epoch != self.epoch
+        if hello.drill is None or hello.drill.ended is not None or restarted:
+            # (a resume's hello from an older server, which says no end, keeps the end already told)
+            self.drill_ended = None if hello.drill is None else hello.drill.ended
         if self.frame is not None and (hello.recovered is False or restarted):
             self.mark_gap()
         if restarted:

@@ -379,6 +379,24 @@ async def test_the_header_and_the_node_screen_read_the_drills_clock_not_the_flee
         await reads_the_drill_clock_at_02_00_45(app)
 
 
+async def test_back_from_the_end_screen_the_header_says_the_drill_ended() -> None:
+    """As on a console attached to a served drill (tests/ui/test_instructor.py): the end screen's Esc
+    goes back to a frozen fleet, and the header says why it stands still — the drill ended — beside the
+    drill's clock, at 80 columns too."""
+    from console.ui.widgets.header import FleetHeader
+
+    from .test_oncall import visible_lines
+
+    app = tiny_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await play_to_the_end(pilot)
+        assert isinstance(app.screen, EndScreen)
+        await pilot.press("escape")
+        await fleet_ready(app)
+        (line,) = visible_lines(app.screen.query_one(FleetHeader))
+        assert "02:01:00 ⏹ ended" in line, line
+
+
 async def test_outside_a_drill_the_header_keeps_the_fleet_clock(storm_app) -> None:
     from console.ui.widgets.header import FleetHeader
 

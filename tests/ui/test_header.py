@@ -42,6 +42,31 @@ async def test_at_80_columns_a_reconnecting_link_is_whole(storm_app) -> None:
         assert "storm-" in line, line  # the name shortened, not gone
 
 
+@pytest.mark.parametrize("paused", [False, True], ids=["running", "paused"])
+async def test_at_80_columns_a_drills_end_leaves_a_reconnecting_link_whole(storm_app, paused: bool) -> None:
+    """The drill's end beside its clock ("⏹ ended", and "⏸ paused" when its clock stands) pushed the
+    link's "next in 7.5 s" off an 80-column header; the clock's label, and "paused" beside its "⏸", give
+    way last."""
+    from console.model.link import LinkState, LinkStatus, Received
+    from console.protocol import Event
+
+    now_s = storm_app.clock()
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        ended = Event(
+            time_s=60, kind="drill", message="02:01:00 the drill's time is up", data={"ended": True}
+        )
+        storm_app.feed(Received(ended, now_s))
+        frame = storm_app.model.frame
+        storm_app.model.frame = frame.model_copy(update={"clock_paused": paused})
+        storm_app.model.apply(LinkStatus(LinkState.RECONNECTING, attempt=4, next_in_s=7.5, at_s=now_s))
+        storm_app.refresh_views()
+        await pilot.pause()
+        (line,) = visible_lines(storm_app.screen.query_one(FleetHeader))
+        assert "reconnecting (attempt 4, next in 7.5 s)" in line, line
+        assert re.search(r"\d:\d\d:\d\d ⏹ ended" + (" ⏸" if paused else "") + "  link", line), line
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), SIZE, "resized"])
 async def test_the_footer_always_shows_quit_and_help(storm_app, size) -> None:
     """User pass: at 80 columns the footer showed "/ s d u R h r ^p palette" and never `q quit`, `? help`.

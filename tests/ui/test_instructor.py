@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tests.actions.conftest import TOKENS, Acting, calm_simulation, start_acting
 from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE, fleet_ready
 from .test_drill import _EPOCH_WALL_S, TinyFeed, reads_the_drill_clock_at_02_00_45
+from .test_oncall import visible_lines
 
 
 def _hits(app: ConsoleApp) -> int:
@@ -266,6 +268,51 @@ async def test_the_header_says_while_the_drill_clock_is_paused(
         clock_frames(feed, paused=False)
         await fleet_ready(app)
         assert "paused" not in str(header.render())
+
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE], ids=["80x24", "160x48"])
+@pytest.mark.parametrize("instructor", [False, True], ids=["trainee", "instructor"])
+@pytest.mark.parametrize("when", ["while attached", "attached after"])
+async def test_the_header_says_the_drill_ended_for_as_long_as_it_is_on_screen(
+    instructor: bool, size: tuple[int, int], when: str
+) -> None:
+    """Found as a trainee who looked away: the drill's end was a notification, gone after 30 s, and the
+    fleet ran on as before — nothing on screen said the drill was over. The header says it beside the
+    drill's clock (where "⏸ paused" shows), from the end event or from a hello after the end, and keeps
+    saying it, through the clock's pause too, after the notification has gone."""
+    from console.ui.widgets.header import FleetHeader
+
+    feeds: list[TinyFeed] = []
+    app = attached_app(instructor, clock=lambda: _EPOCH_WALL_S + (feeds[0].second if feeds else 0) + 0.4)
+    async with app.run_test(size=size) as pilot:
+        ended = when == "attached after"
+        feed = TinyFeed(app, served={**SERVED, "ended": ENDED} if ended else SERVED)
+        feeds.append(feed)
+        if not ended:
+            await past_the_briefing(app, pilot)
+        feed.run(5)
+        await fleet_ready(app)
+        header = app.screen.query_one(FleetHeader)
+
+        def line() -> str:
+            (shown,) = visible_lines(header)
+            return shown
+
+        if not ended:
+            assert "ended" not in line(), line()
+            feed.event(Event.model_validate(ENDED))
+            feed.run(1)
+            await fleet_ready(app)
+        await pilot.pause()  # (a notification is a message to the app)
+        told = [n.message for n in app._notifications]
+        assert told == ["02:01:00 the drill's time is up (A tiny storm)"]  # told, as before
+        app.clear_notifications()  # 30 s later: the notification is gone; the header still says it
+        feed.run(1)
+        await fleet_ready(app)
+        assert re.search(r"02:00:0\d ⏹ ended", line()) and "link ✓ live" in line(), line()
+        clock_frames(feed, paused=True)  # paused after the end: both said
+        await fleet_ready(app)
+        assert re.search(r"02:00:0\d ⏹ ended ⏸ paused", line()) and "link ✓ live" in line(), line()
 
 
 def _hit_titles(app: ConsoleApp) -> list[str]:

@@ -1,5 +1,5 @@
-"""The top line: fleet, source, clock (the fleet's, or a drill's, and whether it is paused), link state and
-staleness, malformed-frame count."""
+"""The top line: fleet, source, clock (the fleet's, or a drill's, whether the drill ended and whether the
+clock is paused), link state and staleness, malformed-frame count."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def header_text(
     the link's age was cut to "age", and how stale the view is matters more than where it comes from. Then
     the fleet's name gives way (down to `FLEET_KEPT` characters), then the product's: a reconnecting link
     lost "next in 3.2 s" at 80 columns, and when the next try comes is what the operator is waiting for.
-    `clock`: the fleet's, or a drill's own (`ClockFace`)."""
+    Last, the clock's label and the word "paused" beside its "⏸". `clock`: the fleet's, or a drill's own (`ClockFace`)."""
     text = _header_text(model, now_s, palette, clock, compact=False)
     if width is None or text.cell_len <= width:
         return text
@@ -41,6 +41,11 @@ def header_text(
         text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet)
     if text.cell_len > width:
         text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet, brand=False)
+    if text.cell_len > width:
+        # Last, the clock's words: a drill's end and its paused clock beside the time left a reconnecting
+        # link without its "next in" at 80 columns; "02:00:01" reads as a time without its label, and a
+        # paused one by its "⏸".
+        text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet, brand=False, terse=True)
     return text
 
 
@@ -52,6 +57,7 @@ def _header_text(
     compact: bool,
     fleet: str | None = None,
     brand: bool = True,
+    terse: bool = False,
 ) -> Text:
     t = model.thresholds
     gap = "  " if compact else "   "
@@ -61,11 +67,16 @@ def _header_text(
     if not compact:
         text.append(f"  source {model.source.value if model.source else '—'}")
     time = clock.text(model.frame.time_s) if model.frame else "—"
-    text.append(f"{gap}{'clock' if compact else clock.label} {time}")
+    label = "" if terse else "clock " if compact else f"{clock.label} "
+    text.append(f"{gap}{label}{time}")
+    if model.drill_ended is not None:
+        # Lasting, where the clock is read: the end's notification is gone in 30 s, and a served drill's
+        # fleet runs on after it as before.
+        text.append(" ⏹ ended", style="bold")
     if model.frame is not None and model.frame.clock_paused:
         # A served drill's clock stopped by its instructor: the figures stand still on purpose, for every
         # console attached (the frames say it, `clock_paused`), not a link gone quiet.
-        text.append(" ⏸ paused", style=palette.level_style(Level.WARNING, bold=True))
+        text.append(" ⏸" if terse else " ⏸ paused", style=palette.level_style(Level.WARNING, bold=True))
     link = model.link
     stale = model.frame_age_s(now_s)
     if link.state in (LinkState.LIVE, LinkState.PAUSED):
