@@ -18,6 +18,7 @@ from console.guards.thresholds import Thresholds
 from console.protocol import TOTAL_COUNTERS, Event, Frame, RolloutState
 from console.record.reader import RecordingReader
 from console.record.records import (
+    UNNAMED_INSTRUCTOR,
     ActionRecord,
     Confirmation,
     DrillOutcome,
@@ -68,6 +69,14 @@ DRILL_TIMELINE = "the drill's timeline"
 SCENARIO = "the scenario"
 
 
+def instructor(actor: object) -> str:
+    """Who injected, as the report says it: "instructor dana" where the `injection` event names its actor
+    (as the audit log does: with two instructors, which one cut the fleet), "the instructor" where an older
+    recording's names nobody, or names `drill --serve`'s own admin token, "instructor"."""
+    named = isinstance(actor, str) and actor and actor != UNNAMED_INSTRUCTOR
+    return f"instructor {actor}" if named else INSTRUCTOR
+
+
 @dataclass(frozen=True)
 class Injection:
     """An event injected into the fleet, as the recording tells it: an instructor's (`stormdeck inject`:
@@ -76,7 +85,7 @@ class Injection:
     so itself, `data.scripted`). Each is the incident a trainee answers, not a choice the trainee made."""
 
     time_s: float
-    by: str  # INSTRUCTOR, DRILL_TIMELINE or SCENARIO
+    by: str  # "instructor NAME" (else INSTRUCTOR), DRILL_TIMELINE or SCENARIO
     event: str  # restart_nodes, kill_nodes, disconnect_fraction, … (the scenario's: also `rollout`)
     params: dict
 
@@ -93,7 +102,8 @@ class Injection:
     @classmethod
     def told_by(cls, event: Event) -> Injection | None:
         if event.kind == "injection" and isinstance(event.data.get("event"), str):
-            return cls(event.time_s, INSTRUCTOR, event.data["event"], dict(event.data.get("params") or {}))
+            by = instructor(event.data.get("actor"))
+            return cls(event.time_s, by, event.data["event"], dict(event.data.get("params") or {}))
         if event.kind == "drill" and isinstance(event.data.get("action"), str):
             return cls(
                 event.time_s, DRILL_TIMELINE, event.data["action"], dict(event.data.get("params") or {})

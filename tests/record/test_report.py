@@ -414,11 +414,14 @@ def test_a_session_without_reconnect_attempts_gives_its_peak_no_time(outage_tick
     assert " at " not in peak and "no reconnect attempts" in peak, peak
 
 
-def record_served_drill(path: Path, operator_restart_at_s: float | None) -> None:
+def record_served_drill(
+    path: Path, operator_restart_at_s: float | None, instructor: str | None = None
+) -> None:
     """What `stormdeck drill regional-outage` (or `record` of a served drill) records: the drill's backend
     tells its timeline (02:00:30 "power fails: every gateway restarts": restart_nodes, 20 nodes); the
-    instructor injects a 30 % disconnect at 1:30; and, when asked, the operator starts an abrupt rollout —
-    the operator's own choice, whose restarts cut connections too."""
+    instructor injects a 30 % disconnect at 1:30 — named in its event (`actor`, as the server's injection
+    path says it) when `instructor` is given, unnamed as an older server's was; and, when asked, the
+    operator starts an abrupt rollout — the operator's own choice, whose restarts cut connections too."""
     import asyncio
 
     from console.drills.schema import load_drill
@@ -427,6 +430,8 @@ def record_served_drill(path: Path, operator_restart_at_s: float | None) -> None
     from console.record.records import ActionRecord
     from console.record.writer import RecordingWriter
     from tests.record.conftest import header
+
+    told_by = None if instructor is None else {"actor": instructor, "role": "admin", "audit_seq": 7}
 
     async def run() -> None:
         drill = load_drill("regional-outage")
@@ -438,7 +443,7 @@ def record_served_drill(path: Path, operator_restart_at_s: float | None) -> None
                     writer.write(event)
                 writer.write(tick.frame)
                 if tick.frame.time_s == 90.0:
-                    await backend.inject("disconnect_fraction", {"fraction": 0.3}, lambda _: None)
+                    await backend.inject("disconnect_fraction", {"fraction": 0.3}, lambda _: told_by)
                 if tick.frame.time_s == operator_restart_at_s:
                     backend.simulation.rollout.start(
                         batch_size=2, interval_s=30, mode=RolloutMode.ABRUPT, pause_cpu_pct=0
@@ -477,8 +482,9 @@ def test_injected_disconnects_are_the_incident_not_the_operators_to_drain(tmp_pa
     injected = [line for line in timeline.splitlines() if "| disconnect (injected by " in line]
     assert len(injected) == 2, timeline
     assert any("0:30" in line and "drill's timeline" in line for line in injected), injected
-    assert any("1:30" in line and "instructor" in line for line in injected), injected
+    assert any("1:30" in line and "by the instructor)" in line for line in injected), injected
     assert "2 injected" in _row(markdown, "mass disconnects"), _row(markdown, "mass disconnects")
+    assert "1:30 disconnect_fraction by the instructor" in _row(markdown, "mass disconnects")
 
     path = tmp_path / "rollout.sdrec"
     record_served_drill(path, operator_restart_at_s=120.0)
@@ -492,6 +498,33 @@ def test_injected_disconnects_are_the_incident_not_the_operators_to_drain(tmp_pa
     dropped = sum(int(e.data["dropped"]) for e in operators)
     assert f"{dropped:,} connections cut abruptly (not drained)" in drain, drain
     assert "not counted" in drain and "injected" in drain and "0:30" in drain and "1:30" in drain, drain
+
+
+def test_an_injected_disconnect_names_its_instructor_where_the_recording_does(tmp_path: Path) -> None:
+    """The report said "by the instructor" of every injected disconnect, though the stream's `injection`
+    event names who injected it (`actor`, as the audit log does): in a session with two instructors, which
+    one cut the fleet at 1:30 was in the recording and not in the report. An older recording's event names
+    nobody: "by the instructor", as before (test above); nor, in its words, does one whose instructor is
+    `drill --serve`'s own admin token, named "instructor" ("by instructor instructor" says nothing more)."""
+    path = tmp_path / "drill.sdrec"
+    record_served_drill(path, operator_restart_at_s=120.0, instructor="dana")
+    markdown = write_report(path, tmp_path / "report").markdown.read_text()
+    timeline = markdown.split("## Timeline")[1].split("## What the seeds say")[0]
+    injected = [line for line in timeline.splitlines() if "| disconnect (injected by " in line]
+    assert any("1:30" in line and "(injected by instructor dana)" in line for line in injected), injected
+    assert any("0:30" in line and "drill's timeline" in line for line in injected), injected
+    disconnects = _row(markdown, "mass disconnects")
+    assert "1:30 disconnect_fraction by instructor dana" in disconnects, disconnects
+    drain = _seed(markdown, "Drain, don't disconnect")
+    assert drain is not None and "1:30 disconnect_fraction by instructor dana" in drain, drain
+    assert "the instructor" not in markdown, markdown
+
+    path = tmp_path / "default.sdrec"
+    record_served_drill(path, operator_restart_at_s=None, instructor="instructor")
+    markdown = write_report(path, tmp_path / "report2").markdown.read_text()
+    disconnects = _row(markdown, "mass disconnects")
+    assert "1:30 disconnect_fraction by the instructor" in disconnects, disconnects
+    assert "by instructor instructor" not in markdown, markdown
 
 
 def test_report_writes_beside_the_recording_by_default_and_never_replaces_a_report_unasked(
