@@ -607,19 +607,33 @@ def typed_matches(verdict: Verdict, typed: str, fallback: str | None) -> bool:
     return expected is not None and typed.strip() == expected
 
 
+#: Why the console offers no actions (`actions_disabled_reason`).
+READ_ONLY = "read-only console"
+NO_FLEET_API = "no fleet API"
+VIEWER_TOKEN = "a viewer's token: it may watch, not act"
+REFUSED_403 = "the server refused (403): a viewer token?"
+#: The same in fewer words, for a narrow box's border: the rollout box's holds 26 cells at 80×24.
+_BRIEF_REASONS = {VIEWER_TOKEN: "viewer token: watch only", REFUSED_403: "server refused (403)"}
+
+
 def actions_disabled_reason(
     read_only: bool, can_act: bool, refused: str | None, role: str | None = None
 ) -> str | None:
-    """Why the console offers no actions (short: it goes in a box title), or None when it does. Never
+    """Why the console offers no actions (short: it goes in a box's border), or None when it does. Never
     hidden: the screens show it, and a key press says it again. `role`: the stream's hello's, so a
     viewer's console says so from the start instead of after its first refused action."""
     if read_only:
-        return "read-only console"
+        return READ_ONLY
     if not can_act:
-        return "no fleet API"
+        return NO_FLEET_API
     if role == "viewer":
-        return "a viewer's token: it may watch, not act"
+        return VIEWER_TOKEN
     return refused
+
+
+def brief_reason(reason: str) -> str:
+    """`reason` in fewer words where it has them (`_BRIEF_REASONS`), else as it is."""
+    return _BRIEF_REASONS.get(reason, reason)
 
 
 def forecast_series(forecast: Mapping[str, Any] | None) -> list[tuple[str, list[float], list[float]]]:

@@ -21,6 +21,7 @@ from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
 from console.guards import FleetCapacity, Thresholds
 from console.model.actions import (
+    REFUSED_403,
     ActionCall,
     ActionKind,
     ActionReading,
@@ -286,7 +287,7 @@ class ConsoleActions:
         """The outcome: a notification, the session's list, the audit panel; a 403 disables actions."""
         app = self.app
         if answer.forbidden:
-            self.refused = "the server refused (403): a viewer token?"
+            self.refused = REFUSED_403
         if announce:
             self.announce(call, answer)
         self._remember(call, answer)

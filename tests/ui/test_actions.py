@@ -360,6 +360,37 @@ async def test_the_rollout_box_says_its_name_and_its_keys_whole_at_every_size(si
             assert border_lines(box)[1].endswith(" actions R h r a c ─╯"), border_lines(box)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 36), (160, 48)])
+@pytest.mark.parametrize("why", ["read-only", "viewer"])
+async def test_with_actions_off_the_rollout_box_says_so_and_why_whole_at_every_size(size, why):
+    """At 80×24 the title read "▲ actions off: no fleet A…" (a replay's "read-only con…", a viewer's "a
+    viewer's…"): why was cut. The warning leads the title; why is said whole in the title where it fits
+    beside the box's name, else in the box's footer (its bottom border, where the keys are when actions
+    are on), in fewer words where the whole does not fit; made narrow with no frame coming (a paused
+    replay), they are chosen again."""
+    app = acting_app(FakeFleetApi(), read_only=why == "read-only")
+    if why == "viewer":
+        app.model.role = "viewer"  # the stream's hello said so
+    full = "read-only console" if why == "read-only" else "a viewer's token: it may watch, not act"
+    said = full if size != (80, 24) or why == "read-only" else "viewer token: watch only"
+    async with app.run_test(size=size) as pilot:
+        await fleet_ready(app)
+        app.refresh_views()
+        await pilot.pause()
+        box = app.screen.query_one("#rollout-box")
+        top, bottom = border_lines(box)
+        assert "…" not in top + bottom, (top, bottom)
+        assert "▲ actions off" in top, top
+        assert said in top or said in bottom, (top, bottom)
+        if size == (160, 48):
+            await pilot.resize_terminal(80, 24)
+            await wait_for(
+                lambda: "…" not in "".join(border_lines(box)), what="the borders to fit 80 columns"
+            )
+            top, bottom = border_lines(box)
+            assert "▲ actions off" in top and ("read-only console" in bottom or "viewer token" in bottom)
+
+
 async def test_read_only_disables_actions_and_says_why():
     app = acting_app(FakeFleetApi(), read_only=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -388,7 +419,9 @@ async def test_a_viewer_token_is_refused_and_actions_say_so_afterwards():
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
         await fleet_ready(app)
         app.refresh_views()
-        assert "403" in str(app.screen.query_one("#rollout-box").border_title)
+        box = app.screen.query_one("#rollout-box")  # why: in the title, or its footer when long
+        assert "▲ actions off" in str(box.border_title)
+        assert "the server refused (403): a viewer token?" in str(box.border_subtitle), box.border_subtitle
         sent = len(api.sent)
         await pilot.press("a")
         await pilot.pause()

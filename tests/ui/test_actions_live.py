@@ -109,7 +109,9 @@ async def test_a_viewer_console_says_it_cannot_act_before_anything_is_sent(actin
         await wait_for(lambda: NODE in app.model.nodes, timeout_s=20, what="frames from the server")
         await fleet_ready(app)
         assert app.actions.disabled_reason == "a viewer's token: it may watch, not act"
-        assert "a viewer's token" in str(app.screen.query_one("#rollout-box").border_title)
+        box = app.screen.query_one("#rollout-box")  # the warning in its title, why in its footer
+        assert "▲ actions off" in str(box.border_title)
+        assert "a viewer's token: it may watch, not act" in str(box.border_subtitle), box.border_subtitle
         await pilot.press("d")
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)  # no form to fill in vain

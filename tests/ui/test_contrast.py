@@ -138,3 +138,19 @@ async def test_the_rollout_box_s_action_keys_read_in_every_theme(theme):
         svg = app.export_screenshot()
     assert "actions R h r a c" in svg.replace("&#160;", " ")
     assert low_contrast_text(svg, box) == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_the_rollout_box_s_reason_for_actions_off_reads_in_every_theme(theme):
+    """With actions off, why is the rollout box's footer where the title has no room for it (80×24), in
+    the title's warning colour."""
+    app = acting_app(FakeFleetApi(), read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(app)
+        app.theme = theme
+        app.refresh_views()
+        await pilot.pause()
+        box = app.screen.query_one("#rollout-box").region
+        svg = app.export_screenshot()
+    assert "read-only console" in svg.replace("&#160;", " ")
+    assert low_contrast_text(svg, box) == []

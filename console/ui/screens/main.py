@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label
 
 from console.errors import InputError
+from console.model.actions import brief_reason
 from console.model.gauges import fleet_gauges
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.nodes import NodeFilter, NodeQuery, select_nodes
@@ -48,22 +49,34 @@ ROLLOUT_TITLE = "rollout & admission"
 BORDER_AROUND_TITLE = 6
 
 
-def actions_title(actions_off: str | None, palette: Palette) -> str:
-    """The rollout box says whether actions are on, and if not, why: never hidden silently (issue #4)."""
+ACTIONS_OFF = "▲ actions off"
+
+
+def rollout_borders(actions_off: str | None, palette: Palette, room: int) -> tuple[str, str]:
+    """The rollout box's title and footer (its bottom border), each said whole in `room` cells where it
+    can. Actions on: the box's name, and the fleet's action keys below it (`action_keys`). Off, never
+    hidden silently (issue #4): the warning leads the title, why follows it where both fit beside the
+    box's name, else why is the footer, in fewer words where the whole does not fit (`brief_reason`) — at
+    80×24 the title was cut to "▲ actions off: no fleet A…", and the reason was what a viewer needed."""
     if actions_off is None:
-        return ROLLOUT_TITLE  # the keys are the box's footer (`action_keys`)
-    # The warning first: a narrow box (80×24) cut "rollout & admission · ▲ a…", and a viewer could not
-    # tell actions were off until a key press said so (found in the user pass).
-    return f"[{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/] · {ROLLOUT_TITLE}"
+        return ROLLOUT_TITLE, action_keys(room)
+    colour = palette.levels[Level.WARNING]
+
+    def warning(words: str) -> str:
+        return f"[{colour}]{escape(words)}[/]"
+
+    whole = f"{ACTIONS_OFF}: {actions_off}"
+    if len(f"{whole} · {ROLLOUT_TITLE}") <= room:
+        return f"{warning(whole)} · {ROLLOUT_TITLE}", ""
+    named = len(f"{ACTIONS_OFF} · {ROLLOUT_TITLE}") <= room
+    title = f"{warning(ACTIONS_OFF)} · {ROLLOUT_TITLE}" if named else warning(ACTIONS_OFF)
+    return title, warning(actions_off if len(actions_off) <= room else brief_reason(actions_off))
 
 
-def action_keys(actions_off: str | None, room: int) -> str:
-    """The rollout box's footer (its bottom border): the fleet's action keys, said whole in `room` cells.
-    In the title they were cut at 80×24 ("rollout & admission · act…") and 120×36 ("… R h r a c (…");
-    "(? lists them)" goes first (at 80 columns the screen's footer says "? help"). None while actions are
-    off: the title says why."""
-    if actions_off is not None:
-        return ""
+def action_keys(room: int) -> str:
+    """The rollout box's footer (its bottom border) while actions are on: the fleet's action keys, said
+    whole in `room` cells. In the title they were cut at 80×24 ("rollout & admission · act…") and 120×36
+    ("… R h r a c (…"); "(? lists them)" goes first (at 80 columns the screen's footer says "? help")."""
     fleet_keys = " ".join(key for key, kind, *_ in ACTIONS if not kind.needs_node)
     briefly = f"actions {fleet_keys}"
     whole = f"{briefly} (? lists them)"
@@ -123,6 +136,8 @@ class MainScreen(Screen[None]):
     ready = False
     node_filter = NodeFilter()
     actions_off: str | None = None
+    _palette: Palette | None = None  # the rollout box's borders are drawn again on a resize, with these
+    _rollout_marked: Callable[[str], str] = staticmethod(lambda title: title)  # (`stale_title`)
 
     def compose(self) -> ComposeResult:
         yield FleetHeader(id="header")
@@ -169,15 +184,19 @@ class MainScreen(Screen[None]):
         # once the panels were back. (After the refresh: a widget not yet shown again takes no focus.)
         if self.focused is None and not self.too_small:
             self.call_after_refresh(self.query_one(NodeTable).focus)
-        # The keys said in the rollout box's footer fit its width: after the refresh that lays it out anew
-        # (a paused replay draws no frame that would say them again).
-        self.call_after_refresh(self._show_action_keys)
+        # The rollout box's title and footer fit its width: after the refresh that lays it out anew (a
+        # paused replay draws no frame that would say them again).
+        self.call_after_refresh(self._show_rollout_borders)
 
-    def _show_action_keys(self) -> None:
+    def _show_rollout_borders(self) -> None:
+        if self._palette is None:
+            return  # no model shown yet
         # query, not query_one: the refresh after a resize may come as the screen is being torn down
         for box in self.query("#rollout-box"):
             room = box.outer_size.width - BORDER_AROUND_TITLE if box.outer_size.width else 1_000
-            box.border_subtitle = action_keys(self.actions_off, room)
+            title, footer = rollout_borders(self.actions_off, self._palette, room)
+            box.border_title = self._rollout_marked(title)
+            box.border_subtitle = footer
 
     def _ready(self) -> None:
         self.ready = True  # children are composed: the app may render into them now
@@ -243,9 +262,8 @@ class MainScreen(Screen[None]):
         unacked = model.alarms.unacknowledged
         self.query_one("#alarms-box").border_title = marked(f"alarms · {len(active)} active · {unacked} new")
         frame = model.frame
-        self.query_one("#rollout-box").border_title = marked(actions_title(actions_off, palette))
-        self.actions_off = actions_off
-        self._show_action_keys()
+        self.actions_off, self._palette, self._rollout_marked = actions_off, palette, marked
+        self._show_rollout_borders()
         self.query_one(RolloutPanel).show(
             frame.rollout if frame else None, frame.admission if frame else None, dim=stale is not None
         )
