@@ -282,6 +282,16 @@ def apply_action(simulation: Simulation, action: FleetAction) -> None:
             )
 
 
+def injector(told_by: dict[str, Any]) -> str:
+    """Who injected, as the stream's event says it: "instructor dana (admin)"; "instructor (admin)" for
+    `drill --serve`'s own admin token, which is named "instructor" (not "instructor instructor"); plain
+    "instructor" when the audit hook names nobody."""
+    actor, role = told_by.get("actor"), told_by.get("role", "?")
+    if not actor:
+        return "instructor"
+    return f"instructor ({role})" if actor == "instructor" else f"instructor {actor} ({role})"
+
+
 def inject_into(
     simulation: Simulation, event: str, params: dict[str, Any], before_applying: BeforeInjecting
 ) -> tuple[Injection, float]:
@@ -299,11 +309,9 @@ def inject_into(
     injection = check_injection(event, params, facts)
     told_by = dict(before_applying(injection) or {})
     simulation.apply_injection(injection.event, dict(injection.params))
-    actor = told_by.get("actor")
-    who = f"instructor {actor} ({told_by.get('role', '?')})" if actor else "instructor"
     simulation.announce(
         "injection",
-        f"{who} injected {injection.describe()}",
+        f"{injector(told_by)} injected {injection.describe()}",
         data={"event": injection.event, "params": injection.params, **told_by},
     )
     return injection, simulation.time_s

@@ -11,6 +11,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from console.audit import verify_file
+from console.server.simulator import injector
 from tests.actions.conftest import CALM, TOKENS, Acting, calm_simulation, start_acting
 from tests.server.conftest import receive_until
 
@@ -236,3 +237,11 @@ async def test_a_restart_of_many_nodes_reaches_the_stream_as_two_events_naming_t
         == f"restart of 12 nodes dropped {about_nodes[1]['data']['dropped']:,} connections"
     )
     assert 0.9 * held <= about_nodes[1]["data"]["dropped"] <= 1.1 * held
+
+
+def test_the_injection_says_who_without_repeating_the_default_instructors_name() -> None:
+    """`drill --serve`'s own admin token is named "instructor": its injections read "instructor (admin)
+    injected …", not "instructor instructor (admin)"; another name is said; none, plain "instructor"."""
+    assert injector({"actor": "instructor", "role": "admin"}) == "instructor (admin)"
+    assert injector({"actor": "dana", "role": "admin"}) == "instructor dana (admin)"
+    assert injector({}) == "instructor"
