@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import sys
 from pathlib import Path
 
 from console.ui.scenes import SCENES, Scene, scene_app
@@ -29,8 +29,22 @@ async def shoot_all(directory: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    directory = Path(args[0]) if args else Path("screenshots")
+    # argparse, so `--help` is help and not a directory to fill (it made `./--help/` and wrote into it).
+    parser = argparse.ArgumentParser(
+        prog="python -m console.ui.screenshots",
+        description="Regenerate the README's screenshots from the real app: seeded scenes, deterministic "
+        "(the same SVGs on every run).",
+        epilog="example: python -m console.ui.screenshots /tmp/shots",
+    )
+    parser.add_argument(
+        "directory",
+        nargs="?",
+        type=Path,
+        default=Path("screenshots"),
+        metavar="DIR",
+        help="where to write the SVGs, made if missing (default: ./screenshots)",
+    )
+    directory = parser.parse_args(argv).directory
     for path in asyncio.run(shoot_all(directory)):
         print(path)
     return 0
