@@ -110,10 +110,16 @@ def test_every_option_and_argument_has_a_help_text() -> None:
     assert missing == []
 
 
+def _no_default(default: object) -> bool:
+    # By identity: `0 in (None, False)` is true, so a default of 0 (`gateway serve --publish-rate-per-s`)
+    # passed for no default and its --help never had to name it.
+    return default is None or default is False or default is argparse.SUPPRESS or default == []
+
+
 def _options_with_a_default() -> Iterator[tuple[str, argparse.Action]]:
     for path, parser in commands(build_parser()):
         for action in parser._actions:
-            if action.option_strings and action.default not in (None, False, [], argparse.SUPPRESS):
+            if action.option_strings and not _no_default(action.default):
                 yield f"{' '.join(path)} {action.option_strings[-1]}", action
 
 

@@ -87,7 +87,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--publish-rate-per-s",
         type=float,
         default=0.0,
-        help=f"publish on the channel, messages a second in [0, {MAX_PUBLISH_RATE_PER_S}] (0: off)",
+        help=f"publish on the channel, messages a second in [0, {MAX_PUBLISH_RATE_PER_S}] (default 0: off)",
     )
     admission = serve.add_argument_group("admission")
     admission.add_argument(
