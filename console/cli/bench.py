@@ -33,7 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--json", action="store_true", help="print one JSON object")
     sim.add_argument("--no-simpy", action="store_true", help="skip the SimPy baseline")
     sim.add_argument("--no-scaling", action="store_true", help="skip the 1 M / 10 M / 100 M runs")
-    sim.add_argument("--repeats", type=int, default=2, help="runs per figure; the fastest counts (default 2)")
+    sim.add_argument(
+        "--repeats", type=int, default=2, help="runs per figure, 1 to 10; the fastest counts (default 2)"
+    )
     sim.set_defaults(handler=_bench_sim)
 
 

@@ -26,7 +26,7 @@ def register_bench(benches: argparse._SubParsersAction) -> None:
         "--history-s",
         type=int,
         default=3600,
-        help="fleet seconds of history applied before rss is read (default 3600)",
+        help="fleet seconds of history applied before rss is read, at least 0 (default 3600)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run)

@@ -50,7 +50,9 @@ def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> arg
         help="serve a second's events alike on more than N nodes as one event naming the nodes, as `sim "
         f"serve` does; {COALESCE_EVENTS_RANGE} (default {COALESCE_OVER})",
     )
-    parser.add_argument("--speed", type=float, default=1.0, help="fleet seconds per wall second (default 1)")
+    parser.add_argument(
+        "--speed", type=float, default=1.0, help="fleet seconds per wall second, in (0, 100] (default 1)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.set_defaults(handler=run_bench_server)
     return parser

@@ -51,7 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--actions", type=Path, metavar="FILE", help="the scripted operator (TOML); needs --headless"
     )
     parser.add_argument("--json", action="store_true", help="print the outcome (or --list) as JSON")
-    parser.add_argument("--seed", type=int, help="the simulation's random seed (default: the scenario's)")
+    parser.add_argument(
+        "--seed", type=int, help="the simulation's random seed, 0 to 2**63 - 1 (default: the scenario's)"
+    )
     parser.add_argument(
         "--speed",
         type=float,
@@ -89,7 +91,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     # No argparse defaults: a serving option given without --serve is refused (`_refuse_unread_options`).
     serving.add_argument("--host", help=f"address to bind (default {DEFAULT_HOST})")
-    serving.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serving.add_argument(
+        "--port", type=int, help=f"port, in [0, 65535] (default {DEFAULT_PORT}; 0 picks a free one)"
+    )
     serving.add_argument(
         "--token-file",
         type=Path,

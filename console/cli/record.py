@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="retention: keep this many seconds of fleet time, above 0 (default: no limit)",
     )
     parser.add_argument(
-        "--frames", type=int, metavar="N", help="stop after N frames (default: run until stopped)"
+        "--frames", type=int, metavar="N", help="stop after N frames, at least 1 (default: run until stopped)"
     )
     parser.add_argument(
         "--no-fsync", action="store_true", help="flush only: survives a killed recorder, not a lost machine"

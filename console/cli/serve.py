@@ -57,7 +57,10 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
     parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)"
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port, in [0, 65535] (default {DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument(
         "--speed",

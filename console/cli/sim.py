@@ -65,7 +65,7 @@ def add_override_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="override a scenario value by dotted path, e.g. nodes.count=40 or clients.policy=full_jitter",
     )
-    parser.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
+    parser.add_argument("--seed", type=int, help="random seed, 0 to 2**63 - 1 (default: the scenario's)")
 
 
 def _list(args: argparse.Namespace) -> int:
