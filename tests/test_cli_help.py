@@ -130,11 +130,12 @@ def test_every_option_with_a_default_says_it() -> None:
     assert missing == []
 
 
-@pytest.mark.parametrize("command", ["record", "replay", "report", "inject"])
+@pytest.mark.parametrize("command", ["record", "replay", "report", "inject", "attach", "drill"])
 def test_the_recording_commands_say_what_an_option_left_out_does(command: str) -> None:
     """User pass over record/replay/report/inject: `record --max-size` and `--max-age-s` (no retention),
     `--token-file` (STORMDECK_TOKEN) and `replay --theme` (the remembered one, else dark) defaulted to None
-    and said nothing of what leaving them out does; `--token-file TOKEN_FILE` read as a second name."""
+    and said nothing of what leaving them out does; `--token-file TOKEN_FILE` read as a second name. A README
+    pass found the same in `attach` (--token-file, --theme, --record) and `drill` (--actions, --record, …)."""
     parser = dict(commands(build_parser()))[(command,)]
     unsaid = [
         action.option_strings[-1]
@@ -148,6 +149,25 @@ def test_the_recording_commands_say_what_an_option_left_out_does(command: str) -
 
         (max_size,) = [a for a in parser._actions if "--max-size" in a.option_strings]
         assert f"at least {MIN_MAX_BYTES // 1024}K" in max_size.help  # the smallest the writer takes
+
+
+def test_a_value_is_shown_as_one_word_in_capitals() -> None:
+    """A README pass: `--token-file TOKEN_FILE`, `--audit-log AUDIT_LOG`, `--publish-rate-per-s
+    PUBLISH_RATE_PER_S` (argparse's default, the option's name again, read as a second option) in `sim
+    serve`, `fleet up`, `gateway serve`, ...; and `attach url`, `record url`, `report file`, `replay file`,
+    `drill name` where `act`, `plan` and `inject` say URL."""
+    shown = [
+        (" ".join(path), action.option_strings[-1] if action.option_strings else action.dest, metavar)
+        for path, parser in commands(build_parser())
+        for action in parser._actions
+        if action.nargs != 0 and action.choices is None
+        if not isinstance(action, argparse._SubParsersAction)
+        for metavar in [action.metavar or (action.dest.upper() if action.option_strings else action.dest)]
+        if isinstance(metavar, str)
+        for word in [metavar.split(".")[0]]  # FILE.jsonl: the suffix says what the file holds
+        if "_" in word or word != word.upper()
+    ]
+    assert shown == []
 
 
 def test_a_default_named_in_the_help_is_the_default() -> None:

@@ -16,12 +16,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "STORMDECK_TOKEN environment variable, never from the command line.",
         allow_abbrev=False,  # `--token X` must not pass for `--token-file X`
     )
-    parser.add_argument("url", help="the fleet API's base URL, e.g. http://127.0.0.1:8470")
+    parser.add_argument("url", metavar="URL", help="the fleet API's base URL, e.g. http://127.0.0.1:8470")
     parser.add_argument(
-        "--token-file", type=Path, help="a file holding the token (or ROLE TOKEN [NAME] lines)"
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="a file holding the token, or ROLE TOKEN [NAME] lines: the first line's (default: the "
+        "environment's STORMDECK_TOKEN)",
     )
     parser.add_argument(
-        "--theme", help="dark, light, high-contrast, colorblind, or one of yours (remembered)"
+        "--theme",
+        help="dark, light, high-contrast, colorblind, or one of yours; remembered for the next run (default: "
+        "the theme last chosen, else dark)",
     )
     parser.add_argument("--read-only", action="store_true", help="watch only; never offer actions")
     parser.add_argument(
@@ -33,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--record",
         type=Path,
         metavar="FILE",
-        help="record the session (frames, events, alarms) into FILE; an existing recording is continued",
+        help="record the session (frames, events, alarms) into FILE; an existing recording is continued "
+        "(default: nothing recorded)",
     )
     parser.set_defaults(handler=run_attach)
 

@@ -24,6 +24,7 @@ def register_bench(benches: argparse._SubParsersAction) -> None:
     parser.add_argument("--rate", type=float, default=1.0, help="frames per second, (0, 100] (default 1)")
     parser.add_argument(
         "--history-s",
+        metavar="HISTORY-S",
         type=int,
         default=3600,
         help="fleet seconds of history applied before rss is read, at least 0 (default 3600)",

@@ -34,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "restart (a command with {node}; a rollout needs one for every node); optionally one [capacity] "
         "table (handshakes_per_s, connections_per_node, steady_inflow_per_s) for the guards (docs/gateway.md)",
     )
-    parser.add_argument("--node-token-file", type=Path, required=True, help="the token the nodes trust")
+    parser.add_argument(
+        "--node-token-file", metavar="FILE", type=Path, required=True, help="the token the nodes trust"
+    )
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need --token-file)"
     )
@@ -45,11 +47,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"the fleet API's port, in [0, 65535] (default {DEFAULT_PORT}; 0: any free)",
     )
     parser.add_argument(
-        "--token-file", type=Path, help="fleet API tokens, as for `sim serve`: ROLE TOKEN [NAME]"
+        "--token-file",
+        metavar="FILE",
+        type=Path,
+        help="fleet API tokens, as for `sim serve`: ROLE TOKEN [NAME]",
     )
     parser.add_argument("--fleet", default="loopback", help="the fleet's name (default loopback)")
     parser.add_argument(
         "--audit-log",
+        metavar="FILE",
         type=Path,
         help="the audit log of actions, hash-chained JSONL (default: the user's XDG state dir, "
         "stormdeck/audit/FLEET.jsonl); check it with `stormdeck audit verify FILE`. The rollout under way "

@@ -44,11 +44,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "a TOML list of timed actions sent through the guarded fleet API; without it the operator does "
         "nothing) and prints the objectives and the score. Drills are listed with --list.",
     )
-    parser.add_argument("name", nargs="?", help="a packaged drill's name, or a path to a drill .toml")
+    parser.add_argument(
+        "name", nargs="?", metavar="NAME", help="a packaged drill's name, or a path to a drill .toml"
+    )
     parser.add_argument("--list", action="store_true", help="list the packaged drills")
     parser.add_argument("--headless", action="store_true", help="run without a screen, with a script")
     parser.add_argument(
-        "--actions", type=Path, metavar="FILE", help="the scripted operator (TOML); needs --headless"
+        "--actions",
+        type=Path,
+        metavar="FILE",
+        help="the scripted operator (TOML); needs --headless (default: the operator does nothing)",
     )
     parser.add_argument("--json", action="store_true", help="print the outcome (or --list) as JSON")
     parser.add_argument(
@@ -60,22 +65,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"fleet seconds per wall second in (0, {MAX_SPEED:g}] (default 1; --headless: any speed above 0, "
         "default as fast as the simulator goes)",
     )
-    parser.add_argument("--record", type=Path, metavar="FILE", help="write a recording of the run")
+    parser.add_argument(
+        "--record", type=Path, metavar="FILE", help="write a recording of the run (default: none)"
+    )
     parser.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a scenario value after the drill's own (e.g. nodes.count=480 for full scale)",
+        help="override a scenario value after the drill's own (e.g. nodes.count=480 for full scale); "
+        "repeatable (default: the drill's values)",
     )
     parser.add_argument(
         "--audit-log",
         type=Path,
         metavar="FILE",
         help="append each attempt at an action, a clock change or an injection to FILE, a hash-chained "
-        "JSONL log kept after the drill (`stormdeck audit verify FILE`); its directory must exist. Default: "
+        "JSONL log kept after the drill (`stormdeck audit verify FILE`); its directory must exist (default: "
         "a scratch log removed at the end (the console, --headless); --serve: stormdeck/audit/FLEET.jsonl "
-        "in the user's XDG state dir",
+        "in the user's XDG state dir)",
     )
     serving = parser.add_argument_group(
         "instructor (--serve)",
@@ -97,9 +105,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serving.add_argument(
         "--token-file",
         type=Path,
+        metavar="FILE",
         help="tokens, one a line: ROLE TOKEN [NAME] (an admin line for the instructor, operator lines for "
-        "trainees); without it two 0600 files are made — a trainee's (operator) and the instructor's "
-        "(admin) — and the server binds to loopback only",
+        "trainees) (default: two 0600 files are made — a trainee's (operator) and the instructor's "
+        "(admin) — and the server binds to loopback only)",
     )
     # As `sim serve` has it: the interactive drill's child server stops when its parent's pipe closes.
     parser.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)

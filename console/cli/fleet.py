@@ -65,9 +65,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=8471,
         help="the fleet API's port, in [0, 65535] (default 8471; 0: any free)",
     )
-    up.add_argument("--token-file", type=Path, help="fleet API tokens, as for `sim serve`")
+    up.add_argument("--token-file", metavar="FILE", type=Path, help="fleet API tokens, as for `sim serve`")
     up.add_argument(
-        "--audit-log", type=Path, help="the controller's audit log, as for `stormdeck controller`"
+        "--audit-log",
+        metavar="FILE",
+        type=Path,
+        help="the controller's audit log, as for `stormdeck controller`",
     )
     up.add_argument(
         "--clients", type=int, default=0, help="load generator clients, 0 to 18,000 (default 0: none)"
@@ -79,12 +82,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     up.add_argument(
         "--publish-rate-per-s",
+        metavar="N",
         type=float,
         default=5.0,
         help=f"messages a second published on the nodes' channel, 0 to {MAX_PUBLISH_RATE_PER_S} (default 5)",
     )
     up.add_argument(
         "--work-factor",
+        metavar="N",
         type=int,
         default=1000,
         help=f"client token cost, PBKDF2 iterations, 1 to {MAX_WORK_FACTOR} (default 1000: ~0.2 ms)",

@@ -63,10 +63,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--port", type=int, required=True, help="client WebSocket port, in [0, 65535] (0: any free port)"
     )
     serve.add_argument(
-        "--admin-port", type=int, required=True, help="node admin API port, in [0, 65535] (0: any free port)"
+        "--admin-port",
+        metavar="PORT",
+        type=int,
+        required=True,
+        help="node admin API port, in [0, 65535] (0: any free port)",
     )
     serve.add_argument(
-        "--node-id", required=True, help="the node's id, as the controller's nodes file names it"
+        "--node-id",
+        metavar="ID",
+        required=True,
+        help="the node's id, as the controller's nodes file names it",
     )
     serve.add_argument(
         "--host",
@@ -75,7 +82,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a loopback address to bind (default 127.0.0.1)",
     )
     serve.add_argument(
-        "--token-file", help="file holding the controller's token (else a random one is printed)"
+        "--token-file",
+        metavar="FILE",
+        help="file holding the controller's token (else a random one is printed)",
     )
     serve.add_argument(
         "--history", metavar="URL", help="replay buffer in Redis (redis://…); default in-process"
@@ -85,6 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "--publish-rate-per-s",
+        metavar="N",
         type=float,
         default=0.0,
         help=f"publish on the channel, messages a second in [0, {MAX_PUBLISH_RATE_PER_S}] (default 0: off)",
@@ -92,6 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     admission = serve.add_argument_group("admission")
     admission.add_argument(
         "--rate-per-s",
+        metavar="R",
         type=float,
         help=f"token bucket refill, in {range_text(limits.ADMISSION_RATE_PER_S, True)} (default: unlimited)",
     )
@@ -102,6 +113,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     admission.add_argument(
         "--max-connections",
+        metavar="N",
         type=int,
         help=f"connection ceiling, in {range_text(limits.ADMISSION_MAX_CONNECTIONS, True)} (default: none)",
     )
@@ -116,6 +128,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     admission.add_argument(
         "--work-factor",
+        metavar="N",
         type=int,
         default=None,
         help=f"client token PBKDF2 iterations, in [1, {MAX_WORK_FACTOR}] (default {DEFAULT_WORK_FACTOR})",
@@ -123,6 +136,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     life = serve.add_argument_group("connection lifetime (Zuul's defaults)")
     life.add_argument(
         "--lifetime-s",
+        metavar="S",
         type=float,
         default=1800.0,
         help="close each connection after this long, seconds in "
@@ -130,12 +144,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     life.add_argument(
         "--lifetime-dither-s",
+        metavar="S",
         type=float,
         default=180.0,
         help="minus a random share of this, so lifetimes do not end together, 0 to --lifetime-s (default 180)",
     )
     life.add_argument(
         "--close-grace-s",
+        metavar="S",
         type=float,
         default=4.0,
         help="after asking a client to reconnect, wait this long for it to leave first, seconds in "
@@ -143,6 +159,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "--ping-interval-s",
+        metavar="S",
         type=float,
         default=20.0,
         help=f"heartbeat interval, seconds in {range_text(PING_INTERVAL_S, True)} (default 20)",
@@ -171,7 +188,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     publish.add_argument("--history", metavar="URL", required=True, help="redis://…, as the nodes'")
     publish.add_argument("--channel", default="fleet", help="the nodes' channel (default fleet)")
     publish.add_argument(
-        "--rate-per-s", type=float, default=5.0, help="messages a second, in (0, 10000] (default 5)"
+        "--rate-per-s",
+        metavar="R",
+        type=float,
+        default=5.0,
+        help="messages a second, in (0, 10000] (default 5)",
     )
     publish.add_argument("--stop-with-parent", action="store_true", help=argparse.SUPPRESS)
     publish.set_defaults(handler=_publish)

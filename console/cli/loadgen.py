@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--ramp-s",
+        metavar="S",
         type=float,
         help=f"spread the first connects over this many seconds, at most --duration (default {DEFAULT_RAMP_S:g}, "
         "or the whole --duration when shorter)",
@@ -54,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--work-factor",
+        metavar="N",
         type=int,
         default=DEFAULT_WORK_FACTOR,
         help=f"the nodes' --work-factor (for tokens), 1 to {MAX_WORK_FACTOR} (default {DEFAULT_WORK_FACTOR}, "

@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "file continues it. The token comes from --token-file or STORMDECK_TOKEN, never from argv.",
         allow_abbrev=False,  # `--token X` must not pass for `--token-file X`
     )
-    parser.add_argument("url", help="the fleet API's base URL, e.g. http://127.0.0.1:8470")
+    parser.add_argument("url", metavar="URL", help="the fleet API's base URL, e.g. http://127.0.0.1:8470")
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="the recording to write")
     parser.add_argument(
         "--token-file",

@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the drill's clock, e.g. 02:01:30), x cycles the speed "
         "(×1/×5/×20/×60) and 1–4 pick one, [ ] jump to the previous/next alarm, { } to the previous/next action.",
     )
-    parser.add_argument("file", type=Path, help="the recording")
+    parser.add_argument("file", metavar="FILE", type=Path, help="the recording")
     parser.add_argument(
         "--speed", type=float, default=1.0, help="fleet seconds per second, in (0, 600] (default 1)"
     )

@@ -18,7 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "should have been done. A report already in DIR is not replaced unless --overwrite is given.",
     )
     parser.add_argument(
-        "file", type=Path, help="a recording (stormdeck record, attach --record, drill --record)"
+        "file",
+        metavar="FILE",
+        type=Path,
+        help="a recording (stormdeck record, attach --record, drill --record)",
     )
     parser.add_argument(
         "--out",

@@ -70,6 +70,7 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
     )
     parser.add_argument(
         "--token-file",
+        metavar="FILE",
         type=Path,
         help="tokens, one a line: ROLE TOKEN [NAME] (roles viewer, operator, admin); without it the server "
         "makes an operator token, writes it to a 0600 file, and binds to loopback only",
