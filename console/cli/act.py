@@ -324,6 +324,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Check that every record of an audit log is chained to the one before it by its hash, "
         "so no record was changed, removed or inserted. Exit 0 when intact (prints the record count and the "
         "last hash), 1 naming the first broken line, 2 when FILE cannot be read.",
+        examples=(
+            "stormdeck audit verify ~/.local/state/stormdeck/audit/thundering-herd.jsonl   # the path audit: named",
+        ),
     )
     verify.add_argument(
         "file",

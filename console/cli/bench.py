@@ -29,6 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Full-scale thundering-herd wall time and RSS, wall time at 1 M / 10 M / 100 M clients, "
         "and the speed-up over a per-client SimPy model at 100 k clients. About a minute with --repeats 3 "
         "on 2 cores (the SimPy run alone takes ~10 s).",
+        examples=(
+            "stormdeck bench sim --repeats 3   # about a minute on 2 cores",
+            "stormdeck bench sim --no-simpy --no-scaling --json",
+        ),
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object")
     sim.add_argument("--no-simpy", action="store_true", help="skip the SimPy baseline")

@@ -13,6 +13,10 @@ def register_bench(bench_subparsers: argparse._SubParsersAction) -> None:
         help="guarded actions: verdict and forecast times at full thundering-herd scale",
         description="Run thundering-herd (13 M clients, 480 nodes) through its storms; at SAMPLES moments "
         "judge and forecast a drain. Prints verdict_ms_p50 and forecast_ms_p50/_p99 (target ≤ 500 ms).",
+        examples=(
+            "stormdeck bench actions",
+            "stormdeck bench actions --samples 5 --until 300 --json",
+        ),
     )
     parser.add_argument("--samples", type=int, default=30, help="moments measured, 1 to 500 (default 30)")
     parser.add_argument(

@@ -14,6 +14,10 @@ def register_bench(benches: argparse._SubParsersAction) -> None:
         description="Run the console headless against a synthetic NODES-node stream at RATE frames a "
         "second, after HISTORY-S fleet seconds of history. Prints the median frame time, CPU, p99 "
         "staleness, startup time and rss against issue #3's targets.",
+        examples=(
+            "stormdeck bench console",
+            "stormdeck bench console --nodes 200 --frames 10 --json",
+        ),
     )
     parser.add_argument(
         "--nodes", type=int, default=2000, help="nodes in the synthetic fleet, 1 to 20000 (default 2000)"

@@ -15,6 +15,10 @@ def register_bench(benches: argparse._SubParsersAction) -> None:
         description="Start one reference gateway node on loopback and measure it: the memory of IDLE-CLIENTS "
         "idle connections, the cost of a handshake and of a rejection (COST-ATTEMPTS each), and how a "
         "drain is paced.",
+        examples=(
+            "stormdeck bench gateway",
+            "stormdeck bench gateway --idle-clients 2000 --cost-attempts 500 --json",
+        ),
     )
     parser.add_argument(
         "--idle-clients",

@@ -23,6 +23,10 @@ def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> arg
         help="stream fan-out delay and API latency of one fleet API server under many clients",
         description="Serve a synthetic fleet from a child process, attach CLIENTS stream clients and an "
         "API prober, and report publish→receive delay percentiles (target: fanout_p99_ms ≤ 100).",
+        examples=(
+            "stormdeck bench server --clients 50 --seconds 30 --storm-at 20",
+            "stormdeck bench server --scenario thundering-herd --speed 10 --clients 5 --seconds 60",
+        ),
     )
     parser.add_argument("--clients", type=int, default=50, help="stream clients, 1 to 500 (default 50)")
     parser.add_argument(

@@ -18,6 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check = commands.add_parser(
         "check",
         help="validate ./stormdeck.toml, the user's config and STORMDECK_* env; show each value's source",
+        examples=(
+            "stormdeck config check",
+            "stormdeck config check --json",
+        ),
     )
     check.add_argument(
         "--json",

@@ -25,6 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="serve the fleet API over real gateway nodes",
         description="Follow each node's admin API and serve the fleet as the fleet API v1 (the same server "
         "as `sim serve`). Nodes that stop answering show as down.",
+        examples=(
+            "stormdeck controller --nodes nodes.toml --node-token-file controller.token",
+            "stormdeck controller --nodes nodes.toml --node-token-file controller.token --port 8471 --token-file FILE",
+        ),
     )
     parser.add_argument(
         "--nodes",

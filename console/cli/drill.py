@@ -43,6 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "screen with the score. --headless runs it to the end with a scripted operator (--actions FILE: "
         "a TOML list of timed actions sent through the guarded fleet API; without it the operator does "
         "nothing) and prints the objectives and the score. Drills are listed with --list.",
+        examples=(
+            "stormdeck drill --list",
+            "stormdeck drill regional-outage   # the console in drill mode",
+            "stormdeck drill thundering-herd --headless --actions docs/drills/examples/thundering-herd-seeds-fix.toml --json",
+            "stormdeck drill thundering-herd --serve --port 8470 --paused   # an instructor's drill",
+        ),
     )
     parser.add_argument(
         "name", nargs="?", metavar="NAME", help="a packaged drill's name, or a path to a drill .toml"

@@ -57,6 +57,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Redis holds every node's history, so when it dies everything is stopped and fleet up exits 1. A load "
         "that ends its --duration is not a failure. Each child's log is in a directory it prints, kept when a "
         "child died, else removed on exit.",
+        examples=(
+            "stormdeck fleet up --nodes 3",
+            "stormdeck fleet up --nodes 3 --clients 3000 --policy full_jitter   # prints the URL and token file",
+        ),
     )
     up.add_argument("--nodes", type=int, default=3, help=f"gateway nodes, 1 to {MAX_NODES} (default 3)")
     up.add_argument(

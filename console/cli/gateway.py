@@ -58,6 +58,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(/channel/CHANNEL) and get the channel's messages, with admission control, resume and scheduled "
         "connection lifetimes; a controller drives it through the node admin API on --admin-port (the "
         "token of --token-file). Runs until SIGINT, SIGTERM or SIGHUP (a closed terminal), then shuts down in order.",
+        examples=(
+            "stormdeck gateway serve --port 9001 --admin-port 9101 --node-id a --token-file controller.token",
+            "stormdeck gateway serve --port 9002 --admin-port 9102 --node-id b --rate-per-s 500 --burst 50",
+        ),
     )
     serve.add_argument(
         "--port", type=int, required=True, help="client WebSocket port, in [0, 65535] (0: any free port)"
@@ -184,6 +188,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Publish --rate-per-s messages a second on --channel into the Redis history the nodes "
         "share (the --history their `gateway serve` was given), so every node of the fleet delivers them "
         "with the same offsets. Runs until SIGINT, SIGTERM or SIGHUP.",
+        examples=("stormdeck gateway publish --history redis://127.0.0.1:6379/0 --rate-per-s 5",),
     )
     publish.add_argument("--history", metavar="URL", required=True, help="redis://…, as the nodes'")
     publish.add_argument("--channel", default="fleet", help="the nodes' channel (default fleet)")

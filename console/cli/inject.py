@@ -27,6 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=f"Inject EVENT into the simulated fleet at URL, between two fleet seconds. Events — {events}. "
         'Values are JSON where they parse (3, 0.3, true, ["gw-001"]), a comma list (gw-001,gw-002), '
         "else text. The injection is audited and shown in the stream as an `injection` event.",
+        examples=(
+            "stormdeck inject http://127.0.0.1:8470 restart_nodes nodes=3 --token-file ADMIN_FILE",
+            "stormdeck inject http://127.0.0.1:8470 disconnect_fraction fraction=0.3 --token-file ADMIN_FILE",
+        ),
     )
     parser.add_argument(
         "url",

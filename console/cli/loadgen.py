@@ -17,7 +17,19 @@ DEFAULT_RAMP_S = 1.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("loadgen", help="run SDK clients against loopback gateway nodes")
+    parser = subparsers.add_parser(
+        "loadgen",
+        help="run SDK clients against loopback gateway nodes",
+        description="Connect --clients SDK clients to the gateway nodes at URL (spread over them), each with "
+        "the --policy backoff, for --duration seconds; then print what they saw: connects, 503s, drops, "
+        "resumes, message gaps, connect latency and the lockstep index of their attempts.",
+        examples=(
+            "stormdeck loadgen ws://127.0.0.1:9001/channel/fleet ws://127.0.0.1:9002/channel/fleet "
+            "--clients 2000 --policy full_jitter --duration 30",
+            "stormdeck loadgen ws://127.0.0.1:9001/channel/fleet --clients 300 --policy fixed --duration 10 "
+            "--json",
+        ),
+    )
     parser.add_argument(
         "urls", nargs="+", metavar="URL", help="ws://127.0.0.1:PORT/channel/NAME (loopback only)"
     )

@@ -23,6 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "a crash-safe recording, reconnecting and resuming across disconnects. Recording into an existing "
         "file continues it. The token comes from --token-file or STORMDECK_TOKEN, never from argv.",
         allow_abbrev=False,  # `--token X` must not pass for `--token-file X`
+        examples=(
+            "stormdeck record http://127.0.0.1:8470 --out session.sdrec --token-file FILE",
+            "stormdeck record http://127.0.0.1:8470 --out session.sdrec --max-size 500M --max-age-s 86400",
+        ),
     )
     parser.add_argument("url", metavar="URL", help="the fleet API's base URL, e.g. http://127.0.0.1:8470")
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="the recording to write")

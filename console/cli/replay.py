@@ -17,6 +17,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "read-only: space pauses, , and . step a frame, g seeks to a fleet time (a drill's recording: a time on "
         "the drill's clock, e.g. 02:01:30), x cycles the speed "
         "(×1/×5/×20/×60) and 1–4 pick one, [ ] jump to the previous/next alarm, { } to the previous/next action.",
+        examples=(
+            "stormdeck replay session.sdrec",
+            "stormdeck replay session.sdrec --speed 20 --paused",
+        ),
     )
     parser.add_argument("file", metavar="FILE", type=Path, help="the recording")
     parser.add_argument(

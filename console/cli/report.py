@@ -16,6 +16,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Write DIR/report.md and its SVG charts: the session, key figures, objectives (for a "
         "drill), the timeline of events, alarms and actions with their verdicts, and what the seeds say "
         "should have been done. A report already in DIR is not replaced unless --overwrite is given.",
+        examples=(
+            "stormdeck report session.sdrec   # session-report/report.md and its charts",
+            "stormdeck report session.sdrec --out rep/ --overwrite",
+        ),
     )
     parser.add_argument(
         "file",

@@ -51,6 +51,10 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
         help="serve a scenario's fleet over the fleet API (HTTP + WebSocket stream)",
         description="Run SCENARIO and serve it as the fleet API v1: GET /v1/fleet, GET /v1/nodes/{id}, "
         "the /v1/stream WebSocket, POST /v1/sim/clock, and /openapi.json.",
+        examples=(
+            "stormdeck sim serve thundering-herd --port 8470 --speed 10",
+            "stormdeck sim serve demo --port 0 --paused   # a free port; the clock starts on POST /v1/sim/clock",
+        ),
     )
     parser.add_argument(
         "scenario", nargs="?", metavar="SCENARIO", help="a scenario name (see `sim list`) or a TOML path"

@@ -17,7 +17,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("sim", help="the fleet simulator: list, run and serve scenarios")
     sim = add_subcommands(parser, dest="sim_command", metavar="SUBCOMMAND")
 
-    listing = sim.add_parser("list", help="list the packaged scenarios, one a line, name first")
+    listing = sim.add_parser(
+        "list",
+        help="list the packaged scenarios, one a line, name first",
+        examples=(
+            "stormdeck sim list",
+            "stormdeck sim list --json",
+        ),
+    )
     listing.add_argument(
         "--json",
         action="store_true",
@@ -29,6 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "run",
         help="run a scenario headless and print what it shows",
         description="Run a scenario (a packaged name or a .toml path) and print its summary figures.",
+        examples=(
+            "stormdeck sim run thundering-herd",
+            "stormdeck sim run thundering-herd --set clients.policy=decorrelated --json",
+            "stormdeck sim run regional-outage --until 300 --frames frames.jsonl",
+        ),
     )
     run.add_argument(
         "scenario",
