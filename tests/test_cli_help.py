@@ -361,3 +361,11 @@ def test_every_command_shows_an_example_that_parses() -> None:
             except SystemExit:
                 wrong.append(line)
     assert missing == [] and wrong == []
+
+
+def test_replay_help_names_every_key_the_readme_gives_it() -> None:
+    """A README pass: `replay --help` listed space , . g x 1–4 [ ] { } but not `( )` (previous/next event:
+    an injection, a drill's story line or hint) nor `L` (the recording's audit log)."""
+    text = " ".join(dict(commands(build_parser()))[("replay",)].format_help().split())
+    for keys in ("space", ", and .", "[ ]", "{ }", "( )", " L "):
+        assert keys in text, keys

@@ -16,7 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Replay a recording (stormdeck record, attach --record, drill --record) in the console, "
         "read-only: space pauses, , and . step a frame, g seeks to a fleet time (a drill's recording: a time on "
         "the drill's clock, e.g. 02:01:30), x cycles the speed "
-        "(×1/×5/×20/×60) and 1–4 pick one, [ ] jump to the previous/next alarm, { } to the previous/next action.",
+        "(×1/×5/×20/×60) and 1–4 pick one, [ ] jump to the previous/next alarm, { } to the previous/next action, "
+        "( ) to the previous/next event (an injection, a drill's story line or hint); L lists the recording's "
+        "actions as the audit log does.",
         examples=(
             "stormdeck replay session.sdrec",
             "stormdeck replay session.sdrec --speed 20 --paused",
