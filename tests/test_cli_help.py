@@ -369,3 +369,28 @@ def test_replay_help_names_every_key_the_readme_gives_it() -> None:
     text = " ".join(dict(commands(build_parser()))[("replay",)].format_help().split())
     for keys in ("space", ", and .", "[ ]", "{ }", "( )", " L "):
         assert keys in text, keys
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # README pass: `act URL --token-file FILE drain …` said "invalid choice: 'FILE'", naming the file.
+        (
+            ["act", "http://127.0.0.1:8470", "--token-file", "tok", "drain", "gw-017", "--rate", "5"],
+            "argument ACTION: --token-file comes after ACTION, not before it (it took 'tok' for ACTION): "
+            "stormdeck act URL ACTION … --token-file tok",
+        ),
+        (
+            ["sim", "--seed", "3", "run", "demo"],
+            "argument SUBCOMMAND: --seed comes after SUBCOMMAND, not before it (it took '3' for SUBCOMMAND): "
+            "stormdeck sim SUBCOMMAND … --seed 3",
+        ),
+    ],
+)
+def test_an_option_before_its_subcommand_is_named(argv: list[str], expected: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert expected in err, err
+    assert "invalid choice" not in err

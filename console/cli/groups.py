@@ -7,9 +7,10 @@ asked what the group offers, which is no usage error. `add_subcommands` makes ev
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -32,6 +33,7 @@ class CommandParser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
+        self._words = list(sys.argv[1:] if args is None else args)
         self._refuse_token_abbreviations(args)
         if args is not None and not args and self._subparsers is not None:
             namespace = namespace if namespace is not None else argparse.Namespace()
@@ -39,6 +41,33 @@ class CommandParser(argparse.ArgumentParser):
                 setattr(namespace, dest, value)
             return namespace, []
         return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        super().error(self._option_before_subcommand(message) or message)
+
+    def _option_before_subcommand(self, message: str) -> str | None:
+        """`act URL --token-file FILE drain …`: the option belongs to the subcommand, so this parser does
+        not know it, and argparse took its value for the subcommand — "invalid choice: 'FILE'", naming the
+        file, not the mistake. Say which option came too early and where it goes."""
+        match = re.fullmatch(r"argument (\S+): invalid choice: '(.*?)' \(choose from .*\)", message)
+        words = getattr(self, "_words", [])
+        if match is None or match.group(2) not in words:
+            return None
+        metavar, value = match.groups()
+        at = words.index(value)
+        option = words[at - 1] if at > 0 else ""
+        if not option.startswith("-") or option in self._option_string_actions:
+            return None
+        leading = [
+            action.metavar or action.dest
+            for action in self._actions
+            if not action.option_strings and not isinstance(action, argparse._SubParsersAction)
+        ]
+        command = " ".join([self.prog, *map(str, leading), metavar])
+        return (
+            f"argument {metavar}: {option} comes after {metavar}, not before it (it took {value!r} for "
+            f"{metavar}): {command} … {option} {value}"
+        )
 
     def _refuse_token_abbreviations(self, args: Sequence[str] | None) -> None:
         """`--token X` must not pass for `--token-file X`: argparse takes a prefix of an option for the
