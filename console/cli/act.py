@@ -27,6 +27,7 @@ from console.model.actions import (
     check_mark,
     format_value,
     limit_text,
+    no_rate_text,
     plan_basis,
     read_answer,
     what_would_pass,
@@ -600,9 +601,7 @@ def render_plan(plan: dict[str, Any], url: str) -> str:
         f"  hint      {hint[0]}:{hint[1]} ms",
     ]
     if rate <= 0:
-        lines.append(
-            "  no drain is safe now: the survivors have no spare admission or CPU (add capacity first)"
-        )
+        lines.append(f"  {no_rate_text(plan)}")
         return "\n".join(lines)
     lines.append(
         f"  act:      stormdeck act {url} drain {plan['nodes'][0]} --rate {rate:g} "

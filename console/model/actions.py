@@ -293,15 +293,21 @@ def plan_basis(plan: Mapping[str, Any]) -> str:
     return f"{rate_basis_text(plan_cpu_margin_pct(plan))}, limited by {plan_limit(plan)}"
 
 
-def no_rate_note(plan: Mapping[str, Any], source: str) -> str:
-    """Why a plan has no rate. Out of spare admission any drain is blocked; within the planner's CPU margin
-    of the pause line a slow drain may still pass now, but no rate keeps the margin — not said blocked."""
+def no_rate_text(plan: Mapping[str, Any]) -> str:
+    """Why a plan has no rate, naming the limit that left no room (`plan drain` said "no spare admission or
+    CPU" when only the CPU was short). Out of spare admission any drain is blocked; within the planner's CPU
+    margin of the pause line a slow drain may still pass now, but no rate keeps the margin — not said
+    blocked. Said alike by the drain form and `stormdeck plan drain`."""
     margin = plan_cpu_margin_pct(plan)
     if margin > 0:
         why, blocked = f"no rate {keeps_margin_text(margin)}", ""
     else:
         why, blocked = f"limited by {plan_limit(plan)}", " any drain is blocked;"
-    return f"{source}: no safe rate now ({why}) —{blocked} add capacity or wait for the fleet to calm"
+    return f"no safe rate now ({why}) —{blocked} add capacity or wait for the fleet to calm"
+
+
+def no_rate_note(plan: Mapping[str, Any], source: str) -> str:
+    return f"{source}: {no_rate_text(plan)}"
 
 
 def drain_prefill_from_plan(plan: Mapping[str, Any], source: str) -> Prefill:

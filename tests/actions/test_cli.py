@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -13,12 +15,13 @@ import pytest
 from console.cli import main
 from console.cli.act import render_answer, render_plan
 from console.client.actions import ActionAnswer
-from console.guards import Thresholds, judge_rollout_start
+from console.guards import Thresholds, judge_rollout_start, plan_drain
+from console.guards.drain import DrainPlan
 from console.model.actions import PLAN_LIMITS, format_value
-from console.protocol import NodeState, RolloutRequest
+from console.protocol import AdmissionSettings, NodeState, RolloutRequest
 from console.sim import kernel as k
 from tests.actions.conftest import TOKENS, Acting, start_acting
-from tests.guards.fleets import CAPACITY, out_of_rotation
+from tests.guards.fleets import CAPACITY, fleet, out_of_rotation
 
 
 @pytest.fixture
@@ -181,6 +184,35 @@ def test_plan_drain_says_the_cpu_margin_it_planned_with() -> None:
         "drain plan for node-2 (largest safe rate less a 5-point CPU margin, limited by the busiest "
         "survivor's CPU):"
     ), first
+
+
+def _as_served(plan: DrainPlan) -> dict:
+    """A planner's plan as `GET /v1/nodes/{id}/drain-plan` answers it (no duration when no rate is safe)."""
+    served = dataclasses.asdict(plan)
+    served["nodes"] = list(served.pop("node_ids"))
+    served["duration_s"] = None if math.isinf(plan.duration_s) else plan.duration_s
+    return served
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "short", "not_short"),
+    [
+        # Hot survivors with admission to spare: it said "no spare admission or CPU" of them too.
+        (fleet(cpu_pct=79.0), "the busiest survivor's CPU", "admission"),
+        (
+            fleet(admission=AdmissionSettings(rate_per_s=20.0, max_connections=None, retry_after_s=(1, 30))),
+            "the survivors' spare admission",
+            "CPU",
+        ),
+    ],
+)
+def test_plan_drain_with_no_safe_rate_names_what_left_no_room(snapshot, short: str, not_short: str) -> None:
+    plan = plan_drain(snapshot, CAPACITY, "gw-003")
+    assert plan.rate_per_s == 0
+    said = render_plan(_as_served(plan), "http://127.0.0.1:8470").splitlines()
+    last = said[-1]
+    assert last.startswith("  no safe rate now (") and short in last and not_short not in last, last
+    assert not any("act:" in line for line in said), said
 
 
 def test_act_shows_a_rollout_blocked_on_the_rotation() -> None:

@@ -9,6 +9,7 @@ import pytest
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, judge_drain, judge_undrain, plan_drain
 from console.guards.drain import SURVIVOR_CHECKS
+from console.guards.fleet import fleet_load
 from console.protocol import AdmissionSettings, DrainRequest, VerdictLevel
 from tests.fleet_builders import node, snapshot
 from tests.guards.fleets import CAPACITY, LOOPBACK, fleet, loopback_fleet
@@ -335,6 +336,20 @@ def test_a_survivor_within_the_margin_of_the_pause_line_leaves_no_planned_rate()
     plan = plan_drain(near, LOOPBACK, "node-2")
     assert (plan.rate_per_s, plan.limited_by) == (0, "survivor_cpu")
     assert judge_drain(near, LOOPBACK, "node-2", drain(1, hint_ms=(1000, 2000))).level is VerdictLevel.OK
+
+
+def test_a_plan_with_no_safe_rate_names_the_limit_that_left_no_room() -> None:
+    """`plan drain` said "no spare admission or CPU" whichever was short: the plan's `limited_by` says which.
+    Hot survivors with admission to spare are limited by CPU; calm ones admitting less than the inflow, by
+    spare admission."""
+    hot = fleet(cpu_pct=79.0)
+    assert fleet_load(hot, CAPACITY, {"gw-003"}).spare_admission_per_s > 0
+    plan = plan_drain(hot, CAPACITY, "gw-003")
+    assert (plan.rate_per_s, plan.limited_by) == (0, "survivor_cpu")
+    # 19 survivors admit 380 handshakes/s of the fleet's 400/s inflow: nothing to spare, at 40 % CPU.
+    tight = fleet(admission=AdmissionSettings(rate_per_s=20.0, max_connections=None, retry_after_s=(1, 30)))
+    plan = plan_drain(tight, CAPACITY, "gw-003")
+    assert (plan.rate_per_s, plan.limited_by) == (0, "drain_pacing")
 
 
 # --- undrain ----------------------------------------------------------------------------------------------
