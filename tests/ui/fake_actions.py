@@ -130,6 +130,8 @@ class FakeFleetApi:
         # as the server refuses it (console.server.desk: 409 confirm-refused, a fresh token attached).
         self.verdict_moves = verdict_moves
         self.plan_rate = SAFE_RATE  # what the drain planner offers (0: no rate is safe)
+        self.plan_limited_by = "drain_pacing"  # what set it (`DrainPlan.limited_by`)
+        self.plan_cpu_margin_pct = 0.0
         self.offers_plan = offers_plan
         self.rollout_idle = rollout_idle
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
@@ -155,7 +157,8 @@ class FakeFleetApi:
                     "deadline_s": 600.0,
                     "hint_ms": list(HINT_MS),
                     "force_closed": 0,
-                    "limited_by": "drain_pacing",
+                    "limited_by": self.plan_limited_by,
+                    "cpu_margin_pct": self.plan_cpu_margin_pct,
                 },
             )
         if method == "GET" and path == "/v1/capacity":

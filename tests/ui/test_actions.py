@@ -1066,6 +1066,29 @@ async def test_when_no_drain_rate_is_safe_the_form_offers_none():
         assert "rate (closes/s): ''" in shown(form.query_one("#form-error"))
 
 
+async def test_with_no_safe_rate_the_drain_form_opens_calm_and_says_why():
+    """Found in review: with no safe rate the drain form opened already showing "✖ rate (closes/s): '' is
+    not allowed" — an error before the operator had typed anything. It now opens with the rate empty and
+    the planner's reason (here the survivors' CPU, their spare admission fine); the error comes on submit."""
+    api, app = planner_without_a_safe_rate()
+    api.plan_limited_by, api.plan_cpu_margin_pct = "survivor_cpu", 5.0
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_drain_form(app, pilot)
+        await pilot.pause()
+        assert form.values()["rate_per_s"] == ""
+        assert shown(form.query_one("#form-error")).strip() == ""
+        note = shown(form.query_one("#form-source"))
+        assert (
+            "no safe rate now (no rate keeps the busiest survivor's CPU 5 points under the pause line)"
+            in (" ".join(note.split()))
+        ), note
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and api.sent == []
+        assert "rate (closes/s): '' is not allowed" in shown(form.query_one("#form-error"))
+
+
 async def test_the_rollout_mode_is_accepted_in_any_case():
     """Found in review: mode is free text and 'Drain' was refused ('expected drain or abrupt')."""
     api = FakeFleetApi()

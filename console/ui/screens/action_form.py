@@ -144,6 +144,10 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     def values(self) -> dict[str, str]:
         return {spec.name: self.query_one(f"#field-{spec.name}", Input).value for spec in FORMS[self.kind]}
 
+    def _untouched(self) -> bool:
+        """Every field as pre-filled (a field the prefill leaves out: empty)."""
+        return all(value == self.prefill.values.get(name, "") for name, value in self.values().items())
+
     def _as_sent(self) -> dict[str, str]:
         """What was typed, a choice in lower case: the rollout's mode is free text, and 'Drain' was refused
         as not 'drain or abrupt'."""
@@ -169,8 +173,13 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "field-rate_per_s":
             self._follow_rate(event.value)
-        if self.is_mounted and self.refusal is not None and self.values() == self.prefill.values:
-            return  # (the pre-filled values arriving: keep the server's words until something is typed)
+        if self.is_mounted and self._untouched():
+            # The pre-filled values arriving (or typed back): nothing of the operator's to judge yet. Keep
+            # the server's words to what was sent; else say nothing — a drain with no safe rate (the note
+            # says why) opened on "✖ rate: '' is not allowed". Submitting judges the form as it stands.
+            if self.refusal is None:
+                self.query_one("#form-error", Label).update("")
+            return
         # Inline: the message follows the typing, the focus does not. Moving it to the first bad field on
         # every keystroke sent the next keys into that field (rate emptied, Tab, "900": deadline "9",
         # rate "00").
