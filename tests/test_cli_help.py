@@ -394,3 +394,39 @@ def test_an_option_before_its_subcommand_is_named(argv: list[str], expected: str
     err = capsys.readouterr().err
     assert expected in err, err
     assert "invalid choice" not in err
+
+
+URL = "http://127.0.0.1:8470"
+DRAIN = ["drain", "gw-017", "--rate", "5", "--deadline", "600", "--hint", "1000:30000"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # `act URL --dry-run drain …` said argparse's bare "unrecognized arguments: --dry-run".
+        (
+            ["act", URL, "--dry-run", *DRAIN],
+            "argument ACTION: --dry-run comes after ACTION, not before it: stormdeck act URL ACTION … --dry-run",
+        ),
+        (
+            ["act", URL, "--yes", "--dry-run", *DRAIN],
+            "argument ACTION: --yes, --dry-run come after ACTION, not before it: "
+            "stormdeck act URL ACTION … --yes --dry-run",
+        ),
+    ],
+)
+def test_a_flag_before_its_subcommand_is_named(argv: list[str], expected: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert expected in err, err
+    assert "unrecognized arguments" not in err
+    assert err.startswith("usage: stormdeck act [-h] URL ACTION"), err  # the command it was given to
+
+
+def test_a_flag_no_subcommand_knows_is_still_unrecognized(capsys) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["act", URL, "--dry-rn", *DRAIN])
+    assert exit.value.code == 2
+    assert "unrecognized arguments: --dry-rn" in capsys.readouterr().err

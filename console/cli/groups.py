@@ -40,10 +40,55 @@ class CommandParser(argparse.ArgumentParser):
             for dest, value in self._defaults.items():  # the group's help handler, from add_subcommands
                 setattr(namespace, dest, value)
             return namespace, []
-        return super().parse_known_args(args, namespace)
+        namespace, extras = super().parse_known_args(args, namespace)
+        early = self._flags_before_subcommand(extras)
+        if early is not None:
+            self.error(early)
+        return namespace, extras
 
     def error(self, message: str) -> NoReturn:
         super().error(self._option_before_subcommand(message) or message)
+
+    def _flags_before_subcommand(self, extras: Sequence[str]) -> str | None:
+        """`act URL --dry-run drain …`: the flag belongs to the subcommand, the command before it does not
+        know it, and argparse said only "unrecognized arguments: --dry-run" (an option taking a value is
+        `_option_before_subcommand`). When every word left over is an option that a subcommand named after
+        it takes, say which came too early and where they go; else argparse's words stand."""
+        if self._subparsers is None or not extras:
+            return None
+        early: set[str] = set()
+        seen: list[str] = []  # the leftover options met so far, before the subcommand that takes them
+        parser: argparse.ArgumentParser = self
+        for word in getattr(self, "_words", []):
+            if word == "--":
+                break
+            chosen = _subcommands(parser).get(word)
+            if chosen is not None:
+                early |= {
+                    option for option in seen if option.partition("=")[0] in chosen._option_string_actions
+                }
+                parser = chosen
+            elif word in extras and word.startswith("-") and parser is self:
+                seen.append(word)
+        if early != set(extras):
+            return None
+        metavar, command = self._subcommand_usage()
+        verb = "comes" if len(extras) == 1 else "come"
+        return (
+            f"argument {metavar}: {', '.join(extras)} {verb} after {metavar}, not before it: "
+            f"{command} … {' '.join(extras)}"
+        )
+
+    def _subcommand_usage(self) -> tuple[str, str]:
+        """This command's subcommand metavar (ACTION), and the command up to it: "stormdeck act URL ACTION"."""
+        subcommands = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
+        metavar = str(subcommands.metavar or subcommands.dest)
+        leading = [
+            action.metavar or action.dest
+            for action in self._actions
+            if not action.option_strings and not isinstance(action, argparse._SubParsersAction)
+        ]
+        return metavar, " ".join([self.prog, *map(str, leading), metavar])
 
     def _option_before_subcommand(self, message: str) -> str | None:
         """`act URL --token-file FILE drain …`: the option belongs to the subcommand, so this parser does
@@ -58,12 +103,7 @@ class CommandParser(argparse.ArgumentParser):
         option = words[at - 1] if at > 0 else ""
         if not option.startswith("-") or option in self._option_string_actions:
             return None
-        leading = [
-            action.metavar or action.dest
-            for action in self._actions
-            if not action.option_strings and not isinstance(action, argparse._SubParsersAction)
-        ]
-        command = " ".join([self.prog, *map(str, leading), metavar])
+        _, command = self._subcommand_usage()  # (argparse named the subcommand by its metavar)
         return (
             f"argument {metavar}: {option} comes after {metavar}, not before it (it took {value!r} for "
             f"{metavar}): {command} … {option} {value}"
@@ -87,6 +127,14 @@ class CommandParser(argparse.ArgumentParser):
                     f"{option}: not an option (tokens are never given on the command line, where ps shows "
                     f"them); use {meant[0]} FILE"
                 )
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """A command's subcommands by name (none: {})."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def add_subcommands(parser: argparse.ArgumentParser, **kwargs: Any) -> argparse._SubParsersAction:
