@@ -75,3 +75,18 @@ def test_an_objective_with_a_deadline_names_it_on_the_drills_clock(name: str) ->
         by_s = float(objective.params.get("by_s", math.inf))  # (inf: no deadline)
         if math.isfinite(by_s):
             assert f"by {drill.human_time(by_s)}" in objective.name, objective.name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_briefing_names_each_injected_event_at_its_time_on_the_timeline(name: str) -> None:
+    # regional-outage's briefing said "02:00. The region lost power" while its timeline cuts the power at
+    # 02:00:30: for 30 s the fleet looked healthy against a briefing that said it had already failed. The
+    # briefing is read at the drill's clock start; what the timeline does to the fleet later, it names when.
+    drill = load_drill(name)
+    start = drill.human_time(0)
+    assert drill.briefing.startswith((start, start.removesuffix(":00"))), drill.briefing[:40]
+    for entry in drill.timeline:
+        if entry.action is None or entry.at_s == 0:
+            continue
+        at = drill.human_time(entry.at_s)
+        assert at in drill.briefing or at.removesuffix(":00") in drill.briefing, (at, entry.say)
