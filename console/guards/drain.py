@@ -13,7 +13,13 @@ from dataclasses import dataclass
 
 from console.errors import InputError
 from console.guards.capacity import FleetCapacity
-from console.guards.fleet import FleetLoad, find_nodes, fleet_load
+from console.guards.fleet import (
+    FleetLoad,
+    find_nodes,
+    fleet_load,
+    rotation_after_check,
+    without_survivor_checks,
+)
 from console.guards.rollout import ACTIVE, plan_batches
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, note, verdict
@@ -328,11 +334,10 @@ def judge_drain(
             why="connections still open at the deadline at the requested rate; they are closed at once",
         ),
     ]
-    if load.survivors == 0:
-        # Nothing in rotation after: the checks of what survivors absorb have none to measure (a CPU of "—",
-        # a pacing limit and a safe rate of 0) and failed beside the one reason, nodes_in_rotation_after.
-        # Left out, as a rollout start with nothing in rotation leaves out all but its rotation.
-        checks = [c for c in checks if c.name not in SURVIVOR_CHECKS]
+    # Nothing in rotation after: the checks of what survivors absorb have none to measure (a CPU of "—", a
+    # pacing limit and a safe rate of 0) and failed beside the one reason, nodes_in_rotation_after. Left
+    # out, as a rollout start whose first batch takes every node in rotation leaves out its own.
+    checks = without_survivor_checks(checks, load, SURVIVOR_CHECKS)
     projections = {
         # What moves to the survivors: a confirmation says it in numbers, beside how long and the headroom after.
         "connections": sum(n.connections for n in nodes),
@@ -356,13 +361,9 @@ def _after_check(load: FleetLoad, thresholds: Thresholds) -> Check:
     node's drain leaves no node to take a client, and "headroom 0 %: add capacity first" said nothing of
     that (the projection `headroom_after_pct` stays, 0 then, as the frames say it)."""
     if load.survivors == 0:
-        return check(
-            "nodes_in_rotation_after",
-            load.survivors,
-            1,
-            bound="min",
-            fails_to=VerdictLevel.BLOCKED,
-            why="nodes left in rotation (ready) once these leave: none would take their clients; undrain "
+        return rotation_after_check(
+            load,
+            "nodes left in rotation (ready) once these leave: none would take their clients; undrain "
             "another node, or restart one that is down, first",
         )
     return check(

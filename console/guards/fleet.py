@@ -10,7 +10,8 @@ from console.errors import InputError
 from console.figures import headroom_pct
 from console.guards.capacity import AdmissionLimit, FleetCapacity, spare_admission_per_s
 from console.guards.thresholds import Thresholds
-from console.protocol import FleetSnapshot, NodeState, NodeStatus
+from console.guards.verdict import check
+from console.protocol import Check, FleetSnapshot, NodeState, NodeStatus, VerdictLevel
 
 #: Nodes still holding clients; their connections must fit somewhere once the leaving nodes are gone.
 SERVING = frozenset({NodeState.READY, NodeState.DRAINING})
@@ -113,6 +114,27 @@ def fleet_load(snapshot: FleetSnapshot, capacity: FleetCapacity, leaving: Collec
         admission_capacity_per_s=admit,
         spare_admission_per_s=spare_admission_per_s(admit, accepts, drain_rate),
     )
+
+
+def rotation_after_check(load: FleetLoad, why: str) -> Check:
+    """The nodes left in rotation (`ready`) once the leaving nodes leave, against one, blocked: asked in
+    place of the room on the survivors (a drain's `headroom_after_pct`, a rollout batch's
+    `batch_connections`) when none is left — "headroom 0 %: add capacity first" or "room 0 on the other
+    nodes" said nothing of a fleet left with no node to take a client. `why` says what to do instead."""
+    return check(
+        "nodes_in_rotation_after", load.survivors, 1, bound="min", fails_to=VerdictLevel.BLOCKED, why=why
+    )
+
+
+def without_survivor_checks(
+    checks: list[Check], load: FleetLoad, survivor_checks: Collection[str]
+) -> list[Check]:
+    """`checks` less a guard's checks of what its survivors absorb (`survivor_checks`) when `load` has no
+    survivor: with none they had nothing to measure — a CPU of "—", a pacing limit and a safe rate of 0 —
+    and failed beside the one reason, `rotation_after_check`, which "what would pass" then named alone."""
+    if load.survivors:
+        return checks
+    return [item for item in checks if item.name not in survivor_checks]
 
 
 def find_nodes(snapshot: FleetSnapshot, node_ids: Sequence[str], field: str = "nodes") -> list[NodeStatus]:

@@ -14,7 +14,14 @@ from typing import TypeVar
 from console.errors import InputError
 from console.figures import beside_limit
 from console.guards.capacity import FleetCapacity
-from console.guards.fleet import SERVING, fleet_load, max_serving_cpu_pct
+from console.guards.fleet import (
+    SERVING,
+    FleetLoad,
+    fleet_load,
+    max_serving_cpu_pct,
+    rotation_after_check,
+    without_survivor_checks,
+)
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, note, verdict
 from console.protocol import (
@@ -28,6 +35,10 @@ from console.protocol import (
     Verdict,
     VerdictLevel,
 )
+
+#: A drain-mode start's checks of what its survivors absorb, left out of a start whose first batch takes
+#: every node in rotation (`judge_rollout_start`), as the drain guard leaves out its own.
+SURVIVOR_CHECKS = frozenset({"drain_pacing_per_s", "survivor_cpu_vs_pause_pct"})
 
 
 @dataclass(frozen=True)
@@ -167,7 +178,6 @@ def judge_rollout_start(
     batch = ready[: request.batch_size]
     load = fleet_load(snapshot, capacity, {node.id for node in batch})
     displaced = sum(node.connections for node in batch)
-    spare_connections = load.survivor_capacity_connections - (load.serving_connections - displaced)
     cpu_now = max_serving_cpu_pct(snapshot.nodes)
     checks = [
         start_rotation_check(snapshot),
@@ -185,14 +195,7 @@ def judge_rollout_start(
             why="no restart completes while the fleet is unhealthy; it would pause at once (outage seed): shed "
             "with admission and wait for CPU to fall",
         ),
-        check(
-            "batch_connections",
-            displaced,
-            spare_connections,
-            fails_to=VerdictLevel.BLOCKED,
-            why="the first batch's connections against the room left on the other nodes: a smaller batch, or add "
-            "capacity first",
-        ),
+        _batch_room_check(load, batch, displaced),
         nodes_down_check(snapshot),
         check(
             "pause_cpu_pct",
@@ -271,7 +274,37 @@ def judge_rollout_start(
                 why=f"{displaced} clients reconnect at once per batch; drain mode paces them (outage seed)",
             )
         )
+    # A first batch of every node in rotation leaves no survivor: its CPU ("—") and pacing limit (0) failed
+    # beside the one reason, nodes_in_rotation_after (`_batch_room_check`). Left out, as in a drain's verdict.
+    checks = without_survivor_checks(checks, load, SURVIVOR_CHECKS)
     return verdict("rollout_start", checks, projections, floor=floor, typed_expected=snapshot.fleet)
+
+
+def _batch_room_check(load: FleetLoad, batch: list[NodeStatus], displaced: int) -> Check:
+    """The first batch's connections against the room left on the other nodes — or, when the batch takes
+    every node in rotation, the rotation itself: there is no other node, and "batch_connections ≤ 0" (below
+    0 with a drain under way) passed an idle fleet's batch, 0 ≤ 0, that left none to take a newcomer."""
+    if load.survivors == 0:
+        # A smaller batch is the move when there is one (it is bad input above the nodes in rotation).
+        move = (
+            f"a batch of {len(batch) - 1} or fewer, or undrain another node first"
+            if len(batch) > 1
+            else "undrain another node, or restart one that is down, first"
+        )
+        return rotation_after_check(
+            load,
+            "nodes left in rotation (ready) while the first batch restarts: none would take its clients or "
+            f"a newcomer; {move}",
+        )
+    spare_connections = load.survivor_capacity_connections - (load.serving_connections - displaced)
+    return check(
+        "batch_connections",
+        displaced,
+        spare_connections,
+        fails_to=VerdictLevel.BLOCKED,
+        why="the first batch's connections against the room left on the other nodes: a smaller batch, or add "
+        "capacity first",
+    )
 
 
 HALTABLE = (RolloutState.RUNNING, RolloutState.PAUSED)

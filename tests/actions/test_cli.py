@@ -229,6 +229,24 @@ def test_act_shows_a_rollout_blocked_on_the_rotation() -> None:
     assert row.split()[:6] == ["nodes_in_rotation", "0", "≥", "1", "FAIL", "(blocked)"], row
 
 
+def test_act_shows_a_first_batch_of_every_node_in_rotation_blocked_on_the_one_reason() -> None:
+    """A start whose first batch takes every node in rotation printed survivor_cpu_vs_pause_pct "—" FAIL and
+    drain_pacing_per_s "≤ 0" FAIL beside batch_connections, and "what would pass" asked for a pacing of 0.
+    Now one row fails, nodes_in_rotation_after, and what would pass names it alone."""
+    verdict = judge_rollout_start(fleet(3), CAPACITY, RolloutRequest(batch_size=3, interval_s=30))
+    body = {
+        "type": "urn:stormdeck:problem:blocked",
+        "detail": "blocked",
+        "verdict": verdict.model_dump(mode="json"),
+    }
+    lines = render_answer(ActionAnswer(422, body, "application/problem+json")).splitlines()
+    failing = [line.split()[0] for line in lines if " FAIL " in line]
+    assert failing == ["nodes_in_rotation_after"], lines
+    row = next(line for line in lines if line.strip().startswith("nodes_in_rotation_after "))
+    assert row.split()[:6] == ["nodes_in_rotation_after", "0", "≥", "1", "FAIL", "(blocked)"], row
+    assert "what would pass: nodes_in_rotation_after ≥ 1 (now 0)" in lines
+
+
 def verdict_answer(verdict, status: int, kind: str) -> ActionAnswer:
     body = {
         "type": f"urn:stormdeck:problem:{kind}",

@@ -21,6 +21,7 @@ from console.guards import (
     plan_drain,
 )
 from console.guards.drain import SURVIVOR_CHECKS
+from console.guards.rollout import SURVIVOR_CHECKS as ROLLOUT_SURVIVOR_CHECKS
 from console.protocol import (
     AdmissionRequest,
     AdmissionSettings,
@@ -115,8 +116,8 @@ def assert_checks_honest(verdict: Verdict) -> None:
 def assert_fails_on_values(verdict: Verdict) -> None:
     """No check with a numeric limit raises the level on no value ("—"): the last node's drain failed
     survivor_cpu_vs_pause_pct on the CPU of survivors it did not have, a FAIL nobody could act on (and one
-    `assert_checks_honest` skips, having no number to compare). Drain verdicts are held to it; a rollout
-    start whose batch takes every node in rotation still fails that way, so rollouts are not yet."""
+    `assert_checks_honest` skips, having no number to compare), and a rollout start whose first batch took
+    every node in rotation failed survivor_cpu_vs_pause_pct so. Drain and rollout verdicts are held to it."""
     for item in verdict.checks:
         if not item.ok and item.level not in (None, VerdictLevel.OK) and isinstance(item.limit, int | float):
             assert item.value is not None, item
@@ -245,6 +246,7 @@ def test_rollout_checks_are_honest(fleet, capacity, batch_size, mode, pause) -> 
     request = RolloutRequest(batch_size=batch_size, interval_s=60, mode=mode, pause_cpu_pct=pause)
     verdict = judge_rollout_start(fleet, capacity, request)
     assert_checks_honest(verdict)
+    assert_fails_on_values(verdict)
     if mode is RolloutMode.ABRUPT:
         assert LEVEL_RANK[verdict.level] >= LEVEL_RANK["typed"]
 
@@ -283,11 +285,49 @@ def test_a_rollout_with_nothing_in_rotation_is_held_on_the_rotation(fleet, capac
         verdicts.append(judge_rollout_resume(fleet))
     for verdict in verdicts:
         assert_checks_honest(verdict)
+        assert_fails_on_values(verdict)
         rotation = next(c for c in verdict.checks if c.name == "nodes_in_rotation")
         assert rotation.ok == (ready > 0) and rotation.value == ready
         if not ready:
             least = VerdictLevel.BLOCKED if verdict.action == "rollout_start" else VerdictLevel.TYPED
             assert rotation.level is least and LEVEL_RANK[verdict.level] >= LEVEL_RANK[least]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    fleet=snapshot_strategy(),
+    capacity=capacity_strategy,
+    mode=st.sampled_from(list(RolloutMode)),
+    pause=st.floats(1, 100),
+    data=st.data(),
+)
+def test_a_rollout_whose_first_batch_takes_every_node_in_rotation_is_blocked_on_the_rotation_after(
+    fleet, capacity, mode, pause, data
+) -> None:
+    """`nodes_in_rotation_after` stands in for `batch_connections` exactly when the first batch leaves no
+    node in rotation, and blocks it; the survivors' checks (drain mode) are there exactly when there are
+    survivors — with none they failed on a CPU of "—" and a pacing limit of 0 beside it. What else blocks
+    it is the fleet now (headroom, CPU), never a check of the survivors it does not have."""
+    assume(fleet.rollout.state not in (RolloutState.RUNNING, RolloutState.PAUSED))
+    ids = ready_ids(fleet)
+    assume(ids)
+    batch_size = data.draw(st.integers(1, len(ids)))
+    if data.draw(st.booleans(), label="every node in rotation"):
+        batch_size = len(ids)
+    request = RolloutRequest(batch_size=batch_size, interval_s=60, mode=mode, pause_cpu_pct=pause)
+    verdict = judge_rollout_start(fleet, capacity, request)
+    assert_checks_honest(verdict)
+    assert_fails_on_values(verdict)
+    names = {c.name for c in verdict.checks}
+    last = batch_size == len(ids)
+    event("every node in rotation" if last else "some left in rotation")
+    assert ("nodes_in_rotation_after" in names) == last and ("batch_connections" in names) != last
+    survivor_checks = ROLLOUT_SURVIVOR_CHECKS if mode is RolloutMode.DRAIN and not last else frozenset()
+    assert names & ROLLOUT_SURVIVOR_CHECKS == survivor_checks
+    if last:
+        blocking = {c.name for c in verdict.checks if not c.ok and c.level is VerdictLevel.BLOCKED}
+        assert verdict.level == "blocked" and "nodes_in_rotation_after" in blocking
+        assert blocking <= {"nodes_in_rotation_after", "headroom_pct", "cpu_now_pct"}
 
 
 @settings(max_examples=150, deadline=None)

@@ -15,6 +15,7 @@ from console.guards import (
     judge_rollout_resume,
     judge_rollout_start,
 )
+from console.guards.rollout import SURVIVOR_CHECKS as ROLLOUT_SURVIVOR_CHECKS
 from console.guards.rollout import plan_batches
 from console.protocol import (
     AdmissionRequest,
@@ -191,6 +192,50 @@ def test_a_rollout_with_no_node_in_rotation_is_blocked_naming_the_rotation(mode:
     # Nodes in rotation: the check is shown and passes; a batch larger than them is still bad input.
     ok = rotation_check(judge_rollout_start(fleet(count=4), CAPACITY, rollout(batch_size=1, mode=mode)))
     assert (ok.ok, ok.value) == (True, 4)
+
+
+@pytest.mark.parametrize("mode", list(RolloutMode))
+def test_a_first_batch_of_every_node_in_rotation_is_blocked_on_the_rotation_after_alone(
+    mode: RolloutMode,
+) -> None:
+    """A start whose first batch took every node in rotation also failed survivor_cpu_vs_pause_pct (value
+    "—": no survivor to have a CPU) and drain_pacing_per_s (limit 0: no spare admission without one), and
+    batch_connections against "the room left on the other nodes" of none: 0, or below 0 with a drain under
+    way. With no survivor those checks are left out, as the last node's drain leaves them out, and
+    nodes_in_rotation_after (≥ 1) stands in for batch_connections: blocked, however few connections."""
+    verdict = judge_rollout_start(fleet(count=3), CAPACITY, rollout(batch_size=3, mode=mode))
+    names = [c.name for c in verdict.checks]
+    assert "nodes_in_rotation_after" in names
+    assert not {"batch_connections", *ROLLOUT_SURVIVOR_CHECKS} & set(names)
+    blocking = [c.name for c in verdict.checks if not c.ok and c.level is VerdictLevel.BLOCKED]
+    assert verdict.level is VerdictLevel.BLOCKED and blocking == ["nodes_in_rotation_after"]
+    assert failed(verdict) == {"nodes_in_rotation_after"} | (
+        {"abrupt_mode"} if mode is RolloutMode.ABRUPT else set()
+    )
+    after = next(c for c in verdict.checks if c.name == "nodes_in_rotation_after")
+    assert (after.value, after.limit, after.bound) == (0, 1, "min") and "a batch of 2 or fewer" in after.why
+    # The projections keep their names (the protocol's fields); the batch still says what it moves.
+    assert verdict.projections["batch_connections"] == 81_000
+    # An idle fleet's: nothing to move, and still no node left to take a newcomer while the batch restarts
+    # (it passed batch_connections, 0 ≤ 0, and was typed only on the survivors' CPU of "—").
+    idle = judge_rollout_start(fleet(count=3, connections=0), CAPACITY, rollout(batch_size=3, mode=mode))
+    assert idle.level is VerdictLevel.BLOCKED and "nodes_in_rotation_after" in failed(idle)
+    # A drain under way held a limit below 0: "batch_connections ≤ -4,000". The rotation is the reason.
+    draining = node("gw-009", state=NodeState.DRAINING, connections=4_000, drain_rate_per_s=50.0)
+    busy = judge_rollout_start(fleet(count=2, extra=[draining]), CAPACITY, rollout(batch_size=2, mode=mode))
+    assert [c.name for c in busy.checks if not c.ok and c.level is VerdictLevel.BLOCKED] == [
+        "nodes_in_rotation_after"
+    ]
+    # The last node in rotation: no smaller batch, so the move is another node.
+    one = judge_rollout_start(fleet(count=1), CAPACITY, rollout(batch_size=1, mode=mode))
+    assert "undrain another node" in next(c.why for c in one.checks if c.name == "nodes_in_rotation_after")
+    # One node left in rotation: the batch and survivor checks are back, the rotation-after check gone.
+    two = {
+        c.name for c in judge_rollout_start(fleet(count=3), CAPACITY, rollout(batch_size=2, mode=mode)).checks
+    }
+    assert "batch_connections" in two and "nodes_in_rotation_after" not in two
+    if mode is RolloutMode.DRAIN:
+        assert two >= ROLLOUT_SURVIVOR_CHECKS
 
 
 def test_resuming_with_no_node_in_rotation_is_typed_naming_the_rotation() -> None:

@@ -686,11 +686,42 @@ def test_what_would_pass_names_the_rotation_a_rollout_or_the_last_drain_needs():
 
     start = judge_rollout_start(out_of_rotation(), CAPACITY, RolloutRequest(batch_size=1, interval_s=30))
     assert what_would_pass(start) == ["nodes_in_rotation ≥ 1 (now 0)"]
+    # A first batch of every node in rotation: the one reason, not a survivors' pacing limit of 0 beside it.
+    every = judge_rollout_start(fleet(3), CAPACITY, RolloutRequest(batch_size=3, interval_s=30))
+    assert what_would_pass(every) == ["nodes_in_rotation_after ≥ 1 (now 0)"]
     last = judge_drain(
         fleet(1), CAPACITY, "gw-000", DrainRequest(rate_per_s=1, deadline_s=600, hint_ms=(1000, 2000))
     )
     # The one reason, with no survivor's CPU or pacing limit and no rate: none would pass with no node left.
     assert what_would_pass(last) == ["nodes_in_rotation_after ≥ 1 (now 0)"]
+
+
+async def test_the_blocked_dialog_of_a_first_batch_of_every_node_in_rotation_names_the_one_reason():
+    """The server's verdict on a start whose first batch takes every node in rotation, in the dialog: its
+    table held survivor_cpu_vs_pause_pct "—" and drain_pacing_per_s "≤ 0" FAILs beside the reason. Now one
+    row fails, and the question names it alone."""
+    from console.guards import judge_rollout_start
+    from console.protocol import RolloutRequest
+
+    from ..guards.fleets import CAPACITY, fleet
+
+    verdict = judge_rollout_start(fleet(3), CAPACITY, RolloutRequest(batch_size=3, interval_s=30))
+    app = acting_app(FakeFleetApi())
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        app.push_screen(VerdictDialog("rollout start", verdict, app.palette, back_to_form=True))
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the blocked dialog")
+        await pilot.pause()
+        rows = shown(app.screen.query_one("#checks")).splitlines()
+        failing = [row.split("│")[1].strip() for row in rows if "FAIL" in row]
+        assert failing == ["nodes_in_rotation_after"], rows
+        assert not [row for row in rows if "survivor_cpu" in row or "drain_pacing" in row]
+        assert shown(app.screen.query_one("#ask")).splitlines() == [
+            "✖ blocked: nothing applied. What would pass: nodes_in_rotation_after ≥ 1 (now 0)",
+            "Esc: back to the form",
+        ]
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
 
 
 async def test_undrain_on_a_ready_node_says_so_without_a_form():
