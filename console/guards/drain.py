@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from console.errors import InputError
 from console.guards.capacity import FleetCapacity
 from console.guards.fleet import (
+    ROTATION_MOVE,
     FleetLoad,
     find_nodes,
     fleet_load,
@@ -46,6 +47,12 @@ SURVIVOR_CHECKS = frozenset(
     }
 )
 
+#: What may set a plan's rate (`DrainPlan.limited_by`): the survivors' spare admission, the busiest survivor's
+#: CPU, the fleet's longest reconnect hint — or no survivor at all (the last node in rotation: nothing to
+#: measure, and "limited by the busiest survivor's CPU" named a survivor that was not there). An open set
+#: on the wire: a console names a value it does not know as it is.
+LIMITED_BY = ("drain_pacing", "survivor_cpu", "hint_reach", "no_survivors")
+
 #: The planner's hint window starts here: nobody is told to come back at once (interview: "after a
 #: randomized delay rather than being cut off cold").
 HINT_START_MS = 1000
@@ -61,7 +68,7 @@ class DrainPlan:
     deadline_s: float  # the drain window (interview: 10 min)
     hint_ms: tuple[int, int]
     force_closed: int  # connections still open at the deadline, at that rate
-    limited_by: str  # which limit set the rate: "drain_pacing", "survivor_cpu" or "hint_reach"
+    limited_by: str  # which limit set the rate, one of `LIMITED_BY`
     connections: int  # what the drain moves to the survivors (the drain verdict's projection)
     # CPU points the busiest survivor is kept under the pause line (`drain_plan_cpu_margin_pct`): a real
     # node's CPU moves between the plan and the verdict, and a rate on the line was typed seconds later.
@@ -106,7 +113,7 @@ class RateBasis:
     """The drain rate the planner offers, and what set it."""
 
     rate_per_s: float  # per node; 0 when no rate keeps the margin
-    limited_by: str  # "drain_pacing", "survivor_cpu" or "hint_reach"
+    limited_by: str  # one of `LIMITED_BY`
     cpu_margin_pct: float  # the CPU points under the pause line that set the rate; 0 when another limit did
 
 
@@ -149,7 +156,7 @@ def _admitted_rate(
     admission and the busiest survivor at or under `cpu_line_pct` — the two checks `judge_drain` makes of
     it, at the pause line or a margin under it."""
     if load.survivors == 0:
-        return 0.0, "survivor_cpu"
+        return 0.0, "no_survivors"
     pacing = (load.spare_admission_per_s - load.drain_rate_per_s) / count
     cpu = (load.pause_room_per_s(capacity, thresholds, cpu_line_pct) - load.moving_accepts_per_s) / count
     rate, limited_by = (pacing, "drain_pacing") if pacing <= cpu else (cpu, "survivor_cpu")
@@ -363,8 +370,7 @@ def _after_check(load: FleetLoad, thresholds: Thresholds) -> Check:
     if load.survivors == 0:
         return rotation_after_check(
             load,
-            "nodes left in rotation (ready) once these leave: none would take their clients; undrain "
-            "another node, or restart one that is down, first",
+            f"nodes left in rotation (ready) once these leave: none would take their clients; {ROTATION_MOVE}",
         )
     return check(
         "headroom_after_pct",

@@ -116,6 +116,11 @@ def fleet_load(snapshot: FleetSnapshot, capacity: FleetCapacity, leaving: Collec
     )
 
 
+#: What to do when a change would leave no node in rotation: said by a drain's `nodes_in_rotation_after` and
+#: by the drain planner's "no safe rate now" for the last node in rotation (`no_survivors`).
+ROTATION_MOVE = "undrain another node, or restart one that is down, first"
+
+
 def rotation_after_check(load: FleetLoad, why: str) -> Check:
     """The nodes left in rotation (`ready`) once the leaving nodes leave, against one, blocked: asked in
     place of the room on the survivors (a drain's `headroom_after_pct`, a rollout batch's

@@ -18,6 +18,7 @@ from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, nodes_for_headroom, plan_drain
 from console.guards.add_capacity import check_count
 from console.guards.drain import HINT_START_MS, margin_kept_pct, planned_hint_ms
+from console.guards.fleet import ROTATION_MOVE
 from console.guards.rollout import HALTABLE, RESUMABLE
 from console.protocol import (
     MAX_ADD_NODES,
@@ -258,6 +259,19 @@ PLAN_LIMITS = {
     "survivor_cpu": "the busiest survivor's CPU",
     "drain_pacing": "the survivors' spare admission",
     "hint_reach": "the fleet's longest reconnect hint",
+    "no_survivors": "no node left in rotation",
+}
+
+#: Why a plan has no rate where its limit's name does not say it (`no_rate_text`).
+NO_RATE_WHY = {"no_survivors": "no node would be left in rotation to take its clients"}
+
+#: What to do when a plan has no rate, by its limit (`no_rate_text`): capacity helps hot or full survivors,
+#: not a fleet with none left in rotation (the guard's `nodes_in_rotation_after` says the same move).
+NO_RATE_MOVES = {
+    "survivor_cpu": "any drain is blocked; add capacity or wait for the fleet to calm",
+    "drain_pacing": "any drain is blocked; add capacity or wait for the fleet to calm",
+    "hint_reach": "any drain is blocked; add capacity or wait for the fleet to calm",
+    "no_survivors": f"any drain is blocked; {ROTATION_MOVE}",
 }
 
 
@@ -297,13 +311,16 @@ def no_rate_text(plan: Mapping[str, Any]) -> str:
     """Why a plan has no rate, naming the limit that left no room (`plan drain` said "no spare admission or
     CPU" when only the CPU was short). Out of spare admission any drain is blocked; within the planner's CPU
     margin of the pause line a slow drain may still pass now, but no rate keeps the margin — not said
-    blocked. Said alike by the drain form and `stormdeck plan drain`."""
+    blocked. With no node left in rotation, that is the reason, and capacity is not the move. Said alike by
+    the drain form and `stormdeck plan drain`."""
     margin = plan_cpu_margin_pct(plan)
     if margin > 0:
-        why, blocked = f"no rate {keeps_margin_text(margin)}", ""
-    else:
-        why, blocked = f"limited by {plan_limit(plan)}", " any drain is blocked;"
-    return f"no safe rate now ({why}) —{blocked} add capacity or wait for the fleet to calm"
+        return f"no safe rate now (no rate {keeps_margin_text(margin)}) — add capacity or wait for the fleet to calm"
+    key = str(plan.get("limited_by", "?"))
+    why = NO_RATE_WHY.get(key, f"limited by {plan_limit(plan)}")
+    # A newer server's limit: named, and no remedy guessed for it (its verdict names what would pass).
+    move = NO_RATE_MOVES.get(key, "a drain's verdict says what would pass")
+    return f"no safe rate now ({why}) — {move}"
 
 
 def no_rate_note(plan: Mapping[str, Any], source: str) -> str:

@@ -104,7 +104,12 @@ class DrainPlanResult(Record):
     deadline_s: float
     hint_ms: tuple[int, int]
     force_closed: int
-    limited_by: str
+    limited_by: str = Field(
+        description="what set the rate: `drain_pacing` (the survivors' spare admission), `survivor_cpu` (the "
+        "busiest survivor's CPU), `hint_reach` (the fleet's longest reconnect hint), `no_survivors` (no node "
+        "would be left in rotation: rate 0, the drain is blocked on nodes_in_rotation_after). An open set: "
+        "a newer server may add a value, which a console names as it is"
+    )
     connections: int = Field(description="connections the drain moves to the other nodes")
     cpu_margin_pct: float = Field(
         0.0,

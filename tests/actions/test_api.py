@@ -8,6 +8,7 @@ import pytest
 from console.audit import verify_file
 from console.errors import InputError
 from console.guards import Thresholds
+from console.guards.drain import LIMITED_BY
 from console.protocol import NodeState
 from tests.actions.conftest import PROBLEM, Acting, auth
 
@@ -500,6 +501,15 @@ async def test_the_drain_plan_passes_its_own_guards(acting: Acting) -> None:
     failed = {c["name"] for c in judged["verdict"]["checks"] if not c["ok"]}
     assert not failed & {"drain_pacing_per_s", "survivor_cpu_vs_pause_pct", "hint_window_ms"}
     problem(await acting.call("GET", "/v1/nodes/gw-999/drain-plan", role="viewer"), 422, "node")
+
+
+def test_the_drain_plans_schema_names_every_limit_and_keeps_the_set_open(acting: Acting) -> None:
+    """`limited_by` gained `no_survivors` (the last node in rotation): the schema names every value the
+    planner says, and stays a string — an older console reads a newer limit as its name, not a 5xx."""
+    schema = acting.server.app.openapi()["components"]["schemas"]["DrainPlanResult"]
+    limited_by = schema["properties"]["limited_by"]
+    assert limited_by["type"] == "string" and "enum" not in limited_by
+    assert all(f"`{name}`" in limited_by["description"] for name in LIMITED_BY), limited_by
 
 
 async def test_the_capacity_record_is_what_the_guards_judge_with(acting: Acting) -> None:

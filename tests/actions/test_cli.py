@@ -21,7 +21,7 @@ from console.model.actions import PLAN_LIMITS, format_value
 from console.protocol import AdmissionSettings, NodeState, RolloutRequest
 from console.sim import kernel as k
 from tests.actions.conftest import TOKENS, Acting, start_acting
-from tests.guards.fleets import CAPACITY, fleet, out_of_rotation
+from tests.guards.fleets import CAPACITY, fleet, last_in_rotation, out_of_rotation
 
 
 @pytest.fixture
@@ -213,6 +213,18 @@ def test_plan_drain_with_no_safe_rate_names_what_left_no_room(snapshot, short: s
     last = said[-1]
     assert last.startswith("  no safe rate now (") and short in last and not_short not in last, last
     assert not any("act:" in line for line in said), said
+
+
+def test_plan_drain_of_the_last_node_in_rotation_says_none_would_take_its_clients() -> None:
+    """It said "limited by the busiest survivor's CPU — … add capacity" of a node with no survivor: now the
+    guard's own reason (`nodes_in_rotation_after`) and what to do, and no command to type."""
+    plan = plan_drain(last_in_rotation(), CAPACITY, "gw-001")
+    said = render_plan(_as_served(plan), "http://127.0.0.1:8470").splitlines()
+    assert said[-1] == (
+        "  no safe rate now (no node would be left in rotation to take its clients) — any drain is blocked; "
+        "undrain another node, or restart one that is down, first"
+    ), said[-1]
+    assert not any("survivor" in line or "act:" in line for line in said), said
 
 
 def test_act_shows_a_rollout_blocked_on_the_rotation() -> None:

@@ -58,3 +58,9 @@ def out_of_rotation(rollout: RolloutStatus | None = None) -> FleetSnapshot:
         node("gw-002", state=NodeState.DOWN, connections=0, cpu_pct=0.0),
     ]
     return snapshot(members, rollout=rollout, headroom_pct=0.0, connections=4_000)
+
+
+def last_in_rotation() -> FleetSnapshot:
+    """One node in rotation (gw-001, 5 000 connections) and one drained: its drain leaves no survivor."""
+    members = [node("gw-000", state=NodeState.DRAINED, connections=0), node("gw-001", connections=5_000)]
+    return snapshot(members, headroom_pct=0.0, connections=5_000)

@@ -8,11 +8,11 @@ import pytest
 
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, judge_drain, judge_undrain, plan_drain
-from console.guards.drain import SURVIVOR_CHECKS
-from console.guards.fleet import fleet_load
+from console.guards.drain import LIMITED_BY, SURVIVOR_CHECKS
+from console.guards.fleet import ROTATION_MOVE, fleet_load
 from console.protocol import AdmissionSettings, DrainRequest, VerdictLevel
 from tests.fleet_builders import node, snapshot
-from tests.guards.fleets import CAPACITY, LOOPBACK, fleet, loopback_fleet
+from tests.guards.fleets import CAPACITY, LOOPBACK, fleet, last_in_rotation, loopback_fleet
 
 
 def drain(
@@ -350,6 +350,20 @@ def test_a_plan_with_no_safe_rate_names_the_limit_that_left_no_room() -> None:
     tight = fleet(admission=AdmissionSettings(rate_per_s=20.0, max_connections=None, retry_after_s=(1, 30)))
     plan = plan_drain(tight, CAPACITY, "gw-003")
     assert (plan.rate_per_s, plan.limited_by) == (0, "drain_pacing")
+
+
+def test_the_last_node_in_rotation_plans_no_rate_for_want_of_a_node_to_take_its_clients() -> None:
+    """Planning the last ready node's drain said "limited by the busiest survivor's CPU" of no survivor at
+    all: the plan names the reason its verdict is blocked on, `nodes_in_rotation_after` — before a fleet
+    hint reach that would have set no rate either."""
+    last = last_in_rotation()
+    for capacity in (CAPACITY, dataclasses.replace(CAPACITY, hint_max_ms=1_500)):
+        plan = plan_drain(last, capacity, "gw-001")
+        assert (plan.rate_per_s, plan.limited_by, plan.force_closed) == (0, "no_survivors", 5_000)
+    assert set(LIMITED_BY) == {"drain_pacing", "survivor_cpu", "hint_reach", "no_survivors"}
+    verdict = judge_drain(last, CAPACITY, "gw-001", plan.request())
+    assert verdict.level is VerdictLevel.BLOCKED and "nodes_in_rotation_after" in failed(verdict)
+    assert ROTATION_MOVE in next(c.why for c in verdict.checks if c.name == "nodes_in_rotation_after")
 
 
 # --- undrain ----------------------------------------------------------------------------------------------

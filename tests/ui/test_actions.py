@@ -601,6 +601,26 @@ def test_a_slow_drain_plan_is_prefilled_at_its_own_rate():
     )
 
 
+def test_the_drain_form_of_the_last_node_in_rotation_says_none_would_take_its_clients():
+    """It opened on "no safe rate now (limited by the busiest survivor's CPU) — … add capacity" for a node
+    with no survivor. Every limit a planner names has the form's words; a newer server's unknown one is
+    named as it is, with no remedy guessed for it."""
+    from console.guards.drain import LIMITED_BY
+    from console.model.actions import PLAN_LIMITS, drain_prefill_from_plan
+
+    assert set(PLAN_LIMITS) == set(LIMITED_BY)
+    plan = {"rate_per_s": 0.0, "deadline_s": 600.0, "hint_ms": (1000, 2000), "cpu_margin_pct": 5.0}
+    last = drain_prefill_from_plan({**plan, "limited_by": "no_survivors"}, "planner")
+    assert last.values["rate_per_s"] == "" and last.source == (
+        "planner: no safe rate now (no node would be left in rotation to take its clients) — any drain is "
+        "blocked; undrain another node, or restart one that is down, first"
+    )
+    newer = drain_prefill_from_plan({**plan, "limited_by": "moon_phase"}, "planner")
+    assert newer.source == (
+        "planner: no safe rate now (limited by moon_phase) — a drain's verdict says what would pass"
+    )
+
+
 def test_the_drain_form_says_the_cpu_margin_the_planner_kept():
     """Seen on fleet up: the form said "largest safe rate, limited by the busiest survivor's CPU" of a rate
     on the pause line, and a dry run seconds later was typed at 75.1 %. The planner now keeps a margin under
