@@ -262,15 +262,16 @@ PLAN_LIMITS = {
     "no_survivors": "no node left in rotation",
 }
 
-#: Why a plan has no rate where its limit's name does not say it (`no_rate_text`).
-NO_RATE_WHY = {"no_survivors": "no node would be left in rotation to take its clients"}
 
 #: What to do when a plan has no rate, by its limit (`no_rate_text`): capacity helps hot or full survivors,
 #: not a fleet with none left in rotation (the guard's `nodes_in_rotation_after` says the same move).
 NO_RATE_MOVES = {
     "survivor_cpu": "any drain is blocked; add capacity or wait for the fleet to calm",
     "drain_pacing": "any drain is blocked; add capacity or wait for the fleet to calm",
-    "hint_reach": "any drain is blocked; add capacity or wait for the fleet to calm",
+    # A hint the fleet cannot give is not widened by capacity, and its narrow window asks for confirmation
+    # (hint_window_ms), not a block.
+    "hint_reach": "adding capacity would not widen it: a fleet whose hints reach further would, or a smaller "
+    "hint_window_min_ms in [thresholds]",
     "no_survivors": f"any drain is blocked; {ROTATION_MOVE}",
 }
 
@@ -311,16 +312,30 @@ def no_rate_text(plan: Mapping[str, Any]) -> str:
     """Why a plan has no rate, naming the limit that left no room (`plan drain` said "no spare admission or
     CPU" when only the CPU was short). Out of spare admission any drain is blocked; within the planner's CPU
     margin of the pause line a slow drain may still pass now, but no rate keeps the margin — not said
-    blocked. With no node left in rotation, that is the reason, and capacity is not the move. Said alike by
-    the drain form and `stormdeck plan drain`."""
+    blocked. With no node left in rotation, or hints too short for any window, capacity is not the move:
+    each says its own. Said alike by the drain form and `stormdeck plan drain`."""
     margin = plan_cpu_margin_pct(plan)
     if margin > 0:
         return f"no safe rate now (no rate {keeps_margin_text(margin)}) — add capacity or wait for the fleet to calm"
     key = str(plan.get("limited_by", "?"))
-    why = NO_RATE_WHY.get(key, f"limited by {plan_limit(plan)}")
     # A newer server's limit: named, and no remedy guessed for it (its verdict names what would pass).
     move = NO_RATE_MOVES.get(key, "a drain's verdict says what would pass")
-    return f"no safe rate now ({why}) — {move}"
+    return f"no safe rate now ({_no_rate_why(key, plan)}) — {move}"
+
+
+def _no_rate_why(key: str, plan: Mapping[str, Any]) -> str:
+    """The limit that left no rate, where its name alone does not say it."""
+    if key == "no_survivors":
+        return "no node would be left in rotation to take its clients"
+    if key == "hint_reach":
+        # At rate 0 the plan's hint is the fleet's whole reach from HINT_START_MS (`planned_hint_ms`): too
+        # narrow for the guard's minimum window at any rate (`_hint_reach_rate`).
+        low, high = (int(ms) for ms in plan["hint_ms"])
+        return (
+            f"the fleet's longest reconnect hint, {high:,} ms, leaves no window from {low:,} ms as wide as "
+            "hint_window_min_ms"
+        )
+    return f"limited by {plan_limit(plan)}"
 
 
 def no_rate_note(plan: Mapping[str, Any], source: str) -> str:

@@ -227,6 +227,21 @@ def test_plan_drain_of_the_last_node_in_rotation_says_none_would_take_its_client
     assert not any("survivor" in line or "act:" in line for line in said), said
 
 
+def test_plan_drain_held_back_by_the_fleets_hint_reach_says_capacity_would_not_help() -> None:
+    """Hints reaching 1,500 ms leave a 500 ms window from the first second, under hint_window_min_ms (1,000):
+    no rate spreads the closes, and "any drain is blocked; add capacity" was said of it — capacity does not
+    widen a hint, and the drain is not blocked (its narrow window asks for confirmation)."""
+    short = dataclasses.replace(CAPACITY, hint_max_ms=1_500)
+    plan = plan_drain(fleet(), short, "gw-003")
+    assert (plan.rate_per_s, plan.limited_by) == (0, "hint_reach")
+    said = render_plan(_as_served(plan), "http://127.0.0.1:8470").splitlines()
+    assert said[-1] == (
+        "  no safe rate now (the fleet's longest reconnect hint, 1,500 ms, leaves no window from 1,000 ms as "
+        "wide as hint_window_min_ms) — adding capacity would not widen it: a fleet whose hints reach further "
+        "would, or a smaller hint_window_min_ms in [thresholds]"
+    ), said[-1]
+
+
 def test_act_shows_a_rollout_blocked_on_the_rotation() -> None:
     """A start with no node in rotation is a block on `nodes_in_rotation` (it was bad input naming
     batch_size, "expected 1 … 0"): `act`'s table writes it as any check, its limit "≥ 1"."""

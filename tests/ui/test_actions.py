@@ -615,6 +615,10 @@ def test_the_drain_form_of_the_last_node_in_rotation_says_none_would_take_its_cl
         "planner: no safe rate now (no node would be left in rotation to take its clients) — any drain is "
         "blocked; undrain another node, or restart one that is down, first"
     )
+    # Held back by the fleet's hint reach: what would widen the window, not capacity.
+    reach = drain_prefill_from_plan({**plan, "hint_ms": (1000, 1500), "limited_by": "hint_reach"}, "planner")
+    assert reach.values["rate_per_s"] == "" and "capacity would not" in reach.source
+    assert "hints reach further" in reach.source and "blocked" not in reach.source
     newer = drain_prefill_from_plan({**plan, "limited_by": "moon_phase"}, "planner")
     assert newer.source == (
         "planner: no safe rate now (limited by moon_phase) — a drain's verdict says what would pass"
