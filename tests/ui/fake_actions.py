@@ -1,6 +1,7 @@
 """A fake fleet API write side, as issue #4 specifies it (the `actions` branch serves the real one).
 
-Verdicts come from the real guards (`judge_drain`, `judge_add_capacity`) over fleets built for them, so
+Verdicts come from the real guards (`judge_drain`, `judge_add_capacity`, `judge_rollout_start`,
+`judge_rollout_halt`, `judge_rollout_resume`) over fleets built for them, so
 the dialogs show what a server says (every check, every projection, the suggested rate). A drain's level
 follows its rate, each level one request away: ≤ 120 closes/s ok, up to ~229 confirm (the hint window is
 too narrow for the rate), ≤ 300 typed (the busiest survivor's CPU passes the pause line), above that
@@ -18,9 +19,24 @@ import httpx
 
 from console.client.actions import ActionClient
 from console.errors import InputError
-from console.guards import FleetCapacity, Thresholds, judge_drain
+from console.guards import (
+    FleetCapacity,
+    Thresholds,
+    judge_drain,
+    judge_rollout_halt,
+    judge_rollout_resume,
+    judge_rollout_start,
+)
 from console.guards.verdict import verdict
-from console.protocol import DrainRequest, FleetSnapshot, Verdict, VerdictLevel
+from console.protocol import (
+    DrainRequest,
+    FleetSnapshot,
+    RolloutRequest,
+    RolloutState,
+    RolloutStatus,
+    Verdict,
+    VerdictLevel,
+)
 
 SAFE_RATE = 120.0
 #: Nodes in the scenes' fleet (console.ui.scenes).
@@ -51,6 +67,28 @@ def drain_verdict(node_id: str, rate: float, hint_ms: tuple[int, int], deadline_
     """The real drain guard's verdict (raises `InputError`, answered as the server answers bad input)."""
     request = DrainRequest(rate_per_s=rate, deadline_s=deadline_s, hint_ms=hint_ms)
     return judge_drain(drain_fleet(), GROWABLE, node_id, request, THRESHOLDS)
+
+
+def rollout_fleet(state: str) -> FleetSnapshot:
+    """`drain_fleet` with its rollout in `state`: the fake keeps no rollout of its own, so each request is
+    judged in the state the console let it be sent from (a start idle, a halt running, a resume paused)."""
+    return drain_fleet().model_copy(update={"rollout": RolloutStatus(state=RolloutState(state))})
+
+
+#: The rollout state each request is judged in, unless the fake is told its rollout is idle.
+ROLLOUT_STATE_FOR = {"rollout": "idle", "halt": "running", "resume": "paused"}
+
+
+def rollout_verdict(kind: str, body: dict[str, Any], state: str) -> Verdict:
+    """The real rollout guard's verdict for a start, halt or resume (raises `InputError`, answered as the
+    server answers bad input: a batch larger than the fleet, nothing to halt)."""
+    fleet = rollout_fleet(state)
+    if kind == "halt":
+        return judge_rollout_halt(fleet)
+    if kind == "resume":
+        return judge_rollout_resume(fleet, THRESHOLDS)
+    request = RolloutRequest(**{k: v for k, v in body.items() if k not in ("dry_run", "confirm")})
+    return judge_rollout_start(fleet, GROWABLE, request, THRESHOLDS)
 
 
 def _growable() -> FleetCapacity:
@@ -190,20 +228,15 @@ class FakeFleetApi:
             return 403, _problem_body(403, "Forbidden", "this token has role viewer; actions need operator")
         kind = "drain" if path.endswith("/drain") else path.rsplit("/", 1)[-1]
         node_id = path.split("/")[3] if path.startswith("/v1/nodes/") else None
-        if kind == "halt" and self.rollout_idle:  # as the server: nothing to halt is bad input, no verdict
-            detail = "rollout: 'idle' is not allowed; expected a running or paused rollout: nothing to halt"
-            answer = _problem_body(422, "Bad input", detail)
-            answer.update(type="urn:stormdeck:problem:bad-input", field="rollout")
-            return 422, answer
-        if (
-            kind == "rollout" and int(body.get("batch_size", 1)) > FLEET_NODES
-        ):  # a bound only the server knows
-            batch = body["batch_size"]
-            detail = f"batch_size: {batch} is not allowed; expected an integer in [1, {FLEET_NODES}]"
-            answer = _problem_body(422, "Bad input", detail)
-            answer.update(type="urn:stormdeck:problem:bad-input", field="batch_size")
-            return 422, answer
-        if kind == "drain":
+        if kind in ROLLOUT_STATE_FOR:
+            state = "idle" if self.rollout_idle else ROLLOUT_STATE_FOR[kind]
+            try:  # a batch larger than the nodes in rotation, nothing to halt: bounds only the server knows
+                judged = rollout_verdict(kind, body, state)
+            except InputError as error:  # as the server: bad input, no verdict
+                answer = _problem_body(422, "Bad input", str(error))
+                answer.update(type="urn:stormdeck:problem:bad-input", field=error.field)
+                return 422, answer
+        elif kind == "drain":
             rate = float(body["rate_per_s"])
             try:
                 judged = drain_verdict(
@@ -217,7 +250,7 @@ class FakeFleetApi:
         elif path == "/v1/capacity":
             kind = "add_capacity"
             judged = capacity_verdict(int(body["count"]))
-        else:
+        else:  # undrain, admission: not judged here yet
             judged = verdict(kind, [], {})
         if body.get("dry_run"):
             return 200, _result(kind, node_id, judged, applied=False, dry_run=True)

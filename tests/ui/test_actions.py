@@ -583,6 +583,30 @@ def test_add_capacity_prefill_brings_headroom_to_the_budget_once_ready():
     assert add_capacity_prefill(tight, "f", None, Thresholds()).values == {"count": "1"}
 
 
+def test_the_fake_fleet_judges_rollouts_with_the_real_guards():
+    """The fake answered a rollout start, halt or resume with an empty verdict (no checks, action "rollout"):
+    the dialogs showed what no server says. Now the real judge_rollout_* over its fleet, as for drains."""
+    from console.guards import judge_rollout_halt, judge_rollout_resume, judge_rollout_start
+    from console.protocol import RolloutRequest
+
+    from .fake_actions import GROWABLE, rollout_fleet
+
+    start = {"batch_size": 2, "interval_s": 90, "dry_run": True}
+    expected = {
+        "/v1/rollout": judge_rollout_start(
+            rollout_fleet("idle"), GROWABLE, RolloutRequest(batch_size=2, interval_s=90), THRESHOLDS
+        ),
+        "/v1/rollout/halt": judge_rollout_halt(rollout_fleet("running")),
+        "/v1/rollout/resume": judge_rollout_resume(rollout_fleet("paused"), THRESHOLDS),
+    }
+    for path, judged in expected.items():
+        status, answer = FakeFleetApi()._act(path, start if path == "/v1/rollout" else {"dry_run": True})
+        assert status == 200 and answer["verdict"] == judged.model_dump(mode="json"), path
+        assert answer["verdict"]["action"].startswith("rollout_") and answer["verdict"]["checks"], answer
+    status, answer = FakeFleetApi(rollout_idle=True)._act("/v1/rollout/resume", {"dry_run": True})
+    assert status == 422 and answer["field"] == "rollout", answer
+
+
 def test_a_slow_drain_plan_is_prefilled_at_its_own_rate():
     """0.0689/s is what the planner allows: the form must not round it up to 0.1 (a refused drain)."""
     from console.model.actions import drain_prefill_from_plan
