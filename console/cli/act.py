@@ -591,7 +591,10 @@ def render_plan(plan: dict[str, Any], url: str) -> str:
     closes/s", "force-closed then: 7,950"), the `stormdeck act` command as it is typed (no separators)."""
     hint = plan["hint_ms"]
     rate = plan["rate_per_s"]
-    lines = [f"drain plan for {', '.join(plan['nodes'])} ({plan_basis(plan)}):"]
+    # With no rate the basis ("largest safe rate …, limited by …") names a rate there is not: the last line
+    # says why there is none.
+    basis = f" ({plan_basis(plan)})" if rate > 0 else ""
+    lines = [f"drain plan for {', '.join(plan['nodes'])}{basis}:"]
     if "connections" in plan:  # (an older server's plan does not say)
         lines.append(f"  moves     {format_value(plan['connections'])} connections to the other nodes")
     lines += [

@@ -213,6 +213,8 @@ def test_plan_drain_with_no_safe_rate_names_what_left_no_room(snapshot, short: s
     last = said[-1]
     assert last.startswith("  no safe rate now (") and short in last and not_short not in last, last
     assert not any("act:" in line for line in said), said
+    # Its first line named a "largest safe rate" there is not: the last line says why there is none.
+    assert said[0] == "drain plan for gw-003:", said[0]
 
 
 def test_plan_drain_of_the_last_node_in_rotation_says_none_would_take_its_clients() -> None:
