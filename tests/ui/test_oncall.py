@@ -599,3 +599,30 @@ async def test_a_cleared_alarm_says_when_it_cleared_and_how_long_it_lasted(storm
             len("0:00:40"),
         ]
         assert panel.ordered_columns[RULE].width == column_widths(natural, panel.size.width)[RULE]
+
+
+# 124 columns: the edge falls in "503/s"'s title, not in its leading blanks
+@pytest.mark.parametrize("size", [(80, 24), (120, 36), (124, 36)])
+async def test_the_node_table_shows_only_whole_columns(storm_app, size):
+    """On-call walk, loopback fleet: at 120×36 the table's edge cut "503/s" to "50" — a header that reads
+    as a figure — and at 80×24 the sparkline to its first three cells, the oldest: a drained node with no
+    connections showed "███". A column that does not fit whole is not drawn; the rest of the line is blank."""
+    async with storm_app.run_test(size=size) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.pause()
+        table = storm_app.screen.query_one(NodeTable)
+        lines = visible_lines(table)
+        width = table.scrollable_content_region.width
+        used = 0
+        shown = []
+        for column in NODE_COLUMNS:
+            if used + column.width > width:
+                break
+            shown.append(column)
+            used += column.width + 1
+        assert shown, width
+        assert width < sum(column.width + 1 for column in NODE_COLUMNS), width  # (some column is left out)
+        cut_at = sum(column.width + 1 for column in shown)
+        assert lines[0][cut_at:].strip() == "", (width, lines[0])
+        for line in lines[1:]:
+            assert line[cut_at:].strip() == "", line

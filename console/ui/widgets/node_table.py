@@ -62,6 +62,20 @@ def column_title(sort_key: str) -> str:
     return next((column.title.strip() for column in COLUMNS if column.key == sort_key), sort_key)
 
 
+def whole_columns(width: int) -> tuple[Column, ...]:
+    """The columns that fit whole in `width` cells, from the left. A column cut at the table's edge misled:
+    "503/s" cut to "50" read as a figure, and the sparkline cut to its oldest cells showed a drained node
+    as full ("███"). The cells after the last whole column stay blank."""
+    shown: list[Column] = []
+    used = 0
+    for column in COLUMNS:
+        if used + column.width > width:
+            break
+        shown.append(column)
+        used += column.width + 1
+    return tuple(shown)
+
+
 def _cell(text: str, column: Column) -> str:
     text = text[: column.width]
     return text.rjust(column.width) if column.right else text.ljust(column.width)
@@ -183,7 +197,7 @@ class NodeTable(ScrollView, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         if event.y == 0:
             x = event.x
-            for column in COLUMNS:
+            for column in whole_columns(self.scrollable_content_region.width):
                 if x < column.width + 1:
                     if column.key:
                         self.post_message(self.SortClicked(column.key))
@@ -219,7 +233,7 @@ class NodeTable(ScrollView, can_focus=True):
         query = self.query_state
         style = base + Style(bold=True, underline=True)
         segments = []
-        for column in COLUMNS:
+        for column in whole_columns(width):
             title = column.title
             if column.key and column.key == query.sort_key:
                 title = f"{title}{'▼' if query.descending else '▲'}"
@@ -268,5 +282,5 @@ class NodeTable(ScrollView, can_focus=True):
                 level_style(level_at_least(node.handshake_p99_ms, t.handshake_warn_ms, t.handshake_crit_ms)),
             ),
         }
-        segments = [Segment(_cell(cells[c.name][0], c) + " ", cells[c.name][1]) for c in COLUMNS]
+        segments = [Segment(_cell(cells[c.name][0], c) + " ", cells[c.name][1]) for c in whole_columns(width)]
         return Strip(segments).adjust_cell_length(width, base)
