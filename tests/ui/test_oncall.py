@@ -626,3 +626,18 @@ async def test_the_node_table_shows_only_whole_columns(storm_app, size):
         assert lines[0][cut_at:].strip() == "", (width, lines[0])
         for line in lines[1:]:
             assert line[cut_at:].strip() == "", line
+
+
+async def test_at_80_by_24_the_filter_bar_leaves_the_node_table_its_rows(storm_app):
+    """On-call walk: `/` at 80×24 left the node table one row — the filter's input (3 rows) and an empty
+    error line under the table. Open, the bar takes the input's row only, and no empty line."""
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.pause()
+        table = storm_app.screen.query_one(NodeTable)
+        closed_rows = table.scrollable_content_region.height
+        await pilot.press("slash")
+        await pilot.pause()
+        bar = storm_app.screen.query_one("#filter-bar")
+        assert bar.outer_size.height == 1, bar.outer_size
+        assert table.scrollable_content_region.height == closed_rows - 1

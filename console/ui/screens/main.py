@@ -118,7 +118,10 @@ class MainScreen(Screen[None]):
     MainScreen.-short #conn-box { display: none; }
     MainScreen #filter-bar { height: auto; display: none; }
     MainScreen #filter-bar.-open { display: block; }
-    MainScreen #filter-error { color: $error; height: auto; }
+    /* At 80×24 the bar's bordered input and an empty error line left the node table one row: the input
+       takes one row, the error line none until there is an error to say. */
+    MainScreen #filter-error { color: $error; height: auto; display: none; }
+    MainScreen #filter-error.-said { display: block; }
     """
     )
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -164,6 +167,7 @@ class MainScreen(Screen[None]):
             yield Input(
                 placeholder="state:draining,down  id:gw-00*  alarming   (Enter applies, Esc closes)",
                 id="filter",
+                compact=True,
             )
         yield ConsoleFooter()
 
@@ -299,15 +303,20 @@ class MainScreen(Screen[None]):
         bar = self.query_one("#filter-bar")
         bar.add_class("-open")
         field = self.query_one("#filter", Input)
-        if not str(self.query_one("#filter-error", Label).render()):
+        if not self.query_one("#filter-error", Label).has_class("-said"):
             field.value = self.node_filter.describe()  # (a refused filter stays, beside its error)
         field.focus()
         field.select_all()
 
     def action_close_filter(self) -> None:
         self.query_one("#filter-bar").remove_class("-open")
-        self.query_one("#filter-error", Label).update("")
+        self._say_filter_error("")
         self.query_one(NodeTable).focus()
+
+    def _say_filter_error(self, words: str) -> None:
+        error = self.query_one("#filter-error", Label)
+        error.update(words)
+        error.set_class(bool(words), "-said")
 
     def _show_alarm_said(self, alarms: AlarmsPanel) -> None:
         said = self.query_one("#alarm-said", Label)
@@ -324,7 +333,7 @@ class MainScreen(Screen[None]):
         except InputError as error:
             # Enter ends the filter either way, as it ends a seek: left open with its error, the box took
             # the operator's next `q` as text. `/` brings the refused filter back, selected, beside it.
-            self.query_one("#filter-error", Label).update(f"✖ {error}")
+            self._say_filter_error(f"✖ {error}")
             self.notify(f"filter: {error}", severity="error")
             self.query_one("#filter-bar").remove_class("-open")
             self.query_one(NodeTable).focus()
