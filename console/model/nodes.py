@@ -47,6 +47,9 @@ SORT_KEYS: dict[str, Callable[[NodeStatus], float | str | tuple[tuple[str | int,
 SORT_ORDER = tuple(SORT_KEYS)
 
 
+FILTER_FORMS = "state:NAME[,NAME], id:PATTERN, alarming, or an id pattern"
+
+
 @dataclass(frozen=True)
 class NodeFilter:
     """`state:draining id:gw-01* alarming` — every part optional, all must hold."""
@@ -62,6 +65,9 @@ class NodeFilter:
         alarming = False
         for word in text.split():
             key, sep, value = word.partition(":")
+            if any(sign in word for sign in "<>="):
+                # "cpu>80" was an id pattern matching no node: an empty table and no word why.
+                raise InputError("filter", word, f"{FILTER_FORMS}; no comparisons — s sorts by a column")
             if word in ("alarming", "!"):
                 alarming = True
             elif sep and key == "state":
@@ -76,7 +82,7 @@ class NodeFilter:
             elif not sep:
                 pattern = word  # a bare word is an id pattern
             else:
-                raise InputError("filter", word, "state:NAME[,NAME], id:PATTERN, alarming, or an id pattern")
+                raise InputError("filter", word, FILTER_FORMS)
         if pattern is not None and not any(ch in pattern for ch in "*?["):
             pattern = f"*{pattern}*"
         return cls(frozenset(states), pattern, alarming)

@@ -295,3 +295,16 @@ def test_a_cleared_row_carries_when_it_cleared_as_the_log_dated_it() -> None:
     nodes.update([], 14)
     (group,) = alarm_rows(nodes.past())
     assert (group.where, group.raised_at_s, group.cleared_at_s) == ("5 nodes", 1.0, 14)
+
+
+@pytest.mark.parametrize("text", ["cpu>80", "conns<100", "cpu_pct=50", "state:ready cpu>=75"])
+def test_a_comparison_is_refused_not_taken_for_an_id(text):
+    """On-call walk: "cpu>1" was taken as an id pattern (*cpu>1*) and showed "0 of 3" nodes — an empty table
+    and no word why. A comparison is refused, saying the filter has none and that `s` sorts by a column."""
+    with pytest.raises(InputError) as error:
+        NodeFilter.parse(text)
+    assert "no comparisons" in error.value.allowed and "s sorts" in error.value.allowed
+
+
+def test_a_pattern_with_brackets_is_still_an_id_pattern():
+    assert NodeFilter.parse("gw-0[12]").id_pattern == "gw-0[12]"
