@@ -51,6 +51,17 @@ class LinkStatus:
         return self.state.value
 
 
+def lost_link_text(reason: str | None, url: str | None) -> str:
+    """What the console says once when a stream it had (or was first trying) fails: the header then counts
+    attempts down without a word of why — with `fleet up` stopped, "reconnecting (attempt 7 …)" for ever."""
+    where = f" at {url}" if url else ""
+    return (
+        f"lost the fleet API{where}: {reason or 'the stream ended'}. The console retries on its own and keeps "
+        "the last frame, marked stale; if the server was stopped (fleet up, serve, controller), start it "
+        "again, then Ctrl+R tries at once."
+    )
+
+
 @dataclass(frozen=True)
 class Received:
     message: StreamMessage

@@ -23,7 +23,7 @@ from console.guards import FleetCapacity, Thresholds
 from console.model.actions import ActionKind, ActionReading, read_answer
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
-from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
+from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem, lost_link_text
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
 from console.protocol import Event, Hello, ServedDrill
@@ -248,6 +248,8 @@ class ConsoleApp(App[None]):
             self.push_screen(self.briefing_screen(served))
 
     def feed(self, item: StreamItem) -> None:
+        if isinstance(item, LinkStatus):
+            self._tell_lost_link(item)
         self.model.apply(item)
         if isinstance(item, Received) and isinstance(item.message, Event):
             self.tell(item.message)
@@ -259,6 +261,15 @@ class ConsoleApp(App[None]):
         if redraw and not self._refresh_pending:
             self._refresh_pending = True
             self.call_later(self._flush_views)
+
+    def _tell_lost_link(self, status: LinkStatus) -> None:
+        """Once per loss: a live link failing, or the first try failing (never live yet) — not each
+        attempt after it, which the header counts."""
+        was = self.model.link.state
+        first_try = was is LinkState.CONNECTING and status.attempt == 1
+        if status.state is LinkState.RECONNECTING and (was is LinkState.LIVE or first_try):
+            url = getattr(self.source, "base_url", None)
+            self.notify(lost_link_text(status.reason, url), title="link lost", severity="error", timeout=30)
 
     def _flush_views(self) -> None:
         self._refresh_pending = False

@@ -71,3 +71,19 @@ async def test_ctrl_r_reconnects_at_once_when_the_server_is_back(server):
         await pilot.press("ctrl+r")
         await wait_for(lambda: app.model.frames_applied > before, timeout_s=10, what="frames again")
         assert app.model.link.state is LinkState.LIVE
+
+
+async def test_a_lost_link_says_why_and_what_to_do_once(server):
+    """On-call walk: with `fleet up` stopped under it, the console said "reconnecting (attempt 7, next in
+    12.6 s)" and never why (the server gone, its port refusing) nor what would help. Losing a live link is
+    told once — the reason, the URL, and that Ctrl+R tries at once once the server is started again — not
+    again on each failed attempt."""
+    client = StreamClient(server.url, TOKEN, policy=FullJitter(base_ms=50.0, max_ms=100.0))
+    app = ConsoleApp(source=client, remember_theme=False)
+    async with app.run_test(size=SIZE):
+        await wait_for(lambda: app.model.frames_applied >= 3, what="first frames")
+        await server.stop()
+        await wait_for(lambda: app.model.link.attempt >= 3, what="a few failed attempts")
+        told = [n.message for n in app._notifications if "lost the fleet API" in n.message]
+        assert len(told) == 1, told
+        assert server.url in told[0] and "Ctrl+R" in told[0], told[0]
