@@ -4,6 +4,7 @@ on the alarm it is on, gauges that read whole."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -641,3 +642,29 @@ async def test_at_80_by_24_the_filter_bar_leaves_the_node_table_its_rows(storm_a
         bar = storm_app.screen.query_one("#filter-bar")
         assert bar.outer_size.height == 1, bar.outer_size
         assert table.scrollable_content_region.height == closed_rows - 1
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+async def test_at_80_columns_the_node_detail_summary_keeps_each_figure_with_its_unit(storm_app, quiet):
+    """On-call walk, loopback fleet at 80×24: the node's summary wrapped as "… p99 —" / "ms" — a unit on a
+    line of its own, under a figure that is no figure. Each reading stays whole on its line (the line breaks
+    between readings), and a node with no handshakes reads "p99 —", no unit."""
+    from console.ui.screens.node_detail import NodeDetailScreen
+
+    node_id = "gw-0002"
+    node = storm_app.model.nodes[node_id]
+    update = {"accepts_per_s": 0.0} if quiet else {"accepts_per_s": 1234.0, "handshake_p99_ms": 1234.0}
+    storm_app.model.nodes[node_id] = node.model_copy(update={**update, "rejects_per_s": 1234.0})
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        storm_app.push_screen(NodeDetailScreen(node_id))
+        await pilot.pause()
+        await fleet_ready(storm_app)
+        storm_app.refresh_views()
+        await pilot.pause()
+        lines = [line.strip() for line in visible_lines(storm_app.screen.query_one("#summary"))]
+        readings = ["conns [\\d,]+", "cpu [\\d.]+ %", "acc \\d+/s", "503 1234/s", "t/o \\d+/s"]
+        readings.append("p99 —$" if quiet else "p99 1234 ms")
+        for reading in readings:
+            assert any(re.search(reading, line) for line in lines), (reading, lines)
+        assert not any(re.match("(ms|%|/s)\\b", line) for line in lines), lines

@@ -94,6 +94,32 @@ def drain_text(
     return text
 
 
+def node_readings(node: NodeStatus) -> list[str]:
+    """The summary's figures, each with its unit; no handshake p99 is "—", with no unit after it."""
+    p99 = handshake_p99_text(node)
+    return [
+        f"conns {node.connections:,}",
+        f"cpu {node.cpu_pct:.1f} %",
+        f"acc {node.accepts_per_s:.0f}/s",
+        f"503 {node.rejects_per_s:.0f}/s",
+        f"t/o {node.timeouts_per_s:.0f}/s",
+        "p99 —" if p99 == "—" else f"p99 {p99} ms",
+    ]
+
+
+def append_readings(text: Text, readings: list[str], room: int | None, style: str = "") -> None:
+    """`readings` after what `text` holds, a new line begun between two readings where the next would
+    pass `room` cells: at 80 columns the line wrapped inside one ("t/o" / "36/s", "p99 —" / "ms")."""
+    used = text.cell_len - text.plain.rfind("\n") - 1
+    for reading in readings:
+        piece = f"   {reading}"
+        if room is not None and used + len(piece) > room:
+            text.append("\n")
+            piece, used = reading, 0
+        text.append(piece, style=style)
+        used += len(piece)
+
+
 def series_spec(
     values: np.ndarray, columns: int, fleet_s_per_frame: float = 1.0, colour: str = "line"
 ) -> ChartSpec:
@@ -197,12 +223,8 @@ class NodeDetailScreen(Screen[None]):
             summary.append(
                 f"{LEVEL_GLYPHS[level]} {node.state.value}", style=palette.level_style(level, bold=True)
             )
-            summary.append(
-                f"   conns {node.connections:,}   cpu {node.cpu_pct:.1f} %   acc {node.accepts_per_s:.0f}/s"
-                f"   503 {node.rejects_per_s:.0f}/s   t/o {node.timeouts_per_s:.0f}/s"
-                f"   p99 {handshake_p99_text(node)} ms",
-                style="dim" if stale is not None else "",
-            )
+            room = self.query_one("#summary", Static).content_size.width or None
+            append_readings(summary, node_readings(node), room, style="dim" if stale is not None else "")
             if node.history_unreachable:
                 summary.append(
                     # What it costs first: the error after it may run past a narrow screen.
