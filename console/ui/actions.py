@@ -220,7 +220,12 @@ class ConsoleActions:
                 return
             await app.push_screen_wait(
                 VerdictDialog(
-                    call.describe(), answer.verdict, app.palette, dry_run=True, message=answer.message
+                    call.describe(),
+                    answer.verdict,
+                    app.palette,
+                    dry_run=True,
+                    message=answer.message,
+                    back_to_form=True,
                 )
             )
         await self.settle(call, answer)

@@ -279,7 +279,8 @@ async def test_typed_level_says_what_would_pass_above_the_name_to_type():
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
         dry = await drain_dialog(app, pilot, "250", "ctrl+d", "the typed dry run")
         ask = shown(dry.query_one("#ask")).splitlines()
-        assert ask == ["What would pass: " + "; ".join(what_would_pass(dry.verdict)), "Esc closes"]
+        # On-call walk: "Esc closes" read as closing the action; Esc goes back to the form, as typed.
+        assert ask == ["What would pass: " + "; ".join(what_would_pass(dry.verdict)), "Esc: back to the form"]
         assert api.applied == []
 
 
@@ -834,7 +835,7 @@ async def test_two_enters_at_once_send_one_request_and_keep_the_console():
 
 
 async def test_enter_does_not_close_a_dry_run_so_a_second_enter_cannot_apply_it():
-    """The dry run says "Esc closes"; Enter closed it too, and the form's Enter behind it applied the
+    """The dry run says "Esc: back to the form"; Enter closed it too, and the form's Enter behind it applied the
     action the operator had only meant to try."""
     api = FakeFleetApi()
     app = acting_app(api)

@@ -150,7 +150,8 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         typed_error: str = "",
         back_to_form: bool = False,
     ) -> None:
-        """`back_to_form`: closing it returns to the action's form (a block the operator can type around)."""
+        """`back_to_form`: closing it returns to the action's form (a block the operator can type around, a
+        dry run) — said so: "Esc closes" read as closing the action."""
         super().__init__()
         self.back_to_form = back_to_form
         self.title_text = title
@@ -261,7 +262,7 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         if asks is VerdictLevel.TYPED:
             text.append(f"type {self._expected()} and Enter to apply it · Esc cancels")
         else:
-            text.append("Esc: back to the form" if blocked and self.back_to_form else "Esc closes")
+            text.append("Esc: back to the form" if self.back_to_form else "Esc closes")
         return text
 
     def action_confirm(self) -> None:
