@@ -116,3 +116,18 @@ def test_a_stale_view_draws_its_chart_lines_in_the_stale_colour(spec_of):
     assert [series.color for series in stale.series] == ["stale"]
     assert [key for _, key in stale.hlines] == [key for _, key in live.hlines]
     assert np.array_equal(stale.series[0].y, live.series[0].y, equal_nan=True)  # the same data, muted
+
+
+@pytest.mark.parametrize("height", [4, 5, 6, 7, 8, 10])
+def test_a_flat_zero_line_is_labelled_zero_on_a_short_chart(height):
+    """On-call walk, node detail at 80×24: the 503s/s and timeouts/s charts of a healthy node drew their
+    zero line on the row labelled "0.5" (and "1.0" one row shorter): three ticks for two rows, the later
+    label written over the lower. The ticks are thinned to the rows the plot has, the lowest kept."""
+    from console.ui.screens.node_detail import series_spec
+
+    colors = {"line": "#4ea1ff"}
+    chart = build_chart(series_spec(np.zeros(300), plot_columns(22)), 22, height, colors, "#d8dee9")
+    rows = chart.plain.splitlines()
+    (line_row,) = [row for row in rows if "⠒" in row]
+    label = line_row.split("┤")[0].split("│")[0].strip()
+    assert label in ("", "0", "0.0"), rows
