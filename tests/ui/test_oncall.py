@@ -668,3 +668,14 @@ async def test_at_80_columns_the_node_detail_summary_keeps_each_figure_with_its_
         for reading in readings:
             assert any(re.search(reading, line) for line in lines), (reading, lines)
         assert not any(re.match("(ms|%|/s)\\b", line) for line in lines), lines
+
+
+async def test_a_refused_filter_is_named_once(storm_app):
+    """On-call walk: "cpu>1" was refused as "filter: filter: 'cpu>1' is not allowed; …" — the field was the
+    filter itself, and the notification named it again."""
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.press("slash", *"cpu>1", "enter")
+        await pilot.pause()
+        (said,) = [n.message for n in storm_app._notifications if n.severity == "error"]
+        assert said.startswith("filter: 'cpu>1' is not allowed"), said

@@ -334,7 +334,8 @@ class MainScreen(Screen[None]):
             # Enter ends the filter either way, as it ends a seek: left open with its error, the box took
             # the operator's next `q` as text. `/` brings the refused filter back, selected, beside it.
             self._say_filter_error(f"✖ {error}")
-            self.notify(f"filter: {error}", severity="error")
+            # Named once: a word the filter has no form for is refused as "filter: …" already.
+            self.notify(str(error) if error.field == "filter" else f"filter: {error}", severity="error")
             self.query_one("#filter-bar").remove_class("-open")
             self.query_one(NodeTable).focus()
             return
