@@ -339,7 +339,7 @@ class Rollout:
             await self._until(
                 lambda: all(self._state(n) is NodeState.DRAINED for n in batch),
                 self._batch_drain.deadline_s + 10,
-                f"{batch} to drain",
+                f"{', '.join(batch)} to drain",
                 lambda: left.observe(self._nodes(), time.monotonic()),
             )
         for node in batch:
@@ -361,7 +361,10 @@ class Rollout:
                 self._epochs(n) not in (None, before[n]) and self._state(n) is NodeState.READY for n in before
             ),
             self._ready_timeout_s,
-            f"{list(before)} back in rotation",
+            f"{', '.join(before)} back in rotation",
+            # What to do, said where the operator reads the halt: the command exited 0 and nothing came back.
+            then="; the restart command ran, but no new process is in rotation: restart the node, then resume "
+            "(r) — or undrain (u) to keep the process it has",
         )
         self._restarted.clear()
         self._epochs_before.clear()
@@ -375,11 +378,13 @@ class Rollout:
         timeout_s: float,
         what: str,
         abandon: Callable[[], str | None] = lambda: None,
+        then: str = "",
     ) -> None:
+        """Until `condition`; a halt when `timeout_s` passes first (said with `then`: what to do next)."""
         deadline = time.monotonic() + timeout_s
         while not condition():
             if time.monotonic() > deadline:
-                raise RolloutHalted(f"timed out after {timeout_s:g} s waiting for {what}")
+                raise RolloutHalted(f"timed out after {timeout_s:g} s waiting for {what}{then}")
             reason = abandon()
             if reason is not None:
                 raise RolloutHalted(reason)

@@ -431,3 +431,28 @@ async def test_a_rollout_resumed_while_a_restarted_node_is_not_back_waits_for_it
     finally:
         running.cancel()
         await asyncio.gather(running, return_exceptions=True)
+
+
+async def test_a_node_not_back_after_its_restart_halts_saying_what_to_do() -> None:
+    """On-call walk (controller over real nodes, restart = "true"): the halt read "timed out after 60 s
+    waiting for ['a'] back in rotation" — a Python list, and not a word of what to do. It names the nodes
+    as the operator does, that the restart command did run, and the two ways on."""
+    states = {"a": NodeState.READY, "b": NodeState.READY}
+
+    def drain(node_id: str, request: DrainRequest) -> None:
+        states[node_id] = NodeState.DRAINED
+
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.DRAIN),
+        ["a", "b"],
+        lambda: [_node(n, 5.0, state) for n, state in states.items()],
+        lambda node_id: "1",  # the same process: the command ran and the node never restarted
+        drain,
+        {"a": "true", "b": "true"},
+        ready_timeout_s=0.3,
+    )
+    status = await asyncio.wait_for(rollout.run(), 5)
+    assert status.state is RolloutState.HALTED
+    reason = status.pause_reason or ""
+    assert "['a']" not in reason and "waiting for a back in rotation" in reason, reason
+    assert "restart command ran" in reason and "resume (r)" in reason and "undrain" in reason, reason
