@@ -79,3 +79,15 @@ def test_a_reason_longer_than_the_panel_leaves_no_blank_line_and_breaks_between_
     assert all(len(line) <= 28 for line in lines), lines
     said = " ".join(line.strip() for line in lines)
     assert f"aborted: {reason}" in said, lines
+
+
+def test_a_reason_never_breaks_a_figure_from_its_unit() -> None:
+    """On-call walk at 80×24: the halt read "halted: timed out after 60" / "s waiting for a back" — the
+    unit on the next line, under a bare figure. A figure and its unit are one word to the line breaker."""
+    reason = "timed out after 60 s waiting for a back in rotation"
+    status = RolloutStatus(
+        state=RolloutState.HALTED, batch=1, batches=3, mode=RolloutMode.DRAIN, pause_reason=reason
+    )
+    lines = [line.strip() for line in lines_of(rollout_text(status, AdmissionSettings.unlimited(), width=28))]
+    assert any("60 s" in line for line in lines), lines
+    assert not any(line.startswith(("s ", "% ", "ms ")) for line in lines), lines

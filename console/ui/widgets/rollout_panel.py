@@ -42,11 +42,26 @@ def rollout_text(
     return text
 
 
+#: Units a figure keeps on its line: "timed out after 60" / "s waiting …" read as a bare 60.
+_UNITS = frozenset({"s", "ms", "%", "/s", "min"})
+
+
+def _units_kept(words: list[str]) -> list[str]:
+    """`words` with each unit joined to the figure before it ("60", "s" → "60 s")."""
+    kept: list[str] = []
+    for word in words:
+        if kept and word in _UNITS and kept[-1][-1:].isdigit():
+            kept[-1] = f"{kept[-1]} {word}"
+        else:
+            kept.append(word)
+    return kept
+
+
 def _fill(words: str, first_room: int, room: int) -> list[str]:
     """A reading longer than its room (a pause or abort reason) broken between its words, so a narrow panel
     does not wrap it anywhere; a word longer than the room stays whole."""
     pieces = [""]
-    for word in words.split(" "):
+    for word in _units_kept(words.split(" ")):
         fits = first_room if len(pieces) == 1 else room
         if pieces[-1] and len(pieces[-1]) + 1 + len(word) > fits:
             pieces.append(word)
