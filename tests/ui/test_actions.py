@@ -1477,3 +1477,21 @@ async def test_a_node_action_waits_for_the_node_table_to_be_seen():
         await pilot.pause()
         await pilot.press("d")
         await wait_for(lambda: isinstance(app.screen, ActionForm), what="the drain form, the table seen")
+
+
+async def test_the_form_says_enter_applies_it_in_its_footer_and_the_help():
+    """On-call walk: the drain form's footer read "^d dry run  esc cancel" and the help's action form rows
+    the same — Enter, the key that applies it, was said nowhere. Listed in both, and it still applies."""
+    from console.ui.screens.help import binding_rows
+
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(app)
+        form = await open_drain_form(app, pilot)
+        shown = {key: active.binding.description for key, active in form.active_bindings.items()}
+        assert shown.get("enter") == "apply" and form.active_bindings["enter"].binding.show, shown
+        rows = binding_rows("action form", list(ActionForm.BINDINGS))
+        assert ("action form", "⏎ enter", "apply") in rows, rows
+        await pilot.press("enter")
+        await wait_for(lambda: api.sent, what="the drain sent")

@@ -49,6 +49,13 @@ class ActionSubmission:
     dry_run: bool
 
 
+class FormField(FieldInput):
+    """A form's field: its Enter (the Input's submit, which applies the form) said in the footer as such —
+    the Input's own is hidden, and it hid the form's."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "apply")]
+
+
 class ActionForm(ModalScreen[ActionSubmission | None]):
     DEFAULT_CSS = """
     ActionForm { align: center middle; }
@@ -69,6 +76,9 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     """
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (30, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = [
+        # Enter was said nowhere (footer: "^d dry run  esc cancel"). In a field, the field's own Enter
+        # (`FormField`) applies; on a button, the button's Enter presses it; elsewhere this one applies.
+        Binding("enter", "apply", "apply"),
         Binding("escape", "cancel", "cancel"),
         Binding("ctrl+d", "dry_run", "dry run", priority=True),  # above the inputs (delete-right)
         # Priority, so the focus moves before the keys behind Tab are handed out: as the screen's ordinary
@@ -111,7 +121,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             for spec in FORMS[self.kind]:
                 with Horizontal(classes="row"):
                     yield Label(spec.label)
-                    yield FieldInput(
+                    yield FormField(
                         self.prefill.values.get(spec.name, ""),
                         placeholder=spec.placeholder(),
                         id=f"field-{spec.name}",
@@ -224,6 +234,9 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             self.focused.call_later(self._submit, dry_run=True)
         else:
             self._submit(dry_run=True)
+
+    def action_apply(self) -> None:
+        self._submit(dry_run=False)
 
     def action_cancel(self) -> None:
         self._close(None)
