@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus, WebSocketException
+from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
 from console.client.decode import StreamDecoder
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem
@@ -44,6 +44,18 @@ _REFUSALS = {
     401: "the token was not accepted — check --token-file or STORMDECK_TOKEN",
     403: "this token may not read the stream — ask for a viewer token",
 }
+
+
+#: Close codes a server sends when it stops (1001 going away; 1012 service restart: uvicorn's shutdown).
+_SERVER_STOPPING = frozenset({1001, 1012})
+
+
+def lost_reason(error: Exception) -> str:
+    """Why a stream ended, for the operator: a server's own stop in words ("received 1012 (service
+    restart); then sent 1012 …" was what `fleet up` stopping read as), anything else as it came."""
+    if isinstance(error, ConnectionClosed) and error.rcvd is not None and error.rcvd.code in _SERVER_STOPPING:
+        return f"the server closed the stream: it is stopping or restarting ({error.rcvd.code})"
+    return f"{type(error).__name__}: {error}"[:120]
 
 
 async def first_done(*awaitables: Awaitable[object]) -> list[asyncio.Task[object]]:
@@ -118,7 +130,7 @@ class StreamClient:
                 return f"HTTP {status}: {_REFUSALS[status]}", True
             return f"HTTP {status}", False
         except (OSError, WebSocketException, TimeoutError) as error:
-            return f"{type(error).__name__}: {error}"[:120], False
+            return lost_reason(error), False
 
     def _receive(self, raw: str | bytes, sink: Callable[[StreamItem], None]) -> None:
         message = self.decoder.feed(raw)

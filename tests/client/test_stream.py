@@ -127,3 +127,27 @@ async def test_retry_now_cuts_a_long_backoff_short(server):
         assert len(server.requests) >= 2
     finally:
         task.cancel()
+
+
+def test_a_server_going_away_is_said_in_words():
+    """On-call walk: `fleet up` stopped under the console was told as "ConnectionClosedError: received 1012
+    (service restart); then sent 1012 (service restart)" — the server's own stop, in protocol words."""
+    from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
+    from websockets.frames import Close
+
+    from console.client.stream import lost_reason
+
+    for closed in (
+        ConnectionClosedOK(Close(1001, ""), Close(1001, ""), True),
+        ConnectionClosedError(Close(1012, ""), Close(1012, ""), True),
+    ):
+        said = lost_reason(closed)
+        code = closed.rcvd.code
+        assert said.startswith("the server closed the stream: it is stopping or restarting"), said
+        assert f"({code})" in said
+    assert lost_reason(ConnectionClosedOK(Close(1000, ""), Close(1000, ""), True)).startswith(
+        "ConnectionClosedOK"
+    )
+    assert lost_reason(ConnectionRefusedError(111, "Connect call failed")).startswith(
+        "ConnectionRefusedError"
+    )
