@@ -124,33 +124,26 @@ async def test_the_filter_placeholder_reads_in_every_theme(theme):
     assert low_contrast_text(svg, field) == []
 
 
+#: The rollout box's footer (its bottom border): the fleet's action keys when actions are on, drawn in the
+#: border's colour they would be as faint as the node detail's box titles were (2.0:1); with actions off, why,
+#: where the title has no room for it (80×24), in the title's warning colour.
+ROLLOUT_FOOTERS = {
+    "action keys": ({}, SIZE, "actions R h r a c"),
+    "actions off": ({"read_only": True}, (80, 24), "read-only console"),
+}
+
+
+@pytest.mark.parametrize("footer", list(ROLLOUT_FOOTERS))
 @pytest.mark.parametrize("theme", THEMES)
-async def test_the_rollout_box_s_action_keys_read_in_every_theme(theme):
-    """The fleet's action keys are the rollout box's footer (its bottom border) when actions are on: drawn
-    in the border's colour they would be as faint as the node detail's box titles were (2.0:1)."""
-    app = acting_app(FakeFleetApi())
-    async with app.run_test(size=SIZE) as pilot:
+async def test_the_rollout_box_s_footer_reads_in_every_theme(theme, footer):
+    options, size, text = ROLLOUT_FOOTERS[footer]
+    app = acting_app(FakeFleetApi(), **options)
+    async with app.run_test(size=size) as pilot:
         await fleet_ready(app)
         app.theme = theme
         app.refresh_views()
         await pilot.pause()
         box = app.screen.query_one("#rollout-box").region
         svg = app.export_screenshot()
-    assert "actions R h r a c" in svg.replace("&#160;", " ")
-    assert low_contrast_text(svg, box) == []
-
-
-@pytest.mark.parametrize("theme", THEMES)
-async def test_the_rollout_box_s_reason_for_actions_off_reads_in_every_theme(theme):
-    """With actions off, why is the rollout box's footer where the title has no room for it (80×24), in
-    the title's warning colour."""
-    app = acting_app(FakeFleetApi(), read_only=True)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await fleet_ready(app)
-        app.theme = theme
-        app.refresh_views()
-        await pilot.pause()
-        box = app.screen.query_one("#rollout-box").region
-        svg = app.export_screenshot()
-    assert "read-only console" in svg.replace("&#160;", " ")
+    assert text in svg.replace("&#160;", " ")
     assert low_contrast_text(svg, box) == []

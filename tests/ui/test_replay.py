@@ -7,7 +7,10 @@ drain at 60.5 s; the replay's clock is frozen, so nothing moves unless a control
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -568,14 +571,14 @@ def add_confirmed_drain(path: Path) -> None:
         )
 
 
-async def test_the_audit_log_of_a_replay_shows_the_recordings_actions_never_their_tokens(tmp_path: Path):
-    """User pass: `L` in a replay opened an empty audit log ("no fleet API: this session's attempts only"),
-    though the recording holds every attempt, confirmation and outcome. It shows them, newest first, at the
-    times the replay's clock shows, read-only — and never a confirmation token, wherever one was kept."""
+@asynccontextmanager
+async def replay_audit_log(
+    path: Path, rows: int, what: str
+) -> AsyncIterator[tuple[Any, Any, Any, list[list[str]]]]:
+    """A paused replay of `path` with `L` pressed: the pilot, the audit screen, its table once it holds
+    `rows` records, and their cells as text."""
     from console.ui.screens.audit import AuditScreen
 
-    path = write_recording(tmp_path / "session.sdrec")
-    add_confirmed_drain(path)
     with RecordingReader(path) as reader:
         app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
         async with app.run_test(size=SIZE) as pilot:
@@ -584,26 +587,40 @@ async def test_the_audit_log_of_a_replay_shows_the_recordings_actions_never_thei
             await wait_for(lambda: isinstance(app.screen, AuditScreen), what="the audit log")
             screen = app.screen
             table = screen.query_one("#audit-table")
-            await wait_for(lambda: table.row_count == 4, what="the recording's four records")
-            rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
-            # newest first: applied, confirmed, needs confirmation, the blocked drain at 60.5 s
-            assert [row[5].split()[-1] for row in rows] == [
-                "applied",
-                "confirmed",
-                "needs_confirmation",
-                "blocked",
-            ], rows
-            assert rows[-1][:4] == [FLEET_CLOCK.text(ACTION_AT_S), "ops", "drain", "gw-0003"], rows
-            note = str(screen.query_one("#audit-note").render())
-            assert "read-only" in note and "session.sdrec" in note, note
-            shown = "\n".join(strip.text for strip in table.render_lines(table.region.reset_offset))
-            for row in range(table.row_count):
-                table.move_cursor(row=row)
-                await pilot.pause()
-                shown += str(screen.query_one("#audit-detail").render())
-            assert TOKEN not in shown and "token" not in shown.lower(), shown
-            await pilot.press("escape")
-            await wait_for(lambda: isinstance(app.screen, MainScreen), what="back to the fleet")
+            await wait_for(lambda: table.row_count == rows, what=what)
+            yield (
+                pilot,
+                screen,
+                table,
+                [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)],
+            )
+
+
+async def test_the_audit_log_of_a_replay_shows_the_recordings_actions_never_their_tokens(tmp_path: Path):
+    """User pass: `L` in a replay opened an empty audit log ("no fleet API: this session's attempts only"),
+    though the recording holds every attempt, confirmation and outcome. It shows them, newest first, at the
+    times the replay's clock shows, read-only — and never a confirmation token, wherever one was kept."""
+    path = write_recording(tmp_path / "session.sdrec")
+    add_confirmed_drain(path)
+    async with replay_audit_log(path, 4, "the recording's four records") as (pilot, screen, table, rows):
+        # newest first: applied, confirmed, needs confirmation, the blocked drain at 60.5 s
+        assert [row[5].split()[-1] for row in rows] == [
+            "applied",
+            "confirmed",
+            "needs_confirmation",
+            "blocked",
+        ], rows
+        assert rows[-1][:4] == [FLEET_CLOCK.text(ACTION_AT_S), "ops", "drain", "gw-0003"], rows
+        note = str(screen.query_one("#audit-note").render())
+        assert "read-only" in note and "session.sdrec" in note, note
+        shown = "\n".join(strip.text for strip in table.render_lines(table.region.reset_offset))
+        for row in range(table.row_count):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            shown += str(screen.query_one("#audit-detail").render())
+        assert TOKEN not in shown and "token" not in shown.lower(), shown
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(pilot.app.screen, MainScreen), what="back to the fleet")
 
 
 #: A drill's line (its timeline's injection) told before the frame of 31 s; an instructor's injection
@@ -701,8 +718,6 @@ async def test_the_audit_log_of_a_replay_lists_the_instructors_injections(tmp_pa
     (the event names the instructor since it says so; an older recording's, without a name, reads
     "instructor"), `inject`, and what was injected. A drill timeline's own lines are the scenario, not
     anyone's entry in the audit log."""
-    from console.ui.screens.audit import AuditScreen
-
     named = Event(
         time_s=110.0,
         kind="injection",
@@ -716,24 +731,15 @@ async def test_the_audit_log_of_a_replay_lists_the_instructors_injections(tmp_pa
         },
     )
     path = write_recording(tmp_path / "drill.sdrec", told={**DRILL_EVENTS, 111.0: [named]})
-    with RecordingReader(path) as reader:
-        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
-        async with app.run_test(size=SIZE) as pilot:
-            await fleet_ready(app)
-            await pilot.press("L")
-            await wait_for(lambda: isinstance(app.screen, AuditScreen), what="the audit log")
-            screen = app.screen
-            table = screen.query_one("#audit-table")
-            await wait_for(lambda: table.row_count == 3, what="two injections and the blocked drain")
-            rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
-            # newest first: alice's injection at 110 s, the older recording's at 90 s, the drain at 60.5 s
-            assert [row[:4] for row in rows] == [
-                [FLEET_CLOCK.text(110.0), "alice", "inject", "fleet"],
-                [FLEET_CLOCK.text(90.0), "instructor", "inject", "fleet"],
-                [FLEET_CLOCK.text(ACTION_AT_S), "ops", "drain", "gw-0003"],
-            ], rows
-            assert [row[5].split()[-1] for row in rows[:2]] == ["applied", "applied"], rows
-            assert rows[0][7] == "injected disconnect_fraction(fraction=0.3)", rows
-            assert rows[1][7] == "injected kill_nodes(nodes=[gw-0004])", rows
-            note = str(screen.query_one("#audit-note").render())
-            assert "2 injections" in note, note
+    async with replay_audit_log(path, 3, "two injections and the blocked drain") as (_, screen, _, rows):
+        # newest first: alice's injection at 110 s, the older recording's at 90 s, the drain at 60.5 s
+        assert [row[:4] for row in rows] == [
+            [FLEET_CLOCK.text(110.0), "alice", "inject", "fleet"],
+            [FLEET_CLOCK.text(90.0), "instructor", "inject", "fleet"],
+            [FLEET_CLOCK.text(ACTION_AT_S), "ops", "drain", "gw-0003"],
+        ], rows
+        assert [row[5].split()[-1] for row in rows[:2]] == ["applied", "applied"], rows
+        assert rows[0][7] == "injected disconnect_fraction(fraction=0.3)", rows
+        assert rows[1][7] == "injected kill_nodes(nodes=[gw-0004])", rows
+        note = str(screen.query_one("#audit-note").render())
+        assert "2 injections" in note, note
