@@ -485,9 +485,15 @@ class Controller:
 
     def rollout_status(self) -> RolloutStatus:
         status = self.rollout.status if self.rollout is not None else RolloutStatus()
+        said: dict[str, object] = {}
         # Said in every frame and snapshot, so a console refuses at the key instead of after its form.
         refusal = self._restart_refusal()
-        return status if refusal is None else status.model_copy(update={"unavailable": str(refusal)})
+        if refusal is not None:
+            said["unavailable"] = str(refusal)
+        waiting = self.rollout.waiting_for() if self.rollout is not None else None
+        if waiting is not None:
+            said["waiting_for"] = waiting  # seconds waited as of this frame: not kept in the status itself
+        return status.model_copy(update=said) if said else status
 
     def start_rollout(
         self, request: RolloutRequest, batch_drain: DrainRequest | None = None

@@ -28,6 +28,7 @@ from console.protocol import (
     RolloutRequest,
     RolloutState,
     RolloutStatus,
+    RolloutWait,
 )
 
 #: The drain a drain-mode batch gets when the rollout does not say: the interview seed's 10-minute window.
@@ -142,6 +143,9 @@ class Rollout:
         self._restarted: set[str] = set()
         # Each batch node's stream epoch before its restart: another one later is a new process.
         self._epochs_before: dict[str, str | None] = {}
+        # The wait under way: its kind, its nodes, when it began (monotonic) and its limit — said in the
+        # status (`waiting_for`) so a 60 s wait for a restart reads as one, not as "running" and nothing.
+        self._wait: tuple[str, list[str], float, float | None] | None = None
         #: Called after every change worth keeping (the controller writes the rollout state file).
         self.on_change: Callable[[], None] = lambda: None
         limits = thresholds or Thresholds()
@@ -238,6 +242,16 @@ class Rollout:
             return frozenset()
         return frozenset(self._restarting | self._restarted)
 
+    def waiting_for(self) -> RolloutWait | None:
+        """What the running rollout waits for right now, with the seconds waited so far; None when it
+        waits for nothing or is not running (a halt ends every wait)."""
+        if self._wait is None or self.status.state is not RolloutState.RUNNING:
+            return None
+        what, nodes, since, limit_s = self._wait
+        return RolloutWait(
+            what=what, nodes=nodes, waited_s=round(time.monotonic() - since, 1), limit_s=limit_s
+        )
+
     def unfinished_batch(self) -> list[str]:
         """The nodes of the batch under way not yet seen restarted: those a resume may restart, unless their
         stream epoch says they already were (`_roll`). Empty between batches."""
@@ -291,7 +305,12 @@ class Rollout:
                 if k + 1 < len(self.batches):
                     # The operator's pacing, from batch start to batch start: waiting it after the batch was
                     # back made a real fleet's rollout a batch's drain and restart longer than projected.
-                    await asyncio.sleep(wait_before_next(self.request.interval_s, time.monotonic() - started))
+                    pause_s = wait_before_next(self.request.interval_s, time.monotonic() - started)
+                    self._wait = ("interval", [], time.monotonic(), round(pause_s, 1))
+                    try:
+                        await asyncio.sleep(pause_s)
+                    finally:
+                        self._wait = None
             self.status.state, self.status.completed_at_s = RolloutState.COMPLETED, self._clock()
         except RolloutHalted as halted:
             self.status.state, self.status.pause_reason = RolloutState.HALTED, str(halted)
@@ -339,6 +358,7 @@ class Rollout:
             await self._until(
                 lambda: all(self._state(n) is NodeState.DRAINED for n in batch),
                 self._batch_drain.deadline_s + 10,
+                ("drain", batch),
                 f"{', '.join(batch)} to drain",
                 lambda: left.observe(self._nodes(), time.monotonic()),
             )
@@ -361,6 +381,7 @@ class Rollout:
                 self._epochs(n) not in (None, before[n]) and self._state(n) is NodeState.READY for n in before
             ),
             self._ready_timeout_s,
+            ("restart", list(before)),
             f"{', '.join(before)} back in rotation",
             # What to do, said where the operator reads the halt: the command exited 0 and nothing came back.
             then="; the restart command ran, but no new process is in rotation: restart the node, then resume "
@@ -376,19 +397,26 @@ class Rollout:
         self,
         condition: Callable[[], bool],
         timeout_s: float,
+        waiting: tuple[str, list[str]],
         what: str,
         abandon: Callable[[], str | None] = lambda: None,
         then: str = "",
     ) -> None:
-        """Until `condition`; a halt when `timeout_s` passes first (said with `then`: what to do next)."""
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            if time.monotonic() > deadline:
-                raise RolloutHalted(f"timed out after {timeout_s:g} s waiting for {what}{then}")
-            reason = abandon()
-            if reason is not None:
-                raise RolloutHalted(reason)
-            await asyncio.sleep(0.1)
+        """Until `condition`; a halt when `timeout_s` passes first (said with `then`: what to do next).
+        `waiting` (its kind and nodes) is what the status says the rollout waits for meanwhile."""
+        started = time.monotonic()
+        deadline = started + timeout_s
+        self._wait = (*waiting, started, timeout_s)
+        try:
+            while not condition():
+                if time.monotonic() > deadline:
+                    raise RolloutHalted(f"timed out after {timeout_s:g} s waiting for {what}{then}")
+                reason = abandon()
+                if reason is not None:
+                    raise RolloutHalted(reason)
+                await asyncio.sleep(0.1)
+        finally:
+            self._wait = None
 
 
 class RolloutHalted(Exception):

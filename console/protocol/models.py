@@ -179,6 +179,25 @@ class RolloutMode(StrEnum):
     ABRUPT = "abrupt"
 
 
+class RolloutWait(Record):
+    """What a running rollout waits for right now, and for how long: what lets the operator tell a wait
+    from a hang while the state says only `running`."""
+
+    # A string, not an enum: a newer server's kind of wait reads as its name in an older console.
+    what: str = Field(
+        description="`drain` (the batch's nodes to drain), `restart` (the batch's restarted nodes to come "
+        "back in rotation), `interval` (the pause before the next batch); the set may grow"
+    )
+    nodes: list[str] = Field(default_factory=list, description="the nodes waited for; empty for `interval`")
+    waited_s: float = Field(description="seconds waited so far")
+    limit_s: float | None = Field(
+        default=None,
+        description="`drain`, `restart`: the seconds after which the rollout halts; `interval`: the seconds "
+        "the pause lasts (the next batch starts after limit_s − waited_s more); null when the wait has no "
+        "limit",
+    )
+
+
 class RolloutStatus(Record):
     state: RolloutState = RolloutState.IDLE
     mode: RolloutMode | None = None
@@ -201,6 +220,12 @@ class RolloutStatus(Record):
         description="why this fleet cannot start a rollout whatever the guards say (its nodes have no restart "
         "command: `fleet up`), in the words a start would be refused with; null when it can, or from an "
         "older server",
+    )
+    # Optional, added to v1 without a version change.
+    waiting_for: RolloutWait | None = Field(
+        default=None,
+        description="what the running rollout waits for right now; null when it waits for nothing (or is "
+        "not running), or from a server that does not say",
     )
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from console.errors import InputError
 from console.guards.rollout import plan_batches
-from console.protocol import NodeState, RolloutMode, RolloutState, RolloutStatus
+from console.protocol import NodeState, RolloutMode, RolloutState, RolloutStatus, RolloutWait
 
 if TYPE_CHECKING:
     from console.sim.engine import Simulation
@@ -256,4 +256,28 @@ class RolloutController:
             started_at_s=self.started_at_s,
             completed_at_s=self.completed_at_s,
             paused_at_s=self.paused_at_s,
+            waiting_for=self.waiting_for(),
         )
+
+    def waiting_for(self) -> RolloutWait | None:
+        """What `tick` waits for before it goes on, as the controller says it (`waiting_for`): the batch it
+        must see back (in drain mode each batch, abrupt the last), else the interval from batch start to
+        batch start. No limit on a batch here: the simulator halts on a node down, never on a timeout."""
+        if self.state is not RolloutState.RUNNING or self.batch == 0:
+            return None
+        sim = self.sim
+        waited_s = round(sim.time_s - self.batch_started_s, 1)
+        last = self.batch >= len(self.batches)
+        if self.mode is RolloutMode.DRAIN or last:
+            batch = self.batches[self.batch - 1]
+            states = {sim.node_ids[i]: sim.state_of(i) for i in batch}
+            out = (NodeState.DRAINING, NodeState.DRAINED)
+            draining = [n for n, state in states.items() if state in out]
+            if draining and self.mode is RolloutMode.DRAIN:
+                return RolloutWait(what="drain", nodes=draining, waited_s=waited_s)
+            coming_back = [n for n, state in states.items() if state is not NodeState.READY]
+            if coming_back:
+                return RolloutWait(what="restart", nodes=coming_back, waited_s=waited_s)
+        if last or sim.time_s >= self.next_at_s:
+            return None
+        return RolloutWait(what="interval", waited_s=waited_s, limit_s=self.interval_s)

@@ -456,3 +456,33 @@ async def test_a_node_not_back_after_its_restart_halts_saying_what_to_do() -> No
     reason = status.pause_reason or ""
     assert "['a']" not in reason and "waiting for a back in rotation" in reason, reason
     assert "restart command ran" in reason and "resume (r)" in reason and "undrain" in reason, reason
+
+
+async def test_the_status_says_what_a_running_rollout_waits_for() -> None:
+    """On-call walk: for the 60 s a restarted node had to come back, the panel said only "running batch 1
+    of 3". The controller's status says the wait — its kind, its nodes, how long so far, how long at most —
+    and the pause before the next batch; nothing once the rollout stops waiting."""
+    entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
+    controller = Controller(entries, TOKEN)
+    _reported(controller, {"a": 10.0, "b": 10.0})
+    for link in controller.links.values():
+        link.epoch = "1"
+    try:
+        controller.start_rollout(RolloutRequest(batch_size=1, interval_s=30, mode=RolloutMode.ABRUPT))
+        await wait_for(lambda: controller.rollout_status().waiting_for is not None, 5, "the restart wait")
+        wait = controller.rollout_status().waiting_for
+        assert (wait.what, wait.nodes, wait.limit_s) == ("restart", ["a"], 60.0), wait
+        assert 0.0 <= wait.waited_s < 5.0, wait
+        controller.links["a"].epoch = "2"  # a new process, in rotation: a is back
+        await wait_for(
+            lambda: getattr(controller.rollout_status().waiting_for, "what", None) == "interval",
+            5,
+            "the pause before batch 2",
+        )
+        wait = controller.rollout_status().waiting_for
+        assert wait.nodes == [] and wait.limit_s is not None and 25.0 < wait.limit_s <= 30.0, wait
+        controller.halt_rollout()
+        await wait_for(lambda: controller.rollout_status().state is RolloutState.HALTED, 5, "the halt")
+        assert controller.rollout_status().waiting_for is None
+    finally:
+        await controller.close()

@@ -714,3 +714,31 @@ def test_the_scenarios_own_cuts_say_they_are_scripted_and_the_operators_do_not()
     regional.rollout.start(batch_size=4, interval_s=5, mode=RolloutMode.ABRUPT, pause_cpu_pct=0)
     cut = [e for _ in range(3) for e in regional.step().events if e.data.get("mass")]
     assert cut and not any("scripted" in e.data for e in cut)
+
+
+@pytest.mark.parametrize("mode", [RolloutMode.DRAIN, RolloutMode.ABRUPT])
+def test_the_simulators_rollout_says_what_it_waits_for_as_the_controllers_does(mode: RolloutMode) -> None:
+    """Drain mode waits for the batch to drain and come back; abrupt mode for the interval (start to start)
+    and, on the last batch, for its nodes to come back. Nothing once it completes."""
+    sim = small(nodes={**SMALL["nodes"], "count": 3, "restart_s": 3}, clients={"count": 3000})
+    sim.step()
+    sim.rollout.start(1, 20, mode, 75)
+    seen: list[tuple[str, list[str]]] = []
+    for _ in range(1200):
+        sim.step()
+        status = sim.rollout.status()
+        wait = status.waiting_for
+        if wait is not None:
+            if wait.what == "interval":
+                assert wait.limit_s == 20 and 0 <= wait.waited_s <= 20, wait
+            if (wait.what, wait.nodes) not in seen:
+                seen.append((wait.what, wait.nodes))
+        if status.state is RolloutState.COMPLETED:
+            break
+    assert sim.rollout.status().state is RolloutState.COMPLETED
+    assert sim.rollout.status().waiting_for is None
+    first, last = sim.node_ids[0], sim.node_ids[-1]
+    if mode is RolloutMode.DRAIN:
+        assert seen[:2] == [("drain", [first]), ("restart", [first])], seen
+    else:
+        assert seen[0] == ("interval", []) and seen[-1] == ("restart", [last]), seen
