@@ -5,8 +5,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from console.protocol import AdmissionSettings, RolloutMode, RolloutState, RolloutStatus
+from console.protocol import AdmissionSettings, RolloutMode, RolloutState, RolloutStatus, RolloutWait
 from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
+
+from .conftest import fleet_ready
 
 
 def lines_of(text: Text) -> list[str]:
@@ -91,3 +93,45 @@ def test_a_reason_never_breaks_a_figure_from_its_unit() -> None:
     lines = [line.strip() for line in lines_of(rollout_text(status, AdmissionSettings.unlimited(), width=28))]
     assert any("60 s" in line for line in lines), lines
     assert not any(line.startswith(("s ", "% ", "ms ")) for line in lines), lines
+
+
+def _running(wait: RolloutWait | None) -> RolloutStatus:
+    return RolloutStatus(
+        state=RolloutState.RUNNING, batch=1, batches=3, mode=RolloutMode.DRAIN, waiting_for=wait
+    )
+
+
+def test_a_running_rollout_says_what_it_waits_for_and_how_long() -> None:
+    """On-call walk, controller over real nodes: for the 60 s a restarted node had to come back the panel
+    read "rollout running  batch 1 of 3" and nothing else — a wait and a hang looked the same."""
+
+    def said(wait: RolloutWait | None) -> list[str]:
+        return [line.strip() for line in lines_of(rollout_text(_running(wait), None))]
+
+    restart = RolloutWait(what="restart", nodes=["node-2"], waited_s=12.4, limit_s=60.0)
+    assert said(restart)[1] == "waiting for node-2 to come back (12 of 60 s)"
+    drain = RolloutWait(what="drain", nodes=["a", "b"], waited_s=40.0, limit_s=610.0)
+    assert said(drain)[1] == "waiting for a, b to drain (40 of 610 s)"
+    assert said(RolloutWait(what="interval", waited_s=20.0, limit_s=60.0))[1] == "next batch in 40 s"
+    many = RolloutWait(what="restart", nodes=[f"gw-{n}" for n in range(7)], waited_s=3.0)
+    assert said(many)[1] == "waiting for gw-0, gw-1, gw-2 and 4 more to come back (3 s)"
+    assert said(RolloutWait(what="quorum", waited_s=5.0))[1] == "waiting for quorum (5 s)"  # a newer kind
+    narrow = [line.strip() for line in lines_of(rollout_text(_running(restart), None, width=23))]
+    assert not any(line.startswith("s)") for line in narrow), narrow  # "60" keeps its unit
+    assert said(None) == ["rollout  running  batch 1 of 3  mode drain", "admission  —"]  # an older server
+
+
+async def test_at_80_by_24_the_wait_reads_in_whole_words(storm_app) -> None:
+    """The fleet view at 80×24: the wait under the rollout's state, every word whole, the admission kept."""
+    wait = RolloutWait(what="restart", nodes=["gw-012", "gw-013"], waited_s=12.0, limit_s=60.0)
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        storm_app.model.frame.rollout = _running(wait)
+        storm_app.refresh_views()
+        await pilot.pause()
+        panel = storm_app.screen.query_one(RolloutPanel)
+        shown = [panel.render_line(y).text.strip() for y in range(panel.size.height)]
+    expected = "waiting for gw-012, gw-013 to come back (12 of 60 s)"
+    # Joined by one space, a line broken inside a word ("gw-0" / "12") or cut ("gw-01…") does not match.
+    assert expected in " ".join(line for line in shown if line), shown
+    assert any(line.startswith("admission") for line in shown), shown

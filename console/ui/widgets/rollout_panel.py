@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from console.protocol import AdmissionSettings, RolloutStatus
+from console.protocol import AdmissionSettings, RolloutStatus, RolloutWait
 
 #: A reading: its words and their style. Lines are made of readings, and a narrow panel breaks a line
 #: between two readings, never inside one: Textual wrapped "batch 1 of" / "8" at 80 columns.
@@ -47,10 +47,10 @@ _UNITS = frozenset({"s", "ms", "%", "/s", "min"})
 
 
 def _units_kept(words: list[str]) -> list[str]:
-    """`words` with each unit joined to the figure before it ("60", "s" → "60 s")."""
+    """`words` with each unit joined to the figure before it ("60", "s" → "60 s"; "(12 s of 60 s)" too)."""
     kept: list[str] = []
     for word in words:
-        if kept and word in _UNITS and kept[-1][-1:].isdigit():
+        if kept and word.rstrip(")") in _UNITS and kept[-1][-1:].isdigit():
             kept[-1] = f"{kept[-1]} {word}"
         else:
             kept.append(word)
@@ -86,6 +86,10 @@ def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -
             # Said under the state it explains: a halt read "paused: halted by operator".
             state = rollout.state.value
             lines.append([("", ""), (reason if reason.startswith(state) else f"{state}: {reason}", "")])
+        if rollout.waiting_for is not None:
+            # Said under the state, as a reason is: "running" alone for the 60 s a restarted node has to
+            # come back read the same as a hang.
+            lines.append([("", ""), (_wait_words(rollout.waiting_for), "")])
         if rollout.unavailable:
             # Briefly: R refuses with the fleet's own words, and the panel has room for one line.
             lines.append([("", ""), ("not on this fleet — see R", "")])
@@ -103,6 +107,30 @@ def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -
         more.append((f"on {len(admission.nodes)} nodes", ""))
     lines.append(more)
     return lines
+
+
+#: Nodes a wait names before it says how many more: the panel is a few words wide at 80×24.
+_NAMED_NODES = 3
+
+#: What each kind of wait waits for its nodes to do; a kind not here (a newer server's) is said by its name.
+_WAITS_TO = {"restart": "to come back", "drain": "to drain"}
+
+
+def _wait_words(wait: RolloutWait) -> str:
+    """ "waiting for node-2 to come back (12 of 60 s)", "next batch in 40 s"."""
+    if wait.what == "interval" and wait.limit_s is not None:
+        return f"next batch in {max(0.0, wait.limit_s - wait.waited_s):.0f} s"
+    named = ", ".join(wait.nodes[:_NAMED_NODES])
+    if len(wait.nodes) > _NAMED_NODES:
+        named += f" and {len(wait.nodes) - _NAMED_NODES} more"
+    to = _WAITS_TO.get(wait.what)
+    if to is None:
+        waiting = f"waiting for {wait.what}" + (f": {named}" if named else "")
+    else:
+        waiting = f"waiting for {named or 'the batch'} {to}"
+    # "12 of 60 s", not "12 s of 60 s": at 80×24 the shorter one keeps the wait to two lines of the panel.
+    waited = f"{wait.waited_s:.0f}" + (f" of {wait.limit_s:.0f}" if wait.limit_s is not None else "")
+    return f"{waiting} ({waited} s)"
 
 
 class RolloutPanel(Static):
