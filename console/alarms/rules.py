@@ -348,6 +348,7 @@ class NodeDown(Rule):
         self._down = Onsets()  # (a node back is forgotten: a later loss is a new outage, timed from then)
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
+        way_on = self._way_on(frame)
         for node_id, down_s in self._down.held(frame.time_s, fleet.down_nodes).items():
             yield Reading(
                 AlarmName.NODE_DOWN,
@@ -355,9 +356,23 @@ class NodeDown(Rule):
                 down_s,
                 None,
                 f"{node_id} down {down_s:.0f} s, not a planned restart (killed, crashed or hung): its "
-                "clients reconnect to the rest. Restart it; no rollout until it is back.",
+                f"clients reconnect to the rest. {way_on}",
                 node=node_id,
             )
+
+    @staticmethod
+    def _way_on(frame: Frame) -> str:
+        """What to do, as this fleet allows. A fleet whose nodes have no restart command (`fleet up`) says so
+        in every frame (`rollout.unavailable`, what R reads): nothing there restarts the node and no rollout
+        runs, and "Restart it; no rollout until it is back" sent the operator after neither. The frame does
+        not say which of its two ways on the fleet has — `fleet up` adds capacity, a nodes file's node is
+        started again where it runs — so both are named."""
+        if frame.rollout is not None and frame.rollout.unavailable:
+            return (
+                "This fleet's nodes have no restart command, so nothing here restarts it: add capacity, "
+                "or start it again where it runs."
+            )
+        return "Restart it; no rollout until it is back."
 
 
 class HistoryUnreachable(Rule):

@@ -344,6 +344,22 @@ def test_node_down_is_raised_at_once_for_that_node_and_clears_once_it_is_back() 
     assert changes == [(10, "node_down", "gw-002", "raised"), (34, "node_down", "gw-002", "cleared")]
 
 
+def test_node_down_does_not_say_restart_it_on_a_fleet_whose_nodes_have_no_restart_command() -> None:
+    """`fleet up`: a killed node stays down — nothing on that fleet restarts it, and it can run no rollout —
+    yet the alarm said "Restart it; no rollout until it is back". The frame says what R knows
+    (`rollout.unavailable`): the advice then names the ways a fleet without restart commands has."""
+    why = "restart: node-1: a node with a restart command; `fleet up` starts its nodes without one"
+    fleet = states_at({"gw-002": lambda t: "down"})
+    frames = series(0, 3, fleet=fleet, rollout=RolloutStatus(unavailable=why))
+    engine = AlarmEngine()
+    for f in frames:
+        engine.update(f)
+    (alarm,) = engine.active
+    assert alarm.message.startswith("gw-002 down 2 s, not a planned restart"), alarm.message
+    assert "Restart it" not in alarm.message and "no rollout until" not in alarm.message, alarm.message
+    assert "no restart command" in alarm.message and "add capacity" in alarm.message, alarm.message
+
+
 def test_node_down_is_one_alarm_per_node() -> None:
     fleet = states_at({"gw-001": lambda t: "down", "gw-003": lambda t: "down" if t >= 2 else "ready"})
     engine = AlarmEngine()
