@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from console.errors import StormdeckError
 from console.model.downsample import downsample
@@ -32,6 +32,7 @@ from console.ui.charts import line_colour
 from console.ui.commands import action_bindings
 from console.ui.intents import ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
+from console.ui.widgets.footer import ConsoleFooter
 from console.ui.widgets.header import FleetHeader, header_text
 from console.ui.widgets.plot import ChartSpec, PlotextChart, Series, plot_columns
 
@@ -169,7 +170,7 @@ class NodeDetailScreen(Screen[None]):
                     box.border_title = title
                     yield PlotextChart(id=f"chart-{metric}")
         yield Static(id="events")
-        yield Footer()
+        yield ConsoleFooter()  # keys that do not fit give way whole, quit and help kept
 
     def on_mount(self) -> None:
         self.query_one("#drain").border_title = "drain progress"
