@@ -8,7 +8,11 @@ from itertools import pairwise
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+from console.model.link import Received
+from console.protocol import Event
+
 from .conftest import fleet_ready
+from .test_oncall import visible_lines
 
 NARROW = (80, 24)
 
@@ -32,3 +36,24 @@ async def test_at_80_columns_the_node_detail_footer_shows_whole_keys(storm_app) 
         assert all(key.region.right <= footer.region.right for key in keys)
         said = {f"{key.key_display} {key.description}" for key in keys}
         assert {"esc back", "q quit", "? help"} <= said, said
+
+
+async def test_a_wrapped_event_line_hangs_under_its_text(storm_app) -> None:
+    """Recent events wrapped at 80 columns back to column 0, under the time: a second line read as a new
+    event. A wrapped line starts under the message it continues."""
+    node = next(iter(storm_app.model.nodes))
+    now_s = storm_app.clock()
+    long = "drain asked at 120/s, hint 500–1500 ms; the node closes its clients at that pace until empty"
+    storm_app.feed(Received(Event(time_s=40, kind="action", node=node, message=long), now_s))
+    async with storm_app.run_test(size=NARROW) as pilot:
+        await fleet_ready(storm_app)
+        storm_app.open_node(node)
+        await fleet_ready(storm_app)
+        storm_app.refresh_views()
+        await pilot.pause()
+        lines = [line[2:-2] for line in visible_lines(storm_app.screen.query_one("#events"))[1:-1]]
+        first = next(index for index, line in enumerate(lines) if "drain asked" in line)
+        indent = lines[first].index("drain asked")
+        rest = lines[first + 1]
+        assert rest[:indent].strip() == "", lines
+        assert f"{lines[first][indent:].strip()} {rest.strip()}" == long, lines  # every word, whole

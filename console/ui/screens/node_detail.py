@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 import numpy as np
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -119,6 +120,18 @@ def append_readings(text: Text, readings: list[str], room: int | None, style: st
             piece, used = reading, 0
         text.append(piece, style=style)
         used += len(piece)
+
+
+def events_grid(events: list[Event], clock: ClockFace = FLEET_CLOCK) -> Table:
+    """The events, one a row: a message too long for the line wraps under its own first word (at 80
+    columns it wrapped to column 0, under the time, and read as another event)."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)  # the time
+    grid.add_column(no_wrap=True, min_width=11)  # the kind
+    grid.add_column(ratio=1, overflow="fold")  # the message; fold only a word longer than the line
+    for event in events:
+        grid.add_row(f"{clock.text(event.time_s)} ", event.kind, event.message)  # two cells after the time
+    return grid
 
 
 def series_spec(
@@ -255,11 +268,6 @@ class NodeDetailScreen(Screen[None]):
                 palette.chart,
                 palette.foreground,
             )
-        events = Text(
-            "\n".join(f"{clock.text(e.time_s)}  {e.kind:<11} {e.message}" for e in recent[:6]),
-            no_wrap=True,
-            overflow="ellipsis",
+        self.query_one("#events", Static).update(
+            events_grid(recent[:6], clock) if recent else Text("no events for this node yet", style="dim")
         )
-        if not events:
-            events.append("no events for this node yet", style="dim")
-        self.query_one("#events", Static).update(events)
