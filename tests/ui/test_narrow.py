@@ -3,8 +3,10 @@ fleet read "a admiss", "Ctrl+R:", "── st…", "— while it")."""
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 
+import pytest
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -57,3 +59,25 @@ async def test_a_wrapped_event_line_hangs_under_its_text(storm_app) -> None:
         rest = lines[first + 1]
         assert rest[:indent].strip() == "", lines
         assert f"{lines[first][indent:].strip()} {rest.strip()}" == long, lines  # every word, whole
+
+
+@pytest.mark.parametrize("fleet", ["demo-fleet", "storm-simulator-fleet-eu-west"])
+async def test_at_80_columns_the_reconnect_key_is_said_whole_or_not_at_all(storm_app, fleet: str) -> None:
+    """The reconnecting header ended "next in 0.0 s)  Ctrl+R:" at 80 columns — the key without what it
+    does; with two-digit figures the link's age went too ("age"). The hint is shortened, then left out,
+    then the word "link", before anything is cut."""
+    from console.model.link import LinkState, LinkStatus
+    from console.ui.widgets.header import FleetHeader
+
+    storm_app.model.fleet = fleet
+    now_s = storm_app.clock()
+    storm_app.model.apply(LinkStatus(LinkState.RECONNECTING, attempt=14, next_in_s=27.5, at_s=now_s))
+    async with storm_app.run_test(size=NARROW) as pilot:
+        await fleet_ready(storm_app)
+        storm_app.refresh_views()
+        await pilot.pause()
+        (line,) = visible_lines(storm_app.screen.query_one(FleetHeader))
+        assert "next in 27.5 s)" in line, line
+        assert line.rstrip().endswith(("now", "s)", "s")), line  # a whole word last, no "…"
+        assert ("Ctrl+R" not in line or "Ctrl+R: now" in line) and ("^R" not in line or "^R now" in line)
+        assert re.search(r"age \d+\.\d s$", line.rstrip()), line  # how stale the view is, whole

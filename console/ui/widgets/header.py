@@ -16,6 +16,9 @@ from console.ui.themes import LEVEL_GLYPHS, Palette
 #: The fewest characters of the fleet's name kept when it gives way to the link state (then "…").
 FLEET_KEPT = 8
 
+#: What Ctrl+R does while the link reconnects, longest first; "" when there is no room for it whole.
+RETRY_HINTS = ("Ctrl+R: now", "^R now", "")
+
 
 def header_text(
     model: FleetModel,
@@ -28,7 +31,8 @@ def header_text(
     the link's age was cut to "age", and how stale the view is matters more than where it comes from. Then
     the fleet's name gives way (down to `FLEET_KEPT` characters), then the product's: a reconnecting link
     lost "next in 3.2 s" at 80 columns, and when the next try comes is what the operator is waiting for.
-    Last, the clock's label and the word "paused" beside its "⏸". `clock`: the fleet's, or a drill's own (`ClockFace`)."""
+    Then the clock's label and the word "paused" beside its "⏸"; last, the reconnect key's hint (shorter,
+    then gone) and the word "link" — a word is left out whole, never cut. `clock`: the fleet's, or a drill's own (`ClockFace`)."""
     text = _header_text(model, now_s, palette, clock, compact=False)
     if width is None or text.cell_len <= width:
         return text
@@ -42,10 +46,22 @@ def header_text(
     if text.cell_len > width:
         text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet, brand=False)
     if text.cell_len > width:
-        # Last, the clock's words: a drill's end and its paused clock beside the time left a reconnecting
+        # Then the clock's words: a drill's end and its paused clock beside the time left a reconnecting
         # link without its "next in" at 80 columns; "02:00:01" reads as a time without its label, and a
         # paused one by its "⏸".
         text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet, brand=False, terse=True)
+    # Last, the reconnect key, said shorter, then not at all — cut, "Ctrl+R:" named a key without what it
+    # does (the lost-link notification and help say it in full); then the word "link" before "✖
+    # reconnecting (attempt 14, next in 27.5 s)", which says what it is: the age after it was cut to "age".
+    for retry in RETRY_HINTS[1:]:
+        if text.cell_len <= width:
+            return text
+        text = _header_text(model, now_s, palette, clock, True, fleet, brand=False, terse=True, retry=retry)
+    if text.cell_len > width:
+        unlabelled = _header_text(
+            model, now_s, palette, clock, True, fleet, brand=False, terse=True, retry="", link_word=False
+        )
+        text = unlabelled if unlabelled.cell_len <= width else text  # only if that makes the age whole
     return text
 
 
@@ -58,6 +74,8 @@ def _header_text(
     fleet: str | None = None,
     brand: bool = True,
     terse: bool = False,
+    retry: str = RETRY_HINTS[0],
+    link_word: bool = True,
 ) -> Text:
     t = model.thresholds
     gap = "  " if compact else "   "
@@ -85,12 +103,12 @@ def _header_text(
         level = Level.WARNING
     else:
         level = Level.CRITICAL
-    text.append(f"{gap}{link.label} ")
+    text.append(f"{gap}{link.label} " if link_word else gap)
     # A replay's ▶/⏸ is its state; the level's glyph joins it only when its frames run late.
     glyph = "" if link.replay_speed is not None and level is Level.OK else f"{LEVEL_GLYPHS[level]} "
     text.append(f"{glyph}{link.describe(now_s)}", style=palette.level_style(level, bold=True))
     if link.state is LinkState.RECONNECTING:
-        text.append("  Ctrl+R: now")
+        text.append(f"  {retry}" if retry else "")
     if stale is not None:
         text.append(f"{gap}age {stale:.1f} s", style=palette.level_style(level))
     if model.gaps:
