@@ -17,16 +17,17 @@ LOCKSTEP_BUNCHED = 2.0
 _MINUTES = (-10.0, -8.0, -6.0, -4.0, -2.0, 0.0)
 
 
-def lockstep_reading(index: float, line: float = LOCKSTEP_WAVES) -> tuple[str, Level]:
+def lockstep_reading(index: float, line: float = LOCKSTEP_WAVES, brief: bool = False) -> tuple[str, Level]:
     """At the alarm's line the chart says LOCKSTEP at the alarm's level (`LockstepWaves.SEVERITY`): it said
     ✖ (critical) beside the panel's ▲ lockstep_waves (warning). Under it, "bunched" is the console's
-    early hint (as a gauge's warning line) and shares the glyph; the word tells them apart."""
+    early hint (as a gauge's warning line) and shares the glyph; the word tells them apart. `brief`: for a
+    narrow box, where "(too quiet to judge)" cut the lines' legend after it to "── st…"."""
     if index >= line:
         return f"LOCKSTEP {beside_limit(index, line, 1)}", SEVERITY_LEVEL[LockstepWaves.SEVERITY]
     if index >= min(LOCKSTEP_BUNCHED, line):
         return f"bunched {index:.1f}", Level.WARNING
     if index <= 0:
-        return "lockstep — (too quiet to judge)", Level.UNKNOWN
+        return "too quiet" if brief else "lockstep — (too quiet to judge)", Level.UNKNOWN
     return f"smear {index:.1f}", Level.OK
 
 

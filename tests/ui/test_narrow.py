@@ -81,3 +81,18 @@ async def test_at_80_columns_the_reconnect_key_is_said_whole_or_not_at_all(storm
         assert line.rstrip().endswith(("now", "s)", "s")), line  # a whole word last, no "…"
         assert ("Ctrl+R" not in line or "Ctrl+R: now" in line) and ("^R" not in line or "^R now" in line)
         assert re.search(r"age \d+\.\d s$", line.rstrip()), line  # how stale the view is, whole
+
+
+@pytest.mark.parametrize("lockstep", [0.0, 10.5], ids=["too-quiet", "lockstep"])
+async def test_at_80_columns_the_wave_legend_is_whole(storm_app, lockstep: float) -> None:
+    """A quiet fleet's wave box (the loopback fleet's) ended "lockstep — (too quiet to judge) · ── st…":
+    the legend of the two lines cut. Shorter words first; a word never cut."""
+    storm_app.model.lockstep = lockstep
+    async with storm_app.run_test(size=NARROW) as pilot:
+        await fleet_ready(storm_app)
+        storm_app.refresh_views()
+        await pilot.pause()
+        bottom = visible_lines(storm_app.screen.query_one("#wave-box"))[-1]
+        assert "…" not in bottom, bottom
+        assert "── steady · ── admission" in bottom, bottom
+        assert ("LOCKSTEP 10.5" if lockstep else "too quiet") in bottom, bottom

@@ -7,6 +7,7 @@ from functools import partial
 from typing import ClassVar
 
 from rich.markup import escape
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -279,17 +280,20 @@ class MainScreen(Screen[None]):
         wave.show(
             wave_spec(model, plot_columns(wave.content_size.width), now_s), palette.chart, palette.foreground
         )
-        reading, level = lockstep_reading(model.lockstep, model.thresholds.lockstep_index_max)
-        # the last frames' waves: no longer a judgement of now
-        level = Level.UNKNOWN if model.stale_s(now_s) is not None else level
         box = self.query_one("#wave-box")
         box.border_title = marked(WAVE_TITLE)
         self.query_one("#conn-box").border_title = marked(CONNECTIONS_TITLE)
         chart = palette.chart
-        box.border_subtitle = (
-            f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {reading}[/] · "
-            f"[{chart['baseline']}]── steady[/] · [{chart['capacity']}]── admission[/]"
-        )
+        legend = f"[{chart['baseline']}]── steady[/] · [{chart['capacity']}]── admission[/]"
+        room = box.outer_size.width - BORDER_AROUND_TITLE if box.outer_size.width else 1_000
+        for brief in (False, True):  # the reading in fewer words before the border cuts the legend
+            reading, level = lockstep_reading(model.lockstep, model.thresholds.lockstep_index_max, brief)
+            # the last frames' waves: no longer a judgement of now
+            level = Level.UNKNOWN if model.stale_s(now_s) is not None else level
+            said = f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {reading}[/] · {legend}"
+            if Text.from_markup(said).cell_len <= room:
+                break
+        box.border_subtitle = said
         conn = self.query_one("#conn-chart", PlotextChart)
         conn.show(
             connections_spec(model, plot_columns(conn.content_size.width), now_s),
