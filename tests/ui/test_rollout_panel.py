@@ -31,8 +31,18 @@ def test_the_rollout_panel_says_in_one_line_when_this_fleet_cannot_roll_out() ->
     able = lines_of(rollout_text(RolloutStatus(), None))
     unable = lines_of(rollout_text(RolloutStatus(unavailable=why), None))
     assert unable[0] == able[0] == "rollout  idle"
-    assert unable[1].strip() == "not on this fleet — see R"
+    assert unable[1].strip() == "unable: no restart command"
     assert unable[:1] + unable[2:] == able  # the one line more, nothing else changed
+
+
+def test_a_fleet_that_cannot_roll_out_for_another_reason_says_its_first_clause_or_see_r() -> None:
+    """Free text from the server: its first clause where it fits the 28-column panel, whole; else R says it."""
+
+    def said(why: str) -> str:
+        return lines_of(rollout_text(RolloutStatus(unavailable=why), None, width=28))[1].strip()
+
+    assert said("rollouts are switched off; ask the owner") == "rollouts are switched off"
+    assert said("this fleet's rollouts are switched off by its owner; ask") == "not on this fleet — see R"
 
 
 def test_the_admission_ceiling_says_it_is_per_node() -> None:
@@ -135,3 +145,32 @@ async def test_at_80_by_24_the_wait_reads_in_whole_words(storm_app) -> None:
     # Joined by one space, a line broken inside a word ("gw-0" / "12") or cut ("gw-01…") does not match.
     assert expected in " ".join(line for line in shown if line), shown
     assert any(line.startswith("admission") for line in shown), shown
+
+
+#: What `fleet up`'s controller says in every frame (`_restart_refusal`): free text, the cause mid-sentence.
+FLEET_UP_UNAVAILABLE = (
+    "restart: 'node-1' is not allowed; expected a node with a restart command; `fleet up` starts its nodes "
+    "without one, so it cannot roll them out: serve nodes you can restart with `stormdeck controller --nodes "
+    'FILE`, restart = "…{node}…" for each node in FILE (docs/gateway.md)'
+)
+
+
+async def test_at_80_by_24_the_panel_says_what_the_fleet_lacks_to_roll_out(storm_app) -> None:
+    """On-call walk on `fleet up`: the panel said "not on this fleet — see R", not why. It says what is
+    missing, in whole words, and keeps the admission lines under it."""
+    from console.protocol import RolloutStatus
+
+    from .test_oncall import visible_lines
+
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        frame = storm_app.model.frame
+        assert frame is not None
+        unable = RolloutStatus(unavailable=FLEET_UP_UNAVAILABLE)
+        storm_app.model.frame = frame.model_copy(update={"rollout": unable})
+        storm_app.refresh_views()
+        await pilot.pause()
+        panel = storm_app.screen.query_one(RolloutPanel)
+        lines = [line.strip() for line in visible_lines(panel)]
+        assert lines[1] == "unable: no restart command", lines  # one line: the panel has six
+        assert lines[-1] == "Retry-After 1–30 s", lines  # the admission still shown whole

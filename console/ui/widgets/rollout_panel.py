@@ -91,8 +91,9 @@ def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -
             # come back read the same as a hang.
             lines.append([("", ""), (_wait_words(rollout.waiting_for), "")])
         if rollout.unavailable:
-            # Briefly: R refuses with the fleet's own words, and the panel has room for one line.
-            lines.append([("", ""), ("not on this fleet — see R", "")])
+            # One line, what is missing: R refuses with the fleet's own words, and the panel (six lines at
+            # 80×24, 28 columns) has room for one line more before the admission's last one falls off.
+            lines.append([("", ""), (_unavailable_words(rollout.unavailable), "")])
     if admission is None:
         lines.append([("admission  —", "")])
         return lines
@@ -107,6 +108,21 @@ def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -
         more.append((f"on {len(admission.nodes)} nodes", ""))
     lines.append(more)
     return lines
+
+
+#: Room for why a fleet cannot roll out: one line of the panel at 80×24 (28 columns, less the indent).
+_UNAVAILABLE_ROOM = 26
+
+
+def _unavailable_words(why: str) -> str:
+    """`rollout.unavailable` (the server's free text) in one line: "no restart command" is the only refusal
+    the controller has (`fleet up`'s nodes, or a nodes file without `restart =`); another's first clause if
+    it fits whole, else the key that says it all."""
+    lowered = why.lower()
+    if "restart" in lowered and "command" in lowered:
+        return "unable: no restart command"
+    clause = why.split(";", 1)[0].strip()
+    return clause if len(clause) <= _UNAVAILABLE_ROOM else "not on this fleet — see R"
 
 
 #: Nodes a wait names before it says how many more: the panel is a few words wide at 80×24.
