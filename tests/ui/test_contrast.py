@@ -111,7 +111,7 @@ async def test_verdict_dialogs_read_in_every_theme(level, theme):
 
 @pytest.mark.parametrize("theme", THEMES)
 async def test_the_filter_placeholder_reads_in_every_theme(theme):
-    """The filter's placeholder is its only help ("state:draining,down  id:gw-00* …")."""
+    """The filter's placeholder ("state:draining,down  id:gw-* …") and its keys beside it read."""
     app = scene_app_in(theme, "storm")
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
@@ -119,9 +119,10 @@ async def test_the_filter_placeholder_reads_in_every_theme(theme):
         await pilot.pause()
         steady_cursors(app)
         field = app.screen.query_one("#filter").region
+        keys = app.screen.query_one("#filter-keys").region
         svg = app.export_screenshot()
-    assert field.width > 0
-    assert low_contrast_text(svg, field) == []
+    assert field.width > 0 and keys.width > 0
+    assert low_contrast_text(svg, field.union(keys)) == []
 
 
 #: The rollout box's footer (its bottom border): the fleet's action keys when actions are on, drawn in the

@@ -679,3 +679,35 @@ async def test_a_refused_filter_is_named_once(storm_app):
         await pilot.pause()
         (said,) = [n.message for n in storm_app._notifications if n.severity == "error"]
         assert said.startswith("filter: 'cpu>1' is not allowed"), said
+
+
+def test_the_filter_s_example_pattern_is_this_fleet_s_own() -> None:
+    """On-call walk on the loopback fleet: the filter's example was `id:gw-00*`, which matches none of its
+    nodes (`node-1` …). The example is the first node's id up to its digits."""
+    from console.ui.screens.main import id_example
+
+    assert id_example("node-1") == "node-*"
+    assert id_example("gw-0002") == "gw-*"
+    assert id_example("42") == "4*"  # (an id of digits only: its first one)
+    assert id_example("edge") == "edge*"
+
+
+async def test_at_80_by_24_the_filter_says_enter_and_esc_while_typing(storm_app):
+    """On-call walk: "Enter applies, Esc closes" was only the placeholder, gone at the first key typed. It
+    stays beside the input, on the bar's one row; the example pattern is this fleet's."""
+    from textual.widgets import Input
+
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.press("slash")
+        await pilot.pause()
+        bar = storm_app.screen.query_one("#filter-bar")
+        field = storm_app.screen.query_one("#filter", Input)
+        assert "id:gw-*" in field.placeholder, field.placeholder
+        await pilot.press(*"state:down")
+        await pilot.pause()
+        assert bar.outer_size.height == 1, bar.outer_size
+        keys = storm_app.screen.query_one("#filter-keys")
+        assert keys.region.y == field.region.y and keys.region.right <= 80, (keys.region, field.region)
+        assert [line.strip() for line in visible_lines(keys)] == ["Enter applies · Esc closes"]
+        assert "state:down" in visible_lines(field)[0]

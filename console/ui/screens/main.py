@@ -19,7 +19,7 @@ from console.errors import InputError
 from console.model.actions import brief_reason
 from console.model.gauges import fleet_gauges
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
-from console.model.nodes import NodeFilter, NodeQuery, select_nodes
+from console.model.nodes import NodeFilter, NodeQuery, id_order, select_nodes
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
@@ -84,6 +84,22 @@ def action_keys(room: int) -> str:
     return whole if len(whole) <= room else briefly
 
 
+#: Beside the filter's input, not its placeholder: the placeholder went at the first key typed.
+FILTER_KEYS = "Enter applies · Esc closes"
+
+
+def id_example(node_id: str) -> str:
+    """An id pattern that matches this fleet: `node-1` → `node-*`, `gw-0002` → `gw-*` (the filter's example
+    was `gw-00*`, which matched none of the loopback fleet's nodes)."""
+    prefix = node_id.rstrip("0123456789") or node_id[:1]
+    return f"{prefix}*"
+
+
+def filter_placeholder(node_id: str | None) -> str:
+    example = id_example(node_id) if node_id else "gw-*"
+    return f"state:draining,down  id:{example}  alarming"
+
+
 class MainScreen(Screen[None]):
     # Below 36 rows (80×24, 100×30) the fixed-height charts left the alarms box its borders only: the
     # connections chart gives way (the gauge keeps the count and its Δ60s) and the wave chart shrinks.
@@ -122,6 +138,9 @@ class MainScreen(Screen[None]):
     /* At 80×24 the bar's bordered input and an empty error line left the node table one row: the input
        takes one row, the error line none until there is an error to say. */
     MainScreen #filter-error { color: $error; height: auto; display: none; }
+    MainScreen #filter-row { height: 1; }
+    MainScreen #filter { width: 1fr; }
+    MainScreen #filter-keys { width: auto; padding: 0 1; }
     MainScreen #filter-error.-said { display: block; }
     """
     )
@@ -139,6 +158,7 @@ class MainScreen(Screen[None]):
 
     ready = False
     node_filter = NodeFilter()
+    _first_node: str | None = None  # the filter's example pattern is made from it
     actions_off: str | None = None
     _palette: Palette | None = None  # the rollout box's borders are drawn again on a resize, with these
     _rollout_marked: Callable[[str], str] = staticmethod(lambda title: title)  # (`stale_title`)
@@ -165,11 +185,9 @@ class MainScreen(Screen[None]):
                     yield RolloutPanel(id="rollout")
         with Vertical(id="filter-bar"):
             yield Label("", id="filter-error")
-            yield Input(
-                placeholder="state:draining,down  id:gw-00*  alarming   (Enter applies, Esc closes)",
-                id="filter",
-                compact=True,
-            )
+            with Horizontal(id="filter-row"):
+                yield Input(placeholder=filter_placeholder(None), id="filter", compact=True)
+                yield Label(FILTER_KEYS, id="filter-keys")
         yield ConsoleFooter()
 
     def on_mount(self) -> None:
@@ -234,6 +252,7 @@ class MainScreen(Screen[None]):
         except NoMatches:
             return  # the app is closing and has already removed the screen's children (seen in a test)
         self.node_filter = query.filter
+        self._first_node = min(model.nodes, key=id_order, default=None)
         self.show_header(model, now_s, palette, clock)
         stale = model.stale_s(now_s)
         marked = partial(stale_title, None if stale is None else stale_note(stale), palette)
@@ -307,6 +326,7 @@ class MainScreen(Screen[None]):
         bar = self.query_one("#filter-bar")
         bar.add_class("-open")
         field = self.query_one("#filter", Input)
+        field.placeholder = filter_placeholder(self._first_node)
         if not self.query_one("#filter-error", Label).has_class("-said"):
             field.value = self.node_filter.describe()  # (a refused filter stays, beside its error)
         field.focus()
