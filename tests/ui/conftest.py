@@ -47,3 +47,14 @@ def steady_cursors(app: ConsoleApp) -> None:
     """
     for field in app.screen.query(Input):
         field.cursor_blink = False  # Textual leaves a cursor that stops blinking visible
+
+
+def event_lines(screen) -> list[str]:
+    """A node screen's recent events as drawn (inside the box's border), text only: the events are a table
+    (time, kind, message that wraps under itself), so its `render()` is not the text."""
+    events = screen.query_one("#events")
+    drawn = [
+        "".join(segment.text for segment in strip)
+        for strip in events.render_lines(events.region.reset_offset)
+    ]
+    return [line[2:-2].rstrip() for line in drawn[1:-1]]

@@ -20,7 +20,7 @@ from console.ui.app import ConsoleApp
 from console.ui.drill import BriefingScreen, DrillApp, DrillScreen, EndScreen
 
 from ..client.fake_fleet_server import wait_for
-from .conftest import SIZE, fleet_ready
+from .conftest import SIZE, event_lines, fleet_ready
 
 _EPOCH_WALL_S = 1_800_000_000.0
 
@@ -361,8 +361,8 @@ async def reads_the_drill_clock_at_02_00_45(app, hint_titles: list[str] | None =
     await fleet_ready(app)
     assert isinstance(app.screen, NodeDetailScreen)
     assert "drill clock 02:00:45" in str(app.screen.query_one(FleetHeader).render())
-    events = str(app.screen.query_one("#events").render()).splitlines()
-    assert events and all(line.startswith("02:00:") for line in events if line.strip()), events
+    events = event_lines(app.screen)
+    assert events and all(line.startswith("02:00:") for line in events if line[:1].strip()), events
 
 
 async def test_the_header_and_the_node_screen_read_the_drills_clock_not_the_fleets() -> None:
