@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -62,6 +63,7 @@ def column_title(sort_key: str) -> str:
     return next((column.title.strip() for column in COLUMNS if column.key == sort_key), sort_key)
 
 
+@lru_cache(maxsize=8)  # asked for every row drawn, of a few widths a session
 def whole_columns(width: int) -> tuple[Column, ...]:
     """The columns that fit whole in `width` cells, from the left. A column cut at the table's edge misled:
     "503/s" cut to "50" read as a figure, and the sparkline cut to its oldest cells showed a drained node
