@@ -54,6 +54,7 @@ from console.protocol import (
     RolloutState,
     RolloutStatus,
     Source,
+    UnavailableReason,
 )
 from console.server.actions import ActionKind, FleetAction
 from console.server.backend import Tick
@@ -274,6 +275,7 @@ class Controller:
             waves=self._waves.take(time.time()),
             rollout=self.rollout_status(),
             admission=self.admission(),
+            max_nodes=self.max_nodes(),
         )
 
     def snapshot(self) -> FleetSnapshot:
@@ -286,6 +288,7 @@ class Controller:
             totals=fold_totals(nodes).model_copy(update={"drain_inflow_ratio": self.flow.ratio}),
             rollout=self.rollout_status(),
             admission=self.admission(),
+            max_nodes=self.max_nodes(),
         )
 
     def drain_events(self) -> list[Event]:
@@ -316,8 +319,14 @@ class Controller:
             return capacity  # max_nodes 0: this fleet cannot add capacity
         provisioner = self.provisioning.provisioner
         return dataclasses.replace(
-            capacity, max_nodes=provisioner.max_nodes, provisioning_s=provisioner.provisioning_s
+            capacity, max_nodes=self.max_nodes(), provisioning_s=provisioner.provisioning_s
         )
+
+    def max_nodes(self) -> int:
+        """The most nodes this fleet may hold: its provisioner's limit (`fleet up`'s), or 0 over a nodes file
+        — nothing here starts a node process. Said in every frame (`Frame.max_nodes`), so node_down's advice
+        names the way on this fleet has: add capacity, or start the node again where it runs."""
+        return self.provisioning.provisioner.max_nodes if self.provisioning is not None else 0
 
     async def current_snapshot(self) -> FleetSnapshot:
         """The latest folded snapshot; an action applied since shows in it at once (see `_shown`)."""
@@ -490,6 +499,8 @@ class Controller:
         refusal = self._restart_refusal()
         if refusal is not None:
             said["unavailable"] = str(refusal)
+            # Typed too: the words say what to do, the reason lets a console say what is missing unparsed.
+            said["unavailable_reason"] = UnavailableReason.NO_RESTART_COMMAND
         waiting = self.rollout.waiting_for() if self.rollout is not None else None
         if waiting is not None:
             said["waiting_for"] = waiting  # seconds waited as of this frame: not kept in the status itself

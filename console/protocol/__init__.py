@@ -39,6 +39,7 @@ from console.protocol.models import (
     Severity,
     Source,
     Totals,
+    UnavailableReason,
     Waves,
 )
 from console.protocol.requests import (
@@ -99,6 +100,7 @@ __all__ = [
     "Severity",
     "Source",
     "Totals",
+    "UnavailableReason",
     "Verdict",
     "VerdictLevel",
     "Waves",

@@ -198,6 +198,15 @@ class RolloutWait(Record):
     )
 
 
+class UnavailableReason(StrEnum):
+    """Why a fleet cannot start a rollout, as `RolloutStatus.unavailable_reason` names it: the values a
+    server of this version sends. The field itself is a string, an open set: a newer server's reason reads
+    as its name in an older console (as `RolloutWait.what`), where an enum would refuse the whole frame."""
+
+    #: A node has no restart command: `fleet up`'s nodes, or a nodes file's without `restart = "…{node}…"`.
+    NO_RESTART_COMMAND = "no_restart_command"
+
+
 class RolloutStatus(Record):
     state: RolloutState = RolloutState.IDLE
     mode: RolloutMode | None = None
@@ -220,6 +229,15 @@ class RolloutStatus(Record):
         description="why this fleet cannot start a rollout whatever the guards say (its nodes have no restart "
         "command: `fleet up`), in the words a start would be refused with; null when it can, or from an "
         "older server",
+    )
+    # Optional, added to v1 without a version change (as are `waiting_for` and `Frame.max_nodes`): an older
+    # server leaves it null and says why in `unavailable` only, which a console shows, not parses.
+    unavailable_reason: str | None = Field(
+        default=None,
+        description="why this fleet cannot start a rollout, typed, beside `unavailable`'s words: "
+        "`no_restart_command` (a node has no restart command: `fleet up`'s, or a nodes file's without "
+        "`restart =`); the set may grow — a console names a reason it does not know as it is. Null when it "
+        "can roll out, or from a server that does not say",
     )
     # Optional, added to v1 without a version change.
     waiting_for: RolloutWait | None = Field(
@@ -340,6 +358,16 @@ class FoldedDrain(Record):
         ]
 
 
+#: `Frame.max_nodes` and `FleetSnapshot.max_nodes` (optional, added to v1 without a version change).
+MAX_NODES_SAID = (
+    "the most nodes this fleet may hold, those it has included, as `GET /v1/capacity` says it: add capacity "
+    "(`POST /v1/capacity`) while its nodes are fewer; 0 when it cannot add nodes at all (a controller over "
+    "a nodes file: it starts no node processes). In every frame, so the alarms — which read frames only — "
+    "name the way on this fleet has. Null from a source that does not say (an older server, a recording "
+    "of one)"
+)
+
+
 class Frame(Record):
     type: Literal["frame"] = "frame"
     api_version: str = API_VERSION
@@ -388,6 +416,7 @@ class Frame(Record):
         "stands. (`span_s` 0 alone does not say it: a frame that runs no fleet second at a speed below 1 "
         "has it too.) Null where the fleet has no clock to pause (real gateways) and from an older server",
     )
+    max_nodes: int | None = Field(default=None, description=MAX_NODES_SAID)
 
     def totals_by_second(self) -> list[Totals] | None:
         """The totals of each fleet second the frame stands for, oldest first, its own (`totals`) last;
@@ -549,6 +578,7 @@ class FleetSnapshot(Record):
     alarms: list[Alarm] = Field(default_factory=list)
     seq: int | None = Field(default=None, description="seq of the newest frame this snapshot matches")
     epoch: str | None = None
+    max_nodes: int | None = Field(default=None, description=MAX_NODES_SAID)
 
     @classmethod
     def of_frame(
@@ -571,6 +601,7 @@ class FleetSnapshot(Record):
             admission=admission or frame.admission or AdmissionSettings.unlimited(),
             seq=frame.seq,
             epoch=frame.epoch,
+            max_nodes=frame.max_nodes,
         )
 
 

@@ -261,4 +261,5 @@ def frame_of(snapshot: FleetSnapshot) -> Frame:
         rollout=snapshot.rollout,
         admission=snapshot.admission,
         span_s=0.0,
+        max_nodes=snapshot.max_nodes,
     )

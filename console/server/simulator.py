@@ -144,10 +144,11 @@ class SimulatorBackend:
 
     def _counted_snapshot(self, snapshot_of: Callable[[], FleetSnapshot]) -> FleetSnapshot:
         snapshot = snapshot_of()
+        update: dict[str, Any] = {"max_nodes": max_nodes_of(self.simulation)}
         counts = self._catch_up()
-        if counts is None:
-            return snapshot
-        return snapshot.model_copy(update={"totals": counts.stamp(snapshot.totals)})
+        if counts is not None:
+            update["totals"] = counts.stamp(snapshot.totals)
+        return snapshot.model_copy(update=update)
 
     def _advance(self, fleet_seconds: int, budget_s: float) -> Tick:
         # Worker thread. At least one second always advances; beyond that, stop when the budget is spent
@@ -185,6 +186,7 @@ class SimulatorBackend:
             "folded_hot": folded_hot(self.hot_lines, frame.time_s, hot) if hot else None,
             # (a drain started and ended between two frames is in neither frame's nodes)
             "folded_drains": FoldedDrain.ended(drains, under_way(simulation)) if drains else None,
+            "max_nodes": max_nodes_of(simulation),
         }
         if counts is not None:
             counts.add(frame.totals)
@@ -211,6 +213,12 @@ def folded_hot(lines: tuple[float, ...], time_s: float, hot: list[list[list[str]
     ]
 
 
+def max_nodes_of(simulation: Simulation) -> int:
+    """The most nodes the simulated fleet may hold: the nodes the engine preallocated, less those a scheduled
+    `add_nodes` will take (`Frame.max_nodes`, the capacity record's `max_nodes`)."""
+    return simulation.n_nodes + max(simulation.room_nodes(), 0)
+
+
 def capacity_of(simulation: Simulation) -> FleetCapacity:
     """The guards' capacity record from the scenario's node model: a handshake costs 1 ÷ handshakes_per_s
     of a node's CPU second (the kernel's FF_HS_COST); calm inflow is churn plus scheduled lifetimes; the
@@ -230,7 +238,7 @@ def capacity_of(simulation: Simulation) -> FleetCapacity:
         cpu_pct_per_handshake_per_s=100.0 / nodes.handshakes_per_s,
         connections_per_node=nodes.capacity_connections,
         steady_inflow_per_s=inflow_per_s,
-        max_nodes=simulation.n_nodes + max(simulation.room_nodes(), 0),
+        max_nodes=max_nodes_of(simulation),
         provisioning_s=nodes.provisioning_s,
         batch_drain_rate_per_s=drain_rate_per_s,
         batch_drain_deadline_s=drain_deadline_s,

@@ -25,6 +25,7 @@ from console.protocol import (
     DrainRequest,
     NodeState,
     RolloutRequest,
+    UnavailableReason,
 )
 from console.server.actions import ActionKind, FleetAction
 from console.server.backend import ActingBackend
@@ -176,6 +177,9 @@ async def test_add_capacity_starts_nodes_that_join_with_the_fleets_admission(sta
     try:
         async with operator_api(controller, tmp_path / "audit.jsonl") as api:
             assert (await api.put("/v1/admission", json={"rate_per_s": 400, "burst": 40})).status_code == 200
+            fleet = json.loads(controller.frame().model_dump_json())  # as the stream sends it
+            assert fleet["max_nodes"] == 2, fleet  # the provisioner's limit, as `fleet up`'s says its 16
+            assert fleet["rollout"]["unavailable_reason"] == "no_restart_command", fleet["rollout"]
             too_many = await api.post("/v1/capacity", json={"count": 2})
             assert too_many.status_code == 422 and too_many.json()["field"] == "count"
             assert (
@@ -211,7 +215,12 @@ async def test_a_controller_without_a_provisioner_refuses_to_add_capacity(start_
     try:
         async with operator_api(controller, tmp_path / "audit.jsonl") as api:
             answer = await api.post("/v1/capacity", json={"count": 1})
+            fleet = json.loads(controller.frame().model_dump_json())  # as the stream sends it
         assert answer.status_code == 422 and answer.json()["field"] == "count"
+        # Said up front, typed, so node_down's advice names the one way on this fleet has (start it again
+        # where it runs), and the rollout panel says what is missing without reading the words.
+        assert fleet["max_nodes"] == 0, fleet
+        assert fleet["rollout"]["unavailable_reason"] == "no_restart_command", fleet["rollout"]
         assert "cannot add capacity" in answer.json()["detail"]
         assert [n.id for n in controller.snapshot().nodes] == ["a"]
         with pytest.raises(InputError, match="starts no node processes"):
@@ -355,6 +364,24 @@ def test_a_fleet_that_cannot_roll_out_says_so_in_its_frames_and_snapshot() -> No
     assert fleet_up.snapshot().rollout.unavailable == str(refused) == fleet_up.frame().rollout.unavailable
     restartable = [NodeEntry("node-1", "http://127.0.0.1:9/node-1", restart="true {node}")]
     assert Controller(restartable, TOKEN).snapshot().rollout.unavailable is None
+
+
+def test_what_a_fleet_can_do_is_typed_in_its_frames_and_snapshot() -> None:
+    """The console chose "unable: no restart command" by searching `rollout.unavailable` for "restart" and
+    "command", and node_down named two ways on because nothing said which fleet it was. The controller says
+    both, typed: why it cannot roll out (`unavailable_reason`) and the most nodes it may hold (`max_nodes`:
+    a provisioner's limit on `fleet up`, 0 over a nodes file, whose adds it refuses)."""
+    entries = [NodeEntry("node-1", "http://127.0.0.1:9/node-1")]
+    fleet_up = Controller(entries, TOKEN, provisioner=InProcessProvisioner(None, max_nodes=16))
+    nodes_file = Controller(entries, TOKEN)
+    for controller, max_nodes in ((fleet_up, 16), (nodes_file, 0)):
+        for said in (controller.frame(), controller.snapshot()):
+            assert said.rollout is not None
+            assert said.rollout.unavailable_reason == UnavailableReason.NO_RESTART_COMMAND
+            assert said.max_nodes == max_nodes == controller.capacity().max_nodes
+    restartable = Controller([NodeEntry("node-1", "http://127.0.0.1:9/node-1", restart="true {node}")], TOKEN)
+    assert restartable.frame().rollout.unavailable_reason is None
+    assert restartable.snapshot().rollout.unavailable_reason is None
 
 
 def test_the_guards_are_told_the_batch_drain_the_controller_applies() -> None:

@@ -206,6 +206,10 @@ async def test_openapi_names_the_contract(live: Live) -> None:
     assert "HTTPBearer" in spec["components"]["securitySchemes"]
     speed = spec["components"]["schemas"]["ClockRequest"]["properties"]["speed"]
     assert "exclusiveMinimum" in str(speed) and "maximum" in str(speed)
+    # What a fleet can do, typed and described (optional in v1): why it cannot roll out, its room to grow.
+    schemas = spec["components"]["schemas"]
+    assert "no_restart_command" in schemas["RolloutStatus"]["properties"]["unavailable_reason"]["description"]
+    assert "0 when it cannot add nodes" in schemas["FleetSnapshot"]["properties"]["max_nodes"]["description"]
 
 
 async def live_until_seq(live: Live, seq: int, timeout_s: float = 5.0) -> None:

@@ -293,3 +293,37 @@ async def test_a_folded_frame_lists_the_drains_that_ended_inside_it() -> None:
     ]
     one = await simulator.tick(1, budget_s=60.0)
     assert one.frame.folded_drains is None  # one second: its nodes say it
+
+
+async def test_the_simulators_frames_say_the_most_nodes_it_may_hold_and_that_it_can_roll_out() -> None:
+    """What a fleet can do, typed (`max_nodes`, `rollout.unavailable_reason`): the simulator says it as the
+    controller does — its room to add capacity, the nodes it preallocated (an autoscaled scenario's ceiling)
+    — and, restarting nodes itself, never that it cannot roll out."""
+    autoscaled = SimulatorBackend.from_scenario(
+        "thundering-herd", [*SMALL, "autoscale.enabled=true", "autoscale.max_nodes=10"], seed=3
+    )
+    for simulator in (backend(), autoscaled):
+        snapshot = await simulator.start()
+        tick = await simulator.tick(3, budget_s=60.0)
+        max_nodes = simulator.capacity().max_nodes
+        assert max_nodes > len(snapshot.nodes)  # room for an operator's add: the simulator adds capacity
+        for said in (snapshot, tick.frame, tick.snapshot):
+            assert said.max_nodes == max_nodes
+            assert said.rollout is not None and said.rollout.unavailable_reason is None
+
+
+async def test_the_served_first_frame_says_the_most_nodes_too() -> None:
+    """Frame 1 is made from the snapshot the backend started with (`feed.frame_of`): a console attaching at
+    once reads `max_nodes` from it as from every later frame."""
+    from console.server.feed import FleetFeed
+
+    simulator = backend()
+    feed = FleetFeed(simulator)
+    await feed.start()
+    try:
+        first = feed.history.newest
+        assert first is not None and first.seq == 1
+        assert first.frame.max_nodes == simulator.capacity().max_nodes == feed.snapshot().max_nodes
+        assert '"max_nodes":' in first.messages[-1]  # as sent on the stream
+    finally:
+        await feed.stop()
