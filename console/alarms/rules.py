@@ -14,7 +14,7 @@ from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window
 from console.figures import beside_limit
 from console.guards.capacity import spare_admission_per_s
 from console.guards.thresholds import Thresholds
-from console.protocol import WAVE_BIN_MS, Frame, RolloutState, Severity
+from console.protocol import WAVE_BIN_MS, Frame, RolloutState, Severity, UnavailableReason
 from console.waves import lockstep_index
 
 __all__ = ["AlarmName", "FleetView", "Reading", "Rule", "build_rules"]
@@ -348,8 +348,10 @@ class NodeDown(Rule):
         self._down = Onsets()  # (a node back is forgotten: a later loss is a new outage, timed from then)
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
-        way_on = self._way_on(frame)
-        for node_id, down_s in self._down.held(frame.time_s, fleet.down_nodes).items():
+        down = self._down.held(frame.time_s, fleet.down_nodes)
+        # (the nodes counted from the view: the console judges frames sent without their node records)
+        way_on = way_on_for_a_node_down(frame, len(fleet.node_ids)) if down else ""
+        for node_id, down_s in down.items():
             yield Reading(
                 AlarmName.NODE_DOWN,
                 Severity.WARNING,
@@ -360,19 +362,45 @@ class NodeDown(Rule):
                 node=node_id,
             )
 
-    @staticmethod
-    def _way_on(frame: Frame) -> str:
-        """What to do, as this fleet allows. A fleet whose nodes have no restart command (`fleet up`) says so
-        in every frame (`rollout.unavailable`, what R reads): nothing there restarts the node and no rollout
-        runs, and "Restart it; no rollout until it is back" sent the operator after neither. The frame does
-        not say which of its two ways on the fleet has — `fleet up` adds capacity, a nodes file's node is
-        started again where it runs — so both are named."""
-        if frame.rollout is not None and frame.rollout.unavailable:
-            return (
-                "This fleet's nodes have no restart command, so nothing here restarts it: add capacity, "
-                "or start it again where it runs."
-            )
+
+#: node_down's advice on a fleet that says its nodes have no restart command but not whether it can add
+#: nodes (an older server: words in `rollout.unavailable` only, no `max_nodes`): both ways, as it cannot
+#: tell which this fleet has.
+EITHER_WAY_ON = (
+    "This fleet's nodes have no restart command, so nothing here restarts it: add capacity, or start it "
+    "again where it runs."
+)
+
+
+def way_on_for_a_node_down(frame: Frame, nodes: int) -> str:
+    """What to do about a node down, as this fleet allows (`nodes`: how many the frame lists, the down ones
+    included, as an add's room counts them). A fleet whose nodes have no restart command says so in every
+    frame (`rollout.unavailable_reason`, what R's refusal and the rollout panel read): nothing there restarts
+    the node and no rollout runs, so "Restart it; no rollout until it is back" sent the operator after
+    neither. Which way on it has, its `max_nodes` says: `fleet up` adds capacity (a provisioner), a
+    controller over a nodes file adds none (0) — its node is started again where it runs."""
+    rollout = frame.rollout
+    if rollout is None or not (rollout.unavailable or rollout.unavailable_reason):
         return "Restart it; no rollout until it is back."
+    reason = rollout.unavailable_reason
+    if reason is None or (reason == UnavailableReason.NO_RESTART_COMMAND and frame.max_nodes is None):
+        return EITHER_WAY_ON  # said in words only, or its room not said: not guessed from them
+    if reason != UnavailableReason.NO_RESTART_COMMAND:
+        # A newer server's reason: nothing says its nodes cannot be restarted. Named, no remedy guessed.
+        return f"Restart it; this fleet cannot roll out ({reason.replace('_', ' ')})."
+    no_restart = "This fleet's nodes have no restart command, so nothing here restarts it"
+    max_nodes = frame.max_nodes
+    assert max_nodes is not None
+    if max_nodes <= 0:
+        return f"{no_restart}, and it adds no nodes: start it again where it runs."
+    room = max_nodes - nodes
+    if room < 1:
+        # An add is refused "at its most" (guards.add_capacity): not a way on here either.
+        return (
+            f"{no_restart}, and it is at its most, {max_nodes} nodes (the down one counted): it cannot add "
+            "capacity either."
+        )
+    return f"{no_restart}: add capacity in its place (room for {room} more node{'s' if room != 1 else ''})."
 
 
 class HistoryUnreachable(Rule):

@@ -8,7 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from console.alarms import AlarmEngine, FleetCapacity, Thresholds, alarms_fired
-from console.protocol import AdmissionSettings, RolloutState, RolloutStatus
+from console.alarms.base import FleetView
+from console.protocol import AdmissionSettings, RolloutState, RolloutStatus, UnavailableReason
 from tests.fleet_builders import node, nodes, series
 
 
@@ -344,20 +345,78 @@ def test_node_down_is_raised_at_once_for_that_node_and_clears_once_it_is_back() 
     assert changes == [(10, "node_down", "gw-002", "raised"), (34, "node_down", "gw-002", "cleared")]
 
 
-def test_node_down_does_not_say_restart_it_on_a_fleet_whose_nodes_have_no_restart_command() -> None:
-    """`fleet up`: a killed node stays down — nothing on that fleet restarts it, and it can run no rollout —
-    yet the alarm said "Restart it; no rollout until it is back". The frame says what R knows
-    (`rollout.unavailable`): the advice then names the ways a fleet without restart commands has."""
-    why = "restart: node-1: a node with a restart command; `fleet up` starts its nodes without one"
+def _node_down_advice(rollout: RolloutStatus, max_nodes: int | None, as_columns: bool = False) -> str:
+    """The advice of gw-002's node_down (4 nodes, gw-002 down) on a fleet whose frames say `rollout` and
+    `max_nodes`; `as_columns`: judged as the console judges, each frame without its node records."""
     fleet = states_at({"gw-002": lambda t: "down"})
-    frames = series(0, 3, fleet=fleet, rollout=RolloutStatus(unavailable=why))
+    frames = [
+        f.model_copy(update={"max_nodes": max_nodes}) for f in series(0, 3, fleet=fleet, rollout=rollout)
+    ]
     engine = AlarmEngine()
     for f in frames:
-        engine.update(f)
+        if as_columns:
+            engine.update(f.model_copy(update={"nodes": []}), FleetView.of(f, engine.thresholds, None))
+        else:
+            engine.update(f)
     (alarm,) = engine.active
     assert alarm.message.startswith("gw-002 down 2 s, not a planned restart"), alarm.message
-    assert "Restart it" not in alarm.message and "no rollout until" not in alarm.message, alarm.message
-    assert "no restart command" in alarm.message and "add capacity" in alarm.message, alarm.message
+    return alarm.message.split("clients reconnect to the rest. ", 1)[1]
+
+
+#: What the controller says on a fleet whose nodes have no restart command (`fleet up`, or a nodes file
+#: without `restart =`): the typed reason beside its words.
+NO_RESTART = RolloutStatus(
+    unavailable="restart: 'node-1' is not allowed; expected a node with a restart command",
+    unavailable_reason=UnavailableReason.NO_RESTART_COMMAND,
+)
+
+
+def test_node_down_on_fleet_up_says_add_capacity_the_one_way_that_fleet_has() -> None:
+    """`fleet up`: a killed node stays down — nothing there restarts it, and it runs no rollout — yet the
+    alarm said "Restart it; no rollout until it is back", then "add capacity, or start it again where it
+    runs" (the frame did not say which). Its frames say it can add nodes (`max_nodes` 16 > its 4)."""
+    advice = _node_down_advice(NO_RESTART, max_nodes=16)
+    assert "no restart command" in advice and "add capacity" in advice, advice
+    assert "room for 12 more nodes" in advice, advice
+    assert "start it again" not in advice and "Restart it" not in advice, advice
+    # As the console judges it: frames without their node records, the nodes gathered as columns.
+    assert _node_down_advice(NO_RESTART, max_nodes=16, as_columns=True) == advice
+
+
+def test_node_down_over_a_nodes_file_says_start_it_again_where_it_runs() -> None:
+    """A controller over a nodes file without restart commands has no provisioner (`max_nodes` 0): adding
+    capacity is refused there, so the one way on is to start the node again where it runs."""
+    advice = _node_down_advice(NO_RESTART, max_nodes=0)
+    assert "no restart command" in advice and "start it again where it runs" in advice, advice
+    assert "add capacity" not in advice and "Restart it" not in advice, advice
+
+
+def test_node_down_on_a_fleet_at_its_most_nodes_names_no_way_it_does_not_have() -> None:
+    """`fleet up` at its 4 of 4 nodes (the down one counts): an add is refused ("at its most"), so the advice
+    does not send the operator there either."""
+    advice = _node_down_advice(NO_RESTART, max_nodes=4)
+    assert "at its most, 4 nodes" in advice, advice
+    assert "add capacity" not in advice.replace("cannot add capacity", ""), advice
+    assert "Restart it" not in advice, advice
+
+
+def test_node_down_from_an_older_server_keeps_both_ways() -> None:
+    """An older server says why only in words (`rollout.unavailable`) and nothing of `max_nodes`: the advice
+    is the one it had, both ways named — not guessed from the words."""
+    older = RolloutStatus(unavailable=NO_RESTART.unavailable)
+    advice = _node_down_advice(older, max_nodes=None)
+    assert "add capacity, or start it again where it runs" in advice, advice
+    # The reason said, the capacity not (a server saying one and not the other): both ways still.
+    assert "add capacity, or start it again where it runs" in _node_down_advice(NO_RESTART, None)
+
+
+def test_node_down_on_a_fleet_that_can_roll_out_says_restart_it() -> None:
+    assert _node_down_advice(RolloutStatus(), max_nodes=0).startswith("Restart it; no rollout until")
+    # A newer server's reason this console does not know: nothing says its nodes cannot be restarted, and
+    # no rollout runs meanwhile either way — its reason named, no remedy guessed for it.
+    newer = RolloutStatus(unavailable="frozen until Monday", unavailable_reason="change_freeze")
+    advice = _node_down_advice(newer, max_nodes=0)
+    assert advice.startswith("Restart it;") and "change freeze" in advice, advice
 
 
 def test_node_down_is_one_alarm_per_node() -> None:
