@@ -5,10 +5,20 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from console.protocol import AdmissionSettings, RolloutMode, RolloutState, RolloutStatus, RolloutWait
+from console.protocol import (
+    AdmissionSettings,
+    RolloutMode,
+    RolloutState,
+    RolloutStatus,
+    RolloutWait,
+    UnavailableReason,
+)
 from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
 
 from .conftest import fleet_ready
+
+#: The panel's columns at 80×24 (its content width in the fleet view).
+PANEL_WIDTH = 28
 
 
 def lines_of(text: Text) -> list[str]:
@@ -26,23 +36,45 @@ def test_the_rollout_panel_says_why_under_the_state_it_explains() -> None:
 
 
 def test_the_rollout_panel_says_in_one_line_when_this_fleet_cannot_roll_out() -> None:
-    """`fleet up`'s nodes have no restart command: R refuses, and the panel says so before anyone presses it."""
-    why = "fleet up: its nodes have no restart command, so it cannot roll them out"
+    """`fleet up`'s nodes have no restart command: R refuses, and the panel says so before anyone presses it —
+    from the typed reason, whatever the words say (they were searched for "restart" and "command")."""
+    why = "the nodes cannot be cycled here"  # words that say neither
     able = lines_of(rollout_text(RolloutStatus(), None))
-    unable = lines_of(rollout_text(RolloutStatus(unavailable=why), None))
+    unable = lines_of(
+        rollout_text(
+            RolloutStatus(unavailable=why, unavailable_reason=UnavailableReason.NO_RESTART_COMMAND), None
+        )
+    )
     assert unable[0] == able[0] == "rollout  idle"
     assert unable[1].strip() == "unable: no restart command"
     assert unable[:1] + unable[2:] == able  # the one line more, nothing else changed
 
 
-def test_a_fleet_that_cannot_roll_out_for_another_reason_says_its_first_clause_or_see_r() -> None:
-    """Free text from the server: its first clause where it fits the 28-column panel, whole; else R says it."""
+def test_a_reason_this_console_does_not_know_is_named_and_no_remedy_guessed() -> None:
+    """A newer server's reason: said by its name, in one line; what to do is R's to say, in the server's
+    words."""
+
+    def said(reason: str) -> list[str]:
+        status = RolloutStatus(unavailable="whatever the server says", unavailable_reason=reason)
+        return lines_of(rollout_text(status, None, width=PANEL_WIDTH))
+
+    assert said("change_freeze")[1].strip() == "unable: change freeze"
+    long = said("maintenance_window_closed_for_the_region")
+    assert long[1].strip() == "unable: maintenance…" and len(long[1]) <= PANEL_WIDTH, long
+    assert long[2].startswith("admission"), long  # one line still
+
+
+def test_an_older_servers_words_are_said_briefly_not_searched() -> None:
+    """An older server says why in words only (`unavailable`, no `unavailable_reason`): its first clause where
+    it fits the panel (26 columns under the state) whole, else that it cannot and where to read why — never a cause read into them."""
 
     def said(why: str) -> str:
-        return lines_of(rollout_text(RolloutStatus(unavailable=why), None, width=28))[1].strip()
+        return lines_of(rollout_text(RolloutStatus(unavailable=why), None, width=PANEL_WIDTH))[1].strip()
 
     assert said("rollouts are switched off; ask the owner") == "rollouts are switched off"
-    assert said("this fleet's rollouts are switched off by its owner; ask") == "not on this fleet — see R"
+    assert said("this fleet's rollouts are switched off by its owner; ask") == "unable to roll out — see R"
+    # An older `fleet up`'s words: they name a restart command, but only a typed reason says it is the cause.
+    assert said(FLEET_UP_UNAVAILABLE) == "unable to roll out — see R"
 
 
 def test_the_admission_ceiling_says_it_is_per_node() -> None:
@@ -166,7 +198,9 @@ async def test_at_80_by_24_the_panel_says_what_the_fleet_lacks_to_roll_out(storm
         await fleet_ready(storm_app)
         frame = storm_app.model.frame
         assert frame is not None
-        unable = RolloutStatus(unavailable=FLEET_UP_UNAVAILABLE)
+        unable = RolloutStatus(
+            unavailable=FLEET_UP_UNAVAILABLE, unavailable_reason=UnavailableReason.NO_RESTART_COMMAND
+        )
         storm_app.model.frame = frame.model_copy(update={"rollout": unable})
         storm_app.refresh_views()
         await pilot.pause()
@@ -174,3 +208,90 @@ async def test_at_80_by_24_the_panel_says_what_the_fleet_lacks_to_roll_out(storm
         lines = [line.strip() for line in visible_lines(panel)]
         assert lines[1] == "unable: no restart command", lines  # one line: the panel has six
         assert lines[-1] == "Retry-After 1–30 s", lines  # the admission still shown whole
+
+
+#: Admission as an operator sets it on `fleet up`: every reading of the panel's admission block shown.
+FLEET_UP_ADMISSION = AdmissionSettings(
+    rate_per_s=5.0, burst=10, max_connections=300, retry_after_s=(1.0, 30.0)
+)
+RESTART_WAIT = RolloutWait(what="restart", nodes=["node-2"], waited_s=12.0, limit_s=60.0)
+INTERVAL_WAIT = RolloutWait(what="interval", waited_s=20.0, limit_s=60.0)
+
+
+def test_readings_give_way_in_the_stated_order_as_the_panel_gets_shorter() -> None:
+    """At 80×24 (28 columns, 6 lines) a rollout waiting for node-2 dropped the admission's last lines: its
+    ceiling went with Retry-After. Readings give way one at a time, least needed first (`GIVES_WAY`):
+    Retry-After, burst, mode, ceiling, batch k of n; the state, what it waits for and the admission rate
+    stay — the wait cut short only once nothing else is left to give."""
+    status = _running(RESTART_WAIT)
+
+    def shown(height: int | None) -> list[str]:
+        lines = lines_of(rollout_text(status, FLEET_UP_ADMISSION, width=PANEL_WIDTH, height=height))
+        assert height is None or len(lines) <= height, lines
+        assert all(len(line) <= PANEL_WIDTH for line in lines), lines
+        return [line.strip() for line in lines]
+
+    wait = ["waiting for node-2 to come", "back (12 of 60 s)"]
+    assert shown(None) == [
+        "rollout  running",
+        "batch 1 of 3  mode drain",
+        *wait,
+        "admission  5/s per node",
+        "burst 10",
+        "ceiling 300 per node",
+        "Retry-After 1–30 s",
+    ]
+    assert shown(8) == shown(None)  # room for it all: nothing gives way
+    rate, ceiling = "admission  5/s per node", "ceiling 300 per node"
+    assert shown(7) == ["rollout  running", "batch 1 of 3  mode drain", *wait, rate, "burst 10", ceiling]
+    assert shown(6) == ["rollout  running", "batch 1 of 3  mode drain", *wait, rate, ceiling]
+    assert shown(5) == ["rollout  running", "batch 1 of 3", *wait, rate]
+    assert shown(4) == ["rollout  running", *wait, rate]
+    # Shorter than the wait itself: it is cut, said so, and the admission rate stays under it.
+    assert shown(3) == ["rollout  running", "waiting for node-2 to…", rate]
+
+
+def test_a_shorter_panel_gives_way_only_as_far_as_it_must() -> None:
+    """The interval's one line leaves room for the admission's burst: only Retry-After gives way. Admission
+    on some nodes only keeps saying so: without it the rate reads as every node's."""
+    lines = lines_of(rollout_text(_running(INTERVAL_WAIT), FLEET_UP_ADMISSION, PANEL_WIDTH, 6))
+    assert [line.strip() for line in lines] == [
+        "rollout  running",
+        "batch 1 of 3  mode drain",
+        "next batch in 40 s",
+        "admission  5/s per node",
+        "burst 10",
+        "ceiling 300 per node",
+    ], lines
+    on_some = FLEET_UP_ADMISSION.model_copy(update={"nodes": ["node-1", "node-2"]})
+    lines = lines_of(rollout_text(_running(RESTART_WAIT), on_some, PANEL_WIDTH, 6))
+    assert lines[-2:] == ["admission  5/s per node", "  on 2 nodes"], lines
+
+
+async def test_at_80_by_24_a_waiting_rollout_keeps_the_admission_rate_and_ceiling(storm_app) -> None:
+    """On-call walk at 80×24, `fleet up` with a rate and a ceiling set: while the rollout waited for node-2,
+    the panel's last two lines — the ceiling, Retry-After — fell off the bottom, cut by its six lines. The
+    ceiling stays now; burst and Retry-After give way."""
+    from .test_oncall import visible_lines
+
+    waits = (
+        (RESTART_WAIT, "waiting for node-2 to come back (12 of 60 s)"),
+        (INTERVAL_WAIT, "next batch in 40 s"),
+    )
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        frame = storm_app.model.frame
+        assert frame is not None
+        for wait, said in waits:
+            storm_app.model.frame = frame.model_copy(
+                update={"rollout": _running(wait), "admission": FLEET_UP_ADMISSION}
+            )
+            storm_app.refresh_views()
+            await pilot.pause()
+            panel = storm_app.screen.query_one(RolloutPanel)
+            lines = [line.strip() for line in visible_lines(panel)]
+            assert len(lines) == 6, lines  # the panel at 80×24: what it shows is all it has
+            assert lines[0].startswith("rollout  running"), lines
+            assert said in " ".join(lines), lines
+            assert "admission  5/s per node" in lines and "ceiling 300 per node" in lines, lines
+            assert not any("…" in line for line in lines), lines  # nothing cut mid-reading

@@ -3,43 +3,135 @@ all, admission settings."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from rich.text import Text
+from textual.css.scalar import Unit
 from textual.widgets import Static
 
-from console.protocol import AdmissionSettings, RolloutStatus, RolloutWait
+from console.protocol import AdmissionSettings, RolloutStatus, RolloutWait, UnavailableReason
 
-#: A reading: its words and their style. Lines are made of readings, and a narrow panel breaks a line
-#: between two readings, never inside one: Textual wrapped "batch 1 of" / "8" at 80 columns.
-Reading = tuple[str, str]
+#: What an on-call operator can spare first when the panel is short (six lines at 80×24, where a wait of
+#: two lines dropped the admission's ceiling): each gives way, in this order, only while the panel is still
+#: too short — the window Retry-After is drawn from, the bucket's burst, the rollout's mode (both set with
+#: it, and R's form and the audit log say them), the connection ceiling, batch k of n. Never given way: the
+#: rollout's state, what explains it (a pause reason, what it waits for, why it cannot run: cut, with "…",
+#: only once nothing else is left to give), the admission rate and the nodes it is set on (without them the
+#: rate reads as every node's).
+GIVES_WAY = ("retry_after", "burst", "mode", "ceiling", "batch")
+
+
+class Reading(NamedTuple):
+    """Words and their style. Lines are made of readings, and a narrow panel breaks a line between two
+    readings, never inside one: Textual wrapped "batch 1 of" / "8" at 80 columns."""
+
+    words: str
+    style: str = ""
+    gives_way: str | None = None  # its name in GIVES_WAY; None: it is always shown
+    explains: bool = False  # said under the state to explain it: shortened last
+
+
+#: A panel row: its pieces of text and their styles (the gaps between readings included).
+Row = list[tuple[str, str]]
+
 _BOLD = "bold"
 _GAP = "  "
+_INDENT = Reading("")  # a line under a label starts with it: its readings line up under the label's
 
 
 def rollout_text(
-    rollout: RolloutStatus | None, admission: AdmissionSettings | None, width: int | None = None
+    rollout: RolloutStatus | None,
+    admission: AdmissionSettings | None,
+    width: int | None = None,
+    height: int | None = None,
 ) -> Text:
-    """The panel's text; with `width` (cells), each line broken between its readings to fit."""
+    """The panel's text; with `width` (cells), each line broken between its readings to fit; with `height`
+    (lines), readings given way as `GIVES_WAY` orders until it fits."""
     text = Text(no_wrap=True, overflow="ellipsis")
-    for number, line in enumerate(_lines(rollout, admission)):
+    for number, row in enumerate(_fitted(_lines(rollout, admission), width, height)):
         if number:
             text.append("\n")
+        for words, style in row:
+            text.append(words, style=style)
+    return text
+
+
+def _fitted(lines: list[list[Reading]], width: int | None, height: int | None) -> list[Row]:
+    """The rows of `lines`, giving way reading by reading (`GIVES_WAY`) while they are more than `height`;
+    then the explanations shortened a row at a time; then the bottom rows cut (a height no screen gives)."""
+    rows = _rows(lines, width)
+    given: list[str] = []
+    for name in GIVES_WAY:
+        if height is None or len(rows) <= height:
+            return rows
+        given.append(name)
+        rows = _rows(_without(lines, given), width)
+    lines = _without(lines, given)
+    explained = max((len(pieces) for pieces in _pieces_of(lines, width)), default=1)
+    while height is not None and len(rows) > height and explained > 1:
+        explained -= 1
+        rows = _rows(lines, width, explained)
+    return rows if height is None else rows[:height]
+
+
+def _without(lines: list[list[Reading]], given: list[str]) -> list[list[Reading]]:
+    """`lines` less the readings that gave way; a line left with nothing to say goes too."""
+    kept = [[reading for reading in line if reading.gives_way not in given] for line in lines]
+    return [line for line in kept if any(reading.words for reading in line)]
+
+
+def _pieces_of(lines: list[list[Reading]], width: int | None) -> list[list[str]]:
+    """How many rows each explaining reading takes at `width` (its pieces): what there is to shorten."""
+    if width is None:
+        return []
+    return [
+        _fill(reading.words, width - len(_GAP), width - len(_GAP))
+        for line in lines
+        for reading in line
+        if reading.explains
+    ]
+
+
+def _rows(lines: list[list[Reading]], width: int | None, explained: int | None = None) -> list[Row]:
+    """`lines` laid out at `width`: each broken between its readings, a reading longer than its room broken
+    between its words; `explained`: the most rows an explaining reading keeps (the last one cut with "…")."""
+    rows: list[Row] = []
+    for line in lines:
+        row: Row = []
+        rows.append(row)
         used = 0
-        for index, (words, style) in enumerate(line):
+        for index, reading in enumerate(line):
             gap = "" if index == 0 else _GAP
             # Broken only after something was said: a reason under its state starts with an empty reading,
             # and breaking off it left a blank line the six-line panel could not spare (found at 80x24).
-            if used and width is not None and used + len(gap) + len(words) > width:
-                text.append("\n")
+            if used and width is not None and used + len(gap) + len(reading.words) > width:
+                row = []
+                rows.append(row)
                 gap, used = _GAP, 0  # a continued line is indented as the lines under a label are
-            pieces = [words] if width is None else _fill(words, width - used - len(gap), width - len(_GAP))
+            if width is None:
+                pieces = [reading.words]
+            else:
+                first_room, room = width - used - len(gap), width - len(_GAP)
+                pieces = _fill(reading.words, first_room, room)
+                if reading.explains and explained is not None and len(pieces) > explained:
+                    last_room = first_room if explained == 1 else room
+                    pieces = [*pieces[: explained - 1], _cut(pieces[explained - 1], last_room)]
             for number_in, piece in enumerate(pieces):
                 if number_in:
-                    text.append("\n")
+                    row = []
+                    rows.append(row)
                     gap, used = _GAP, 0
-                text.append(gap)
-                text.append(piece, style=style)
+                row += [(gap, ""), (piece, reading.style)]
                 used += len(gap) + len(piece)
-    return text
+    return rows
+
+
+def _cut(words: str, room: int) -> str:
+    """`words` said to be cut short ("…"), within `room` cells, between words where one fits."""
+    kept = words
+    while len(kept) + 1 > room and " " in kept:
+        kept = kept.rsplit(" ", 1)[0]
+    return kept[: max(room - 1, 0)] + "…"
 
 
 #: Units a figure keeps on its line: "timed out after 60" / "s waiting …" read as a bare 60.
@@ -73,39 +165,44 @@ def _fill(words: str, first_room: int, room: int) -> list[str]:
 def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -> list[list[Reading]]:
     lines: list[list[Reading]] = []
     if rollout is None:
-        lines.append([("rollout  —", "")])
+        lines.append([Reading("rollout  —")])
     else:
-        first = [("rollout", _BOLD), (rollout.state.value, "")]
+        first = [Reading("rollout", _BOLD), Reading(rollout.state.value)]
         if rollout.batches:
-            first.append((f"batch {rollout.batch} of {rollout.batches}", ""))
+            first.append(Reading(f"batch {rollout.batch} of {rollout.batches}", gives_way="batch"))
         if rollout.mode:
-            first.append((f"mode {rollout.mode.value}", ""))
+            first.append(Reading(f"mode {rollout.mode.value}", gives_way="mode"))
         lines.append(first)
         reason = rollout.pause_reason
         if reason:
             # Said under the state it explains: a halt read "paused: halted by operator".
             state = rollout.state.value
-            lines.append([("", ""), (reason if reason.startswith(state) else f"{state}: {reason}", "")])
+            said = reason if reason.startswith(state) else f"{state}: {reason}"
+            lines.append([_INDENT, Reading(said, explains=True)])
         if rollout.waiting_for is not None:
             # Said under the state, as a reason is: "running" alone for the 60 s a restarted node has to
             # come back read the same as a hang.
-            lines.append([("", ""), (_wait_words(rollout.waiting_for), "")])
-        if rollout.unavailable:
-            # One line, what is missing: R refuses with the fleet's own words, and the panel (six lines at
-            # 80×24, 28 columns) has room for one line more before the admission's last one falls off.
-            lines.append([("", ""), (_unavailable_words(rollout.unavailable), "")])
+            lines.append([_INDENT, Reading(_wait_words(rollout.waiting_for), explains=True)])
+        if rollout.unavailable or rollout.unavailable_reason:
+            # One line, what is missing: R refuses with the fleet's own words, and every line here makes
+            # one of the admission's readings give way in the panel's six lines at 80×24 (`GIVES_WAY`).
+            lines.append([_INDENT, Reading(_unavailable_words(rollout), explains=True)])
     if admission is None:
-        lines.append([("admission  —", "")])
+        lines.append([Reading("admission  —")])
         return lines
     rate = "unlimited" if admission.rate_per_s is None else f"{admission.rate_per_s:g}/s per node"
     # Per node, as the rate above it says: a bare "ceiling 300" beside "5/s per node" left it to guess.
     ceiling = "none" if admission.max_connections is None else f"{admission.max_connections:,} per node"
     burst = admission.burst if admission.burst is not None else "—"
-    lines.append([("admission", _BOLD), (rate, ""), (f"burst {burst}", "")])
+    lines.append([Reading("admission", _BOLD), Reading(rate), Reading(f"burst {burst}", gives_way="burst")])
     low, high = admission.retry_after_s
-    more = [("", ""), (f"ceiling {ceiling}", ""), (f"Retry-After {low:g}–{high:g} s", "")]
+    more = [
+        _INDENT,
+        Reading(f"ceiling {ceiling}", gives_way="ceiling"),
+        Reading(f"Retry-After {low:g}–{high:g} s", gives_way="retry_after"),
+    ]
     if admission.nodes is not None:
-        more.append((f"on {len(admission.nodes)} nodes", ""))
+        more.append(Reading(f"on {len(admission.nodes)} nodes"))
     lines.append(more)
     return lines
 
@@ -113,16 +210,21 @@ def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -
 #: Room for why a fleet cannot roll out: one line of the panel at 80×24 (28 columns, less the indent).
 _UNAVAILABLE_ROOM = 26
 
+#: What the panel says a fleet lacks, by `rollout.unavailable_reason`; a reason not here (a newer server's)
+#: is said by its name, and what to do about it is R's to say, in the server's words.
+_UNABLE = {UnavailableReason.NO_RESTART_COMMAND: "no restart command"}
 
-def _unavailable_words(why: str) -> str:
-    """`rollout.unavailable` (the server's free text) in one line: "no restart command" is the only refusal
-    the controller has (`fleet up`'s nodes, or a nodes file without `restart =`); another's first clause if
-    it fits whole, else the key that says it all."""
-    lowered = why.lower()
-    if "restart" in lowered and "command" in lowered:
-        return "unable: no restart command"
-    clause = why.split(";", 1)[0].strip()
-    return clause if len(clause) <= _UNAVAILABLE_ROOM else "not on this fleet — see R"
+
+def _unavailable_words(rollout: RolloutStatus) -> str:
+    """Why this fleet cannot roll out, in one line: its typed reason (`unavailable_reason`); from an older
+    server, which says it in words only (`unavailable`), their first clause where it fits whole, else that
+    it cannot — the words are R's to show, not the panel's to search for a cause."""
+    reason = rollout.unavailable_reason
+    if reason is not None:
+        said = f"unable: {_UNABLE.get(reason, reason.replace('_', ' '))}"
+        return said if len(said) <= _UNAVAILABLE_ROOM else _cut(said, _UNAVAILABLE_ROOM)
+    clause = (rollout.unavailable or "").split(";", 1)[0].strip()
+    return clause if len(clause) <= _UNAVAILABLE_ROOM else "unable to roll out — see R"
 
 
 #: Nodes a wait names before it says how many more: the panel is a few words wide at 80×24.
@@ -165,10 +267,16 @@ class RolloutPanel(Static):
     ) -> None:
         """The text for this width (`dim`: the view is stale); laid out again when the panel is resized."""
         self._showing = (rollout, admission, dim)
-        text = rollout_text(rollout, admission, self.content_size.width or None)
+        text = rollout_text(rollout, admission, self.content_size.width or None, self._most_lines())
         if dim:
             text.stylize("dim")
         self.update(text)
+
+    def _most_lines(self) -> int | None:
+        """The most lines the panel shows (its max-height, in cells): the readings that matter least give
+        way within it (`GIVES_WAY`), where the height cut the bottom lines whatever they said."""
+        most = self.styles.max_height
+        return int(most.value) if most is not None and most.unit is Unit.CELLS else None
 
     def on_resize(self) -> None:
         if self._showing is not None:
