@@ -35,6 +35,7 @@ from console.ui.app import ConsoleApp
 from console.ui.screens.briefing import BACK_TO_THE_DRILL, BriefingScreen, ServedBriefingScreen
 from console.ui.screens.main import MainScreen
 from console.ui.themes import LEVEL_GLYPHS, Palette
+from console.ui.widgets.footer import ConsoleFooter
 
 #: Pause or resume the served fleet's clock (`POST /v1/sim/clock`); None where there is no server.
 ClockSetter = Callable[[bool], Awaitable[None]]
@@ -132,7 +133,7 @@ class EndScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="end"):
             yield Static(self.text, id="end-text")
-        yield Footer()
+        yield ConsoleFooter(essential=("back",))
 
     def on_mount(self) -> None:
         self.query_one("#end").border_title = "drill over"

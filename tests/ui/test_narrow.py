@@ -13,7 +13,11 @@ from textual.widgets._footer import FooterKey
 from console.model.link import Received
 from console.protocol import Event
 
+from ..client.fake_fleet_server import wait_for
 from .conftest import fleet_ready
+from .fake_actions import FakeFleetApi
+from .test_actions import acting_app, drain_dialog, open_form
+from .test_drill import BriefingScreen, EndScreen, FakeClock, TinyFeed, play_to_the_end, tiny_app
 from .test_oncall import visible_lines
 
 NARROW = (80, 24)
@@ -96,3 +100,123 @@ async def test_at_80_columns_the_wave_legend_is_whole(storm_app, lockstep: float
         assert "…" not in bottom, bottom
         assert "── steady · ── admission" in bottom, bottom
         assert ("LOCKSTEP 10.5" if lockstep else "too quiet") in bottom, bottom
+
+
+# --- the footers of the screens over the fleet: forms, dialogs, the drill's briefing and end -------------
+
+#: A terminal narrower than the fleet screen needs (it says so behind these screens), where the keys that
+#: do not fit must give way whole: at 80 columns Textual's footer happened to fit on every one of them.
+NARROWER = (60, 24)
+
+
+def drawn_row(app, y: int) -> str:
+    """Row `y` of the screen on top, as drawn: a key's region says where it was laid out, not whether
+    another key (the palette's, docked right) was drawn over it."""
+    return app.screen._compositor.render_strips()[y].text
+
+
+def footer_said(app) -> list[str]:
+    """The footer's keys as drawn, left to right, each asserted whole: its key and its full description in
+    its own cells, inside the footer, none drawn over another."""
+    footer = app.screen.query_one(Footer)
+    row = drawn_row(app, footer.region.y)
+    keys = sorted(
+        (key for key in footer.query(FooterKey) if key.region.width and key.region.x < footer.region.right),
+        key=lambda key: key.region.x,
+    )
+    for left, right in pairwise(keys):
+        assert left.region.right <= right.region.x, (left.description, right.description, row)
+    said = []
+    for key in keys:
+        words = f"{key.key_display} {key.description}"
+        assert key.region.right <= footer.region.right, (words, row)
+        assert words in row[key.region.x : key.region.right], (words, row)
+        said.append(words)
+    return said
+
+
+async def _drain_form(app, pilot) -> None:
+    await open_form(app, pilot, "d", "the drain form")
+
+
+async def _admission_form(app, pilot) -> None:
+    await open_form(app, pilot, "a", "the admission form")
+
+
+async def _rollout_form(app, pilot) -> None:
+    await open_form(app, pilot, "R", "the rollout form")
+
+
+async def _change_check(app, pilot) -> None:
+    from console.ui.screens.change_check import ChangeCheck
+
+    await open_form(app, pilot, "a", "the admission form")
+    await pilot.press("2", "enter")  # 150 → 2 per node: a big change, checked in the console first
+    await wait_for(lambda: isinstance(app.screen, ChangeCheck), what="the console's check")
+
+
+def _verdict(rate: str, key: str):
+    async def opened(app, pilot) -> None:
+        await drain_dialog(app, pilot, rate, key, "the verdict dialog")
+
+    return opened
+
+
+async def _briefing(app, pilot) -> None:
+    await wait_for(lambda: isinstance(app.screen, BriefingScreen), what="the briefing")
+
+
+async def _briefing_reopened(app, pilot) -> None:
+    """From the palette in a running drill: `p pause` is in the footer too, the longest of these."""
+    await pilot.press("enter")
+    await wait_for(lambda: app.started, what="the drill started")
+    TinyFeed(app).run(5)
+    await fleet_ready(app)
+    app.action_show_briefing()
+    await wait_for(lambda: isinstance(app.screen, BriefingScreen), what="the briefing again")
+
+
+async def _drill_over(app, pilot) -> None:
+    await play_to_the_end(pilot)
+    await wait_for(lambda: isinstance(app.screen, EndScreen), what="the end screen")
+
+
+FORM_KEYS = {"⏎ apply", "esc cancel", "^d dry run"}
+APP_KEYS = {"q quit", "? help", "^p palette"}
+#: screen → (how it is opened, on which app; the keys an operator needs there, at 80 columns and narrower)
+OVER_THE_FLEET = {
+    "drain form": (_drain_form, "fleet", FORM_KEYS),
+    "admission form": (_admission_form, "fleet", FORM_KEYS),
+    "rollout form": (_rollout_form, "fleet", FORM_KEYS),
+    "change check": (_change_check, "fleet", {"⏎ send it", "esc back to the form"}),
+    "verdict confirm": (_verdict("150", "enter"), "fleet", {"⏎ confirm", "esc cancel"}),
+    "verdict typed": (_verdict("250", "enter"), "fleet", {"esc cancel"}),
+    "verdict dry run": (_verdict("100", "ctrl+d"), "fleet", {"esc cancel"}),
+    "briefing": (_briefing, "drill", {"⏎ start"} | APP_KEYS),
+    "briefing reopened": (_briefing_reopened, "drill", {"⏎ to the fleet"} | APP_KEYS),
+    "drill over": (_drill_over, "drill", {"esc back to the fleet"} | APP_KEYS),
+}
+
+
+@pytest.mark.parametrize("screen", list(OVER_THE_FLEET))
+async def test_the_footer_of_each_screen_over_the_fleet_says_its_keys_whole(screen: str) -> None:
+    """The forms, dialogs and the drill's screens yielded Textual's footer, which cuts what does not fit
+    and runs the palette's key over the last ones. Their keys give way whole, the screen's own and quit,
+    help and the palette last; at 80 columns all of them are there."""
+    opened, kind, needed = OVER_THE_FLEET[screen]
+    app = acting_app(FakeFleetApi(), scene_name="calm") if kind == "fleet" else tiny_app(FakeClock())
+    async with app.run_test(size=NARROW) as pilot:
+        if kind == "fleet":
+            await fleet_ready(app)
+        await opened(app, pilot)
+        await pilot.pause()
+        top = app.screen
+        said = footer_said(app)
+        assert needed <= set(said), said
+        await pilot.resize_terminal(*NARROWER)
+        footer = top.query_one(Footer)
+        await wait_for(lambda: footer.region.width == NARROWER[0], what="the narrower footer")
+        await pilot.pause()
+        assert app.screen is top
+        narrower = footer_said(app)
+        assert needed <= set(narrower), narrower

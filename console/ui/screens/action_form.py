@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static
 
 from console.errors import InputError
 from console.model.actions import (
@@ -28,6 +28,7 @@ from console.model.actions import (
     parse_form,
 )
 from console.ui.widgets.field_input import FieldInput
+from console.ui.widgets.footer import ConsoleFooter
 
 #: A server names a [min, max] pair by its body name (hint_ms): the form's two fields for it.
 _PAIR_FIELDS = tuple(PAIRED_FIELDS.values())
@@ -134,7 +135,9 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
                 yield Button("Dry run", id="dry-run", variant="default")
                 yield Button("Apply", id="apply", variant="primary")
                 yield Button("Cancel", id="cancel", variant="default")
-        yield Footer()  # the form's own keys: Ctrl+D dry run, Esc cancel
+        # The form's own keys, the last to give way: Esc cancel (the way out), Enter apply (a field's
+        # `submit`, else the form's), Ctrl+D dry run.
+        yield ConsoleFooter(essential=("cancel", "submit", "apply", "dry_run"))
 
     def on_mount(self) -> None:
         first = self.query(Input).first() if self.query(Input) else None

@@ -16,9 +16,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from console.protocol import ServedDrill
+from console.ui.widgets.footer import ConsoleFooter
 
 #: The single-player drill's last line: Enter starts its clock.
 START_OR_QUIT = "[b]Enter[/] to start the drill · [b]q[/] to quit"
@@ -87,7 +88,7 @@ class BriefingScreen(Screen[bool]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="briefing"):
             yield Static(self.text(), id="briefing-text")
-        yield Footer()
+        yield ConsoleFooter(essential=("start",))  # Enter the last key to give way, then q and ?
 
     def on_mount(self) -> None:
         self.query_one("#briefing").border_title = "briefing"

@@ -16,9 +16,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from console.model.big_changes import BigChange
+from console.ui.widgets.footer import ConsoleFooter
 
 
 class ChangeCheck(ModalScreen[bool]):
@@ -56,7 +57,7 @@ class ChangeCheck(ModalScreen[bool]):
                 Text("Enter or y sends it (the server still judges it) · Esc or n goes back to the form"),
                 id="change-ask",
             )
-        yield Footer()
+        yield ConsoleFooter(essential=("back", "send"))  # the way out kept longest
 
     def action_send(self) -> None:
         self._close(True)

@@ -183,7 +183,8 @@ class NodeDetailScreen(Screen[None]):
                     box.border_title = title
                     yield PlotextChart(id=f"chart-{metric}")
         yield Static(id="events")
-        yield ConsoleFooter()  # keys that do not fit give way whole, quit and help kept
+        # Keys that do not fit give way whole; Esc back the last of them, then quit and help.
+        yield ConsoleFooter(essential=("app.pop_screen",))
 
     def on_mount(self) -> None:
         self.query_one("#drain").border_title = "drain progress"

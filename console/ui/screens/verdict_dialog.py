@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from console.model.actions import (
     check_mark,
@@ -33,6 +33,7 @@ from console.model.thresholds import Level
 from console.protocol import Verdict, VerdictLevel
 from console.ui.screens.action_form import QUIT_OVER_FIELDS
 from console.ui.themes import LEVEL_GLYPHS, Palette
+from console.ui.widgets.footer import ConsoleFooter
 
 VERDICT_LEVELS = {
     VerdictLevel.OK: Level.OK,
@@ -199,7 +200,7 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
             yield Label(self.initial_typed_error, id="typed-error")
         # Its own keys: without a footer the main screen's showed through (d drain, R rollout, q quit…),
         # none of which does anything here.
-        yield Footer()
+        yield ConsoleFooter(essential=("cancel", "confirm"))  # the way out kept longest
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Enter/y confirms only a `confirm` verdict (a typed one takes the name, Enter in its field): off

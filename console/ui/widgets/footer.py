@@ -1,17 +1,21 @@
 """The footer: the keys of the focused panel, the screen and the app — and always how to quit and get help.
 
 Textual's footer lists the bindings focused widget first, app last, and cuts what does not fit: at 80
-columns the fleet screen's actions filled it and `q quit` and `? help` (the app's) were never seen. This
-one drops keys from the end of the line, the app's own always kept, until the rest fits."""
+columns the fleet screen's actions filled it and `q quit` and `? help` (the app's) were never seen, and
+where the keys ran under the palette's (docked right) it drew "A ack al▏^p palette". This one lets keys
+give way whole, in the reverse of their rank: the screen's essential keys (its own answer: apply, cancel,
+start…) last, then quit and help, then the palette's; the rest in the footer's order while they fit."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-#: Actions always shown: how to leave and how to find every other key.
+#: Actions kept after a screen's essential ones: how to leave and how to find every other key.
 ALWAYS_SHOWN = frozenset({"quit", "help", "app.quit", "app.help"})
 
 
@@ -23,25 +27,38 @@ def key_cells(key: FooterKey) -> int:
 class ConsoleFooter(Footer):
     _fitted_to = 0
 
+    def __init__(self, *, essential: Iterable[str] = ()) -> None:
+        """`essential`: the actions the screen cannot be used without (a form's apply, cancel and dry run),
+        in the order they are kept — the last to give way on a narrow terminal, before quit and help."""
+        super().__init__()
+        self.essential = tuple(essential)
+
     def compose(self) -> ComposeResult:
         keys = list(super().compose())
         # The footer spans the terminal: its width is the app's before the first layout gives it one, so
         # the first compose already fits (a recompose on the first resize made the screen's layout late).
         room = self.size.width or self.app.size.width
         self._fitted_to = room
-        if not room or sum(key_cells(key) for key in keys if isinstance(key, FooterKey)) <= room:
+        footer_keys = [key for key in keys if isinstance(key, FooterKey)]
+        if not room or sum(key_cells(key) for key in footer_keys) <= room:
             yield from keys
             return
-        kept = [key for key in keys if not isinstance(key, FooterKey) or self._pinned(key)]
-        used = sum(key_cells(key) for key in kept if isinstance(key, FooterKey))
-        for key in keys:  # in order: the first of the rest while they fit
-            if key not in kept and isinstance(key, FooterKey) and used + key_cells(key) <= room:
+        kept: list[FooterKey] = []
+        used = 0
+        for key in sorted(footer_keys, key=self._rank):  # stable: within a rank, the footer's order
+            if used + key_cells(key) <= room:
                 kept.append(key)
                 used += key_cells(key)
-        yield from (key for key in keys if key in kept)
+        yield from (key for key in keys if not isinstance(key, FooterKey) or key in kept)
 
-    def _pinned(self, key: FooterKey) -> bool:
-        return key.action in ALWAYS_SHOWN or key.has_class("-command-palette")
+    def _rank(self, key: FooterKey) -> int:
+        """Kept first: the screen's essential keys, in their order; quit and help; the palette's; the rest."""
+        if key.action in self.essential:
+            return self.essential.index(key.action)
+        after = len(self.essential)
+        if key.action in ALWAYS_SHOWN:
+            return after
+        return after + 1 if key.has_class("-command-palette") else after + 2
 
     def on_resize(self) -> None:
         if self.size.width != self._fitted_to:  # what fits depends on the width
