@@ -97,7 +97,7 @@ def parse_seek(text: str, clock: ClockFace) -> float:
 
 
 def seek_placeholder(clock: ClockFace) -> str:
-    """What the seek field takes, said in the field."""
+    """What the seek field takes, said in the field (its keys are said beside it: `replay.SEEK_KEYS`)."""
     if clock.day_start_s is None:
-        return "fleet time: 245, 4:05 or 0:04:05 (Enter seeks, Esc closes)"
-    return f"{clock.label}: {clock.text(0)[:5]} or {clock.text(90)}, or fleet seconds: 90 (Enter seeks, Esc closes)"
+        return "fleet time: 245, 4:05 or 0:04:05"
+    return f"{clock.label}: {clock.text(0)[:5]} or {clock.text(90)}, or fleet seconds: 90"

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label
@@ -67,13 +67,23 @@ def _actions_off_the_footer() -> list[Binding]:
     return [Binding(b.key, b.action, b.description, show=False) for b in action_bindings()]
 
 
+#: Beside the seek's input, not in its placeholder: the placeholder went at the first key typed.
+SEEK_KEYS = "Enter seeks · Esc closes"
+
+
 class ReplayScreen(MainScreen):
     """The fleet screen with the timeline bar and a seek field above the footer."""
 
     DEFAULT_CSS = """
     ReplayScreen #seek-bar { height: auto; display: none; }
     ReplayScreen #seek-bar.-open { display: block; }
-    ReplayScreen #seek-error { color: $error; height: auto; }
+    /* As the filter bar (MainScreen): one row at 80×24, the keys beside the input, the error line only
+       while there is an error to say. */
+    ReplayScreen #seek-error { color: $error; height: auto; display: none; }
+    ReplayScreen #seek-error.-said { display: block; }
+    ReplayScreen #seek-row { height: 1; }
+    ReplayScreen #seek { width: 1fr; }
+    ReplayScreen #seek-keys { width: auto; padding: 0 1; }
     ReplayScreen TimelineBar { height: auto; padding: 0 1; background: $panel; }  /* a 4th line: damage */
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -91,7 +101,9 @@ class ReplayScreen(MainScreen):
             if isinstance(widget, Footer):
                 with Vertical(id="seek-bar"):
                     yield Label("", id="seek-error")
-                    yield Input(placeholder=seek_placeholder(self.clock), id="seek")
+                    with Horizontal(id="seek-row"):
+                        yield Input(placeholder=seek_placeholder(self.clock), id="seek", compact=True)
+                        yield Label(SEEK_KEYS, id="seek-keys")
                 yield TimelineBar(id="timeline")
             yield widget
 
@@ -103,8 +115,13 @@ class ReplayScreen(MainScreen):
 
     def action_close_bars(self) -> None:
         self.query_one("#seek-bar").remove_class("-open")
-        self.query_one("#seek-error", Label).update("")
+        self._say_seek_error("")
         self.action_close_filter()
+
+    def _say_seek_error(self, words: str) -> None:
+        error = self.query_one("#seek-error", Label)
+        error.update(words)
+        error.set_class(bool(words), "-said")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "seek":
@@ -117,7 +134,7 @@ class ReplayScreen(MainScreen):
             # Enter ends the seek either way (user pass): left open with its error, the box took the
             # operator's next `q` as text ("99:99q") instead of quitting. The error is a notification, the
             # box closes; `g` brings the bad time back beside its error, selected, to retype or edit.
-            self.query_one("#seek-error", Label).update(f"✖ {error}")
+            self._say_seek_error(f"✖ {error}")
             self.notify(f"seek: {error}", severity="error")
             self.query_one("#seek-bar").remove_class("-open")
             self.action_close_filter()  # focus back on the node table, where `q` quits

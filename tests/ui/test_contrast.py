@@ -148,3 +148,27 @@ async def test_the_rollout_box_s_footer_reads_in_every_theme(theme, footer):
         svg = app.export_screenshot()
     assert text in svg.replace("&#160;", " ")
     assert low_contrast_text(svg, box) == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_the_seek_placeholder_and_its_keys_read_in_every_theme(theme, tmp_path):
+    """The replay's seek: its example times in the placeholder, "Enter seeks · Esc closes" beside it."""
+    from console.record.reader import RecordingReader
+    from console.record.replay import ReplaySource
+    from console.ui.replay import ReplayApp
+
+    from .test_replay import write_recording
+
+    with RecordingReader(write_recording(tmp_path / "session.sdrec")) as reader:
+        replay = ReplaySource(reader, paused=True, clock=lambda: 1000.0)
+        app = ReplayApp(replay, theme_name=theme, remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            await pilot.press("g")
+            await pilot.pause()
+            steady_cursors(app)
+            field = app.screen.query_one("#seek").region
+            keys = app.screen.query_one("#seek-keys").region
+            svg = app.export_screenshot()
+    assert field.width > 0 and keys.width > 0
+    assert low_contrast_text(svg, field.union(keys)) == []
