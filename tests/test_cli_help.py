@@ -382,22 +382,22 @@ DRAIN = ["drain", "gw-017", "--rate", "5", "--deadline", "600", "--hint", "1000:
         (
             ["act", "http://127.0.0.1:8470", "--token-file", "tok", "drain", "gw-017", "--rate", "5"],
             "argument ACTION: --token-file comes after ACTION, not before it (it took 'tok' for ACTION): "
-            "stormdeck act URL ACTION … --token-file tok",
+            "stormdeck act URL drain … --token-file tok",
         ),
         (
             ["sim", "--seed", "3", "run", "demo"],
             "argument SUBCOMMAND: --seed comes after SUBCOMMAND, not before it (it took '3' for SUBCOMMAND): "
-            "stormdeck sim SUBCOMMAND … --seed 3",
+            "stormdeck sim run … --seed 3",
         ),
         # `act URL --dry-run drain …` said argparse's bare "unrecognized arguments: --dry-run".
         (
             ["act", URL, "--dry-run", *DRAIN],
-            "argument ACTION: --dry-run comes after ACTION, not before it: stormdeck act URL ACTION … --dry-run",
+            "argument ACTION: --dry-run comes after ACTION, not before it: stormdeck act URL drain … --dry-run",
         ),
         (
             ["act", URL, "--yes", "--dry-run", *DRAIN],
             "argument ACTION: --yes, --dry-run come after ACTION, not before it: "
-            "stormdeck act URL ACTION … --yes --dry-run",
+            "stormdeck act URL drain … --yes --dry-run",
         ),
     ],
 )
@@ -416,3 +416,93 @@ def test_a_flag_no_subcommand_knows_is_still_unrecognized(capsys) -> None:
         main(["act", URL, "--dry-rn", *DRAIN])
     assert exit.value.code == 2
     assert "unrecognized arguments: --dry-rn" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # `stormdeck --json sim list` said argparse's bare "unrecognized arguments: --json".
+        (
+            ["--json", "sim", "list"],
+            "argument COMMAND: --json comes after COMMAND, not before it: stormdeck sim list … --json",
+        ),
+        (
+            ["--json", "act", URL, "rollout", "halt"],
+            "argument COMMAND: --json comes after COMMAND, not before it: stormdeck act URL rollout halt … --json",
+        ),
+        # `stormdeck --set x=1 sim run …` said "invalid choice: 'x=1'", naming the value as a command.
+        (
+            ["--set", "x=1", "sim", "run", "thundering-herd"],
+            "argument COMMAND: --set comes after COMMAND, not before it (it took 'x=1' for COMMAND): "
+            "stormdeck sim run … --set x=1",
+        ),
+        (
+            ["--set=x=1", "sim", "run", "demo"],
+            "--set=x=1 comes after COMMAND, not before it: stormdeck sim run …",
+        ),
+        (
+            ["--token-file", "tok", "attach", URL],
+            "argument COMMAND: --token-file comes after COMMAND, not before it (it took 'tok' for COMMAND): "
+            "stormdeck attach … --token-file tok",
+        ),
+        (
+            ["--seed", "3", "drill", "--headless"],
+            "argument COMMAND: --seed comes after COMMAND, not before it (it took '3' for COMMAND): "
+            "stormdeck drill … --seed 3",
+        ),
+        # An option no command takes (attach's URL is a positional) is not sent after the command.
+        (
+            ["--url", URL, "attach"],
+            f"argument COMMAND: --url is not an option of stormdeck attach (it took {URL!r} for COMMAND); "
+            "see stormdeck attach --help",
+        ),
+        (
+            ["--url", URL],
+            f"argument COMMAND: --url is not an option of stormdeck (it took {URL!r} for COMMAND)",
+        ),
+    ],
+)
+def test_an_option_before_the_command_is_named(argv: list[str], expected: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert expected in err, err
+    assert "unrecognized arguments" not in err and "invalid choice" not in err, err
+    assert "Traceback" not in err
+    assert err.startswith("usage: stormdeck [-h]"), err  # the top level's usage, where the mistake is
+
+
+def test_a_flag_no_command_knows_is_still_unrecognized(capsys) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["--jsn", "sim", "list"])
+    assert exit.value.code == 2
+    assert "unrecognized arguments: --jsn" in capsys.readouterr().err
+
+
+def test_no_words_at_all_is_still_the_embedded_fleet(monkeypatch) -> None:
+    """The top level parses like every group now; with no words it is still no group's help."""
+    import console.cli.embedded
+
+    monkeypatch.setattr(console.cli.embedded, "run_embedded", lambda: 7)
+    assert main([]) == 7
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--token", "SECRET", "attach", URL],
+        ["act", URL, "--token", "SECRET", *DRAIN],
+        ["--tok", "SECRET", "act", URL, *DRAIN],
+    ],
+)
+def test_a_token_before_the_command_is_refused_unseen(argv: list[str], capsys) -> None:
+    """`--token X` before the command echoed X back: "invalid choice: 'X'" (or "it took 'X' for ACTION")."""
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "SECRET" not in err, err
+    assert (
+        "not an option (tokens are never given on the command line" in err and "use --token-file FILE" in err
+    )

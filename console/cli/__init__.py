@@ -36,7 +36,9 @@ _COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    # A CommandParser like every group, so an option given before the command is named with the command
+    # that takes it (`stormdeck --json sim list`), not argparse's "unrecognized arguments: --json".
+    parser = CommandParser(
         prog="stormdeck",
         description="See a WebSocket gateway fleet's reconnect storm coming, and act on it safely.",
     )
@@ -63,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
-    if handler is None and args.command is None:
+    if handler is None and getattr(args, "command", None) is None:  # (main([]): no words, no namespace)
         handler = _embedded_default
     if handler is None:
         parser.print_help()

@@ -53,10 +53,11 @@ class CommandParser(argparse.ArgumentParser):
         """`act URL --dry-run drain …`: the flag belongs to the subcommand, the command before it does not
         know it, and argparse said only "unrecognized arguments: --dry-run" (an option taking a value is
         `_option_before_subcommand`). When every word left over is an option that a subcommand named after
-        it takes, say which came too early and where they go; else argparse's words stand."""
+        it takes, say which came too early and the command that takes them; else argparse's words stand."""
         if self._subparsers is None or not extras:
             return None
         early: set[str] = set()
+        taker: argparse.ArgumentParser = self
         seen: list[str] = []  # the leftover options met so far, before the subcommand that takes them
         parser: argparse.ArgumentParser = self
         for word in getattr(self, "_words", []):
@@ -64,36 +65,34 @@ class CommandParser(argparse.ArgumentParser):
                 break
             chosen = _subcommands(parser).get(word)
             if chosen is not None:
-                early |= {
+                taken = {
                     option for option in seen if option.partition("=")[0] in chosen._option_string_actions
                 }
+                if taken:
+                    early |= taken
+                    taker = chosen
                 parser = chosen
             elif word in extras and word.startswith("-") and parser is self:
                 seen.append(word)
         if early != set(extras):
             return None
-        metavar, command = self._subcommand_usage()
+        metavar = self._subcommand_metavar()
         verb = "comes" if len(extras) == 1 else "come"
         return (
             f"argument {metavar}: {', '.join(extras)} {verb} after {metavar}, not before it: "
-            f"{command} … {' '.join(extras)}"
+            f"{taker.prog} … {' '.join(extras)}"
         )
 
-    def _subcommand_usage(self) -> tuple[str, str]:
-        """This command's subcommand metavar (ACTION), and the command up to it: "stormdeck act URL ACTION"."""
+    def _subcommand_metavar(self) -> str:
+        """This command's subcommand metavar (COMMAND, ACTION), as argparse names it in its errors."""
         subcommands = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
-        metavar = str(subcommands.metavar or subcommands.dest)
-        leading = [
-            action.metavar or action.dest
-            for action in self._actions
-            if not action.option_strings and not isinstance(action, argparse._SubParsersAction)
-        ]
-        return metavar, " ".join([self.prog, *map(str, leading), metavar])
+        return str(subcommands.metavar or subcommands.dest)
 
     def _option_before_subcommand(self, message: str) -> str | None:
         """`act URL --token-file FILE drain …`: the option belongs to the subcommand, so this parser does
         not know it, and argparse took its value for the subcommand — "invalid choice: 'FILE'", naming the
-        file, not the mistake. Say which option came too early and where it goes."""
+        file, not the mistake. Say which option came too early and the command that takes it; an option
+        no command named after it takes (`stormdeck --url URL attach`) is named as no option of it."""
         match = re.fullmatch(r"argument (\S+): invalid choice: '(.*?)' \(choose from .*\)", message)
         words = getattr(self, "_words", [])
         if match is None or match.group(2) not in words:
@@ -103,23 +102,48 @@ class CommandParser(argparse.ArgumentParser):
         option = words[at - 1] if at > 0 else ""
         if not option.startswith("-") or option in self._option_string_actions:
             return None
-        _, command = self._subcommand_usage()  # (argparse named the subcommand by its metavar)
+        named = self._named_subcommands(words[at + 1 :])  # (argparse named the subcommand by its metavar)
+        taker = next((parser for parser in reversed(named) if option in parser._option_string_actions), None)
+        if taker is None:
+            command = named[-1].prog if named else self.prog
+            see = f"; see {command} --help" if named else ""
+            return f"argument {metavar}: {option} is not an option of {command} (it took {value!r} for {metavar}){see}"
         return (
             f"argument {metavar}: {option} comes after {metavar}, not before it (it took {value!r} for "
-            f"{metavar}): {command} … {option} {value}"
+            f"{metavar}): {taker.prog} … {option} {value}"
         )
+
+    def _named_subcommands(self, words: Sequence[str]) -> list[argparse.ArgumentParser]:
+        """The subcommands `words` name, one level down each (`sim run demo`: sim's, then run's parser)."""
+        named: list[argparse.ArgumentParser] = []
+        parser: argparse.ArgumentParser = self
+        for word in words:
+            if word == "--":
+                break
+            chosen = _subcommands(parser).get(word)
+            if chosen is not None:
+                named.append(chosen)
+                parser = chosen
+        return named
 
     def _refuse_token_abbreviations(self, args: Sequence[str] | None) -> None:
         """`--token X` must not pass for `--token-file X`: argparse takes a prefix of an option for the
         option, so a token typed on the command line (where `ps` shows it) was read as a file name and
         echoed back in the error, `--token-file: 'SECRET' is not allowed`. A prefix of a token option
-        is refused by name, before anything is read; the value is not shown."""
-        token_options = [name for name in self._option_string_actions if "token" in name]
-        for word in sys.argv[1:] if args is None else args:
+        is refused by name, before anything is read; the value is not shown. The subcommands named count
+        too: `stormdeck --token X attach URL` echoed X in "invalid choice: 'X'"."""
+        words = sys.argv[1:] if args is None else list(args)
+        known = {
+            name
+            for parser in (self, *self._named_subcommands(words))
+            for name in parser._option_string_actions
+        }
+        token_options = sorted(name for name in known if "token" in name)
+        for word in words:
             if word == "--":
                 return
             option = word.partition("=")[0]
-            if not option.startswith("--") or option in self._option_string_actions:
+            if not option.startswith("--") or option in known:
                 continue
             meant = [name for name in token_options if name.startswith(option)]
             if meant:
