@@ -338,6 +338,7 @@ def _serve(args: argparse.Namespace) -> int:
     from console.cli.serve import LocalToken, check_serve_arguments, serve_backend
     from console.drills.schema import load_drill
     from console.drills.served import DrillBackend
+    from console.protocol import UNNAMED_INSTRUCTOR
     from console.server.clock import check_speed
     from console.server.tokens import Role
 
@@ -349,7 +350,10 @@ def _serve(args: argparse.Namespace) -> int:
     drill = load_drill(args.name)
     backend = DrillBackend.from_drill(drill, args.set, seed=args.seed)
     backend.on_ended = lambda event: print(drill_ended_line(drill, event.time_s), flush=True)
-    local = (LocalToken("token", Role.OPERATOR, "trainee"), LocalToken("admin", Role.ADMIN, "instructor"))
+    local = (
+        LocalToken("token", Role.OPERATOR, "trainee"),
+        LocalToken("admin", Role.ADMIN, UNNAMED_INSTRUCTOR),
+    )
 
     def notes(url: str, paths: dict[str, Path]) -> list[str]:
         return [

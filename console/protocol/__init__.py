@@ -45,6 +45,7 @@ from console.protocol.models import (
 from console.protocol.requests import (
     INJECTIONS,
     MAX_ADD_NODES,
+    UNNAMED_INSTRUCTOR,
     ActionRequest,
     AdmissionRequest,
     CapacityRequest,
@@ -53,6 +54,7 @@ from console.protocol.requests import (
     DrainRequest,
     InjectionRequest,
     RolloutRequest,
+    named_instructor,
 )
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "MAX_ADD_NODES",
     "PROBLEM_TYPE_PREFIX",
     "TOTAL_COUNTERS",
+    "UNNAMED_INSTRUCTOR",
     "WAVE_BIN_MS",
     "ActionRequest",
     "ActionResult",
@@ -104,4 +107,5 @@ __all__ = [
     "Verdict",
     "VerdictLevel",
     "Waves",
+    "named_instructor",
 ]

@@ -179,6 +179,18 @@ INJECTIONS: dict[str, str] = {
 }
 
 
+#: The name `drill --serve` gives its own admin token, and the one an `injection` event stands for when it
+#: names nobody (a recording made before events named their instructor): the instructor, no one in particular.
+UNNAMED_INSTRUCTOR = "instructor"
+
+
+def named_instructor(actor: object) -> str | None:
+    """The instructor an `injection` event's `actor` names, or None where it names no one in particular
+    (none, or the default name): the server that writes the event and the report that reads it back
+    name the same instructor — "instructor dana", never "instructor instructor"."""
+    return actor if isinstance(actor, str) and actor and actor != UNNAMED_INSTRUCTOR else None
+
+
 class InjectionRequest(_Request):
     """`POST /v1/sim/inject` (admin): an instructor's event in a served drill (issue #5, section 2)."""
 

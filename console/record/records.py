@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from console.protocol import Event, Frame, Hello, Source, Verdict
+from console.protocol import UNNAMED_INSTRUCTOR, Event, Frame, Hello, Source, Verdict
 from console.record.container import RecordKind
 
 #: Bumped when a record's meaning changes (a field may be added without a bump).
@@ -161,10 +161,6 @@ class Confirmation(_Record):
 def is_told_injection(event: Event) -> bool:
     """An instructor's injection as the stream tells it (console.server.simulator): the event it names."""
     return event.kind == "injection" and isinstance(event.data.get("event"), str)
-
-
-#: Who injected an event the stream told without naming its instructor (a recording made before it did).
-UNNAMED_INSTRUCTOR = "instructor"
 
 
 def injection_audit_record(event: Event) -> dict[str, Any]:

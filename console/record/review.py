@@ -15,10 +15,9 @@ import numpy as np
 from console.alarms import AlarmEngine
 from console.figures import BINS_PER_S, recovery, storm_lockstep_index
 from console.guards.thresholds import Thresholds
-from console.protocol import TOTAL_COUNTERS, Event, Frame, RolloutState
+from console.protocol import TOTAL_COUNTERS, Event, Frame, RolloutState, named_instructor
 from console.record.reader import RecordingReader
 from console.record.records import (
-    UNNAMED_INSTRUCTOR,
     ActionRecord,
     Confirmation,
     DrillOutcome,
@@ -73,8 +72,8 @@ def instructor(actor: object) -> str:
     """Who injected, as the report says it: "instructor dana" where the `injection` event names its actor
     (as the audit log does: with two instructors, which one cut the fleet), "the instructor" where an older
     recording's names nobody, or names `drill --serve`'s own admin token, "instructor"."""
-    named = isinstance(actor, str) and actor and actor != UNNAMED_INSTRUCTOR
-    return f"instructor {actor}" if named else INSTRUCTOR
+    name = named_instructor(actor)
+    return f"instructor {name}" if name else INSTRUCTOR
 
 
 @dataclass(frozen=True)

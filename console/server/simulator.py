@@ -30,6 +30,7 @@ from console.protocol import (
     Source,
     Totals,
     Waves,
+    named_instructor,
 )
 from console.protocol.models import UnderWay
 from console.server.actions import ActionKind, FleetAction
@@ -297,7 +298,8 @@ def injector(told_by: dict[str, Any]) -> str:
     actor, role = told_by.get("actor"), told_by.get("role", "?")
     if not actor:
         return "instructor"
-    return f"instructor ({role})" if actor == "instructor" else f"instructor {actor} ({role})"
+    name = named_instructor(actor)
+    return f"instructor {name} ({role})" if name else f"instructor ({role})"
 
 
 def inject_into(
