@@ -7,11 +7,13 @@ server says it is ready only once the app's lifespan has started the feed and th
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures.thread  # noqa: F401 (registers its exit hook before ours: ours runs first)
 import contextlib
 import ipaddress
 import logging
 import socket
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 
 import uvicorn
@@ -169,8 +171,30 @@ def _request_exit(server: uvicorn.Server) -> None:
     server.should_exit = True
 
 
+#: Servers started in this process and not yet stopped (weak: a forgotten one is not kept alive by this).
+_RUNNING: weakref.WeakSet[ServerThread] = weakref.WeakSet()
+
+
+def _stop_servers_at_exit() -> None:
+    """Stop what is still served, before the interpreter shuts its thread pools at exit.
+
+    Python's exit hooks (`threading._register_atexit`, run in reverse order before `atexit`'s) shut every
+    ThreadPoolExecutor down, the event loop's default executor too. A server still running then — never
+    stopped, or stopped from `atexit` — kept its feed ticking, and every tick's `asyncio.to_thread` was
+    refused: "tick failed (N in a row) … cannot schedule new futures after shutdown", a traceback a
+    second, though nothing had failed. Stopped here, the feed stops first, while its pool still works."""
+    for server in list(_RUNNING):
+        with contextlib.suppress(Exception):  # an exit hook that raises prints a traceback of its own
+            server.stop()
+
+
+# CPython's hook for this (concurrent.futures uses it); `atexit` runs after the pools are shut.
+threading._register_atexit(_stop_servers_at_exit)  # type: ignore[attr-defined]
+
+
 class ServerThread:
-    """The app served from a background thread, for tests and benchmarks; a context manager."""
+    """The app served from a background thread, for tests and benchmarks; a context manager. One still
+    running when the interpreter exits is stopped then, before the thread pools its feed uses."""
 
     def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> None:
         self.app = app
@@ -190,6 +214,7 @@ class ServerThread:
             self._ready.set()
 
     def start(self, timeout_s: float = 10.0) -> ServerThread:
+        _RUNNING.add(self)
         self._thread.start()
         if not self._ready.wait(timeout_s):
             raise TimeoutError(f"server at {self.url} not ready within {timeout_s} s")
@@ -198,6 +223,7 @@ class ServerThread:
         return self
 
     def stop(self, timeout_s: float = 10.0) -> None:
+        _RUNNING.discard(self)
         self._server.should_exit = True
         self._thread.join(timeout_s)
         self._sock.close()
