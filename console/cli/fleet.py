@@ -102,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--duration",
         type=float,
         default=0.0,
-        help="how long the load runs (s, at most 600; default 0: as long as the fleet)",
+        help="how long the load runs, in seconds: at most 86400 (24 h); default 0: as long as the fleet",
     )
     up.set_defaults(handler=run_fleet_up)
 
@@ -112,8 +112,11 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         raise InputError("--nodes", args.nodes, f"1 to {MAX_NODES}")
     if args.clients < 0 or args.clients > 18_000:
         raise InputError("--clients", args.clients, "0 to 18,000")
-    if not 0 <= args.duration <= 600:
-        raise InputError("--duration", args.duration, "seconds in [0, 600] (0: as long as the fleet)")
+    from console.gateway.loadgen import MAX_DURATION_S  # the load's own bound: fleet up runs `loadgen`
+
+    if not 0 <= args.duration <= MAX_DURATION_S:
+        limit = f"seconds in [0, {MAX_DURATION_S:g}] ({MAX_DURATION_S / 3600:g} h; 0: as long as the fleet)"
+        raise InputError("--duration", args.duration, limit)
     check_port("--port", args.port)  # before any node starts, not when the controller binds
     check_publish_rate("--publish-rate-per-s", args.publish_rate_per_s)  # nan too: every node is given it
     check_work_factor("--work-factor", args.work_factor)

@@ -14,7 +14,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
 from itertools import zip_longest
@@ -33,15 +33,28 @@ from console.userfiles import read_user_text
 from console.waves import lockstep_index
 
 MAX_CLIENTS = 20_000  # one file descriptor each, under this machine's 20,000 limit per process
-MAX_DURATION_S = 600.0
+#: The longest timed run: a day's soak. (It was 600 s, a bound nothing needed but what a timed run keeps,
+#: which `samples_kept_for` bounds now, and the tokens' hour, which `TOKEN_LIFETIME_S` outlasts.)
+MAX_DURATION_S = 86_400.0
+#: A timed run up to this long keeps every sample: its length bounds them (2.4 M attempts at most, 20,000
+#: clients each reconnecting every 5 s). A longer one keeps the newest, as a load until stopped does.
+KEEP_EVERY_SAMPLE_UP_TO_S = 600.0
+#: How long a pool's client tokens are valid: longer than any run (a pool mints a few once — minting costs
+#: what verifying does). An hour, as before, had every reconnect after the first hour refused (401).
+TOKEN_LIFETIME_S = 366 * 86_400.0
 #: How often a load following a nodes file reads it for nodes added since.
 NODES_FILE_POLL_S = 1.0
 #: Distinct client tokens per process: minting costs what verifying does (~1 ms), so clients share a few.
 TOKEN_POOL = 16
-#: A load until stopped keeps this many of each sample (attempt and due times, connect latencies, hints):
-#: ~3 MB each at most, where keeping all grew its process ~75 KB/s under a 300-client churn. A timed run
-#: keeps all: its length (MAX_DURATION_S at most) bounds them.
+#: A load until stopped, or timed longer than KEEP_EVERY_SAMPLE_UP_TO_S, keeps this many of each sample
+#: (attempt and due times, connect latencies, hints): ~3 MB each at most, where keeping all grew its process
+#: ~75 KB/s under a 300-client churn.
 UNTIL_STOPPED_SAMPLES = 100_000
+
+
+def samples_kept_for(duration_s: float) -> int | None:
+    """How many of each sample a run of `duration_s` keeps (0: until stopped); None: every one."""
+    return None if 0 < duration_s <= KEEP_EVERY_SAMPLE_UP_TO_S else UNTIL_STOPPED_SAMPLES
 
 
 def check_loopback(urls: list[str]) -> None:
@@ -79,7 +92,7 @@ class ClientPool:
     ) -> None:
         policy = make_policy(policy) if isinstance(policy, str) else policy
         signer = signer or TokenSigner()
-        expires = time.time() + 3600
+        expires = time.time() + TOKEN_LIFETIME_S
         tokens = [signer.mint(f"load-{os.getpid()}-{k}", expires) for k in range(min(TOKEN_POOL, count))]
         self.stats = ClientStats(samples_kept=samples_kept)
         self.ramp_s = ramp_s
@@ -265,7 +278,7 @@ async def _run_pool(spec: LoadSpec) -> dict:
     urls = list(spec.urls)
     if spec.nodes_file:  # the nodes listed now share the first connects too
         urls.extend(url for url in read_nodes_file(spec.nodes_file) if url not in urls)
-    samples_kept = None if spec.duration_s > 0 else UNTIL_STOPPED_SAMPLES
+    samples_kept = samples_kept_for(spec.duration_s)
     pool = ClientPool(
         urls,
         spec.clients,
@@ -292,12 +305,20 @@ async def _run_pool(spec: LoadSpec) -> dict:
         await pool.stop()
     # Each pool's attempts binned from its own start: a worker process can start a second or more after
     # the parent (spawn, imports), and binned from the parent's clock its ramp fell past the last bin.
-    # A load until stopped that dropped its oldest attempts bins from the oldest it kept.
-    attempts = pool.stats.attempt_times_s
+    bins = attempt_bins(pool.stats.attempt_times_s, started_s, spec.duration_s, samples_kept, time.time())
+    return {"stats": asdict(pool.stats), "bins": bins}
+
+
+def attempt_bins(
+    attempts: Sequence[float], started_s: float, duration_s: float, samples_kept: int | None, ended_s: float
+) -> list[int]:
+    """A pool's attempts per wave bin: from its start over its --duration, or, for a load until stopped or
+    one that dropped its oldest attempts (`samples_kept` of them kept), from the oldest kept until it ended
+    — from its start, the dropped ones' bins would read as a quiet start."""
     if samples_kept is not None and len(attempts) == samples_kept:
         started_s = attempts[0]
-    bins = bin_attempts(attempts, started_s, spec.duration_s or time.time() - started_s)
-    return {"stats": asdict(pool.stats), "bins": bins}
+        duration_s = 0.0
+    return bin_attempts(attempts, started_s, duration_s or ended_s - started_s)
 
 
 def _worker(spec: LoadSpec) -> dict:
@@ -305,38 +326,23 @@ def _worker(spec: LoadSpec) -> dict:
 
 
 def merge(parts: list[dict[str, Any]]) -> tuple[ClientStats, list[int]]:
-    """The pools' stats summed, and their attempt bins added bin by bin (each from its pool's start)."""
+    """The pools' stats summed, and their attempt bins added bin by bin from the end: the pools of one run
+    end together, each its --duration after its own start, so their bins are as many — except where a pool
+    dropped its oldest attempts (a run past KEEP_EVERY_SAMPLE_UP_TO_S), whose bins begin later."""
     total = ClientStats()
-    bins: list[int] = []
+    newest_first: list[int] = []
     for part in parts:
         for key, value in part["stats"].items():
             setattr(total, key, getattr(total, key) + value)
-        bins = [a + b for a, b in zip_longest(bins, part["bins"], fillvalue=0)]
-    return total, bins
+        added = zip_longest(newest_first, reversed(part["bins"]), fillvalue=0)
+        newest_first = [a + b for a, b in added]
+    return total, newest_first[::-1]
 
 
 def run_load(spec: LoadSpec, workers: int = 1) -> LoadReport:
     """Blocking: run the load for `spec.duration_s` (0: until SIGTERM or SIGINT, one worker) and report.
     Workers split the clients evenly."""
-    check_loopback(spec.urls)
-    if spec.nodes_file is not None:
-        read_nodes_file(spec.nodes_file)
-    make_policy(spec.policy)  # an unknown policy fails here, before any process starts
-    if not 1 <= spec.clients <= MAX_CLIENTS * max(1, workers):
-        raise InputError("--clients", spec.clients, f"1 to {MAX_CLIENTS} per worker")
-    if not 0 <= spec.duration_s <= MAX_DURATION_S:
-        raise InputError(
-            "--duration", spec.duration_s, f"seconds in [0, {MAX_DURATION_S:g}] (0: until stopped)"
-        )
-    # Connects after the run's end would never happen (a ramp longer than --duration); a negative or
-    # nan ramp would run as none at all. A load until stopped ramps within the longest timed run.
-    ramp_limit_s = spec.duration_s or MAX_DURATION_S
-    if not 0 <= spec.ramp_s <= ramp_limit_s:
-        raise InputError("--ramp-s", spec.ramp_s, f"seconds in [0, {ramp_limit_s:g}] (at most --duration)")
-    if not 1 <= workers <= 64:
-        raise InputError("--workers", workers, "1 to 64")
-    if spec.duration_s == 0 and workers > 1:
-        raise InputError("--workers", workers, "1 when --duration is 0 (until stopped)")
+    check_load(spec, workers)
     t0 = time.time()
     if workers <= 1:
         parts = [asyncio.run(_run_pool(spec))]
@@ -347,3 +353,28 @@ def run_load(spec: LoadSpec, workers: int = 1) -> LoadReport:
             parts = list(pool.map(_worker, specs))
     stats, bins = merge(parts)
     return report(stats, spec.clients, spec.policy, bins, spec.duration_s or time.time() - t0)
+
+
+def check_load(spec: LoadSpec, workers: int) -> None:
+    """Refuse a load spec out of range (`InputError`, naming the option), before any client starts."""
+    check_loopback(spec.urls)
+    if spec.nodes_file is not None:
+        read_nodes_file(spec.nodes_file)
+    make_policy(spec.policy)  # an unknown policy fails here, before any process starts
+    if not 1 <= spec.clients <= MAX_CLIENTS * max(1, workers):
+        raise InputError("--clients", spec.clients, f"1 to {MAX_CLIENTS} per worker")
+    if not 0 <= spec.duration_s <= MAX_DURATION_S:
+        raise InputError(
+            "--duration",
+            spec.duration_s,
+            f"seconds in [0, {MAX_DURATION_S:g}] ({MAX_DURATION_S / 3600:g} h; 0: until stopped)",
+        )
+    # Connects after the run's end would never happen (a ramp longer than --duration); a negative or
+    # nan ramp would run as none at all. A load until stopped ramps within the longest timed run.
+    ramp_limit_s = spec.duration_s or MAX_DURATION_S
+    if not 0 <= spec.ramp_s <= ramp_limit_s:
+        raise InputError("--ramp-s", spec.ramp_s, f"seconds in [0, {ramp_limit_s:g}] (at most --duration)")
+    if not 1 <= workers <= 64:
+        raise InputError("--workers", workers, "1 to 64")
+    if spec.duration_s == 0 and workers > 1:
+        raise InputError("--workers", workers, "1 when --duration is 0 (until stopped)")

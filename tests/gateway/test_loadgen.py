@@ -97,3 +97,51 @@ async def test_waiting_for_clients_gives_up_on_a_stall_not_on_a_slow_start() -> 
         assert str(error).startswith("5 of 10 clients connected after") and "none more in 0.3 s" in str(error)
     else:
         raise AssertionError("a pool stuck at 5 of 10 was waited for as if connected")
+
+
+def test_a_timed_run_keeps_every_sample_up_to_ten_minutes_and_the_newest_past_that() -> None:
+    """The 600 s limit on --duration bounded what a timed run keeps (every attempt's times, every connect's
+    latency): a day's soak keeps the newest, as a load until stopped does."""
+    assert loadgen.samples_kept_for(10.0) is None
+    assert loadgen.samples_kept_for(loadgen.KEEP_EVERY_SAMPLE_UP_TO_S) is None
+    assert loadgen.samples_kept_for(3600.0) == loadgen.UNTIL_STOPPED_SAMPLES
+    assert loadgen.samples_kept_for(0) == loadgen.UNTIL_STOPPED_SAMPLES  # until stopped
+
+
+def test_a_pools_tokens_outlive_the_longest_run() -> None:
+    """Tokens were minted to expire an hour after the pool started: past it every reconnect was refused 401 —
+    a day's soak, or `fleet up`'s load (until stopped) after its first hour."""
+    import time
+
+    from console.gateway.tokens import TokenSigner
+
+    signer = TokenSigner(work_factor=CHEAP_WORK_FACTOR)
+    pool = loadgen.ClientPool(["ws://127.0.0.1:9/"], 3, "fixed", signer=signer)
+    later = time.time() + loadgen.MAX_DURATION_S + 3600
+    assert all(signer.verify(client.token, later) for client in pool.clients)
+
+
+def test_attempts_are_binned_from_the_oldest_kept_when_a_timed_run_dropped_some() -> None:
+    """A long timed run that kept only its newest attempts bins them from the oldest kept, over the time
+    since: binned from its start over its --duration, the first bins read as a quiet start."""
+    kept = [1000.0 + k * 0.5 for k in range(4)]
+    bins = loadgen.attempt_bins(kept, started_s=0.0, duration_s=3600.0, samples_kept=4, ended_s=1002.0)
+    assert bins == loadgen.bin_attempts(kept, 1000.0, 2.0)
+    assert sum(bins) == 4 and len(bins) == 20
+    every = loadgen.attempt_bins(kept, started_s=1000.0, duration_s=5.0, samples_kept=None, ended_s=1005.0)
+    assert len(every) == 50  # a run that kept all: its own length, from its start
+
+
+def test_worker_pools_that_dropped_attempts_are_added_at_the_runs_end() -> None:
+    """Workers of a long timed run each bin from the oldest attempt they kept, so their bins differ in
+    length; they all end with the run: added from the end, the last bins are each pool's last."""
+    from dataclasses import asdict
+
+    from console.gateway.client import ClientStats
+
+    parts = [
+        {"stats": asdict(ClientStats(attempts=3)), "bins": [1, 0, 2]},
+        {"stats": asdict(ClientStats(attempts=5)), "bins": [1, 4]},
+    ]
+    stats, bins = loadgen.merge(parts)
+    assert bins == [1, 1, 6] and sum(bins) == stats.attempts
