@@ -188,8 +188,11 @@ def _stop_servers_at_exit() -> None:
             server.stop()
 
 
-# CPython's hook for this (concurrent.futures uses it); `atexit` runs after the pools are shut.
-threading._register_atexit(_stop_servers_at_exit)  # type: ignore[attr-defined]
+# CPython's hook for this (concurrent.futures uses it); `atexit` runs after the pools are shut. Private: where
+# it is missing, an unstopped server logs its failed ticks at exit, as before, and nothing else changes.
+_register_exit_hook = getattr(threading, "_register_atexit", None)
+if _register_exit_hook is not None:
+    _register_exit_hook(_stop_servers_at_exit)
 
 
 class ServerThread:
