@@ -220,3 +220,32 @@ async def test_the_footer_of_each_screen_over_the_fleet_says_its_keys_whole(scre
         assert app.screen is top
         narrower = footer_said(app)
         assert needed <= set(narrower), narrower
+@pytest.mark.parametrize("lockstep", [0.0, 10.5], ids=["too-quiet", "lockstep"])
+async def test_a_resize_fits_the_wave_legend_again_with_no_new_frame(storm_app, lockstep: float) -> None:
+    """The wave box's legend was fitted when a frame came, not on a resize: a paused or quiet fleet kept
+    the legend fitted to the old width ("── st…" after narrowing the terminal)."""
+    storm_app.model.lockstep = lockstep
+    async with storm_app.run_test(size=(120, 36)) as pilot:
+        await fleet_ready(storm_app)
+        storm_app.refresh_views()
+        await pilot.pause()
+        box = storm_app.screen.query_one("#wave-box")
+        wide = visible_lines(box)[-1]
+        assert "── steady · ── admission" in wide, wide
+        await pilot.resize_terminal(*NARROW)
+        await wait_for_bottom(pilot, box, lambda bottom: "…" not in bottom)
+        bottom = visible_lines(box)[-1]
+        assert "── steady · ── admission" in bottom, bottom
+        assert ("LOCKSTEP 10.5" if lockstep else "too quiet") in bottom, bottom
+        await pilot.resize_terminal(120, 36)
+        await wait_for_bottom(pilot, box, lambda bottom: bottom == wide)
+        assert visible_lines(box)[-1] == wide  # the long reading back, with room for it
+
+
+async def wait_for_bottom(pilot, box, done, rounds: int = 20) -> None:
+    """Pauses until the box's bottom border satisfies `done` (a resize lays the screen out in a few
+    refreshes), at most `rounds` times — then the caller's asserts say what it reads."""
+    for _ in range(rounds):
+        await pilot.pause()
+        if done(visible_lines(box)[-1]):
+            return

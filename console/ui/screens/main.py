@@ -53,6 +53,21 @@ BORDER_AROUND_TITLE = 6
 ACTIONS_OFF = "▲ actions off"
 
 
+def wave_legend(lockstep: float, line: float, stale: bool, palette: Palette, room: int) -> str:
+    """The wave box's bottom border: the lockstep reading and the legend of the lines, whole in `room`
+    cells — the reading in fewer words before the border cuts the legend. `stale`: the last frames' waves,
+    no longer a judgement of now (the reading loses its level)."""
+    chart = palette.chart
+    legend = f"[{chart['baseline']}]── steady[/] · [{chart['capacity']}]── admission[/]"
+    for brief in (False, True):
+        reading, level = lockstep_reading(lockstep, line, brief)
+        level = Level.UNKNOWN if stale else level
+        said = f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {reading}[/] · {legend}"
+        if Text.from_markup(said).cell_len <= room:
+            break
+    return said
+
+
 def rollout_borders(actions_off: str | None, palette: Palette, room: int) -> tuple[str, str]:
     """The rollout box's title and footer (its bottom border), each said whole in `room` cells where it
     can. Actions on: the box's name, and the fleet's action keys below it (`action_keys`). Off, never
@@ -162,6 +177,7 @@ class MainScreen(Screen[None]):
     actions_off: str | None = None
     _palette: Palette | None = None  # the rollout box's borders are drawn again on a resize, with these
     _rollout_marked: Callable[[str], str] = staticmethod(lambda title: title)  # (`stale_title`)
+    _wave_legend: Callable[[int], str] | None = None  # (`wave_legend` but for the room: fitted on a resize)
 
     def compose(self) -> ComposeResult:
         yield FleetHeader(id="header")
@@ -207,9 +223,11 @@ class MainScreen(Screen[None]):
         # once the panels were back. (After the refresh: a widget not yet shown again takes no focus.)
         if self.focused is None and not self.too_small:
             self.call_after_refresh(self.query_one(NodeTable).focus)
-        # The rollout box's title and footer fit its width: after the refresh that lays it out anew (a
-        # paused replay draws no frame that would say them again).
+        # The rollout box's title and footer, and the wave box's legend, fit their boxes' widths: after the
+        # refresh that lays them out anew (a paused replay or a quiet fleet draws no frame that would say
+        # them again: the legend read "── st…" after the terminal narrowed).
         self.call_after_refresh(self._show_rollout_borders)
+        self.call_after_refresh(self._show_wave_legend)
 
     def _show_rollout_borders(self) -> None:
         if self._palette is None:
@@ -220,6 +238,13 @@ class MainScreen(Screen[None]):
             title, footer = rollout_borders(self.actions_off, self._palette, room)
             box.border_title = self._rollout_marked(title)
             box.border_subtitle = footer
+
+    def _show_wave_legend(self) -> None:
+        if self._wave_legend is None:
+            return  # no model shown yet
+        for box in self.query("#wave-box"):  # (query: as `_show_rollout_borders`)
+            room = box.outer_size.width - BORDER_AROUND_TITLE if box.outer_size.width else 1_000
+            box.border_subtitle = self._wave_legend(room)
 
     def _ready(self) -> None:
         self.ready = True  # children are composed: the app may render into them now
@@ -299,20 +324,13 @@ class MainScreen(Screen[None]):
         wave.show(
             wave_spec(model, plot_columns(wave.content_size.width), now_s), palette.chart, palette.foreground
         )
-        box = self.query_one("#wave-box")
-        box.border_title = marked(WAVE_TITLE)
+        self.query_one("#wave-box").border_title = marked(WAVE_TITLE)
         self.query_one("#conn-box").border_title = marked(CONNECTIONS_TITLE)
-        chart = palette.chart
-        legend = f"[{chart['baseline']}]── steady[/] · [{chart['capacity']}]── admission[/]"
-        room = box.outer_size.width - BORDER_AROUND_TITLE if box.outer_size.width else 1_000
-        for brief in (False, True):  # the reading in fewer words before the border cuts the legend
-            reading, level = lockstep_reading(model.lockstep, model.thresholds.lockstep_index_max, brief)
-            # the last frames' waves: no longer a judgement of now
-            level = Level.UNKNOWN if model.stale_s(now_s) is not None else level
-            said = f"[b {palette.levels[level]}]{LEVEL_GLYPHS[level]} {reading}[/] · {legend}"
-            if Text.from_markup(said).cell_len <= room:
-                break
-        box.border_subtitle = said
+        stale = model.stale_s(now_s) is not None
+        self._wave_legend = partial(
+            wave_legend, model.lockstep, model.thresholds.lockstep_index_max, stale, palette
+        )
+        self._show_wave_legend()
         conn = self.query_one("#conn-chart", PlotextChart)
         conn.show(
             connections_spec(model, plot_columns(conn.content_size.width), now_s),
