@@ -249,3 +249,100 @@ async def wait_for_bottom(pilot, box, done, rounds: int = 20) -> None:
         await pilot.pause()
         if done(visible_lines(box)[-1]):
             return
+
+
+SIZES = [NARROW, (120, 36)]
+#: Seen on the demo at 80×24 in its first seconds: "Headroom 20 % is under the 35 │% budget: no restart
+#: is safe; │" — a figure parted from its unit, the message cut mid-sentence by the panel's height.
+HEADROOM = "Headroom 20 % is under the 35 % budget: no restart is safe; add capacity instead."
+UNITS = {"%", "s", "ms", "M", "k", "×", "k/s"}
+
+
+def headroom_alarm(now_s: float):
+    from console.protocol import Alarm, Severity
+
+    return Alarm(
+        name="headroom_low",
+        severity=Severity.CRITICAL,
+        since_s=now_s,
+        value=20.0,
+        limit=35.0,
+        message=HEADROOM,
+    )
+
+
+def said_lines(screen) -> list[str]:
+    """The words under the alarms table as drawn, under the line that parts them from it."""
+    return [line.rstrip() for line in visible_lines(screen.query_one("#alarm-said"))[1:]]
+
+
+def assert_units_kept(lines: list[str]) -> None:
+    for above, below in pairwise(lines):
+        first = below.split()[0].rstrip(").,;:") if below.split() else ""
+        assert not (above[-1:].isdigit() and first in UNITS), (above, below)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_alarm_under_the_table_keeps_figures_whole_and_ends_at_a_word(storm_app, size) -> None:
+    """Unfocused, the panel says its first alarm in the rows under the table: every figure beside its unit,
+    every word whole, and "…" at a word where the rows are too few."""
+    from console.model.alarms import AlarmLog
+
+    now_s = storm_app.model.frame.time_s
+    storm = [entry.alarm for entry in storm_app.model.alarms.active()]
+    one_each = {alarm.name: alarm for alarm in [headroom_alarm(now_s), *storm]}.values()
+    storm_app.model.alarms = log = AlarmLog()
+    async with storm_app.run_test(size=size) as pilot:
+        await fleet_ready(storm_app)
+        cut = 0
+        for alarm in one_each:
+            log.update([alarm], now_s)  # the one active, the first row (those before it are the past)
+            storm_app.refresh_views()
+            await pilot.pause()
+            lines = said_lines(storm_app.screen)
+            said = storm_app.screen.query_one("#alarm-said")
+            assert lines and all(len(line) <= said.size.width for line in lines), lines
+            assert_units_kept(lines)
+            shown, whole = " ".join(lines).split(), alarm.message.split()
+            if shown == whole:
+                continue
+            cut += 1
+            assert shown[-1].endswith("…"), lines
+            assert shown[:-1] == whole[: len(shown) - 1], lines  # every word before the cut, whole
+            last = shown[-1].removesuffix("…")
+            assert whole[len(shown) - 1].rstrip(",;:.—") == last, lines  # the last one whole too
+        assert cut if size == NARROW else not cut  # 2 rows of 30 cells are too few; 4 of 46 are not
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_tab_to_the_alarms_and_each_message_is_read_whole(storm_app, size) -> None:
+    """README: what the alarm under the cursor says is read "whole once you Tab to the panel". At 80×24
+    the box had room for two rows of it, focused or not ("… (1.30 M → 1.21 M;" and no more): focused, the
+    rollout box gives way there, and the words take the room — back once the focus leaves."""
+    log = storm_app.model.alarms
+    now_s = storm_app.model.frame.time_s
+    active = [entry.alarm for entry in log.active()]
+    log.update([*active, headroom_alarm(now_s)], now_s)
+    dropped = next(alarm for alarm in active if alarm.name == "connections_drop")
+    log.update([alarm for alarm in active if alarm is not dropped] + [headroom_alarm(now_s)], now_s + 5)
+    async with storm_app.run_test(size=size) as pilot:
+        await fleet_ready(storm_app)
+        screen = storm_app.screen
+        panel = screen.query_one("#alarms")
+        await pilot.press("tab")  # from the node table
+        await pilot.pause()
+        assert panel.has_focus
+        messages = []
+        for row in range(panel.row_count):
+            panel.move_cursor(row=row, animate=False)
+            await pilot.pause()
+            lines = said_lines(screen)
+            assert " ".join(lines).split() == panel.selected_message.split(), (row, lines)
+            assert_units_kept(lines)
+            messages.append(panel.selected_message)
+        assert len(messages) >= 4
+        assert any(message.startswith("Cleared ") for message in messages)  # the longest: its times too
+        await pilot.press("tab")
+        await pilot.pause()
+        assert screen.query_one("#rollout-box").display and not panel.has_focus
+        assert len(said_lines(screen)) <= (2 if size == NARROW else 4)

@@ -18,7 +18,7 @@ from console.model.alarms import alarm_rows
 from console.model.link import LinkState, LinkStatus, Received
 from console.protocol import Alarm, Severity
 from console.ui.app import ConsoleApp
-from console.ui.widgets.alarms_panel import COLUMNS, RULE_KEPT, AlarmsPanel
+from console.ui.widgets.alarms_panel import COLUMNS, RULE_KEPT, AlarmMessage, AlarmsPanel
 from console.ui.widgets.gauges import GaugeBox
 from console.ui.widgets.node_table import COLUMNS as NODE_COLUMNS
 from console.ui.widgets.node_table import NodeTable
@@ -271,12 +271,10 @@ async def test_the_node_sparkline_shows_five_fleet_minutes_on_a_sped_up_simulato
 async def test_the_alarms_panel_says_what_the_alarm_under_the_cursor_said(storm_app):
     """A value against its limit ("15.3 < 35") does not say what is wrong nor what to do; each alarm's
     message does ("… no restart is safe; add capacity instead"), and the panel never showed it."""
-    from textual.widgets import Label
-
     async with storm_app.run_test(size=SIZE) as pilot:
         await fleet_ready(storm_app)
         panel = storm_app.screen.query_one(AlarmsPanel)
-        said = storm_app.screen.query_one("#alarm-said", Label)
+        said = storm_app.screen.query_one(AlarmMessage)
         active = storm_app.model.alarms.active()
         assert len(active) >= 2
 
@@ -284,22 +282,20 @@ async def test_the_alarms_panel_says_what_the_alarm_under_the_cursor_said(storm_
             name = str(panel.get_row_at(panel.cursor_row)[RULE])
             return next(entry.alarm.message for entry in active if entry.alarm.name == name)
 
-        assert said.display and str(said.render()) == message_of_row()
+        assert said.display and said.message == message_of_row()
         panel.focus()
         await pilot.press("down")
         await pilot.pause()
-        assert str(said.render()) == message_of_row() != active[0].alarm.message
+        assert said.message == message_of_row() != active[0].alarm.message
 
 
 async def test_with_the_alarms_panel_focused_each_message_is_read_whole(storm_app):
     """The message box was 2 lines: "… and 17 more: halt the rollout and" — what to do was cut off. Tab to
     the panel and every alarm's message shows whole (found in review)."""
-    from textual.widgets import Label
-
     async with storm_app.run_test(size=(120, 36)) as pilot:  # (a 46-cell panel: messages of 3–5 lines)
         await fleet_ready(storm_app)
         panel = storm_app.screen.query_one(AlarmsPanel)
-        said = storm_app.screen.query_one("#alarm-said", Label)
+        said = storm_app.screen.query_one(AlarmMessage)
         panel.focus()
         for row in range(panel.row_count):
             panel.move_cursor(row=row)
@@ -318,8 +314,6 @@ async def test_a_new_alarm_is_what_the_unfocused_panel_shows_not_a_cleared_one(s
     alarm cleared minutes before, and at 80×24 the panel, scrolled to keep that row in view, showed three
     cleared rows under "1 active · 1 new": the new node_down was out of sight. Holding the cursor on its
     alarm is for `a`, which acts only in a focused panel; unfocused, the panel shows its first row."""
-    from textual.widgets import Label
-
     async with storm_app.run_test(size=size) as pilot:
         await fleet_ready(storm_app)
         log = storm_app.model.alarms
@@ -335,7 +329,7 @@ async def test_a_new_alarm_is_what_the_unfocused_panel_shows_not_a_cleared_one(s
         assert str(panel.get_row_at(panel.cursor_row)[RULE]) == "abnormal_closes_rising"
         assert "NEW" in str(panel.get_row_at(panel.cursor_row)[STATE])
         assert any("abnormal_closes_rising"[:RULE_KEPT] in line for line in visible_lines(panel))
-        assert str(storm_app.screen.query_one("#alarm-said", Label).render()) == newcomer.message
+        assert storm_app.screen.query_one(AlarmMessage).message == newcomer.message
 
 
 @pytest.mark.parametrize("size", [(160, 50), (80, 24)])
@@ -534,8 +528,6 @@ def test_s_sorts_by_the_next_column_to_the_right():
 async def test_a_cleared_alarms_message_says_it_cleared(storm_app):
     """Operator pass: a cleared connections_drop under the cursor still said "Total connections fell … :
     clients are failing to reconnect." in the present tense, under a row that reads `cleared`."""
-    from textual.widgets import Label
-
     async with storm_app.run_test(size=SIZE) as pilot:
         await fleet_ready(storm_app)
         log = storm_app.model.alarms
@@ -548,7 +540,7 @@ async def test_a_cleared_alarms_message_says_it_cleared(storm_app):
         rows = [str(panel.get_row_at(row)[RULE]) for row in range(panel.row_count)]
         panel.move_cursor(row=rows.index(was.name))
         await pilot.pause()
-        said = str(storm_app.screen.query_one("#alarm-said", Label).render())
+        said = storm_app.screen.query_one(AlarmMessage).message
         assert said.startswith("Cleared ") and said.endswith(f" — while it held: {was.message}"), said
 
 
@@ -559,8 +551,6 @@ async def test_a_cleared_alarm_says_when_it_cleared_and_how_long_it_lasted(storm
     room for the times (160 columns) a cleared row takes two lines: raised and cleared, each with its time,
     and how long it lasted under its value — in the columns it had, the rule's name cut no further. At 80×24
     (rule and node only) its rows stay one line each, and the line under the panel says it."""
-    from textual.widgets import Label
-
     from console.ui.widgets.alarms_panel import column_widths
 
     async with storm_app.run_test(size=size) as pilot:
@@ -577,7 +567,7 @@ async def test_a_cleared_alarm_says_when_it_cleared_and_how_long_it_lasted(storm
         cleared = rows.index(was.name)
         panel.move_cursor(row=cleared)
         await pilot.pause()
-        said = str(storm_app.screen.query_one("#alarm-said", Label).render())
+        said = storm_app.screen.query_one(AlarmMessage).message
         assert said == f"Cleared 0:01:05 after 25s (raised 0:00:40) — while it held: {was.message}", said
         lines = visible_lines(panel)
         heights = [row.height for row in panel.ordered_rows]

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from rich.markup import escape
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -26,7 +27,7 @@ from console.ui.charts import connections_spec, lockstep_reading, wave_spec
 from console.ui.commands import ACTIONS, action_bindings
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
-from console.ui.widgets.alarms_panel import AlarmsPanel
+from console.ui.widgets.alarms_panel import AlarmMessage, AlarmsPanel
 from console.ui.widgets.footer import ConsoleFooter
 from console.ui.widgets.gauges import GaugeBar
 from console.ui.widgets.header import FleetHeader, header_text
@@ -143,7 +144,12 @@ class MainScreen(Screen[None]):
         width: 100%; height: auto; max-height: 5; color: $text-muted; border-top: hkey $panel-lighten-2;
     }
     MainScreen.-short #alarm-said { max-height: 3; }
-    MainScreen #alarms-box:focus-within #alarm-said { max-height: 9; }
+    /* Tab to the alarms panel: what its alarm said is read whole (README). A `:focus-within` rule on the
+       box did nothing — Textual restyles on focus only the focused widget's ancestors that have such a rule
+       of their own, and the words are its sibling: the class is set in Python. At 80×24 the box had room
+       for 2 rows of words, focused or not: the rollout box gives way while the alarms are read. */
+    MainScreen.-reading-alarms #alarm-said { max-height: 70%; }
+    MainScreen.-short.-reading-alarms #rollout-box { display: none; }
     /* its footer, the action keys: in the border's own colour it read 2.0:1 */
     MainScreen #rollout-box { height: auto; border-subtitle-color: $text-muted; }
     MainScreen.-short #wave-box { height: 10; }
@@ -196,7 +202,7 @@ class MainScreen(Screen[None]):
                     yield AlarmsPanel(id="alarms")
                     # What the alarm under the panel's cursor (the one `a` acknowledges) said: a value
                     # against its limit does not say what is wrong, nor what to do about it.
-                    yield Label("", id="alarm-said")
+                    yield AlarmMessage(id="alarm-said")
                 with Vertical(id="rollout-box", classes="boxed"):
                     yield RolloutPanel(id="rollout")
         with Vertical(id="filter-bar"):
@@ -228,6 +234,13 @@ class MainScreen(Screen[None]):
         # them again: the legend read "── st…" after the terminal narrowed).
         self.call_after_refresh(self._show_rollout_borders)
         self.call_after_refresh(self._show_wave_legend)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.set_class(isinstance(event.widget, AlarmsPanel), "-reading-alarms")
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        if isinstance(event.widget, AlarmsPanel):
+            self.remove_class("-reading-alarms")
 
     def _show_rollout_borders(self) -> None:
         if self._palette is None:
@@ -361,8 +374,8 @@ class MainScreen(Screen[None]):
         error.set_class(bool(words), "-said")
 
     def _show_alarm_said(self, alarms: AlarmsPanel) -> None:
-        said = self.query_one("#alarm-said", Label)
-        said.update(escape(alarms.selected_message))
+        said = self.query_one(AlarmMessage)
+        said.message = alarms.selected_message
         said.display = bool(alarms.selected_message)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
