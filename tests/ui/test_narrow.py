@@ -12,6 +12,7 @@ from textual.widgets._footer import FooterKey
 
 from console.model.link import Received
 from console.protocol import Event
+from console.ui.widgets.alarms_panel import RULE_KEPT
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import fleet_ready
@@ -346,3 +347,56 @@ async def test_tab_to_the_alarms_and_each_message_is_read_whole(storm_app, size)
         await pilot.pause()
         assert screen.query_one("#rollout-box").display and not panel.has_focus
         assert len(said_lines(screen)) <= (2 if size == NARROW else 4)
+
+
+def all_fleet_storm(app, now_s: float, *extra) -> list[str]:
+    """The storm's fleet-wide alarms (the demo's at ~35 s: every row "fleet") with `extra` beside them, in
+    a log of their own (no cleared node_down rows under them); their names."""
+    from console.model.alarms import AlarmLog
+
+    fleet = [entry.alarm for entry in app.model.alarms.active() if entry.alarm.name != "node_down"]
+    app.model.alarms = AlarmLog()
+    app.model.alarms.update([*fleet, headroom_alarm(now_s), *extra], now_s)
+    return [alarm.name for alarm in [*fleet, *extra]]
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_every_rule_name_whole_when_every_alarm_is_the_fleet(storm_app, size) -> None:
+    """Seen at 80×24: "· drain_inflow_kill_s… fleet" — the rule cut while "where" said "fleet" on every row.
+    Where every row is the fleet, the header says so and the rule has the column's room (at 120×36 it still
+    gives way to the figures, as before); a node alarm brings the column back, naming its node."""
+    from console.protocol import Alarm, Severity
+
+    now_s = storm_app.model.frame.time_s
+    names = all_fleet_storm(storm_app, now_s)
+    assert "drain_inflow_kill_switch" in names
+    async with storm_app.run_test(size=size) as pilot:
+        await fleet_ready(storm_app)
+        panel = storm_app.screen.query_one("#alarms")
+        lines = visible_lines(panel)
+        assert "all fleet" in lines[0] and "where" not in lines[0], lines[0]
+        if size == NARROW:
+            for name in names:
+                assert any(f" {name} " in f"{line} " for line in lines[1:]), (name, lines)
+            assert not any("…" in line for line in lines[1:]), lines
+        else:
+            assert "value vs limit" in lines[0], lines[0]
+            for name in names:
+                assert any(f" {name[: RULE_KEPT + 4]}" in line for line in lines[1:]), (name, lines)
+
+        down = Alarm(
+            name="node_down",
+            severity=Severity.WARNING,
+            since_s=now_s,
+            value=12.0,
+            limit=None,
+            message="gw-017 down 12 s",
+            node="gw-017",
+        )
+        all_fleet_storm(storm_app, now_s, down)
+        storm_app.refresh_views()
+        await pilot.pause()
+        lines = visible_lines(panel)
+        assert "where" in lines[0] and "all fleet" not in lines[0], lines[0]
+        assert any("node_down" in line and "gw-017" in line for line in lines), lines
+        assert any("connections_drop" in line and "fleet" in line for line in lines), lines

@@ -423,6 +423,10 @@ def test_the_node_is_never_what_gives_way():
     assert column_widths(natural, 44) == [3, RULE_KEPT + 2, 10, 15, 0, 0]  # the rule at its shortest ...
     assert column_widths(natural, 43) == [3, 25, 10, 0, 0, 0]  # ... or whole, once the value cannot fit
     assert column_widths(natural, 29) == [3, 16, 10, 0, 0, 0]  # 80 columns: rule cut further, node whole
+    # "where" not shown (natural 0: every row the fleet's): its room is the rule's, the name whole at 80
+    fleet = [2, 24, 0, 14, 7, 7]
+    assert column_widths(fleet, 29) == [3, 25, 0, 0, 0, 0]
+    assert column_widths(fleet, 46) == [3, 20, 0, 15, 8, 0]  # (120: the figures first, as before)
 
 
 async def test_a_node_with_no_handshakes_shows_no_p99(storm_app):

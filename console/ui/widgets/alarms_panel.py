@@ -43,6 +43,10 @@ GAP = 1
 RULE_KEPT = 14
 #: A value with no figures is the alarm's message (from a newer server): cut, it is read whole below.
 VALUE_MAX = 18
+#: Where every row is the fleet's, "where" said "fleet" on each of them while the rule's name was cut
+#: ("drain_inflow_kill_s… fleet" at 80×24): where the names need its room, the column gives way to this.
+FLEET = "fleet"  # (`console.model.alarms`: a fleet alarm naming no node)
+ALL_FLEET = "rule · all fleet"
 
 
 class Cell(Text):
@@ -89,14 +93,15 @@ def said_of(row: AlarmRow, clock: ClockFace) -> str:
 
 
 def column_widths(natural: list[int], room: int) -> list[int]:
-    """Each column's width (its gap included) in `room` cells, from the widest cell of each (`natural`).
+    """Each column's width (its gap included) in `room` cells, from the widest cell of each (`natural`; a
+    column of natural width 0 is not shown: "where", when every row is the fleet's).
 
     The rule's name gives way first, down to `RULE_KEPT` characters and its ellipsis, so that every column
     fits. Where even that is too wide (120 or 80 columns) a column after the node that does not fit whole
     is not shown (width 0), nor any after it — a figure cut short ("38." of "38.6k") reads as another
     figure — and the rule has what they leave; it shrinks further rather than the node: glyph, rule and
     node always show, the node whole."""
-    widths = [width + GAP for width in natural]
+    widths = [width + GAP if width else 0 for width in natural]
     excess = sum(widths) - room
     if excess > 0:
         widths[RULE] = max(RULE_KEPT + 1 + GAP, widths[RULE] - excess)
@@ -233,7 +238,13 @@ class AlarmsPanel(DataTable):
             for index, label in enumerate(COLUMNS)
         ]
         natural[GLYPH] = GAP + 1  # a blank and the glyph, rows or none: the header stays where it was
-        return column_widths(natural, self._room(lines))
+        widths = column_widths(natural, self._room(lines))
+        if widths[RULE] < natural[RULE] + GAP and all(row[WHERE].plain == FLEET for row in rows):
+            # Every row the fleet's and a name cut: the header says "all fleet" once, the names are whole.
+            natural[WHERE] = 0
+            natural[RULE] = max(natural[RULE], cell_len(ALL_FLEET))
+            widths = column_widths(natural, self._room(lines))
+        return widths
 
     def _lay_out(self, cursor: int, held: tuple[object, ...] | None) -> None:
         # Widths from what is shown now and the room there is, set explicitly: DataTable's auto widths only
@@ -255,7 +266,10 @@ class AlarmsPanel(DataTable):
             if spread_widths[RAISED]:
                 rows, heights, widths = spread, spread_heights, spread_widths
         self.clear(columns=True)
-        for label, width in zip(COLUMNS, widths, strict=True):
+        labels = list(COLUMNS)
+        if not widths[WHERE]:  # (never 0 otherwise: the node always shows)
+            labels[RULE] = ALL_FLEET
+        for label, width in zip(labels, widths, strict=True):
             self.add_column(Cell(label, overflow="ellipsis", no_wrap=True), width=width)
         for row, height in zip(rows, heights, strict=True):
             self.add_row(*row, height=height)
