@@ -12,9 +12,10 @@ import numpy as np
 from console.alarms.base import NAMED_NODES, AlarmName, FleetView, Reading, Rule, count, first_named
 from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window
 from console.figures import beside_limit
-from console.guards.capacity import spare_admission_per_s
+from console.guards.capacity import node_room, spare_admission_per_s
+from console.guards.rollout import HALTABLE
 from console.guards.thresholds import Thresholds
-from console.protocol import WAVE_BIN_MS, Frame, RolloutState, Severity, UnavailableReason
+from console.protocol import WAVE_BIN_MS, Frame, NodeState, RolloutState, Severity, UnavailableReason
 from console.waves import lockstep_index
 
 __all__ = ["AlarmName", "FleetView", "Reading", "Rule", "build_rules"]
@@ -86,18 +87,52 @@ class CpuAbort(Rule):
             held[0][0],
             self.t.cpu_abort_pct,
             f"CPU over the abort line ({self.t.cpu_abort_pct:g} % for {for_s:g} s) on {named}: "
-            + _abort_advice(frame),
+            + _abort_advice(frame, fleet),
             nodes=tuple(node_id for _, node_id in held),
         )
 
 
-def _abort_advice(frame: Frame) -> str:
+def _abort_advice(frame: Frame, fleet: FleetView) -> str:
     """The seed's "halt the restart" while a rollout is under way (or the source does not say); without
-    one there is nothing to halt, and the advice is the load's."""
+    one there is nothing to halt, and the advice is the load's: the seed's "add capacity" only where the
+    fleet can grow (or does not say) — elsewhere what it can do, ration, and undrain the nodes out of
+    rotation so the returning clients spread over more nodes."""
     rollout = frame.rollout
-    if rollout is None or rollout.state in (RolloutState.RUNNING, RolloutState.PAUSED):
+    if rollout is None or rollout.state in HALTABLE:
         return "halt the rollout and reassess."
-    return "no rollout is running to halt: ration the returning clients (admission) or add capacity."
+    why_not = _cannot_add(frame, fleet)
+    if why_not is None:
+        return "no rollout is running to halt: ration the returning clients (admission) or add capacity."
+    undrain = _undrain_move(fleet)
+    return (
+        f"no rollout is running to halt, and this fleet {why_not}: ration the returning clients (admission)"
+        + (f"; {undrain}" if undrain else "")
+        + "."
+    )
+
+
+def _cannot_add(frame: Frame, fleet: FleetView) -> str | None:
+    """Why this fleet cannot add capacity ("adds no nodes", "is at its most, 16 nodes"); None when it can,
+    or its frame does not say (then the advice keeps the seed's "add capacity"). The nodes are counted from
+    the view, as node_down's way on counts them: the console judges frames sent without their node
+    records."""
+    room = node_room(frame.max_nodes, len(fleet.node_ids))
+    return None if room is None else room.why_not()
+
+
+#: States `undrain` takes back into rotation (console.guards.drain.judge_undrain).
+UNDRAINABLE = frozenset({NodeState.DRAINING, NodeState.DRAINED})
+
+
+def _undrain_move(fleet: FleetView) -> str:
+    """The move that puts the nodes out of rotation back, "undrain gw-003, gw-007": capacity a fleet that
+    cannot add nodes still has. Empty when none is out of rotation."""
+    out = [
+        node_id
+        for node_id, state in zip(fleet.node_ids, fleet.node_states, strict=True)
+        if state in UNDRAINABLE
+    ]
+    return f"undrain {first_named(out)}" if out else ""
 
 
 class RolloutPaused(Rule):
@@ -147,8 +182,25 @@ class HeadroomLow(Rule):
                 headroom_pct,
                 self.t.headroom_min_pct,
                 f"Headroom {beside_limit(headroom_pct, self.t.headroom_min_pct)} % is under the {self.t.headroom_min_pct:g} % budget: "
-                "no restart is safe; add capacity instead.",
+                + _headroom_advice(frame, fleet),
             )
+
+
+def _headroom_advice(frame: Frame, fleet: FleetView) -> str:
+    """The seed's "add capacity instead" where the fleet can grow (or does not say). Where it cannot, what
+    it can do: halt a rollout under way (its restarts are what the budget says are unsafe), undrain the
+    nodes out of rotation (headroom counts the nodes in rotation: theirs comes back), and shed load with
+    admission (a connection ceiling keeps the survivors' connections under their capacity)."""
+    why_not = _cannot_add(frame, fleet)
+    if why_not is None:
+        return "no restart is safe; add capacity instead."
+    rollout = frame.rollout
+    moves = [
+        "halt the rollout" if rollout is not None and rollout.state in HALTABLE else "",
+        _undrain_move(fleet),
+        "shed load with admission",
+    ]
+    return f"no restart is safe, and this fleet {why_not}: " + "; ".join(m for m in moves if m) + "."
 
 
 class DrainInflow(Rule):
@@ -389,18 +441,15 @@ def way_on_for_a_node_down(frame: Frame, nodes: int) -> str:
         # A newer server's reason: nothing says its nodes cannot be restarted. Named, no remedy guessed.
         return f"Restart it; this fleet cannot roll out ({reason.replace('_', ' ')})."
     no_restart = "This fleet's nodes have no restart command, so nothing here restarts it"
-    max_nodes = frame.max_nodes
-    assert max_nodes is not None
-    if max_nodes <= 0:
-        return f"{no_restart}, and it adds no nodes: start it again where it runs."
-    room = max_nodes - nodes
-    if room < 1:
+    room = node_room(frame.max_nodes, nodes)
+    assert room is not None
+    if room.max_nodes <= 0:
+        return f"{no_restart}, and it {room.why_not()}: start it again where it runs."
+    if not room.can_add:
         # An add is refused "at its most" (guards.add_capacity): not a way on here either.
-        return (
-            f"{no_restart}, and it is at its most, {max_nodes} nodes (the down one counted): it cannot add "
-            "capacity either."
-        )
-    return f"{no_restart}: add capacity in its place (room for {room} more node{'s' if room != 1 else ''})."
+        return f"{no_restart}, and it {room.why_not()} (the down one counted): it cannot add capacity either."
+    more = room.room
+    return f"{no_restart}: add capacity in its place (room for {more} more node{'s' if more != 1 else ''})."
 
 
 class HistoryUnreachable(Rule):

@@ -14,7 +14,7 @@ import math
 
 from console.errors import InputError
 from console.figures import headroom_pct
-from console.guards.capacity import FleetCapacity
+from console.guards.capacity import FleetCapacity, NodeRoom
 from console.guards.fleet import fleet_load, max_serving_cpu_pct
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, verdict
@@ -23,8 +23,7 @@ from console.protocol import CapacityRequest, FleetSnapshot, NodeState, Verdict,
 
 def add_capacity_allowed(snapshot: FleetSnapshot, capacity: FleetCapacity, thresholds: Thresholds) -> int:
     """The most nodes one add may ask for now: the fleet's room, capped by `add_capacity_max_nodes`."""
-    room = max(capacity.max_nodes - len(snapshot.nodes), 0)
-    return min(room, thresholds.add_capacity_max_nodes)
+    return min(NodeRoom(capacity.max_nodes, len(snapshot.nodes)).room, thresholds.add_capacity_max_nodes)
 
 
 def check_count(snapshot: FleetSnapshot, capacity: FleetCapacity, count: int, thresholds: Thresholds) -> None:

@@ -67,6 +67,44 @@ class FleetCapacity:
                 raise InputError(name, getattr(self, name), "a number ≥ 0")
 
 
+@dataclass(frozen=True)
+class NodeRoom:
+    """Whether a fleet can add capacity, and how much room it has left: the one rule the add-capacity guard
+    and the alarms' advice count room by, so an alarm never advises an add the guard refuses.
+
+    max_nodes: the most nodes the fleet may hold, those it has included (`Frame.max_nodes`, the capacity
+        record's); 0 when it cannot add nodes at all (a controller over a nodes file: no provisioner).
+    nodes: the nodes it holds now, every state counted (down and provisioning too), as an add's room counts
+        them.
+    """
+
+    max_nodes: int
+    nodes: int
+
+    @property
+    def room(self) -> int:
+        """Nodes it may still add: 0 at its most (or past it), and when it adds none."""
+        return max(self.max_nodes - self.nodes, 0)
+
+    @property
+    def can_add(self) -> bool:
+        return self.room > 0
+
+    def why_not(self) -> str | None:
+        """Why an add is refused here, in the add guard's words ("this fleet …"); None when it can add."""
+        if self.max_nodes <= 0:
+            return "adds no nodes"
+        if not self.can_add:
+            return f"is at its most, {self.max_nodes} nodes"
+        return None
+
+
+def node_room(max_nodes: int | None, nodes: int) -> NodeRoom | None:
+    """The fleet's room as its frames or snapshots say it; None when they do not (`max_nodes` null: an older
+    server, or frames built straight from the simulation) — then nothing is guessed about it."""
+    return None if max_nodes is None else NodeRoom(max_nodes, nodes)
+
+
 class AdmissionLimit:
     """New connections per second one node in rotation can admit: its admission `rate_per_s` where the
     admission settings apply to it, its handshake ceiling, the smaller when both are known, None when

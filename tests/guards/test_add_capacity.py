@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from console.errors import InputError
 from console.guards import Thresholds, judge_add_capacity, nodes_for_headroom
+from console.guards.capacity import node_room
 from console.protocol import CapacityRequest, NodeState, VerdictLevel
 from tests.fleet_builders import node, snapshot
 from tests.guards.fleets import CAPACITY, fleet
@@ -133,3 +134,42 @@ def test_adding_capacity_is_never_typed_or_blocked_and_the_suggested_add_passes(
         if needed >= 2:
             short = judge_add_capacity(snapshot, capacity, CapacityRequest(count=needed - 1))
             assert not checks(short)["headroom_when_ready_pct"].ok
+
+
+# --- the fleet's room, one rule for the guard and the alarms' advice (`NodeRoom`) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("max_nodes", "nodes", "room", "why_not"),
+    [
+        (16, 4, 12, None),  # fleet up: a provisioner's limit above its nodes
+        (5, 4, 1, None),
+        (4, 4, 0, "is at its most, 4 nodes"),
+        (3, 4, 0, "is at its most, 3 nodes"),  # (more than its limit: still no room, never negative)
+        (0, 4, 0, "adds no nodes"),  # a controller over a nodes file: no provisioner
+    ],
+)
+def test_node_room_says_whether_a_fleet_can_grow_and_by_how_much(
+    max_nodes: int, nodes: int, room: int, why_not: str | None
+) -> None:
+    said = node_room(max_nodes, nodes)
+    assert said is not None and said.room == room and said.can_add is (room > 0)
+    assert said.why_not() == why_not
+
+
+def test_node_room_is_unknown_where_the_fleet_does_not_say() -> None:
+    """An older server's frames, or frames built straight from the simulation: `max_nodes` null."""
+    assert node_room(None, 4) is None
+
+
+@given(st.integers(0, 40), st.integers(1, 40))
+def test_the_add_guard_allows_what_the_room_says(max_nodes: int, count: int) -> None:
+    """The guard and the alarms count room alike: an add of `room` passes, one more is refused."""
+    capacity = dataclasses.replace(CAPACITY, max_nodes=max_nodes)
+    room = node_room(max_nodes, 20)
+    assert room is not None
+    if 1 <= count <= room.room:
+        judge_add_capacity(fleet(), capacity, CapacityRequest(count=count))
+    else:
+        with pytest.raises(InputError):
+            judge_add_capacity(fleet(), capacity, CapacityRequest(count=count))
