@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from console.errors import InputError
-from console.guards.capacity import FleetCapacity
+from console.guards.capacity import FleetCapacity, NodeRoom, node_room
 from console.guards.fleet import (
     ROTATION_MOVE,
     FleetLoad,
@@ -73,6 +73,9 @@ class DrainPlan:
     # CPU points the busiest survivor is kept under the pause line (`drain_plan_cpu_margin_pct`): a real
     # node's CPU moves between the plan and the verdict, and a rate on the line was typed seconds later.
     cpu_margin_pct: float = 0.0
+    # Nodes the fleet may still add (`NodeRoom.room`; 0: it cannot add capacity, none at all or at its
+    # most); None when its snapshot does not say. With no rate, "add capacity" is a way on only with room.
+    room_nodes: int | None = None
 
     def request(self) -> DrainRequest:
         """The plan as a request, to pre-fill the console's form: at the planned rate however slow it is
@@ -203,7 +206,18 @@ def plan_drain(
         limited_by=basis.limited_by,
         connections=sum(node.connections for node in nodes),
         cpu_margin_pct=t.drain_plan_cpu_margin_pct,
+        room_nodes=_room_nodes(snapshot_room(snapshot)),
     )
+
+
+def snapshot_room(snapshot: FleetSnapshot) -> NodeRoom | None:
+    """The fleet's room as its snapshot says it (`FleetSnapshot.max_nodes`, every node counted); None when
+    it does not (an older server, a snapshot built straight from a frame without it)."""
+    return node_room(snapshot.max_nodes, len(snapshot.nodes))
+
+
+def _room_nodes(room: NodeRoom | None) -> int | None:
+    return None if room is None else room.room
 
 
 def _hint_reach_rate(count: int, capacity: FleetCapacity, thresholds: Thresholds) -> float | None:
@@ -248,6 +262,7 @@ def judge_drain(
         )
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
+    room = snapshot_room(snapshot)
     count = len(nodes)
     rate = request.rate_per_s
     new_rate = rate * count
@@ -293,7 +308,7 @@ def judge_drain(
             why="every drain's closes per second must fit in the survivors' spare admission (field guide): "
             "slow the drain or drain fewer nodes at once",
         ),
-        _after_check(load, t),
+        _after_check(load, t, room),
         check(
             "concurrent_drains",
             load.draining_nodes + count,
@@ -345,7 +360,7 @@ def judge_drain(
     # pacing limit and a safe rate of 0) and failed beside the one reason, nodes_in_rotation_after. Left
     # out, as a rollout start whose first batch takes every node in rotation leaves out its own.
     checks = without_survivor_checks(checks, load, SURVIVOR_CHECKS)
-    projections = {
+    projections: dict[str, object] = {
         # What moves to the survivors: a confirmation says it in numbers, beside how long and the headroom after.
         "connections": sum(n.connections for n in nodes),
         "survivors": load.survivors,
@@ -359,14 +374,17 @@ def judge_drain(
         "suggested_rate_per_s": suggested.rate_per_s,
         "suggested_cpu_margin_pct": suggested.cpu_margin_pct,
     }
+    if room is not None:  # (said only where the snapshot says it: "add capacity" is advised by it)
+        projections["room_nodes"] = room.room
     expected = nodes[0].id if count == 1 else snapshot.fleet
     return verdict("drain", checks, projections, typed_expected=expected)
 
 
-def _after_check(load: FleetLoad, thresholds: Thresholds) -> Check:
+def _after_check(load: FleetLoad, thresholds: Thresholds, room: NodeRoom | None) -> Check:
     """The survivors' headroom against the budget — or, with no survivor, the rotation itself: the last
     node's drain leaves no node to take a client, and "headroom 0 %: add capacity first" said nothing of
-    that (the projection `headroom_after_pct` stays, 0 then, as the frames say it)."""
+    that (the projection `headroom_after_pct` stays, 0 then, as the frames say it). "add capacity first"
+    only where the fleet can grow (or its snapshot does not say): elsewhere, wait for headroom."""
     if load.survivors == 0:
         return rotation_after_check(
             load,
@@ -378,7 +396,10 @@ def _after_check(load: FleetLoad, thresholds: Thresholds) -> Check:
         thresholds.headroom_min_pct,
         bound="min",
         fails_to=VerdictLevel.TYPED,
-        why="headroom once the node leaves rotation; no safe restart below it (outage seed): add capacity first",
+        why="headroom once the node leaves rotation; no safe restart below it (outage seed): add capacity first"
+        if room is None or room.can_add
+        else "headroom once the node leaves rotation; no safe restart below it (outage seed), and this fleet "
+        f"{room.why_not()}: wait for headroom to come back first",
     )
 
 

@@ -263,11 +263,25 @@ PLAN_LIMITS = {
 }
 
 
-#: What to do when a plan has no rate, by its limit (`no_rate_text`): capacity helps hot or full survivors,
-#: not a fleet with none left in rotation (the guard's `nodes_in_rotation_after` says the same move).
+#: The move when no drain rate is safe (hot or full survivors), where the fleet can grow or does not say…
+CALM_MOVE = "add capacity or wait for the fleet to calm"
+#: …and where it says it cannot (`room_nodes` 0: it adds no nodes, or is at its most): an add is refused.
+NO_ROOM_CALM_MOVE = "wait for the fleet to calm (this fleet cannot add capacity)"
+
+
+def calm_move(room_nodes: object) -> str:
+    """What to do when no drain rate is safe, as the fleet's room says (`room_nodes` of a drain plan or a
+    drain verdict's projections: `console.guards.drain.snapshot_room`): "add capacity" only with room; an
+    older server's plan, which does not say, keeps it."""
+    return NO_ROOM_CALM_MOVE if room_nodes == 0 else CALM_MOVE
+
+
+#: What to do when a plan has no rate, by its limit (`no_rate_text`): capacity helps hot or full survivors
+#: (where the fleet can grow: `calm_move`), not a fleet with none left in rotation (the guard's
+#: `nodes_in_rotation_after` says the same move).
 NO_RATE_MOVES = {
-    "survivor_cpu": "any drain is blocked; add capacity or wait for the fleet to calm",
-    "drain_pacing": "any drain is blocked; add capacity or wait for the fleet to calm",
+    "survivor_cpu": "any drain is blocked; {calm}",
+    "drain_pacing": "any drain is blocked; {calm}",
     # A hint the fleet cannot give is not widened by capacity, and its narrow window asks for confirmation
     # (hint_window_ms), not a block.
     "hint_reach": "adding capacity would not widen it: a fleet whose hints reach further would, or a smaller "
@@ -315,11 +329,12 @@ def no_rate_text(plan: Mapping[str, Any]) -> str:
     blocked. With no node left in rotation, or hints too short for any window, capacity is not the move:
     each says its own. Said alike by the drain form and `stormdeck plan drain`."""
     margin = plan_cpu_margin_pct(plan)
+    calm = calm_move(plan.get("room_nodes"))
     if margin > 0:
-        return f"no safe rate now (no rate {keeps_margin_text(margin)}) — add capacity or wait for the fleet to calm"
+        return f"no safe rate now (no rate {keeps_margin_text(margin)}) — {calm}"
     key = str(plan.get("limited_by", "?"))
     # A newer server's limit: named, and no remedy guessed for it (its verdict names what would pass).
-    move = NO_RATE_MOVES.get(key, "a drain's verdict says what would pass")
+    move = NO_RATE_MOVES.get(key, "a drain's verdict says what would pass").replace("{calm}", calm)
     return f"no safe rate now ({_no_rate_why(key, plan)}) — {move}"
 
 
@@ -394,6 +409,7 @@ def local_drain_prefill(
             "hint_ms": plan.hint_ms,
             "limited_by": plan.limited_by,
             "cpu_margin_pct": plan.cpu_margin_pct,
+            "room_nodes": plan.room_nodes,
         },
         "the console's drain planner",
     )
@@ -604,7 +620,7 @@ def _drain_rate_hint(projections: Mapping[str, Any]) -> str | None:
     safe = projections.get("largest_safe_rate_per_s")
     if not isinstance(safe, int | float) or projections.get("survivors") == 0:
         return None
-    calm = "add capacity or wait for the fleet to calm"
+    calm = calm_move(projections.get("room_nodes"))
     if safe <= 0:
         return f"no drain rate is safe now: {calm}"
     suggested = projections.get("suggested_rate_per_s")

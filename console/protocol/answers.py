@@ -116,6 +116,13 @@ class DrainPlanResult(Record):
         description="CPU points the busiest survivor is planned under the pause line (readings move "
         "between the plan and the verdict); 0 from a server that keeps none",
     )
+    # Optional, added to v1 without a version change (null from an older server): a console advises adding
+    # capacity, when no rate is safe, only where there is room.
+    room_nodes: int | None = Field(
+        None,
+        description="nodes the fleet may still add (its max_nodes less the nodes it has); 0 when it cannot "
+        "add capacity (it adds no nodes, or is at its most); null when the server does not say",
+    )
     request: DrainRequest
 
 

@@ -496,6 +496,8 @@ async def test_the_drain_plan_passes_its_own_guards(acting: Acting) -> None:
     assert plan["nodes"] == ["gw-003"] and plan["rate_per_s"] > 0
     # The CPU margin it planned with under the pause line, for the console and the CLI to say.
     assert plan["cpu_margin_pct"] == Thresholds().drain_plan_cpu_margin_pct > 0
+    # The fleet's room, for the console's no-rate remedy to name adding capacity only where it can.
+    assert plan["room_nodes"] == acting.simulation.room_nodes() > 0
     request = {k: v for k, v in plan["request"].items() if k in ("rate_per_s", "deadline_s", "hint_ms")}
     judged = (await acting.call("POST", "/v1/nodes/gw-003/drain", {**request, "dry_run": True})).json()
     failed = {c["name"] for c in judged["verdict"]["checks"] if not c["ok"]}

@@ -441,3 +441,39 @@ def test_undraining_a_node_of_the_rollouts_batch_under_way_asks_first_saying_the
         update={"rollout": rollout.model_copy(update={"state": RolloutState.HALTED})}
     )
     assert judge_undrain(halted, "gw-003").level is VerdictLevel.OK  # nothing left to halt
+
+
+# --- the fleet's room: "add capacity" only where the fleet can grow (`NodeRoom`) ------------------------
+
+
+def _room(snap, max_nodes: int | None):
+    """`snap` as a server that says how many nodes the fleet may hold says it (`FleetSnapshot.max_nodes`)."""
+    return snap.model_copy(update={"max_nodes": max_nodes})
+
+
+@pytest.mark.parametrize(("max_nodes", "room"), [(None, None), (32, 12), (20, 0), (0, 0)])
+def test_the_drain_plan_and_verdict_say_the_fleets_room(max_nodes: int | None, room: int | None) -> None:
+    """The console's no-rate remedies read it (`console.model.actions.calm_move`): 20 nodes, room for 12
+    more under 32, none at 20 or where the fleet adds no nodes; unsaid (null) where the snapshot does not say."""
+    assert plan_drain(_room(fleet(), max_nodes), CAPACITY, "gw-003").room_nodes == room
+    verdict = judge_drain(_room(fleet(), max_nodes), CAPACITY, "gw-003", drain(833))
+    assert verdict.projections.get("room_nodes", "unsaid") == ("unsaid" if room is None else room)
+
+
+@pytest.mark.parametrize(
+    ("max_nodes", "why"), [(0, "this fleet adds no nodes"), (20, "this fleet is at its most, 20 nodes")]
+)
+def test_headroom_after_a_drain_where_the_fleet_cannot_grow_says_wait_not_add(
+    max_nodes: int, why: str
+) -> None:
+    """ "add capacity first" on a fleet whose add is refused (a nodes file's controller; a fleet at its most)."""
+    hot = fleet(connections=33_000)  # 34 % now, 30.5 % once gw-003 leaves: under the 35 % budget
+    verdict = judge_drain(_room(hot, max_nodes), CAPACITY, "gw-003", drain(100))
+    after = next(c for c in verdict.checks if c.name == "headroom_after_pct")
+    assert not after.ok and why in after.why and "wait for headroom to come back" in after.why, after.why
+    assert "add capacity" not in after.why, after.why
+    for can_or_unsaid in (None, 21):
+        verdict = judge_drain(_room(hot, can_or_unsaid), CAPACITY, "gw-003", drain(100))
+        assert next(c.why for c in verdict.checks if c.name == "headroom_after_pct").endswith(
+            "add capacity first"
+        )

@@ -292,5 +292,6 @@ async def drain_plan(node_id: str, request: Request) -> DrainPlanResult:
         limited_by=plan.limited_by,
         connections=plan.connections,
         cpu_margin_pct=plan.cpu_margin_pct,
+        room_nodes=plan.room_nodes,
         request=plan.request(),
     )
