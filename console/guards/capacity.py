@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from console.errors import InputError
-from console.protocol import AdmissionSettings
+from console.protocol import AdmissionSettings, FleetSnapshot
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,13 @@ def node_room(max_nodes: int | None, nodes: int) -> NodeRoom | None:
     """The fleet's room as its frames or snapshots say it; None when they do not (`max_nodes` null: an older
     server, or frames built straight from the simulation) — then nothing is guessed about it."""
     return None if max_nodes is None else NodeRoom(max_nodes, nodes)
+
+
+def snapshot_room(snapshot: FleetSnapshot) -> NodeRoom | None:
+    """The fleet's room as its snapshot says it (`FleetSnapshot.max_nodes`, every node counted); None when
+    it does not (an older server, a snapshot built straight from a frame without it). The drain and rollout
+    guards advise "add capacity" by it."""
+    return node_room(snapshot.max_nodes, len(snapshot.nodes))
 
 
 class AdmissionLimit:

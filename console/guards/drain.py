@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from console.errors import InputError
-from console.guards.capacity import FleetCapacity, NodeRoom, node_room
+from console.guards.capacity import FleetCapacity, NodeRoom, snapshot_room
 from console.guards.fleet import (
     ROTATION_MOVE,
     FleetLoad,
@@ -208,12 +208,6 @@ def plan_drain(
         cpu_margin_pct=t.drain_plan_cpu_margin_pct,
         room_nodes=_room_nodes(snapshot_room(snapshot)),
     )
-
-
-def snapshot_room(snapshot: FleetSnapshot) -> NodeRoom | None:
-    """The fleet's room as its snapshot says it (`FleetSnapshot.max_nodes`, every node counted); None when
-    it does not (an older server, a snapshot built straight from a frame without it)."""
-    return node_room(snapshot.max_nodes, len(snapshot.nodes))
 
 
 def _room_nodes(room: NodeRoom | None) -> int | None:

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from console.errors import InputError
 from console.figures import beside_limit
-from console.guards.capacity import FleetCapacity
+from console.guards.capacity import FleetCapacity, NodeRoom, snapshot_room
 from console.guards.fleet import (
     SERVING,
     FleetLoad,
@@ -94,7 +94,7 @@ def nodes_down_check(snapshot: FleetSnapshot) -> Check:
     resume with it still down sends the next batches onto the nodes already holding its clients. Confirm,
     not blocked: restarting may be what fixes the crash."""
     down = [node.id for node in snapshot.nodes if node.state is NodeState.DOWN]
-    named_down = ", ".join(down[:3]) + (f" and {len(down) - 3} more" if len(down) > 3 else "")
+    named_down = _named(down)
     return check(
         "nodes_down",
         len(down),
@@ -109,6 +109,46 @@ def nodes_down_check(snapshot: FleetSnapshot) -> Check:
             else "no node down outside a planned restart"
         ),
     )
+
+
+def _named(node_ids: Sequence[str]) -> str:
+    """The first three nodes, and how many more: "gw-001, gw-007, gw-012 and 5 more"."""
+    return ", ".join(node_ids[:3]) + (f" and {len(node_ids) - 3} more" if len(node_ids) > 3 else "")
+
+
+#: States `undrain` takes back into rotation (console.guards.drain.judge_undrain).
+UNDRAINABLE = frozenset({NodeState.DRAINING, NodeState.DRAINED})
+
+
+def _undrain_first(snapshot: FleetSnapshot, resuming: bool = False) -> str:
+    """The nodes out of rotation an operator can put back, "undrain gw-004, gw-005 first": capacity a fleet
+    that cannot add nodes still has (headroom counts the nodes in rotation, and each takes its share of a
+    batch's clients). `resuming`: not those of the batch the paused or halted rollout stopped on — undrained,
+    the rollout halts on them and its resume drains them again (docs/actions.md). Empty when there are none."""
+    rollout = snapshot.rollout
+    ids = [node.id for node in snapshot.nodes]
+    stopped_on: set[str] = set()
+    if resuming and rollout.batch and rollout.batch_size:
+        batches = plan_batches(ids, rollout.batch_size)
+        stopped_on = set(batches[rollout.batch - 1]) if rollout.batch <= len(batches) else set()
+    out = [n.id for n in snapshot.nodes if n.state in UNDRAINABLE and n.id not in stopped_on]
+    return f"undrain {_named(out)} first" if out else ""
+
+
+def _or(moves: Sequence[str]) -> str:
+    """The moves said, "a, b, or c" (empty ones left out)."""
+    said = [move for move in moves if move]
+    return ", ".join(said[:-1]) + (", or " if len(said) > 1 else "") + said[-1]
+
+
+def _cannot_add(room: NodeRoom | None) -> str | None:
+    """Why the fleet cannot add capacity ("this fleet adds no nodes"); None when it can or its snapshot does
+    not say — then the checks keep the seed's "add capacity"."""
+    why_not = None if room is None else room.why_not()
+    return None if why_not is None else f"this fleet {why_not}"
+
+
+WAIT_FOR_HEADROOM = "wait for headroom to come back"
 
 
 def rotation_check(snapshot: FleetSnapshot, fails_to: VerdictLevel, when_none: str) -> Check:
@@ -179,13 +219,20 @@ def judge_rollout_start(
     load = fleet_load(snapshot, capacity, {node.id for node in batch})
     displaced = sum(node.connections for node in batch)
     cpu_now = max_serving_cpu_pct(snapshot.nodes)
+    # "add capacity" only where the fleet can grow (the add guard's rule, `NodeRoom`): where its snapshot
+    # says it cannot, an add `c` is refused — each check says why, and what that fleet can do instead.
+    cannot_add = _cannot_add(snapshot_room(snapshot))
+    undrain = _undrain_first(snapshot)
     checks = [
         start_rotation_check(snapshot),
         headroom_check(
             snapshot,
             t,
             VerdictLevel.BLOCKED,
-            "no safe restart below this headroom: add capacity instead of restarting (outage seed)",
+            "no safe restart below this headroom: add capacity instead of restarting (outage seed)"
+            if cannot_add is None
+            else f"no safe restart below this headroom (outage seed), and {cannot_add}: "
+            + _or([undrain, WAIT_FOR_HEADROOM]),
         ),
         check(
             "cpu_now_pct",
@@ -195,7 +242,7 @@ def judge_rollout_start(
             why="no restart completes while the fleet is unhealthy; it would pause at once (outage seed): shed "
             "with admission and wait for CPU to fall",
         ),
-        _batch_room_check(load, batch, displaced),
+        _batch_room_check(load, batch, displaced, cannot_add, undrain),
         nodes_down_check(snapshot),
         check(
             "pause_cpu_pct",
@@ -280,10 +327,14 @@ def judge_rollout_start(
     return verdict("rollout_start", checks, projections, floor=floor, typed_expected=snapshot.fleet)
 
 
-def _batch_room_check(load: FleetLoad, batch: list[NodeStatus], displaced: int) -> Check:
+def _batch_room_check(
+    load: FleetLoad, batch: list[NodeStatus], displaced: int, cannot_add: str | None, undrain: str
+) -> Check:
     """The first batch's connections against the room left on the other nodes — or, when the batch takes
     every node in rotation, the rotation itself: there is no other node, and "batch_connections ≤ 0" (below
-    0 with a drain under way) passed an idle fleet's batch, 0 ≤ 0, that left none to take a newcomer."""
+    0 with a drain under way) passed an idle fleet's batch, 0 ≤ 0, that left none to take a newcomer.
+    `cannot_add`: why the fleet cannot add capacity (None: it can, or does not say); then the moves it has —
+    a smaller batch (if there is one), the nodes to undrain (`undrain`), or waiting for headroom."""
     if load.survivors == 0:
         # A smaller batch is the move when there is one (it is bad input above the nodes in rotation).
         move = (
@@ -303,7 +354,10 @@ def _batch_room_check(load: FleetLoad, batch: list[NodeStatus], displaced: int) 
         spare_connections,
         fails_to=VerdictLevel.BLOCKED,
         why="the first batch's connections against the room left on the other nodes: a smaller batch, or add "
-        "capacity first",
+        "capacity first"
+        if cannot_add is None
+        else f"the first batch's connections against the room left on the other nodes, and {cannot_add}: "
+        + _or(["a smaller batch" if len(batch) > 1 else "", undrain, WAIT_FOR_HEADROOM]),
     )
 
 
@@ -333,6 +387,7 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
     hot = sum(1 for node in snapshot.nodes if node.state in SERVING and node.cpu_pct > pause_pct)
     headroom = snapshot.totals.headroom_pct
     side = "under" if headroom < t.headroom_min_pct else "within"
+    cannot_add = _cannot_add(snapshot_room(snapshot))  # "add capacity first" only where the fleet can grow
     checks = [
         rotation_check(
             snapshot,
@@ -357,8 +412,14 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
             t,
             VerdictLevel.CONFIRM,
             f"headroom {beside_limit(headroom, t.headroom_min_pct)} % {side} the {t.headroom_min_pct:g} % "
-            "budget: each batch resumed restarts more nodes — add capacity first, or wait for headroom to "
-            "come back (outage seed)",
+            + (
+                "budget: each batch resumed restarts more nodes — add capacity first, or wait for headroom to "
+                "come back (outage seed)"
+                if cannot_add is None
+                else f"budget: each batch resumed restarts more nodes, and {cannot_add} — "
+                + _or([_undrain_first(snapshot, resuming=True), WAIT_FOR_HEADROOM])
+                + " (outage seed)"
+            ),
         ),
     ]
     return verdict("rollout_resume", checks, {"nodes_over_pause": hot}, typed_expected=snapshot.fleet)

@@ -271,7 +271,7 @@ NO_ROOM_CALM_MOVE = "wait for the fleet to calm (this fleet cannot add capacity)
 
 def calm_move(room_nodes: object) -> str:
     """What to do when no drain rate is safe, as the fleet's room says (`room_nodes` of a drain plan or a
-    drain verdict's projections: `console.guards.drain.snapshot_room`): "add capacity" only with room; an
+    drain verdict's projections: `console.guards.capacity.snapshot_room`): "add capacity" only with room; an
     older server's plan, which does not say, keeps it."""
     return NO_ROOM_CALM_MOVE if room_nodes == 0 else CALM_MOVE
 
