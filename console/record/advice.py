@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from console.guards.capacity import NodeRoom
 from console.record.clock import clock
 from console.record.records import ActionRecord
 from console.record.review import Review
@@ -177,9 +178,15 @@ def _injected_text(review: Review) -> str:
 
 
 def add_capacity(review: Review) -> Finding | None:
+    """The seed's "add capacity" where the fleet could grow when headroom_low fired, or its frames do not
+    say (`max_nodes` null: an older server or recording). Where they say it could not — `max_nodes` 0, or
+    its nodes at `max_nodes` (`NodeRoom`, as the add guard refused the add) — the moves that fleet had."""
     fired_s = review.first_alarm_s("headroom_low")
     if fired_s is None:
         return None
+    room = review.series.room_at(fired_s)
+    if room is not None and not room.can_add:
+        return _no_room(review, fired_s, room)
     added = review.actions_named("add_capacity", "add_nodes")
     return Finding(
         title="Headroom below 35 %: add capacity, do not restart",
@@ -189,6 +196,39 @@ def add_capacity(review: Review) -> Finding | None:
         seed=OUTAGE_SEED,
         done=bool(added),
         what_was_done=_capacity_added(added[0]) if added else "no capacity action recorded",
+    )
+
+
+#: The moves a fleet that cannot add nodes has when headroom is under the budget (the headroom_low alarm's
+#: advice there), as the report names them done.
+NO_ROOM_MOVES = {"rollout_halt": "rollout halted", "undrain": "undrain", "admission": "admission set"}
+
+
+def _no_room(review: Review, fired_s: float, room: NodeRoom) -> Finding:
+    """headroom_low on a fleet that could not add nodes then: "add capacity" was advice its `c` refused, and
+    "no capacity action recorded" marked the operator down for not taking it. The seed's other moves
+    instead, done when any was applied after the alarm."""
+    fleet = (
+        "on a fleet that adds no nodes"
+        if room.max_nodes <= 0
+        else f"on a fleet at its most, {room.max_nodes} nodes"
+    )
+    # The first of each move after the alarm, in time order.
+    firsts: dict[str, float] = {}
+    for action in sorted(review.actions_named(*NO_ROOM_MOVES), key=lambda a: a.time_s):
+        if action.time_s >= fired_s:
+            firsts.setdefault(next(n for n in NO_ROOM_MOVES if action.action.startswith(n)), action.time_s)
+    done = "; ".join(f"{NO_ROOM_MOVES[name]} at {clock(t)}" for name, t in firsts.items())
+    return Finding(
+        title="Headroom below 35 %: do not restart",
+        evidence=f"headroom_low fired at {clock(fired_s)}, {fleet}: it could add no capacity",
+        prescription="Provision 35 % headroom; above 65 % utilisation there is no safe restart. What fixed the "
+        "outage was stopping the restart and adding 200 nodes; this fleet could add none, so: halt the "
+        "restart, undrain the nodes out of rotation, shed load with admission, and wait for headroom to come "
+        "back — and give it more nodes before its next rollout.",
+        seed=OUTAGE_SEED,
+        done=bool(firsts),
+        what_was_done=done or "no rollout halt, undrain or admission change recorded after it",
     )
 
 

@@ -8,12 +8,14 @@ recording is judged by the same rules. Key figures use the simulator summary's d
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from console.alarms import AlarmEngine
 from console.figures import BINS_PER_S, recovery, storm_lockstep_index
+from console.guards.capacity import NodeRoom, node_room
 from console.guards.thresholds import Thresholds
 from console.protocol import TOTAL_COUNTERS, Event, Frame, RolloutState, named_instructor
 from console.record.reader import RecordingReader
@@ -148,6 +150,10 @@ class Series:
     )
     rollout_running: list[bool] = field(default_factory=list)
     admission_limited: list[bool] = field(default_factory=list)
+    #: Each frame's `max_nodes` (None where it does not say: an older server or recording) and its nodes,
+    #: every state counted: the fleet's room then (`room_at`), which the findings advise "add capacity" by.
+    max_nodes: list[int | None] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)
     bins: list[int] = field(default_factory=list)
     bins_start_s: float = 0.0
 
@@ -172,6 +178,8 @@ class Series:
         self.hottest_node.append(hottest.id if hottest else None)
         self.rollout_running.append(frame.rollout is not None and frame.rollout.state is RolloutState.RUNNING)
         self.admission_limited.append(frame.admission is not None and frame.admission.rate_per_s is not None)
+        self.max_nodes.append(frame.max_nodes)
+        self.nodes.append(len(frame.nodes))
         # Bins land at their place in time, so a gap in the recording stays a gap.
         end = round((frame.time_s - self.bins_start_s) * BINS_PER_S)
         start = end - len(frame.waves.attempts)
@@ -179,6 +187,14 @@ class Series:
             del self.bins[max(start, 0) :]
         self.bins.extend([0] * (max(start, 0) - len(self.bins)))
         self.bins.extend(frame.waves.attempts[max(-start, 0) :])
+
+    def room_at(self, time_s: float) -> NodeRoom | None:
+        """The fleet's room as the newest frame at or before `time_s` said it (the add guard's rule,
+        `NodeRoom`); None where that frame does not say, or there is none."""
+        i = bisect_right(self.times_s, time_s) - 1
+        if i < 0 or i >= len(self.max_nodes):
+            return None
+        return node_room(self.max_nodes[i], self.nodes[i])
 
 
 @dataclass(frozen=True)

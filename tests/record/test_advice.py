@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+import pytest
 
 from console.protocol import Event
-from console.record.advice import abort_criterion, connections_alarm, drain_not_disconnect
+from console.record.advice import abort_criterion, add_capacity, connections_alarm, drain_not_disconnect
 from console.record.records import ActionRecord
 from console.record.review import AlarmSpan, Review, Series, peak_per_second
 from tests.record.conftest import header
@@ -95,3 +98,86 @@ def test_findings_past_an_hour_read_the_clock_the_report_reads() -> None:
     found = losing_ground(reviewed("drain_inflow_losing", 35_641.0, False, []))
     assert found is not None and found.evidence == f"drain÷inflow alarm fired at {clock(35_641.0)}"
     assert clock(35_641.0) == "9:54:01"
+
+
+# --- headroom_low: "add capacity" by the fleet's room, as its frames said it ----------------------------
+
+#: Today's words, kept where the frames say the fleet can add nodes and where they do not say (null).
+CAN_ADD_TITLE = "Headroom below 35 %: add capacity, do not restart"
+CAN_ADD_PRESCRIPTION = (
+    "Provision 35 % headroom; above 65 % utilisation there is no safe restart — add capacity instead. What "
+    "fixed the outage: stopping the restart and adding 200 nodes."
+)
+
+
+def reviewed_frames(
+    max_nodes: int | Callable[[float], int | None] | None, actions: list[ActionRecord], alarm_s: float = 10.0
+) -> Review:
+    """Four nodes at 20 % headroom for 30 s, their frames saying `max_nodes` (null: an older server; or a
+    function of the fleet time), and headroom_low raised at `alarm_s`."""
+    from tests.fleet_builders import series as frames
+
+    review = reviewed("headroom_low", alarm_s, rollout_running=False, actions=actions)
+    review.series = Series()
+    for f in frames(0, 30, headroom_pct=20.0):
+        said = max_nodes(f.time_s) if callable(max_nodes) else max_nodes
+        review.series.add(f.model_copy(update={"max_nodes": said}))
+    return review
+
+
+@pytest.mark.parametrize("max_nodes", [None, 16])
+def test_headroom_advice_says_add_capacity_where_the_fleet_could_or_its_frames_do_not_say(
+    max_nodes: int | None,
+) -> None:
+    found = add_capacity(reviewed_frames(max_nodes, [act("add_capacity", 20.0)]))
+    assert found is not None and found.title == CAN_ADD_TITLE and found.prescription == CAN_ADD_PRESCRIPTION
+    assert found.evidence == "headroom_low fired at 0:10" and found.done is True
+    missed = add_capacity(reviewed_frames(max_nodes, [act("rollout_halt", 20.0)]))
+    assert missed is not None and missed.done is False
+    assert missed.what_was_done == "no capacity action recorded"
+
+
+@pytest.mark.parametrize(
+    ("max_nodes", "fleet"),
+    [(0, "on a fleet that adds no nodes"), (4, "on a fleet at its most, 4 nodes")],
+)
+def test_headroom_advice_on_a_fleet_that_could_not_grow_says_what_it_could_do(
+    max_nodes: int, fleet: str
+) -> None:
+    """A controller over a nodes file (`max_nodes` 0), or `fleet up` at its 4 of 4: "add capacity" is advice
+    that fleet's `c` refused, and "no capacity action recorded" marked the operator down for not taking it."""
+    found = add_capacity(reviewed_frames(max_nodes, []))
+    assert found is not None
+    assert found.title == "Headroom below 35 %: do not restart"
+    assert found.evidence == f"headroom_low fired at 0:10, {fleet}: it could add no capacity"
+    assert found.prescription == (
+        "Provision 35 % headroom; above 65 % utilisation there is no safe restart. What fixed the outage was "
+        "stopping the restart and adding 200 nodes; this fleet could add none, so: halt the restart, undrain "
+        "the nodes out of rotation, shed load with admission, and wait for headroom to come back — and give "
+        "it more nodes before its next rollout."
+    )
+    assert found.done is False
+    assert found.what_was_done == "no rollout halt, undrain or admission change recorded after it"
+
+
+def test_headroom_advice_without_room_counts_the_moves_that_fleet_had_after_the_alarm() -> None:
+    moves = [act("admission", 5.0), act("undrain", 25.0), act("rollout_halt", 15.0), act("undrain", 40.0)]
+    found = add_capacity(reviewed_frames(0, moves))
+    assert found is not None and found.done is True
+    # the first of each after the alarm at 0:10, in time order; the admission before it is not counted
+    assert found.what_was_done == "rollout halted at 0:15; undrain at 0:25"
+
+
+def test_the_fleets_room_is_read_when_the_alarm_fired() -> None:
+    """Frames from before the alarm say the room then; a fleet that had room at the alarm was advised to add."""
+
+    def room_from_11_s(time_s: float) -> int:
+        return 16 if time_s >= 11 else 0
+
+    found = add_capacity(reviewed_frames(room_from_11_s, [], alarm_s=10.0))
+    assert found is not None and found.title == "Headroom below 35 %: do not restart"
+    found = add_capacity(reviewed_frames(room_from_11_s, [], alarm_s=11.0))
+    assert found is not None and found.title == CAN_ADD_TITLE
+    # an alarm between two frames reads the frame before it
+    found = add_capacity(reviewed_frames(room_from_11_s, [], alarm_s=10.5))
+    assert found is not None and found.title == "Headroom below 35 %: do not restart"
