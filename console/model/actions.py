@@ -8,15 +8,17 @@ server's answer into an `ActionAnswer`, and says what would pass when a guard bl
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from console.alarms.base import first_named
 from console.client.actions import ActionAnswer, Reply, route
 from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, nodes_for_headroom, plan_drain
 from console.guards.add_capacity import check_count
+from console.guards.capacity import node_room
 from console.guards.drain import HINT_START_MS, margin_kept_pct, planned_hint_ms
 from console.guards.fleet import ROTATION_MOVE
 from console.guards.rollout import HALTABLE, RESUMABLE
@@ -587,6 +589,30 @@ def pointless(kind: ActionKind, node: NodeStatus | None, rollout: RolloutStatus 
         hint = " (u undrains it)" if node.state in (NodeState.DRAINING, NodeState.DRAINED) else ""
         return f"{node.id} is {node.state.value}: only a ready node drains{hint}"
     return None
+
+
+def cannot_add_capacity(max_nodes: int | None, nodes: Sequence[NodeStatus]) -> str | None:
+    """Why an add of capacity could only be refused here, and what this fleet can do instead; None where it
+    can add, or its frame does not say (`max_nodes` null: an older server). `nodes`: every node the frame
+    lists, down and provisioning too, as the add guard counts the room. A controller over a nodes file adds
+    no nodes (`max_nodes` 0): its c opened a form pre-filled with the nodes headroom wanted, and only the
+    submit was refused. Its down nodes are started again where they run (node_down's way on there); a
+    fleet at its most, `fleet up` at 16, started its down nodes itself, so that is not said there."""
+    room = node_room(max_nodes, len(nodes))
+    why_not = room.why_not() if room is not None else None
+    if room is None or why_not is None:
+        return None
+    moves: list[str] = []
+    down = [node.id for node in nodes if node.state is NodeState.DOWN]
+    if down and room.max_nodes <= 0:
+        where = "it runs" if len(down) == 1 else "they run"
+        moves.append(f"start {first_named(down)} again where {where}")
+    out = [node.id for node in nodes if node.state in (NodeState.DRAINING, NodeState.DRAINED)]
+    if out:  # capacity this fleet still has: headroom counts the nodes in rotation
+        moves.append(f"undrain {first_named(out)}")
+    moves.append("shed load with admission")
+    said = moves[0] if len(moves) == 1 else ", ".join(moves[:-1]) + f", or {moves[-1]}"
+    return f"this fleet cannot add capacity — it {why_not}: {said}; nothing sent"
 
 
 def check_mark(check: Check) -> str:

@@ -31,6 +31,7 @@ from console.model.actions import (
     actions_disabled_reason,
     add_capacity_prefill,
     admission_prefill,
+    cannot_add_capacity,
     drain_prefill_from_plan,
     fallback_drain_prefill,
     local_drain_prefill,
@@ -160,6 +161,8 @@ class ConsoleActions:
             return
         frame = app.model.frame
         known_answer = pointless(kind, app.model.nodes.get(node_id or ""), frame.rollout if frame else None)
+        if kind is ActionKind.ADD_CAPACITY and frame is not None:
+            known_answer = cannot_add_capacity(frame.max_nodes, list(app.model.nodes.values()))
         if known_answer is not None:
             app.notify(known_answer)
             return

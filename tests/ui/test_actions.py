@@ -1414,6 +1414,36 @@ async def test_a_rollout_the_fleet_cannot_run_is_refused_at_the_key_saying_why()
         await open_form(app, pilot, "R", "the rollout form")
 
 
+async def test_capacity_the_fleet_cannot_add_is_refused_at_the_key_saying_why():
+    """User pass on a `stormdeck controller` over a nodes file (no provisioner: frames say `max_nodes` 0):
+    c opened the add-capacity form pre-filled "2 — the nodes that bring headroom to 35 % once ready", and
+    only Enter drew "fleet 'loopback' cannot add capacity". The frame says so: refused at the key with
+    why and what this fleet can do instead (console.model.actions.cannot_add_capacity), no form, nothing
+    sent — as R on a fleet that cannot roll out. A fleet at its most is refused the same way; one with room
+    (or an older server, which does not say) gets the form."""
+    from console.model.actions import cannot_add_capacity
+
+    api = FakeFleetApi()
+    app = acting_app(api)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        frame = app.model.frame
+        assert frame is not None
+        nodes = list(app.model.nodes.values())
+        for max_nodes, why in (
+            (0, "adds no nodes: start "),
+            (len(nodes), f"is at its most, {len(nodes)} nodes"),
+        ):
+            app.model.frame = frame.model_copy(update={"max_nodes": max_nodes})
+            said = cannot_add_capacity(max_nodes, nodes)
+            assert said is not None and said.startswith(f"this fleet cannot add capacity — it {why}"), said
+            await pilot.press("c")
+            await wait_for(lambda said=said: any(n.message == said for n in app._notifications), what=said)
+            assert isinstance(app.screen, MainScreen) and api.sent == []
+        app.model.frame = frame.model_copy(update={"max_nodes": None})
+        await open_form(app, pilot, "c", "the add-capacity form")
+
+
 async def test_a_count_below_one_is_named_in_the_form_with_the_fleets_range():
     """Maintenance-window pass: 5000 in the add-capacity form said the fleet's range ("[1, 64] (room left in
     the fleet: 64 of 84 nodes)"), 0 the form's own bound ("an integer ≥ 1 and ≤ 10,000") — a range this fleet
