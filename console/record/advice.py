@@ -223,13 +223,29 @@ def _no_room(review: Review, fired_s: float, room: NodeRoom) -> Finding:
         title="Headroom below 35 %: do not restart",
         evidence=f"headroom_low fired at {clock(fired_s)}, {fleet}: it could add no capacity",
         prescription="Provision 35 % headroom; above 65 % utilisation there is no safe restart. What fixed the "
-        "outage was stopping the restart and adding 200 nodes; this fleet could add none, so: halt the "
-        "restart, undrain the nodes out of rotation, shed load with admission, and wait for headroom to come "
-        "back — and give it more nodes before its next rollout.",
+        f"outage was stopping the restart and adding 200 nodes; this fleet could add none, so: "
+        f"{_moves_then(review, fired_s)}, and wait for headroom to come back.",
         seed=OUTAGE_SEED,
         done=bool(firsts),
         what_was_done=done or "no rollout halt, undrain or admission change recorded after it",
     )
+
+
+def _moves_then(review: Review, time_s: float) -> str:
+    """The moves a fleet without room had at `time_s`, as headroom_low's advice named them then: halt the
+    rollout under way, undrain the nodes out of rotation, shed load with admission. Every move whatever the
+    fleet had ("halt the restart … give it more nodes before its next rollout") was read on a controller
+    over a nodes file, which runs no rollout and adds no node, while its alarm said only to shed load."""
+    series = review.series
+    i = series.frame_at(time_s)
+    halt = i is not None and series.rollout_haltable[i]
+    out = series.out_of_rotation[i] if i is not None else 0
+    moves = [
+        "halt the rollout" if halt else "",
+        f"undrain the {out} node{'s' if out != 1 else ''} out of rotation" if out else "",
+        "shed load with admission",
+    ]
+    return ", ".join(move for move in moves if move)
 
 
 def _capacity_added(action: ActionRecord) -> str:

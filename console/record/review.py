@@ -16,6 +16,7 @@ import numpy as np
 from console.alarms import AlarmEngine
 from console.figures import BINS_PER_S, recovery, storm_lockstep_index
 from console.guards.capacity import NodeRoom, node_room
+from console.guards.rollout import HALTABLE, UNDRAINABLE
 from console.guards.thresholds import Thresholds
 from console.protocol import TOTAL_COUNTERS, Event, Frame, RolloutState, named_instructor
 from console.record.reader import RecordingReader
@@ -154,6 +155,10 @@ class Series:
     #: every state counted: the fleet's room then (`room_at`), which the findings advise "add capacity" by.
     max_nodes: list[int | None] = field(default_factory=list)
     nodes: list[int] = field(default_factory=list)
+    #: What else a fleet without room could do then, as headroom_low's advice names it: a rollout to halt
+    #: (running or paused), and how many nodes were out of rotation to undrain (draining or drained).
+    rollout_haltable: list[bool] = field(default_factory=list)
+    out_of_rotation: list[int] = field(default_factory=list)
     bins: list[int] = field(default_factory=list)
     bins_start_s: float = 0.0
 
@@ -180,6 +185,8 @@ class Series:
         self.admission_limited.append(frame.admission is not None and frame.admission.rate_per_s is not None)
         self.max_nodes.append(frame.max_nodes)
         self.nodes.append(len(frame.nodes))
+        self.rollout_haltable.append(frame.rollout is not None and frame.rollout.state in HALTABLE)
+        self.out_of_rotation.append(sum(node.state in UNDRAINABLE for node in frame.nodes))
         # Bins land at their place in time, so a gap in the recording stays a gap.
         end = round((frame.time_s - self.bins_start_s) * BINS_PER_S)
         start = end - len(frame.waves.attempts)
@@ -188,13 +195,16 @@ class Series:
         self.bins.extend([0] * (max(start, 0) - len(self.bins)))
         self.bins.extend(frame.waves.attempts[max(-start, 0) :])
 
+    def frame_at(self, time_s: float) -> int | None:
+        """The index of the newest frame at or before `time_s`; None before the first."""
+        i = bisect_right(self.times_s, time_s) - 1
+        return i if 0 <= i < len(self.max_nodes) else None
+
     def room_at(self, time_s: float) -> NodeRoom | None:
         """The fleet's room as the newest frame at or before `time_s` said it (the add guard's rule,
         `NodeRoom`); None where that frame does not say, or there is none."""
-        i = bisect_right(self.times_s, time_s) - 1
-        if i < 0 or i >= len(self.max_nodes):
-            return None
-        return node_room(self.max_nodes[i], self.nodes[i])
+        i = self.frame_at(time_s)
+        return None if i is None else node_room(self.max_nodes[i], self.nodes[i])
 
 
 @dataclass(frozen=True)

@@ -150,14 +150,43 @@ def test_headroom_advice_on_a_fleet_that_could_not_grow_says_what_it_could_do(
     assert found is not None
     assert found.title == "Headroom below 35 %: do not restart"
     assert found.evidence == f"headroom_low fired at 0:10, {fleet}: it could add no capacity"
-    assert found.prescription == (
-        "Provision 35 % headroom; above 65 % utilisation there is no safe restart. What fixed the outage was "
-        "stopping the restart and adding 200 nodes; this fleet could add none, so: halt the restart, undrain "
-        "the nodes out of rotation, shed load with admission, and wait for headroom to come back — and give "
-        "it more nodes before its next rollout."
-    )
+    assert found.prescription == NO_ROOM_PRESCRIPTION.format(moves="shed load with admission")
+    assert "more nodes" not in found.prescription and "add capacity" not in found.prescription
     assert found.done is False
     assert found.what_was_done == "no rollout halt, undrain or admission change recorded after it"
+
+
+NO_ROOM_PRESCRIPTION = (
+    "Provision 35 % headroom; above 65 % utilisation there is no safe restart. What fixed the outage was "
+    "stopping the restart and adding 200 nodes; this fleet could add none, so: {moves}, and wait for headroom "
+    "to come back."
+)
+
+
+def test_headroom_advice_without_room_names_only_the_moves_that_fleet_had_when_it_fired() -> None:
+    """User pass on a controller over a nodes file (no restart command, nothing out of rotation): the report
+    said "halt the restart, undrain the nodes out of rotation, … — and give it more nodes before its next
+    rollout", on a fleet that could neither roll out nor add a node, while the alarm itself said "shed load
+    with admission". The moves it had at the alarm, as the alarm names them: a rollout running to halt,
+    nodes out of rotation to undrain."""
+    from console.protocol import NodeState, RolloutState, RolloutStatus
+    from tests.fleet_builders import node
+    from tests.fleet_builders import series as frames
+
+    fleet = [
+        node("gw-000"),
+        node("gw-001", state=NodeState.DRAINED),
+        node("gw-002", state=NodeState.DRAINING),
+    ]
+    review = reviewed_frames(0, [])
+    review.series = Series()
+    running = RolloutStatus(state=RolloutState.RUNNING)
+    for f in frames(0, 30, headroom_pct=20.0, fleet=fleet, rollout=running):
+        review.series.add(f.model_copy(update={"max_nodes": 0}))
+    found = add_capacity(review)
+    assert found is not None and found.prescription == NO_ROOM_PRESCRIPTION.format(
+        moves="halt the rollout, undrain the 2 nodes out of rotation, shed load with admission"
+    )
 
 
 def test_headroom_advice_without_room_counts_the_moves_that_fleet_had_after_the_alarm() -> None:
