@@ -1076,12 +1076,13 @@ async def test_the_verdict_dialog_footer_shows_its_own_keys_not_the_fleets():
         await fleet_ready(app)
         dialog = await drain_dialog(app, pilot, "150", "enter", "the confirm dialog")
         await pilot.pause()
-        assert footer(dialog) == {"cancel", "confirm"}
+        assert footer(dialog) == {"cancel", "apply"}  # the question's words (test_verdict_keys: each kind)
         await pilot.press("escape")
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
         dialog = await drain_dialog(app, pilot, "100", "ctrl+d", "the dry run")
         await pilot.pause()
-        assert footer(dialog) == {"cancel"}  # a dry run asks nothing: Enter is not offered
+        # A dry run asks nothing: Enter is not offered, and Esc goes back to the form, as its question says.
+        assert footer(dialog) == {"back to the form"}
         await pilot.press("enter")
         assert app.screen is dialog and api.applied == []
 

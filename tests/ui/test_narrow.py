@@ -190,9 +190,9 @@ OVER_THE_FLEET = {
     "admission form": (_admission_form, "fleet", FORM_KEYS),
     "rollout form": (_rollout_form, "fleet", FORM_KEYS),
     "change check": (_change_check, "fleet", {"⏎ send it", "esc back to the form"}),
-    "verdict confirm": (_verdict("150", "enter"), "fleet", {"⏎ confirm", "esc cancel"}),
-    "verdict typed": (_verdict("250", "enter"), "fleet", {"esc cancel"}),
-    "verdict dry run": (_verdict("100", "ctrl+d"), "fleet", {"esc cancel"}),
+    "verdict confirm": (_verdict("150", "enter"), "fleet", {"⏎ apply", "esc cancel"}),
+    "verdict typed": (_verdict("250", "enter"), "fleet", {"⏎ apply", "esc cancel"}),  # Enter in the name
+    "verdict dry run": (_verdict("100", "ctrl+d"), "fleet", {"esc back to the form"}),
     "briefing": (_briefing, "drill", {"⏎ start"} | APP_KEYS),
     "briefing reopened": (_briefing_reopened, "drill", {"⏎ to the fleet"} | APP_KEYS),
     "drill over": (_drill_over, "drill", {"esc back to the fleet"} | APP_KEYS),
@@ -221,6 +221,8 @@ async def test_the_footer_of_each_screen_over_the_fleet_says_its_keys_whole(scre
         assert app.screen is top
         narrower = footer_said(app)
         assert needed <= set(narrower), narrower
+
+
 @pytest.mark.parametrize("lockstep", [0.0, 10.5], ids=["too-quiet", "lockstep"])
 async def test_a_resize_fits_the_wave_legend_again_with_no_new_frame(storm_app, lockstep: float) -> None:
     """The wave box's legend was fitted when a frame came, not on a resize: a paused or quiet fleet kept

@@ -114,6 +114,15 @@ def forecast_text(verdict: Verdict, palette: Palette) -> Text:
     return text
 
 
+class TypedName(Input):
+    """The typed confirmation's field: its Enter (the Input's submit, which sends the name) said in the
+    footer as "apply", the question's word — the Input's own Enter is hidden, and the footer said nothing
+    of Enter. (Not the form's FieldInput: that one runs every key the Input binds, and PgDn, which the
+    Input passes on when it has nothing to scroll, would no longer reach the verdict.)"""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "apply")]
+
+
 class VerdictDialog(ModalScreen[Confirmed | None]):
     DEFAULT_CSS = """
     VerdictDialog { align: center middle; }
@@ -129,8 +138,21 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
     VerdictDialog.-typed #typed { display: block; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,n", "cancel", "cancel"),
-        Binding("enter,y", "confirm", "confirm"),
+        # Enter first, as on the form (and as the typed name's field, focused, shows it). Its word is the
+        # question's ("Enter or y applies it"); `check_action` shows it only where it applies.
+        Binding(
+            "enter,y", "confirm", "apply", tooltip="apply: a confirm question (typed: Enter in the name)"
+        ),
+        # Esc answers None on every verdict, but what that does differs, and the footer says it in the
+        # question's words: one binding a meaning, `check_action` showing the verdict's one.
+        Binding("escape,n", "cancel", "cancel", tooltip="cancel: a confirm or typed question"),
+        Binding(
+            "escape,n",
+            "back",
+            "back to the form",
+            tooltip="back to the form: a dry run, or a block of what the form sent",
+        ),
+        Binding("escape,n", "close", "close", tooltip="close: a block of what was confirmed"),
         # The verdict scrolls under the question, which stays put (on a small terminal most of it is below);
         # page keys only: the arrows and Home/End belong to the typed name's input.
         Binding("pagedown", "page(1)", "scroll the verdict down", show=False),
@@ -196,18 +218,29 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
                 yield Static("forecast", classes="section")
                 yield Static(forecast_text(verdict, palette), id="forecast")
             yield Static(self._ask_text(), id="ask")
-            yield Input(placeholder=f"type {self._expected()!r} to confirm", id="typed")
+            yield TypedName(placeholder=f"type {self._expected()!r} to confirm", id="typed")
             yield Label(self.initial_typed_error, id="typed-error")
         # Its own keys: without a footer the main screen's showed through (d drain, R rollout, q quit…),
         # none of which does anything here.
-        yield ConsoleFooter(essential=("cancel", "confirm"))  # the way out kept longest
+        # The way out kept longest, then the answer.
+        yield ConsoleFooter(essential=("cancel", "back", "close", "confirm", "submit"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Enter/y confirms only a `confirm` verdict (a typed one takes the name, Enter in its field): off
-        the footer elsewhere, rather than offered and doing nothing."""
+        the footer elsewhere, rather than offered and doing nothing. Esc's meaning is the one the question
+        says (`_esc_does`); the others are off, so the key falls through to it."""
         if action == "confirm":
             return self.asks is VerdictLevel.CONFIRM
+        if action in ("cancel", "back", "close"):
+            return action == self._esc_does()
         return True
+
+    def _esc_does(self) -> str:
+        """What Esc (or n) does here: cancels a question; goes back to the form a dry run or a block of
+        what the form sent came from; closes the rest (a block of what was confirmed)."""
+        if self.asks is not None:
+            return "cancel"
+        return "back" if self.back_to_form else "close"
 
     def on_mount(self) -> None:
         if self.asks is VerdictLevel.TYPED:
@@ -263,7 +296,7 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         if asks is VerdictLevel.TYPED:
             text.append(f"type {self._expected()} and Enter to apply it · Esc cancels")
         else:
-            text.append("Esc: back to the form" if self.back_to_form else "Esc closes")
+            text.append("Esc: back to the form" if self._esc_does() == "back" else "Esc closes")
         return text
 
     def action_confirm(self) -> None:
@@ -291,6 +324,12 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
             scroll.scroll_page_up()
 
     def action_cancel(self) -> None:
+        self._close(None)
+
+    def action_back(self) -> None:
+        self._close(None)  # the flow (console.ui.actions) opens the form again
+
+    def action_close(self) -> None:
         self._close(None)
 
     def _close(self, result: Confirmed | None) -> None:
