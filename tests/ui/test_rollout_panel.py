@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
+import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 
@@ -14,6 +17,7 @@ from console.protocol import (
     UnavailableReason,
 )
 from console.ui.widgets.rollout_panel import RolloutPanel, rollout_text
+from console.ui.words import UNITS
 
 from .conftest import fleet_ready
 
@@ -295,3 +299,47 @@ async def test_at_80_by_24_a_waiting_rollout_keeps_the_admission_rate_and_ceilin
             assert said in " ".join(lines), lines
             assert "admission  5/s per node" in lines and "ceiling 300 per node" in lines, lines
             assert not any("…" in line for line in lines), lines  # nothing cut mid-reading
+
+
+#: Pause and abort reasons with every unit `console.ui.words` keeps with its figure, punctuation after it.
+UNIT_REASONS = [
+    "abort criterion: reconnects 39 k/s, 73× the steady 528/s for 30 s",
+    "timed out after 60 s; node-3 never came back in rotation",
+    "connections fell 7.0 % within 60 s (1.30 M → 1.21 M; alarm over 5 %)",
+    "gw-012 CPU 91 % > 75 %; no restart is safe, add capacity",
+]
+
+
+@pytest.mark.parametrize("reason", UNIT_REASONS)
+@pytest.mark.parametrize("width", range(16, 44))
+def test_the_panel_keeps_each_figure_with_its_unit_as_the_alarms_do(reason: str, width: int) -> None:
+    """The panel had its own rule (units s, ms, %, /s, min; a ")" after one): "after 60" / "s; node-3"
+    at 28 columns, "39" / "k/s, 73×", "1.21" / "M;". Laid out by console.ui.words now, as the alarms are."""
+    status = RolloutStatus(state=RolloutState.PAUSED, pause_reason=reason)
+    lines = [line.strip() for line in lines_of(rollout_text(status, None, width=width))]
+    assert all(len(line) <= width for line in lines), lines
+    for above, below in pairwise(lines):
+        assert not (above[-1:].isdigit() and below.split()[0].rstrip(").,;:") in UNITS), (above, below)
+    assert " ".join(lines[1:-1]).split() == f"paused: {reason}".split()  # every word, in order
+
+
+def test_a_reason_cut_short_ends_at_its_clause_not_on_one_word_of_the_next() -> None:
+    """Three lines: the state, its reason in one, the admission rate. The cut said "down; add…" — "add"
+    of nothing; it ends at the clause now, as the alarms' words do."""
+    status = RolloutStatus(state=RolloutState.PAUSED, pause_reason="gw-3 is down; add capacity first")
+    lines = lines_of(rollout_text(status, AdmissionSettings.unlimited(), width=PANEL_WIDTH, height=3))
+    assert [line.strip() for line in lines] == [
+        "rollout  paused",
+        "paused: gw-3 is down…",
+        "admission  unlimited",
+    ]
+
+
+def test_a_name_wider_than_the_panel_is_carried_onto_the_next_line_not_cut_off() -> None:
+    """A node name wider than the panel ran past its edge (cut there by the terminal); it is the one word
+    broken, at the panel's width, so every letter of it is on screen."""
+    name = "gw-canary-eu-west-1-0001-spare"
+    wait = RolloutWait(what="restart", nodes=[name], waited_s=3.0, limit_s=60.0)
+    lines = lines_of(rollout_text(_running(wait), None, width=PANEL_WIDTH))
+    assert all(len(line) <= PANEL_WIDTH for line in lines), lines
+    assert name in "".join(line.strip() for line in lines), lines

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.css.scalar import Unit
 from textual.widgets import Static
 
 from console.protocol import AdmissionSettings, RolloutStatus, RolloutWait, UnavailableReason
+from console.ui.words import fill, fit
 
 #: What an on-call operator can spare first when the panel is short (six lines at 80×24, where a wait of
 #: two lines dropped the admission's ceiling): each gives way, in this order, only while the panel is still
@@ -84,17 +86,13 @@ def _pieces_of(lines: list[list[Reading]], width: int | None) -> list[list[str]]
     """How many rows each explaining reading takes at `width` (its pieces): what there is to shorten."""
     if width is None:
         return []
-    return [
-        _fill(reading.words, width - len(_GAP), width - len(_GAP))
-        for line in lines
-        for reading in line
-        if reading.explains
-    ]
+    return [fill(reading.words, width - len(_GAP)) for line in lines for reading in line if reading.explains]
 
 
 def _rows(lines: list[list[Reading]], width: int | None, explained: int | None = None) -> list[Row]:
     """`lines` laid out at `width`: each broken between its readings, a reading longer than its room broken
-    between its words; `explained`: the most rows an explaining reading keeps (the last one cut with "…")."""
+    between its words (`console.ui.words`: a figure keeps its unit); `explained`: the most rows an
+    explaining reading keeps (the last one cut with "…" at a word or a clause)."""
     rows: list[Row] = []
     for line in lines:
         row: Row = []
@@ -104,62 +102,31 @@ def _rows(lines: list[list[Reading]], width: int | None, explained: int | None =
             gap = "" if index == 0 else _GAP
             # Broken only after something was said: a reason under its state starts with an empty reading,
             # and breaking off it left a blank line the six-line panel could not spare (found at 80x24).
-            if used and width is not None and used + len(gap) + len(reading.words) > width:
+            if used and width is not None and used + len(gap) + cell_len(reading.words) > width:
                 row = []
                 rows.append(row)
                 gap, used = _GAP, 0  # a continued line is indented as the lines under a label are
-            if width is None:
-                pieces = [reading.words]
-            else:
-                first_room, room = width - used - len(gap), width - len(_GAP)
-                pieces = _fill(reading.words, first_room, room)
-                if reading.explains and explained is not None and len(pieces) > explained:
-                    last_room = first_room if explained == 1 else room
-                    pieces = [*pieces[: explained - 1], _cut(pieces[explained - 1], last_room)]
+            pieces = _pieces(reading, None if width is None else (width - used - len(gap), width), explained)
             for number_in, piece in enumerate(pieces):
                 if number_in:
                     row = []
                     rows.append(row)
                     gap, used = _GAP, 0
                 row += [(gap, ""), (piece, reading.style)]
-                used += len(gap) + len(piece)
+                used += len(gap) + cell_len(piece)
     return rows
 
 
-def _cut(words: str, room: int) -> str:
-    """`words` said to be cut short ("…"), within `room` cells, between words where one fits."""
-    kept = words
-    while len(kept) + 1 > room and " " in kept:
-        kept = kept.rsplit(" ", 1)[0]
-    return kept[: max(room - 1, 0)] + "…"
-
-
-#: Units a figure keeps on its line: "timed out after 60" / "s waiting …" read as a bare 60.
-_UNITS = frozenset({"s", "ms", "%", "/s", "min"})
-
-
-def _units_kept(words: list[str]) -> list[str]:
-    """`words` with each unit joined to the figure before it ("60", "s" → "60 s"; "(12 s of 60 s)" too)."""
-    kept: list[str] = []
-    for word in words:
-        if kept and word.rstrip(")") in _UNITS and kept[-1][-1:].isdigit():
-            kept[-1] = f"{kept[-1]} {word}"
-        else:
-            kept.append(word)
-    return kept
-
-
-def _fill(words: str, first_room: int, room: int) -> list[str]:
-    """A reading longer than its room (a pause or abort reason) broken between its words, so a narrow panel
-    does not wrap it anywhere; a word longer than the room stays whole."""
-    pieces = [""]
-    for word in _units_kept(words.split(" ")):
-        fits = first_room if len(pieces) == 1 else room
-        if pieces[-1] and len(pieces[-1]) + 1 + len(word) > fits:
-            pieces.append(word)
-        else:
-            pieces[-1] = f"{pieces[-1]} {word}" if pieces[-1] else word
-    return pieces
+def _pieces(reading: Reading, rooms: tuple[int, int] | None, explained: int | None) -> list[str]:
+    """`reading` in the rows it takes: whole where it fits where it starts (`rooms`: the rest of its row,
+    the panel's width), else filled into continued lines (the width less their indent), an explanation
+    cut to `explained` rows."""
+    if rooms is None or cell_len(reading.words) <= rooms[0]:
+        return [reading.words]
+    room = rooms[1] - len(_GAP)
+    if reading.explains and explained is not None:
+        return fit(reading.words, room, explained)
+    return fill(reading.words, room)
 
 
 def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -> list[list[Reading]]:
@@ -222,7 +189,7 @@ def _unavailable_words(rollout: RolloutStatus) -> str:
     reason = rollout.unavailable_reason
     if reason is not None:
         said = f"unable: {_UNABLE.get(reason, reason.replace('_', ' '))}"
-        return said if len(said) <= _UNAVAILABLE_ROOM else _cut(said, _UNAVAILABLE_ROOM)
+        return fit(said, _UNAVAILABLE_ROOM, 1)[0]
     clause = (rollout.unavailable or "").split(";", 1)[0].strip()
     return clause if len(clause) <= _UNAVAILABLE_ROOM else "unable to roll out — see R"
 
