@@ -14,10 +14,9 @@ from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label
+from textual.widgets import Footer, Input
 
 from console.errors import InputError
 from console.guards import Thresholds
@@ -52,6 +51,7 @@ from console.ui.commands import action_bindings
 from console.ui.screens.audit import AuditScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
+from console.ui.widgets.input_bar import InputBar
 from console.ui.widgets.timeline_bar import TimelineBar
 
 
@@ -75,15 +75,6 @@ class ReplayScreen(MainScreen):
     """The fleet screen with the timeline bar and a seek field above the footer."""
 
     DEFAULT_CSS = """
-    ReplayScreen #seek-bar { height: auto; display: none; }
-    ReplayScreen #seek-bar.-open { display: block; }
-    /* As the filter bar (MainScreen): one row at 80×24, the keys beside the input, the error line only
-       while there is an error to say. */
-    ReplayScreen #seek-error { color: $error; height: auto; display: none; }
-    ReplayScreen #seek-error.-said { display: block; }
-    ReplayScreen #seek-row { height: 1; }
-    ReplayScreen #seek { width: 1fr; }
-    ReplayScreen #seek-keys { width: auto; padding: 0 1; }
     ReplayScreen TimelineBar { height: auto; padding: 0 1; background: $panel; }  /* a 4th line: damage */
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -99,29 +90,19 @@ class ReplayScreen(MainScreen):
     def compose(self) -> ComposeResult:
         for widget in super().compose():
             if isinstance(widget, Footer):
-                with Vertical(id="seek-bar"):
-                    yield Label("", id="seek-error")
-                    with Horizontal(id="seek-row"):
-                        yield Input(placeholder=seek_placeholder(self.clock), id="seek", compact=True)
-                        yield Label(SEEK_KEYS, id="seek-keys")
+                # As the filter bar (MainScreen): one row at 80×24, the keys beside the input.
+                yield InputBar(
+                    id="seek-bar", field_id="seek", keys=SEEK_KEYS, placeholder=seek_placeholder(self.clock)
+                )
                 yield TimelineBar(id="timeline")
             yield widget
 
     def action_open_seek(self) -> None:
-        self.query_one("#seek-bar").add_class("-open")
-        field = self.query_one("#seek", Input)
-        field.focus()
-        field.select_all()  # a time kept from a failed seek: typing replaces it, an arrow key edits it
+        self.query_one("#seek-bar", InputBar).open()  # a time kept from a failed seek comes back selected
 
     def action_close_bars(self) -> None:
-        self.query_one("#seek-bar").remove_class("-open")
-        self._say_seek_error("")
+        self.query_one("#seek-bar", InputBar).close()
         self.action_close_filter()
-
-    def _say_seek_error(self, words: str) -> None:
-        error = self.query_one("#seek-error", Label)
-        error.update(words)
-        error.set_class(bool(words), "-said")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "seek":
@@ -134,9 +115,8 @@ class ReplayScreen(MainScreen):
             # Enter ends the seek either way (user pass): left open with its error, the box took the
             # operator's next `q` as text ("99:99q") instead of quitting. The error is a notification, the
             # box closes; `g` brings the bad time back beside its error, selected, to retype or edit.
-            self._say_seek_error(f"✖ {error}")
+            self.query_one("#seek-bar", InputBar).refuse(f"✖ {error}")
             self.notify(f"seek: {error}", severity="error")
-            self.query_one("#seek-bar").remove_class("-open")
             self.action_close_filter()  # focus back on the node table, where `q` quits
             return
         self.post_message(SeekChosen(time_s))

@@ -14,7 +14,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Label
+from textual.widgets import DataTable, Input
 
 from console.errors import InputError
 from console.model.actions import brief_reason
@@ -31,6 +31,7 @@ from console.ui.widgets.alarms_panel import AlarmMessage, AlarmsPanel
 from console.ui.widgets.footer import ConsoleFooter
 from console.ui.widgets.gauges import GaugeBar
 from console.ui.widgets.header import FleetHeader, header_text
+from console.ui.widgets.input_bar import InputBar
 from console.ui.widgets.node_table import NodeTable, column_title
 from console.ui.widgets.plot import PlotextChart, plot_columns
 from console.ui.widgets.rollout_panel import RolloutPanel
@@ -154,15 +155,6 @@ class MainScreen(Screen[None]):
     MainScreen #rollout-box { height: auto; border-subtitle-color: $text-muted; }
     MainScreen.-short #wave-box { height: 10; }
     MainScreen.-short #conn-box { display: none; }
-    MainScreen #filter-bar { height: auto; display: none; }
-    MainScreen #filter-bar.-open { display: block; }
-    /* At 80×24 the bar's bordered input and an empty error line left the node table one row: the input
-       takes one row, the error line none until there is an error to say. */
-    MainScreen #filter-error { color: $error; height: auto; display: none; }
-    MainScreen #filter-row { height: 1; }
-    MainScreen #filter { width: 1fr; }
-    MainScreen #filter-keys { width: auto; padding: 0 1; }
-    MainScreen #filter-error.-said { display: block; }
     """
     )
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -205,11 +197,9 @@ class MainScreen(Screen[None]):
                     yield AlarmMessage(id="alarm-said")
                 with Vertical(id="rollout-box", classes="boxed"):
                     yield RolloutPanel(id="rollout")
-        with Vertical(id="filter-bar"):
-            yield Label("", id="filter-error")
-            with Horizontal(id="filter-row"):
-                yield Input(placeholder=filter_placeholder(None), id="filter", compact=True)
-                yield Label(FILTER_KEYS, id="filter-keys")
+        yield InputBar(
+            id="filter-bar", field_id="filter", keys=FILTER_KEYS, placeholder=filter_placeholder(None)
+        )
         yield ConsoleFooter()
 
     def on_mount(self) -> None:
@@ -354,24 +344,15 @@ class MainScreen(Screen[None]):
     # --- intents ---------------------------------------------------------------------------------------
 
     def action_open_filter(self) -> None:
-        bar = self.query_one("#filter-bar")
-        bar.add_class("-open")
-        field = self.query_one("#filter", Input)
-        field.placeholder = filter_placeholder(self._first_node)
-        if not self.query_one("#filter-error", Label).has_class("-said"):
-            field.value = self.node_filter.describe()  # (a refused filter stays, beside its error)
-        field.focus()
-        field.select_all()
+        bar = self.query_one("#filter-bar", InputBar)
+        bar.field.placeholder = filter_placeholder(self._first_node)
+        if not bar.refused:
+            bar.field.value = self.node_filter.describe()  # (a refused filter stays, beside its error)
+        bar.open()
 
     def action_close_filter(self) -> None:
-        self.query_one("#filter-bar").remove_class("-open")
-        self._say_filter_error("")
+        self.query_one("#filter-bar", InputBar).close()
         self.query_one(NodeTable).focus()
-
-    def _say_filter_error(self, words: str) -> None:
-        error = self.query_one("#filter-error", Label)
-        error.update(words)
-        error.set_class(bool(words), "-said")
 
     def _show_alarm_said(self, alarms: AlarmsPanel) -> None:
         said = self.query_one(AlarmMessage)
@@ -388,10 +369,9 @@ class MainScreen(Screen[None]):
         except InputError as error:
             # Enter ends the filter either way, as it ends a seek: left open with its error, the box took
             # the operator's next `q` as text. `/` brings the refused filter back, selected, beside it.
-            self._say_filter_error(f"✖ {error}")
+            self.query_one("#filter-bar", InputBar).refuse(f"✖ {error}")
             # Named once: a word the filter has no form for is refused as "filter: …" already.
             self.notify(str(error) if error.field == "filter" else f"filter: {error}", severity="error")
-            self.query_one("#filter-bar").remove_class("-open")
             self.query_one(NodeTable).focus()
             return
         self.post_message(FilterChosen(node_filter))

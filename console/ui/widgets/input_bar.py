@@ -1,0 +1,73 @@
+"""A bar above the footer that takes one line of text: the fleet's filter (`/`), the replay's seek (`g`).
+
+An input, what its keys do beside it (in the placeholder they went at the first key typed), and over it an
+error line shown only while there is an error: at 80×24 a bordered input and an empty error line left the
+node table one row. Closed, it takes no row. Enter ends it either way (left open with its error, the bar
+took the operator's next `q` as text): a refused value stays, selected, beside its error when it is opened
+again. The screen owns what the text means and where the focus goes after.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, Label
+
+
+class InputBar(Vertical):
+    """Its parts take ids from `field_id`: the input `field_id`, `{field_id}-keys`, `{field_id}-error` and
+    the row `{field_id}-row` (tests and the contrast checks find them so)."""
+
+    DEFAULT_CSS = """
+    InputBar { height: auto; display: none; }
+    InputBar.-open { display: block; }
+    InputBar > .input-bar--error { color: $error; height: auto; display: none; }
+    InputBar > .input-bar--error.-said { display: block; }
+    InputBar > .input-bar--row { height: 1; }
+    InputBar .input-bar--field { width: 1fr; }
+    InputBar .input-bar--keys { width: auto; padding: 0 1; }
+    """
+
+    def __init__(self, *, field_id: str, keys: str, placeholder: str, id: str) -> None:
+        super().__init__(id=id)
+        self.field_id = field_id
+        self._keys = keys
+        self._placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id=f"{self.field_id}-error", classes="input-bar--error")
+        with Horizontal(id=f"{self.field_id}-row", classes="input-bar--row"):
+            yield Input(
+                placeholder=self._placeholder, id=self.field_id, classes="input-bar--field", compact=True
+            )
+            yield Label(self._keys, id=f"{self.field_id}-keys", classes="input-bar--keys")
+
+    @property
+    def field(self) -> Input:
+        return self.query_one(f"#{self.field_id}", Input)
+
+    @property
+    def refused(self) -> bool:
+        """An error is said: what was typed is still in the field, to retype or edit."""
+        return self.query_one(f"#{self.field_id}-error", Label).has_class("-said")
+
+    def open(self) -> None:
+        """Shown, focused, what is in it selected: typing replaces it, an arrow key edits it."""
+        self.add_class("-open")
+        self.field.focus()
+        self.field.select_all()
+
+    def close(self) -> None:
+        """Hidden, and its error said no more."""
+        self.remove_class("-open")
+        self._say("")
+
+    def refuse(self, words: str) -> None:
+        """Hidden, `words` said over what was typed for when it is opened again."""
+        self._say(words)
+        self.remove_class("-open")
+
+    def _say(self, words: str) -> None:
+        error = self.query_one(f"#{self.field_id}-error", Label)
+        error.update(words)
+        error.set_class(bool(words), "-said")
