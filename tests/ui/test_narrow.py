@@ -12,7 +12,6 @@ from textual.widgets._footer import FooterKey
 
 from console.model.link import Received
 from console.protocol import Event
-from console.ui.widgets.alarms_panel import RULE_KEPT
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import fleet_ready
@@ -365,8 +364,10 @@ def all_fleet_storm(app, now_s: float, *extra) -> list[str]:
 @pytest.mark.parametrize("size", SIZES)
 async def test_every_rule_name_whole_when_every_alarm_is_the_fleet(storm_app, size) -> None:
     """Seen at 80×24: "· drain_inflow_kill_s… fleet" — the rule cut while "where" said "fleet" on every row.
-    Where every row is the fleet, the header says so and the rule has the column's room (at 120×36 it still
-    gives way to the figures, as before); a node alarm brings the column back, naming its node."""
+    Where every row is the fleet, the header says so and the rule has the column's room; a node alarm brings
+    the column back, naming its node. At 120×36 the name was still cut ("drain_inflow_kill_sw…") to keep
+    "state" (NEW on every row): the state gives way to it there — the box title counts the new ones, and
+    they are drawn bold — while the value against its limit, a figure, stays."""
     from console.protocol import Alarm, Severity
 
     now_s = storm_app.model.frame.time_s
@@ -377,14 +378,15 @@ async def test_every_rule_name_whole_when_every_alarm_is_the_fleet(storm_app, si
         panel = storm_app.screen.query_one("#alarms")
         lines = visible_lines(panel)
         assert "all fleet" in lines[0] and "where" not in lines[0], lines[0]
-        if size == NARROW:
-            for name in names:
-                assert any(f" {name} " in f"{line} " for line in lines[1:]), (name, lines)
-            assert not any("…" in line for line in lines[1:]), lines
-        else:
-            assert "value vs limit" in lines[0], lines[0]
-            for name in names:
-                assert any(f" {name[: RULE_KEPT + 4]}" in line for line in lines[1:]), (name, lines)
+        for name in names:
+            assert any(f" {name} " in f"{line} " for line in lines[1:]), (name, lines)
+        assert not any("…" in line for line in lines[1:]), lines
+        if size != NARROW:
+            assert "value vs limit" in lines[0] and "state" not in lines[0], lines[0]
+            kill = next(line for line in lines if "drain_inflow_kill_switch" in line)
+            assert re.search(r"drain_inflow_kill_switch +0\.\d+ < 0\.6", kill), kill
+            title = str(storm_app.screen.query_one("#alarms-box").border_title)
+            assert f"{len(names) + 1} new" in title, title  # (and the headroom alarm)
 
         down = Alarm(
             name="node_down",

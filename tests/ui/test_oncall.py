@@ -426,7 +426,12 @@ def test_the_node_is_never_what_gives_way():
     # "where" not shown (natural 0: every row the fleet's): its room is the rule's, the name whole at 80
     fleet = [2, 24, 0, 14, 7, 7]
     assert column_widths(fleet, 29) == [3, 25, 0, 0, 0, 0]
-    assert column_widths(fleet, 46) == [3, 20, 0, 15, 8, 0]  # (120: the figures first, as before)
+    # 120 columns: the state gives way to the rule's whole name where the times are not shown (its word is
+    # said by the row's weight and the box title); the value, a figure, does not
+    assert column_widths(fleet, 46) == [3, 25, 0, 15, 0, 0]
+    assert column_widths(fleet, 40) == [3, 22, 0, 15, 0, 0]  # (and the name gives way to the value)
+    # where the times are shown (160 columns), the state labels a cleared row's two: it stays
+    assert column_widths(natural, 62) == [3, 18, 10, 15, 8, 8]
 
 
 async def test_a_node_with_no_handshakes_shows_no_p99(storm_app):

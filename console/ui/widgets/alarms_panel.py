@@ -100,7 +100,22 @@ def column_widths(natural: list[int], room: int) -> list[int]:
     fits. Where even that is too wide (120 or 80 columns) a column after the node that does not fit whole
     is not shown (width 0), nor any after it — a figure cut short ("38." of "38.6k") reads as another
     figure — and the rule has what they leave; it shrinks further rather than the node: glyph, rule and
-    node always show, the node whole."""
+    node always show, the node whole.
+
+    Where the times are not shown (120 columns and less), the state gives way to the rule's whole name:
+    the name is said nowhere else on the screen, while the state's word is — a new alarm is drawn bold
+    and counted in the box's title, a clearing one's value reads "was …". The value against its limit
+    does not: it is the figure the operator acts on. (With the times shown, the state labels a cleared
+    row's two, raised and cleared: it stays.)"""
+    widths = _fitted(natural, room)
+    if widths[STATE] and not widths[RAISED] and widths[RULE] < natural[RULE] + GAP:
+        widths = _fitted([*natural[:STATE], *[0] * (len(natural) - STATE)], room)
+    return widths
+
+
+def _fitted(natural: list[int], room: int) -> list[int]:
+    """The widths in the columns' order: the rule shrinking to fit, a column that does not fit whole not
+    shown, nor any after it (`column_widths` but for the state giving way to the rule's name)."""
     widths = [width + GAP if width else 0 for width in natural]
     excess = sum(widths) - room
     if excess > 0:
