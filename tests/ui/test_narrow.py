@@ -18,7 +18,7 @@ from .conftest import fleet_ready
 from .fake_actions import FakeFleetApi
 from .test_actions import acting_app, drain_dialog, open_form
 from .test_drill import BriefingScreen, EndScreen, FakeClock, TinyFeed, play_to_the_end, tiny_app
-from .test_oncall import visible_lines
+from .test_oncall import critical_alarm, node_down_alarm, visible_lines
 
 NARROW = (80, 24)
 
@@ -261,16 +261,7 @@ UNITS = {"%", "s", "ms", "M", "k", "×", "k/s"}
 
 
 def headroom_alarm(now_s: float):
-    from console.protocol import Alarm, Severity
-
-    return Alarm(
-        name="headroom_low",
-        severity=Severity.CRITICAL,
-        since_s=now_s,
-        value=20.0,
-        limit=35.0,
-        message=HEADROOM,
-    )
+    return critical_alarm("headroom_low", now_s, 20.0, 35.0, HEADROOM)
 
 
 def said_lines(screen) -> list[str]:
@@ -368,8 +359,6 @@ async def test_every_rule_name_whole_when_every_alarm_is_the_fleet(storm_app, si
     the column back, naming its node. At 120×36 the name was still cut ("drain_inflow_kill_sw…") to keep
     "state" (NEW on every row): the state gives way to it there — the box title counts the new ones, and
     they are drawn bold — while the value against its limit, a figure, stays."""
-    from console.protocol import Alarm, Severity
-
     now_s = storm_app.model.frame.time_s
     names = all_fleet_storm(storm_app, now_s)
     assert "drain_inflow_kill_switch" in names
@@ -388,16 +377,7 @@ async def test_every_rule_name_whole_when_every_alarm_is_the_fleet(storm_app, si
             title = str(storm_app.screen.query_one("#alarms-box").border_title)
             assert f"{len(names) + 1} new" in title, title  # (and the headroom alarm)
 
-        down = Alarm(
-            name="node_down",
-            severity=Severity.WARNING,
-            since_s=now_s,
-            value=12.0,
-            limit=None,
-            message="gw-017 down 12 s",
-            node="gw-017",
-        )
-        all_fleet_storm(storm_app, now_s, down)
+        all_fleet_storm(storm_app, now_s, node_down_alarm(now_s))
         storm_app.refresh_views()
         await pilot.pause()
         lines = visible_lines(panel)
