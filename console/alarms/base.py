@@ -326,16 +326,56 @@ class FleetView:
         )
 
 
+class _Scale(NamedTuple):
+    """How `count` writes a figure of some size: divided by `divisor`, to `places`, then `unit`."""
+
+    divisor: float
+    places: int
+    unit: str
+
+    def shown(self, value: float, places: int | None = None) -> str:
+        return f"{value / self.divisor:,.{self.places if places is None else places}f}{self.unit}"
+
+
+def _scale(magnitude: float) -> _Scale:
+    if magnitude >= 1e6:
+        return _Scale(1e6, 2, " M")
+    if magnitude >= 1e4:
+        return _Scale(1e3, 0, " k")
+    if magnitude >= 1e3:
+        return _Scale(1e3, 1, " k")
+    return _Scale(1.0, 0 if magnitude >= 10 else 1, "")
+
+
 def count(value: float) -> str:
     """A figure the way an operator reads it: 13.0 M, 216 k, 833."""
-    magnitude = abs(value)
-    if magnitude >= 1e6:
-        return f"{value / 1e6:.2f} M"
-    if magnitude >= 1e4:
-        return f"{value / 1e3:.0f} k"
-    if magnitude >= 1e3:
-        return f"{value / 1e3:.1f} k"
-    return f"{value:.0f}" if magnitude >= 10 else f"{value:.1f}"
+    return _scale(abs(value)).shown(value)
+
+
+#: The most places `counts_apart` writes: figures closer than that are said as equal.
+MOST_PLACES = 6
+
+
+def counts_apart(value: float, limit: float) -> tuple[str, str]:
+    """`value` and its `limit` as `count` writes the larger of them, one format for both ("3.4" over "3.0",
+    not "3.4" over "3"), with the places that keep `value` on its side of `limit` when that format reads
+    them the same: 3.02 closes/s over a spare 3.00/s read "3" over "3" — as if equal — and 1,040 over 1,030
+    read "1.0 k" over "1.0 k". Then they are written whole, unscaled ("1,040", "1,030"), and given places
+    until they part ("3.02", "3.00"), at most `MOST_PLACES`."""
+    side = (value > limit) - (value < limit)
+
+    def parted(scale: _Scale, places: int) -> bool:
+        shown_value, shown_limit = (
+            float(f"{figure / scale.divisor:.{places}f}") for figure in (value, limit)
+        )  # as printed (round() is not how f-strings round)
+        return (shown_value > shown_limit) - (shown_value < shown_limit) == side
+
+    scale = _scale(max(abs(value), abs(limit)))
+    if not parted(scale, scale.places):
+        scale = _Scale(1.0, 0 if scale.divisor > 1 else scale.places, "")
+        while scale.places < MOST_PLACES and not parted(scale, scale.places):
+            scale = scale._replace(places=scale.places + 1)
+    return scale.shown(value), scale.shown(limit)
 
 
 #: How many nodes a fleet alarm's message names (`first_named`).

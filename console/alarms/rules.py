@@ -9,12 +9,22 @@ from typing import ClassVar
 
 import numpy as np
 
-from console.alarms.base import NAMED_NODES, AlarmName, FleetView, Reading, Rule, count, first_named
+from console.alarms.base import (
+    NAMED_NODES,
+    AlarmName,
+    FleetView,
+    Reading,
+    Rule,
+    count,
+    counts_apart,
+    first_named,
+)
 from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window
 from console.figures import beside_limit
 from console.guards.capacity import node_room, spare_admission_per_s
 from console.guards.rollout import HALTABLE
 from console.guards.thresholds import Thresholds
+from console.model.units import counted
 from console.protocol import WAVE_BIN_MS, Frame, NodeState, RolloutState, Severity, UnavailableReason
 from console.waves import lockstep_index
 
@@ -375,15 +385,13 @@ class DrainPacing(Rule):
             fleet.admission_capacity_per_s, frame.totals.accepts_per_s, fleet.drain_rate_per_s
         )
         if fleet.drain_rate_per_s > spare_per_s:
-            drain, spare = count(fleet.drain_rate_per_s), count(spare_per_s)
-            if drain == spare:  # "1.0 k over 1.0 k": whole figures tell them apart
-                drain, spare = f"{fleet.drain_rate_per_s:,.0f}", f"{spare_per_s:,.0f}"
+            drain, spare = counts_apart(fleet.drain_rate_per_s, spare_per_s)
             yield Reading(
                 AlarmName.DRAIN_PACING_EXCEEDED,
                 Severity.WARNING,
                 fleet.drain_rate_per_s,
                 spare_per_s,
-                f"{fleet.draining_nodes} nodes draining at {drain} closes/s in all, "
+                f"{counted(fleet.draining_nodes, 'node')} draining at {drain} closes/s in all, "
                 f"over the spare admission capacity ({spare}/s): slow the drains or drain fewer "
                 "nodes at once.",
             )
@@ -448,8 +456,7 @@ def way_on_for_a_node_down(frame: Frame, nodes: int) -> str:
     if not room.can_add:
         # An add is refused "at its most" (guards.add_capacity): not a way on here either.
         return f"{no_restart}, and it {room.why_not()} (the down one counted): it cannot add capacity either."
-    more = room.room
-    return f"{no_restart}: add capacity in its place (room for {more} more node{'s' if more != 1 else ''})."
+    return f"{no_restart}: add capacity in its place (room for {counted(room.room, 'more node')})."
 
 
 class HistoryUnreachable(Rule):

@@ -381,6 +381,9 @@ def test_node_down_on_fleet_up_says_add_capacity_the_one_way_that_fleet_has() ->
     assert "start it again" not in advice and "Restart it" not in advice, advice
     # As the console judges it: frames without their node records, the nodes gathered as columns.
     assert _node_down_advice(NO_RESTART, max_nodes=16, as_columns=True) == advice
+    assert "room for 1 more node)" in _node_down_advice(NO_RESTART, max_nodes=5), (
+        "one node of room: no plural"
+    )
 
 
 def test_node_down_over_a_nodes_file_says_start_it_again_where_it_runs() -> None:
@@ -519,6 +522,48 @@ def test_drain_pacing_over_a_spare_capacity_that_reads_the_same_says_by_how_much
     frames = series(0, 3, fleet=pacing_fleet(1040.0), admission=admission, accepts_per_s=1510.0)
     message = active_messages(frames)["drain_pacing_exceeded"]
     assert "1,040 closes/s in all, over the spare admission capacity (1,030/s)" in message, message
+
+
+def pacing_message(drain_rate_per_s: float, admit_per_node_per_s: float, accepts_per_s: float) -> str:
+    """The drain_pacing_exceeded message of `pacing_fleet`: three nodes in rotation, admitting
+    `admit_per_node_per_s` each; spare = 3 × that − (accepts − the drain's own reconnects)."""
+    admission = AdmissionSettings(
+        rate_per_s=admit_per_node_per_s, max_connections=None, retry_after_s=(1, 30)
+    )
+    frames = series(
+        0, 3, fleet=pacing_fleet(drain_rate_per_s), admission=admission, accepts_per_s=accepts_per_s
+    )
+    return active_messages(frames)["drain_pacing_exceeded"]
+
+
+def test_drain_pacing_of_one_node_just_over_a_small_spare_reads_over_it() -> None:
+    """The real loopback fleet read "1 nodes draining at 3 closes/s in all, over the spare admission capacity
+    (3/s)": a plural for one node, and 3.02 over 3.00 rounded to 3 over 3 (an earlier firing said "(2.0/s)",
+    so even the format changed between firings)."""
+    message = pacing_message(3.02, 1.0, 3.02)
+    assert message.startswith("1 node draining at 3.02 closes/s in all, "), message
+    assert "over the spare admission capacity (3.00/s)" in message, message
+
+
+def test_drain_pacing_says_both_rates_in_one_format() -> None:
+    # 3.4 over 3.0: one decimal tells them apart, and the spare keeps it too ("3.0", not "3").
+    message = pacing_message(3.4, 1.0, 3.4)
+    assert "1 node draining at 3.4 closes/s in all, over the spare admission capacity (3.0/s)" in message
+    # A spare of 2.0 beside a drain of 3: "3.0 … (2.0/s)", not "3 … (2.0/s)".
+    assert "at 3.0 closes/s in all, over the spare admission capacity (2.0/s)" in pacing_message(
+        3.0, 1.0, 4.0
+    )
+
+
+def test_drain_pacing_of_several_nodes_counts_them_in_the_plural() -> None:
+    fleet = [
+        node("gw-000", state="draining", drain_rate_per_s=900.0),
+        node("gw-001", state="draining", drain_rate_per_s=900.0),
+        *nodes(4)[2:],
+    ]
+    admission = AdmissionSettings(rate_per_s=500.0, max_connections=None, retry_after_s=(1, 30))
+    message = active_messages(series(0, 3, fleet=fleet, admission=admission, accepts_per_s=1800.0))
+    assert message["drain_pacing_exceeded"].startswith("2 nodes draining at 1.8 k closes/s"), message
 
 
 # --- every message names its line and what to do (user pass: six said neither, or only the reading) -----
