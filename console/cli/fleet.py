@@ -15,7 +15,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from console.cli.checks import (
     MAX_PUBLISH_RATE_PER_S,
@@ -30,6 +32,11 @@ from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.policies import POLICIES
 from console.stop_signals import UntilServing
+
+if TYPE_CHECKING:
+    from console.gateway.processes import NodeProcess, RedisProcess
+    from console.gateway.shutdown import Ended
+    from console.gateway.watch import Gone
 
 MAX_NODES = 16
 #: How long a child has to stop on SIGTERM before it is killed: a node (its clients' reconnect hints),
@@ -142,7 +149,7 @@ def run_fleet_up(args: argparse.Namespace) -> int:
     from console.gateway.nodes_file import NodeEntry
     from console.gateway.processes import NodeProcess, RedisProcess
     from console.gateway.provision import LoopbackProvisioner
-    from console.gateway.shutdown import Shutdown, Stop
+    from console.gateway.shutdown import Shutdown, Stop, stop_summary
     from console.gateway.watch import Child, Role, Watch
 
     node_token = secrets.token_urlsafe(24)
@@ -265,19 +272,47 @@ def run_fleet_up(args: argparse.Namespace) -> int:
         stops = [Stop(child, CHILD_GRACE_S) for child in (load, publisher) if child is not None]
         stops += [Stop(node.process, NODE_GRACE_S) for node in nodes if node.process is not None]
         stops += [Stop(redis.process, REDIS_GRACE_S)] if redis is not None and redis.process else []
+        # Taken before the stops: which children were there to stop, and which had already gone.
+        ended = _ended(load, publisher, nodes, redis, watch.gone if watch is not None else {})
         Shutdown(stops, signals=interrupts.late).run()
         state_dir.cleanup()
-        stopped = [f"{len(nodes)} gateway node{'s' if len(nodes) != 1 else ''}"]
-        stopped += [name for name, child in (("the load", load), ("the publisher", publisher)) if child]
-        stopped += ["redis"] if redis is not None else []
         # The logs go before anything is printed: with the output piped (`| tee`), Ctrl-C ends the reader
         # too, and the BrokenPipeError of the next print skipped their removal.
         kept = watch is not None and watch.failed
         if not kept:
             shutil.rmtree(logs, ignore_errors=True)
-        print(f"stopped: {', '.join(stopped)}", flush=True)
+        print(stop_summary(ended), flush=True)
         if kept:
             print(f"logs kept: {logs}", flush=True)
+
+
+def _ended(
+    load: subprocess.Popen[bytes] | None,
+    publisher: subprocess.Popen[bytes] | None,
+    nodes: list[NodeProcess],
+    redis: RedisProcess | None,
+    gone: Mapping[int, Gone],
+) -> list[Ended]:
+    """`fleet up`'s children as its stop summary tells them, in the order they are stopped: each with how
+    it went while the fleet served (`gone`, by pid: its watch's reports), or None — stopped now. A node
+    that never started, or failed to start (no URL, already exited: the controller reported it), was not
+    there to stop and is left out."""
+    from console.gateway.shutdown import Ended
+    from console.gateway.watch import Role
+
+    def said(process: subprocess.Popen[bytes] | subprocess.Popen[str]) -> Gone | None:
+        return gone.get(process.pid)
+
+    ended = [Ended(Role.LOAD, "load", said(load))] if load is not None else []
+    ended += [Ended(Role.PUBLISHER, "publisher", said(publisher))] if publisher is not None else []
+    ended += [
+        Ended(Role.NODE, node.node_id, said(node.process))
+        for node in nodes
+        if node.process is not None and (node.url or node.process.poll() is None)
+    ]
+    if redis is not None and redis.process is not None:
+        ended.append(Ended(Role.REDIS, "redis", said(redis.process)))
+    return ended
 
 
 def load_ramp_s(clients: int, duration_s: float) -> float:

@@ -13,8 +13,12 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from console.gateway.watch import Gone, Role
+from console.model.units import counted
 from console.stop_signals import STOP_SIGNALS
 
 #: How often a stop's wait looks whether a signal asked to kill the rest.
@@ -84,3 +88,42 @@ class Shutdown:
             self.forced = True
             said = f"fleet up: killing the {self.left()} left\n"
         os.write(2, said.encode())
+
+
+class Ended(NamedTuple):
+    """One of `fleet up`'s children at its end: its role, its name as the fleet calls it (`node-2`,
+    `load`), and how it had already ended (None: `fleet up` stopped it)."""
+
+    role: Role
+    name: str
+    gone: Gone | None = None
+
+
+#: How the stop summary names the children that are not nodes (the nodes are counted).
+SUMMARY_NAMES = {Role.LOAD: "the load", Role.PUBLISHER: "the publisher", Role.REDIS: "redis"}
+
+
+def stop_summary(children: Sequence[Ended]) -> str:
+    """`fleet up`'s last line: what it stopped, the nodes counted first, then the others in the order
+    given — "stopped: 3 gateway nodes, the publisher, redis (node-2 was already down)". A child that had ended before is not counted as stopped
+    (a node killed in a drill and reported down made "4 gateway nodes" of the 3 stopped): it is named
+    after, as it went."""
+
+    def named(child: Ended) -> str:
+        return child.name if child.role is Role.NODE else SUMMARY_NAMES[child.role]
+
+    stopped = [child for child in children if child.gone is None]
+    nodes = sum(1 for child in stopped if child.role is Role.NODE)
+    said = [counted(nodes, "gateway node")] if nodes else []
+    said += [named(child) for child in stopped if child.role is not Role.NODE]
+    gone = []
+    for how in Gone:
+        names = [named(child) for child in children if child.gone is how]
+        if names:
+            gone.append(f"{_listed(names)} {how.value[0] if len(names) == 1 else how.value[1]}")
+    return "stopped: " + (", ".join(said) or "nothing") + (f" ({'; '.join(gone)})" if gone else "")
+
+
+def _listed(names: list[str]) -> str:
+    """One name, two ("node-1 and redis"), or more ("node-1, node-2 and redis")."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -44,6 +44,16 @@ class Role(Enum):
     LOAD = "load"
 
 
+class Gone(Enum):
+    """How a child ended while the fleet served, as its report said: what `fleet up`'s stop summary names
+    it by (`console.gateway.shutdown.stop_summary`), as a child it did not stop."""
+
+    #: Killed, crashed or failed (Redis's death stops the fleet).
+    DOWN = ("was already down", "were already down")
+    #: A planned exit: the load, its --duration over with status 0.
+    FINISHED = ("had finished", "had finished")
+
+
 @dataclass(frozen=True)
 class Child:
     """A running child of `fleet up`, as the fleet calls it (`node-3`, `redis`, `publisher`, `load`)."""
@@ -143,6 +153,8 @@ class Watch:
         self.failed = False
         #: The command that adds a node to this fleet (`serving` says it once the controller serves).
         self.add_capacity = ADD_CAPACITY_UNKNOWN
+        #: The children whose exit was reported, by pid, and how they went: not stopped by `fleet up`.
+        self.gone: dict[int, Gone] = {}
 
     def serving(self, url: str, token_path: Path) -> None:
         """The fleet API serves at `url`, `token_path` holding an operator's token: said in reports."""
@@ -180,6 +192,7 @@ class Watch:
             words = last_lines(child.log)
             verdict = judge(child, returncode, serving, len(nodes), words, self.add_capacity)
             self.failed |= not verdict.planned
+            self.gone[child.process.pid] = Gone.FINISHED if verdict.planned else Gone.DOWN
             print(verdict.report, file=sys.stdout if verdict.planned else sys.stderr, flush=True)
             fatal |= verdict.fatal
         return fatal
