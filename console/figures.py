@@ -188,17 +188,20 @@ def headroom_pct(connections: float, capacity_connections: float, places: int | 
     return share if places is None else round(share, places)
 
 
-def beside_limit(value: float, limit: float | None, decimals: int = 0) -> str:
+def beside_limit(value: float, limit: float | None, decimals: int = 0, *, also: Iterable[float] = ()) -> str:
     """`value` to `decimals` places, or more when fewer would round it onto its `limit` or past it: an
     alarm or a gauge comparing 34.6 with a 35 budget says "34.6", not "35" (which read as equal to the
-    line it is under). At most 6 places; the value itself when it is exactly the limit."""
-    if limit is None or not math.isfinite(value) or not math.isfinite(limit):
+    line it is under). Exactly at its limit, it gets the places that write it as the limit reads: a
+    lockstep index of 4.05 fires at a limit of 4.05 (at or above), and "4.0" beside "alarm at 4.05×" read
+    as under the line it fired at. `also`: other lines the same words name (drain ÷ inflow's kill switch
+    beside its losing line), each kept on its side too. At most 6 places."""
+    lines = [line for line in (limit, *also) if line is not None and math.isfinite(line)]
+    if not math.isfinite(value):
         return f"{value:.{decimals}f}"
     places = decimals
     while places < 6:
         shown = float(f"{value:.{places}f}")  # as printed (round() is not how f-strings round)
-        side = (value > limit) - (value < limit)
-        if side == 0 or (shown > limit) - (shown < limit) == side:
+        if all((shown > line) - (shown < line) == (value > line) - (value < line) for line in lines):
             break
         places += 1
     return f"{value:.{places}f}"

@@ -6,8 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from console.figures import BINS_PER_S, headroom_pct, recovery, storm_lockstep_index
+from console.figures import BINS_PER_S, beside_limit, headroom_pct, recovery, storm_lockstep_index
 
 
 def _waves_after(disconnect_s: float, seconds: int, period_s: float) -> np.ndarray:
@@ -155,3 +157,42 @@ def test_headroom_with_no_node_in_rotation_is_none_spare_not_minus_100() -> None
     assert headroom_pct(60, 100) == 40.0 and headroom_pct(110, 100) == -10.0
     # Rounded as frames carry it; unrounded as the guards judge it against a budget (34.996 is under 35).
     assert headroom_pct(65_004, 100_000) == 35.0 and headroom_pct(65_004, 100_000, places=None) < 35.0
+
+
+def test_a_value_beside_its_limit_gets_the_places_that_put_it_on_its_side() -> None:
+    assert beside_limit(34.6, 35.0) == "34.6"  # not "35", as if on the budget
+    assert beside_limit(20.2, 35.0) == "20"  # apart at the places asked for: no more
+    assert beside_limit(80.04, 80.0, 1) == "80.04"  # not "80.0" beside a line of 80
+    assert beside_limit(0.598, 0.6, 2) == "0.598"
+    assert beside_limit(7.0, None, 1) == "7.0"
+
+
+def test_a_value_exactly_at_its_limit_reads_as_the_limit() -> None:
+    """A lockstep index of exactly 4.05 fires at a limit of 4.05 (at or above); written "4.0" it read as
+    under the line it fired at (and 34.5 at a 34.5 line, "34"). At the line, it reads as the line does."""
+    assert beside_limit(4.05, 4.05, 1) == "4.05"
+    assert beside_limit(34.5, 34.5) == "34.5"
+    assert beside_limit(35.0, 35.0) == "35"  # a whole line needs no places
+    assert beside_limit(0.6, 0.6, 2) == "0.60"  # and never fewer than asked for
+
+
+lines = st.floats(min_value=-1e6, max_value=1e6)
+
+
+@given(lines, lines, st.integers(min_value=0, max_value=3), st.lists(lines, max_size=2))
+def test_a_value_beside_its_limits_reads_on_its_side_of_each(
+    value: float, limit: float, decimals: int, also: list[float]
+) -> None:
+    shown = beside_limit(value, limit, decimals, also=also)
+    places = len(shown.partition(".")[2])
+    assert places >= decimals
+    if places < 6:  # (past 6 places figures that close are said as equal: none such in a fleet)
+        read = float(shown)
+        for line in (limit, *also):
+            assert (read > line) - (read < line) == (value > line) - (value < line), (value, line, shown)
+
+
+def test_a_value_beside_two_lines_is_kept_on_its_side_of_both() -> None:
+    # Drain ÷ inflow under its losing line (1) and its kill switch (0.6): "0.60" read as at the kill switch.
+    assert beside_limit(0.599, 1.0, 2) == "0.60"
+    assert beside_limit(0.599, 1.0, 2, also=[0.6]) == "0.599"
