@@ -224,29 +224,32 @@ class DrainInflow(Rule):
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         ratio = frame.totals.drain_inflow_ratio
-        losing = ratio is not None and ratio < self.t.drain_inflow_losing_ratio
+        losing_under, kill_under = self.t.drain_inflow_losing_ratio, self.t.drain_inflow_kill_ratio
+        losing = ratio is not None and ratio < losing_under
         held_s = self._losing.update(frame.time_s, losing)
         if ratio is None:
             return
         if held_s is not None and held_s >= self.t.drain_inflow_losing_for_s:
+            # The words name the kill switch too: the ratio is kept on its side of both lines ("0.599",
+            # not "0.60", beside a kill switch of 0.6).
+            shown = beside_limit(ratio, losing_under, 2, also=[kill_under])
             yield Reading(
                 AlarmName.DRAIN_INFLOW_LOSING,
                 Severity.WARNING,
                 ratio,
-                self.t.drain_inflow_losing_ratio,
-                f"Drain ÷ inflow {beside_limit(ratio, self.t.drain_inflow_losing_ratio, 2)} for {held_s:.0f} s "
-                f"(alarm under {self.t.drain_inflow_losing_ratio:g}): the reconnect backlog keeps growing; the "
-                "storm is winning. Add no load; shed with admission before the kill switch "
-                f"({self.t.drain_inflow_kill_ratio:g}).",
+                losing_under,
+                f"Drain ÷ inflow {shown} for {held_s:.0f} s (alarm under {losing_under:g}): the reconnect "
+                "backlog keeps growing; the storm is winning. Add no load; shed with admission before the "
+                f"kill switch ({kill_under:g}).",
             )
-        if ratio < self.t.drain_inflow_kill_ratio:
+        if ratio < kill_under:
             yield Reading(
                 AlarmName.DRAIN_INFLOW_KILL_SWITCH,
                 Severity.CRITICAL,
                 ratio,
-                self.t.drain_inflow_kill_ratio,
-                f"Drain ÷ inflow {beside_limit(ratio, self.t.drain_inflow_kill_ratio, 2)} is under the kill switch ({self.t.drain_inflow_kill_ratio:g}): "
-                "stop adding load and shed with admission.",
+                kill_under,
+                f"Drain ÷ inflow {beside_limit(ratio, kill_under, 2)} is under the kill switch "
+                f"({kill_under:g}): stop adding load and shed with admission.",
             )
 
 
@@ -268,12 +271,15 @@ class LockstepWaves(Rule):
         self._bins.extend(frame.waves.attempts)
         index = lockstep_index(np.fromiter(self._bins, dtype=np.float64, count=len(self._bins)))
         if index >= self.t.lockstep_index_max:
+            # On its side of the limit as configured, as the wave chart's LOCKSTEP reading writes it: to
+            # one place, "4.0" beside a limit of 4.05 read as under the line it fired at (or above).
+            shown = beside_limit(index, self.t.lockstep_index_max, 1)
             yield Reading(
                 AlarmName.LOCKSTEP_WAVES,
                 self.SEVERITY,
                 index,
                 self.t.lockstep_index_max,
-                f"Reconnects arrive in lockstep waves (a 100 ms bin {index:.1f}× its 2 s mean, alarm at "
+                f"Reconnects arrive in lockstep waves (a 100 ms bin {shown}× its 2 s mean, alarm at "
                 f"{self.t.lockstep_index_max:g}×): client jitter is too small. Spread them: wide "
                 "Retry-After windows, wide drain hints.",
             )

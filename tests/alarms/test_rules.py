@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 
 import pytest
@@ -183,6 +184,27 @@ def test_lockstep_forgets_waves_older_than_its_window() -> None:
     for f in series(10, 11, attempts=smeared):
         engine.update(f)
     assert engine.active == []
+
+
+def one_wave(background: int, wave: int):
+    """Every 100 ms bin `background` attempts, but one bin of `wave` at 4 s: its index is `wave` ÷ the mean
+    of its 2 s window (21 bins), exactly."""
+    return lambda t: [wave if t == 4 and i == 0 else background for i in range(10)]
+
+
+def test_lockstep_index_on_a_two_place_limit_reads_at_it_not_under_it() -> None:
+    """The index was written to one place against the limit as configured: at a limit of 4.05 an index of
+    exactly 4.05 (it fires at or above) read "a 100 ms bin 4.0× its 2 s mean, alarm at 4.05×" — under the
+    line it fired at; over a 4.04 one, 4.045 read "4.0×" too."""
+    at = active_messages(series(0, 8, attempts=one_wave(339, 1620)), lockstep_index_max=4.05)
+    assert "a 100 ms bin 4.05× its 2 s mean, alarm at 4.05×" in at["lockstep_waves"]
+    over = active_messages(series(0, 8, attempts=one_wave(3391, 16180)), lockstep_index_max=4.04)
+    assert "a 100 ms bin 4.045× its 2 s mean, alarm at 4.04×" in over["lockstep_waves"]
+
+
+def test_lockstep_index_keeps_one_place_where_it_tells_it_from_the_limit() -> None:
+    message = active_messages(series(0, 30, attempts=spiky))["lockstep_waves"]
+    assert re.search(r"a 100 ms bin \d+\.\d× its 2 s mean, alarm at 4×", message), message
 
 
 # --- reconnect_rate_high (outage seed: ~80 k/min steady, 13 M/min in the storm) --------------------
@@ -498,6 +520,10 @@ def test_values_compared_with_a_line_do_not_read_as_the_line() -> None:
     assert "Drain ÷ inflow 0.598 is under the kill switch (0.6)" in kill
     losing = active_messages(series(0, 70, drain_inflow_ratio=0.998))["drain_inflow_losing"]
     assert "Drain ÷ inflow 0.998 for" in losing
+    # Under the kill switch too, the losing message names it: "0.60 … before the kill switch (0.6)" read as
+    # not yet past it (the kill switch's own message said 0.599).
+    losing = active_messages(series(0, 70, drain_inflow_ratio=0.599))["drain_inflow_losing"]
+    assert "Drain ÷ inflow 0.599 for" in losing, losing
     share = active_messages(
         series(0, 20, accepts_per_s=1000.0, full_resyncs_per_s=lambda t: 102.0 if t >= 5 else 0.0)
     )["resync_share_rising"]
