@@ -486,13 +486,18 @@ class HistoryUnreachable(Rule):
         if not held:
             return
         named = first_named([node_id for _, node_id in held])
+        their, catch_up = (
+            ("its", "the node catches up by itself")
+            if len(held) == 1
+            else ("their", "the nodes catch up by themselves")
+        )
         yield Reading(
             AlarmName.HISTORY_UNREACHABLE,
             Severity.WARNING,
             held[0][0],
             for_s,
-            f"{named} cannot reach Redis (their history) for {held[0][0]:.0f} s: arriving clients get "
-            "1013 (try again later), live messages wait. Bring Redis back; the nodes catch up by themselves.",
+            f"{named} cannot reach Redis ({their} history) for {held[0][0]:.0f} s: arriving clients get "
+            f"1013 (try again later), live messages wait. Bring Redis back; {catch_up}.",
             nodes=tuple(node_id for _, node_id in held),
         )
 

@@ -493,6 +493,20 @@ def test_history_unreachable_waits_out_a_blip_then_names_the_nodes_in_one_alarm(
     assert changes == [(30, "history_unreachable", "raised"), (54, "history_unreachable", "cleared")]
 
 
+def test_history_unreachable_of_one_node_speaks_of_it_in_the_singular() -> None:
+    """One node away read "gw-000 cannot reach Redis (their history) …; the nodes catch up by themselves"."""
+    frames = series(0, 12, fleet=[node("gw-000", history_unreachable=AWAY), node("gw-001")])
+    message = active_messages(frames)["history_unreachable"]
+    assert message.startswith("gw-000 cannot reach Redis (its history) for 11 s: "), message
+    assert message.endswith("Bring Redis back; the node catches up by itself."), message
+    two = series(
+        0, 12, fleet=[node("gw-000", history_unreachable=AWAY), node("gw-001", history_unreachable=AWAY)]
+    )
+    message = active_messages(two)["history_unreachable"]
+    assert message.startswith("gw-000, gw-001 cannot reach Redis (their history) for 11 s: "), message
+    assert message.endswith("Bring Redis back; the nodes catch up by themselves."), message
+
+
 def test_history_unreachable_line_is_configurable() -> None:
     frames = series(0, 5, fleet=[node("gw-000", history_unreachable=AWAY)])
     assert "history_unreachable" not in first_fired(frames)
