@@ -233,14 +233,19 @@ class DrainInflow(Rule):
             # The words name the kill switch too: the ratio is kept on its side of both lines ("0.599",
             # not "0.60", beside a kill switch of 0.6).
             shown = beside_limit(ratio, losing_under, 2, also=[kill_under])
+            # Under the kill switch, "before" it would ask for what is too late: its own alarm is up.
+            when = (
+                f"the kill switch ({kill_under:g}) has tripped"
+                if ratio < kill_under
+                else f"before the kill switch ({kill_under:g})"
+            )
             yield Reading(
                 AlarmName.DRAIN_INFLOW_LOSING,
                 Severity.WARNING,
                 ratio,
                 losing_under,
                 f"Drain ÷ inflow {shown} for {held_s:.0f} s (alarm under {losing_under:g}): the reconnect "
-                "backlog keeps growing; the storm is winning. Add no load; shed with admission before the "
-                f"kill switch ({kill_under:g}).",
+                f"backlog keeps growing; the storm is winning. Add no load; shed with admission — {when}.",
             )
         if ratio < kill_under:
             yield Reading(

@@ -538,6 +538,10 @@ def test_values_compared_with_a_line_do_not_read_as_the_line() -> None:
     # not yet past it (the kill switch's own message said 0.599).
     losing = active_messages(series(0, 70, drain_inflow_ratio=0.599))["drain_inflow_losing"]
     assert "Drain ÷ inflow 0.599 for" in losing, losing
+    # … and does not ask to act "before" a kill switch already tripped.
+    assert "before the kill switch" not in losing and "the kill switch (0.6) has tripped" in losing, losing
+    above = active_messages(series(0, 70, drain_inflow_ratio=0.8))["drain_inflow_losing"]
+    assert "before the kill switch (0.6)" in above, above
     share = active_messages(
         series(0, 20, accepts_per_s=1000.0, full_resyncs_per_s=lambda t: 102.0 if t >= 5 else 0.0)
     )["resync_share_rising"]
