@@ -32,6 +32,7 @@ from console.protocol import (
     NodeStatus,
     RolloutStatus,
     Source,
+    UnavailableReason,
     Verdict,
     VerdictLevel,
     limits,
@@ -573,10 +574,11 @@ def pointless(kind: ActionKind, node: NodeStatus | None, rollout: RolloutStatus 
     refuses a drain of a node out of rotation, an undrain of one in it, a halt of a rollout neither running
     nor paused, a resume of one neither paused nor halted), or None. Not a verdict — the server judges —
     only sparing the operator a form whose answer is known, and the audit log a failed action. A rollout
-    start on a fleet that says it cannot start one (`rollout.unavailable`: `fleet up`'s nodes have no
+    start on a fleet that says it cannot start one (`rollout_unavailable`: `fleet up`'s nodes have no
     restart command) is answered with the fleet's words, which say what to do."""
-    if rollout is not None and kind is ActionKind.ROLLOUT_START and rollout.unavailable:
-        return f"this fleet cannot start a rollout — {rollout.unavailable}; nothing sent"
+    unavailable = rollout_unavailable(rollout) if kind is ActionKind.ROLLOUT_START else None
+    if unavailable is not None:
+        return f"this fleet cannot start a rollout — {unavailable}; nothing sent"
     if rollout is not None and kind is ActionKind.ROLLOUT_HALT and rollout.state not in HALTABLE:
         return f"the rollout is {rollout.state.value}: only a running or paused rollout halts; nothing sent"
     if rollout is not None and kind is ActionKind.ROLLOUT_RESUME and rollout.state not in RESUMABLE:
@@ -589,6 +591,28 @@ def pointless(kind: ActionKind, node: NodeStatus | None, rollout: RolloutStatus 
         hint = " (u undrains it)" if node.state in (NodeState.DRAINING, NodeState.DRAINED) else ""
         return f"{node.id} is {node.state.value}: only a ready node drains{hint}"
     return None
+
+
+#: What a fleet lacks to roll out, by `rollout.unavailable_reason`; a reason not here (a newer server's) is
+#: said by its name (`rollout_lacks`).
+_LACKS = {UnavailableReason.NO_RESTART_COMMAND: "no restart command"}
+
+
+def rollout_lacks(reason: str) -> str:
+    """What a fleet lacks to roll out, named from its typed `unavailable_reason`: "no restart command"."""
+    return _LACKS.get(reason, reason.replace("_", " "))
+
+
+def rollout_unavailable(rollout: RolloutStatus | None) -> str | None:
+    """Why this fleet cannot start a rollout whatever the guards say, as its frame says it: the server's
+    words (`unavailable`: they say what to do), else its typed reason named; None where it can, or does not
+    say. One rule for refusing R at the key (`pointless`) and for not offering it (`console.model.offered`):
+    a start hidden from the footer opened its form when only the typed reason was sent."""
+    if rollout is None:
+        return None
+    if rollout.unavailable:
+        return rollout.unavailable
+    return rollout_lacks(rollout.unavailable_reason) if rollout.unavailable_reason else None
 
 
 def cannot_add_capacity(max_nodes: int | None, nodes: Sequence[NodeStatus]) -> str | None:

@@ -25,17 +25,18 @@ from console.model.alarm_source import console_model
 from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem, lost_link_text
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
+from console.model.offered import not_on_this_fleet
 from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
 from console.protocol import Event, Hello, ServedDrill
 from console.ui import config
 from console.ui.actions import ActionRecorder, ConsoleActions
-from console.ui.commands import ConsoleCommands, console_commands
+from console.ui.commands import ConsoleCommands, act_binding, act_command, console_commands
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
 from console.ui.screens.briefing import BriefingScreen, ServedBriefingScreen
 from console.ui.screens.change_check import ChangeCheck
-from console.ui.screens.help import HelpScreen
+from console.ui.screens.help import HelpScreen, not_here
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.screens.verdict_dialog import VerdictDialog
@@ -544,13 +545,17 @@ class ConsoleApp(App[None]):
         home = type(self.screen_stack[0])
         if home is not MainScreen and issubclass(home, MainScreen):  # the replay's screen adds its own keys
             sections.insert(2, ("replay", list(home.__dict__.get("BINDINGS", []))))
+        # Keys the footers do not draw, this fleet being unable to take them, are listed with why.
+        not_offered = not_on_this_fleet(self.model.frame)
+        by_command = {act_command(kind): why for kind, why in not_offered.items()}
         commands = [
-            (title, help_text)
-            for title, help_text, _ in console_commands(
+            (title, help_text if (why := by_command.get(action)) is None else not_here(help_text, why))
+            for title, help_text, action in console_commands(
                 list(self.theme_files), self.instructor, self.briefed_drill() is not None
             )
         ]
-        self.push_screen(HelpScreen(sections, commands))
+        by_binding = {act_binding(kind): why for kind, why in not_offered.items()}
+        self.push_screen(HelpScreen(sections, commands, by_binding))
 
     def mode_help_sections(self) -> list[tuple[str, list[BindingType]]]:
         """The keys of a mode's own screens (drill mode: its briefing and end screen), for help."""

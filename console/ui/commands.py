@@ -5,7 +5,7 @@ One table serves the palette and the help screen, so neither can fall behind the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 
 from textual.binding import Binding
@@ -32,8 +32,29 @@ ACTIONS: tuple[tuple[str, ActionKind, str, str], ...] = (
 )
 
 
+def act_command(kind: ActionKind) -> str:
+    """The app action a guarded action's palette command runs."""
+    return f"act('{kind.value}')"
+
+
+def act_binding(kind: ActionKind) -> str:
+    """The action a guarded action's key runs (its binding's, and a footer key's `action`)."""
+    return f"app.{act_command(kind)}"
+
+
 def action_bindings() -> list[Binding]:
-    return [Binding(key, f"app.act('{kind.value}')", word) for key, kind, word, _ in ACTIONS]
+    return [Binding(key, act_binding(kind), word) for key, kind, word, _ in ACTIONS]
+
+
+def not_offered_bindings(not_offered: Collection[ActionKind]) -> frozenset[str]:
+    """The bindings' actions a footer does not draw for the fleet actions this fleet cannot take."""
+    return frozenset(act_binding(kind) for kind in not_offered)
+
+
+def fleet_action_keys(not_offered: Collection[ActionKind] = ()) -> list[str]:
+    """The keys of the fleet's own actions (not a node's), in the table's order, less those this fleet
+    cannot take (`console.model.offered.not_on_this_fleet`)."""
+    return [key for key, kind, *_ in ACTIONS if not kind.needs_node and kind not in not_offered]
 
 
 def console_commands(
@@ -70,7 +91,7 @@ def console_commands(
         # typing "start" or "resume" is after the drill's clock — it listed "Action: start rollout" first.
         commands += inject_commands()
     commands += [
-        (f"Action: {kind.title}", f"{help_text} ({key})", f"act('{kind.value}')")
+        (f"Action: {kind.title}", f"{help_text} ({key})", act_command(kind))
         for key, kind, _, help_text in ACTIONS
     ]
     commands.append(("Audit log", "every action attempt, from the server's audit log (L)", "audit"))

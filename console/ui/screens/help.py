@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from rich.table import Table
@@ -33,12 +34,23 @@ def key_display(keys: str) -> str:
     return " / ".join(_KEY_NAMES.get(key.strip(), key.strip()) for key in keys.split(","))
 
 
-def binding_rows(where: str, bindings: list[BindingType]) -> list[tuple[str, str, str]]:
+def not_here(does: str, why: str) -> str:
+    """What a key or command does, and why this fleet cannot have it done (its key is in no footer)."""
+    return f"{does} — not on this fleet: {why}"
+
+
+def binding_rows(
+    where: str, bindings: list[BindingType], not_offered: Mapping[str, str] | None = None
+) -> list[tuple[str, str, str]]:
+    """(where, key, what it does) for each binding; `not_offered`: why, by a binding's action, the fleet
+    cannot take what a key asks (`console.model.offered`)."""
     rows = []
     for binding in bindings:
         if isinstance(binding, Binding):
             # The footer's word is short; a tooltip, where a binding has one, says more here.
             key, description = binding.key, binding.tooltip or binding.description
+            why = (not_offered or {}).get(binding.action)
+            description = description if why is None else not_here(description, why)
         else:
             key, description = binding[0], binding[2] if len(binding) > 2 else binding[1]
         rows.append((where, key_display(key), description))
@@ -57,20 +69,33 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     def __init__(
-        self, sections: list[tuple[str, list[BindingType]]], commands: list[tuple[str, str]]
+        self,
+        sections: list[tuple[str, list[BindingType]]],
+        commands: list[tuple[str, str]],
+        not_offered: Mapping[str, str] | None = None,
     ) -> None:
+        """`not_offered`: why this fleet cannot take what a key asks, by the binding's action — listed here
+        all the same, with why, since the footers do not draw it (`binding_rows`)."""
         super().__init__()
         self.sections = sections
         self.commands = commands
+        self.not_offered = dict(not_offered or {})
+
+    def key_rows(self) -> list[tuple[str, str, str]]:
+        """(where, key, what it does) for every binding listed, as the keys table shows them."""
+        return [
+            row
+            for where, bindings in self.sections
+            for row in binding_rows(where, bindings, self.not_offered)
+        ]
 
     def compose(self) -> ComposeResult:
         keys = Table(title="keys", expand=True, show_edge=False)
         keys.add_column("where", style="dim", width=12)
         keys.add_column("key", style="bold", width=22)
         keys.add_column("does")
-        for where, bindings in self.sections:
-            for row in binding_rows(where, bindings):
-                keys.add_row(*row)
+        for row in self.key_rows():
+            keys.add_row(*row)
         keys.add_row("anywhere", "ctrl+p", "command palette")
         keys.add_row(
             "mouse", "click / wheel", "select a row, sort by a column header, scroll; double-click opens"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import ClassVar
 
@@ -17,14 +17,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input
 
 from console.errors import InputError
-from console.model.actions import brief_reason
+from console.model.actions import ActionKind, brief_reason
 from console.model.gauges import fleet_gauges
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.nodes import NodeFilter, NodeQuery, id_order, select_nodes
+from console.model.offered import not_on_this_fleet
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
-from console.ui.commands import ACTIONS, action_bindings
+from console.ui.commands import action_bindings, fleet_action_keys, not_offered_bindings
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.alarms_panel import AlarmMessage, AlarmsPanel
@@ -70,14 +71,17 @@ def wave_legend(lockstep: float, line: float, stale: bool, palette: Palette, roo
     return said
 
 
-def rollout_borders(actions_off: str | None, palette: Palette, room: int) -> tuple[str, str]:
+def rollout_borders(
+    actions_off: str | None, palette: Palette, room: int, not_offered: Collection[ActionKind] = ()
+) -> tuple[str, str]:
     """The rollout box's title and footer (its bottom border), each said whole in `room` cells where it
-    can. Actions on: the box's name, and the fleet's action keys below it (`action_keys`). Off, never
-    hidden silently (issue #4): the warning leads the title, why follows it where both fit beside the
-    box's name, else why is the footer, in fewer words where the whole does not fit (`brief_reason`) — at
-    80×24 the title was cut to "▲ actions off: no fleet A…", and the reason was what a viewer needed."""
+    can. Actions on: the box's name, and the fleet's action keys below it (`action_keys`), less those the
+    fleet cannot take (`not_offered`). Off, never hidden silently (issue #4): the warning leads the title,
+    why follows it where both fit beside the box's name, else why is the footer, in fewer words where the
+    whole does not fit (`brief_reason`) — at 80×24 the title was cut to "▲ actions off: no fleet A…", and
+    the reason was what a viewer needed."""
     if actions_off is None:
-        return ROLLOUT_TITLE, action_keys(room)
+        return ROLLOUT_TITLE, action_keys(room, not_offered)
     colour = palette.levels[Level.WARNING]
 
     def warning(words: str) -> str:
@@ -91,11 +95,13 @@ def rollout_borders(actions_off: str | None, palette: Palette, room: int) -> tup
     return title, warning(actions_off if len(actions_off) <= room else brief_reason(actions_off))
 
 
-def action_keys(room: int) -> str:
+def action_keys(room: int, not_offered: Collection[ActionKind] = ()) -> str:
     """The rollout box's footer (its bottom border) while actions are on: the fleet's action keys, said
     whole in `room` cells. In the title they were cut at 80×24 ("rollout & admission · act…") and 120×36
-    ("… R h r a c (…"); "(? lists them)" goes first (at 80 columns the screen's footer says "? help")."""
-    fleet_keys = " ".join(key for key, kind, *_ in ACTIONS if not kind.needs_node)
+    ("… R h r a c (…"); "(? lists them)" goes first (at 80 columns the screen's footer says "? help").
+    A key the fleet cannot take is not said (on a nodes file without restart commands and no room to grow,
+    "actions a": R and c could only be refused); help lists it, with why."""
+    fleet_keys = " ".join(fleet_action_keys(not_offered))
     briefly = f"actions {fleet_keys}"
     whole = f"{briefly} (? lists them)"
     return whole if len(whole) <= room else briefly
@@ -173,6 +179,8 @@ class MainScreen(Screen[None]):
     node_filter = NodeFilter()
     _first_node: str | None = None  # the filter's example pattern is made from it
     actions_off: str | None = None
+    #: The fleet actions this fleet cannot take at all (`not_on_this_fleet`): their keys are not offered.
+    not_offered: frozenset[ActionKind] = frozenset()
     _palette: Palette | None = None  # the rollout box's borders are drawn again on a resize, with these
     _rollout_marked: Callable[[str], str] = staticmethod(lambda title: title)  # (`stale_title`)
     _wave_legend: Callable[[int], str] | None = None  # (`wave_legend` but for the room: fitted on a resize)
@@ -238,7 +246,7 @@ class MainScreen(Screen[None]):
         # query, not query_one: the refresh after a resize may come as the screen is being torn down
         for box in self.query("#rollout-box"):
             room = box.outer_size.width - BORDER_AROUND_TITLE if box.outer_size.width else 1_000
-            title, footer = rollout_borders(self.actions_off, self._palette, room)
+            title, footer = rollout_borders(self.actions_off, self._palette, room, self.not_offered)
             box.border_title = self._rollout_marked(title)
             box.border_subtitle = footer
 
@@ -315,6 +323,9 @@ class MainScreen(Screen[None]):
         self.query_one("#alarms-box").border_title = marked(f"alarms · {len(active)} active · {unacked} new")
         frame = model.frame
         self.actions_off, self._palette, self._rollout_marked = actions_off, palette, marked
+        # Read again from each frame: a fleet's capacity runs out at its max_nodes, and comes back
+        self.not_offered = frozenset(not_on_this_fleet(frame))
+        self.query_one(ConsoleFooter).hide(not_offered_bindings(self.not_offered))
         self._show_rollout_borders()
         self.query_one(RolloutPanel).show(
             frame.rollout if frame else None, frame.admission if frame else None, dim=stale is not None

@@ -26,11 +26,12 @@ from console.model.node_detail import (
     parse_node_detail,
 )
 from console.model.nodes import handshake_p99_text
+from console.model.offered import not_on_this_fleet
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace, duration
 from console.protocol import Event, NodeState, NodeStatus
 from console.ui.charts import line_colour
-from console.ui.commands import action_bindings
+from console.ui.commands import action_bindings, not_offered_bindings
 from console.ui.intents import ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.footer import ConsoleFooter
@@ -258,6 +259,8 @@ class NodeDetailScreen(Screen[None]):
             if actions_off is None
             else f"[{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/]"
         )
+        # As the fleet screen's footer: the fleet's keys only for what it can take, read again each frame
+        self.query_one(ConsoleFooter).hide(not_offered_bindings(not_on_this_fleet(model.frame)))
         step_s = model.fleet_s_per_frame()
         colour = line_colour(model, now_s)
         for metric, _ in DETAIL_CHARTS:

@@ -4,7 +4,8 @@ Textual's footer lists the bindings focused widget first, app last, and cuts wha
 columns the fleet screen's actions filled it and `q quit` and `? help` (the app's) were never seen, and
 where the keys ran under the palette's (docked right) it drew "A ack al▏^p palette". This one lets keys
 give way whole, in the reverse of their rank: the screen's essential keys (its own answer: apply, cancel,
-start…) last, then quit and help, then the palette's; the rest in the footer's order while they fit."""
+start…) last, then quit and help, then the palette's; the rest in the footer's order while they fit. A key
+for an action the fleet cannot take at all is not drawn (`hide`; console.model.offered)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ def key_cells(key: FooterKey) -> int:
 
 class ConsoleFooter(Footer):
     _fitted_to = 0
+    #: The actions whose keys are not drawn: the fleet cannot take them (`hide`).
+    _hidden: frozenset[str] = frozenset()
 
     def __init__(self, *, essential: Iterable[str] = ()) -> None:
         """`essential`: the actions the screen cannot be used without (a form's apply, cancel and dry run),
@@ -34,7 +37,11 @@ class ConsoleFooter(Footer):
         self.essential = tuple(essential)
 
     def compose(self) -> ComposeResult:
-        keys = list(super().compose())
+        keys = [
+            key
+            for key in super().compose()
+            if not (isinstance(key, FooterKey) and key.action in self._hidden)
+        ]
         # The footer spans the terminal: its width is the app's before the first layout gives it one, so
         # the first compose already fits (a recompose on the first resize made the screen's layout late).
         room = self.size.width or self.app.size.width
@@ -59,6 +66,14 @@ class ConsoleFooter(Footer):
         if key.action in ALWAYS_SHOWN:
             return after
         return after + 1 if key.has_class("-command-palette") else after + 2
+
+    def hide(self, actions: frozenset[str]) -> None:
+        """Draw no key for `actions` (bindings' action strings): what this fleet cannot take at all, its
+        keys left to answer why when pressed. Not Textual's `check_action`: False or None there makes the
+        key itself do nothing, and the palette's command with it."""
+        if actions != self._hidden:
+            self._hidden = actions
+            self.refresh(recompose=True)
 
     def on_resize(self) -> None:
         if self.size.width != self._fitted_to:  # what fits depends on the width

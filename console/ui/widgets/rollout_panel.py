@@ -10,7 +10,8 @@ from rich.text import Text
 from textual.css.scalar import Unit
 from textual.widgets import Static
 
-from console.protocol import AdmissionSettings, RolloutStatus, RolloutWait, UnavailableReason
+from console.model.actions import rollout_lacks
+from console.protocol import AdmissionSettings, RolloutStatus, RolloutWait
 from console.ui.words import fill, fit
 
 #: What an on-call operator can spare first when the panel is short (six lines at 80×24, where a wait of
@@ -177,10 +178,6 @@ def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -
 #: Room for why a fleet cannot roll out: one line of the panel at 80×24 (28 columns, less the indent).
 _UNAVAILABLE_ROOM = 26
 
-#: What the panel says a fleet lacks, by `rollout.unavailable_reason`; a reason not here (a newer server's)
-#: is said by its name, and what to do about it is R's to say, in the server's words.
-_UNABLE = {UnavailableReason.NO_RESTART_COMMAND: "no restart command"}
-
 
 def _unavailable_words(rollout: RolloutStatus) -> str:
     """Why this fleet cannot roll out, in one line: its typed reason (`unavailable_reason`); from an older
@@ -188,7 +185,8 @@ def _unavailable_words(rollout: RolloutStatus) -> str:
     it cannot — the words are R's to show, not the panel's to search for a cause."""
     reason = rollout.unavailable_reason
     if reason is not None:
-        said = f"unable: {_UNABLE.get(reason, reason.replace('_', ' '))}"
+        # (what to do about it is R's to say, in the server's words)
+        said = f"unable: {rollout_lacks(reason)}"
         return fit(said, _UNAVAILABLE_ROOM, 1)[0]
     clause = (rollout.unavailable or "").split(";", 1)[0].strip()
     return clause if len(clause) <= _UNAVAILABLE_ROOM else "unable to roll out — see R"

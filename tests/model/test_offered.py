@@ -1,0 +1,61 @@
+"""The fleet actions a fleet can take at all, as its frames say it (`not_on_this_fleet`): the footers, the
+rollout box's border and help offer a key only for those. A controller over a nodes file whose nodes have no
+restart command (max_nodes 0) listed "R rollout … c capacity" and "actions R h r a c" though both keys could
+only be refused. A frame that does not say (an older server: the fields null) offers everything."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.model.actions import ActionKind, pointless
+from console.model.offered import not_on_this_fleet
+from console.protocol import RolloutState, RolloutStatus, UnavailableReason
+from tests.fleet_builders import frame, nodes
+
+#: The controller's words for a nodes file without restart commands (console.gateway.controller).
+WORDS = "restart: 'gw-000' is not allowed; expected a node with a restart command in the nodes file"
+CANNOT_ROLL_OUT = RolloutStatus(unavailable=WORDS, unavailable_reason=UnavailableReason.NO_RESTART_COMMAND)
+ROLLOUT_KEYS = {ActionKind.ROLLOUT_START, ActionKind.ROLLOUT_HALT, ActionKind.ROLLOUT_RESUME}
+
+
+def test_a_fleet_that_does_not_say_is_offered_everything() -> None:
+    assert not_on_this_fleet(None) == {}
+    assert not_on_this_fleet(frame(10.0)) == {}  # max_nodes null, no rollout said
+    assert not_on_this_fleet(frame(10.0, rollout=RolloutStatus())) == {}
+
+
+def test_a_fleet_that_can_neither_roll_out_nor_grow_is_offered_neither() -> None:
+    said = frame(10.0, rollout=CANNOT_ROLL_OUT).model_copy(update={"max_nodes": 0})
+    off = not_on_this_fleet(said)
+    assert set(off) == ROLLOUT_KEYS | {ActionKind.ADD_CAPACITY}, off
+    assert off[ActionKind.ROLLOUT_START] == "no restart command"
+    # h and r: no rollout exists, and none can start to halt or resume
+    assert "cannot start a rollout" in off[ActionKind.ROLLOUT_HALT]
+    assert "cannot start a rollout" in off[ActionKind.ROLLOUT_RESUME]
+    assert off[ActionKind.ADD_CAPACITY] == "it adds no nodes"
+    # drain, undrain and admission are the moves it has: always offered
+    assert not {ActionKind.DRAIN, ActionKind.UNDRAIN, ActionKind.ADMISSION} & set(off)
+
+
+@pytest.mark.parametrize("state", [RolloutState.RUNNING, RolloutState.PAUSED, RolloutState.HALTED])
+def test_a_rollout_under_way_keeps_halt_and_resume_on_a_fleet_that_cannot_start_one(state) -> None:
+    rollout = CANNOT_ROLL_OUT.model_copy(update={"state": state})
+    assert set(not_on_this_fleet(frame(10.0, rollout=rollout))) == {ActionKind.ROLLOUT_START}
+
+
+def test_capacity_is_offered_while_the_fleet_has_room_and_not_once_it_runs_out() -> None:
+    four = frame(10.0, fleet=nodes(4))
+    assert not_on_this_fleet(four.model_copy(update={"max_nodes": 5})) == {}
+    at_most = not_on_this_fleet(four.model_copy(update={"max_nodes": 4}))
+    assert at_most == {ActionKind.ADD_CAPACITY: "it is at its most, 4 nodes"}
+
+
+def test_an_older_servers_words_alone_or_a_reason_alone_still_say_it() -> None:
+    words_only = not_on_this_fleet(frame(10.0, rollout=RolloutStatus(unavailable=WORDS)))
+    assert words_only[ActionKind.ROLLOUT_START] == WORDS
+    newer = RolloutStatus(unavailable_reason="no_fleet_lock")  # a reason this console does not know
+    assert not_on_this_fleet(frame(10.0, rollout=newer))[ActionKind.ROLLOUT_START] == "no fleet lock"
+    # ... and the key answers it as it hides it: no form for a start that can only be refused
+    assert pointless(ActionKind.ROLLOUT_START, None, newer) == (
+        "this fleet cannot start a rollout — no fleet lock; nothing sent"
+    )
