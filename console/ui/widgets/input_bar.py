@@ -4,7 +4,8 @@ An input, what its keys do beside it (in the placeholder they went at the first 
 error line shown only while there is an error: at 80×24 a bordered input and an empty error line left the
 node table one row. Closed, it takes no row. Enter ends it either way (left open with its error, the bar
 took the operator's next `q` as text): a refused value stays, selected, beside its error when it is opened
-again. The screen owns what the text means and where the focus goes after.
+again; the error wraps at words, every word of it on screen. The screen owns what the text means and where
+the focus goes after.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ class InputBar(Vertical):
     DEFAULT_CSS = """
     InputBar { height: auto; display: none; }
     InputBar.-open { display: block; }
-    InputBar > .input-bar--error { color: $error; height: auto; display: none; }
+    /* The screen's width, wrapped at words: a Label's own width (auto) ran a long error past the edge, "…
+       with minutes and second" at 80 columns. */
+    InputBar > .input-bar--error { color: $error; width: 100%; height: auto; display: none; }
     InputBar > .input-bar--error.-said { display: block; }
     InputBar > .input-bar--row { height: 1; }
     InputBar .input-bar--field { width: 1fr; }
