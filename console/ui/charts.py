@@ -24,11 +24,12 @@ def lockstep_reading(index: float, line: float = LOCKSTEP_WAVES, brief: bool = F
     narrow box, where "(too quiet to judge)" cut the lines' legend after it to "── st…"."""
     if index >= line:
         return f"LOCKSTEP {beside_limit(index, line, 1)}", SEVERITY_LEVEL[LockstepWaves.SEVERITY]
-    if index >= min(LOCKSTEP_BUNCHED, line):
-        return f"bunched {index:.1f}", Level.WARNING
+    bunched = min(LOCKSTEP_BUNCHED, line)
+    if index >= bunched:  # kept under the line it has not reached ("4.1" under 4.06 read as past it)
+        return f"bunched {beside_limit(index, line, 1, also=[bunched])}", Level.WARNING
     if index <= 0:
         return "too quiet" if brief else "lockstep — (too quiet to judge)", Level.UNKNOWN
-    return f"smear {index:.1f}", Level.OK
+    return f"smear {beside_limit(index, bunched, 1)}", Level.OK
 
 
 def line_colour(model: FleetModel, now_s: float | None) -> str:

@@ -74,6 +74,16 @@ def test_the_chart_says_lockstep_at_the_level_of_the_alarm() -> None:
     assert lockstep_reading(6.0, line)[0].startswith("bunched")
 
 
+def test_lockstep_readings_under_a_line_do_not_read_as_over_it():
+    # "bunched 4.1" under a line of 4.06 read as past it; "smear 2.0" at 1.96 as past the bunched hint.
+    word, figure = lockstep_reading(4.055, 4.06)[0].split()
+    assert word == "bunched" and float(figure) < 4.06, figure
+    word, figure = lockstep_reading(1.96)[0].split()
+    assert word == "smear" and float(figure) < 2.0, figure
+    assert lockstep_reading(2.5)[0] == "bunched 2.5"
+    assert lockstep_reading(1.1)[0] == "smear 1.1"
+
+
 def test_lockstep_reading_levels():
     assert lockstep_reading(13.6)[0].startswith("LOCKSTEP")
     assert lockstep_reading(2.5)[0].startswith("bunched")
