@@ -23,20 +23,13 @@ from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
 from console.errors import InputError
-from console.model.actions import (
-    check_mark,
-    format_value,
-    limit_text,
-    no_rate_text,
-    plan_basis,
-    read_answer,
-    what_would_pass,
-)
+from console.model.actions.answer import check_mark, format_value, limit_text, read_answer, what_would_pass
+from console.model.actions.drain import no_rate_text, plan_basis
 from console.model.big_changes import BigChange, big_changes
 from console.protocol import MAX_ADD_NODES, ActionRequest, VerdictLevel, limits
 
 if TYPE_CHECKING:
-    from console.model.actions import Prefill
+    from console.model.actions.form import Prefill
 
 EXIT = {
     Reply.APPLIED: 0,
@@ -480,7 +473,7 @@ async def _big_admission_changes(client: ActionClient, body: dict[str, Any]) -> 
     half of what the fleet runs or raised above double, set where there was none or lifted), against the
     fleet's settings read now. `--nodes` changes are judged against the fleet's settings too, as the
     console's form is."""
-    from console.model.actions import ActionCall, ActionKind, Prefill
+    from console.model.actions.form import ActionCall, ActionKind, Prefill
 
     current = (await client.fleet()).admission
     return big_changes(ActionCall(ActionKind.ADMISSION, None, body), current, Prefill({}, ""))
@@ -495,7 +488,7 @@ async def _capacity_prefill(client: ActionClient) -> Prefill | None:
     from console.client.admin import ApiError
     from console.guards import FleetCapacity
     from console.guards.config import load_default_thresholds
-    from console.model.actions import add_capacity_prefill_of
+    from console.model.actions.capacity import add_capacity_prefill_of
     from console.protocol import CapacityRecord
 
     try:
@@ -523,7 +516,7 @@ async def _count_below_one(client: ActionClient, body: dict[str, Any]) -> None:
 async def _big_capacity_changes(client: ActionClient, body: dict[str, Any]) -> list[BigChange]:
     """More nodes than the console's pre-fill (the nodes that bring headroom back to the budget once ready,
     at least one), as the console checks before sending; nothing to check without a capacity record."""
-    from console.model.actions import ActionCall, ActionKind
+    from console.model.actions.form import ActionCall, ActionKind
 
     suggested = await _capacity_prefill(client)
     if suggested is None:

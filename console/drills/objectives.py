@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from console.drills.schema import Drill, Objective, Scoring
-from console.model.actions import format_value
+from console.model.actions.answer import format_value
 from console.protocol import Event, Frame, Totals
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome
 

@@ -82,7 +82,7 @@ class DrainPlan:
         (a floor above it would pre-fill a drain its own guard refuses — the property test found 0.069/s
         raised to 0.1), and at 0.1/s only when there is no room at all: a request needs a rate above 0,
         and this one's verdict says why it is not safe (the console's form shows no rate then,
-        `console.model.actions.drain_prefill_from_plan`)."""
+        `console.model.actions.drain.drain_prefill_from_plan`)."""
         rate = self.rate_per_s if self.rate_per_s > 0 else 0.1
         return DrainRequest(rate_per_s=rate, deadline_s=self.deadline_s, hint_ms=self.hint_ms)
 
@@ -123,7 +123,8 @@ class RateBasis:
 def margin_kept_pct(limited_by: str, cpu_margin_pct: float) -> float:
     """The CPU margin a planned rate gave up, said only where it set the rate (the survivors' CPU): where
     spare admission or the fleet's hint reach set it, the margin took nothing off it. One rule for the
-    verdict's suggestion and a plan read back from the server (`console.model.actions.plan_cpu_margin_pct`)."""
+    verdict's suggestion and a plan read back from the server
+    (`console.model.actions.drain.plan_cpu_margin_pct`)."""
     return cpu_margin_pct if limited_by == "survivor_cpu" else 0.0
 
 

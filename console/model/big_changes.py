@@ -12,15 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from console.errors import InputError
-from console.model.actions import (
-    FORMS,
-    ActionCall,
-    ActionKind,
-    FormField,
-    Prefill,
-    field_label,
-    format_value,
-)
+from console.model.actions.answer import format_value
+from console.model.actions.form import FORMS, ActionCall, ActionKind, FormField, Prefill, field_label
 from console.protocol import AdmissionSettings
 
 

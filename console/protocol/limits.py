@@ -1,7 +1,7 @@
 """Ranges a value has wherever it enters stormdeck: a scenario file, a `--set`, a fleet API body, a form.
 
 One place, so the scenario schema (`console.sim.scenario_schema`), the API's request models
-(`console.protocol.requests`) and the console's action forms (`console.model.actions`) cannot drift apart:
+(`console.protocol.requests`) and the console's action forms (`console.model.actions.form`) cannot drift apart:
 an admission the API accepts is one a scenario could have started with.
 
 Each is `(low, high)`, both inclusive. Where a side spells "unlimited" differently (a scenario's 0, the

@@ -20,25 +20,23 @@ from console.client.actions import ActionClient
 from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
 from console.guards import FleetCapacity, Thresholds
-from console.model.actions import (
-    REFUSED_403,
-    ActionCall,
-    ActionKind,
-    ActionReading,
+from console.model.actions.admission import admission_prefill
+from console.model.actions.answer import ActionReading, Outcome, read_answer
+from console.model.actions.capacity import add_capacity_prefill
+from console.model.actions.drain import (
     DrainHintRule,
-    Outcome,
-    Prefill,
-    actions_disabled_reason,
-    add_capacity_prefill,
-    admission_prefill,
-    cannot_add_capacity,
     drain_prefill_from_plan,
     fallback_drain_prefill,
     local_drain_prefill,
-    pointless,
-    read_answer,
-    rollout_prefill,
 )
+from console.model.actions.form import ActionCall, ActionKind, Prefill
+from console.model.actions.refusals import (
+    REFUSED_403,
+    actions_disabled_reason,
+    cannot_add_capacity,
+    pointless,
+)
+from console.model.actions.rollout import rollout_prefill
 from console.model.big_changes import big_changes, changed_since_filled, refilled
 from console.protocol import CapacityRecord
 from console.record.records import ActionRecord, Confirmation, without_tokens

@@ -20,7 +20,8 @@ from textual.worker import Worker, WorkerState
 from console.client.actions import ActionAnswer
 from console.client.admin import AdminClient
 from console.guards import FleetCapacity, Thresholds
-from console.model.actions import ActionKind, ActionReading, read_answer
+from console.model.actions.answer import ActionReading, read_answer
+from console.model.actions.form import ActionKind
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem, lost_link_text

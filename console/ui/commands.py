@@ -11,7 +11,7 @@ from functools import partial
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from console.model.actions import ActionKind
+from console.model.actions.form import ActionKind
 from console.model.nodes import SORT_KEYS
 from console.ui.widgets.node_table import COLUMNS
 

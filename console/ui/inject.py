@@ -21,7 +21,7 @@ from textual.widgets import Input, Label
 
 from console.client.inject import parse_params
 from console.errors import InputError
-from console.model.actions import ActionReading
+from console.model.actions.answer import ActionReading
 from console.protocol import INJECTIONS
 
 #: What the form starts with: a small, valid example of each event's parameters.

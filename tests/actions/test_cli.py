@@ -17,7 +17,8 @@ from console.cli.act import render_answer, render_plan
 from console.client.actions import ActionAnswer
 from console.guards import Thresholds, judge_rollout_start, plan_drain
 from console.guards.drain import DrainPlan
-from console.model.actions import PLAN_LIMITS, format_value
+from console.model.actions.answer import format_value
+from console.model.actions.drain import PLAN_LIMITS
 from console.protocol import AdmissionSettings, NodeState, RolloutRequest
 from console.sim import kernel as k
 from tests.actions.conftest import TOKENS, Acting, start_acting

@@ -21,7 +21,7 @@ from console.cli import main
 from console.drills.schema import Drill, build_drill, hints_due
 from console.drills.served import DrillBackend, DrillNarrator
 from console.errors import InputError
-from console.model.actions import ActionKind
+from console.model.actions.form import ActionKind
 from console.protocol import AdmissionRequest
 from console.server.actions import FleetAction
 from tests.server.conftest import receive_until

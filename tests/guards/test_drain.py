@@ -319,7 +319,7 @@ def test_a_refused_drain_suggests_the_planners_rate_not_the_one_on_the_line() ->
 
 def test_a_suggested_rate_the_cpu_margin_did_not_set_says_no_margin() -> None:
     """Where the survivors' spare admission sets the rate the margin takes nothing off it (as the plan's
-    basis says, `console.model.actions.plan_basis`): the suggestion is the largest safe rate itself."""
+    basis says, `console.model.actions.drain.plan_basis`): the suggestion is the largest safe rate itself."""
     tight = fleet(admission=AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30)))
     verdict = judge_drain(tight, CAPACITY, "gw-003", drain(300))
     assert (
@@ -453,7 +453,7 @@ def _room(snap, max_nodes: int | None):
 
 @pytest.mark.parametrize(("max_nodes", "room"), [(None, None), (32, 12), (20, 0), (0, 0)])
 def test_the_drain_plan_and_verdict_say_the_fleets_room(max_nodes: int | None, room: int | None) -> None:
-    """The console's no-rate remedies read it (`console.model.actions.calm_move`): 20 nodes, room for 12
+    """The console's no-rate remedies read it (`console.model.actions.drain.calm_move`): 20 nodes, room for 12
     more under 32, none at 20 or where the fleet adds no nodes; unsaid (null) where the snapshot does not say."""
     assert plan_drain(_room(fleet(), max_nodes), CAPACITY, "gw-003").room_nodes == room
     verdict = judge_drain(_room(fleet(), max_nodes), CAPACITY, "gw-003", drain(833))

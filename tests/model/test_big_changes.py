@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from console.model.actions import ActionKind, Prefill, parse_form
+from console.model.actions.form import ActionKind, Prefill, parse_form
 from console.model.big_changes import big_changes, changed_since_filled, refilled
 from console.protocol import AdmissionSettings
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.model.actions import cannot_add_capacity
+from console.model.actions.refusals import cannot_add_capacity
 from console.protocol import NodeState, NodeStatus
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from console.cli.act import render_answer
 from console.client.actions import ActionAnswer
-from console.model.actions import check_mark, format_value, limit_text
+from console.model.actions.answer import check_mark, format_value, limit_text
 from console.protocol import Check, VerdictLevel
 
 #: A rollout batch node's undrain: its limit is in words.
@@ -89,7 +89,7 @@ def test_stormdeck_acts_table_writes_values_and_limits_as_the_console_does() -> 
 def test_what_would_pass_gives_a_limit_in_words_no_sign() -> None:
     """The blocked dialog's "What would pass" wrote its own sign before the limit: a limit in words read
     "≥ not in the batch under way", as the table did before `limit_text`."""
-    from console.model.actions import what_would_pass
+    from console.model.actions.answer import what_would_pass
     from console.protocol import Verdict
 
     words = WORDS.model_copy(update={"level": VerdictLevel.BLOCKED})

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from console.model.actions import calm_move, drain_prefill_from_plan, no_rate_text, what_would_pass
+from console.model.actions.answer import what_would_pass
+from console.model.actions.drain import calm_move, drain_prefill_from_plan, no_rate_text
 from console.protocol import Verdict, VerdictLevel
 
 CALM = "add capacity or wait for the fleet to calm"

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from console.model.actions import ActionKind, pointless
+from console.model.actions.form import ActionKind
+from console.model.actions.refusals import pointless
 from console.model.offered import not_on_this_fleet
 from console.protocol import RolloutState, RolloutStatus, UnavailableReason
 from tests.fleet_builders import frame, nodes

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from console.errors import InputError
-from console.model.actions import FORMS, ActionKind
+from console.model.actions.form import FORMS, ActionKind
 from console.protocol import DrainRequest, RolloutRequest, limits
 from console.sim.scenario_loader import load_scenario
 

@@ -14,7 +14,8 @@ from textual.widgets import Button, Input, Label
 
 from console.client.actions import ActionAnswer
 from console.errors import InputError
-from console.model.actions import ActionKind, Prefill, parse_form, read_answer, what_would_pass
+from console.model.actions.answer import read_answer, what_would_pass
+from console.model.actions.form import ActionKind, Prefill, parse_form
 from console.ui.app import ConsoleApp
 from console.ui.scenes import SCENES_BY_NAME, fed_model, frozen_clock
 from console.ui.screens.action_form import ActionForm
@@ -567,7 +568,7 @@ async def test_attempts_and_confirmations_go_to_the_recording_without_tokens():
 
 def test_add_capacity_prefill_brings_headroom_to_the_budget_once_ready():
     from console.guards import FleetCapacity, Thresholds
-    from console.model.actions import add_capacity_prefill
+    from console.model.actions.capacity import add_capacity_prefill
 
     from ..fleet_builders import frame, nodes
 
@@ -610,7 +611,7 @@ def test_the_fake_fleet_judges_rollouts_with_the_real_guards():
 
 def test_a_slow_drain_plan_is_prefilled_at_its_own_rate():
     """0.0689/s is what the planner allows: the form must not round it up to 0.1 (a refused drain)."""
-    from console.model.actions import drain_prefill_from_plan
+    from console.model.actions.drain import drain_prefill_from_plan
 
     plan = {"rate_per_s": 0.0689, "deadline_s": 600.0, "hint_ms": (1000, 2000), "limited_by": "survivor_cpu"}
     assert drain_prefill_from_plan(plan, "planner").values["rate_per_s"] == "0.0689"
@@ -631,7 +632,7 @@ def test_the_drain_form_of_the_last_node_in_rotation_says_none_would_take_its_cl
     with no survivor. Every limit a planner names has the form's words; a newer server's unknown one is
     named as it is, with no remedy guessed for it."""
     from console.guards.drain import LIMITED_BY
-    from console.model.actions import PLAN_LIMITS, drain_prefill_from_plan
+    from console.model.actions.drain import PLAN_LIMITS, drain_prefill_from_plan
 
     assert set(PLAN_LIMITS) == set(LIMITED_BY)
     plan = {"rate_per_s": 0.0, "deadline_s": 600.0, "hint_ms": (1000, 2000), "cpu_margin_pct": 5.0}
@@ -654,7 +655,7 @@ def test_the_drain_form_says_the_cpu_margin_the_planner_kept():
     """Seen on fleet up: the form said "largest safe rate, limited by the busiest survivor's CPU" of a rate
     on the pause line, and a dry run seconds later was typed at 75.1 %. The planner now keeps a margin under
     the line (the plan's `cpu_margin_pct`), and the form says so where the margin set the rate."""
-    from console.model.actions import drain_prefill_from_plan
+    from console.model.actions.drain import drain_prefill_from_plan
 
     plan = {
         "rate_per_s": 405.0,
@@ -804,7 +805,7 @@ async def test_undrain_on_a_ready_node_says_so_without_a_form():
 
 def test_a_check_that_only_warns_reads_note_not_fail():
     from console.guards.verdict import check
-    from console.model.actions import check_mark
+    from console.model.actions.answer import check_mark
     from console.protocol import VerdictLevel
 
     warn = check("cpu_now_pct", 97.7, 75, fails_to=VerdictLevel.OK, why="new nodes serve only later")
@@ -908,7 +909,7 @@ async def test_back_from_a_dry_run_the_field_being_tuned_keeps_the_focus():
 async def test_every_form_field_shows_its_whole_hint_and_its_buttons(size):
     """The admission form's hint was cut at the field's edge ("blank: unlimited, or a number > 0 and ≤").
     User pass at 80×24: cut again ("… a number > 0 and"), and the form's buttons went under the footer."""
-    from console.model.actions import FORMS
+    from console.model.actions.form import FORMS
 
     api = FakeFleetApi()
     app = acting_app(api)
@@ -1261,7 +1262,7 @@ def test_the_re_derived_hint_passes_the_servers_own_hint_check():
     """The user pass's numbers: at 833 closes/s the planner's rule gives 1000:9330 (a window of 8,330 ms,
     what the guard's hint_window_ms check asks), where the pre-filled 1000:2000 failed."""
     from console.guards import Thresholds, judge_drain
-    from console.model.actions import DrainHintRule
+    from console.model.actions.drain import DrainHintRule
     from console.protocol import DrainRequest
     from tests.guards.fleets import CAPACITY, fleet
 
@@ -1419,10 +1420,10 @@ async def test_capacity_the_fleet_cannot_add_is_refused_at_the_key_saying_why():
     """User pass on a `stormdeck controller` over a nodes file (no provisioner: frames say `max_nodes` 0):
     c opened the add-capacity form pre-filled "2 — the nodes that bring headroom to 35 % once ready", and
     only Enter drew "fleet 'loopback' cannot add capacity". The frame says so: refused at the key with
-    why and what this fleet can do instead (console.model.actions.cannot_add_capacity), no form, nothing
+    why and what this fleet can do instead (console.model.actions.refusals.cannot_add_capacity), no form, nothing
     sent — as R on a fleet that cannot roll out. A fleet at its most is refused the same way; one with room
     (or an older server, which does not say) gets the form."""
-    from console.model.actions import cannot_add_capacity
+    from console.model.actions.refusals import cannot_add_capacity
 
     api = FakeFleetApi()
     app = acting_app(api)

@@ -4,7 +4,7 @@ the form said "headroom is at the 35 % budget already" beside a ✖ 20 % gauge (
 from __future__ import annotations
 
 from console.guards import FleetCapacity, Thresholds
-from console.model.actions import add_capacity_prefill
+from console.model.actions.capacity import add_capacity_prefill
 from console.protocol import NodeState
 
 from ..fleet_builders import frame, nodes

@@ -16,13 +16,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from console.errors import InputError
-from console.model.actions import (
+from console.model.actions.answer import ActionReading
+from console.model.actions.drain import DrainHintRule
+from console.model.actions.form import (
     FORMS,
     PAIRED_FIELDS,
     ActionCall,
     ActionKind,
-    ActionReading,
-    DrainHintRule,
     Prefill,
     field_label,
     parse_form,

@@ -17,7 +17,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input
 
 from console.errors import InputError
-from console.model.actions import ActionKind, brief_reason
+from console.model.actions.form import ActionKind
+from console.model.actions.refusals import brief_reason
 from console.model.gauges import fleet_gauges
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.nodes import NodeFilter, NodeQuery, id_order, select_nodes

@@ -20,7 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from console.model.actions import (
+from console.model.actions.answer import (
     check_mark,
     forecast_series,
     format_value,

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.css.scalar import Unit
 from textual.widgets import Static
 
-from console.model.actions import rollout_lacks
+from console.model.actions.refusals import rollout_lacks
 from console.protocol import AdmissionSettings, RolloutStatus, RolloutWait
 from console.ui.words import fill, fit
 

@@ -1,0 +1,143 @@
+"""The server's answer to an action, read for the dialogs: its outcome, its verdict's checks as shown, what
+would pass when a guard blocks, and the forecast with and without the action."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from console.client.actions import ActionAnswer, Reply
+from console.model.actions.drain import drain_rate_hint
+from console.protocol import Check, Verdict, VerdictLevel
+
+
+class Outcome(StrEnum):
+    APPLIED = "applied"
+    DRY_RUN = "dry_run"
+    NEEDS_CONFIRMATION = "needs_confirmation"
+    BLOCKED = "blocked"
+    TYPED_MISMATCH = "typed_mismatch"
+    REFUSED = "refused"  # bad input, a wrong role, a read-only backend, a transport failure
+
+
+@dataclass(frozen=True)
+class ActionReading:
+    """What the console makes of the server's answer: the outcome, the message, the verdict."""
+
+    outcome: Outcome
+    status: int
+    message: str
+    verdict: Verdict | None = None
+    field_name: str | None = None
+    overridden: bool = False  # a blocked action an admin forced (ActionResult.overridden)
+    audit_seq: int | None = None  # the server's audit record of the attempt
+
+    @property
+    def forbidden(self) -> bool:
+        return self.status in (401, 403)
+
+    @property
+    def refused_input(self) -> bool:
+        """The server refused the values (422: out of its range, or the fleet refused them): the form's
+        business, not a verdict's."""
+        return self.outcome is Outcome.REFUSED and self.status == 422 and self.verdict is None
+
+
+_OUTCOMES = {
+    Reply.APPLIED: Outcome.APPLIED,
+    Reply.DRY_RUN: Outcome.DRY_RUN,
+    Reply.NEEDS_CONFIRMATION: Outcome.NEEDS_CONFIRMATION,
+    Reply.BLOCKED: Outcome.BLOCKED,
+    Reply.BAD_INPUT: Outcome.REFUSED,
+    Reply.DENIED: Outcome.REFUSED,
+}
+
+
+def read_answer(answer: ActionAnswer) -> ActionReading:
+    """The fleet API's answer, classified once by the client (`console.client.actions`), read for the
+    dialogs: the verdict parsed, its confirm_token attached, a typed name the server refused told apart."""
+    body = answer.body
+    raw_verdict = answer.verdict
+    verdict = Verdict.model_validate(raw_verdict) if raw_verdict is not None else None
+    if verdict is not None and verdict.confirm_token is None and body.get("confirm_token"):
+        verdict = verdict.model_copy(update={"confirm_token": body["confirm_token"]})
+    message = str(body.get("message") or body.get("detail") or body.get("title") or f"HTTP {answer.status}")
+    outcome = _OUTCOMES[answer.reply]
+    if answer.reply is Reply.BAD_INPUT and answer.problem_type == "typed-mismatch":
+        outcome = Outcome.TYPED_MISMATCH
+    seq = body.get("audit_seq")
+    return ActionReading(
+        outcome,
+        answer.status,
+        message,
+        verdict,
+        body.get("field"),
+        overridden=bool(body.get("overridden")),
+        audit_seq=seq if isinstance(seq, int) else None,
+    )
+
+
+def check_mark(check: Check) -> str:
+    """pass; FAIL for a check that raises the verdict's level; note for one that only warns (its level is
+    ok): 'FAIL' under an 'OK' verdict read as a contradiction."""
+    if check.ok:
+        return "pass"
+    return "note" if check.level in (None, VerdictLevel.OK) else "FAIL"
+
+
+def what_would_pass(verdict: Verdict) -> list[str]:
+    """For a blocked or typed verdict: the limits of the failing checks that set its level, and the drain
+    rate to type when one is known."""
+    hints = []
+    for check in verdict.checks:
+        if check.ok or check.level is not verdict.level:
+            continue
+        hints.append(f"{check.name} {limit_text(check)} (now {_fmt(check.value)})")
+    rate_hint = drain_rate_hint(verdict.projections)
+    if rate_hint:
+        hints.append(rate_hint)
+    return hints
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return "—" if value is None else str(value)
+
+
+def format_value(value: object) -> str:
+    return _fmt(value)
+
+
+def limit_text(check: Check) -> str:
+    """A check's limit as shown: a number with its bound (≤, ≥), a limit in words as it is ("not in the
+    batch under way" read "≤ not in the batch under way"), none as —."""
+    if check.limit is None or isinstance(check.limit, str):
+        return _fmt(check.limit)
+    return f"{'≤' if check.bound == 'max' else '≥'} {_fmt(check.limit)}"
+
+
+def typed_matches(verdict: Verdict, typed: str, fallback: str | None) -> bool:
+    expected = verdict.typed_expected or fallback
+    return expected is not None and typed.strip() == expected
+
+
+def forecast_series(forecast: Mapping[str, Any] | None) -> list[tuple[str, list[float], list[float]]]:
+    """(label, without the action, with it) for each forecast series the server sent (console.sim.forecast)."""
+    if not forecast:
+        return []
+    without, acted = forecast.get("without_action") or {}, forecast.get("with_action") or {}
+    rows = []
+    for key, label in (
+        ("connections", "connections"),
+        ("cpu_max_pct_series", "max CPU %"),
+        ("attempts_per_s", "attempts/s"),
+    ):
+        a, b = without.get(key), acted.get(key)
+        if isinstance(a, list) and isinstance(b, list) and a and b:
+            rows.append((label, [float(x) for x in a], [float(x) for x in b]))
+    return rows

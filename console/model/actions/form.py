@@ -1,0 +1,232 @@
+"""An action's form: the kinds of action, each form's fields and their ranges, the typed form parsed into the
+call to send (the first bad field named with its range), and a form's starting values (`Prefill`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from console.client.actions import route
+from console.errors import InputError
+from console.protocol import MAX_ADD_NODES, limits
+
+#: The same upper bounds the server's request models carry (a billion): beyond them, a typo.
+BILLION = limits.BILLION
+
+
+class ActionKind(StrEnum):
+    """As a verdict names the action (and the audit log, and a recording)."""
+
+    DRAIN = "drain"
+    UNDRAIN = "undrain"
+    ROLLOUT_START = "rollout_start"
+    ROLLOUT_HALT = "rollout_halt"
+    ROLLOUT_RESUME = "rollout_resume"
+    ADMISSION = "admission"
+    ADD_CAPACITY = "add_capacity"
+
+    @property
+    def needs_node(self) -> bool:
+        return self in (ActionKind.DRAIN, ActionKind.UNDRAIN)
+
+    @property
+    def title(self) -> str:
+        return _TITLES[self]
+
+
+_TITLES = {
+    ActionKind.DRAIN: "drain",
+    ActionKind.UNDRAIN: "undrain",
+    ActionKind.ROLLOUT_START: "start rollout",
+    ActionKind.ROLLOUT_HALT: "halt rollout",
+    ActionKind.ROLLOUT_RESUME: "resume rollout",
+    ActionKind.ADMISSION: "admission",
+    ActionKind.ADD_CAPACITY: "add capacity",
+}
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One input of an action's form. `low`/`high` bound the value (`low_open`: strictly above `low`);
+    `optional` fields may be left blank (admission: blank = unlimited)."""
+
+    name: str
+    label: str
+    kind: type = float
+    low: float = 0.0
+    high: float = BILLION
+    low_open: bool = False
+    optional: bool = False
+    choices: tuple[str, ...] = ()
+
+    def allowed(self) -> str:
+        if self.choices:
+            return " or ".join(self.choices)
+        number = "an integer" if self.kind is int else "a number"
+        low = f"> {_bound(self.low)}" if self.low_open else f"≥ {_bound(self.low)}"
+        blank = " (blank: unlimited)" if self.optional else ""
+        return f"{number} {low} and ≤ {_bound(self.high)}{blank}"
+
+    def placeholder(self) -> str:
+        """The input's hint: `allowed()`, with "blank: unlimited" first — at the end the field's width cut
+        it off ("an integer ≥ 1 and ≤ 1,000,000,000 (blank:"). An optional field's upper bound is the
+        protocol's billion, no operator's limit: left to the error message, it let the hint fit at 80
+        columns ("blank: unlimited, or a number > 0 and" was cut there)."""
+        if not self.optional:
+            return self.allowed()
+        if self.high == BILLION and not self.choices:
+            number = "an integer" if self.kind is int else "a number"
+            low = f"> {_bound(self.low)}" if self.low_open else f"≥ {_bound(self.low)}"
+            return f"blank: unlimited, or {number} {low}"
+        return "blank: unlimited, or " + self.allowed().removesuffix(" (blank: unlimited)")
+
+    def parse(self, text: str) -> float | int | str | None:
+        value = self.read(text)
+        if not isinstance(value, int | float):
+            return value
+        too_low = value <= self.low if self.low_open else value < self.low
+        if too_low or value > self.high or (isinstance(value, float) and not math.isfinite(value)):
+            raise InputError(self.name, text.strip(), self.allowed())
+        return value
+
+    def read(self, text: str) -> float | int | str | None:
+        """The value as typed, of the field's kind, its range not yet judged."""
+        text = text.strip()
+        if self.choices:
+            if text not in self.choices:
+                raise InputError(self.name, text, self.allowed())
+            return text
+        if not text and self.optional:
+            return None
+        try:
+            return self.kind(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise InputError(self.name, text, self.allowed()) from None
+
+
+def _bound(value: float) -> str:
+    """1000000000 as 1,000,000,000, not 1e+09: a range an operator reads at a glance."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
+
+
+def field_label(kind: ActionKind, name: str) -> str:
+    """The form's label for a field the server or the parser named (its own name when the form has none)."""
+    return next((spec.label for spec in FORMS[kind] if spec.name == name), name)
+
+
+FORMS: dict[ActionKind, tuple[FormField, ...]] = {
+    ActionKind.DRAIN: (
+        FormField("rate_per_s", "rate (closes/s)", low_open=True),
+        FormField("deadline_s", "deadline (s)", high=limits.DRAIN_DEADLINE_S[1]),
+        FormField("hint_min_ms", "hint min (ms)", int, high=limits.HINT_MS[1]),
+        FormField("hint_max_ms", "hint max (ms)", int, high=limits.HINT_MS[1]),
+    ),
+    ActionKind.UNDRAIN: (),
+    ActionKind.ROLLOUT_START: (
+        FormField("batch_size", "batch (nodes)", int, low=1, high=limits.ROLLOUT_BATCH_SIZE[1]),
+        FormField("interval_s", "interval (s)", low_open=True, high=limits.ROLLOUT_INTERVAL_S[1]),
+        FormField("mode", "mode", str, choices=("drain", "abrupt")),
+        FormField("pause_cpu_pct", "pause at CPU %", low_open=True, high=100),
+    ),
+    ActionKind.ROLLOUT_HALT: (),
+    ActionKind.ROLLOUT_RESUME: (),
+    ActionKind.ADMISSION: (
+        FormField("rate_per_s", "rate (new conns/s per node)", low_open=True, optional=True),
+        FormField("burst", "burst", int, low=1, optional=True),
+        FormField("max_connections", "ceiling (conns per node)", int, low=1, optional=True),
+        FormField("retry_after_min_s", "Retry-After min (s)", high=limits.RETRY_AFTER_S[1]),
+        FormField("retry_after_max_s", "Retry-After max (s)", high=limits.RETRY_AFTER_S[1]),
+    ),
+    ActionKind.ADD_CAPACITY: (FormField("count", "nodes to add", int, low=1, high=MAX_ADD_NODES),),
+}
+
+#: Form fields that travel as one [min, max] pair in the request body.
+PAIRED_FIELDS = {
+    ActionKind.DRAIN: ("hint_ms", "hint_min_ms", "hint_max_ms"),
+    ActionKind.ADMISSION: ("retry_after_s", "retry_after_min_s", "retry_after_max_s"),
+}
+
+
+@dataclass(frozen=True)
+class ActionCall:
+    """One call of the fleet API's write side: what to send, where."""
+
+    kind: ActionKind
+    node_id: str | None
+    body: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def method(self) -> str:
+        return route(self.kind.value, self.node_id)[0]
+
+    @property
+    def path(self) -> str:
+        return route(self.kind.value, self.node_id)[1]
+
+    def describe(self) -> str:
+        return f"{self.kind.title} {self.node_id}" if self.node_id else self.kind.title
+
+    def with_controls(
+        self, *, dry_run: bool = False, token: str | None = None, typed: str | None = None
+    ) -> ActionCall:
+        body = {k: v for k, v in self.body.items() if k not in ("dry_run", "confirm")}
+        if dry_run:
+            body["dry_run"] = True
+        if token is not None:
+            body["confirm"] = {"token": token, "typed": typed}
+        return ActionCall(self.kind, self.node_id, body)
+
+
+def parse_form(
+    kind: ActionKind,
+    node_id: str | None,
+    values: Mapping[str, str],
+    fleet_check: Callable[[Mapping[str, Any]], None] | None = None,
+) -> ActionCall:
+    """The form's text as a call; the first bad field raises `InputError` naming it and its range.
+
+    `fleet_check` (`Prefill.check`): the fleet's own limits, within the API's bounds the form's fields
+    carry. It judges the values as typed before those bounds do, so a value outside both is refused in the
+    fleet's words: add capacity's count 5000 said "[1, 64] (room left in the fleet: …)" and 0 said "≥ 1 and
+    ≤ 10,000", a range that fleet cannot take (maintenance-window pass)."""
+    if fleet_check is not None:
+        fleet_check(_form_body(kind, values, FormField.read))
+    return ActionCall(kind, node_id, _form_body(kind, values, FormField.parse))
+
+
+def _form_body(
+    kind: ActionKind, values: Mapping[str, str], parse: Callable[[FormField, str], float | int | str | None]
+) -> dict[str, Any]:
+    parsed = {spec.name: parse(spec, values.get(spec.name, "")) for spec in FORMS[kind]}
+    pair = PAIRED_FIELDS.get(kind)
+    if pair is not None:
+        name, low_name, high_name = pair
+        low, high = parsed.pop(low_name), parsed.pop(high_name)
+        assert isinstance(low, int | float) and isinstance(high, int | float)
+        if low > high:
+            raise InputError(
+                high_name, values.get(high_name, ""), f"≥ {field_label(kind, low_name)} ({low:g})"
+            )
+        parsed[name] = [low, high]
+    return parsed
+
+
+def form_text(value: float | int | None) -> str:
+    """A value as a form's starting text: blank for none, a float by `:g` (30, not 30.0)."""
+    if value is None:
+        return ""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Prefill:
+    """The form's starting values and where they came from (shown under the form); `check`, when the
+    console knows the fleet's own limits, raises `InputError` for a parsed body beyond them — as typed,
+    before any big-change check (add capacity: the fleet's room, from its capacity record)."""
+
+    values: dict[str, str]
+    source: str
+    check: Callable[[Mapping[str, Any]], None] | None = None
