@@ -4,9 +4,14 @@ Here a figure and its unit are one word, and a text cut by its room ends at a wo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 from rich.cells import cell_len
 
 ELLIPSIS = "…"
+
+Item = TypeVar("Item")
 
 #: What follows a figure as its unit in the console's words (alarm messages, `console.figures.count`'s
 #: "1.30 M", a drain's "500–1500 ms"): kept on the figure's line.
@@ -95,3 +100,18 @@ def _pieces(word: str, width: int) -> list[str]:
             pieces.append("")
         pieces[-1] += character
     return pieces
+
+
+def kept_whole(
+    items: Sequence[Item], room: int, cells: Callable[[Item], int], rank: Callable[[Item], int]
+) -> list[Item]:
+    """The `items` (keys: the footer's, the replay bar's) that fit in `room` cells whole, in their own
+    order. Taken by `rank`, lowest first (within a rank, in their order), each kept while it still fits:
+    the least important give way first, and a narrower one after them may take what room is left."""
+    kept: set[int] = set()
+    used = 0
+    for index in sorted(range(len(items)), key=lambda i: rank(items[i])):  # stable: ties keep their order
+        if used + cells(items[index]) <= room:
+            kept.add(index)
+            used += cells(items[index])
+    return [item for index, item in enumerate(items) if index in kept]

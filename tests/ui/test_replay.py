@@ -763,3 +763,37 @@ async def test_the_audit_log_of_a_replay_lists_the_instructors_injections(tmp_pa
         assert rows[1][7] == "injected kill_nodes(nodes=[gw-0004])", rows
         note = str(screen.query_one("#audit-note").render())
         assert "2 injections" in note, note
+
+
+#: Every key the timeline bar's first line may name, each as it must read: whole.
+BAR_KEYS = ("space pause", ", . step", "g seek", "x speed", "[ ] alarm", "{ } action", "( ) event")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+@pytest.mark.parametrize("drill", [None, DrillInfo(name="regional-outage", clock_start_s=2 * 3600)])
+async def test_the_timeline_bar_names_its_keys_whole_and_where_the_replay_stands(
+    tmp_path: Path, size: tuple[int, int], drill: DrillInfo | None
+) -> None:
+    """User pass at 80×24: the bar's first line ended "space pause · , . st…" (and at 120 columns
+    "{ } act…"). The keys give way whole, least important first; the time and the frame stay whole —
+    playing at ×60 on the drill's clock, the widest the status reads."""
+    from .test_oncall import visible_lines
+
+    path = write_recording(tmp_path / "session.sdrec", drill=drill)
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=size) as pilot:
+            await fleet_ready(app)
+            await pilot.press("4", "space")  # ×60, playing (the replay's clock is frozen: it stays)
+            await pilot.pause()
+            bar = app.screen.query_one(TimelineBar)
+            line = visible_lines(bar)[0].strip()
+            status = app.replay.status()
+            assert status.speed == 60.0 and not status.paused
+            at = app.clock_face.text
+            assert status.span_s is not None
+            where = f"{at(status.time_s)} / {at(status.span_s[1])}  frame 1 of {status.frame_count}"
+            assert where in line, line
+            named = line.split(f"frame 1 of {status.frame_count}", 1)[1].strip().split(" · ")
+            assert named[0] == "space pause", line  # the first to stay
+            assert all(key in BAR_KEYS for key in named), (named, line)

@@ -16,6 +16,8 @@ from textual.app import ComposeResult
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+from console.ui.words import kept_whole
+
 #: Actions kept after a screen's essential ones: how to leave and how to find every other key.
 ALWAYS_SHOWN = frozenset({"quit", "help", "app.quit", "app.help"})
 
@@ -50,12 +52,7 @@ class ConsoleFooter(Footer):
         if not room or sum(key_cells(key) for key in footer_keys) <= room:
             yield from keys
             return
-        kept: list[FooterKey] = []
-        used = 0
-        for key in sorted(footer_keys, key=self._rank):  # stable: within a rank, the footer's order
-            if used + key_cells(key) <= room:
-                kept.append(key)
-                used += key_cells(key)
+        kept = kept_whole(footer_keys, room, key_cells, self._rank)  # within a rank, the footer's order
         yield from (key for key in keys if not isinstance(key, FooterKey) or key in kept)
 
     def _rank(self, key: FooterKey) -> int:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
@@ -11,25 +13,54 @@ from console.model.thresholds import Level
 from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, EVENT_GLYPH, timeline_cells
 from console.model.units import FLEET_CLOCK, ClockFace, counted
 from console.record.reader import Marker
-from console.record.replay import ReplayStatus, damage_note
+from console.record.replay import SPEEDS, ReplayStatus, damage_note
 from console.ui.themes import Palette
+from console.ui.words import kept_whole
 
 _ALARM_LEVELS = {"critical": Level.CRITICAL, "warning": Level.WARNING}
 _ACTION_LEVELS = {"blocked": Level.CRITICAL, "typed": Level.WARNING, "confirm": Level.WARNING}
-#: The replay's keys, on the bar's first line: the footer, full at 160 columns, leaves `(` `)` off.
-CONTROLS = "space pause · , . step · g seek · x speed · [ ] alarm · { } action · ( ) event"
+#: The replay's keys, on the bar's first line, most wanted first: the footer, full at 160 columns, leaves
+#: `(` `)` off. Where the line has no room for them all, they give way whole from the last (`kept_whole`,
+#: as the footer's keys do): at 80×24 it read "space pause · , . st…".
+CONTROLS = ("space pause", ", . step", "g seek", "x speed", "[ ] alarm", "{ } action", "( ) event")
+_BETWEEN = " · "
 
 
-def status_text(status: ReplayStatus, clock: ClockFace = FLEET_CLOCK) -> Text:
+def status_text(status: ReplayStatus, clock: ClockFace = FLEET_CLOCK, width: int | None = None) -> Text:
+    """Where the replay stands, whole, then the keys that fit in `width` cells (every key without one)."""
     at = clock.text
     text = Text(no_wrap=True, overflow="ellipsis")
-    state = "‖ paused" if status.paused else ("■ end" if status.finished else "▶ playing")
-    text.append(f"replay {state}  ×{status.speed:g}  ", style="bold")
-    end = at(status.span_s[1]) if status.span_s else "—"
-    text.append(f"{at(status.time_s)} / {end}  ")
-    text.append(f"frame {status.frame_index + 1 if status.frame_count else 0} of {status.frame_count}   ")
-    text.append(CONTROLS, style="dim")
+    text.append(_state(status), style="bold")
+    text.append(_where(status, at))
+    # Room kept for the widest this recording's status reads, so a key does not come and go as it plays.
+    widest = replace(
+        status,
+        paused=False,
+        finished=False,
+        speed=max(SPEEDS),
+        time_s=status.span_s[1] if status.span_s else status.time_s,
+        frame_index=max(status.frame_count - 1, 0),
+    )
+    said = max(text.cell_len, cell_len(_state(widest) + _where(widest, at)))
+    room = None if width is None else width - said + len(_BETWEEN)  # (no " · " before the first)
+    keys = CONTROLS if room is None else kept_whole(CONTROLS, room, _key_cells, CONTROLS.index)
+    text.append(_BETWEEN.join(keys), style="dim")
     return text
+
+
+def _state(status: ReplayStatus) -> str:
+    state = "‖ paused" if status.paused else ("■ end" if status.finished else "▶ playing")
+    return f"replay {state}  ×{status.speed:g}  "
+
+
+def _where(status: ReplayStatus, at: Callable[[float], str]) -> str:
+    end = at(status.span_s[1]) if status.span_s else "—"
+    frame = status.frame_index + 1 if status.frame_count else 0
+    return f"{at(status.time_s)} / {end}  frame {frame} of {status.frame_count}   "
+
+
+def _key_cells(key: str) -> int:
+    return cell_len(key) + len(_BETWEEN)
 
 
 def bar_text(status: ReplayStatus, markers: Sequence[Marker], width: int, palette: Palette) -> Text:
@@ -71,8 +102,9 @@ class TimelineBar(Static):
         """`clock`: how times read — the fleet's, or the recorded drill's (`recorded_clock`)."""
         width = max(self.content_size.width, 10)
         # The status and the counts are cut to the width here: Textual wraps a Text whatever its no_wrap,
-        # and at 120 columns the controls' last word took a line of its own, pushing the bar down.
-        text = status_text(status, clock)
+        # and at 120 columns the controls' last word took a line of its own, pushing the bar down. The keys
+        # fit whole (`status_text`); the cut is for a width too narrow for where the replay stands.
+        text = status_text(status, clock, width)
         text.truncate(width, overflow="ellipsis")
         text.append("\n")
         text.append(bar_text(status, markers, width, palette))
