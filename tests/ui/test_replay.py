@@ -797,3 +797,18 @@ async def test_the_timeline_bar_names_its_keys_whole_and_where_the_replay_stands
             named = line.split(f"frame 1 of {status.frame_count}", 1)[1].strip().split(" · ")
             assert named[0] == "space pause", line  # the first to stay
             assert all(key in BAR_KEYS for key in named), (named, line)
+
+
+def test_the_timeline_bars_keys_do_not_come_and_go_as_the_replay_plays() -> None:
+    """The keys are fitted to the widest the status reads in the recording (playing, ×60, at its end), not
+    to what it reads now: paused at the first frame, a key more fitted than while playing, and it would
+    come and go at each pause."""
+    from console.record.replay import ReplayStatus
+    from console.ui.widgets.timeline_bar import status_text
+
+    start = ReplayStatus(0.0, 0, 120, (0.0, 119.0), 1.0, paused=True, finished=False)
+    end = ReplayStatus(119.0, 119, 120, (0.0, 119.0), 60.0, paused=False, finished=False)
+    for width in range(62, 161):  # (narrower, the status alone is cut: `TimelineBar.show`)
+        at_start, at_end = (str(status_text(s, FLEET_CLOCK, width)) for s in (start, end))
+        assert at_start.split("   ")[-1] == at_end.split("   ")[-1], width
+        assert all(len(text) <= width for text in (at_start, at_end)), (width, at_start, at_end)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from console.ui.words import ELLIPSIS, fill, fit, words
+from console.ui.words import ELLIPSIS, fill, fit, kept_whole, words
 
 #: What the alarm rules say (console/alarms/rules.py), as the storm scene and a loopback fleet raised them.
 MESSAGES = [
@@ -145,3 +145,14 @@ def test_fit_never_overflows_its_room(tokens: list[str], width: int, rows: int):
         assert lines == whole
     else:
         assert lines[-1].endswith(ELLIPSIS), lines
+
+
+def test_keys_give_way_whole_least_wanted_first_and_keep_their_order() -> None:
+    """`kept_whole` (the footer's keys, the replay bar's): taken by rank while they fit, shown in their own
+    order; a narrower key ranked after one that did not fit still takes the room left."""
+    keys = ["space pause", ", . step", "g seek", "x"]
+    ranks = {"g seek": 0, "space pause": 1, ", . step": 2, "x": 3}
+    assert kept_whole(keys, 25, len, ranks.__getitem__) == ["space pause", ", . step", "g seek"]
+    assert kept_whole(keys, 20, len, ranks.__getitem__) == ["space pause", "g seek", "x"]  # not the step
+    assert kept_whole(keys, 5, len, ranks.__getitem__) == ["x"]
+    assert kept_whole(keys, 0, len, ranks.__getitem__) == []
