@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from console.guards import Thresholds
-from console.protocol import DrainRequest, NodeState
-from console.server.actions import ActionKind, FleetAction, judge
+from console.protocol import ActionKind, DrainRequest, NodeState
+from console.server.actions import FleetAction, judge
 from console.server.simulator import apply_action, capacity_of
 
 SCENARIO = "thundering-herd"

@@ -473,7 +473,8 @@ async def _big_admission_changes(client: ActionClient, body: dict[str, Any]) -> 
     half of what the fleet runs or raised above double, set where there was none or lifted), against the
     fleet's settings read now. `--nodes` changes are judged against the fleet's settings too, as the
     console's form is."""
-    from console.model.actions.form import ActionCall, ActionKind, Prefill
+    from console.model.actions.form import ActionCall, Prefill
+    from console.protocol import ActionKind
 
     current = (await client.fleet()).admission
     return big_changes(ActionCall(ActionKind.ADMISSION, None, body), current, Prefill({}, ""))
@@ -516,7 +517,8 @@ async def _count_below_one(client: ActionClient, body: dict[str, Any]) -> None:
 async def _big_capacity_changes(client: ActionClient, body: dict[str, Any]) -> list[BigChange]:
     """More nodes than the console's pre-fill (the nodes that bring headroom back to the budget once ready,
     at least one), as the console checks before sending; nothing to check without a capacity record."""
-    from console.model.actions.form import ActionCall, ActionKind
+    from console.model.actions.form import ActionCall
+    from console.protocol import ActionKind
 
     suggested = await _capacity_prefill(client)
     if suggested is None:

@@ -41,6 +41,7 @@ from console.gateway.rollout_state import RolloutStateFile, RolloutStateUnreadab
 from console.guards import FleetCapacity
 from console.guards.thresholds import Thresholds
 from console.protocol import (
+    ActionKind,
     AdmissionRequest,
     AdmissionSettings,
     CapacityRequest,
@@ -56,7 +57,7 @@ from console.protocol import (
     Source,
     UnavailableReason,
 )
-from console.server.actions import ActionKind, FleetAction
+from console.server.actions import FleetAction
 from console.server.backend import Tick
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from console.errors import InputError
 from console.model.actions.answer import format_value
-from console.model.actions.form import FORMS, ActionCall, ActionKind, FormField, Prefill, field_label
-from console.protocol import AdmissionSettings
+from console.model.actions.form import FORMS, ActionCall, FormField, Prefill, field_label
+from console.protocol import ActionKind, AdmissionSettings
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from console.guards.capacity import node_room
 from console.guards.rollout import HALTABLE, RESUMABLE
-from console.model.actions.form import ActionKind
 from console.model.actions.refusals import rollout_lacks, rollout_unavailable
-from console.protocol import Frame
+from console.protocol import ActionKind, Frame
 
 #: A rollout in these states exists: h or r may act on it, even on a fleet that cannot start another.
 _UNDER_WAY = frozenset(HALTABLE) | RESUMABLE

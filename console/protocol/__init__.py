@@ -1,5 +1,6 @@
 """Typed schemas shared by every side of stormdeck: the simulator, the servers and the console."""
 
+from console.protocol.actions import ActionKind
 from console.protocol.answers import (
     PROBLEM_TYPE_PREFIX,
     ActionResult,
@@ -65,6 +66,7 @@ __all__ = [
     "TOTAL_COUNTERS",
     "UNNAMED_INSTRUCTOR",
     "WAVE_BIN_MS",
+    "ActionKind",
     "ActionRequest",
     "ActionResult",
     "AdmissionRequest",

@@ -8,7 +8,6 @@ action was.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from console.guards import (
@@ -23,6 +22,7 @@ from console.guards import (
     judge_undrain,
 )
 from console.protocol import (
+    ActionKind,
     ActionRequest,
     AdmissionRequest,
     CapacityRequest,
@@ -35,22 +35,6 @@ from console.protocol.requests import whole_number
 
 #: Fields of a request that steer the two-phase protocol rather than say what to do.
 CONTROL_FIELDS = frozenset({"dry_run", "confirm", "override_reason"})
-
-
-class ActionKind(StrEnum):
-    DRAIN = "drain"
-    UNDRAIN = "undrain"
-    ROLLOUT_START = "rollout_start"
-    ROLLOUT_HALT = "rollout_halt"
-    ROLLOUT_RESUME = "rollout_resume"
-    ADMISSION = "admission"
-    ADD_CAPACITY = "add_capacity"
-
-    @property
-    def runs_on(self) -> bool:
-        """Whether applying it starts something that goes on for minutes (answered 202, not 200): a drain,
-        a rollout, and nodes that take the fleet's provisioning time to be ready."""
-        return self in (ActionKind.DRAIN, ActionKind.ROLLOUT_START, ActionKind.ADD_CAPACITY)
 
 
 Request = DrainRequest | RolloutRequest | AdmissionRequest | CapacityRequest | ActionRequest

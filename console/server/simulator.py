@@ -18,6 +18,7 @@ from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds
 from console.protocol import (
     WAVE_BIN_MS,
+    ActionKind,
     AdmissionRequest,
     CapacityRequest,
     DrainRequest,
@@ -33,7 +34,7 @@ from console.protocol import (
     named_instructor,
 )
 from console.protocol.models import UnderWay
-from console.server.actions import ActionKind, FleetAction
+from console.server.actions import FleetAction
 from console.server.backend import BeforeInjecting, RunningCounts, Tick
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from console.model.actions.drain import (
     fallback_drain_prefill,
     local_drain_prefill,
 )
-from console.model.actions.form import ActionCall, ActionKind, Prefill
+from console.model.actions.form import ActionCall, Prefill
 from console.model.actions.refusals import (
     REFUSED_403,
     actions_disabled_reason,
@@ -38,7 +38,7 @@ from console.model.actions.refusals import (
 )
 from console.model.actions.rollout import rollout_prefill
 from console.model.big_changes import big_changes, changed_since_filled, refilled
-from console.protocol import CapacityRecord
+from console.protocol import ActionKind, CapacityRecord
 from console.record.records import ActionRecord, Confirmation, without_tokens
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import REFRESH_S, AuditScreen

@@ -21,14 +21,13 @@ from console.client.actions import ActionAnswer
 from console.client.admin import AdminClient
 from console.guards import FleetCapacity, Thresholds
 from console.model.actions.answer import ActionReading, read_answer
-from console.model.actions.form import ActionKind
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem, lost_link_text
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.model.offered import not_on_this_fleet
 from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
-from console.protocol import Event, Hello, ServedDrill
+from console.protocol import ActionKind, Event, Hello, ServedDrill
 from console.ui import config
 from console.ui.actions import ActionRecorder, ConsoleActions
 from console.ui.commands import ConsoleCommands, act_binding, act_command, console_commands

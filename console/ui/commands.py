@@ -11,8 +11,8 @@ from functools import partial
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from console.model.actions.form import ActionKind
 from console.model.nodes import SORT_KEYS
+from console.protocol import ActionKind
 from console.ui.widgets.node_table import COLUMNS
 
 #: (key, action, footer word, palette help): the guarded actions, on the fleet screen and in node detail.

@@ -343,7 +343,7 @@ def test_plan_drain_writes_its_figures_as_the_console_does(tmp_path: Path, opera
 
 def test_the_clients_routes_are_the_servers(acting: Acting) -> None:
     from console.client.actions import ROUTES
-    from console.server.actions import ActionKind
+    from console.protocol import ActionKind
 
     assert set(ROUTES) == {kind.value for kind in ActionKind}
     paths = acting.server.app.openapi()["paths"]

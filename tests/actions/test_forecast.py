@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from console.errors import InputError
-from console.protocol import DrainRequest, NodeState
-from console.server.actions import ActionKind, FleetAction
+from console.protocol import ActionKind, DrainRequest, NodeState
+from console.server.actions import FleetAction
 from console.server.simulator import apply_action
 from console.sim.forecast import forecast, fork_pair, run_ahead
 from tests.actions.conftest import calm_simulation

@@ -21,8 +21,7 @@ from console.cli import main
 from console.drills.schema import Drill, build_drill, hints_due
 from console.drills.served import DrillBackend, DrillNarrator
 from console.errors import InputError
-from console.model.actions.form import ActionKind
-from console.protocol import AdmissionRequest
+from console.protocol import ActionKind, AdmissionRequest
 from console.server.actions import FleetAction
 from tests.server.conftest import receive_until
 from tests.server.test_serve_cli import read_announcement

@@ -19,6 +19,7 @@ from console.gateway.acting import (
 from console.gateway.controller import Controller
 from console.gateway.nodes_file import NodeEntry
 from console.protocol import (
+    ActionKind,
     ActionRequest,
     AdmissionRequest,
     AdmissionSettings,
@@ -27,7 +28,7 @@ from console.protocol import (
     RolloutRequest,
     UnavailableReason,
 )
-from console.server.actions import ActionKind, FleetAction
+from console.server.actions import FleetAction
 from console.server.backend import ActingBackend
 from tests.gateway.conftest import TOKEN, node_config, operator_api, wait_for
 from tests.gateway.test_controller import _status

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from console.model.actions.form import ActionKind, Prefill, parse_form
+from console.model.actions.form import Prefill, parse_form
 from console.model.big_changes import big_changes, changed_since_filled, refilled
-from console.protocol import AdmissionSettings
+from console.protocol import ActionKind, AdmissionSettings
 
 
 def test_big_changes_are_cuts_below_half_raises_above_double_and_limits_set_or_lifted():

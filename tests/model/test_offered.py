@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from console.model.actions.form import ActionKind
 from console.model.actions.refusals import pointless
 from console.model.offered import not_on_this_fleet
-from console.protocol import RolloutState, RolloutStatus, UnavailableReason
+from console.protocol import ActionKind, RolloutState, RolloutStatus, UnavailableReason
 from tests.fleet_builders import frame, nodes
 
 #: The controller's words for a nodes file without restart commands (console.gateway.controller).

@@ -11,8 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from console.errors import InputError
-from console.model.actions.form import FORMS, ActionKind
-from console.protocol import DrainRequest, RolloutRequest, limits
+from console.model.actions.form import FORMS
+from console.protocol import ActionKind, DrainRequest, RolloutRequest, limits
 from console.sim.scenario_loader import load_scenario
 
 WEEK_S = 7 * 86_400

@@ -52,8 +52,8 @@ async def test_the_same_seed_gives_the_same_frames() -> None:
 def test_the_guards_are_told_the_batch_drain_the_simulator_applies() -> None:
     """Found in review: the rollout guard judged a batch drained over its own 600 s window, whatever the
     fleet applied. The capacity record now says the drain `_start_batch` gives each batch node."""
-    from console.protocol import ActionRequest, RolloutMode, RolloutRequest
-    from console.server.actions import ActionKind, FleetAction
+    from console.protocol import ActionKind, ActionRequest, RolloutMode, RolloutRequest
+    from console.server.actions import FleetAction
     from console.server.simulator import apply_action
 
     simulator = SimulatorBackend.from_scenario(

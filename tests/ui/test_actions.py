@@ -15,7 +15,8 @@ from textual.widgets import Button, Input, Label
 from console.client.actions import ActionAnswer
 from console.errors import InputError
 from console.model.actions.answer import read_answer, what_would_pass
-from console.model.actions.form import ActionKind, Prefill, parse_form
+from console.model.actions.form import Prefill, parse_form
+from console.protocol import ActionKind
 from console.ui.app import ConsoleApp
 from console.ui.scenes import SCENES_BY_NAME, fed_model, frozen_clock
 from console.ui.screens.action_form import ActionForm

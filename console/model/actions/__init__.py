@@ -5,7 +5,8 @@ operator's typing before anything is sent (naming the field and its range, as th
 server's answer into an `ActionAnswer`, and say what would pass when a guard blocks. Import from the module
 that owns a name; this package re-exports none:
 
-- `form`: the action kinds, their forms' fields, parsing the typed form into a call, and `Prefill`;
+- `form`: each action kind's form fields (the kinds are `console.protocol.ActionKind`), parsing the typed
+  form into a call, and `Prefill`;
 - `drain`, `rollout`, `admission`, `capacity`: each form's starting values (and the drain plan's words);
 - `refusals`: why an action could only be refused before anything is sent, or none is offered at all;
 - `answer`: the server's answer read, and a verdict's checks and what would pass.

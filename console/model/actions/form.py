@@ -1,51 +1,20 @@
-"""An action's form: the kinds of action, each form's fields and their ranges, the typed form parsed into the
-call to send (the first bad field named with its range), and a form's starting values (`Prefill`)."""
+"""An action's form: each kind of action's fields and their ranges (the kinds themselves are the protocol's
+`ActionKind`, shared with the server), the typed form parsed into the call to send (the first bad field named
+with its range), and a form's starting values (`Prefill`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from console.client.actions import route
 from console.errors import InputError
-from console.protocol import MAX_ADD_NODES, limits
+from console.protocol import MAX_ADD_NODES, ActionKind, limits
 
 #: The same upper bounds the server's request models carry (a billion): beyond them, a typo.
 BILLION = limits.BILLION
-
-
-class ActionKind(StrEnum):
-    """As a verdict names the action (and the audit log, and a recording)."""
-
-    DRAIN = "drain"
-    UNDRAIN = "undrain"
-    ROLLOUT_START = "rollout_start"
-    ROLLOUT_HALT = "rollout_halt"
-    ROLLOUT_RESUME = "rollout_resume"
-    ADMISSION = "admission"
-    ADD_CAPACITY = "add_capacity"
-
-    @property
-    def needs_node(self) -> bool:
-        return self in (ActionKind.DRAIN, ActionKind.UNDRAIN)
-
-    @property
-    def title(self) -> str:
-        return _TITLES[self]
-
-
-_TITLES = {
-    ActionKind.DRAIN: "drain",
-    ActionKind.UNDRAIN: "undrain",
-    ActionKind.ROLLOUT_START: "start rollout",
-    ActionKind.ROLLOUT_HALT: "halt rollout",
-    ActionKind.ROLLOUT_RESUME: "resume rollout",
-    ActionKind.ADMISSION: "admission",
-    ActionKind.ADD_CAPACITY: "add capacity",
-}
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from console.alarms.base import first_named
 from console.guards.capacity import node_room
 from console.guards.rollout import HALTABLE, RESUMABLE
-from console.model.actions.form import ActionKind
-from console.protocol import NodeState, NodeStatus, RolloutStatus, UnavailableReason
+from console.protocol import ActionKind, NodeState, NodeStatus, RolloutStatus, UnavailableReason
 
 
 def pointless(kind: ActionKind, node: NodeStatus | None, rollout: RolloutStatus | None = None) -> str | None:

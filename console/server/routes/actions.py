@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 
 from console.guards import plan_drain
 from console.protocol import (
+    ActionKind,
     ActionRequest,
     ActionResult,
     AdmissionRequest,
@@ -30,7 +31,7 @@ from console.protocol import (
     DrainRequest,
     RolloutRequest,
 )
-from console.server.actions import ActionKind, FleetAction
+from console.server.actions import FleetAction
 from console.server.auth import TokenFirstRoute, require
 from console.server.backend import ActingBackend
 from console.server.desk import ActionDesk

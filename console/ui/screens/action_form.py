@@ -22,11 +22,11 @@ from console.model.actions.form import (
     FORMS,
     PAIRED_FIELDS,
     ActionCall,
-    ActionKind,
     Prefill,
     field_label,
     parse_form,
 )
+from console.protocol import ActionKind
 from console.ui.widgets.field_input import FieldInput
 from console.ui.widgets.footer import ConsoleFooter
 

@@ -17,7 +17,6 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input
 
 from console.errors import InputError
-from console.model.actions.form import ActionKind
 from console.model.actions.refusals import brief_reason
 from console.model.gauges import fleet_gauges
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
@@ -25,6 +24,7 @@ from console.model.nodes import NodeFilter, NodeQuery, id_order, select_nodes
 from console.model.offered import not_on_this_fleet
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace
+from console.protocol import ActionKind
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
 from console.ui.commands import action_bindings, fleet_action_keys, not_offered_bindings
 from console.ui.intents import FilterChosen, ScreenReady
