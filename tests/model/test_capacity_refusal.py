@@ -7,21 +7,8 @@ from __future__ import annotations
 import pytest
 
 from console.model.actions.refusals import cannot_add_capacity
-from console.protocol import NodeState, NodeStatus
-
-
-def node(node_id: str, state: NodeState = NodeState.READY) -> NodeStatus:
-    return NodeStatus(
-        id=node_id,
-        state=state,
-        connections=0,
-        cpu_pct=0.0,
-        attempts_per_s=0.0,
-        accepts_per_s=0.0,
-        rejects_per_s=0.0,
-        timeouts_per_s=0.0,
-        handshake_p99_ms=0.0,
-    )
+from console.protocol import NodeState
+from tests.fleet_builders import node
 
 
 def test_a_fleet_that_adds_no_nodes_names_the_moves_it_has() -> None:
