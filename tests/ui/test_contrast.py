@@ -109,20 +109,26 @@ async def test_verdict_dialogs_read_in_every_theme(level, theme):
     assert low_contrast_text(svg, dialog) == []
 
 
+async def open_field_with_keys(app, pilot, key: str, field_id: str) -> tuple[Region, str]:
+    """Opens the input `key` opens (`#field_id`, its keys beside it at `#field_id-keys`), cursors steady:
+    the region of the input and its keys (both shown), and the screen as SVG."""
+    await fleet_ready(app)
+    await pilot.press(key)
+    await pilot.pause()
+    steady_cursors(app)
+    field = app.screen.query_one(f"#{field_id}").region
+    keys = app.screen.query_one(f"#{field_id}-keys").region
+    assert field.width > 0 and keys.width > 0
+    return field.union(keys), app.export_screenshot()
+
+
 @pytest.mark.parametrize("theme", THEMES)
 async def test_the_filter_placeholder_reads_in_every_theme(theme):
     """The filter's placeholder ("state:draining,down  id:gw-* …") and its keys beside it read."""
     app = scene_app_in(theme, "storm")
     async with app.run_test(size=SIZE) as pilot:
-        await fleet_ready(app)
-        await pilot.press("slash")
-        await pilot.pause()
-        steady_cursors(app)
-        field = app.screen.query_one("#filter").region
-        keys = app.screen.query_one("#filter-keys").region
-        svg = app.export_screenshot()
-    assert field.width > 0 and keys.width > 0
-    assert low_contrast_text(svg, field.union(keys)) == []
+        region, svg = await open_field_with_keys(app, pilot, "slash", "filter")
+    assert low_contrast_text(svg, region) == []
 
 
 #: The rollout box's footer (its bottom border): the fleet's action keys when actions are on, drawn in the
@@ -163,12 +169,5 @@ async def test_the_seek_placeholder_and_its_keys_read_in_every_theme(theme, tmp_
         replay = ReplaySource(reader, paused=True, clock=lambda: 1000.0)
         app = ReplayApp(replay, theme_name=theme, remember_theme=False)
         async with app.run_test(size=SIZE) as pilot:
-            await fleet_ready(app)
-            await pilot.press("g")
-            await pilot.pause()
-            steady_cursors(app)
-            field = app.screen.query_one("#seek").region
-            keys = app.screen.query_one("#seek-keys").region
-            svg = app.export_screenshot()
-    assert field.width > 0 and keys.width > 0
-    assert low_contrast_text(svg, field.union(keys)) == []
+            region, svg = await open_field_with_keys(app, pilot, "g", "seek")
+    assert low_contrast_text(svg, region) == []
