@@ -58,21 +58,23 @@ def test_a_group_without_its_subcommand_shows_its_help(capsys) -> None:
             assert all(name in out for name in subcommands.choices), argv
 
 
+def usage_error(argv: list[str], capsys) -> str:
+    """What `stormdeck ARGV` says on stderr, having refused its words with argparse's usage error (exit 2)."""
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    return capsys.readouterr().err
+
+
 def test_act_without_its_url_names_the_url_not_the_help(capsys) -> None:
     # `stormdeck act drain`: argparse reads "drain" as the URL; help and exit 0 would hide the mistake.
-    with pytest.raises(SystemExit) as exit:
-        main(["act", "drain"])
-    assert exit.value.code == 2
-    assert "URL: 'drain' is not allowed" in capsys.readouterr().err
+    assert "URL: 'drain' is not allowed" in usage_error(["act", "drain"], capsys)
 
 
 def test_act_with_a_node_but_without_its_url_names_the_url_not_the_node(capsys) -> None:
     # `stormdeck act drain gw-010 --rate 833`: argparse read "drain" as the URL and refused the node id as
     # the action ("invalid choice: 'gw-010'"), which named neither mistake.
-    with pytest.raises(SystemExit) as exit:
-        main(["act", "drain", "gw-010", "--rate", "833", "--deadline", "600"])
-    assert exit.value.code == 2
-    err = capsys.readouterr().err
+    err = usage_error(["act", "drain", "gw-010", "--rate", "833", "--deadline", "600"], capsys)
     assert "argument URL: 'drain' is not allowed; expected a fleet API URL before the action" in err
     assert "gw-010" not in err
 
@@ -92,10 +94,7 @@ def test_act_with_a_node_but_without_its_url_names_the_url_not_the_node(capsys) 
     ],
 )
 def test_a_command_whose_url_is_forgotten_names_the_url(argv: list[str], expected: str, capsys) -> None:
-    with pytest.raises(SystemExit) as exit:
-        main(argv)
-    assert exit.value.code == 2
-    err = capsys.readouterr().err
+    err = usage_error(argv, capsys)
     assert f"argument URL: {argv[2 if argv[0] == 'plan' else 1]!r} is not allowed; {expected}" in err, err
     assert "required" not in err and "invalid choice" not in err
 
@@ -402,20 +401,14 @@ DRAIN = ["drain", "gw-017", "--rate", "5", "--deadline", "600", "--hint", "1000:
     ],
 )
 def test_an_option_or_flag_before_its_subcommand_is_named(argv: list[str], expected: str, capsys) -> None:
-    with pytest.raises(SystemExit) as exit:
-        main(argv)
-    assert exit.value.code == 2
-    err = capsys.readouterr().err
+    err = usage_error(argv, capsys)
     assert expected in err, err
     assert "unrecognized arguments" not in err and "invalid choice" not in err, err
     assert err.startswith(f"usage: stormdeck {argv[0]} [-h]"), err  # the command it was given to
 
 
 def test_a_flag_no_subcommand_knows_is_still_unrecognized(capsys) -> None:
-    with pytest.raises(SystemExit) as exit:
-        main(["act", URL, "--dry-rn", *DRAIN])
-    assert exit.value.code == 2
-    assert "unrecognized arguments: --dry-rn" in capsys.readouterr().err
+    assert "unrecognized arguments: --dry-rn" in usage_error(["act", URL, "--dry-rn", *DRAIN], capsys)
 
 
 @pytest.mark.parametrize(
@@ -463,10 +456,7 @@ def test_a_flag_no_subcommand_knows_is_still_unrecognized(capsys) -> None:
     ],
 )
 def test_an_option_before_the_command_is_named(argv: list[str], expected: str, capsys) -> None:
-    with pytest.raises(SystemExit) as exit:
-        main(argv)
-    assert exit.value.code == 2
-    err = capsys.readouterr().err
+    err = usage_error(argv, capsys)
     assert expected in err, err
     assert "unrecognized arguments" not in err and "invalid choice" not in err, err
     assert "Traceback" not in err
@@ -474,10 +464,7 @@ def test_an_option_before_the_command_is_named(argv: list[str], expected: str, c
 
 
 def test_a_flag_no_command_knows_is_still_unrecognized(capsys) -> None:
-    with pytest.raises(SystemExit) as exit:
-        main(["--jsn", "sim", "list"])
-    assert exit.value.code == 2
-    assert "unrecognized arguments: --jsn" in capsys.readouterr().err
+    assert "unrecognized arguments: --jsn" in usage_error(["--jsn", "sim", "list"], capsys)
 
 
 def test_no_words_at_all_is_still_the_embedded_fleet(monkeypatch) -> None:
@@ -498,10 +485,7 @@ def test_no_words_at_all_is_still_the_embedded_fleet(monkeypatch) -> None:
 )
 def test_a_token_before_the_command_is_refused_unseen(argv: list[str], capsys) -> None:
     """`--token X` before the command echoed X back: "invalid choice: 'X'" (or "it took 'X' for ACTION")."""
-    with pytest.raises(SystemExit) as exit:
-        main(argv)
-    assert exit.value.code == 2
-    err = capsys.readouterr().err
+    err = usage_error(argv, capsys)
     assert "SECRET" not in err, err
     assert (
         "not an option (tokens are never given on the command line" in err and "use --token-file FILE" in err
