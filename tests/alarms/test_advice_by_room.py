@@ -9,9 +9,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from console.alarms import AlarmEngine
-from console.alarms.base import FleetView
 from console.protocol import Frame, NodeStatus, RolloutState, RolloutStatus
+from tests.alarms.judging import judged, with_room
 from tests.fleet_builders import node, nodes, series
 
 #: Today's words, kept where the frame does not say whether the fleet can grow, and where it can.
@@ -19,20 +18,10 @@ HEADROOM_CAN_ADD = "no restart is safe; add capacity instead."
 ABORT_CAN_ADD = "no rollout is running to halt: ration the returning clients (admission) or add capacity."
 
 
-def _with_room(frames: list[Frame], max_nodes: int | None) -> list[Frame]:
-    return [f.model_copy(update={"max_nodes": max_nodes}) for f in frames]
-
-
 def _message(frames: list[Frame], name: str, as_columns: bool = False) -> str:
     """`name`'s message once `frames` are judged; `as_columns`: as the console judges them, each frame
     without its node records (the nodes gathered as columns, as `node_down`'s advice is tested)."""
-    engine = AlarmEngine()
-    for f in frames:
-        if as_columns:
-            engine.update(f.model_copy(update={"nodes": []}), FleetView.of(f, engine.thresholds, None))
-        else:
-            engine.update(f)
-    return {a.name: a.message for a in engine.active}[name]
+    return {a.name: a.message for a in judged(frames, as_columns).active}[name]
 
 
 # --- headroom_low ---------------------------------------------------------------------------------------
@@ -44,7 +33,7 @@ def _headroom_advice(
     rollout: RolloutStatus | None = None,
     as_columns: bool = False,
 ) -> str:
-    frames = _with_room(series(0, 3, headroom_pct=20.0, fleet=fleet, rollout=rollout), max_nodes)
+    frames = with_room(series(0, 3, headroom_pct=20.0, fleet=fleet, rollout=rollout), max_nodes)
     message = _message(frames, "headroom_low", as_columns)
     assert message.startswith("Headroom 20 % is under the 35 % budget: "), message
     return message.split("budget: ", 1)[1]
@@ -104,7 +93,7 @@ def _abort_advice(
     extra: Sequence[NodeStatus] = (),
     as_columns: bool = False,
 ) -> str:
-    frames = _with_room(series(0, 35, fleet=_hot(extra), rollout=RolloutStatus(state=state)), max_nodes)
+    frames = with_room(series(0, 35, fleet=_hot(extra), rollout=RolloutStatus(state=state)), max_nodes)
     message = _message(frames, "cpu_abort", as_columns)
     return message.split("on gw-002 85 %: ", 1)[1]
 

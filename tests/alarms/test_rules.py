@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 
 from console.alarms import AlarmEngine, FleetCapacity, Thresholds, alarms_fired
-from console.alarms.base import FleetView
 from console.protocol import AdmissionSettings, RolloutState, RolloutStatus, UnavailableReason
+from tests.alarms.judging import judged, with_room
 from tests.fleet_builders import node, nodes, series
 
 
@@ -371,16 +371,8 @@ def _node_down_advice(rollout: RolloutStatus, max_nodes: int | None, as_columns:
     """The advice of gw-002's node_down (4 nodes, gw-002 down) on a fleet whose frames say `rollout` and
     `max_nodes`; `as_columns`: judged as the console judges, each frame without its node records."""
     fleet = states_at({"gw-002": lambda t: "down"})
-    frames = [
-        f.model_copy(update={"max_nodes": max_nodes}) for f in series(0, 3, fleet=fleet, rollout=rollout)
-    ]
-    engine = AlarmEngine()
-    for f in frames:
-        if as_columns:
-            engine.update(f.model_copy(update={"nodes": []}), FleetView.of(f, engine.thresholds, None))
-        else:
-            engine.update(f)
-    (alarm,) = engine.active
+    frames = with_room(series(0, 3, fleet=fleet, rollout=rollout), max_nodes)
+    (alarm,) = judged(frames, as_columns).active
     assert alarm.message.startswith("gw-002 down 2 s, not a planned restart"), alarm.message
     return alarm.message.split("clients reconnect to the rest. ", 1)[1]
 
