@@ -147,6 +147,17 @@ async def _rollout_form(app, pilot) -> None:
     await open_form(app, pilot, "R", "the rollout form")
 
 
+async def _undrain_form(app, pilot) -> None:
+    """A form with no fields (undrain; halt and resume alike) opens on its Apply button, whose own Enter
+    (Textual's Button: hidden) hid the form's: on a real fleet its footer read "esc cancel  ^d dry run"."""
+    from console.model.actions.form import ActionKind, Prefill
+    from console.ui.screens.action_form import ActionForm
+
+    node = next(iter(app.model.nodes))
+    app.push_screen(ActionForm(ActionKind.UNDRAIN, node, Prefill({}, "")))
+    await wait_for(lambda: isinstance(app.screen, ActionForm), what="the undrain form")
+
+
 async def _change_check(app, pilot) -> None:
     from console.ui.screens.change_check import ChangeCheck
 
@@ -188,6 +199,7 @@ OVER_THE_FLEET = {
     "drain form": (_drain_form, "fleet", FORM_KEYS),
     "admission form": (_admission_form, "fleet", FORM_KEYS),
     "rollout form": (_rollout_form, "fleet", FORM_KEYS),
+    "undrain form": (_undrain_form, "fleet", FORM_KEYS),
     "change check": (_change_check, "fleet", {"⏎ send it", "esc back to the form"}),
     "verdict confirm": (_verdict("150", "enter"), "fleet", {"⏎ apply", "esc cancel"}),
     "verdict typed": (_verdict("250", "enter"), "fleet", {"⏎ apply", "esc cancel"}),  # Enter in the name

@@ -57,6 +57,13 @@ class FormField(FieldInput):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "apply")]
 
 
+class ApplyButton(Button):
+    """The form's Apply: its Enter said in the footer as the form's — a form with no fields (undrain,
+    halt, resume) opens on it, and Textual's Button binds Enter hidden, which hid the form's "⏎ apply"."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "press", "apply")]
+
+
 class ActionForm(ModalScreen[ActionSubmission | None]):
     DEFAULT_CSS = """
     ActionForm { align: center middle; }
@@ -133,11 +140,11 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             yield Label("", id="form-error")
             with Horizontal(id="form-buttons"):
                 yield Button("Dry run", id="dry-run", variant="default")
-                yield Button("Apply", id="apply", variant="primary")
+                yield ApplyButton("Apply", id="apply", variant="primary")
                 yield Button("Cancel", id="cancel", variant="default")
         # The form's own keys, the last to give way: Esc cancel (the way out), Enter apply (a field's
-        # `submit`, else the form's), Ctrl+D dry run.
-        yield ConsoleFooter(essential=("cancel", "submit", "apply", "dry_run"))
+        # `submit`, the Apply button's `press`, else the form's), Ctrl+D dry run.
+        yield ConsoleFooter(essential=("cancel", "submit", "press", "apply", "dry_run"))
 
     def on_mount(self) -> None:
         first = self.query(Input).first() if self.query(Input) else None
