@@ -55,9 +55,24 @@ class ConnectionsDrop(Rule):
                 self.t.connections_drop_pct,
                 f"Total connections fell {beside_limit(drop_pct, self.t.connections_drop_pct, 1)} % within "
                 f"{self.t.connections_drop_window_s:g} s ({count(peak)} → {count(now)}; alarm over "
-                f"{self.t.connections_drop_pct:g} %): clients are failing to reconnect. Hold the rollout and "
-                "drains; shed with admission.",
+                f"{self.t.connections_drop_pct:g} %): clients are failing to reconnect. "
+                + _hold_then_shed(frame, fleet),
             )
+
+
+def _hold_then_shed(frame: Frame, fleet: FleetView) -> str:
+    """The seed's "hold the rollout and drains" names only what is under way: on a fleet that cannot roll
+    out, with nothing draining, it sent the operator after a rollout that did not exist. A frame that does
+    not say its rollout keeps today's words."""
+    rollout = frame.rollout
+    held = [
+        "the rollout" if rollout is None or rollout.state in HALTABLE else "",
+        "drains" if rollout is None or NodeState.DRAINING in fleet.node_states else "",
+    ]
+    said = " and ".join(h for h in held if h)
+    if not said:
+        return "Shed with admission."
+    return f"Hold {'the ' if said == 'drains' else ''}{said}; shed with admission."
 
 
 class CpuAbort(Rule):

@@ -654,3 +654,37 @@ def test_a_reconnect_storm_says_what_to_do() -> None:
     """It said the rate, the multiple and the line, and nothing of the move: rationing with admission."""
     frames = series(0, 200, attempts_per_s=lambda t: 13_000_000 / 60 if t >= 120 else 80_000 / 60)
     assert "Ration them with admission." in active_messages(frames)["reconnect_rate_high"]
+
+
+def _dropping(**fields) -> list:
+    return series(0, 70, connections=lambda t: 100_000 if t < 40 else 90_000, **fields)
+
+
+@pytest.mark.parametrize(
+    ("rollout", "fleet", "hold"),
+    [
+        # A rollout under way and a node draining: both held, as the outage seed's runbook says.
+        (
+            RolloutStatus(state=RolloutState.RUNNING),
+            [node("gw-000", "draining"), *nodes(3)],
+            "Hold the rollout and drains; shed",
+        ),
+        (RolloutStatus(state=RolloutState.PAUSED), nodes(4), "Hold the rollout; shed"),
+        (
+            RolloutStatus(state=RolloutState.IDLE),
+            [node("gw-000", "draining"), *nodes(3)],
+            "Hold the drains; shed",
+        ),
+        # Nothing to hold (a fleet that cannot roll out, nothing draining): only what it can do.
+        (
+            RolloutStatus(state=RolloutState.IDLE, unavailable_reason=UnavailableReason.NO_RESTART_COMMAND),
+            nodes(4),
+            "Shed",
+        ),
+        # A source that does not say its rollout: today's words.
+        (None, nodes(4), "Hold the rollout and drains; shed"),
+    ],
+)
+def test_connections_drop_asks_to_hold_only_what_is_under_way(rollout, fleet, hold) -> None:
+    message = active_messages(_dropping(rollout=rollout, fleet=fleet))["connections_drop"]
+    assert message.endswith(f"clients are failing to reconnect. {hold} with admission."), message
