@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from console.figures import beside_limit
-from console.model.history import FleetModel
+from console.model.history import ConnectionsChange, FleetModel
 from console.model.thresholds import GaugeThresholds, Level
 from console.model.units import FLEET_CLOCK, ClockFace, human_count
 from console.protocol import NodeState, NodeStatus
@@ -24,6 +24,8 @@ class Gauge:
     #: The detail in fewer cells, for a box too narrow for it (an 80-column terminal's 12): what matters
     #: most of it, not its first characters.
     brief: str = ""
+    #: Shorter still, for a box too narrow for the brief: tried in order, a figure never cut.
+    fallbacks: tuple[str, ...] = ()
     #: The label in a narrow box's title (10 cells at 80 columns): "accepts/s…" hid what the second figure is.
     short_label: str = ""
     #: The last frame's value, too old to judge (`FleetModel.stale_s`): drawn dimmed, with no level.
@@ -63,6 +65,23 @@ def fleet_gauges(
 
 
 #: Each gauge's label in 10 cells; the ones that fit are their own short label.
+#: Clients 60 s ago below which the change is said as a count only: a share of a fleet coming up from 0
+#: (a loopback fleet's "+300 (+0.0 %)") or from a handful says nothing, and under 100 one client is
+#: more than the tenth of a percent the share is written to.
+SHARE_MIN_BASE_CLIENTS = 100
+
+
+def connections_change_texts(change: ConnectionsChange) -> list[str]:
+    """Δ60s of the connections, longest first: the count and the share; the share alone (what the
+    alarm's 5 % is of); the count alone. From a base too small for a share, the count and the base."""
+    count = f"{_sign(change.delta)}{human_count(abs(change.delta))}"
+    if change.base < SHARE_MIN_BASE_CLIENTS:
+        return [f"Δ60s {count} (from {human_count(change.base)})", f"Δ60s {count}"]
+    # Past 100 % a tenth of a percent is noise, and "+177.8 %" no longer fit a 12-cell box.
+    pct = f"{_sign(change.pct)}{abs(change.pct):.{1 if abs(change.pct) < 100 else 0}f} %"
+    return [f"Δ60s {count} ({pct})", f"Δ60s {pct}", f"Δ60s {count}"]
+
+
 SHORT_LABELS = {
     "connections": "conns",
     "attempts": "attempts/s",
@@ -94,16 +113,16 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
     if delta is None:
         conn = Gauge("connections", "connections", human_count(totals.connections), "Δ60s —", Level.OK)
     else:
-        d, pct = delta
-        drop = -pct
+        detail, *shorter = connections_change_texts(delta)
         conn = Gauge(
             "connections",
             "connections",
             human_count(totals.connections),
-            f"Δ60s {_sign(d)}{human_count(abs(d))} ({_sign(pct)}{abs(pct):.1f} %)",
-            level_at_least(drop, t.connections_drop_warn_pct, t.connections_drop_crit_pct),
+            detail,
+            level_at_least(-delta.pct, t.connections_drop_warn_pct, t.connections_drop_crit_pct),
             tuple(float(v) for v in spark[~np.isnan(spark)]),
-            brief=f"Δ60s {_sign(pct)}{abs(pct):.1f} %",  # the share: what the alarm's 5 % is of
+            brief=shorter[0] if shorter else "",
+            fallbacks=tuple(shorter[1:]),
         )
     baseline = model.baseline_attempts_per_s
     if baseline is None:

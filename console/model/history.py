@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,6 +58,15 @@ def stale_note(age_s: float) -> str:
     """What a stale panel's title says: whole seconds, as the header's age counts them."""
     seconds = int(age_s)
     return f"stale — last frame {f'{seconds} s' if seconds < 60 else duration(seconds)} ago"
+
+
+class ConnectionsChange(NamedTuple):
+    """Connections' change over a window: `delta` clients, `pct` of `base` (0 when `base` is 0), `base`
+    the count at the window's start."""
+
+    delta: float
+    pct: float
+    base: float
 
 
 class FleetModel:
@@ -245,8 +255,8 @@ class FleetModel:
     def node_events(self, node_id: str, limit: int = 20) -> list[Event]:
         return [event for event in reversed(self.events) if event.names(node_id)][:limit]
 
-    def connections_delta_60s(self) -> tuple[float, float] | None:
-        """(Δ connections, Δ as % of the value 60 s ago), over the frames held; None until there are two."""
+    def connections_delta_60s(self) -> ConnectionsChange | None:
+        """Connections' change over the last 60 s of the frames held; None until there are two."""
         times = self.totals.time_s.values()
         conns = self.totals.connections.values()
         ok = ~np.isnan(conns)
@@ -264,7 +274,7 @@ class FleetModel:
         earlier = np.nonzero(times >= now_t - 60.0)[0]
         then = conns[earlier[0]]
         delta = conns[-1] - then
-        return float(delta), float(100.0 * delta / then) if then > 0 else 0.0
+        return ConnectionsChange(float(delta), float(100.0 * delta / then) if then > 0 else 0.0, float(then))
 
     def fleet_s_per_frame(self) -> float:
         """Fleet seconds one frame covers, from the frames' own clock: 1 on a live fleet, the speed on a sped-up

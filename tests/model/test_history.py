@@ -84,7 +84,7 @@ def test_connections_delta_over_60s_sees_the_drop():
     model = FleetModel()
     for frame in frames(45, storm_at_s=40):
         model.apply(Received(frame, 0.0))
-    delta, pct = model.connections_delta_60s()
+    delta, pct, _ = model.connections_delta_60s()
     assert delta < 0 and pct < -5.0
 
 
@@ -132,7 +132,7 @@ def test_connections_delta_counts_only_the_current_history_after_a_restart():
     assert model.connections_delta_60s() is None  # one frame of the new history: nothing to compare
     for i, frame in enumerate(frames(10, storm_at_s=None, load=0.3, epoch="e2")[1:]):
         model.apply(Received(frame, 122.0 + i))
-    _, pct = model.connections_delta_60s()
+    pct = model.connections_delta_60s().pct
     assert abs(pct) < 5.0  # a calm fleet, not −40 % against the old one
 
 

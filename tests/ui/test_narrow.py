@@ -10,8 +10,10 @@ import pytest
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+from console.model.history import ConnectionsChange
 from console.model.link import Received
 from console.protocol import Event
+from console.ui.widgets.gauges import GaugeBox
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import fleet_ready
@@ -396,3 +398,33 @@ async def test_every_rule_name_whole_when_every_alarm_is_the_fleet(storm_app, si
         assert "where" in lines[0] and "all fleet" not in lines[0], lines[0]
         assert any("node_down" in line and "gw-017" in line for line in lines), lines
         assert any("connections_drop" in line and "fleet" in line for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("change", "narrow", "wide"),
+    [
+        # A loopback fleet coming up, 0 → 300 clients: "+300 (+0.0 %)" gave a share of nothing.
+        (ConnectionsChange(300.0, 0.0, 0.0), "Δ60s +300", "Δ60s +300 (from 0)"),
+        # 108 → 300: "Δ60s +177.8…" at 80 columns, the figure cut.
+        (ConnectionsChange(192.0, 177.78, 108.0), "Δ60s +178 %", "Δ60s +192 (+178 %)"),
+        # The demo's 1.3 M fleet, as it read before.
+        (ConnectionsChange(-91_000.0, -7.0, 1_300_000.0), "Δ60s −7.0 %", "Δ60s −91.0k (−7.0 %)"),
+    ],
+)
+async def test_the_connections_change_is_read_whole_and_never_as_a_share_of_nothing(
+    storm_app, change, narrow: str, wide: str
+) -> None:
+    storm_app.model.connections_delta_60s = lambda: change
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        gauge = storm_app.screen.query_one("#gauge-connections", GaugeBox)
+        assert drawn_gauge_detail(gauge) == narrow
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        assert drawn_gauge_detail(gauge) == wide
+
+
+def drawn_gauge_detail(gauge: GaugeBox) -> str:
+    """The gauge's detail line as drawn, inside its border and padding."""
+    strips = gauge.render_lines(gauge.region.reset_offset)
+    return "".join(segment.text for segment in strips[2])[2:-2].strip()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
@@ -64,10 +65,17 @@ class GaugeBox(Static):
                 style=Style(color=palette.chart["line"], dim=gauge.stale),
             )
         text.append("\n")
-        # The brief form when the detail would be cut: "503s 84.1 %", not "503 share 8…".
-        narrow = 0 < self.content_size.width < len(gauge.detail)
-        text.append(gauge.brief if narrow and gauge.brief else gauge.detail)
+        text.append(self._detail_that_fits(gauge))
         self.update(text, layout=False)  # a fixed-size box: no layout pass needed
+
+    def _detail_that_fits(self, gauge: Gauge) -> str:
+        """The longest form of the detail the box holds whole: "503s 84.1 %", not "503 share 8…"; the
+        shortest when none does (an unmeasured box: the whole detail)."""
+        forms = [form for form in (gauge.detail, gauge.brief, *gauge.fallbacks) if form]
+        width = self.content_size.width
+        if width <= 0:
+            return gauge.detail
+        return next((form for form in forms if cell_len(form) <= width), forms[-1])
 
 
 class GaugeBar(Horizontal):
