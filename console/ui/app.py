@@ -30,13 +30,13 @@ from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
 from console.protocol import ActionKind, Event, Hello, ServedDrill
 from console.ui import config
 from console.ui.actions import ActionRecorder, ConsoleActions
-from console.ui.commands import ConsoleCommands, act_binding, act_command, console_commands
+from console.ui.commands import ConsoleCommands, act_binding, act_command, action_bindings, console_commands
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
 from console.ui.screens.briefing import BriefingScreen, ServedBriefingScreen
 from console.ui.screens.change_check import ChangeCheck
-from console.ui.screens.help import HelpScreen, not_here
+from console.ui.screens.help import HelpScreen, action_notes, noted
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.screens.verdict_dialog import VerdictDialog
@@ -544,17 +544,25 @@ class ConsoleApp(App[None]):
         ]
         home = type(self.screen_stack[0])
         if home is not MainScreen and issubclass(home, MainScreen):  # the replay's screen adds its own keys
-            sections.insert(2, ("replay", list(home.__dict__.get("BINDINGS", []))))
-        # Keys the footers do not draw, this fleet being unable to take them, are listed with why.
-        not_offered = not_on_this_fleet(self.model.frame)
-        by_command = {act_command(kind): why for kind, why in not_offered.items()}
+            # (less the action keys it hides from its footer: the fleet's section lists them)
+            fleet_actions = {binding.action for binding in action_bindings()}
+            own = [
+                binding
+                for binding in home.__dict__.get("BINDINGS", [])
+                if not (isinstance(binding, Binding) and binding.action in fleet_actions)
+            ]
+            sections.insert(2, ("replay", own))
+        # The fleet actions that will not act (the console's are off, or this fleet cannot take them) are
+        # listed with why.
+        notes = action_notes(self.actions.disabled_reason, not_on_this_fleet(self.model.frame))
+        by_command = {act_command(kind): note for kind, note in notes.items()}
         commands = [
-            (title, help_text if (why := by_command.get(action)) is None else not_here(help_text, why))
+            (title, noted(help_text, by_command.get(action)))
             for title, help_text, action in console_commands(
                 list(self.theme_files), self.instructor, self.briefed_drill() is not None
             )
         ]
-        by_binding = {act_binding(kind): why for kind, why in not_offered.items()}
+        by_binding = {act_binding(kind): note for kind, note in notes.items()}
         self.push_screen(HelpScreen(sections, commands, by_binding))
 
     def mode_help_sections(self) -> list[tuple[str, list[BindingType]]]:

@@ -166,7 +166,9 @@ class ReplayApp(ConsoleApp):
         *[
             Binding(b.key, b.action, b.description, show=False) if b.action == "acknowledge_all" else b
             for b in ConsoleApp.BINDINGS
-            if isinstance(b, Binding)
+            # Not ctrl+r: a replay has no link to retry (it read "the link is not waiting to reconnect"),
+            # and help listed it all the same.
+            if isinstance(b, Binding) and b.action != "reconnect_now"
         ],
         Binding("space", "toggle_pause", "pause"),
         Binding("full_stop", "step(1)", "+1 frame"),

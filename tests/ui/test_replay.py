@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from textual.binding import Binding
 from textual.widgets import Input
 
 from console import __version__
@@ -812,3 +813,36 @@ def test_the_timeline_bars_keys_do_not_come_and_go_as_the_replay_plays() -> None
         at_start, at_end = (str(status_text(s, FLEET_CLOCK, width)) for s in (start, end))
         assert at_start.split("   ")[-1] == at_end.split("   ")[-1], width
         assert all(len(text) <= width for text in (at_start, at_end)), (width, at_start, at_end)
+
+
+async def test_replay_help_says_the_actions_are_off_and_leaves_out_what_does_nothing(tmp_path: Path):
+    """Real-fleet pass: in a replay, help listed d/u/a (drain, undrain, admission) with no note, though the
+    console is read-only (`d` answers "actions disabled  drain: read-only console"), and "ctrl+r reconnect
+    now", which a replay (no link to retry) cannot do. Each action key and palette command now says the
+    console's actions-off reason; ctrl+r is left out; `A` stays (it acknowledges the replayed alarms)."""
+    from console.ui.commands import ACTIONS, action_bindings
+    from console.ui.screens.help import HelpScreen, binding_rows
+
+    path = write_recording(tmp_path / "fleet.sdrec")
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            await pilot.press("question_mark")
+            await wait_for(lambda: isinstance(app.screen, HelpScreen), what="help")
+            rows = app.screen.key_rows()
+            keys = {key for _, key, _ in rows}
+            assert "ctrl+r" not in keys, rows
+            assert "A" in keys, rows
+            acting = {binding.action for binding in action_bindings()}
+            said = [
+                row
+                for where, bindings in app.screen.sections
+                for binding in bindings
+                if isinstance(binding, Binding) and binding.action in acting
+                for row in binding_rows(where, [binding], app.screen.notes)
+            ]
+            assert {key for _, key, _ in said} == {key for key, *_ in ACTIONS}, said
+            assert all(does.endswith("— actions off: read-only console") for *_, does in said), said
+            actions = [does for title, does in app.screen.commands if title.startswith("Action:")]
+            assert actions and all(does.endswith("— actions off: read-only console") for does in actions)

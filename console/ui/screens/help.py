@@ -13,6 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from console.protocol import ActionKind
+
 _KEY_NAMES = {
     "question_mark": "?",
     "slash": "/",
@@ -34,23 +36,32 @@ def key_display(keys: str) -> str:
     return " / ".join(_KEY_NAMES.get(key.strip(), key.strip()) for key in keys.split(","))
 
 
-def not_here(does: str, why: str) -> str:
-    """What a key or command does, and why this fleet cannot have it done (its key is in no footer)."""
-    return f"{does} — not on this fleet: {why}"
+def action_notes(actions_off: str | None, not_offered: Mapping[ActionKind, str]) -> dict[ActionKind, str]:
+    """Why a fleet action's key or command will not act, by action, for help to say after what it does:
+    every action while the console's are off (a replay, a viewer's token: `actions_disabled_reason`) —
+    help listed drain with no word in a replay, where `d` answers "read-only console" — else those this
+    fleet cannot take at all (`console.model.offered.not_on_this_fleet`; their keys are in no footer)."""
+    if actions_off is not None:
+        return {kind: f"actions off: {actions_off}" for kind in ActionKind}
+    return {kind: f"not on this fleet: {why}" for kind, why in not_offered.items()}
+
+
+def noted(does: str, note: str | None) -> str:
+    """What a key or command does, and the note saying why it will not (`action_notes`), if any."""
+    return does if note is None else f"{does} — {note}"
 
 
 def binding_rows(
-    where: str, bindings: list[BindingType], not_offered: Mapping[str, str] | None = None
+    where: str, bindings: list[BindingType], notes: Mapping[str, str] | None = None
 ) -> list[tuple[str, str, str]]:
-    """(where, key, what it does) for each binding; `not_offered`: why, by a binding's action, the fleet
-    cannot take what a key asks (`console.model.offered`)."""
+    """(where, key, what it does) for each binding; `notes`: why, by a binding's action, a key will not do
+    what it asks (`action_notes`)."""
     rows = []
     for binding in bindings:
         if isinstance(binding, Binding):
             # The footer's word is short; a tooltip, where a binding has one, says more here.
             key, description = binding.key, binding.tooltip or binding.description
-            why = (not_offered or {}).get(binding.action)
-            description = description if why is None else not_here(description, why)
+            description = noted(description, (notes or {}).get(binding.action))
         else:
             key, description = binding[0], binding[2] if len(binding) > 2 else binding[1]
         rows.append((where, key_display(key), description))
@@ -72,22 +83,18 @@ class HelpScreen(ModalScreen[None]):
         self,
         sections: list[tuple[str, list[BindingType]]],
         commands: list[tuple[str, str]],
-        not_offered: Mapping[str, str] | None = None,
+        notes: Mapping[str, str] | None = None,
     ) -> None:
-        """`not_offered`: why this fleet cannot take what a key asks, by the binding's action — listed here
-        all the same, with why, since the footers do not draw it (`binding_rows`)."""
+        """`notes`: why a key will not do what it asks, by the binding's action (`action_notes`) — listed
+        here all the same, with why, since the footers may not draw it (`binding_rows`)."""
         super().__init__()
         self.sections = sections
         self.commands = commands
-        self.not_offered = dict(not_offered or {})
+        self.notes = dict(notes or {})
 
     def key_rows(self) -> list[tuple[str, str, str]]:
         """(where, key, what it does) for every binding listed, as the keys table shows them."""
-        return [
-            row
-            for where, bindings in self.sections
-            for row in binding_rows(where, bindings, self.not_offered)
-        ]
+        return [row for where, bindings in self.sections for row in binding_rows(where, bindings, self.notes)]
 
     def compose(self) -> ComposeResult:
         keys = Table(title="keys", expand=True, show_edge=False)
