@@ -593,6 +593,20 @@ def add_confirmed_drain(path: Path) -> None:
 
 
 @asynccontextmanager
+async def paused_replay_showing(
+    path: Path, key: str, screen_type: type, what: str
+) -> AsyncIterator[tuple[Any, Any]]:
+    """A paused replay of `path` once `key` has opened a `screen_type`: the app and the pilot."""
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            await pilot.press(key)
+            await wait_for(lambda: isinstance(app.screen, screen_type), what=what)
+            yield app, pilot
+
+
+@asynccontextmanager
 async def replay_audit_log(
     path: Path, rows: int, what: str
 ) -> AsyncIterator[tuple[Any, Any, Any, list[list[str]]]]:
@@ -600,21 +614,16 @@ async def replay_audit_log(
     `rows` records, and their cells as text."""
     from console.ui.screens.audit import AuditScreen
 
-    with RecordingReader(path) as reader:
-        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
-        async with app.run_test(size=SIZE) as pilot:
-            await fleet_ready(app)
-            await pilot.press("L")
-            await wait_for(lambda: isinstance(app.screen, AuditScreen), what="the audit log")
-            screen = app.screen
-            table = screen.query_one("#audit-table")
-            await wait_for(lambda: table.row_count == rows, what=what)
-            yield (
-                pilot,
-                screen,
-                table,
-                [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)],
-            )
+    async with paused_replay_showing(path, "L", AuditScreen, "the audit log") as (app, pilot):
+        screen = app.screen
+        table = screen.query_one("#audit-table")
+        await wait_for(lambda: table.row_count == rows, what=what)
+        yield (
+            pilot,
+            screen,
+            table,
+            [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)],
+        )
 
 
 async def test_the_audit_log_of_a_replay_shows_the_recordings_actions_never_their_tokens(tmp_path: Path):
@@ -824,25 +833,20 @@ async def test_replay_help_says_the_actions_are_off_and_leaves_out_what_does_not
     from console.ui.screens.help import HelpScreen, binding_rows
 
     path = write_recording(tmp_path / "fleet.sdrec")
-    with RecordingReader(path) as reader:
-        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
-        async with app.run_test(size=SIZE) as pilot:
-            await fleet_ready(app)
-            await pilot.press("question_mark")
-            await wait_for(lambda: isinstance(app.screen, HelpScreen), what="help")
-            rows = app.screen.key_rows()
-            keys = {key for _, key, _ in rows}
-            assert "ctrl+r" not in keys, rows
-            assert "A" in keys, rows
-            acting = {binding.action for binding in action_bindings()}
-            said = [
-                row
-                for where, bindings in app.screen.sections
-                for binding in bindings
-                if isinstance(binding, Binding) and binding.action in acting
-                for row in binding_rows(where, [binding], app.screen.notes)
-            ]
-            assert {key for _, key, _ in said} == {key for key, *_ in ACTIONS}, said
-            assert all(does.endswith("— actions off: read-only console") for *_, does in said), said
-            actions = [does for title, does in app.screen.commands if title.startswith("Action:")]
-            assert actions and all(does.endswith("— actions off: read-only console") for does in actions)
+    async with paused_replay_showing(path, "question_mark", HelpScreen, "help") as (app, _):
+        rows = app.screen.key_rows()
+        keys = {key for _, key, _ in rows}
+        assert "ctrl+r" not in keys, rows
+        assert "A" in keys, rows
+        acting = {binding.action for binding in action_bindings()}
+        said = [
+            row
+            for where, bindings in app.screen.sections
+            for binding in bindings
+            if isinstance(binding, Binding) and binding.action in acting
+            for row in binding_rows(where, [binding], app.screen.notes)
+        ]
+        assert {key for _, key, _ in said} == {key for key, *_ in ACTIONS}, said
+        assert all(does.endswith("— actions off: read-only console") for *_, does in said), said
+        actions = [does for title, does in app.screen.commands if title.startswith("Action:")]
+        assert actions and all(does.endswith("— actions off: read-only console") for does in actions)
