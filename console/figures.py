@@ -205,3 +205,16 @@ def beside_limit(value: float, limit: float | None, decimals: int = 0, *, also: 
             break
         places += 1
     return f"{value:.{places}f}"
+
+
+#: How many nodes a message names before it says how many more (`first_named`).
+NAMED_NODES = 3
+
+
+def first_named(names: Sequence[str], shown: int = NAMED_NODES, total: int | None = None) -> str:
+    """The first few of a list of nodes, and how many more: "gw-001, gw-007, gw-012 and 5 more" — a fleet
+    alarm's message names a few; its `nodes` lists them all. `total`: how many there are, when `names`
+    holds only the first (in a storm hundreds of nodes are hot each second: format only those shown)."""
+    total = len(names) if total is None else total
+    more = f" and {total - shown} more" if total > shown else ""
+    return ", ".join(names[:shown]) + more

@@ -378,19 +378,6 @@ def counts_apart(value: float, limit: float) -> tuple[str, str]:
     return scale.shown(value), scale.shown(limit)
 
 
-#: How many nodes a fleet alarm's message names (`first_named`).
-NAMED_NODES = 3
-
-
-def first_named(names: Sequence[str], shown: int = NAMED_NODES, total: int | None = None) -> str:
-    """The first few of a list of nodes, and how many more: "gw-001, gw-007, gw-012 and 5 more" — a fleet
-    alarm's message names a few; its `nodes` lists them all. `total`: how many there are, when `names`
-    holds only the first (in a storm hundreds of nodes are hot each second: format only those shown)."""
-    total = len(names) if total is None else total
-    more = f" and {total - shown} more" if total > shown else ""
-    return ", ".join(names[:shown]) + more
-
-
 class Rule:
     """Base of the rules: `evaluate` yields what holds now; rules keep only their own memory."""
 

@@ -9,20 +9,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from console.alarms.base import (
-    NAMED_NODES,
-    AlarmName,
-    FleetView,
-    Reading,
-    Rule,
-    count,
-    counts_apart,
-    first_named,
-)
+from console.alarms.base import AlarmName, FleetView, Reading, Rule, count, counts_apart
 from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window
-from console.figures import beside_limit
+from console.figures import NAMED_NODES, beside_limit, first_named
 from console.guards.capacity import node_room, spare_admission_per_s
-from console.guards.rollout import HALTABLE
+from console.guards.rollout import HALTABLE, UNDRAINABLE
 from console.guards.thresholds import Thresholds
 from console.model.units import counted
 from console.protocol import WAVE_BIN_MS, Frame, NodeState, RolloutState, Severity, UnavailableReason
@@ -143,10 +134,6 @@ def _cannot_add(frame: Frame, fleet: FleetView) -> str | None:
     records."""
     room = node_room(frame.max_nodes, len(fleet.node_ids))
     return None if room is None else room.why_not()
-
-
-#: States `undrain` takes back into rotation (console.guards.drain.judge_undrain).
-UNDRAINABLE = frozenset({NodeState.DRAINING, NodeState.DRAINED})
 
 
 def _undrain_move(fleet: FleetView) -> str:

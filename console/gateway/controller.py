@@ -23,8 +23,8 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from console.alarms.base import first_named
 from console.errors import InputError
+from console.figures import first_named
 from console.gateway.acting import (
     CapacityConfig,
     capacity_of,

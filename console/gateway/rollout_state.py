@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from console.figures import first_named
 from console.gateway.state_file import StateFile, StateFileUnreadable
 from console.protocol import DrainRequest, RolloutMode, RolloutState
 
@@ -145,9 +146,7 @@ def left_untouched_note(state_file: RolloutStateFile) -> str | None:
     if record is None or not record.unfinished:
         return None
     nodes = [node for batch in record.batches for node in batch]
-    named = ", ".join(nodes[:NAMED_NODES])
-    if len(nodes) > NAMED_NODES:
-        named += f" and {len(nodes) - NAMED_NODES} more"
+    named = first_named(nodes, NAMED_NODES)
     return (
         f"rollout state: not kept; another controller's unfinished rollout ({record.state.value} at batch "
         f"{record.batch} of {len(record.batches)} over nodes {named}) is left in {state_file.path}, untouched"

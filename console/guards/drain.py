@@ -21,7 +21,7 @@ from console.guards.fleet import (
     rotation_after_check,
     without_survivor_checks,
 )
-from console.guards.rollout import ACTIVE, plan_batches
+from console.guards.rollout import ACTIVE, UNDRAINABLE, plan_batches
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, note, verdict
 from console.protocol import (
@@ -402,7 +402,7 @@ def judge_undrain(snapshot: FleetSnapshot, node_id: str, thresholds: Thresholds 
     """Back into rotation: always `ok`; the checks only warn when the node looks unhealthy."""
     t = thresholds or Thresholds()
     (node,) = find_nodes(snapshot, [node_id], field="node")
-    if node.state not in (NodeState.DRAINING, NodeState.DRAINED):
+    if node.state not in UNDRAINABLE:
         raise InputError("node", node_id, f"a draining or drained node; it is {node.state.value}")
     checks = [
         note(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from console.errors import InputError
-from console.figures import beside_limit
+from console.figures import beside_limit, first_named
 from console.guards.capacity import FleetCapacity, NodeRoom, snapshot_room
 from console.guards.fleet import (
     SERVING,
@@ -94,7 +94,7 @@ def nodes_down_check(snapshot: FleetSnapshot) -> Check:
     resume with it still down sends the next batches onto the nodes already holding its clients. Confirm,
     not blocked: restarting may be what fixes the crash."""
     down = [node.id for node in snapshot.nodes if node.state is NodeState.DOWN]
-    named_down = _named(down)
+    named_down = first_named(down)
     return check(
         "nodes_down",
         len(down),
@@ -111,12 +111,7 @@ def nodes_down_check(snapshot: FleetSnapshot) -> Check:
     )
 
 
-def _named(node_ids: Sequence[str]) -> str:
-    """The first three nodes, and how many more: "gw-001, gw-007, gw-012 and 5 more"."""
-    return ", ".join(node_ids[:3]) + (f" and {len(node_ids) - 3} more" if len(node_ids) > 3 else "")
-
-
-#: States `undrain` takes back into rotation (console.guards.drain.judge_undrain).
+#: States `undrain` takes back into rotation (judge_undrain in console.guards.drain; the one set).
 UNDRAINABLE = frozenset({NodeState.DRAINING, NodeState.DRAINED})
 
 
@@ -132,7 +127,7 @@ def _undrain_first(snapshot: FleetSnapshot, resuming: bool = False) -> str:
         batches = plan_batches(ids, rollout.batch_size)
         stopped_on = set(batches[rollout.batch - 1]) if rollout.batch <= len(batches) else set()
     out = [n.id for n in snapshot.nodes if n.state in UNDRAINABLE and n.id not in stopped_on]
-    return f"undrain {_named(out)} first" if out else ""
+    return f"undrain {first_named(out)} first" if out else ""
 
 
 def _or(moves: Sequence[str]) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from console.alarms.base import first_named
+from console.figures import first_named
 from console.guards.capacity import node_room
-from console.guards.rollout import HALTABLE, RESUMABLE
+from console.guards.rollout import HALTABLE, RESUMABLE, UNDRAINABLE
 from console.protocol import ActionKind, NodeState, NodeStatus, RolloutStatus, UnavailableReason
 
 
@@ -28,10 +28,10 @@ def pointless(kind: ActionKind, node: NodeStatus | None, rollout: RolloutStatus 
         return f"the rollout is {rollout.state.value}: only a paused or halted rollout resumes; nothing sent"
     if node is None:
         return None
-    if kind is ActionKind.UNDRAIN and node.state not in (NodeState.DRAINING, NodeState.DRAINED):
+    if kind is ActionKind.UNDRAIN and node.state not in UNDRAINABLE:
         return f"{node.id} is {node.state.value}: only a draining or drained node undrains"
     if kind is ActionKind.DRAIN and node.state is not NodeState.READY:
-        hint = " (u undrains it)" if node.state in (NodeState.DRAINING, NodeState.DRAINED) else ""
+        hint = " (u undrains it)" if node.state in UNDRAINABLE else ""
         return f"{node.id} is {node.state.value}: only a ready node drains{hint}"
     return None
 
@@ -74,7 +74,7 @@ def cannot_add_capacity(max_nodes: int | None, nodes: Sequence[NodeStatus]) -> s
     if down and room.max_nodes <= 0:
         where = "it runs" if len(down) == 1 else "they run"
         moves.append(f"start {first_named(down)} again where {where}")
-    out = [node.id for node in nodes if node.state in (NodeState.DRAINING, NodeState.DRAINED)]
+    out = [node.id for node in nodes if node.state in UNDRAINABLE]
     if out:  # capacity this fleet still has: headroom counts the nodes in rotation
         moves.append(f"undrain {first_named(out)}")
     moves.append("shed load with admission")

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.css.scalar import Unit
 from textual.widgets import Static
 
+from console.figures import first_named
 from console.model.actions.refusals import rollout_lacks
 from console.protocol import AdmissionSettings, RolloutStatus, RolloutWait
 from console.ui.words import fill, fit
@@ -203,9 +204,7 @@ def _wait_words(wait: RolloutWait) -> str:
     """ "waiting for node-2 to come back (12 of 60 s)", "next batch in 40 s"."""
     if wait.what == "interval" and wait.limit_s is not None:
         return f"next batch in {max(0.0, wait.limit_s - wait.waited_s):.0f} s"
-    named = ", ".join(wait.nodes[:_NAMED_NODES])
-    if len(wait.nodes) > _NAMED_NODES:
-        named += f" and {len(wait.nodes) - _NAMED_NODES} more"
+    named = first_named(wait.nodes, _NAMED_NODES)
     to = _WAITS_TO.get(wait.what)
     if to is None:
         waiting = f"waiting for {wait.what}" + (f": {named}" if named else "")
