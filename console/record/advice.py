@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from console.guards.capacity import NodeRoom
+from console.model.units import counted
 from console.record.clock import clock
 from console.record.records import ActionRecord
 from console.record.review import Review
@@ -242,7 +243,7 @@ def _moves_then(review: Review, time_s: float) -> str:
     out = series.out_of_rotation[i] if i is not None else 0
     moves = [
         "halt the rollout" if halt else "",
-        f"undrain the {out} node{'s' if out != 1 else ''} out of rotation" if out else "",
+        f"undrain the {counted(out, 'node')} out of rotation" if out else "",
         "shed load with admission",
     ]
     return ", ".join(move for move in moves if move)

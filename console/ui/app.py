@@ -26,7 +26,7 @@ from console.model.history import FleetModel
 from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem, lost_link_text
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.model.offered import not_on_this_fleet
-from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
+from console.model.units import FLEET_CLOCK, ClockFace, counted, drill_clock
 from console.protocol import ActionKind, Event, Hello, ServedDrill
 from console.ui import config
 from console.ui.actions import ActionRecorder, ConsoleActions
@@ -519,7 +519,7 @@ class ConsoleApp(App[None]):
 
     def action_acknowledge_all(self) -> None:
         count = self.model.alarms.acknowledge_all()
-        self.notify(f"acknowledged {count} alarm{'s' if count != 1 else ''}")
+        self.notify(f"acknowledged {counted(count, 'alarm')}")
         self.refresh_views()
 
     def action_help(self) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from console.guards import FleetCapacity, Thresholds, nodes_for_headroom
 from console.guards.add_capacity import check_count
 from console.model.actions.form import Prefill
+from console.model.units import counted
 from console.protocol import FleetSnapshot, Frame, NodeState, Source
 
 
@@ -37,7 +38,7 @@ def add_capacity_prefill_of(
     now = f"now {snapshot.totals.headroom_pct:.0f} %"
     # Nodes already provisioning count once ready: say so, or "at the budget" contradicts the gauge beside it.
     provisioning = sum(node.state is NodeState.PROVISIONING for node in snapshot.nodes)
-    coming = f"the {provisioning} node{'s' if provisioning != 1 else ''} already provisioning"
+    coming = f"the {counted(provisioning, 'node')} already provisioning"
     if not needed and provisioning:
         return Prefill(
             {"count": "1"}, f"headroom reaches the {budget} budget once {coming} are ready ({now})", room
