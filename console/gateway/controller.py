@@ -36,7 +36,7 @@ from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.node_link import NodeLink, down_status
 from console.gateway.nodes_file import NodeEntry
 from console.gateway.provision import NodeProvisioner, Provisioning
-from console.gateway.rollout import DEFAULT_BATCH_DRAIN, Rollout
+from console.gateway.rollout import DEFAULT_BATCH_DRAIN, NoRestartCommand, Rollout
 from console.gateway.rollout_state import RolloutStateFile, RolloutStateUnreadable, restart_note
 from console.guards import FleetCapacity
 from console.guards.thresholds import Thresholds
@@ -609,16 +609,13 @@ class Controller:
         if self.provisioning is not None:
             # Only `fleet up` hands the controller a provisioner: it started these nodes itself, and its
             # user wrote no nodes file — "every node in --nodes" (a count there) told them nothing to do.
-            return InputError(
-                "restart",
-                missing[0],
-                "a node with a restart command; `fleet up` starts its nodes without one, so it cannot "
-                "roll them out: serve nodes you can restart with `stormdeck controller --nodes FILE`, "
+            return NoRestartCommand(
+                missing,
+                "`fleet up` starts its nodes without a restart command, so it cannot roll them out: serve "
+                "nodes you can restart with `stormdeck controller --nodes FILE`, "
                 'restart = "…{node}…" for each node in FILE (docs/gateway.md)',
             )
-        return InputError(
-            "restart", missing[0], 'a restart = "…{node}…" command for every node in the --nodes file'
-        )
+        return NoRestartCommand.in_nodes_file(missing, self.links[missing[0]].entry.source)
 
     def halt_rollout(self) -> RolloutStatus:
         if self._rollout_task is not None:

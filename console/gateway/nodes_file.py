@@ -19,6 +19,8 @@ class NodeEntry:
     admin_url: str  # http://127.0.0.1:PORT
     client_url: str | None = None  # ws://127.0.0.1:PORT/channel/NAME, for load generators
     restart: str | None = None  # rollout restart command, `{node}` replaced by the id
+    # The nodes file it came from (None: built in code), so a refusal says where to fix it.
+    source: str | None = None
 
 
 def load_nodes(path: str) -> list[NodeEntry]:
@@ -34,7 +36,7 @@ def load_nodes(path: str) -> list[NodeEntry]:
         raise InputError(
             f"nodes (from {path})", tables, 'a list of [[nodes]] tables: id = "…", admin = "http://…"'
         )
-    entries = [_node_entry(f"nodes[{k}] (from {path})", table) for k, table in enumerate(tables)]
+    entries = [_node_entry(f"nodes[{k}] (from {path})", table, path) for k, table in enumerate(tables)]
     if not entries or len({e.id for e in entries}) != len(entries):
         raise InputError("--nodes", path, "at least one [[nodes]] table, ids unique")
     return entries
@@ -44,7 +46,7 @@ _NODES_FILE_KEYS = ("nodes", "capacity")
 _NODE_KEYS = ("id", "admin", "client", "restart")
 
 
-def _node_entry(where: str, table: dict[str, Any]) -> NodeEntry:
+def _node_entry(where: str, table: dict[str, Any], path: str) -> NodeEntry:
     for key, value in table.items():
         if key not in _NODE_KEYS:
             raise InputError(f"{where}.{key}", value, "one of " + ", ".join(_NODE_KEYS))
@@ -60,4 +62,4 @@ def _node_entry(where: str, table: dict[str, Any]) -> NodeEntry:
         valid = False
     if not valid:
         raise InputError(f"{where}.admin", admin, "http://HOST:PORT with a port in [1, 65535]")
-    return NodeEntry(table["id"], admin.rstrip("/"), table.get("client"), table.get("restart"))
+    return NodeEntry(table["id"], admin.rstrip("/"), table.get("client"), table.get("restart"), path)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from console.errors import InputError
+from console.figures import first_named
 from console.gateway.rollout_state import RolloutRecord
 from console.guards.rollout import plan_batches
 from console.guards.thresholds import Thresholds
@@ -33,6 +34,30 @@ from console.protocol import (
 
 #: The drain a drain-mode batch gets when the rollout does not say: the interview seed's 10-minute window.
 DEFAULT_BATCH_DRAIN = DrainRequest(rate_per_s=100.0, deadline_s=600.0, hint_ms=(1000, 30_000))
+
+
+class NoRestartCommand(InputError):
+    """A rollout refused because nodes have no restart command, said as what is missing and where to add
+    it. The field-error shape said "restart: 'a' is not allowed; expected a restart = … command", which read
+    as if node a had been refused by something. `field` stays `restart` (the key to add, and the field the
+    problem+json names); `value` lists the nodes without one."""
+
+    def __init__(self, missing: Sequence[str], said: str) -> None:
+        self._said = said
+        super().__init__("restart", list(missing), 'restart = "…{node}…" for every node')
+
+    @classmethod
+    def in_nodes_file(cls, missing: Sequence[str], path: str | None) -> NoRestartCommand:
+        """Nodes of a nodes file (`path`; None: not known here) without `restart =`: "node a has no restart
+        command: add restart = "…{node}…" to its [[nodes]] table in nodes.toml"."""
+        where = path or "the --nodes file"
+        one = len(missing) == 1
+        who = f"node {missing[0]} has" if one else f"nodes {first_named(missing)} have"
+        tables = "its [[nodes]] table" if one else "their [[nodes]] tables"
+        return cls(missing, f'{who} no restart command: add restart = "…{{node}}…" to {tables} in {where}')
+
+    def _message(self) -> str:
+        return self._said
 
 
 class AbortWatch:
@@ -126,7 +151,7 @@ class Rollout:
     ) -> None:
         missing = [node for node in node_ids if not restart_commands.get(node)]
         if missing:
-            raise InputError("restart", missing, 'a restart = "…{node}…" command for every node')
+            raise NoRestartCommand.in_nodes_file(missing, None)
         self.request = request
         self.batches = plan_batches(node_ids, request.batch_size)
         self._nodes, self._epochs, self._drain = nodes, epochs, drain

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from textual.content import Content
 
 from console.audit import verify_file
+from console.cli.act import render_answer
+from console.client.actions import ActionAnswer
 from console.errors import InputError
 from console.gateway.acting import (
     DEFAULT_CONNECTIONS_PER_NODE,
@@ -18,6 +21,7 @@ from console.gateway.acting import (
 )
 from console.gateway.controller import Controller
 from console.gateway.nodes_file import NodeEntry
+from console.model.actions.refusals import pointless
 from console.protocol import (
     ActionKind,
     ActionRequest,
@@ -260,11 +264,20 @@ async def test_a_node_that_fails_to_start_is_announced_and_dropped(start_node) -
         await controller.close()
 
 
+#: What a start over a nodes file whose node `a` has no restart command is refused with: what is missing and
+#: where to add it. It read "restart: 'a' is not allowed; expected a restart = … command", as if node a had
+#: been refused by something.
+NO_RESTART_IN_NODES_TOML = (
+    'node a has no restart command: add restart = "…{node}…" to its [[nodes]] table in nodes.toml'
+)
+
+
 async def test_a_dry_run_says_what_the_fleet_would_refuse(start_node, tmp_path) -> None:
     """`fleet up`'s nodes have no restart command: the dry run of a rollout said ok, then Apply was
-    refused. The fleet's refusal comes first now, dry run or not, naming the field; nothing is applied."""
+    refused. The fleet's refusal comes first now, dry run or not, naming the field; nothing is applied.
+    The same words reach the problem+json, `stormdeck act`'s output and the console's notice at R."""
     a = await start_node(node_config("a"))
-    controller = Controller([NodeEntry("a", a.admin_url)], TOKEN)
+    controller = Controller([NodeEntry("a", a.admin_url, source="nodes.toml")], TOKEN)
     await controller.start()
     try:
         async with operator_api(controller, tmp_path / "audit.jsonl") as api:
@@ -274,8 +287,16 @@ async def test_a_dry_run_says_what_the_fleet_would_refuse(start_node, tmp_path) 
         for answer in (tried, applied):
             assert answer.status_code == 422, answer.text
             problem = answer.json()
-            assert problem["field"] == "restart" and "nothing applied" in problem["detail"]
+            assert problem["field"] == "restart", problem
+            assert problem["detail"] == f"{NO_RESTART_IN_NODES_TOML}; nothing applied", problem
+            said = render_answer(ActionAnswer(answer.status_code, problem, answer.headers["content-type"]))
+            assert said.splitlines()[0] == f"422 bad_input: {NO_RESTART_IN_NODES_TOML}; nothing applied"
         assert controller.rollout_status().state.value == "idle"
+        # The console refuses R at the key with the frame's words, as its notice renders them (markup).
+        notice = pointless(ActionKind.ROLLOUT_START, None, controller.frame().rollout)
+        assert notice is not None
+        shown = Content.from_markup(notice).plain
+        assert shown == f"this fleet cannot start a rollout — {NO_RESTART_IN_NODES_TOML}; nothing sent", shown
     finally:
         await controller.close()
     outcomes = [json.loads(line)["outcome"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
@@ -347,10 +368,25 @@ def test_a_rollout_refusal_says_what_to_do_from_where_the_fleet_came() -> None:
     fleet_up = Controller(entries, TOKEN, provisioner=InProcessProvisioner(None, max_nodes=16))
     refused = fleet_up.refuses(start)
     assert refused is not None and refused.field == "restart"
-    assert "`fleet up` starts its nodes without one" in str(refused)
+    assert str(refused).startswith(
+        "`fleet up` starts its nodes without a restart command, so it cannot roll them out: "
+    )
     assert "stormdeck controller --nodes FILE" in str(refused) and "in --nodes" not in str(refused)
-    nodes_file = Controller(entries, TOKEN).refuses(start)
-    assert nodes_file is not None and "for every node in the --nodes file" in str(nodes_file)
+    assert "is not allowed" not in str(refused)
+    from_file = [NodeEntry("a", "http://127.0.0.1:9/a", source="nodes.toml")]
+    nodes_file = Controller(from_file, TOKEN).refuses(start)
+    assert nodes_file is not None and nodes_file.field == "restart"
+    assert str(nodes_file) == NO_RESTART_IN_NODES_TOML
+    # Several nodes: named (the first few), each one's table; entries built in code say which file they
+    # came from no more than "the --nodes file".
+    several = [NodeEntry(node, f"http://127.0.0.1:9/{node}") for node in ("a", "b", "c", "d", "e")]
+    several[1] = NodeEntry("b", "http://127.0.0.1:9/b", restart="true {node}")
+    refused_several = Controller(several, TOKEN).refuses(start)
+    assert refused_several is not None and refused_several.field == "restart"
+    assert str(refused_several) == (
+        'nodes a, c, d and 1 more have no restart command: add restart = "…{node}…" to their [[nodes]] '
+        "tables in the --nodes file"
+    )
 
 
 def test_a_fleet_that_cannot_roll_out_says_so_in_its_frames_and_snapshot() -> None:

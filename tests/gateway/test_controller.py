@@ -141,8 +141,9 @@ def test_nodes_file(tmp_path) -> None:
     good.write_text(
         '[[nodes]]\nid = "a"\nadmin = "http://127.0.0.1:9101/"\nrestart = "systemctl restart {node}"\n'
     )
+    # Each entry says which file it came from, so a refusal can say where to fix it.
     assert load_nodes(str(good)) == [
-        NodeEntry("a", "http://127.0.0.1:9101", None, "systemctl restart {node}")
+        NodeEntry("a", "http://127.0.0.1:9101", None, "systemctl restart {node}", source=str(good))
     ]
     bad = tmp_path / "bad.toml"
     bad.write_text('[[nodes]]\nid = "a"\n')

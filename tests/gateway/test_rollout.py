@@ -94,8 +94,9 @@ async def test_a_hot_survivor_pauses_until_the_operator_resumes() -> None:
     rollout.resume()
     assert (await asyncio.wait_for(running, 5)).state is RolloutState.COMPLETED
     assert rollout.status.batch == 2
-    with pytest.raises(InputError, match="restart"):
+    with pytest.raises(InputError, match=r"^node a has no restart command: add restart = ") as refused:
         Rollout(RolloutRequest(batch_size=1, interval_s=1), ["a"], list, str, print, {})
+    assert refused.value.field == "restart"
 
 
 async def test_drain_rollout_restarts_every_real_node(node_processes, tmp_path) -> None:

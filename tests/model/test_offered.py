@@ -13,7 +13,7 @@ from console.protocol import ActionKind, RolloutState, RolloutStatus, Unavailabl
 from tests.fleet_builders import frame, nodes
 
 #: The controller's words for a nodes file without restart commands (console.gateway.controller).
-WORDS = "restart: 'gw-000' is not allowed; expected a node with a restart command in the nodes file"
+WORDS = 'node gw-000 has no restart command: add restart = "…{node}…" to its [[nodes]] table in nodes.toml'
 CANNOT_ROLL_OUT = RolloutStatus(unavailable=WORDS, unavailable_reason=UnavailableReason.NO_RESTART_COMMAND)
 ROLLOUT_KEYS = {ActionKind.ROLLOUT_START, ActionKind.ROLLOUT_HALT, ActionKind.ROLLOUT_RESUME}
 

@@ -183,7 +183,7 @@ async def test_at_80_by_24_the_wait_reads_in_whole_words(storm_app) -> None:
     assert any(line.startswith("admission") for line in shown), shown
 
 
-#: What `fleet up`'s controller says in every frame (`_restart_refusal`): free text, the cause mid-sentence.
+#: What an older `fleet up` controller said in every frame (`_restart_refusal`): free text, the cause mid-sentence.
 FLEET_UP_UNAVAILABLE = (
     "restart: 'node-1' is not allowed; expected a node with a restart command; `fleet up` starts its nodes "
     "without one, so it cannot roll them out: serve nodes you can restart with `stormdeck controller --nodes "
