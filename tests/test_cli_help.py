@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from console.cli import build_parser, main
+from console.cli.groups import CommandParser
 
 
 def commands(
@@ -490,3 +491,44 @@ def test_a_token_before_the_command_is_refused_unseen(argv: list[str], capsys) -
     assert (
         "not an option (tokens are never given on the command line" in err and "use --token-file FILE" in err
     )
+
+
+def test_no_command_takes_an_abbreviated_option() -> None:
+    """argparse takes a prefix of an option for the option unless told not to; only `attach` and `record`
+    were. Every parser of the tree is a `CommandParser`, which never does."""
+    parsers = dict(commands(build_parser()))
+    assert ("sim", "run") in parsers and ("act", "drain") in parsers and ("attach",) in parsers
+    assert [path for path, parser in parsers.items() if not isinstance(parser, CommandParser)] == []
+    assert [path for path, parser in parsers.items() if parser.allow_abbrev] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "given", "meant"),
+    [
+        (["--vers"], "--vers", "--version"),
+        (["sim", "run", "demo", "--unt", "5"], "--unt", "--until"),
+        (["sim", "run", "demo", "--unt=5"], "--unt", "--until"),
+        (["sim", "run", "demo", "--se", "3"], "--se", "--set or --seed"),
+        (
+            ["act", URL, "drain", "gw-017", "--rat", "5", "--deadline", "600", "--hint", "1:2"],
+            "--rat",
+            "--rate",
+        ),
+        # A required option given abbreviated: argparse's words are about the one missing, not the one given.
+        (
+            ["controller", "--nod", "nodes.toml", "--node-token-file", "tok"],
+            "--nod",
+            "--nodes or --node-token-file",
+        ),
+    ],
+)
+def test_an_abbreviated_option_is_refused_naming_it_and_the_whole_one(
+    argv: list[str], given: str, meant: str, capsys
+) -> None:
+    """`stormdeck --vers` printed the version and `sim run demo --unt 5` ran until 5 s: a prefix passed for
+    the option, so a script that abbreviated broke, or meant another option, once a new option began the
+    same way — and `attach` and `record` refused what every other command took. No command takes one now:
+    exit 2, naming the option given and the one it abbreviates."""
+    err = usage_error(argv, capsys)
+    assert f"{given} is not an option (options are not abbreviated): {meant}" in err, err
+    assert "Traceback" not in err

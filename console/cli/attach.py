@@ -14,7 +14,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="attach the console to a fleet API",
         description="Attach the live console to a fleet API. The token comes from --token-file or the "
         "STORMDECK_TOKEN environment variable, never from the command line.",
-        allow_abbrev=False,  # `--token X` must not pass for `--token-file X`
         examples=(
             "stormdeck attach http://127.0.0.1:8470 --token-file FILE   # the token file sim serve printed",
             "stormdeck attach http://127.0.0.1:8470 --token-file FILE --theme high-contrast --record session.sdrec",

@@ -21,6 +21,8 @@ class CommandParser(argparse.ArgumentParser):
     command lines, shown last in --help one a line (argparse would run an epilog's lines together)."""
 
     def __init__(self, *args: Any, examples: Sequence[str] = (), **kwargs: Any) -> None:
+        # No prefix passes for an option, in any command (`_refuse_abbreviations` says so by name).
+        kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
         self.examples = tuple(examples)
 
@@ -34,7 +36,7 @@ class CommandParser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         self._words = list(sys.argv[1:] if args is None else args)
-        self._refuse_token_abbreviations(args)
+        self._refuse_abbreviations(args)
         if args is not None and not args and self._subparsers is not None:
             namespace = namespace if namespace is not None else argparse.Namespace()
             for dest, value in self._defaults.items():  # the group's help handler, from add_subcommands
@@ -126,31 +128,34 @@ class CommandParser(argparse.ArgumentParser):
                 parser = chosen
         return named
 
-    def _refuse_token_abbreviations(self, args: Sequence[str] | None) -> None:
-        """`--token X` must not pass for `--token-file X`: argparse takes a prefix of an option for the
-        option, so a token typed on the command line (where `ps` shows it) was read as a file name and
-        echoed back in the error, `--token-file: 'SECRET' is not allowed`. A prefix of a token option
-        is refused by name, before anything is read; the value is not shown. The subcommands named count
-        too: `stormdeck --token X attach URL` echoed X in "invalid choice: 'X'"."""
+    def _refuse_abbreviations(self, args: Sequence[str] | None) -> None:
+        """A prefix of an option is not that option: argparse took `--unt 5` for `--until 5`, so a script
+        that abbreviated broke, or meant another option, once a new one began the same way — and `attach`
+        and `record` refused what every other command took. Refused here, before anything is read, naming
+        the option given and the whole ones it begins, in the usage of the command that takes them; never
+        its value, which argparse would echo ("unrecognized arguments: --token SECRET"). A prefix of token
+        options only (`--token X` for `--token-file X`) is told where a token goes instead: a token typed on
+        the command line, where `ps` shows it, was read as a file name and echoed back in the error. The
+        subcommands named count too: `stormdeck --token X attach URL` echoed X in "invalid choice: 'X'"."""
         words = sys.argv[1:] if args is None else list(args)
-        known = {
-            name
-            for parser in (self, *self._named_subcommands(words))
-            for name in parser._option_string_actions
-        }
-        token_options = sorted(name for name in known if "token" in name)
+        parsers = (self, *self._named_subcommands(words))
+        known = [name for parser in parsers for name in parser._option_string_actions]  # in their order
         for word in words:
             if word == "--":
                 return
             option = word.partition("=")[0]
             if not option.startswith("--") or option in known:
                 continue
-            meant = [name for name in token_options if name.startswith(option)]
-            if meant:
-                self.error(
+            meant = list(dict.fromkeys(name for name in known if name.startswith(option)))
+            if not meant:
+                continue  # argparse's "unrecognized arguments" names it
+            owner = next(parser for parser in reversed(parsers) if meant[0] in parser._option_string_actions)
+            if all("token" in name for name in meant):
+                owner.error(
                     f"{option}: not an option (tokens are never given on the command line, where ps shows "
                     f"them); use {meant[0]} FILE"
                 )
+            owner.error(f"{option} is not an option (options are not abbreviated): {' or '.join(meant)}")
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -22,7 +22,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Record every frame and event of a fleet API's stream (with the alarms they raise) into "
         "a crash-safe recording, reconnecting and resuming across disconnects. Recording into an existing "
         "file continues it. The token comes from --token-file or STORMDECK_TOKEN, never from argv.",
-        allow_abbrev=False,  # `--token X` must not pass for `--token-file X`
         examples=(
             "stormdeck record http://127.0.0.1:8470 --out session.sdrec --token-file FILE",
             "stormdeck record http://127.0.0.1:8470 --out session.sdrec --max-size 500M --max-age-s 86400",
