@@ -3,10 +3,14 @@ they allowed (issue #6 over issue #4's desk).
 
 The guards need a capacity record a frame does not carry. Over real nodes each figure comes from, in order:
 the nodes file's `[capacity]` table (an operator who measured the gateway says so there), else the nodes'
-own settings as their frames report them, else a stated default:
+own settings as their frames report them, else a stated default. Each field means what the simulator's
+record means by it (`console.server.simulator.capacity_of`, which knows its nodes' real ceilings):
 
-- `handshakes_per_s`: `[capacity] handshakes_per_s`, else the smallest admission `rate_per_s` the nodes
-  report (a node admits no faster than its bucket), else `DEFAULT_HANDSHAKES_PER_S`;
+- `handshakes_per_s`: `[capacity] handshakes_per_s`, else `DEFAULT_HANDSHAKES_PER_S`, a planning figure
+  (`handshakes_planned`: the guards' CPU projections say so). Never an admission `rate_per_s`: that is a
+  limit the operator set, not what a node's CPU can do — taken for the ceiling, a 2/s admission drill made
+  it 50 CPU points per handshake/s and a drain's survivors "225 %". The guards bound what survivors admit
+  by the admission settings of the snapshot (`console.guards.capacity.AdmissionLimit`), as on the simulator;
 - `cpu_pct_per_handshake_per_s`: 100 ÷ handshakes_per_s — the simulator's model (a node at its handshake
   ceiling is at 100 % CPU; the outage seed: reconnecting, not holding, is what burns CPU);
 - `connections_per_node`: `[capacity] connections_per_node`, else the smallest `capacity_connections` the
@@ -25,10 +29,10 @@ import httpx
 
 from console.errors import InputError
 from console.guards import FleetCapacity
-from console.protocol import AdmissionSettings, NodeStatus
+from console.protocol import NodeStatus
 from console.userfiles import read_user_toml
 
-#: Handshakes one node completes per second when neither the nodes file nor admission says: the issue's
+#: Handshakes one node completes per second when the nodes file does not say: the issue's
 #: admission drill limits a node to 500/s, and a node on the default work factor handshakes well above that
 #: on one core (docs/benchmarks.md), so 500/s is a conservative planning figure, not a measurement.
 DEFAULT_HANDSHAKES_PER_S = 500.0
@@ -61,12 +65,9 @@ def load_capacity(path: str) -> CapacityConfig:
     return CapacityConfig(**table)
 
 
-def capacity_of(
-    config: CapacityConfig, statuses: list[NodeStatus], admissions: list[AdmissionSettings]
-) -> FleetCapacity:
+def capacity_of(config: CapacityConfig, statuses: list[NodeStatus]) -> FleetCapacity:
     """The guards' capacity record (where each figure comes from: the module docstring)."""
-    rates = [a.rate_per_s for a in admissions if a.rate_per_s]
-    handshakes_per_s = config.handshakes_per_s or (min(rates) if rates else DEFAULT_HANDSHAKES_PER_S)
+    handshakes_per_s = config.handshakes_per_s or DEFAULT_HANDSHAKES_PER_S
     reported = [s.capacity_connections for s in statuses if s.capacity_connections]
     connections = config.connections_per_node or (min(reported) if reported else DEFAULT_CONNECTIONS_PER_NODE)
     return FleetCapacity(
@@ -74,6 +75,7 @@ def capacity_of(
         cpu_pct_per_handshake_per_s=100.0 / handshakes_per_s,
         connections_per_node=int(connections),
         steady_inflow_per_s=config.steady_inflow_per_s or 0.0,
+        handshakes_planned=not config.handshakes_per_s,
     )
 
 

@@ -306,10 +306,9 @@ class Controller:
     # --- the write side: an ActingBackend (the fleet API's desk has judged and audited first) --------
 
     def capacity(self) -> FleetCapacity:
-        admissions = [link.admission for link in self.links.values() if link.admission is not None]
         statuses = [link.latest for link in self.links.values() if link.latest is not None]
         capacity = dataclasses.replace(
-            capacity_of(self.capacity_config, statuses, admissions),
+            capacity_of(self.capacity_config, statuses),
             # The drain `start_rollout` gives each batch node, so the rollout guard judges that drain (it
             # judged one over a 10-minute window: 0.87/s and 610 s, found in review). A node's restart
             # time is not known here: restart_s stays 0 (unknown).

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from console.errors import InputError
-from console.guards.capacity import FleetCapacity
+from console.guards.capacity import FleetCapacity, planned_cpu_note
 from console.guards.fleet import SERVING, find_nodes, pause_room_per_s
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, verdict
@@ -90,8 +90,8 @@ def _refused_backlog_check(
         fails_to=VerdictLevel.CONFIRM,
         why="clients refused with a 503 come back as their Retry-After ends, and a looser limit lets them in "
         "on top of today's accepts: the covered nodes must handshake them under the pause line, the busiest "
-        "taking more than its even share (outage seed; interview: admit at a rate the fleet can handshake) — "
-        "raise the limit in smaller steps",
+        "taking more than its even share (outage seed; interview: admit at a rate the fleet can handshake)"
+        f"{planned_cpu_note(capacity)} — raise the limit in smaller steps",
     )
 
 

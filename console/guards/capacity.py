@@ -37,6 +37,10 @@ class FleetCapacity:
         know (a rollout's projected duration then leaves it out and says so).
     hint_max_ms: the longest reconnect hint the fleet can give a drained client (the simulator's timing
         wheel reaches only so far ahead); 0 when only the API's own bound applies (real gateway nodes).
+    handshakes_planned: `handshakes_per_s`, and so `cpu_pct_per_handshake_per_s`, is a planning figure, not
+        a measurement (a controller whose nodes file has no `[capacity] handshakes_per_s`): the guards' CPU
+        projections say so (`planned_cpu_note`). An admission `rate_per_s` is never taken for the ceiling:
+        it is a limit the operator set, and the guards read it from the snapshot's admission.
     """
 
     handshakes_per_s: float
@@ -49,6 +53,7 @@ class FleetCapacity:
     batch_drain_deadline_s: float = 0.0
     restart_s: float = 0.0
     hint_max_ms: int = 0
+    handshakes_planned: bool = False
 
     def __post_init__(self) -> None:
         for name in ("handshakes_per_s", "cpu_pct_per_handshake_per_s", "connections_per_node"):
@@ -65,6 +70,14 @@ class FleetCapacity:
         ):
             if not getattr(self, name) >= 0:
                 raise InputError(name, getattr(self, name), "a number ≥ 0")
+
+
+def planned_cpu_note(capacity: FleetCapacity) -> str:
+    """What a CPU projection stands on, where it is a planning figure: "; CPU projected from a planning figure
+    (500 handshakes/s a node, not measured)", put before a check's move; "" where the ceiling was measured."""
+    if not capacity.handshakes_planned:
+        return ""
+    return f"; CPU projected from a planning figure ({capacity.handshakes_per_s:g} handshakes/s a node, not measured)"
 
 
 @dataclass(frozen=True)
@@ -129,6 +142,13 @@ class AdmissionLimit:
         if self._nodes is None or node_id in self._nodes:
             return self._covered
         return self._uncovered
+
+    def set_by_admission(self, node_id: str) -> float | None:
+        """The admission `rate_per_s` where it, not the node's handshake ceiling, limits what the node admits
+        (the settings cover it, and it is under the ceiling or no ceiling is known); None elsewhere. A
+        verdict names it as what slows the survivors' absorb: the operator's limit, the one to raise."""
+        limit = self.for_node(node_id)
+        return limit if limit is not None and limit != self._uncovered else None
 
 
 def spare_admission_per_s(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from console.errors import InputError
-from console.guards.capacity import FleetCapacity, NodeRoom, snapshot_room
+from console.guards.capacity import FleetCapacity, NodeRoom, planned_cpu_note, snapshot_room
 from console.guards.fleet import (
     ROTATION_MOVE,
     FleetLoad,
@@ -262,7 +262,7 @@ def judge_drain(
     rate = request.rate_per_s
     new_rate = rate * count
     cpu_pct = load.projected_cpu_pct(new_rate, capacity, t)
-    safe_rate, _ = _safe_rate(load, count, capacity, t)
+    safe_rate, safe_limited_by = _safe_rate(load, count, capacity, t)
     # What a refused drain is told to type: the planner's rate, not `safe_rate` on the pause line — typed
     # back seconds later on a live fleet, whose CPU moves a few points a second, that was refused again.
     suggested = rate_basis(load, count, capacity, t)
@@ -279,29 +279,36 @@ def judge_drain(
     mean_hint_s = (low_ms + high_ms) / 2000
     offline = min(new_rate * min(mean_hint_s, t.connections_drop_window_s), sum(n.connections for n in nodes))
     offline_pct = offline / max(sum(n.connections for n in snapshot.nodes), 1) * 100
+    # A drain's reasons name what they stand on: CPU from a planning figure (a controller with no measured
+    # ceiling), and spare admission set by the operator's admission limit — at 2/s a real fleet's drain was
+    # projected at 225 % CPU when that limit was taken for the ceiling, and nothing named the limit.
+    planned = planned_cpu_note(capacity)
+    admission_limit = load.admission_limit_text()
+    safe_rate_set_by = load.admission_limit_text("set by") if safe_limited_by == "drain_pacing" else ""
     checks = [
         check(
             "survivor_cpu_vs_pause_pct",
             cpu_pct,
             t.cpu_pause_pct,
             fails_to=VerdictLevel.TYPED,
-            why="busiest survivor's CPU while absorbing the drain; above it a rollout pauses (outage seed): "
-            "slow the drain",
+            why="busiest survivor's CPU while absorbing the drain; above it a rollout pauses (outage seed)"
+            f"{planned}: slow the drain",
         ),
         check(
             "survivor_cpu_vs_abort_pct",
             cpu_pct,
             t.cpu_abort_pct,
             fails_to=VerdictLevel.BLOCKED,
-            why="the abort criterion: a survivor above it for 30 s means halt (outage seed): slow the drain",
+            why=f"the abort criterion: a survivor above it for 30 s means halt (outage seed){planned}: slow the "
+            "drain",
         ),
         check(
             "drain_pacing_per_s",
             load.drain_rate_per_s + new_rate,
             load.spare_admission_per_s,
             fails_to=VerdictLevel.BLOCKED,
-            why="every drain's closes per second must fit in the survivors' spare admission (field guide): "
-            "slow the drain or drain fewer nodes at once",
+            why=f"every drain's closes per second must fit in the survivors' spare admission{admission_limit} "
+            "(field guide): slow the drain or drain fewer nodes at once",
         ),
         _after_check(load, t, room),
         check(
@@ -316,15 +323,16 @@ def judge_drain(
             forced_at_safe,
             0,
             fails_to=VerdictLevel.CONFIRM,
-            why="connections still open at the deadline even at the largest safe rate: lengthen the deadline",
+            why=f"connections still open at the deadline even at the largest safe rate{safe_rate_set_by}: "
+            "lengthen the deadline",
         ),
         check(
             "force_close_burst_per_s",
             burst_per_s,
             load.spare_admission_per_s,
             fails_to=VerdictLevel.TYPED,
-            why="those force-closed come back within the hint window: their rate against spare admission; "
-            "lengthen the deadline",
+            why="those force-closed come back within the hint window: their rate against spare admission"
+            f"{admission_limit}; lengthen the deadline",
         ),
         check(
             "hint_window_ms",

@@ -30,6 +30,17 @@ class FleetLoad:
     moving_accepts_per_s: float  # new connections the leaving nodes admit now; survivors inherit them
     admission_capacity_per_s: float  # what survivors can admit per second
     spare_admission_per_s: float  # of which is spare beyond their other inflow
+    # The smallest admission rate_per_s that, under a survivor's handshake ceiling, limits what it admits
+    # (`AdmissionLimit.set_by_admission`); None where only the ceilings do.
+    admission_limit_per_s: float | None = None
+
+    def admission_limit_text(self, lead: str = "under") -> str:
+        """ ", under their admission limit of 2/s a node" (`lead`: "under", "set by") where the operator's
+        admission limit sets the survivors' spare admission, "" elsewhere: said beside what it slows, so a
+        slow absorb names its cause — the limit to raise, not the nodes."""
+        if self.admission_limit_per_s is None:
+            return ""
+        return f", {lead} their admission limit of {self.admission_limit_per_s:g}/s a node"
 
     @property
     def headroom_after_pct(self) -> float:
@@ -87,6 +98,7 @@ def fleet_load(snapshot: FleetSnapshot, capacity: FleetCapacity, leaving: Collec
     moving = 0.0
     admit = 0.0
     accepts = 0.0
+    set_by_admission: list[float] = []
     for node in snapshot.nodes:
         if node.state in SERVING:
             serving_connections += node.connections
@@ -103,6 +115,8 @@ def fleet_load(snapshot: FleetSnapshot, capacity: FleetCapacity, leaving: Collec
         cpu_max = max(cpu_max, node.cpu_pct)
         survivor_capacity += node_capacity_connections(node, capacity)
         admit += limit.for_node(node.id) or capacity.handshakes_per_s
+        if (rate := limit.set_by_admission(node.id)) is not None:
+            set_by_admission.append(rate)
     return FleetLoad(
         survivors=survivors,
         survivor_cpu_max_pct=cpu_max,
@@ -113,6 +127,7 @@ def fleet_load(snapshot: FleetSnapshot, capacity: FleetCapacity, leaving: Collec
         moving_accepts_per_s=moving,
         admission_capacity_per_s=admit,
         spare_admission_per_s=spare_admission_per_s(admit, accepts, drain_rate),
+        admission_limit_per_s=min(set_by_admission, default=None),
     )
 
 

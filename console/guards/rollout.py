@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from console.errors import InputError
 from console.figures import beside_limit, first_named
-from console.guards.capacity import FleetCapacity, NodeRoom, snapshot_room
+from console.guards.capacity import FleetCapacity, NodeRoom, planned_cpu_note, snapshot_room
 from console.guards.fleet import (
     SERVING,
     FleetLoad,
@@ -285,16 +285,16 @@ def judge_rollout_start(
                 load.drain_rate_per_s + rate,
                 load.spare_admission_per_s,
                 fails_to=VerdictLevel.BLOCKED,
-                why=f"a batch's drain ({drain.describe}) must fit in the spare admission (field guide): a "
-                "smaller batch",
+                why=f"a batch's drain ({drain.describe}) must fit in the spare admission"
+                f"{load.admission_limit_text()} (field guide): a smaller batch",
             ),
             check(
                 "survivor_cpu_vs_pause_pct",
                 cpu_pct,
                 t.cpu_pause_pct,
                 fails_to=VerdictLevel.TYPED,
-                why="busiest survivor's CPU while absorbing a batch's drain; the rollout pauses above it: a "
-                "smaller batch",
+                why="busiest survivor's CPU while absorbing a batch's drain; the rollout pauses above it"
+                f"{planned_cpu_note(capacity)}: a smaller batch",
             ),
         ]
         projections |= {

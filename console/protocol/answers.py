@@ -151,3 +151,10 @@ class CapacityRecord(Record):
     hint_max_ms: int = Field(
         default=0, description="the longest reconnect hint a drain may give here; 0: the API's own bound"
     )
+    # Optional, added to v1 without a version change (false from an older server).
+    handshakes_planned: bool = Field(
+        default=False,
+        description="handshakes_per_s (and so the CPU per handshake) is a planning figure, not a measurement: "
+        "CPU projections from it are estimates (a controller whose nodes file has no [capacity] "
+        "handshakes_per_s)",
+    )

@@ -528,6 +528,7 @@ async def test_the_capacity_record_is_what_the_guards_judge_with(acting: Acting)
         "batch_drain_deadline_s": capacity.batch_drain_deadline_s,
         "restart_s": capacity.restart_s,
         "hint_max_ms": acting.simulation.hint_max_ms,
+        "handshakes_planned": False,  # the simulator knows its nodes' ceiling
     }
     assert record["max_nodes"] > 0 and record["connections_per_node"] > 0
 

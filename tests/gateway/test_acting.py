@@ -47,18 +47,41 @@ def _admission(rate_per_s: float | None) -> AdmissionSettings:
 
 def test_capacity_from_the_nodes_file_first_then_the_nodes_then_defaults() -> None:
     statuses = [_status("a", NodeState.READY, 10, capacity=800), _status("b", NodeState.READY, 10, 1200)]
-    from_nodes = capacity_of(CapacityConfig(), statuses, [_admission(300.0), _admission(None)])
-    assert (from_nodes.handshakes_per_s, from_nodes.connections_per_node) == (300.0, 800)
-    assert from_nodes.cpu_pct_per_handshake_per_s == pytest.approx(100 / 300)
-    assert from_nodes.steady_inflow_per_s == 0.0
-    configured = capacity_of(CapacityConfig(2000.0, 5000, 40.0), statuses, [_admission(300.0)])
+    from_nodes = capacity_of(CapacityConfig(), statuses)
+    assert (from_nodes.handshakes_per_s, from_nodes.connections_per_node) == (DEFAULT_HANDSHAKES_PER_S, 800)
+    assert from_nodes.cpu_pct_per_handshake_per_s == pytest.approx(100 / DEFAULT_HANDSHAKES_PER_S)
+    assert from_nodes.handshakes_planned and from_nodes.steady_inflow_per_s == 0.0
+    configured = capacity_of(CapacityConfig(2000.0, 5000, 40.0), statuses)
     assert (configured.handshakes_per_s, configured.connections_per_node) == (2000.0, 5000)
-    assert configured.steady_inflow_per_s == 40.0
-    unknown = capacity_of(CapacityConfig(), [], [_admission(None)])
+    assert configured.steady_inflow_per_s == 40.0 and not configured.handshakes_planned
+    unknown = capacity_of(CapacityConfig(), [])
     assert (unknown.handshakes_per_s, unknown.connections_per_node) == (
         DEFAULT_HANDSHAKES_PER_S,
         DEFAULT_CONNECTIONS_PER_NODE,
     )
+
+
+def test_an_admission_rate_is_not_the_nodes_cpu_ceiling() -> None:
+    """A loopback fleet at 2/s admission with no [capacity] table: the record took the 2/s as each node's
+    handshake ceiling, so 50 CPU points per handshake/s, and a drain's verdict projected the survivors at
+    225 %. Admission bounds what the survivors accept (spare admission); their CPU is projected from the
+    500/s planning figure, and the verdict says both."""
+    from console.guards import judge_drain
+    from tests.guards.fleets import loopback_fleet
+
+    admission = _admission(2.0)
+    snapshot = loopback_fleet(9.8).model_copy(update={"admission": admission})
+    capacity = capacity_of(CapacityConfig(), list(snapshot.nodes))
+    assert capacity.handshakes_per_s == DEFAULT_HANDSHAKES_PER_S and capacity.handshakes_planned
+    request = DrainRequest(rate_per_s=10.0, deadline_s=600, hint_ms=(1000, 31000))
+    verdict = judge_drain(snapshot, capacity, "node-2", request)
+    # 2 survivors × 1.5 skew × 0.2 points per handshake/s: (10 + 0.6)/2 × 0.3 ≈ 1.6 points over 9.8 %.
+    assert verdict.projections["survivor_cpu_max_pct"] == pytest.approx(9.8 + 10.6 / 2 * 1.5 * 0.2, abs=1e-3)
+    whys = {c.name: c for c in verdict.checks}
+    assert whys["survivor_cpu_vs_pause_pct"].ok and "planning figure" in whys["survivor_cpu_vs_pause_pct"].why
+    pacing = whys["drain_pacing_per_s"]
+    assert not pacing.ok and (pacing.value, pacing.limit) == (10.0, 2.2)  # 2 × 2/s less 1.8/s admitted
+    assert "admission limit of 2/s a node" in pacing.why, pacing.why
 
 
 def test_the_capacity_table_of_a_nodes_file(tmp_path) -> None:
@@ -97,7 +120,9 @@ async def test_apply_forwards_to_the_nodes_all_or_nothing(start_node) -> None:
 
         await controller.apply(FleetAction(ActionKind.ADMISSION, AdmissionRequest(rate_per_s=400, burst=40)))
         assert a.node.admission.settings.rate_per_s == b.node.admission.settings.rate_per_s == 400
-        assert controller.capacity().handshakes_per_s == 400  # the nodes' admission, now
+        # The guards bound what the nodes admit by the fleet's admission; their CPU ceiling is not it.
+        assert controller.snapshot().admission.rate_per_s == 400
+        assert controller.capacity().handshakes_per_s == DEFAULT_HANDSHAKES_PER_S
 
         await b.stop()  # a node that cannot take the settings: none of them takes them
         with pytest.raises(InputError) as refused:

@@ -41,8 +41,13 @@ def fleet(
 
 
 # fleet up's three nodes as its controller sees them (docs/gateway.md, `capacity_of`): 500 handshakes/s a
-# node (no [capacity] table, no admission limit), so 100 ÷ 500 = 0.2 CPU points per handshake/s.
-LOOPBACK = FleetCapacity(handshakes_per_s=500.0, cpu_pct_per_handshake_per_s=0.2, connections_per_node=10_000)
+# node, the planning figure (no [capacity] table), so 100 ÷ 500 = 0.2 CPU points per handshake/s.
+LOOPBACK = FleetCapacity(
+    handshakes_per_s=500.0,
+    cpu_pct_per_handshake_per_s=0.2,
+    connections_per_node=10_000,
+    handshakes_planned=True,
+)
 
 
 def loopback_fleet(cpu_pct: float) -> FleetSnapshot:

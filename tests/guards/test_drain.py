@@ -477,3 +477,40 @@ def test_headroom_after_a_drain_where_the_fleet_cannot_grow_says_wait_not_add(
         assert next(c.why for c in verdict.checks if c.name == "headroom_after_pct").endswith(
             "add capacity first"
         )
+
+
+# --- what slows the absorb, and what the CPU projection stands on -----------------------------------------
+
+
+def _admitting(rate_per_s: float | None) -> AdmissionSettings:
+    return AdmissionSettings(rate_per_s=rate_per_s, max_connections=None, retry_after_s=(1, 30))
+
+
+def _why(verdict, name: str) -> str:
+    return next(c.why for c in verdict.checks if c.name == name)
+
+
+def test_an_admission_limit_under_the_handshake_ceiling_is_named_as_what_the_survivors_absorb_at() -> None:
+    """A real fleet at 2/s admission: the verdict's reasons said "spare admission" but not that the
+    operator's admission limit, not the nodes, set it — the one thing to raise for a faster drain."""
+    tight = fleet(admission=_admitting(30.0))  # 30/s a node, under the 2 000/s handshake ceiling
+    verdict = judge_drain(tight, CAPACITY, "gw-003", drain(300, deadline_s=60))
+    for name in ("drain_pacing_per_s", "force_close_burst_per_s", "force_closed_at_safe_rate"):
+        assert "admission limit of 30/s a node" in _why(verdict, name), _why(verdict, name)
+    assert "slow the drain or drain fewer nodes at once" in _why(verdict, "drain_pacing_per_s")
+    # A limit over the ceiling, or none: the nodes' own ceiling bounds them, and no admission limit is named.
+    for loose in (_admitting(5000.0), _admitting(None), None):
+        verdict = judge_drain(fleet(admission=loose), CAPACITY, "gw-003", drain(300, deadline_s=60))
+        assert all("admission limit" not in c.why for c in verdict.checks), loose
+
+
+def test_a_cpu_projection_from_a_planning_figure_says_so() -> None:
+    """A controller with no [capacity] handshakes_per_s projects CPU from 500/s a node, a planning figure:
+    its CPU checks say so; a measured ceiling (the simulator's, a nodes file's) says nothing more."""
+    verdict = judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", drain(2))
+    for name in ("survivor_cpu_vs_pause_pct", "survivor_cpu_vs_abort_pct"):
+        assert "planning figure (500 handshakes/s a node, not measured)" in _why(verdict, name)
+        assert _why(verdict, name).endswith("slow the drain"), _why(verdict, name)
+    measured_ceiling = dataclasses.replace(LOOPBACK, handshakes_planned=False)
+    measured = judge_drain(loopback_fleet(9.8), measured_ceiling, "node-2", drain(2))
+    assert all("planning figure" not in c.why for c in measured.checks)

@@ -464,3 +464,26 @@ def test_admission_input_errors() -> None:
 def test_each_check_that_can_hold_a_rollout_back_says_what_to_do(name: str, move: str) -> None:
     verdict = judge_rollout_start(fleet(), CAPACITY, rollout())
     assert move in next(c.why for c in verdict.checks if c.name == name)
+
+
+def test_a_rollout_and_an_admission_change_say_what_their_figures_stand_on() -> None:
+    """As a drain's verdict does: spare admission set by the operator's admission limit names it, and a CPU
+    projected from a planning figure (a controller with no [capacity] handshakes_per_s) says so."""
+    planned = dataclasses.replace(CAPACITY, handshakes_planned=True)
+    tight = fleet(admission=AdmissionSettings(rate_per_s=25.0, max_connections=None, retry_after_s=(1, 30)))
+    whys = {c.name: c.why for c in judge_rollout_start(tight, planned, rollout()).checks}
+    assert "admission limit of 25/s a node (field guide): a smaller batch" in whys["drain_pacing_per_s"]
+    assert (
+        "planning figure (2000 handshakes/s a node, not measured): a smaller batch"
+        in whys["survivor_cpu_vs_pause_pct"]
+    )
+    measured = {c.name: c.why for c in judge_rollout_start(fleet(), CAPACITY, rollout()).checks}
+    assert "admission limit" not in measured["drain_pacing_per_s"]
+    assert "planning figure" not in measured["survivor_cpu_vs_pause_pct"]
+    loosened = judge_admission(
+        backlogged(6000.0),
+        AdmissionRequest(rate_per_s=None),
+        dataclasses.replace(HANDSHAKE_BOUND, handshakes_planned=True),
+    )
+    backlog = next(c.why for c in loosened.checks if c.name == "refused_backlog_admitted_per_s")
+    assert "planning figure" in backlog and backlog.endswith("raise the limit in smaller steps"), backlog
