@@ -16,7 +16,15 @@ from console.guards.capacity import node_room, spare_admission_per_s
 from console.guards.rollout import HALTABLE, UNDRAINABLE
 from console.guards.thresholds import Thresholds
 from console.model.units import counted
-from console.protocol import WAVE_BIN_MS, Frame, NodeState, RolloutState, Severity, UnavailableReason
+from console.protocol import (
+    WAVE_BIN_MS,
+    Frame,
+    NodeState,
+    RolloutState,
+    RolloutStatus,
+    Severity,
+    UnavailableReason,
+)
 from console.waves import lockstep_index
 
 __all__ = ["AlarmName", "FleetView", "Reading", "Rule", "build_rules"]
@@ -200,19 +208,39 @@ class HeadroomLow(Rule):
 
 def _headroom_advice(frame: Frame, fleet: FleetView) -> str:
     """The seed's "add capacity instead" where the fleet can grow (or does not say). Where it cannot, what
-    it can do: halt a rollout under way (its restarts are what the budget says are unsafe), undrain the
-    nodes out of rotation (headroom counts the nodes in rotation: theirs comes back), and shed load with
-    admission (a connection ceiling keeps the survivors' connections under their capacity)."""
+    it can do: bring the nodes down back first (their capacity is headroom lost, and node_down says how),
+    halt a rollout under way (its restarts are what the budget says are unsafe), undrain the nodes out of
+    rotation (headroom counts the nodes in rotation: theirs comes back), and shed load with admission (a
+    connection ceiling keeps the survivors' connections under their capacity)."""
     why_not = _cannot_add(frame, fleet)
     if why_not is None:
         return "no restart is safe; add capacity instead."
     rollout = frame.rollout
     moves = [
+        _down_move(frame, fleet),
         "halt the rollout" if rollout is not None and rollout.state in HALTABLE else "",
         _undrain_move(fleet),
         "shed load with admission",
     ]
     return f"no restart is safe, and this fleet {why_not}: " + "; ".join(m for m in moves if m) + "."
+
+
+def _down_move(frame: Frame, fleet: FleetView) -> str:
+    """The move that brings the down nodes back on a fleet that cannot add capacity, as node_down advises it
+    (`way_on_for_a_node_down`): "restart gw-003" where its nodes have a restart command (or a newer reason
+    does not say they have none), "start gw-003 again where it runs" where they have none and the fleet adds
+    no nodes (a nodes file's controller). Empty with none down, and at its most with no restart command,
+    where node_down names no way either."""
+    down = fleet.down_nodes
+    if not down:
+        return ""
+    rollout = frame.rollout
+    reason = rollout.unavailable_reason if rollout is not None else None
+    if _restarts_nodes(rollout) or (reason is not None and reason != UnavailableReason.NO_RESTART_COMMAND):
+        return f"restart {first_named(down)}"
+    if frame.max_nodes is not None and frame.max_nodes <= 0:
+        return f"start {first_named(down)} again where {'it runs' if len(down) == 1 else 'they run'}"
+    return ""
 
 
 class DrainInflow(Rule):
@@ -445,6 +473,12 @@ EITHER_WAY_ON = (
 )
 
 
+def _restarts_nodes(rollout: RolloutStatus | None) -> bool:
+    """Nothing in the frame says this fleet cannot roll out (its nodes have their restart command): a
+    node down there is restarted."""
+    return rollout is None or not (rollout.unavailable or rollout.unavailable_reason)
+
+
 def way_on_for_a_node_down(frame: Frame, nodes: int) -> str:
     """What to do about a node down, as this fleet allows (`nodes`: how many the frame lists, the down ones
     included, as an add's room counts them). A fleet whose nodes have no restart command says so in every
@@ -453,7 +487,7 @@ def way_on_for_a_node_down(frame: Frame, nodes: int) -> str:
     neither. Which way on it has, its `max_nodes` says: `fleet up` adds capacity (a provisioner), a
     controller over a nodes file adds none (0) — its node is started again where it runs."""
     rollout = frame.rollout
-    if rollout is None or not (rollout.unavailable or rollout.unavailable_reason):
+    if _restarts_nodes(rollout):
         return "Restart it; no rollout until it is back."
     reason = rollout.unavailable_reason
     if reason is None or (reason == UnavailableReason.NO_RESTART_COMMAND and frame.max_nodes is None):

@@ -11,6 +11,7 @@ import pytest
 
 from console.protocol import Frame, NodeStatus, RolloutState, RolloutStatus
 from tests.alarms.judging import judged, with_room
+from tests.alarms.test_rules import NO_RESTART
 from tests.fleet_builders import node, nodes, series
 
 #: Today's words, kept where the frame does not say whether the fleet can grow, and where it can.
@@ -78,6 +79,32 @@ def test_headroom_low_without_room_names_the_nodes_to_undrain_and_the_rollout_to
     assert _headroom_advice(16, fleet=fleet, rollout=RolloutStatus(state=RolloutState.RUNNING)) == (
         HEADROOM_CAN_ADD
     )
+
+
+def test_headroom_low_over_a_nodes_file_with_a_node_down_says_start_it_again_first() -> None:
+    """A nodes file's controller (`max_nodes` 0, no restart commands) with node gw-003 down: node_down said
+    "start it again where it runs", headroom_low only "shed load with admission" — though the down node's
+    capacity is the headroom lost, and starting it is the one way this fleet has to get it back."""
+    fleet = [*nodes(3), node("gw-003", state="down", connections=0)]
+    advice = _headroom_advice(0, fleet=fleet, rollout=NO_RESTART)
+    assert advice == (
+        "no restart is safe, and this fleet adds no nodes: start gw-003 again where it runs; "
+        "shed load with admission."
+    ), advice
+    assert _headroom_advice(0, fleet=fleet, rollout=NO_RESTART, as_columns=True) == advice
+    # Several down (first_named), before the nodes to undrain; with restart commands, restart them.
+    several = [*nodes(1), *(node(f"gw-00{i}", state="down", connections=0) for i in (1, 2, 3, 4))]
+    several.append(node("gw-005", state="drained"))
+    assert _headroom_advice(0, fleet=several, rollout=NO_RESTART) == (
+        "no restart is safe, and this fleet adds no nodes: start gw-001, gw-002, gw-003 and 1 more again "
+        "where they run; undrain gw-005; shed load with admission."
+    )
+    assert _headroom_advice(0, fleet=fleet).startswith(
+        "no restart is safe, and this fleet adds no nodes: restart gw-003; "
+    )
+    # At its most (`fleet up`, the down node counted), node_down names no way to bring it back: nor does this.
+    assert "gw-003" not in _headroom_advice(4, fleet=fleet, rollout=NO_RESTART)
+    assert _headroom_advice(16, fleet=fleet, rollout=NO_RESTART) == HEADROOM_CAN_ADD
 
 
 # --- cpu_abort with no rollout to halt ----------------------------------------------------------------
