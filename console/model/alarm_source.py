@@ -5,7 +5,7 @@ from __future__ import annotations
 from console.alarms import AlarmEngine
 from console.alarms.base import FleetView
 from console.guards import Thresholds
-from console.model.alarms import AlarmSource
+from console.model.alarms import Acknowledgements, AlarmSource
 from console.model.history import FleetModel
 from console.model.node_readings import NodeReadings
 from console.model.thresholds import GaugeThresholds
@@ -34,10 +34,13 @@ def engine_source(engine: AlarmEngine) -> AlarmSource:
     return judged
 
 
-def console_model(thresholds: Thresholds | None = None) -> FleetModel:
+def console_model(
+    thresholds: Thresholds | None = None, acknowledged: Acknowledgements | None = None
+) -> FleetModel:
     """What every console (live, bench, screenshots) starts from: one set of thresholds for the gauges'
-    colours and the alarm rules, so a red gauge and its alarm never disagree about the line."""
+    colours and the alarm rules, so a red gauge and its alarm never disagree about the line. `acknowledged`:
+    the alarm spells acknowledged before this model (a replay's, across its seeks)."""
     shared = thresholds if thresholds is not None else Thresholds()
-    model = FleetModel(GaugeThresholds.from_shared(shared))
+    model = FleetModel(GaugeThresholds.from_shared(shared), acknowledged=acknowledged)
     model.alarm_source = engine_source(AlarmEngine(shared))
     return model

@@ -46,17 +46,57 @@ class AlarmEntry:
         return _SEVERITY_RANK.get(self.alarm.severity, 0)
 
 
+@dataclass(frozen=True)
+class AckedSpell:
+    """One spell of an alarm the operator acknowledged: up since `raised_s` and still up at `acked_s`, the
+    fleet time of the frame on screen when acknowledged, at severity rank `rank`."""
+
+    raised_s: float
+    acked_s: float
+    rank: int
+
+
+class Acknowledgements:
+    """The alarm spells the operator acknowledged, kept apart from any one log: a replay starts a fresh model
+    at every seek, and what the operator acknowledged while watching shouted again after each.
+
+    An acknowledgement is a spell's, not a rule's, as in a live console (a rule raised again needs a fresh
+    one): an alarm seen up from `since_s` to `time_s` is the spell acknowledged when that span meets the span
+    it was seen up when acknowledged — an alarm's spells follow one another, so two spans up that meet are
+    one spell. A fresh engine may date the spell later than it began (no recorded raise time): the spans
+    then may not meet, and the alarm shouts — the safe side. Severity as in the log: acknowledged at a
+    milder one, a worse one needs a fresh acknowledgement."""
+
+    def __init__(self) -> None:
+        self._spells: dict[AlarmKey, list[AckedSpell]] = {}
+
+    def remember(self, key: AlarmKey, spell: AckedSpell) -> None:
+        self._spells.setdefault(key, []).append(spell)
+
+    def covers(self, key: AlarmKey, since_s: float, time_s: float, rank: int) -> bool:
+        """Whether alarm `key`, seen up from `since_s` to `time_s` at severity rank `rank`, is a spell
+        acknowledged."""
+        return any(
+            spell.raised_s <= time_s and since_s <= spell.acked_s and rank <= spell.rank
+            for spell in self._spells.get(key, [])
+        )
+
+
 class AlarmLog:
-    def __init__(self, past_limit: int = 200) -> None:
+    def __init__(self, past_limit: int = 200, acknowledged: Acknowledgements | None = None) -> None:
+        """`acknowledged`: the spells acknowledged, where they outlive this log (a replay's, across seeks)."""
         self._active: dict[AlarmKey, AlarmEntry] = {}
         self._past: deque[AlarmEntry] = deque(maxlen=past_limit)
         self.version = 0  # bumped on every change, so a view redraws only when there is news
+        self.acknowledged = acknowledged if acknowledged is not None else Acknowledgements()
+        self._time_s = 0.0  # the fleet time of the last update: an acknowledgement's
 
     def update(self, alarms: list[Alarm], time_s: float) -> None:
         """Record the alarms a frame at fleet time `time_s` leaves: those active after it, and those that
         cleared in it (`active` False, oldest first, before the active ones), each logged past with its own
         raised and cleared times — also one raised and cleared inside the frame, which a sped-up source's
         frame folds. An active alarm missing from the list has cleared, at `time_s`."""
+        self._time_s = time_s
         seen: set[AlarmKey] = set()
         for alarm in alarms:
             if not alarm.active:
@@ -66,13 +106,16 @@ class AlarmLog:
             seen.add(key)
             entry = self._active.get(key)
             reading = (alarm.severity, alarm.value, alarm.limit, alarm.clearing_since_s)
+            rank = _SEVERITY_RANK.get(alarm.severity, 0)
             if entry is None:
-                self._active[key] = AlarmEntry(alarm, raised_at_s=alarm.since_s, reading=reading)
+                acked = self.acknowledged.covers(key, alarm.since_s, time_s, rank)
+                self._active[key] = AlarmEntry(alarm, alarm.since_s, acknowledged=acked, reading=reading)
                 self.version += 1
             else:
-                # A worse severity needs a fresh acknowledgement: the operator acked the milder one.
-                if _SEVERITY_RANK.get(alarm.severity, 0) > _SEVERITY_RANK.get(entry.reading[0], 0):
-                    entry.acknowledged = False
+                # A worse severity needs a fresh acknowledgement: the operator acked the milder one (unless
+                # this spell was acknowledged at its worse: a replay sought back to before it grew worse).
+                if rank > _SEVERITY_RANK.get(entry.reading[0], 0):
+                    entry.acknowledged = self.acknowledged.covers(key, entry.raised_at_s, time_s, rank)
                 if reading != entry.reading:
                     self.version += 1
                 entry.alarm = alarm
@@ -103,6 +146,7 @@ class AlarmLog:
         if entry is None or entry.acknowledged:
             return False
         entry.acknowledged = True
+        self.acknowledged.remember(key, AckedSpell(entry.raised_at_s, self._time_s, entry.rank))
         self.version += 1
         return True
 

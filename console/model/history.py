@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from console.alarms.tracking import CalmBaseline
-from console.model.alarms import AlarmLog, AlarmSource
+from console.model.alarms import Acknowledgements, AlarmLog, AlarmSource
 from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
 from console.model.node_readings import NODE_METRICS, ColumnarFrame, NodeReadings
 from console.model.ring import Ring, RingTable
@@ -74,7 +74,10 @@ class FleetModel:
         self,
         thresholds: GaugeThresholds | None = None,
         alarm_source: AlarmSource | None = None,
+        acknowledged: Acknowledgements | None = None,
     ) -> None:
+        """`acknowledged`: the alarm spells acknowledged, where they outlive this model (`Acknowledgements`:
+        a replay's, across its seeks)."""
         self.thresholds = thresholds or GaugeThresholds()
         self.alarm_source = alarm_source
         self.fleet = "—"
@@ -105,7 +108,7 @@ class FleetModel:
         self.nodes: dict[str, NodeStatus] = {}
         self.node_series = {name: RingTable(NODE_HISTORY_S) for name in NODE_METRICS}
         self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)
-        self.alarms = AlarmLog()
+        self.alarms = AlarmLog(acknowledged=acknowledged)
         self._behind = 0
 
     # --- applying stream items --------------------------------------------------------------------

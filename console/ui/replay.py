@@ -21,7 +21,7 @@ from textual.widgets import Footer, Input
 from console.errors import InputError
 from console.guards import Thresholds
 from console.model.alarm_source import console_model
-from console.model.alarms import AlarmSource
+from console.model.alarms import Acknowledgements, AlarmSource
 from console.model.history import FleetModel
 from console.model.link import LinkState
 from console.model.node_readings import NodeReadings
@@ -195,6 +195,9 @@ class ReplayApp(ConsoleApp):
         self.markers = replay.recording.markers()
         self.last_record: ActionRecord | Confirmation | DrillOutcome | None = None
         self._damage_told = False
+        # What the operator acknowledged while watching: every seek starts a fresh model, and its alarms
+        # shouted again; kept here, an acknowledged spell stays so wherever the replay goes.
+        self.acknowledged = Acknowledgements()
         # The feed stamps arrivals with the console's clock, so the header's age reads the same clock.
         feed = ConsoleReplayFeed(
             replay, on_jump=self._on_jump, on_record=self._on_record, clock=kwargs.get("clock", time.time)
@@ -218,7 +221,7 @@ class ReplayApp(ConsoleApp):
     # --- what the feed says ------------------------------------------------------------------------------
 
     def _fresh_model(self) -> FleetModel:
-        model = console_model(self.shared_thresholds)
+        model = console_model(self.shared_thresholds, self.acknowledged)
         assert model.alarm_source is not None
         model.alarm_source = recorded_raise_times(model.alarm_source, self.replay.recording)
         return model

@@ -7,7 +7,7 @@ import pytest
 
 from console.errors import InputError
 from console.model import AlarmLog, GaugeThresholds, NodeFilter, NodeQuery, select_nodes
-from console.model.alarms import alarm_rows
+from console.model.alarms import Acknowledgements, alarm_rows
 from console.model.downsample import downsample, finite_runs, spark_blocks
 from console.protocol import Alarm, NodeStatus, Severity
 
@@ -122,6 +122,36 @@ def test_alarm_log_raises_clears_and_acknowledges():
     assert [e.alarm.name for e in log.past()] == ["cpu_abort"]
     assert log.past()[0].cleared_at_s == 2.0
     assert log.active()[0].acknowledged is False  # worse severity: needs a fresh acknowledgement
+
+
+def spell(name: str, since_s: float, severity: Severity = Severity.WARNING) -> Alarm:
+    return Alarm(name=name, severity=severity, since_s=since_s, message=name)
+
+
+def test_an_acknowledgement_outlives_its_log_for_the_spell_it_was_given_to():
+    """A replay starts a fresh log at every seek; `Acknowledgements` kept beside it say which spells the
+    operator acknowledged. The same spell (up at some moment it was up when acknowledged) comes back
+    acknowledged, wherever the seek lands in it; a later spell of the same rule, or the spell grown worse,
+    shouts again, as in a live console."""
+    acks = Acknowledgements()
+    watched = AlarmLog(acknowledged=acks)
+    watched.update([spell("lockstep_waves", 41.0)], 105.0)
+    assert watched.acknowledge(("lockstep_waves", None))  # at 105 s, the spell up since 41 s
+    for landed_s, since_s in ((50.0, 41.0), (41.0, 41.0), (120.0, 60.0), (90.0, 47.0)):
+        fresh = AlarmLog(acknowledged=acks)  # (the engine's own since where the recording has none: 60 s)
+        fresh.update([spell("lockstep_waves", since_s)], landed_s)
+        assert fresh.active()[0].acknowledged, (landed_s, since_s)
+    later = AlarmLog(acknowledged=acks)
+    later.update([spell("lockstep_waves", 130.0)], 135.0)  # raised again after the ack: another spell
+    assert not later.active()[0].acknowledged
+    worse = AlarmLog(acknowledged=acks)
+    worse.update([spell("lockstep_waves", 41.0)], 60.0)
+    assert worse.active()[0].acknowledged
+    worse.update([spell("lockstep_waves", 41.0, Severity.CRITICAL)], 61.0)
+    assert not worse.active()[0].acknowledged  # acknowledged as a warning: critical needs a fresh one
+    other = AlarmLog(acknowledged=acks)
+    other.update([spell("headroom_low", 41.0)], 60.0)
+    assert not other.active()[0].acknowledged
 
 
 def test_downsample_by_max_keeps_a_one_bin_spike():

@@ -275,6 +275,48 @@ async def test_after_a_seek_alarms_read_as_raised_when_the_recording_says(
         assert any("lockstep_waves" in row and "0:00:41" in row for row in rows), rows
 
 
+def acknowledged(app: ReplayApp) -> dict[tuple[str, str | None], bool]:
+    """The active alarms, by (rule, node), and whether each is acknowledged."""
+    return {entry.key: entry.acknowledged for entry in app.model.alarms.active()}
+
+
+async def test_an_acknowledgement_made_in_a_replay_survives_a_seek(
+    replay_app: ReplayApp, reader: RecordingReader
+):
+    """User pass: `A` at 1:45, then `g 1:30` (or `[`): the seek starts a fresh model and every alarm the
+    operator had acknowledged shouted again. The acknowledgement is the alarm spell's: it holds wherever
+    that spell is up — before the ack too — and one never acknowledged (reconnect_rate_high, up from 45 s
+    to 64 s, and the others cleared before 1:45) still shouts."""
+    async with replay_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(replay_app)
+        await pilot.press("g", *"1:45", "enter")
+        await wait_for(lambda: shown_time(replay_app) == 105.0, what="the frame at 1:45")
+        await pilot.press("A")
+        at_105 = acknowledged(replay_app)
+        assert at_105[("lockstep_waves", None)] and all(at_105.values()), at_105
+        await pilot.press("g", *"1:30", "enter")
+        await wait_for(lambda: shown_time(replay_app) == 90.0, what="the frame at 1:30")
+        assert acknowledged(replay_app) == at_105
+        assert replay_app.model.alarms.unacknowledged == 0
+        await pilot.press("left_square_bracket")  # the previous alarm: reconnect_rate_high at 45 s
+        await wait_for(lambda: shown_time(replay_app) == 45.0, what="the alarm at 0:45")
+        at_45 = acknowledged(replay_app)
+        assert at_45 == {key: key in at_105 for key in at_45}, at_45
+        assert at_45[("lockstep_waves", None)] and not at_45[("reconnect_rate_high", None)], at_45
+        await pilot.press("g", *"0:30", "enter")  # before the alarms fired
+        await wait_for(lambda: shown_time(replay_app) == 30.0, what="the frame at 0:30")
+        assert ("lockstep_waves", None) not in acknowledged(replay_app)
+        await pilot.press("right_square_bracket", "right_square_bracket")  # lockstep_waves raised at 41 s
+        await wait_for(lambda: shown_time(replay_app) == 41.0, what="the alarm at 0:41")
+        at_41 = acknowledged(replay_app)
+        assert at_41 == {key: key in at_105 for key in at_41}, at_41
+        assert at_41[("lockstep_waves", None)], at_41  # the same spell: still acknowledged
+        replay_app.refresh_views()
+        title = str(replay_app.screen.query_one("#alarms-box").border_title)
+        unacknowledged = sum(key not in at_105 for key in at_41)  # connections_drop, the kill switch
+        assert title.endswith(f" {unacknowledged} new") and unacknowledged < len(at_41), title
+
+
 def header_text(app: ReplayApp) -> str:
     from console.ui.widgets.header import FleetHeader
 
