@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -23,15 +23,31 @@ _ACTION_LEVELS = {"blocked": Level.CRITICAL, "typed": Level.WARNING, "confirm": 
 #: `(` `)` off. Where the line has no room for them all, they give way whole from the last (`kept_whole`,
 #: as the footer's keys do): at 80×24 it read "space pause · , . st…".
 CONTROLS = ("space pause", ", . step", "g seek", "x speed", "[ ] alarm", "{ } action", "( ) event")
+#: The keys kept on the line wherever the status can make room for them (`status_text`), as a screen's
+#: essential keys in its footer: the replay's own moves. `g seek` is in the footer at every width.
+ESSENTIAL = ("space pause", ", . step", "x speed", "[ ] alarm")
 _BETWEEN = " · "
 
 
+@dataclass(frozen=True)
+class _Form:
+    """How much the status says: all of it, or — to leave the essential keys room — less of what the header
+    says too ("replay ▶ ×5", "replay ⏸ paused", the clock) and the bar under it shows (where the head is)."""
+
+    state_words: bool  # "replay ‖ paused", not "‖"
+    frame: bool  # "frame 43 of 120"
+
+
+#: Fullest first: at 120 columns the whole status; at about 100, the state by its glyph; at 80, the time and
+#: the recording's end without the frame — there it named "space pause" alone, the step, speed and jump keys
+#: in help only.
+_FORMS = (_Form(state_words=True, frame=True), _Form(state_words=False, frame=True), _Form(False, False))
+
+
 def status_text(status: ReplayStatus, clock: ClockFace = FLEET_CLOCK, width: int | None = None) -> Text:
-    """Where the replay stands, whole, then the keys that fit in `width` cells (every key without one)."""
+    """Where the replay stands, whole, then the keys that fit in `width` cells (every key without one): the
+    fullest status (`_FORMS`) that leaves the `ESSENTIAL` keys room, and then what other keys fit."""
     at = clock.text
-    text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(_state(status), style="bold")
-    text.append(_where(status, at))
     # Room kept for the widest this recording's status reads, so a key does not come and go as it plays.
     widest = replace(
         status,
@@ -41,22 +57,35 @@ def status_text(status: ReplayStatus, clock: ClockFace = FLEET_CLOCK, width: int
         time_s=status.span_s[1] if status.span_s else status.time_s,
         frame_index=max(status.frame_count - 1, 0),
     )
-    said = max(text.cell_len, cell_len(_state(widest) + _where(widest, at)))
-    room = None if width is None else width - said + len(_BETWEEN)  # (no " · " before the first)
-    keys = CONTROLS if room is None else kept_whole(CONTROLS, room, _key_cells, CONTROLS.index)
+    for form in _FORMS:
+        said = max(cell_len(_state(s, form) + _where(s, at, form)) for s in (status, widest))
+        room = None if width is None else width - said + len(_BETWEEN)  # (no " · " before the first)
+        if room is None or sum(map(_key_cells, ESSENTIAL)) <= room:
+            break
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(_state(status, form), style="bold")
+    text.append(_where(status, at, form))
+    keys = CONTROLS if room is None else kept_whole(CONTROLS, room, _key_cells, _rank)
     text.append(_BETWEEN.join(keys), style="dim")
     return text
 
 
-def _state(status: ReplayStatus) -> str:
-    state = "‖ paused" if status.paused else ("■ end" if status.finished else "▶ playing")
-    return f"replay {state}  ×{status.speed:g}  "
+def _rank(key: str) -> int:
+    """The essential keys kept first, then the others in their order."""
+    return CONTROLS.index(key) - (len(CONTROLS) if key in ESSENTIAL else 0)
 
 
-def _where(status: ReplayStatus, at: Callable[[float], str]) -> str:
+def _state(status: ReplayStatus, form: _Form = _FORMS[0]) -> str:
+    glyph, word = ("‖", "paused") if status.paused else ("■", "end") if status.finished else ("▶", "playing")
+    said = f"replay {glyph} {word} " if form.state_words else glyph
+    return f"{said} ×{status.speed:g}  "
+
+
+def _where(status: ReplayStatus, at: Callable[[float], str], form: _Form = _FORMS[0]) -> str:
     end = at(status.span_s[1]) if status.span_s else "—"
     frame = status.frame_index + 1 if status.frame_count else 0
-    return f"{at(status.time_s)} / {end}  frame {frame} of {status.frame_count}   "
+    where = f"{at(status.time_s)} / {end}"
+    return f"{where}  frame {frame} of {status.frame_count}   " if form.frame else f"{where}   "
 
 
 def _key_cells(key: str) -> int:
