@@ -36,7 +36,7 @@ from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import AuditScreen
 from console.ui.screens.briefing import BriefingScreen, ServedBriefingScreen
 from console.ui.screens.change_check import ChangeCheck
-from console.ui.screens.help import HelpScreen, action_notes, noted
+from console.ui.screens.help import HelpScreen, action_notes, actions_off_note, noted
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.screens.verdict_dialog import VerdictDialog
@@ -536,9 +536,7 @@ class ConsoleApp(App[None]):
             ("fleet", list(MainScreen.BINDINGS)),
             ("node table", list(NodeTable.BINDINGS)),
             ("alarms", list(AlarmsPanel.BINDINGS)),
-            ("action form", list(ActionForm.BINDINGS)),
-            ("big change", list(ChangeCheck.BINDINGS)),
-            ("verdict", list(VerdictDialog.BINDINGS)),
+            *self.form_help_sections(),
             ("node detail", list(NodeDetailScreen.BINDINGS)),
             ("help", list(HelpScreen.BINDINGS)),
         ]
@@ -568,6 +566,20 @@ class ConsoleApp(App[None]):
     def mode_help_sections(self) -> list[tuple[str, list[BindingType]]]:
         """The keys of a mode's own screens (drill mode: its briefing and end screen), for help."""
         return []
+
+    def form_help_sections(self) -> list[tuple[str, list[BindingType]]]:
+        """The keys of what an action opens — its form, the big-change check, the verdict — for help; with
+        the console's actions off, one row instead, saying none opens and why: help listed their keys in
+        full (Enter applies, ^d dry run…) beside action keys each marked "— actions off: …"."""
+        off = self.actions.disabled_reason
+        if off is not None:
+            none_opens = "no form, big-change check or verdict opens"
+            return [("action form", [Binding("", "", noted(none_opens, actions_off_note(off)), show=False)])]
+        return [
+            ("action form", list(ActionForm.BINDINGS)),
+            ("big change", list(ChangeCheck.BINDINGS)),
+            ("verdict", list(VerdictDialog.BINDINGS)),
+        ]
 
     def on_screen_resume(self) -> None:
         self.refresh_views()

@@ -218,6 +218,11 @@ class ReplayApp(ConsoleApp):
         if self.replay.status().paused and self.replay.status().frame_count:
             self.replay.step(0)
 
+    def form_help_sections(self) -> list[tuple[str, list[BindingType]]]:
+        """None: a replay takes no action, so opens no form, big-change check or verdict (help listed their
+        keys); the fleet section's action keys say the actions are off."""
+        return []
+
     # --- what the feed says ------------------------------------------------------------------------------
 
     def _fresh_model(self) -> FleetModel:

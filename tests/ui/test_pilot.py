@@ -14,6 +14,8 @@ from console.ui.widgets.node_table import COLUMNS, NodeTable
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE, fleet_ready
+from .fake_actions import FakeFleetApi
+from .test_actions import acting_app
 
 
 async def test_cursor_moves_and_survives_new_frames_and_resorting(storm_app):
@@ -205,15 +207,44 @@ async def help_rows(app, pilot) -> list[tuple[str, str, str]]:
     return [row for where, b in app.screen.sections for row in binding_rows(where, b)]
 
 
-async def test_help_says_q_is_typed_in_a_form_field_and_ctrl_q_asks_again(storm_app):
+async def test_help_says_q_is_typed_in_a_form_field_and_ctrl_q_asks_again():
     """Found in a user pass: help listed `q` in the action form as "quit (asks again…)", but in a field
     (where a form's keys go) q is typed; Ctrl+Q is the key that asks again. Same for the typed name."""
-    async with storm_app.run_test(size=SIZE) as pilot:
-        rows = await help_rows(storm_app, pilot)
+    app = acting_app(FakeFleetApi())  # (actions on: with them off, no form opens and help says so)
+    async with app.run_test(size=SIZE) as pilot:
+        rows = await help_rows(app, pilot)
         for where in ("action form", "verdict"):
             said = {key: does for at, key, does in rows if at == where}
             assert "asks again" in said["ctrl+q"], where
             assert "typed" in said["q"] and "asks again" not in said["q"].split(";")[-1], where
+
+
+#: The sections of the keys an action opens: its form, the big-change check and the verdict dialog.
+FORM_SECTIONS = ("action form", "big change", "verdict")
+
+
+async def test_with_actions_off_help_says_once_that_no_form_opens_and_why():
+    """Help listed the action form's, the big-change check's and the verdict's keys in full (Enter applies,
+    ^d dry run, y confirms…) on a console whose actions are off — no fleet API, `--read-only`, a viewer's
+    token — where the fleet's action keys each say "— actions off: …" and no form ever opens. With
+    actions off, one row says no form opens and why; with them on, every key of the three, as before."""
+    for app, off in (
+        (acting_app(None), "no fleet API"),
+        (acting_app(FakeFleetApi(), read_only=True), "read-only console"),
+    ):
+        async with app.run_test(size=SIZE) as pilot:
+            rows = await help_rows(app, pilot)
+        forms = [row for row in rows if row[0] in FORM_SECTIONS]
+        assert len(forms) == 1, forms
+        (_, key, does) = forms[0]
+        assert key == "" and does.endswith(f"— actions off: {off}"), forms
+        assert all(word in does for word in ("form", "big-change", "verdict")), does
+    app = acting_app(FakeFleetApi())
+    async with app.run_test(size=SIZE) as pilot:
+        rows = await help_rows(app, pilot)
+    listed = {where for where, *_ in rows}
+    assert set(FORM_SECTIONS) <= listed, listed
+    assert not any("actions off" in does for where, _, does in rows if where in FORM_SECTIONS), rows
 
 
 async def test_help_says_ctrl_q_quits_anywhere(storm_app):

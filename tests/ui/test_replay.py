@@ -899,3 +899,16 @@ async def test_replay_help_says_the_actions_are_off_and_leaves_out_what_does_not
         assert all(does.endswith("— actions off: read-only console") for *_, does in said), said
         actions = [does for title, does in app.screen.commands if title.startswith("Action:")]
         assert actions and all(does.endswith("— actions off: read-only console") for does in actions)
+
+
+async def test_replay_help_leaves_out_the_forms_a_replay_never_opens(tmp_path: Path):
+    """User pass: help in a replay listed the action form's, the big-change check's and the verdict's
+    keys (Enter applies, ^d dry run, y confirms…), though a replay takes no action and opens none of
+    them. They are left out, with no word for them: the fleet section's action keys say actions are off."""
+    from console.ui.screens.help import HelpScreen
+
+    path = write_recording(tmp_path / "fleet.sdrec")
+    async with paused_replay_showing(path, "question_mark", HelpScreen, "help") as (app, _):
+        listed = {where for where, _ in app.screen.sections}
+        assert not listed & {"action form", "big change", "verdict"}, listed
+        assert {"anywhere", "replay", "fleet", "alarms", "node detail", "help"} <= listed, listed

@@ -42,8 +42,13 @@ def action_notes(actions_off: str | None, not_offered: Mapping[ActionKind, str])
     help listed drain with no word in a replay, where `d` answers "read-only console" — else those this
     fleet cannot take at all (`console.model.offered.not_on_this_fleet`; their keys are in no footer)."""
     if actions_off is not None:
-        return {kind: f"actions off: {actions_off}" for kind in ActionKind}
+        return {kind: actions_off_note(actions_off) for kind in ActionKind}
     return {kind: f"not on this fleet: {why}" for kind, why in not_offered.items()}
+
+
+def actions_off_note(actions_off: str) -> str:
+    """What help says after a key that will not act while the console's actions are off, and why."""
+    return f"actions off: {actions_off}"
 
 
 def noted(does: str, note: str | None) -> str:
