@@ -8,9 +8,15 @@ import logging
 import re
 from pathlib import Path
 
-from console.cli.checks import check_fleet_url, check_recording_out
+from console.cli.checks import check_fleet_url, check_in_range, check_recording_out, range_text
 from console.errors import InputError
+from console.protocol.limits import WEEK_S
 from console.stop_signals import answering_stop_signals, soon
+
+#: How long `record` tries a fleet API it never reached: long enough for a server started alongside it,
+#: short enough that a script's `record --frames N` at a stopped server does not hang.
+DEFAULT_WAIT_S = 30.0
+WAIT_S_RANGE = (0.0, float(WEEK_S))
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
 
@@ -20,8 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "record",
         help="record a fleet API's stream to a file, headless, until stopped",
         description="Record every frame and event of a fleet API's stream (with the alarms they raise) into "
-        "a crash-safe recording, reconnecting and resuming across disconnects. Recording into an existing "
-        "file continues it. The token comes from --token-file or STORMDECK_TOKEN, never from argv.",
+        "a crash-safe recording, reconnecting and resuming across disconnects. A fleet API never reached "
+        "(nothing listening) is retried for --wait-s seconds, then given up. Recording into an existing "
+        "file continues it. The token comes from --token-file or STORMDECK_TOKEN, never from argv. Exit 0 "
+        "stopped (--frames reached, Ctrl-C or SIGTERM), 2 bad input (an option, the file, a missing token), "
+        "1 transport or auth (the fleet never reached within --wait-s, a token the fleet refuses).",
         examples=(
             "stormdeck record http://127.0.0.1:8470 --out session.sdrec --token-file FILE",
             "stormdeck record http://127.0.0.1:8470 --out session.sdrec --max-size 500M --max-age-s 86400",
@@ -53,6 +62,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--frames", type=int, metavar="N", help="stop after N frames, at least 1 (default: run until stopped)"
     )
     parser.add_argument(
+        "--wait-s",
+        type=float,
+        default=DEFAULT_WAIT_S,
+        metavar="SECONDS",
+        help="how long to keep trying a fleet API never reached before giving up (exit 1), in "
+        f"{range_text(WAIT_S_RANGE)}; once reached, a lost stream is followed until stopped "
+        f"(default {DEFAULT_WAIT_S:g})",
+    )
+    parser.add_argument(
         "--no-fsync", action="store_true", help="flush only: survives a killed recorder, not a lost machine"
     )
     parser.set_defaults(handler=run_record)
@@ -74,6 +92,7 @@ def run_record(args: argparse.Namespace) -> int:
     check_fleet_url(args.url)  # the recorder would retry a typo until stopped
     if args.frames is not None and args.frames <= 0:
         raise InputError("--frames", args.frames, "a positive number of frames")
+    check_in_range("--wait-s", args.wait_s, WAIT_S_RANGE, "a number of seconds")
     try:
         retention = Retention(max_bytes=args.max_size, max_age_s=args.max_age_s)
     except InputError as error:  # named as typed: Retention names its own fields
@@ -83,7 +102,12 @@ def run_record(args: argparse.Namespace) -> int:
     check_recording_out("--out", args.out)
     continued = args.out.exists() and args.out.stat().st_size > 0
     recorder = StreamRecorder(
-        args.out, url=args.url, retention=retention, fsync=not args.no_fsync, max_frames=args.frames
+        args.out,
+        url=args.url,
+        retention=retention,
+        fsync=not args.no_fsync,
+        max_frames=args.frames,
+        wait_s=args.wait_s,
     )
     logging.basicConfig(level=logging.INFO, format="stormdeck record: %(message)s")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -52,9 +53,17 @@ _SERVER_STOPPING = frozenset({1001, 1012})
 
 def lost_reason(error: Exception) -> str:
     """Why a stream ended, for the operator: a server's own stop in words ("received 1012 (service
-    restart); then sent 1012 …" was what `fleet up` stopping read as), anything else as it came."""
+    restart); then sent 1012 …" was what `fleet up` stopping read as), a refused or unanswered connect
+    too ("ConnectionRefusedError: [Errno 111] Connect call failed ('127.0.0.1', 1)"), anything else as it
+    came."""
     if isinstance(error, ConnectionClosed) and error.rcvd is not None and error.rcvd.code in _SERVER_STOPPING:
         return f"the server closed the stream: it is stopping or restarting ({error.rcvd.code})"
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, socket.gaierror):
+        return f"no such host ({error.strerror or error})"
+    if isinstance(error, TimeoutError):
+        return "no answer (timed out)"
     return f"{type(error).__name__}: {error}"[:120]
 
 
@@ -101,7 +110,8 @@ class StreamClient:
             attempt += 1
             delay_s = self.backoff.next_delay_ms() / 1000.0
             state = LinkState.REFUSED if refused else LinkState.RECONNECTING
-            sink(LinkStatus(state, attempt, delay_s, reason, at_s=self.clock()))
+            # (reached: a stream was had once; before that, a failure is a fleet not reached yet, not lost)
+            sink(LinkStatus(state, attempt, delay_s, reason, at_s=self.clock(), reached=self.connects > 0))
             await self._wait(delay_s)
 
     def retry_now(self) -> None:

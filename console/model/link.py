@@ -29,6 +29,9 @@ class LinkStatus:
     #: A replay's playback speed: the header then says "replay ▶ ×5" or "replay ⏸ paused", not a "live"
     #: link (a recording played back is not one). None for a stream.
     replay_speed: float | None = None
+    #: Whether the stream client ever had a stream from this fleet. A first connect that fails is a fleet
+    #: never reached (nothing listening, a wrong port), not a link lost: there is no last frame to keep.
+    reached: bool = True
 
     @property
     def label(self) -> str:
@@ -41,6 +44,11 @@ class LinkStatus:
             return "⏸ paused" if self.reason in (None, "paused") else f"⏹ {self.reason}"
         if self.state is LinkState.RECONNECTING:
             remaining = max(0.0, (self.next_in_s or 0.0) - (now_s - self.at_s))
+            if not self.reached:
+                return (
+                    f"waiting for the fleet API (never reached: {self.reason or 'no answer'}; attempt "
+                    f"{self.attempt}, next in {remaining:.1f} s)"
+                )
             return f"reconnecting (attempt {self.attempt}, next in {remaining:.1f} s)"
         if self.state is LinkState.REFUSED:
             return f"refused: {self.reason or 'not authorised'}"
@@ -59,6 +67,16 @@ def lost_link_text(reason: str | None, url: str | None) -> str:
         f"lost the fleet API{where}: {reason or 'the stream ended'}. The console retries on its own and keeps "
         "the last frame, marked stale; if the server was stopped (fleet up, serve, controller), start it "
         "again, then Ctrl+R tries at once."
+    )
+
+
+def never_reached_text(reason: str | None, url: str | None) -> str:
+    """What the console says once when its first tries fail: `attach` to a port nothing listens on told
+    "lost the fleet API … keeps the last frame, marked stale" of a fleet it had never reached."""
+    where = f" {url}" if url else " the fleet API"
+    return (
+        f"never reached{where}: {reason or 'no answer'} — is the server running? (fleet up, sim serve, "
+        "controller; or check the URL's port.) The console keeps trying on its own; Ctrl+R tries at once."
     )
 
 

@@ -41,9 +41,17 @@ class StreamSource(Protocol):
 
 
 class StreamRefused(StormdeckError):
-    """401/403: the token is wrong for this fleet; retrying with it cannot help."""
+    """401/403: the token is wrong for this fleet; retrying with it cannot help. Exit 1, as `act` and
+    `plan` exit for auth (README: 1 transport or auth); it exited 2, as if the command line were wrong."""
 
-    exit_code = 2
+    exit_code = 1
+
+
+class FleetNeverReached(StormdeckError):
+    """The fleet API never answered within the recorder's wait (nothing listening, a wrong port): exit 1,
+    a transport error, as `act` exits when nothing answers."""
+
+    exit_code = 1
 
 
 @dataclass
@@ -70,6 +78,12 @@ class StreamRecorder:
     seed: int | None = None
     drill: DrillInfo | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    #: How long to wait for a fleet never reached, seconds from the first try; None: for ever (a console's
+    #: recording follows the console). Once reached, a lost stream is followed however long it takes.
+    wait_s: float | None = None
+    #: Why the fleet was never reached, when the wait ran out.
+    never_reached: str | None = None
+    _first_try_at_s: float | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # Held from the start, not from the first hello: two recorders started together would both write.
@@ -93,7 +107,11 @@ class StreamRecorder:
         elif isinstance(item, Malformed):
             self.malformed += 1  # recorded nowhere: a recording holds what the console could read
         elif isinstance(item, LinkStatus):
-            if item.state is LinkState.LIVE:
+            if self._first_try_at_s is None:
+                self._first_try_at_s = item.at_s
+            if item.state is LinkState.RECONNECTING and not item.reached:
+                self._wait_for_the_fleet(item)
+            elif item.state is LinkState.LIVE:
                 seq, epoch = self.resume_from
                 if seq is None:
                     log.info("recording from the stream's next frame")
@@ -103,10 +121,28 @@ class StreamRecorder:
                 log.warning("stream lost (%s); reconnecting in %.1f s", item.reason, item.next_in_s or 0.0)
             elif item.state is LinkState.REFUSED:
                 self.refused = item.reason or "refused"
-        if self.refused is not None or (
-            self.max_frames is not None and self.frames_written >= self.max_frames
+        if (
+            self.refused is not None
+            or self.never_reached is not None
+            or (self.max_frames is not None and self.frames_written >= self.max_frames)
         ):
             self.done.set()
+
+    def _wait_for_the_fleet(self, status: LinkStatus) -> None:
+        """A first connect failed: say so in those words (it said "stream lost" of a stream never had),
+        and give up once the next try would come after `wait_s` (a script's `record --frames 1` against
+        a stopped server hung, retrying for ever)."""
+        reason = status.reason or "no answer"
+        next_try_s = status.at_s + (status.next_in_s or 0.0)
+        if self.wait_s is not None and next_try_s - (self._first_try_at_s or status.at_s) > self.wait_s:
+            self.never_reached = reason
+            return
+        log.warning(
+            "waiting for the fleet API at %s (never reached: %s); next try in %.1f s",
+            self.url or "its URL",
+            reason,
+            status.next_in_s or 0.0,
+        )
 
     def receive(self, message: Hello | Frame | Event) -> None:
         """Record one stream message, unless a resume repeated it."""
@@ -229,7 +265,8 @@ async def record_stream(
 ) -> int:
     """Record until cancelled, or until the recorder has its `max_frames`; return the frames written.
 
-    Raises `StreamRefused` when the server refuses the token.
+    Raises `StreamRefused` when the server refuses the token, `FleetNeverReached` when the recorder's
+    `wait_s` ran out before the fleet API ever answered.
     """
     client = StreamClient(base_url, token, rng=rng, sleep=sleep)
     client.last_seq, client.epoch = recorder.resume_from
@@ -238,6 +275,16 @@ async def record_stream(
         raise following.exception()  # type: ignore[misc]
     if recorder.wrong_fleet is not None:
         raise recorder.wrong_fleet
+    if recorder.never_reached is not None:
+        waited = (
+            f"gave up after {recorder.wait_s:g} s (--wait-s)"
+            if recorder.wait_s
+            else "tried once (--wait-s 0)"
+        )
+        raise FleetNeverReached(
+            f"never reached {base_url}: {recorder.never_reached} — is the server running? (fleet up, sim "
+            f"serve, controller; or check the URL's port) Nothing recorded; {waited}"
+        )
     if recorder.refused is not None:
         # The reason says what to do (console.client.stream: check the token file, or ask for a viewer's).
         # A token revoked mid-session is refused at a reconnect, with frames already recorded.
@@ -257,6 +304,16 @@ class RecordingTap:
     def __init__(self, source: StreamSource, recorder: StreamRecorder) -> None:
         self.source = source
         self.recorder = recorder
+        # What the console asks of its source, passed through: the URL its link notices name (they said
+        # "the fleet API" without it under --record).
+        self.base_url: str | None = getattr(source, "base_url", None)
+
+    def retry_now(self) -> None:
+        """Ctrl+R under `attach --record`: the stream client's, which the tap hid (it answered "the link
+        is not waiting to reconnect" while it was)."""
+        retry = getattr(self.source, "retry_now", None)
+        if retry is not None:
+            retry()
 
     async def run(self, sink: Callable[[StreamItem], None]) -> None:
         def both(item: StreamItem) -> None:

@@ -23,7 +23,15 @@ from console.guards import FleetCapacity, Thresholds
 from console.model.actions.answer import ActionReading, read_answer
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
-from console.model.link import LinkState, LinkStatus, Malformed, Received, StreamItem, lost_link_text
+from console.model.link import (
+    LinkState,
+    LinkStatus,
+    Malformed,
+    Received,
+    StreamItem,
+    lost_link_text,
+    never_reached_text,
+)
 from console.model.nodes import SORT_KEYS, NodeFilter, NodeQuery
 from console.model.offered import not_on_this_fleet
 from console.model.units import FLEET_CLOCK, ClockFace, counted, drill_clock
@@ -270,7 +278,11 @@ class ConsoleApp(App[None]):
         first_try = was is LinkState.CONNECTING and status.attempt == 1
         if status.state is LinkState.RECONNECTING and (was is LinkState.LIVE or first_try):
             url = getattr(self.source, "base_url", None)
-            self.notify(lost_link_text(status.reason, url), title="link lost", severity="error", timeout=30)
+            if not status.reached:  # nothing lost: no stream, no last frame yet
+                text, title = never_reached_text(status.reason, url), "fleet API not reached"
+            else:
+                text, title = lost_link_text(status.reason, url), "link lost"
+            self.notify(text, title=title, severity="error", timeout=30)
 
     def _flush_views(self) -> None:
         self._refresh_pending = False

@@ -148,6 +148,37 @@ def test_a_server_going_away_is_said_in_words():
     assert lost_reason(ConnectionClosedOK(Close(1000, ""), Close(1000, ""), True)).startswith(
         "ConnectionClosedOK"
     )
-    assert lost_reason(ConnectionRefusedError(111, "Connect call failed")).startswith(
-        "ConnectionRefusedError"
-    )
+    # A refused connect in the operator's words, not "ConnectionRefusedError: [Errno 111] Connect call
+    # failed ('127.0.0.1', 1)".
+    assert lost_reason(ConnectionRefusedError(111, "Connect call failed")) == "connection refused"
+
+
+async def test_a_fleet_never_reached_is_told_as_never_reached_not_lost(server):
+    """Review as a new user: `attach http://127.0.0.1:1` (nothing listening) said "link lost … keeps the
+    last frame, marked stale" of a fleet it never reached. The status says it was never reached, and why;
+    once a stream was had and lost, it is a lost link again."""
+    url = server.url
+    await server.stop()  # an ephemeral port nothing listens on now
+    model, links, task = await attach(url)
+    try:
+        await wait_for(lambda: any(link.state is LinkState.RECONNECTING for link in links), what="a retry")
+        first = next(link for link in links if link.state is LinkState.RECONNECTING)
+        assert first.reached is False and first.reason == "connection refused", first
+        told = first.describe(first.at_s)
+        assert told.startswith("waiting for the fleet API (never reached: connection refused;"), told
+        assert "reconnecting" not in told
+        await server.start()  # the same port: reached, then lost
+        await wait_for(lambda: model.frames_applied >= 2, what="frames once it listens")
+        await server.stop()
+        await wait_for(lambda: links[-1].state is LinkState.RECONNECTING, what="the loss")
+        assert links[-1].reached is True and links[-1].describe(links[-1].at_s).startswith("reconnecting")
+    finally:
+        task.cancel()
+
+
+def test_never_reached_says_so_without_a_lost_link_or_a_last_frame():
+    from console.model.link import never_reached_text
+
+    said = never_reached_text("connection refused", "http://127.0.0.1:1")
+    assert said.startswith("never reached http://127.0.0.1:1: connection refused — is the server running?")
+    assert "lost" not in said and "last frame" not in said and "stale" not in said

@@ -149,13 +149,84 @@ async def test_stopped_before_a_frame_came_the_recorder_says_nothing_was_recorde
     )
     assert child.stderr is not None
     line = await asyncio.wait_for(child.stderr.readline(), 20)
-    assert b"stream lost" in line, line  # retrying the closed port
+    # retrying the closed port, within --wait-s (never reached: not a stream lost)
+    assert b"waiting for the fleet API at http://127.0.0.1:9 (never reached: connection refused)" in line, (
+        line
+    )
     child.send_signal(signal.SIGTERM)
     told = (await asyncio.wait_for(child.stderr.read(), 30)).decode()
     assert await child.wait() == 0
     assert not out.exists()
     assert "0 frames recorded" not in told
     assert f"nothing recorded: no frame came from http://127.0.0.1:9; {out} was not created" in told, told
+
+
+async def _run_record(*words: str, timeout_s: float = 30) -> tuple[int, str]:
+    """`stormdeck record WORDS` in a child process: its exit status and its stderr."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "console", "record", *words),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(child.communicate(), timeout_s)
+    assert child.returncode is not None
+    return child.returncode, err.decode()
+
+
+async def test_a_fleet_never_reached_ends_the_recorder_after_its_wait(tmp_path: Path) -> None:
+    """Review as a new user: `record http://127.0.0.1:1 --out x.sdrec --frames 1` retried for ever
+    ("stream lost …; reconnecting in 25.8 s"), so a script hung. A fleet never reached is waited for
+    --wait-s seconds, then the recorder fails as `act` does when nothing answers: exit 1, saying so."""
+    async with FleetStream([]).serving() as stream:
+        url = stream.url
+    token_file = tmp_path / "token"
+    token_file.write_text(f"viewer {TOKEN} tests\n")
+    token_file.chmod(0o600)
+    out = tmp_path / "x.sdrec"
+    code, told = await _run_record(
+        url, *("--out", str(out), "--token-file", str(token_file), "--frames", "1", "--wait-s", "0")
+    )
+    assert code == 1, told
+    assert f"never reached {url}: connection refused — is the server running?" in told, told
+    assert "lost" not in told and "reconnecting" not in told
+    assert not out.exists()
+
+
+def test_the_recorder_waits_for_a_fleet_never_reached_no_longer_than_told(tmp_path: Path) -> None:
+    from console.model.link import LinkState, LinkStatus
+
+    recorder = StreamRecorder(tmp_path / "x.sdrec", url="http://127.0.0.1:1", fsync=False, wait_s=10.0)
+    recorder.sink(LinkStatus(LinkState.CONNECTING, 0, at_s=100.0))
+    recorder.sink(LinkStatus(LinkState.RECONNECTING, 1, 4.0, "connection refused", 100.5, reached=False))
+    assert not recorder.done.is_set()  # the next try, at 104.5 s, is within the 10 s
+    recorder.sink(LinkStatus(LinkState.CONNECTING, 1, at_s=104.5))
+    recorder.sink(LinkStatus(LinkState.RECONNECTING, 2, 6.0, "connection refused", 105.0, reached=False))
+    assert recorder.done.is_set() and recorder.never_reached == "connection refused"
+    # A fleet once reached is a stream lost: followed however long it takes (a daemon across restarts).
+    patient = StreamRecorder(tmp_path / "y.sdrec", url="http://127.0.0.1:1", fsync=False, wait_s=10.0)
+    patient.sink(LinkStatus(LinkState.CONNECTING, 0, at_s=100.0))
+    patient.sink(LinkStatus(LinkState.RECONNECTING, 9, 30.0, "connection refused", 500.0, reached=True))
+    assert not patient.done.is_set() and patient.never_reached is None
+    recorder.close()
+    patient.close()
+
+
+async def test_a_refused_token_exits_1_as_act_does(outage_ticks: list[Tick], tmp_path: Path) -> None:
+    """Review: `record URL --token-file BAD` exited 2 while `act … undrain` and `plan drain` with the same
+    token exited 1, README's rule for auth (a token the fleet refuses)."""
+    from console.client.admin import ApiError
+
+    bad = tmp_path / "bad"
+    bad.write_text("viewer not-the-token tests\n")
+    bad.chmod(0o600)
+    async with FleetStream(outage_ticks[:3]).serving() as stream:
+        code, told = await _run_record(
+            stream.url, "--out", str(tmp_path / "y.sdrec"), "--token-file", str(bad)
+        )
+    assert code == 1 == ApiError(401, "no").exit_code, told
+    assert "refused the stream (HTTP 401" in told, told
 
 
 def test_the_recorders_last_line_counts_frames_in_the_singular_and_says_a_recording_was_continued(

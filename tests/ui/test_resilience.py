@@ -87,3 +87,24 @@ async def test_a_lost_link_says_why_and_what_to_do_once(server):
         told = [n.message for n in app._notifications if "lost the fleet API" in n.message]
         assert len(told) == 1, told
         assert server.url in told[0] and "Ctrl+R" in told[0], told[0]
+
+
+async def test_a_fleet_never_reached_is_not_told_as_a_lost_link(server):
+    """Review as a new user: `attach http://127.0.0.1:1` told "link lost … keeps the last frame, marked
+    stale; if the server was stopped … start it again" though no frame ever came. It says the fleet was
+    never reached and why, once, and keeps waiting for it (an operator may start attach first)."""
+    url = server.url
+    await server.stop()
+    client = StreamClient(url, TOKEN, policy=FullJitter(base_ms=50.0, max_ms=100.0))
+    app = ConsoleApp(source=client, remember_theme=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: app.model.link.attempt >= 3, what="a few failed attempts")
+        told = [n for n in app._notifications if url in n.message]
+        assert len(told) == 1, [n.message for n in told]
+        assert told[0].message.startswith(f"never reached {url}: connection refused — is the server running?")
+        assert "lost" not in told[0].message + told[0].title and "last frame" not in told[0].message
+        await fleet_ready(app)
+        app._tick()
+        await pilot.pause()
+        header = str(app.screen.query_one(FleetHeader).render())
+        assert "waiting for the fleet API (never reached: connection refused" in header, header
