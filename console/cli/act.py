@@ -45,6 +45,12 @@ EXIT = {
 EXAMPLE_URL = "http://127.0.0.1:8470"
 TOKEN_FILE_HELP = "the token file (default: the environment's STORMDECK_TOKEN)"
 #: The request models' bound on an override reason (characters), as --help says it.
+#: What every action exits with (README: "Exit codes"), in each action's --help as in `act --help`.
+ACT_EXITS = (
+    "Exit 0 applied (or dry run shown), 3 needs confirmation (or a big change not sent), 4 blocked, 2 bad "
+    "input (an option out of its range, named, before anything is sent; a missing token), 1 transport or "
+    "auth (a token the fleet refuses), or a URL that answers but is not a stormdeck fleet API."
+)
 OVERRIDE_REASON_CHARS = next(
     rule.max_length
     for rule in ActionRequest.model_fields["override_reason"].metadata
@@ -283,6 +289,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_capacity.set_defaults(
         handler=_run_act, build=_add_capacity, check_input=_count_below_one, check_big=_big_capacity_changes
     )
+
+    for command in (*actions.choices.values(), *steps.choices.values()):
+        command.epilog = ACT_EXITS  # (`act URL drain --help` said no exit code; `act --help` did)
 
     plan = subparsers.add_parser("plan", help="plan an action: the largest safe drain of a node")
     plans = add_subcommands(plan, dest="plan", metavar="WHAT")

@@ -13,7 +13,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "attach",
         help="attach the console to a fleet API",
         description="Attach the live console to a fleet API. The token comes from --token-file or the "
-        "STORMDECK_TOKEN environment variable, never from the command line.",
+        "STORMDECK_TOKEN environment variable, never from the command line. A fleet API not reached yet is "
+        "waited for; a token it refuses is shown in the header. Exit 0 when quit, 2 bad input (an option, the "
+        "URL, a missing token: nothing starts), 1 an error in the console.",
         examples=(
             "stormdeck attach http://127.0.0.1:8470 --token-file FILE   # the token file sim serve printed",
             "stormdeck attach http://127.0.0.1:8470 --token-file FILE --theme high-contrast --record session.sdrec",

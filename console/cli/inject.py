@@ -26,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "capacity, change the client mix",
         description=f"Inject EVENT into the simulated fleet at URL, between two fleet seconds. Events — {events}. "
         'Values are JSON where they parse (3, 0.3, true, ["gw-001"]), a comma list (gw-001,gw-002), '
-        "else text. The injection is audited and shown in the stream as an `injection` event.",
+        "else text. The injection is audited and shown in the stream as an `injection` event. Exit 0 applied, 2 "
+        "bad input (the server names the field and what is allowed; a missing token), 1 transport or auth (a "
+        "token the fleet refuses, or not an admin's).",
         examples=(
             "stormdeck inject http://127.0.0.1:8470 restart_nodes nodes=3 --token-file ADMIN_FILE",
             "stormdeck inject http://127.0.0.1:8470 disconnect_fraction fraction=0.3 --token-file ADMIN_FILE",
