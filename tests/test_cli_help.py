@@ -566,3 +566,31 @@ def test_every_command_on_a_fleet_api_gives_its_exit_codes(argv: list[str], caps
     assert re.search(r"Exit 0 [^.]*2 bad input", text), text
     if argv[0] != "attach":  # (the console shows a refused token in its header, and keeps running)
         assert "1 transport or auth" in text, text
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["act", "drain"], "usage: stormdeck act URL drain"),
+        (["act", "undrain"], "usage: stormdeck act URL undrain"),
+        (["act", "rollout"], "usage: stormdeck act URL rollout"),
+        (["act", "rollout", "start"], "usage: stormdeck act URL rollout start"),
+        (["act", "admission"], "usage: stormdeck act URL admission"),
+        (["act", "add-capacity"], "usage: stormdeck act URL add-capacity"),
+    ],
+)
+def test_an_actions_help_needs_no_url(argv: list[str], usage: str, capsys) -> None:
+    """Review: `stormdeck act drain --help` was an error ("argument URL: 'drain' is not allowed…", exit 2):
+    an action's help was only reachable with a dummy URL (`act http://x drain --help`)."""
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(usage), out
+    with pytest.raises(SystemExit):
+        main(["act", EXAMPLES["URL"], *argv[1:], "--help"])
+    assert capsys.readouterr().out == out  # the same help as with a URL
+
+
+def test_without_help_a_forgotten_url_is_still_named(capsys) -> None:
+    assert "URL: 'drain' is not allowed" in usage_error(["act", "drain", "gw-001", "--rate", "1"], capsys)

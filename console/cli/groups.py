@@ -37,6 +37,7 @@ class CommandParser(argparse.ArgumentParser):
     ) -> tuple[argparse.Namespace, list[str]]:
         self._words = list(sys.argv[1:] if args is None else args)
         self._refuse_abbreviations(args)
+        self._help_of_named_subcommand(self._words)
         if args is not None and not args and self._subparsers is not None:
             namespace = namespace if namespace is not None else argparse.Namespace()
             for dest, value in self._defaults.items():  # the group's help handler, from add_subcommands
@@ -114,6 +115,18 @@ class CommandParser(argparse.ArgumentParser):
             f"argument {metavar}: {option} comes after {metavar}, not before it (it took {value!r} for "
             f"{metavar}): {taker.prog} … {option} {value}"
         )
+
+    def _help_of_named_subcommand(self, words: Sequence[str]) -> None:
+        """`stormdeck act drain --help`: the help of the subcommand named before --help, even when a
+        positional that comes before it is left out. argparse read `drain` as act's URL and refused it
+        ("argument URL: 'drain' is not allowed…", exit 2): an action's help needed a dummy URL first."""
+        asked = next((at for at, word in enumerate(words) if word in ("-h", "--help", "--")), None)
+        if asked is None or words[asked] == "--":
+            return
+        named = self._named_subcommands(words[:asked])
+        if named:
+            named[-1].print_help()
+            named[-1].exit(0)
 
     def _named_subcommands(self, words: Sequence[str]) -> list[argparse.ArgumentParser]:
         """The subcommands `words` name, one level down each (`sim run demo`: sim's, then run's parser)."""
