@@ -14,10 +14,14 @@ import numpy as np
 MIN_WINDOW_ATTEMPTS = 50
 
 
+#: The window a bin is judged against, ms.
+WINDOW_MS = 2000
+
+
 def lockstep_index(
     attempts: Sequence[int] | np.ndarray,
     bin_ms: int = 100,
-    window_ms: int = 2000,
+    window_ms: int = WINDOW_MS,
     min_window_attempts: int = MIN_WINDOW_ATTEMPTS,
 ) -> float:
     """The largest ratio of one bin to the mean of the `window_ms` centred on it.
@@ -39,3 +43,16 @@ def lockstep_index(
         return 0.0
     ratios = centre[valid] / (window_sums[valid] / width)
     return float(ratios.max())
+
+
+def lockstep_text(index: float) -> str:
+    """A lockstep index as every text report writes it (the after-action report, `sim run`'s summary,
+    `loadgen`'s): 0 is `lockstep_index`'s "no window held enough attempts", not a reading — "0.00" read as
+    smoother than a smooth smear, where the console's chart says too quiet to judge."""
+    if index <= 0:
+        return f"— (too quiet to judge: no {_seconds(WINDOW_MS)} window held {MIN_WINDOW_ATTEMPTS} attempts)"
+    return f"{index:.2f} (1 = smooth smear, ≥ 4 = waves)"
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"

@@ -208,6 +208,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _print_summary(s: dict[str, Any]) -> None:
+    from console.waves import lockstep_text  # (numpy: only when a run is summed up)
+
     def show(value: Any, unit: str = "") -> str:
         if value is None:
             return "—"
@@ -224,7 +226,7 @@ def _print_summary(s: dict[str, Any]) -> None:
             f"{s['simulated_s']:.0f} s simulated)",
         ),
         ("peak attempts / 100 ms", show(s["peak_attempts_per_100ms"])),
-        ("lockstep index", f"{s['lockstep_index']:.2f}  (1 = smooth smear, ≥ 4 = waves)"),
+        ("lockstep index", lockstep_text(s["lockstep_index"])),
         ("min connections", f"{show(s['min_connections'])} at {s['min_connections_at_s']:.0f} s"),
         ("recovery", _recovery_text(s["recovery_s"])),
         ("max node CPU", show(s["max_node_cpu_pct"], " %")),

@@ -30,7 +30,7 @@ from console.policies import Policy, make_policy
 from console.protocol import WAVE_BIN_MS
 from console.stop_signals import answering_stop_signals, soon
 from console.userfiles import read_user_text
-from console.waves import lockstep_index
+from console.waves import lockstep_index, lockstep_text
 
 MAX_CLIENTS = 20_000  # one file descriptor each, under this machine's 20,000 limit per process
 #: The longest timed run: a day's soak. (It was 600 s, a bound nothing needed but what a timed run keeps,
@@ -174,13 +174,15 @@ class LoadReport:
         """The text report. Floats to a hundredth: the run's measured length read `7.524341583251953`
         (found in review), nine digits below what a 100 ms wave bin can tell; --json keeps them exact."""
 
-        def shown(value: object) -> object:
+        def shown(name: str, value: object) -> object:
+            if name == "lockstep_index":  # as the console and the report say it: 0 is too quiet to judge
+                return lockstep_text(float(value))  # type: ignore[arg-type]
             if value is None:
                 return "—"
             return f"{value:.2f}" if isinstance(value, float) else value
 
         return "\n".join(
-            f"{f.name:20} {shown(getattr(self, f.name))}"
+            f"{f.name:20} {shown(f.name, getattr(self, f.name))}"
             for f in fields(self)
             if f.name != "attempts_per_bin"
         )

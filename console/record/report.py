@@ -22,7 +22,7 @@ from console.record.clock import clock, recorded_clock
 from console.record.reader import RecordingReader, describe_action
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome, RecordingHeader
 from console.record.review import KeyFigures, Review, review
-from console.waves import MIN_WINDOW_ATTEMPTS
+from console.waves import lockstep_text
 
 SECTIONS = ("Session", "Key figures", "Charts", "Objectives", "Timeline", "What the seeds say")
 #: Events of one kind at one instant are folded into one timeline row past this many.
@@ -148,14 +148,6 @@ def _recovery_text(f: KeyFigures) -> str:
     return f"{f.recovery_s:.0f} s ({since} → back to ≥ 95 % for good)"
 
 
-def _lockstep_text(index: float) -> str:
-    # 0 is lockstep_index's "no window held enough attempts", not a reading: "0.00" read as smoother than
-    # a smooth smear, where the console says too quiet to judge.
-    if index <= 0:
-        return f"— (too quiet to judge: no 2 s window held {MIN_WINDOW_ATTEMPTS} attempts)"
-    return f"{index:.2f} (1 = smooth smear, ≥ 4 = waves)"
-
-
 def _peak_text(f: KeyFigures) -> str:
     # A session without a reconnect attempt has no peak to date (it read "0 at 3:56", before its first
     # frame: the first of the tied empty bins).
@@ -259,7 +251,7 @@ def _figures(reviewed: Review) -> list[str]:
             + (f" on {f.max_cpu_node}" if f.max_cpu_node else "")
             + f" at {clock(f.max_cpu_at_s)}",
         ),
-        ("lockstep index", _lockstep_text(f.lockstep_index)),
+        ("lockstep index", lockstep_text(f.lockstep_index)),
         ("503s / handshake timeouts", _rejects_text(f)),
         ("alarms raised", str(len(reviewed.alarms))),
         ("action attempts", _action_counts(reviewed.actions)),

@@ -228,8 +228,24 @@ def test_the_loadgen_text_report_rounds_its_floats() -> None:
     """Found in review: `duration_s 7.524341583251953`; the JSON report keeps the exact figure."""
     measured = loadgen.report(loadgen.ClientStats(), 10, "fixed", [0, 1], 7.524341583251953)
     lines = dict(line.split(None, 1) for line in measured.summary().splitlines())
-    assert lines["duration_s"] == "7.52" and lines["clients"] == "10" and lines["lockstep_index"] == "0.00"
+    assert lines["duration_s"] == "7.52" and lines["clients"] == "10"
     assert asdict(measured)["duration_s"] == 7.524341583251953
+
+
+def test_the_loadgen_says_a_run_too_quiet_to_judge_as_the_console_does() -> None:
+    """Review: `loadgen … --clients 100 --ramp-s 5` printed "lockstep_index 0.00" — below the index's scale
+    (1 = a smooth smear) — where the console says "too quiet to judge". The JSON keeps the number."""
+    from console.waves import MIN_WINDOW_ATTEMPTS
+
+    quiet = loadgen.report(loadgen.ClientStats(), 100, "fixed", [1] * 50, 5.0)
+    lines = dict(line.split(None, 1) for line in quiet.summary().splitlines())
+    assert lines["lockstep_index"] == (
+        f"— (too quiet to judge: no 2 s window held {MIN_WINDOW_ATTEMPTS} attempts)"
+    ), lines["lockstep_index"]
+    assert asdict(quiet)["lockstep_index"] == 0.0
+    waves = loadgen.report(loadgen.ClientStats(), 1000, "fixed", [1000] + [20] * 99, 10.0)
+    shown = dict(line.split(None, 1) for line in waves.summary().splitlines())["lockstep_index"]
+    assert shown == f"{waves.lockstep_index:.2f} (1 = smooth smear, ≥ 4 = waves)"
 
 
 def test_the_loadgen_judges_a_burst_at_its_start() -> None:

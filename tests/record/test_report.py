@@ -386,11 +386,11 @@ def test_a_restarted_source_is_reported_after_the_run_before_it(outage_ticks: li
 def test_a_session_too_quiet_for_a_lockstep_index_says_so_not_zero() -> None:
     """User pass: a quiet loopback session's report read "lockstep index 0.00 (1 = smooth smear, ≥ 4 =
     waves)" — a number below a smooth smear — where the console said "lockstep — (too quiet to judge)"."""
-    from console.record.report import _lockstep_text
+    from console.waves import lockstep_text
 
-    quiet = _lockstep_text(0.0)
+    quiet = lockstep_text(0.0)
     assert "0.00" not in quiet and "too quiet to judge" in quiet, quiet
-    assert _lockstep_text(4.62).startswith("4.62 (1 = smooth smear, ≥ 4 = waves)")
+    assert lockstep_text(4.62).startswith("4.62 (1 = smooth smear, ≥ 4 = waves)")
 
 
 def test_a_session_without_reconnect_attempts_gives_its_peak_no_time(outage_ticks: list) -> None:

@@ -27,3 +27,12 @@ def test_recovery_that_never_dipped_says_so_instead_of_zero_seconds(
     _print_summary({**summary, "recovery_s": recovery_s})
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("recovery ")]
     assert row.split(maxsplit=1)[1] == shown
+
+
+def test_a_run_too_quiet_for_a_lockstep_index_says_so_not_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    """As the console and the report say it (console.waves.lockstep_text): "0.00" read below a smooth smear."""
+    assert main(["sim", "run", "demo", "--until", "3", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    _print_summary({**summary, "lockstep_index": 0.0})
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("lockstep index ")]
+    assert "too quiet to judge" in row and "0.00" not in row, row
