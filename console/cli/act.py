@@ -15,8 +15,9 @@ import json
 import math
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, get_args
 
 from console.cli.checks import check_finite, check_fleet_url, fleet_url_argument, range_text
 from console.cli.groups import CommandParser, add_subcommands
@@ -27,8 +28,11 @@ from console.model.actions.answer import check_mark, format_value, limit_text, r
 from console.model.actions.drain import no_rate_text, plan_basis
 from console.model.big_changes import BigChange, big_changes
 from console.protocol import MAX_ADD_NODES, ActionRequest, VerdictLevel, limits
+from console.protocol.requests import AdmissionRequest, CapacityRequest, DrainRequest, RolloutRequest, Window
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from console.model.actions.form import Prefill
 
 EXIT = {
@@ -149,7 +153,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"reconnect hint window, ms: {limits.HINT_MS[0]} ≤ MIN ≤ MAX ≤ {limits.HINT_MS[1]}, e.g. "
         "1000:30000; required",
     )
-    drain.set_defaults(handler=_run_act, build=_drain)
+    drain.set_defaults(handler=_run_act, build=_drain, request=DrainRequest)
 
     undrain = actions.add_parser(
         "undrain",
@@ -159,7 +163,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         examples=(f"stormdeck act {EXAMPLE_URL} undrain gw-017",),
     )
     undrain.add_argument("node", metavar="NODE", help="a draining or drained node")
-    undrain.set_defaults(handler=_run_act, build=_undrain)
+    undrain.set_defaults(handler=_run_act, build=_undrain, request=ActionRequest)
 
     rollout = actions.add_parser("rollout", help="start, halt or resume a rolling restart")
     steps = add_subcommands(rollout, dest="step", metavar="STEP", parser_class=_ActionParser)
@@ -202,7 +206,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PCT",
         help="pause when a surviving node's CPU exceeds PCT %%, in (0, 100] (default 75)",
     )
-    start.set_defaults(handler=_run_act, build=_rollout_start)
+    start.set_defaults(handler=_run_act, build=_rollout_start, request=RolloutRequest)
     for step, what in (("halt", "a running or paused"), ("resume", "a paused or halted")):
         steps.add_parser(
             step,
@@ -210,7 +214,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             help=f"{step} the rollout",
             description=f"{step.capitalize()} {what} rollout (POST /v1/rollout/{step}).",
             examples=(f"stormdeck act {EXAMPLE_URL} rollout {step}",),
-        ).set_defaults(handler=_run_act, build=_rollout_step)
+        ).set_defaults(handler=_run_act, build=_rollout_step, request=ActionRequest)
 
     admission = actions.add_parser(
         "admission",
@@ -260,7 +264,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="only these nodes, comma-separated, e.g. gw-001,gw-002 (default: the whole fleet)",
     )
     admission.set_defaults(
-        handler=_run_act, build=_admission, complete=_keep_current_admission, check_big=_big_admission_changes
+        handler=_run_act,
+        build=_admission,
+        request=AdmissionRequest,
+        complete=_keep_current_admission,
+        check_big=_big_admission_changes,
     )
 
     add_capacity = actions.add_parser(
@@ -287,7 +295,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"nodes it has) and add_capacity_max_nodes, never above {MAX_ADD_NODES}; required",
     )
     add_capacity.set_defaults(
-        handler=_run_act, build=_add_capacity, check_input=_count_below_one, check_big=_big_capacity_changes
+        handler=_run_act,
+        build=_add_capacity,
+        request=CapacityRequest,
+        check_input=_count_below_one,
+        check_big=_big_capacity_changes,
     )
 
     for command in (*actions.choices.values(), *steps.choices.values()):
@@ -437,22 +449,99 @@ def _add_capacity(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
     return (*route("add_capacity"), {"count": args.count} | _controls(args))
 
 
+# --- checking a request before it is sent ----------------------------------------------------------------
+
+#: The option that sets each request field: the API names fields, the operator typed options.
+OPTION_OF = {
+    "rate_per_s": "--rate",
+    "deadline_s": "--deadline",
+    "hint_ms": "--hint",
+    "batch_size": "--batch-size",
+    "interval_s": "--interval",
+    "mode": "--mode",
+    "pause_cpu_pct": "--pause-cpu",
+    "burst": "--burst",
+    "max_connections": "--max-connections",
+    "retry_after_s": "--retry-after",
+    "nodes": "--nodes",
+    "count": "--count",
+    "override_reason": "--override-reason",
+}
+
+
+def options_of(model: type[BaseModel]) -> dict[str, str]:
+    """The fields of `model` an option sets, and that option."""
+    return {field: option for field, option in OPTION_OF.items() if field in model.model_fields}
+
+
+def check_request(model: type[BaseModel], body: dict[str, Any], args: argparse.Namespace) -> None:
+    """The request as the server will read it, checked here by its own model (the bounds of
+    console.protocol's request models, and a window's MIN ≤ MAX by `limits.in_window`, as the guards
+    judge it), so an option out of range is refused naming the option, the value as typed and its range,
+    exit 2 — before anything is sent. It answered "cannot reach the fleet API" (exit 1) with no fleet
+    running, and the API's field with one ("422 bad_input: rate_per_s: Input should be greater than 0")."""
+    from pydantic import ValidationError
+
+    try:
+        request = model.model_validate(body)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = str(first["loc"][0])
+        raise _refused(model, field, body, args, fallback=str(first.get("msg", "a valid value"))) from None
+    for field, info in model.model_fields.items():
+        window = next((item for item in info.metadata if isinstance(item, Window)), None)
+        value = getattr(request, field)
+        if window is not None and value is not None and not limits.in_window(value, window.bounds):
+            raise _refused(model, field, body, args)
+
+
+def _refused(
+    model: type[BaseModel], field: str, body: dict[str, Any], args: argparse.Namespace, fallback: str = ""
+) -> InputError:
+    """`field` refused, named by its option with the value as the operator typed it."""
+    from console.server.problems import allowed_range
+
+    option = OPTION_OF.get(field, field)
+    typed = getattr(args, option.removeprefix("--").replace("-", "_"), None)
+    info = model.model_fields[field]
+    window = next((item for item in info.metadata if isinstance(item, Window)), None)
+    if window is not None:  # typed MIN:MAX, not the API's [min, max]
+        low, high = (_bound(end) for end in window.bounds)
+        allowed = f"MIN:MAX with {low} ≤ MIN ≤ MAX ≤ {high}"
+    else:
+        allowed = allowed_range(model, [field])
+        if allowed[:1] in "([":  # a range: of what
+            whole = int in (info.annotation, *get_args(info.annotation))
+            allowed = f"{'a whole number' if whole else 'a number'} in {allowed}"
+    return InputError(option, body.get(field) if typed is None else typed, allowed or fallback)
+
+
+def _bound(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 # --- running ----------------------------------------------------------------------------------------------
 
 
 def _run_act(args: argparse.Namespace) -> int:
     check_fleet_url(args.url)
     method, path, body = args.build(args)
-    token = load_token(args.token_file)
-
     complete = getattr(args, "complete", None)
     check_input = getattr(args, "check_input", None)
     check_big = getattr(args, "check_big", None)
+    refused: InputError | None = None
+    try:
+        check_request(args.request, body, args)
+    except InputError as error:
+        if check_input is None:
+            raise
+        refused = error  # the fleet's own range says it better (add capacity's room), when it answers
+    token = load_token(args.token_file)
 
     async def go() -> ActionAnswer | list[BigChange]:
         async with ActionClient(args.url, token) as client:
             if check_input is not None:  # bad input: refused here, --yes or --dry-run alike
-                await check_input(client, body)
+                await _check_input(check_input, client, body, refused)
             if complete is not None:
                 kept = await complete(client, body)
                 if kept:  # stderr: --json keeps stdout one JSON document
@@ -469,8 +558,27 @@ def _run_act(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"status": answer.status, **answer.body}, indent=2))
     else:
-        print(render_answer(answer))
+        print(render_answer(answer, options_of(args.request)))
     return EXIT[answer.reply]
+
+
+async def _check_input(
+    check: Any, client: ActionClient, body: dict[str, Any], refused: InputError | None
+) -> None:
+    """An action's check against the fleet (add capacity's count in the fleet's room), its refusal named
+    by the option; when the request already failed its model's bounds, that refusal stands where the
+    fleet cannot say more (no fleet answering: exit 2 all the same, not "cannot reach")."""
+    from console.client.admin import FleetUnreachable
+
+    try:
+        await check(client, body)
+    except InputError as error:
+        raise InputError(OPTION_OF.get(error.field, error.field), error.value, error.allowed) from None
+    except FleetUnreachable:
+        if refused is None:
+            raise
+    if refused is not None:
+        raise refused
 
 
 #: Exit status of a big change not sent for want of --yes: as a `confirm` verdict's (needs confirmation).
@@ -645,13 +753,18 @@ def _run_verify(args: argparse.Namespace) -> int:
 # --- showing a verdict ------------------------------------------------------------------------------------
 
 
-def render_answer(answer: ActionAnswer) -> str:
+def render_answer(answer: ActionAnswer, options: Mapping[str, str] | None = None) -> str:
     """The server's answer as text. The verdict is read as the console reads it (`read_answer`) and its
     values and limits written by the console's own functions (`format_value`, `limit_text`: a limit in
-    words without ≤ / ≥), so the CLI's table and the console's dialog say a check the same way."""
+    words without ≤ / ≥), so the CLI's table and the console's dialog say a check the same way. `options`:
+    the option that set each request field, named with the field the server refuses ("--rate
+    (rate_per_s): …"; it named only the API's field)."""
     lines: list[str] = []
     body = answer.body
     headline = body.get("message") or body.get("detail") or ""
+    if answer.reply is Reply.BAD_INPUT:
+        for field, option in (options or {}).items():
+            headline = re.sub(rf"(?<![\w-]){re.escape(field)}:", f"{option} ({field}):", headline)
     lines.append(f"{answer.status} {answer.reply.value}: {headline}")
     verdict = read_answer(answer).verdict
     if verdict is not None:

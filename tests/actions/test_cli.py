@@ -368,7 +368,8 @@ def test_add_capacity_follows_the_two_phases_and_names_count_on_bad_input(
     room = sim.capacity_nodes - sim.n_nodes
     assert act(acting, "add-capacity", "--count", str(room + 1), "--yes") == 2
     out = capsys.readouterr().out
-    assert f"count: {room + 1} is not allowed" in out and f"[1, {room}]" in out
+    # The server's refusal names the field; the option that set it is named with it.
+    assert f"--count (count): {room + 1} is not allowed" in out and f"[1, {room}]" in out
     # Without --yes too: bad input (2) named at once, not "not sent: a big change" (3) first — an operator
     # who then adds --yes only learns the count was never possible.
     assert act(acting, "add-capacity", "--count", str(room + 1)) == 2
@@ -645,3 +646,61 @@ def test_more_nodes_than_the_prefill_are_not_added_without_yes(acting: Acting, o
     assert act(acting, "add-capacity", "--count", "1") == 0 and sim.n_nodes == 9  # the pre-fill itself
     capsys.readouterr()
     assert act(acting, "add-capacity", "--count", "3", "--yes") == 0 and sim.n_nodes == 12
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (
+            ["drain", "gw-001", "--rate", "0", "--deadline", "600", "--hint", "1000:15000"],
+            "--rate: 0.0 is not allowed; expected a number in (0, 1000000000] (closes per second)",
+        ),
+        (
+            ["drain", "gw-001", "--rate", "5", "--deadline", "600", "--hint", "5:2"],
+            "--hint: '5:2' is not allowed; expected MIN:MAX with 0 ≤ MIN ≤ MAX ≤ 3600000",
+        ),
+        (
+            ["drain", "gw-001", "--rate", "5", "--deadline", "-1", "--hint", "1000:15000"],
+            "--deadline: -1.0 is not allowed; expected a number in [0, 604800]",
+        ),
+        (["add-capacity", "--count", "0"], "--count: 0 is not allowed; expected a whole number in [1, "),
+        (
+            ["rollout", "start", "--batch-size", "0", "--interval", "30"],
+            "--batch-size: 0 is not allowed; expected a whole number in (0, 10000]",
+        ),
+        (
+            ["rollout", "start", "--batch-size", "2", "--interval", "30", "--pause-cpu", "101"],
+            "--pause-cpu: 101.0 is not allowed; expected a number in (0, 100]",
+        ),
+        (
+            ["admission", "--retry-after", "60:5"],
+            "--retry-after: '60:5' is not allowed; expected MIN:MAX with 0",
+        ),
+        (["undrain", "gw-001", "--override-reason", "x" * 1001], "--override-reason: "),
+    ],
+)
+def test_act_checks_its_options_ranges_before_sending(words: list[str], said: str, operator, capsys) -> None:
+    """Review: `act URL drain n --rate 0`, `--hint 5:2`, `add-capacity --count 0`, `rollout start
+    --batch-size 0` or `--pause-cpu 101` against a fleet not running said "cannot reach the fleet API"
+    (exit 1); against a live one the API's field ("rate_per_s: Input should be greater than 0"). Checked
+    before anything is sent, by the request models' own bounds, naming the option: exit 2."""
+    unused = "http://127.0.0.1:9"  # never contacted: the check comes first
+    assert main(["act", unused, *words]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "cannot reach" not in err, err
+    assert "rate_per_s" not in err and "hint_ms" not in err and "batch_size" not in err, err
+
+
+def test_a_field_the_server_refuses_is_named_with_its_option() -> None:
+    answer = ActionAnswer(
+        422,
+        {
+            "type": "about:blank",
+            "detail": "rate_per_s: Input should be greater than 0 (got 0.0); hint_ms: [5, 2] is not allowed",
+            "field": "rate_per_s",
+        },
+    )
+    said = render_answer(answer, {"rate_per_s": "--rate", "hint_ms": "--hint"})
+    assert said.startswith("422 bad_input: --rate (rate_per_s): Input should be greater than 0"), said
+    assert "; --hint (hint_ms): [5, 2] is not allowed" in said
+    assert render_answer(answer).startswith("422 bad_input: rate_per_s: ")  # no options: as it came
