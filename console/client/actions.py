@@ -90,7 +90,9 @@ class ActionClient(AdminClient):
                 break
             except httpx.TransportError as error:
                 if attempt == 2:
-                    raise FleetUnreachable(self.base_url, f"{type(error).__name__}: {error}") from None
+                    reason = f"{type(error).__name__}: {error}"
+                    connect = isinstance(error, httpx.ConnectError)
+                    raise FleetUnreachable(self.base_url, reason, connect) from None
         payload = read_json(self.base_url, response)  # `NotAFleetApi` for an error that is not a problem
         body = payload if isinstance(payload, dict) else {"body": payload}
         return ActionAnswer(response.status_code, body, media_type(response))

@@ -33,8 +33,11 @@ class ApiError(StormdeckError):
 class FleetUnreachable(ApiError):
     """Nothing answered (refused, timed out, no such host): status 0, a transport error (exit 1)."""
 
-    def __init__(self, url: str, reason: str) -> None:
-        super().__init__(0, reason, f"cannot reach the fleet API at {url}: {reason}")
+    def __init__(self, url: str, reason: str, connect: bool = False) -> None:
+        # `connect`: nothing took the connection (refused, no such host) — what attach and record call
+        # a fleet never reached, told with what to check.
+        ask = " — is the server running?" if connect else ""
+        super().__init__(0, reason, f"cannot reach the fleet API at {url}: {reason}{ask}")
 
 
 class NotAFleetApi(ApiError):
@@ -92,7 +95,8 @@ class AdminClient:
         try:
             response = await self._http.get(path)
         except httpx.HTTPError as error:
-            raise FleetUnreachable(self.base_url, f"{type(error).__name__}: {error}") from None
+            reason = f"{type(error).__name__}: {error}"
+            raise FleetUnreachable(self.base_url, reason, isinstance(error, httpx.ConnectError)) from None
         payload = read_json(self.base_url, response)
         if response.status_code >= 400:
             detail = payload.get("detail") if isinstance(payload, dict) else None

@@ -89,6 +89,9 @@ def test_auth_and_transport_errors_exit_1(acting: Acting, monkeypatch, capsys) -
     assert act(acting, "undrain", "gw-001") == 1
     monkeypatch.setenv("STORMDECK_TOKEN", TOKENS["operator"])
     assert main(["act", "http://127.0.0.1:9", "undrain", "gw-001"]) == 1
+    # As attach and record say a fleet never reached: what to check (it gave only httpx's words).
+    assert "cannot reach the fleet API at http://127.0.0.1:9: " in (err := capsys.readouterr().err), err
+    assert err.rstrip().endswith("— is the server running?"), err
     monkeypatch.delenv("STORMDECK_TOKEN")
     assert act(acting, "undrain", "gw-001") == 2  # no token at all: bad input, named
     # It read "token: '(none)' is not allowed".

@@ -60,7 +60,8 @@ async def test_nothing_answering_is_unreachable_not_answered_0():
         with pytest.raises(FleetUnreachable) as error:
             await admin.fleet()
     assert str(error.value) == (
-        "cannot reach the fleet API at http://fleet:1: ConnectError: All connection attempts failed"
+        "cannot reach the fleet API at http://fleet:1: ConnectError: All connection attempts failed — is the "
+        "server running?"
     )
     assert error.value.status == 0 and error.value.exit_code == 1
 
