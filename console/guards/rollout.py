@@ -22,7 +22,7 @@ from console.guards.fleet import (
     rotation_after_check,
     without_survivor_checks,
 )
-from console.guards.thresholds import Thresholds
+from console.guards.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from console.guards.verdict import check, note, verdict
 from console.protocol import (
     Check,
@@ -175,7 +175,7 @@ def start_rotation_check(snapshot: FleetSnapshot) -> Check:
 
 
 def headroom_check(
-    snapshot: FleetSnapshot, thresholds: Thresholds, fails_to: VerdictLevel, why: str
+    snapshot: FleetSnapshot, thresholds: Thresholds, fails_to: VerdictLevel, why: str, move: str
 ) -> Check:
     """The fleet's headroom now against `headroom_min_pct` (outage seed: no safe restart below it): blocked
     before a rollout starts, asked before one resumes — the same figure and budget on both."""
@@ -186,7 +186,177 @@ def headroom_check(
         bound="min",
         fails_to=fails_to,
         why=why,
+        move=move,
     )
+
+
+@dataclass(frozen=True)
+class PauseLine:
+    """The CPU line a start is judged against: the one its request asks for (`pause_cpu_pct`), where its
+    rollout pauses — judged at the seed's 75 % whatever it asked, a start passed "cpu_now_pct 18.2 ≤ 75"
+    and sat "paused: b CPU 18 % > 15 %" a second later (real fleet, found in review) — but never above the
+    configured line (`cpu_pause_pct`): a fleet over it is unhealthy whatever a rollout asks for."""
+
+    asked_pct: float
+    configured_pct: float
+
+    @property
+    def pct(self) -> float:
+        return min(self.asked_pct, self.configured_pct)
+
+    @property
+    def is_asked(self) -> bool:
+        """The line judged is the request's own (at or under the configured one)."""
+        return self.asked_pct <= self.configured_pct
+
+    def words(self) -> str:
+        if self.is_asked:
+            return f"the rollout's pause line, {self.asked_pct:g} % (pause_cpu_pct)"
+        return f"{configured_line(self.configured_pct)}, under the {self.asked_pct:g} % asked for"
+
+    def raise_move(self) -> str:
+        """A higher line the operator may ask for without typing the fleet's name; "" when there is none."""
+        if self.asked_pct >= self.configured_pct:
+            return ""
+        return f"a higher pause_cpu_pct (up to {self.configured_pct:g} %)"
+
+
+def configured_line(pct: float) -> str:
+    """The configured pause line, "the configured 10 % pause line (cpu_pause_pct)" — the seed's only where
+    it is the seed's: "a pause line above the seed's 75 %" was said beside a limit of 10."""
+    whose = "the outage seed's" if pct == DEFAULT_THRESHOLDS.cpu_pause_pct else "the configured"
+    return f"{whose} {pct:g} % pause line (cpu_pause_pct)"
+
+
+@dataclass(frozen=True)
+class FirstBatch:
+    """A start's checks that its batch size changes — the first batch's room on the others, the drains out
+    of rotation at once, and (drain mode) what its survivors absorb — with the figures behind them."""
+
+    room: Check  # batch_connections, or nodes_in_rotation_after when the batch takes every node in rotation
+    drains: Check  # concurrent_drains
+    absorb: list[Check]  # drain_pacing_per_s, survivor_cpu_vs_pause_pct (drain mode with survivors)
+    load: FleetLoad
+    batch: list[NodeStatus]
+    displaced: int
+    drain: BatchDrain
+    survivor_cpu_pct: float
+
+    @property
+    def passes(self) -> bool:
+        return all(item.ok for item in (self.room, self.drains, *self.absorb))
+
+
+#: The start's checks a batch size changes (`FirstBatch`): a verdict failing one says what batch passes.
+BATCH_CHECKS = frozenset(
+    {"batch_connections", "nodes_in_rotation_after", "concurrent_drains", *SURVIVOR_CHECKS}
+)
+
+
+def _in_rotation(snapshot: FleetSnapshot) -> list[NodeStatus]:
+    """The nodes in rotation, fullest first: the worst first batch is the fullest nodes leaving."""
+    ready = [node for node in snapshot.nodes if node.state is NodeState.READY]
+    return sorted(ready, key=lambda n: -n.connections)
+
+
+def _first_batch(
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    request: RolloutRequest,
+    t: Thresholds,
+    ready: list[NodeStatus],
+    cannot_add: str | None,
+) -> FirstBatch:
+    batch = ready[: request.batch_size]
+    smaller = "a smaller batch" if len(batch) > 1 else ""  # a batch of 1 has none (found in review)
+    load = fleet_load(snapshot, capacity, {node.id for node in batch})
+    displaced = sum(node.connections for node in batch)
+    line = PauseLine(request.pause_cpu_pct, t.cpu_pause_pct)
+    under_way = load.draining_nodes
+    wait_drains = (
+        f"wait for the {'drain' if under_way == 1 else f'{under_way} drains'} under way to finish"
+        if under_way
+        else ""
+    )
+    drains = check(
+        "concurrent_drains",
+        load.draining_nodes + request.batch_size,
+        t.max_concurrent_drains,
+        fails_to=VerdictLevel.TYPED,
+        why="nodes out of rotation at once, the first batch included",
+        move=": " + _or([smaller, wait_drains]) if smaller or wait_drains else "",
+    )
+    drain = batch_drain(batch, capacity, t)
+    cpu_pct = load.projected_cpu_pct(drain.closes_per_s, capacity, t)
+    absorb: list[Check] = []
+    if request.mode is RolloutMode.DRAIN:
+        # The field guide's pacing budget, for the drain the backend applies to each batch node: the
+        # closes per second the survivors must absorb while the batch drains.
+        admission = load.admission_limit_per_s
+        absorb = [
+            check(
+                "drain_pacing_per_s",
+                load.drain_rate_per_s + drain.closes_per_s,
+                load.spare_admission_per_s,
+                fails_to=VerdictLevel.BLOCKED,
+                why=f"a batch's drain ({drain.describe}) must fit in the spare admission"
+                f"{load.admission_limit_text()} (field guide)",
+                move=": "
+                + _or(
+                    [
+                        smaller,
+                        f"a higher admission rate_per_s than {admission:g}/s a node" if admission else "",
+                        wait_drains,
+                        "add capacity first" if cannot_add is None else "",
+                        "wait for the inflow to fall",
+                    ]
+                ),
+            ),
+            check(
+                "survivor_cpu_vs_pause_pct",
+                cpu_pct,
+                line.pct,
+                fails_to=VerdictLevel.TYPED,
+                why=f"busiest survivor's CPU while absorbing a batch's drain, against {line.words()}"
+                f"{planned_cpu_note(capacity)}",
+                move="; the rollout pauses above it: "
+                + _or([smaller, line.raise_move(), "wait for CPU to fall", "shed load with admission"]),
+            ),
+        ]
+    # A first batch of every node in rotation leaves no survivor: its CPU ("—") and pacing limit (0) failed
+    # beside the one reason, nodes_in_rotation_after (`_batch_room_check`). Left out, as in a drain's verdict.
+    absorb = without_survivor_checks(absorb, load, SURVIVOR_CHECKS)
+    room = _batch_room_check(load, batch, displaced, cannot_add, _undrain_first(snapshot))
+    return FirstBatch(room, drains, absorb, load, batch, displaced, drain, cpu_pct)
+
+
+def largest_safe_batch_size(
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    request: RolloutRequest,
+    thresholds: Thresholds | None = None,
+) -> int:
+    """The largest batch size whose checks a batch size changes (`BATCH_CHECKS`) all pass, for `request`
+    at any other size; 0 when not even a batch of 1 does. What a start blocked on them is typed back at,
+    and what the console's form starts from — it pre-filled 2 on a 3-node fleet that took 1 (found in
+    review). Found by bisection: each check grows with the batch (the fullest nodes leave first), but for
+    the busiest survivor's CPU, which a batch taking the busiest node lowers — so the answer passes, and is
+    the largest that does wherever the checks grow with the batch."""
+    t = thresholds or Thresholds()
+    ready = _in_rotation(snapshot)
+    cannot_add = _cannot_add(snapshot_room(snapshot))
+
+    def passes(size: int) -> bool:
+        sized = request.model_copy(update={"batch_size": size})
+        return _first_batch(snapshot, capacity, sized, t, ready, cannot_add).passes
+
+    if not ready or not passes(1):
+        return 0
+    low, high = 1, len(ready)  # `low` passes; a batch of every node in rotation never does
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if passes(mid) else (low, mid)
+    return low
 
 
 def judge_rollout_start(
@@ -200,64 +370,50 @@ def judge_rollout_start(
         raise InputError(
             "rollout", snapshot.rollout.state.value, "no rollout running or paused (halt it first)"
         )
-    ready = sorted(
-        (node for node in snapshot.nodes if node.state is NodeState.READY), key=lambda n: -n.connections
-    )
+    ready = _in_rotation(snapshot)
     if not ready:  # a verdict, not bad input: the request is fine, the fleet is not
         checks = [start_rotation_check(snapshot), nodes_down_check(snapshot)]
         projections = {"batches": len(plan_batches(snapshot.nodes, request.batch_size))}
         return verdict("rollout_start", checks, projections, typed_expected=snapshot.fleet)
     if request.batch_size > len(ready):
         raise InputError("batch_size", request.batch_size, f"1 … {len(ready)} (the nodes in rotation)")
-    # Judge the worst first batch: the fullest nodes leave.
-    batch = ready[: request.batch_size]
-    load = fleet_load(snapshot, capacity, {node.id for node in batch})
-    displaced = sum(node.connections for node in batch)
-    cpu_now = max_serving_cpu_pct(snapshot.nodes)
     # "add capacity" only where the fleet can grow (the add guard's rule, `NodeRoom`): where its snapshot
     # says it cannot, an add `c` is refused — each check says why, and what that fleet can do instead.
     cannot_add = _cannot_add(snapshot_room(snapshot))
     undrain = _undrain_first(snapshot)
+    # Judge the worst first batch: the fullest nodes leave.
+    first = _first_batch(snapshot, capacity, request, t, ready, cannot_add)
+    load, displaced, drain = first.load, first.displaced, first.drain
+    line = PauseLine(request.pause_cpu_pct, t.cpu_pause_pct)
     checks = [
         start_rotation_check(snapshot),
         headroom_check(
             snapshot,
             t,
             VerdictLevel.BLOCKED,
-            "no safe restart below this headroom: add capacity instead of restarting (outage seed)"
+            "no safe restart below this headroom (outage seed)",
+            ": add capacity instead of restarting"
             if cannot_add is None
-            else f"no safe restart below this headroom (outage seed), and {cannot_add}: "
-            + _or([undrain, WAIT_FOR_HEADROOM]),
+            else f", and {cannot_add}: " + _or([undrain, WAIT_FOR_HEADROOM]),
         ),
-        check(
-            "cpu_now_pct",
-            cpu_now,
-            t.cpu_pause_pct,
-            fails_to=VerdictLevel.BLOCKED,
-            why="no restart completes while the fleet is unhealthy; it would pause at once (outage seed): shed "
-            "with admission and wait for CPU to fall",
-        ),
-        _batch_room_check(load, batch, displaced, cannot_add, undrain),
+        _cpu_now_check(max_serving_cpu_pct(snapshot.nodes), line),
+        first.room,
         nodes_down_check(snapshot),
         check(
             "pause_cpu_pct",
             request.pause_cpu_pct,
             t.cpu_pause_pct,
             fails_to=VerdictLevel.TYPED,
-            why="a pause line above the seed's 75 % lets the rollout run hotter than the outage allowed",
+            why=f"the pause line asked for, against {configured_line(t.cpu_pause_pct)}",
+            move=": above it the rollout runs hotter than the fleet's line allows (outage seed) — a pause_cpu_pct "
+            f"of {t.cpu_pause_pct:g} % or less, or type the fleet's name",
         ),
-        check(
-            "concurrent_drains",
-            load.draining_nodes + request.batch_size,
-            t.max_concurrent_drains,
-            fails_to=VerdictLevel.TYPED,
-            why="nodes out of rotation at once, the first batch included: a smaller batch",
-        ),
+        first.drains,
+        *first.absorb,
     ]
     # The backend's plan (every node, out of rotation too), not the nodes in rotation: the verdict said 2
     # batches on a 3-node fleet with one drained, and the controller ran 3.
     batches = len(plan_batches(snapshot.nodes, request.batch_size))
-    drain = batch_drain(batch, capacity, t)
     # A batch starts `interval_s` after the one before it (docs/actions.md, "Rollout pacing"); a drain-mode
     # batch not before the one before it is drained, restarted and back in rotation. Each batch is taken
     # as long as the first (the fullest nodes). Abrupt mode waits for no drain: the restart time only.
@@ -272,33 +428,16 @@ def judge_rollout_start(
         "batch_connections": displaced,
         "spare_admission_per_s": load.spare_admission_per_s,
         "restart_s": capacity.restart_s if capacity.restart_s > 0 else "unknown (not in duration_s)",
+        # The batch to type back when a check a batch size changes fails (`what_would_pass`): the form's
+        # terms, where "batch_connections ≤ 1,016 (now 2,016)" never said "batch size 1".
+        "largest_safe_batch_size": (
+            request.batch_size if first.passes else largest_safe_batch_size(snapshot, capacity, request, t)
+        ),
     }
     floor = VerdictLevel.OK
     if request.mode is RolloutMode.DRAIN:
-        # The field guide's pacing budget, for the drain the backend applies to each batch node: the
-        # closes per second the survivors must absorb while the batch drains.
-        rate = drain.closes_per_s
-        cpu_pct = load.projected_cpu_pct(rate, capacity, t)
-        checks += [
-            check(
-                "drain_pacing_per_s",
-                load.drain_rate_per_s + rate,
-                load.spare_admission_per_s,
-                fails_to=VerdictLevel.BLOCKED,
-                why=f"a batch's drain ({drain.describe}) must fit in the spare admission"
-                f"{load.admission_limit_text()} (field guide): a smaller batch",
-            ),
-            check(
-                "survivor_cpu_vs_pause_pct",
-                cpu_pct,
-                t.cpu_pause_pct,
-                fails_to=VerdictLevel.TYPED,
-                why="busiest survivor's CPU while absorbing a batch's drain; the rollout pauses above it"
-                f"{planned_cpu_note(capacity)}: a smaller batch",
-            ),
-        ]
         projections |= {
-            "survivor_cpu_max_pct": cpu_pct,
+            "survivor_cpu_max_pct": first.survivor_cpu_pct,
             "batch_drain_s": drain.duration_s,
             "batch_force_closed": drain.force_closed,
         }
@@ -316,10 +455,30 @@ def judge_rollout_start(
                 why=f"{displaced} clients reconnect at once per batch; drain mode paces them (outage seed)",
             )
         )
-    # A first batch of every node in rotation leaves no survivor: its CPU ("—") and pacing limit (0) failed
-    # beside the one reason, nodes_in_rotation_after (`_batch_room_check`). Left out, as in a drain's verdict.
-    checks = without_survivor_checks(checks, load, SURVIVOR_CHECKS)
     return verdict("rollout_start", checks, projections, floor=floor, typed_expected=snapshot.fleet)
+
+
+def _cpu_now_check(cpu_now: float, line: PauseLine) -> Check:
+    """The busiest serving node now against the pause line judged (`PauseLine`): over the request's own,
+    the rollout pauses before its first batch; over the configured one, under a looser line asked for, the
+    fleet is too hot for any restart (outage seed)."""
+    if line.is_asked:
+        move = ": the rollout would pause at once, before its first batch — " + _or(
+            ["wait for CPU to fall", "shed load with admission", line.raise_move()]
+        )
+    else:
+        move = (
+            ": no restart completes while the fleet is over it (outage seed) — shed load with admission and "
+        )
+        move += "wait for CPU to fall"
+    return check(
+        "cpu_now_pct",
+        cpu_now,
+        line.pct,
+        fails_to=VerdictLevel.BLOCKED,
+        why=f"busiest serving node's CPU now, against {line.words()}",
+        move=move,
+    )
 
 
 def _batch_room_check(
@@ -343,16 +502,16 @@ def _batch_room_check(
             f"a newcomer; {move}",
         )
     spare_connections = load.survivor_capacity_connections - (load.serving_connections - displaced)
+    smaller = "a smaller batch" if len(batch) > 1 else ""
     return check(
         "batch_connections",
         displaced,
         spare_connections,
         fails_to=VerdictLevel.BLOCKED,
-        why="the first batch's connections against the room left on the other nodes: a smaller batch, or add "
-        "capacity first"
+        why="the first batch's connections against the room left on the other nodes",
+        move=": " + _or([smaller, "add capacity first"])
         if cannot_add is None
-        else f"the first batch's connections against the room left on the other nodes, and {cannot_add}: "
-        + _or(["a smaller batch" if len(batch) > 1 else "", undrain, WAIT_FOR_HEADROOM]),
+        else f", and {cannot_add}: " + _or([smaller, undrain, WAIT_FOR_HEADROOM]),
     )
 
 
@@ -407,14 +566,10 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
             t,
             VerdictLevel.CONFIRM,
             f"headroom {beside_limit(headroom, t.headroom_min_pct)} % {side} the {t.headroom_min_pct:g} % "
-            + (
-                "budget: each batch resumed restarts more nodes — add capacity first, or wait for headroom to "
-                "come back (outage seed)"
-                if cannot_add is None
-                else f"budget: each batch resumed restarts more nodes, and {cannot_add} — "
-                + _or([_undrain_first(snapshot, resuming=True), WAIT_FOR_HEADROOM])
-                + " (outage seed)"
-            ),
+            "budget (outage seed): each batch resumed restarts more nodes",
+            " — add capacity first, or wait for headroom to come back"
+            if cannot_add is None
+            else f", and {cannot_add} — " + _or([_undrain_first(snapshot, resuming=True), WAIT_FOR_HEADROOM]),
         ),
     ]
     return verdict("rollout_resume", checks, {"nodes_over_pause": hot}, typed_expected=snapshot.fleet)

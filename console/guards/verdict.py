@@ -28,16 +28,20 @@ def check(
     fails_to: VerdictLevel,
     why: str,
     bound: Literal["max", "min"] = "max",
+    move: str = "",
 ) -> Check:
     """A numeric check. `bound="max"`: the value must not exceed the limit; `"min"`: not fall below it.
-    A NaN value never passes."""
+    A NaN value never passes. `move`: what to do about a failure, said after `why` (its own separator
+    first) only when the check fails — a passing "headroom_pct 58.6 ≥ 35" that went on "…: wait for
+    headroom to come back" told the operator to act on a failure there was not (found in review)."""
     within = value <= limit if bound == "max" else value >= limit
+    ok = bool(within) and not math.isnan(value)
     return Check(
         name=name,
         value=_plain(value),
         limit=_plain(limit),
-        ok=bool(within) and not math.isnan(value),
-        why=why,
+        ok=ok,
+        why=why if ok else why + move,
         bound=bound,
         level=fails_to,
     )

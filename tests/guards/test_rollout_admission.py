@@ -451,19 +451,27 @@ def test_admission_input_errors() -> None:
     assert error.value.field == "nodes" and error.value.value == "nope"
 
 
-@pytest.mark.parametrize(
-    ("name", "move"),
-    [
-        ("cpu_now_pct", "shed with admission"),
-        ("batch_connections", "a smaller batch"),
-        ("concurrent_drains", "a smaller batch"),
-        ("drain_pacing_per_s", "a smaller batch"),
-        ("survivor_cpu_vs_pause_pct", "a smaller batch"),
-    ],
-)
-def test_each_check_that_can_hold_a_rollout_back_says_what_to_do(name: str, move: str) -> None:
-    verdict = judge_rollout_start(fleet(), CAPACITY, rollout())
-    assert move in next(c.why for c in verdict.checks if c.name == name)
+#: Each check that can hold a rollout back, a fleet and request it fails on (a batch of 2), and its move.
+TIGHT_ADMISSION = AdmissionSettings(rate_per_s=25.0, max_connections=None, retry_after_s=(1, 30))
+HOLDS_BACK = [
+    ("cpu_now_pct", fleet(cpu_pct=78), rollout(), Thresholds(), "shed load with admission"),
+    ("batch_connections", fleet(), rollout(batch_size=10), Thresholds(), "a smaller batch"),
+    ("concurrent_drains", fleet(), rollout(), Thresholds(max_concurrent_drains=1), "a smaller batch"),
+    ("drain_pacing_per_s", fleet(admission=TIGHT_ADMISSION), rollout(), Thresholds(), "a smaller batch"),
+    ("survivor_cpu_vs_pause_pct", fleet(), rollout(pause_cpu_pct=40.1), Thresholds(), "a smaller batch"),
+]
+
+
+@pytest.mark.parametrize(("name", "snap", "request_", "thresholds", "move"), HOLDS_BACK)
+def test_each_check_that_can_hold_a_rollout_back_says_what_to_do(
+    name: str, snap: FleetSnapshot, request_: RolloutRequest, thresholds: Thresholds, move: str
+) -> None:
+    """When it fails; passing, it says nothing of what to do (tests/guards/test_rollout_lines.py)."""
+    verdict = judge_rollout_start(snap, CAPACITY, request_, thresholds)
+    held = next(c for c in verdict.checks if c.name == name)
+    assert not held.ok and move in held.why, held
+    calm = next(c for c in judge_rollout_start(fleet(), CAPACITY, rollout()).checks if c.name == name)
+    assert calm.ok and move not in calm.why, calm
 
 
 def test_a_rollout_and_an_admission_change_say_what_their_figures_stand_on() -> None:
@@ -473,10 +481,7 @@ def test_a_rollout_and_an_admission_change_say_what_their_figures_stand_on() -> 
     tight = fleet(admission=AdmissionSettings(rate_per_s=25.0, max_connections=None, retry_after_s=(1, 30)))
     whys = {c.name: c.why for c in judge_rollout_start(tight, planned, rollout()).checks}
     assert "admission limit of 25/s a node (field guide): a smaller batch" in whys["drain_pacing_per_s"]
-    assert (
-        "planning figure (2000 handshakes/s a node, not measured): a smaller batch"
-        in whys["survivor_cpu_vs_pause_pct"]
-    )
+    assert "planning figure (2000 handshakes/s a node, not measured)" in whys["survivor_cpu_vs_pause_pct"]
     measured = {c.name: c.why for c in judge_rollout_start(fleet(), CAPACITY, rollout()).checks}
     assert "admission limit" not in measured["drain_pacing_per_s"]
     assert "planning figure" not in measured["survivor_cpu_vs_pause_pct"]

@@ -23,15 +23,15 @@ from tests.guards.fleets import CAPACITY, fleet
 
 #: Today's words, kept where the fleet can add nodes and where its snapshot does not say.
 START_HEADROOM_CAN_ADD = (
-    "no safe restart below this headroom: add capacity instead of restarting (outage seed)"
+    "no safe restart below this headroom (outage seed): add capacity instead of restarting"
 )
 BATCH_CAN_ADD = (
     "the first batch's connections against the room left on the other nodes: a smaller batch, or add "
     "capacity first"
 )
 RESUME_CAN_ADD = (
-    "budget: each batch resumed restarts more nodes — add capacity first, or wait for headroom to come "
-    "back (outage seed)"
+    "budget (outage seed): each batch resumed restarts more nodes — add capacity first, or wait for headroom "
+    "to come back"
 )
 
 #: 4 nodes: room for 12 more under `fleet up`'s 16, none where the fleet adds none, none at its most (4).
@@ -116,9 +116,10 @@ def test_a_batch_the_rest_cannot_hold_on_a_fleet_that_cannot_grow_says_a_smaller
 
 
 def test_a_batch_of_one_without_room_does_not_say_a_smaller_batch_and_names_the_nodes_to_undrain() -> None:
-    """A batch of one has no smaller batch; an undrained node takes its share of the batch's clients."""
+    """A batch of one has no smaller batch; an undrained node takes its share of the batch's clients. (4 ×
+    40 k: a batch of 1 moves 40 k into the other three's 30 k of room.)"""
     drained = node("gw-004", state=NodeState.DRAINED, connections=0)
-    said = _why(_start(_said(fleet(count=4, extra=[drained]), 0), batch_size=1), "batch_connections")
+    said = _why(_start(_said(fleet(count=4, connections=40_000, extra=[drained]), 0)), "batch_connections")
     assert said == (
         "the first batch's connections against the room left on the other nodes, and this fleet adds no "
         "nodes: undrain gw-004 first, or wait for headroom to come back"
@@ -144,8 +145,8 @@ def test_a_resume_under_the_budget_says_add_capacity_where_the_fleet_can_or_does
 def test_a_resume_under_the_budget_on_a_fleet_that_cannot_grow_says_wait(max_nodes: int, why: str) -> None:
     said = _why(judge_rollout_resume(_said(PAUSED_TIGHT, max_nodes)), "headroom_pct")
     assert said == (
-        f"headroom 31 % under the 35 % budget: each batch resumed restarts more nodes, and {why} — wait for "
-        "headroom to come back (outage seed)"
+        f"headroom 31 % under the 35 % budget (outage seed): each batch resumed restarts more nodes, and {why} "
+        "— wait for headroom to come back"
     ), said
 
 
@@ -163,6 +164,6 @@ def test_a_resume_without_room_names_the_nodes_to_undrain_but_not_the_batch_it_s
     )
     said = _why(judge_rollout_resume(_said(snap, 0)), "headroom_pct")
     assert said == (
-        "headroom 31 % under the 35 % budget: each batch resumed restarts more nodes, and this fleet adds no "
-        "nodes — undrain gw-004 first, or wait for headroom to come back (outage seed)"
+        "headroom 31 % under the 35 % budget (outage seed): each batch resumed restarts more nodes, and this "
+        "fleet adds no nodes — undrain gw-004 first, or wait for headroom to come back"
     ), said
