@@ -359,6 +359,22 @@ def largest_safe_batch_size(
     return low
 
 
+def batch_checks_failing(
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    request: RolloutRequest,
+    thresholds: Thresholds | None = None,
+) -> list[str]:
+    """The checks a batch size changes (`BATCH_CHECKS`) that `request`'s first batch fails, in the verdict's
+    order: what holds back every batch when a batch of 1 fails them (the console's rollout form says so)."""
+    t = thresholds or Thresholds()
+    ready = _in_rotation(snapshot)
+    if not ready:
+        return []
+    first = _first_batch(snapshot, capacity, request, t, ready, _cannot_add(snapshot_room(snapshot)))
+    return [item.name for item in (first.room, first.drains, *first.absorb) if not item.ok]
+
+
 def judge_rollout_start(
     snapshot: FleetSnapshot,
     capacity: FleetCapacity,
@@ -428,6 +444,7 @@ def judge_rollout_start(
         "batch_connections": displaced,
         "spare_admission_per_s": load.spare_admission_per_s,
         "restart_s": capacity.restart_s if capacity.restart_s > 0 else "unknown (not in duration_s)",
+        "batch_size": request.batch_size,
         # The batch to type back when a check a batch size changes fails (`what_would_pass`): the form's
         # terms, where "batch_connections ≤ 1,016 (now 2,016)" never said "batch size 1".
         "largest_safe_batch_size": (

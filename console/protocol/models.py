@@ -246,6 +246,15 @@ class RolloutStatus(Record):
         "not running), or from a server that does not say",
     )
 
+    def position(self) -> str:
+        """Where the rollout stands among its batches, in words: "batch 2 of 3" during a batch and after it,
+        "before batch 1 of 3" before its first — "rollout paused batch 0 of 3" read as a batch numbered 0
+        (found in review) — and while it pauses, which it does only before a batch (`batch` counts the
+        batches started; the controller's state file says "paused before batch 3 of 3" alike)."""
+        if self.batch == 0 or (self.state is RolloutState.PAUSED and self.batch < self.batches):
+            return f"before batch {self.batch + 1} of {self.batches}"
+        return f"batch {self.batch} of {self.batches}"
+
 
 class AdmissionSettings(Record):
     rate_per_s: float | None = Field(description="token bucket refill per node; null when unlimited")

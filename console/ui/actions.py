@@ -342,7 +342,8 @@ class ConsoleActions:
             case ActionKind.DRAIN:
                 return await self._drain_prefill(node_id or "")
             case ActionKind.ROLLOUT_START:
-                return rollout_prefill(frame.rollout if frame else None, self.thresholds)
+                capacity = await self._capacity()
+                return rollout_prefill(frame, self.app.model.fleet, capacity, self.thresholds)
             case ActionKind.ADMISSION:
                 return admission_prefill(frame.admission if frame else None)
             case ActionKind.ADD_CAPACITY:

@@ -343,3 +343,28 @@ def test_a_name_wider_than_the_panel_is_carried_onto_the_next_line_not_cut_off()
     lines = lines_of(rollout_text(_running(wait), None, width=PANEL_WIDTH))
     assert all(len(line) <= PANEL_WIDTH for line in lines), lines
     assert name in "".join(line.strip() for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("state", "batch", "said"),
+    [
+        # Before its first batch — paused at once on a hot survivor, or started and not yet under way: it
+        # read "rollout paused batch 0 of 3" on a real fleet (found in review).
+        (RolloutState.PAUSED, 0, "before batch 1 of 3"),
+        (RolloutState.RUNNING, 0, "before batch 1 of 3"),
+        (RolloutState.HALTED, 0, "before batch 1 of 3"),
+        # A rollout pauses only between batches, before the next (`batch` counts those started), as the
+        # controller's state file says it ("paused before batch 3 of 3").
+        (RolloutState.PAUSED, 1, "before batch 2 of 3"),
+        (RolloutState.RUNNING, 1, "batch 1 of 3"),
+        (RolloutState.HALTED, 2, "batch 2 of 3"),
+        (RolloutState.COMPLETED, 3, "batch 3 of 3"),
+    ],
+)
+def test_the_rollout_says_where_it_stands_among_its_batches(
+    state: RolloutState, batch: int, said: str
+) -> None:
+    status = RolloutStatus(state=state, batch=batch, batches=3, mode=RolloutMode.DRAIN)
+    assert status.position() == said
+    text = " ".join(line.strip() for line in lines_of(rollout_text(status, None, width=PANEL_WIDTH)))
+    assert said in text and "batch 0" not in text, text

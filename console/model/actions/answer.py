@@ -10,6 +10,7 @@ from typing import Any
 
 from console.client.actions import ActionAnswer, Reply
 from console.model.actions.drain import drain_rate_hint
+from console.model.actions.rollout import batch_size_hints
 from console.protocol import Check, Verdict, VerdictLevel
 
 
@@ -89,12 +90,15 @@ def check_mark(check: Check) -> str:
 
 def what_would_pass(verdict: Verdict) -> list[str]:
     """For a blocked or typed verdict: the limits of the failing checks that set its level, and the drain
-    rate to type when one is known."""
+    rate or the rollout batch to type when one is known (a batch in place of the limits it passes)."""
     hints = []
+    replaced, batch_hint = batch_size_hints(verdict)
     for check in verdict.checks:
-        if check.ok or check.level is not verdict.level:
+        if check.ok or check.level is not verdict.level or check.name in replaced:
             continue
         hints.append(f"{check.name} {limit_text(check)} (now {_fmt(check.value)})")
+    if batch_hint:
+        hints.append(batch_hint)
     rate_hint = drain_rate_hint(verdict.projections)
     if rate_hint:
         hints.append(rate_hint)

@@ -138,7 +138,7 @@ def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -
     else:
         first = [Reading("rollout", _BOLD), Reading(rollout.state.value)]
         if rollout.batches:
-            first.append(Reading(f"batch {rollout.batch} of {rollout.batches}", gives_way="batch"))
+            first.append(Reading(rollout.position(), gives_way="batch"))
         if rollout.mode:
             first.append(Reading(f"mode {rollout.mode.value}", gives_way="mode"))
         lines.append(first)
