@@ -1528,3 +1528,35 @@ async def test_the_form_says_enter_applies_it_in_its_footer_and_the_help():
         assert ("action form", "⏎ enter", "apply") in rows, rows
         await pilot.press("enter")
         await wait_for(lambda: api.sent, what="the drain sent")
+
+
+async def test_the_rollout_form_starts_from_a_batch_the_guards_pass_and_the_dialog_names_the_batch():
+    """Real 3-node fleet at 50 % headroom: R pre-filled a batch of 2, Ctrl+D gave "✖ BLOCKED … batch_connections
+    2,016 ≤ 1,016" and "what would pass" read "batch_connections ≤ 1,016 (now 2,016)", never the batch to
+    type. The form now starts from the largest batch the guards pass over the newest frame (here the fleet's
+    own 48 nodes take the usual 2), and a start blocked on the batch's room says "batch size ≤ 1 (now 2)"."""
+    from console.guards import judge_rollout_start
+    from console.model.actions.rollout import rollout_prefill
+    from console.protocol import RolloutRequest
+
+    from ..guards.fleets import CAPACITY, fleet
+    from .fake_actions import GROWABLE
+
+    half = fleet(count=3, connections=25_000)
+    verdict = judge_rollout_start(half, CAPACITY, RolloutRequest(batch_size=2, interval_s=90))
+    app = acting_app(FakeFleetApi())
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_form(app, pilot, "R", "the rollout form")
+        expected = rollout_prefill(app.model.frame, app.model.fleet, GROWABLE, THRESHOLDS)
+        assert form.values()["batch_size"] == expected.values["batch_size"], expected
+        assert "75 % pause line" in shown(form.query_one("#form-source"))
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        app.push_screen(VerdictDialog("rollout start", verdict, app.palette, back_to_form=True))
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the blocked dialog")
+        await pilot.pause()
+        ask = shown(app.screen.query_one("#ask"))
+        assert "What would pass: batch size ≤ 1 (now 2)" in ask, ask
+        assert "batch_connections ≤" not in ask, ask
+        await pilot.press("escape")

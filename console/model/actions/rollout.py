@@ -69,14 +69,19 @@ def _held_at_one(
     return f"{', '.join(held)} {'fails' if len(held) == 1 else 'fail'} at a batch of 1"
 
 
+#: The checks whose limits a batch size stands in for in "what would pass": a batch of every node in rotation
+#: keeps its one reason, "nodes_in_rotation_after ≥ 1 (now 0)", whose why names the batch and the undrain.
+SIZED_CHECKS = BATCH_CHECKS - {"nodes_in_rotation_after"}
+
+
 def batch_size_hints(verdict: Verdict) -> tuple[set[str], str | None]:
-    """What would pass a start held back by checks a batch size changes (`BATCH_CHECKS`), in the form's
+    """What would pass a start held back by checks a batch size changes (`SIZED_CHECKS`), in the form's
     terms: "batch size ≤ 1 (now 2)" in place of their limits — "batch_connections ≤ 1,016 (now 2,016)"
     never said the batch to type — or, where no batch passes, that, beside them. Returns the checks the
     hint replaces, and the hint (None where the verdict projects no batch, or no such check holds it)."""
     largest = verdict.projections.get("largest_safe_batch_size")
     held = [
-        c.name for c in verdict.checks if not c.ok and c.level is verdict.level and c.name in BATCH_CHECKS
+        c.name for c in verdict.checks if not c.ok and c.level is verdict.level and c.name in SIZED_CHECKS
     ]
     if not isinstance(largest, int) or not held:
         return set(), None
