@@ -447,8 +447,9 @@ def judge_rollout_start(
         "batch_size": request.batch_size,
         # The batch to type back when a check a batch size changes fails (`what_would_pass`): the form's
         # terms, where "batch_connections ≤ 1,016 (now 2,016)" never said "batch size 1".
-        "largest_safe_batch_size": (
-            request.batch_size if first.passes else largest_safe_batch_size(snapshot, capacity, request, t)
+        # (at least the request's own where it passes: the bisection may stop under it, `largest_safe_batch_size`)
+        "largest_safe_batch_size": max(
+            largest_safe_batch_size(snapshot, capacity, request, t), request.batch_size if first.passes else 0
         ),
     }
     floor = VerdictLevel.OK

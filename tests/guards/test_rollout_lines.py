@@ -6,11 +6,15 @@ serve` nodes, docs/gateway.md), where a start passed at `cpu_now_pct 18.2 ≤ 75
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from console.guards import Thresholds, judge_rollout_resume, judge_rollout_start
+from console.guards.rollout import BATCH_CHECKS, batch_checks_failing, largest_safe_batch_size
 from console.protocol import (
     AdmissionSettings,
     Check,
+    NodeState,
     RolloutMode,
     RolloutRequest,
     RolloutState,
@@ -20,6 +24,7 @@ from console.protocol import (
 )
 from tests.fleet_builders import node, snapshot
 from tests.guards.fleets import CAPACITY, fleet
+from tests.guards.test_properties import capacity_strategy, snapshot_strategy
 
 
 def start(batch_size: int = 1, pause_cpu_pct: float = 75.0, **fields) -> RolloutRequest:
@@ -85,8 +90,6 @@ def test_the_verdict_projects_the_largest_batch_that_passes() -> None:
     blocked = judge_rollout_start(HALF, CAPACITY, start(batch_size=2))
     assert blocked.level is VerdictLevel.BLOCKED and not named(blocked, "batch_connections").ok
     assert blocked.projections["largest_safe_batch_size"] == 1
-    from console.guards.rollout import largest_safe_batch_size
-
     assert largest_safe_batch_size(HALF, CAPACITY, start(batch_size=2)) == 1
     # A calm 20-node fleet: 9 × 27 k fit in the other 11's 253 k of room, 10 do not (243 k and 230 k) —
     # where the concurrent drains allow that many.
@@ -183,3 +186,30 @@ def test_the_pause_line_check_names_the_configured_line() -> None:
     assert not above.ok and "configured 10 %" in above.why, above.why
     seed = named(judge_rollout_start(fleet(count=4), CAPACITY, start(pause_cpu_pct=90)), "pause_cpu_pct")
     assert "the outage seed's 75 %" in seed.why, seed.why
+
+
+def test_a_passing_start_projects_the_largest_batch_not_its_own() -> None:
+    verdict = judge_rollout_start(fleet(), CAPACITY, start(batch_size=2))
+    assert verdict.level is VerdictLevel.OK and verdict.projections["largest_safe_batch_size"] == 9
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    fleet=snapshot_strategy(),
+    capacity=capacity_strategy,
+    mode=st.sampled_from(list(RolloutMode)),
+    pause=st.floats(1, 100),
+)
+def test_the_largest_safe_batch_passes_every_check_a_batch_size_changes(fleet, capacity, mode, pause) -> None:
+    """What the form pre-fills and "what would pass" names: never a batch its own guard holds back."""
+    assume(fleet.rollout.state not in (RolloutState.RUNNING, RolloutState.PAUSED))
+    request = RolloutRequest(batch_size=1, interval_s=60, mode=mode, pause_cpu_pct=pause)
+    largest = largest_safe_batch_size(fleet, capacity, request)
+    if largest == 0:  # not even a batch of 1: it fails one of them, or there is no node in rotation
+        ready = [n for n in fleet.nodes if n.state is NodeState.READY]
+        assert not ready or batch_checks_failing(fleet, capacity, request)
+        return
+    sized = request.model_copy(update={"batch_size": largest})
+    verdict = judge_rollout_start(fleet, capacity, sized)
+    assert not [c.name for c in verdict.checks if not c.ok and c.name in BATCH_CHECKS], verdict
+    assert verdict.projections["largest_safe_batch_size"] >= largest
