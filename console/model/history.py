@@ -56,8 +56,7 @@ class TotalsHistory:
 
 def stale_note(age_s: float) -> str:
     """What a stale panel's title says: whole seconds, as the header's age counts them."""
-    seconds = int(age_s)
-    return f"stale — last frame {f'{seconds} s' if seconds < 60 else duration(seconds)} ago"
+    return f"stale — last frame {duration(age_s)} ago"
 
 
 class ConnectionsChange(NamedTuple):

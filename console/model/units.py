@@ -59,6 +59,12 @@ def drill_clock(clock_start_s: int) -> ClockFace:
 
 
 def duration(seconds: float) -> str:
-    """A span at a glance: '42s', '3m 05s'."""
+    """A span at a glance, whole seconds, each unit after a space as the rest of the console writes them
+    ("60 s"): '42 s', '3 min 05 s', '1 h 02 min'. The one formatter of spans: alarm details read "after
+    39s" beside "after 1m 06s" and "within 60 s"."""
     seconds = max(0, int(seconds))
-    return f"{seconds // 60}m {seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds // 60 % 60:02d} min"

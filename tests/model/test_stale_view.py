@@ -72,7 +72,7 @@ def test_stale_gauges_keep_their_values_but_no_level_and_say_how_old():
 
 def test_the_panels_note_says_how_long_ago_the_last_frame_came():
     assert stale_note(12.9) == "stale — last frame 12 s ago"  # whole seconds, as the header's age counts
-    assert stale_note(75.0) == "stale — last frame 1m 15s ago"
+    assert stale_note(75.0) == "stale — last frame 1 min 15 s ago"
 
 
 def test_stale_alarm_rows_are_marked_as_of_the_last_frame_and_the_log_is_untouched():

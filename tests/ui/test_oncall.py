@@ -494,7 +494,7 @@ async def test_a_node_just_over_the_abort_cpu_does_not_read_as_on_it(storm_app):
 
 def test_a_drained_node_s_detail_says_the_drain_is_done_not_that_it_is_draining():
     """User pass on `fleet up`: node-2 drained at 10/s, its detail's header said "drained" while the drain
-    box under it went on saying "draining  remaining 0 … ETA 0s  deadline in 9m 20s" — a real node keeps
+    box under it went on saying "draining  remaining 0 … ETA 0 s  deadline in 9 min 20 s" — a real node keeps
     its drain's progress after it empties (it still closes late arrivals), and the box read it as under
     way. It now says the drain is done: what it closed, at what rate, and no deadline to count down."""
     from console.protocol import DrainProgress, NodeState
@@ -582,7 +582,7 @@ async def test_a_cleared_alarm_says_when_it_cleared_and_how_long_it_lasted(storm
         panel.move_cursor(row=cleared)
         await pilot.pause()
         said = storm_app.screen.query_one(AlarmMessage).message
-        assert said == f"Cleared 0:01:05 after 25s (raised 0:00:40) — while it held: {was.message}", said
+        assert said == f"Cleared 0:01:05 after 25 s (raised 0:00:40) — while it held: {was.message}", said
         lines = visible_lines(panel)
         heights = [row.height for row in panel.ordered_rows]
         if size == (80, 24):
@@ -591,7 +591,7 @@ async def test_a_cleared_alarm_says_when_it_cleared_and_how_long_it_lasted(storm
         first = row_line(panel, cleared)
         assert heights[cleared] == 2
         assert lines[first].rstrip().endswith("raised  0:00:40"), lines[first]
-        assert lines[first + 1].rstrip().endswith("lasted 25s     cleared 0:01:05"), lines[first + 1]
+        assert lines[first + 1].rstrip().endswith("lasted 25 s    cleared 0:01:05"), lines[first + 1]
         assert "was 8.54 > 5 %" in lines[first]
         # The rule's column is as wide as with the row on one line ("cleared 0:00:40").
         shown = alarm_rows(log.active()) + alarm_rows(log.past())

@@ -24,7 +24,7 @@ MESSAGES = [
     "Restart it; no rollout until it is back.",
     "Drain ÷ inflow 0.16 is under the kill switch (0.6): stop adding load and shed with admission.",
     "drain asked at 120/s, hint 500–1500 ms; the node closes its clients at that pace until empty",
-    "Cleared 0:01:05 after 25s (raised 0:00:40) — while it held: Total connections fell 8.5 % within 60 s.",
+    "Cleared 0:01:05 after 25 s (raised 0:00:40) — while it held: Total connections fell 8.5 % within 60 s.",
 ]
 UNITS = {"%", "s", "ms", "M", "k", "×", "k/s"}
 
