@@ -50,6 +50,19 @@ UNITS: dict[AlarmName, str] = {
 }
 
 
+#: The alarms held while their value is under their limit (headroom, drain ÷ inflow): worst at their lowest.
+#: Every other alarm is held over its limit (or has none: how long a node has been down), worst at its
+#: highest — a "fell" rule's value is the drop, highest at its worst.
+HELD_BELOW: frozenset[AlarmName] = frozenset(
+    {AlarmName.HEADROOM_LOW, AlarmName.DRAIN_INFLOW_LOSING, AlarmName.DRAIN_INFLOW_KILL_SWITCH}
+)
+
+
+def is_worse(name: str, value: float, than: float) -> bool:
+    """Whether `value` is further past alarm `name`'s limit than `than` (`HELD_BELOW`)."""
+    return value < than if name in HELD_BELOW else value > than
+
+
 class Reading(NamedTuple):
     """One alarm condition that holds in the current frame (a tuple: thousands are made per frame)."""
 

@@ -193,35 +193,55 @@ class AlarmRow:
     #: A cleared row: the fleet time it cleared, as the log dated it (`AlarmEntry.cleared_at_s`; a group's,
     #: its last node's). None while active.
     cleared_at_s: float | None = None
+    #: A cleared row that reads its worst (`Alarm.worst_value`): the fleet time of that reading, which
+    #: `message` then says. None otherwise.
+    worst_at_s: float | None = None
 
 
 #: More nodes than this on one rule are shown as one row: 480 cpu_abort lines hide everything else.
 GROUP_OVER = 3
 
 
+def _worst_said(entry: AlarmEntry) -> bool:
+    """A cleared alarm whose source kept its worst reading: the row reports that, not its last — the last
+    reading of a connections_drop clearing is a drop nearly over ("was 6.43 > 5 %" after a 44 % drop)."""
+    return entry.cleared_at_s is not None and entry.alarm.worst_value is not None
+
+
 def _value_text(entry: AlarmEntry) -> str:
     alarm = entry.alarm
     if alarm.value is None:
         return alarm.message
+    if _worst_said(entry):
+        assert alarm.worst_value is not None
+        return "worst " + _reading_text(alarm, alarm.worst_value)
     if alarm.clearing_since_s is not None or entry.cleared_at_s is not None:
         # The last reading over the line, not the current one: "0.322 < 0.6" beside a gauge back at 46.87
-        # read as a contradiction — and so did "10.2 > 5 %" on a row that had cleared.
-        return "was " + _reading_text(alarm)
-    return _reading_text(alarm)
+        # read as a contradiction — and so did "10.2 > 5 %" on a row that had cleared (from a source that
+        # keeps no worst reading).
+        return "was " + _reading_text(alarm, alarm.value)
+    return _reading_text(alarm, alarm.value)
 
 
-def _reading_text(alarm: Alarm) -> str:
-    assert alarm.value is not None
+def _message(entry: AlarmEntry) -> str:
+    """What the alarm said: a cleared one's at its worst, where the source kept it."""
+    alarm = entry.alarm
+    if _worst_said(entry) and alarm.worst_message is not None:
+        return alarm.worst_message
+    return alarm.message
+
+
+def _reading_text(alarm: Alarm, value: float) -> str:
     unit = UNITS.get(alarm.name, "")  # (an alarm from a newer server: its figures bare)
     if alarm.limit is None:
-        return short_number(alarm.value) + unit
+        return short_number(value) + unit
     # The sign says which side of its line the reading is: headroom alarms below theirs, drops above.
-    sign = "<" if alarm.value < alarm.limit else ">" if alarm.value > alarm.limit else "="
+    sign = "<" if value < alarm.limit else ">" if value > alarm.limit else "="
     # The unit once, after both (they share it): at 160 columns the panel has no cell to spare.
-    value = short_number(alarm.value)
-    if value == short_number(alarm.limit) and alarm.value != alarm.limit:
-        value = beside_limit(alarm.value, alarm.limit)  # "34.96 < 35", never "35 < 35"
-    return f"{value} {sign} {short_number(alarm.limit)}{unit}"
+    shown = short_number(value)
+    if shown == short_number(alarm.limit) and value != alarm.limit:
+        shown = beside_limit(value, alarm.limit)  # "34.96 < 35", never "35 < 35"
+    return f"{shown} {sign} {short_number(alarm.limit)}{unit}"
 
 
 def _where(alarm: Alarm) -> str:
@@ -254,7 +274,7 @@ def alarm_rows(
             if (entry.alarm.name, cleared) in emitted:
                 continue
             emitted.add((entry.alarm.name, cleared))
-            worst = max(group, key=lambda e: (e.rank, e.alarm.value if e.alarm.value is not None else 0.0))
+            worst = max(group, key=lambda e: (e.rank, _reported(e)))
             rows.append(
                 AlarmRow(
                     keys=tuple(e.key for e in group),
@@ -264,13 +284,15 @@ def alarm_rows(
                     cleared=cleared,
                     acknowledged=all(e.acknowledged for e in group),
                     where=f"{len(group)} nodes",
-                    value=f"max {_value_text(worst)}",
-                    message=worst.alarm.message,
+                    # (a cleared group's row reads its worst node's worst: "worst …" says it)
+                    value=_value_text(worst) if _worst_said(worst) else f"max {_value_text(worst)}",
+                    message=_message(worst),
                     clearing=not cleared and all(e.alarm.clearing_since_s is not None for e in group),
                     stale=stale and not cleared,
                     cleared_at_s=max(e.cleared_at_s for e in group if e.cleared_at_s is not None)
                     if cleared
                     else None,
+                    worst_at_s=worst.alarm.worst_s if _worst_said(worst) else None,
                 )
             )
             continue
@@ -284,10 +306,18 @@ def alarm_rows(
                 acknowledged=entry.acknowledged,
                 where=_where(entry.alarm),
                 value=_value_text(entry),
-                message=entry.alarm.message,
+                message=_message(entry),
                 clearing=entry.alarm.clearing_since_s is not None and not cleared,
                 stale=stale and not cleared,
                 cleared_at_s=entry.cleared_at_s,
+                worst_at_s=entry.alarm.worst_s if _worst_said(entry) else None,
             )
         )
     return rows
+
+
+def _reported(entry: AlarmEntry) -> float:
+    """The value a row reports (a cleared alarm's worst, where kept), for picking a group's worst node."""
+    alarm = entry.alarm
+    value = alarm.worst_value if _worst_said(entry) else alarm.value
+    return value if value is not None else 0.0

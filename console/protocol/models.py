@@ -298,6 +298,14 @@ class Alarm(Record):
         "once it has not held for clear_after_s; value and message are still the last reading that held. "
         "Null while the condition holds",
     )
+    worst_value: float | None = Field(
+        default=None,
+        description="the reading furthest past the limit while the alarm held (the highest of a rule held "
+        "over its limit, the lowest of one held under it): what a cleared alarm reports, where `value` is "
+        "its last reading. Null where the alarm has no value",
+    )
+    worst_s: float | None = Field(default=None, description="fleet time of `worst_value`")
+    worst_message: str | None = Field(default=None, description="what the alarm said at `worst_s`")
 
 
 class HotSpells(Record):

@@ -21,7 +21,7 @@ from console.record.advice import Finding, findings
 from console.record.clock import clock, recorded_clock
 from console.record.reader import RecordingReader, describe_action
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome, RecordingHeader
-from console.record.review import KeyFigures, Review, review
+from console.record.review import AlarmSpan, KeyFigures, Review, review
 from console.waves import lockstep_text
 
 SECTIONS = ("Session", "Key figures", "Charts", "Objectives", "Timeline", "What the seeds say")
@@ -378,11 +378,7 @@ def _timeline(reviewed: Review) -> list[str]:
     for time_s, kind, what in _folded_events(reviewed):
         rows.append((time_s, 0, kind, what, ""))
     for alarm in reviewed.alarms:
-        rows.append(
-            (alarm.since_s, 1, f"alarm ({alarm.severity})", f"{alarm.name} raised: {alarm.message}", "")
-        )
-        if alarm.cleared_s is not None:
-            rows.append((alarm.cleared_s, 1, "alarm cleared", alarm.name, ""))
+        rows += alarm_timeline_rows(alarm)
     for action in reviewed.actions:
         rows.append((action.time_s, 2, f"action ({action.actor})", describe_action(action), _verdict(action)))
     for answer in reviewed.confirmations:
@@ -410,6 +406,19 @@ def _timeline(reviewed: Review) -> list[str]:
         cells = [clock(t), *(text(t) for text in drill_time), _cell(kind), _cell(what), _cell(verdict)]
         lines.append("| " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def alarm_timeline_rows(alarm: AlarmSpan) -> list[tuple[float, int, str, str, str]]:
+    """An alarm's rows of the timeline: raised, with what it said; cleared, with what it said at its worst
+    and when (its words at the raise may be of a drop just begun, and its last of one nearly over: the
+    console's panel reports the worst once it cleared, and the report says the same)."""
+    rows = [(alarm.since_s, 1, f"alarm ({alarm.severity})", f"{alarm.name} raised: {alarm.message}", "")]
+    if alarm.cleared_s is not None:
+        what = alarm.name
+        if alarm.worst_message and alarm.worst_s is not None and alarm.worst_message != alarm.message:
+            what += f"; at its worst, {clock(alarm.worst_s)}: {alarm.worst_message}"
+        rows.append((alarm.cleared_s, 1, "alarm cleared", what, ""))
+    return rows
 
 
 def _verdict(action: ActionRecord) -> str:

@@ -38,11 +38,17 @@ class AlarmSpan:
     cleared_s: float | None
     message: str
     node: str | None = None
+    # Its reading furthest past the limit while it held, when, and what it said then (from the cleared
+    # change; None while it holds, or where it has no value): what the console's panel reports once it
+    # cleared, so the report says the same.
+    worst_value: float | None = None
+    worst_s: float | None = None
+    worst_message: str | None = None
 
 
 class AlarmSpans:
     """Each alarm from the engine's changes: raised (with what it said then — not its latest reading),
-    then cleared. In time order; none forgotten however long the recording."""
+    then cleared (with its worst reading). In time order; none forgotten however long the recording."""
 
     def __init__(self) -> None:
         self.spans: list[AlarmSpan] = []
@@ -60,7 +66,16 @@ class AlarmSpans:
                 self.spans.append(span)
             elif key in self._open:
                 i = self._open.pop(key)
-                self.spans[i] = replace(self.spans[i], cleared_s=change.time_s)
+                worst = change.data.get("worst_value")
+                worst_s = change.data.get("worst_s")
+                worst_message = change.data.get("worst_message")
+                self.spans[i] = replace(
+                    self.spans[i],
+                    cleared_s=change.time_s,
+                    worst_value=float(worst) if isinstance(worst, int | float) else None,
+                    worst_s=float(worst_s) if isinstance(worst_s, int | float) else None,
+                    worst_message=str(worst_message) if worst_message else None,
+                )
 
 
 #: The injections that cut connections (console.sim.injection): what they cut is the incident's doing.

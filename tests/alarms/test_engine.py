@@ -227,3 +227,41 @@ def test_an_alarm_whose_condition_ended_says_it_is_clearing() -> None:
     assert seen[4] == seen[5] == [(kill, 0.322, 4.0)]
     assert seen[6] == [(kill, 0.4, None)]
     assert seen[7] == seen[9] == [(kill, 0.4, 7.0)]
+
+
+def conns_dip(t: float) -> float:
+    """A fleet of 3,000 that falls to 1,695 (43.5 % under its peak) by 0:00:18, then climbs back."""
+    if t < 10:
+        return 3000.0
+    if t <= 18:
+        return 3000.0 - (t - 9) * 145.0  # 2,855 … 1,695
+    return min(3000.0, 1695.0 + (t - 18) * 400.0)  # back over 95 % of the peak by 0:00:21
+
+
+def test_a_cleared_alarm_keeps_its_worst_reading_not_its_last() -> None:
+    """Review: the panel showed "connections_drop 43.8 > 5 %", and once it cleared "was 6.43 > 5 %" and
+    "fell 6.4 %" — an operator reviewing afterwards was told a 44 % drop was 6 %. The engine keeps the
+    reading furthest past the limit while the alarm held, with its time and its words; the cleared event
+    carries them."""
+    engine = AlarmEngine()
+    changes = [e for f in series(0, 40, connections=conns_dip) for e in engine.update(f)]
+    (past,) = [a for a in engine.history if a.name == "connections_drop"]
+    assert past.value == pytest.approx(16.8, abs=0.1)  # its last reading, climbing back
+    assert past.worst_value == pytest.approx(43.5, abs=0.1) and past.worst_s == 18
+    assert past.worst_message is not None and "fell 43.5 %" in past.worst_message
+    (cleared,) = [
+        e for e in changes if e.data["change"] == "cleared" and e.data["name"] == "connections_drop"
+    ]
+    assert cleared.data["worst_value"] == past.worst_value and cleared.data["worst_s"] == 18
+    assert "fell 43.5 %" in cleared.message  # the event's words are of its worst, not its last
+
+
+def test_a_below_rule_keeps_its_lowest_reading() -> None:
+    """ "Below" rules (headroom, drain÷inflow) are worst at their lowest, "over" rules at their highest."""
+    dip = {10: 30.0, 11: 12.0, 12: 25.0, 13: 33.0}
+    engine = AlarmEngine()
+    for f in series(0, 30, headroom_pct=lambda t: dip.get(int(t), 50.0)):
+        engine.update(f)
+    (past,) = engine.history
+    assert (past.value, past.worst_value, past.worst_s) == (33.0, 12.0, 11)
+    assert past.worst_message is not None and "12 %" in past.worst_message

@@ -301,6 +301,37 @@ def test_a_cleared_alarm_shows_its_last_reading_as_past() -> None:
     assert (row.value, row.cleared) == ("was 10.2 > 5 %", True)
 
 
+def test_a_cleared_alarm_reports_its_worst_reading_and_its_words_then() -> None:
+    """Review on a loopback fleet: the panel showed "connections_drop 43.8 > 5 %" at 0:01:13; once it
+    cleared, the row read "was 6.43 > 5 %" and the detail "while it held: Total connections fell 6.4 %" —
+    a 44 % drop told as 6 %. A cleared row reads its worst (`Alarm.worst_value`), and says what the alarm
+    said then, and when; an alarm still up (or waiting to clear) reads its last."""
+    from console.alarms import AlarmName
+
+    alarm = Alarm(
+        name=AlarmName.CONNECTIONS_DROP, severity=Severity.CRITICAL, since_s=55, value=6.43, limit=5.0,
+        message="Total connections fell 6.4 %", clearing_since_s=90, worst_value=43.8, worst_s=73,
+        worst_message="Total connections fell 43.8 %",
+    )  # fmt: skip
+    log = AlarmLog()
+    log.update([alarm], 92)
+    (row,) = alarm_rows(log.active())
+    assert (row.value, row.message) == ("was 6.43 > 5 %", "Total connections fell 6.4 %")
+    log.update([], 95)
+    (row,) = alarm_rows(log.past())
+    assert (row.value, row.message, row.worst_at_s) == (
+        "worst 43.8 > 5 %",
+        "Total connections fell 43.8 %",
+        73,
+    )
+    below = alarm.model_copy(
+        update={"name": AlarmName.HEADROOM_LOW, "value": 33.0, "limit": 35.0, "worst_value": 12.0}
+    )
+    log.update([below], 100)
+    log.update([], 110)
+    assert alarm_rows(log.past())[0].value == "worst 12 < 35 %"
+
+
 def test_a_cleared_row_carries_when_it_cleared_as_the_log_dated_it() -> None:
     """The alarms panel said only when a cleared alarm was raised ("cleared 0:00:11" read as the clear's
     time). The row carries the log's cleared time — the engine's `cleared_s` for one that cleared inside a
