@@ -176,13 +176,17 @@ class RolloutPaused(Rule):
             return  # a second of a sped-up frame before the pause: the rollout still ran in it
         line_pct = rollout.pause_cpu_pct or self.t.cpu_pause_pct  # the rollout's own line, when it says
         reason = rollout.pause_reason or f"a surviving node went over {line_pct:g} % CPU"
+        hottest_pct = frame.totals.max_cpu_pct or fleet.max_cpu_pct
+        # The value is the CPU now, with no limit: what holds is the pause, not a reading over a line.
+        # Compared with the pause line, the row's sign flipped as the fleet cooled ("12.2 < 15 %", then
+        # "10.6 > 10 %") under a pause reason that said "CPU 16 % > 10 %" throughout (review).
         yield Reading(
             AlarmName.ROLLOUT_PAUSED,
             Severity.WARNING,
-            frame.totals.max_cpu_pct or fleet.max_cpu_pct,
-            line_pct,
-            f"Rollout auto-paused at batch {rollout.batch} of {rollout.batches}: {reason}. "
-            f"Resume only once CPU is back under the pause line ({line_pct:g} %).",
+            hottest_pct,
+            None,
+            f"Rollout auto-paused at batch {rollout.batch} of {rollout.batches}: {reason}. Hottest node now "
+            f"{hottest_pct:.0f} % CPU; resume only once it is back under the pause line ({line_pct:g} %).",
         )
 
 

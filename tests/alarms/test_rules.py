@@ -128,8 +128,30 @@ def test_rollout_paused_fires_at_once_and_names_the_reason() -> None:
         engine.update(f)
     (alarm,) = engine.active
     assert alarm.name == "rollout_paused" and alarm.since_s == 5
-    assert (alarm.value, alarm.limit) == (30.0, 75.0)  # the hottest node now, against the pause line
+    assert (alarm.value, alarm.limit) == (30.0, None)  # the hottest node now; no comparison (below)
     assert "batch 3 of 16" in alarm.message and "gw-007 CPU 78 %" in alarm.message
+
+
+def test_a_paused_rollouts_reading_never_argues_with_why_it_paused() -> None:
+    """Review on a loopback fleet: the row read "12.2 < 15 %", then "7.5 < 10 %", then "10.6 > 10 %" while
+    the rollout stayed paused on "c CPU 16 % > 10 %": the hottest CPU now, compared with the pause line,
+    flipped its sign as the fleet cooled, and "<" read as the alarm's own condition gone. What holds is the
+    pause; the CPU now is what the operator waits on, said with the line in words, not as a comparison."""
+    from console.model.alarms import AlarmLog, alarm_rows
+
+    def rollout(t: float) -> RolloutStatus:
+        state = RolloutState.PAUSED if t >= 2 else RolloutState.RUNNING
+        return RolloutStatus(
+            state=state, batch=1, batches=3, pause_cpu_pct=10.0, pause_reason="c CPU 16 % > 10 %"
+        )
+
+    engine, log, shown = AlarmEngine(), AlarmLog(), []
+    for f in series(0, 8, rollout=rollout, max_cpu_pct=lambda t: 16.0 - t):
+        engine.update(f)
+        log.update(engine.active, f.time_s)
+        shown += [(row.value, row.message) for row in alarm_rows(log.active())]
+    assert [value for value, _ in shown] == ["14 %", "13 %", "12 %", "11 %", "10 %", "9 %"]
+    assert "Hottest node now 9 % CPU" in shown[-1][1] and "pause line (10 %)" in shown[-1][1], shown[-1]
 
 
 # --- headroom_low ---------------------------------------------------------------------------------
