@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from console.alarms.base import AlarmName, FleetView, Reading, Rule, count, counts_apart
-from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window
+from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window, drop_pct
 from console.figures import NAMED_NODES, beside_limit, first_named
 from console.guards.capacity import node_room, spare_admission_per_s
 from console.guards.rollout import HALTABLE, UNDRAINABLE
@@ -43,16 +43,14 @@ class ConnectionsDrop(Rule):
         now = frame.totals.connections
         self._window.add(frame.time_s, now)
         peak = self._window.peak()
-        if peak <= 0:
-            return
-        drop_pct = (peak - now) / peak * 100
-        if drop_pct > self.t.connections_drop_pct:
+        drop = drop_pct(peak, now)
+        if drop is not None and drop > self.t.connections_drop_pct:
             yield Reading(
                 AlarmName.CONNECTIONS_DROP,
                 Severity.CRITICAL,
-                drop_pct,
+                drop,
                 self.t.connections_drop_pct,
-                f"Total connections fell {beside_limit(drop_pct, self.t.connections_drop_pct, 1)} % within "
+                f"Total connections fell {beside_limit(drop, self.t.connections_drop_pct, 1)} % within "
                 f"{self.t.connections_drop_window_s:g} s ({count(peak)} → {count(now)}; alarm over "
                 f"{self.t.connections_drop_pct:g} %): clients are failing to reconnect. "
                 + _hold_then_shed(frame, fleet),

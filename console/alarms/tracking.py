@@ -68,6 +68,14 @@ class Window:
         return len(self._samples)
 
 
+def drop_pct(peak: float, now: float) -> float | None:
+    """How far `now` is under `peak`, as a share of the peak in percent: the connections' drop, as the
+    connections_drop alarm and the connections gauge both judge it (the peak of the alarm's window, not
+    the value a window ago — the gauge read "+120 %", green, beside the alarm's "fell 43.8 %"). None with
+    no peak to fall from."""
+    return (peak - now) / peak * 100 if peak > 0 else None
+
+
 class CalmBaseline:
     """A rate's steady level: the lower quartile of the learning period's frames, then a slow exponential
     average that only follows frames under the alarm line, so a storm never teaches the baseline that

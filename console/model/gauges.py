@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from console.figures import beside_limit
-from console.model.history import ConnectionsChange, FleetModel
+from console.model.history import ConnectionsChange, ConnectionsDrop, FleetModel
 from console.model.thresholds import GaugeThresholds, Level
 from console.model.units import FLEET_CLOCK, ClockFace, human_count
 from console.protocol import NodeState, NodeStatus
@@ -35,6 +35,12 @@ class Gauge:
 def level_at_least(value: float, warn: float, crit: float) -> Level:
     """For readings that are bad when high."""
     return Level.CRITICAL if value >= crit else Level.WARNING if value >= warn else Level.OK
+
+
+def level_over(value: float, warn: float, crit: float) -> Level:
+    """For readings bad when over their line, as an alarm held over its limit says it (a drop "more than
+    5 %": exactly 5.0 raises nothing)."""
+    return Level.CRITICAL if value > crit else Level.WARNING if value > warn else Level.OK
 
 
 def level_at_most(value: float, warn: float, crit: float) -> Level:
@@ -82,6 +88,13 @@ def connections_change_texts(change: ConnectionsChange) -> list[str]:
     return [f"Δ60s {count} ({pct})", f"Δ60s {pct}", f"Δ60s {count}"]
 
 
+def connections_drop_texts(drop: ConnectionsDrop, window_s: float) -> list[str]:
+    """The connections' fall under their window's peak, longest first, as the connections_drop alarm
+    judges it: "43.4 % under 60 s peak 3.0k", "peak −43.4 %" (a gauge's 12 cells), "−43.4 %"."""
+    pct = f"{drop.pct:.1f} %"
+    return [f"{pct} under {window_s:g} s peak {human_count(drop.peak)}", f"peak −{pct}", f"−{pct}"]
+
+
 SHORT_LABELS = {
     "connections": "conns",
     "attempts": "attempts/s",
@@ -110,16 +123,25 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
     totals = frame.totals
     spark = model.totals.connections.values()[-60:]
     delta = model.connections_delta_60s()
-    if delta is None:
+    drop = model.connections_drop()
+    if delta is None or drop is None:
         conn = Gauge("connections", "connections", human_count(totals.connections), "Δ60s —", Level.OK)
     else:
-        detail, *shorter = connections_change_texts(delta)
+        # The level is the alarm's drop (under the window's peak, over the line as the alarm says it); while
+        # that drop is worth a colour the detail says it from the peak, else the change over 60 s.
+        level = level_over(drop.pct, t.connections_drop_warn_pct, t.connections_drop_crit_pct)
+        texts = (
+            connections_change_texts(delta)
+            if level is Level.OK
+            else connections_drop_texts(drop, t.connections_drop_window_s)
+        )
+        detail, *shorter = texts
         conn = Gauge(
             "connections",
             "connections",
             human_count(totals.connections),
             detail,
-            level_at_least(-delta.pct, t.connections_drop_warn_pct, t.connections_drop_crit_pct),
+            level,
             tuple(float(v) for v in spark[~np.isnan(spark)]),
             brief=shorter[0] if shorter else "",
             fallbacks=tuple(shorter[1:]),

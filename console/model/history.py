@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from console.alarms.tracking import CalmBaseline
+from console.alarms.tracking import CalmBaseline, drop_pct
 from console.model.alarms import Acknowledgements, AlarmLog, AlarmSource
 from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
 from console.model.node_readings import NODE_METRICS, ColumnarFrame, NodeReadings
@@ -66,6 +66,13 @@ class ConnectionsChange(NamedTuple):
     delta: float
     pct: float
     base: float
+
+
+class ConnectionsDrop(NamedTuple):
+    """Connections `pct` under their `peak` of the connections_drop alarm's window (`tracking.drop_pct`)."""
+
+    pct: float
+    peak: float
 
 
 class FleetModel:
@@ -257,8 +264,9 @@ class FleetModel:
     def node_events(self, node_id: str, limit: int = 20) -> list[Event]:
         return [event for event in reversed(self.events) if event.names(node_id)][:limit]
 
-    def connections_delta_60s(self) -> ConnectionsChange | None:
-        """Connections' change over the last 60 s of the frames held; None until there are two."""
+    def _recent_connections(self, span_s: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """The (times, connections) of the frames held within `span_s` of the newest, oldest first; None
+        until there are two."""
         times = self.totals.time_s.values()
         conns = self.totals.connections.values()
         ok = ~np.isnan(conns)
@@ -272,11 +280,31 @@ class FleetModel:
             times, conns = times[restarts[-1] + 1 :], conns[restarts[-1] + 1 :]
             if times.size < 2:
                 return None
-        now_t = times[-1]
-        earlier = np.nonzero(times >= now_t - 60.0)[0]
-        then = conns[earlier[0]]
+        earlier = times >= times[-1] - span_s
+        return times[earlier], conns[earlier]
+
+    def connections_delta_60s(self) -> ConnectionsChange | None:
+        """Connections' change over the last 60 s of the frames held; None until there are two."""
+        recent = self._recent_connections(60.0)
+        if recent is None:
+            return None
+        conns = recent[1]
+        then = conns[0]
         delta = conns[-1] - then
         return ConnectionsChange(float(delta), float(100.0 * delta / then) if then > 0 else 0.0, float(then))
+
+    def connections_drop(self) -> ConnectionsDrop | None:
+        """Connections under their peak of the connections_drop alarm's window, as the alarm judges it
+        (`tracking.drop_pct`): the gauge compared with 60 s ago and read "+120 %", green, beside the alarm's
+        "fell 43.8 %". From the frames held (a sped-up frame's folded seconds are the alarm's alone). None
+        until there are two frames, or with no peak."""
+        recent = self._recent_connections(self.thresholds.connections_drop_window_s)
+        if recent is None:
+            return None
+        conns = recent[1]
+        peak = float(conns.max())
+        pct = drop_pct(peak, float(conns[-1]))
+        return None if pct is None else ConnectionsDrop(pct, peak)
 
     def fleet_s_per_frame(self) -> float:
         """Fleet seconds one frame covers, from the frames' own clock: 1 on a live fleet, the speed on a sped-up

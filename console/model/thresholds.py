@@ -28,6 +28,8 @@ class GaugeThresholds:
     # Outage seed: an alarm on a > 5 % drop of total connections in 60 s would have caught the outage.
     connections_drop_warn_pct: float = 2.0
     connections_drop_crit_pct: float = 5.0
+    # The alarm's window: the drop is the fall under the connections' peak within it (`tracking.drop_pct`).
+    connections_drop_window_s: float = 60.0
     # Outage seed: steady ~80 k/min vs 13 M/min in the storm; 3× is unusual, 10× is a storm.
     attempts_warn_x: float = 3.0
     attempts_crit_x: float = 10.0
@@ -63,6 +65,7 @@ class GaugeThresholds:
         return cls(
             connections_drop_warn_pct=min(cls.connections_drop_warn_pct, shared.connections_drop_pct),
             connections_drop_crit_pct=shared.connections_drop_pct,
+            connections_drop_window_s=shared.connections_drop_window_s,
             attempts_warn_x=min(cls.attempts_warn_x, shared.reconnect_rate_multiple),
             attempts_crit_x=shared.reconnect_rate_multiple,
             headroom_warn_pct=max(cls.headroom_warn_pct, shared.headroom_min_pct),

@@ -74,3 +74,28 @@ def test_with_no_node_in_rotation_the_headroom_gauge_says_so() -> None:
     assert (headroom.value, headroom.detail, headroom.level) == ("0 %", "no node in rotation", Level.CRITICAL)
     assert len(headroom.brief) <= BRIEF_CELLS
     assert gauges_at(headroom_pct=0.0)["headroom"].detail == "budget 35 %"  # nodes in rotation, all full
+
+
+def test_the_connections_gauge_and_its_alarm_judge_one_drop() -> None:
+    """Review at 0:01:13 on a loopback fleet: the gauge read "✓ 1.7k Δ60s +919 (+120 %)", green, beside
+    "connections_drop: fell 43.8 % within 60 s (3.0 k → 1.7 k)". The gauge compared with 60 s ago, the alarm
+    with the minute's peak. Both now judge the fall under the peak of the alarm's window: a fleet 44 %
+    under it is critical, and the gauge says it from the peak."""
+    from tests.fleet_builders import frame
+
+    def conns(t: float) -> float:  # 780 at 0:00:13, up to 3,000 by 0:01:03, down to 1,699 at 0:01:13
+        return 780.0 if t <= 13 else 3000.0 if t <= 63 else 1699.0
+
+    model = console_model()
+    for t in range(13, 74):
+        model.apply_frame(frame(float(t), connections=conns(t)), float(t))
+    (alarm,) = [entry.alarm for entry in model.alarms.active() if entry.alarm.name == "connections_drop"]
+    gauge = {g.key: g for g in fleet_gauges(model)}["connections"]
+    assert gauge.level is Level.CRITICAL
+    assert gauge.detail == f"{alarm.value:.1f} % under 60 s peak 3.0k", gauge.detail
+    assert len(gauge.brief) <= BRIEF_CELLS and "43.4 %" in gauge.brief, gauge.brief
+    # Climbing back within 2 % of the peak: no longer a drop worth a colour; Δ60s again.
+    for t in range(74, 80):
+        model.apply_frame(frame(float(t), connections=2990.0), float(t))
+    gauge = {g.key: g for g in fleet_gauges(model)}["connections"]
+    assert gauge.level is Level.OK and gauge.detail.startswith("Δ60s "), gauge.detail
