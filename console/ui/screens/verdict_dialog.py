@@ -8,10 +8,15 @@ pass. A dry run shows the verdict (and what would pass) and asks nothing. The di
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.padding import Padding
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -30,7 +35,7 @@ from console.model.actions.answer import (
 )
 from console.model.downsample import spark_blocks
 from console.model.thresholds import Level
-from console.protocol import Verdict, VerdictLevel
+from console.protocol import Check, Verdict, VerdictLevel
 from console.ui.screens.action_form import QUIT_OVER_FIELDS
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.footer import ConsoleFooter
@@ -54,22 +59,61 @@ class Confirmed:
     typed: str | None
 
 
-def checks_table(verdict: Verdict, palette: Palette) -> Table:
+#: The narrowest `why` column the checks are drawn as a table with. Narrower (at 80 columns the table's
+#: fixed columns left it 17 cells: one reason took 7 lines, ten checks several pages), each check is a line
+#: (mark, name, value, limit) with a failing one's reason under it, at the dialog's width.
+WHY_MIN = 40
+#: A failing check's reason, under its line: indented past the mark, under the name.
+REASON_INDENT = 4
+#: The table's columns but `why` take their cells and these: a separator and a cell of padding each side
+#: between five columns, none at the edges.
+TABLE_GUTTERS = 4 * 3
+#: Severity, the most first: a check that blocks, then typed, confirm, and a note (it only warns).
+SEVERITY = {VerdictLevel.BLOCKED: 0, VerdictLevel.TYPED: 1, VerdictLevel.CONFIRM: 2, VerdictLevel.OK: 3}
+
+
+def ordered_checks(checks: Sequence[Check]) -> list[Check]:
+    """The failing checks first, the most severe first, then the passing ones; else in the guard's order
+    (a failing check listed 8th of 10 was on the dialog's third page at 80×24)."""
+    return sorted(checks, key=lambda check: (check.ok, SEVERITY.get(check.level or VerdictLevel.OK, 3)))
+
+
+def check_style(check: Check, palette: Palette) -> tuple[str, Style]:
+    """A check's glyph and mark (`✓ pass`, `▲ FAIL`, `✖ FAIL`, `▲ note`) and the style of its line."""
+    if check.ok:
+        level, glyph = Level.OK, "✓"
+    else:
+        level = Level.WARNING if check.level in (None, VerdictLevel.OK) else VERDICT_LEVELS[check.level]
+        glyph = LEVEL_GLYPHS[level]
+    return f"{glyph} {check_mark(check)}", palette.level_style(level, bold=not check.ok)
+
+
+def _cells(texts: Iterable[str], header: str = "") -> int:
+    return max([cell_len(header), *(cell_len(text) for text in texts)])
+
+
+def table_fits(checks: Sequence[Check], width: int) -> bool:
+    """Whether the table leaves its `why` column WHY_MIN cells at `width`."""
+    fixed = (
+        7
+        + _cells((check.name for check in checks), "check")
+        + _cells((format_value(check.value) for check in checks), "value")
+        + _cells((limit_text(check) for check in checks), "limit")
+    )
+    return width - fixed - TABLE_GUTTERS >= WHY_MIN
+
+
+def checks_table(checks: Sequence[Check], palette: Palette) -> Table:
     table = Table(expand=True, show_edge=False, pad_edge=False)
     table.add_column("", width=7, no_wrap=True)
     table.add_column("check", style="bold", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("limit", justify="right", no_wrap=True)
     table.add_column("why", ratio=1)
-    for check in verdict.checks:
-        if check.ok:
-            level, glyph = Level.OK, "✓"
-        else:
-            level = Level.WARNING if check.level in (None, VerdictLevel.OK) else VERDICT_LEVELS[check.level]
-            glyph = LEVEL_GLYPHS[level]
-        style = palette.level_style(level, bold=not check.ok)
+    for check in checks:
+        mark, style = check_style(check, palette)
         table.add_row(
-            Text(f"{glyph} {check_mark(check)}", style=style),
+            Text(mark, style=style),
             Text(check.name, style=style),
             format_value(check.value),
             limit_text(check),
@@ -78,15 +122,81 @@ def checks_table(verdict: Verdict, palette: Palette) -> Table:
     return table
 
 
-def projections_text(verdict: Verdict) -> Text:
+def checks_lines(checks: Sequence[Check], palette: Palette) -> Iterator[RenderableType]:
+    """Each check a line, its value and limit aligned with the others'; a failing check's reason under it,
+    wrapped at the dialog's width (a passing one's is in `PassingReasons`). A line wider than the dialog
+    wraps, never cut."""
+    names = _cells(check.name for check in checks)
+    values = _cells(format_value(check.value) for check in checks)
+    for check in checks:
+        mark, style = check_style(check, palette)
+        line = Text(f"{mark} ", style=style)
+        line.append(check.name.ljust(names), style=style)
+        line.append(f"  {format_value(check.value).rjust(values)}  {limit_text(check)}")
+        yield line
+        if not check.ok and check.why:
+            yield Padding(Text(check.why), (0, 0, 0, REASON_INDENT))
+
+
+class CheckList:
+    """The verdict's checks, failing first: the table where its `why` column has WHY_MIN cells, else a line
+    a check (`checks_lines`). Decided at the width it is drawn at (a Static's), so it follows a resize."""
+
+    def __init__(self, verdict: Verdict, palette: Palette) -> None:
+        self.checks = ordered_checks(verdict.checks)
+        self.palette = palette
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if table_fits(self.checks, options.max_width):
+            yield checks_table(self.checks, self.palette)
+        else:
+            yield from checks_lines(self.checks, self.palette)
+
+
+class PassingReasons:
+    """Where the checks are lines (`CheckList`), the passing checks' reasons, after the forecast: a passing
+    check is one line up there, and what it guards is still in the dialog (PgDn), nothing cut. Nothing
+    where the table shows them."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.checks = ordered_checks(verdict.checks)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        passing = [check for check in self.checks if check.ok and check.why]
+        if not passing or table_fits(self.checks, options.max_width):
+            return
+        yield Text("\nwhat the passing checks guard")
+        for check in passing:
+            yield Text.assemble((check.name, "bold"), f": {check.why}")
+
+
+def projections_text(verdict: Verdict, width: int | None = None) -> Text:
+    """`key value` pairs, three spaces apart; at `width`, a pair is never split over two lines (at 80
+    columns `headroom_after_pct` ended a line and its 18.7 began the next)."""
     text = Text()
+    used = 0
     for key, value in verdict.projections.items():
+        pair = cell_len(f"{key} {format_value(value)}")
+        if width is not None and used and used + pair > width:
+            text.append("\n")
+            used = 0
         text.append(f"{key} ", style="dim")
         text.append(f"{format_value(value)}   ")
+        used += pair + 3
     return text
 
 
-def forecast_text(verdict: Verdict, palette: Palette) -> Text:
+class Projections:
+    def __init__(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield projections_text(self.verdict, options.max_width)
+
+
+def forecast_text(verdict: Verdict, palette: Palette, stacked: bool = False) -> Text:
+    """Each series without the action and with it, on one scale, side by side; `stacked`, the one with it
+    under the one without (at 80 columns side by side wrapped the `with` row under the label)."""
     rows = forecast_series(verdict.forecast)
     text = Text(no_wrap=True)
     if not rows:
@@ -108,10 +218,23 @@ def forecast_text(verdict: Verdict, palette: Palette) -> Text:
         scale = (low, low + (level or 1.0)) if high - low <= FLAT_SHARE * level else (low, high)
         text.append(f"{label:<12} without ", style="dim")
         text.append(spark_blocks(np.asarray(without), SPARK_CELLS, scale), style=line)
-        text.append("  with ", style="dim")
+        text.append(f"\n{'':<12} with    " if stacked else "  with ", style="dim")
         text.append(spark_blocks(np.asarray(acted), SPARK_CELLS, scale), style="bold " + line)
         text.append(f"  {format_value(low)}–{format_value(high)}\n")
+    text.rstrip()  # no blank line under the last row
     return text
+
+
+class Forecast:
+    """`forecast_text`, stacked where a row side by side is wider than the dialog."""
+
+    def __init__(self, verdict: Verdict, palette: Palette) -> None:
+        self.verdict, self.palette = verdict, palette
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        side_by_side = forecast_text(self.verdict, self.palette)
+        widest = max((cell_len(line) for line in side_by_side.plain.splitlines()), default=0)
+        yield side_by_side if widest <= options.max_width else forecast_text(self.verdict, self.palette, True)
 
 
 class TypedName(Input):
@@ -132,6 +255,7 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
     }
     VerdictDialog VerticalScroll { height: auto; max-height: 30; }  /* SCROLL_ROWS; less when short: _fit */
     VerdictDialog .section { color: $text-muted; padding-top: 1; }
+    VerdictDialog #passing-why { color: $text-muted; }
     VerdictDialog #ask { text-style: bold; padding-top: 1; height: auto; }
     VerdictDialog #typed-error { color: $error; height: auto; }
     VerdictDialog #typed { display: none; }
@@ -212,11 +336,12 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
                 yield Static(Text(self.message, style="dim"), id="verdict-message")
             with VerticalScroll():
                 yield Static(f"checks ({len(verdict.checks)})", classes="section")
-                yield Static(checks_table(verdict, palette), id="checks")
+                yield Static(CheckList(verdict, palette), id="checks")
                 yield Static("projections", classes="section")
-                yield Static(projections_text(verdict), id="projections")
+                yield Static(Projections(verdict), id="projections")
                 yield Static("forecast", classes="section")
-                yield Static(forecast_text(verdict, palette), id="forecast")
+                yield Static(Forecast(verdict, palette), id="forecast")
+                yield Static(PassingReasons(verdict), id="passing-why")
             yield Static(self._ask_text(), id="ask")
             yield TypedName(placeholder=f"type {self._expected()!r} to confirm", id="typed")
             yield Label(self.initial_typed_error, id="typed-error")

@@ -1,0 +1,206 @@
+"""The verdict dialog reads at 80×24 (found in review): its table kept a 27-cell `check` column and wrapped
+each check's `why` into ~17 cells, one reason taking 7 lines and ten checks several PgDn pages, the failing
+ones wherever the guard listed them. At a width where the table's `why` would be that narrow, each check is
+one line (mark, name, value, limit), the failing ones first, each with its reason under it at the dialog's
+width; the passing checks stay one line each, their reasons after the forecast. Nothing is cut: every
+check's reason is in the dialog. At 120 columns and wider the table stays, the failing checks first.
+
+The reasons here are our own (or the real guard's, compared with what it said, not with set words)."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+from rich.console import Console
+from textual.app import App
+from textual.containers import VerticalScroll
+
+from console.guards.verdict import check, note, verdict
+from console.model.actions.answer import format_value, limit_text
+from console.protocol import Check, Verdict, VerdictLevel
+from console.ui.screens.verdict_dialog import VerdictDialog, ordered_checks
+from console.ui.themes import load_themes
+
+from ..client.fake_fleet_server import wait_for
+from .conftest import fleet_ready
+from .fake_actions import FakeFleetApi
+from .test_actions import acting_app, drain_dialog
+
+NODE = "gw-0017"
+#: The indent of a reason under its check's line, and the lines a reason may take beyond its words' share
+#: of the dialog's width (one: a word carried over).
+SLACK_LINES = 1
+
+
+def reason(k: int) -> str:
+    """A reason as long as the guard's longest (~130 characters), its words unique to check `k`."""
+    return f"reason{k} " + " ".join(f"w{k}x{j}" for j in range(22))
+
+
+def guard_ordered_checks() -> list[Check]:
+    """Ten checks in a guard's order, the failing ones 4th (typed), 7th (blocked) and 9th (a note)."""
+    checks = []
+    for k in range(10):
+        fails_to = VerdictLevel.BLOCKED if k == 6 else VerdictLevel.TYPED
+        value = 90.0 if k in (3, 6) else 10.0
+        checks.append(check(f"check_number_{k}_of_ten_pct", value, 75.0, fails_to=fails_to, why=reason(k)))
+    checks[8] = note("noted_check_8", "late", "on time", ok=False, why=reason(8))
+    return checks
+
+
+def built_verdict(level: VerdictLevel) -> Verdict:
+    series = [float(1_000_000 - 500 * t) for t in range(60)]
+    forecast = {
+        "horizon_s": 60,
+        "tick_ms": 10,
+        "without_action": {"connections": series, "attempts_per_s": series},
+        "with_action": {"connections": series[::-1], "attempts_per_s": series[::-1]},
+    }
+    checks = guard_ordered_checks()
+    if level is VerdictLevel.TYPED:  # no blocking check
+        checks[6] = check(
+            "check_number_6_of_ten_pct", 10.0, 75.0, fails_to=VerdictLevel.BLOCKED, why=reason(6)
+        )
+    judged = verdict("drain", checks, {"survivors": 47, "duration_s": 600.0}, typed_expected=NODE)
+    return judged.model_copy(update={"confirm_token": "tok-1", "forecast": forecast})
+
+
+class DialogApp(App[None]):
+    def __init__(self, judged: Verdict, **options) -> None:
+        super().__init__()
+        self.judged, self.options = judged, options
+
+    def on_mount(self) -> None:
+        palette = load_themes()["dark"].palette
+        self.push_screen(VerdictDialog(f"drain {NODE}", self.judged, palette, **self.options))
+
+
+def shown_rows(app: App) -> list[str]:
+    """The verdict's rows as on screen, now (what is scrolled away is not there): the scroll's columns only,
+    without the dialog's border and scrollbar."""
+    scroll = app.screen.query_one(VerticalScroll)
+    checks = app.screen.query_one("#checks")
+    x0, width = checks.content_region.x, checks.content_region.width
+    strips = app.screen._compositor.render_strips()
+    region = scroll.content_region
+    return [strips[y].text[x0 : x0 + width].rstrip() for y in range(region.y, region.bottom)]
+
+
+def reason_under(rows: list[str], item: Check) -> list[str]:
+    """The lines under `item`'s line up to the next check's (a line not indented), or the verdict's end."""
+    start = next(i for i, row in enumerate(rows) if f" {item.name} " in f"{row} ")
+    lines = []
+    for row in rows[start + 1 :]:
+        if not row.startswith(" ") or not row.strip():
+            break
+        lines.append(row.strip())
+    return lines
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def most_lines(text: str, width: int) -> int:
+    """The lines `text` takes wrapped at `width` (the dialog's, less the indent), and one to spare."""
+    return math.ceil(len(text) / width) + SLACK_LINES
+
+
+def rendered(widget, width: int) -> str:
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    console.print(widget.content)
+    return console.file.getvalue()
+
+
+@pytest.mark.parametrize("level", [VerdictLevel.TYPED, VerdictLevel.BLOCKED])
+async def test_at_80x24_the_failing_checks_come_first_each_with_its_whole_reason(level) -> None:
+    """The typed question (its name's input under the verdict: the least room) and a block: the first page
+    holds the verdict's line and every failing check's line with its whole reason, failing first and the
+    most severe first, each reason on at most its share of the dialog's width and a line."""
+    judged = built_verdict(level)
+    app = DialogApp(judged, back_to_form=level is VerdictLevel.BLOCKED)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+        await pilot.pause()
+        dialog = app.screen
+        assert level.value.upper() in str(dialog.query_one("#verdict-title").content)
+        rows = shown_rows(app)
+        width = dialog.query_one("#checks").content_region.width
+        failing = [c for c in judged.checks if not c.ok]
+        ordered = ordered_checks(judged.checks)
+        assert {c.name for c in ordered[: len(failing)]} == {c.name for c in failing}
+        assert ordered[len(failing) - 1].name == "noted_check_8"  # a note (it only warns) after the fails
+        if level is VerdictLevel.BLOCKED:  # the block first: it is what stops the drain
+            assert ordered_checks(judged.checks)[0].name == "check_number_6_of_ten_pct"
+        for item in failing:
+            lines = reason_under(rows, item)
+            assert words(" ".join(lines)) == words(item.why), (item.name, rows)
+            assert len(lines) <= most_lines(item.why, width - 4), (item.name, lines)
+        # Then the passing checks, one line each (their value and limit beside the name).
+        first_passing = next(c for c in ordered_checks(judged.checks) if c.ok)
+        line = next(row for row in rows if f" {first_passing.name} " in f"{row} ")
+        assert "10" in line and "≤ 75" in line and reason_under(rows, first_passing) == []
+
+
+async def test_at_80x24_nothing_is_cut_every_reason_is_in_the_dialog() -> None:
+    """Every check's name, value, limit and whole reason is in the dialog at its width (below the first page
+    for the passing ones: PgDn reaches them), each reason once."""
+    judged = built_verdict(VerdictLevel.BLOCKED)
+    app = DialogApp(judged, back_to_form=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+        await pilot.pause()
+        scroll = app.screen.query_one(VerticalScroll)
+        width = app.screen.query_one("#checks").content_region.width
+        text = words(
+            "".join(rendered(app.screen.query_one(f"#{part}"), width) for part in ("checks", "passing-why"))
+        )
+        for item in judged.checks:
+            assert text.count(words(item.why)) == 1, item.name
+            assert f"{item.name} {format_value(item.value)} {limit_text(item)}" in text
+        # And on screen, scrolled to the end: the last passing check's reason is there whole.
+        while scroll.scroll_y < scroll.max_scroll_y:
+            await pilot.press("pagedown")
+            await pilot.pause()
+        last = [c for c in ordered_checks(judged.checks) if c.ok][-1]
+        assert words(last.why) in words(" ".join(shown_rows(app)))
+
+
+async def test_at_80x24_a_real_blocked_drain_shows_its_blocking_reason_on_the_first_page() -> None:
+    """The real drain guard's verdict on a drain too fast (500/s: the pause and abort lines, the pacing and
+    the hint window fail), dry-run from the form at 80×24: a check that blocks comes first, its reason whole
+    on the first page, on no more lines than its share of the width and one."""
+    api = FakeFleetApi()
+    app = acting_app(api, scene_name="calm")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(app)
+        dialog = await drain_dialog(app, pilot, "500", "ctrl+d", "the dry-run verdict")
+        await pilot.pause()
+        judged = dialog.verdict
+        assert judged.level is VerdictLevel.BLOCKED
+        first = ordered_checks(judged.checks)[0]
+        assert not first.ok and first.level is VerdictLevel.BLOCKED
+        rows = shown_rows(app)
+        width = dialog.query_one("#checks").content_region.width
+        lines = reason_under(rows, first)
+        assert words(" ".join(lines)) == words(first.why), rows
+        assert len(lines) <= most_lines(first.why, width - 4), lines
+
+
+async def test_at_120x36_the_table_stays_with_the_failing_checks_first() -> None:
+    """Wide enough for the table's `why` column (as at 120×36, the dialog's widest): the table, as before,
+    now the failing checks on top."""
+    judged = built_verdict(VerdictLevel.BLOCKED)
+    app = DialogApp(judged, back_to_form=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+        await pilot.pause()
+        rows = shown_rows(app)
+        assert any("┃ check" in row and "┃ why" in row for row in rows), rows
+        marks = [
+            row.split("│")[0].strip() for row in rows if row.count("│") >= 4 and row.split("│")[0].strip()
+        ]
+        assert marks[:3] == ["✖ FAIL", "▲ FAIL", "▲ note"] and set(marks[3:]) == {"✓ pass"}, marks
+        assert not app.screen.query_one("#passing-why").region.height  # its reasons are in the table
