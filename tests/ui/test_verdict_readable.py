@@ -204,3 +204,16 @@ async def test_at_120x36_the_table_stays_with_the_failing_checks_first() -> None
         ]
         assert marks[:3] == ["✖ FAIL", "▲ FAIL", "▲ note"] and set(marks[3:]) == {"✓ pass"}, marks
         assert not app.screen.query_one("#passing-why").region.height  # its reasons are in the table
+
+
+def test_the_passing_checks_keep_the_guards_order() -> None:
+    """Only the failing ones move up: the passing checks were sorted by the level they would fail to."""
+    checks = guard_ordered_checks()
+    checks[9] = check("blocks_if_it_fails", 1.0, 75.0, fails_to=VerdictLevel.BLOCKED, why=reason(9))
+    ordered = ordered_checks(checks)
+    assert [c.name for c in ordered if c.ok] == [c.name for c in checks if c.ok]
+    assert [c.name for c in ordered if not c.ok] == [
+        "check_number_6_of_ten_pct",
+        "check_number_3_of_ten_pct",
+        "noted_check_8",
+    ]

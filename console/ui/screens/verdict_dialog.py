@@ -75,7 +75,13 @@ SEVERITY = {VerdictLevel.BLOCKED: 0, VerdictLevel.TYPED: 1, VerdictLevel.CONFIRM
 def ordered_checks(checks: Sequence[Check]) -> list[Check]:
     """The failing checks first, the most severe first, then the passing ones; else in the guard's order
     (a failing check listed 8th of 10 was on the dialog's third page at 80×24)."""
-    return sorted(checks, key=lambda check: (check.ok, SEVERITY.get(check.level or VerdictLevel.OK, 3)))
+    return sorted(checks, key=_failing_first)
+
+
+def _failing_first(check: Check) -> tuple[bool, int]:
+    if check.ok:
+        return True, 0  # the passing ones in the guard's order, whatever level they would fail to
+    return False, SEVERITY[check.level or VerdictLevel.OK]
 
 
 def check_style(check: Check, palette: Palette) -> tuple[str, Style]:
