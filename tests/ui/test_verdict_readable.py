@@ -15,7 +15,7 @@ import math
 import pytest
 from rich.console import Console
 from textual.app import App
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 
 from console.guards.verdict import check, note, verdict
 from console.model.actions.answer import format_value, limit_text
@@ -27,6 +27,7 @@ from ..client.fake_fleet_server import wait_for
 from .conftest import fleet_ready
 from .fake_actions import FakeFleetApi
 from .test_actions import acting_app, drain_dialog
+from .test_contrast import low_contrast_text
 
 NODE = "gw-0017"
 #: The indent of a reason under its check's line, and the lines a reason may take beyond its words' share
@@ -217,3 +218,25 @@ def test_the_passing_checks_keep_the_guards_order() -> None:
         "check_number_3_of_ten_pct",
         "noted_check_8",
     ]
+
+
+@pytest.mark.parametrize("theme", ["dark", "light", "high-contrast", "colorblind"])
+async def test_at_80x24_the_lines_and_reasons_read_in_every_theme(theme) -> None:
+    """The lines layout's text at 4.5:1 (as `test_contrast` reads the table's): the failing checks' lines
+    and reasons on the first page, the passing checks' reasons (muted) at the end."""
+    app = acting_app(FakeFleetApi(), scene_name="calm")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(app)
+        app.theme = theme
+        dialog = await drain_dialog(app, pilot, "500", "ctrl+d", "the dry-run verdict")
+        await pilot.pause()
+        region = dialog.query_one(Vertical).region
+        first_page = app.export_screenshot()
+        scroll = dialog.query_one(VerticalScroll)
+        while scroll.scroll_y < scroll.max_scroll_y:
+            await pilot.press("pagedown")
+            await pilot.pause()
+        assert "what the passing checks guard" in "\n".join(shown_rows(app))
+        last_page = app.export_screenshot()
+    assert low_contrast_text(first_page, region) == []
+    assert low_contrast_text(last_page, region) == []
