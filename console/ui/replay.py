@@ -51,7 +51,7 @@ from console.ui.commands import action_bindings
 from console.ui.screens.audit import AuditScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
-from console.ui.widgets.input_bar import InputBar
+from console.ui.widgets.input_bar import InputBar, opening_key
 from console.ui.widgets.timeline_bar import TimelineBar
 
 
@@ -78,7 +78,7 @@ class ReplayScreen(MainScreen):
     ReplayScreen TimelineBar { height: auto; padding: 0 1; background: $panel; }  /* a 4th line: damage */
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("g", "open_seek", "seek"),
+        opening_key("g", "open_seek", "seek"),
         Binding("escape", "close_bars", "close", show=False),
         *_actions_off_the_footer(),
     ]

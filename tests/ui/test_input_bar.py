@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Label
 
+from console.model.nodes import NodeFilter, NodeQuery
 from console.record.reader import RecordingReader
 from console.record.replay import ReplaySource
 from console.ui.app import ConsoleApp
@@ -21,7 +22,7 @@ from console.ui.widgets.input_bar import InputBar
 from ..client.fake_fleet_server import wait_for
 from .conftest import fleet_ready
 from .test_oncall import visible_lines
-from .test_replay import write_recording
+from .test_replay import shown_time, write_recording
 
 #: bar → (the key that opens it, its id, what is typed that it takes, what it refuses, its keys said)
 BARS = {
@@ -132,3 +133,60 @@ async def test_the_error_line_is_read_whole(kind: str, size: tuple[int, int], tm
         assert " ".join(lines) == refusal(kind), lines
         assert error.region.right <= width and all(len(line) <= width for line in visible_lines(error))
         assert rows(bar) == len(lines) + 1 and error.region.bottom == field.region.y  # the input under it
+
+
+def typed_at_once(app: ConsoleApp, text: str) -> None:
+    """`text` as a terminal delivers it in one read (a fast typist, `tmux send-keys`, a paste): parsed by the
+    driver's own parser and queued together, no key waiting for the one before it to be handled — as
+    `pilot.press` waits."""
+    from textual._xterm_parser import XTermParser
+
+    for event in XTermParser().feed(text):
+        event.set_sender(app)
+        app.post_message(event)
+
+
+#: (the app, the bar's key, what is typed straight after it, what the field then holds): every character a
+#: key of the screen's own — the fleet's `s` sorts, `d` drains, `a` sets admission…, the replay's digits
+#: choose its speed, its `g` opens the seek — and a backspace (`\x7f`) among them, to apply in its place.
+TYPED_AHEAD = {
+    "filter": ("filter", "/", "state:drainingg\x7f,down", "state:draining,down"),
+    "seek": ("seek", "g", "1:455\x7f", "1:45"),
+    "filter in a replay": ("seek", "/", "id:gw-00*", "id:gw-00*"),
+}
+
+
+@pytest.mark.parametrize("case", list(TYPED_AHEAD))
+async def test_keys_typed_straight_after_the_bar_s_key_go_into_it(case: str, tmp_path: Path) -> None:
+    """`g1:45` Enter in one `tmux send-keys` changed the replay's speed (the digits) and failed the seek; a
+    fast `/sd` sorted the nodes and asked to drain one. The keys typed after the bar's went to the node
+    table, then up to the screen's bindings (test: none of them in the field). Every key after the bar's
+    key is text, in order, and Enter, in the same read, applies it."""
+    kind, opening, typed, meant = TYPED_AHEAD[case]
+    name = BARS["seek" if opening == "g" else "filter"][1]
+    async with bar_app(kind, tmp_path, (120, 36)) as (app, pilot):
+        screen = app.screen
+        query = app.query_state
+        speed = app.replay.status().speed if isinstance(app, ReplayApp) else None
+        field = screen.query_one(f"#{name}", Input)
+        typed_at_once(app, opening + typed)
+        await wait_for(lambda: field.has_focus, what="the field focused")
+        await pilot.pause()
+        assert field.value == meant, field.value
+        assert app.screen is screen and app.query_state == query  # no action's form opened, not sorted
+        if speed is not None:
+            assert app.replay.status().speed == speed
+        await pilot.press("escape")
+        await wait_for(lambda: not field.has_focus, what="the bar closed")
+
+        typed_at_once(app, opening + typed + "\r")
+        if name == "filter":
+            await wait_for(lambda: app.query_state != query, what="the filter applied")
+            assert app.query_state == NodeQuery(query.sort_key, query.descending, NodeFilter.parse(meant))
+        else:
+            with RecordingReader(tmp_path / "session.sdrec") as reader:
+                target = reader.frame_at(reader.index_at(105.0)).time_s
+            await wait_for(lambda: shown_time(app) == target, what="the frame at 1:45")
+            assert app.replay.status().speed == speed
+        await wait_for(lambda: not field.has_focus, what="the focus back on the nodes")
+        assert app.screen is screen

@@ -33,7 +33,7 @@ from console.ui.widgets.alarms_panel import AlarmMessage, AlarmsPanel
 from console.ui.widgets.footer import ConsoleFooter
 from console.ui.widgets.gauges import GaugeBar
 from console.ui.widgets.header import FleetHeader, header_text
-from console.ui.widgets.input_bar import InputBar
+from console.ui.widgets.input_bar import InputBar, opening_key
 from console.ui.widgets.node_table import NodeTable, column_title
 from console.ui.widgets.plot import PlotextChart, plot_columns
 from console.ui.widgets.rollout_panel import RolloutPanel
@@ -165,7 +165,7 @@ class MainScreen(Screen[None]):
     """
     )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("/", "open_filter", "filter"),
+        opening_key("/", "open_filter", "filter"),
         Binding("s", "app.sort", "sort"),
         # Off the footer, which is full at 160 columns; the help screen and the palette list them.
         Binding("S", "app.reverse_sort", "reverse", show=False),

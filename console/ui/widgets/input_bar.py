@@ -6,13 +6,31 @@ node table one row. Closed, it takes no row. Enter ends it either way (left open
 took the operator's next `q` as text): a refused value stays, selected, beside its error when it is opened
 again; the error wraps at words, every word of it on screen. The screen owns what the text means and where
 the focus goes after.
+
+Every key typed after the bar's own goes into it, in order, even all in one read (a fast typist, tmux, a
+paste). Textual hands each key to the widget focused when the app takes it from its queue, and runs a
+screen's ordinary bindings only once the key has bubbled back up to the app: by then the keys typed after
+`/` had all gone to the node table, to bubble up as the screen's `s` sort, `d` drain… (and `focus()` itself
+waits its turn behind them). So the bar's key is a priority binding (`opening_key`), run as the app takes
+it, and `open` focuses at once: the keys behind it are handed to the field.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label
+
+from console.ui.widgets.field_input import FieldInput
+
+
+def opening_key(key: str, action: str, description: str) -> Binding:
+    """The binding of the key that opens a bar: a priority one, so the bar is open and focused before the
+    app hands on the keys typed after it. While a field has the focus Textual leaves out the bindings of
+    the keys it takes as text (`Screen._binding_chain`, `check_consume_key`): a `g` typed in the filter's
+    "id:gw-*" stays text, it does not open the seek."""
+    return Binding(key, action, description, priority=True)
 
 
 class InputBar(Vertical):
@@ -40,7 +58,8 @@ class InputBar(Vertical):
     def compose(self) -> ComposeResult:
         yield Label("", id=f"{self.field_id}-error", classes="input-bar--error")
         with Horizontal(id=f"{self.field_id}-row", classes="input-bar--row"):
-            yield Input(
+            # Its own keys in order too: a backspace in the same read as the digits (`FieldInput`).
+            yield FieldInput(
                 placeholder=self._placeholder, id=self.field_id, classes="input-bar--field", compact=True
             )
             yield Label(self._keys, id=f"{self.field_id}-keys", classes="input-bar--keys")
@@ -57,7 +76,8 @@ class InputBar(Vertical):
     def open(self) -> None:
         """Shown, focused, what is in it selected: typing replaces it, an arrow key edits it."""
         self.add_class("-open")
-        self.field.focus()
+        # Now, not as `focus()` does (after the messages already queued, the keys typed after the bar's).
+        self.screen.set_focus(self.field)
         self.field.select_all()
 
     def close(self) -> None:
