@@ -84,6 +84,8 @@ CTRL_Q_HELP = Binding("ctrl+q", "quit", "quit, also from a text field (q is type
 
 class ConsoleApp(App[None]):
     TITLE = "stormdeck"
+    #: Where `L`'s audit panel reads, as the palette and help say it.
+    AUDIT_FROM = "the server's audit log"
     # Textual draws a placeholder in $text-disabled (38 %: 2.7–3.5:1 here); ours say what to type, so they
     # are read at 4.5:1 or better in every theme (tests/ui/test_contrast.py).
     CSS = "Input > .input--placeholder { color: $text-muted; }"
@@ -569,7 +571,7 @@ class ConsoleApp(App[None]):
         commands = [
             (title, noted(help_text, by_command.get(action)))
             for title, help_text, action in console_commands(
-                list(self.theme_files), self.instructor, self.briefed_drill() is not None
+                list(self.theme_files), self.instructor, self.briefed_drill() is not None, self.AUDIT_FROM
             )
         ]
         by_binding = {act_binding(kind): note for kind, note in notes.items()}

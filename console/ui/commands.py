@@ -58,10 +58,13 @@ def fleet_action_keys(not_offered: Collection[ActionKind] = ()) -> list[str]:
 
 
 def console_commands(
-    theme_names: list[str], instructor: bool = False, drill: bool = False
+    theme_names: list[str],
+    instructor: bool = False,
+    drill: bool = False,
+    audit_from: str = "the server's audit log",
 ) -> list[tuple[str, str, str]]:
     """(title, help, action) for every command (and the injections, on an instructor's console; the
-    briefing, on a console with a served drill)."""
+    briefing, on a console with a served drill); `audit_from` says where the audit panel reads."""
     commands = [
         ("Help: keys and commands", "list every binding and command", "help"),
         ("Filter nodes…", "state:NAME, id:PATTERN, alarming", "screen.open_filter"),
@@ -94,7 +97,7 @@ def console_commands(
         (f"Action: {kind.title}", f"{help_text} ({key})", act_command(kind))
         for key, kind, _, help_text in ACTIONS
     ]
-    commands.append(("Audit log", "every action attempt, from the server's audit log (L)", "audit"))
+    commands.append(("Audit log", f"every action attempt, from {audit_from} (L)", "audit"))
     commands += [
         (f"Theme: {name}", f"switch to the {name} theme (remembered)", f"switch_theme('{name}')")
         for name in theme_names
@@ -110,9 +113,10 @@ class ConsoleCommands(Provider):
         instructor = getattr(app, "instructor", False)
         briefed_drill = getattr(app, "briefed_drill", None)
         drill = briefed_drill is not None and briefed_drill() is not None
+        audit_from = getattr(app, "AUDIT_FROM", "the server's audit log")
         return [
             (title, help_text, partial(app.run_action, action))
-            for title, help_text, action in console_commands(names, instructor, drill)
+            for title, help_text, action in console_commands(names, instructor, drill, audit_from)
         ]
 
     async def discover(self) -> Hits:

@@ -160,6 +160,7 @@ _REPLAY_LINKS = (LinkState.LIVE, LinkState.PAUSED)
 
 
 class ReplayApp(ConsoleApp):
+    AUDIT_FROM = "the recording"  # a replay asks no server (action_audit)
     BINDINGS: ClassVar[list[BindingType]] = [
         # Acknowledging a replay's alarms is seldom wanted: `A` stays (help lists it), off the footer, which
         # the replay's own keys fill at 160 columns.

@@ -899,6 +899,22 @@ async def test_replay_help_says_the_actions_are_off_and_leaves_out_what_does_not
         assert all(does.endswith("— actions off: read-only console") for *_, does in said), said
         actions = [does for title, does in app.screen.commands if title.startswith("Action:")]
         assert actions and all(does.endswith("— actions off: read-only console") for does in actions)
+        # `L` reads the recording in a replay (it asks no server), and help and the palette say so.
+        audit = dict(app.screen.commands)["Audit log"]
+        assert "from the recording" in audit and "server" not in audit, audit
+
+
+async def test_the_palette_of_a_replay_says_the_audit_log_is_the_recording_s(tmp_path: Path):
+    """User pass: the palette's "Audit log" read "every action attempt, from the server's audit log (L)" in a
+    replay, whose `L` lists the recording's actions and asks no server."""
+    from console.ui.commands import ConsoleCommands
+    from console.ui.screens.help import HelpScreen
+
+    path = write_recording(tmp_path / "fleet.sdrec")
+    async with paused_replay_showing(path, "question_mark", HelpScreen, "help") as (app, _):
+        provider = ConsoleCommands(app.screen)
+        palette = {title: does for title, does, _ in provider._commands()}
+        assert palette["Audit log"] == "every action attempt, from the recording (L)", palette["Audit log"]
 
 
 async def test_replay_help_leaves_out_the_forms_a_replay_never_opens(tmp_path: Path):
