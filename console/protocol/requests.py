@@ -97,7 +97,7 @@ class DrainRequest(_Request):
 
 
 class RolloutRequest(_Request):
-    batch_size: WholeNumber = Field(gt=0, le=limits.ROLLOUT_BATCH_SIZE[1])
+    batch_size: WholeNumber = Field(ge=limits.ROLLOUT_BATCH_SIZE[0], le=limits.ROLLOUT_BATCH_SIZE[1])
     interval_s: Number = Field(gt=0, le=limits.ROLLOUT_INTERVAL_S[1])
     mode: RolloutMode = RolloutMode.DRAIN
     pause_cpu_pct: Number = Field(default=75.0, gt=0, le=100)

@@ -669,7 +669,7 @@ def test_more_nodes_than_the_prefill_are_not_added_without_yes(acting: Acting, o
         (["add-capacity", "--count", "0"], "--count: 0 is not allowed; expected a whole number in [1, "),
         (
             ["rollout", "start", "--batch-size", "0", "--interval", "30"],
-            "--batch-size: 0 is not allowed; expected a whole number in (0, 10000]",
+            "--batch-size: 0 is not allowed; expected a whole number in [1, 10000]",
         ),
         (
             ["rollout", "start", "--batch-size", "2", "--interval", "30", "--pause-cpu", "101"],
