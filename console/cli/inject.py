@@ -15,8 +15,6 @@ from console.cli.checks import check_fleet_url, fleet_url_argument
 from console.client.inject import parse_params
 from console.protocol import INJECTIONS
 
-_EXIT = {"applied": 0, "dry_run": 0, "bad_input": 2, "blocked": 2, "needs_confirmation": 2, "denied": 1}
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     events = "; ".join(f"{name}: {what}" for name, what in INJECTIONS.items())
@@ -55,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_inject(args: argparse.Namespace) -> int:
+    from console.cli.act import EXIT
     from console.client.actions import ActionAnswer, ActionClient
     from console.client.token import load_token
 
@@ -74,4 +73,5 @@ def run_inject(args: argparse.Namespace) -> int:
         print(f"{answer.status} {answer.reply.value}: {headline}")
         if answer.body.get("audit_seq") is not None:
             print(f"audit: record {answer.body['audit_seq']} ({str(answer.body.get('audit_hash'))[:16]}…)")
-    return _EXIT.get(answer.reply.value, 1)
+    # act's codes: an injection is never blocked nor asks for confirmation, but one rule reads them all.
+    return EXIT.get(answer.reply, 1)
