@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+#: Characters of a given text an error repeats: an --override-reason 2,000 characters long came back whole.
+QUOTED_CHARS = 60
+
+
+def quoted(value: object) -> str:
+    """`value` as an error repeats it (its repr); a long text cut to its start and its length, which
+    says what was too long without echoing it all."""
+    if isinstance(value, str) and len(value) > QUOTED_CHARS:
+        return f"{value[:QUOTED_CHARS]!r}… ({len(value):,} characters)"
+    return repr(value)
+
 
 class StormdeckError(Exception):
     """Base of every error stormdeck reports to a user instead of a traceback."""
@@ -21,7 +32,7 @@ class InputError(StormdeckError):
         super().__init__(self._message())
 
     def _message(self) -> str:
-        return f"{self.field}: {self.value!r} is not allowed; expected {self.allowed}"
+        return f"{self.field}: {quoted(self.value)} is not allowed; expected {self.allowed}"
 
 
 class MissingInput(InputError):

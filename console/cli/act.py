@@ -510,9 +510,12 @@ def _refused(
         allowed = f"MIN:MAX with {low} ≤ MIN ≤ MAX ≤ {high}"
     else:
         allowed = allowed_range(model, [field])
-        if allowed[:1] in "([":  # a range: of what
+        longest = next((item.max_length for item in info.metadata if hasattr(item, "max_length")), None)
+        if allowed and allowed[0] in "([":  # a range: of what
             whole = int in (info.annotation, *get_args(info.annotation))
             allowed = f"{'a whole number' if whole else 'a number'} in {allowed}"
+        elif not allowed and longest is not None:  # ("a number in " had said nothing of a text's length)
+            allowed = f"a text of at most {longest:,} characters"
     return InputError(option, body.get(field) if typed is None else typed, allowed or fallback)
 
 

@@ -20,7 +20,7 @@ from pydantic.fields import FieldInfo
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from console.errors import InputError
+from console.errors import InputError, quoted
 from console.protocol import PROBLEM_TYPE_PREFIX, Problem
 from console.protocol.requests import Window, whole_number
 
@@ -203,7 +203,7 @@ def describe_invalid(error: Any, field: str, allowed: str) -> str:
     location = tuple(error.get("loc", ()))
     given = error.get("input")
     message = error.get("msg", "invalid")
-    shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
+    shown = "" if isinstance(given, dict) or given is None else f" (got {quoted(given)})"
     if error.get("type") == "missing" and location and isinstance(location[-1], int):
         # An item short of a list (`hint_ms: [1000]`, its input the list): pydantic's "Field required"
         # read as if the field itself were left out.

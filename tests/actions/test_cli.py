@@ -679,7 +679,11 @@ def test_more_nodes_than_the_prefill_are_not_added_without_yes(acting: Acting, o
             ["admission", "--retry-after", "60:5"],
             "--retry-after: '60:5' is not allowed; expected MIN:MAX with 0",
         ),
-        (["undrain", "gw-001", "--override-reason", "x" * 1001], "--override-reason: "),
+        (  # cut where it is repeated, and said in characters ("a number in " had said nothing)
+            ["undrain", "gw-001", "--override-reason", "x" * 1001],
+            f"--override-reason: {'x' * 60!r}… (1,001 characters) is not allowed; expected a text of at "
+            "most 1,000 characters",
+        ),
     ],
 )
 def test_act_checks_its_options_ranges_before_sending(words: list[str], said: str, operator, capsys) -> None:

@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from console.errors import InputError
+from console.errors import InputError, quoted
 from console.model.actions.answer import ActionReading
 from console.model.actions.drain import DrainHintRule
 from console.model.actions.form import (
@@ -182,7 +182,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             call = parse_form(self.kind, self.node_id, self._as_sent(), self.prefill.check)
         except InputError as error:
             label = field_label(self.kind, error.field)
-            error_label.update(f"✖ {label}: {error.value!r} is not allowed; expected {error.allowed}")
+            error_label.update(f"✖ {label}: {quoted(error.value)} is not allowed; expected {error.allowed}")
             field = self.query(f"#field-{error.field}")
             if focus_bad and field:
                 field.first().focus()

@@ -1,0 +1,18 @@
+"""An error repeats what was given, but not all of a long text (an --override-reason of 2,000 characters)."""
+
+from console.errors import QUOTED_CHARS, InputError, quoted
+
+
+def test_a_long_text_is_repeated_by_its_start_and_its_length():
+    given = "x" * 2000
+    message = str(InputError("--override-reason", given, "at most 1000 characters"))
+    assert message == (
+        f"--override-reason: {'x' * QUOTED_CHARS!r}… (2,000 characters) is not allowed; "
+        "expected at most 1000 characters"
+    )
+
+
+def test_short_values_are_repeated_whole():
+    assert quoted("x" * QUOTED_CHARS) == repr("x" * QUOTED_CHARS)
+    assert quoted(3.5) == "3.5"
+    assert quoted([5, 2]) == "[5, 2]"
