@@ -23,7 +23,7 @@ from console.guards.fleet import (
 )
 from console.guards.rollout import ACTIVE, UNDRAINABLE, plan_batches
 from console.guards.thresholds import Thresholds
-from console.guards.verdict import check, note, verdict
+from console.guards.verdict import any_of, check, note, verdict
 from console.protocol import (
     Check,
     DrainRequest,
@@ -285,6 +285,20 @@ def judge_drain(
     planned = planned_cpu_note(capacity)
     admission_limit = load.admission_limit_text()
     safe_rate_set_by = load.admission_limit_text("set by") if safe_limited_by == "drain_pacing" else ""
+    # Each check's move is said only when it fails, and only the moves this fleet and this drain have: a
+    # single node is not told to drain fewer nodes, a drain with no safe rate to slow to is not told to slow
+    # down or to lengthen its deadline, a fleet that cannot grow is not told to add capacity.
+    can_add = room is None or room.can_add
+    fewer = "drain fewer nodes at once" if count > 1 else ""
+    raise_admission = (
+        f"a higher admission rate_per_s than {load.admission_limit_per_s:g}/s a node"
+        if load.admission_limit_per_s is not None
+        else ""
+    )
+    needed_ms = hint_window_needed_ms(new_rate, t)
+    widest_ms = _widest_hint_ms(capacity)
+    widen_burst = "widen the hint" if widest_ms / 1000 * load.spare_admission_per_s >= forced_at_safe else ""
+    lengthen = "lengthen the deadline" if safe_rate > 0 else ""
     checks = [
         check(
             "survivor_cpu_vs_pause_pct",
@@ -292,15 +306,16 @@ def judge_drain(
             t.cpu_pause_pct,
             fails_to=VerdictLevel.TYPED,
             why="busiest survivor's CPU while absorbing the drain; above it a rollout pauses (outage seed)"
-            f"{planned}: slow the drain",
+            f"{planned}",
+            move=_cpu_move(load, capacity, t, t.cpu_pause_pct),
         ),
         check(
             "survivor_cpu_vs_abort_pct",
             cpu_pct,
             t.cpu_abort_pct,
             fails_to=VerdictLevel.BLOCKED,
-            why=f"the abort criterion: a survivor above it for 30 s means halt (outage seed){planned}: slow the "
-            "drain",
+            why=f"the abort criterion: a survivor above it for 30 s means halt (outage seed){planned}",
+            move=_cpu_move(load, capacity, t, t.cpu_abort_pct),
         ),
         check(
             "drain_pacing_per_s",
@@ -308,23 +323,36 @@ def judge_drain(
             load.spare_admission_per_s,
             fails_to=VerdictLevel.BLOCKED,
             why=f"every drain's closes per second must fit in the survivors' spare admission{admission_limit} "
-            "(field guide): slow the drain or drain fewer nodes at once",
+            "(field guide)",
+            move=_moves(
+                ["slow the drain", fewer, raise_admission]
+                if load.spare_admission_per_s > load.drain_rate_per_s
+                # The drains under way fill the spare admission already: no rate fits, however slow.
+                else [
+                    raise_admission,
+                    load.wait_for_drains(),
+                    "add capacity first" if can_add else "",
+                    "wait for the inflow to fall",
+                ]
+            ),
         ),
-        _after_check(load, t, room),
+        _after_check(load, t, room, fewer),
         check(
             "concurrent_drains",
             load.draining_nodes + count,
             t.max_concurrent_drains,
             fails_to=VerdictLevel.TYPED,
-            why="nodes draining at once, this one included: wait for a drain to finish",
+            why="nodes draining at once, this one included",
+            move=_moves([fewer, load.wait_for_drains()]),
         ),
         check(
             "force_closed_at_safe_rate",
             forced_at_safe,
             0,
             fails_to=VerdictLevel.CONFIRM,
-            why=f"connections still open at the deadline even at the largest safe rate{safe_rate_set_by}: "
-            "lengthen the deadline",
+            why=f"connections still open at the deadline even at the largest safe rate{safe_rate_set_by}",
+            # With no safe rate no deadline empties the node: the rate's own checks say what to do.
+            move=_moves([lengthen]) if lengthen else ": no drain rate is safe now",
         ),
         check(
             "force_close_burst_per_s",
@@ -332,16 +360,23 @@ def judge_drain(
             load.spare_admission_per_s,
             fails_to=VerdictLevel.TYPED,
             why="those force-closed come back within the hint window: their rate against spare admission"
-            f"{admission_limit}; lengthen the deadline",
+            f"{admission_limit}",
+            move=_moves([lengthen, widen_burst], lead="; "),
         ),
         check(
             "hint_window_ms",
             high_ms - low_ms,
-            hint_window_needed_ms(new_rate, t),
+            needed_ms,
             bound="min",
             fails_to=VerdictLevel.CONFIRM,
-            why="a window too narrow for the rate sends clients back in lockstep (outage seed: 100 ms): widen the "
-            "hint or slow the drain",
+            why="a window too narrow for the rate sends clients back in lockstep (outage seed: 100 ms)",
+            move=_moves(
+                [
+                    "widen the hint" if widest_ms >= needed_ms else "",
+                    # Under the narrowest window any rate is judged at, no slower rate passes.
+                    "slow the drain" if high_ms - low_ms >= t.hint_window_min_ms else "",
+                ]
+            ),
         ),
         note(
             "offline_at_once_pct",
@@ -349,14 +384,17 @@ def judge_drain(
             t.connections_drop_pct,
             ok=offline_pct <= t.connections_drop_pct,
             why="clients closed and not yet back (rate × the hint's mean): above this line the connections_drop "
-            "alarm fires during the drain — expected, not a new fault; a slower rate keeps it under",
+            "alarm fires during the drain — expected, not a new fault",
+            move="; a slower rate keeps it under",
         ),
         note(
             "force_closed_at_deadline",
             forced,
             0,
             ok=forced == 0,
-            why="connections still open at the deadline at the requested rate; they are closed at once",
+            why="connections still open at the deadline at the requested rate",
+            move="; they are closed at once — "
+            + any_of(["a faster drain" if suggested.rate_per_s > rate else "", "lengthen the deadline"]),
         ),
     ]
     # Nothing in rotation after: the checks of what survivors absorb have none to measure (a CPU of "—", a
@@ -383,11 +421,33 @@ def judge_drain(
     return verdict("drain", checks, projections, typed_expected=expected)
 
 
-def _after_check(load: FleetLoad, thresholds: Thresholds, room: NodeRoom | None) -> Check:
+def _moves(moves: list[str], lead: str = ": ") -> str:
+    """A check's `move`: `lead` and the moves this drain has ("" when it has none)."""
+    said = any_of(moves)
+    return lead + said if said else ""
+
+
+def _cpu_move(load: FleetLoad, capacity: FleetCapacity, thresholds: Thresholds, line_pct: float) -> str:
+    """The move for the busiest survivor projected over `line_pct`: a slower drain where some rate keeps it
+    under the line; where the survivors are over it before a single close (or the leaving nodes' own inflow
+    takes them over), no rate does — "slow the drain" sent the operator to a rate that does not exist."""
+    if load.pause_room_per_s(capacity, thresholds, line_pct) > load.moving_accepts_per_s:
+        return ": slow the drain"
+    return ": " + any_of(["wait for CPU to fall", "shed load with admission"])
+
+
+def _widest_hint_ms(capacity: FleetCapacity) -> float:
+    """The widest hint window a drain may ask for here: the API's bounds, cut at the fleet's longest hint."""
+    low_ms, high_ms = limits.HINT_MS
+    return (capacity.hint_max_ms or high_ms) - low_ms
+
+
+def _after_check(load: FleetLoad, thresholds: Thresholds, room: NodeRoom | None, fewer: str) -> Check:
     """The survivors' headroom against the budget — or, with no survivor, the rotation itself: the last
     node's drain leaves no node to take a client, and "headroom 0 %: add capacity first" said nothing of
     that (the projection `headroom_after_pct` stays, 0 then, as the frames say it). "add capacity first"
-    only where the fleet can grow (or its snapshot does not say): elsewhere, wait for headroom."""
+    only where the fleet can grow (or its snapshot does not say): elsewhere, wait for headroom. `fewer`:
+    "drain fewer nodes at once" for a batch, "" for one node. Said only when it fails."""
     if load.survivors == 0:
         return rotation_after_check(
             load,
@@ -399,11 +459,18 @@ def _after_check(load: FleetLoad, thresholds: Thresholds, room: NodeRoom | None)
         thresholds.headroom_min_pct,
         bound="min",
         fails_to=VerdictLevel.TYPED,
-        why="headroom once the node leaves rotation; no safe restart below it (outage seed): add capacity first"
+        why="headroom once the node leaves rotation; no safe restart below it (outage seed)",
+        move=_moves([fewer, "add capacity first"])
         if room is None or room.can_add
-        else "headroom once the node leaves rotation; no safe restart below it (outage seed), and this fleet "
-        f"{room.why_not()}: wait for headroom to come back first",
+        else _moves(
+            [fewer, "wait for headroom to come back first"], lead=f", and this fleet {room.why_not()}: "
+        ),
     )
+
+
+#: An undrain's move for a node that looks unhealthy: it is `ok` all the same (back into rotation is the
+#: safe direction), so what is left to do comes after.
+WATCH_IT = "watch it once it is back in rotation"
 
 
 def judge_undrain(snapshot: FleetSnapshot, node_id: str, thresholds: Thresholds | None = None) -> Verdict:
@@ -418,14 +485,17 @@ def judge_undrain(snapshot: FleetSnapshot, node_id: str, thresholds: Thresholds 
             node.cpu_pct,
             t.cpu_pause_pct,
             ok=node.cpu_pct <= t.cpu_pause_pct,
-            why="a hot node taking new connections again may need watching",
+            why="the node's CPU against the pause line",
+            move=f": a hot node taking new connections again gets hotter — {WATCH_IT}",
         ),
         note(
             "node_timeouts_per_s",
             node.timeouts_per_s,
             0.0,
             ok=node.timeouts_per_s <= 0,
-            why="handshakes timing out on this node: it may not be healthy",
+            # A passing 0 said "handshakes timing out on this node: it may not be healthy" of a healthy node.
+            why="handshakes that time out on this node, per second",
+            move=f": it may not be healthy — {WATCH_IT}",
         ),
     ]
     checks += _rollout_batch_check(snapshot, node.id)
@@ -452,6 +522,7 @@ def _rollout_batch_check(snapshot: FleetSnapshot, node_id: str) -> list[Check]:
             ok=False,
             level=VerdictLevel.CONFIRM,
             why=f"{node_id} drains in the rollout's batch {rollout.batch}: undrained, the rollout halts, and "
-            f"its resume drains {node_id} again to restart it",
+            f"its resume drains {node_id} again to restart it; left alone, the rollout restarts it with its "
+            "batch and brings it back",
         )
     ]

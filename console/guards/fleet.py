@@ -42,6 +42,14 @@ class FleetLoad:
             return ""
         return f", {lead} their admission limit of {self.admission_limit_per_s:g}/s a node"
 
+    def wait_for_drains(self) -> str:
+        """ "wait for the 3 drains under way to finish" ("the drain" for one): a move only where there is a
+        drain under way to wait for, "" where there is none."""
+        if not self.draining_nodes:
+            return ""
+        drains = "drain" if self.draining_nodes == 1 else f"{self.draining_nodes} drains"
+        return f"wait for the {drains} under way to finish"
+
     @property
     def headroom_after_pct(self) -> float:
         """The survivors' headroom (`figures.headroom_pct`, unrounded: judged against the budget)."""

@@ -23,7 +23,7 @@ from console.guards.fleet import (
     without_survivor_checks,
 )
 from console.guards.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from console.guards.verdict import check, note, verdict
+from console.guards.verdict import any_of, check, note, verdict
 from console.protocol import (
     Check,
     FleetSnapshot,
@@ -128,12 +128,6 @@ def _undrain_first(snapshot: FleetSnapshot, resuming: bool = False) -> str:
         stopped_on = set(batches[rollout.batch - 1]) if rollout.batch <= len(batches) else set()
     out = [n.id for n in snapshot.nodes if n.state in UNDRAINABLE and n.id not in stopped_on]
     return f"undrain {first_named(out)} first" if out else ""
-
-
-def _or(moves: Sequence[str]) -> str:
-    """The moves said, "a, b, or c" (empty ones left out)."""
-    said = [move for move in moves if move]
-    return ", ".join(said[:-1]) + (", or " if len(said) > 1 else "") + said[-1]
 
 
 def _cannot_add(room: NodeRoom | None) -> str | None:
@@ -272,19 +266,14 @@ def _first_batch(
     load = fleet_load(snapshot, capacity, {node.id for node in batch})
     displaced = sum(node.connections for node in batch)
     line = PauseLine(request.pause_cpu_pct, t.cpu_pause_pct)
-    under_way = load.draining_nodes
-    wait_drains = (
-        f"wait for the {'drain' if under_way == 1 else f'{under_way} drains'} under way to finish"
-        if under_way
-        else ""
-    )
+    wait_drains = load.wait_for_drains()
     drains = check(
         "concurrent_drains",
         load.draining_nodes + request.batch_size,
         t.max_concurrent_drains,
         fails_to=VerdictLevel.TYPED,
         why="nodes out of rotation at once, the first batch included",
-        move=": " + _or([smaller, wait_drains]) if smaller or wait_drains else "",
+        move=": " + any_of([smaller, wait_drains]) if smaller or wait_drains else "",
     )
     drain = batch_drain(batch, capacity, t)
     cpu_pct = load.projected_cpu_pct(drain.closes_per_s, capacity, t)
@@ -302,7 +291,7 @@ def _first_batch(
                 why=f"a batch's drain ({drain.describe}) must fit in the spare admission"
                 f"{load.admission_limit_text()} (field guide)",
                 move=": "
-                + _or(
+                + any_of(
                     [
                         smaller,
                         f"a higher admission rate_per_s than {admission:g}/s a node" if admission else "",
@@ -320,7 +309,7 @@ def _first_batch(
                 why=f"busiest survivor's CPU while absorbing a batch's drain, against {line.words()}"
                 f"{planned_cpu_note(capacity)}",
                 move="; the rollout pauses above it: "
-                + _or([smaller, line.raise_move(), "wait for CPU to fall", "shed load with admission"]),
+                + any_of([smaller, line.raise_move(), "wait for CPU to fall", "shed load with admission"]),
             ),
         ]
     # A first batch of every node in rotation leaves no survivor: its CPU ("—") and pacing limit (0) failed
@@ -410,7 +399,7 @@ def judge_rollout_start(
             "no safe restart below this headroom (outage seed)",
             ": add capacity instead of restarting"
             if cannot_add is None
-            else f", and {cannot_add}: " + _or([undrain, WAIT_FOR_HEADROOM]),
+            else f", and {cannot_add}: " + any_of([undrain, WAIT_FOR_HEADROOM]),
         ),
         _cpu_now_check(max_serving_cpu_pct(snapshot.nodes), line),
         first.room,
@@ -481,7 +470,7 @@ def _cpu_now_check(cpu_now: float, line: PauseLine) -> Check:
     the rollout pauses before its first batch; over the configured one, under a looser line asked for, the
     fleet is too hot for any restart (outage seed)."""
     if line.is_asked:
-        move = ": the rollout would pause at once, before its first batch — " + _or(
+        move = ": the rollout would pause at once, before its first batch — " + any_of(
             ["wait for CPU to fall", "shed load with admission", line.raise_move()]
         )
     else:
@@ -527,9 +516,9 @@ def _batch_room_check(
         spare_connections,
         fails_to=VerdictLevel.BLOCKED,
         why="the first batch's connections against the room left on the other nodes",
-        move=": " + _or([smaller, "add capacity first"])
+        move=": " + any_of([smaller, "add capacity first"])
         if cannot_add is None
-        else f", and {cannot_add}: " + _or([smaller, undrain, WAIT_FOR_HEADROOM]),
+        else f", and {cannot_add}: " + any_of([smaller, undrain, WAIT_FOR_HEADROOM]),
     )
 
 
@@ -587,7 +576,8 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
             "budget (outage seed): each batch resumed restarts more nodes",
             " — add capacity first, or wait for headroom to come back"
             if cannot_add is None
-            else f", and {cannot_add} — " + _or([_undrain_first(snapshot, resuming=True), WAIT_FOR_HEADROOM]),
+            else f", and {cannot_add} — "
+            + any_of([_undrain_first(snapshot, resuming=True), WAIT_FOR_HEADROOM]),
         ),
     ]
     return verdict("rollout_resume", checks, {"nodes_over_pause": hot}, typed_expected=snapshot.fleet)

@@ -8,7 +8,7 @@ shown, never escalating.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from console.protocol import Check, Verdict, VerdictLevel
@@ -47,9 +47,21 @@ def check(
     )
 
 
-def note(name: str, value: float | str | None, limit: float | str | None, *, ok: bool, why: str) -> Check:
-    """A check whose failure only warns (level stays as it is)."""
-    return Check(name=name, value=value, limit=limit, ok=ok, why=why, level=VerdictLevel.OK)
+def note(
+    name: str, value: float | str | None, limit: float | str | None, *, ok: bool, why: str, move: str = ""
+) -> Check:
+    """A check whose failure only warns (level stays as it is); `move` as `check`'s, said only on failure."""
+    return Check(
+        name=name, value=value, limit=limit, ok=ok, why=why if ok else why + move, level=VerdictLevel.OK
+    )
+
+
+def any_of(moves: Sequence[str]) -> str:
+    """The moves said, "a, b, or c", the empty ones (moves this fleet does not have) left out; "" for none."""
+    said = [move for move in moves if move]
+    if not said:
+        return ""
+    return ", ".join(said[:-1]) + (", or " if len(said) > 1 else "") + said[-1]
 
 
 def verdict(

@@ -69,3 +69,34 @@ def last_in_rotation() -> FleetSnapshot:
     """One node in rotation (gw-001, 5 000 connections) and one drained: its drain leaves no survivor."""
     members = [node("gw-000", state=NodeState.DRAINED, connections=0), node("gw-001", connections=5_000)]
     return snapshot(members, headroom_pct=0.0, connections=5_000)
+
+
+#: Words that tell the operator what to do about a failure: a passing check carries none of them (a pass
+#: that went on "…: add capacity first" or "…: wait for a drain to finish" told the operator to act on a
+#: failure there was not). `console.guards.verdict.check` says a check's `move` only when it fails.
+MOVE_WORDS = (
+    "a smaller batch",
+    "wait for",
+    "add capacity",
+    "shed ",
+    "undrain ",
+    "raise ",
+    "a higher",
+    "lower ",
+    "slow the",
+    "fewer nodes",
+    "lengthen",
+    "widen",
+    "watch it",
+    "halt the rollout",
+    "tighten",
+    "smaller steps",
+    "name the fleet",
+    "would reach it",
+    "left alone",
+)
+
+
+def says_a_move(why: str) -> list[str]:
+    """The move words in `why` (none, for a passing check)."""
+    return [word for word in MOVE_WORDS if word in why]
