@@ -16,6 +16,7 @@ from console.errors import InputError
 from console.figures import headroom_pct
 from console.guards.capacity import FleetCapacity, NodeRoom
 from console.guards.fleet import fleet_load, max_serving_cpu_pct
+from console.guards.rollout import ACTIVE
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, verdict
 from console.protocol import CapacityRequest, FleetSnapshot, NodeState, Verdict, VerdictLevel
@@ -61,6 +62,22 @@ def nodes_for_headroom(snapshot: FleetSnapshot, capacity: FleetCapacity, headroo
     return max(math.ceil(short / capacity.connections_per_node - provisioning), 0)
 
 
+def _headroom_move(snapshot: FleetSnapshot, capacity: FleetCapacity, thresholds: Thresholds) -> str:
+    """The add that brings headroom back to the budget once ready (`nodes_for_headroom`), said as the fleet
+    can take it: in one add, in two where `add_capacity_max_nodes` caps one, or not at all where the fleet
+    has no room for it — an add it would refuse as bad input is no move."""
+    needed = nodes_for_headroom(snapshot, capacity, thresholds.headroom_min_pct)
+    if needed is None:
+        return ""
+    allowed = add_capacity_allowed(snapshot, capacity, thresholds)
+    room = NodeRoom(capacity.max_nodes, len(snapshot.nodes)).room
+    if needed <= allowed:
+        return f": an add of {needed} nodes would reach it"
+    if needed <= room:
+        return f": {needed} nodes would reach it, {allowed} in this add (add_capacity_max_nodes) and the rest after"
+    return f": {needed} nodes would reach it, more than the {room} this fleet has room for"
+
+
 def judge_add_capacity(
     snapshot: FleetSnapshot,
     capacity: FleetCapacity,
@@ -98,15 +115,24 @@ def judge_add_capacity(
             bound="min",
             fails_to=VerdictLevel.OK,
             why="with these nodes ready, headroom against the budget: under it, no restart is safe yet "
-            "(outage seed: provision 35 %); nodes_for_headroom says how many would do",
+            "(outage seed: provision 35 %)",
+            move=_headroom_move(snapshot, capacity, t),
         ),
         check(
             "cpu_now_pct",
             cpu_max,
             t.cpu_pause_pct,
             fails_to=VerdictLevel.OK,
-            why=f"new nodes serve only {wait}: while a node is this hot, halt the rollout and tighten "
-            "admission meanwhile (outage seed: halted at 04:11, nodes ready 4 minutes later)",
+            why=f"the hottest node now; new nodes serve only {wait}",
+            # A passing 40 % said "halt the rollout and tighten admission meanwhile", and with no rollout
+            # under way there is none to halt.
+            move=": while a node is this hot, "
+            + (
+                "halt the rollout and "
+                if snapshot.rollout is not None and snapshot.rollout.state in ACTIVE
+                else ""
+            )
+            + "tighten admission meanwhile (outage seed: halted at 04:11, nodes ready 4 minutes later)",
         ),
     ]
     projections = {

@@ -91,8 +91,15 @@ def _refused_backlog_check(
         why="clients refused with a 503 come back as their Retry-After ends, and a looser limit lets them in "
         "on top of today's accepts: the covered nodes must handshake them under the pause line, the busiest "
         "taking more than its even share (outage seed; interview: admit at a rate the fleet can handshake)"
-        f"{planned_cpu_note(capacity)} — raise the limit in smaller steps",
+        f"{planned_cpu_note(capacity)}",
+        move=" — raise the limit in smaller steps",
     )
+
+
+def _per_node(total_per_s: float, nodes: int) -> float:
+    """`total_per_s` shared by `nodes`, rounded up to a tenth: the rate a move names must pass, not fall
+    a rounding short of the check's limit."""
+    return math.ceil(total_per_s / max(nodes, 1) * 10) / 10
 
 
 def judge_admission(
@@ -127,6 +134,7 @@ def judge_admission(
                 fails_to=VerdictLevel.CONFIRM,
                 why="what the covered nodes would admit against their share of the steady inflow and of "
                 "the drains under way: below it, legitimate clients are refused",
+                move=f": raise rate_per_s to at least {_per_node(inflow, len(covered_ready)):g}/s a node",
             )
         )
     if request.max_connections is not None:
@@ -139,6 +147,7 @@ def judge_admission(
                 bound="min",
                 fails_to=VerdictLevel.CONFIRM,
                 why="a ceiling under what a node already holds refuses every newcomer there",
+                move=f": raise max_connections to at least {max(held, default=0):,}",
             )
         )
         if covered_ready and len(covered_ready) == len(ready):
@@ -150,7 +159,8 @@ def judge_admission(
                     bound="min",
                     fails_to=VerdictLevel.TYPED,
                     why="a ceiling under what every node holds refuses every newcomer fleet-wide: the fleet "
-                    "stops admitting — name the fleet to mean it",
+                    "stops admitting",
+                    move=" — name the fleet to mean it",
                 )
             )
     checks.append(
@@ -161,6 +171,7 @@ def judge_admission(
             bound="min",
             fails_to=VerdictLevel.CONFIRM,
             why="a narrow Retry-After window sends refused clients back together: lockstep (outage seed)",
+            move=f": widen retry_after_s to at least {t.retry_after_window_min_s:g} s between its ends",
         )
     )
     current = snapshot.admission
@@ -178,6 +189,7 @@ def judge_admission(
                 t.admission_loosen_cpu_pct,
                 fails_to=VerdictLevel.TYPED,
                 why="loosening admission while a node is hot lets the herd in faster than it can handshake",
+                move=": wait for CPU to fall under it first",
             )
         )
         if capacity is not None:

@@ -12,9 +12,16 @@ from hypothesis import strategies as st
 from console.errors import InputError
 from console.guards import Thresholds, judge_add_capacity, nodes_for_headroom
 from console.guards.capacity import node_room
-from console.protocol import CapacityRequest, NodeState, VerdictLevel
+from console.protocol import (
+    CapacityRequest,
+    NodeState,
+    RolloutMode,
+    RolloutState,
+    RolloutStatus,
+    VerdictLevel,
+)
 from tests.fleet_builders import node, snapshot
-from tests.guards.fleets import CAPACITY, fleet
+from tests.guards.fleets import CAPACITY, fleet, says_a_move
 
 # Room for 25 nodes (20 in the fleet, 5 more), each ready 240 s after it is added (outage seed: 4 minutes).
 GROWABLE = dataclasses.replace(CAPACITY, max_nodes=25, provisioning_s=240.0)
@@ -173,3 +180,49 @@ def test_the_add_guard_allows_what_the_room_says(max_nodes: int, count: int) -> 
     else:
         with pytest.raises(InputError):
             judge_add_capacity(fleet(), capacity, CapacityRequest(count=count))
+
+
+# --- moves said only when a check fails, and only moves the fleet has -------------------------------------
+
+
+def test_a_calm_adds_passing_checks_tell_nothing_to_do() -> None:
+    """ "cpu_now_pct 40 ≤ 75 pass  new nodes serve only in 240 s: while a node is this hot, halt the rollout
+    and tighten admission meanwhile" — of a fleet at 40 % with no rollout to halt."""
+    verdict = judge_add_capacity(fleet(), GROWABLE, CapacityRequest(count=2))
+    for item in verdict.checks:
+        assert item.ok and not says_a_move(item.why), item
+
+
+def test_a_hot_fleet_is_told_to_halt_the_rollout_only_where_one_runs() -> None:
+    hot = checks(judge_add_capacity(fleet(cpu_pct=85.0), GROWABLE, CapacityRequest(count=2)))["cpu_now_pct"]
+    assert not hot.ok and "tighten admission meanwhile" in hot.why, hot.why
+    assert "halt the rollout" not in hot.why, hot.why  # there is none
+    running = RolloutStatus(
+        state=RolloutState.RUNNING, mode=RolloutMode.DRAIN, batch_size=2, batch=1, batches=10
+    )
+    rolling = judge_add_capacity(fleet(cpu_pct=85.0, rollout=running), GROWABLE, CapacityRequest(count=2))
+    assert "halt the rollout and tighten admission meanwhile" in checks(rolling)["cpu_now_pct"].why
+
+
+def test_headroom_short_when_ready_names_the_add_that_would_reach_it() -> None:
+    """35 k of 50 k a node: an add of 2 brings headroom back to 35 %, within the fleet's room of 5."""
+    short = checks(judge_add_capacity(fleet(connections=35_000), GROWABLE, CapacityRequest(count=1)))
+    assert "an add of 2 nodes would reach it" in short["headroom_when_ready_pct"].why
+
+
+def test_headroom_short_beyond_the_fleets_room_says_no_add_reaches_it() -> None:
+    """45 k of 50 k a node: 8 nodes would do, and the fleet has room for 5 — no add that it takes reaches
+    the budget, so the verdict says so rather than naming an add it would refuse as bad input."""
+    full = checks(judge_add_capacity(fleet(connections=45_000), GROWABLE, CapacityRequest(count=5)))
+    why = full["headroom_when_ready_pct"].why
+    assert "8 nodes would reach it, more than the 5 this fleet has room for" in why, why
+    assert "an add of" not in why, why
+
+
+def test_headroom_short_beyond_one_add_says_the_rest_comes_after() -> None:
+    """Room for 5, but one add may ask for 1 (`add_capacity_max_nodes`): 2 nodes take two adds."""
+    capped = judge_add_capacity(
+        fleet(connections=35_000), GROWABLE, CapacityRequest(count=1), Thresholds(add_capacity_max_nodes=1)
+    )
+    why = checks(capped)["headroom_when_ready_pct"].why
+    assert "2 nodes would reach it, 1 in this add (add_capacity_max_nodes) and the rest after" in why, why

@@ -30,7 +30,7 @@ from console.protocol import (
     VerdictLevel,
 )
 from tests.fleet_builders import node
-from tests.guards.fleets import CAPACITY, fleet, out_of_rotation
+from tests.guards.fleets import CAPACITY, fleet, out_of_rotation, says_a_move
 
 
 def failed(verdict) -> set[str]:
@@ -492,3 +492,71 @@ def test_a_rollout_and_an_admission_change_say_what_their_figures_stand_on() -> 
     )
     backlog = next(c.why for c in loosened.checks if c.name == "refused_backlog_admitted_per_s")
     assert "planning figure" in backlog and backlog.endswith("raise the limit in smaller steps"), backlog
+
+
+# --- admission: moves said only when a check fails ------------------------------------------------------
+
+#: A current limit the calm request loosens, so that every admission check is asked.
+LOOSENED_FROM = AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30))
+CALM_REQUEST = AdmissionRequest(rate_per_s=100, max_connections=40_000)
+
+#: Each admission check, a fleet and request it fails on, and its move.
+ADMISSION_HOLDS_BACK = [
+    (
+        "admission_rate_per_s",
+        fleet(),
+        AdmissionRequest(rate_per_s=10),
+        "raise rate_per_s to at least 20/s a node",
+    ),
+    (
+        "max_connections",
+        fleet(),
+        AdmissionRequest(max_connections=20_000, nodes=["gw-001"]),
+        "raise max_connections to at least 27,000",
+    ),
+    (
+        "max_connections_every_node",
+        fleet(),
+        AdmissionRequest(max_connections=10),
+        "name the fleet to mean it",
+    ),
+    (
+        "retry_after_window_s",
+        fleet(),
+        AdmissionRequest(rate_per_s=50, retry_after_s=(10, 12)),
+        "widen retry_after_s to at least 5 s between its ends",
+    ),
+    (
+        "loosening_cpu_pct",
+        fleet(admission=LOOSENED_FROM, extra=[node("hot", cpu_pct=80.0)]),
+        CALM_REQUEST,
+        "wait for CPU to fall under it first",
+    ),
+    (
+        "refused_backlog_admitted_per_s",
+        backlogged(6000.0),
+        AdmissionRequest(rate_per_s=None),
+        "smaller steps",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "snap", "request_", "move"), ADMISSION_HOLDS_BACK)
+def test_each_admission_check_says_what_to_do_when_it_fails(
+    name: str, snap: FleetSnapshot, request_: AdmissionRequest, move: str
+) -> None:
+    held = next(c for c in judge_admission(snap, request_, HANDSHAKE_BOUND).checks if c.name == name)
+    assert not held.ok and move in held.why, held
+    calm = judge_admission(fleet(admission=LOOSENED_FROM), CALM_REQUEST, HANDSHAKE_BOUND)
+    passing = next(c for c in calm.checks if c.name == name)
+    assert passing.ok and move not in passing.why, passing
+
+
+def test_a_calm_admission_changes_passing_checks_tell_nothing_to_do() -> None:
+    """ "refused_backlog_admitted_per_s 0 ≤ 4000 pass … — raise the limit in smaller steps" of a fleet
+    refusing nobody."""
+    verdict = judge_admission(fleet(admission=LOOSENED_FROM), CALM_REQUEST, HANDSHAKE_BOUND)
+    assert verdict.level is VerdictLevel.OK and verdict.projections["loosening"]
+    assert {c.name for c in verdict.checks} == {name for name, *_ in ADMISSION_HOLDS_BACK}
+    for item in verdict.checks:
+        assert item.ok and not says_a_move(item.why), item
