@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 #: Characters of a given text an error repeats: an --override-reason 2,000 characters long came back whole.
-QUOTED_CHARS = 60
+#: Past any path a user types (a config file's under a deep temporary folder ran to 90): a cut path no
+#: longer named the file.
+QUOTED_CHARS = 200
 
 
 def quoted(value: object) -> str:

@@ -12,6 +12,11 @@ def test_a_long_text_is_repeated_by_its_start_and_its_length():
     )
 
 
+def test_a_long_path_is_repeated_whole():
+    path = "/tmp/pytest-of-root/pytest-1234/test_broken_toml_names_the_file0/user/stormdeck/config.toml"
+    assert quoted(path) == repr(path)
+
+
 def test_short_values_are_repeated_whole():
     assert quoted("x" * QUOTED_CHARS) == repr("x" * QUOTED_CHARS)
     assert quoted(3.5) == "3.5"

@@ -681,7 +681,7 @@ def test_more_nodes_than_the_prefill_are_not_added_without_yes(acting: Acting, o
         ),
         (  # cut where it is repeated, and said in characters ("a number in " had said nothing)
             ["undrain", "gw-001", "--override-reason", "x" * 1001],
-            f"--override-reason: {'x' * 60!r}… (1,001 characters) is not allowed; expected a text of at "
+            f"--override-reason: {'x' * 200!r}… (1,001 characters) is not allowed; expected a text of at "
             "most 1,000 characters",
         ),
     ],
