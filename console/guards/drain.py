@@ -21,7 +21,7 @@ from console.guards.fleet import (
     rotation_after_check,
     without_survivor_checks,
 )
-from console.guards.rollout import ACTIVE, UNDRAINABLE, plan_batches
+from console.guards.rollout import ACTIVE, UNDRAINABLE, WAIT_FOR_HEADROOM, plan_batches, undrain_first
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import any_of, check, note, verdict
 from console.protocol import (
@@ -336,7 +336,7 @@ def judge_drain(
                 ]
             ),
         ),
-        _after_check(load, t, room, fewer),
+        _after_check(load, t, room, fewer, undrain_first(snapshot)),
         check(
             "concurrent_drains",
             load.draining_nodes + count,
@@ -442,12 +442,15 @@ def _widest_hint_ms(capacity: FleetCapacity) -> float:
     return (capacity.hint_max_ms or high_ms) - low_ms
 
 
-def _after_check(load: FleetLoad, thresholds: Thresholds, room: NodeRoom | None, fewer: str) -> Check:
+def _after_check(
+    load: FleetLoad, thresholds: Thresholds, room: NodeRoom | None, fewer: str, undrain: str
+) -> Check:
     """The survivors' headroom against the budget — or, with no survivor, the rotation itself: the last
     node's drain leaves no node to take a client, and "headroom 0 %: add capacity first" said nothing of
     that (the projection `headroom_after_pct` stays, 0 then, as the frames say it). "add capacity first"
-    only where the fleet can grow (or its snapshot does not say): elsewhere, wait for headroom. `fewer`:
-    "drain fewer nodes at once" for a batch, "" for one node. Said only when it fails."""
+    only where the fleet can grow (or its snapshot does not say): elsewhere the nodes to undrain
+    (`undrain`, the rollout guard's "undrain gw-004 first") or wait for headroom. `fewer`: "drain fewer
+    nodes at once" for a batch, "" for one node. Said only when it fails."""
     if load.survivors == 0:
         return rotation_after_check(
             load,
@@ -462,9 +465,7 @@ def _after_check(load: FleetLoad, thresholds: Thresholds, room: NodeRoom | None,
         why="headroom once the node leaves rotation; no safe restart below it (outage seed)",
         move=_moves([fewer, "add capacity first"])
         if room is None or room.can_add
-        else _moves(
-            [fewer, "wait for headroom to come back first"], lead=f", and this fleet {room.why_not()}: "
-        ),
+        else _moves([fewer, undrain, WAIT_FOR_HEADROOM], lead=f", and this fleet {room.why_not()}: "),
     )
 
 

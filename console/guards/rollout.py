@@ -115,10 +115,10 @@ def nodes_down_check(snapshot: FleetSnapshot) -> Check:
 UNDRAINABLE = frozenset({NodeState.DRAINING, NodeState.DRAINED})
 
 
-def _undrain_first(snapshot: FleetSnapshot, resuming: bool = False) -> str:
+def undrain_first(snapshot: FleetSnapshot, resuming: bool = False) -> str:
     """The nodes out of rotation an operator can put back, "undrain gw-004, gw-005 first": capacity a fleet
     that cannot add nodes still has (headroom counts the nodes in rotation, and each takes its share of a
-    batch's clients). `resuming`: not those of the batch the paused or halted rollout stopped on — undrained,
+    batch's or a drain's clients) — the rollout and drain guards' move where an add is refused. `resuming`: not those of the batch the paused or halted rollout stopped on — undrained,
     the rollout halts on them and its resume drains them again (docs/actions.md). Empty when there are none."""
     rollout = snapshot.rollout
     ids = [node.id for node in snapshot.nodes]
@@ -315,7 +315,7 @@ def _first_batch(
     # A first batch of every node in rotation leaves no survivor: its CPU ("—") and pacing limit (0) failed
     # beside the one reason, nodes_in_rotation_after (`_batch_room_check`). Left out, as in a drain's verdict.
     absorb = without_survivor_checks(absorb, load, SURVIVOR_CHECKS)
-    room = _batch_room_check(load, batch, displaced, cannot_add, _undrain_first(snapshot))
+    room = _batch_room_check(load, batch, displaced, cannot_add, undrain_first(snapshot))
     return FirstBatch(room, drains, absorb, load, batch, displaced, drain, cpu_pct)
 
 
@@ -385,7 +385,7 @@ def judge_rollout_start(
     # "add capacity" only where the fleet can grow (the add guard's rule, `NodeRoom`): where its snapshot
     # says it cannot, an add `c` is refused — each check says why, and what that fleet can do instead.
     cannot_add = _cannot_add(snapshot_room(snapshot))
-    undrain = _undrain_first(snapshot)
+    undrain = undrain_first(snapshot)
     # Judge the worst first batch: the fullest nodes leave.
     first = _first_batch(snapshot, capacity, request, t, ready, cannot_add)
     load, displaced, drain = first.load, first.displaced, first.drain
@@ -577,7 +577,7 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
             " — add capacity first, or wait for headroom to come back"
             if cannot_add is None
             else f", and {cannot_add} — "
-            + any_of([_undrain_first(snapshot, resuming=True), WAIT_FOR_HEADROOM]),
+            + any_of([undrain_first(snapshot, resuming=True), WAIT_FOR_HEADROOM]),
         ),
     ]
     return verdict("rollout_resume", checks, {"nodes_over_pause": hot}, typed_expected=snapshot.fleet)

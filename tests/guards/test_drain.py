@@ -10,7 +10,7 @@ from console.errors import InputError
 from console.guards import FleetCapacity, Thresholds, judge_drain, judge_undrain, plan_drain
 from console.guards.drain import LIMITED_BY, SURVIVOR_CHECKS
 from console.guards.fleet import ROTATION_MOVE, fleet_load
-from console.protocol import AdmissionSettings, DrainRequest, VerdictLevel
+from console.protocol import AdmissionSettings, DrainRequest, NodeState, VerdictLevel
 from tests.fleet_builders import node, snapshot
 from tests.guards.fleets import (
     CAPACITY,
@@ -598,6 +598,23 @@ def test_headroom_after_a_drain_where_the_fleet_cannot_grow_says_wait_not_add(
         assert next(c.why for c in verdict.checks if c.name == "headroom_after_pct").endswith(
             "add capacity first"
         )
+
+
+def test_headroom_after_a_drain_where_the_fleet_cannot_grow_names_the_nodes_to_undrain() -> None:
+    """A drained node is room a fleet that cannot add nodes still has: the rollout guard's "undrain gw-…
+    first" (`undrain_first`), said by the drain's headroom check too, where it said only "wait"."""
+    drained = [node("gw-020", state=NodeState.DRAINED, connections=0)]
+    hot = fleet(connections=33_000, extra=drained)  # 30.5 % once gw-003 leaves: under the 35 % budget
+    said = _why(judge_drain(_room(hot, 0), CAPACITY, "gw-003", drain(100)), "headroom_after_pct")
+    assert said == (
+        "headroom once the node leaves rotation; no safe restart below it (outage seed), and this fleet adds "
+        "no nodes: undrain gw-020 first, or wait for headroom to come back"
+    ), said
+    batch = judge_drain(_room(hot, 21), CAPACITY, ["gw-003", "gw-004"], drain(100))
+    assert _why(batch, "headroom_after_pct").endswith(
+        "this fleet is at its most, 21 nodes: drain fewer nodes at once, undrain gw-020 first, or wait for "
+        "headroom to come back"
+    ), _why(batch, "headroom_after_pct")
 
 
 # --- what slows the absorb, and what the CPU projection stands on -----------------------------------------
