@@ -170,7 +170,7 @@ def judge_admission(
             t.retry_after_window_min_s,
             bound="min",
             fails_to=VerdictLevel.CONFIRM,
-            why="a narrow Retry-After window sends refused clients back together: lockstep (outage seed)",
+            why="a narrow Retry-After window sends refused clients back together, in lockstep (outage seed)",
             move=f": widen retry_after_s to at least {t.retry_after_window_min_s:g} s between its ends",
         )
     )

@@ -414,6 +414,12 @@ def test_a_refused_backlog_comes_back_to_the_covered_nodes_in_their_share() -> N
 def test_a_narrow_retry_after_window_is_lockstep() -> None:
     verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=50, retry_after_s=(10, 12)))
     assert failed(verdict) == {"retry_after_window_s"} and verdict.level is VerdictLevel.CONFIRM
+    said = next(c.why for c in verdict.checks if c.name == "retry_after_window_s")
+    # One clause, its citation, then the move: it read "…together: lockstep (outage seed): widen …".
+    assert said == (
+        "a narrow Retry-After window sends refused clients back together, in lockstep (outage seed): widen "
+        "retry_after_s to at least 5 s between its ends"
+    ), said
 
 
 def test_loosening_while_a_node_is_hot_is_typed_tightening_is_not() -> None:
