@@ -73,11 +73,15 @@ class FleetCapacity:
 
 
 def planned_cpu_note(capacity: FleetCapacity) -> str:
-    """What a CPU projection stands on, where it is a planning figure: "; CPU projected from a planning figure
-    (500 handshakes/s a node, not measured)", put before a check's move; "" where the ceiling was measured."""
+    """What a CPU projection stands on, where it is a planning figure, and where a measured one goes: "; CPU
+    projected from a planning figure (500 handshakes/s a node, not measured: set [capacity] handshakes_per_s)",
+    put before a check's move; "" where the ceiling was measured."""
     if not capacity.handshakes_planned:
         return ""
-    return f"; CPU projected from a planning figure ({capacity.handshakes_per_s:g} handshakes/s a node, not measured)"
+    return (
+        f"; CPU projected from a planning figure ({capacity.handshakes_per_s:g} handshakes/s a node, "
+        "not measured: set [capacity] handshakes_per_s)"
+    )
 
 
 @dataclass(frozen=True)

@@ -649,12 +649,13 @@ def test_a_cpu_projection_from_a_planning_figure_says_so() -> None:
     its CPU checks say so; a measured ceiling (the simulator's, a nodes file's) says nothing more."""
     verdict = judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", drain(2))
     for name in ("survivor_cpu_vs_pause_pct", "survivor_cpu_vs_abort_pct"):
-        assert "planning figure (500 handshakes/s a node, not measured)" in _why(verdict, name)
-        assert _why(verdict, name).endswith("not measured)"), _why(verdict, name)  # passing: no move
+        # ... and how to make it a measured one (it said only "not measured").
+        planned = "planning figure (500 handshakes/s a node, not measured: set [capacity] handshakes_per_s)"
+        assert _why(verdict, name).endswith(planned), _why(verdict, name)  # passing: no move
     # Failing, the move comes after what the projection stands on: 9.8 % + 600/s ÷ 2 survivors × 1.5 × 0.2.
     held = judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", drain(600, hint_ms=(1000, 10_000)))
     for name in ("survivor_cpu_vs_pause_pct", "survivor_cpu_vs_abort_pct"):
-        assert "not measured): slow the drain" in _why(held, name), _why(held, name)
+        assert "handshakes_per_s): slow the drain" in _why(held, name), _why(held, name)
     measured_ceiling = dataclasses.replace(LOOPBACK, handshakes_planned=False)
     measured = judge_drain(loopback_fleet(9.8), measured_ceiling, "node-2", drain(2))
     assert all("planning figure" not in c.why for c in measured.checks)

@@ -487,7 +487,10 @@ def test_a_rollout_and_an_admission_change_say_what_their_figures_stand_on() -> 
     tight = fleet(admission=AdmissionSettings(rate_per_s=25.0, max_connections=None, retry_after_s=(1, 30)))
     whys = {c.name: c.why for c in judge_rollout_start(tight, planned, rollout()).checks}
     assert "admission limit of 25/s a node (field guide): a smaller batch" in whys["drain_pacing_per_s"]
-    assert "planning figure (2000 handshakes/s a node, not measured)" in whys["survivor_cpu_vs_pause_pct"]
+    assert (
+        "planning figure (2000 handshakes/s a node, not measured: set [capacity] handshakes_per_s)"
+        in whys["survivor_cpu_vs_pause_pct"]
+    )
     measured = {c.name: c.why for c in judge_rollout_start(fleet(), CAPACITY, rollout()).checks}
     assert "admission limit" not in measured["drain_pacing_per_s"]
     assert "planning figure" not in measured["survivor_cpu_vs_pause_pct"]
