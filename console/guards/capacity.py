@@ -155,6 +155,15 @@ class AdmissionLimit:
         return limit if limit is not None and limit != self._uncovered else None
 
 
+def admission_limit_text(limit_per_s: float | None, lead: str = "under") -> str:
+    """ ", under their admission limit of 2/s a node" (`lead`: "under", "set by") for the admission
+    `rate_per_s` that sets the survivors' spare admission (`AdmissionLimit.set_by_admission`), "" for None:
+    one wording for the guards' reasons and the drain form's plan."""
+    if limit_per_s is None:
+        return ""
+    return f", {lead} their admission limit of {limit_per_s:g}/s a node"
+
+
 def spare_admission_per_s(
     admission_capacity_per_s: float, accepts_per_s: float, drain_rate_per_s: float
 ) -> float:

@@ -76,6 +76,10 @@ class DrainPlan:
     # Nodes the fleet may still add (`NodeRoom.room`; 0: it cannot add capacity, none at all or at its
     # most); None when its snapshot does not say. With no rate, "add capacity" is a way on only with room.
     room_nodes: int | None = None
+    # The admission rate_per_s, under the nodes' handshake ceiling, that sets the survivors' spare
+    # admission (`FleetLoad.admission_limit_per_s`); None where only the ceilings do. Where spare admission
+    # sets the rate (`drain_pacing`), the form names it as the guards do: the limit to raise.
+    admission_limit_per_s: float | None = None
 
     def request(self) -> DrainRequest:
         """The plan as a request, to pre-fill the console's form: at the planned rate however slow it is
@@ -208,6 +212,7 @@ def plan_drain(
         connections=sum(node.connections for node in nodes),
         cpu_margin_pct=t.drain_plan_cpu_margin_pct,
         room_nodes=_room_nodes(snapshot_room(snapshot)),
+        admission_limit_per_s=load.admission_limit_per_s,
     )
 
 

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 
 from console.errors import InputError
 from console.figures import headroom_pct
-from console.guards.capacity import AdmissionLimit, FleetCapacity, spare_admission_per_s
+from console.guards.capacity import (
+    AdmissionLimit,
+    FleetCapacity,
+    admission_limit_text,
+    spare_admission_per_s,
+)
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check
 from console.protocol import Check, FleetSnapshot, NodeState, NodeStatus, VerdictLevel
@@ -38,9 +43,7 @@ class FleetLoad:
         """ ", under their admission limit of 2/s a node" (`lead`: "under", "set by") where the operator's
         admission limit sets the survivors' spare admission, "" elsewhere: said beside what it slows, so a
         slow absorb names its cause — the limit to raise, not the nodes."""
-        if self.admission_limit_per_s is None:
-            return ""
-        return f", {lead} their admission limit of {self.admission_limit_per_s:g}/s a node"
+        return admission_limit_text(self.admission_limit_per_s, lead)
 
     def wait_for_drains(self) -> str:
         """ "wait for the 3 drains under way to finish" ("the drain" for one): a move only where there is a

@@ -123,6 +123,12 @@ class DrainPlanResult(Record):
         description="nodes the fleet may still add (its max_nodes less the nodes it has); 0 when it cannot "
         "add capacity (it adds no nodes, or is at its most); null when the server does not say",
     )
+    # Optional, added to v1 without a version change (null from an older server, as where no limit applies).
+    admission_limit_per_s: float | None = Field(
+        None,
+        description="the admission rate_per_s a node, under the nodes' handshake ceiling, that sets the "
+        "survivors' spare admission (what limits a `drain_pacing` plan); null where only the ceilings do",
+    )
     request: DrainRequest
 
 

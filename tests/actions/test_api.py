@@ -498,6 +498,8 @@ async def test_the_drain_plan_passes_its_own_guards(acting: Acting) -> None:
     assert plan["cpu_margin_pct"] == Thresholds().drain_plan_cpu_margin_pct > 0
     # The fleet's room, for the console's no-rate remedy to name adding capacity only where it can.
     assert plan["room_nodes"] == acting.simulation.room_nodes() > 0
+    # The admission limit under the nodes' ceiling that sets spare admission: none on this fleet (null).
+    assert "admission_limit_per_s" in plan and plan["admission_limit_per_s"] is None
     request = {k: v for k, v in plan["request"].items() if k in ("rate_per_s", "deadline_s", "hint_ms")}
     judged = (await acting.call("POST", "/v1/nodes/gw-003/drain", {**request, "dry_run": True})).json()
     failed = {c["name"] for c in judged["verdict"]["checks"] if not c["ok"]}

@@ -644,6 +644,16 @@ def test_an_admission_limit_under_the_handshake_ceiling_is_named_as_what_the_sur
         assert all("admission limit" not in c.why for c in verdict.checks), loose
 
 
+def test_a_plan_set_by_an_admission_limit_carries_it() -> None:
+    """The drain form named "the survivors' spare admission" where the verdict names the admission limit
+    behind it: the plan carries the limit (`DrainPlan.admission_limit_per_s`) for the form to say."""
+    plan = plan_drain(fleet(admission=_admitting(30.0)), CAPACITY, "gw-003")
+    assert (plan.limited_by, plan.admission_limit_per_s) == ("drain_pacing", 30.0)
+    # The nodes' own ceiling, under a looser limit or none: no admission limit to name.
+    for loose in (_admitting(5000.0), None):
+        assert plan_drain(fleet(admission=loose), CAPACITY, "gw-003").admission_limit_per_s is None
+
+
 def test_a_cpu_projection_from_a_planning_figure_says_so() -> None:
     """A controller with no [capacity] handshakes_per_s projects CPU from 500/s a node, a planning figure:
     its CPU checks say so; a measured ceiling (the simulator's, a nodes file's) says nothing more."""

@@ -673,6 +673,15 @@ def test_the_drain_form_says_the_cpu_margin_the_planner_kept():
     assert drain_prefill_from_plan(paced, "planner").source == (
         "planner: largest safe rate, limited by the survivors' spare admission"
     )
+    # ... under the operator's admission limit: named, as the guards name it — the limit to raise.
+    limited = {**paced, "admission_limit_per_s": 2.0}
+    assert drain_prefill_from_plan(limited, "planner").source == (
+        "planner: largest safe rate, limited by the survivors' spare admission, under their admission limit "
+        "of 2/s a node"
+    )
+    # (a limit carried where the survivors' CPU set the rate is not what slows it: unsaid)
+    cpu = drain_prefill_from_plan({**plan, "admission_limit_per_s": 2.0}, "planner")
+    assert "admission limit" not in cpu.source, cpu.source
     # Within the margin of the line already: no rate keeps it, and a slow drain is not blocked — not said so.
     none = drain_prefill_from_plan({**plan, "rate_per_s": 0.0}, "planner")
     assert none.values["rate_per_s"] == "" and none.source == (

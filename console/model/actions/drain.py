@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.guards import FleetCapacity, Thresholds, plan_drain
+from console.guards.capacity import admission_limit_text
 from console.guards.drain import HINT_START_MS, margin_kept_pct, planned_hint_ms
 from console.guards.fleet import ROTATION_MOVE
 from console.model.actions.form import Prefill, form_text
@@ -53,9 +54,15 @@ NO_RATE_MOVES = {
 
 
 def plan_limit(plan: Mapping[str, Any]) -> str:
-    """What limits a drain plan's rate, in the operator's words (a newer server's limit: its own name)."""
+    """What limits a drain plan's rate, in the operator's words (a newer server's limit: its own name) —
+    spare admission with the admission limit that sets it, as the guards say it ("…, under their admission
+    limit of 2/s a node"), where the plan carries one (`admission_limit_per_s`; an older server's does not)."""
     key = str(plan.get("limited_by", "?"))
-    return PLAN_LIMITS.get(key, key)
+    said = PLAN_LIMITS.get(key, key)
+    limit = plan.get("admission_limit_per_s")
+    if key == "drain_pacing" and isinstance(limit, int | float):
+        said += admission_limit_text(float(limit))
+    return said
 
 
 def plan_cpu_margin_pct(plan: Mapping[str, Any]) -> float:
@@ -172,6 +179,7 @@ def local_drain_prefill(
             "limited_by": plan.limited_by,
             "cpu_margin_pct": plan.cpu_margin_pct,
             "room_nodes": plan.room_nodes,
+            "admission_limit_per_s": plan.admission_limit_per_s,
         },
         "the console's drain planner",
     )
