@@ -145,6 +145,9 @@ async def test_a_held_replay_is_not_shown_as_a_failing_link(reader: RecordingRea
         await pilot.pause()
         # A replay says so, not "link ✓ live" / "link ✓ paused" (user pass): playing at what speed, or held.
         assert "replay ⏸ paused" in header() and "age" not in header() and "link" not in header()
+        # The bar under it says the same, with the same glyph: it drew "replay ‖ paused" under "replay ⏸ paused".
+        bar = str(app.screen.query_one(TimelineBar).render())
+        assert "replay ⏸ paused" in bar and "‖" not in bar, bar
         await pilot.press("space")
         app._tick()
         await pilot.pause()
@@ -871,6 +874,8 @@ def test_the_timeline_bars_keys_do_not_come_and_go_as_the_replay_plays() -> None
         at_start, at_end = (str(status_text(s, FLEET_CLOCK, width)) for s in (start, end))
         assert at_start.split("   ")[-1] == at_end.split("   ")[-1], width
         assert all(len(text) <= width for text in (at_start, at_end)), (width, at_start, at_end)
+        # Paused, by the header's glyph whatever the width: whole ("replay ⏸ paused"), or the glyph alone.
+        assert at_start.startswith(("replay ⏸ paused", "⏸ ×1")), (width, at_start)
 
 
 async def test_replay_help_says_the_actions_are_off_and_leaves_out_what_does_nothing(tmp_path: Path):

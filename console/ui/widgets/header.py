@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from console.model.gauges import level_at_least
 from console.model.history import FleetModel
-from console.model.link import LinkState
+from console.model.link import PAUSED_GLYPH, LinkState
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace
 from console.ui.themes import LEVEL_GLYPHS, Palette
@@ -94,7 +94,8 @@ def _header_text(
     if model.frame is not None and model.frame.clock_paused:
         # A served drill's clock stopped by its instructor: the figures stand still on purpose, for every
         # console attached (the frames say it, `clock_paused`), not a link gone quiet.
-        text.append(" ⏸" if terse else " ⏸ paused", style=palette.level_style(Level.WARNING, bold=True))
+        paused = f" {PAUSED_GLYPH}" if terse else f" {PAUSED_GLYPH} paused"
+        text.append(paused, style=palette.level_style(Level.WARNING, bold=True))
     link = model.link
     stale = model.frame_age_s(now_s)
     if link.state in (LinkState.LIVE, LinkState.PAUSED):

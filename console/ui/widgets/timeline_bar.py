@@ -9,6 +9,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
+from console.model.link import PAUSED_GLYPH
 from console.model.thresholds import Level
 from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, EVENT_GLYPH, timeline_cells
 from console.model.units import FLEET_CLOCK, ClockFace, counted
@@ -34,7 +35,7 @@ class _Form:
     """How much the status says: all of it, or — to leave the essential keys room — less of what the header
     says too ("replay ▶ ×5", "replay ⏸ paused", the clock) and the bar under it shows (where the head is)."""
 
-    state_words: bool  # "replay ‖ paused", not "‖"
+    state_words: bool  # "replay ⏸ paused", not "⏸"
     frame: bool  # "frame 43 of 120"
 
 
@@ -76,7 +77,9 @@ def _rank(key: str) -> int:
 
 
 def _state(status: ReplayStatus, form: _Form = _FORMS[0]) -> str:
-    glyph, word = ("‖", "paused") if status.paused else ("■", "end") if status.finished else ("▶", "playing")
+    glyph, word = (
+        (PAUSED_GLYPH, "paused") if status.paused else ("■", "end") if status.finished else ("▶", "playing")
+    )
     said = f"replay {glyph} {word} " if form.state_words else glyph
     return f"{said} ×{status.speed:g}  "
 
