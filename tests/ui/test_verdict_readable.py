@@ -240,3 +240,31 @@ async def test_at_80x24_the_lines_and_reasons_read_in_every_theme(theme) -> None
         last_page = app.export_screenshot()
     assert low_contrast_text(first_page, region) == []
     assert low_contrast_text(last_page, region) == []
+
+
+async def test_at_80x24_the_typed_question_keeps_no_empty_error_line() -> None:
+    """The typed name's error line sat empty under its input, a row the verdict did not get at 80×24: it
+    shows only once there is an error (a wrong name, or the server's refusal passed in), and the verdict
+    gives that row back then, so the input and the error stay inside the dialog (its fit forgot the
+    footer's row: the error line, when there was one, fell under the dialog's border)."""
+    app = DialogApp(built_verdict(VerdictLevel.TYPED))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+        await pilot.pause()
+        dialog = app.screen
+        error, field = dialog.query_one("#typed-error"), dialog.query_one("#typed")
+        scroll = dialog.query_one(VerticalScroll)
+        assert not error.display and error.region.height == 0
+        rows = scroll.styles.max_height.value
+        inside = dialog.query_one(Vertical).content_region
+        assert field.region.bottom <= inside.bottom  # the input whole, inside the dialog's border
+        await pilot.press(*"gw-0001", "enter")
+        await wait_for(lambda: error.display and error.region.height > 0, what="the error line")
+        await wait_for(lambda: scroll.styles.max_height.value < rows, what="the verdict giving its row back")
+        assert "refused" in str(error.render())
+        assert error.region.bottom <= inside.bottom  # and the error under it
+    told = DialogApp(built_verdict(VerdictLevel.TYPED), typed_error="✖ the server refused the name: no")
+    async with told.run_test(size=(80, 24)) as pilot:
+        await wait_for(lambda: isinstance(told.screen, VerdictDialog), what="the dialog")
+        await pilot.pause()
+        assert told.screen.query_one("#typed-error").display

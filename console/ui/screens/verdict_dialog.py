@@ -22,6 +22,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
@@ -252,6 +253,22 @@ class TypedName(Input):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "apply")]
 
 
+class TypedError(Label):
+    """The typed name's error line, shown only with an error in it (class `-error`): empty, it cost the
+    verdict a row at 80×24. Shown or hidden, its height changes, and its dialog fits the verdict to the rows
+    left (`Changed`): fitted on the next refresh instead, the line had not been laid out yet."""
+
+    class Changed(Message):
+        """The line's height changed (shown, hidden, or wrapped anew)."""
+
+    def say(self, message: str) -> None:
+        self.update(message)
+        self.set_class(bool(message), "-error")
+
+    def on_resize(self) -> None:
+        self.post_message(self.Changed())
+
+
 class VerdictDialog(ModalScreen[Confirmed | None]):
     DEFAULT_CSS = """
     VerdictDialog { align: center middle; }
@@ -263,7 +280,9 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
     VerdictDialog .section { color: $text-muted; padding-top: 1; }
     VerdictDialog #passing-why { color: $text-muted; }
     VerdictDialog #ask { text-style: bold; padding-top: 1; height: auto; }
-    VerdictDialog #typed-error { color: $error; height: auto; }
+    /* Shown only with an error in it: empty, it cost the verdict a row at 80×24. */
+    VerdictDialog #typed-error { color: $error; height: auto; display: none; }
+    VerdictDialog #typed-error.-error { display: block; }
     VerdictDialog #typed { display: none; }
     VerdictDialog.-typed #typed { display: block; }
     """
@@ -350,7 +369,11 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
                 yield Static(PassingReasons(verdict), id="passing-why")
             yield Static(self._ask_text(), id="ask")
             yield TypedName(placeholder=f"type {self._expected()!r} to confirm", id="typed")
-            yield Label(self.initial_typed_error, id="typed-error")
+            yield TypedError(
+                self.initial_typed_error,
+                id="typed-error",
+                classes="-error" if self.initial_typed_error else "",
+            )
         # Its own keys: without a footer the main screen's showed through (d drain, R rollout, q quit…),
         # none of which does anything here.
         # The way out kept longest, then the answer.
@@ -392,7 +415,10 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         others = sum(
             child.outer_size.height for child in box.children if child is not scroll and child.display
         )
-        room = self.size.height - box.styles.gutter.height - others
+        # The footer, docked under the dialog, takes its row from the screen's: left out, the last row of
+        # the question (the typed name's error line, or the input's edge) fell under the dialog's border.
+        docked = sum(child.outer_size.height for child in self.children if child is not box and child.display)
+        room = self.size.height - docked - box.styles.gutter.height - others
         rows = max(3, min(SCROLL_ROWS, room))
         if scroll.styles.max_height is None or scroll.styles.max_height.value != rows:
             scroll.styles.max_height = rows
@@ -442,10 +468,15 @@ class VerdictDialog(ModalScreen[Confirmed | None]):
         if typed_matches(self.verdict, typed, self.typed_fallback):
             self._close(Confirmed(typed))
             return
-        self.query_one("#typed-error", Label).update(
+        self.query_one(TypedError).say(
             f"✖ {typed!r} is not {self._expected()!r}: refused, nothing sent. Type the name exactly."
         )
         event.input.value = ""  # typed again from the start (a retype was appended to the refused name)
+
+    def on_typed_error_changed(self, event: TypedError.Changed) -> None:
+        """The error line takes its rows from the verdict's, so the input stays on screen."""
+        event.stop()
+        self._fit()
 
     def action_page(self, direction: int) -> None:
         scroll = self.query_one(VerticalScroll)
