@@ -183,7 +183,8 @@ class RolloutPaused(Rule):
             Severity.WARNING,
             hottest_pct,
             None,
-            f"Rollout auto-paused at batch {rollout.batch} of {rollout.batches}: {reason}. Hottest node now "
+            # ("before batch 1 of 3", not "at batch 0 of 3": a batch numbered 0 — `RolloutStatus.position`)
+            f"Rollout auto-paused {rollout.position()}: {reason}. Hottest node now "
             f"{hottest_pct:.0f} % CPU; resume only once it is back under the pause line ({line_pct:g} %).",
         )
 

@@ -129,7 +129,21 @@ def test_rollout_paused_fires_at_once_and_names_the_reason() -> None:
     (alarm,) = engine.active
     assert alarm.name == "rollout_paused" and alarm.since_s == 5
     assert (alarm.value, alarm.limit) == (30.0, None)  # the hottest node now; no comparison (below)
-    assert "batch 3 of 16" in alarm.message and "gw-007 CPU 78 %" in alarm.message
+    # (3 batches started of 16, paused: it pauses only between batches — `RolloutStatus.position`)
+    assert "auto-paused before batch 4 of 16: gw-007 CPU 78 %" in alarm.message, alarm.message
+
+
+def test_a_rollout_paused_before_its_first_batch_says_so_not_batch_0() -> None:
+    """The message read "Rollout auto-paused at batch 0 of 3" before any batch had started: a batch
+    numbered 0. It says where the rollout stands as the rollout panel does (`RolloutStatus.position`)."""
+    paused = RolloutStatus(state=RolloutState.PAUSED, batch=0, batches=3, pause_reason="gw-007 CPU 78 %")
+    engine = AlarmEngine()
+    for f in series(0, 2, rollout=paused):
+        engine.update(f)
+    (alarm,) = engine.active
+    assert "auto-paused before batch 1 of 3: " in alarm.message and "batch 0" not in alarm.message, (
+        alarm.message
+    )
 
 
 def test_a_paused_rollouts_reading_never_argues_with_why_it_paused() -> None:
