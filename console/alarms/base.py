@@ -34,6 +34,35 @@ class AlarmName(StrEnum):
     HISTORY_UNREACHABLE = "history_unreachable"
 
 
+#: Each alarm's name in a narrow panel (80 columns: 30 cells), as the gauges have theirs
+#: (`console.model.gauges.SHORT_LABELS`): the name whole left its value and limit no room ("✖
+#: connections_drop" and ten blank cells), and a name cut ("connectio…") is no word. Each is whole words
+#: of the operator's, told apart from every other, in at most `SHORT_LABEL_MAX` cells; the full name is
+#: said in the line under the panel.
+SHORT_LABELS: dict[AlarmName, str] = {
+    AlarmName.CONNECTIONS_DROP: "conns drop",
+    AlarmName.CPU_ABORT: "cpu abort",
+    AlarmName.ROLLOUT_PAUSED: "auto-pause",  # (the rollout paused itself: "Rollout auto-paused …")
+    AlarmName.HEADROOM_LOW: "headroom",
+    AlarmName.DRAIN_INFLOW_LOSING: "drain lags",  # (drain ÷ inflow under 1: the backlog grows)
+    AlarmName.DRAIN_INFLOW_KILL_SWITCH: "kill switch",
+    AlarmName.LOCKSTEP_WAVES: "lockstep",
+    AlarmName.RECONNECT_RATE_HIGH: "reconnects",
+    AlarmName.RESYNC_SHARE_RISING: "resyncs",
+    AlarmName.ABNORMAL_CLOSES_RISING: "abnormal",
+    AlarmName.DRAIN_PACING_EXCEEDED: "drain pace",
+    AlarmName.NODE_DOWN: "node down",
+    AlarmName.HISTORY_UNREACHABLE: "no Redis",  # (a node's history is its Redis: "cannot reach Redis")
+}
+SHORT_LABEL_MAX = 11
+
+
+def short_label(name: str) -> str:
+    """Alarm `name`'s `SHORT_LABELS` entry; the name itself for one this console does not know (a newer
+    server's)."""
+    return SHORT_LABELS.get(name, name)
+
+
 #: The unit of each alarm's value and limit, as the panel shows them ("8.54 > 5 %", "38.6k > 5.3k/s");
 #: none for the ratios and indices (drain ÷ inflow, the lockstep index).
 UNITS: dict[AlarmName, str] = {

@@ -10,7 +10,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from console.alarms.base import UNITS
+from console.alarms.base import UNITS, short_label
 from console.figures import beside_limit
 from console.model.node_readings import NodeReadings
 from console.model.units import short_number
@@ -196,6 +196,11 @@ class AlarmRow:
     #: A cleared row that reads its worst (`Alarm.worst_value`): the fleet time of that reading, which
     #: `message` then says. None otherwise.
     worst_at_s: float | None = None
+
+    @property
+    def label(self) -> str:
+        """The rule's name in a narrow panel (`console.alarms.base.SHORT_LABELS`)."""
+        return short_label(self.name)
 
 
 #: More nodes than this on one rule are shown as one row: 480 cpu_abort lines hide everything else.

@@ -4,7 +4,7 @@ how long it lasted); `a` acknowledges the one under the cursor. Under them, what
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -38,15 +38,20 @@ GLYPH, RULE, WHERE, VALUE, STATE, RAISED = range(len(COLUMNS))
 #: One blank cell after each column (and before the first): DataTable's padding puts two between columns,
 #: and in 62 cells those 12 were what pushed the last columns out.
 GAP = 1
-#: The fewest characters of a rule's name kept when it gives way (then "…"): enough to tell every rule
-#: from every other ("drain_inflow_k…" from "drain_inflow_l…").
-RULE_KEPT = 14
 #: A value with no figures is the alarm's message (from a newer server): cut, it is read whole below.
 VALUE_MAX = 18
 #: Where every row is the fleet's, "where" said "fleet" on each of them while the rule's name was cut
 #: ("drain_inflow_kill_s… fleet" at 80×24): where the names need its room, the column gives way to this.
 FLEET = "fleet"  # (`console.model.alarms`: a fleet alarm naming no node)
 ALL_FLEET = "rule · all fleet"
+ALL_FLEET_SHORT = "all fleet"  # (over the short labels: "rule · al…" said nothing)
+#: The value's heading where the node is drawn in its cells (`merged_value`).
+WHERE_AND_VALUE = "where · value"
+#: Each heading's shorter words, for a column too narrow for it ("value vs lim…" read as cut).
+SHORTER_TITLES = {"value vs limit": "value · limit", WHERE_AND_VALUE: "node · value"}
+#: What a value may start with before its reading ("was 0.149 < 0.6"): where the reading does not fit on
+#: the node's line, it goes under it with these words.
+QUALIFIERS = ("was", "worst", "max")
 
 
 class Cell(Text):
@@ -55,6 +60,43 @@ class Cell(Text):
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield from super().__rich_console__(console, options.update_width(max(1, options.max_width - GAP)))
+
+
+class RuleCell(Cell):
+    """A rule's cell: its whole name (`str()`, `get_row_at`: what the cursor and the line under the panel
+    know it by), drawn as its short label (`AlarmRow.label`) where the panel shows labels (`labelled`)."""
+
+    label: str = ""
+    short: bool = False
+
+    def labelled(self) -> RuleCell:
+        """The same cell, drawn as its short label."""
+        cell = rule_cell(self.plain, self.label, self.style)
+        cell.short = True
+        return cell
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not self.short:
+            yield from super().__rich_console__(console, options)
+            return
+        yield from Cell(self.label, style=self.style, overflow="ellipsis", no_wrap=True).__rich_console__(
+            console, options
+        )
+
+
+def _labelled(cell: Cell) -> Cell:
+    return cell.labelled() if isinstance(cell, RuleCell) else cell
+
+
+def cell_width_lines(cell: Text) -> int:
+    """The lines a cell takes."""
+    return len(cell.plain.split("\n"))
+
+
+def rule_cell(name: str, label: str, style: str | Style) -> RuleCell:
+    cell = RuleCell(name, style=style, overflow="ellipsis", no_wrap=True)
+    cell.label = label
+    return cell
 
 
 def cell_width(cell: Text) -> int:
@@ -99,44 +141,74 @@ def said_of(row: AlarmRow, clock: ClockFace) -> str:
 
 def column_widths(natural: list[int], room: int) -> list[int]:
     """Each column's width (its gap included) in `room` cells, from the widest cell of each (`natural`; a
-    column of natural width 0 is not shown: "where", when every row is the fleet's).
-
-    The rule's name gives way first, down to `RULE_KEPT` characters and its ellipsis, so that every column
-    fits. Where even that is too wide (120 or 80 columns) a column after the node that does not fit whole
-    is not shown (width 0), nor any after it — a figure cut short ("38." of "38.6k") reads as another
-    figure — and the rule has what they leave; it shrinks further rather than the node: glyph, rule and
-    node always show, the node whole.
-
-    Where the times are not shown (120 columns and less), the state gives way to the rule's whole name:
-    the name is said nowhere else on the screen, while the state's word is — a new alarm is drawn bold
-    and counted in the box's title, a clearing one's value reads "was …". The value against its limit
-    does not: it is the figure the operator acts on. (With the times shown, the state labels a cleared
-    row's two, raised and cleared: it stays.)"""
-    widths = _fitted(natural, room)
-    if widths[STATE] and not widths[RAISED] and widths[RULE] < natural[RULE] + GAP:
-        widths = _fitted([*natural[:STATE], *[0] * (len(natural) - STATE)], room)
-    return widths
-
-
-def _fitted(natural: list[int], room: int) -> list[int]:
-    """The widths in the columns' order: the rule shrinking to fit, a column that does not fit whole not
-    shown, nor any after it (`column_widths` but for the state giving way to the rule's name)."""
+    column of natural width 0 is not shown: "where", when every row is the fleet's). The glyph, the rule
+    and the node always, whole; then the value, the state and the times, each only if it fits whole, and
+    none after one that does not — a figure cut short ("38." of "38.6k") reads as another figure, and the
+    times without the state would read as the raised time of nothing. A rule's name is never cut: where
+    it leaves its row's figures no room, the panel shows the short labels instead (`layout`)."""
     widths = [width + GAP if width else 0 for width in natural]
-    excess = sum(widths) - room
-    if excess > 0:
-        widths[RULE] = max(RULE_KEPT + 1 + GAP, widths[RULE] - excess)
-    essential = widths[GLYPH] + widths[RULE] + widths[WHERE]
-    if essential > room:
-        widths[RULE] = max(1 + GAP, widths[RULE] - (essential - room))
-    used = widths[GLYPH] + widths[RULE] + widths[WHERE]
-    for index in range(WHERE + 1, len(widths)):
+    used = sum(widths[:VALUE])
+    for index in range(VALUE, len(widths)):
         if used + widths[index] > room:
             widths[index:] = [0] * (len(widths) - index)
             break
         used += widths[index]
-    # What a column not shown leaves goes back to the rule's name.
-    widths[RULE] = min(natural[RULE] + GAP, widths[RULE] + max(0, room - used))
     return widths
+
+
+class Layout(NamedTuple):
+    widths: list[int]
+    #: The rules' short labels drawn, not their names (`RuleCell`).
+    labelled: bool = False
+    #: The node drawn in the value's cells, beside or over it (`merged_value`); "where" not shown.
+    merged: bool = False
+
+
+def _shows(layout: Layout) -> tuple[bool, bool]:
+    """What a layout shows of the figures: the value against its limit, and the times."""
+    return (bool(layout.widths[VALUE]), bool(layout.widths[RAISED]))
+
+
+def layout(natural: list[int], label_width: int, room: int, all_fleet: bool) -> Layout:
+    """How the rows are drawn in `room` cells, from the columns' natural widths (with the rules' whole
+    names) and the widest short label. The rules' whole names where the figures — the value against its
+    limit, and where there is room the times — fit beside them; where every row is the fleet's, "where"
+    gives way first (the header says "all fleet" once). Else the short labels (at 80 columns; at 160, with
+    a long name beside a node). The node never gives way: where even with the labels the value does not
+    fit beside it (80 columns: 30 cells), the node is drawn in the value's cells, on its line or over it.
+
+    Where the times are not shown (120 columns), the state gives way to the rules' whole names: the state's
+    word is said elsewhere — a new alarm is drawn bold and counted in the box's title, a clearing one's
+    value reads "was …" — while the name is what the panel is read by. The value against its limit does
+    not: it is the figure the operator acts on."""
+    fleet = [*natural[:WHERE], 0, *natural[WHERE + 1 :]]
+    candidates = [Layout(column_widths(natural, room))]
+    if all_fleet:
+        candidates.append(Layout(column_widths(fleet, room)))
+    short = [*(fleet if all_fleet else natural)[:RULE], label_width, *natural[RULE + 1 :]]
+    if all_fleet:
+        short[WHERE] = 0
+    candidates.append(Layout(column_widths(short, room), labelled=True))
+    best = max(candidates, key=_shows)  # (the first of the best: whole names where they do as well)
+    if best.widths[VALUE]:
+        return best
+    widths = [GAP + natural[GLYPH], label_width + GAP, 0, 0, 0, 0]
+    widths[VALUE] = max(1 + GAP, room - widths[GLYPH] - widths[RULE])
+    return Layout(widths, labelled=True, merged=True)
+
+
+def merged_value(where: str, value: str, width: int) -> str:
+    """A row's node and value in one cell of `width` cells, a line each where they do not fit on one:
+    "gw-017 12 s", "gw-031 +2" over "93.1 > 80 %"; a fleet row's value alone. A value too wide for a line
+    goes on two, its "was"/"worst"/"max" over its reading; a part wider still, broken between words."""
+    lines = [] if where == FLEET else fill(where, width)
+    if lines and cell_len(lines[-1]) + 1 + cell_len(value) <= width:
+        lines[-1] = f"{lines[-1]} {value}"
+        return "\n".join(lines)
+    first, _, rest = value.partition(" ")
+    if cell_len(value) > width and first in QUALIFIERS and rest:
+        return "\n".join([*lines, *fill(first, width), *fill(rest, width)])
+    return "\n".join([*lines, *fill(value, width)])
 
 
 def row_identity(row: AlarmRow) -> tuple[object, ...]:
@@ -172,6 +244,7 @@ class AlarmsPanel(DataTable):
         self._cleared_lines: list[tuple[str, str] | None] = []  # (lasted, cleared at) of a cleared row
         self._shown: tuple[int, str, bool, ClockFace] | None = None
         self._laid_out_for: tuple[int, int] | None = None
+        self._labelled = False  # the rows drawn with the rules' short labels: the message names the rule
 
     def show(
         self,
@@ -226,8 +299,8 @@ class AlarmsPanel(DataTable):
             cells.append(
                 (
                     Cell(" " * GAP + LEVEL_GLYPHS[level], style=style),
-                    # The whole name is the cell (what `get_row_at` returns); a narrow column draws it with "…".
-                    Cell(row.name, style=style, overflow="ellipsis", no_wrap=True),
+                    # The whole name is the cell (what `get_row_at` returns); a narrow panel draws its label.
+                    rule_cell(row.name, row.label, style),
                     Cell(row.where, no_wrap=True),
                     value,
                     Cell(status, style=style, no_wrap=True),
@@ -252,19 +325,16 @@ class AlarmsPanel(DataTable):
             room -= self.styles.scrollbar_size_vertical
         return room
 
-    def _widths(self, rows: list[tuple[Cell, ...]], lines: int) -> list[int]:
+    def _layout(self, rows: list[tuple[Cell, ...]], lines: int) -> Layout:
         natural = [
             max([len(label), *(cell_width(row[index]) for row in rows)])
             for index, label in enumerate(COLUMNS)
         ]
         natural[GLYPH] = GAP + 1  # a blank and the glyph, rows or none: the header stays where it was
-        widths = column_widths(natural, self._room(lines))
-        if widths[RULE] < natural[RULE] + GAP and all(row[WHERE].plain == FLEET for row in rows):
-            # Every row the fleet's and a name cut: the header says "all fleet" once, the names are whole.
-            natural[WHERE] = 0
-            natural[RULE] = max(natural[RULE], cell_len(ALL_FLEET))
-            widths = column_widths(natural, self._room(lines))
-        return widths
+        labels = [cell_len(row[RULE].label) for row in rows if isinstance(row[RULE], RuleCell)]
+        label_width = max([len(COLUMNS[RULE]), *labels])
+        all_fleet = bool(rows) and all(row[WHERE].plain == FLEET for row in rows)
+        return layout(natural, label_width, self._room(lines), all_fleet)
 
     def _lay_out(self, cursor: int, held: tuple[object, ...] | None) -> None:
         # Widths from what is shown now and the room there is, set explicitly: DataTable's auto widths only
@@ -273,8 +343,13 @@ class AlarmsPanel(DataTable):
         self._laid_out_for = (self.size.width, self.size.height)
         rows = self._cells
         heights = [1] * len(rows)
-        widths = self._widths(rows, len(rows))
-        if widths[RAISED] and any(self._cleared_lines):
+        shape = self._layout(rows, len(rows))
+        if shape.merged:
+            rows, heights = self._merged(shape.widths[VALUE])
+            if sum(heights) > len(heights):  # (more lines: a scrollbar may take a cell)
+                shape = self._layout(self._cells, sum(heights))
+                rows, heights = self._merged(shape.widths[VALUE])
+        elif shape.widths[RAISED] and any(self._cleared_lines):
             # Room for the times: a cleared row says when it cleared too, on a second line — unless those
             # lines would take the times' room again (a scrollbar's cell), then as before.
             spread = [
@@ -282,15 +357,24 @@ class AlarmsPanel(DataTable):
                 for row, extra in zip(rows, self._cleared_lines, strict=True)
             ]
             spread_heights = [1 if extra is None else 2 for extra in self._cleared_lines]
-            spread_widths = self._widths(spread, sum(spread_heights))
-            if spread_widths[RAISED]:
-                rows, heights, widths = spread, spread_heights, spread_widths
+            spread_shape = self._layout(spread, sum(spread_heights))
+            if spread_shape.widths[RAISED]:
+                rows, heights, shape = spread, spread_heights, spread_shape
+        if shape.labelled:
+            rows = [(row[GLYPH], _labelled(row[RULE]), *row[WHERE:]) for row in rows]
+        self._labelled = shape.labelled
         self.clear(columns=True)
-        labels = list(COLUMNS)
-        if not widths[WHERE]:  # (never 0 otherwise: the node always shows)
-            labels[RULE] = ALL_FLEET
-        for label, width in zip(labels, widths, strict=True):
-            self.add_column(Cell(label, overflow="ellipsis", no_wrap=True), width=width)
+        titles = list(COLUMNS)
+        if not shape.widths[WHERE] and all(row[WHERE].plain == FLEET for row in self._cells):
+            fits = cell_len(ALL_FLEET) + GAP <= shape.widths[RULE]
+            titles[RULE] = ALL_FLEET if fits else ALL_FLEET_SHORT
+        elif shape.merged:  # (the node in the value's cells)
+            titles[VALUE] = WHERE_AND_VALUE
+        for index, width in enumerate(shape.widths):
+            if cell_len(titles[index]) + GAP > width:
+                titles[index] = SHORTER_TITLES.get(titles[index], titles[index])
+        for title, width in zip(titles, shape.widths, strict=True):
+            self.add_column(Cell(title, overflow="ellipsis", no_wrap=True), width=width)
         for row, height in zip(rows, heights, strict=True):
             self.add_row(*row, height=height)
         if self.row_count:
@@ -302,6 +386,16 @@ class AlarmsPanel(DataTable):
             elif held in self._identities:
                 cursor = self._identities.index(held)
             self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
+
+    def _merged(self, value_width: int) -> tuple[list[tuple[Cell, ...]], list[int]]:
+        """The rows with each one's node drawn in its value's cells (`merged_value`), and their heights."""
+        rows: list[tuple[Cell, ...]] = []
+        for row in self._cells:
+            where, value = row[WHERE], row[VALUE]
+            text = merged_value(where.plain, value.plain, max(1, value_width - GAP))
+            merged = Cell(text, style=value.style, overflow="ellipsis", no_wrap=True)
+            rows.append((*row[:VALUE], merged, *row[VALUE + 1 :]))
+        return rows, [cell_width_lines(row[VALUE]) for row in rows]
 
     def render_line(self, y: int) -> Strip:
         # A column not shown (width 0) draws as an empty segment with no style, and Textual's NO_COLOR filter
@@ -321,7 +415,12 @@ class AlarmsPanel(DataTable):
     def selected_message(self) -> str:
         """What the alarm under the cursor said (the cursor stays on its alarm across redraws)."""
         row = self.cursor_row
-        return self._messages[row] if 0 <= row < len(self._messages) else ""
+        if not 0 <= row < len(self._messages):
+            return ""
+        if self._labelled:  # the row says its short label: the rule's whole name is said here
+            name = str(self._identities[row][0])
+            return f"{name}: {self._messages[row]}" if self._messages[row] else name
+        return self._messages[row]
 
     def action_acknowledge(self) -> None:
         if 0 <= self.cursor_row < len(self._keys) and self._keys[self.cursor_row]:
