@@ -11,6 +11,7 @@ import pytest
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
+from console.alarms.base import short_label
 from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
 from console.model.alarm_source import console_model
@@ -18,7 +19,7 @@ from console.model.alarms import alarm_rows
 from console.model.link import LinkState, LinkStatus, Received
 from console.protocol import Alarm, Severity
 from console.ui.app import ConsoleApp
-from console.ui.widgets.alarms_panel import COLUMNS, RULE_KEPT, AlarmMessage, AlarmsPanel
+from console.ui.widgets.alarms_panel import COLUMNS, AlarmMessage, AlarmsPanel
 from console.ui.widgets.gauges import GaugeBox
 from console.ui.widgets.node_table import COLUMNS as NODE_COLUMNS
 from console.ui.widgets.node_table import NodeTable
@@ -159,6 +160,12 @@ def cell_shown(cell: object, lines: list[str], first: int) -> bool:
     return all(part in lines[first + index] for index, part in enumerate(str(cell).split("\n")))
 
 
+def rule_drawn(rule: object, line: str) -> bool:
+    """Whether a row's line draws its rule whole: its name, or its short label (a narrow panel) — never
+    a name cut ("drain_inflow_k…")."""
+    return any(f" {said} " in f" {line} " for said in (str(rule), short_label(str(rule))))
+
+
 def gauge_lines(app: ConsoleApp, key: str) -> list[str]:
     return visible_lines(app.screen.query_one(f"#gauge-{key}", GaugeBox))
 
@@ -203,8 +210,8 @@ async def test_at_80_columns_each_gauge_says_what_it_is_whole(storm_app):
 async def test_each_alarm_shows_its_rule_node_and_value(storm_app, size):
     """The panel is 62 cells at 160 columns: with a row reading 'acked' or 'cleared' the last column was cut
     ('0.149 <'), and that column was the value. At 120 columns (46 cells) the value was never seen, after
-    the time and the state. Now the rule, its node and its value come first; a long rule's name gives way
-    to them (never shorter than `RULE_KEPT` characters here, enough to tell the rules apart)."""
+    the time and the state. Now the rule, its node and its value come first; where a long rule's name
+    leaves them no room the rules are drawn by their short labels, whole words (`SHORT_LABELS`)."""
     async with storm_app.run_test(size=size) as pilot:
         await fleet_ready(storm_app)
         log = storm_app.model.alarms
@@ -220,9 +227,8 @@ async def test_each_alarm_shows_its_rule_node_and_value(storm_app, size):
         for row in range(panel.row_count):
             cells = panel.get_row_at(row)
             line = lines[row_line(panel, row)]
-            assert str(cells[RULE])[:RULE_KEPT] in line and cell_shown(
-                cells[column], lines, row_line(panel, row)
-            )
+            assert rule_drawn(cells[RULE], line), line
+            assert cell_shown(cells[column], lines, row_line(panel, row)), line
             assert str(cells[COLUMNS.index("where")]) in line, line
             shown += 1
         rows = alarm_rows([*log.active(), *log.past()])  # node_down's several nodes are one row
@@ -242,7 +248,7 @@ async def test_at_80_by_24_the_alarms_and_the_nodes_keep_their_rows(storm_app):
         active = storm_app.model.alarms.active()
         assert len(active) >= 3
         lines = visible_lines(screen.query_one(AlarmsPanel))
-        readable = [e for e in active if any(e.alarm.name[:10] in line for line in lines)]
+        readable = [e for e in active if any(rule_drawn(e.alarm.name, line) for line in lines)]
         assert len(readable) >= 3
         nodes = screen.query_one(NodeTable)
         assert len([line for line in visible_lines(nodes) if "gw-" in line]) >= 4
@@ -296,11 +302,15 @@ async def test_the_alarms_panel_says_what_the_alarm_under_the_cursor_said(storm_
             name = str(panel.get_row_at(panel.cursor_row)[RULE])
             return next(entry.alarm.message for entry in active if entry.alarm.name == name)
 
-        assert said.display and said.message == message_of_row()
+        def said_of_row() -> str:  # (after the rule's whole name where the rows say their short labels)
+            cells = panel.get_row_at(panel.cursor_row)
+            return f"{cells[RULE]}: {message_of_row()}" if cells[RULE].short else message_of_row()
+
+        assert said.display and said.message == said_of_row()
         panel.focus()
         await pilot.press("down")
         await pilot.pause()
-        assert said.message == message_of_row() != active[0].alarm.message
+        assert said.message == said_of_row() and message_of_row() != active[0].alarm.message
 
 
 async def test_with_the_alarms_panel_focused_each_message_is_read_whole(storm_app):
@@ -317,7 +327,9 @@ async def test_with_the_alarms_panel_focused_each_message_is_read_whole(storm_ap
             name = str(panel.get_row_at(row)[RULE])
             # A rule on several nodes (node_down) is one row saying the worst one's message.
             message = next(r.message for r in alarm_rows(storm_app.model.alarms.active()) if r.name == name)
-            assert " ".join(visible_lines(said)[1:]).split() == message.split(), name  # (under its rule)
+            # (under its rule; where the rows say their short labels, after the rule's whole name)
+            named = f"{name}: {message}" if panel.get_row_at(row)[RULE].short else message
+            assert " ".join(visible_lines(said)[1:]).split() == named.split(), name
 
 
 @pytest.mark.parametrize("size", [SIZE, (80, 24)])
@@ -342,16 +354,20 @@ async def test_a_new_alarm_is_what_the_unfocused_panel_shows_not_a_cleared_one(s
         await pilot.pause()
         assert str(panel.get_row_at(panel.cursor_row)[RULE]) == "abnormal_closes_rising"
         assert "NEW" in str(panel.get_row_at(panel.cursor_row)[STATE])
-        assert any("abnormal_closes_rising"[:RULE_KEPT] in line for line in visible_lines(panel))
-        assert storm_app.screen.query_one(AlarmMessage).message == newcomer.message
+        assert any(rule_drawn("abnormal_closes_rising", line) for line in visible_lines(panel))
+        # (at 80×24 the row says its short label: the line under the panel names the rule whole)
+        said = storm_app.screen.query_one(AlarmMessage).message
+        assert said in (newcomer.message, f"abnormal_closes_rising: {newcomer.message}"), said
 
 
 @pytest.mark.parametrize("size", [(160, 50), (80, 24)])
 async def test_a_node_alarm_names_its_node_beside_a_long_rule_name(storm_app, size):
     """The "where" column was the last: with `drain_inflow_kill_switch` listed (24 cells) it fell past the
     panel's edge at 160 columns, and node_down read without its node, the first thing an operator needs.
-    The node now follows the rule; a long rule name gives way (ellipsized), never the node. A fleet alarm
-    about a few nodes (cpu_abort) names its worst node there too."""
+    The node now follows the rule; where a long rule name leaves no room the rules are drawn by their
+    short labels (whole words), never the node given way — at 80×24 it is drawn in the value's cells, on
+    its line or over it, and the value still shows. A fleet alarm about a few nodes (cpu_abort) names its
+    worst node there too."""
     async with storm_app.run_test(size=size) as pilot:
         await fleet_ready(storm_app)
         log = storm_app.model.alarms
@@ -404,10 +420,14 @@ async def test_a_node_alarm_names_its_node_beside_a_long_rule_name(storm_app, si
             rule = str(cells[RULE])
             lines = visible_lines(panel)
             line = lines[row_line(panel, row)]
-            assert rule[:RULE_KEPT] in line, line  # a long name cut to "drain_inflow_k…" at the least
+            assert rule_drawn(rule, line), line  # its name or its label, whole: never "drain_inflow_k…"
             if rule in where and "cleared" not in str(cells[STATE]):
                 assert where[rule] in line, line
                 named.add(rule)
+            value = COLUMNS.index("value vs limit")
+            if row_line(panel, row) + len(str(cells[value]).split("\n")) <= panel.size.height:
+                assert re.search(r"\d", str(cells[value])), str(cells[value])
+                assert cell_shown(cells[value], lines, row_line(panel, row)), (str(cells[value]), lines)
             if size == (160, 50):  # room for every column, each one whole
                 for column in range(len(COLUMNS)):
                     if column != RULE:
@@ -418,26 +438,47 @@ async def test_a_node_alarm_names_its_node_beside_a_long_rule_name(storm_app, si
 
 
 def test_the_node_is_never_what_gives_way():
-    """Glyph 3, rule 25, where 10, value 15, state 8, raised 8 cells (gaps included): 69 in all."""
-    from console.ui.widgets.alarms_panel import column_widths
+    """Glyph 3, rule 25 (its short label 12), where 10, value 15, state 8, raised 8 cells (gaps included).
+    A rule's name is never cut: where it leaves the figures no room, the short labels; the node never
+    gives way — at 80 columns (29 cells) it is drawn in the value's cells, so the value still shows."""
+    from console.ui.widgets.alarms_panel import layout
 
     natural = [2, 24, 9, 14, 7, 7]
-    assert column_widths(natural, 80) == [3, 25, 10, 15, 8, 8]  # room: all whole
-    assert column_widths(natural, 62) == [3, 18, 10, 15, 8, 8]  # the rule gives the 7 cells
-    # 46 cells: the node and value whole, the rest not shown (never half a figure); the rule has what is left
-    assert column_widths(natural, 46) == [3, 18, 10, 15, 0, 0]
-    assert column_widths(natural, 44) == [3, RULE_KEPT + 2, 10, 15, 0, 0]  # the rule at its shortest ...
-    assert column_widths(natural, 43) == [3, 25, 10, 0, 0, 0]  # ... or whole, once the value cannot fit
-    assert column_widths(natural, 29) == [3, 16, 10, 0, 0, 0]  # 80 columns: rule cut further, node whole
-    # "where" not shown (natural 0: every row the fleet's): its room is the rule's, the name whole at 80
-    fleet = [2, 24, 0, 14, 7, 7]
-    assert column_widths(fleet, 29) == [3, 25, 0, 0, 0, 0]
-    # 120 columns: the state gives way to the rule's whole name where the times are not shown (its word is
-    # said by the row's weight and the box title); the value, a figure, does not
-    assert column_widths(fleet, 46) == [3, 25, 0, 15, 0, 0]
-    assert column_widths(fleet, 40) == [3, 22, 0, 15, 0, 0]  # (and the name gives way to the value)
-    # where the times are shown (160 columns), the state labels a cleared row's two: it stays
-    assert column_widths(natural, 62) == [3, 18, 10, 15, 8, 8]
+    label = 11  # ("kill switch")
+
+    def shape(
+        room: int, widths: list[int] = natural, all_fleet: bool = False
+    ) -> tuple[list[int], bool, bool]:
+        drawn = layout(widths, label, room, all_fleet)
+        return drawn.widths, drawn.labelled, drawn.merged
+
+    assert shape(80) == ([3, 25, 10, 15, 8, 8], False, False)  # room: all whole, the names too
+    # 62 cells (160 columns): the whole names would cost the times; the labels keep every column
+    assert shape(62) == ([3, 12, 10, 15, 8, 8], True, False)
+    assert shape(53) == ([3, 25, 10, 15, 0, 0], False, False)  # the whole names where the value fits
+    # 46 cells (120 columns): the labels, the node and value whole, the rest not shown (never half a figure)
+    assert shape(46) == ([3, 12, 10, 15, 0, 0], True, False)
+    # 29 cells (80 columns): the node drawn with the value, in the room the label leaves
+    assert shape(29) == ([3, 12, 0, 14, 0, 0], True, True)
+    # every row the fleet's: "where" gives way first, the names whole while the value fits beside them —
+    # the state gives way to them at 120 columns (its word is said by the row's weight and the box title)
+    fleet = [2, 24, 5, 14, 7, 7]
+    assert shape(62, fleet, True) == ([3, 25, 0, 15, 8, 8], False, False)  # (160 columns: the times too)
+    assert shape(46, fleet, True) == ([3, 25, 0, 15, 0, 0], False, False)
+    assert shape(40, fleet, True) == ([3, 12, 0, 15, 8, 0], True, False)
+    assert shape(29, fleet, True) == ([3, 12, 0, 14, 0, 0], True, True)
+
+
+def test_a_node_and_its_value_share_a_cell_whole():
+    """At 80 columns the node is drawn in the value's cells: beside it where both fit, else over it; a
+    value too wide for a line puts its "was" over its reading — no figure parted from its unit or cut."""
+    from console.ui.widgets.alarms_panel import merged_value
+
+    assert merged_value("gw-017", "12 s", 14) == "gw-017 12 s"
+    assert merged_value("gw-031 +2", "93.1 > 80 %", 14) == "gw-031 +2\n93.1 > 80 %"
+    assert merged_value("fleet", "8.54 > 5 %", 14) == "8.54 > 5 %"  # (a fleet row: its value alone)
+    assert merged_value("fleet", "was 0.149 < 0.6", 14) == "was\n0.149 < 0.6"
+    assert merged_value("5 nodes", "max 12 s", 14) == "5 nodes\nmax 12 s"
 
 
 async def test_a_node_with_no_handshakes_shows_no_p99(storm_app):
@@ -568,7 +609,7 @@ async def test_a_cleared_alarm_says_when_it_cleared_and_how_long_it_lasted(storm
     room for the times (160 columns) a cleared row takes two lines: raised and cleared, each with its time,
     and how long it lasted under its value — in the columns it had, the rule's name cut no further. At 80×24
     (rule and node only) its rows stay one line each, and the line under the panel says it."""
-    from console.ui.widgets.alarms_panel import column_widths
+    from console.ui.widgets.alarms_panel import layout
 
     async with storm_app.run_test(size=size) as pilot:
         await fleet_ready(storm_app)
@@ -588,13 +629,19 @@ async def test_a_cleared_alarm_says_when_it_cleared_and_how_long_it_lasted(storm
         # Its words and figure at its worst (12.1 % at 0:00:40), not its last (8.54 %): review on a loopback
         # fleet, "was 6.43 > 5 %" after a 44 % drop.
         assert was.worst_value is not None and was.worst_value > was.value
-        assert said == (
-            f"Cleared 0:01:05 after 25 s (raised 0:00:40) — at its worst, 0:00:40: {was.worst_message}"
-        ), said
+        whole = f"Cleared 0:01:05 after 25 s (raised 0:00:40) — at its worst, 0:00:40: {was.worst_message}"
+        # (where the rows say their short labels — 80×24 — after the rule's whole name)
+        assert said in (whole, f"connections_drop: {whole}"), said
         lines = visible_lines(panel)
         heights = [row.height for row in panel.ordered_rows]
         if size == (80, 24):
-            assert set(heights) == {1}  # (six rows on screen: none given to times the panel cannot show)
+            # No line given to times the panel cannot show: a row's second line is its value's, under its
+            # node or its "worst" (`merged_value`).
+            value = COLUMNS.index("value vs limit")
+            assert not panel.ordered_columns[COLUMNS.index("raised")].width
+            assert heights == [
+                len(str(panel.get_row_at(row)[value]).split("\n")) for row in range(len(heights))
+            ]
             return
         first = row_line(panel, cleared)
         assert heights[cleared] == 2
@@ -611,7 +658,10 @@ async def test_a_cleared_alarm_says_when_it_cleared_and_how_long_it_lasted(storm
             len("cleared"),
             len("0:00:40"),
         ]
-        assert panel.ordered_columns[RULE].width == column_widths(natural, panel.size.width)[RULE]
+        label = max(len(row.label) for row in shown)
+        assert (
+            panel.ordered_columns[RULE].width == layout(natural, label, panel.size.width, False).widths[RULE]
+        )
 
 
 # 124 columns: the edge falls in "503/s"'s title, not in its leading blanks
@@ -718,3 +768,39 @@ async def test_the_filter_s_placeholder_gives_this_fleet_s_example(storm_app):
         assert "id:gw-*" in field.placeholder, field.placeholder
         assert "Enter" not in field.placeholder and "Esc" not in field.placeholder
         assert "id:gw-*" in visible_lines(field)[0], visible_lines(field)
+
+
+@pytest.mark.parametrize("focused", [False, True])
+async def test_at_80_by_24_every_alarm_row_shows_its_value_against_its_limit(storm_app, focused):
+    """Review: `python -m console` at 80×24 showed "✖ connections_drop", "✖ headroom_low" and ten blank
+    cells, and Tab to the panel changed nothing — while README says each rule shows "its value against its
+    limit first, so a narrow panel still shows them". Each row now says its rule's short label, whole, and
+    its value against its limit; the line under the panel names the rule whole."""
+    async with storm_app.run_test(size=(80, 24)) as pilot:
+        await fleet_ready(storm_app)
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        if focused:
+            await pilot.press("tab")
+            await pilot.pause()
+            assert panel.has_focus
+        lines = visible_lines(panel)
+        value = COLUMNS.index("value vs limit")
+        rows = alarm_rows(storm_app.model.alarms.active()) + alarm_rows(storm_app.model.alarms.past())
+        on_screen = [
+            row
+            for row in range(panel.row_count)
+            if row_line(panel, row) >= 1
+            and row_line(panel, row) + panel.ordered_rows[row].height <= len(lines)
+        ]
+        assert len(on_screen) >= 3
+        for row in on_screen:
+            cells = panel.get_row_at(row)
+            # (its value vs its limit, as the model says it: beside its node or under it, its "was" over it)
+            said_values = {row.value for row in rows if row.name == str(cells[RULE])}
+            assert any(said in " ".join(str(cells[value]).split("\n")) for said in said_values), str(
+                cells[value]
+            )
+            assert cell_shown(cells[value], lines, row_line(panel, row)), (str(cells[value]), lines)
+            assert f" {short_label(str(cells[RULE]))} " in lines[row_line(panel, row)], lines
+        said = storm_app.screen.query_one(AlarmMessage).message
+        assert said.startswith(f"{panel.get_row_at(panel.cursor_row)[RULE]}: "), said
