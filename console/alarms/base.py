@@ -45,7 +45,7 @@ SHORT_LABELS: dict[AlarmName, str] = {
     AlarmName.ROLLOUT_PAUSED: "auto-pause",  # (the rollout paused itself: "Rollout auto-paused …")
     AlarmName.HEADROOM_LOW: "headroom",
     AlarmName.DRAIN_INFLOW_LOSING: "drain lags",  # (drain ÷ inflow under 1: the backlog grows)
-    AlarmName.DRAIN_INFLOW_KILL_SWITCH: "kill switch",
+    AlarmName.DRAIN_INFLOW_KILL_SWITCH: "drain kill",  # (drain ÷ inflow under the kill switch)
     AlarmName.LOCKSTEP_WAVES: "lockstep",
     AlarmName.RECONNECT_RATE_HIGH: "reconnects",
     AlarmName.RESYNC_SHARE_RISING: "resyncs",
@@ -54,7 +54,7 @@ SHORT_LABELS: dict[AlarmName, str] = {
     AlarmName.NODE_DOWN: "node down",
     AlarmName.HISTORY_UNREACHABLE: "no Redis",  # (a node's history is its Redis: "cannot reach Redis")
 }
-SHORT_LABEL_MAX = 11
+SHORT_LABEL_MAX = 10  # (at 80 columns: 30 cells less the glyph leave 15 for "38.6k > 5.3k/s")
 
 
 def short_label(name: str) -> str:

@@ -724,3 +724,15 @@ def _dropping(**fields) -> list:
 def test_connections_drop_asks_to_hold_only_what_is_under_way(rollout, fleet, hold) -> None:
     message = active_messages(_dropping(rollout=rollout, fleet=fleet))["connections_drop"]
     assert message.endswith(f"clients are failing to reconnect. {hold} with admission."), message
+
+
+def test_every_alarm_has_a_short_label_of_whole_words_told_apart() -> None:
+    """A narrow panel (80 columns) draws each rule by its short label, not its name cut ("connectio…"):
+    every rule has one, none shared, none longer than `SHORT_LABEL_MAX` cells, none cut."""
+    from console.alarms.base import SHORT_LABEL_MAX, SHORT_LABELS, AlarmName, short_label
+
+    assert set(SHORT_LABELS) == set(AlarmName)
+    assert len(set(SHORT_LABELS.values())) == len(SHORT_LABELS)
+    assert all(len(label) <= SHORT_LABEL_MAX and "…" not in label for label in SHORT_LABELS.values())
+    assert short_label("connections_drop") == "conns drop"
+    assert short_label("from_a_newer_server") == "from_a_newer_server"  # (its name: no label known)

@@ -438,13 +438,13 @@ async def test_a_node_alarm_names_its_node_beside_a_long_rule_name(storm_app, si
 
 
 def test_the_node_is_never_what_gives_way():
-    """Glyph 3, rule 25 (its short label 12), where 10, value 15, state 8, raised 8 cells (gaps included).
+    """Glyph 3, rule 25 (its short label 11), where 10, value 15, state 8, raised 8 cells (gaps included).
     A rule's name is never cut: where it leaves the figures no room, the short labels; the node never
     gives way — at 80 columns (29 cells) it is drawn in the value's cells, so the value still shows."""
     from console.ui.widgets.alarms_panel import layout
 
     natural = [2, 24, 9, 14, 7, 7]
-    label = 11  # ("kill switch")
+    label = 10  # (`SHORT_LABEL_MAX`: "conns drop")
 
     def shape(
         room: int, widths: list[int] = natural, all_fleet: bool = False
@@ -454,19 +454,20 @@ def test_the_node_is_never_what_gives_way():
 
     assert shape(80) == ([3, 25, 10, 15, 8, 8], False, False)  # room: all whole, the names too
     # 62 cells (160 columns): the whole names would cost the times; the labels keep every column
-    assert shape(62) == ([3, 12, 10, 15, 8, 8], True, False)
+    assert shape(62) == ([3, 11, 10, 15, 8, 8], True, False)
     assert shape(53) == ([3, 25, 10, 15, 0, 0], False, False)  # the whole names where the value fits
     # 46 cells (120 columns): the labels, the node and value whole, the rest not shown (never half a figure)
-    assert shape(46) == ([3, 12, 10, 15, 0, 0], True, False)
+    assert shape(46) == ([3, 11, 10, 15, 0, 0], True, False)
     # 29 cells (80 columns): the node drawn with the value, in the room the label leaves
-    assert shape(29) == ([3, 12, 0, 14, 0, 0], True, True)
+    assert shape(29) == ([3, 11, 0, 15, 0, 0], True, True)
     # every row the fleet's: "where" gives way first, the names whole while the value fits beside them —
     # the state gives way to them at 120 columns (its word is said by the row's weight and the box title)
     fleet = [2, 24, 5, 14, 7, 7]
     assert shape(62, fleet, True) == ([3, 25, 0, 15, 8, 8], False, False)  # (160 columns: the times too)
     assert shape(46, fleet, True) == ([3, 25, 0, 15, 0, 0], False, False)
-    assert shape(40, fleet, True) == ([3, 12, 0, 15, 8, 0], True, False)
-    assert shape(29, fleet, True) == ([3, 12, 0, 14, 0, 0], True, True)
+    assert shape(40, fleet, True) == ([3, 11, 0, 15, 8, 0], True, False)
+    assert shape(29, fleet, True) == ([3, 11, 0, 15, 0, 0], True, False)  # (no node: columns)
+    assert shape(28, fleet, True) == ([3, 11, 0, 14, 0, 0], True, True)  # (a scrollbar: its value wraps)
 
 
 def test_a_node_and_its_value_share_a_cell_whole():
