@@ -455,17 +455,16 @@ def test_the_node_is_never_what_gives_way():
     assert shape(80) == ([3, 25, 10, 15, 8, 8], False, False)  # room: all whole, the names too
     # 62 cells (160 columns): the whole names would cost the times; the labels keep every column
     assert shape(62) == ([3, 11, 10, 15, 8, 8], True, False)
-    assert shape(53) == ([3, 25, 10, 15, 0, 0], False, False)  # the whole names where the value fits
     # 46 cells (120 columns): the labels, the node and value whole, the rest not shown (never half a figure)
     assert shape(46) == ([3, 11, 10, 15, 0, 0], True, False)
+    assert shape(53) == ([3, 25, 10, 15, 0, 0], False, False)  # the whole names where they do as well
     # 29 cells (80 columns): the node drawn with the value, in the room the label leaves
     assert shape(29) == ([3, 11, 0, 15, 0, 0], True, True)
-    # every row the fleet's: "where" gives way first, the names whole while the value fits beside them —
-    # the state gives way to them at 120 columns (its word is said by the row's weight and the box title)
+    # every row the fleet's: "where" gives way first, the names whole while the figures fit beside them
     fleet = [2, 24, 5, 14, 7, 7]
-    assert shape(62, fleet, True) == ([3, 25, 0, 15, 8, 8], False, False)  # (160 columns: the times too)
-    assert shape(46, fleet, True) == ([3, 25, 0, 15, 0, 0], False, False)
-    assert shape(40, fleet, True) == ([3, 11, 0, 15, 8, 0], True, False)
+    assert shape(62, fleet, True) == ([3, 25, 0, 15, 8, 8], False, False)  # (160 columns)
+    assert shape(46, fleet, True) == ([3, 11, 0, 15, 8, 8], True, False)  # (120: the labels keep the times)
+    assert shape(44, fleet, True) == ([3, 25, 0, 15, 0, 0], False, False)  # (no times either way: names)
     assert shape(29, fleet, True) == ([3, 11, 0, 15, 0, 0], True, False)  # (no node: columns)
     assert shape(28, fleet, True) == ([3, 11, 0, 14, 0, 0], True, True)  # (a scrollbar: its value wraps)
 
@@ -597,7 +596,7 @@ async def test_a_cleared_alarms_message_says_it_cleared(storm_app):
         rows = [str(panel.get_row_at(row)[RULE]) for row in range(panel.row_count)]
         panel.move_cursor(row=rows.index(was.name))
         await pilot.pause()
-        said = storm_app.screen.query_one(AlarmMessage).message
+        said = storm_app.screen.query_one(AlarmMessage).message.removeprefix(f"{was.name}: ")  # (a label row)
         assert said.startswith("Cleared ") and said.endswith(
             f" — at its worst, 0:00:45: {was.worst_message}"
         ), said

@@ -164,20 +164,21 @@ class Layout(NamedTuple):
     merged: bool = False
 
 
+def _shows(shape: Layout) -> tuple[bool, bool]:
+    """What a layout shows of the figures: the value against its limit, then the times."""
+    return (bool(shape.widths[VALUE]), bool(shape.widths[RAISED]))
+
+
 def layout(natural: list[int], label_width: int, room: int, all_fleet: bool) -> Layout:
     """How the rows are drawn in `room` cells, from the columns' natural widths (with the rules' whole
-    names) and the widest short label. The rules' whole names wherever the value against its limit fits
-    beside them (where every row is the fleet's, "where" gives way first: the header says "all fleet"
-    once); else their short labels — at 80 columns, where a whole name left the value no room ("✖
-    connections_drop" and ten blank cells). The node never gives way: where even beside the labels the
-    value does not fit (80 columns: 30 cells), the node is drawn in the value's cells, on its line or over
-    it. The value against its limit never gives way: it is the figure the operator acts on.
-
-    Where the times are not shown (120 columns), the state gives way to the whole names: its word is said
-    elsewhere — a new alarm is drawn bold and counted in the box's title, a clearing one's value reads
-    "was …" — while the name is what the panel is read by. Where the whole names would leave the state but
-    not the times (160 columns, a long name beside a node), the labels: an active alarm's raised time is
-    said nowhere else, and a cleared row's two lines (`two_line_row`) need them."""
+    names) and the widest short label. The rules' whole names wherever the figures fit beside them — the
+    value against its limit, and the times where the short labels would leave room for them (where every
+    row is the fleet's, "where" gives way first: the header says "all fleet" once); else their short
+    labels, whole words — at 80 columns a whole name left the value no room ("✖ connections_drop" and ten
+    blank cells), and at 120 and 160 columns a long name cost the times. The node never gives way: where
+    even beside the labels the value does not fit (80 columns: 30 cells), the node is drawn in the value's
+    cells, on its line or over it. The value against its limit never gives way: it is the figure the
+    operator acts on; an active alarm's raised time is said nowhere else."""
     fleet = [*natural[:WHERE], 0, *natural[WHERE + 1 :]]
     candidates = [Layout(column_widths(natural, room))]
     if all_fleet:
@@ -185,15 +186,10 @@ def layout(natural: list[int], label_width: int, room: int, all_fleet: bool) -> 
     short = [*(fleet if all_fleet else natural)[:RULE], label_width, *natural[RULE + 1 :]]
     if all_fleet:
         short[WHERE] = 0
-    labels = Layout(column_widths(short, room), labelled=True)
-    named = [candidate for candidate in candidates if candidate.widths[VALUE]]
-    for candidate in named:
-        if candidate.widths[RAISED] or not candidate.widths[STATE]:
-            return candidate
-    if labels.widths[VALUE] and (labels.widths[RAISED] or not named):
-        return labels
-    if named:
-        return named[0]
+    candidates.append(Layout(column_widths(short, room), labelled=True))
+    best = max(candidates, key=_shows)  # (the first of the best: the whole names where they do as well)
+    if best.widths[VALUE]:
+        return best
     widths = [GAP + natural[GLYPH], label_width + GAP, 0, 0, 0, 0]
     widths[VALUE] = max(1 + GAP, room - widths[GLYPH] - widths[RULE])
     return Layout(widths, labelled=True, merged=True)
