@@ -92,7 +92,11 @@ class ReplayScreen(MainScreen):
             if isinstance(widget, Footer):
                 # As the filter bar (MainScreen): one row at 80×24, the keys beside the input.
                 yield InputBar(
-                    id="seek-bar", field_id="seek", keys=SEEK_KEYS, placeholder=seek_placeholder(self.clock)
+                    id="seek-bar",
+                    field_id="seek",
+                    keys=SEEK_KEYS,
+                    placeholder=seek_placeholder(self.clock),
+                    leave_to="#nodes",
                 )
                 yield TimelineBar(id="timeline")
             yield widget

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.widgets import Input, Label
 
 from console.model.nodes import NodeFilter, NodeQuery
@@ -190,3 +191,40 @@ async def test_keys_typed_straight_after_the_bar_s_key_go_into_it(case: str, tmp
             assert app.replay.status().speed == speed
         await wait_for(lambda: not field.has_focus, what="the focus back on the nodes")
         assert app.screen is screen
+
+
+#: (the bar's kind, what is typed in one read, what the key after Enter or Esc does on the screen)
+TYPED_AFTER = {
+    "filter, Enter then j": ("filter", "/state:down\rj", "cursor"),
+    # (ESC then a character, in one read, is that character with Alt: the keys are queued as parsed apart)
+    "filter, Esc then s": ("filter", ["/id:gw", events.Key("escape", "\x1b"), "s"], "sort"),
+    "seek, Enter then j": ("seek", "g1:45\rj", "cursor"),
+}
+
+
+@pytest.mark.parametrize("case", list(TYPED_AFTER))
+async def test_keys_typed_straight_after_enter_or_esc_go_to_the_nodes_not_the_closed_bar(
+    case: str, tmp_path: Path
+) -> None:
+    """`/state:down` Enter `j` in one read: the `j` went into the filter field, hidden by then (the focus
+    moved back to the node table only once the screen handled Enter), and was lost — the cursor did not
+    move. Enter and Esc hand the focus back as they are read: the keys after them are the table's."""
+    kind, typed, effect = TYPED_AFTER[case]
+    name = BARS[kind][1]
+    async with bar_app(kind, tmp_path, (120, 36)) as (app, pilot):
+        screen = app.screen
+        table = screen.query_one("#nodes")
+        field = screen.query_one(f"#{name}", Input)
+        query = app.query_state
+        for read in [typed] if isinstance(typed, str) else typed:
+            if isinstance(read, events.Key):
+                app.post_message(read)
+            else:
+                typed_at_once(app, read)
+        await wait_for(lambda: table.has_focus, what="the focus back on the nodes")
+        await pilot.pause()
+        assert "j" not in field.value and not field.value.endswith("s"), field.value
+        if effect == "sort":
+            assert app.query_state.sort_key != query.sort_key, app.query_state
+        else:
+            assert table.cursor_index == 1, table.cursor_index

@@ -207,7 +207,11 @@ class MainScreen(Screen[None]):
                 with Vertical(id="rollout-box", classes="boxed"):
                     yield RolloutPanel(id="rollout")
         yield InputBar(
-            id="filter-bar", field_id="filter", keys=FILTER_KEYS, placeholder=filter_placeholder(None)
+            id="filter-bar",
+            field_id="filter",
+            keys=FILTER_KEYS,
+            placeholder=filter_placeholder(None),
+            leave_to="#nodes",  # where the screen puts the focus as the filter ends, either way
         )
         yield ConsoleFooter()
 

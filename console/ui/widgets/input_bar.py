@@ -49,8 +49,10 @@ class InputBar(Vertical):
     InputBar .input-bar--keys { width: auto; padding: 0 1; }
     """
 
-    def __init__(self, *, field_id: str, keys: str, placeholder: str, id: str) -> None:
+    def __init__(self, *, field_id: str, keys: str, placeholder: str, id: str, leave_to: str) -> None:
+        """`leave_to`: the selector of the widget that takes the focus as Enter or Esc ends the field."""
         super().__init__(id=id)
+        self._leave_to = leave_to
         self.field_id = field_id
         self._keys = keys
         self._placeholder = placeholder
@@ -60,7 +62,11 @@ class InputBar(Vertical):
         with Horizontal(id=f"{self.field_id}-row", classes="input-bar--row"):
             # Its own keys in order too: a backspace in the same read as the digits (`FieldInput`).
             yield FieldInput(
-                placeholder=self._placeholder, id=self.field_id, classes="input-bar--field", compact=True
+                placeholder=self._placeholder,
+                id=self.field_id,
+                classes="input-bar--field",
+                compact=True,
+                leave_to=self._leave_to,
             )
             yield Label(self._keys, id=f"{self.field_id}-keys", classes="input-bar--keys")
 
