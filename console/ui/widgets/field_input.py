@@ -24,9 +24,9 @@ LEAVING_KEYS = frozenset({"enter", "escape"})
 
 
 class FieldInput(Input):
-    def __init__(self, *, leave_to: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, leave_to: str | None = None, **kwargs: Any) -> None:
         """`leave_to`: the selector, on the screen, of the widget the focus goes to once Enter or Esc is read."""
-        super().__init__(**kwargs)
+        super().__init__(*args, **kwargs)
         self.leave_to = leave_to
 
     async def _on_key(self, event: events.Key) -> None:
