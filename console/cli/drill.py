@@ -1,8 +1,8 @@
 """`stormdeck drill`: rehearse the seeds' incidents against the simulator (issue #5, sections 1–2).
 
-Here: `--list`, `NAME --headless [--actions FILE] [--json]`, instructor mode `NAME --serve` (the drill
-over the fleet API, `sim serve`'s machinery; events come from `stormdeck inject` or an instructor's
-console, `attach --instructor`), and, by default, the console in drill mode (`console.ui.drill`) on the
+Here: `list` (or `--list`), `NAME --headless [--actions FILE] [--json]`, instructor mode `NAME --serve`
+(the drill over the fleet API, `sim serve`'s machinery; events come from `stormdeck inject` or an
+instructor's console, `attach --instructor`), and, by default, the console in drill mode (`console.ui.drill`) on the
 drill served by a child `NAME --serve`: the same `Drill`, scenario (`drill_scenario`) and `score_drill`.
 """
 
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from console.cli.checks import check_output_file, check_recording_out
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
+from console.drills import LIST_WORD
 from console.errors import InputError, MissingInput
 from console.stop_signals import OUTSIDE_STOP_SIGNALS
 
@@ -42,18 +43,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fleet with the objectives (met, at risk, failed), the drill clock, hints and pause (p), and an end "
         "screen with the score. --headless runs it to the end with a scripted operator (--actions FILE: "
         "a TOML list of timed actions sent through the guarded fleet API; without it the operator does "
-        "nothing) and prints the objectives and the score. Drills are listed with --list.",
+        "nothing) and prints the objectives and the score. `stormdeck drill list` (or --list) lists the drills.",
         examples=(
-            "stormdeck drill --list",
+            "stormdeck drill list",
             "stormdeck drill regional-outage   # the console in drill mode",
             "stormdeck drill thundering-herd --headless --actions docs/drills/examples/thundering-herd-seeds-fix.toml --json",
             "stormdeck drill thundering-herd --serve --port 8470 --paused   # an instructor's drill",
         ),
     )
     parser.add_argument(
-        "name", nargs="?", metavar="NAME", help="a packaged drill's name, or a path to a drill .toml"
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help=f"a packaged drill's name, or a path to a drill .toml; `{LIST_WORD}` lists the drills, as --list does",
     )
-    parser.add_argument("--list", action="store_true", help="list the packaged drills")
+    parser.add_argument(
+        "--list", action="store_true", help=f"list the packaged drills (as NAME `{LIST_WORD}`)"
+    )
     parser.add_argument("--headless", action="store_true", help="run without a screen, with a script")
     parser.add_argument(
         "--actions",
@@ -126,7 +132,7 @@ def run_drill(args: argparse.Namespace) -> int:
     from console.server.clock import MAX_SPEED
     from console.sim.scenario_schema import check_seed
 
-    if args.list:
+    if args.list or args.name == LIST_WORD:  # the word, as `sim list` has it: `drill list` was refused
         if args.json:
             listed = [_listing(load_drill(name)) for name, _ in list_drills()]
             print(json.dumps(listed, indent=2))
@@ -136,9 +142,7 @@ def run_drill(args: argparse.Namespace) -> int:
         return 0
     if not args.name:
         names = ", ".join(name for name, _ in list_drills())
-        raise MissingInput(
-            "NAME", f"one of {names}, or a path to a drill .toml (see `stormdeck drill --list`)"
-        )
+        raise MissingInput("NAME", f"one of {names}, or a path to a drill .toml (see `stormdeck drill list`)")
     if args.speed is not None and (not math.isfinite(args.speed) or args.speed <= 0):
         raise InputError("--speed", args.speed, "fleet seconds per wall second, above 0")
     if args.speed is not None and not args.headless and args.speed > MAX_SPEED:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.drills import LIST_WORD
 from console.errors import InputError, MissingInput
 from console.model.units import time_of_day
 from console.packaged import list_packaged, read_packaged
@@ -232,6 +233,10 @@ def build_drill(data: dict[str, Any]) -> Drill:
             raise MissingInput(key, "a drill file states " + ", ".join(required) + " (docs/drills.md)")
     for key in ("name", "title", "seed_source", "scenario", "briefing"):
         _text(key, data[key])
+    if data["name"] == LIST_WORD:
+        raise InputError(
+            "name", data["name"], f"another name: `stormdeck drill {LIST_WORD}` lists the drills"
+        )
     _scenario_exists(data["scenario"])
     overrides = data.get("overrides", {})
     if not isinstance(overrides, dict):

@@ -478,3 +478,29 @@ def test_a_set_that_shrinks_the_fleet_under_the_drills_timeline_says_where_to_ch
     err = capsys.readouterr().err
     assert "timeline.0.nodes: 20 is not allowed; expected a count in [1, 10]" in err, err
     assert "the drill's timeline is its file's, not --set's" in err and "The drill file" in err, err
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_drill_list_as_a_word_lists_the_drills_as_the_option_does(
+    capsys: pytest.CaptureFixture[str], json_flag: list[str]
+) -> None:
+    """Review: `stormdeck drill list` was refused as a drill named 'list' (`sim list` is a word)."""
+    assert main(["drill", "--list", *json_flag]) == 0
+    by_option = capsys.readouterr()
+    assert main(["drill", "list", *json_flag]) == 0
+    by_word = capsys.readouterr()
+    assert by_word.err == "" and "thundering-herd" in by_word.out
+    assert by_word.out == by_option.out
+
+
+def test_no_drill_may_be_named_list_the_word_that_lists_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`drill list` lists: a drill of that name could never be run by it."""
+    from console.drills.schema import list_drills
+
+    assert "list" not in [name for name, _ in list_drills()]
+    path = write(tmp_path, "listing.toml", GOOD_DRILL.replace('name = "tiny"', 'name = "list"'))
+    assert main(["drill", path, "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stormdeck: name: 'list' is not allowed; expected ") and "drill list" in err
