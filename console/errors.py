@@ -45,3 +45,14 @@ class MissingInput(InputError):
 
     def _message(self) -> str:
         return f"{self.field} is required: {self.allowed}"
+
+
+class FlagError(InputError):
+    """An on/off option given where it cannot apply (`--json` without `--headless`), named with what it
+    needs: as an `InputError` of value True it read "--json: True is not allowed", a value no one typed."""
+
+    def __init__(self, flag: str, needs: str) -> None:
+        super().__init__(flag, True, needs)
+
+    def _message(self) -> str:
+        return f"{self.field} {self.allowed}"

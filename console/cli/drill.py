@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from console.cli.checks import check_output_file, check_recording_out
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
 from console.drills import LIST_WORD
-from console.errors import InputError, MissingInput
+from console.errors import FlagError, InputError, MissingInput
 from console.stop_signals import OUTSIDE_STOP_SIGNALS
 
 if TYPE_CHECKING:
@@ -151,7 +151,11 @@ def run_drill(args: argparse.Namespace) -> int:
         raise InputError("--speed", args.speed, allowed)
     check_seed(args.seed)
     if args.serve and args.headless:
-        raise InputError("--serve", True, "either --serve or --headless, not both")
+        raise FlagError(
+            "--serve",
+            "cannot go with --headless: give one (--serve serves the drill for trainees to attach to; "
+            "--headless runs it here to the end with a script)",
+        )
     if args.actions is not None and not args.headless:
         # The console (or a served drill's trainees) is the operator; the script would be ignored.
         raise InputError("--actions", str(args.actions), "--headless with it: --actions needs --headless")
@@ -179,11 +183,11 @@ def _refuse_unread_options(args: argparse.Namespace) -> None:
     served drill wrote no `--record` (the instructor found no file after the session), and `--port 8470`
     without `--serve` ran the single-player console on a free port of its own."""
     if args.json and not args.headless:
-        allowed = (
-            "--headless with it: --json needs --headless or --list (the console prints its outcome as text "
-            "when it ends; a served drill prints none)"
+        raise FlagError(
+            "--json",
+            "needs --headless or --list (the console prints its outcome as text when it ends; a served "
+            "drill prints none)",
         )
-        raise InputError("--json", True, allowed)
     if args.serve and args.record is not None:
         allowed = (
             "the console or --headless: a served drill is recorded by whoever watches it, "
@@ -201,6 +205,8 @@ def _refuse_unread_options(args: argparse.Namespace) -> None:
                 if args.headless
                 else "the console serves its drill to itself, on a free loopback port with tokens of its own"
             )
+            if value is True:  # a flag (--paused): named with what it needs, not as a value "True"
+                raise FlagError(option, f"is for --serve ({mode})")
             shown = str(value) if isinstance(value, Path) else value
             raise InputError(option, shown, f"--serve with it: {option} is for --serve ({mode})")
 

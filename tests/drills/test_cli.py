@@ -437,7 +437,8 @@ def test_an_option_the_mode_would_ignore_is_refused_naming_it_before_anything_st
     argv = ["drill", "regional-outage", *mode, *(paths.get(word, word) for word in given)]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"stormdeck: {given[0]}: ") and said in err
+    # A flag is named with what it needs ("--json needs …"), an option with its value ("--port: 8470 …").
+    assert err.startswith(f"stormdeck: {given[0]}") and said in err and "True" not in err
     assert not (tmp_path / "run.rec").exists()
 
 
@@ -504,3 +505,43 @@ def test_no_drill_may_be_named_list_the_word_that_lists_them(
     assert main(["drill", path, "--headless"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("stormdeck: name: 'list' is not allowed; expected ") and "drill list" in err
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["--json"], "--json needs --headless or --list ("),
+        (["--serve", "--json"], "--json needs --headless or --list ("),
+        (["--paused"], "--paused is for --serve (the console serves its drill to itself"),
+        (["--headless", "--paused"], "--paused is for --serve (--headless serves nothing)"),
+        (["--serve", "--headless"], "--serve cannot go with --headless: give one ("),
+    ],
+)
+def test_a_flag_where_it_cannot_apply_is_named_with_what_it_needs_not_as_a_value_true(
+    capsys: pytest.CaptureFixture[str], given: list[str], said: str
+) -> None:
+    """Review: "--json: True is not allowed; expected --headless with it" named a value no one typed."""
+    assert main(["drill", "regional-outage", *given]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stormdeck: {said}"), err
+    assert "True" not in err and "is not allowed" not in err, err
+
+
+def test_no_error_names_a_flag_by_the_value_true() -> None:
+    """An InputError of an on/off option given a literal True or False printed "--x: True is not
+    allowed"; a flag's error is a FlagError, which names the flag and what it needs."""
+    import ast
+
+    console = Path(__file__).resolve().parents[2] / "console"
+    found = []
+    for path in console.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "InputError"
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, bool)
+            ):
+                found.append(f"{path.relative_to(console.parent)}:{node.lineno}")
+    assert found == []
