@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -51,9 +52,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_override_arguments(run)
     run.add_argument(
         "--until",
-        type=float,
+        # Read as typed and checked once the scenario is loaded: argparse's "invalid float value: 'abc'"
+        # could not say the range, which is the scenario's (`until_seconds`).
         metavar="SECONDS",
-        help="stop at this simulated time: whole seconds from 1 to 100 × the scenario's duration_s (default: its duration_s)",
+        help="stop at this simulated time: whole seconds (the simulator runs whole fleet seconds), 1 to 100 × "
+        "the scenario's duration_s (default: its duration_s)",
     )
     run.add_argument(
         "--frames", type=Path, metavar="FILE.jsonl", help="write every frame and event as JSON lines"
@@ -107,9 +110,13 @@ def _listing(scenario: Any) -> dict[str, object]:
 
 
 def run_scenario(
-    name: str, overrides: list[str], seed: int | None, until: float | None, frames_path: Path | None = None
+    name: str,
+    overrides: list[str],
+    seed: int | None,
+    until: float | str | None,
+    frames_path: Path | None = None,
 ) -> dict[str, Any]:
-    """Run headless and return the summary (the `sim run --json` object)."""
+    """Run headless and return the summary (the `sim run --json` object); `until` as a number or as typed."""
     from console.cli.kernel_load import load_simulator
     from console.sim.engine import Simulation
     from console.sim.scenario_loader import load_scenario
@@ -118,11 +125,7 @@ def run_scenario(
 
     check_seed(seed)
     scenario = load_scenario(name, overrides)
-    # The simulator runs whole fleet seconds: 0.5 ran none (a summary of zeros) and 1.7 ran one, silently.
-    if until is not None and not (1 <= until <= scenario.duration_s * 100 and float(until).is_integer()):
-        # As typed: -5, not -5.0 (and 1e30 stays 1e+30).
-        shown = int(until) if float(until).is_integer() and abs(until) < 1e15 else until
-        raise InputError("--until", shown, f"whole seconds in [1, {scenario.duration_s * 100:g}]")
+    duration = until_seconds(until, scenario.duration_s)
     # Opened once every other input is checked, before the run: a bad path costs no simulated time.
     frames_file = _open_frames(frames_path) if frames_path else None
     try:
@@ -130,7 +133,6 @@ def run_scenario(
         load_simulator(sim)  # not timed: a first run's compile is no part of the run's wall time
         recorder = RunRecorder(sim)
         alarms = _alarm_engine()
-        duration = int(until if until is not None else scenario.duration_s)
         started = time.perf_counter()
         for result in sim.run(duration):
             recorder.record(result)
@@ -150,6 +152,33 @@ def run_scenario(
     wall_s = time.perf_counter() - started
     fired = _first_fired(alarms)
     return recorder.summary(wall_s, fired)
+
+
+#: `--until` runs at most this many times the scenario's own duration_s.
+UNTIL_TIMES_DURATION = 100
+
+
+def until_seconds(until: float | str | None, duration_s: float) -> int:
+    """The fleet seconds `--until` runs (None: the scenario's `duration_s`). The simulator runs whole fleet
+    seconds and cannot stop within one: 0.5 ran none (a summary of zeros) and 1.7 ran one, silently, so a
+    fraction is refused, naming the two whole seconds either side of it."""
+    if until is None:
+        return int(duration_s)
+    high = duration_s * UNTIL_TIMES_DURATION
+    allowed = f"whole seconds in [1, {high:g}]"
+    why = f"simulated seconds, at most {UNTIL_TIMES_DURATION} × the scenario's duration_s, {duration_s:g}"
+    try:
+        seconds = float(until)
+    except ValueError:
+        raise InputError("--until", until, f"{allowed} ({why})") from None
+    # As typed: -5, not -5.0 (and 1e30 stays 1e+30).
+    shown = int(seconds) if seconds.is_integer() and abs(seconds) < 1e15 else seconds
+    if not 1 <= seconds <= high:
+        raise InputError("--until", shown, f"{allowed} ({why})")
+    if not seconds.is_integer():
+        nearest = f"{math.floor(seconds)} or {math.ceil(seconds)}"
+        raise InputError("--until", shown, f"{allowed} (the simulator runs whole fleet seconds: {nearest})")
+    return int(seconds)
 
 
 def _open_frames(path: Path) -> TextIO:

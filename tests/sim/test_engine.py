@@ -486,6 +486,43 @@ def test_bad_input_exits_2_naming_path_value_and_range(argv, words, capsys) -> N
         assert word in err
 
 
+@pytest.mark.parametrize(
+    ("until", "said"),
+    [
+        # It was argparse's "argument --until: invalid float value: 'abc'", after the usage, with no range.
+        ("abc", "--until: 'abc' is not allowed; expected whole seconds in [1, 150000] (simulated seconds, "),
+        ("", "--until: '' is not allowed; expected whole seconds in [1, 150000]"),
+        # The simulator runs whole fleet seconds and cannot stop within one: say so, and the two nearest.
+        ("1.5", "--until: 1.5 is not allowed; expected whole seconds in [1, 150000] (the simulator runs "),
+        (
+            "299.25",
+            "expected whole seconds in [1, 150000] (the simulator runs whole fleet seconds: 299 or 300)",
+        ),
+        (
+            "150001",
+            "--until: 150001 is not allowed; expected whole seconds in [1, 150000] (simulated seconds, ",
+        ),
+    ],
+)
+def test_until_refused_names_the_option_its_range_and_its_unit(
+    capsys: pytest.CaptureFixture[str], until: str, said: str
+) -> None:
+    """Review: `--until abc` got a bare argparse message and `--until 1.5` no word of why not."""
+    assert main(["sim", "run", "thundering-herd", "--until", until]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stormdeck: --until: ") and said in err, err
+    assert "usage:" not in err and "invalid float" not in err
+    if until == "1.5":
+        assert "(the simulator runs whole fleet seconds: 1 or 2)" in err
+    if until == "abc":
+        assert "at most 100 × the scenario's duration_s, 1500)" in err
+
+
+def test_until_as_typed_in_whole_seconds_runs_that_long(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "run", "demo", "--until", "3.0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["simulated_s"] == 3
+
+
 def test_frames_dash_is_refused_not_written_to_a_file_named_dash(tmp_path, monkeypatch, capsys) -> None:
     """`--frames -` (stdout, as in most tools) wrote the frames to a file named '-' in the working
     directory and printed the summary: a `| jq` got the summary, and the file was left behind."""
