@@ -289,8 +289,14 @@ def _nodes_text(s: dict) -> str:
 
 
 def _rollout_text(s: dict) -> str:
+    """When it completed and how long it took: "completed 240.0 s" read as either."""
+    from console.model.units import duration
+
     if s["rollout_completed_s"] is not None:
-        return f"{s['rollout_completed_s']:,.1f} s"
+        return (
+            f"at {s['rollout_completed_at_s']:,.0f} s (took {duration(s['rollout_completed_s'])} from its start "
+            f"at {s['rollout_started_at_s']:,.0f} s)"
+        )
     state = s["rollout_state"]
     if state == "idle":
         return "— (no rollout)"

@@ -92,11 +92,15 @@ class RunRecorder:
                 else None
             ),
             "forced_closes_total": int(totals[k.ON_FORCED]),
+            # How long the rollout took (its start to its completion); the fleet seconds of both beside it,
+            # so a reader need not guess which of the two "completed 240 s" meant.
             "rollout_completed_s": (
                 round(rollout.completed_at_s - (rollout.started_at_s or 0.0), 1)
                 if rollout.completed_at_s is not None
                 else None
             ),
+            "rollout_started_at_s": _seconds(rollout.started_at_s),
+            "rollout_completed_at_s": _seconds(rollout.completed_at_s),
             "rollout_state": rollout.state.value,
             "rollout_note": rollout.pause_reason,
             "alarms_fired": alarms_fired or {},
@@ -121,3 +125,7 @@ class RunRecorder:
     def _lockstep(self, bins: np.ndarray, first: float | None, until: float) -> float:
         """lockstep_index over the storm window, each stretch between excluded spans judged on its own."""
         return storm_lockstep_index(bins, self.disconnect_times if first is not None else [], until)
+
+
+def _seconds(time_s: float | None) -> float | None:
+    return None if time_s is None else round(float(time_s), 1)

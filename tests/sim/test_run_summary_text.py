@@ -36,3 +36,46 @@ def test_a_run_too_quiet_for_a_lockstep_index_says_so_not_zero(capsys: pytest.Ca
     _print_summary({**summary, "lockstep_index": 0.0})
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("lockstep index ")]
     assert "too quiet to judge" in row and "0.00" not in row, row
+
+
+ROLLOUT = """name = "roll"
+duration_s = 120
+[clients]
+count = 4_000
+[nodes]
+count = 4
+capacity_connections = 2_000
+restart_s = 5
+[rollout]
+enabled = true
+start_at_s = 20
+batch_size = 2
+interval_s = 30
+"""
+
+
+def test_rollout_completed_says_when_and_how_long_it_took(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review: "rollout completed 35.0 s" read as either the time it completed or how long it took. Two
+    batches from 20 s, 30 s apart, each node back 5 s after its restart: done at 55 s, 35 s after it began."""
+    scenario = tmp_path / "roll.toml"
+    scenario.write_text(ROLLOUT, encoding="utf-8")
+    assert main(["sim", "run", str(scenario), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["rollout_started_at_s"], summary["rollout_completed_at_s"]) == (20.0, 55.0)
+    assert summary["rollout_completed_s"] == 35.0  # (how long it took, as before)
+    assert main(["sim", "run", str(scenario)]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("rollout completed ")]
+    assert row.split(maxsplit=2)[2] == "at 55 s (took 35 s from its start at 20 s)"
+    # A long one, in the console's spans (console.model.units.duration): graceful-drain's 100 minutes.
+    _print_summary(
+        {
+            **summary,
+            "rollout_started_at_s": 30.0,
+            "rollout_completed_at_s": 6030.0,
+            "rollout_completed_s": 6000.0,
+        }
+    )
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("rollout completed ")]
+    assert row.split(maxsplit=2)[2] == "at 6,030 s (took 1 h 40 min from its start at 30 s)"
