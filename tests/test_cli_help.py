@@ -594,3 +594,30 @@ def test_an_actions_help_needs_no_url(argv: list[str], usage: str, capsys) -> No
 
 def test_without_help_a_forgotten_url_is_still_named(capsys) -> None:
     assert "URL: 'drain' is not allowed" in usage_error(["act", "drain", "gw-001", "--rate", "1"], capsys)
+
+
+def numeric_options() -> Iterator[tuple[str, argparse.ArgumentParser, argparse.Action]]:
+    for path, parser in commands(build_parser()):
+        for action in parser._actions:
+            if action.option_strings and action.type in (int, float):
+                yield " ".join(path), parser, action
+
+
+@pytest.mark.parametrize(
+    ("command", "parser", "action"),
+    list(numeric_options()),
+    ids=[f"{command} {action.option_strings[-1]}" for command, _, action in numeric_options()],
+)
+def test_a_number_option_given_a_word_is_refused_with_its_range(
+    command: str, parser: argparse.ArgumentParser, action: argparse.Action, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`drill thundering-herd --speed abc` said only "argument --speed: invalid float value: 'abc'": the
+    option, what it takes and its range, as its --help says them."""
+    option = action.option_strings[-1]
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args([option, *["abc"] * (action.nargs if isinstance(action.nargs, int) else 1)])
+    assert exited.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    whole = "a whole number" if action.type is int else "a number"
+    assert f"{option}: 'abc' is not {whole}; expected " in said, said
+    assert "invalid" not in said and re.search(r"\d", said.partition("expected")[2]), said

@@ -50,7 +50,23 @@ class CommandParser(argparse.ArgumentParser):
         return namespace, extras
 
     def error(self, message: str) -> NoReturn:
-        super().error(self._option_before_subcommand(message) or message)
+        super().error(self._option_before_subcommand(message) or self._number_expected(message) or message)
+
+    def _number_expected(self, message: str) -> str | None:
+        """`drill NAME --speed abc`: argparse said "argument --speed: invalid float value: 'abc'", and not
+        what the option takes. Its help says it, with its range: said after the value refused."""
+        match = re.fullmatch(r"argument (\S+): invalid (int|float) value: ('.*')", message)
+        if match is None:
+            return None
+        name, kind, value = match.groups()
+        action = next((a for a in self._actions if "/".join(a.option_strings) == name), None)
+        if action is None or not action.help:
+            return None
+        whole = "a whole number" if kind == "int" else "a number"
+        return f"{action.option_strings[-1]}: {value} is not {whole}; expected {self._expanded_help(action)}"
+
+    def _expanded_help(self, action: argparse.Action) -> str:
+        return self._get_formatter()._expand_help(action)  # (its %(default)s filled in, as --help shows it)
 
     def _flags_before_subcommand(self, extras: Sequence[str]) -> str | None:
         """`act URL --dry-run drain …`: the flag belongs to the subcommand, the command before it does not
