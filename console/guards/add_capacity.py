@@ -114,7 +114,7 @@ def judge_add_capacity(
             t.headroom_min_pct,
             bound="min",
             fails_to=VerdictLevel.OK,
-            why="with these nodes ready, headroom against the budget: under it, no restart is safe yet "
+            why="with these nodes ready, headroom against the budget; under it, no restart is safe yet "
             "(outage seed: provision 35 %)",
             move=_headroom_move(snapshot, capacity, t),
         ),

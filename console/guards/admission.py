@@ -133,7 +133,7 @@ def judge_admission(
                 bound="min",
                 fails_to=VerdictLevel.CONFIRM,
                 why="what the covered nodes would admit against their share of the steady inflow and of "
-                "the drains under way: below it, legitimate clients are refused",
+                "the drains under way; below it, legitimate clients are refused",
                 move=f": raise rate_per_s to at least {_per_node(inflow, len(covered_ready)):g}/s a node",
             )
         )

@@ -319,7 +319,7 @@ def judge_drain(
             cpu_pct,
             t.cpu_abort_pct,
             fails_to=VerdictLevel.BLOCKED,
-            why=f"the abort criterion: a survivor above it for 30 s means halt (outage seed){planned}",
+            why=f"the abort criterion, a survivor above it for 30 s, means halt (outage seed){planned}",
             move=_cpu_move(load, capacity, t, t.cpu_abort_pct),
         ),
         check(

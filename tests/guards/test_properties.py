@@ -111,6 +111,18 @@ def assert_checks_honest(verdict: Verdict) -> None:
             assert not item.ok, item
     failed_levels = [LEVEL_RANK[c.level] for c in verdict.checks if not c.ok and c.level is not None]
     assert LEVEL_RANK[verdict.level] >= max(failed_levels, default=0)
+    for item in verdict.checks:
+        # One ": " a reason, the one that leads to its move: "the abort criterion: a survivor above it …
+        # (outage seed): wait for CPU to fall" read as two leads. (A seed's figure in brackets may have one.)
+        assert colons_outside_brackets(item.why) <= 1, item.why
+
+
+def colons_outside_brackets(text: str) -> int:
+    depth = count = 0
+    for at, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        count += depth == 0 and text.startswith(": ", at)
+    return count
 
 
 def assert_fails_on_values(verdict: Verdict) -> None:
