@@ -13,6 +13,9 @@ StreamMessage = Hello | Frame | Event
 #: Paused, wherever the console says it: a replay held (the header's "replay ⏸ paused" and the timeline
 #: bar's, which drew "‖" under it), a drill's clock stopped by its instructor. One cell in tmux at 80×24.
 PAUSED_GLYPH = "⏸"
+#: Ended, wherever the console says it: a replay at the end of its recording (the header's "replay ⏹ end of
+#: the recording" and the timeline bar's "replay ⏹ end", which drew "■" under it), a drill over.
+ENDED_GLYPH = "⏹"
 
 
 class LinkState(StrEnum):
@@ -46,7 +49,11 @@ class LinkStatus:
         if self.replay_speed is not None and self.state is LinkState.LIVE:
             return f"▶ ×{self.replay_speed:g}"
         if self.replay_speed is not None and self.state is LinkState.PAUSED:
-            return f"{PAUSED_GLYPH} paused" if self.reason in (None, "paused") else f"⏹ {self.reason}"
+            return (
+                f"{PAUSED_GLYPH} paused"
+                if self.reason in (None, "paused")
+                else f"{ENDED_GLYPH} {self.reason}"
+            )
         if self.state is LinkState.RECONNECTING:
             remaining = max(0.0, (self.next_in_s or 0.0) - (now_s - self.at_s))
             if not self.reached:

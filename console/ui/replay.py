@@ -29,7 +29,7 @@ from console.model.timeline import parse_seek, seek_placeholder
 from console.model.units import ClockFace, counted
 from console.protocol import Alarm, Event, Frame
 from console.record.clock import recorded_clock
-from console.record.reader import MarkerKind, RecordingReader
+from console.record.reader import Marker, MarkerKind, RecordingReader
 from console.record.records import (
     ActionRecord,
     Confirmation,
@@ -311,11 +311,8 @@ class ReplayApp(ConsoleApp):
         if marker is None:
             where = "after" if direction > 0 else "before"
             self.notify(f"no {kind} {where} {clock(self.replay.status().time_s)}")
-        elif kind == "event":  # a drill's line says its own time: "02:00:30 power fails"
-            at = "" if marker.label.startswith(clock(marker.time_s)) else f"{clock(marker.time_s)} "
-            self.notify(f"{at}{marker.level}: {marker.label}")
         else:
-            self.notify(f"{clock(marker.time_s)} {kind}: {marker.label} {marker.level}".strip())
+            self.notify(marker_notice(marker, self.clock_face))
         self.show_timeline()
 
     async def action_audit(self) -> None:
@@ -364,6 +361,18 @@ def _audit_record(record: ActionRecord | Confirmation | Event) -> dict[str, Any]
     if isinstance(record, Confirmation):
         return confirmation_audit_record(record)
     return injection_audit_record(record)
+
+
+def marker_notice(marker: Marker, clock: ClockFace) -> str:
+    """What a jump to `marker` says: "0:00:41 alarm: lockstep_waves warning", "0:01:00 action: drain gw-0003 →
+    blocked" (an action's label says what became of it — its level after it read "→ blocked blocked"),
+    "drill: 02:00:30 power fails" (a drill's line says its own time)."""
+    at = clock.text(marker.time_s)
+    if marker.kind == "event":
+        return f"{'' if marker.label.startswith(at) else at + ' '}{marker.level}: {marker.label}"
+    if marker.kind == "action":
+        return f"{at} action: {marker.label}"
+    return f"{at} {marker.kind}: {marker.label} {marker.level}".strip()
 
 
 def recorded_raise_times(source: AlarmSource, recording: RecordingReader) -> AlarmSource:

@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from console.model.gauges import level_at_least
 from console.model.history import FleetModel
-from console.model.link import PAUSED_GLYPH, LinkState
+from console.model.link import ENDED_GLYPH, PAUSED_GLYPH, LinkState
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace
 from console.ui.themes import LEVEL_GLYPHS, Palette
@@ -90,7 +90,7 @@ def _header_text(
     if model.drill_ended is not None:
         # Lasting, where the clock is read: the end's notification is gone in 30 s, and a served drill's
         # fleet runs on after it as before.
-        text.append(" ⏹ ended", style="bold")
+        text.append(f" {ENDED_GLYPH} ended", style="bold")
     if model.frame is not None and model.frame.clock_paused:
         # A served drill's clock stopped by its instructor: the figures stand still on purpose, for every
         # console attached (the frames say it, `clock_paused`), not a link gone quiet.

@@ -9,7 +9,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
-from console.model.link import PAUSED_GLYPH
+from console.model.link import ENDED_GLYPH, PAUSED_GLYPH
 from console.model.thresholds import Level
 from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, EVENT_GLYPH, timeline_cells
 from console.model.units import FLEET_CLOCK, ClockFace, counted
@@ -78,7 +78,11 @@ def _rank(key: str) -> int:
 
 def _state(status: ReplayStatus, form: _Form = _FORMS[0]) -> str:
     glyph, word = (
-        (PAUSED_GLYPH, "paused") if status.paused else ("■", "end") if status.finished else ("▶", "playing")
+        (PAUSED_GLYPH, "paused")
+        if status.paused
+        else (ENDED_GLYPH, "end")
+        if status.finished
+        else ("▶", "playing")
     )
     said = f"replay {glyph} {word} " if form.state_words else glyph
     return f"{said} ×{status.speed:g}  "
