@@ -46,6 +46,11 @@ from console.record.records import (
     told_actions,
 )
 
+#: What an audit log lists of a recording (`audit_trail`): an attempt, a confirmation, an injection (an event).
+AuditRecord = ActionRecord | Confirmation | Event
+#: The records the audit trail is read from: a told action or injection is an event.
+_AUDITED = frozenset({RecordKind.ACTION, RecordKind.CONFIRMATION, RecordKind.EVENT})
+
 MarkerKind = Literal["alarm", "action", "event"]
 MARKER_KINDS: tuple[MarkerKind, ...] = ("alarm", "action", "event")
 #: The events a replay marks and jumps to (`event` markers): an instructor's injection, a drill's story
@@ -240,22 +245,45 @@ class RecordingReader:
     def confirmations(self) -> Iterator[Confirmation]:
         yield from self.records(frozenset({RecordKind.CONFIRMATION}))  # type: ignore[misc]
 
-    def audit_trail(self) -> list[ActionRecord | Confirmation | Event]:
+    def audit_trail(self) -> list[AuditRecord]:
         """Every action attempt, confirmation and instructor's injection the recording holds, in time order
         (file order among equals): the acting console's or drill's own records, the applied actions the
         stream told that none of them holds (`told_actions`: a `stormdeck record` recording has only
         these), and the stream's `injection` events (`is_told_injection`)."""
-        trail: list[ActionRecord | Confirmation | Event] = []
-        told: list[Event] = []
-        for record in self.records(frozenset({RecordKind.ACTION, RecordKind.CONFIRMATION, RecordKind.EVENT})):
-            if isinstance(record, ActionRecord | Confirmation):
-                trail.append(record)
+        trail = [
+            record for _, record in self._audit_records(_AUDITED) if not isinstance(record, DrillOutcome)
+        ]
+        return sorted(trail, key=lambda record: record.time_s)
+
+    def audit_trail_on_timeline(self) -> list[tuple[float, AuditRecord | DrillOutcome]]:
+        """`audit_trail()` and the drill's outcome, in the order a replay plays them, each with its time on
+        the replay timeline (`timeline_s`): the newest at or before where a replay stands is the last entry
+        it has passed (the timeline bar's "last:")."""
+        placed = sorted(self._audit_records(_AUDITED | {RecordKind.DRILL_OUTCOME}), key=lambda p: p[0])
+        return [(self.timeline_s[position], record) for position, record in placed]
+
+    def _audit_records(self, kinds: frozenset[RecordKind]) -> list[tuple[int, AuditRecord | DrillOutcome]]:
+        """The audit trail's records (and a drill outcome, if `kinds` has it), each with its entry's index:
+        the recording's own in file order, then the stream's told actions none of them holds."""
+        own: list[tuple[int, AuditRecord | DrillOutcome]] = []
+        told: list[tuple[int, Event]] = []
+        for position, entry in enumerate(self._entries):
+            if entry.kind not in kinds:
+                continue
+            try:
+                record = self._read(entry)
+            except DamagedRecord:
+                break  # the recording now ends before it
+            if isinstance(record, ActionRecord | Confirmation | DrillOutcome):
+                own.append((position, record))
             elif isinstance(record, Event) and is_told_action(record):
-                told.append(record)
+                told.append((position, record))
             elif isinstance(record, Event) and is_told_injection(record):
-                trail.append(record)
-        held = [record for record in trail if isinstance(record, ActionRecord)]
-        return sorted([*trail, *told_actions(told, held)], key=lambda record: record.time_s)
+                own.append((position, record))
+        held = [record for _, record in own if isinstance(record, ActionRecord)]
+        return own + [
+            (position, action) for position, event in told for action in told_actions([event], held)
+        ]
 
     def drill_outcome(self) -> DrillOutcome | None:
         """The last drill outcome recorded, if the recording came from a drill that ended."""

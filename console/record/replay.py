@@ -29,7 +29,7 @@ from console.errors import InputError
 from console.model.link import LinkState, LinkStatus, Received, StreamItem
 from console.protocol import Event, Frame, Hello, Source
 from console.record.container import RecordKind
-from console.record.reader import DamagedRecord, Marker, MarkerKind, RecordingReader
+from console.record.reader import AuditRecord, DamagedRecord, Marker, MarkerKind, RecordingReader
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 
 #: The speeds the replay screen cycles through (issue #5, "Replay").
@@ -40,9 +40,6 @@ DEFAULT_PREFILL_S = 60.0
 _PLAYED = frozenset(
     {RecordKind.FRAME, RecordKind.EVENT, RecordKind.ACTION, RecordKind.CONFIRMATION, RecordKind.DRILL_OUTCOME}
 )
-#: The operator's records: after a jump the newest one before the landing point is sent even when it is
-#: older than the prefill, so the timeline bar's "last action" is the last one passed, however far back.
-_OPERATOR = frozenset({RecordKind.ACTION, RecordKind.CONFIRMATION, RecordKind.DRILL_OUTCOME})
 
 
 @dataclass(frozen=True)
@@ -194,12 +191,12 @@ class ReplaySource:
         self.clock = clock
         self.prefill_s = prefill_s
         self._entries = recording.entries()
-        self._operator_entries = [i for i, entry in enumerate(self._entries) if entry.kind in _OPERATOR]
         self.playback = Playback(recording.timeline_s, speed=speed, paused=paused, next_index=1)
         self._pending: list[ReplayItem] = []
         self._wake = asyncio.Event()
         self._frame_index = -1  # the newest frame emitted
         self._hello: Hello | None = None  # (`hello`: read once)
+        self._trail: list[tuple[float, AuditRecord | DrillOutcome]] | None = None  # (`last_audit_record`)
         self.playback.start(clock())  # `run` anchors again when it starts
 
     # --- the source ------------------------------------------------------------------------------------
@@ -265,6 +262,16 @@ class ReplaySource:
             damaged_at=self.recording.damaged_at,
             damage=self.recording.damage,
         )
+
+    def last_audit_record(self) -> AuditRecord | DrillOutcome | None:
+        """The newest entry of the recording's audit trail (or its drill outcome) at or before where the
+        replay stands — after a seek back too, however long before the prefill it was; None before the
+        first. The trail is read once, at the first call (every event is read for it, as for `markers`)."""
+        if self._trail is None:
+            self._trail = self.recording.audit_trail_on_timeline()
+        time_s = self.playback.time_at(self.clock())
+        passed = bisect.bisect_right(self._trail, time_s, key=lambda placed: placed[0])
+        return self._trail[passed - 1][1] if passed else None
 
     def pause(self) -> None:
         self.playback.pause(self.clock())
@@ -335,16 +342,13 @@ class ReplaySource:
         first = bisect.bisect_left(self.recording.frame_times_s, time_s - self.prefill_s)
         jump = ReplayJump(self._entries[entry_index].time_s, frame_index)
         start = self.recording.frame_entry_index[first]
-        before = bisect.bisect_left(self._operator_entries, start)  # operator records before the prefill
-        older = self._operator_entries[before - 1] if before else None
-        last = [] if older is None else [self.recording.read_entry(self._entries[older])]
         # The prefill's frames only fill the charts: their nodes as columns (`ColumnarFrame`), not 2000
         # node records each (1.5 s of a 1.6 s seek at 2000 nodes, measured); the landing frame whole.
         prefill = self._played(start, entry_index, columnar=True)
         landing = self._played(entry_index, entry_index + 1)
         if frame_index >= self.recording.frame_count:  # cut short at a damaged record on the way
             return False
-        self._pending = [jump, *last, *prefill, *landing]
+        self._pending = [jump, *prefill, *landing]
         self._land_on(frame_index)
         return True
 
@@ -380,7 +384,6 @@ class ReplaySource:
         """The reader has cut the recording before a damaged record: play it as ending there (the clock
         stands at its last record, the link says why)."""
         self._entries = self.recording.entries()
-        self._operator_entries = [i for i, entry in enumerate(self._entries) if entry.kind in _OPERATOR]
         self.playback.times_s = self.recording.timeline_s
         self.playback.next_index = min(self.playback.next_index, len(self._entries))
         self._frame_index = min(self._frame_index, self.recording.frame_count - 1)
@@ -391,8 +394,9 @@ class ConsoleReplayFeed:
 
     Protocol messages reach the sink as `Received` (arrival time from `clock`), as from a live stream. A
     `ReplayJump` calls `on_jump` — the replay screen starts a fresh model there — and the hello is sent again
-    so the new model knows its fleet. Actions, confirmations and drill outcomes go to `on_record` (the
-    timeline bar); the live stream has no such messages.
+    so the new model knows its fleet. Actions, confirmations and drill outcomes go to `on_record`; the live
+    stream has no such messages. (The replay's timeline bar asks `ReplaySource.last_audit_record` instead:
+    a `stormdeck record` recording's actions are events.)
     """
 
     def __init__(

@@ -33,7 +33,6 @@ from console.record.reader import Marker, MarkerKind, RecordingReader
 from console.record.records import (
     ActionRecord,
     Confirmation,
-    DrillOutcome,
     action_audit_record,
     confirmation_audit_record,
     injection_audit_record,
@@ -52,7 +51,7 @@ from console.ui.screens.audit import AuditScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.widgets.input_bar import InputBar, opening_key
-from console.ui.widgets.timeline_bar import TimelineBar
+from console.ui.widgets.timeline_bar import TimelineBar, last_entry
 
 
 class SeekChosen(Message):
@@ -198,15 +197,12 @@ class ReplayApp(ConsoleApp):
         self.replay = replay
         self.shared_thresholds = thresholds
         self.markers = replay.recording.markers()
-        self.last_record: ActionRecord | Confirmation | DrillOutcome | None = None
         self._damage_told = False
         # What the operator acknowledged while watching: every seek starts a fresh model, and its alarms
         # shouted again; kept here, an acknowledged spell stays so wherever the replay goes.
         self.acknowledged = Acknowledgements()
         # The feed stamps arrivals with the console's clock, so the header's age reads the same clock.
-        feed = ConsoleReplayFeed(
-            replay, on_jump=self._on_jump, on_record=self._on_record, clock=kwargs.get("clock", time.time)
-        )
+        feed = ConsoleReplayFeed(replay, on_jump=self._on_jump, clock=kwargs.get("clock", time.time))
         # One clock on screen, the one the recorded console showed: a drill's replay reads the drill's.
         kwargs.setdefault("clock_face", recorded_clock(replay.recording.header))
         super().__init__(
@@ -239,10 +235,6 @@ class ReplayApp(ConsoleApp):
     def _on_jump(self, _: ReplayJump) -> None:
         self.model = self._fresh_model()  # what follows is a fresh history
         self.model.apply(link_of(self.replay.status(), self.clock()))  # still playing, or held
-        self.last_record = None
-
-    def _on_record(self, record: ActionRecord | Confirmation | DrillOutcome) -> None:
-        self.last_record = record
 
     # --- rendering ---------------------------------------------------------------------------------------
 
@@ -259,7 +251,9 @@ class ReplayApp(ConsoleApp):
         self._tell_damage()
         screen = self.fleet_screen()
         for bar in screen.query(TimelineBar) if screen is not None else []:
-            last = last_record_text(self.last_record, self.clock_face)
+            # From the recording at the playhead, not from the records played: a `stormdeck record`
+            # recording's actions are the stream's events, which never reached the bar.
+            last = last_entry(self.replay.last_audit_record(), self.clock_face)
             bar.show(self.replay.status(), self.markers, self.palette, last, self.clock_face)
 
     def _sync_link(self) -> None:  # (on every tick and control: pause, resume and the end are the app's)
@@ -391,17 +385,3 @@ def recorded_raise_times(source: AlarmSource, recording: RecordingReader) -> Ala
         return alarms
 
     return active_after
-
-
-def last_record_text(record: ActionRecord | Confirmation | DrillOutcome | None, clock: ClockFace) -> str:
-    at = clock.text
-    if isinstance(record, ActionRecord):
-        level = record.verdict.level.value if record.verdict else "—"
-        target = f" {record.target}" if record.target else ""
-        outcome = "" if record.outcome == level else f", {record.outcome}"
-        return f"last action {at(record.time_s)} {record.action}{target}: {level}{outcome}"
-    if isinstance(record, Confirmation):
-        return f"last confirmation {at(record.time_s)} {record.action}: {record.answer}"
-    if isinstance(record, DrillOutcome):
-        return f"drill ended {at(record.time_s)}: score {record.score}"
-    return ""

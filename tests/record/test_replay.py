@@ -107,20 +107,24 @@ def test_seek_sends_a_jump_then_the_prefill_then_plays_on(replay: tuple[ReplaySo
     assert _frames(source.take(clock())) == [51.0]
 
 
-def test_a_jump_past_the_prefill_still_sends_the_last_action_passed(
+def test_the_last_action_passed_is_the_recording_s_at_the_playhead(
     replay: tuple[ReplaySource, FakeClock],
 ) -> None:
-    # The action is at 40.5 s; a seek to 80 s sends 10 s of prefill (70–80 s). The timeline bar's "last
-    # action" went blank: the record was older than the prefill. It comes right after the jump.
+    # The action is at 40.5 s; a seek to 80 s sends 10 s of prefill (70–80 s), which no longer carries the
+    # action along for the timeline bar: the bar asks the recording what was last passed where the replay
+    # stands (an action the stream told is an event the feed never handed on as a record).
     source, clock = replay
+    assert source.last_audit_record() is None  # at the first frame
     source.seek(80.0)
     items = source.take(clock())
     assert items[0] == ReplayJump(80.0, 79)
-    actions = [item for item in items if getattr(item, "type", None) == "action"]
-    assert [a.time_s for a in actions] == [40.5] and items[1] is actions[0]
     assert _frames(items) == [float(t) for t in range(70, 81)]  # the prefill itself is unchanged
-    source.seek(20.0)  # before the action: nothing to send
-    assert not [item for item in source.take(clock()) if getattr(item, "type", None) == "action"]
+    last = source.last_audit_record()
+    assert last is not None and last.time_s == 40.5 and getattr(last, "action", None) == "drain"
+    source.seek(40.0)  # back, onto the frame the drain was written after: not passed yet
+    assert source.last_audit_record() is None
+    source.step(1)
+    assert getattr(source.last_audit_record(), "time_s", None) == 40.5
 
 
 def test_marker_jumps_land_on_the_marker_frames(replay: tuple[ReplaySource, FakeClock]) -> None:

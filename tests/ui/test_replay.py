@@ -246,7 +246,8 @@ async def test_jump_to_alarms_and_actions(replay_app: ReplayApp, reader: Recordi
         await pilot.press("right_curly_bracket")
         landing = reader.frame_at(action.frame_index).time_s
         await wait_for(lambda: shown_time(replay_app) == landing, what="the action")
-        assert "drain gw-0003: blocked" in replay_app.screen.query_one(TimelineBar).render().__str__()
+        bar = str(replay_app.screen.query_one(TimelineBar).render())
+        assert "last: drain gw-0003 by ops at 0:01:00 → blocked" in bar, bar
         await pilot.press("left_curly_bracket")  # no action before it: stays, and says so
         await pilot.pause()
         assert replay_app.replay.status().frame_index == action.frame_index

@@ -84,6 +84,75 @@ async def settle(app: ReplayApp, pilot, time_s: float, what: str) -> None:
     await pilot.pause()
 
 
+async def test_the_bar_shows_the_last_audit_entry_at_the_playhead(tmp_path: Path) -> None:
+    """Who did what, when, and what became of it: the newest entry of the recording's audit trail (what `L`
+    lists) at or before where the replay stands — the console's own record, an action the stream told, an
+    injection — and an older one again after a seek back, none before the first."""
+    path = write_recording(tmp_path / "session.sdrec", told=TOLD)
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await fleet_ready(app)
+            await pilot.pause()
+            assert "last:" not in bar_lines(app)[2], bar_lines(app)
+            await pilot.press("right_curly_bracket")
+            await settle(app, pilot, 61.0, "the blocked drain")
+            assert bar_lines(app)[2].endswith("last: drain gw-0003 by ops at 0:01:00 → blocked"), bar_lines(
+                app
+            )
+            await pilot.press("right_curly_bracket")  # a `stormdeck record` recording's only kind of action
+            await settle(app, pilot, 72.0, "alice's drain")
+            assert bar_lines(app)[2].endswith("last: drain gw-0005 by alice at 0:01:12 → applied"), bar_lines(
+                app
+            )
+            await pilot.press("right_parenthesis")
+            await settle(app, pilot, 91.0, "bob's injection")
+            last = "last: injected kill_nodes(nodes=[gw-0004]) by bob at 0:01:30"
+            assert bar_lines(app)[2].endswith(last), bar_lines(app)
+            await pilot.press("g", *"1:11", "enter")  # back, between the two drains
+            await settle(app, pilot, 71.0, "the frame at 1:11")
+            assert bar_lines(app)[2].endswith("last: drain gw-0003 by ops at 0:01:00 → blocked"), bar_lines(
+                app
+            )
+            await pilot.press("full_stop")  # one frame on: alice's drain is played
+            await settle(app, pilot, 72.0, "one frame on")
+            assert bar_lines(app)[2].endswith("last: drain gw-0005 by alice at 0:01:12 → applied"), bar_lines(
+                app
+            )
+            await pilot.press("g", *"0:30", "enter")  # before any: nothing
+            await settle(app, pilot, 30.0, "the frame at 0:30")
+            assert "last:" not in bar_lines(app)[2], bar_lines(app)
+
+
+@pytest.mark.parametrize("drill", [None, DRILL], ids=["fleet-clock", "drill-clock"])
+async def test_at_80_columns_the_last_entry_fits_with_who_when_and_what_became_of_it(
+    tmp_path: Path, drill: DrillInfo | None
+) -> None:
+    """At 80×24 the counts ("▲ 7 alarms   ◆ 2 actions   ◇ 2 events") left the last action cut at its
+    verdict. The counts say less (their glyphs and numbers), then what was done is cut — never who, when
+    or what became of it — and the bar stays three lines."""
+    told = {**TOLD, 101.0: [injection(100.0, "bob", LONG_INJECTION)]}
+    path = write_recording(tmp_path / "session.sdrec", told=told, drill=drill)
+    at = (FLEET_CLOCK if drill is None else drill_clock(2 * 3600)).text
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await fleet_ready(app)
+            width = app.screen.query_one(TimelineBar).content_size.width
+            await pilot.press("g", *"75", "enter")
+            await settle(app, pilot, 75.0, "the frame at 1:15")
+            lines = bar_lines(app)
+            assert len(lines) == 3 and all(len(line) <= width for line in lines), lines
+            assert lines[2].startswith("▲ "), lines
+            assert lines[2].endswith(f"last: drain gw-0005 by alice at {at(72.0)} → applied"), lines
+            await pilot.press("g", *"105", "enter")
+            await settle(app, pilot, 105.0, "the frame at 1:45")
+            lines = bar_lines(app)
+            assert len(lines) == 3 and all(len(line) <= width for line in lines), lines
+            assert "last: injected kill_nodes(nodes=[gw-0004" in lines[2], lines
+            assert lines[2].endswith(f"… by bob at {at(100.0)}"), lines
+
+
 def test_a_jump_s_notice_says_the_action_and_what_became_of_it_once() -> None:
     """`}` said "0:01:00 action: drain gw-0003 → blocked blocked" (and an action the stream told, "→ applied
     applied"): the marker's label already says what became of it."""

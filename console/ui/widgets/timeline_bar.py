@@ -13,7 +13,14 @@ from console.model.link import ENDED_GLYPH, PAUSED_GLYPH
 from console.model.thresholds import Level
 from console.model.timeline import ACTION_GLYPH, ALARM_GLYPH, EVENT_GLYPH, timeline_cells
 from console.model.units import FLEET_CLOCK, ClockFace, counted
-from console.record.reader import Marker
+from console.protocol import Event
+from console.record.reader import AuditRecord, Marker
+from console.record.records import (
+    ActionRecord,
+    Confirmation,
+    DrillOutcome,
+    injection_audit_record,
+)
 from console.record.replay import SPEEDS, ReplayStatus, damage_note
 from console.ui.themes import Palette
 from console.ui.words import kept_whole
@@ -118,6 +125,86 @@ def bar_text(status: ReplayStatus, markers: Sequence[Marker], width: int, palett
     return text
 
 
+@dataclass(frozen=True)
+class LastEntry:
+    """The newest audit entry the replay has passed, in words the bar can shorten: "last: drain gw-0003 by
+    ops at 0:01:00 → blocked". Only `what` is ever cut — who, when and what became of it stay whole."""
+
+    what: str  # "drain gw-0003", "injected kill_nodes(nodes=[gw-0004])", "drill ended"
+    actor: str | None
+    at: str  # the time on the replay's clock
+    became: str | None  # the outcome, the answer, the drill's score
+
+    @property
+    def whole(self) -> str:
+        return f"{_LAST}{self.what}{self._rest}"
+
+    @property
+    def _rest(self) -> str:
+        by = f" by {self.actor}" if self.actor else ""
+        return f"{by} at {self.at}" + (f" → {self.became}" if self.became else "")
+
+    def text(self, room: int, cut: bool = False) -> str | None:
+        """The entry in `room` cells — with `cut`, `what` ended "…" to fit — or None where it does not fit."""
+        what_room = room - cell_len(_LAST) - cell_len(self._rest)
+        if what_room >= cell_len(self.what):
+            return self.whole
+        if not cut or what_room < _LEAST_WHAT:
+            return None
+        what = Text(self.what)
+        what.truncate(what_room, overflow="ellipsis")
+        return f"{_LAST}{what.plain}{self._rest}"
+
+
+_LAST = "last: "
+#: Cut shorter than this, what was done says nothing ("dr…"): the line is cut at its end instead.
+_LEAST_WHAT = 8
+
+
+def last_entry(record: AuditRecord | DrillOutcome | None, clock: ClockFace = FLEET_CLOCK) -> LastEntry | None:
+    """`record` (`ReplaySource.last_audit_record`) as the bar says it, on the replay's clock."""
+    at = clock.text
+    if isinstance(record, ActionRecord | Confirmation):
+        what = f"{record.action} {record.target}" if record.target else record.action
+        became = record.outcome if isinstance(record, ActionRecord) else record.answer
+        return LastEntry(what, record.actor, at(record.time_s), became)
+    if isinstance(record, Event):  # an instructor's injection, in the audit log's words
+        row = injection_audit_record(record)
+        return LastEntry(str(row["detail"]), str(row["actor"]), at(record.time_s), None)
+    if isinstance(record, DrillOutcome):
+        score = None if record.score is None else f"score {record.score:g}"
+        return LastEntry("drill ended", None, at(record.time_s), score)
+    return None
+
+
+def counts_text(markers: Sequence[Marker], last: LastEntry | None, width: int) -> Text:
+    """The markers counted, then the last entry passed, in `width` cells: the counts say less ("▲ 7  ◆ 2")
+    before the entry is cut — at 80 columns "▲ 7 alarms   ◆ 2 actions   ◇ 2 events" left the last action
+    cut at its verdict."""
+    alarms = sum(m.kind == "alarm" for m in markers)
+    actions = sum(m.kind == "action" for m in markers)
+    events = len(markers) - alarms - actions  # (counted only where a recording has any: a drill's)
+    whole = f"{ALARM_GLYPH} {counted(alarms, 'alarm')}   {ACTION_GLYPH} {counted(actions, 'action')}   " + (
+        f"{EVENT_GLYPH} {counted(events, 'event')}   " if events else ""
+    )
+    short = f"{ALARM_GLYPH} {alarms}  {ACTION_GLYPH} {actions}  " + (
+        f"{EVENT_GLYPH} {events}  " if events else ""
+    )
+    counts, said = whole, ""
+    if last is not None:
+        fitted = (
+            (c, last.text(width - cell_len(c), cut))
+            for c, cut in ((whole, False), (short, False), (short, True))
+        )
+        # Too narrow for who, when and what became of it beside the shortest counts: cut at its end.
+        counts, said = next(((c, t) for c, t in fitted if t is not None), (short, last.whole))
+    text = Text(no_wrap=True, style="dim")
+    text.append(counts)
+    text.append(said, style="")
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
 class TimelineBar(Static):
     DEFAULT_CSS = """
     TimelineBar {
@@ -132,10 +219,11 @@ class TimelineBar(Static):
         status: ReplayStatus,
         markers: Sequence[Marker],
         palette: Palette,
-        last_record: str = "",
+        last: LastEntry | None = None,
         clock: ClockFace = FLEET_CLOCK,
     ) -> None:
-        """`clock`: how times read — the fleet's, or the recorded drill's (`recorded_clock`)."""
+        """`last`: the newest audit entry the replay has passed (`last_entry`). `clock`: how times read —
+        the fleet's, or the recorded drill's (`recorded_clock`)."""
         width = max(self.content_size.width, 10)
         # The status and the counts are cut to the width here: Textual wraps a Text whatever its no_wrap,
         # and at 120 columns the controls' last word took a line of its own, pushing the bar down. The keys
@@ -144,18 +232,8 @@ class TimelineBar(Static):
         text.truncate(width, overflow="ellipsis")
         text.append("\n")
         text.append(bar_text(status, markers, width, palette))
-        counts = Text(no_wrap=True, style="dim")
-        alarms = sum(m.kind == "alarm" for m in markers)
-        actions = sum(m.kind == "action" for m in markers)
-        events = len(markers) - alarms - actions  # (counted only where a recording has any: a drill's)
-        counts.append(
-            f"{ALARM_GLYPH} {counted(alarms, 'alarm')}   {ACTION_GLYPH} {counted(actions, 'action')}   "
-            + (f"{EVENT_GLYPH} {counted(events, 'event')}   " if events else "")
-        )
-        counts.append(last_record, style="")
-        counts.truncate(width, overflow="ellipsis")
         text.append("\n")
-        text.append(counts)
+        text.append(counts_text(markers, last, width))
         note = damage_note(status)
         if note is not None:  # the frame count and the bar end there: say why, on a line of its own
             text.append(f"\n✖ {note}", style=palette.level_style(Level.CRITICAL))
