@@ -191,7 +191,11 @@ class RecordingReader:
     def _end_before(self, entry: Entry) -> None:
         """The recording ends before `entry`: only the tail is checked at open (one inflate, not thousands),
         so a damaged member further in is found when first read, and cut off as a torn tail is."""
-        cut = next(i for i, e in enumerate(self._entries) if e.offset == entry.offset)
+        cut = next((i for i, e in enumerate(self._entries) if e.offset == entry.offset), None)
+        if (
+            cut is None
+        ):  # cut off already, found by an earlier read (a scan for the markers): it ends before it
+            return
         self._entries = self._entries[:cut]
         self.timeline_s = self.timeline_s[:cut]
         self._frames = [e for e in self._entries if e.kind is RecordKind.FRAME]

@@ -19,8 +19,9 @@ from tests.record.test_replay import FakeClock
 DAMAGED_FRAME = 40  # the 41st frame's member gets ten bytes of garbage in its body
 
 
-def damaged_recording(path: Path, ticks: list[Tick]) -> int:
-    """A recording of every tick with one frame's body overwritten; returns that member's offset."""
+def damaged_recording(path: Path, ticks: list[Tick], kind: RecordKind = RecordKind.FRAME) -> int:
+    """A recording of every tick with one member's body overwritten — the first of `kind` after frame
+    DAMAGED_FRAME - 1: that frame's successor, or an event written before it; returns its offset."""
     with RecordingWriter(path, header(), fsync=False) as writer:
         for tick in ticks:
             for event in tick.events:
@@ -28,8 +29,9 @@ def damaged_recording(path: Path, ticks: list[Tick]) -> int:
             writer.write(tick.frame)
     with RecordingReader(path) as whole:
         assert not whole.damaged_tail and whole.frame_count == len(ticks)
-        frames = [e for e in whole.entries() if e.kind is RecordKind.FRAME]
-        target = frames[DAMAGED_FRAME]
+        entries = whole.entries()
+        after = whole.frame_entry_index[DAMAGED_FRAME - 1] + 1
+        target = next(e for e in entries[after:] if e.kind is kind)
     with path.open("r+b") as file:
         file.seek(target.offset + target.size // 2)
         file.write(b"\xff" * 10)
@@ -78,6 +80,27 @@ def test_a_damaged_recording_replays_to_the_damage_and_stops_saying_why(
         replay.seek(10_000.0)  # a seek past the damage lands on the last frame before it
         landed = [item for item in replay.take(clock()) if isinstance(item, Frame)]
         assert landed[-1].time_s == last_s
+
+
+def test_a_replay_whose_damage_a_scan_found_first_plays_to_it_and_stops(
+    outage_ticks: list[Tick], recording_path: Path
+) -> None:
+    """The replay screen scans the recording before playing it (its markers, its audit trail for the
+    bar's last entry), and a scan that meets a damaged event cuts the reader short under the source: played
+    up to the damage, the source read it again and the reader, looking for where to cut, raised
+    StopIteration out of the replay. It ends there as when it finds the damage itself."""
+    offset = damaged_recording(recording_path, outage_ticks, kind=RecordKind.EVENT)
+    clock = FakeClock()
+    with RecordingReader(recording_path) as recording:
+        replay = ReplaySource(recording, clock=clock, speed=60.0)
+        replay.playback.start(clock())
+        recording.markers()  # as ReplayApp does, after the source is made
+        assert recording.damaged_at == offset
+        clock.now_s += 3600.0  # far past the end at ×60
+        played = [item for item in replay.take(clock()) if isinstance(item, Frame)]
+        status = replay.status()
+        assert status.finished and status.damaged_at == offset and len(played) == DAMAGED_FRAME
+        assert replay.last_audit_record() is None  # the recording holds none: nothing, and no error
 
 
 def _recording_with_a_bad_frame(path: Path, ticks: list[Tick]) -> int:
