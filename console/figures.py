@@ -27,25 +27,37 @@ BINS_PER_S = 10  # wave bins are 100 ms (console.protocol.WAVE_BIN_MS)
 
 
 def recovery(
-    connections: np.ndarray, times_s: np.ndarray, first_disconnect_s: float | None
+    connections: np.ndarray,
+    times_s: np.ndarray,
+    first_disconnect_s: float | None,
+    before: float | None = None,
 ) -> tuple[float | None, float]:
     """Seconds from the first disconnecting event until connections are back to ≥ 95 % for good.
 
-    Returns (recovery_s, recovered_at_s). recovery_s is None when there was no disconnecting event or the
-    run ended below the line; recovered_at_s is then the end of the run.
+    "Before" is the level the event fell from: the last frame at or before it (a frame's time ends its
+    second; the event's is the start of the one it happened in). Not the first frame after it: a source
+    sped up ×4 sends one frame per 4 fleet seconds, and that one already held the collapse — a regional
+    outage to 0 read "never below 95 % of before". `before` gives the level where the frames begin after
+    the event (a recording begun inside the incident) and no frame holds it.
+
+    Returns (recovery_s, recovered_at_s). recovery_s is None when there was no disconnecting event, no
+    level before it, or the run ended below the line; recovered_at_s is then the end of the run.
     """
+    end_s = float(times_s[-1]) if times_s.size else 0.0
     if first_disconnect_s is None or not connections.size:
-        return None, float(times_s[-1]) if times_s.size else 0.0
-    # The frame ending at the event's second is the last one before it.
-    before_index = min(max(int(np.searchsorted(times_s, first_disconnect_s)), 0), connections.size - 1)
-    target = RECOVERED_SHARE * connections[before_index]
+        return None, end_s
+    if before is None:
+        before_index = int(np.searchsorted(times_s, first_disconnect_s, side="right")) - 1
+        if before_index < 0:
+            return None, end_s
+        before = float(connections[before_index])
     after = times_s > first_disconnect_s
-    below = np.flatnonzero(after & (connections < target))
+    below = np.flatnonzero(after & (connections < RECOVERED_SHARE * before))
     if below.size == 0:
         return 0.0, first_disconnect_s
     last_below = below[-1]
     if last_below == connections.size - 1:
-        return None, float(times_s[-1])
+        return None, end_s
     back_at = float(times_s[last_below + 1])
     return round(back_at - first_disconnect_s, 1), back_at
 

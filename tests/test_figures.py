@@ -42,6 +42,39 @@ def test_the_window_ends_at_recovery_when_there_is_one() -> None:
     assert storm_lockstep_index(bins, [10.0], 59.0) >= 4.0
 
 
+def _outage_every(spacing: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """A fleet of 1000 that every client leaves in the second from 30 s (the event's time, the start of its
+    second), back 100 a second from 41 s, all back at 50 s; seen one frame every `spacing` s from
+    `offset`, as a source sped up by `spacing` sends them."""
+    times = np.arange(1.0 + offset, 121.0, spacing)
+    connections = np.clip((times - 40.0) * 100.0, 0.0, 1000.0)
+    connections[times <= 30.0] = 1000.0
+    return times, connections
+
+
+@given(st.integers(min_value=1, max_value=10), st.integers(min_value=0, max_value=9))
+def test_recovery_is_from_the_level_before_the_disconnect_at_any_frame_spacing(
+    spacing: int, offset: int
+) -> None:
+    """Recorded at ×4 a regional outage read "never below 95 % of before" with connections at 0: "before"
+    was the first frame after the event, which at ×4 already held the collapse. Before is the last frame at
+    or before the event, whatever the frames' spacing."""
+    offset %= spacing
+    times, connections = _outage_every(spacing, offset)
+    recovery_s, recovered_at_s = recovery(connections, times, 30.0)
+    back_at = float(times[times >= 50.0][0])  # the first frame at ≥ 950 (95 % of 1000)
+    assert (recovery_s, recovered_at_s) == (back_at - 30.0, back_at)
+
+
+def test_recovery_has_no_level_before_a_disconnect_its_frames_begin_after() -> None:
+    """A recording begun after the disconnect holds no frame of the level before it: its first frame is
+    already the collapse, not the line to come back to. Given the level (`before`), it counts to that."""
+    times, connections = _outage_every(1, 0)
+    after = times > 35.0
+    assert recovery(connections[after], times[after], 30.0) == (None, 120.0)
+    assert recovery(connections[after], times[after], 30.0, before=1000.0) == (20.0, 50.0)
+
+
 def test_drain_inflow_is_accepts_over_disconnects_in_the_trailing_window() -> None:
     from console.figures import DrainInflow
 

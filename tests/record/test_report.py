@@ -558,3 +558,39 @@ def test_report_writes_beside_the_recording_by_default_and_never_replaces_a_repo
     helps = {action.option_strings[-1]: action.help for action in parser._actions if action.option_strings}
     assert "default" in helps["--out"] and "-report" in helps["--out"], helps["--out"]
     assert "--overwrite" in helps
+
+
+def _record(path: Path, ticks: list, every: int = 1) -> Path:
+    """The ticks as a source sped up by `every` sends them: one frame per `every` fleet seconds
+    (`fold_frames`), each second's events before the frame that ends it."""
+    from console.record.writer import RecordingWriter
+    from console.server.backend import fold_frames
+    from tests.record.conftest import header
+
+    with RecordingWriter(path, header(), fsync=False) as writer:
+        for start in range(0, len(ticks) - every + 1, every):
+            group = ticks[start : start + every]
+            for tick in group:
+                for event in tick.events:
+                    writer.write(event)
+            writer.write(fold_frames([tick.frame for tick in group]))
+    return path
+
+
+@pytest.mark.parametrize("every", [1, 3, 4, 7])
+def test_recovery_of_a_sped_up_recording_is_from_the_level_before_the_disconnect(
+    outage_ticks: list, tmp_path: Path, every: int
+) -> None:
+    """Reviewer: `drill regional-outage --serve --speed 4` recorded with `stormdeck record` reported
+    "recovery time | never below 95 % of before" with connections at 0: at ×4 the frame taken as "before"
+    (the first at or after the event) already held the collapse. The same run at ×1 and sped up reports the
+    same recovery, to within a frame."""
+    markdown = write_report(_record(tmp_path / "run.sdrec", outage_ticks, every), tmp_path / "rep").markdown
+    text = markdown.read_text()
+    assert _row(text, "minimum connections").startswith("0 at ")
+    row = _row(text, "recovery time")
+    assert not row.startswith("never below"), row
+    real = write_report(_record(tmp_path / "real.sdrec", outage_ticks), tmp_path / "real").markdown
+    real_s = float(_row(real.read_text(), "recovery time").split(" s ")[0])
+    assert re.fullmatch(r"\d+ s \(first mass disconnect at 0:30 → back to ≥ 95 % for good\)", row), row
+    assert 0 <= float(row.split(" s ")[0]) - real_s < every
