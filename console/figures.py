@@ -51,22 +51,38 @@ def recovery(
         if before_index < 0:
             return None, end_s
         before = float(connections[before_index])
-    after = times_s > first_disconnect_s
-    below = np.flatnonzero(after & (connections < RECOVERED_SHARE * before))
-    if below.size == 0:
-        return 0.0, first_disconnect_s
-    last_below = below[-1]
-    if last_below == connections.size - 1:
+    back_at = back_for_good(connections, times_s, RECOVERED_SHARE * before, first_disconnect_s)
+    if back_at is None:
         return None, end_s
-    back_at = float(times_s[last_below + 1])
     return round(back_at - first_disconnect_s, 1), back_at
 
 
+def back_for_good(
+    connections: np.ndarray, times_s: np.ndarray, line: float, after_s: float | None = None
+) -> float | None:
+    """The time of the frame from which connections stay at or above `line` to the end, judging the frames
+    after `after_s` (all of them when None); `after_s` itself (or the first frame's time) when none of
+    them is below; None when the last frame is below."""
+    judged = times_s > after_s if after_s is not None else np.ones(times_s.size, dtype=bool)
+    below = np.flatnonzero(judged & (connections < line))
+    if below.size == 0:
+        return after_s if after_s is not None else float(times_s[0])
+    if below[-1] == connections.size - 1:
+        return None
+    return float(times_s[below[-1] + 1])
+
+
 def storm_lockstep_index(
-    bins: np.ndarray, disconnect_times_s: Sequence[float], until_s: float, bins_start_s: float = 0.0
+    bins: np.ndarray,
+    disconnect_times_s: Sequence[float],
+    until_s: float,
+    bins_start_s: float = 0.0,
+    from_s: float | None = None,
 ) -> float:
     """`lockstep_index` over the storm window — first disconnect to recovery — each stretch between the
     excluded spans after disconnecting events judged on its own. `bins[0]` starts at `bins_start_s`.
+    `from_s`: where the window starts when not at the first disconnect (a recording begun during the
+    storm: its first bin).
 
     When connections never fell below the recovery line (or were back within the exclusion), that window
     is empty, yet the reconnects still came, in waves or not: the window then runs from the first
@@ -79,7 +95,8 @@ def storm_lockstep_index(
 
     def storm_window(end: int) -> np.ndarray:
         keep = np.zeros(bins.size, dtype=bool)
-        keep[max(at(disconnect_times_s[0]), 0) : max(end, 0)] = True
+        start_s = disconnect_times_s[0] if from_s is None else min(from_s, disconnect_times_s[0])
+        keep[max(at(start_s), 0) : max(end, 0)] = True
         for t in disconnect_times_s:
             keep[max(at(t), 0) : max(at(t + EVENT_EXCLUSION_S), 0)] = False
         return keep

@@ -67,16 +67,10 @@ def connections_alarm(review: Review) -> Finding | None:
     fired_s = review.first_alarm_s("connections_drop")
     if fired_s is None:
         return None
-    first = review.disconnect_times_s[0] if review.disconnect_times_s else None
-    lag = (
-        f", {fired_s - first:.0f} s after the first mass disconnect at {clock(first)}"
-        if first is not None
-        else ""
-    )
     after = [a for a in review.actions if a.time_s >= fired_s]
     return Finding(
         title="Total connections fell: treat it as an emergency",
-        evidence=f"connections_drop (−5 % in 60 s) fired at {clock(fired_s)}{lag}",
+        evidence=f"connections_drop (−5 % in 60 s) fired at {clock(fired_s)}{_since_disconnect(review, fired_s)}",
         prescription="Alarm on total active connections dropping more than 5 % in 60 s (a 90 s detection "
         "floor); any event that disconnects more than a few percent of clients is an emergency.",
         seed=OUTAGE_SEED,
@@ -86,6 +80,28 @@ def connections_alarm(review: Review) -> Finding | None:
         if after
         else "no action recorded after the alarm",
     )
+
+
+def _since_disconnect(review: Review, fired_s: float) -> str:
+    """When the alarm fired against the mass disconnects, in the order they came. A recording begun during
+    the incident holds a first disconnect that is not the incident's, and an alarm raised on the fall it
+    caught before that one read "-29 s after the first mass disconnect at 1:10"."""
+    underway = review.underway
+    first = review.disconnect_times_s[0] if review.disconnect_times_s else None
+    if underway is not None and (first is None or fired_s < first):
+        later = (
+            f"; the first mass disconnect in the recording came after it, at {clock(first)}" if first else ""
+        )
+        return f", the recording starting during the incident ({underway.what}){later}"
+    if first is None:
+        return ""
+    if fired_s < first:
+        return (
+            f", {first - fired_s:.0f} s before the first mass disconnect in the recording ({clock(first)}): "
+            "connections were already falling"
+        )
+    in_it = " in the recording" if underway is not None else ""
+    return f", {fired_s - first:.0f} s after the first mass disconnect{in_it} at {clock(first)}"
 
 
 def decorrelated_jitter(review: Review) -> Finding | None:

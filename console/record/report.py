@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from console.errors import InputError
+from console.figures import RECOVERED_SHARE
 from console.guards.thresholds import Thresholds
 from console.protocol import Event
 from console.record import svg
@@ -22,6 +23,7 @@ from console.record.clock import clock, recorded_clock
 from console.record.reader import RecordingReader, describe_action
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome, RecordingHeader
 from console.record.review import AlarmSpan, KeyFigures, Review, review
+from console.record.underway import IncidentUnderway
 from console.waves import lockstep_text
 
 SECTIONS = ("Session", "Key figures", "Charts", "Objectives", "Timeline", "What the seeds say")
@@ -138,6 +140,8 @@ def _charts(reviewed: Review, thresholds: Thresholds) -> dict[str, svg.Chart]:
 
 
 def _recovery_text(f: KeyFigures) -> str:
+    if f.underway is not None:
+        return _recovery_underway_text(f, f.underway)
     if f.first_disconnect_s is None:
         return "no mass disconnect"
     since = f"first mass disconnect at {clock(f.first_disconnect_s)}"
@@ -146,6 +150,47 @@ def _recovery_text(f: KeyFigures) -> str:
     if f.recovery_s == 0:  # every frame after it held ≥ 95 %: there was nothing to recover from
         return f"never below 95 % of before ({since})"
     return f"{f.recovery_s:.0f} s ({since} → back to ≥ 95 % for good)"
+
+
+def _recovery_underway_text(f: KeyFigures, underway: IncidentUnderway) -> str:
+    """A recording begun during the incident holds no frame of the fleet before it: recovery is back to
+    95 % of the clients wanting a connection at its first frame, and from the disconnect it holds before
+    that frame, or else only how far into the recording — never from the first disconnect it holds, whose
+    frame before it is already the incident."""
+    if underway.wanting is None:
+        return (
+            "not measurable: the recording starts during the incident, and the connections before it are "
+            "not in the recording"
+        )
+    line = f"≥ 95 % of the {underway.wanting:,} clients wanting a connection"
+    if f.recovery_from_s is not None and f.recovery_from_s < underway.at_s:  # the disconnect it holds
+        since = f"first mass disconnect at {clock(f.recovery_from_s)}, before the first frame"
+        if f.recovery_s is None:
+            return f"not back to {line} by the end ({since})"
+        return f"{f.recovery_s:.0f} s ({since} → back to {line} for good)"
+    if f.recovery_s is None:
+        return f"not back to {line} by the end (the recording starts during the incident)"
+    back_s = underway.at_s + f.recovery_s
+    return (
+        f"back to {line} for good at {clock(back_s)}, {f.recovery_s:.0f} s into the recording (it starts "
+        "during the incident: how long since the incident began is not in it)"
+    )
+
+
+def underway_text(underway: IncidentUnderway) -> str:
+    """The Key figures' line on a recording begun during the incident: what had happened, and what the
+    figures are measured against instead of its first frame."""
+    measured = (
+        f"The minimum and the recovery are measured against those {underway.wanting:,} clients, not "
+        "against the first frame"
+        if underway.share is not None and underway.share < RECOVERED_SHARE
+        else f"The minimum and the recovery are measured against the {underway.wanting:,} clients wanting "
+        "a connection then, not against the first frame"
+        if underway.wanting is not None
+        else "The connections before it are not in the recording: the minimum is of the first frame, "
+        "already inside the incident, and the recovery cannot be measured"
+    )
+    return f"The recording starts during the incident: {underway.what}. {measured}."
 
 
 def _peak_text(f: KeyFigures) -> str:
@@ -231,13 +276,8 @@ def _figures(reviewed: Review) -> list[str]:
     f = reviewed.figures
     if f is None:
         return ["## Key figures", "", "No frames were recorded.", ""]
-    share = f.min_connections / f.connections_at_start if f.connections_at_start else None
     rows = [
-        (
-            "minimum connections",
-            f"{f.min_connections:,} at {clock(f.min_connections_at_s)}"
-            + (f" ({share:.0%} of the start)" if share is not None else ""),
-        ),
+        ("minimum connections", f"{f.min_connections:,} at {clock(f.min_connections_at_s)}{_minimum_of(f)}"),
         ("peak attempts per 100 ms", _peak_text(f)),
         ("peak attempts per second", f"{f.peak_attempts_per_s:,.0f}"),
         (
@@ -259,11 +299,26 @@ def _figures(reviewed: Review) -> list[str]:
     return [
         "## Key figures",
         "",
+        *([underway_text(f.underway), ""] if f.underway is not None else []),
         "| figure | value |",
         "|---|---|",
         *[f"| {k} | {_cell(v)} |" for k, v in rows],
         "",
     ]
+
+
+def _minimum_of(f: KeyFigures) -> str:
+    """What the minimum is a share of: the first frame, where the recording starts before the incident;
+    begun during it, the clients wanting a connection then (its first frame is already the incident)."""
+    if f.underway is None:
+        share = f.min_connections / f.connections_at_start if f.connections_at_start else None
+        return f" ({share:.0%} of the start)" if share is not None else ""
+    if f.underway.wanting:
+        return f" ({f.min_connections / f.underway.wanting:.0%} of the {f.underway.wanting:,} clients wanting a connection)"
+    if f.connections_at_start:
+        share = f.min_connections / f.connections_at_start
+        return f" ({share:.0%} of the first frame, already during the incident)"
+    return ""
 
 
 def _disconnects_text(reviewed: Review) -> str:
@@ -375,6 +430,16 @@ def _drill(header: RecordingHeader) -> str:
 
 def _timeline(reviewed: Review) -> list[str]:
     rows: list[tuple[float, int, str, str, str]] = []  # time, order, kind, what, verdict
+    if reviewed.underway is not None:  # first: the rows after it are what the recording holds
+        rows.append(
+            (
+                reviewed.underway.at_s,
+                -1,
+                "recording",
+                f"starts during the incident: {reviewed.underway.what}",
+                "",
+            )
+        )
     for time_s, kind, what in _folded_events(reviewed):
         rows.append((time_s, 0, kind, what, ""))
     for alarm in reviewed.alarms:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from console.alarms import AlarmEngine
-from console.figures import BINS_PER_S, recovery, storm_lockstep_index
+from console.figures import BINS_PER_S, RECOVERED_SHARE, back_for_good, recovery, storm_lockstep_index
 from console.guards.capacity import NodeRoom, node_room
 from console.guards.rollout import HALTABLE, UNDRAINABLE
 from console.guards.thresholds import Thresholds
@@ -28,6 +28,7 @@ from console.record.records import (
     is_told_action,
     told_actions,
 )
+from console.record.underway import IncidentUnderway, incident_underway
 
 
 @dataclass(frozen=True)
@@ -323,6 +324,14 @@ class KeyFigures:
     timeouts_counted: int = 0
     uncounted_s: float = 0.0
     running_counts: bool = False
+    #: The incident had begun by the first frame (`incident_underway`): that frame is not the fleet before
+    #: it, so the minimum and the recovery are measured against the clients wanting a connection then, or
+    #: not at all where the source does not say them.
+    underway: IncidentUnderway | None = None
+    #: The instant `recovery_s` counts from: the first mass disconnect; a recording begun during the
+    #: incident, its first frame (the disconnect it holds before that frame, if any); None where there is
+    #: no recovery to measure (no mass disconnect, or no level before the incident).
+    recovery_from_s: float | None = None
 
 
 @dataclass
@@ -354,6 +363,10 @@ class Review:
     def mass_disconnects(self) -> list[Event]:
         return [event for event in self.events if event.data.get("mass")]
 
+    @property
+    def underway(self) -> IncidentUnderway | None:
+        return self.figures.underway if self.figures is not None else None
+
     def first_alarm_s(self, name: str) -> float | None:
         return min((a.since_s for a in self.alarms if a.name == name), default=None)
 
@@ -376,6 +389,7 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
     outcome: DrillOutcome | None = None
     disconnects: list[float] = []
     alarms = AlarmSpans()
+    first_frame: Frame | None = None
     restarts: list[tuple[float, float]] = []
     offset_s = 0.0
     # Times go by the recording's timeline, as in the replay: a restarted source's fleet time starts from 1
@@ -387,6 +401,7 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
         if shift_s and isinstance(getattr(record, "time_s", None), int | float):
             record = record.model_copy(update={"time_s": record.time_s + shift_s})  # type: ignore[union-attr]
         if isinstance(record, Frame):
+            first_frame = first_frame or record
             series.add(record)
             alarms.take(engine.update(record))
         elif isinstance(record, Event):
@@ -420,7 +435,9 @@ def review(recording: RecordingReader, thresholds: Thresholds | None = None) -> 
     return Review(
         header=recording.header,
         series=series,
-        figures=key_figures(series, disconnects),
+        figures=key_figures(
+            series, disconnects, incident_underway(first_frame, disconnects) if first_frame else None
+        ),
         alarms=alarms.spans,
         events=events,
         actions=actions,
@@ -440,7 +457,9 @@ def peak_per_second(attempts_per_s: list[float], bins: np.ndarray) -> float:
     return float(max(max(attempts_per_s, default=0.0), int(whole.max()) if whole.size else 0))
 
 
-def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures | None:
+def key_figures(
+    series: Series, disconnect_times_s: list[float], underway: IncidentUnderway | None = None
+) -> KeyFigures | None:
     if not series.times_s:
         return None
     times = np.asarray(series.times_s)
@@ -448,7 +467,7 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
     bins = np.asarray(series.bins, dtype=np.int64)
     cpu = np.asarray(series.max_cpu_pct)
     first = disconnect_times_s[0] if disconnect_times_s else None
-    recovery_s, recovered_at_s = recovery(connections, times, first)
+    recovery_from_s, recovery_s, recovered_at_s = _recovery(connections, times, first, underway)
     low = int(connections.argmin())
     peak_bin = int(bins.argmax()) if bins.size else 0
     peak = int(bins[peak_bin]) if bins.size else 0
@@ -471,7 +490,15 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
         max_cpu_node=series.hottest_node[hot],
         max_cpu_at_s=float(times[hot]),
         lockstep_index=round(
-            storm_lockstep_index(bins, disconnect_times_s, recovered_at_s, series.bins_start_s), 2
+            storm_lockstep_index(
+                bins,
+                disconnect_times_s,
+                recovered_at_s,
+                series.bins_start_s,
+                # begun during the storm: its window from the first bin, not the first disconnect it holds
+                from_s=series.bins_start_s if underway is not None else None,
+            ),
+            2,
         ),
         rejects_total=rejects.total,
         timeouts_total=timeouts.total,
@@ -482,4 +509,28 @@ def key_figures(series: Series, disconnect_times_s: list[float]) -> KeyFigures |
         timeouts_counted=timeouts.counted,
         uncounted_s=max(rejects.uncounted_s, timeouts.uncounted_s),
         running_counts=rejects.running or timeouts.running,
+        underway=underway,
+        recovery_from_s=recovery_from_s,
     )
+
+
+def _recovery(
+    connections: np.ndarray, times: np.ndarray, first_s: float | None, underway: IncidentUnderway | None
+) -> tuple[float | None, float | None, float]:
+    """(from_s, recovery_s, recovered_at_s): `figures.recovery` from the first mass disconnect; for a
+    recording begun during the incident, back to 95 % of the clients wanting a connection at its first
+    frame — from the mass disconnect it holds before that frame, or else from that frame (the incident's
+    start is not in it) — and nothing to measure where the source does not say those clients."""
+    end_s = float(times[-1])
+    if underway is None:
+        recovery_s, recovered_at_s = recovery(connections, times, first_s)
+        return first_s, recovery_s, recovered_at_s
+    if underway.wanting is None:
+        return None, None, end_s
+    if underway.disconnects_before_s:
+        from_s = underway.disconnects_before_s[0]
+        return from_s, *recovery(connections, times, from_s, before=underway.wanting)
+    back_at = back_for_good(connections, times, RECOVERED_SHARE * underway.wanting)
+    if back_at is None:
+        return underway.at_s, None, end_s
+    return underway.at_s, round(back_at - underway.at_s, 1), back_at

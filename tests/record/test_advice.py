@@ -210,3 +210,21 @@ def test_the_fleets_room_is_read_when_the_alarm_fired() -> None:
     # an alarm between two frames reads the frame before it
     found = add_capacity(reviewed_frames(room_from_11_s, [], alarm_s=10.5))
     assert found is not None and found.title == "Headroom below 35 %: do not restart"
+
+
+def test_a_connections_drop_before_the_first_disconnect_recorded_is_never_a_negative_time_after_it() -> None:
+    """Reviewer: "fired at 0:41, -29 s after the first mass disconnect at 1:10" — a recording begun during
+    the incident, the alarm raised on the fall it caught. The order is said as it was."""
+    found = connections_alarm(with_disconnects(reviewed("connections_drop", 41.0, False, []), [70.0]))
+    assert found is not None
+    assert found.evidence == (
+        "connections_drop (−5 % in 60 s) fired at 0:41, 29 s before the first mass disconnect in the "
+        "recording (1:10): connections were already falling"
+    )
+    after = connections_alarm(with_disconnects(reviewed("connections_drop", 71.0, False, []), [70.0]))
+    assert after is not None and after.evidence.endswith(", 1 s after the first mass disconnect at 1:10")
+
+
+def with_disconnects(review: Review, times_s: list[float]) -> Review:
+    review.disconnect_times_s = times_s
+    return review

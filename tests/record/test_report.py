@@ -594,3 +594,62 @@ def test_recovery_of_a_sped_up_recording_is_from_the_level_before_the_disconnect
     real_s = float(_row(real.read_text(), "recovery time").split(" s ")[0])
     assert re.fullmatch(r"\d+ s \(first mass disconnect at 0:30 → back to ≥ 95 % for good\)", row), row
     assert 0 <= float(row.split(" s ")[0]) - real_s < every
+
+
+_NEGATIVE_SECONDS = re.compile(r"[-−]\d+(?:\.\d+)? s\b")
+
+
+def test_a_recording_begun_after_the_outage_says_it_starts_during_the_incident(
+    outage_ticks: list, tmp_path: Path
+) -> None:
+    """Reviewer: a recording begun after the first disconnect called its first frame "the start" (the
+    minimum "60 % of the start", the start already the collapse) and measured nothing against the fleet
+    before. Its first frame is below 95 % of the clients wanting a connection: it says it starts during
+    the incident, and measures against those clients, not against that frame."""
+    late = [tick for tick in outage_ticks if tick.frame.time_s > 35]  # every node restarted at 0:30
+    text = write_report(_record(tmp_path / "late.sdrec", late), tmp_path / "rep").markdown.read_text()
+    first = late[0].frame.totals
+    wanting = first.connections + first.offline_clients
+    figures = text.split("## Key figures")[1].split("## Charts")[0]
+    assert (
+        "The recording starts during the incident: at its first frame, 0:36, connections were already at "
+        f"{first.connections / wanting * 100:.0f} % of the {wanting:,} clients wanting one." in figures
+    )
+    minimum = _row(text, "minimum connections")
+    assert "of the start" not in minimum and f"of the {wanting:,} clients wanting a connection" in minimum
+    recovery = _row(text, "recovery time")
+    assert recovery.startswith(f"back to ≥ 95 % of the {wanting:,} clients wanting a connection for good at ")
+    assert "into the recording" in recovery, recovery
+    timeline = text.split("## Timeline")[1].split("## What the seeds say")[0]
+    first_row = next(row for row in timeline.splitlines() if row.startswith("| ") and "| time |" not in row)
+    assert first_row.startswith("| 0:36 | recording | starts during the incident: "), first_row
+    assert not _NEGATIVE_SECONDS.search(text), _NEGATIVE_SECONDS.findall(text)
+
+
+def test_a_recording_begun_inside_a_rollout_names_the_batches_before_it(tmp_path: Path) -> None:
+    """Reviewer: a recording begun during an abrupt rollout, after its first batch, reported its first mass
+    disconnect as the incident's ("fired at 0:41, -29 s after the first mass disconnect at 1:10") and never
+    mentioned the batches before it. It says which batches the rollout had restarted before its first
+    frame, calls the first disconnect it holds the first in the recording, and prints no negative time."""
+    from console.alarms import AlarmEngine
+    from console.record.writer import RecordingWriter
+    from console.sim.engine import Simulation
+    from console.sim.scenario_loader import load_scenario
+    from tests.record.conftest import header
+    from tests.record.sessions import HERD_OVERRIDES
+
+    sim = Simulation(load_scenario("thundering-herd", HERD_OVERRIDES))  # batches at 0:30, 0:50, 1:10, …
+    path = tmp_path / "herd.sdrec"
+    with RecordingWriter(path, header(), alarms=AlarmEngine(), fsync=False) as writer:
+        for _ in range(100):
+            frame, events = sim.advance()
+            if frame.time_s >= 36:  # begun after batch 1
+                for record in [*events, frame]:
+                    writer.write(record)
+    text = write_report(path, tmp_path / "rep").markdown.read_text()
+    figures = text.split("## Key figures")[1].split("## Charts")[0]
+    assert "The recording starts during the incident: at its first frame, 0:36, " in figures
+    assert "the rollout had restarted batch 1 of 16 (abrupt, from 0:30)" in figures
+    assert "of the start" not in _row(text, "minimum connections")
+    assert "first mass disconnect in the recording at 0:50" in text
+    assert not _NEGATIVE_SECONDS.search(text), _NEGATIVE_SECONDS.findall(text)
