@@ -33,6 +33,9 @@ class Finding:
     seed: str
     done: bool | None  # None: the recording cannot tell (e.g. a client-side fix)
     what_was_done: str
+    #: Done before the alarm fired, at this time (the report says "done before the alarm, at T"): a limit
+    #: set pre-emptively, still in force when it fired, is the seed's move made early, not one missed.
+    done_before_s: float | None = None
 
 
 def abort_criterion(review: Review) -> Finding | None:
@@ -47,11 +50,13 @@ def abort_criterion(review: Review) -> Finding | None:
     evidence = f"cpu_abort fired at {clock(fired_s)}: a serving node above 80 % CPU for 30 s"
     if rollout_then:
         evidence += ", with a rollout still running"
-    done_text = (
-        f"rollout halted at {clock(halts[0].time_s)}, {halts[0].time_s - fired_s:+.0f} s after the criterion"
-        if halts
-        else "no rollout halt recorded"
-    )
+    halted_s = halts[0].time_s if halts else None
+    if halted_s is None:
+        done_text = "no rollout halt recorded"
+    elif halted_s < fired_s:  # it read "-10 s after the criterion"
+        done_text = f"rollout halted {fired_s - halted_s:.0f} s before the criterion fired"
+    else:
+        done_text = f"rollout halted at {clock(halted_s)}, {halted_s - fired_s:+.0f} s after the criterion"
     return Finding(
         title="Abort criterion: halt the restart",
         evidence=evidence,
@@ -60,6 +65,7 @@ def abort_criterion(review: Review) -> Finding | None:
         seed=OUTAGE_SEED,
         done=bool(halts),
         what_was_done=done_text,
+        done_before_s=halted_s if halted_s is not None and halted_s < fired_s else None,
     )
 
 
@@ -68,17 +74,24 @@ def connections_alarm(review: Review) -> Finding | None:
     if fired_s is None:
         return None
     after = [a for a in review.actions if a.time_s >= fired_s]
+    early = admission_in_force(review, fired_s)
+    acted = (
+        f"first action {after[0].action} at {clock(after[0].time_s)}, "
+        f"{after[0].time_s - fired_s:+.0f} s after the alarm ({len(after)} attempt(s) after it)"
+        if after
+        else ""
+    )
     return Finding(
         title="Total connections fell: treat it as an emergency",
         evidence=f"connections_drop (−5 % in 60 s) fired at {clock(fired_s)}{_since_disconnect(review, fired_s)}",
         prescription="Alarm on total active connections dropping more than 5 % in 60 s (a 90 s detection "
         "floor); any event that disconnects more than a few percent of clients is an emergency.",
         seed=OUTAGE_SEED,
-        done=bool(after),  # treated as one: the operator acted after the alarm
-        what_was_done=f"first action {after[0].action} at {clock(after[0].time_s)}, "
-        f"{after[0].time_s - fired_s:+.0f} s after the alarm ({len(after)} attempt(s) after it)"
-        if after
-        else "no action recorded after the alarm",
+        # treated as one: the operator acted after the alarm, or had shed load before it
+        done=bool(after) or early is not None,
+        what_was_done="; ".join(t for t in (_in_force_text(early), acted) if t)
+        or "no action recorded after the alarm",
+        done_before_s=early.time_s if early is not None else None,
     )
 
 
@@ -102,6 +115,24 @@ def _since_disconnect(review: Review, fired_s: float) -> str:
         )
     in_it = " in the recording" if underway is not None else ""
     return f", {fired_s - first:.0f} s after the first mass disconnect{in_it} at {clock(first)}"
+
+
+def admission_in_force(review: Review, fired_s: float) -> ActionRecord | None:
+    """The admission change applied before `fired_s` whose limit the frames show in force when it fired:
+    the seed's "shed load" done pre-emptively (regional-outage-admission.toml sets it before the power
+    cut) read "not done — no admission change was applied after it fired". A limit since lifted, or one
+    no applied action in the recording set, is not the operator's move at the alarm."""
+    series = review.series
+    i = series.frame_at(fired_s)
+    if i is None or i >= len(series.admission_limited) or not series.admission_limited[i]:
+        return None
+    earlier = [a for a in review.actions_named("admission") if a.time_s < fired_s]
+    return earlier[-1] if earlier else None
+
+
+def _in_force_text(action: ActionRecord | None) -> str:
+    # (the report leads with "done before the alarm, at T": the time is said once)
+    return "the admission limit set then was still in force when it fired" if action else ""
 
 
 def decorrelated_jitter(review: Review) -> Finding | None:
@@ -224,7 +255,8 @@ NO_ROOM_MOVES = {"rollout_halt": "rollout halted", "undrain": "undrain", "admiss
 def _no_room(review: Review, fired_s: float, room: NodeRoom) -> Finding:
     """headroom_low on a fleet that could not add nodes then: "add capacity" was advice its `c` refused, and
     "no capacity action recorded" marked the operator down for not taking it. The seed's other moves
-    instead, done when any was applied after the alarm."""
+    instead, done when any was applied after the alarm, or an admission limit set before it was in force
+    when it fired."""
     fleet = (
         "on a fleet that adds no nodes"
         if room.max_nodes <= 0
@@ -235,7 +267,9 @@ def _no_room(review: Review, fired_s: float, room: NodeRoom) -> Finding:
     for action in sorted(review.actions_named(*NO_ROOM_MOVES), key=lambda a: a.time_s):
         if action.time_s >= fired_s:
             firsts.setdefault(next(n for n in NO_ROOM_MOVES if action.action.startswith(n)), action.time_s)
-    done = "; ".join(f"{NO_ROOM_MOVES[name]} at {clock(t)}" for name, t in firsts.items())
+    early = admission_in_force(review, fired_s)
+    moves = [f"{NO_ROOM_MOVES[name]} at {clock(t)}" for name, t in firsts.items()]
+    done = "; ".join(t for t in (_in_force_text(early), *moves) if t)
     return Finding(
         title="Headroom below 35 %: do not restart",
         evidence=f"headroom_low fired at {clock(fired_s)}, {fleet}: it could add no capacity",
@@ -243,8 +277,9 @@ def _no_room(review: Review, fired_s: float, room: NodeRoom) -> Finding:
         f"outage was stopping the restart and adding 200 nodes; this fleet could add none, so: "
         f"{_moves_then(review, fired_s)}, and wait for headroom to come back.",
         seed=OUTAGE_SEED,
-        done=bool(firsts),
+        done=bool(firsts) or early is not None,
         what_was_done=done or "no rollout halt, undrain or admission change recorded after it",
+        done_before_s=early.time_s if early is not None else None,
     )
 
 
@@ -281,6 +316,8 @@ def losing_ground(review: Review) -> Finding | None:
     if fired_s is None:
         return None
     shed = [a for a in review.actions_named("admission") if a.time_s >= fired_s]
+    early = admission_in_force(review, fired_s)
+    tightened = f"admission tightened at {clock(shed[0].time_s)}" if shed else ""
     return Finding(
         title="Drain ÷ inflow below 1: the storm is winning",
         evidence=f"drain÷inflow alarm fired at {clock(fired_s)}",
@@ -288,12 +325,10 @@ def losing_ground(review: Review) -> Finding | None:
         "winning; trip the kill switch around 0.6 — shed load (a breaker answering Retry-After 30 s) rather "
         "than let retries feed the queue.",
         seed=ESSAY_SEED,
-        done=bool(shed),
-        what_was_done=(
-            f"admission tightened at {clock(shed[0].time_s)}"
-            if shed
-            else "no load was shed: no admission change was applied after it fired"
-        ),
+        done=bool(shed) or early is not None,
+        what_was_done="; ".join(t for t in (_in_force_text(early), tightened) if t)
+        or "no load was shed: no admission change was applied after it fired",
+        done_before_s=early.time_s if early is not None else None,
     )
 
 

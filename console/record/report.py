@@ -533,6 +533,8 @@ def _seeds(found: list[Finding]) -> list[str]:
         return [*lines, "Nothing in this recording matches a situation the seeds prescribe for.", ""]
     for finding in found:
         done = {True: "done", False: "not done", None: "not visible in the recording"}[finding.done]
+        if finding.done and finding.done_before_s is not None:
+            done = f"done before the alarm, at {clock(finding.done_before_s)}"
         lines += [
             f"### {finding.title}",
             "",

@@ -228,3 +228,48 @@ def test_a_connections_drop_before_the_first_disconnect_recorded_is_never_a_nega
 def with_disconnects(review: Review, times_s: list[float]) -> Review:
     review.disconnect_times_s = times_s
     return review
+
+
+# --- a move made before the alarm: done before it, when the frames show it still in force ----------------
+
+
+def admitted_until(limit_until_s: float, actions: list[ActionRecord], alarm: str, alarm_s: float) -> Review:
+    """Frames 0–59 s with an admission limit in force from 10 s until `limit_until_s`, `alarm` at `alarm_s`."""
+    from console.protocol import AdmissionSettings
+    from tests.fleet_builders import series as frames
+
+    review = reviewed(alarm, alarm_s, rollout_running=False, actions=actions)
+    review.series = Series()
+    limited = AdmissionSettings(rate_per_s=250, burst=250, max_connections=None, retry_after_s=(1, 10))
+    for f in frames(0, 60, admission=lambda t: limited if 10 <= t < limit_until_s else None):
+        review.series.add(f)
+    return review
+
+
+@pytest.mark.parametrize("alarm", ["drain_inflow_kill_switch", "connections_drop"])
+def test_an_admission_limit_set_before_the_alarm_and_in_force_is_done_before_it(alarm: str) -> None:
+    from console.record.advice import losing_ground
+
+    rule = losing_ground if alarm.startswith("drain_inflow") else connections_alarm
+    found = rule(admitted_until(60.0, [act("admission", 10.0)], alarm, 31.0))
+    assert found is not None and found.done is True and found.done_before_s == 10.0
+    assert found.what_was_done == "the admission limit set then was still in force when it fired"
+    # lifted before the alarm: nothing was in force when it fired
+    lifted = rule(admitted_until(20.0, [act("admission", 10.0), act("admission", 20.0)], alarm, 31.0))
+    assert lifted is not None and lifted.done is False and lifted.done_before_s is None
+
+
+def test_a_halt_before_the_abort_criterion_is_done_before_it_not_a_negative_time_after() -> None:
+    """It read "rollout halted at 0:50, -10 s after the criterion"."""
+    halted = abort_criterion(reviewed("cpu_abort", 60.0, True, [act("rollout_halt", 50.0)]))
+    assert halted is not None and halted.done is True and halted.done_before_s == 50.0
+    assert halted.what_was_done == "rollout halted 10 s before the criterion fired"
+
+
+def test_headroom_advice_without_room_counts_an_admission_limit_in_force_at_the_alarm() -> None:
+    review = admitted_until(60.0, [act("admission", 10.0)], "headroom_low", 31.0)
+    for i in range(len(review.series.max_nodes)):
+        review.series.max_nodes[i] = 0
+    found = add_capacity(review)
+    assert found is not None and found.done is True and found.done_before_s == 10.0
+    assert found.what_was_done == "the admission limit set then was still in force when it fired"

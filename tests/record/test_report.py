@@ -653,3 +653,27 @@ def test_a_recording_begun_inside_a_rollout_names_the_batches_before_it(tmp_path
     assert "of the start" not in _row(text, "minimum connections")
     assert "first mass disconnect in the recording at 0:50" in text
     assert not _NEGATIVE_SECONDS.search(text), _NEGATIVE_SECONDS.findall(text)
+
+
+def test_an_admission_limit_set_before_the_alarm_is_done_before_it(tmp_path: Path) -> None:
+    """Reviewer: `drill regional-outage --headless --actions …/regional-outage-admission.toml` sets
+    admission at 0:10, before the 0:30 power cut; the report said the drain ÷ inflow finding was "not done
+    — no admission change was applied after it fired", and the connections alarm "not done" too. A limit
+    set before the alarm and in force when it fired is the seed's move made early."""
+    from console.drills.headless import run_headless
+    from console.drills.schema import load_drill
+    from console.drills.script import load_script
+
+    drill = load_drill("regional-outage")
+    examples = Path(__file__).resolve().parents[2] / "docs" / "drills" / "examples"
+    script = load_script(examples / "regional-outage-admission.toml", drill)
+    path = tmp_path / "run.sdrec"
+    run_headless(drill, script, overrides=["clients.count=100000"], record=path)
+    text = write_report(path, tmp_path / "rep").markdown.read_text()
+    losing = _seed(text, "Drain ÷ inflow below 1: the storm is winning")
+    assert losing is not None
+    done = "- **In this session:** done before the alarm, at 0:10 — the admission limit set then was still in force"
+    assert done in losing, losing
+    emergency = _seed(text, "Total connections fell: treat it as an emergency")
+    assert emergency is not None
+    assert done in emergency, emergency
