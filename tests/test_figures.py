@@ -75,6 +75,14 @@ def test_recovery_has_no_level_before_a_disconnect_its_frames_begin_after() -> N
     assert recovery(connections[after], times[after], 30.0, before=1000.0) == (20.0, 50.0)
 
 
+def test_a_storm_window_from_the_recordings_start_judges_the_waves_before_its_first_disconnect() -> None:
+    """A recording begun during the storm: its waves came before the first disconnect it holds (at 40 s)."""
+    bins = np.full(600, 50, dtype=np.int64)
+    bins[0:300:20] = 2000  # waves for the first 30 s, a smear after
+    assert storm_lockstep_index(bins, [40.0], 59.0) == 1.0
+    assert storm_lockstep_index(bins, [40.0], 59.0, from_s=0.0) >= 4.0
+
+
 def test_drain_inflow_is_accepts_over_disconnects_in_the_trailing_window() -> None:
     from console.figures import DrainInflow
 
