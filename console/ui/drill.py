@@ -16,9 +16,10 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -36,6 +37,7 @@ from console.ui.screens.briefing import BACK_TO_THE_DRILL, BriefingScreen, Serve
 from console.ui.screens.main import MainScreen
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.footer import ConsoleFooter
+from console.ui.widgets.objectives_box import ObjectivesBox
 
 #: Pause or resume the served fleet's clock (`POST /v1/sim/clock`); None where there is no server.
 ClockSetter = Callable[[bool], Awaitable[None]]
@@ -70,6 +72,14 @@ def objectives_text(objectives: list[LiveObjective], palette: Palette) -> Table:
         for item in objectives
     ]
     return _columns(rows, (_MARK_WIDTH,))
+
+
+def objectives_brief(objectives: list[LiveObjective], palette: Palette) -> Table:
+    """Each objective's standing and name, without why: the panel below 36 rows (`DrillScreen`), where the
+    whys took the rows of the node table and the alarms. Tab to the panel reads them (`objectives_text`)."""
+    return _columns(
+        [(_mark(item.standing, palette), escape(item.measured.name)) for item in objectives], (_MARK_WIDTH,)
+    )
 
 
 def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
@@ -143,24 +153,74 @@ class EndScreen(Screen[None]):
 
 
 class DrillScreen(MainScreen):
-    """The fleet screen with the objectives panel (and the drill clock in its title) above the footer."""
+    """The fleet screen with the objectives panel (the drill clock and score in its title) above the footer.
+
+    The panel takes its rows from what a trainee needs least, never from the alarms (what a drill trains
+    on) nor the node table: at 120×36 the alarms box had kept its header and no row, at 80×24 the node table
+    was gone. From 48 rows the fleet screen is whole. At 36 to 47 (120×36) the connections chart gives way,
+    as it does below 36 on any fleet screen (the gauge keeps the count). Below 36 (100×30) the panel says
+    each objective's standing and name (`objectives_brief`) under a rule, and Tab to it reads the whys, as
+    Tab to the alarms reads what an alarm said. Below ROOM_FOR_THE_WAVE rows (80×24) the wave chart gives
+    way too (its lockstep is an alarm of its own) and the panel moves under the node table
+    (`#drill-beside`): across the whole width it left the alarms 2 rows beside 10 of nodes.
+    """
+
+    #: MainScreen's, with "-tall" ending at 48 rows: from there the connections chart has room beside the panel.
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        *(MainScreen.VERTICAL_BREAKPOINTS or []),
+        (48, "-roomy"),
+    ]
+    #: The rows under which the wave chart (10 rows below 36) leaves the node table fewer than 3 rows beside
+    #: a brief panel of 5 lines: 28 rows leave it 3 (100×30: 5); at 80×24 the table had none.
+    ROOM_FOR_THE_WAVE = 28
 
     DEFAULT_CSS = """
-    DrillScreen #drill-box { height: auto; max-height: 9; border: round $accent; padding: 0 1; }
+    DrillScreen.-tall #conn-box { display: none; }
+    DrillScreen.-tall #wave-box { height: 1fr; min-height: 10; max-height: 14; }
+    DrillScreen.-short ObjectivesBox .objectives { display: none; }
+    DrillScreen.-short ObjectivesBox .objectives-brief { display: block; }
+    DrillScreen.-short ObjectivesBox {
+        border: none; border-top: hkey $accent; border-left: blank; border-right: blank;
+    }
+    DrillScreen.-short.-reading-objectives ObjectivesBox .objectives { display: block; }
+    DrillScreen.-short.-reading-objectives ObjectivesBox .objectives-brief { display: none; }
+    DrillScreen.-short.-reading-objectives ObjectivesBox { max-height: 70%; }
+    DrillScreen #drill-beside { display: none; }
+    DrillScreen.-cramped #drill-beside {
+        display: block; max-height: 65%; border-left: none; border-right: none;
+    }
+    DrillScreen.-cramped.-reading-objectives #drill-beside { max-height: 100%; }
+    DrillScreen.-cramped #drill-box { display: none; }
+    DrillScreen.-cramped #wave-box { display: none; }
     """
 
     def compose(self) -> ComposeResult:
         for widget in super().compose():
             if isinstance(widget, Footer):
-                with Vertical(id="drill-box"):
-                    yield Static("", id="objectives")
+                yield ObjectivesBox(id="drill-box")
             yield widget
 
-    def show_drill(self, title: str, objectives: Table) -> None:
-        for box in self.query("#drill-box"):
-            box.border_title = title
-        for panel in self.query("#objectives").results(Static):
-            panel.update(objectives)
+    def on_mount(self) -> None:
+        # (MainScreen.on_mount runs too.) Under the node table, in the left column's width: its border would
+        # cut the clock and score, which it says inside instead.
+        self.query_one("#left").mount(ObjectivesBox(titled=False, id="drill-beside"))
+
+    def on_resize(self) -> None:
+        # (MainScreen.on_resize runs too.)
+        self.set_class(self.size.height < self.ROOM_FOR_THE_WAVE, "-cramped")
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        # (MainScreen's runs too: the alarms' `-reading-alarms`.)
+        self.set_class(isinstance(event.widget, ObjectivesBox), "-reading-objectives")
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        if isinstance(event.widget, ObjectivesBox):
+            self.remove_class("-reading-objectives")
+
+    def show_drill(self, title: str, objectives: Table, brief: Table) -> None:
+        """`objectives` with their whys, `brief` without: the screen's CSS shows the one it has rows for."""
+        for box in self.query(ObjectivesBox):
+            box.show(title, objectives, brief)
 
 
 class DrillApp(ConsoleApp):
@@ -255,9 +315,11 @@ class DrillApp(ConsoleApp):
         screen = self.fleet_screen()
         if isinstance(screen, DrillScreen):
             score = self.progress.score()
+            objectives = self.progress.objectives(score)
             screen.show_drill(
                 drill_title(self.progress, score, self.paused),
-                objectives_text(self.progress.objectives(score), self.palette),
+                objectives_text(objectives, self.palette),
+                objectives_brief(objectives, self.palette),
             )
 
     # --- intents -----------------------------------------------------------------------------------------

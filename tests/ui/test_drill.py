@@ -296,8 +296,10 @@ async def test_at_80_columns_an_objectives_wrapped_lines_stay_in_its_text_column
         feed.run(1)
         await fleet_ready(app)
         app.refresh_views()
+        # At 80x24 the panel names the objectives; Tab to it reads their whys (tests/ui/test_drill_layout.py).
+        app.screen.query_one("#drill-beside").focus()
         await pilot.pause()
-        panel_rows = rows_of(app.screen.query_one("#objectives"))
+        panel_rows = rows_of(app.screen.query_one("#drill-beside .objectives"))
     assert len(panel_rows) > 1  # wrapped, at 80 columns
     assert all(row.startswith("✖ failed") or row.startswith(" " * 11) for row in panel_rows), panel_rows
     standing = [i for i, row in enumerate(end_rows) if row.startswith("✖ failed")]
