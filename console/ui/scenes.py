@@ -71,6 +71,14 @@ SCENES = (
     Scene("colorblind", 46, 40, theme="colorblind", description="the colour-blind safe theme"),
     Scene("help", 20, None, keys=("question_mark",), description="the help screen"),
     Scene("storm-80x24", 46, 40, description="the storm on an 80×24 terminal", size=(80, 24)),
+    Scene(
+        "node-detail-80x24",
+        70,
+        40,
+        keys=("slash", *"state:draining", "enter", "enter"),
+        description="a draining node's detail on an 80×24 terminal: its charts three at a time",
+        size=(80, 24),
+    ),
 )
 SCENES_BY_NAME = {scene.name: scene for scene in SCENES}
 

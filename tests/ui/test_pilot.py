@@ -142,7 +142,8 @@ async def test_a_node_that_cannot_reach_its_redis_says_so_in_its_row_and_its_det
 
 async def test_at_80x24_a_node_detail_gives_its_charts_the_rows_its_events_do_not_need(storm_app):
     """User pass at 80×24: "no events for this node yet" held an 8-row box (6 rows blank) while each chart
-    had two rows to plot in. The events box is as tall as its lines, up to 8 rows."""
+    had two rows to plot in. The events box is as tall as its lines, up to 8 rows (5 where the charts take
+    turns); the turn's three charts have the rest: their frame, rows of plot, the ticks and the unit."""
     quiet = next(node for node in storm_app.model.nodes if not storm_app.model.node_events(node, limit=20))
     async with storm_app.run_test(size=(80, 24)) as pilot:
         await fleet_ready(storm_app)
@@ -153,9 +154,9 @@ async def test_at_80x24_a_node_detail_gives_its_charts_the_rows_its_events_do_no
         events = storm_app.screen.query_one("#events")
         assert "no events for this node yet" in str(events.render())
         assert events.region.height == 3
-        charts = list(storm_app.screen.query(".chart-box"))
-        assert len(charts) == 6 and all(chart.region.height >= 5 for chart in charts), [
-            chart.region.height for chart in charts
+        shown = [box for box in storm_app.screen.query(".chart-box") if box.display]
+        assert len(shown) == 3 and all(box.region.height >= 11 for box in shown), [
+            box.region.height for box in shown
         ]
 
 

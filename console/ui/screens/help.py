@@ -20,6 +20,8 @@ _KEY_NAMES = {
     "slash": "/",
     "exclamation_mark": "!",
     "enter": "⏎ enter",
+    "right": "→ right",  # the node detail's charts, taking turns on a short terminal
+    "left": "← left",
     # The replay's keys (help listed `right_square_bracket` where the footer shows `]`).
     "full_stop": ".",
     "comma": ",",

@@ -8,9 +8,11 @@ from typing import Any, ClassVar
 import numpy as np
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Vertical
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -50,6 +52,27 @@ DETAIL_CHARTS = (
     ("timeouts_per_s", "timeouts / s"),
     ("handshake_p99_ms", "handshake p99 (ms)"),
 )
+#: Below this many rows the charts take turns, a row of three at a time (→ ←): at 80×24 the six in two rows
+#: had boxes four rows high, and each figure was cut under its plot — no tick row, no "minutes ago" —
+#: with two of its rows left for the plot. A row of three there has nine: the plot, its time axis and unit.
+CHARTS_ALL_AT_ONCE_ROWS = 36
+CHARTS_A_TURN = 3
+CHART_TURNS = -(-len(DETAIL_CHARTS) // CHARTS_A_TURN)
+
+
+def chart_turn_marker(turn: int) -> str:
+    """The bottom border of a turn's last chart: which turn it is, and the key to the other charts."""
+    key = "→ next" if turn + 1 < CHART_TURNS else "← back"
+    return f"charts {turn + 1}/{CHART_TURNS} · {key}"
+
+
+def turn_binding(key: str, step: int, word: str) -> Binding:
+    """Off the footer, full at 80 columns: the charts' border says the key where they take turns; help
+    says when they do."""
+    when = f"under {CHARTS_ALL_AT_ONCE_ROWS} rows the charts take turns, {CHARTS_A_TURN} at a time"
+    return Binding(
+        key, f"turn_charts({step})", f"{word} charts", show=False, tooltip=f"{word} charts ({when})"
+    )
 
 
 def drain_text(
@@ -158,12 +181,19 @@ class NodeDetailScreen(Screen[None]):
     NodeDetailScreen #summary { height: auto; padding: 0 1; }
     NodeDetailScreen #drain { height: auto; padding: 0 1; border: round $panel-lighten-2; border-title-color: $foreground; }
     NodeDetailScreen #charts { grid-size: 3 2; height: 1fr; }
-    NodeDetailScreen .chart-box { border: round $panel-lighten-2; border-title-color: $foreground; }
+    NodeDetailScreen .chart-box {
+        border: round $panel-lighten-2; border-title-color: $foreground; border-subtitle-color: $text-muted;
+    }
     NodeDetailScreen #events { height: auto; max-height: 8; border: round $panel-lighten-2; padding: 0 1; border-title-color: $foreground; }
+    NodeDetailScreen.-charts-take-turns #charts { grid-size: 3 1; }
+    /* three events, not six: with six the row of charts had two rows of plot left at 80x24 */
+    NodeDetailScreen.-charts-take-turns #events { max-height: 5; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,backspace", "app.pop_screen", "back"),
         *action_bindings(),
+        turn_binding("right", 1, "next"),
+        turn_binding("left", -1, "previous"),
     ]
 
     def __init__(self, node_id: str, fetch: NodeFetch | None = None) -> None:
@@ -173,6 +203,8 @@ class NodeDetailScreen(Screen[None]):
         self.server_history: ServerHistory | None = None
 
     ready = False
+    #: Which row of charts is shown while they take turns (`CHARTS_ALL_AT_ONCE_ROWS`).
+    chart_turn: reactive[int] = reactive(0, init=False)
 
     def compose(self) -> ComposeResult:
         yield FleetHeader(id="header")
@@ -204,6 +236,29 @@ class NodeDetailScreen(Screen[None]):
             return
         self.server_history = parse_node_detail(payload, frames_applied)
         self.post_message(ScreenReady())
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height < CHARTS_ALL_AT_ONCE_ROWS, "-charts-take-turns")
+        self._show_chart_turn()
+
+    def action_turn_charts(self, step: int) -> None:
+        if self.has_class("-charts-take-turns"):
+            self.chart_turn = min(max(self.chart_turn + step, 0), CHART_TURNS - 1)
+
+    def watch_chart_turn(self) -> None:
+        self._show_chart_turn()
+
+    def _show_chart_turn(self) -> None:
+        taking_turns = self.has_class("-charts-take-turns")
+        for index, (metric, _) in enumerate(DETAIL_CHARTS):
+            box = self.query_one(f"#box-{metric}")
+            turn, place = divmod(index, CHARTS_A_TURN)
+            box.display = not taking_turns or turn == self.chart_turn
+            last = place == CHARTS_A_TURN - 1 or index == len(DETAIL_CHARTS) - 1
+            box.border_subtitle = chart_turn_marker(turn) if taking_turns and last else ""
+        # Drawn while hidden, the charts shown now were fitted to no width (four points): drawn again once
+        # laid out — a paused replay or a quiet fleet brings no frame that would.
+        self.call_after_refresh(self.post_message, ScreenReady())
 
     def _ready(self) -> None:
         self.ready = True  # children are composed: the app may render into them now

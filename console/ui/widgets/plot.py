@@ -170,6 +170,11 @@ class PlotextChart(Widget):
         }
         self.chart_foreground = "#d8dee9"
 
+    @property
+    def spec(self) -> ChartSpec:
+        """What the chart draws (the last `show`)."""
+        return self._spec
+
     def show(
         self, spec: ChartSpec, colors: dict[str, str] | None = None, foreground: str | None = None
     ) -> None:
