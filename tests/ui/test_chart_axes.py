@@ -88,10 +88,23 @@ async def shown_chart(screen: NodeDetailScreen, pilot, metric: str) -> Widget:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
-@pytest.mark.parametrize("events", [2, 6], ids=["two-events", "six-events"])
-async def test_every_node_chart_keeps_its_time_axis_and_value_unit(storm_app, size, events: int) -> None:
+@pytest.mark.parametrize(
+    ("events", "crowded"),
+    [(2, False), (6, False), (6, True)],
+    ids=["two-events", "six-events", "six-events-draining-redis-away"],
+)
+async def test_every_node_chart_keeps_its_time_axis_and_value_unit(
+    storm_app, size, events: int, crowded: bool
+) -> None:
+    """`crowded`: the most the other boxes take — a drain's progress over three lines at 80 columns, the
+    summary's history warning, six events."""
     node = next(iter(storm_app.model.nodes))
     now_s = storm_app.clock()
+    if crowded:
+        node = next(node.id for node in storm_app.model.nodes.values() if node.drain is not None)
+        why = "Redis at redis://127.0.0.1:6379/0: ConnectionError: Connection refused"
+        away = storm_app.model.nodes[node].model_copy(update={"history_unreachable": why})
+        storm_app.model.nodes[node] = away
     for second in range(events):  # the events box grows to its most (six) and takes rows from the charts
         event = Event(time_s=40 + second, kind="action", node=node, message=f"note {second}")
         storm_app.feed(Received(event, now_s))
