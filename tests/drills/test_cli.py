@@ -360,8 +360,8 @@ def test_leaving_the_drill_console_tells_the_terminal_the_score_or_that_it_was_a
     monkeypatch.setattr(screen, "run_app", trainee_leaves)
     drill = load_drill("thundering-herd")
     progress = DrillProgress(drill, end_s=1500)
-    status = drill_cli._run_drill_console("http://127.0.0.1:9", "token", progress, None, seed=7)
-    assert status == (0 if leaves == "after the end" else 130)
+    ended = drill_cli._run_drill_console("http://127.0.0.1:9", "token", progress, None, seed=7)
+    assert ended.status == (0 if leaves == "after the end" else 130) and not ended.retry
     out, err = capsys.readouterr()
     if leaves == "mid-drill":
         assert "stormdeck: drill thundering-herd abandoned at" in err and "not scored (" in err
@@ -545,3 +545,68 @@ def test_no_error_names_a_flag_by_the_value_true() -> None:
             ):
                 found.append(f"{path.relative_to(console.parent)}:{node.lineno}")
     assert found == []
+
+
+def test_a_headless_drills_text_ends_with_what_to_do_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: the summary ended on the score — nothing of the run's report, its replay, or trying the drill
+    at the console. Not recorded, it says how to record the next run, under a name that writes over nothing."""
+    monkeypatch.chdir(tmp_path)
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
+    assert main(["drill", drill, "--headless", "--seed", "3", "--record", "run.sdrec"]) == 0
+    out = capsys.readouterr().out
+    assert "  see the report       stormdeck report run.sdrec\n" in out, out
+    assert "  replay it            stormdeck replay run.sdrec\n" in out, out
+    assert f"  try it yourself      stormdeck drill {drill} --seed 3 --record run-2.sdrec\n" in out, out
+    (tmp_path / "tiny.sdrec").write_bytes(b"")  # a file by the name the next run would take
+    assert main(["drill", drill, "--headless"]) == 0
+    out = capsys.readouterr().out
+    assert f"stormdeck drill {drill} --headless --record tiny-2.sdrec" in out, out
+    assert "not recorded" in out and "stormdeck report" not in out.split("not recorded")[0], out
+
+
+def test_r_on_the_drill_consoles_end_screen_runs_the_drill_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The end screen's `r` leaves the console and starts the drill again (its own server, its own score):
+    the terminal keeps the first try's outcome, and the second try is recorded beside the first."""
+    import signal
+
+    from console.cli import embedded, screen
+
+    served: list[list[str]] = []
+
+    class FakeServer:
+        url, token, clock_token = "http://127.0.0.1:9", "token", "clock"
+
+        def __init__(self, scenario: str, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            served.append(kwargs["serve"])
+
+        def __enter__(self) -> FakeServer:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    apps: list = []
+
+    def trainee_plays(app) -> int:  # type: ignore[no-untyped-def]
+        apps.append(app)
+        app.started = True
+        app.progress.finish()
+        app.end_shown = True
+        app.retry_asked = len(apps) == 1  # `r` on the first end screen, `q` on the second
+        return 0
+
+    monkeypatch.setattr(embedded, "EmbeddedServer", FakeServer)
+    monkeypatch.setattr(screen, "run_app", trainee_plays)
+    monkeypatch.setattr(signal, "signal", lambda *args: None)  # the test's process keeps its handlers
+    monkeypatch.chdir(tmp_path)
+    assert main(["drill", "regional-outage", "--record", "ro.sdrec"]) == 0
+    out, err = capsys.readouterr()
+    assert len(served) == 2 and len(apps) == 2 and all(app.offers_retry for app in apps)
+    assert out.count("  score ") == 2, out
+    assert "stormdeck drill regional-outage --record ro-2.sdrec" in out, out
+    assert "stormdeck: trying the drill again, recorded to ro-2.sdrec" in err, err
+    assert apps[1].next_steps[0].command == "stormdeck report ro-2.sdrec"

@@ -71,7 +71,7 @@ class TinyFeed:
         self.app.feed(Received(event, _EPOCH_WALL_S + self.second))
 
 
-def tiny_app(clock: FakeClock | None = None, outcomes: list | None = None) -> DrillApp:
+def tiny_app(clock: FakeClock | None = None, outcomes: list | None = None, **kwargs) -> DrillApp:
     drill = build_drill(TINY)
     return DrillApp(
         DrillProgress(drill, end_s=60),
@@ -80,6 +80,7 @@ def tiny_app(clock: FakeClock | None = None, outcomes: list | None = None) -> Dr
         clock=lambda: _EPOCH_WALL_S + 30.4,
         remember_theme=False,
         theme_name="dark",
+        **kwargs,
     )
 
 
@@ -457,3 +458,54 @@ async def test_drill_modes_palette_reopens_its_briefing_without_touching_the_clo
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, DrillScreen), what="back to the drill")
         assert clock.calls == [False] and app.started
+
+
+def end_screen_text(app: DrillApp) -> str:
+    return "\n".join(row for row in rows_of(app.screen.query_one("#end-text")) if row.strip())
+
+
+async def test_the_end_screen_says_what_to_do_next_and_r_tries_the_drill_again() -> None:
+    """Review: the end screen ended on "Esc back to the fleet (frozen) · q quit" — nothing of how to see the
+    run's report, replay it or try again. Not recorded, it says so and how to record the next run."""
+    from console.drills.summary import RunCommand, next_steps
+
+    steps = next_steps(RunCommand(drill="tiny", seed=7), fresh_recording="tiny.sdrec")
+    app = tiny_app(FakeClock(), next_steps=steps, offers_retry=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await play_to_the_end(pilot)
+        assert isinstance(app.screen, EndScreen)
+        text = end_screen_text(app)
+        assert "try it again" in text and "stormdeck drill tiny --seed 7" in text, text
+        assert "stormdeck drill tiny --seed 7 --record tiny.sdrec" in text and "not recorded" in text, text
+        assert "r try again" in text, text
+        assert app.check_action("retry", ()) is True
+        await pilot.press("r")
+        await pilot.pause()
+        assert not app.is_running and app.retry_asked and not app.abandoned
+
+
+async def test_a_recorded_drills_end_screen_gives_the_report_and_replay_commands() -> None:
+    from console.drills.summary import RunCommand, next_steps
+
+    steps = next_steps(RunCommand(drill="tiny", record="run.sdrec"), fresh_recording="run-2.sdrec")
+    app = tiny_app(FakeClock(), next_steps=steps)  # a console that cannot start the drill again: no r
+    async with app.run_test(size=SIZE) as pilot:
+        await play_to_the_end(pilot)
+        text = end_screen_text(app)
+        assert "stormdeck report run.sdrec" in text and "stormdeck replay run.sdrec" in text, text
+        assert "stormdeck drill tiny --record run-2.sdrec" in text and "not recorded" not in text, text
+        assert app.check_action("retry", ()) is False and "r try again" not in text
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.is_running and not app.retry_asked
+
+
+async def test_the_end_screen_shows_no_value_and_limit_that_add_nothing() -> None:
+    """Review: "admission set (value 0, limit 1)" — a count against 1 beside "0 applied admission (needed
+    1)"; the floor's figure, which does inform, reads as the operator says it."""
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await play_to_the_end(pilot)
+        text = end_screen_text(app)
+    assert "value" not in text and "limit" not in text, text
+    assert "lowest " in text and "floor 99 %" in text, text
