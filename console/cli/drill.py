@@ -9,10 +9,12 @@ drill served by a child `NAME --serve`: the same `Drill`, scenario (`drill_scena
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from console.cli.checks import check_output_file, check_recording_out
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
@@ -21,9 +23,12 @@ from console.errors import FlagError, InputError, MissingInput
 from console.stop_signals import OUTSIDE_STOP_SIGNALS
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from console.drills.live import DrillProgress
     from console.drills.objectives import Score
     from console.drills.schema import Drill
+    from console.drills.summary import NextStep, RunCommand
     from console.protocol import Frame
     from console.record.records import ActionRecord
 
@@ -231,6 +236,7 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
     from console.cli.embedded import EmbeddedServer, _exit_on_signal, ending_at_once_after_an_outside_stop
     from console.drills.headless import drill_scenario
     from console.drills.live import DrillProgress
+    from console.drills.summary import next_steps
 
     scenario = drill_scenario(drill, args.set)  # checks the overrides before a server starts
     end_s = scenario.duration_s
@@ -240,34 +246,80 @@ def _interactive(args: argparse.Namespace, drill: Drill) -> int:
         serve += ["--seed", str(args.seed)]
     for override in args.set:
         serve += ["--set", override]
-    print(f"stormdeck: serving the drill {drill.name} on 127.0.0.1…", file=sys.stderr, flush=True)
     for signum in OUTSIDE_STOP_SIGNALS:
         signal.signal(signum, _exit_on_signal)
     speed = 1.0 if args.speed is None else args.speed
     seed = scenario.seed if args.seed is None else args.seed
-    # A served drill's clock is an admin's: this player's pause key gets its own admin token. The run is
-    # one exercise: its audit log is its own (in the private directory, removed with it), so L shows this
-    # run's actions only — or the user's --audit-log FILE, kept.
-    with (
-        ending_at_once_after_an_outside_stop(),
-        EmbeddedServer(
-            drill.scenario,
-            speed=speed,
-            serve=serve,
-            clock_token=True,
-            own_audit_log=True,
-            audit_log=args.audit_log,
-        ) as server,
-    ):
-        return _run_drill_console(
-            server.url,
-            server.token,
-            DrillProgress(drill, end_s),
-            args.record,
-            seed=seed,
-            speed=speed,
-            clock_token=server.clock_token,
-        )
+    record: Path | None = args.record
+    while True:  # once, and again each time the trainee asks for another try on the end screen (r)
+        print(f"stormdeck: serving the drill {drill.name} on 127.0.0.1…", file=sys.stderr, flush=True)
+        run = run_command(args, record)
+        fresh = fresh_recording(record if record is not None else Path(f"{drill.name}.sdrec"), record)
+        # A served drill's clock is an admin's: this player's pause key gets its own admin token. The run
+        # is one exercise: its audit log is its own (in the private directory, removed with it), so L shows
+        # this run's actions only — or the user's --audit-log FILE, kept.
+        with (
+            ending_at_once_after_an_outside_stop(),
+            EmbeddedServer(
+                drill.scenario,
+                speed=speed,
+                serve=serve,
+                clock_token=True,
+                own_audit_log=True,
+                audit_log=args.audit_log,
+            ) as server,
+        ):
+            ended = _run_drill_console(
+                server.url,
+                server.token,
+                DrillProgress(drill, end_s),
+                record,
+                seed=seed,
+                speed=speed,
+                clock_token=server.clock_token,
+                next_steps=next_steps(run, str(fresh)),
+                offers_retry=True,
+            )
+        if not ended.retry:
+            return ended.status
+        # The try shown as "try it again": recorded beside this one when this one was.
+        record = fresh if record is not None else None
+        where = f", recorded to {record}" if record is not None else ""
+        print(f"stormdeck: trying the drill again{where}", file=sys.stderr, flush=True)
+
+
+def run_command(args: argparse.Namespace, record: Path | None) -> RunCommand:
+    """This run's command as the next steps repeat it (`record`: where this run records, if it does)."""
+    from console.drills.summary import RunCommand
+
+    return RunCommand(
+        drill=args.name,
+        seed=args.seed,
+        sets=tuple(args.set),
+        speed=args.speed,
+        record=str(record) if record is not None else None,
+        headless=bool(args.headless),
+        actions=str(args.actions) if args.actions is not None else None,
+    )
+
+
+def fresh_recording(path: Path, taken: Path | None) -> Path:
+    """Where the next run may record without continuing another recording (given again, a recording is
+    continued): `path` while no file is there and it is not `taken` (this run's), else the first free
+    STEM-N beside it — run.sdrec → run-2.sdrec, and a try after run-2.sdrec → run-3.sdrec."""
+    if path != taken and not path.exists():
+        return path
+    numbered = re.fullmatch(r"(.*)-(\d+)", path.stem)
+    stem, first = (numbered[1], int(numbered[2]) + 1) if numbered else (path.stem, 2)
+    candidates = (path.with_name(f"{stem}-{n}{path.suffix}") for n in itertools.count(first))
+    return next(candidate for candidate in candidates if candidate != taken and not candidate.exists())
+
+
+class ConsoleEnd(NamedTuple):
+    """How the drill console ended: the exit status, and whether the trainee asked for another try."""
+
+    status: int
+    retry: bool = False
 
 
 def _run_drill_console(
@@ -279,8 +331,9 @@ def _run_drill_console(
     seed: int | None = None,
     speed: float | None = None,
     clock_token: str | None = None,
-) -> int:
-
+    next_steps: Sequence[NextStep] | None = None,
+    offers_retry: bool = False,
+) -> ConsoleEnd:
     from console.cli.screen import run_app
     from console.client.actions import ActionClient
     from console.client.stream import StreamClient
@@ -325,6 +378,8 @@ def _run_drill_console(
         model=console_model(load_default_thresholds().thresholds),
         source=source,
         admin=admin,
+        next_steps=next_steps,
+        offers_retry=offers_retry,
     )
     try:
         status = run_app(app)
@@ -332,15 +387,15 @@ def _run_drill_console(
         if recorder is not None:  # the tap closes it when its stream ends; this, if it never began
             recorder.close()
     if status != 0:
-        return status
+        return ConsoleEnd(status)
     if app.abandoned:
         _say_interrupted(progress.drill, progress.time_s, record, "abandoned", progress.score())
-        return NOT_SCORED
+        return ConsoleEnd(NOT_SCORED)
     if progress.final is None:  # quit on the briefing: the fleet clock never ran
         _say_interrupted(progress.drill, None, record, "left")
-        return NOT_SCORED
-    _print_outcome(progress.drill, progress.final, seed, progress.actions)
-    return 0
+        return ConsoleEnd(NOT_SCORED)
+    _print_outcome(progress.drill, progress.final, seed, progress.actions, app.next_steps)
+    return ConsoleEnd(0, retry=app.retry_asked)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -432,7 +487,11 @@ def _headless(args: argparse.Namespace, drill: Drill) -> int:
         print(json.dumps(run.as_dict(), indent=2))
         return 0
     assert run.score is not None
-    _print_outcome(drill, run.score, run.seed, run.actions, run.wall_s)
+    from console.drills.summary import next_steps
+
+    fresh = fresh_recording(args.record or Path(f"{drill.name}.sdrec"), args.record)
+    steps = next_steps(run_command(args, args.record), str(fresh))
+    _print_outcome(drill, run.score, run.seed, run.actions, steps, run.wall_s)
     return 0
 
 
@@ -461,11 +520,17 @@ def _say_interrupted(
 
 
 def _print_outcome(
-    drill: Drill, score: Score, seed: int | None, actions: list[ActionRecord], wall_s: float | None = None
+    drill: Drill,
+    score: Score,
+    seed: int | None,
+    actions: list[ActionRecord],
+    steps: Sequence[NextStep] = (),
+    wall_s: float | None = None,
 ) -> None:
     """The outcome as the end screen gives it, on the terminal: a headless run's, or the drill console's
-    once the trainee leaves its end screen (so the score outlives the screen)."""
+    once the trainee leaves its end screen (so the score outlives the screen), and what to do next."""
     from console.drills.objectives import penalty_text
+    from console.drills.summary import next_steps_text, shown_why, verdict_figure
 
     print(f"{drill.title}  ({drill.name}{f', seed {seed}' if seed is not None else ''})")
     print(f"  rehearses: {drill.seed_source}")
@@ -476,7 +541,13 @@ def _print_outcome(
     for item in score.objectives:
         mark = "met   " if item.met else "failed"
         print(f"  [{mark}] {item.points:>5g}/{item.max_points:<4g} {item.name}")
-        print(f"           {item.why}")
+        for line in (verdict_figure(item), shown_why(item)):  # the figure it turned on, then the why
+            if line is not None:
+                print(f"           {line}")
     print(f"  {penalty_text(score, drill.scoring)}")
     wall = f"   ({wall_s:.1f} s wall)" if wall_s is not None else ""
     print(f"  score {score.score:g} / {score.max_score:g}{wall}")
+    if steps:
+        print()
+        for line in next_steps_text(list(steps)):
+            print(line)

@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from console.drills.schema import Drill, Objective, Scoring
+from console.drills.schema import TOTALS_WORDS, Drill, Objective, Scoring
 from console.model.actions.answer import format_value
+from console.model.units import duration
 from console.protocol import Event, Frame, Totals
 from console.record.records import ActionRecord, DrillOutcome, ObjectiveOutcome
 
@@ -478,11 +479,13 @@ def _totals_max(params: dict[str, Any], _run: RunMeasures, total: _TotalWatch, _
     if total.peak is None:
         return False, None, limit, "no frames: the drill did not run"
     met = total.over_s <= grace_s
-    unit = _field_unit(name)  # the figures as the reading beside them writes them: "91,702/s", not "91702"
-    why = (
-        f"{name} peaked at {_figure(total.peak)}{unit}; {total.over_s:.0f} s above {_figure(limit)}{unit} "
-        f"(allowed {grace_s:g} s)"
-    )
+    # In the operator's words, figures with their unit and separators ("91,702/s"); the time over the line
+    # first, as it is what the objective is met or failed on (the peak alone once read as the failure).
+    unit, words = _field_unit(name), TOTALS_WORDS.get(name, name)
+    line, peak = f"{_figure(limit)}{unit}", f"{_figure(total.peak)}{unit}"
+    if total.over_s == 0:
+        return met, total.peak, limit, f"{words} peaked at {peak}, never above {line}"
+    why = f"{words} above {line} for {duration(total.over_s)}, allowed {duration(grace_s)} (peak {peak})"
     return met, total.peak, limit, why
 
 

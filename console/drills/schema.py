@@ -68,6 +68,22 @@ TOTALS_FIELDS = (
     "abnormal_closes_per_s",
     "max_cpu_pct",
 )
+#: Each of those totals in the operator's words (what `totals_max` says of it: "timeouts above 2,000/s"),
+#: not the protocol's field name: the end screen once read "timeouts_per_s peaked at 91,702/s".
+TOTALS_WORDS = {
+    "connections": "connections",
+    "attempts_per_s": "attempts",
+    "rejects_per_s": "503s",
+    "timeouts_per_s": "timeouts",
+    "drops_per_s": "drops",
+    "disconnects_per_s": "disconnects",
+    "offline_clients": "clients offline",
+    "full_resyncs_per_s": "full resyncs",
+    "resync_failures_per_s": "resync failures",
+    "resync_backlog": "resync backlog",
+    "abnormal_closes_per_s": "abnormal closes (1006)",
+    "max_cpu_pct": "hottest node's CPU",
+}
 ACTION_NAMES = (
     "drain",
     "undrain",

@@ -9,7 +9,7 @@ screen with the score when the server says the drill's time is up. Screens rende
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import ClassVar
 
 from rich.console import Group
@@ -26,6 +26,8 @@ from textual.widgets import Footer, Static
 from console.drills.live import DrillProgress, LiveObjective, Standing
 from console.drills.objectives import Score, penalty_text
 from console.drills.schema import Drill
+from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, shown_why, verdict_figure
+from console.drills.summary import next_steps as steps_for
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
 from console.model.units import drill_clock
@@ -95,7 +97,11 @@ def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
     )
 
 
-def end_text(drill: Drill, score: Score, palette: Palette) -> Group:
+def end_text(
+    drill: Drill, score: Score, palette: Palette, steps: Sequence[NextStep] = (), retry_key: bool = False
+) -> Group:
+    """The end screen: the score, each objective with the figure it turned on where that informs
+    (`verdict_figure`), the penalty, and what the trainee can do now — the commands (`next_steps`) and keys."""
     heading = [
         f"[b]{escape(drill.title)}[/] — the drill's time is up",
         "",
@@ -105,24 +111,43 @@ def end_text(drill: Drill, score: Score, palette: Palette) -> Group:
     rows = []
     for item in score.objectives:
         standing = Standing.MET if item.met else Standing.FAILED
+        figure = verdict_figure(item)
+        why = shown_why(item)
         rows.append(
             (
                 _mark(standing, palette),
                 f"{item.points:>4g}/{item.max_points:<4g}",
-                f"{escape(item.name)}  [dim]({escape(item.reading())})[/]\n{escape(item.why)}",
+                # The figure on a line of its own: beside a long name it wrapped mid-figure ("6 / min 29 s").
+                "\n".join([escape(item.name), *(escape(line) for line in (figure, why) if line)]),
             )
         )
-    ending = [
-        "",
-        escape(penalty_text(score, drill.scoring)),
-        "",
-        "[b]Esc[/] back to the fleet (frozen) · [b]q[/] quit",
-    ]
-    return Group(
+    penalty = ["", escape(penalty_text(score, drill.scoring)), ""]
+    keys = " · ".join(
+        [
+            "[b]Esc[/] back to the fleet (frozen)",
+            *(["[b]r[/] try again"] if retry_key else []),
+            "[b]q[/] quit",
+        ]
+    )
+    parts = [
         Text.from_markup("\n".join(heading)),
         _columns(rows, (_MARK_WIDTH, len(f"{100:>4g}/{100:<4g}"))),
-        Text.from_markup("\n".join(ending)),
-    )
+        Text.from_markup("\n".join(penalty)),
+    ]
+    if steps:
+        # Shell commands: the recording is whole once the console has quit.
+        parts.append(Text.from_markup("[b]next[/] [dim](in a shell, once you quit)[/]"))
+        step_rows = [
+            (
+                f"[dim]{escape(step.what)}[/]",
+                escape(step.command) + (f"\n[dim]{escape(step.note)}[/]" if step.note else ""),
+            )
+            for step in steps
+        ]
+        parts.append(_columns(step_rows, (WHAT_WIDTH,)))
+        parts.append(Text(""))
+    parts.append(Text.from_markup(keys))
+    return Group(*parts)
 
 
 class EndScreen(Screen[None]):
@@ -133,6 +158,8 @@ class EndScreen(Screen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back to the fleet"),
+        # Offered where the console can start the drill again (`DrillApp.offers_retry`): `stormdeck drill`.
+        Binding("r", "app.retry", "try again"),
         Binding("q", "app.quit", "quit"),
     ]
 
@@ -143,7 +170,7 @@ class EndScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="end"):
             yield Static(self.text, id="end-text")
-        yield ConsoleFooter(essential=("back",))
+        yield ConsoleFooter(essential=("back", "app.retry"))
 
     def on_mount(self) -> None:
         self.query_one("#end").border_title = "drill over"
@@ -244,9 +271,20 @@ class DrillApp(ConsoleApp):
         set_paused: ClockSetter | None = None,
         action_recorder: ActionRecorder | None = None,
         record_outcome: Callable[[DrillOutcome], None] | None = None,
+        next_steps: Sequence[NextStep] | None = None,
+        offers_retry: bool = False,
         **kwargs,
     ) -> None:
+        """`next_steps`: the commands the end screen gives (default: those of `stormdeck drill NAME`, not
+        recorded). `offers_retry`: whoever runs the app starts the drill again when it exits with
+        `retry_asked` (the end screen's `r`)."""
         self.progress = progress
+        name = progress.drill.name
+        self.next_steps = list(
+            next_steps if next_steps is not None else steps_for(RunCommand(name), f"{name}.sdrec")
+        )
+        self.offers_retry = offers_retry
+        self.retry_asked = False
         self.record_outcome = record_outcome  # `--record`: the recording ends with the score, as headless
         self.set_paused = set_paused
         self.paused = True  # the fleet waits while the trainee reads the briefing
@@ -329,6 +367,8 @@ class DrillApp(ConsoleApp):
             # On the briefing the clock waits for Enter (a `p` there once started it unseen); after the
             # end the drill is over. Either way: no `p` in the footer, and the key does nothing.
             return False
+        if action == "retry":
+            return self.offers_retry and self.end_shown
         return super().check_action(action, parameters)
 
     def quit_warning(self) -> str | None:
@@ -339,6 +379,12 @@ class DrillApp(ConsoleApp):
                 f"{score.score:g}/{score.max_score:g} so far): quitting leaves it unscored"
             )
         return super().quit_warning()
+
+    def action_retry(self) -> None:
+        """The end screen's `r`: leave, for whoever runs the app to start the drill again."""
+        if self.offers_retry and self.end_shown:
+            self.retry_asked = True
+            self.exit()
 
     def action_toggle_pause(self) -> None:
         if not self.started or self.end_shown:
@@ -362,4 +408,5 @@ class DrillApp(ConsoleApp):
             self.record_outcome(score.outcome(self.progress.time_s))
         # The hints (shown 30 s) would cover the end screen's why of each objective: the drill is over.
         self.clear_notifications()
-        self.push_screen(EndScreen(end_text(self.progress.drill, score, self.palette)))
+        text = end_text(self.progress.drill, score, self.palette, self.next_steps, self.offers_retry)
+        self.push_screen(EndScreen(text))

@@ -118,14 +118,16 @@ def test_the_console_modes_server_writes_the_trainees_attempts_to_the_given_log(
     audit = tmp_path / "audit.jsonl"
     seen: dict[str, Any] = {}
 
-    def trainee(url: str, token: str, progress: object, record: object, **kwargs: Any) -> int:
+    def trainee(
+        url: str, token: str, progress: object, record: object, **kwargs: Any
+    ) -> drill_cli.ConsoleEnd:
         clock = {"Authorization": f"Bearer {kwargs['clock_token']}"}
         started = httpx.post(f"{url}/v1/sim/clock", json={"paused": False}, headers=clock, timeout=10)
         operator = {"Authorization": f"Bearer {token}", "Idempotency-Key": "admission-1"}
         body = {"rate_per_s": 50, "burst": 10}
         admitted = httpx.put(f"{url}/v1/admission", json=body, headers=operator, timeout=10)
         seen.update(started=started.status_code, admitted=admitted.status_code)
-        return 0
+        return drill_cli.ConsoleEnd(0)
 
     monkeypatch.setattr(drill_cli, "_run_drill_console", trainee)
     assert main(["drill", str(drill_file), "--audit-log", str(audit)]) == 0
