@@ -141,3 +141,17 @@ def test_a_flat_zero_line_is_labelled_zero_on_a_short_chart(height):
     (line_row,) = [row for row in rows if "⠒" in row]
     label = line_row.split("┤")[0].split("│")[0].strip()
     assert label in ("", "0", "0.0"), rows
+
+
+@pytest.mark.parametrize("width", range(24, 130, 3))
+def test_the_axis_labels_never_run_together(width: int) -> None:
+    """At 80 columns the wave chart's last row read "attempts / 100 ms seconds ago", one phrase: plotext
+    puts the y label at the left and centres the x label, and cuts the y label where it reaches it
+    ("attempts /seconds ago"). Where they would not stand apart the y label goes (the box title says
+    it); the x label, the time axis, always stays."""
+    model = fed_model(50, storm_at_s=40)
+    spec = wave_spec(model, plot_columns(width))
+    last = build_chart(spec, width, 10, COLORS, "#d8dee9").plain.split("\n")[-1]
+    assert spec.x_label in last, last
+    before = last[: last.index(spec.x_label)]
+    assert before.strip() in ("", spec.y_label) and (not before.strip() or before.endswith("   ")), last

@@ -95,6 +95,19 @@ def plot_columns(width: int) -> int:
     return max(4, (width - _Y_AXIS_CELLS) * 2)
 
 
+#: Spaces between the y label (left) and the x label (centred) on a chart's last row, at least.
+LABEL_GAP = 3
+
+
+def labels_stand_apart(spec: ChartSpec, width: int) -> bool:
+    """Whether the y label fits left of the centred x label with `LABEL_GAP` between: narrower, plotext
+    ran them together ("attempts / 100 ms seconds ago") or cut the y label where the x label starts."""
+    if not spec.x_label:
+        return True
+    x_starts = math.ceil((width - len(spec.x_label)) / 2)
+    return len(spec.y_label) + LABEL_GAP <= x_starts
+
+
 def _rgb(color: str) -> tuple[int, int, int]:
     color = color.lstrip("#")
     return int(color[0:2], 16), int(color[2:4], 16), int(color[4:6], 16)
@@ -135,7 +148,7 @@ def build_chart(spec: ChartSpec, width: int, height: int, colors: dict[str, str]
         fig.ruler("y").ticks(ticks, tick_labels(ticks))
     if spec.x_label:
         fig.label(spec.x_label, axis=0)
-    if spec.y_label:
+    if spec.y_label and labels_stand_apart(spec, max(width, 20)):
         fig.label(spec.y_label, axis=1)
     text = Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True, end="")
     # plotext paints some parts (lines) on its own white background; the widget's background must show.
