@@ -122,6 +122,12 @@ _TOP_KEYS = {
     "scoring": {},
 }
 _SCORING_KEYS = {"penalty_per_min": 0.0, "penalty_below_pct": 95.0, "max_penalty": 0.0}
+#: A hint comes at least this long before the deadline of each objective it serves: the trainee reads it,
+#: opens the action's form from the palette and answers the guard's confirmation. (The seeds' fix script
+#: spaces its three actions 5 s apart; a person who first has to read a hint needs more.)
+HINT_LEAD_S = 20.0
+#: The objective kinds an action earns on its own: a hint whose `unless_done` is that action serves it.
+_EARNED_BY = {"halt_within": "rollout_halt"}
 _HUMAN_TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
 
 
@@ -140,6 +146,9 @@ class Hint:
     text: str
     #: An action (ACTION_NAMES) that makes the hint moot: not told when applied before `after_s`.
     unless_done: str | None = None
+    #: The objectives (indices into `Drill.objectives`) acting on the hint helps earn: it must come
+    #: `HINT_LEAD_S` before each one's deadline (`serves` in the file, and what `unless_done` earns).
+    serves: tuple[int, ...] = ()
 
     def moot(self, first_done: Mapping[str, float]) -> bool:
         """Whether the trainee already did what the hint suggests (first_done: action → first fleet time
@@ -270,10 +279,10 @@ def build_drill(data: dict[str, Any]) -> Drill:
             key=lambda entry: entry.at_s,
         )
     )
-    hints = tuple(_hint(i, hint, clock_start_s) for i, hint in enumerate(_list("hints", data)))
     objectives = tuple(_objective(i, objective) for i, objective in enumerate(_list("objectives", data)))
     if not objectives:
         raise InputError("objectives", [], "at least one [[objectives]] table")
+    hints = tuple(_hint(i, hint, objectives) for i, hint in enumerate(_list("hints", data)))
     scoring_data = data.get("scoring", {})
     _known_keys("scoring.", scoring_data, _SCORING_KEYS)
     scoring_values = {**_SCORING_KEYS, **scoring_data}
@@ -364,14 +373,77 @@ def _timeline_entry(i: int, entry: Any, clock_start_s: int) -> TimelineEntry:
     return TimelineEntry(at_s, say, action, params, path)
 
 
-def _hint(i: int, hint: Any, clock_start_s: int) -> Hint:
+def _hint(i: int, hint: Any, objectives: tuple[Objective, ...]) -> Hint:
     path = f"hints.{i}"
-    _known_keys(f"{path}.", hint, {"after_s", "text", "unless_done"})
+    _known_keys(f"{path}.", hint, {"after_s", "text", "unless_done", "serves"})
     after_s = _number(f"{path}.after_s", hint.get("after_s"), 0, 86_400)
     unless_done = hint.get("unless_done")
     if unless_done is not None and unless_done not in ACTION_NAMES:
         raise InputError(f"{path}.unless_done", unless_done, "one of " + ", ".join(ACTION_NAMES))
-    return Hint(after_s, _text(f"{path}.text", hint.get("text")).strip(), unless_done)
+    named = hint.get("serves", [])
+    references = named if isinstance(named, list) else [named]
+    earned = [
+        j for j, objective in enumerate(objectives) if unless_done and _earned_by(objective) == unless_done
+    ]
+    serves = tuple(
+        sorted({*(_served_index(f"{path}.serves", ref, objectives) for ref in references), *earned})
+    )
+    for j in serves:
+        _check_hint_lead(path, hint["after_s"], j, objectives[j])
+    return Hint(after_s, _text(f"{path}.text", hint.get("text")).strip(), unless_done, serves)
+
+
+def _earned_by(objective: Objective) -> str | None:
+    """The action that earns `objective` on its own (a halt earns `halt_within`, `action_used` its action)."""
+    if objective.kind == "action_used":
+        return str(objective.params["action"])
+    return _EARNED_BY.get(objective.kind)
+
+
+def _served_index(path: str, reference: Any, objectives: tuple[Objective, ...]) -> int:
+    """`serves = "halt_within"` (an objective kind only one objective has) or `"objectives.2"` (its place)."""
+    places = f"objectives.0 to objectives.{len(objectives) - 1}"
+    kinds = [objective.kind for objective in objectives]
+    allowed = (
+        f"an objective's kind that only one of them has ({', '.join(dict.fromkeys(kinds))}) "
+        f"or its place ({places})"
+    )
+    if isinstance(reference, str):
+        match = re.fullmatch(r"objectives\.(\d+)", reference)
+        if match is not None and int(match[1]) < len(objectives):
+            return int(match[1])
+        same = [j for j, kind in enumerate(kinds) if kind == reference]
+        if len(same) == 1:
+            return same[0]
+        if len(same) > 1:
+            named = ", ".join(f"objectives.{j}" for j in same)
+            raise InputError(
+                path,
+                reference,
+                f"one objective: {len(same)} are {reference} ({named}); name one by its place",
+            )
+    raise InputError(path, reference, allowed)
+
+
+def _check_hint_lead(path: str, after_s: float | int, index: int, objective: Objective) -> None:
+    """A hint comes `HINT_LEAD_S` before the fixed deadline of an objective it serves: an action's `by_s`, a
+    rollout's `within_s`. (A halt's deadline follows the fleet's abort criterion: the packaged drills are
+    checked against their runs, tests/drills/test_hints.py.)"""
+    params = objective.params
+    if objective.kind == "action_used" and params["by_s"] != math.inf:
+        key, deadline_s = "by_s", float(params["by_s"])
+    elif objective.kind == "rollout_completed":
+        key, deadline_s = "within_s", float(params["within_s"])
+    else:
+        return
+    if after_s > deadline_s - HINT_LEAD_S:
+        raise InputError(
+            f"{path}.after_s",
+            after_s,
+            f"at most {deadline_s - HINT_LEAD_S:g} ({HINT_LEAD_S:g} s before the deadline of "
+            f"objectives.{index}, {objective.kind} {key} {deadline_s:g}): acting on the hint must still "
+            "earn its points",
+        )
 
 
 def _objective(i: int, objective: Any) -> Objective:
