@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from console.drills.objectives import Measured, MeasuredRun, RunMeasures, Score
+from console.drills.countdown import DrillTime, PenaltySoFar, objective_status, penalty_so_far
+from console.drills.objectives import DipWatch, Measured, MeasuredRun, RunMeasures, Score, TotalWatch
 from console.protocol import Event, Frame
 from console.record.records import ActionRecord
 
@@ -32,6 +33,31 @@ class Standing(StrEnum):
 class LiveObjective:
     measured: Measured
     standing: Standing
+    #: What the drill screen says beside it, on the drill's clock: its deadline and the time left, or what
+    #: was measured and when (`console.drills.countdown`).
+    status: str = ""
+
+
+def deadline_s(run: RunMeasures, index: int, time_s: float, end_s: float) -> float | None:
+    """The fleet second by which objective `index` of `run` must be met, as the run stands at `time_s`:
+    a halt 'within_s' after its abort criterion, an action by its `by_s` (else the drill's end), a rollout
+    within its `within_s`, a dip over within its `within_s`, a total over its line back under it before
+    its grace is spent. None while nothing is due (no criterion yet, no dip, under the line; a floor or an
+    override, which only the whole drill can meet)."""
+    objective = run.objectives[index]
+    kind, params, watch = objective.kind, objective.params, run.watch(index)
+    if kind == "halt_within":
+        criterion = run.abort_criterion(index)
+        return None if criterion is None else criterion[0] + float(params["within_s"])
+    if kind == "action_used":
+        return min(float(params["by_s"]), end_s)
+    if kind == "rollout_completed":
+        return min(float(params["within_s"]), end_s)
+    if isinstance(watch, DipWatch) and watch.below_since is not None:
+        return watch.below_since + float(params["within_s"])
+    if isinstance(watch, TotalWatch) and run.last is not None and watch.over(run.last):
+        return time_s + max(0.0, float(params["grace_s"]) - watch.over_s)
+    return None
 
 
 def standing_of(run: RunMeasures, index: int, measured: Measured, time_s: float, end_s: float) -> Standing:
@@ -50,16 +76,10 @@ def standing_of(run: RunMeasures, index: int, measured: Measured, time_s: float,
         return Standing.MET
     if kind in _FINAL_ON_MISS or time_s >= end_s:
         return Standing.FAILED
-    if kind == "rollout_completed":
-        return Standing.FAILED if time_s > float(params["within_s"]) else Standing.AT_RISK
-    if kind == "action_used":
-        # Only actions by `by_s` (default: any time) count, the scorer's rule: past it none can meet it.
-        return Standing.FAILED if time_s > float(params["by_s"]) else Standing.AT_RISK
-    if kind == "halt_within":
-        criterion = run.abort_criterion(index)
-        if criterion is not None and time_s > criterion[0] + float(params["within_s"]):
-            return Standing.FAILED
-    return Standing.AT_RISK  # a halt still in time
+    # Past its deadline nothing can meet it (only actions by `by_s` count, the scorer's rule); before it,
+    # or before a halt's abort criterion, it is still the trainee's to earn.
+    due = deadline_s(run, index, time_s, end_s)
+    return Standing.FAILED if due is not None and time_s > due else Standing.AT_RISK
 
 
 def through(frame: Frame, end_s: float) -> Frame | None:
@@ -130,8 +150,19 @@ class DrillProgress(MeasuredRun):
         return self.final
 
     def objectives(self, score: Score | None = None) -> list[LiveObjective]:
+        """Each objective's standing, and what the screen says of it on the drill's clock."""
         score = score or self.score()
-        return [
-            LiveObjective(measured, standing_of(self.measures, index, measured, self.time_s, self.end_s))
-            for index, measured in enumerate(score.objectives)
-        ]
+        run, now = self.measures, DrillTime(self.time_s, self.end_s, self.drill.human_time)
+        out = []
+        for index, measured in enumerate(score.objectives):
+            standing = standing_of(run, index, measured, self.time_s, self.end_s)
+            due_s = deadline_s(run, index, self.time_s, self.end_s)
+            failed = standing is Standing.FAILED
+            status = objective_status(run, index, measured, self.actions, now, due_s, failed)
+            out.append(LiveObjective(measured, standing, status))
+        return out
+
+    def penalty_line(self, score: Score | None = None) -> PenaltySoFar | None:
+        """The time penalty so far and why, as the drill screen shows it; None in a drill that charges
+        none."""
+        return penalty_so_far(self.measures, score or self.score())

@@ -38,12 +38,13 @@ class Measured:
         """`value 16,730/s, limit 1,000/s`: the measure and its line, with their unit; from a thousand up in
         the figures the console writes everywhere (`format_value`: "value 116866/s" was the one figure
         without separators), below it as measured (91.37 %, not format_value's three figures' 91.4)."""
-        value = "–" if self.value is None else f"{_figure(self.value)}{self.unit}"
-        limit = "–" if self.limit is None else f"{_figure(self.limit)}{self.unit}"
+        value = "–" if self.value is None else f"{figure(self.value)}{self.unit}"
+        limit = "–" if self.limit is None else f"{figure(self.limit)}{self.unit}"
         return f"value {value}, limit {limit}"
 
 
-def _figure(value: float) -> str:
+def figure(value: float) -> str:
+    """A measured figure as the panel and the end screen write it: separators from a thousand up."""
     return format_value(float(value)) if abs(value) >= 1000 else f"{value:g}"
 
 
@@ -96,6 +97,18 @@ def penalty_text(score: Score, scoring: Scoring) -> str:
     if score.minutes_below == 0:  # "penalty −0 (0 min below …)" read as a charge of nothing
         return f"no time penalty: connections never below {scoring.penalty_below_pct:g} %"
     return f"penalty −{score.penalty:g} ({below})"
+
+
+def penalty_rule(scoring: Scoring) -> str:
+    """The time penalty's rule, as the briefing states it before the clock starts (the drill screen then
+    shows it accruing, `console.drills.countdown.penalty_so_far`)."""
+    if scoring.penalty_per_min == 0:
+        return "no time penalty in this drill"
+    cap = f", at most −{scoring.max_penalty:g}" if scoring.max_penalty > 0 else ""
+    return (
+        f"time penalty: −{scoring.penalty_per_min:g} points a minute with connections below "
+        f"{scoring.penalty_below_pct:g} % of the start{cap}"
+    )
 
 
 def score_drill(
@@ -202,11 +215,21 @@ class RunMeasures:
             unit=unit_of(objective),
         )
 
+    def watch(self, index: int) -> Watch | None:
+        """What objective `index` keeps of the frames (None: it reads what every run keeps, or only the
+        action records): the drill screen reads its deadline from it (`console.drills.countdown`)."""
+        return self._watches[index]
+
+    @property
+    def below_floor_now(self) -> bool:
+        """Whether the newest fleet second is below the scoring floor: the time penalty is accruing."""
+        return self.last is not None and self.last.totals.connections < self._floor
+
     def abort_criterion(self, index: int) -> tuple[float, str] | None:
         """For objective `index`, a `halt_within`: when its abort criterion was first met, and on which
         node (as `abort_criterion_at` over the frames so far); None until then, or for another kind."""
         watch = self._watches[index]
-        return watch.criterion if isinstance(watch, _AbortWatch) else None
+        return watch.criterion if isinstance(watch, AbortWatch) else None
 
     def score(self, actions: Sequence[ActionRecord]) -> Score:
         """Every objective measured, and the score: their points, less the time below the floor."""
@@ -263,7 +286,7 @@ def _field_unit(name: str) -> str:
 
 def abort_criterion_at(frames: Sequence[Frame], cpu_pct: float, for_s: float) -> tuple[float, str] | None:
     """When a serving node first stayed above `cpu_pct` for `for_s` seconds in a row, and which node."""
-    watch = _AbortWatch(cpu_pct, for_s)
+    watch = AbortWatch(cpu_pct, for_s)
     for frame in frames:
         watch.add(frame, [], 1.0)
         if watch.criterion is not None:
@@ -271,7 +294,7 @@ def abort_criterion_at(frames: Sequence[Frame], cpu_pct: float, for_s: float) ->
     return watch.criterion
 
 
-class _Watch:
+class Watch:
     """One objective's reading of the frames, kept up to date as each comes (what it needs, no more):
     `seconds` are the frame's fleet seconds (`seconds_of`), for what reads totals."""
 
@@ -279,7 +302,7 @@ class _Watch:
         raise NotImplementedError
 
 
-class _AbortWatch(_Watch):
+class AbortWatch(Watch):
     """The abort criterion: the first serving node above `cpu_pct` for `for_s` seconds in a row.
 
     Read from each fleet second: a sped-up frame's earlier seconds from the spells it carries for this
@@ -321,7 +344,7 @@ class _AbortWatch(_Watch):
                 return
 
 
-class _DipWatch(_Watch):
+class DipWatch(Watch):
     """The longest stretch below `pct` % of the starting connections: a dip lasts until the first frame
     back at `pct` (or, still open, until the last frame)."""
 
@@ -349,7 +372,7 @@ class _DipWatch(_Watch):
         return self.longest_s, self.longest_from
 
 
-class _TotalWatch(_Watch):
+class TotalWatch(Watch):
     """A total's peak, and the fleet seconds it spent above `limit`."""
 
     def __init__(self, name: str, limit: float) -> None:
@@ -365,8 +388,16 @@ class _TotalWatch(_Watch):
             if value > self.limit:
                 self.over_s += second.span_s
 
+    def value(self, frame: Frame) -> float:
+        """The total in `frame` (its last second)."""
+        return float(getattr(frame.totals, self.name))
 
-class _RolloutWatch(_Watch):
+    def over(self, frame: Frame) -> bool:
+        """Whether `frame` (its last second) is over the line: its grace is being spent."""
+        return self.value(frame) > self.limit
+
+
+class RolloutWatch(Watch):
     """When the rollout first showed as completed: the first of a frame's seconds to end after the time the
     rollout reports it completed at (`completed_at_s`; the simulator stamps the start of the second it
     completed in). A ×60 frame shows only its last second's rollout, which would put a completion up to 59 s
@@ -391,18 +422,18 @@ class _RolloutWatch(_Watch):
             self.completed_after_end = self.completed_at_s is None
 
 
-def _watch(objective: Objective) -> _Watch | None:
+def _watch(objective: Objective) -> Watch | None:
     """What `objective` needs kept of the frames (None: it reads the totals every run keeps, or only the
     action records)."""
     params = objective.params
     if objective.kind == "halt_within":
-        return _AbortWatch(float(params["cpu_pct"]), float(params["for_s"]))
+        return AbortWatch(float(params["cpu_pct"]), float(params["for_s"]))
     if objective.kind == "recovery":
-        return _DipWatch(float(params["pct"]))
+        return DipWatch(float(params["pct"]))
     if objective.kind == "totals_max":
-        return _TotalWatch(str(params["field"]), float(params["max"]))
+        return TotalWatch(str(params["field"]), float(params["max"]))
     if objective.kind == "rollout_completed":
-        return _RolloutWatch()
+        return RolloutWatch()
     return None
 
 
@@ -420,7 +451,7 @@ def _connections_floor(params: dict[str, Any], run: RunMeasures, *_: object) -> 
     return False, low_pct, limit, f"connections fell to {low_pct:.1f} % at {time_s:.0f} s"
 
 
-def _recovery(params: dict[str, Any], run: RunMeasures, dips: _DipWatch, _actions: object) -> Outcome:
+def _recovery(params: dict[str, Any], run: RunMeasures, dips: DipWatch, _actions: object) -> Outcome:
     """Every dip below `pct` is over within `within_s`: the longest stretch below it is measured (a dip
     still open at the end counts up to the last frame)."""
     pct, within_s = dips.pct, float(params["within_s"])
@@ -445,11 +476,16 @@ def first_applied(actions: Sequence[ActionRecord]) -> dict[str, float]:
     return first
 
 
+def applied_times(actions: Sequence[ActionRecord], name: str) -> list[float]:
+    """The fleet times `name` took effect, in the records' order."""
+    return [a.time_s for a in actions if a.action == name and a.outcome in APPLIED]
+
+
 def _halt_within(
-    params: dict[str, Any], _run: RunMeasures, abort: _AbortWatch, actions: Sequence[ActionRecord]
+    params: dict[str, Any], _run: RunMeasures, abort: AbortWatch, actions: Sequence[ActionRecord]
 ) -> Outcome:
     cpu_pct, for_s, within_s = abort.cpu_pct, abort.for_s, float(params["within_s"])
-    halts = [a.time_s for a in actions if a.action == "rollout_halt" and a.outcome in APPLIED]
+    halts = applied_times(actions, "rollout_halt")
     if abort.criterion is None:
         return True, None, within_s, f"no serving node stayed above {cpu_pct:g} % CPU for {for_s:g} s"
     at_s, node = abort.criterion
@@ -474,7 +510,7 @@ def _no_override(_params: object, _run: object, _watch: object, actions: Sequenc
     )
 
 
-def _totals_max(params: dict[str, Any], _run: RunMeasures, total: _TotalWatch, _actions: object) -> Outcome:
+def _totals_max(params: dict[str, Any], _run: RunMeasures, total: TotalWatch, _actions: object) -> Outcome:
     name, limit, grace_s = total.name, total.limit, float(params["grace_s"])
     if total.peak is None:
         return False, None, limit, "no frames: the drill did not run"
@@ -482,17 +518,19 @@ def _totals_max(params: dict[str, Any], _run: RunMeasures, total: _TotalWatch, _
     # In the operator's words, figures with their unit and separators ("91,702/s"); the time over the line
     # first, as it is what the objective is met or failed on (the peak alone once read as the failure).
     unit, words = _field_unit(name), TOTALS_WORDS.get(name, name)
-    line, peak = f"{_figure(limit)}{unit}", f"{_figure(total.peak)}{unit}"
+    line, peak = f"{figure(limit)}{unit}", f"{figure(total.peak)}{unit}"
     if total.over_s == 0:
         return met, total.peak, limit, f"{words} peaked at {peak}, never above {line}"
     why = f"{words} above {line} for {duration(total.over_s)}, allowed {duration(grace_s)} (peak {peak})"
     return met, total.peak, limit, why
 
 
-def _action_used(
-    params: dict[str, Any], _run: object, _watch: object, actions: Sequence[ActionRecord]
-) -> Outcome:
-    wanted, where, min_count = str(params["action"]), dict(params["where"]), int(params["min_count"])
+def matching_actions(
+    params: dict[str, Any], actions: Sequence[ActionRecord]
+) -> tuple[list[ActionRecord], list[ActionRecord]]:
+    """An `action_used` objective's actions: those applied with the request it asks for, and of them those
+    by its `by_s` (the ones that count)."""
+    wanted, where = str(params["action"]), dict(params["where"])
     by_s = float(params.get("by_s", math.inf))  # fleet time the action must come by (inf: any time)
     applied = [
         a
@@ -501,7 +539,15 @@ def _action_used(
         and a.outcome in APPLIED
         and all(a.request.get(key) == value for key, value in where.items())
     ]
-    matching = [a for a in applied if a.time_s <= by_s]
+    return applied, [a for a in applied if a.time_s <= by_s]
+
+
+def _action_used(
+    params: dict[str, Any], _run: object, _watch: object, actions: Sequence[ActionRecord]
+) -> Outcome:
+    wanted, where, min_count = str(params["action"]), dict(params["where"]), int(params["min_count"])
+    by_s = float(params.get("by_s", math.inf))
+    applied, matching = matching_actions(params, actions)
     # The request's fields as the forms and `stormdeck act` name them (mode=drain), not a Python dict.
     fields = " ".join(f"{key}={value}" for key, value in where.items())
     shape = f"{wanted}" + (f" with {fields}" if where else "")
@@ -518,7 +564,7 @@ def _action_used(
 
 
 def _rollout_completed(
-    params: dict[str, Any], run: RunMeasures, rollout: _RolloutWatch, _actions: object
+    params: dict[str, Any], run: RunMeasures, rollout: RolloutWatch, _actions: object
 ) -> Outcome:
     within_s = float(params["within_s"])
     done = rollout.completed_at_s

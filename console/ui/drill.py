@@ -23,14 +23,15 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from console.drills.countdown import PenaltySoFar
 from console.drills.live import DrillProgress, LiveObjective, Standing
-from console.drills.objectives import Score, penalty_text
+from console.drills.objectives import Score, penalty_rule, penalty_text
 from console.drills.schema import Drill
 from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, shown_why, verdict_figure
 from console.drills.summary import next_steps as steps_for
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
-from console.model.units import drill_clock
+from console.model.units import drill_clock, duration
 from console.protocol import Event, Frame, ServedDrill
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.ui.actions import ActionRecorder
@@ -68,20 +69,38 @@ def _columns(rows: list[tuple[str, ...]], fixed: tuple[int, ...]) -> Table:
 _MARK_WIDTH = len("✓ at risk ")  # the glyph, a space and the longest standing ("at risk", "failed")
 
 
-def objectives_text(objectives: list[LiveObjective], palette: Palette) -> Table:
-    rows = [
-        (_mark(item.standing, palette), f"{escape(item.measured.name)}  [dim]{escape(item.measured.why)}[/]")
+def objectives_text(
+    objectives: list[LiveObjective], palette: Palette, penalty: PenaltySoFar | None = None
+) -> Table:
+    """The time penalty so far, where the drill charges one, then each objective with its standing and
+    what it reads now on the drill's clock (its deadline and the time left).
+
+    The penalty comes first, under the title's "… so far" it explains: at 80×24 the panel's last rows do
+    not fit (thundering-herd's last objective was cut already), and a penalty below them went unseen."""
+    rows = []
+    if penalty is not None:
+        mark = f"[b {palette.levels[penalty.level]}]{LEVEL_GLYPHS[penalty.level]} penalty[/]"
+        rows.append((mark, escape(penalty.text)))
+    rows += [
+        (_mark(item.standing, palette), f"{escape(item.measured.name)}  [dim]{escape(item.status)}[/]")
         for item in objectives
     ]
     return _columns(rows, (_MARK_WIDTH,))
 
 
-def objectives_brief(objectives: list[LiveObjective], palette: Palette) -> Table:
+def objectives_brief(
+    objectives: list[LiveObjective], palette: Palette, penalty: PenaltySoFar | None = None
+) -> Table:
     """Each objective's standing and name, without why: the panel below 36 rows (`DrillScreen`), where the
-    whys took the rows of the node table and the alarms. Tab to the panel reads them (`objectives_text`)."""
-    return _columns(
-        [(_mark(item.standing, palette), escape(item.measured.name)) for item in objectives], (_MARK_WIDTH,)
-    )
+    whys took the rows of the node table and the alarms. Tab to the panel reads them (`objectives_text`).
+    A penalty once charged comes first, the charge alone: the title's "… so far" is short of it."""
+    rows = []
+    if penalty is not None and penalty.brief:
+        rows.append(
+            (f"[b {palette.levels[penalty.level]}]{LEVEL_GLYPHS[penalty.level]} penalty[/]", penalty.brief)
+        )
+    rows += [(_mark(item.standing, palette), escape(item.measured.name)) for item in objectives]
+    return _columns(rows, (_MARK_WIDTH,))
 
 
 def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
@@ -91,8 +110,9 @@ def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
             f"drill · {drill.human_time(progress.time_s)} · over · score {score.score:g}/{score.max_score:g}"
         )
     state = " · [b]PAUSED[/] (p resumes)" if paused else " · p pauses"
+    left = duration(progress.end_s - progress.time_s)  # the drill's clock beside it: no fleet seconds
     return (
-        f"drill · {drill.human_time(progress.time_s)} · {progress.time_s:.0f} of {progress.end_s:.0f} s · "
+        f"drill · {drill.human_time(progress.time_s)} · {left} left · "
         f"{score.score:g}/{score.max_score:g} so far{state}"
     )
 
@@ -311,11 +331,14 @@ class DrillApp(ConsoleApp):
 
     def briefing_screen(self, served: ServedDrill) -> BriefingScreen:
         # Reopened from the palette: Enter or Esc goes back to the drill, whose clock is already running.
-        return ServedBriefingScreen(served, BACK_TO_THE_DRILL, scored=True)
+        return ServedBriefingScreen(
+            served, BACK_TO_THE_DRILL, scored=True, scoring=penalty_rule(self.progress.drill.scoring)
+        )
 
     def on_mount(self) -> None:
         # (ConsoleApp.on_mount runs too.) The briefing first; Enter starts the fleet clock.
-        briefing = BriefingScreen(self.progress.drill.served(self.progress.end_s))
+        drill = self.progress.drill
+        briefing = BriefingScreen(drill.served(self.progress.end_s), scoring=penalty_rule(drill.scoring))
         self.push_screen(briefing, self._briefing_done)
 
     def _briefing_done(self, started: bool | None) -> None:
@@ -356,8 +379,8 @@ class DrillApp(ConsoleApp):
             objectives = self.progress.objectives(score)
             screen.show_drill(
                 drill_title(self.progress, score, self.paused),
-                objectives_text(objectives, self.palette),
-                objectives_brief(objectives, self.palette),
+                objectives_text(objectives, self.palette, self.progress.penalty_line(score)),
+                objectives_brief(objectives, self.palette, self.progress.penalty_line(score)),
             )
 
     # --- intents -----------------------------------------------------------------------------------------

@@ -7,7 +7,10 @@ drill sends (`hint`, and `drill` with data.ended), with a fake clock setter stan
 
 from __future__ import annotations
 
+import io
 import json
+
+from rich.console import Console
 
 from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
@@ -17,7 +20,7 @@ from console.model.link import LinkState, LinkStatus, Received
 from console.protocol import Event
 from console.record.records import ActionRecord
 from console.ui.app import ConsoleApp
-from console.ui.drill import BriefingScreen, DrillApp, DrillScreen, EndScreen
+from console.ui.drill import BriefingScreen, DrillApp, DrillScreen, EndScreen, objectives_brief
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE, event_lines, fleet_ready
@@ -102,7 +105,7 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         standings = [item.standing for item in app.progress.objectives()]
         assert standings == [Standing.MET, Standing.AT_RISK]
         title = str(app.screen.query_one("#drill-box").border_title)
-        assert "02:00:30" in title and "30 of 60 s" in title and "60/100" in title
+        assert "02:00:30" in title and "30 s left" in title and "60/100" in title
         feed.event(Event(time_s=30, kind="hint", message="Set admission before the clients return."))
         await pilot.pause()
         assert [n.message for n in app._notifications] == ["Set admission before the clients return."]
@@ -510,3 +513,83 @@ async def test_the_end_screen_shows_no_value_and_limit_that_add_nothing() -> Non
         text = end_screen_text(app)
     assert "value" not in text and "limit" not in text, text
     assert "lowest " in text and "floor 99 %" in text, text
+
+
+#: TINY with an action due by a time and a time penalty: what the panel says of deadlines and the penalty.
+CLOCKED = {
+    **TINY,
+    "objectives": [
+        TINY["objectives"][0],
+        {
+            "name": "admission set by 02:00:50",
+            "kind": "action_used",
+            "action": "admission",
+            "by_s": 50,
+            "points": 40,
+        },
+    ],
+    "scoring": {"penalty_per_min": 2, "penalty_below_pct": 97, "max_penalty": 40},
+}
+
+
+def panel_text(app: DrillApp) -> str:
+    """The objectives panel's rows as one line of words (a sentence wrapped at the column reads whole)."""
+    return " ".join(" ".join(rows_of(app.screen.query_one("#drill-box .objectives"))).split())
+
+
+async def test_the_panel_says_each_deadline_on_the_drill_clock_and_the_penalty_as_it_accrues() -> None:
+    """The panel read "30 of 60 s · 99.7/100 so far" and the scorer's sentences in fleet seconds ("0 applied
+    admission by 50 s"): the trainee could not tell when the admission was due on the clock in the header,
+    how long was left, nor why the score was short of the points met."""
+    app = DrillApp(
+        DrillProgress(build_drill(CLOCKED), end_s=60), set_paused=FakeClock(), remember_theme=False
+    )
+    async with app.run_test(size=(120, 36)) as pilot:  # the whys shown: 36 rows
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(30)
+        await fleet_ready(app)
+        app.refresh_views()
+        await pilot.pause()
+        title = str(app.screen.query_one("#drill-box").border_title)
+        assert "02:00:30 · 30 s left · " in title and " of 60 s" not in title
+        text = panel_text(app)
+        assert "not yet: by 02:00:50 — 20 s left" in text and "50 s" not in text.replace("02:00:50", "")
+        assert "penalty none so far (−2 a minute below 97 % of connections, at most −40)" in text
+        # First, under the title's score it explains.
+        assert rows_of(app.screen.query_one("#drill-box .objectives"))[0].startswith("✓ penalty  none so far")
+        feed.run(5)
+        app.refresh_views()
+        await pilot.pause()
+        assert "not yet: by 02:00:50 — 15 s left" in panel_text(app)  # counting down
+        feed.run(24)  # the storm at 40 s takes connections below 97 %: the penalty accrues, and says so
+        app.refresh_views()
+        await pilot.pause()
+        text, score = panel_text(app), app.progress.score()
+        assert score.penalty > 0
+        assert f"penalty −{score.penalty:g} so far: " in text and "below 97 % of connections" in text
+        assert "not applied by 02:00:50" in text
+        # The short panel (under 36 rows) has the charge too, first: the title's "so far" is short of it.
+        table = objectives_brief(
+            app.progress.objectives(score), app.palette, app.progress.penalty_line(score)
+        )
+        brief = Console(width=48, record=True, file=io.StringIO())
+        brief.print(table)
+        first = brief.export_text().splitlines()[0]
+        assert first[2:].startswith(f"penalty  −{score.penalty:g} so far, ") and "below 97 %" in first, first
+
+
+async def test_the_briefing_states_the_time_penalty_rule() -> None:
+    app = DrillApp(
+        DrillProgress(build_drill(CLOCKED), end_s=60), set_paused=FakeClock(), remember_theme=False
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        text = " ".join(rows_of(app.screen.query_one("#briefing-text")))
+        assert (
+            "time penalty: −2 points a minute with connections below 97 % of the start, at most −40" in text
+        )
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "no time penalty in this drill" in " ".join(rows_of(app.screen.query_one("#briefing-text")))

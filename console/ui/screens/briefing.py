@@ -45,9 +45,12 @@ def reflowed(text: str) -> str:
     return "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
 
 
-def briefing_text(drill: ServedDrill, closing: str = START_OR_QUIT, scored: bool = True) -> str:
+def briefing_text(
+    drill: ServedDrill, closing: str = START_OR_QUIT, scored: bool = True, scoring: str = ""
+) -> str:
     """`scored`: this console scores the objectives (the single-player drill); a trainee's on a served
-    drill does not, and says so beside them."""
+    drill does not, and says so beside them. `scoring`: the time penalty's rule, under the objectives
+    (the single-player drill's: the drill screen shows it accrue, and the end screen takes it off)."""
     lines = [
         f"[b]{escape(drill.title)}[/]  ({escape(drill.name)})",
         "",
@@ -61,6 +64,8 @@ def briefing_text(drill: ServedDrill, closing: str = START_OR_QUIT, scored: bool
     score = "" if scored else "; this console keeps no score"
     lines.append(f"[b]objectives[/] ({drill.max_points:g} points{score})")
     lines += [f"  {objective.points:>4g}  {escape(objective.name)}" for objective in drill.objectives]
+    if scoring:  # under the objectives, no blank line: at 120×36 thundering-herd's briefing fits whole
+        lines.append(f"  {escape(scoring)}")
     lines += ["", closing]
     return "\n".join(lines)
 
@@ -78,12 +83,14 @@ class BriefingScreen(Screen[bool]):
         Binding("q", "app.quit", "quit"),
     ]
 
-    def __init__(self, drill: ServedDrill) -> None:
+    def __init__(self, drill: ServedDrill, scoring: str = "") -> None:
+        """`scoring`: the time penalty's rule in words (`penalty_rule`), where this console scores."""
         super().__init__()
         self.drill = drill
+        self.scoring = scoring
 
     def text(self) -> str:
-        return briefing_text(self.drill)
+        return briefing_text(self.drill, scoring=self.scoring)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="briefing"):
@@ -106,11 +113,14 @@ class ServedBriefingScreen(BriefingScreen):
         Binding("escape", "start", "to the fleet", show=False),
     ]
 
-    def __init__(self, drill: ServedDrill, closing: str = TO_THE_FLEET, scored: bool = False) -> None:
-        """`closing` and `scored` as `briefing_text`'s: drill mode reopens its own briefing as this one."""
-        super().__init__(drill)
+    def __init__(
+        self, drill: ServedDrill, closing: str = TO_THE_FLEET, scored: bool = False, scoring: str = ""
+    ) -> None:
+        """`closing`, `scored` and `scoring` as `briefing_text`'s: drill mode reopens its own briefing as
+        this one."""
+        super().__init__(drill, scoring)
         self.closing = closing
         self.scored = scored
 
     def text(self) -> str:
-        return briefing_text(self.drill, self.closing, scored=self.scored)
+        return briefing_text(self.drill, self.closing, scored=self.scored, scoring=self.scoring)

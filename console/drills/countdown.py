@@ -1,0 +1,217 @@
+"""What the drill screen says beside each objective while the drill runs, and of the time penalty. Pure.
+
+Every time is the drill's clock, the one the header, the briefing and the hints speak ("04:02:41"), and an
+objective with a deadline says it and the time left ("halt by 04:04:11 — 42 s left"), counting down as the
+frames come. The scorer's `why` (console.drills.objectives) speaks fleet seconds ("abort criterion at
+161 s"), as the headless runner's scripts (`at_s`), `--json` and the report do; beside a clock reading
+04:03:11 it left the trainee to do the sum, under pressure. The penalty is said as it accrues ("−0.3 so
+far: 9 s below 97 % of connections"): the panel's "99.7/100 so far" had no word for the missing 0.3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from console.drills.objectives import (
+    AbortWatch,
+    DipWatch,
+    Measured,
+    RolloutWatch,
+    RunMeasures,
+    Score,
+    TotalWatch,
+    applied_times,
+    figure,
+    matching_actions,
+    unit_of,
+)
+from console.model.thresholds import Level
+from console.model.units import duration
+from console.record.records import ActionRecord
+
+
+@dataclass(frozen=True)
+class DrillTime:
+    """Where the run stands: its fleet second, the drill's end, and the drill's clock to say them in."""
+
+    time_s: float
+    end_s: float
+    clock: Callable[[float], str]  # fleet second → the drill clock, `Drill.human_time`
+
+    def at(self, fleet_s: float) -> str:
+        return self.clock(fleet_s)
+
+    def by(self, due_s: float) -> str:
+        """'by 04:04:11 — 42 s left'."""
+        return f"by {self.at(due_s)} — {duration(due_s - self.time_s)} left"
+
+
+def objective_status(
+    run: RunMeasures,
+    index: int,
+    measured: Measured,
+    actions: Sequence[ActionRecord],
+    now: DrillTime,
+    due_s: float | None,
+    failed: bool,
+) -> str:
+    """Objective `index` of `run` as the trainee reads it now: `due_s` its deadline (`live.deadline_s`),
+    `failed` whether nothing can meet it any more."""
+    objective = run.objectives[index]
+    params, watch = objective.params, run.watch(index)
+    if isinstance(watch, AbortWatch):
+        return _halt(watch, float(params["within_s"]), applied_times(actions, "rollout_halt"), now, due_s)
+    if objective.kind == "action_used":
+        return _action(params, actions, now, due_s, measured.met, failed)
+    if isinstance(watch, RolloutWatch):
+        return _rollout(run, watch, now, due_s, measured.met)
+    if isinstance(watch, DipWatch):
+        return _dip(watch, float(params["within_s"]), now, due_s, failed)
+    if isinstance(watch, TotalWatch):
+        return _total(watch, float(params["grace_s"]), unit_of(objective), run, now, due_s, failed)
+    if objective.kind == "connections_floor":
+        return _floor(run, now, measured.met)
+    return _overrides(actions, now)
+
+
+def _halt(watch: AbortWatch, within_s: float, halts: list[float], now: DrillTime, due_s: float | None) -> str:
+    line = f"over {watch.cpu_pct:g} % CPU for {watch.for_s:g} s"
+    if watch.criterion is None or due_s is None:
+        if halts:
+            return f"halted {now.at(halts[0])}, before any node was {line}"
+        return f"halt within {duration(within_s)} once a node is {line} (none yet)"
+    at_s, node = watch.criterion
+    criterion = f"abort criterion {now.at(at_s)} ({node})"
+    answered = [t for t in halts if t <= due_s]
+    if answered:
+        if answered[0] <= at_s:
+            return f"halted {now.at(answered[0])}, before the {criterion}"
+        after = duration(answered[0] - at_s)
+        return f"halted {now.at(answered[0])}, {after} after the abort criterion ({now.at(at_s)}, {node})"
+    if now.time_s <= due_s:
+        return f"{criterion}: halt {now.by(due_s)}"
+    late = f"; halted {now.at(halts[0])}" if halts else ""
+    return f"{criterion}: not halted by {now.at(due_s)}{late}"
+
+
+def _action(
+    params: dict,
+    actions: Sequence[ActionRecord],
+    now: DrillTime,
+    due_s: float | None,
+    met: bool,
+    failed: bool,
+) -> str:
+    applied, counted = matching_actions(params, actions)
+    needed = int(params["min_count"])
+    if met:
+        if needed == 1:
+            return f"applied {now.at(counted[0].time_s)}"
+        return f"{len(counted)} applied (needed {needed}), the last {now.at(counted[-1].time_s)}"
+    assert due_s is not None  # an action is due by its `by_s`, or by the drill's end
+    if failed:
+        late = [a.time_s for a in applied if a.time_s > due_s]
+        too_late = f"; applied {now.at(late[0])}, too late" if late else ""
+        return f"not applied by {now.at(due_s)}{too_late}"
+    so_far = "not yet" if needed == 1 else f"{len(counted)} of {needed} applied"
+    end = "the drill's end, " if due_s >= now.end_s else ""
+    return f"{so_far}: by {end}{now.at(due_s)} — {duration(due_s - now.time_s)} left"
+
+
+def _rollout(run: RunMeasures, watch: RolloutWatch, now: DrillTime, due_s: float | None, met: bool) -> str:
+    done = watch.completed_at_s
+    if met and done is not None:
+        return f"completed {now.at(done)}"
+    assert due_s is not None
+    if done is not None:
+        return f"not completed by {now.at(due_s)} (completed {now.at(done)})"
+    if watch.completed_after_end:
+        return "completed just after the drill's end"
+    if now.time_s > due_s:
+        return f"not completed by {now.at(due_s)}"
+    last = run.last
+    state = last.rollout.state.value if last is not None and last.rollout else "not started"
+    return f"rollout {state}: complete {now.by(due_s)}"
+
+
+def _dip(watch: DipWatch, within_s: float, now: DrillTime, due_s: float | None, failed: bool) -> str:
+    pct = f"{watch.pct:g} %"
+    if watch.below_since is not None and due_s is not None and not failed:
+        return f"below {pct} since {now.at(watch.below_since)}: back {now.by(due_s)}"
+    longest_s, longest_from = watch.longest_until(now.time_s)
+    if longest_from is None:
+        return f"never below {pct}; a dip must end within {duration(within_s)}"
+    within = duration(within_s)
+    if failed:
+        return f"{duration(longest_s)} below {pct} from {now.at(longest_from)} (allowed {within})"
+    return f"longest dip {duration(longest_s)} ({now.at(longest_from)}); each must end within {within}"
+
+
+def _total(
+    watch: TotalWatch,
+    grace_s: float,
+    unit: str,
+    run: RunMeasures,
+    now: DrillTime,
+    due_s: float | None,
+    failed: bool,
+) -> str:
+    line = f"{figure(watch.limit)}{unit}"
+    if watch.peak is None or run.last is None:
+        return "no frames yet"
+    if failed:
+        allowed = f"allowed {duration(grace_s)}" if grace_s > 0 else "allowed none"
+        return f"{duration(watch.over_s)} over {line} ({allowed}); peak {figure(watch.peak)}{unit}"
+    if due_s is not None:
+        return f"{watch.name} {figure(watch.value(run.last))}{unit}, over {line}: under it {now.by(due_s)}"
+    if watch.over_s == 0:
+        return f"peak {figure(watch.peak)}{unit}, never over {line}"
+    return f"peak {figure(watch.peak)}{unit}; over {line} for {duration(watch.over_s)} of {duration(grace_s)}"
+
+
+def _floor(run: RunMeasures, now: DrillTime, met: bool) -> str:
+    if run.lowest is None:
+        return "no frames yet"
+    connections, at_s = run.lowest
+    low = f"{100.0 * connections / run.baseline:.1f} %"
+    if met:
+        return f"lowest {low} ({now.at(at_s)}); hold until {now.at(now.end_s)}"
+    return f"fell to {low} ({now.at(at_s)})"
+
+
+def _overrides(actions: Sequence[ActionRecord], now: DrillTime) -> str:
+    used = [a for a in actions if a.outcome == "overridden"]
+    if not used:
+        return "none used"
+    return f"{len(used)} used, the first ({used[0].action}) {now.at(used[0].time_s)}"
+
+
+@dataclass(frozen=True)
+class PenaltySoFar:
+    text: str
+    #: OK: nothing charged yet; WARNING: connections are below the floor now, the penalty is growing;
+    #: UNKNOWN: charged earlier, not growing now.
+    level: Level
+    #: The charge alone ("−0.3 so far, 9 s below 97 %"), for the short panel under 36 rows; "" while none.
+    brief: str = ""
+
+
+def penalty_so_far(run: RunMeasures, score: Score) -> PenaltySoFar | None:
+    """The time penalty as it accrues, and why: '−0.3 so far: 9 s below 97 % of connections (−2 a minute,
+    at most −40)'; None in a drill that charges none."""
+    scoring = run.scoring
+    if scoring.penalty_per_min == 0:
+        return None
+    below = f"below {scoring.penalty_below_pct:g} % of connections"
+    cap = f", at most −{scoring.max_penalty:g}" if scoring.max_penalty > 0 else ""
+    if run.seconds_below == 0:
+        return PenaltySoFar(f"none so far (−{scoring.penalty_per_min:g} a minute {below}{cap})", Level.OK)
+    spent = f"{duration(run.seconds_below)} {below}"
+    brief = f"−{score.penalty:g} so far, {duration(run.seconds_below)} below {scoring.penalty_below_pct:g} %"
+    if scoring.max_penalty > 0 and score.penalty >= scoring.max_penalty:
+        return PenaltySoFar(f"−{score.penalty:g} so far, the most it takes: {spent}", Level.UNKNOWN, brief)
+    rule = f"(−{scoring.penalty_per_min:g} a minute{cap})"
+    if run.below_floor_now:
+        return PenaltySoFar(f"−{score.penalty:g} so far: {spent}, still below {rule}", Level.WARNING, brief)
+    return PenaltySoFar(f"−{score.penalty:g} so far: {spent} {rule}", Level.UNKNOWN, brief)
