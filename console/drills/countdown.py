@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from console.drills.objectives import (
     AbortWatch,
@@ -96,7 +97,7 @@ def _halt(watch: AbortWatch, within_s: float, halts: list[float], now: DrillTime
 
 
 def _action(
-    params: dict,
+    params: dict[str, Any],
     actions: Sequence[ActionRecord],
     now: DrillTime,
     due_s: float | None,
@@ -109,7 +110,7 @@ def _action(
         if needed == 1:
             return f"applied {now.at(counted[0].time_s)}"
         return f"{len(counted)} applied (needed {needed}), the last {now.at(counted[-1].time_s)}"
-    assert due_s is not None  # an action is due by its `by_s`, or by the drill's end
+    due_s = now.end_s if due_s is None else due_s  # (`deadline_s` always gives one: `by_s`, or the end)
     if failed:
         late = [a.time_s for a in applied if a.time_s > due_s]
         too_late = f"; applied {now.at(late[0])}, too late" if late else ""
@@ -123,7 +124,7 @@ def _rollout(run: RunMeasures, watch: RolloutWatch, now: DrillTime, due_s: float
     done = watch.completed_at_s
     if met and done is not None:
         return f"completed {now.at(done)}"
-    assert due_s is not None
+    due_s = now.end_s if due_s is None else due_s  # (`deadline_s` always gives one: `within_s`)
     if done is not None:
         return f"not completed by {now.at(due_s)} (completed {now.at(done)})"
     if watch.completed_after_end:
