@@ -35,7 +35,7 @@ def _check(args: argparse.Namespace) -> int:
     loaded = load_default_thresholds()  # InputError → exit 2 with the field, value, range and file
     values = dataclasses.asdict(loaded.thresholds)
     if args.json:
-        report = {name: {"value": values[name], "source": loaded.sources[name]} for name in values}
+        report = loaded.report()
         files = {"read": [str(p) for p in loaded.files], "searched": [str(p) for p in loaded.searched]}
         print(json.dumps({"files": files, "thresholds": report}, indent=2))
         return 0

@@ -125,7 +125,8 @@ def serve_controller(
         sock = bind_socket(host, port)
     except OSError as error:
         raise InputError("--port", port, f"a free port on {host} ({error.strerror})") from None
-    thresholds = load_default_thresholds().thresholds
+    loaded = load_default_thresholds()  # with each value's source, for GET /v1/thresholds
+    thresholds = loaded.thresholds
     audit_log = open_audit_log(audit_path, fleet)
     made: Path | None = None
     try:
@@ -156,7 +157,7 @@ def serve_controller(
             rollout_state=rollout_state,
             fleet_clock=fleet_clock,
         )
-        app = create_app(controller, tokens, audit_log=audit_log, thresholds=thresholds)
+        app = create_app(controller, tokens, audit_log=audit_log, thresholds=loaded)
         url = base_url(sock)
 
         def announce() -> None:

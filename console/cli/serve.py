@@ -167,7 +167,8 @@ def serve_backend(
     from console.server.runner import serve_foreground
 
     given_tokens = load_token_file(args.token_file) if args.token_file is not None else None
-    thresholds = load_default_thresholds().thresholds
+    loaded = load_default_thresholds()  # with each value's source, for GET /v1/thresholds
+    thresholds = loaded.thresholds
     load_simulator(backend.simulation)  # before the ready lines, saying so when it compiles
     backend.watch_cpu_line(thresholds.cpu_abort_pct)  # the abort line a console here reads from these files
     audit_log = open_audit_log(args.audit_log, backend.fleet_name)
@@ -201,7 +202,7 @@ def serve_backend(
             paused=getattr(args, "paused", False),
             clock_role=clock_role,
             audit_log=audit_log,
-            thresholds=thresholds,
+            thresholds=loaded,
         )
         url = base_url(sock)
         attach_path = paths.get("token") or next(iter(paths.values()))

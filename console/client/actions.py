@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from console.client.admin import AdminClient, FleetUnreachable, media_type, node_segment, read_json
-from console.protocol import PROBLEM_TYPE_PREFIX
+from console.protocol import PROBLEM_TYPE_PREFIX, ThresholdsRecord
 
 #: Every action's method and path (DESIGN.md, "The fleet API, v1"); `{node}` is the node id.
 ROUTES: dict[str, tuple[str, str]] = {
@@ -134,6 +134,12 @@ class ActionClient(AdminClient):
 
     async def capacity(self) -> dict[str, Any]:
         return dict(await self._get("/v1/capacity"))
+
+    async def thresholds(self) -> ThresholdsRecord:
+        """The lines the server's guards judge with (`GET /v1/thresholds`); an older server answers 404,
+        raised as `ApiError` like any refusal, and a body that does not read as the record as pydantic's
+        `ValidationError`."""
+        return ThresholdsRecord.model_validate(await self._get("/v1/thresholds"))
 
     async def drain_plan(self, node_id: str) -> dict[str, Any]:
         return dict(await self._get(f"/v1/nodes/{node_segment(node_id)}/drain-plan"))

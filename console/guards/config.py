@@ -33,14 +33,37 @@ from console.userfiles import read_user_toml
 CONFIG_NAME = "stormdeck.toml"
 ENV_PREFIX = "STORMDECK_"
 DEFAULT_SOURCE = "default"
+#: The source of a value handed over in code, with no file or variable to name (`given_thresholds`).
+GIVEN_SOURCE = "given"
 
 
 @dataclass(frozen=True)
 class LoadedThresholds:
     thresholds: Thresholds
-    sources: dict[str, str]  # field → "default", a file path, or "env STORMDECK_<FIELD>"
+    sources: dict[str, str]  # field → "default", a file path, "env STORMDECK_<FIELD>" or "given"
     files: tuple[Path, ...]  # the files that were found and read, weakest first
     searched: tuple[Path, ...] = ()  # every place a file was looked for, weakest first
+
+    def report(self) -> dict[str, dict[str, float | int | str]]:
+        """Each threshold's value and who set it, field by field: what `stormdeck config check --json`
+        prints and `GET /v1/thresholds` serves."""
+        return {
+            item.name: {"value": getattr(self.thresholds, item.name), "source": self.sources[item.name]}
+            for item in threshold_fields()
+        }
+
+
+def given_thresholds(thresholds: Thresholds) -> LoadedThresholds:
+    """Thresholds handed over without their sources (a drill served headless, a test): a value at its
+    default is the default's, any other was given."""
+    defaults = Thresholds()
+    sources = {
+        item.name: (
+            DEFAULT_SOURCE if getattr(thresholds, item.name) == getattr(defaults, item.name) else GIVEN_SOURCE
+        )
+        for item in threshold_fields()
+    }
+    return LoadedThresholds(thresholds=thresholds, sources=sources, files=())
 
 
 def config_files(cwd: Path, user_config_dir: Path) -> list[Path]:

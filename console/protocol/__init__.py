@@ -10,6 +10,8 @@ from console.protocol.answers import (
     DrainPlanResult,
     InjectionResult,
     Problem,
+    ThresholdsRecord,
+    ThresholdValue,
     Verdict,
     VerdictLevel,
 )
@@ -104,6 +106,8 @@ __all__ = [
     "ServedObjective",
     "Severity",
     "Source",
+    "ThresholdValue",
+    "ThresholdsRecord",
     "Totals",
     "UnavailableReason",
     "Verdict",

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from console.protocol.models import Record
+from console.protocol.models import API_VERSION, Record
 from console.protocol.requests import DrainRequest
 
 
@@ -164,3 +164,22 @@ class CapacityRecord(Record):
         "CPU projections from it are estimates (a controller whose nodes file has no [capacity] "
         "handshakes_per_s)",
     )
+
+
+class ThresholdValue(Record):
+    """One threshold as a server holds it."""
+
+    value: int | float
+    source: str = Field(
+        description='who set it: "default", the path of a config file, "env STORMDECK_<FIELD>", or "given" '
+        "(handed to the server in code)"
+    )
+
+
+class ThresholdsRecord(Record):
+    """`GET /v1/thresholds`: the lines the server's guards judge every action with, by name (the names of
+    docs/guards.md), so a console pre-fills its forms as the server will judge them. A newer server may
+    name a threshold an older console does not know: it is kept, not refused."""
+
+    api_version: str = API_VERSION
+    thresholds: dict[str, ThresholdValue]

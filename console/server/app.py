@@ -19,11 +19,13 @@ from console.server.feed import AlarmWatch, FleetFeed
 from console.server.history import DEFAULT_HISTORY_FRAMES, DEFAULT_REPLAY_CAP_FRAMES, FrameHistory
 from console.server.problems import install_problem_handlers
 from console.server.routes import actions, clock, fleet, stream
+from console.server.routes import thresholds as thresholds_route
 from console.server.tokens import Role, TokenRegistry
 
 if TYPE_CHECKING:
     from console.audit import AuditLog
     from console.guards import Thresholds
+    from console.guards.config import LoadedThresholds
     from console.server.confirm import ConfirmTokens
     from console.server.idempotency import IdempotencyKeys
 
@@ -48,7 +50,7 @@ def create_app(
     max_backlog_frames: int = DEFAULT_MAX_BACKLOG_FRAMES,
     alarms: AlarmWatch | None = None,
     audit_log: AuditLog | None = None,
-    thresholds: Thresholds | None = None,
+    thresholds: Thresholds | LoadedThresholds | None = None,
     confirmations: ConfirmTokens | None = None,
     idempotency: IdempotencyKeys | None = None,
     coalesce_events_over: int | None = COALESCE_OVER,
@@ -61,6 +63,8 @@ def create_app(
     action routes are not served at all — a fleet API that acts must remember what it did.
     `clock_role`: the lowest role that may pause the fleet clock or change its speed (a served drill's
     clock is the instructor's: admin); its changes are audited when there is an `audit_log`.
+    `thresholds`: the lines the guards judge with — as `console.guards.config` loaded them, so
+    `GET /v1/thresholds` names the file or variable behind each; plain `Thresholds` are "default" or "given".
     """
     feed = FleetFeed(
         backend,
@@ -97,18 +101,23 @@ def create_app(
     app.include_router(clock.make_router(clock_role, audited=audit_log is not None))
     if audit_log is not None:
         from console.guards import Thresholds
+        from console.guards.config import LoadedThresholds, given_thresholds
         from console.server.desk import ActionDesk
 
+        if not isinstance(thresholds, LoadedThresholds):
+            thresholds = given_thresholds(thresholds or Thresholds())
         app.state.desk = ActionDesk(
             backend,
-            thresholds or Thresholds(),
+            thresholds.thresholds,
             audit_log,
             confirmations=confirmations,
             idempotency=idempotency,
             tell=feed.tell,
+            threshold_sources=thresholds.sources,
         )
         app.include_router(actions.router)
         app.include_router(actions.reads)
+        app.include_router(thresholds_route.router)
         if isinstance(backend, InjectingBackend):
             from console.server.routes import inject
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from console.audit import AuditLog
 from console.errors import InputError
 from console.guards import Thresholds
 from console.guards.add_capacity import check_count
+from console.guards.config import LoadedThresholds, given_thresholds
 from console.protocol import PROBLEM_TYPE_PREFIX, ActionResult, Problem, Verdict, VerdictLevel
 from console.server.actions import FleetAction, judge
 from console.server.backend import ActingBackend, FleetBackend
@@ -87,14 +88,22 @@ class ActionDesk:
         confirmations: ConfirmTokens | None = None,
         idempotency: IdempotencyKeys | None = None,
         tell: Teller | None = None,
+        threshold_sources: Mapping[str, str] | None = None,
     ) -> None:
         self.backend = backend
         self.tell = tell
         self.thresholds = thresholds
+        # Who set each line (`GET /v1/thresholds`); handed none, a line at its default is the default's.
+        given = given_thresholds(thresholds).sources
+        self.threshold_sources = given if threshold_sources is None else {**given, **threshold_sources}
         self.audit = audit
         self.confirmations = ConfirmTokens() if confirmations is None else confirmations
         self.idempotency = IdempotencyKeys() if idempotency is None else idempotency
         self._lock = asyncio.Lock()
+
+    def loaded_thresholds(self) -> LoadedThresholds:
+        """The thresholds every verdict here is judged with, and who set each."""
+        return LoadedThresholds(self.thresholds, dict(self.threshold_sources), files=())
 
     async def act(
         self, principal: Principal, action: FleetAction, path: str, idempotency_key: str | None
