@@ -84,6 +84,7 @@ def run_attach(args: argparse.Namespace) -> int:
         theme_name=args.theme,
         read_only=args.read_only,
         admin=ActionClient(args.url, token),  # reads (node history) and the guarded actions
+        guard_thresholds=thresholds,  # the forms' lines where the server does not say its own
         action_recorder=action_recorder,
         instructor=args.instructor,
     )

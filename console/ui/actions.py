@@ -37,6 +37,7 @@ from console.model.actions.refusals import (
     pointless,
 )
 from console.model.actions.rollout import rollout_prefill
+from console.model.actions.thresholds import FormThresholds, own_thresholds, servers_thresholds
 from console.model.big_changes import big_changes, changed_since_filled, refilled
 from console.protocol import ActionKind, CapacityRecord
 from console.record.records import ActionRecord, Confirmation, without_tokens
@@ -105,6 +106,8 @@ def recorded_action(call: ActionCall, reading: ActionReading, time_s: float, act
 
 
 _CAPACITY_FIELDS = {f.name for f in fields(FleetCapacity)}
+#: The forms whose starting values are computed with thresholds (admission's are the fleet's settings).
+_JUDGED_FORMS = frozenset({ActionKind.DRAIN, ActionKind.ROLLOUT_START, ActionKind.ADD_CAPACITY})
 
 
 def asked_again(server_said: str) -> str:
@@ -135,7 +138,7 @@ class ConsoleActions:
         self.admin = admin if isinstance(admin, ActionClient) else None
         self.read_only = read_only
         self.capacity = capacity
-        self.thresholds = thresholds
+        self.thresholds = thresholds  # this console's own: the forms use the server's where it says them
         self.refused: str | None = None  # the server's 403, once seen: a viewer token
         self.outcomes: list[SessionOutcome] = []
         self.recorder = recorder
@@ -164,11 +167,14 @@ class ConsoleActions:
         if known_answer is not None:
             app.notify(known_answer)
             return
-        prefill = await self.prefill(kind, node_id)
+        lines = await self.form_thresholds() if kind in _JUDGED_FORMS else None
+        prefill = await self.prefill(kind, node_id, lines)
         suggested = prefill  # (`prefill` becomes what was typed, once the form has been sent)
         refusal: ActionReading | None = None
         focus_id: str | None = None
-        hint_rule = await self._drain_hint_rule() if kind is ActionKind.DRAIN else None
+        hint_rule = (
+            await self._drain_hint_rule(lines) if lines is not None and kind is ActionKind.DRAIN else None
+        )
         hint_set: tuple[str, str] | None = None  # the hint window the console put in the form last
         while True:
             target = node_id if kind.needs_node else None
@@ -336,22 +342,45 @@ class ConsoleActions:
 
     # --- pre-filling -------------------------------------------------------------------------------------
 
-    async def prefill(self, kind: ActionKind, node_id: str | None) -> Prefill:
+    async def prefill(
+        self, kind: ActionKind, node_id: str | None, lines: FormThresholds | None = None
+    ) -> Prefill:
+        """A form's starting values, computed with `lines` (else asked of the server now) where they need
+        thresholds: the server's guards judge what is sent, so the server's lines, not this console's."""
         frame = self.app.model.frame
+        if kind in _JUDGED_FORMS and lines is None:
+            lines = await self.form_thresholds()
         match kind:
             case ActionKind.DRAIN:
-                return await self._drain_prefill(node_id or "")
+                assert lines is not None
+                return await self._drain_prefill(node_id or "", lines)
             case ActionKind.ROLLOUT_START:
+                assert lines is not None
                 capacity = await self._capacity()
-                return rollout_prefill(frame, self.app.model.fleet, capacity, self.thresholds)
+                return lines.noted(rollout_prefill(frame, self.app.model.fleet, capacity, lines.thresholds))
             case ActionKind.ADMISSION:
                 return admission_prefill(frame.admission if frame else None)
             case ActionKind.ADD_CAPACITY:
+                assert lines is not None
                 capacity = await self._capacity()
-                return add_capacity_prefill(frame, self.app.model.fleet, capacity, self.thresholds)
+                return lines.noted(
+                    add_capacity_prefill(frame, self.app.model.fleet, capacity, lines.thresholds)
+                )
         return Prefill({}, "")
 
-    async def _drain_prefill(self, node_id: str) -> Prefill:
+    async def form_thresholds(self) -> FormThresholds:
+        """The thresholds the server's guards judge with (GET /v1/thresholds); this console's own where the
+        server does not say them (an older server or controller: 404), with why."""
+        assert self.admin is not None
+        try:
+            record = await self.admin.thresholds()
+        except ApiError as error:
+            return own_thresholds(self.thresholds, error.status, str(error))
+        except ValidationError:
+            return own_thresholds(self.thresholds, 0, "its GET /v1/thresholds did not read as thresholds")
+        return servers_thresholds(record, self.thresholds)
+
+    async def _drain_prefill(self, node_id: str, lines: FormThresholds) -> Prefill:
         """The server's planner; else the console's over the newest frame; else the drain window's rate."""
         assert self.admin is not None
         try:
@@ -362,16 +391,19 @@ class ConsoleActions:
         capacity = await self._capacity()
         if frame is not None and capacity is not None:
             try:
-                return local_drain_prefill(frame, self.app.model.fleet, node_id, capacity, self.thresholds)
+                return lines.noted(
+                    local_drain_prefill(frame, self.app.model.fleet, node_id, capacity, lines.thresholds)
+                )
             except StormdeckError:  # the planner refuses (the node is not ready): the plain rate still helps
                 pass
         node = self.app.model.nodes.get(node_id)
-        return fallback_drain_prefill(node.connections if node else 0, self.thresholds)
+        return lines.noted(fallback_drain_prefill(node.connections if node else 0, lines.thresholds))
 
-    async def _drain_hint_rule(self) -> DrainHintRule:
+    async def _drain_hint_rule(self, lines: FormThresholds) -> DrainHintRule:
         """The planner's hint window for the rate the operator types, cut at the fleet's longest hint."""
         capacity = await self._capacity()
-        return DrainHintRule(self.thresholds, capacity.hint_max_ms if capacity is not None else 0)
+        hint_max_ms = capacity.hint_max_ms if capacity is not None else 0
+        return DrainHintRule(lines.thresholds, hint_max_ms, lines.whose)
 
     async def _capacity(self) -> FleetCapacity | None:
         """The server's capacity record (it changes as nodes are added), else the one the console was given."""

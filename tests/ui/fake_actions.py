@@ -27,6 +27,7 @@ from console.guards import (
     judge_rollout_resume,
     judge_rollout_start,
 )
+from console.guards.config import given_thresholds
 from console.guards.verdict import verdict
 from console.protocol import (
     DrainRequest,
@@ -34,6 +35,7 @@ from console.protocol import (
     RolloutRequest,
     RolloutState,
     RolloutStatus,
+    ThresholdsRecord,
     Verdict,
     VerdictLevel,
 )
@@ -42,9 +44,10 @@ SAFE_RATE = 120.0
 #: Nodes in the scenes' fleet (console.ui.scenes).
 FLEET_NODES = 48
 HINT_MS = (1000, 16000)
-#: The thresholds this fleet judges with, and gives the console: a hint window of 125 ms per close/s
-#: (the hint_window_ms check), so 120 closes/s needs 15 s — the 16 s hint the planner offers, and the longest
-#: this fleet gives (GROWABLE): the console's re-derived window passes up to it, not beyond.
+#: The thresholds this fleet judges with, serves (GET /v1/thresholds) and gives the console as its own: a
+#: hint window of 125 ms per close/s (the hint_window_ms check), so 120 closes/s needs 15 s — the 16 s hint the
+#: planner offers, and the longest this fleet gives (GROWABLE): the console's re-derived window passes up to
+#: it, not beyond.
 THRESHOLDS = Thresholds(hint_spread_per_s_max=8.0)
 
 
@@ -162,8 +165,13 @@ class FakeFleetApi:
         offers_plan: bool = True,
         rollout_idle: bool = False,
         verdict_moves: bool = False,
+        offers_thresholds: bool = True,
+        thresholds: Thresholds = THRESHOLDS,
     ) -> None:
         self.role = role
+        # GET /v1/thresholds: what a server serves since it says its lines; False: an older one (404).
+        self.offers_thresholds = offers_thresholds
+        self.thresholds = thresholds
         # The fleet moves between the verdict and its confirmation: the first token sent back is refused
         # as the server refuses it (console.server.desk: 409 confirm-refused, a fresh token attached).
         self.verdict_moves = verdict_moves
@@ -203,6 +211,11 @@ class FakeFleetApi:
             if not self.offers_plan:  # as a read-only backend answers: no capacity record
                 return _problem(409, "Conflict", "served read-only: no capacity record to show")
             return httpx.Response(200, json=dataclasses.asdict(GROWABLE))
+        if method == "GET" and path == "/v1/thresholds":
+            if not self.offers_thresholds:
+                return _problem(404, "Not Found", "no route GET /v1/thresholds on this server")
+            record = ThresholdsRecord(thresholds=given_thresholds(self.thresholds).report())
+            return httpx.Response(200, json=record.model_dump(mode="json"))
         if method == "GET" and path == "/v1/audit":
             return httpx.Response(200, json={"records": self.audit, "total": len(self.audit)})
         body = json.loads(request.content or b"{}")

@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Label
 
 from console.client.actions import ActionAnswer
 from console.errors import InputError
+from console.guards import Thresholds
 from console.model.actions.answer import read_answer, what_would_pass
 from console.model.actions.form import Prefill, parse_form
 from console.protocol import ActionKind
@@ -1569,3 +1570,54 @@ async def test_the_rollout_form_starts_from_a_batch_the_guards_pass_and_the_dial
         assert "What would pass: batch size ≤ 1 (now 2)" in ask, ask
         assert "batch_connections ≤" not in ask, ask
         await pilot.press("escape")
+
+
+async def test_the_add_capacity_form_counts_to_the_servers_headroom_budget():
+    """The budget the nodes to add restore is the one the server's guards judge with (GET /v1/thresholds),
+    not the console's: here the server's 50 % where the console holds the seed's 35 %."""
+    from console.model.actions.capacity import add_capacity_prefill
+
+    from .fake_actions import GROWABLE
+
+    served = THRESHOLDS.replace(headroom_min_pct=50.0)
+    app = acting_app(FakeFleetApi(thresholds=served))
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_form(app, pilot, "c", "the add-capacity form")
+        expected = add_capacity_prefill(app.model.frame, app.model.fleet, GROWABLE, served)
+        ours = add_capacity_prefill(app.model.frame, app.model.fleet, GROWABLE, THRESHOLDS)
+        assert expected.values != ours.values  # the two budgets ask for different counts here
+        assert form.values() == expected.values
+        note = shown(form.query_one("#form-source"))
+        assert "50 %" in note and "35 %" not in note and "console's thresholds" not in note, note
+
+
+async def test_without_the_servers_thresholds_the_forms_use_the_consoles_and_say_so():
+    """An older server (or controller) answers GET /v1/thresholds 404: the forms are pre-filled against the
+    console's own lines, as before, and the note says so — the server may judge with others."""
+    from console.model.actions.rollout import rollout_prefill
+
+    from .fake_actions import GROWABLE
+
+    app = acting_app(FakeFleetApi(offers_thresholds=False, thresholds=Thresholds(cpu_pause_pct=60)))
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_form(app, pilot, "R", "the rollout form")
+        assert form.values() == rollout_prefill(app.model.frame, app.model.fleet, GROWABLE, THRESHOLDS).values
+        assert form.values()["pause_cpu_pct"] == "75"
+        note = shown(form.query_one("#form-source"))
+        assert "console's thresholds" in note and "GET /v1/thresholds" in note, note
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        form = await open_form(app, pilot, "c", "the add-capacity form")
+        assert "console's thresholds" in shown(form.query_one("#form-source"))
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        # The drain's values are the server's plan; the hint window re-derived as the rate changes is the
+        # console's rule, and says whose lines it uses.
+        form = await open_drain_form(app, pilot)
+        assert "console's thresholds" not in shown(form.query_one("#form-source"))
+        await set_rate(form, pilot, "60")
+        await pilot.pause()
+        note = shown(form.query_one("#form-source"))
+        assert "re-derived" in note and "console's thresholds" in note, note

@@ -9,6 +9,7 @@ from textual.widgets import Input
 
 from console.client.actions import ActionClient
 from console.client.stream import StreamClient
+from console.guards import Thresholds
 from console.protocol import NodeState
 from console.ui.app import ConsoleApp
 from console.ui.screens.action_form import ActionForm
@@ -258,3 +259,51 @@ async def test_the_open_audit_panel_shows_a_colleagues_action_and_keeps_the_curs
         newest = [str(cell) for cell in table.get_row_at(0)]
         assert newest[1] == "admin-person" and newest[2] == "admission" and "applied" in newest[5]
         assert table.cursor_row == 1  # still on the record it was on
+
+
+#: A server judging with lines other than the console's defaults (the server's environment: e.g.
+#: STORMDECK_CPU_PAUSE_PCT=60): one drain at a time, a 60 % pause line, a hint window 10× as wide per close/s.
+SERVER_LINES = Thresholds(max_concurrent_drains=1, cpu_pause_pct=60, hint_spread_per_s_max=10)
+
+
+async def test_the_forms_are_prefilled_against_the_servers_thresholds_not_the_consoles(tmp_path):
+    """The console kept its own (default) thresholds for every prefill: the rollout form said "batch 2 …
+    drain mode pauses at 75 %" on a server whose guards judge one drain at a time and a 60 % line, and
+    the server refused the values it had been handed (typed: pause_cpu_pct; blocked: concurrent_drains).
+    The form now asks the server (GET /v1/thresholds), and its values pass the server's guards."""
+    from console.guards.drain import planned_hint_ms
+
+    from .test_actions import set_rate, shown
+
+    acting = start_acting(tmp_path, forecast_horizon_s=5, thresholds=SERVER_LINES)
+    app = console_on(acting.url, "operator")
+    assert app.actions.thresholds == Thresholds()  # the console's own lines differ from the server's
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(lambda: NODE in app.model.nodes, timeout_s=20, what="frames from the server")
+            await fleet_ready(app)
+            await pilot.press("R")
+            await wait_for(lambda: isinstance(app.screen, ActionForm), what="the rollout form")
+            await pilot.pause()
+            form = app.screen
+            assert form.values()["pause_cpu_pct"] == "60" and form.values()["batch_size"] == "1"
+            note = shown(form.query_one("#form-source"))
+            assert "60 %" in note and "75 %" not in note and "console's thresholds" not in note, note
+            await pilot.press("ctrl+d")
+            await wait_for(lambda: isinstance(app.screen, VerdictDialog), timeout_s=10, what="the verdict")
+            assert app.screen.verdict.level.value == "ok", app.screen.verdict
+            await pilot.press("escape")
+            await wait_for(lambda: isinstance(app.screen, ActionForm), what="the form again")
+            await pilot.press("escape")
+            await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+            # The drain's hint window follows a typed rate by the server's hint_spread_per_s_max.
+            form = await drain_form(app, pilot)
+            await set_rate(form, pilot, "60")
+            await pilot.pause()
+            hint_max_ms = acting.backend.capacity().hint_max_ms
+            low, high = planned_hint_ms(60, SERVER_LINES, hint_max_ms)
+            assert (low, high) != planned_hint_ms(60, Thresholds(), hint_max_ms)
+            assert (form.values()["hint_min_ms"], form.values()["hint_max_ms"]) == (str(low), str(high))
+    finally:
+        acting.server.stop()
+        acting.audit.close()

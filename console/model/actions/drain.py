@@ -155,6 +155,7 @@ class DrainHintRule:
 
     thresholds: Thresholds
     hint_max_ms: int = 0  # the fleet's longest hint (FleetCapacity.hint_max_ms); 0: none
+    whose: str = ""  # "" for the server's thresholds; else whose they are (`FormThresholds.whose`)
 
     def for_rate(self, rate_per_s: float) -> tuple[int, int]:
         return planned_hint_ms(rate_per_s, self.thresholds, self.hint_max_ms)
@@ -163,7 +164,8 @@ class DrainHintRule:
         t = self.thresholds
         cap = f", ≤ {self.hint_max_ms:,} ms (the fleet's longest hint)" if self.hint_max_ms else ""
         window = f"max({t.hint_window_min_ms:,.0f}, 1000 × rate ÷ {t.hint_spread_per_s_max:g})"
-        return f"hint min {HINT_START_MS:,}, max {HINT_START_MS:,} + {window} ms{cap}"
+        whose = f" — with {self.whose}" if self.whose else ""
+        return f"hint min {HINT_START_MS:,}, max {HINT_START_MS:,} + {window} ms{cap}{whose}"
 
 
 def local_drain_prefill(
