@@ -8,6 +8,8 @@ that owns a name; this package re-exports none:
 - `form`: each action kind's form fields (the kinds are `console.protocol.ActionKind`), parsing the typed
   form into a call, and `Prefill`;
 - `drain`, `rollout`, `admission`, `capacity`: each form's starting values (and the drain plan's words);
+- `thresholds`: the lines those values are computed with — the server's (`GET /v1/thresholds`), else the
+  console's own, saying so;
 - `refusals`: why an action could only be refused before anything is sent, or none is offered at all;
 - `answer`: the server's answer read, and a verdict's checks and what would pass.
 """
