@@ -259,6 +259,24 @@ async def test_a_controller_without_a_provisioner_refuses_to_add_capacity(start_
         await controller.close()
 
 
+async def test_a_controllers_fleet_api_serves_the_thresholds_its_guards_judge_with(
+    start_node, tmp_path
+) -> None:
+    """The console pre-fills its forms against GET /v1/thresholds: a controller serves it as the simulator
+    does (the same app), so a console on a real fleet starts from the controller's lines, not its own."""
+    a = await start_node(node_config("a"))
+    controller = Controller([NodeEntry("a", a.admin_url)], TOKEN)
+    await controller.start()
+    try:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
+            answer = await api.get("/v1/thresholds")
+        assert answer.status_code == 200, answer.text
+        served = answer.json()["thresholds"]
+        assert served["cpu_pause_pct"] == {"value": 75, "source": "default"}
+    finally:
+        await controller.close()
+
+
 async def test_a_node_that_fails_to_start_is_announced_and_dropped(start_node) -> None:
     class Broken:
         max_nodes = 3
