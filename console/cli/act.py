@@ -602,14 +602,18 @@ async def _big_admission_changes(client: ActionClient, body: dict[str, Any]) -> 
 
 async def _capacity_prefill(client: ActionClient) -> Prefill | None:
     """The console's add-capacity pre-fill and its check of the fleet's room, from the fleet's capacity
-    record and snapshot now; None without a capacity record (the server judges it then: a read-only fleet
-    answers 409 to the action itself)."""
+    record and snapshot now, against the server's thresholds (GET /v1/thresholds; this CLI's own where
+    the server does not say them, as the console's form does); None without a capacity record (the server
+    judges it then: a read-only fleet answers 409 to the action itself)."""
     from dataclasses import fields
+
+    from pydantic import ValidationError
 
     from console.client.admin import ApiError
     from console.guards import FleetCapacity
     from console.guards.config import load_default_thresholds
     from console.model.actions.capacity import add_capacity_prefill_of
+    from console.model.actions.thresholds import own_thresholds, servers_thresholds
     from console.protocol import CapacityRecord
 
     try:
@@ -617,8 +621,14 @@ async def _capacity_prefill(client: ActionClient) -> Prefill | None:
     except ApiError:
         return None
     capacity = FleetCapacity(**record.model_dump(include={f.name for f in fields(FleetCapacity)}))
-    thresholds = load_default_thresholds().thresholds
-    return add_capacity_prefill_of(await client.fleet(), capacity, thresholds)
+    own = load_default_thresholds().thresholds
+    try:
+        lines = servers_thresholds(await client.thresholds(), own)
+    except ApiError as error:
+        lines = own_thresholds(own, error.status, str(error))
+    except ValidationError:
+        lines = own_thresholds(own, 0, "its GET /v1/thresholds did not read as thresholds")
+    return lines.noted(add_capacity_prefill_of(await client.fleet(), capacity, lines.thresholds))
 
 
 async def _count_below_one(client: ActionClient, body: dict[str, Any]) -> None:

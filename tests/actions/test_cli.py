@@ -711,3 +711,22 @@ def test_a_field_the_server_refuses_is_named_with_its_option() -> None:
     assert said.startswith("422 bad_input: --rate (rate_per_s): Input should be greater than 0"), said
     assert "; --hint (hint_ms): [5, 2] is not allowed" in said
     assert render_answer(answer).startswith("422 bad_input: rate_per_s: ")  # no options: as it came
+
+
+def test_add_capacity_asks_about_more_nodes_than_the_servers_budget_needs_not_the_consoles(
+    tmp_path: Path, operator, capsys
+) -> None:
+    """`act add-capacity` judged "more than the pre-fill" with the CLI's own thresholds: a server whose
+    headroom budget is 97 % needs more nodes than one at the default 35 %, and its operator was asked
+    --yes for the count the server's own budget calls for. The server's lines (GET /v1/thresholds)."""
+    from console.guards import Thresholds
+
+    from .conftest import start_acting
+
+    running = start_acting(tmp_path, thresholds=Thresholds(headroom_min_pct=97.0))
+    try:
+        assert act(running, "add-capacity", "--count", "3") == 0, capsys.readouterr().out
+        assert "not sent" not in capsys.readouterr().out and running.simulation.n_nodes == 11
+    finally:
+        running.server.stop()
+        running.audit.close()
