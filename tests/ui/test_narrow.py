@@ -445,3 +445,27 @@ def drawn_gauge_detail(gauge: GaugeBox) -> str:
     """The gauge's detail line as drawn, inside its border and padding."""
     strips = gauge.render_lines(gauge.region.reset_offset)
     return "".join(segment.text for segment in strips[2])[2:-2].strip()
+
+
+def test_the_alarms_title_says_the_cleared_rows_and_gives_way_whole() -> None:
+    """The title counted "3 active" over four rows, the fourth a cleared alarm; and at 80 columns it was
+    cut mid-word ("alarms · 10 active · 10 n…"). Each count whole, the longest form that fits."""
+    from console.ui.screens.main import alarms_title
+
+    assert alarms_title(3, 1, 1, 200) == "alarms · 3 active · 1 new · 1 cleared"
+    assert alarms_title(3, 1, 0, 200) == "alarms · 3 active · 1 new"
+    for room in range(12, 60):
+        title = alarms_title(10, 10, 2, room)
+        assert len(title) <= room, (room, title)
+        assert "10" in title and "…" not in title, title
+    assert alarms_title(10, 10, 2, 24) == "10 alarms · 10 new"
+
+
+async def test_at_80_columns_the_alarms_title_is_whole(storm_app) -> None:
+    async with storm_app.run_test(size=NARROW) as pilot:
+        await fleet_ready(storm_app)
+        storm_app.refresh_views()
+        await pilot.pause()
+        top = visible_lines(storm_app.screen.query_one("#alarms-box"))[0]
+        active = len(storm_app.model.alarms.active())
+        assert "…" not in top and f" {active} " in top, top

@@ -57,6 +57,18 @@ BORDER_AROUND_TITLE = 6
 ACTIONS_OFF = "▲ actions off"
 
 
+def alarms_title(active: int, new: int, cleared: int, room: int) -> str:
+    """The alarms box's title: the counts, whole, in the longest form that fits `room` cells — at 80
+    columns "alarms · 10 active · 10 n…" was cut. `cleared`: the cleared rows shown under the active
+    ones (the title said "3 active" over four rows)."""
+    forms = [
+        f"alarms · {active} active · {new} new · {cleared} cleared" if cleared else "",
+        f"alarms · {active} active · {new} new",
+        f"{active} alarms · {new} new",
+    ]
+    return next((form for form in forms if form and len(form) <= room), f"{active} alarms")
+
+
 def wave_legend(lockstep: float, line: float, stale: bool, palette: Palette, room: int) -> str:
     """The wave box's bottom border: the lockstep reading and the legend of the lines, whole in `room`
     cells — the reading in fewer words before the border cuts the legend. `stale`: the last frames' waves,
@@ -185,6 +197,8 @@ class MainScreen(Screen[None]):
     _palette: Palette | None = None  # the rollout box's borders are drawn again on a resize, with these
     _rollout_marked: Callable[[str], str] = staticmethod(lambda title: title)  # (`stale_title`)
     _wave_legend: Callable[[int], str] | None = None  # (`wave_legend` but for the room: fitted on a resize)
+    _alarms_title: Callable[[int], str] | None = None  # (`alarms_title` but for the room, as the legend)
+    _alarms_marked: Callable[[str], str] = staticmethod(lambda title: title)  # (`stale_title`)
 
     def compose(self) -> ComposeResult:
         yield FleetHeader(id="header")
@@ -237,6 +251,7 @@ class MainScreen(Screen[None]):
         # them again: the legend read "── st…" after the terminal narrowed).
         self.call_after_refresh(self._show_rollout_borders)
         self.call_after_refresh(self._show_wave_legend)
+        self.call_after_refresh(self._show_alarms_title)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self.set_class(isinstance(event.widget, AlarmsPanel), "-reading-alarms")
@@ -261,6 +276,13 @@ class MainScreen(Screen[None]):
         for box in self.query("#wave-box"):  # (query: as `_show_rollout_borders`)
             room = box.outer_size.width - BORDER_AROUND_TITLE if box.outer_size.width else 1_000
             box.border_subtitle = self._wave_legend(room)
+
+    def _show_alarms_title(self) -> None:
+        if self._alarms_title is None:
+            return  # no model shown yet
+        for box in self.query("#alarms-box"):  # (query: as `_show_rollout_borders`)
+            room = box.outer_size.width - BORDER_AROUND_TITLE if box.outer_size.width else 1_000
+            box.border_title = self._alarms_marked(self._alarms_title(room))
 
     def _ready(self) -> None:
         self.ready = True  # children are composed: the app may render into them now
@@ -324,8 +346,11 @@ class MainScreen(Screen[None]):
             active, model.alarms.past(), palette, model.alarms.version, stale=stale is not None, clock=clock
         )
         self._show_alarm_said(alarms)
-        unacked = model.alarms.unacknowledged
-        self.query_one("#alarms-box").border_title = marked(f"alarms · {len(active)} active · {unacked} new")
+        self._alarms_title = partial(
+            alarms_title, len(active), model.alarms.unacknowledged, alarms.cleared_shown
+        )
+        self._alarms_marked = marked
+        self._show_alarms_title()
         frame = model.frame
         self.actions_off, self._palette, self._rollout_marked = actions_off, palette, marked
         # Read again from each frame: a fleet's capacity runs out at its max_nodes, and comes back

@@ -244,6 +244,11 @@ class AlarmsPanel(DataTable):
         self._laid_out_for: tuple[int, int] | None = None
         self._labelled = False  # the rows drawn with the rules' short labels: the message names the rule
 
+    @property
+    def cleared_shown(self) -> int:
+        """The cleared rows drawn under the active ones."""
+        return sum(1 for lines in self._cleared_lines if lines is not None)
+
     def show(
         self,
         active: list[AlarmEntry],
