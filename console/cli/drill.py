@@ -25,7 +25,7 @@ from console.stop_signals import OUTSIDE_STOP_SIGNALS
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from console.drills.live import DrillProgress
+    from console.drills.live import DrillProgress, LiveObjective
     from console.drills.objectives import Score
     from console.drills.schema import Drill
     from console.drills.summary import NextStep, RunCommand
@@ -394,7 +394,14 @@ def _run_drill_console(
     if progress.final is None:  # quit on the briefing: the fleet clock never ran
         _say_interrupted(progress.drill, None, record, "left")
         return ConsoleEnd(NOT_SCORED)
-    _print_outcome(progress.drill, progress.final, seed, progress.actions, app.next_steps)
+    _print_outcome(
+        progress.drill,
+        progress.final,
+        progress.objectives(progress.final),
+        seed,
+        progress.actions,
+        app.next_steps,
+    )
     return ConsoleEnd(0, retry=app.retry_asked)
 
 
@@ -491,7 +498,7 @@ def _headless(args: argparse.Namespace, drill: Drill) -> int:
 
     fresh = fresh_recording(args.record or Path(f"{drill.name}.sdrec"), args.record)
     steps = next_steps(run_command(args, args.record), str(fresh))
-    _print_outcome(drill, run.score, run.seed, run.actions, steps, run.wall_s)
+    _print_outcome(drill, run.score, run.objectives(), run.seed, run.actions, steps, run.wall_s)
     return 0
 
 
@@ -522,15 +529,18 @@ def _say_interrupted(
 def _print_outcome(
     drill: Drill,
     score: Score,
+    objectives: Sequence[LiveObjective],
     seed: int | None,
     actions: list[ActionRecord],
     steps: Sequence[NextStep] = (),
     wall_s: float | None = None,
 ) -> None:
     """The outcome as the end screen gives it, on the terminal: a headless run's, or the drill console's
-    once the trainee leaves its end screen (so the score outlives the screen), and what to do next."""
+    once the trainee leaves its end screen (so the score outlives the screen), and what to do next.
+    `objectives`: each as the end screen reads it, on the drill's clock (`DrillProgress.objectives` once
+    scored, `DrillRun.objectives`)."""
     from console.drills.objectives import penalty_text
-    from console.drills.summary import next_steps_text, shown_why, verdict_figure
+    from console.drills.summary import end_lines, next_steps_text
 
     print(f"{drill.title}  ({drill.name}{f', seed {seed}' if seed is not None else ''})")
     print(f"  rehearses: {drill.seed_source}")
@@ -538,12 +548,12 @@ def _print_outcome(
         print(
             f"  {drill.human_time(action.time_s)}  {action.action} {action.target or ''} → {action.outcome}"
         )
-    for item in score.objectives:
+    for objective in objectives:
+        item = objective.measured
         mark = "met   " if item.met else "failed"
         print(f"  [{mark}] {item.points:>5g}/{item.max_points:<4g} {item.name}")
-        for line in (verdict_figure(item), shown_why(item)):  # the figure it turned on, then the why
-            if line is not None:
-                print(f"           {line}")
+        for line in end_lines(objective):  # the figure it turned on, then what became of it, when
+            print(f"           {line}")
     print(f"  {penalty_text(score, drill.scoring)}")
     wall = f"   ({wall_s:.1f} s wall)" if wall_s is not None else ""
     print(f"  score {score.score:g} / {score.max_score:g}{wall}")

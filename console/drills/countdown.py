@@ -1,11 +1,13 @@
-"""What the drill screen says beside each objective while the drill runs, and of the time penalty. Pure.
+"""What the trainee reads of each objective, on the drill's clock, and of the time penalty as it accrues. Pure.
 
 Every time is the drill's clock, the one the header, the briefing and the hints speak ("04:02:41"), and an
 objective with a deadline says it and the time left ("halt by 04:04:11 — 42 s left"), counting down as the
-frames come. The scorer's `why` (console.drills.objectives) speaks fleet seconds ("abort criterion at
-161 s"), as the headless runner's scripts (`at_s`), `--json` and the report do; beside a clock reading
-04:03:11 it left the trainee to do the sum, under pressure. The penalty is said as it accrues ("−0.3 so
-far: 9 s below 97 % of connections"): the panel's "99.7/100 so far" had no word for the missing 0.3.
+frames come. Once the drill is over (`DrillTime.over`) each says what became of it ("not halted by
+04:04:11"): the end screen and the terminal's summary read these final statuses too
+(`console.drills.summary`). The scorer's `why` (console.drills.objectives) speaks fleet seconds ("abort
+criterion at 161 s"), as the headless runner's scripts (`at_s`), `--json` and the report do; beside a clock
+reading 04:03:11 it left the trainee to do the sum. The penalty is said as it accrues ("−0.3 so far: 9 s
+below 97 % of connections"): the panel's "99.7/100 so far" had no word for the missing 0.3.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ class DrillTime:
     time_s: float
     end_s: float
     clock: Callable[[float], str]  # fleet second → the drill clock, `Drill.human_time`
+    #: Scored (`DrillProgress.finish`, a headless run's end): over even if its last frame came short of `end_s`.
+    ended: bool = False
+
+    @property
+    def over(self) -> bool:
+        """The drill is over: nothing is due any more, what was not done was not done."""
+        return self.ended or self.time_s >= self.end_s
 
     def at(self, fleet_s: float) -> str:
         return self.clock(fleet_s)
@@ -46,6 +55,12 @@ class DrillTime:
     def by(self, due_s: float) -> str:
         """'by 04:04:11 — 42 s left'."""
         return f"by {self.at(due_s)} — {duration(due_s - self.time_s)} left"
+
+    def deadline(self, due_s: float) -> str:
+        """A deadline passed, or the drill's end where it came first: '04:04:11', "the drill's end, 04:05:00"."""
+        if due_s >= self.end_s:
+            return f"the drill's end, {self.at(self.end_s)}"
+        return self.at(due_s)
 
 
 def objective_status(
@@ -81,6 +96,8 @@ def _halt(watch: AbortWatch, within_s: float, halts: list[float], now: DrillTime
     if watch.criterion is None or due_s is None:
         if halts:
             return f"halted {now.at(halts[0])}, before any node was {line}"
+        if now.over:
+            return f"no node was {line}"
         return f"halt within {duration(within_s)} once a node is {line} (none yet)"
     at_s, node = watch.criterion
     criterion = f"abort criterion {now.at(at_s)} ({node})"
@@ -90,10 +107,10 @@ def _halt(watch: AbortWatch, within_s: float, halts: list[float], now: DrillTime
             return f"halted {now.at(answered[0])}, before the {criterion}"
         after = duration(answered[0] - at_s)
         return f"halted {now.at(answered[0])}, {after} after the abort criterion ({now.at(at_s)}, {node})"
-    if now.time_s <= due_s:
+    if now.time_s <= due_s and not now.over:
         return f"{criterion}: halt {now.by(due_s)}"
     late = f"; halted {now.at(halts[0])}" if halts else ""
-    return f"{criterion}: not halted by {now.at(due_s)}{late}"
+    return f"{criterion}: not halted by {now.deadline(due_s)}{late}"
 
 
 def _action(
@@ -111,13 +128,13 @@ def _action(
             return f"applied {now.at(counted[0].time_s)}"
         return f"{len(counted)} applied (needed {needed}), the last {now.at(counted[-1].time_s)}"
     due_s = now.end_s if due_s is None else due_s  # (`deadline_s` always gives one: `by_s`, or the end)
-    if failed:
+    if failed or now.over:
         late = [a.time_s for a in applied if a.time_s > due_s]
         too_late = f"; applied {now.at(late[0])}, too late" if late else ""
-        return f"not applied by {now.at(due_s)}{too_late}"
+        done = "not applied" if needed == 1 else f"{len(counted)} of {needed} applied"
+        return f"{done} by {now.deadline(due_s)}{too_late}"
     so_far = "not yet" if needed == 1 else f"{len(counted)} of {needed} applied"
-    end = "the drill's end, " if due_s >= now.end_s else ""
-    return f"{so_far}: by {end}{now.at(due_s)} — {duration(due_s - now.time_s)} left"
+    return f"{so_far}: by {now.deadline(due_s)} — {duration(due_s - now.time_s)} left"
 
 
 def _rollout(run: RunMeasures, watch: RolloutWatch, now: DrillTime, due_s: float | None, met: bool) -> str:
@@ -126,26 +143,37 @@ def _rollout(run: RunMeasures, watch: RolloutWatch, now: DrillTime, due_s: float
         return f"completed {now.at(done)}"
     due_s = now.end_s if due_s is None else due_s  # (`deadline_s` always gives one: `within_s`)
     if done is not None:
-        return f"not completed by {now.at(due_s)} (completed {now.at(done)})"
+        return f"not completed by {now.deadline(due_s)} (completed {now.at(done)})"
     if watch.completed_after_end:
         return "completed just after the drill's end"
-    if now.time_s > due_s:
-        return f"not completed by {now.at(due_s)}"
     last = run.last
     state = last.rollout.state.value if last is not None and last.rollout else "not started"
+    if now.over:
+        return f"not completed by {now.deadline(due_s)} (last state: {state})"
+    if now.time_s > due_s:
+        return f"not completed by {now.at(due_s)}"
     return f"rollout {state}: complete {now.by(due_s)}"
 
 
 def _dip(watch: DipWatch, within_s: float, now: DrillTime, due_s: float | None, failed: bool) -> str:
     pct = f"{watch.pct:g} %"
-    if watch.below_since is not None and due_s is not None and not failed:
+    if watch.below_since is not None and due_s is not None and not failed and not now.over:
         return f"below {pct} since {now.at(watch.below_since)}: back {now.by(due_s)}"
     longest_s, longest_from = watch.longest_until(now.time_s)
+    within, since = duration(within_s), watch.below_since
     if longest_from is None:
-        return f"never below {pct}; a dip must end within {duration(within_s)}"
-    within = duration(within_s)
+        return f"never below {pct}" if now.over else f"never below {pct}; a dip must end within {within}"
+    still = ""
+    if now.over and since is not None:  # the scorer counts a dip still open up to the last frame
+        still = (
+            ", still below at the end"
+            if since == longest_from
+            else f"; below again from {now.at(since)} to the end"
+        )
     if failed:
-        return f"{duration(longest_s)} below {pct} from {now.at(longest_from)} (allowed {within})"
+        return f"{duration(longest_s)} below {pct} from {now.at(longest_from)}{still} (allowed {within})"
+    if now.over:
+        return f"longest dip {duration(longest_s)} from {now.at(longest_from)}{still} (allowed {within})"
     return f"longest dip {duration(longest_s)} ({now.at(longest_from)}); each must end within {within}"
 
 
@@ -164,7 +192,7 @@ def _total(
     if failed:
         allowed = f"allowed {duration(grace_s)}" if grace_s > 0 else "allowed none"
         return f"{duration(watch.over_s)} over {line} ({allowed}); peak {figure(watch.peak)}{unit}"
-    if due_s is not None:
+    if due_s is not None and not now.over:
         return f"{watch.name} {figure(watch.value(run.last))}{unit}, over {line}: under it {now.by(due_s)}"
     if watch.over_s == 0:
         return f"peak {figure(watch.peak)}{unit}, never over {line}"
@@ -176,6 +204,8 @@ def _floor(run: RunMeasures, now: DrillTime, met: bool) -> str:
         return "no frames yet"
     connections, at_s = run.lowest
     low = f"{100.0 * connections / run.baseline:.1f} %"
+    if met and now.over:
+        return f"lowest {low} ({now.at(at_s)})"
     if met:
         return f"lowest {low} ({now.at(at_s)}); hold until {now.at(now.end_s)}"
     return f"fell to {low} ({now.at(at_s)})"

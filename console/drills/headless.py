@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from console.alarms import AlarmEngine
+from console.drills.countdown import DrillTime
+from console.drills.live import LiveObjective, objectives_at
 from console.drills.objectives import MeasuredRun, Score, first_applied
 from console.drills.schema import Drill, hints_due
 from console.drills.script import IDLE, Script, ScriptedAction
@@ -59,6 +61,13 @@ class DrillRun(MeasuredRun):
     def duration_s(self) -> float:
         """The fleet time the run reached (its last frame's)."""
         return self.time_s
+
+    def objectives(self) -> list[LiveObjective]:
+        """Each objective met or failed, and what became of it on the drill's clock, as the console's end
+        screen says it (`console.drills.live.objectives_at`)."""
+        assert self.score is not None
+        now = DrillTime(self.time_s, self.scenario.duration_s, self.drill.human_time, ended=True)
+        return objectives_at(self.measures, self.score, self.actions, now)
 
     def as_dict(self) -> dict[str, Any]:
         assert self.score is not None

@@ -10,6 +10,7 @@ not met yet is "at risk" while the rest of the drill could still meet it, "faile
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -82,6 +83,25 @@ def standing_of(run: RunMeasures, index: int, measured: Measured, time_s: float,
     return Standing.FAILED if due is not None and time_s > due else Standing.AT_RISK
 
 
+def objectives_at(
+    run: RunMeasures, score: Score, actions: Sequence[ActionRecord], now: DrillTime
+) -> list[LiveObjective]:
+    """Each objective of `run` scored as `score`, its standing and what the trainee reads of it `now`: the
+    drill screen's panel while the drill runs; once it is over (`now.over`) the end screen's and the
+    terminal's summary, met or failed (a met dip still open at the end is no longer "at risk")."""
+    out = []
+    for index, measured in enumerate(score.objectives):
+        if now.over:
+            standing = Standing.MET if measured.met else Standing.FAILED
+        else:
+            standing = standing_of(run, index, measured, now.time_s, now.end_s)
+        due_s = deadline_s(run, index, now.time_s, now.end_s)
+        failed = standing is Standing.FAILED
+        status = objective_status(run, index, measured, actions, now, due_s, failed)
+        out.append(LiveObjective(measured, standing, status))
+    return out
+
+
 def through(frame: Frame, end_s: float) -> Frame | None:
     """`frame` without its fleet seconds after `end_s`, where it says them (`folded_totals`); None when it
     says them and none is the drill's. The served simulation runs on past the drill's end, and at speed > 1
@@ -150,17 +170,10 @@ class DrillProgress(MeasuredRun):
         return self.final
 
     def objectives(self, score: Score | None = None) -> list[LiveObjective]:
-        """Each objective's standing, and what the screen says of it on the drill's clock."""
-        score = score or self.score()
-        run, now = self.measures, DrillTime(self.time_s, self.end_s, self.drill.human_time)
-        out = []
-        for index, measured in enumerate(score.objectives):
-            standing = standing_of(run, index, measured, self.time_s, self.end_s)
-            due_s = deadline_s(run, index, self.time_s, self.end_s)
-            failed = standing is Standing.FAILED
-            status = objective_status(run, index, measured, self.actions, now, due_s, failed)
-            out.append(LiveObjective(measured, standing, status))
-        return out
+        """Each objective's standing, and what the screen says of it on the drill's clock; once the drill
+        is scored (`finish`), what became of it, as the end screen says."""
+        now = DrillTime(self.time_s, self.end_s, self.drill.human_time, ended=self.final is not None)
+        return objectives_at(self.measures, score or self.score(), self.actions, now)
 
     def penalty_line(self, score: Score | None = None) -> PenaltySoFar | None:
         """The time penalty so far and why, as the drill screen shows it; None in a drill that charges

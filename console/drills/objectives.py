@@ -91,7 +91,10 @@ class Score:
 def penalty_text(score: Score, scoring: Scoring) -> str:
     """The time penalty as the end screen and the terminal say it; a drill that charges none says so, so
     its minutes below the floor do not read as a penalty of nothing."""
-    below = f"{score.minutes_below:g} min below {scoring.penalty_below_pct:g} % of connections"
+    # As `duration` writes a span everywhere else ("7 min 26 s", not "7.43 min"); `minutes_below` is rounded
+    # to hundredths of a minute, within a second of the fleet seconds it counted.
+    spent = duration(round(score.minutes_below * 60))
+    below = f"{spent} below {scoring.penalty_below_pct:g} % of connections"
     if scoring.penalty_per_min == 0:
         return f"no time penalty in this drill ({below})"
     if score.minutes_below == 0:  # "penalty −0 (0 min below …)" read as a charge of nothing

@@ -2,8 +2,9 @@
 
 The end screen (`console.ui.drill`) and the terminal (`stormdeck drill`, headless or after the console)
 say the same: an objective's figure only where it informs — the measure against what was allowed, in the
-operator's words — and the exact commands that show this run's report, replay it and try the drill again
-(or, not recorded, how to record the next run).
+operator's words — then what became of it on the drill's clock (the drill screen's status, final:
+`console.drills.countdown`), and the exact commands that show this run's report, replay it and try the
+drill again (or, not recorded, how to record the next run).
 """
 
 from __future__ import annotations
@@ -11,32 +12,39 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from console.drills.live import LiveObjective
 from console.drills.objectives import Measured
 from console.model.units import duration
 
 
 def verdict_figure(item: Measured) -> str | None:
-    """The figure `item` was met or failed on, against its allowance ("longest 6 min 29 s, allowed 5 min
-    00 s"); None where it would add nothing: a yes or no (`no_override`), a count the why already gives
-    against what was needed (`action_used`), a total whose why states its time over the line (`totals_max`),
-    or a measure with nothing measured (never halted, never below the line)."""
+    """The figure `item` was met or failed on, against its allowance ("halted 2 min 10 s after the abort
+    criterion, allowed 1 min 30 s"); None where it would add nothing: a yes or no (`no_override`), a count
+    the status already gives against what was needed (`action_used`), a total or a dip whose status states
+    its time over the line and what was allowed (`totals_max`, `recovery`), a halt in time, whose status
+    states its delay ("halted 04:03:20, 39 s after the abort criterion …"), or a measure with nothing
+    measured (never halted)."""
     value, limit = item.value, item.limit
     if value is None or limit is None:
         return None
     if item.kind == "connections_floor":
         return f"lowest {value:.3g} %, floor {limit:g} %"
-    if item.kind == "recovery" and value > 0:
-        return f"longest {duration(value)}, allowed {duration(limit)}"
-    if item.kind == "halt_within":
+    if item.kind == "halt_within" and not item.met:
         return f"halted {duration(value)} after the abort criterion, allowed {duration(limit)}"
     if item.kind == "rollout_completed":
         return f"completed after {duration(value)}, allowed {duration(limit)}"
     return None
 
 
-def shown_why(item: Measured) -> str | None:
-    """`item`'s why, unless it only repeats its name ("no admin override used" twice)."""
-    return None if item.why.strip() == item.name.strip() else item.why
+def end_lines(item: LiveObjective) -> list[str]:
+    """What the end screen and the terminal say under an objective: the figure it turned on where that
+    informs (`verdict_figure`), then what became of it on the drill's clock (`item.status`, once the drill
+    is over: "abort criterion 04:02:41 (gw-024): not halted by 04:04:11"), unless that only repeats its
+    name ("none used" under "no admin override used")."""
+    measured = item.measured
+    figure = verdict_figure(measured)
+    repeats = measured.kind == "no_override" and measured.met
+    return [line for line in (figure, None if repeats else item.status) if line]
 
 
 @dataclass(frozen=True)

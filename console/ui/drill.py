@@ -27,7 +27,7 @@ from console.drills.countdown import PenaltySoFar
 from console.drills.live import DrillProgress, LiveObjective, Standing
 from console.drills.objectives import Score, penalty_rule, penalty_text
 from console.drills.schema import Drill
-from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, shown_why, verdict_figure
+from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, end_lines
 from console.drills.summary import next_steps as steps_for
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
@@ -118,10 +118,16 @@ def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
 
 
 def end_text(
-    drill: Drill, score: Score, palette: Palette, steps: Sequence[NextStep] = (), retry_key: bool = False
+    drill: Drill,
+    score: Score,
+    objectives: Sequence[LiveObjective],
+    palette: Palette,
+    steps: Sequence[NextStep] = (),
+    retry_key: bool = False,
 ) -> Group:
-    """The end screen: the score, each objective with the figure it turned on where that informs
-    (`verdict_figure`), the penalty, and what the trainee can do now — the commands (`next_steps`) and keys."""
+    """The end screen: the score, each objective (`DrillProgress.objectives` once scored) with the figure it
+    turned on where that informs and what became of it on the drill's clock (`end_lines`), the penalty,
+    and what the trainee can do now — the commands (`next_steps`) and keys."""
     heading = [
         f"[b]{escape(drill.title)}[/] — the drill's time is up",
         "",
@@ -129,16 +135,14 @@ def end_text(
         "",
     ]
     rows = []
-    for item in score.objectives:
-        standing = Standing.MET if item.met else Standing.FAILED
-        figure = verdict_figure(item)
-        why = shown_why(item)
+    for item in objectives:
+        measured = item.measured
         rows.append(
             (
-                _mark(standing, palette),
-                f"{item.points:>4g}/{item.max_points:<4g}",
+                _mark(item.standing, palette),
+                f"{measured.points:>4g}/{measured.max_points:<4g}",
                 # The figure on a line of its own: beside a long name it wrapped mid-figure ("6 / min 29 s").
-                "\n".join([escape(item.name), *(escape(line) for line in (figure, why) if line)]),
+                "\n".join([escape(measured.name), *(escape(line) for line in end_lines(item))]),
             )
         )
     penalty = ["", escape(penalty_text(score, drill.scoring)), ""]
@@ -396,9 +400,11 @@ class DrillApp(ConsoleApp):
 
     def quit_warning(self) -> str | None:
         if self.abandoned:
-            score = self.progress.score()
+            # On the drill's clock, as the header and the panel's title say it (not "241 of 1200 s").
+            progress, score = self.progress, self.progress.score()
+            left = duration(progress.end_s - progress.time_s)
             return (
-                f"the drill is running ({self.progress.time_s:.0f} of {self.progress.end_s:.0f} s, "
+                f"the drill is running ({progress.drill.human_time(progress.time_s)}, {left} left, "
                 f"{score.score:g}/{score.max_score:g} so far): quitting leaves it unscored"
             )
         return super().quit_warning()
@@ -431,5 +437,8 @@ class DrillApp(ConsoleApp):
             self.record_outcome(score.outcome(self.progress.time_s))
         # The hints (shown 30 s) would cover the end screen's why of each objective: the drill is over.
         self.clear_notifications()
-        text = end_text(self.progress.drill, score, self.palette, self.next_steps, self.offers_retry)
+        objectives = self.progress.objectives(score)
+        text = end_text(
+            self.progress.drill, score, objectives, self.palette, self.next_steps, self.offers_retry
+        )
         self.push_screen(EndScreen(text))

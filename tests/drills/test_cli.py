@@ -467,7 +467,23 @@ def test_a_drill_that_charges_no_time_penalty_says_so(
     assert main(["drill", write(tmp_path, "tiny.toml", GOOD_DRILL), "--headless"]) == 0
     said = [line.strip() for line in capsys.readouterr().out.splitlines() if "penalty" in line]
     assert len(said) == 1 and said[0].startswith("no time penalty in this drill ("), said
-    assert "min below 95 % of connections" in said[0]
+    assert said[0].endswith(" s below 95 % of connections)"), said  # a span as `duration` writes it
+
+
+def test_the_headless_summary_says_when_on_the_drills_clock(capsys: pytest.CaptureFixture[str]) -> None:
+    """thundering-herd idle printed "abort criterion at 161 s (gw-024 above 80 % for 30 s); never halted",
+    "connections fell to 92.0 % at 571 s" and "penalty −14.9 (7.43 min below …)": a trainee who had
+    watched the drill's clock read 04:02:41 could match none of it. Moments on the drill's clock (04:00:00
+    + fleet seconds), spans as the console writes them (`duration`)."""
+    import re
+
+    assert main(["drill", "thundering-herd", "--headless"]) == 0
+    out = capsys.readouterr().out
+    assert "abort criterion 04:02:41 (gw-024): not halted by 04:04:11" in out, out  # 161 s, + 90 s
+    assert "fell to 92.0 % (04:09:31)" in out, out  # 571 s
+    assert "longest dip 33 s from 04:08:01 (allowed 3 min 00 s)" in out, out  # 481 s
+    assert re.search(r"penalty −[\d.]+ \(7 min \d\d s below 97 % of connections\)", out), out
+    assert not re.search(r"\b(?:at|from|by|of) \d+ s\b|\d\.\d+ min", out), out
 
 
 def test_a_set_that_shrinks_the_fleet_under_the_drills_timeline_says_where_to_change_it(

@@ -190,3 +190,57 @@ def test_the_penalty_rule_in_words_for_the_briefing() -> None:
         == "time penalty: −3 points a minute with connections below 95 % of the start"
     )
     assert penalty_rule(Scoring(0, 95, 0)) == "no time penalty in this drill"
+
+
+def at_the_end(progress: DrillProgress) -> LiveObjective:
+    """The objective as the end screen and the terminal read it once the drill is scored (`finish`)."""
+    progress.finish()
+    return only(progress)
+
+
+def test_after_the_end_an_objective_says_what_happened_not_a_deadline_to_come() -> None:
+    """The end screen and the headless summary read these final statuses: after the end, "halt by 04:02:50
+    — 50 s left" or "hold until 04:02:00" is a promise the drill can no longer keep."""
+    unhalted = at_the_end(feed(live(HALT, end_s=120), hot(121)))  # criterion at 80 s, due at 170 s
+    assert unhalted.standing is Standing.FAILED
+    assert unhalted.status == "abort criterion 04:01:20 (gw-000): not halted by the drill's end, 04:02:00"
+    calm = at_the_end(feed(live(HALT, end_s=40), hot(41)))  # 90 % from 50 s: never 30 s over
+    assert (calm.standing, calm.status) == (Standing.MET, "no node was over 80 % CPU for 30 s")
+    objective = {"name": "rollout done", "kind": "rollout_completed", "within_s": 300}
+    running = RolloutStatus(state=RolloutState.RUNNING)
+    rollout = at_the_end(feed(live(objective, end_s=60), [frame(t, rollout=running) for t in range(61)]))
+    assert rollout.status == "not completed by the drill's end, 04:01:00 (last state: running)"
+    dips = {"name": "back", "kind": "recovery", "pct": 95, "within_s": 30}
+    open_dip = at_the_end(
+        feed(live(dips, end_s=50), series(0, 51, connections=lambda t: 100_000 if t < 40 else 90_000))
+    )
+    assert (open_dip.standing, open_dip.status) == (
+        Standing.MET,
+        "longest dip 10 s from 04:00:40, still below at the end (allowed 30 s)",
+    )
+    twice_below = at_the_end(
+        feed(
+            live(dips, end_s=50),
+            series(0, 51, connections=lambda t: 90_000 if 10 <= t < 20 or t >= 45 else 100_000),
+        )
+    )
+    assert (
+        twice_below.status
+        == "longest dip 10 s from 04:00:10; below again from 04:00:45 to the end (allowed 30 s)"
+    )
+    floor = {"name": "floor", "kind": "connections_floor", "min_pct": 80}
+    held = at_the_end(
+        feed(live(floor, end_s=50), series(0, 51, connections=lambda t: 100_000 if t < 40 else 90_000))
+    )
+    assert held.status == "lowest 90.0 % (04:00:40)"
+    total = {"name": "timeouts", "kind": "totals_max", "field": "timeouts_per_s", "max": 500, "grace_s": 10}
+    over = at_the_end(
+        feed(live(total, end_s=23), series(0, 24, timeouts_per_s=lambda t: 1500.0 if t >= 20 else 0.0))
+    )
+    assert (over.standing, over.status) == (Standing.MET, "peak 1,500/s; over 500/s for 4 s of 10 s")
+    twice = {"name": "admission twice", "kind": "action_used", "action": "admission", "min_count": 2}
+    once = feed(live(twice, end_s=60), series(0, 61))
+    once.add_action(act(20, "admission"))
+    assert at_the_end(once).status == "1 of 2 applied by the drill's end, 04:01:00"
+    for item in (unhalted, calm, rollout, open_dip, twice_below, held, over, only(once)):
+        assert not FLEET_SECONDS.search(item.status) and " left" not in item.status, item.status

@@ -206,4 +206,7 @@ def test_a_run_that_never_went_below_the_penalty_floor_reads_no_penalty_not_minu
     clean = Score(score=100, max_score=100, penalty=0, minutes_below=0, penalty_below_pct=97)
     assert penalty_text(clean, scoring) == "no time penalty: connections never below 97 %"
     dipped = Score(score=91, max_score=100, penalty=9, minutes_below=3, penalty_below_pct=97)
-    assert penalty_text(dipped, scoring) == "penalty −9 (3 min below 97 % of connections)"
+    assert penalty_text(dipped, scoring) == "penalty −9 (3 min 00 s below 97 % of connections)"
+    # Rounded to hundredths of a minute (7.43: 445.8 s), said as the second counted, not the one before.
+    worse = Score(score=85.1, max_score=100, penalty=14.9, minutes_below=7.43, penalty_below_pct=97)
+    assert penalty_text(worse, scoring) == "penalty −14.9 (7 min 26 s below 97 % of connections)"

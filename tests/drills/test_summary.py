@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
+from console.drills.live import LiveObjective, Standing
 from console.drills.objectives import Measured, measure
 from console.drills.schema import TOTALS_FIELDS, TOTALS_WORDS, Objective
-from console.drills.summary import RunCommand, next_steps, shown_why, verdict_figure
+from console.drills.summary import RunCommand, end_lines, next_steps, verdict_figure
 from console.record.records import ActionRecord
 from tests.fleet_builders import series
 
@@ -35,11 +36,18 @@ def test_a_boolean_or_a_count_against_one_shows_no_value_and_limit() -> None:
     assert [verdict_figure(item) for item in cases] == [None, None, None, None]
 
 
-def test_a_why_that_only_repeats_the_name_is_not_said_twice() -> None:
-    item = Measured("no admin override used", "no_override", True, 0.0, 0.0, "no admin override used", 15, 15)
-    assert shown_why(item) is None
-    other = Measured("no override", "no_override", True, 0.0, 0.0, "no admin override used", 15, 15)
-    assert shown_why(other) == "no admin override used"
+def test_a_status_that_only_repeats_the_name_is_not_said_twice() -> None:
+    unused = Measured("no admin override used", "no_override", True, 0.0, 0.0, "w", 15, 15)
+    assert end_lines(LiveObjective(unused, Standing.MET, "none used")) == []
+    used = Measured("no admin override used", "no_override", False, 1.0, 0.0, "w", 0, 15)
+    said = "1 used, the first (drain) 04:01:40"
+    assert end_lines(LiveObjective(used, Standing.FAILED, said)) == [said]
+
+
+def test_the_figure_comes_first_then_what_became_of_the_objective() -> None:
+    floor = Measured("floor", "connections_floor", False, 92.04, 93.0, "w", 0, 25, unit=" %")
+    status = "fell to 92.0 % (04:09:31)"
+    assert end_lines(LiveObjective(floor, Standing.FAILED, status)) == ["lowest 92 %, floor 93 %", status]
 
 
 def test_a_total_that_failed_on_its_time_over_the_line_states_that_time_not_its_peak() -> None:
@@ -69,11 +77,12 @@ def test_figures_that_inform_read_in_operator_words_with_units() -> None:
     floor = Measured("floor", "connections_floor", False, 92.04, 93.0, "w", 0, 25, unit=" %")
     assert verdict_figure(floor) == "lowest 92 %, floor 93 %"
     dip = Measured("back", "recovery", False, 389.0, 300.0, "w", 0, 35, unit=" s")
-    assert verdict_figure(dip) == "longest 6 min 29 s, allowed 5 min 00 s"
-    no_dip = Measured("back", "recovery", True, 0.0, 300.0, "never fell", 35, 35, unit=" s")
-    assert verdict_figure(no_dip) is None  # its why: "connections never fell below 95 %"
+    # Its status says it: "6 min 29 s below 95 % from 02:00:31, still below at the end (allowed 5 min 00 s)".
+    assert verdict_figure(dip) is None
     late = Measured("halt", "halt_within", False, 130.0, 90.0, "w", 0, 40, unit=" s")
     assert verdict_figure(late) == "halted 2 min 10 s after the abort criterion, allowed 1 min 30 s"
+    in_time = Measured("halt", "halt_within", True, 39.0, 90.0, "w", 40, 40, unit=" s")
+    assert verdict_figure(in_time) is None  # its status: "halted 04:03:20, 39 s after the abort criterion …"
     never = Measured("halt", "halt_within", False, None, 90.0, "never halted", 0, 40, unit=" s")
     assert verdict_figure(never) is None  # no figure to give: the why says "never halted"
     done = Measured("roll", "rollout_completed", True, 231.0, 2400.0, "w", 15, 15, unit=" s")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 from rich.console import Console
 
@@ -227,7 +228,9 @@ async def test_quitting_a_running_drill_asks_again_and_says_it_leaves_it_unscore
         await pilot.pause()
         assert app.is_running and app.abandoned
         [warning] = [n.message for n in app._notifications]
-        assert "the drill is running (30 of 60 s, 60/100 so far)" in warning
+        # On the drill's clock, as the header and the panel's title say it: "30 of 60 s" was fleet seconds.
+        assert "the drill is running (02:00:30, 30 s left, 60/100 so far)" in warning, warning
+        assert " of 60 s" not in warning
         assert "unscored" in warning and "quit again within 3 s" in warning
         await pilot.press("q")
         await pilot.pause()
@@ -513,6 +516,24 @@ async def test_the_end_screen_shows_no_value_and_limit_that_add_nothing() -> Non
         text = end_screen_text(app)
     assert "value" not in text and "limit" not in text, text
     assert "lowest " in text and "floor 99 %" in text, text
+
+
+#: Moments in fleet seconds ("at 41 s", "from 481 s", "by 40 s"): no time on the drill's clock.
+FLEET_MOMENTS = re.compile(r"\b(?:at|from|by|of) \d+ s\b")
+
+
+async def test_the_end_screen_says_when_on_the_drills_clock() -> None:
+    """The end screen gave the scorer's sentences in fleet seconds ("connections fell to 89.3 % at 41 s"),
+    beside a header and a panel that had read the drill's clock all along: it now says each moment on that
+    clock, as the panel did (`console.drills.countdown`), and after the end what became of each deadline."""
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await play_to_the_end(pilot)
+        text = " ".join(end_screen_text(app).split())
+    assert re.search(r"fell to \d+\.\d % \(02:00:4\d\)", text), text  # the storm at 02:00:40
+    assert "not applied by the drill's end, 02:01:00" in text, text
+    assert not FLEET_MOMENTS.search(text), text
+    assert re.search(r"\(\d+ s below 95 % of connections\)", text), text  # a span as `duration` writes it
 
 
 #: TINY with an action due by a time and a time penalty: what the panel says of deadlines and the penalty.
