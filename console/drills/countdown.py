@@ -17,18 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.drills.objectives import (
-    AbortWatch,
-    DipWatch,
     Measured,
-    RolloutWatch,
     RunMeasures,
     Score,
-    TotalWatch,
     applied_times,
     figure,
     matching_actions,
     unit_of,
 )
+from console.drills.watches import AbortWatch, DipWatch, RolloutWatch, TotalWatch
 from console.model.thresholds import Level
 from console.model.units import duration
 from console.record.records import ActionRecord

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from console.drills.countdown import DrillTime, PenaltySoFar, objective_status, penalty_so_far
-from console.drills.objectives import DipWatch, Measured, MeasuredRun, RunMeasures, Score, TotalWatch
+from console.drills.objectives import Measured, MeasuredRun, RunMeasures, Score
+from console.drills.watches import DipWatch, TotalWatch
 from console.protocol import Event, Frame
 from console.record.records import ActionRecord
 
