@@ -25,6 +25,7 @@ from console.drills.objectives import (
     matching_actions,
     unit_of,
 )
+from console.drills.schema import TOTALS_WORDS
 from console.drills.watches import AbortWatch, DipWatch, RolloutWatch, TotalWatch
 from console.model.thresholds import Level
 from console.model.units import duration
@@ -190,7 +191,8 @@ def _total(
         allowed = f"allowed {duration(grace_s)}" if grace_s > 0 else "allowed none"
         return f"{duration(watch.over_s)} over {line} ({allowed}); peak {figure(watch.peak)}{unit}"
     if due_s is not None and not now.over:
-        return f"{watch.name} {figure(watch.value(run.last))}{unit}, over {line}: under it {now.by(due_s)}"
+        words = TOTALS_WORDS.get(watch.name, watch.name)  # ("timeouts", not the field timeouts_per_s)
+        return f"{words} {figure(watch.value(run.last))}{unit}, over {line}: under it {now.by(due_s)}"
     if watch.over_s == 0:
         return f"peak {figure(watch.peak)}{unit}, never over {line}"
     return f"peak {figure(watch.peak)}{unit}; over {line} for {duration(watch.over_s)} of {duration(grace_s)}"

@@ -136,7 +136,7 @@ def test_a_total_over_its_line_reads_the_grace_left() -> None:
     total = {"name": "timeouts", "kind": "totals_max", "field": "timeouts_per_s", "max": 500, "grace_s": 10}
     over = feed(live(total), series(0, 24, timeouts_per_s=lambda t: 1500.0 if t >= 20 else 0.0))
     assert only(over).standing is Standing.AT_RISK
-    assert only(over).status == "timeouts_per_s 1,500/s, over 500/s: under it by 04:00:29 — 6 s left"
+    assert only(over).status == "timeouts 1,500/s, over 500/s: under it by 04:00:29 — 6 s left"
     calm = feed(live(total), series(0, 24))
     assert only(calm).status == "peak 0/s, never over 500/s"
 
