@@ -1,6 +1,7 @@
 """Typed schemas shared by every side of stormdeck: the simulator, the servers and the console."""
 
 from console.protocol.actions import ActionKind
+from console.protocol.admission import AdmissionGroup, AdmissionInForce, overrides_of
 from console.protocol.answers import (
     PROBLEM_TYPE_PREFIX,
     ActionResult,
@@ -71,6 +72,8 @@ __all__ = [
     "ActionKind",
     "ActionRequest",
     "ActionResult",
+    "AdmissionGroup",
+    "AdmissionInForce",
     "AdmissionRequest",
     "AdmissionSettings",
     "Alarm",
@@ -114,4 +117,5 @@ __all__ = [
     "VerdictLevel",
     "Waves",
     "named_instructor",
+    "overrides_of",
 ]

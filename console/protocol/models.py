@@ -268,6 +268,26 @@ class AdmissionSettings(Record):
         """No admission control: what a fleet that has said nothing about it runs."""
         return cls(rate_per_s=None, max_connections=None, retry_after_s=(1.0, 30.0))
 
+    def limits_key(self) -> tuple[float | None, int | None, int | None, tuple[float, float]]:
+        """What a node runs under these settings, whichever nodes they name: two settings with the same
+        limits are the same admission (`nodes` and any field a newer server adds left out)."""
+        low, high = self.retry_after_s
+        return (self.rate_per_s, self.burst, self.max_connections, (float(low), float(high)))
+
+    def bare(self) -> AdmissionSettings:
+        """These settings as one node runs them: naming no nodes."""
+        return self if self.nodes is None else self.model_copy(update={"nodes": None})
+
+
+#: `Frame.admission_overrides` and `FleetSnapshot.admission_overrides` (optional, added to v1 without a
+#: version change).
+ADMISSION_OVERRIDES_SAID = (
+    "per-node admission: the settings some nodes run instead of `admission`, each naming its `nodes` (a node "
+    "is named in one at most; a node named in none runs `admission`). Made by `PUT /v1/admission` with "
+    "`nodes` whose settings differ from the fleet's, ended by one without `nodes`. Left out while every node "
+    "runs `admission` — and by an older server, whose per-node changes showed nowhere"
+)
+
 
 class Severity(StrEnum):
     INFO = "info"
@@ -396,6 +416,10 @@ class Frame(Record):
     waves: Waves
     rollout: RolloutStatus | None = None
     admission: AdmissionSettings | None = None
+    # Left out while empty, as nearly always: a frame stays the size it was (13 M clients on 480 nodes).
+    admission_overrides: list[AdmissionSettings] | None = Field(
+        default=None, exclude_if=lambda value: not value, description=ADMISSION_OVERRIDES_SAID
+    )
     span_s: float = Field(
         default=1.0,
         description="fleet seconds this frame covers: above 1 at speed > 1 (waves.attempts then holds the "
@@ -592,6 +616,9 @@ class FleetSnapshot(Record):
     totals: Totals
     rollout: RolloutStatus
     admission: AdmissionSettings
+    admission_overrides: list[AdmissionSettings] | None = Field(
+        default=None, exclude_if=lambda value: not value, description=ADMISSION_OVERRIDES_SAID
+    )
     alarms: list[Alarm] = Field(default_factory=list)
     seq: int | None = Field(default=None, description="seq of the newest frame this snapshot matches")
     epoch: str | None = None
@@ -602,7 +629,8 @@ class FleetSnapshot(Record):
         cls, frame: Frame, fleet: str, source: Source, admission: AdmissionSettings | None = None
     ) -> FleetSnapshot:
         """The snapshot showing the same moment as `frame`, sharing its node list — records already
-        validated, not built again. `admission` when the frame's is not the one to show."""
+        validated, not built again. `admission` when the frame's is not the one to show; the per-node
+        overrides are the frame's."""
         # Every field given: a default_factory left to model_construct makes pydantic inspect the factory's
         # signature, and for `list` CPython 3.11 parses it with `ast.parse` — each snapshot, in the
         # server's thread, racing Python 3.11's shared AST state (a SystemError in a concurrent parse).
@@ -616,6 +644,7 @@ class FleetSnapshot(Record):
             totals=frame.totals,
             rollout=frame.rollout or RolloutStatus(),
             admission=admission or frame.admission or AdmissionSettings.unlimited(),
+            admission_overrides=frame.admission_overrides,
             seq=frame.seq,
             epoch=frame.epoch,
             max_nodes=frame.max_nodes,
@@ -636,6 +665,12 @@ class NodeDetail(Record):
     fleet: str
     time_s: float
     node: NodeStatus
+    # Optional, added to v1 without a version change.
+    admission: AdmissionSettings | None = Field(
+        default=None,
+        description="the admission this node runs: its per-node override (`admission_overrides`), else the "
+        "fleet's; `nodes` null. Null from an older server",
+    )
     history: list[NodeSample] = Field(default_factory=list)
     events: list[Event] = Field(default_factory=list)
 

@@ -192,7 +192,12 @@ class FleetFeed:
                 self._snapshot = await self.backend.current_snapshot()
                 now = self._snapshot
                 frame = frame.model_copy(
-                    update={"nodes": now.nodes, "rollout": now.rollout, "admission": now.admission}
+                    update={
+                        "nodes": now.nodes,
+                        "rollout": now.rollout,
+                        "admission": now.admission,
+                        "admission_overrides": now.admission_overrides,
+                    }
                 )
             events: list[Event] = []
         else:
@@ -260,6 +265,7 @@ def frame_of(snapshot: FleetSnapshot) -> Frame:
         waves=Waves(attempts=[]),
         rollout=snapshot.rollout,
         admission=snapshot.admission,
+        admission_overrides=snapshot.admission_overrides,
         span_s=0.0,
         max_nodes=snapshot.max_nodes,
     )

@@ -31,6 +31,7 @@ from console.protocol import (
     RolloutMode,
     RolloutState,
     Source,
+    overrides_of,
 )
 from console.sim import arrays, records
 from console.sim import kernel as k
@@ -89,6 +90,9 @@ class Simulation:
             max_connections=scenario.admission.max_connections or None,
             retry_after_s=scenario.admission.retry_after_s,
         )
+        #: The nodes running settings other than the fleet's (`PUT /v1/admission` with `nodes`), by index:
+        #: what `admission_overrides` shows — a per-node change was applied and shown nowhere (found in review).
+        self.admission_by_node: dict[int, AdmissionSettings] = {}
         self._apply_admission(self.admission, list(range(self.n_nodes)))
         self.rollout = RolloutController(self)
         if scenario.rollout is not None:
@@ -635,7 +639,8 @@ class Simulation:
     def set_admission(self, settings: AdmissionSettings) -> None:
         """A change without `nodes` is the fleet's: every node takes it (per-node overrides end), nodes
         added later get it, and the fleet API shows it. One with `nodes` changes those nodes only — it was
-        stored as the fleet's, shown as such and given to added nodes (found in review)."""
+        stored as the fleet's, shown as such and given to added nodes (found in review) — and shows as
+        their override (`admission_overrides`) while it differs from the fleet's."""
         targets = list(range(self.n_nodes))
         if settings.nodes:
             targets = [self.index_of(n) for n in settings.nodes]
@@ -645,8 +650,16 @@ class Simulation:
         self._apply_admission(settings, targets)
         if not settings.nodes:
             self.admission = settings
+            self.admission_by_node.clear()
             self.fleet_f[k.FF_RA_LO] = settings.retry_after_s[0] * 1000 / self.tick_ms
             self.fleet_f[k.FF_RA_HI] = (settings.retry_after_s[1] + 1.0) * 1000 / self.tick_ms
+        else:
+            own = settings.bare()
+            for i in targets:
+                if own.limits_key() == self.admission.limits_key():
+                    self.admission_by_node.pop(i, None)
+                else:
+                    self.admission_by_node[i] = own
         self._event(
             "admission",
             f"admission set: {settings.rate_per_s or '∞'}/s per node, "
@@ -654,6 +667,14 @@ class Simulation:
             + (f" (on {', '.join(settings.nodes)})" if settings.nodes else ""),
             data=settings.model_dump(mode="json"),
         )
+
+    def admission_overrides(self) -> list[AdmissionSettings] | None:
+        """The per-node admission to show beside the fleet's (`Frame.admission_overrides`); None while every
+        node runs the fleet's."""
+        if not self.admission_by_node:
+            return None
+        by_id = {self.node_ids[i]: settings for i, settings in self.admission_by_node.items()}
+        return overrides_of(self.admission, by_id, self.node_ids[: self.n_nodes])
 
     def _apply_admission(self, settings: AdmissionSettings, targets: list[int]) -> None:
         tick_s = self.tick_ms / 1000.0

@@ -255,6 +255,7 @@ def frame(sim: Simulation, result: SecondResult, with_nodes: bool = True) -> Fra
         waves=Waves(bin_ms=100, attempts=result.bins.tolist()),
         rollout=sim.rollout.status(),
         admission=sim.admission,
+        admission_overrides=sim.admission_overrides(),
     )
 
 

@@ -107,6 +107,7 @@ def test_a_per_node_admission_change_stays_per_node() -> None:
     assert sim.node_f[k.NF_RATE, 1] == 5.0 * tick_s and sim.node_f[k.NF_CEILING, 1] == 900
     assert sim.node_f[k.NF_RATE, 0] == 200.0 * tick_s and sim.node_f[k.NF_CEILING, 0] == 0
     assert sim.admission == fleet_wide and sim.snapshot().admission == fleet_wide
+    assert sim.snapshot().admission_overrides == [one_node]  # … and shown as that node's own
     added = sim.add_nodes(1)
     new = sim.index_of(added[0])
     assert sim.node_f[k.NF_RATE, new] == 200.0 * tick_s and sim.node_f[k.NF_CEILING, new] == 0

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from console.protocol import FleetSnapshot, NodeDetail
+from console.protocol import AdmissionInForce, FleetSnapshot, NodeDetail
 from console.server.auth import TokenFirstRoute, require
 from console.server.feed import FleetFeed
 from console.server.history import DEFAULT_HISTORY_FRAMES
@@ -60,10 +60,12 @@ async def get_node(
             "list the ids with GET /v1/fleet (nodes[].id)",
             field="node_id",
         )
+    in_force = AdmissionInForce.of(snapshot)
     return NodeDetail(
         fleet=snapshot.fleet,
         time_s=snapshot.time_s,
         node=status,
+        admission=in_force.for_node(node_id) if in_force is not None else None,
         history=feed.history.node_history(node_id, history_frames),
         events=feed.history.node_events(node_id, NODE_EVENTS_LIMIT),
     )
