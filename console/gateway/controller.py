@@ -56,6 +56,7 @@ from console.protocol import (
     RolloutStatus,
     Source,
     UnavailableReason,
+    overrides_of,
 )
 from console.server.actions import FleetAction
 from console.server.backend import Tick
@@ -257,6 +258,15 @@ class Controller:
                 return link.admission
         return AdmissionSettings.unlimited()
 
+    def admission_overrides(self) -> list[AdmissionSettings] | None:
+        """The nodes running other settings than the fleet's, as their own frames (or their answer to the
+        last change) report them: a per-node change, a node started with other flags, a node a rollout
+        restarted on its own flags. None while every node runs the fleet's."""
+        by_node = {
+            node_id: link.admission for node_id, link in self.links.items() if link.admission is not None
+        }
+        return overrides_of(self.admission(), by_node, list(self.links))
+
     def frame(self, seq: int = 0, epoch: str = "", next_second: bool = False) -> Frame:
         """The fleet now. `seq`/`epoch` belong to whoever serves the stream (the fleet API server).
         `next_second`: this frame is the stream's next second (`tick`), so it moves drain ÷ inflow's window;
@@ -276,6 +286,7 @@ class Controller:
             waves=self._waves.take(time.time()),
             rollout=self.rollout_status(),
             admission=self.admission(),
+            admission_overrides=self.admission_overrides(),
             max_nodes=self.max_nodes(),
         )
 
@@ -289,6 +300,7 @@ class Controller:
             totals=fold_totals(nodes).model_copy(update={"drain_inflow_ratio": self.flow.ratio}),
             rollout=self.rollout_status(),
             admission=self.admission(),
+            admission_overrides=self.admission_overrides(),
             max_nodes=self.max_nodes(),
         )
 

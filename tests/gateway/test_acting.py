@@ -364,6 +364,9 @@ async def test_the_fleets_admission_is_the_fleet_wide_one_not_a_nodes_override(s
         assert a.node.admission.settings.rate_per_s == 100 and b.node.admission.settings.rate_per_s == 400
         shown = controller.snapshot().admission
         assert (shown.rate_per_s, shown.burst, shown.nodes) == (400, 40, None)
+        # … and a's own is shown apart from it, as a runs it.
+        (apart,) = controller.snapshot().admission_overrides or []
+        assert (apart.rate_per_s, apart.nodes) == (100, ["a"])
         (added,) = controller.add_nodes(1)
         await wait_for(lambda: len(provisioner.started) == 1, 8, f"{added} started")
         (new,) = provisioner.started
@@ -372,6 +375,43 @@ async def test_the_fleets_admission_is_the_fleet_wide_one_not_a_nodes_override(s
         await controller.apply(FleetAction(ActionKind.ADMISSION, AdmissionRequest(rate_per_s=300, burst=30)))
         assert controller.snapshot().admission.rate_per_s == 300
         assert a.node.admission.settings.rate_per_s == 300
+        assert (
+            controller.snapshot().admission_overrides is None
+            and controller.frame().admission_overrides is None
+        )
+    finally:
+        await controller.close()
+
+
+async def test_admission_on_two_node_subsets_shows_both_as_the_nodes_run_them(start_node, tmp_path) -> None:
+    """Found in review: a per-node change ran on its nodes and the fleet API showed only the fleet's
+    settings. Each node's own, as its frames report it, is shown apart from the fleet's, in the snapshot
+    (`GET /v1/fleet`) and in every frame. (The read routes over a snapshot are the simulator's tests'.)"""
+    nodes = {node_id: await start_node(node_config(node_id)) for node_id in ("a", "b", "c")}
+    controller = Controller([NodeEntry(n, node.admin_url) for n, node in nodes.items()], TOKEN)
+    await controller.start()
+    try:
+        await wait_for(lambda: all(link.admission for link in controller.links.values()), 8, "nodes' frames")
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
+            for body in (
+                {"rate_per_s": 50, "burst": 5, "nodes": ["a"]},
+                {"max_connections": 900, "nodes": ["c"]},
+            ):
+                answer = await api.put("/v1/admission", json=body)
+                if answer.status_code == 409:
+                    token = answer.json()["confirm_token"]
+                    answer = await api.put("/v1/admission", json={**body, "confirm": {"token": token}})
+                assert answer.status_code == 200, answer.text
+        assert nodes["a"].node.admission.settings.rate_per_s == 50
+        assert nodes["c"].node.admission.settings.max_connections == 900
+        for shown in (controller.snapshot(), controller.frame()):
+            assert shown.admission is not None and shown.admission.limits_key()[:3] == (None, None, None)
+            said = [
+                (o.rate_per_s, o.burst, o.max_connections, o.nodes) for o in shown.admission_overrides or []
+            ]
+            assert said == [(50, 5, None, ["a"]), (None, None, 900, ["c"])]
+        # b's frames say it runs its own settings as started: nothing is shown apart for it.
+        assert controller.links["b"].admission == controller.snapshot().admission
     finally:
         await controller.close()
 
