@@ -15,7 +15,15 @@ from typing import ClassVar, NamedTuple
 
 from console.guards.capacity import AdmissionLimit, FleetCapacity
 from console.guards.thresholds import Thresholds
-from console.protocol import AdmissionSettings, DrainProgress, FoldedDrain, Frame, NodeState, Severity
+from console.protocol import (
+    AdmissionInForce,
+    AdmissionSettings,
+    DrainProgress,
+    FoldedDrain,
+    Frame,
+    NodeState,
+    Severity,
+)
 
 
 class AlarmName(StrEnum):
@@ -291,7 +299,7 @@ class FleetView:
             [node.state for node in nodes],
             [node.cpu_pct for node in nodes],
             [node.drain.rate_per_s if node.drain is not None else node.closes_per_s for node in nodes],
-            frame.admission,
+            AdmissionInForce.of(frame),
             thresholds,
             capacity,
             tuple((node.id, node.history_unreachable) for node in nodes if node.history_unreachable),
@@ -305,7 +313,7 @@ class FleetView:
         states: Sequence[NodeState],
         cpu_pct: Sequence[float],
         drain_rate_per_s: Sequence[float],
-        admission: AdmissionSettings | None,
+        admission: AdmissionInForce | AdmissionSettings | None,
         thresholds: Thresholds,
         capacity: FleetCapacity | None,
         history_unreachable: tuple[tuple[str, str], ...] = (),
@@ -319,7 +327,8 @@ class FleetView:
         NodeReadings carry it; a simulated node never says so). drain_status: a node's drain status (None
         where it carries none), read only for draining nodes: its start and end are what `drains_in_second`
         and `with_ended_drains` judge a sped-up frame's earlier seconds by; None when not known (one frame
-        a second needs none)."""
+        a second needs none). admission: what each node runs (`AdmissionInForce`: the fleet's settings and
+        its per-node overrides), or the fleet's settings alone."""
         abort_pct = thresholds.cpu_abort_pct
         admission_limit = AdmissionLimit(admission, capacity)
         hot: list[tuple[str, float]] = []

@@ -194,7 +194,8 @@ def _fleet_view(sim: Any, result: Any, alarms: Any) -> Any:
     from console.alarms import FleetView
     from console.sim.records import node_columns
 
-    return FleetView.of_columns(*node_columns(sim, result), sim.admission, alarms.thresholds, alarms.capacity)
+    in_force = sim.admission_in_force()
+    return FleetView.of_columns(*node_columns(sim, result), in_force, alarms.thresholds, alarms.capacity)
 
 
 def _alarm_engine() -> Any:

@@ -11,7 +11,9 @@ from console.guards.fleet import SERVING, find_nodes, pause_room_per_s
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, verdict
 from console.protocol import (
+    AdmissionInForce,
     AdmissionRequest,
+    AdmissionSettings,
     Check,
     FleetSnapshot,
     NodeState,
@@ -25,6 +27,14 @@ from console.protocol import (
 def _looser(new: float | None, old: float | None) -> bool:
     """None is unlimited: the loosest of all."""
     return (math.inf if new is None else new) > (math.inf if old is None else old)
+
+
+def _loosens(request: AdmissionRequest, current: AdmissionSettings) -> bool:
+    return (
+        _looser(request.rate_per_s, current.rate_per_s)
+        or _looser(request.burst, current.burst)
+        or _looser(request.max_connections, current.max_connections)
+    )
 
 
 def steady_inflow_per_s(
@@ -174,11 +184,11 @@ def judge_admission(
             move=f": widen retry_after_s to at least {t.retry_after_window_min_s:g} s between its ends",
         )
     )
-    current = snapshot.admission
-    loosening = (
-        _looser(request.rate_per_s, current.rate_per_s)
-        or _looser(request.burst, current.burst)
-        or _looser(request.max_connections, current.max_connections)
+    # Against what each covered node runs: a fleet-wide 900/s read as no change against the fleet's 900/s
+    # while it lifted two nodes' own 5/s (found in review).
+    in_force = AdmissionInForce.of(snapshot) or AdmissionInForce(snapshot.admission)
+    loosening = any(_loosens(request, in_force.for_node(node.id)) for node in covered) or (
+        not covered and _loosens(request, snapshot.admission)
     )
     cpu_max = max((node.cpu_pct for node in covered if node.state in SERVING), default=0.0)
     if loosening:
@@ -202,4 +212,7 @@ def judge_admission(
         "drain_closes_per_s": drain_closes_per_s(snapshot, capacity, t),
         "refused_backlog_per_s": refused_backlog_per_s(snapshot),
     }
+    ended = sum(1 for node in snapshot.nodes if in_force.overridden(node.id))
+    if request.nodes is None and ended:
+        projections["overrides_ended"] = ended  # the nodes a fleet-wide change takes off their own settings
     return verdict("admission", checks, projections, typed_expected=snapshot.fleet)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from console.errors import InputError
-from console.protocol import AdmissionSettings, FleetSnapshot
+from console.protocol import AdmissionInForce, AdmissionSettings, FleetSnapshot
 
 
 @dataclass(frozen=True)
@@ -130,29 +130,29 @@ def snapshot_room(snapshot: FleetSnapshot) -> NodeRoom | None:
 
 
 class AdmissionLimit:
-    """New connections per second one node in rotation can admit: its admission `rate_per_s` where the
-    admission settings apply to it, its handshake ceiling, the smaller when both are known, None when
-    neither is (unlimited admission and no capacity record)."""
+    """New connections per second one node in rotation can admit: the admission `rate_per_s` it runs (its
+    per-node override, else the fleet's: `AdmissionInForce`), its handshake ceiling, the smaller when both
+    are known, None when neither is (unlimited admission and no capacity record)."""
 
-    def __init__(self, admission: AdmissionSettings | None, capacity: FleetCapacity | None) -> None:
-        handshakes = capacity.handshakes_per_s if capacity is not None else None
-        rate = admission.rate_per_s if admission is not None else None
-        known = [x for x in (rate, handshakes) if x is not None]
-        self._covered = min(known) if known else None
-        self._uncovered = handshakes
-        self._nodes = set(admission.nodes) if admission is not None and admission.nodes is not None else None
+    def __init__(
+        self, admission: AdmissionInForce | AdmissionSettings | None, capacity: FleetCapacity | None
+    ) -> None:
+        self._handshakes = capacity.handshakes_per_s if capacity is not None else None
+        self._in_force = AdmissionInForce.said(admission)
+
+    def _rate(self, node_id: str) -> float | None:
+        return self._in_force.for_node(node_id).rate_per_s if self._in_force is not None else None
 
     def for_node(self, node_id: str) -> float | None:
-        if self._nodes is None or node_id in self._nodes:
-            return self._covered
-        return self._uncovered
+        known = [x for x in (self._rate(node_id), self._handshakes) if x is not None]
+        return min(known) if known else None
 
     def set_by_admission(self, node_id: str) -> float | None:
         """The admission `rate_per_s` where it, not the node's handshake ceiling, limits what the node admits
-        (the settings cover it, and it is under the ceiling or no ceiling is known); None elsewhere. A
-        verdict names it as what slows the survivors' absorb: the operator's limit, the one to raise."""
-        limit = self.for_node(node_id)
-        return limit if limit is not None and limit != self._uncovered else None
+        (the node runs one, and it is under the ceiling or no ceiling is known); None elsewhere. A verdict
+        names it as what slows the survivors' absorb: the operator's limit, the one to raise."""
+        rate = self._rate(node_id)
+        return rate if rate is not None and (self._handshakes is None or rate < self._handshakes) else None
 
 
 def admission_limit_text(limit_per_s: float | None, lead: str = "under") -> str:

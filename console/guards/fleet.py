@@ -16,7 +16,7 @@ from console.guards.capacity import (
 )
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check
-from console.protocol import Check, FleetSnapshot, NodeState, NodeStatus, VerdictLevel
+from console.protocol import AdmissionInForce, Check, FleetSnapshot, NodeState, NodeStatus, VerdictLevel
 
 #: Nodes still holding clients; their connections must fit somewhere once the leaving nodes are gone.
 SERVING = frozenset({NodeState.READY, NodeState.DRAINING})
@@ -99,7 +99,7 @@ def node_capacity_connections(node: NodeStatus, capacity: FleetCapacity) -> floa
 
 
 def fleet_load(snapshot: FleetSnapshot, capacity: FleetCapacity, leaving: Collection[str]) -> FleetLoad:
-    limit = AdmissionLimit(snapshot.admission, capacity)
+    limit = AdmissionLimit(AdmissionInForce.of(snapshot), capacity)
     survivors = 0
     cpu_max = 0.0
     serving_connections = 0

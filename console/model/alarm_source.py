@@ -9,7 +9,7 @@ from console.model.alarms import Acknowledgements, AlarmSource
 from console.model.history import FleetModel
 from console.model.node_readings import NodeReadings
 from console.model.thresholds import GaugeThresholds
-from console.protocol import Alarm, Frame
+from console.protocol import AdmissionInForce, Alarm, Frame
 
 
 def engine_source(engine: AlarmEngine) -> AlarmSource:
@@ -22,7 +22,7 @@ def engine_source(engine: AlarmEngine) -> AlarmSource:
             nodes.states,
             nodes.cpu_pct,
             nodes.drain_rate_per_s,
-            frame.admission,
+            AdmissionInForce.of(frame, nodes.ids),
             engine.thresholds,
             engine.capacity,
             nodes.history_unreachable,

@@ -62,13 +62,21 @@ class AdmissionInForce:
     overrides: tuple[AdmissionSettings, ...] = ()
     node_ids: tuple[str, ...] | None = None
     _by_node: dict[str, AdmissionSettings] = field(init=False, repr=False, compare=False)
+    _covered: frozenset[str] | None = field(init=False, repr=False, compare=False)
+    _rest: AdmissionSettings = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # Built once: the alarms ask for every node of every frame (480 nodes a second).
         by_node: dict[str, AdmissionSettings] = {}
         for override in self.overrides:
             for node_id in override.nodes or ():
                 by_node.setdefault(node_id, override.bare())  # a node is in one at most; the first holds
         object.__setattr__(self, "_by_node", by_node)
+        covered = None if self.fleet.nodes is None else frozenset(self.fleet.nodes)
+        object.__setattr__(self, "_covered", covered)
+        object.__setattr__(
+            self, "_rest", self.fleet.bare() if covered is None else _unlimited_like(self.fleet)
+        )
 
     @classmethod
     def of(cls, record: ShowsAdmission, node_ids: Sequence[str] | None = None) -> AdmissionInForce | None:
@@ -104,13 +112,13 @@ class AdmissionInForce:
         override = self._by_node.get(node_id)
         if override is not None:
             return override
-        if self.fleet.nodes is None or node_id in self.fleet.nodes:
+        if self._covered is not None and node_id in self._covered:
             return self.fleet.bare()
-        return _unlimited_like(self.fleet)
+        return self._rest
 
     def overridden(self, node_id: str) -> bool:
         """`node_id` runs settings of its own, not the fleet's."""
-        return node_id in self._by_node or (self.fleet.nodes is not None and node_id in self.fleet.nodes)
+        return node_id in self._by_node or (self._covered is not None and node_id in self._covered)
 
     def groups(self) -> list[AdmissionGroup]:
         """The nodes by the settings they run: the overrides in their order, then the rest (the fleet's
@@ -119,10 +127,9 @@ class AdmissionInForce:
         named: list[tuple[AdmissionSettings, list[str]]] = [
             (o.bare(), list(o.nodes or ())) for o in self.overrides
         ]
-        rest = self.fleet.bare()
+        rest = self._rest
         if self.fleet.nodes is not None:
-            named.insert(0, (rest, list(self.fleet.nodes)))
-            rest = _unlimited_like(self.fleet)
+            named.insert(0, (self.fleet.bare(), list(self.fleet.nodes)))
         if self.node_ids is not None:
             known = set(self.node_ids)
             named = [(settings, [n for n in nodes if n in known]) for settings, nodes in named]

@@ -22,6 +22,7 @@ from console.errors import InputError
 from console.figures import DrainInflow, HintedCloses
 from console.policies import Policy, make_policy
 from console.protocol import (
+    AdmissionInForce,
     AdmissionSettings,
     Event,
     FleetSnapshot,
@@ -675,6 +676,10 @@ class Simulation:
             return None
         by_id = {self.node_ids[i]: settings for i, settings in self.admission_by_node.items()}
         return overrides_of(self.admission, by_id, self.node_ids[: self.n_nodes])
+
+    def admission_in_force(self) -> AdmissionInForce:
+        """What each node runs, as the alarms read it without building a frame (`sim run`)."""
+        return AdmissionInForce(self.admission, tuple(self.admission_overrides() or ()))
 
     def _apply_admission(self, settings: AdmissionSettings, targets: list[int]) -> None:
         tick_s = self.tick_ms / 1000.0
