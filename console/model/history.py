@@ -20,7 +20,7 @@ from console.model.node_readings import NODE_METRICS, ColumnarFrame, NodeReading
 from console.model.ring import Ring, RingTable
 from console.model.thresholds import GaugeThresholds
 from console.model.units import duration
-from console.protocol import Event, Frame, Hello, NodeStatus, ServedDrill, Source
+from console.protocol import AdmissionInForce, Event, Frame, Hello, NodeStatus, ServedDrill, Source
 from console.waves import lockstep_index
 
 TOTALS_HISTORY_S = 600  # the connections chart: last 10 minutes (issue #3)
@@ -316,15 +316,17 @@ class FleetModel:
         return float(np.median(steps)) if steps.size else self.frame_interval_s
 
     def admission_capacity_per_bin(self) -> float | None:
-        """Fleet admission rate per wave bin: the line a storm must stay under to be shed gracefully."""
+        """Fleet admission rate per wave bin: the line a storm must stay under to be shed gracefully — what
+        each node in rotation admits (its own setting, else the fleet's); None while one of them admits
+        without a limit (its share of the storm is not shed)."""
         frame = self.frame
-        if frame is None or frame.admission is None or frame.admission.rate_per_s is None:
+        in_force = AdmissionInForce.of(frame) if frame is not None else None
+        if frame is None or in_force is None or (in_force.uniform and in_force.fleet.rate_per_s is None):
             return None
-        limited = set(frame.admission.nodes) if frame.admission.nodes is not None else None
-        in_rotation = sum(
-            1 for node in frame.nodes if node.state.in_rotation and (limited is None or node.id in limited)
-        )
-        return frame.admission.rate_per_s * in_rotation * self.wave_bin_ms / 1000.0
+        rates = [in_force.for_node(node.id).rate_per_s for node in frame.nodes if node.state.in_rotation]
+        if any(rate is None for rate in rates):
+            return None
+        return sum(rate for rate in rates if rate is not None) * self.wave_bin_ms / 1000.0
 
     def baseline_per_bin(self) -> float | None:
         if self.baseline_attempts_per_s is None:

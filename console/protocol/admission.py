@@ -107,6 +107,11 @@ class AdmissionInForce:
         """Every node runs the fleet's settings (as far as they say)."""
         return not self._by_node and self.fleet.nodes is None
 
+    @property
+    def elsewhere(self) -> AdmissionSettings:
+        """What a node no override names runs: the fleet's settings (unlimited where they name nodes)."""
+        return self._rest
+
     def for_node(self, node_id: str) -> AdmissionSettings:
         """The settings `node_id` runs, naming no nodes."""
         override = self._by_node.get(node_id)

@@ -96,6 +96,25 @@ def test_admission_capacity_counts_nodes_in_rotation():
     assert model.admission_capacity_per_bin() == frame.admission.rate_per_s * ready * 0.1
 
 
+def test_admission_capacity_adds_what_each_node_in_rotation_runs():
+    """A per-node admission counts on its nodes; with any node in rotation unlimited there is no line a
+    storm must stay under (its share goes to a node that admits it all)."""
+    frame = frames(1)[0]
+    assert frame.admission is not None and frame.admission.rate_per_s is not None
+    ready = [n.id for n in frame.nodes if n.state.value == "ready"]
+    slower = frame.admission.model_copy(
+        update={"rate_per_s": frame.admission.rate_per_s / 2, "nodes": ready[:2]}
+    )
+    model = FleetModel()
+    model.apply(Received(frame.model_copy(update={"admission_overrides": [slower]}), 0.0))
+    per_s = frame.admission.rate_per_s * (len(ready) - 2) + slower.rate_per_s * 2
+    assert model.admission_capacity_per_bin() == per_s * 0.1
+    unlimited = slower.model_copy(update={"rate_per_s": None})
+    lifted = FleetModel()
+    lifted.apply(Received(frame.model_copy(update={"admission_overrides": [unlimited]}), 0.0))
+    assert lifted.admission_capacity_per_bin() is None
+
+
 def test_lockstep_is_computed_on_the_live_bins():
     model = FleetModel()
     for frame in frames(50, storm_at_s=30, lockstep=True):

@@ -386,3 +386,34 @@ async def test_an_alarm_waiting_to_clear_reads_clearing_not_new(storm_app):
         await pilot.pause()
         cells = [str(cell) for cell in panel.get_row_at(0)]
         assert cells[1:5] == ["drain_inflow_kill_switch", "fleet", "was 0.322 < 0.6", "clearing"]
+
+
+async def test_node_detail_says_what_the_node_admits_and_whose_setting_it_is(storm_app):
+    """Found in review: admission set on some nodes (`PUT /v1/admission` with `nodes`) showed nowhere — not
+    in the panel, not on the node. The node's detail says what it runs, and that it is its own."""
+    from console.protocol import AdmissionSettings
+
+    frame = storm_app.model.frame
+    assert frame is not None and frame.admission is not None
+    own = AdmissionSettings(rate_per_s=5.0, burst=10, max_connections=300, retry_after_s=(1.0, 30.0))
+    storm_app.model.frame = frame.model_copy(
+        update={"admission_overrides": [own.model_copy(update={"nodes": ["gw-0002"]})]}
+    )
+    fleet_rate = frame.admission.rate_per_s
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(storm_app)
+        said = {}
+        for node_id in ("gw-0002", "gw-0003"):
+            storm_app.push_screen(NodeDetailScreen(node_id))
+            await pilot.pause()
+            await fleet_ready(storm_app)
+            storm_app.refresh_views()
+            said[node_id] = " ".join(str(storm_app.screen.query_one("#summary").render()).split())
+            storm_app.pop_screen()
+            await pilot.pause()
+    assert (
+        "admission 5/s per node burst 10 ceiling 300 per node Retry-After 1–30 s "
+        f"set on this node; elsewhere {fleet_rate:g}/s per node"
+    ) in said["gw-0002"], said
+    assert f"admission {fleet_rate:g}/s per node" in said["gw-0003"], said
+    assert "the fleet's; 1 node runs its own" in said["gw-0003"], said

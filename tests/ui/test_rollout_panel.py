@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 
 from console.protocol import (
+    AdmissionInForce,
     AdmissionSettings,
     RolloutMode,
     RolloutState,
@@ -269,7 +270,53 @@ def test_a_shorter_panel_gives_way_only_as_far_as_it_must() -> None:
     ], lines
     on_some = FLEET_UP_ADMISSION.model_copy(update={"nodes": ["node-1", "node-2"]})
     lines = lines_of(rollout_text(_running(RESTART_WAIT), on_some, PANEL_WIDTH, 6))
-    assert lines[-2:] == ["admission  5/s per node", "  on 2 nodes"], lines
+    assert lines[-2:] == ["admission  5/s on 2 nodes,", "  unlimited elsewhere"], lines
+
+
+#: 480 nodes, unlimited fleet-wide.
+FLEET_480 = tuple(f"gw-{i:03d}" for i in range(480))
+
+
+def _overridden(*overrides: AdmissionSettings) -> AdmissionInForce:
+    return AdmissionInForce(AdmissionSettings.unlimited(), overrides, FLEET_480)
+
+
+def test_admission_set_on_some_nodes_says_where_it_runs_and_what_runs_elsewhere() -> None:
+    """Found in review: after `PUT /v1/admission` with `nodes`, the panel read "admission  unlimited" while
+    those nodes refused at 5/s. Each figure says where it runs; what every node runs alike is said once."""
+    slow = FLEET_UP_ADMISSION.model_copy(
+        update={"max_connections": None, "nodes": ["gw-001", "gw-002", "gw-003"]}
+    )
+    lines = [line.strip() for line in lines_of(rollout_text(RolloutStatus(), _overridden(slow)))]
+    assert lines[1:] == [
+        "admission  5/s on 3 nodes,  unlimited elsewhere  burst 10 on 3 nodes,  — elsewhere",
+        "ceiling none  Retry-After 1–30 s",
+    ], lines
+    # A second subset: one node is named, the values it shares with the rest counted with them.
+    capped = AdmissionSettings(
+        rate_per_s=50.0, max_connections=9000, retry_after_s=(1.0, 30.0), nodes=["gw-009"]
+    )
+    lines = [line.strip() for line in lines_of(rollout_text(RolloutStatus(), _overridden(slow, capped)))]
+    assert lines[1:] == [
+        "admission  5/s on 3 nodes,  50/s on gw-009,  unlimited elsewhere  burst 10 on 3 nodes,  — elsewhere",
+        "ceiling 9,000 on gw-009,  none elsewhere  Retry-After 1–30 s",
+    ], lines
+
+
+def test_at_80_by_24_the_rate_and_where_it_runs_never_give_way() -> None:
+    slow = FLEET_UP_ADMISSION.model_copy(update={"nodes": ["gw-001", "gw-002", "gw-003"]})
+    lines = lines_of(rollout_text(_running(RESTART_WAIT), _overridden(slow), PANEL_WIDTH, 6))
+    assert all(len(line) <= PANEL_WIDTH for line in lines), lines
+    assert [line.strip() for line in lines][-2:] == ["admission  5/s on 3 nodes,", "unlimited elsewhere"], (
+        lines
+    )
+
+
+def test_every_node_overridden_alike_reads_as_every_nodes_setting() -> None:
+    everyone = FLEET_UP_ADMISSION.model_copy(update={"nodes": list(FLEET_480)})
+    assert lines_of(rollout_text(RolloutStatus(), _overridden(everyone))) == lines_of(
+        rollout_text(RolloutStatus(), FLEET_UP_ADMISSION)
+    )
 
 
 async def test_at_80_by_24_a_waiting_rollout_keeps_the_admission_rate_and_ceiling(storm_app) -> None:

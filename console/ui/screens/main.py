@@ -24,7 +24,7 @@ from console.model.nodes import NodeFilter, NodeQuery, id_order, select_nodes
 from console.model.offered import not_on_this_fleet
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace
-from console.protocol import ActionKind
+from console.protocol import ActionKind, AdmissionInForce
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
 from console.ui.commands import action_bindings, fleet_action_keys, not_offered_bindings
 from console.ui.intents import FilterChosen, ScreenReady
@@ -358,7 +358,9 @@ class MainScreen(Screen[None]):
         self.query_one(ConsoleFooter).hide(not_offered_bindings(self.not_offered))
         self._show_rollout_borders()
         self.query_one(RolloutPanel).show(
-            frame.rollout if frame else None, frame.admission if frame else None, dim=stale is not None
+            frame.rollout if frame else None,
+            AdmissionInForce.of(frame) if frame else None,
+            dim=stale is not None,
         )
 
     def _show_charts(

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from console.errors import StormdeckError
+from console.model.admission import node_admission_readings
 from console.model.downsample import downsample
 from console.model.gauges import node_level
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
@@ -31,7 +32,7 @@ from console.model.nodes import handshake_p99_text
 from console.model.offered import not_on_this_fleet
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace, duration
-from console.protocol import Event, NodeState, NodeStatus
+from console.protocol import AdmissionInForce, Event, NodeState, NodeStatus
 from console.ui.charts import line_colour
 from console.ui.commands import action_bindings, not_offered_bindings
 from console.ui.intents import ScreenReady
@@ -296,6 +297,12 @@ class NodeDetailScreen(Screen[None]):
             )
             room = self.query_one("#summary", Static).content_size.width or None
             append_readings(summary, node_readings(node), room, style="dim" if stale is not None else "")
+            # What this node admits, and whose setting it is: a per-node one showed nowhere (found in review).
+            in_force = AdmissionInForce.of(model.frame) if model.frame else None
+            first, *rest = node_admission_readings(in_force, self.node_id)
+            summary.append(f"\n{first}", style="dim" if stale is not None else "")
+            own = in_force is not None and in_force.overridden(self.node_id)
+            append_readings(summary, rest, room, style="bold" if own and stale is None else "dim")
             if node.history_unreachable:
                 summary.append(
                     # What it costs first: the error after it may run past a narrow screen.

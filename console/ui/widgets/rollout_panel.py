@@ -3,6 +3,8 @@ all, admission settings."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import NamedTuple
 
 from rich.cells import cell_len
@@ -12,7 +14,15 @@ from textual.widgets import Static
 
 from console.figures import first_named
 from console.model.actions.refusals import rollout_lacks
-from console.protocol import AdmissionSettings, RolloutStatus, RolloutWait
+from console.model.admission import (
+    PER_NODE,
+    burst_words,
+    ceiling_words,
+    rate_words,
+    retry_after_words,
+    where_said,
+)
+from console.protocol import AdmissionGroup, AdmissionInForce, AdmissionSettings, RolloutStatus, RolloutWait
 from console.ui.words import fill, fit
 
 #: What an on-call operator can spare first when the panel is short (six lines at 80×24, where a wait of
@@ -45,12 +55,13 @@ _INDENT = Reading("")  # a line under a label starts with it: its readings line 
 
 def rollout_text(
     rollout: RolloutStatus | None,
-    admission: AdmissionSettings | None,
+    admission: AdmissionInForce | AdmissionSettings | None,
     width: int | None = None,
     height: int | None = None,
 ) -> Text:
     """The panel's text; with `width` (cells), each line broken between its readings to fit; with `height`
-    (lines), readings given way as `GIVES_WAY` orders until it fits."""
+    (lines), readings given way as `GIVES_WAY` orders until it fits. `admission`: what each node runs (the
+    fleet's settings alone say every node runs them)."""
     text = Text(no_wrap=True, overflow="ellipsis")
     for number, row in enumerate(_fitted(_lines(rollout, admission), width, height)):
         if number:
@@ -131,7 +142,9 @@ def _pieces(reading: Reading, rooms: tuple[int, int] | None, explained: int | No
     return fill(reading.words, room)
 
 
-def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -> list[list[Reading]]:
+def _lines(
+    rollout: RolloutStatus | None, admission: AdmissionInForce | AdmissionSettings | None
+) -> list[list[Reading]]:
     lines: list[list[Reading]] = []
     if rollout is None:
         lines.append([Reading("rollout  —")])
@@ -156,24 +169,57 @@ def _lines(rollout: RolloutStatus | None, admission: AdmissionSettings | None) -
             # One line, what is missing: R refuses with the fleet's own words, and every line here makes
             # one of the admission's readings give way in the panel's six lines at 80×24 (`GIVES_WAY`).
             lines.append([_INDENT, Reading(_unavailable_words(rollout), explains=True)])
-    if admission is None:
+    in_force = AdmissionInForce.said(admission)
+    if in_force is None:
         lines.append([Reading("admission  —")])
         return lines
-    rate = "unlimited" if admission.rate_per_s is None else f"{admission.rate_per_s:g}/s per node"
-    # Per node, as the rate above it says: a bare "ceiling 300" beside "5/s per node" left it to guess.
-    ceiling = "none" if admission.max_connections is None else f"{admission.max_connections:,} per node"
-    burst = admission.burst if admission.burst is not None else "—"
-    lines.append([Reading("admission", _BOLD), Reading(rate), Reading(f"burst {burst}", gives_way="burst")])
-    low, high = admission.retry_after_s
-    more = [
-        _INDENT,
-        Reading(f"ceiling {ceiling}", gives_way="ceiling"),
-        Reading(f"Retry-After {low:g}–{high:g} s", gives_way="retry_after"),
-    ]
-    if admission.nodes is not None:
-        more.append(Reading(f"on {len(admission.nodes)} nodes"))
-    lines.append(more)
+    groups = in_force.groups()
+    # Each figure once where every node runs the same, else where each runs what: "5/s on 3 nodes,
+    # unlimited elsewhere" — a per-node change showed as the fleet's unlimited (found in review).
+    lines.append(
+        [
+            Reading("admission", _BOLD),
+            *_per_group(groups, rate_words),
+            *_per_group(groups, burst_words, "burst", gives_way="burst"),
+        ]
+    )
+    lines.append(
+        [
+            _INDENT,
+            *_per_group(groups, ceiling_words, "ceiling", gives_way="ceiling"),
+            *_per_group(groups, retry_after_words, "Retry-After", gives_way="retry_after"),
+        ]
+    )
     return lines
+
+
+def _per_group(
+    groups: list[AdmissionGroup],
+    words: Callable[[AdmissionSettings], str],
+    label: str = "",
+    gives_way: str | None = None,
+) -> list[Reading]:
+    """`label` and the `words` of the groups' settings: one reading where every node runs the same ("per
+    node" left in), else one a value saying where it runs ("5/s on 3 nodes,", "none elsewhere": the
+    nodes of groups that differ in other settings only counted together), the label before the first."""
+    where: dict[str, AdmissionGroup] = {}
+    for group in groups:
+        text = words(group.settings)
+        said = where.get(text)
+        if said is None or group.rest:
+            where[text] = group  # the rest of the fleet takes in the nodes that run the same as it
+        elif not said.rest:
+            where[text] = replace(said, nodes=(*(said.nodes or ()), *(group.nodes or ())))
+    if len(where) == 1:
+        texts = list(where)
+    else:
+        # The nodes no override names last, as "elsewhere": the rest of the fleet.
+        ordered = sorted(where.items(), key=lambda item: item[1].rest)
+        texts = [where_said(text.removesuffix(PER_NODE), group) for text, group in ordered]
+    texts = [f"{text}," for text in texts[:-1]] + texts[-1:]
+    if label:
+        texts[0] = f"{label} {texts[0]}"
+    return [Reading(text, gives_way=gives_way) for text in texts]
 
 
 #: Room for why a fleet cannot roll out: one line of the panel at 80×24 (28 columns, less the indent).
@@ -224,10 +270,13 @@ class RolloutPanel(Static):
     }
     """
 
-    _showing: tuple[RolloutStatus | None, AdmissionSettings | None, bool] | None = None
+    _showing: tuple[RolloutStatus | None, AdmissionInForce | AdmissionSettings | None, bool] | None = None
 
     def show(
-        self, rollout: RolloutStatus | None, admission: AdmissionSettings | None, dim: bool = False
+        self,
+        rollout: RolloutStatus | None,
+        admission: AdmissionInForce | AdmissionSettings | None,
+        dim: bool = False,
     ) -> None:
         """The text for this width (`dim`: the view is stale); laid out again when the panel is resized."""
         self._showing = (rollout, admission, dim)
