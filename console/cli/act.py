@@ -23,7 +23,7 @@ from console.cli.checks import check_finite, check_fleet_url, fleet_url_argument
 from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
-from console.errors import InputError
+from console.errors import InputError, MissingInput
 from console.model.actions.answer import check_mark, format_value, limit_text, read_answer, what_would_pass
 from console.model.actions.drain import no_rate_text, plan_basis
 from console.model.big_changes import BigChange, big_changes
@@ -223,7 +223,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Change admission control (PUT /v1/admission). An option left out keeps the fleet's "
         "current setting (GET /v1/fleet's `admission`, read just before sending; the settings sent are "
         "printed), so `--rate 100` changes the rate only; `unlimited` lifts a limit (--rate, --burst, "
-        "--max-connections). --nodes changes only those nodes, starting from the fleet's settings. A big "
+        "--max-connections). --nodes changes only those nodes, starting from their own settings (the fleet's where they have none). A big "
         "change — a limit cut below half of what the fleet runs or raised above double, set where there was "
         "none, or lifted — is shown before → after and not sent without --yes (exit 3), as the console asks "
         "first; --dry-run is sent without it.",
@@ -548,7 +548,7 @@ def _run_act(args: argparse.Namespace) -> int:
             if complete is not None:
                 kept = await complete(client, body)
                 if kept:  # stderr: --json keeps stdout one JSON document
-                    print("kept as the fleet has them: " + ", ".join(kept), file=sys.stderr)
+                    print(kept, file=sys.stderr)
             if check_big is not None and not args.yes and not args.dry_run:
                 changes = await check_big(client, body)
                 if changes:
@@ -590,13 +590,13 @@ NOT_SENT_EXIT = EXIT[Reply.NEEDS_CONFIRMATION]
 
 async def _big_admission_changes(client: ActionClient, body: dict[str, Any]) -> list[BigChange]:
     """The console's check before a big admission change (`console.model.big_changes`: a limit cut below
-    half of what the fleet runs or raised above double, set where there was none or lifted), against the
-    fleet's settings read now. `--nodes` changes are judged against the fleet's settings too, as the
-    console's form is."""
+    half of what a node runs or raised above double, set where there was none or lifted), against what
+    each node it covers runs, read now: `--nodes` changes against those nodes' own settings (a node's
+    override, else the fleet's), a fleet-wide one against every node's."""
     from console.model.actions.form import ActionCall, Prefill
-    from console.protocol import ActionKind
+    from console.protocol import ActionKind, AdmissionInForce
 
-    current = (await client.fleet()).admission
+    current = AdmissionInForce.of(await client.fleet())
     return big_changes(ActionCall(ActionKind.ADMISSION, None, body), current, Prefill({}, ""))
 
 
@@ -675,27 +675,57 @@ def _not_sent(changes: list[BigChange], as_json: bool) -> int:
     return NOT_SENT_EXIT
 
 
-async def _keep_current_admission(client: ActionClient, body: dict[str, Any]) -> list[str]:
-    """Fill the admission fields the operator left out with the fleet's current settings, and say which.
+async def _keep_current_admission(client: ActionClient, body: dict[str, Any]) -> str | None:
+    """Fill the admission fields the operator left out with the current settings, and say which: the
+    fleet's for a fleet-wide change, the named nodes' own for one with `--nodes` (a node's override, else
+    the fleet's) — from the fleet's, `--nodes gw-001 --max-connections 300` put gw-001's own 5/s back to
+    the fleet's 500/s (found in review). Nodes named together that run different values of a field left
+    out are refused naming its option: no one value keeps them all.
 
     `PUT /v1/admission` replaces every field (both backends, like the console's form, which pre-fills the
     current settings): the CLI sent null for an option left out, so `--rate 100` silently lifted the burst
     and put Retry-After back to 1:30 (found in review). Read here, just before sending: the verdict
     judges, and a confirmation binds, the settings as sent."""
+    from console.protocol import AdmissionInForce
+
     missing = [name for name in ADMISSION_FIELDS if name not in body]
     if not missing:
-        return []
-    current = (await client.fleet()).admission.model_dump(mode="json")
+        return None
+    snapshot = await client.fleet()
+    nodes: list[str] | None = body.get("nodes")
+    in_force = AdmissionInForce.of(snapshot) or AdmissionInForce(snapshot.admission)
+    running = [in_force.for_node(n) for n in nodes] if nodes else [snapshot.admission]
     kept = []
     for name in missing:
-        value = body[name] = current[name]
-        if value is None:
-            kept.append(f"{name} {UNLIMITED}")
-        elif isinstance(value, list):
-            kept.append(f"{name} {value[0]:g}:{value[1]:g}")
-        else:
-            kept.append(f"{name} {value:g}")
-    return kept
+        values = {
+            node_id: settings.model_dump(mode="json")[name]
+            for node_id, settings in zip(nodes or ["fleet"], running, strict=True)
+        }
+        said = {_kept_text(value): node_id for node_id, value in values.items()}
+        if len(said) > 1:
+            differ = ", ".join(f"{text} on {node_id}" for text, node_id in said.items())
+            raise MissingInput(
+                OPTION_OF[name],
+                f"the nodes named run different values of it ({differ}): give one for them all",
+            )
+        value = body[name] = next(iter(values.values()))
+        kept.append(f"{name} {_kept_text(value)}")
+    whose = (
+        "the fleet has them"
+        if not nodes
+        else f"{nodes[0]} has them"
+        if len(nodes) == 1
+        else "the nodes named have them"
+    )
+    return f"kept as {whose}: " + ", ".join(kept)
+
+
+def _kept_text(value: Any) -> str:
+    if value is None:
+        return UNLIMITED
+    if isinstance(value, list):
+        return f"{value[0]:g}:{value[1]:g}"
+    return f"{value:g}"
 
 
 def _run_plan(args: argparse.Namespace) -> int:

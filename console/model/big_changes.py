@@ -9,12 +9,13 @@ change would put the old values back. The server still judges what is sent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from console.errors import InputError
 from console.model.actions.answer import format_value
 from console.model.actions.form import FORMS, ActionCall, FormField, Prefill, field_label
-from console.protocol import ActionKind, AdmissionSettings
+from console.model.admission import where_said
+from console.protocol import ActionKind, AdmissionGroup, AdmissionInForce, AdmissionSettings
 
 
 @dataclass(frozen=True)
@@ -32,19 +33,30 @@ BIG_FACTOR = 2.0
 _ADMISSION_LIMITS = ("rate_per_s", "burst", "max_connections")
 
 
-def big_changes(call: ActionCall, admission: AdmissionSettings | None, suggested: Prefill) -> list[BigChange]:
+def big_changes(
+    call: ActionCall, admission: AdmissionInForce | AdmissionSettings | None, suggested: Prefill
+) -> list[BigChange]:
     """What in `call` is far from what the fleet runs or what the console suggested, to be checked by the
     operator before it is sent (a one-key typo over a selected pre-fill changed the fleet at once):
-    an admission limit cut below half or raised above double, or set where there was none or lifted;
-    more nodes to add than the pre-fill (the nodes that restore the headroom budget)."""
-    if call.kind is ActionKind.ADMISSION and admission is not None:
+    an admission limit cut below half or raised above double, or set where there was none or lifted —
+    against what each node the call covers runs (`admission`: the fleet's settings and its per-node
+    overrides), said where it runs when they differ ("2 on 3 nodes"); more nodes to add than the pre-fill
+    (the nodes that restore the headroom budget)."""
+    in_force = AdmissionInForce.said(admission)
+    if call.kind is ActionKind.ADMISSION and in_force is not None:
         changes = []
+        groups = _covered_groups(in_force, call.body.get("nodes"))
         for name in _ADMISSION_LIMITS:
-            before, after = getattr(admission, name), call.body.get(name)
-            why = _limit_change(before, after)
-            if why is not None:
-                label = field_label(call.kind, name)
-                changes.append(BigChange(label, _limit_text(before), _limit_text(after), why))
+            after = call.body.get(name)
+            label = field_label(call.kind, name)
+            befores = {getattr(group.settings, name) for group in groups}
+            for group in groups:
+                before = getattr(group.settings, name)
+                why = _limit_change(before, after)
+                if why is not None:
+                    said = _limit_text(before)
+                    where = said if len(befores) == 1 else where_said(said, group)
+                    changes.append(BigChange(label, where, _limit_text(after), why))
         return changes
     if call.kind is ActionKind.ADD_CAPACITY:
         try:
@@ -56,6 +68,18 @@ def big_changes(call: ActionCall, admission: AdmissionSettings | None, suggested
             why = f"more than the {suggested_count} pre-filled ({suggested.source})"
             return [BigChange(field_label(call.kind, "count"), str(suggested_count), str(count), why)]
     return []
+
+
+def _covered_groups(in_force: AdmissionInForce, nodes: list[str] | None) -> list[AdmissionGroup]:
+    """The nodes a change covers (`nodes`; None: every node) by the settings they run now."""
+    if nodes is None:
+        return in_force.groups()
+    by_limits: dict[tuple, AdmissionGroup] = {}
+    for node_id in nodes:
+        settings = in_force.for_node(node_id)
+        group = by_limits.get(settings.limits_key(), AdmissionGroup(settings, (), rest=False))
+        by_limits[settings.limits_key()] = replace(group, nodes=(*(group.nodes or ()), node_id))
+    return list(by_limits.values())
 
 
 def changed_since_filled(

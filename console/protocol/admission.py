@@ -112,6 +112,11 @@ class AdmissionInForce:
         """What a node no override names runs: the fleet's settings (unlimited where they name nodes)."""
         return self._rest
 
+    @property
+    def limits_rate(self) -> bool:
+        """Some node runs a token bucket (a `rate_per_s`): load is shed somewhere."""
+        return self.fleet.rate_per_s is not None or any(o.rate_per_s is not None for o in self.overrides)
+
     def for_node(self, node_id: str) -> AdmissionSettings:
         """The settings `node_id` runs, naming no nodes."""
         override = self._by_node.get(node_id)

@@ -18,7 +18,7 @@ from console.figures import BINS_PER_S, RECOVERED_SHARE, back_for_good, recovery
 from console.guards.capacity import NodeRoom, node_room
 from console.guards.rollout import HALTABLE, UNDRAINABLE
 from console.guards.thresholds import Thresholds
-from console.protocol import TOTAL_COUNTERS, Event, Frame, RolloutState, named_instructor
+from console.protocol import TOTAL_COUNTERS, AdmissionInForce, Event, Frame, RolloutState, named_instructor
 from console.record.reader import RecordingReader
 from console.record.records import (
     ActionRecord,
@@ -198,7 +198,9 @@ class Series:
         self.max_cpu_pct.append(max(hottest.cpu_pct if hottest else 0.0, totals.max_cpu_pct))
         self.hottest_node.append(hottest.id if hottest else None)
         self.rollout_running.append(frame.rollout is not None and frame.rollout.state is RolloutState.RUNNING)
-        self.admission_limited.append(frame.admission is not None and frame.admission.rate_per_s is not None)
+        # Set on some nodes only (`admission_overrides`), a limit is in force all the same.
+        in_force = AdmissionInForce.of(frame, ())
+        self.admission_limited.append(in_force is not None and in_force.limits_rate)
         self.max_nodes.append(frame.max_nodes)
         self.nodes.append(len(frame.nodes))
         self.rollout_haltable.append(frame.rollout is not None and frame.rollout.state in HALTABLE)

@@ -39,7 +39,7 @@ from console.model.actions.refusals import (
 from console.model.actions.rollout import rollout_prefill
 from console.model.actions.thresholds import FormThresholds, own_thresholds, servers_thresholds
 from console.model.big_changes import big_changes, changed_since_filled, refilled
-from console.protocol import ActionKind, CapacityRecord
+from console.protocol import ActionKind, AdmissionInForce, CapacityRecord
 from console.record.records import ActionRecord, Confirmation, without_tokens
 from console.ui.screens.action_form import ActionForm
 from console.ui.screens.audit import REFRESH_S, AuditScreen
@@ -190,7 +190,7 @@ class ConsoleActions:
             call = submission.call
             if not submission.dry_run:
                 frame = app.model.frame
-                changes = big_changes(call, frame.admission if frame else None, suggested)
+                changes = big_changes(call, AdmissionInForce.of(frame) if frame else None, suggested)
                 now = await self.prefill(kind, node_id) if kind is ActionKind.ADMISSION else suggested
                 moved = changed_since_filled(kind, prefill.values, suggested, now)
                 changes = moved + [c for c in changes if c.label not in {m.label for m in moved}]

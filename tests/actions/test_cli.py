@@ -560,7 +560,8 @@ def test_admission_options_left_out_keep_the_fleets_settings(acting: Acting, ope
     assert act(acting, "admission", "--rate", "200", "--burst", "50", "--retry-after", "2:20", "--yes") == 0
     capsys.readouterr()
     assert act(acting, "admission", "--rate", "100", "--nodes", "gw-001") == 0
-    assert "kept as the fleet has them: burst 50, max_connections unlimited, retry_after_s 2:20" in (
+    # (gw-001 had no setting of its own: it runs the fleet's)
+    assert "kept as gw-001 has them: burst 50, max_connections unlimited, retry_after_s 2:20" in (
         capsys.readouterr().err
     )
     # The per-node change is gw-001's only (it read as the fleet's; found in review): the fleet keeps 200/s.
@@ -575,6 +576,30 @@ def test_admission_options_left_out_keep_the_fleets_settings(acting: Acting, ope
     assert acting.simulation.admission.burst is None
     assert act(acting, "admission", "--burst", "many") == 2
     assert "--burst: 'many'" in capsys.readouterr().err
+
+
+def test_admission_options_left_out_keep_the_named_nodes_own_settings(
+    acting: Acting, operator, capsys
+) -> None:
+    """Found in review: with `--nodes`, the options left out were filled from the fleet's settings —
+    `--nodes gw-001 --max-connections 40000` put gw-001's own 100/s back to the fleet's 200/s. They keep the
+    named nodes' own now; nodes that differ in one are refused naming its option."""
+    sim = acting.simulation
+    assert act(acting, "admission", "--rate", "200", "--burst", "50", "--retry-after", "2:20", "--yes") == 0
+    assert act(acting, "admission", "--rate", "100", "--burst", "20", "--nodes", "gw-001", "--yes") == 0
+    capsys.readouterr()
+    assert act(acting, "admission", "--max-connections", "40000", "--nodes", "gw-001", "--yes") == 0
+    assert "kept as gw-001 has them: rate_per_s 100, burst 20, retry_after_s 2:20" in capsys.readouterr().err
+    assert sim.node_f[k.NF_RATE, sim.index_of("gw-001")] == pytest.approx(100 * sim.tick_ms / 1000)
+    assert sim.node_f[k.NF_CEILING, sim.index_of("gw-001")] == 40_000
+    assert act(acting, "admission", "--max-connections", "40000", "--nodes", "gw-001,gw-002", "--yes") == 2
+    err = capsys.readouterr().err
+    assert (
+        "--rate is required: the nodes named run different values of it (100 on gw-001, 200 on gw-002)" in err
+    )
+    # A big change is judged against what the named node runs, not the fleet's 200/s.
+    assert act(acting, "admission", "--rate", "1000", "--nodes", "gw-001") == 3
+    assert "rate (new conns/s per node): 100 → 1,000" in capsys.readouterr().out
 
 
 class _JsonApi(SimpleHTTPRequestHandler):

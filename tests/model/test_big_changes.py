@@ -29,6 +29,31 @@ def test_big_changes_are_cuts_below_half_raises_above_double_and_limits_set_or_l
     assert len(big_changes(capacity, None, Prefill({"count": "3"}, ""))) == 1
 
 
+def test_a_change_is_checked_against_what_each_node_it_covers_runs():
+    """Found in review: with 2/s set on three nodes, a fleet-wide 500/s read as no change against the
+    fleet's 500/s — and lifted those three 250-fold, at one key. Each value the covered nodes run is checked,
+    said where it runs when they differ."""
+    from console.protocol import AdmissionInForce
+
+    fleet = AdmissionSettings(rate_per_s=500.0, burst=None, max_connections=None, retry_after_s=(1.0, 30.0))
+    slow = fleet.model_copy(update={"rate_per_s": 2.0, "nodes": ["gw-001", "gw-002", "gw-003"]})
+    in_force = AdmissionInForce(fleet, (slow,), tuple(f"gw-{i:03d}" for i in range(10)))
+    window = {"retry_after_min_s": "1", "retry_after_max_s": "30"}
+
+    def changed(nodes: list[str] | None = None, **typed):
+        call = parse_form(ActionKind.ADMISSION, None, {**window, "rate_per_s": "500"})
+        body = {**call.body, **typed} | ({"nodes": nodes} if nodes else {})
+        call = type(call)(call.kind, None, body)
+        return [
+            (c.label.split(" ")[0], c.before, c.after) for c in big_changes(call, in_force, Prefill({}, ""))
+        ]
+
+    assert changed() == [("rate", "2 on 3 nodes", "500")]
+    assert changed(nodes=["gw-001"]) == [("rate", "2", "500")]  # the one node's own: said plainly
+    assert changed(nodes=["gw-005"]) == []  # it runs the fleet's 500/s already
+    assert changed(rate_per_s=3.0) == [("rate", "500 elsewhere", "3")]
+
+
 def test_a_colleagues_change_under_an_open_form_is_shown_and_kept_on_the_way_back():
     # Filled at rate 1000, burst 500; a colleague cut the rate to 700; this operator typed burst 10 only.
     window = {"retry_after_min_s": "1", "retry_after_max_s": "30"}

@@ -259,6 +259,24 @@ def test_an_admission_limit_set_before_the_alarm_and_in_force_is_done_before_it(
     assert lifted is not None and lifted.done is False and lifted.done_before_s is None
 
 
+def test_an_admission_limit_set_on_some_nodes_before_the_alarm_counts_as_in_force() -> None:
+    """A limit set with `nodes` shows as the frames' per-node admission (`admission_overrides`), the fleet's
+    own staying unlimited: it is in force all the same."""
+    from console.protocol import AdmissionSettings
+    from tests.fleet_builders import series as frames
+
+    review = reviewed("connections_drop", 31.0, rollout_running=False, actions=[act("admission", 10.0)])
+    review.series = Series()
+    on_two = AdmissionSettings(
+        rate_per_s=250, max_connections=None, retry_after_s=(1, 10), nodes=["gw-000", "gw-001"]
+    )
+    for f in frames(0, 60, admission=AdmissionSettings.unlimited()):
+        review.series.add(f.model_copy(update={"admission_overrides": [on_two] if f.time_s >= 10 else None}))
+    found = connections_alarm(review)
+    assert found is not None and found.done is True and found.done_before_s == 10.0
+    assert found.what_was_done == "the admission limit set then was still in force when it fired"
+
+
 def test_a_halt_before_the_abort_criterion_is_done_before_it_not_a_negative_time_after() -> None:
     """It read "rollout halted at 0:50, -10 s after the criterion"."""
     halted = abort_criterion(reviewed("cpu_abort", 60.0, True, [act("rollout_halt", 50.0)]))
