@@ -94,13 +94,11 @@ class AdmissionInForce:
         )
 
     @classmethod
-    def said(
-        cls, admission: AdmissionInForce | AdmissionSettings | None, node_ids: Sequence[str] | None = None
-    ) -> AdmissionInForce | None:
-        """`admission` as settings in force: fleet settings alone have no overrides."""
+    def said(cls, admission: AdmissionInForce | AdmissionSettings | None) -> AdmissionInForce | None:
+        """`admission` as settings in force: the fleet's settings alone have no overrides."""
         if admission is None or isinstance(admission, AdmissionInForce):
             return admission
-        return cls(admission, (), tuple(node_ids) if node_ids is not None else None)
+        return cls(admission)
 
     @property
     def uniform(self) -> bool:
