@@ -39,9 +39,14 @@ def where_said(words: str, group: AdmissionGroup) -> str:
 
 def node_admission_readings(in_force: AdmissionInForce | None, node_id: str) -> list[str]:
     """The admission `node_id` runs, and whose setting it is: "set on this node; elsewhere unlimited" for
-    a per-node override, "the fleet's" for the rest; ["admission —"] where the frames say nothing of it."""
+    a per-node override, "the fleet's; 2 nodes run their own" for the rest; [] where every node runs the
+    fleet's (the rollout & admission box says it: a node detail at 80×24 gave it two rows of its charts)
+    or the frames say nothing of it."""
     if in_force is None:
-        return ["admission —"]
+        return []
+    apart = sum(len(group.nodes or ()) for group in in_force.groups() if not group.rest)
+    if not apart:
+        return []
     settings = in_force.for_node(node_id)
     readings = [
         f"admission {rate_words(settings)}",
@@ -51,7 +56,4 @@ def node_admission_readings(in_force: AdmissionInForce | None, node_id: str) -> 
     ]
     if in_force.overridden(node_id):
         return [*readings, f"set on this node; elsewhere {rate_words(in_force.elsewhere)}"]
-    apart = sum(len(group.nodes or ()) for group in in_force.groups() if not group.rest)
-    if not apart:
-        return [*readings, "the fleet's"]
     return [*readings, f"the fleet's; {apart} {'node runs its' if apart == 1 else 'nodes run their'} own"]

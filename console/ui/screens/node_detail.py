@@ -299,10 +299,12 @@ class NodeDetailScreen(Screen[None]):
             append_readings(summary, node_readings(node), room, style="dim" if stale is not None else "")
             # What this node admits, and whose setting it is: a per-node one showed nowhere (found in review).
             in_force = AdmissionInForce.of(model.frame) if model.frame else None
-            first, *rest = node_admission_readings(in_force, self.node_id)
-            summary.append(f"\n{first}", style="dim" if stale is not None else "")
-            own = in_force is not None and in_force.overridden(self.node_id)
-            append_readings(summary, rest, room, style="bold" if own and stale is None else "dim")
+            admission = node_admission_readings(in_force, self.node_id)
+            if admission:  # (only where some node runs its own: else the rollout & admission box says it)
+                first, *rest = admission
+                summary.append(f"\n{first}", style="dim" if stale is not None else "")
+                own = in_force is not None and in_force.overridden(self.node_id)
+                append_readings(summary, rest, room, style="bold" if own and stale is None else "dim")
             if node.history_unreachable:
                 summary.append(
                     # What it costs first: the error after it may run past a narrow screen.
