@@ -148,15 +148,18 @@ async def test_the_fleet_charts_keep_their_time_axis(storm_app, size) -> None:
         assert "connections" in str(connections.border_title)
 
 
+async def open_first_node(app, pilot) -> None:
+    await fleet_ready(app)
+    app.open_node(next(iter(app.model.nodes)))
+    await fleet_ready(app)
+    await pilot.pause()
+
+
 async def test_the_charts_brought_on_screen_are_drawn_at_their_width(storm_app) -> None:
     """A turn's charts were drawn while hidden, fitted to no width (four points): shown, they are drawn again
     at the width they have, with no new frame (a paused replay, a quiet fleet)."""
-    node = next(iter(storm_app.model.nodes))
     async with storm_app.run_test(size=(80, 24)) as pilot:
-        await fleet_ready(storm_app)
-        storm_app.open_node(node)
-        await fleet_ready(storm_app)
-        await pilot.pause()
+        await open_first_node(storm_app, pilot)
         screen = storm_app.screen
         later_metrics = [metric for metric, _ in DETAIL_CHARTS[3:]]
         later = [screen.query_one(f"#chart-{metric}", PlotextChart) for metric in later_metrics]
@@ -173,12 +176,8 @@ async def test_the_charts_brought_on_screen_are_drawn_at_their_width(storm_app) 
 async def test_a_taller_terminal_shows_every_chart_at_its_width(storm_app) -> None:
     """Grown past 36 rows the charts stop taking turns: the hidden turn's, drawn at no width, are drawn
     again at theirs, with no new frame; the turn's marker goes."""
-    node = next(iter(storm_app.model.nodes))
     async with storm_app.run_test(size=(80, 24)) as pilot:
-        await fleet_ready(storm_app)
-        storm_app.open_node(node)
-        await fleet_ready(storm_app)
-        await pilot.pause()
+        await open_first_node(storm_app, pilot)
         await pilot.resize_terminal(120, 36)
         metrics = [metric for metric, _ in DETAIL_CHARTS]
         await wait_for(lambda: drawn_at_width(storm_app, metrics), 5.0, what="every chart drawn")
