@@ -56,9 +56,22 @@ class FleetAction:
         return self.node_id if self.node_id is not None else "fleet"
 
     def describe(self) -> str:
-        parameters = {k: v for k, v in self.parameters().items() if k != "node" and v is not None}
+        parameters = {
+            k: v for k, v in self.parameters().items() if k not in ("node", "nodes") and v is not None
+        }
         shown = ", ".join(f"{k}={_plain(v)}" for k, v in parameters.items())
-        return f"{self.kind.value} {self.target}" + (f" ({shown})" if shown else "")
+        return f"{self.kind.value} {self._said_target()}" + (f" ({shown})" if shown else "")
+
+    def _said_target(self) -> str:
+        """`target`, or the nodes an admission change names ("on gw-009", "on 3 nodes (a, b, c)"): "admission
+        fleet (…, nodes=['gw-009'])" named the fleet for one node's change."""
+        nodes = getattr(self.request, "nodes", None)
+        if self.node_id is not None or not nodes:
+            return self.target
+        if len(nodes) == 1:
+            return f"on {nodes[0]}"
+        named = ", ".join(nodes[:3]) + (", …" if len(nodes) > 3 else "")  # (a change may name 10 000)
+        return f"on {len(nodes)} nodes ({named})"
 
 
 def judge(
