@@ -49,6 +49,9 @@ class Scene:
     size: tuple[int, int] = SCENE_SIZE
 
 
+#: Filter the nodes to the draining ones and open the first: the node-detail scenes' keys.
+OPEN_A_DRAINING_NODE = ("slash", *"state:draining", "enter", "enter")
+
 SCENES = (
     Scene("calm", 90, None, description="the calm fleet"),
     Scene("storm", 46, 40, description="the storm with alarms, six seconds in"),
@@ -63,7 +66,7 @@ SCENES = (
         "node-detail",
         70,
         40,
-        keys=("slash", *"state:draining", "enter", "enter"),
+        keys=OPEN_A_DRAINING_NODE,
         description="a draining node's detail",
     ),
     Scene("light", 46, 40, theme="light", description="the light theme"),
@@ -75,7 +78,7 @@ SCENES = (
         "node-detail-80x24",
         70,
         40,
-        keys=("slash", *"state:draining", "enter", "enter"),
+        keys=OPEN_A_DRAINING_NODE,
         description="a draining node's detail on an 80×24 terminal: its charts three at a time",
         size=(80, 24),
     ),
