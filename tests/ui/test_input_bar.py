@@ -211,7 +211,7 @@ async def test_keys_typed_straight_after_enter_or_esc_go_to_the_nodes_not_the_cl
     move. Enter and Esc hand the focus back as they are read: the keys after them are the table's."""
     kind, typed, effect = TYPED_AFTER[case]
     name = BARS[kind][1]
-    async with bar_app(kind, tmp_path, (120, 36)) as (app, pilot):
+    async with bar_app(kind, tmp_path, (120, 36)) as (app, _pilot):
         screen = app.screen
         table = screen.query_one("#nodes")
         field = screen.query_one(f"#{name}", Input)

@@ -182,7 +182,9 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             call = parse_form(self.kind, self.node_id, self._as_sent(), self.prefill.check)
         except InputError as error:
             label = field_label(self.kind, error.field)
-            error_label.update(f"✖ {label}: {quoted(error.value)} is not allowed; expected {error.allowed}")
+            # An empty field read "rate (closes/s): '' is not allowed": quote marks no one typed.
+            given = " is empty" if error.value in ("", None) else f": {quoted(error.value)} is not allowed"
+            error_label.update(f"✖ {label}{given}; expected {error.allowed}")
             field = self.query(f"#field-{error.field}")
             if focus_bad and field:
                 field.first().focus()
