@@ -621,3 +621,10 @@ def test_a_number_option_given_a_word_is_refused_with_its_range(
     whole = "a whole number" if action.type is int else "a number"
     assert f"{option}: 'abc' is not {whole}; expected " in said, said
     assert "invalid" not in said and re.search(r"\d", said.partition("expected")[2]), said
+
+
+def test_every_command_and_group_says_what_it_does() -> None:
+    """`stormdeck plan --help`, `audit --help`, `sim --help`, `fleet --help` went from the usage line straight
+    to "positional arguments": the one-line help shown in the parent's list was not repeated."""
+    missing = [" ".join(path) for path, parser in commands(build_parser()) if path and not parser.description]
+    assert missing == []

@@ -25,6 +25,7 @@ class CommandParser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
         self.examples = tuple(examples)
+        self.register("action", "parsers", _DescribedSubcommands)
 
     def format_help(self) -> str:
         text = super().format_help()
@@ -193,6 +194,17 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
     return {}
+
+
+class _DescribedSubcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """Subcommands whose --help opens with the line their parent lists them by, unless they say more:
+    `stormdeck plan --help` went from the usage line straight to "positional arguments"."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        summary = kwargs.get("help")
+        if kwargs.get("description") is None and summary:
+            kwargs["description"] = f"{summary[0].upper()}{summary[1:]}."
+        return super().add_parser(name, **kwargs)
 
 
 def add_subcommands(parser: argparse.ArgumentParser, **kwargs: Any) -> argparse._SubParsersAction:
