@@ -808,7 +808,10 @@ def render_answer(answer: ActionAnswer, options: Mapping[str, str] | None = None
     if answer.reply is Reply.BAD_INPUT:
         for field, option in (options or {}).items():
             headline = re.sub(rf"(?<![\w-]){re.escape(field)}:", f"{option} ({field}):", headline)
-    lines.append(f"{answer.status} {answer.reply.value}: {headline}")
+    # The reply's word once: "200 dry_run: dry run: blocked; …" and "202 applied: drain gw-003 (…): applied"
+    # said it twice; a headline that does not say it ("422 bad_input: …") keeps the label.
+    said = answer.reply.value.replace("_", " ") in headline.lower()
+    lines.append(f"{answer.status} {headline}" if said else f"{answer.status} {answer.reply.value}: {headline}")
     verdict = read_answer(answer).verdict
     if verdict is not None:
         lines.append(f"verdict: {verdict.level.value}  ({verdict.action})")

@@ -362,7 +362,9 @@ def test_add_capacity_follows_the_two_phases_and_names_count_on_bad_input(
     # change sent only with --yes (test_more_nodes_than_the_prefill_are_not_added_without_yes).
     assert act(acting, "add-capacity", "--count", "2", "--yes") == 0  # 2 of 8: ok, applied at once
     out = capsys.readouterr().out
-    assert out.startswith("202 applied") and "ready_in_s=240" in out and "headroom_when_ready_pct" in out
+    first = out.splitlines()[0]
+    assert first.startswith("202 add_capacity fleet (count=2): applied") and first.count("applied") == 1, first
+    assert "ready_in_s=240" in out and "headroom_when_ready_pct" in out
     assert sim.n_nodes == 10
     assert act(acting, "add-capacity", "--count", "6", "--dry-run") == 0  # 6 of 10: over the 50 % line
     assert "added_share_pct" in capsys.readouterr().out and sim.n_nodes == 10
@@ -755,3 +757,14 @@ def test_add_capacity_asks_about_more_nodes_than_the_servers_budget_needs_not_th
     finally:
         running.server.stop()
         running.audit.close()
+
+
+def test_the_first_line_says_the_reply_once(acting: Acting, operator, capsys) -> None:
+    """`act … --dry-run` began "200 dry_run: dry run: blocked; nothing applied", and an applied drain
+    "202 applied: drain gw-… (…): applied"."""
+    assert (
+        act(acting, "drain", "gw-002", "--rate", "5", "--deadline", "600", "--hint", "1000:2000", "--dry-run")
+        == 0
+    )
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("200 dry run: ") and "dry_run" not in first, first
