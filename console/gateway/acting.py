@@ -92,5 +92,9 @@ def refusal(node_id: str, response: httpx.Response, default_field: str) -> Input
     )
 
 
-def unreachable(node_id: str, error: httpx.HTTPError) -> InputError:
-    return InputError("node", node_id, f"a node that answers its admin API ({type(error).__name__})")
+class NodeUnreachable(InputError):
+    """A node that did not answer its admin API: its process may be gone (a restart), not refusing."""
+
+
+def unreachable(node_id: str, error: httpx.HTTPError) -> NodeUnreachable:
+    return NodeUnreachable("node", node_id, f"a node that answers its admin API ({type(error).__name__})")

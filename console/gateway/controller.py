@@ -27,6 +27,7 @@ from console.errors import InputError
 from console.figures import first_named
 from console.gateway.acting import (
     CapacityConfig,
+    NodeUnreachable,
     capacity_of,
     refusal,
     unreachable,
@@ -40,6 +41,7 @@ from console.gateway.rollout import DEFAULT_BATCH_DRAIN, NoRestartCommand, Rollo
 from console.gateway.rollout_state import RolloutStateFile, RolloutStateUnreadable, restart_note
 from console.guards import FleetCapacity
 from console.guards.thresholds import Thresholds
+from console.model.admission import settings_words
 from console.protocol import (
     ActionKind,
     AdmissionRequest,
@@ -111,11 +113,14 @@ class Controller:
         self.provisioning = Provisioning(provisioner) if provisioner is not None else None
         self._rng = rng
         # The fleet-wide admission (what a node without an override runs, and what an added node gets),
-        # once an operator has set one; the nodes a later per-node change overrode. Reading the first
-        # node's settings instead showed a per-node override as the fleet's and gave it to added nodes
-        # (found in review).
+        # once an operator has set one; the settings a later per-node change gave some nodes. Reading the
+        # first node's settings instead showed a per-node override as the fleet's and gave it to added
+        # nodes (found in review). Both are what a node's new process is given again (`_new_process`).
         self._fleet_admission: AdmissionSettings | None = None
-        self._overridden: set[str] = set()
+        self._overrides: dict[str, AdmissionSettings] = {}
+        # One admission change at a time, the operator's or a restarted node's: a node back while the
+        # operator changes it is given the newest settings, never the ones before.
+        self._admission_lock = asyncio.Lock()
         self._rollout_file = rollout_state
         self._rollout_unsaved = False  # said once, not at every change
         if rollout_state is not None:
@@ -133,7 +138,9 @@ class Controller:
         return round(time.time() - self.clock_zero_unix_s, 1)
 
     def _link_to(self, entry: NodeEntry, rng: random.Random) -> NodeLink:
-        return NodeLink(entry, self._waves, rng, self.clock_zero_unix_s)
+        link = NodeLink(entry, self._waves, rng, self.clock_zero_unix_s)
+        link.on_new_process = self._new_process
+        return link
 
     async def start(self, wait_s: float = 3.0) -> FleetSnapshot:
         self._tasks = [asyncio.create_task(link.run()) for link in self.links.values()]
@@ -254,17 +261,26 @@ class Controller:
         if self._fleet_admission is not None:
             return self._fleet_admission
         for node_id, link in self.links.items():
-            if link.admission is not None and node_id not in self._overridden:
+            if link.admission is not None and node_id not in self._overrides:
                 return link.admission
         return AdmissionSettings.unlimited()
 
     def admission_overrides(self) -> list[AdmissionSettings] | None:
         """The nodes running other settings than the fleet's, as their own frames (or their answer to the
-        last change) report them: a per-node change, a node started with other flags, a node a rollout
-        restarted on its own flags. None while every node runs the fleet's."""
-        by_node = {
-            node_id: link.admission for node_id, link in self.links.items() if link.admission is not None
-        }
+        last change) report them: a per-node change, a node started with other flags before any was set for
+        the fleet, a restarted node that refused what it was given again. None while every node runs the
+        fleet's. (A restarted node given its settings again is never shown on its start-up ones: its link
+        shows the new process only once it runs them.)"""
+        now = time.monotonic()
+        by_node: dict[str, AdmissionSettings] = {}
+        for node_id, link in self.links.items():
+            settings = link.admission
+            if link.status(now).state is NodeState.DOWN:
+                # No process runs any: say what its next one is given (its last process's settings read
+                # as an override once the operator changed the fleet's while it restarted).
+                settings = self._overrides.get(node_id) or self._fleet_admission or settings
+            if settings is not None:
+                by_node[node_id] = settings
         return overrides_of(self.admission(), by_node, list(self.links))
 
     def frame(self, seq: int = 0, epoch: str = "", next_second: bool = False) -> Frame:
@@ -363,12 +379,29 @@ class Controller:
         return None
 
     def _down_refusal(self, node_ids: list[str] | None) -> InputError | None:
+        """A node down is refused; one the rollout restarts (shown `restarting`) is not: its new process
+        is given the settings when it is back (`deferred`)."""
         now = time.monotonic()
         for node_id in node_ids if node_ids is not None else list(self.links):
-            link = self.links.get(node_id)
-            if link is not None and link.status(now).state is NodeState.DOWN:
+            if node_id in self.links and self._status(node_id, now).state is NodeState.DOWN:
                 return InputError("node", node_id, "a node that answers its admin API (it is down)")
         return None  # an unknown node is the guard's to name
+
+    def deferred(self, action: FleetAction) -> str | None:
+        """What of `action` reaches some nodes only later, said in its answer and audit record: admission
+        for nodes the rollout is restarting (no process to ask now; the new one is given it when back)."""
+        if action.kind is not ActionKind.ADMISSION:
+            return None
+        assert isinstance(action.request, AdmissionRequest)
+        targets = action.request.nodes if action.request.nodes is not None else list(self.links)
+        later = [node_id for node_id in targets if self._awaited_back(node_id)]
+        return _given_when_back(later) if later else None
+
+    def _awaited_back(self, node_id: str) -> bool:
+        """A node the running rollout has restarted and waits for, silent now: there is no process to ask."""
+        if self.rollout is None or node_id not in self.rollout.restarting or node_id not in self.links:
+            return False
+        return self.links[node_id].status(time.monotonic()).state is NodeState.DOWN
 
     async def apply(self, action: FleetAction) -> None:
         """Forward `action` to the nodes, entirely or not at all (`InputError` naming the field)."""
@@ -428,39 +461,103 @@ class Controller:
 
     async def set_admission(self, request: AdmissionRequest) -> dict[str, dict]:
         """Every target node checks the settings (a dry run) before any takes them; a node failing after
-        others took them gets those others put back as they were."""
-        targets = request.nodes if request.nodes is not None else list(self.links)
-        links = [self._link(node_id) for node_id in targets]
-        body = request.model_dump(mode="json", exclude={"confirm", "override_reason", "nodes"})
-        before = {link.entry.id: link.admission for link in links}
-        fleet_before = self.admission()
-        for link in links:
-            await self._send(link, "PUT", "/v1/node/admission", {**body, "dry_run": True}, "admission")
-        answers: dict[str, dict] = {}
-        try:
+        others took them gets those others put back as they were. A node the rollout is restarting is not
+        asked — it has no process, or one on its way out: its new one is given them when back."""
+        async with self._admission_lock:
+            targets = request.nodes if request.nodes is not None else list(self.links)
+            links = [self._link(node_id) for node_id in targets]
+            later = {node_id for node_id in targets if self._awaited_back(node_id)}
+            body = request.model_dump(mode="json", exclude={"confirm", "override_reason", "nodes"})
+            before = {link.entry.id: link.admission for link in links}
             for link in links:
-                answers[link.entry.id] = await self._send(
-                    link, "PUT", "/v1/node/admission", body, "admission"
+                if link.entry.id not in later:
+                    await self._ask(link, {**body, "dry_run": True}, later)
+            answers: dict[str, dict] = {}
+            try:
+                for link in links:
+                    if link.entry.id not in later:
+                        answer = await self._ask(link, body, later)
+                        if answer is not None:
+                            answers[link.entry.id] = answer
+            except InputError:
+                for node_id in answers:
+                    previous = before[node_id]
+                    if previous is not None:
+                        with contextlib.suppress(InputError):
+                            restore = AdmissionRequest.restoring(previous).model_dump(mode="json")
+                            await self._send(
+                                self.links[node_id], "PUT", "/v1/node/admission", restore, "admission"
+                            )
+                raise
+            ran = {
+                node_id: AdmissionSettings.model_validate(a["admission"]) for node_id, a in answers.items()
+            }
+            for node_id, settings in ran.items():
+                self.links[node_id].ran(settings)
+            settings = next(iter(ran.values()), request.settings().bare())
+            if request.nodes is None:
+                self._fleet_admission = settings
+                self._overrides.clear()
+            else:
+                self._overrides.update({node_id: ran.get(node_id, settings) for node_id in targets})
+            if later:
+                self._events.append(
+                    Event(
+                        time_s=self.fleet_time(),
+                        kind="admission",
+                        message=f"admission ({settings_words(settings)}): {_given_when_back(sorted(later))}",
+                        data={"nodes": sorted(later)},
+                    )
                 )
-        except InputError:
-            for node_id in answers:
-                previous = before[node_id]
-                if previous is not None:
-                    with contextlib.suppress(InputError):
-                        restore = AdmissionRequest.restoring(previous).model_dump(mode="json")
-                        await self._send(
-                            self.links[node_id], "PUT", "/v1/node/admission", restore, "admission"
-                        )
-            raise
-        for link in links:
-            link.admission = AdmissionSettings.model_validate(answers[link.entry.id]["admission"])
-        if request.nodes is None:
-            self._fleet_admission = links[0].admission if links else None
-            self._overridden.clear()
-        else:
-            self._fleet_admission = fleet_before  # what the other nodes keep
-            self._overridden.update(request.nodes)
-        return answers
+            return answers
+
+    async def _ask(self, link: NodeLink, body: dict, later: set[str]) -> dict | None:
+        """PUT `body` to `link`'s node; a node the rollout restarts that stopped answering meanwhile joins
+        `later` (None) instead of failing the change: its new process is given the settings when back."""
+        try:
+            return await self._send(link, "PUT", "/v1/node/admission", body, "admission")
+        except NodeUnreachable:
+            if self.rollout is None or link.entry.id not in self.rollout.restarting:
+                raise
+            later.add(link.entry.id)
+            return None
+
+    async def _new_process(self, link: NodeLink, frame: Frame) -> AdmissionSettings | None:
+        """A node's new process (a restart by the rollout, a supervisor after a crash, a service manager
+        after SIGHUP) starts on its command-line settings: give it what the operator set for it — its
+        per-node override, else the fleet's — before the fleet shows it (`NodeLink.on_new_process`), and
+        say so. One that refuses runs its own, said, and shows as an override: it is one."""
+        node_id = link.entry.id
+        async with self._admission_lock:
+            own = self._overrides.get(node_id)
+            wanted = own or self._fleet_admission
+            started = frame.admission
+            if wanted is None or started is None or started.limits_key() == wanted.limits_key():
+                return None
+            whose = "its own (set on this node)" if own is not None else "the fleet's"
+            how = "started" if link.epoch is None else "came back as a new process"
+            said = f"{node_id} {how} on its start-up settings ({settings_words(started)})"
+            body = AdmissionRequest.restoring(wanted.bare()).model_dump(
+                mode="json", exclude={"confirm", "override_reason", "nodes"}
+            )
+            try:
+                answer = await self._send(link, "PUT", "/v1/node/admission", body, "admission")
+            except InputError as error:
+                message = (
+                    f"{said} and did not take {whose} ({settings_words(wanted)}): {error}. It runs its "
+                    "start-up settings, shown as a per-node override: set admission again once it answers"
+                )
+                self._events.append(
+                    Event(time_s=self.fleet_time(), kind="admission", node=node_id, message=message)
+                )
+                return None
+            given = AdmissionSettings.model_validate(answer["admission"])
+            again = "" if link.epoch is None else " again"
+            message = f"{said}: given {whose}{again}: {settings_words(given)}"
+            self._events.append(
+                Event(time_s=self.fleet_time(), kind="admission", node=node_id, message=message)
+            )
+            return given
 
     # --- adding capacity --------------------------------------------------------------------------
 
@@ -486,16 +583,13 @@ class Controller:
 
     async def _joined(self, entry: NodeEntry) -> None:
         link = self._link_to(entry, random.Random(self._rng.getrandbits(64)))
-        admission = self.admission()
         self.links[entry.id] = link
+        # Its first frame is a new process's: the fleet's admission, if one was set, is given it then
+        # (`_new_process`), as to any node's new process. Without one it runs what it was started with —
+        # the fleet's other nodes' arguments.
         self._tasks.append(asyncio.create_task(link.run()))
         message = f"{entry.id} started" + (f": clients {entry.client_url}" if entry.client_url else "")
         self._events.append(Event(time_s=self.fleet_time(), kind="capacity", node=entry.id, message=message))
-        body = AdmissionRequest.restoring(admission).model_dump(
-            mode="json", exclude={"confirm", "override_reason", "nodes"}
-        )
-        with contextlib.suppress(InputError):  # the node's own defaults stand; its frames will say so
-            await self._send(link, "PUT", "/v1/node/admission", body, "admission")
 
     def _failed_to_start(self, node_id: str, error: Exception) -> None:
         self._states.pop(node_id, None)
@@ -662,3 +756,10 @@ class Controller:
         if self.rollout.resume():  # a halted one: its run ended, so it runs again from where it stopped
             self._rollout_task = asyncio.create_task(self.rollout.run())
         return self.rollout_status()
+
+
+def _given_when_back(nodes: list[str]) -> str:
+    """ "a is restarting: it is given these settings when it is back" (the answer, the audit, the event)."""
+    if len(nodes) == 1:
+        return f"{nodes[0]} is restarting: it is given these settings when it is back"
+    return f"{first_named(nodes)} are restarting: they are given these settings when they are back"

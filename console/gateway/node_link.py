@@ -10,6 +10,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Awaitable, Callable
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
@@ -40,10 +41,21 @@ def down_status(node_id: str, last: NodeStatus | None) -> NodeStatus:
     )
 
 
+#: How long a node's frames may still show the admission it ran before it answered a change: those it sent
+#: before (one a second) may be on their way, and would show it back on its old settings for a second.
+FRAMES_IN_FLIGHT_S = 3.0
+
+#: Called with a node's first frame from a process the link has not seen (another stream epoch) before the
+#: link takes it; what it returns, if not None, is the admission that process runs once called.
+NewProcess = Callable[["NodeLink", Frame], Awaitable[AdmissionSettings | None]]
+
+
 class NodeLink:
     """Follows one node's admin stream, resuming with since + epoch; remembers the newest frame.
 
     Nodes stamp their drains in Unix seconds; `clock_zero_unix_s` turns those into the fleet clock.
+    `on_new_process` sees a new process's first frame before the fleet does (the controller gives it back
+    the admission the operator set: a restarted node starts on its command-line settings).
     """
 
     def __init__(
@@ -56,6 +68,8 @@ class NodeLink:
         self.admission: AdmissionSettings | None = None
         self.received_s = 0.0
         self.refused = False  # the last connect was refused: the node's process is gone
+        self.on_new_process: NewProcess | None = None
+        self._answered: tuple[tuple, float] | None = None  # the settings a node answered it runs, until when
         self._waves = waves
         self._since: tuple[int, str] | None = None
         # The controller reconnects to its nodes with the same policies it asks of clients.
@@ -73,7 +87,7 @@ class NodeLink:
             try:
                 async with connect(url, open_timeout=3, ping_interval=5, ping_timeout=5) as ws:
                     async for raw in ws:
-                        self._take(json.loads(raw))
+                        await self._receive(json.loads(raw))
             except ConnectionRefusedError:
                 # A killed node showed `ready` with its last figures for 3 s more, its clients counted
                 # twice — there and on the nodes they had already moved to (found in the fault review).
@@ -82,18 +96,44 @@ class NodeLink:
                 pass
             await asyncio.sleep(self._backoff.next_delay_ms() / 1000)
 
-    def _take(self, message: dict) -> None:
+    async def _receive(self, message: dict) -> None:
         if message.get("type") == "hello":
             self._backoff.reset()
             return
         frame = Frame.model_validate(message)
+        if frame.epoch != self.epoch:
+            self._answered = None  # what the process before answered says nothing of this one
+            # Until the hook returns, the fleet still shows the process before (silent: down, restarting), so
+            # neither a frame nor the rollout's "back" sees the new one on settings it is about to lose.
+            given = await self.on_new_process(self, frame) if self.on_new_process is not None else None
+            self._take(frame)
+            if given is not None:
+                self.ran(given)
+            return
+        self._take(frame)
+
+    def ran(self, settings: AdmissionSettings) -> None:
+        """The node answered that it runs `settings` now: shown at once, and not taken back by a frame it
+        sent before (`FRAMES_IN_FLIGHT_S`)."""
+        self.admission = settings
+        self._answered = (settings.limits_key(), time.monotonic() + FRAMES_IN_FLIGHT_S)
+
+    def _take(self, frame: Frame) -> None:
         self.refused = False
         self._since = (frame.seq, frame.epoch)
         self.epoch = frame.epoch
         self.latest = self._on_fleet_clock(frame.nodes[0])
-        self.admission = frame.admission
+        self._take_admission(frame.admission)
         self.received_s = time.monotonic()
         self._waves.add(frame.waves)
+
+    def _take_admission(self, reported: AdmissionSettings | None) -> None:
+        if self._answered is not None and reported is not None:
+            key, until_s = self._answered
+            if reported.limits_key() != key and time.monotonic() < until_s:
+                return  # sent before the node took what it answered
+            self._answered = None
+        self.admission = reported
 
     def _on_fleet_clock(self, node: NodeStatus) -> NodeStatus:
         if node.drain is None:

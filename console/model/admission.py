@@ -57,3 +57,16 @@ def node_admission_readings(in_force: AdmissionInForce | None, node_id: str) -> 
     if in_force.overridden(node_id):
         return [*readings, f"set on this node; elsewhere {rate_words(in_force.elsewhere)}"]
     return [*readings, f"the fleet's; {apart} {'node runs its' if apart == 1 else 'nodes run their'} own"]
+
+
+def settings_words(settings: AdmissionSettings) -> str:
+    """One node's settings on one line, for a sentence ("rate 5/s per node, burst 10, Retry-After 1–30 s";
+    "unlimited"): what a controller's event says a restarted node ran and was given."""
+    if settings.rate_per_s is None and settings.max_connections is None:
+        return "unlimited"
+    words = [f"rate {rate_words(settings)}"]
+    if settings.burst is not None:
+        words.append(f"burst {burst_words(settings)}")
+    if settings.max_connections is not None:
+        words.append(f"ceiling {ceiling_words(settings)}")
+    return ", ".join([*words, f"Retry-After {retry_after_words(settings)}"])

@@ -95,6 +95,12 @@ class ActingBackend(FleetBackend, Protocol):
         without restart commands cannot roll out): checked before the verdict, so a dry run says it too."""
         ...
 
+    def deferred(self, action: FleetAction) -> str | None:
+        """What of `action`, once applied, reaches part of the fleet only later — said in its answer and
+        audit record (a real fleet gives admission to a node being restarted when it is back); None when
+        all of it applies now."""
+        ...
+
     async def apply(self, action: FleetAction) -> None:
         """Apply `action` entirely or not at all (raise `InputError`, nothing changed)."""
         ...

@@ -323,6 +323,9 @@ class ActionDesk:
         assert isinstance(self.backend, ActingBackend)
         status = 202 if action.kind.runs_on else 200
         message = f"{action.describe()}: applied" + (" (admin override)" if overridden else "")
+        later = self.backend.deferred(action)
+        if later is not None:  # before the record: the audit says what the answer says
+            message += f"; {later}"
         if action.kind.runs_on:
             message += "; it goes on in the fleet — follow it in the frames"
         answer = self._result(

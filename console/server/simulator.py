@@ -105,6 +105,10 @@ class SimulatorBackend:
             return self.simulation.admission_refusal(action.request.settings())
         return None
 
+    def deferred(self, action: FleetAction) -> str | None:
+        """None: a simulated fleet applies every action between two of its seconds."""
+        return None
+
     async def apply(self, action: FleetAction) -> None:
         await self.exclusive(apply_action, self.simulation, action)
 

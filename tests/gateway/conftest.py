@@ -59,11 +59,14 @@ def node_config(node_id: str = "n1", **overrides: object) -> NodeConfig:
 
 @pytest.fixture
 async def start_node() -> AsyncIterator[Callable[..., object]]:
-    """Start in-process nodes (this test's event loop); all are stopped afterwards."""
+    """Start in-process nodes (this test's event loop); all are stopped afterwards. `admin_port`: a node's
+    again, to stand for its process restarted (a new stream epoch on the same admin URL)."""
     started: list[RunningNode] = []
 
-    async def start(config: NodeConfig | None = None, history_url: str | None = None) -> RunningNode:
-        running = RunningNode(config or node_config(), history_url=history_url, token=TOKEN)
+    async def start(
+        config: NodeConfig | None = None, history_url: str | None = None, admin_port: int = 0
+    ) -> RunningNode:
+        running = RunningNode(config or node_config(), admin_port, history_url=history_url, token=TOKEN)
         await running.start()
         started.append(running)
         return running
