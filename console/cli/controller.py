@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from console.cli.checks import check_output_file, check_port
 from console.errors import InputError
+from console.server.route_table import Server, routes_section
 
 if TYPE_CHECKING:
     from console.gateway.acting import CapacityConfig
@@ -24,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "controller",
         help="serve the fleet API over real gateway nodes",
         description="Follow each node's admin API and serve the fleet as the fleet API v1 (the same server "
-        "as `sim serve`). Nodes that stop answering show as down.",
+        "as `sim serve`; the routes below), forwarding the operator's actions to the nodes with the node "
+        "token. Nodes that stop answering show as down.",
+        sections=[routes_section(Server.CONTROLLER)],
         examples=(
             "stormdeck controller --nodes nodes.toml --node-token-file controller.token",
             "stormdeck controller --nodes nodes.toml --node-token-file controller.token --port 8471 --token-file FILE",

@@ -13,22 +13,47 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 
+def fill_items(lead: str, items: Sequence[str], width: int) -> str:
+    """ "  lead: a, b, c" in lines of at most `width` (an item longer stays whole), broken between items,
+    continued four spaces in."""
+    lines = [f"  {lead}:"]
+    for k, item in enumerate(items):
+        word = item + ("," if k < len(items) - 1 else "")
+        if len(lines[-1]) + 1 + len(word) > width and lines[-1].strip():
+            lines.append("   ")
+        lines[-1] += " " + word
+    return "\n".join(lines) + "\n"
+
+
 class CommandParser(argparse.ArgumentParser):
     """The parser of every `stormdeck` command and subcommand.
 
     A group given no words at all shows its help even when a positional comes before its subcommand
     (`stormdeck act` alone, where argparse would first ask for `act`'s URL and exit 2). `examples`: whole
-    command lines, shown last in --help one a line (argparse would run an epilog's lines together)."""
+    command lines, shown last in --help one a line (argparse would run an epilog's lines together).
+    `sections`: (title, rows) shown before the examples, each row (its lead, its items) a paragraph of its
+    own, broken between items only (a served API's routes by area: "POST" is never left at a line's end,
+    its path on the next)."""
 
-    def __init__(self, *args: Any, examples: Sequence[str] = (), **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        examples: Sequence[str] = (),
+        sections: Sequence[tuple[str, Sequence[tuple[str, Sequence[str]]]]] = (),
+        **kwargs: Any,
+    ) -> None:
         # No prefix passes for an option, in any command (`_refuse_abbreviations` says so by name).
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
         self.examples = tuple(examples)
         self.register("action", "parsers", _DescribedSubcommands)
+        self.sections = tuple(sections)
 
     def format_help(self) -> str:
         text = super().format_help()
+        width = max(self._get_formatter()._width, 40)  # argparse's own: the terminal's, less its margin
+        for title, rows in self.sections:
+            text += f"\n{title}:\n" + "".join(fill_items(lead, items, width) for lead, items in rows)
         if self.examples:
             text += "\nexamples:\n" + "".join(f"  {line}\n" for line in self.examples)
         return text

@@ -17,6 +17,7 @@ from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
 from console.server.events import COALESCE_OVER
+from console.server.route_table import Server, routes_section
 from console.server.runner import base_url, bind_socket, is_loopback
 from console.server.tokens import (
     Principal,
@@ -49,8 +50,10 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
     parser = sim_subparsers.add_parser(
         "serve",
         help="serve a scenario's fleet over the fleet API (HTTP + WebSocket stream)",
-        description="Run SCENARIO and serve it as the fleet API v1: GET /v1/fleet, GET /v1/nodes/{id}, "
-        "the /v1/stream WebSocket, POST /v1/sim/clock, and /openapi.json.",
+        description="Run SCENARIO and serve it as the fleet API v1 (the routes below): the reads and the "
+        "stream, and the actions an operator takes — drain, undrain, rollout, admission, add capacity — "
+        "judged by the guards and audited.",
+        sections=[routes_section(Server.SIMULATOR)],
         examples=(
             "stormdeck sim serve thundering-herd --port 8470 --speed 10",
             "stormdeck sim serve demo --port 0 --paused   # a free port; the clock starts on POST /v1/sim/clock",
