@@ -31,6 +31,7 @@ from console.cli.checks import (
 from console.cli.groups import add_subcommands
 from console.errors import InputError
 from console.policies import POLICIES
+from console.server.route_table import Server, routes_section
 from console.stop_signals import UntilServing
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Redis holds every node's history, so when it dies everything is stopped and fleet up exits 1. A load "
         "that ends its --duration is not a failure. Each child's log is in a directory it prints, kept when a "
         "child died, else removed on exit.",
+        sections=[routes_section(Server.CONTROLLER)],
         examples=(
             "stormdeck fleet up --nodes 3",
             "stormdeck fleet up --nodes 3 --clients 3000 --policy full_jitter   # prints the URL and token file",

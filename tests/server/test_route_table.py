@@ -66,7 +66,12 @@ def test_the_table_is_what_each_server_serves(server: Server, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
-    ("argv", "server"), [(["sim", "serve"], Server.SIMULATOR), (["controller"], Server.CONTROLLER)]
+    ("argv", "server"),
+    [
+        (["sim", "serve"], Server.SIMULATOR),
+        (["controller"], Server.CONTROLLER),
+        (["fleet", "up"], Server.CONTROLLER),
+    ],
 )
 def test_each_serving_commands_help_lists_every_route_it_serves(argv, server, capsys, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "80")
