@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import contextlib
 import ipaddress
-import sys
 
 from console.cli.checks import (
     MAX_PUBLISH_RATE_PER_S,
@@ -37,15 +36,31 @@ PING_INTERVAL_S = (0, 3600)
 HISTORY_SCHEMES = ("redis://", "unix://")
 
 
-def _loopback_host(value: str) -> str:
+#: What `--host` takes: the reference fleet stays on loopback. An address, not a name: "localhost" may
+#: resolve to another address family than the URLs the node prints and a nodes file names.
+LOOPBACK_HOSTS = "a loopback IP address: 127.0.0.0/8 or ::1 (the reference fleet stays on loopback)"
+
+
+def check_loopback_host(value: str) -> None:
     try:
         if ipaddress.ip_address(value).is_loopback:
-            return value
+            return
     except ValueError:
         pass
-    raise argparse.ArgumentTypeError(
-        f"{value!r} is not a loopback address; the reference fleet stays on loopback"
-    )
+    raise InputError("--host", value, LOOPBACK_HOSTS)
+
+
+#: The node's admission limits in the operator's unit, for --help and the errors alike.
+ADMISSION_WORDS = {
+    "rate_per_s": "new connections a second",
+    "burst": "connections admitted at once",
+    "max_connections": "connections this node holds at most",
+}
+
+
+def _whole_range(bounds: tuple[int, int]) -> str:
+    """A whole number's range above an open low bound, as the values it takes: (0, 10] → "[1, 10]"."""
+    return range_text((bounds[0] + 1, bounds[1]))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -81,9 +96,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "--host",
-        type=_loopback_host,
         default="127.0.0.1",
-        help="a loopback address to bind (default 127.0.0.1)",
+        help="a loopback IP address to bind, in 127.0.0.0/8 or ::1 (default 127.0.0.1)",
     )
     serve.add_argument(
         "--token-file",
@@ -108,18 +122,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--rate-per-s",
         metavar="R",
         type=float,
-        help=f"token bucket refill, in {range_text(limits.ADMISSION_RATE_PER_S, True)} (default: unlimited)",
+        help=f"{ADMISSION_WORDS['rate_per_s']} (token bucket refill), in "
+        f"{range_text(limits.ADMISSION_RATE_PER_S, True)} (default: unlimited)",
     )
     admission.add_argument(
         "--burst",
         type=int,
-        help=f"token bucket size, in {range_text(limits.ADMISSION_BURST, True)} (default: one second of rate)",
+        help=f"token bucket size: {ADMISSION_WORDS['burst']}, a whole number in "
+        f"{_whole_range(limits.ADMISSION_BURST)} (default: one second of rate)",
     )
     admission.add_argument(
         "--max-connections",
         metavar="N",
         type=int,
-        help=f"connection ceiling, in {range_text(limits.ADMISSION_MAX_CONNECTIONS, True)} (default: none)",
+        help=f"connection ceiling: {ADMISSION_WORDS['max_connections']}, a whole number in "
+        f"{_whole_range(limits.ADMISSION_MAX_CONNECTIONS)} (default: none)",
     )
     admission.add_argument(
         "--retry-after-s",
@@ -206,6 +223,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _check(args: argparse.Namespace) -> None:
     from console.sim.scenario_schema import check_seed  # the seed range every command's --seed has
 
+    check_loopback_host(args.host)
     check_port("--port", args.port)
     check_port("--admin-port", args.admin_port)
     for name in ("publish_rate_per_s", "rate_per_s", "lifetime_s", "lifetime_dither_s", "close_grace_s"):
@@ -215,14 +233,19 @@ def _check(args: argparse.Namespace) -> None:
         check_finite("--retry-after-s", bound, "two finite numbers of seconds, MIN MAX")
     # The admission the node starts with has the ranges of the one the admin API's PUT takes
     # (console.protocol.limits): --retry-after-s 1 1e9 told refused clients to come back in 31 years.
+    if args.rate_per_s is not None:
+        rate_words = ADMISSION_WORDS["rate_per_s"]
+        check_in_range(
+            "--rate-per-s", args.rate_per_s, limits.ADMISSION_RATE_PER_S, rate_words, low_open=True
+        )
     for name, bounds in (
-        ("rate_per_s", limits.ADMISSION_RATE_PER_S),
         ("burst", limits.ADMISSION_BURST),
         ("max_connections", limits.ADMISSION_MAX_CONNECTIONS),
     ):
         value = getattr(args, name)
-        if value is not None:
-            check_in_range(f"--{name.replace('_', '-')}", value, bounds, low_open=True)
+        if value is not None and not bounds[0] < value <= bounds[1]:
+            allowed = f"{ADMISSION_WORDS[name]}, a whole number in {_whole_range(bounds)}"
+            raise InputError(f"--{name.replace('_', '-')}", value, allowed)
     if not limits.in_window(args.retry_after_s, limits.RETRY_AFTER_S):
         raise InputError(
             "--retry-after-s", list(args.retry_after_s), limits.window_text(limits.RETRY_AFTER_S) + " seconds"
@@ -276,11 +299,11 @@ def _serve(args: argparse.Namespace) -> int:
     except OSError as error:
         allowed = f"a free port on {args.host} ({error.strerror})"
         raise InputError("--admin-port", args.admin_port, allowed) from None
-    if token is None:
-        print(f"controller token (no --token-file given): {running.token}", file=sys.stderr, flush=True)
     if args.stop_with_parent:
         stop_when_stdin_closes()
-    asyncio.run(serve_until_signalled(running))
+    # The token it made is said once the node serves: said before, a node on a taken --port printed a
+    # secret for a process that never ran.
+    asyncio.run(serve_until_signalled(running, say_token=token is None))
     return 0
 
 

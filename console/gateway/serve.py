@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import sys
 import time
 from collections.abc import Iterator
 
@@ -113,7 +114,9 @@ class RunningNode:
         self._admin_socket.close()
 
 
-async def serve_until_signalled(running: RunningNode) -> None:
+async def serve_until_signalled(running: RunningNode, say_token: bool = False) -> None:
+    """Serve `running` until a stop signal; `say_token`: print the controller token it made (no
+    --token-file), once it serves."""
     stop = asyncio.Event()
     with answering_stop_signals(soon(asyncio.get_running_loop(), stop.set)):
         try:
@@ -122,6 +125,8 @@ async def serve_until_signalled(running: RunningNode) -> None:
             config = running.node.config
             allowed = f"a free port on {config.host} ({error.strerror or error})"
             raise InputError("--port", config.port, allowed) from None
+        if say_token:
+            print(f"controller token (no --token-file given): {running.token}", file=sys.stderr, flush=True)
         print(
             f"gateway {running.node.config.node_id}: clients {running.url}  admin {running.admin_url}",
             flush=True,

@@ -119,16 +119,23 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
         ),
         (
             [*SERVE_ARGV, "--rate-per-s", "-1"],
-            "--rate-per-s: -1.0 is not allowed; expected a number in (0, 1000000000]",
+            # In the operator's unit, as `act admission --rate` says it (it said "a number").
+            "--rate-per-s: -1.0 is not allowed; expected new connections a second in (0, 1000000000]",
         ),
         # The admission a node starts with has the ranges the admin API's PUT takes (console.protocol.limits):
         # these were accepted, a Retry-After of up to 31 years among them.
         ([*SERVE_ARGV, "--rate-per-s", "1e12"], "--rate-per-s: 1000000000000.0 is not allowed"),
         (
             [*SERVE_ARGV, "--burst", "2000000000"],
-            "--burst: 2000000000 is not allowed; expected a number in (0,",
+            # A whole number, said so (it read "a number in (0, 1000000000]", as if 0.5 would do).
+            "--burst: 2000000000 is not allowed; expected connections admitted at once, a whole number in "
+            "[1, 1000000000]",
         ),
-        ([*SERVE_ARGV, "--max-connections", "0"], "--max-connections: 0 is not allowed"),
+        (
+            [*SERVE_ARGV, "--max-connections", "0"],
+            "--max-connections: 0 is not allowed; expected connections this node holds at most, a whole number "
+            "in [1, 1000000000]",
+        ),
         (
             [*SERVE_ARGV, "--retry-after-s", "1", "1e9"],
             "--retry-after-s: [1.0, 1000000000.0] is not allowed; expected [min, max] with 0 ≤ min ≤ max ≤ 3600",
@@ -469,3 +476,38 @@ def test_a_load_of_an_hour_or_a_day_is_allowed_and_the_help_says_how_long(comman
     assert "at most 86400 (24 h)" in (duration.help or "")
     for seconds in (3600.0, MAX_DURATION_S):
         check_load(LoadSpec(["ws://127.0.0.1:9/"], clients=5, policy="fixed", duration_s=seconds), workers=1)
+
+
+def test_gateway_serve_help_says_each_admission_limits_unit() -> None:
+    """`--rate-per-s` said "token bucket refill" (of what, a second?), `--burst` and `--max-connections`
+    "in (0, 1000000000]" for whole numbers."""
+    helps = {
+        a.option_strings[0]: a.help or ""
+        for a in _subparser(build_parser(), "gateway", "serve")._actions
+        if a.option_strings
+    }
+    assert "new connections a second" in helps["--rate-per-s"]
+    assert "connections admitted at once, a whole number in [1, 1000000000]" in helps["--burst"]
+    assert "a whole number in [1, 1000000000]" in helps["--max-connections"]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "localhost"])
+def test_a_host_off_loopback_is_refused_naming_what_is_allowed(host: str, capsys) -> None:
+    """It said "'localhost' is not a loopback address" (it is one, but a name) and named no allowed value."""
+    assert main([*SERVE_ARGV, "--host", host]) == 2
+    err = capsys.readouterr().err
+    assert f"--host: {host!r} is not allowed; expected a loopback IP address: 127.0.0.0/8 or ::1" in err, err
+
+
+def test_a_node_that_cannot_start_prints_no_controller_token(tmp_path) -> None:
+    """Without --token-file the node printed the controller token it made, then exited 2 on a taken port:
+    a secret for a node that never ran."""
+    from console.server.runner import bind_socket
+
+    with bind_socket("127.0.0.1", 0) as taken:
+        port = str(taken.getsockname()[1])
+        command = [sys.executable, "-m", "console", *SERVE_ARGV[:2], "--node-id", "x"]
+        command += ["--port", port, "--admin-port", "0"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, env=child_env())
+    assert done.returncode == 2 and f"--port: {port} is not allowed" in done.stderr, done.stderr
+    assert "controller token" not in done.stderr + done.stdout
