@@ -36,7 +36,7 @@ from console.gateway.fleet_clock import FleetClockFile, keep_clock_zero, kept_cl
 from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.node_link import NodeLink, down_status
 from console.gateway.nodes_file import NodeEntry
-from console.gateway.provision import NodeProvisioner, Provisioning
+from console.gateway.provision import NodeProvisioner, NoProvisioner, Provisioning
 from console.gateway.rollout import DEFAULT_BATCH_DRAIN, NoRestartCommand, Rollout
 from console.gateway.rollout_state import RolloutStateFile, RolloutStateUnreadable, restart_note
 from console.guards import FleetCapacity
@@ -368,7 +368,8 @@ class Controller:
         """What this controller can tell it would refuse, so a dry run refuses it too: a rollout while one
         runs or without a restart command for every node; a resume before every node of the batch under way
         has reported; admission for a node shown `down` (it does not answer its admin API — the dry run said
-        ok and the real call was a 422, found in review)."""
+        ok and the real call was a 422, found in review); adding capacity without a provisioner, said with
+        what to do instead (`NoProvisioner`)."""
         if action.kind is ActionKind.ROLLOUT_START:
             return self._rollout_refusal()
         if action.kind is ActionKind.ROLLOUT_RESUME:
@@ -376,7 +377,14 @@ class Controller:
         if action.kind is ActionKind.ADMISSION:
             assert isinstance(action.request, AdmissionRequest)
             return self._down_refusal(action.request.nodes)
+        if action.kind is ActionKind.ADD_CAPACITY and self.provisioning is None:
+            assert isinstance(action.request, CapacityRequest)
+            return self._no_provisioner(action.request.count)
         return None
+
+    def _no_provisioner(self, count: int) -> InputError:
+        first = next(iter(self.links.values()), None)
+        return NoProvisioner(self.fleet_name, count, first.entry.source if first is not None else None)
 
     def _down_refusal(self, node_ids: list[str] | None) -> InputError | None:
         """A node down is refused; one the rollout restarts (shown `restarting`) is not: its new process
@@ -566,7 +574,7 @@ class Controller:
         (admission as the fleet has it) as each starts. A node that fails to start is announced and
         dropped: the add was accepted, like a cloud's, and its outcome is in the events."""
         if self.provisioning is None:
-            raise InputError("count", count, "no nodes: this controller starts no node processes")
+            raise self._no_provisioner(count)
         known = [*self.links, *self._provisioning_only()]
         added = self.provisioning.add(count, known, self._joined, self._failed_to_start)
         self._states.update(dict.fromkeys(added, NodeState.PROVISIONING))

@@ -2,8 +2,8 @@
 
 The controller only follows nodes; starting one is a provisioner's job. `fleet up` owns its node processes,
 so it hands the controller a `LoopbackProvisioner` that starts more of them the same way; a controller
-over a nodes file it did not start has none, and then its fleet cannot add capacity (the guard refuses,
-naming `count`). A cloud's autoscaling group would be another provisioner behind the same two members.
+over a nodes file it did not start has none, and then its fleet cannot add capacity (refused naming
+`count`, with what to do instead: `NoProvisioner`). A cloud's autoscaling group would be another provisioner behind the same two members.
 """
 
 from __future__ import annotations
@@ -20,6 +20,24 @@ from console.errors import InputError
 if TYPE_CHECKING:
     from console.gateway.nodes_file import NodeEntry
     from console.gateway.processes import NodeProcess
+
+
+class NoProvisioner(InputError):
+    """Add capacity on a controller over a nodes file, refused with what to do instead (the console's `c`
+    says it at the key): the guard's words read "count: 1 is not allowed; expected no nodes: fleet
+    'loopback' cannot add capacity (its backend provisions no nodes)". `field` stays `count`."""
+
+    def __init__(self, fleet: str, count: int, nodes_file: str | None) -> None:
+        where = nodes_file or "the --nodes file"
+        self._said = (
+            f"fleet {fleet!r} cannot add capacity — it adds no nodes: this controller starts no node "
+            f"process; start one where the nodes run, add it to {where}'s [[nodes]] and restart the "
+            "controller (it reads the file as it starts), or shed load with admission"
+        )
+        super().__init__("count", count, "nothing: this fleet adds no nodes")
+
+    def _message(self) -> str:
+        return f"{self.field}: {self._said}"
 
 
 class NodeProvisioner(Protocol):

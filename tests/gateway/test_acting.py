@@ -251,9 +251,17 @@ async def test_a_controller_without_a_provisioner_refuses_to_add_capacity(start_
         # where it runs), and the rollout panel says what is missing without reading the words.
         assert fleet["max_nodes"] == 0, fleet
         assert fleet["rollout"]["unavailable_reason"] == "no_restart_command", fleet["rollout"]
-        assert "cannot add capacity" in answer.json()["detail"]
+        # What to do instead, as the console's `c` says it (it read "count: 1 is not allowed; expected no
+        # nodes: fleet 'loopback' cannot add capacity (its backend provisions no nodes)").
+        detail = answer.json()["detail"]
+        assert detail.startswith(
+            "count: fleet 'loopback' cannot add capacity — it adds no nodes: this controller starts no node "
+            "process; start one where the nodes run, add it to the --nodes file's [[nodes]] and restart the "
+            "controller (it reads the file as it starts), or shed load with admission"
+        ), detail
+        assert answer.json()["type"].endswith("refused-by-fleet")
         assert [n.id for n in controller.snapshot().nodes] == ["a"]
-        with pytest.raises(InputError, match="starts no node processes"):
+        with pytest.raises(InputError, match="starts no node process;"):
             controller.add_nodes(1)
     finally:
         await controller.close()
