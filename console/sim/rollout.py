@@ -51,6 +51,9 @@ class RolloutController:
         self.paused_at_s: float | None = None  # while auto-paused: a sped-up frame shows its last second only
         self._hot_since_s: float | None = None
         self._undrained: set[int] = set()  # batch nodes put back in rotation before they drained
+        #: "rollout started: …", held until the fleet second it starts: a scenario's rollout is scheduled
+        #: at 0 for its start_at_s, and its event was stamped 0.0, seconds before its first batch.
+        self._start_event: str | None = None
         #: The scenario's own rollout (its `[rollout]` or timeline), not started or resumed by the operator:
         #: its batches' disconnects say so (`Simulation.scripted`).
         self.scripted = False
@@ -94,15 +97,22 @@ class RolloutController:
         self.paused_at_s = None
         self.state = RolloutState.RUNNING
         self.scripted = scripted
-        self.sim._event(
-            "rollout",
-            f"rollout started: {len(self.batches)} batches of {batch_size}, {mode}, every {interval_s:g} s",
-            data={"batches": len(self.batches)},
+        self._start_event = (
+            f"rollout started: {len(self.batches)} batches of {batch_size}, {mode}, every {interval_s:g} s"
         )
+        self._say_started()
+
+    def _say_started(self) -> None:
+        """The start's event, once the fleet clock has reached the start (`start_at_s`)."""
+        if self._start_event is None or self.sim.time_s < (self.started_at_s or 0.0):
+            return
+        self.sim._event("rollout", self._start_event, data={"batches": len(self.batches)})
+        self._start_event = None
 
     def halt(self, why: str = "halted by operator") -> None:
         if self.state in (RolloutState.RUNNING, RolloutState.PAUSED):
             self.state = RolloutState.HALTED
+            self._start_event = None  # halted before its start: it never started (its resume says so)
             self.pause_reason = why
             self.paused_at_s = None
             self.sim._event("rollout", f"rollout {why} after batch {self.batch}/{len(self.batches)}")
@@ -144,6 +154,7 @@ class RolloutController:
         if self.state is not RolloutState.RUNNING:
             return
         sim = self.sim
+        self._say_started()
         if self._abort_criterion_met():
             return
         if self._halted_on_a_node_down():

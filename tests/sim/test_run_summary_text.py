@@ -79,3 +79,22 @@ def test_rollout_completed_says_when_and_how_long_it_took(
     )
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("rollout completed ")]
     assert row.split(maxsplit=2)[2] == "at 6,030 s (took 1 h 40 min from its start at 30 s)"
+
+
+def test_a_scheduled_rollouts_start_is_written_at_the_fleet_second_it_started(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review: with start_at_s = 20, `--frames` wrote "rollout started" stamped 0.0 — when the scenario
+    scheduled it — and its first batch at 20.0. Each event carries the fleet second it happened at."""
+    scenario = tmp_path / "roll.toml"
+    scenario.write_text(ROLLOUT, encoding="utf-8")
+    frames = tmp_path / "frames.jsonl"
+    assert main(["sim", "run", str(scenario), "--until", "25", "--frames", str(frames)]) == 0
+    capsys.readouterr()
+    rollout = [
+        (line["time_s"], line["message"])
+        for line in map(json.loads, frames.read_text(encoding="utf-8").splitlines())
+        if line["type"] == "event" and line["kind"] == "rollout"
+    ]
+    assert [time_s for time_s, _ in rollout] == [20.0, 20.0], rollout
+    assert rollout[0][1].startswith("rollout started: 2 batches of 2") and rollout[1][1].startswith("batch 1/2")
