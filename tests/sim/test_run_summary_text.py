@@ -97,4 +97,5 @@ def test_a_scheduled_rollouts_start_is_written_at_the_fleet_second_it_started(
         if line["type"] == "event" and line["kind"] == "rollout"
     ]
     assert [time_s for time_s, _ in rollout] == [20.0, 20.0], rollout
-    assert rollout[0][1].startswith("rollout started: 2 batches of 2") and rollout[1][1].startswith("batch 1/2")
+    assert rollout[0][1].startswith("rollout started: 2 batches of 2"), rollout
+    assert rollout[1][1].startswith("batch 1/2"), rollout
