@@ -13,10 +13,11 @@ import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from console.waves import lockstep_index
+from console.waves import TOO_QUIET, WINDOW_MS, lockstep_index, window_bins
 
 #: Connections are "back" at this share of what they were before the first disconnecting event.
 RECOVERED_SHARE = 0.95
@@ -72,13 +73,20 @@ def back_for_good(
     return float(times_s[below[-1] + 1])
 
 
+class Lockstep(NamedTuple):
+    """A lockstep index (`console.waves.lockstep_index`) and, when it was not measured (None), why."""
+
+    index: float | None
+    unmeasured: str | None = None
+
+
 def storm_lockstep_index(
     bins: np.ndarray,
     disconnect_times_s: Sequence[float],
     until_s: float,
     bins_start_s: float = 0.0,
     from_s: float | None = None,
-) -> float:
+) -> Lockstep:
     """`lockstep_index` over the storm window — first disconnect to recovery — each stretch between the
     excluded spans after disconnecting events judged on its own. `bins[0]` starts at `bins_start_s`.
     `from_s`: where the window starts when not at the first disconnect (a recording begun during the
@@ -86,9 +94,11 @@ def storm_lockstep_index(
 
     When connections never fell below the recovery line (or were back within the exclusion), that window
     is empty, yet the reconnects still came, in waves or not: the window then runs from the first
-    disconnect to the end of the run (an empty window read 0.0, below a smooth smear's 1)."""
+    disconnect to the end of the run (an empty window read 0.0, below a smooth smear's 1). Not measured
+    (index None), it says why: a window too short to judge (a run that ended inside the storm read "too
+    quiet" beside 23,000 attempts a 100 ms), or too quiet."""
     if not disconnect_times_s or not bins.size:
-        return lockstep_index(bins)
+        return _judged([bins], "the run")
 
     def at(time_s: float) -> int:
         return int((time_s - bins_start_s) * BINS_PER_S)
@@ -104,11 +114,21 @@ def storm_lockstep_index(
     keep = storm_window(at(until_s) + 1)
     if not keep.any():
         keep = storm_window(bins.size)
-    best = 0.0
     edges = np.flatnonzero(np.diff(np.concatenate(([0], keep.astype(np.int8), [0]))))
-    for start, stop in zip(edges[::2], edges[1::2], strict=True):
-        best = max(best, lockstep_index(bins[start:stop]))
-    return best
+    stretches = [bins[start:stop] for start, stop in zip(edges[::2], edges[1::2], strict=True)]
+    left_out = f"once the {EVENT_EXCLUSION_S:g} s after each disconnect were left out"
+    return _judged(stretches, "the storm window", left_out)
+
+
+def _judged(stretches: Sequence[np.ndarray], what: str, left_out: str = "") -> Lockstep:
+    """The highest index of the stretches, or why none was measured (`what`: the span they make up)."""
+    measured = [index for index in map(lockstep_index, stretches) if index is not None]
+    if measured:
+        return Lockstep(max(measured))
+    if max((stretch.size for stretch in stretches), default=0) < window_bins():
+        held = f"{what} held no whole {WINDOW_MS / 1000:g} s"
+        return Lockstep(None, f"too short to judge: {held}{f' {left_out}' if left_out else ''}")
+    return Lockstep(None, TOO_QUIET)
 
 
 #: Seconds drain ÷ inflow is taken over (sync-engine essay: the backlog's drain rate against its inflow).

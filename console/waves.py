@@ -1,7 +1,7 @@
 """Reconnect waves: attempts per 100 ms bin, and how bunched they are.
 
 `lockstep_index` is the one definition used by the simulator's summary, the console's lockstep indicator
-and the load generator's report. 1 means a smooth smear; 4 or more means waves (issue #2).
+and the load generator's report. 1 means a smooth smear; 4 or more means waves (issue #2); None, not measured.
 """
 
 from __future__ import annotations
@@ -18,41 +18,55 @@ MIN_WINDOW_ATTEMPTS = 50
 WINDOW_MS = 2000
 
 
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"
+
+
+TOO_QUIET = f"too quiet to judge: no {_seconds(WINDOW_MS)} window held {MIN_WINDOW_ATTEMPTS} attempts"
+
+
 def lockstep_index(
     attempts: Sequence[int] | np.ndarray,
     bin_ms: int = 100,
     window_ms: int = WINDOW_MS,
     min_window_attempts: int = MIN_WINDOW_ATTEMPTS,
-) -> float:
+) -> float | None:
     """The largest ratio of one bin to the mean of the `window_ms` centred on it.
 
     Only bins whose whole window lies inside the series count, and only windows holding at least
-    `min_window_attempts`. Returns 0.0 when no window qualifies (no storm to judge).
+    `min_window_attempts`. None when no window qualifies: not measured.
+    It was 0.0, which read as measured and smoother than a smooth smear (1).
     """
     bins = np.asarray(attempts, dtype=np.float64)
-    width = max(1, round(window_ms / bin_ms))
-    if width % 2 == 0:
-        width += 1  # centred: the bin itself plus the same number on each side
+    width = window_bins(bin_ms, window_ms)
     if bins.size < width:
-        return 0.0
+        return None
     cumulative = np.concatenate(([0.0], np.cumsum(bins)))
     window_sums = cumulative[width:] - cumulative[:-width]
     centre = bins[width // 2 : width // 2 + window_sums.size]
     valid = window_sums >= max(min_window_attempts, 1)
     if not np.any(valid):
-        return 0.0
+        return None
     ratios = centre[valid] / (window_sums[valid] / width)
     return float(ratios.max())
 
 
-def lockstep_text(index: float) -> str:
+def to_hundredths(index: float | None) -> float | None:
+    """An index as the reports keep it (`sim run --json`, the report, `loadgen`): to a hundredth; None,
+    not measured, stays None."""
+    return None if index is None else round(index, 2)
+
+
+def window_bins(bin_ms: int = 100, window_ms: int = WINDOW_MS) -> int:
+    """Bins in the window a bin is judged against: centred, so the bin plus as many on each side."""
+    width = max(1, round(window_ms / bin_ms))
+    return width + 1 if width % 2 == 0 else width
+
+
+def lockstep_text(index: float | None, unmeasured: str = "") -> str:
     """A lockstep index as every text report writes it (the after-action report, `sim run`'s summary,
-    `loadgen`'s): 0 is `lockstep_index`'s "no window held enough attempts", not a reading — "0.00" read as
+    `loadgen`'s): None is not measured, said with why (`unmeasured`, else too quiet) — "0.00" read as
     smoother than a smooth smear, where the console's chart says too quiet to judge."""
-    if index <= 0:
-        return f"— (too quiet to judge: no {_seconds(WINDOW_MS)} window held {MIN_WINDOW_ATTEMPTS} attempts)"
+    if index is None:
+        return f"— ({unmeasured or TOO_QUIET})"
     return f"{index:.2f} (1 = smooth smear, ≥ 4 = waves)"
-
-
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:g} s"

@@ -29,17 +29,41 @@ def test_waves_that_never_took_connections_below_the_line_are_still_judged() -> 
     connections = np.full(times.size, 1000.0)
     recovery_s, recovered_at_s = recovery(connections, times, 10.0)
     assert (recovery_s, recovered_at_s) == (0.0, 10.0)
-    waves = storm_lockstep_index(_waves_after(10.0, 60, 2.0), [10.0], recovered_at_s)
-    smear = storm_lockstep_index(np.full(600, 50, dtype=np.int64), [10.0], recovered_at_s)
-    assert waves >= 4.0 and smear == 1.0
+    waves = storm_lockstep_index(_waves_after(10.0, 60, 2.0), [10.0], recovered_at_s).index
+    smear = storm_lockstep_index(np.full(600, 50, dtype=np.int64), [10.0], recovered_at_s).index
+    assert waves is not None and waves >= 4.0 and smear == 1.0
+
+
+@pytest.mark.parametrize(
+    ("bins", "disconnects", "why"),
+    [
+        # A storm the run ends 3 s into: all of it inside the 5 s left out after the disconnect.
+        (np.full(80, 5000), [5.0], "too short to judge: the storm window held no whole 2 s once the 5 s"),
+        (np.full(15, 5000), [], "too short to judge: the run held no whole 2 s"),
+        (np.full(600, 2), [10.0], "too quiet to judge: no 2 s window held 50 attempts"),
+    ],
+)
+def test_a_lockstep_index_not_measured_is_none_with_why(
+    bins: np.ndarray, disconnects: list[float], why: str
+) -> None:
+    """Review: 0.0 — "measured, smoother than a smooth smear" — for a window too short or too quiet."""
+    judged = storm_lockstep_index(bins.astype(np.int64), disconnects, 59.0)
+    assert judged.index is None and judged.unmeasured is not None and judged.unmeasured.startswith(why), (
+        judged
+    )
+
+
+def test_a_measured_lockstep_index_gives_no_reason() -> None:
+    judged = storm_lockstep_index(_waves_after(10.0, 60, 2.0), [10.0], 59.0)
+    assert judged.index is not None and judged.unmeasured is None
 
 
 def test_the_window_ends_at_recovery_when_there_is_one() -> None:
     """Waves after the recovery do not count: 30 s of smear, then waves from 40 s; recovered at 35 s."""
     bins = np.full(600, 50, dtype=np.int64)
     bins[400::20] = 2000
-    assert storm_lockstep_index(bins, [10.0], 35.0) == 1.0
-    assert storm_lockstep_index(bins, [10.0], 59.0) >= 4.0
+    assert storm_lockstep_index(bins, [10.0], 35.0).index == 1.0
+    assert storm_lockstep_index(bins, [10.0], 59.0).index >= 4.0
 
 
 def _outage_every(spacing: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
@@ -79,8 +103,8 @@ def test_a_storm_window_from_the_recordings_start_judges_the_waves_before_its_fi
     """A recording begun during the storm: its waves came before the first disconnect it holds (at 40 s)."""
     bins = np.full(600, 50, dtype=np.int64)
     bins[0:300:20] = 2000  # waves for the first 30 s, a smear after
-    assert storm_lockstep_index(bins, [40.0], 59.0) == 1.0
-    assert storm_lockstep_index(bins, [40.0], 59.0, from_s=0.0) >= 4.0
+    assert storm_lockstep_index(bins, [40.0], 59.0).index == 1.0
+    assert storm_lockstep_index(bins, [40.0], 59.0, from_s=0.0).index >= 4.0
 
 
 def test_drain_inflow_is_accepts_over_disconnects_in_the_trailing_window() -> None:

@@ -308,7 +308,7 @@ class LockstepWaves(Rule):
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         self._bins.extend(frame.waves.attempts)
         index = lockstep_index(np.fromiter(self._bins, dtype=np.float64, count=len(self._bins)))
-        if index >= self.t.lockstep_index_max:
+        if index is not None and index >= self.t.lockstep_index_max:  # (None: too quiet to judge)
             # On its side of the limit as configured, as the wave chart's LOCKSTEP reading writes it: to
             # one place, "4.0" beside a limit of 4.05 read as under the line it fired at (or above).
             shown = beside_limit(index, self.t.lockstep_index_max, 1)

@@ -256,7 +256,7 @@ def _print_summary(s: dict[str, Any]) -> None:
             f"{s['simulated_s']:.0f} s simulated)",
         ),
         ("peak attempts / 100 ms", show(s["peak_attempts_per_100ms"])),
-        ("lockstep index", lockstep_text(s["lockstep_index"])),
+        ("lockstep index", lockstep_text(s["lockstep_index"], s["lockstep_note"] or "")),
         ("min connections", f"{show(s['min_connections'])} at {s['min_connections_at_s']:.0f} s"),
         ("recovery", _recovery_text(s["recovery_s"])),
         ("max node CPU", show(s["max_node_cpu_pct"], " %")),

@@ -30,7 +30,7 @@ from console.policies import Policy, make_policy
 from console.protocol import WAVE_BIN_MS
 from console.stop_signals import answering_stop_signals, soon
 from console.userfiles import read_user_text
-from console.waves import lockstep_index, lockstep_text
+from console.waves import lockstep_index, lockstep_text, to_hundredths
 
 MAX_CLIENTS = 20_000  # one file descriptor each, under this machine's 20,000 limit per process
 #: The longest timed run: a day's soak. (It was 600 s, a bound nothing needed but what a timed run keeps,
@@ -166,7 +166,8 @@ class LoadReport:
     #: None (JSON null, "—" in the text) when no client connected: 0.00 read as connects that took no time.
     connect_p50_ms: float | None
     connect_p99_ms: float | None
-    lockstep_index: float
+    #: None (JSON null) when no 2 s window held 50 attempts: 0.00 read as measured, below a smooth smear.
+    lockstep_index: float | None
     bin_ms: int
     attempts_per_bin: list[int]
 
@@ -175,8 +176,8 @@ class LoadReport:
         (found in review), nine digits below what a 100 ms wave bin can tell; --json keeps them exact."""
 
         def shown(name: str, value: object) -> object:
-            if name == "lockstep_index":  # as the console and the report say it: 0 is too quiet to judge
-                return lockstep_text(float(value))  # type: ignore[arg-type]
+            if name == "lockstep_index":  # as the console and the report say it: None is too quiet to judge
+                return lockstep_text(value)  # type: ignore[arg-type]
             if value is None:
                 return "—"
             return f"{value:.2f}" if isinstance(value, float) else value
@@ -211,7 +212,7 @@ def report(stats: ClientStats, clients: int, policy: str, bins: list[int], durat
         **{k: getattr(stats, k) for k in _COUNTERS},
         connect_p50_ms=connect_ms(stats, 0.50),
         connect_p99_ms=connect_ms(stats, 0.99),
-        lockstep_index=round(lockstep_index(QUIET + bins + QUIET), 2),
+        lockstep_index=to_hundredths(lockstep_index(QUIET + bins + QUIET)),
         bin_ms=WAVE_BIN_MS,
         attempts_per_bin=bins,
     )

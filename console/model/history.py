@@ -107,7 +107,7 @@ class FleetModel:
         self.totals = TotalsHistory()
         self.wave_bins = Ring(WAVE_WINDOW_S * 10)
         self.wave_bin_ms = 100
-        self.lockstep = 0.0
+        self.lockstep: float | None = None  # None: not measured (too quiet, or too few bins yet)
         self.baseline_attempts_per_s: float | None = None  # None while still learning it
         self._baseline = self._new_baseline()
         self.node_rows: dict[str, int] = {}

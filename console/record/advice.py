@@ -138,11 +138,16 @@ def _in_force_text(action: ActionRecord | None) -> str:
 def decorrelated_jitter(review: Review) -> Finding | None:
     figures = review.figures
     fired_s = review.first_alarm_s("lockstep_waves")
-    if figures is None or (fired_s is None and figures.lockstep_index < LOCKSTEP_WAVES):
+    index = figures.lockstep_index if figures is not None else None
+    if figures is None or (fired_s is None and (index is None or index < LOCKSTEP_WAVES)):
         return None
+    # Fired on the last 30 s though the storm window measured none (too short or quiet): the alarm says it.
+    measured = (
+        "lockstep index not measured" if index is None else f"lockstep index {index:.1f} over the storm"
+    )
     return Finding(
         title="Reconnects came in lockstep waves: decorrelate the clients",
-        evidence=f"lockstep index {figures.lockstep_index:.1f} over the storm"
+        evidence=measured
         + (f"; lockstep_waves fired at {clock(fired_s)}" if fired_s is not None else "")
         + f"; peak {figures.peak_attempts_per_100ms:,} attempts in one 100 ms bin",
         prescription="Client SDKs: decorrelated jitter, delay = random(base, min(max, last_delay × 3)) — "

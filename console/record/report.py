@@ -291,7 +291,7 @@ def _figures(reviewed: Review) -> list[str]:
             + (f" on {f.max_cpu_node}" if f.max_cpu_node else "")
             + f" at {clock(f.max_cpu_at_s)}",
         ),
-        ("lockstep index", lockstep_text(f.lockstep_index)),
+        ("lockstep index", lockstep_text(f.lockstep_index, f.lockstep_note or "")),
         ("503s / handshake timeouts", _rejects_text(f)),
         ("alarms raised", str(len(reviewed.alarms))),
         ("action attempts", _action_counts(reviewed.actions)),

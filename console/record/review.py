@@ -29,6 +29,7 @@ from console.record.records import (
     told_actions,
 )
 from console.record.underway import IncidentUnderway, incident_underway
+from console.waves import to_hundredths
 
 
 @dataclass(frozen=True)
@@ -309,7 +310,9 @@ class KeyFigures:
     max_cpu_pct: float
     max_cpu_node: str | None
     max_cpu_at_s: float
-    lockstep_index: float
+    #: None when not measured; `lockstep_note` says why (too short a storm window, too quiet).
+    lockstep_index: float | None
+    lockstep_note: str | None
     rejects_total: int
     timeouts_total: int
     #: How the two totals are known (`count`). A source that keeps running counts (`totals.rejects_total`,
@@ -476,6 +479,14 @@ def key_figures(
     hot = int(cpu.argmax())
     rejects = count(series, "rejects_per_s", "rejects_total")
     timeouts = count(series, "timeouts_per_s", "timeouts_total")
+    lockstep = storm_lockstep_index(
+        bins,
+        disconnect_times_s,
+        recovered_at_s,
+        series.bins_start_s,
+        # begun during the storm: its window from the first bin, not the first disconnect it holds
+        from_s=series.bins_start_s if underway is not None else None,
+    )
     return KeyFigures(
         frames=len(times),
         start_s=float(times[0]),
@@ -491,17 +502,8 @@ def key_figures(
         max_cpu_pct=round(float(cpu[hot]), 1),
         max_cpu_node=series.hottest_node[hot],
         max_cpu_at_s=float(times[hot]),
-        lockstep_index=round(
-            storm_lockstep_index(
-                bins,
-                disconnect_times_s,
-                recovered_at_s,
-                series.bins_start_s,
-                # begun during the storm: its window from the first bin, not the first disconnect it holds
-                from_s=series.bins_start_s if underway is not None else None,
-            ),
-            2,
-        ),
+        lockstep_index=to_hundredths(lockstep.index),
+        lockstep_note=lockstep.unmeasured,
         rejects_total=rejects.total,
         timeouts_total=timeouts.total,
         totals_estimated=rejects.estimated or timeouts.estimated,

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from console.figures import EVENT_EXCLUSION_S, RECOVERED_SHARE, recovery, storm_lockstep_index
+from console.figures import EVENT_EXCLUSION_S, RECOVERED_SHARE, Lockstep, recovery, storm_lockstep_index
 from console.sim import kernel as k
 from console.sim.engine import SecondResult, Simulation
+from console.waves import to_hundredths
 
 __all__ = ["EVENT_EXCLUSION_S", "RECOVERED_SHARE", "RunRecorder"]
 
@@ -68,6 +69,7 @@ class RunRecorder:
         totals = np.sum(self.node_totals, axis=0) if self.node_totals else np.zeros(k.ON_FIELDS)
         fleet = np.array(self.fleet) if self.fleet else np.zeros((0, k.OF_FIELDS))
         backlog = fleet[:, k.OF_RESYNC_BACKLOG].astype(np.int64)
+        lockstep = self._lockstep(bins, first, recovered_at)
         return {
             "scenario": self.sim.scenario.name,
             "seed": self.sim.seed,
@@ -76,7 +78,9 @@ class RunRecorder:
             "nodes_at_start": self.sim.scenario.nodes.count,
             "simulated_s": float(times[-1]) if times.size else 0.0,
             "peak_attempts_per_100ms": int(bins.max()) if bins.size else 0,
-            "lockstep_index": round(self._lockstep(bins, first, recovered_at), 2),
+            # null when not measured (0.0 read as measured and smoother than a smooth smear), and why
+            "lockstep_index": to_hundredths(lockstep.index),
+            "lockstep_note": lockstep.unmeasured,
             "min_connections": int(conns.min()) if conns.size else 0,
             "min_connections_at_s": float(times[min_index]) if conns.size else 0.0,
             "recovery_s": recovery_s,
@@ -122,7 +126,7 @@ class RunRecorder:
         """Seconds from the first disconnecting event until connections are back to ≥ 95 % for good."""
         return recovery(conns, times, first)
 
-    def _lockstep(self, bins: np.ndarray, first: float | None, until: float) -> float:
+    def _lockstep(self, bins: np.ndarray, first: float | None, until: float) -> Lockstep:
         """lockstep_index over the storm window, each stretch between excluded spans judged on its own."""
         return storm_lockstep_index(bins, self.disconnect_times if first is not None else [], until)
 

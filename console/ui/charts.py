@@ -17,18 +17,20 @@ LOCKSTEP_BUNCHED = 2.0
 _MINUTES = (-10.0, -8.0, -6.0, -4.0, -2.0, 0.0)
 
 
-def lockstep_reading(index: float, line: float = LOCKSTEP_WAVES, brief: bool = False) -> tuple[str, Level]:
+def lockstep_reading(
+    index: float | None, line: float = LOCKSTEP_WAVES, brief: bool = False
+) -> tuple[str, Level]:
     """At the alarm's line the chart says LOCKSTEP at the alarm's level (`LockstepWaves.SEVERITY`): it said
     ✖ (critical) beside the panel's ▲ lockstep_waves (warning). Under it, "bunched" is the console's
     early hint (as a gauge's warning line) and shares the glyph; the word tells them apart. `brief`: for a
     narrow box, where "(too quiet to judge)" cut the lines' legend after it to "── st…"."""
+    if index is None:  # not measured
+        return "too quiet" if brief else "lockstep — (too quiet to judge)", Level.UNKNOWN
     if index >= line:
         return f"LOCKSTEP {beside_limit(index, line, 1)}", SEVERITY_LEVEL[LockstepWaves.SEVERITY]
     bunched = min(LOCKSTEP_BUNCHED, line)
     if index >= bunched:  # kept under the line it has not reached ("4.1" under 4.06 read as past it)
         return f"bunched {beside_limit(index, line, 1, also=[bunched])}", Level.WARNING
-    if index <= 0:
-        return "too quiet" if brief else "lockstep — (too quiet to judge)", Level.UNKNOWN
     return f"smear {beside_limit(index, bunched, 1)}", Level.OK
 
 

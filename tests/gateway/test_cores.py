@@ -234,7 +234,8 @@ def test_the_loadgen_text_report_rounds_its_floats() -> None:
 
 def test_the_loadgen_says_a_run_too_quiet_to_judge_as_the_console_does() -> None:
     """Review: `loadgen … --clients 100 --ramp-s 5` printed "lockstep_index 0.00" — below the index's scale
-    (1 = a smooth smear) — where the console says "too quiet to judge". The JSON keeps the number."""
+    (1 = a smooth smear) — where the console says "too quiet to judge". The JSON says null (not measured):
+    0.0 read as measured, as `sim run --json`'s did."""
     from console.waves import MIN_WINDOW_ATTEMPTS
 
     quiet = loadgen.report(loadgen.ClientStats(), 100, "fixed", [1] * 50, 5.0)
@@ -242,7 +243,7 @@ def test_the_loadgen_says_a_run_too_quiet_to_judge_as_the_console_does() -> None
     assert lines["lockstep_index"] == (
         f"— (too quiet to judge: no 2 s window held {MIN_WINDOW_ATTEMPTS} attempts)"
     ), lines["lockstep_index"]
-    assert asdict(quiet)["lockstep_index"] == 0.0
+    assert asdict(quiet)["lockstep_index"] is None
     waves = loadgen.report(loadgen.ClientStats(), 1000, "fixed", [1000] + [20] * 99, 10.0)
     shown = dict(line.split(None, 1) for line in waves.summary().splitlines())["lockstep_index"]
     assert shown == f"{waves.lockstep_index:.2f} (1 = smooth smear, ≥ 4 = waves)"

@@ -291,3 +291,36 @@ def test_headroom_advice_without_room_counts_an_admission_limit_in_force_at_the_
     found = add_capacity(review)
     assert found is not None and found.done is True and found.done_before_s == 10.0
     assert found.what_was_done == "the admission limit set then was still in force when it fired"
+
+
+@pytest.mark.parametrize(("index", "said"), [(None, "lockstep index not measured; "), (1.2, None)])
+def test_lockstep_advice_over_a_storm_window_not_measured_rests_on_the_alarm(
+    index: float | None, said: str | None
+) -> None:
+    """The storm window's index is None when too short or too quiet to judge (it was 0.0): the finding
+    then rests on lockstep_waves alone, and says the index was not measured (not "0.0 over the storm")."""
+    import dataclasses
+
+    from console.record.advice import decorrelated_jitter
+    from console.record.review import key_figures
+
+    series = Series(times_s=[1.0, 2.0], connections=[100, 100], max_cpu_pct=[10.0, 10.0])
+    series.hottest_node = ["gw-000", "gw-000"]
+    series.attempts_per_s = [0.0, 0.0]
+    series.bins = [0] * 20
+    for name in series.running:
+        series.running[name] = [None, None]
+    series.rejects_per_s = series.timeouts_per_s = [0.0, 0.0]
+    series.span_s = [1.0, 1.0]
+    series.epochs = ["e", "e"]
+    figures = key_figures(series, [])
+    assert figures is not None and figures.lockstep_index is None and figures.lockstep_note is not None
+    review = reviewed("lockstep_waves", 1.0, False, [])
+    review = dataclasses.replace(review, figures=dataclasses.replace(figures, lockstep_index=index))
+    finding = decorrelated_jitter(review)
+    if said is None:
+        assert finding is not None and finding.evidence.startswith("lockstep index 1.2 over the storm")
+    else:
+        assert finding is not None and finding.evidence.startswith(said), finding.evidence
+    quiet = dataclasses.replace(review, alarms=[])
+    assert decorrelated_jitter(quiet) is None  # no alarm, nothing measured: no finding

@@ -388,7 +388,7 @@ def test_a_session_too_quiet_for_a_lockstep_index_says_so_not_zero() -> None:
     waves)" — a number below a smooth smear — where the console said "lockstep — (too quiet to judge)"."""
     from console.waves import lockstep_text
 
-    quiet = lockstep_text(0.0)
+    quiet = lockstep_text(None)
     assert "0.00" not in quiet and "too quiet to judge" in quiet, quiet
     assert lockstep_text(4.62).startswith("4.62 (1 = smooth smear, ≥ 4 = waves)")
 

@@ -69,7 +69,7 @@ def alarms_title(active: int, new: int, cleared: int, room: int) -> str:
     return next((form for form in forms if form and len(form) <= room), f"{active} alarms")
 
 
-def wave_legend(lockstep: float, line: float, stale: bool, palette: Palette, room: int) -> str:
+def wave_legend(lockstep: float | None, line: float, stale: bool, palette: Palette, room: int) -> str:
     """The wave box's bottom border: the lockstep reading and the legend of the lines, whole in `room`
     cells — the reading in fewer words before the border cuts the legend. `stale`: the last frames' waves,
     no longer a judgement of now (the reading loses its level)."""
