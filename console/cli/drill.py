@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from rich.markup import escape
+
 from console.cli.checks import check_output_file, check_recording_out
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
 from console.drills import LIST_WORD
@@ -48,9 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fleet with the objectives (met, at risk, failed), the drill clock, hints and pause (p), and an end "
         "screen with the score. --headless runs it to the end with a scripted operator (--actions FILE: "
         "a TOML list of timed actions sent through the guarded fleet API; without it the operator does "
-        "nothing) and prints the objectives and the score. `stormdeck drill list` (or --list) lists the drills.",
+        "nothing) and prints the objectives and the score. `stormdeck drill list` (or --list) lists the drills; "
+        "`stormdeck drill list NAME` (or --list NAME) shows one — its briefing, objectives and time penalty — "
+        "and runs nothing.",
         examples=(
             "stormdeck drill list",
+            "stormdeck drill list thundering-herd   # its briefing and objectives; nothing runs",
             "stormdeck drill regional-outage   # the console in drill mode",
             "stormdeck drill thundering-herd --headless --actions docs/drills/examples/thundering-herd-seeds-fix.toml --json",
             "stormdeck drill thundering-herd --serve --port 8470 --paused   # an instructor's drill",
@@ -62,8 +67,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help=f"a packaged drill's name, or a path to a drill .toml; `{LIST_WORD}` lists the drills, as --list does",
     )
+    # `drill list NAME`: the drill `list` shows (`--list NAME` has it as NAME).
+    parser.add_argument("shown", nargs="?", metavar="NAME", help=argparse.SUPPRESS)
     parser.add_argument(
-        "--list", action="store_true", help=f"list the packaged drills (as NAME `{LIST_WORD}`)"
+        "--list",
+        action="store_true",
+        help=f"list the packaged drills (as NAME `{LIST_WORD}`); with a NAME (`--list NAME`, `{LIST_WORD} "
+        "NAME`), show that drill instead — its briefing, objectives and time penalty — and run nothing",
     )
     parser.add_argument("--headless", action="store_true", help="run without a screen, with a script")
     parser.add_argument(
@@ -137,7 +147,18 @@ def run_drill(args: argparse.Namespace) -> int:
     from console.server.clock import MAX_SPEED
     from console.sim.scenario_schema import check_seed
 
-    if args.list or args.name == LIST_WORD:  # the word, as `sim list` has it: `drill list` was refused
+    listed_by_word = args.name == LIST_WORD  # the word, as `sim list` has it: `drill list` was refused
+    if not listed_by_word and args.shown is not None:
+        raise InputError(
+            "NAME",
+            args.shown,
+            f"one drill (NAME is {args.name!r}); `stormdeck drill list NAME` shows a drill without running it",
+        )
+    if args.list or listed_by_word:
+        shown = args.shown if listed_by_word else args.name
+        if shown is not None and shown != LIST_WORD:  # `--list NAME` listed every drill, NAME unread
+            _show(load_drill(shown), args.json)
+            return 0
         if args.json:
             listed = [_listing(load_drill(name)) for name, _ in list_drills()]
             print(json.dumps(listed, indent=2))
@@ -214,6 +235,33 @@ def _refuse_unread_options(args: argparse.Namespace) -> None:
                 raise FlagError(option, f"is for --serve ({mode})")
             shown = str(value) if isinstance(value, Path) else value
             raise InputError(option, shown, f"--serve with it: {option} is for --serve ({mode})")
+
+
+def _show(drill: Drill, as_json: bool) -> None:
+    """`drill list NAME`: the drill as its briefing opens it, in plain text (or JSON), and how to run it."""
+    from rich.text import Text
+
+    from console.drills.headless import drill_scenario
+    from console.drills.objectives import penalty_rule
+    from console.ui.screens.briefing import briefing_text
+
+    if as_json:
+        detail = {
+            **_listing(drill),
+            "teaches": drill.teaches,
+            "briefing": drill.briefing,
+            "objectives": [{"name": o.name, "points": o.points} for o in drill.objectives],
+            "time_penalty": penalty_rule(drill.scoring),
+        }
+        print(json.dumps(detail, indent=2))
+        return
+    served = drill.served(drill_scenario(drill).duration_s)
+    run = (
+        f"run it: stormdeck drill {drill.name}  (the console; --headless runs it here with a script, "
+        "--serve serves it for trainees)"
+    )
+    markup = briefing_text(served, closing=escape(run), scoring=penalty_rule(drill.scoring))
+    print(Text.from_markup(markup).plain)
 
 
 def _listing(drill: Drill) -> dict[str, object]:

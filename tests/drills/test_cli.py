@@ -626,3 +626,59 @@ def test_r_on_the_drill_consoles_end_screen_runs_the_drill_again(
     assert "stormdeck drill regional-outage --record ro-2.sdrec" in out, out
     assert "stormdeck: trying the drill again, recorded to ro-2.sdrec" in err, err
     assert apps[1].next_steps[0].command == "stormdeck report ro-2.sdrec"
+
+
+@pytest.mark.parametrize("words", [["--list", "thundering-herd"], ["list", "thundering-herd"]])
+def test_list_with_a_name_shows_that_drills_briefing_and_objectives(
+    capsys: pytest.CaptureFixture[str], words: list[str]
+) -> None:
+    """Review: `drill --list thundering-herd` ignored the name and listed every drill (`drill list NAME`
+    was refused as "unrecognized arguments"). It shows that drill as its briefing does, in plain text."""
+    from console.drills.objectives import penalty_rule
+    from console.drills.schema import load_drill
+
+    drill = load_drill("thundering-herd")
+    assert main(["drill", *words]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and out.startswith(f"{drill.title}  (thundering-herd)\n"), out
+    assert f"rehearses: {drill.seed_source}" in out and " ".join(drill.briefing.split()[:8]) in out
+    assert f"objectives ({drill.max_points:g} points)" in out and penalty_rule(drill.scoring) in out
+    for objective in drill.objectives:
+        assert objective.name in out
+    assert "[b]" not in out and "[/]" not in out and "regional-outage" not in out, out
+    assert "stormdeck drill thundering-herd" in out  # how to run it, where the console says Enter
+
+
+def test_list_json_with_a_name_is_that_drills_object(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from console.drills.schema import load_drill
+
+    drill = load_drill("thundering-herd")
+    assert main(["drill", "--list", "thundering-herd", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["name"], shown["title"], shown["briefing"]) == (drill.name, drill.title, drill.briefing)
+    assert shown["objectives"] == [{"name": o.name, "points": o.points} for o in drill.objectives]
+
+
+def test_list_with_an_unknown_name_is_refused_naming_the_drills(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["drill", "--list", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("stormdeck: drill: 'nope' is not allowed; expected one of ")
+        and "thundering-herd" in err
+    )
+
+
+def test_a_second_name_is_refused_unless_it_follows_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["drill", "thundering-herd", "regional-outage"]) == 2
+    err = capsys.readouterr().err
+    assert "regional-outage" in err and "drill list NAME" in err, err
+
+
+def test_the_help_says_list_name_shows_one_drill(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["drill", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "`stormdeck drill list NAME` (or --list NAME) shows one" in text, text
+    assert "stormdeck drill list thundering-herd" in text
