@@ -48,11 +48,15 @@ class MissingInput(InputError):
 
 
 class FlagError(InputError):
-    """An on/off option given where it cannot apply (`--json` without `--headless`), named with what it
-    needs: as an `InputError` of value True it read "--json: True is not allowed", a value no one typed."""
+    """An option given in a mode that would not read it (`--json` without `--headless`, `--port` without
+    `--serve`), said as one sentence: the option, what it needs, why in parentheses — "--actions needs
+    --headless (…)". Its value is not what is wrong: as an `InputError` a flag read "--json: True is not
+    allowed", a value no one typed, and an option "--actions: 'x' is not allowed; expected --headless with
+    it: --actions needs --headless", saying it twice. `needs` follows the option's name and never repeats
+    it outside its parentheses (tests/test_wrong_mode_messages.py)."""
 
-    def __init__(self, flag: str, needs: str) -> None:
-        super().__init__(flag, True, needs)
+    def __init__(self, option: str, needs: str) -> None:
+        super().__init__(option, True, needs)
 
     def _message(self) -> str:
         return f"{self.field} {self.allowed}"

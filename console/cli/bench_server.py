@@ -9,7 +9,7 @@ import argparse
 import json
 
 from console.cli.checks import COALESCE_EVENTS_RANGE, check_coalesce_events
-from console.errors import InputError
+from console.errors import FlagError, InputError
 from console.server.clock import check_speed
 from console.server.events import COALESCE_OVER
 
@@ -75,8 +75,9 @@ def run_bench_server(args: argparse.Namespace) -> int:
     check_coalesce_events(args.coalesce_events)
     if args.storm_at is not None:
         if args.scenario is not None:
-            raise InputError(
-                "--storm-at", args.storm_at, "no storm of its own with --scenario (its timeline has one)"
+            raise FlagError(
+                "--storm-at",
+                "cannot go with --scenario (the scenario's timeline brings its storm: leave --storm-at out)",
             )
         last = int((WARMUP_S + args.seconds) * args.speed)
         if not (args.storm_at.is_integer() and 1 <= args.storm_at <= last):

@@ -184,7 +184,11 @@ def run_drill(args: argparse.Namespace) -> int:
         )
     if args.actions is not None and not args.headless:
         # The console (or a served drill's trainees) is the operator; the script would be ignored.
-        raise InputError("--actions", str(args.actions), "--headless with it: --actions needs --headless")
+        raise FlagError(
+            "--actions",
+            "needs --headless (a drill run without the console, the script as its operator; in the console "
+            "and in a served drill the trainee acts)",
+        )
     _refuse_unread_options(args)
     if args.audit_log is not None:
         # Every mode writes it (the console's and --serve's server, --headless's in-process one): a path
@@ -215,11 +219,11 @@ def _refuse_unread_options(args: argparse.Namespace) -> None:
             "drill prints none)",
         )
     if args.serve and args.record is not None:
-        allowed = (
-            "the console or --headless: a served drill is recorded by whoever watches it, "
-            "`stormdeck record URL --out FILE` or `stormdeck attach URL --record FILE`"
+        raise FlagError(
+            "--record",
+            "is for the console or --headless (a served drill is recorded by whoever watches it: "
+            "`stormdeck record URL --out FILE` or `stormdeck attach URL --record FILE`)",
         )
-        raise InputError("--record", str(args.record), allowed)
     if args.serve:
         return
     for name in SERVING_OPTIONS:
@@ -231,10 +235,7 @@ def _refuse_unread_options(args: argparse.Namespace) -> None:
                 if args.headless
                 else "the console serves its drill to itself, on a free loopback port with tokens of its own"
             )
-            if value is True:  # a flag (--paused): named with what it needs, not as a value "True"
-                raise FlagError(option, f"is for --serve ({mode})")
-            shown = str(value) if isinstance(value, Path) else value
-            raise InputError(option, shown, f"--serve with it: {option} is for --serve ({mode})")
+            raise FlagError(option, f"is for --serve ({mode})")
 
 
 def _show(drill: Drill, as_json: bool) -> None:

@@ -437,7 +437,7 @@ def test_an_option_the_mode_would_ignore_is_refused_naming_it_before_anything_st
     argv = ["drill", "regional-outage", *mode, *(paths.get(word, word) for word in given)]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    # A flag is named with what it needs ("--json needs …"), an option with its value ("--port: 8470 …").
+    # An option is named with what it needs ("--json needs …", "--port is for --serve (…)"), not its value.
     assert err.startswith(f"stormdeck: {given[0]}") and said in err and "True" not in err
     assert not (tmp_path / "run.rec").exists()
 

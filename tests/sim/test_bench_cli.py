@@ -74,7 +74,7 @@ def test_bench_sim_without_simpy_says_so_before_it_starts(monkeypatch: pytest.Mo
         ),
         (
             ["bench", "server", "--scenario", "demo", "--storm-at", "5"],
-            "stormdeck: --storm-at: 5.0 is not allowed",
+            "stormdeck: --storm-at cannot go with --scenario (",
         ),
     ],
 )
