@@ -30,14 +30,24 @@ DRILL_OPTIONS = {
     "--host": ["--host", "0.0.0.0"],
     "--port": ["--port", "8470"],
     "--token-file": ["--token-file", str(_SCRATCH / "tokens")],
+    "--seed": ["--seed", "3"],
+    "--speed": ["--speed", "2"],
+    "--set": ["--set", "nodes.count=20"],
+    "--audit-log": ["--audit-log", str(_SCRATCH / "audit.jsonl")],
 }
+#: What every run reads, in each mode.
+OF_A_RUN = {"--seed", "--speed", "--set", "--audit-log"}
 #: What each drill mode would not read — written here from docs/drills.md, not from the code under test.
 SERVING = {"--paused", "--host", "--port", "--token-file"}
 UNREAD = {
     (): {"--actions", "--json", *SERVING},  # the console
     ("--headless",): SERVING,
     ("--serve",): {"--actions", "--json", "--record"},
+    # Listing (or showing one drill) runs nothing: only --json is read. `drill --list --serve` listed.
+    ("--list",): {"--actions", "--record", *SERVING, *OF_A_RUN},
 }
+#: Modes that never go together (each with its own refusal).
+CLASHING = {("--serve", "--headless"), ("--list", "--headless"), ("--list", "--serve")}
 
 
 def said_once(message: str, option: str) -> list[str]:
@@ -69,25 +79,44 @@ def _run(*args: object, **kwargs: object) -> int:
     raise Ran
 
 
+class Listed(Exception):
+    """The drills were listed (or one shown)."""
+
+
+def _listed(*args: object, **kwargs: object) -> None:
+    raise Listed
+
+
 @settings(max_examples=150, deadline=None, database=None)
 @given(
-    mode=st.sampled_from([(), ("--headless",), ("--serve",), ("--serve", "--headless")]),
+    mode=st.sampled_from([(), ("--headless",), ("--serve",), ("--list",), *sorted(CLASHING)]),
     options=st.sets(st.sampled_from(sorted(DRILL_OPTIONS))),
+    by_word=st.booleans(),
 )
 def test_every_drill_option_in_a_mode_that_would_not_read_it_is_refused_once_plainly(
-    mode: tuple[str, ...], options: set[str]
+    mode: tuple[str, ...], options: set[str], by_word: bool
 ) -> None:
+    """`by_word`: `drill list NAME …` for `drill NAME --list …`."""
     from console.cli import drill
 
-    argv = ["drill", "regional-outage", *mode, *(word for o in sorted(options) for word in DRILL_OPTIONS[o])]
+    given = [word for o in sorted(options) for word in DRILL_OPTIONS[o]]
+    if by_word and "--list" in mode:
+        argv = ["drill", "list", "regional-outage", *(m for m in mode if m != "--list"), *given]
+    else:
+        argv = ["drill", "regional-outage", *mode, *given]
     args = build_parser().parse_args(argv)
     with pytest.MonkeyPatch.context() as patch:
         for started in ("_serve", "_interactive", "_headless"):
             patch.setattr(drill, started, _run)
+        patch.setattr(drill, "_show", _listed)
+        patch.setattr(drill, "_list", _listed)
         try:
             drill.run_drill(args)
         except Ran:
             assert mode in UNREAD and not options & UNREAD[mode], f"{argv}: ran, ignoring an option"
+            return
+        except Listed:
+            assert mode == ("--list",) and not options & UNREAD[mode], f"{argv}: listed, ignoring an option"
             return
         except InputError as error:
             assert isinstance(error, FlagError), f"{argv}: {error} (a value error, not the mode's)"

@@ -156,15 +156,12 @@ def run_drill(args: argparse.Namespace) -> int:
         )
     if args.list or listed_by_word:
         shown = args.shown if listed_by_word else args.name
-        if shown is not None and shown != LIST_WORD:  # `--list NAME` listed every drill, NAME unread
+        shown = None if shown == LIST_WORD else shown
+        _refuse_running_options(args, shown)
+        if shown is not None:  # `--list NAME` listed every drill, NAME unread
             _show(load_drill(shown), args.json)
-            return 0
-        if args.json:
-            listed = [_listing(load_drill(name)) for name, _ in list_drills()]
-            print(json.dumps(listed, indent=2))
-            return 0
-        for name, title in list_drills():
-            print(f"{name:24} {title}")
+        else:
+            _list(args.json)
         return 0
     if not args.name:
         names = ", ".join(name for name, _ in list_drills())
@@ -202,6 +199,39 @@ def run_drill(args: argparse.Namespace) -> int:
     if not args.headless:
         return _interactive(args, drill)
     return _headless(args, drill)
+
+
+def _list(as_json: bool) -> None:
+    from console.drills.schema import list_drills, load_drill
+
+    if as_json:
+        print(json.dumps([_listing(load_drill(name)) for name, _ in list_drills()], indent=2))
+        return
+    for name, title in list_drills():
+        print(f"{name:24} {title}")
+
+
+def _refuse_running_options(args: argparse.Namespace, shown: str | None) -> None:
+    """Listing (or showing one drill) runs none: an option of a run is refused, not ignored (`drill list
+    --serve` listed the drills and served nothing)."""
+    of_a_run = (
+        "headless",
+        "serve",
+        "actions",
+        "record",
+        "seed",
+        "speed",
+        "set",
+        "audit_log",
+        *SERVING_OPTIONS,
+    )
+    given = next((name for name in of_a_run if getattr(args, name) not in (None, False, [])), None)
+    if given is not None:
+        what = f"shows {shown}" if shown is not None else "lists the drills"
+        option = "--" + given.replace("_", "-")
+        raise FlagError(
+            option, f"cannot go with --list (it {what} and runs none: drop --list to run a drill)"
+        )
 
 
 #: The options only a served drill reads.
