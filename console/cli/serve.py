@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from console.cli.checks import COALESCE_EVENTS_RANGE, check_coalesce_events, check_port
+from console.cli.checks import COALESCE_EVENTS_RANGE, check_coalesce_events, check_output_file, check_port
 from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
@@ -88,7 +88,8 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
         metavar="FILE",
         help="the audit log of actions, hash-chained JSONL (default: the user's XDG state dir, "
         "stormdeck/audit/FLEET.jsonl, or FLEET-PID.jsonl when another server is writing that one; the "
-        "announcement's audit: line says which); check it with `stormdeck audit verify FILE`",
+        "announcement's audit: line says which); its directory must exist; check it with `stormdeck audit "
+        "verify FILE`",
     )
     parser.add_argument(
         "--coalesce-events",
@@ -146,6 +147,9 @@ def check_serve_arguments(args: argparse.Namespace) -> None:
     _check_host(args)
     if args.token_file is not None:
         load_token_file(args.token_file)
+    if getattr(args, "audit_log", None) is not None:
+        # As `drill` and `sim run --frames` have it: a typo in the directory is refused, not made.
+        check_output_file("--audit-log", args.audit_log, make_directory=False)
 
 
 def serve_backend(

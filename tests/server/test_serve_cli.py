@@ -314,3 +314,27 @@ def test_a_stop_followed_by_sigcont_ends_the_console_as_a_stop_not_a_traceback()
     assert process.returncode == 128 + signal.SIGTERM, (process.returncode, process.stderr)
     assert "Traceback" not in process.stderr, process.stderr
     assert process.stdout.splitlines() == ["console up", "server stopped"], process.stdout
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ("missing/audit.jsonl", "/missing' is not allowed; expected an existing directory"),
+        (".", "not a directory"),
+    ],
+)
+def test_sim_serve_refuses_an_audit_log_it_cannot_write_before_building_the_fleet(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys, where: str, said: str
+) -> None:
+    """`sim serve demo --audit-log /nonexistent/a.jsonl` made /nonexistent and served: a typo in the
+    directory made one (`drill --serve` refuses it, as `sim run --frames` does)."""
+    from console.server.simulator import SimulatorBackend
+
+    def built(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the fleet was built with an audit log it cannot write")
+
+    monkeypatch.setattr(SimulatorBackend, "from_scenario", built)
+    assert main(["sim", "serve", "demo", "--port", "0", "--audit-log", str(tmp_path / where)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stormdeck: --audit-log: ") and said in err, err
+    assert not (tmp_path / "missing").exists(), "the directory is not made for it"
