@@ -628,3 +628,22 @@ def test_every_command_and_group_says_what_it_does() -> None:
     to "positional arguments": the one-line help shown in the parent's list was not repeated."""
     missing = [" ".join(path) for path, parser in commands(build_parser()) if path and not parser.description]
     assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["sim", "list", "--json", "extra"], "usage: stormdeck sim list [-h]"),
+        (["sim", "run", "demo", "extra"], "usage: stormdeck sim run [-h]"),
+        (["drill", "thundering-herd", "--headless", "--jsn"], "usage: stormdeck drill [-h]"),
+        (["act", URL, "--dry-rn", *DRAIN], "usage: stormdeck act [-h]"),  # before its ACTION: act's
+    ],
+)
+def test_a_word_no_option_takes_is_refused_in_the_usage_of_the_command_it_followed(
+    argv: list[str], usage: str, capsys
+) -> None:
+    """User pass: `sim list --json extra` answered with `usage: stormdeck [-h] [--version] COMMAND ...`, the
+    top level's usage, as though the command itself were wrong."""
+    err = usage_error(argv, capsys)
+    assert err.startswith(usage), err
+    assert f"{usage.removeprefix('usage: ').split(' [')[0]}: error: unrecognized arguments: " in err, err

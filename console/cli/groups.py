@@ -75,6 +75,24 @@ class CommandParser(argparse.ArgumentParser):
             self.error(early)
         return namespace, extras
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """argparse's, but a word no option takes is refused by the command it followed: `sim list --json
+        extra` answered with the top level's usage ("stormdeck [-h] [--version] COMMAND ..."), as though
+        the command itself were wrong."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._command_before(extras[0]).error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace
+
+    def _command_before(self, word: str) -> argparse.ArgumentParser:
+        """The innermost command named before `word` in the words given (this one when none is)."""
+        words = getattr(self, "_words", [])
+        at = words.index(word) if word in words else len(words)
+        named = self._named_subcommands(words[:at])
+        return named[-1] if named else self
+
     def error(self, message: str) -> NoReturn:
         super().error(self._option_before_subcommand(message) or self._number_expected(message) or message)
 
