@@ -57,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "stormdeck drill list",
             "stormdeck drill list thundering-herd   # its briefing and objectives; nothing runs",
             "stormdeck drill regional-outage   # the console in drill mode",
-            "stormdeck drill thundering-herd --headless --actions docs/drills/examples/thundering-herd-seeds-fix.toml --json",
+            "stormdeck drill thundering-herd --headless --actions docs/drills/examples/thundering-herd-seeds-fix.toml "
+            "--json   # docs/: in stormdeck's source",
             "stormdeck drill thundering-herd --serve --port 8470 --paused   # an instructor's drill",
         ),
     )
@@ -548,6 +549,14 @@ def _headless(args: argparse.Namespace, drill: Drill) -> int:
     from console.drills.headless import run_headless
     from console.drills.script import IDLE, load_script
 
+    if args.actions is not None and not args.actions.exists():
+        # --help's example names one of the scripts in the source's docs/, which an install does not have.
+        raise InputError(
+            "--actions",
+            str(args.actions),
+            "a readable file (No such file or directory): a drill script (TOML); each packaged drill has "
+            "examples in docs/drills/examples/ in stormdeck's source",
+        )
     script = load_script(args.actions, drill, args.set) if args.actions is not None else IDLE
     reached: list[float] = []  # the last fleet second run, for a Ctrl-C's message
 

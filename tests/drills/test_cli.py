@@ -682,3 +682,19 @@ def test_the_help_says_list_name_shows_one_drill(capsys: pytest.CaptureFixture[s
     text = " ".join(capsys.readouterr().out.split())
     assert "`stormdeck drill list NAME` (or --list NAME) shows one" in text, text
     assert "stormdeck drill list thundering-herd" in text
+
+
+def test_an_actions_file_that_is_not_there_says_where_the_examples_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """User pass: --help's example `--actions docs/drills/examples/thundering-herd-seeds-fix.toml`, run
+    outside stormdeck's source folder, said only "expected a readable file (No such file or directory)"."""
+    missing = tmp_path / "docs" / "drills" / "examples" / "thundering-herd-seeds-fix.toml"
+    assert main(["drill", "thundering-herd", "--headless", "--actions", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stormdeck: --actions: '{missing}' is not allowed; expected "), err
+    assert "No such file or directory" in err and "docs/drills/examples/ in stormdeck's source" in err, err
+    with pytest.raises(SystemExit):
+        main(["drill", "--help"])
+    (example,) = [line for line in capsys.readouterr().out.splitlines() if "--actions docs/" in line]
+    assert "stormdeck's source" in example, example
