@@ -647,3 +647,33 @@ def test_a_word_no_option_takes_is_refused_in_the_usage_of_the_command_it_follow
     err = usage_error(argv, capsys)
     assert err.startswith(usage), err
     assert f"{usage.removeprefix('usage: ').split(' [')[0]}: error: unrecognized arguments: " in err, err
+
+
+def _help(argv: list[str], capsys) -> str:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_sim_and_drill_help_say_what_the_outputs_hold_and_where_they_go(capsys) -> None:
+    """User pass over `sim run`, `sim serve` and `drill` --help: --frames did not say it replaces FILE or
+    where its records are described; --json not where its keys are; --set not where the keys are; drill's
+    --record not what reads it or that an existing recording is continued (attach's says so)."""
+    run = _help(["sim", "run"], capsys)
+    assert "replaced if it exists" in run and "records: docs/scenarios.md" in run, run
+    assert "keys: docs/scenarios.md" in run, run
+    assert "the keys: docs/scenarios.md" in run, run  # --set
+    serve = _help(["sim", "serve"], capsys)
+    assert "(see `stormdeck sim list`)" in serve and "the keys: docs/scenarios.md" in serve, serve
+    drill = _help(["drill"], capsys)
+    assert "an existing recording is continued" in drill and "stormdeck replay" in drill, drill
+
+
+def test_a_seed_that_is_no_number_reads_as_a_sentence(capsys) -> None:
+    """It read "--seed: 'abc' is not a whole number; expected random seed, 0 to 2**63 - 1"."""
+    for argv in (["sim", "run", "demo"], ["drill", "thundering-herd"]):
+        err = usage_error([*argv, "--seed", "abc"], capsys)
+        assert (
+            "--seed: 'abc' is not a whole number; expected a random seed, a whole number from 0 to 2**63 - 1"
+            in err
+        )

@@ -85,7 +85,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the outcome (or --list) as JSON")
     parser.add_argument(
-        "--seed", type=int, help="the simulation's random seed, 0 to 2**63 - 1 (default: the scenario's)"
+        "--seed",
+        type=int,
+        help="a random seed, a whole number from 0 to 2**63 - 1, for the simulation (default: the scenario's)",
     )
     parser.add_argument(
         "--speed",
@@ -94,7 +96,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "default as fast as the simulator goes)",
     )
     parser.add_argument(
-        "--record", type=Path, metavar="FILE", help="write a recording of the run (default: none)"
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="record the run (frames, events, alarms, actions, the outcome) into FILE, for `stormdeck replay` "
+        "and `stormdeck report`; an existing recording is continued; its directory must exist (default: "
+        "nothing recorded)",
     )
     parser.add_argument(
         "--set",

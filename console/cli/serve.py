@@ -60,7 +60,10 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
         ),
     )
     parser.add_argument(
-        "scenario", nargs="?", metavar="SCENARIO", help="a scenario name (see `sim list`) or a TOML path"
+        "scenario",
+        nargs="?",
+        metavar="SCENARIO",
+        help="a scenario name (see `stormdeck sim list`) or a TOML path",
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
     parser.add_argument(

@@ -59,9 +59,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the scenario's duration_s (default: its duration_s)",
     )
     run.add_argument(
-        "--frames", type=Path, metavar="FILE.jsonl", help="write every frame and event as JSON lines"
+        "--frames",
+        type=Path,
+        metavar="FILE.jsonl",
+        help="write every simulated second's frame, then its events, as JSON lines to FILE (replaced if it "
+        "exists; its directory must exist; the records: docs/scenarios.md)",
     )
-    run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as one JSON object instead of the text (its keys: docs/scenarios.md)",
+    )
     run.set_defaults(handler=_run)
 
     try:
@@ -78,9 +86,14 @@ def add_override_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a scenario value by dotted path, e.g. nodes.count=40 or clients.policy=full_jitter",
+        help="override a scenario value by dotted path, e.g. nodes.count=40 or clients.policy=full_jitter; "
+        "repeatable (the keys: docs/scenarios.md; a wrong one is named with those beside it)",
     )
-    parser.add_argument("--seed", type=int, help="random seed, 0 to 2**63 - 1 (default: the scenario's)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="a random seed, a whole number from 0 to 2**63 - 1 (default: the scenario's)",
+    )
 
 
 def _list(args: argparse.Namespace) -> int:
