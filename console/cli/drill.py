@@ -530,6 +530,7 @@ def _serve(args: argparse.Namespace) -> int:
         local_tokens=local,
         notes=notes,
         clock_role=Role.ADMIN,
+        first_second=(drill.human_time(1), "the drill's first second"),
     )
 
 

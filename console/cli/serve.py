@@ -164,12 +164,14 @@ def serve_backend(
     local_tokens: Sequence[LocalToken] = OPERATOR_ONLY,
     notes: Callable[[str, dict[str, Path]], list[str]] | None = None,
     clock_role: Role = Role.OPERATOR,
+    first_second: tuple[str, str] = ("0:00:01", "the first fleet second"),
 ) -> int:
     """Serve `backend` as the fleet API in the foreground until Ctrl-C (or SIGTERM, or SIGHUP): the audit log, the
     socket, the tokens (`--token-file`, else `local_tokens` made in 0600 files removed on exit) and the
     announcement whose `url:` line the embedded default waits for. `notes(url, token paths)` adds lines
     to the announcement (a served drill tells the instructor how to inject). `clock_role`: who may pause the
-    fleet clock or change its speed (a served drill's clock is the instructor's: admin)."""
+    fleet clock or change its speed (a served drill's clock is the instructor's: admin). `first_second`:
+    what a paused clock reads, and what that is (a drill's: on the drill's clock)."""
     from console.audit import open_audit_log
     from console.cli.kernel_load import load_simulator
     from console.guards.config import load_default_thresholds
@@ -233,7 +235,7 @@ def serve_backend(
                 print(line)
             if getattr(args, "paused", False):
                 print(
-                    "clock:  paused at 0:00:01 (the first fleet second, run to show the fleet as started) "
+                    f"clock:  paused at {first_second[0]} ({first_second[1]}, run to show the fleet as started) "
                     "— start it from an instructor console's palette (\"Fleet "
                     f'clock: start / resume") or POST /v1/sim/clock {{"paused": false}} with {whose_clock}'
                 )

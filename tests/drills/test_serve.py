@@ -221,7 +221,9 @@ def test_a_paused_served_drill_says_so_and_how_to_start_it(tmp_path: Path) -> No
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
     # Found in review: it said 0:00:00, but the fleet is served from its first second (GET /v1/fleet: 1.0).
-    assert fields["clock"].startswith("paused at 0:00:01 (the first fleet second")
+    # On the drill's clock, as its `drill:` line and every console say it: it read 0:00:01 beside "(04:00:00
+    # to 04:01:00 …)".
+    assert fields["clock"].startswith("paused at 04:00:01 (the drill's first second")
     assert "Fleet clock: start / resume" in fields["clock"] and '{"paused": false}' in fields["clock"]
     assert fields["clock"].endswith("with the instructor's admin token")
 
