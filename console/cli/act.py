@@ -811,7 +811,9 @@ def render_answer(answer: ActionAnswer, options: Mapping[str, str] | None = None
     # The reply's word once: "200 dry_run: dry run: blocked; …" and "202 applied: drain gw-003 (…): applied"
     # said it twice; a headline that does not say it ("422 bad_input: …") keeps the label.
     said = answer.reply.value.replace("_", " ") in headline.lower()
-    lines.append(f"{answer.status} {headline}" if said else f"{answer.status} {answer.reply.value}: {headline}")
+    lines.append(
+        f"{answer.status} {headline}" if said else f"{answer.status} {answer.reply.value}: {headline}"
+    )
     verdict = read_answer(answer).verdict
     if verdict is not None:
         lines.append(f"verdict: {verdict.level.value}  ({verdict.action})")

@@ -363,7 +363,9 @@ def test_add_capacity_follows_the_two_phases_and_names_count_on_bad_input(
     assert act(acting, "add-capacity", "--count", "2", "--yes") == 0  # 2 of 8: ok, applied at once
     out = capsys.readouterr().out
     first = out.splitlines()[0]
-    assert first.startswith("202 add_capacity fleet (count=2): applied") and first.count("applied") == 1, first
+    assert first.startswith("202 add_capacity fleet (count=2): applied") and first.count("applied") == 1, (
+        first
+    )
     assert "ready_in_s=240" in out and "headroom_when_ready_pct" in out
     assert sim.n_nodes == 10
     assert act(acting, "add-capacity", "--count", "6", "--dry-run") == 0  # 6 of 10: over the 50 % line
