@@ -637,13 +637,12 @@ def _print_outcome(
     scored, `DrillRun.objectives`)."""
     from console.drills.objectives import penalty_text
     from console.drills.summary import end_lines, next_steps_text
+    from console.record.reader import describe_action
 
     print(f"{drill.title}  ({drill.name}{f', seed {seed}' if seed is not None else ''})")
     print(f"  rehearses: {drill.seed_source}")
-    for action in actions:
-        print(
-            f"  {drill.human_time(action.time_s)}  {action.action} {action.target or ''} → {action.outcome}"
-        )
+    for action in actions:  # ("rollout_halt  → applied": a fleet action's missing target left two spaces)
+        print(f"  {drill.human_time(action.time_s)}  {describe_action(action)}")
     for objective in objectives:
         item = objective.measured
         mark = "met   " if item.met else "failed"

@@ -42,6 +42,10 @@ def end_lines(item: LiveObjective) -> list[str]:
     is over: "abort criterion 04:02:41 (gw-024): not halted by 04:04:11"), unless that only repeats its
     name ("none used" under "no admin override used")."""
     measured = item.measured
+    if measured.kind == "connections_floor" and item.status and measured.limit is not None:
+        # One line: the status names the lowest and when; a figure line beside it said the lowest again,
+        # rounded otherwise ("lowest 92 %, floor 93 %" over "fell to 92.0 % (04:09:31)").
+        return [f"{item.status}; floor {measured.limit:g} %"]
     figure = verdict_figure(measured)
     repeats = measured.kind == "no_override" and measured.met
     return [line for line in (figure, None if repeats else item.status) if line]

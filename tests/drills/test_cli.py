@@ -486,6 +486,19 @@ def test_the_headless_summary_says_when_on_the_drills_clock(capsys: pytest.Captu
     assert not re.search(r"\b(?:at|from|by|of) \d+ s\b|\d\.\d+ min", out), out
 
 
+def test_the_headless_summary_lists_each_action_once_spaced(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review: "04:03:20  rollout_halt  → applied" — a fleet action's missing target left two spaces."""
+    from pathlib import Path
+
+    script = Path(__file__).parents[2] / "docs" / "drills" / "examples" / "thundering-herd-seeds-fix.toml"
+    assert main(["drill", "thundering-herd", "--headless", "--actions", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "  04:03:20  rollout_halt → applied\n" in out, out
+    assert "  →" not in out, out
+    floor = [line.strip() for line in out.splitlines() if "floor 93 %" in line]
+    assert floor == ["lowest 95.3 % (04:02:01); floor 93 %"], out  # the lowest said once
+
+
 def test_a_set_that_shrinks_the_fleet_under_the_drills_timeline_says_where_to_change_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

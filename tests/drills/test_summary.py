@@ -47,7 +47,9 @@ def test_a_status_that_only_repeats_the_name_is_not_said_twice() -> None:
 def test_the_figure_comes_first_then_what_became_of_the_objective() -> None:
     floor = Measured("floor", "connections_floor", False, 92.04, 93.0, "w", 0, 25, unit=" %")
     status = "fell to 92.0 % (04:09:31)"
-    assert end_lines(LiveObjective(floor, Standing.FAILED, status)) == ["lowest 92 %, floor 93 %", status]
+    assert end_lines(LiveObjective(floor, Standing.FAILED, status)) == [f"{status}; floor 93 %"]
+    # said once: the lowest was said twice, rounded two ways ("lowest 92 %, floor 93 %" over the status)
+    assert end_lines(LiveObjective(floor, Standing.FAILED, "")) == ["lowest 92 %, floor 93 %"]
 
 
 def test_a_total_that_failed_on_its_time_over_the_line_states_that_time_not_its_peak() -> None:
