@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from console.protocol import UNNAMED_INSTRUCTOR, named_instructor
-from console.record.review import instructor
+from console.record.injections import instructor
 from console.server.simulator import injector
 
 

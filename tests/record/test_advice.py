@@ -9,8 +9,11 @@ import pytest
 
 from console.protocol import Event
 from console.record.advice import abort_criterion, add_capacity, connections_alarm, drain_not_disconnect
+from console.record.alarm_spans import AlarmSpan
+from console.record.key_figures import peak_per_second
 from console.record.records import ActionRecord
-from console.record.review import AlarmSpan, Review, Series, peak_per_second
+from console.record.review import Review
+from console.record.series import Series
 from tests.record.conftest import header
 
 
@@ -93,7 +96,7 @@ def test_findings_past_an_hour_read_the_clock_the_report_reads() -> None:
     # A ten-hour recording's finding said "drain÷inflow alarm fired at 594:01", in a report whose timeline
     # row for the same alarm read 9:54:01.
     from console.record.advice import losing_ground
-    from console.record.report import clock
+    from console.record.clock import clock
 
     found = losing_ground(reviewed("drain_inflow_losing", 35_641.0, False, []))
     assert found is not None and found.evidence == f"drain÷inflow alarm fired at {clock(35_641.0)}"

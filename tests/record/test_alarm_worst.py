@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from console.alarms import AlarmEngine
-from console.record.report import alarm_timeline_rows
-from console.record.review import AlarmSpans
+from console.record.alarm_spans import AlarmSpans
+from console.record.report.timeline import alarm_timeline_rows
 from tests.alarms.test_engine import conns_dip
 from tests.fleet_builders import series
 

@@ -199,7 +199,7 @@ def test_each_alarm_says_what_it_said_when_raised(herd: HerdSession) -> None:
 def test_recovery_reads_as_what_happened(herd: HerdSession) -> None:
     from dataclasses import replace
 
-    from console.record.report import _recovery_text
+    from console.record.report.figures import _recovery_text
     from console.record.review import review
 
     with RecordingReader(herd.path) as recording:
@@ -337,8 +337,9 @@ def test_a_second_of_node_events_folds_each_change_apart() -> None:
     # came back and the next six went down; the timeline read "×12: gw-000 back in rotation: restarting →
     # ready — and 11 more", so the batch that went down was not in the report at all.
     from console.protocol import Event
-    from console.record.report import _timeline
-    from console.record.review import Review, Series
+    from console.record.report.timeline import timeline_section
+    from console.record.review import Review
+    from console.record.series import Series
     from tests.record.conftest import header
 
     def change(node: str, what: str, before: str, after: str) -> Event:
@@ -353,7 +354,7 @@ def test_a_second_of_node_events_folds_each_change_apart() -> None:
         for i in range(6, 12)
     ]
     reviewed = Review(header(), Series(), None, [], [*back, *down], [], [], None, [])
-    rows = [row for row in _timeline(reviewed) if "| node_state |" in row]
+    rows = [row for row in timeline_section(reviewed) if "| node_state |" in row]
     assert rows == [
         "| 0:40 | node_state | ×6: gw-000 back in rotation: restarting → ready — and 5 more (gw-001, gw-002, "
         "gw-003, …) |  |",
@@ -398,8 +399,10 @@ def test_a_session_without_reconnect_attempts_gives_its_peak_no_time(outage_tick
     first frame (3:57): with no attempts every bin ties, and the first bin's start (the second the first
     frame's waves look back over) was named as the peak's time. A peak of 0 has no time."""
     from console.protocol import Waves
-    from console.record.report import _figures
-    from console.record.review import Review, Series, key_figures
+    from console.record.key_figures import key_figures
+    from console.record.report.figures import figures_section
+    from console.record.review import Review
+    from console.record.series import Series
     from tests.record.conftest import header
 
     series = Series()
@@ -409,7 +412,7 @@ def test_a_session_without_reconnect_attempts_gives_its_peak_no_time(outage_tick
         )
     figures = key_figures(series, [])
     assert figures is not None and figures.peak_attempts_per_100ms == 0 and figures.peak_attempts_at_s is None
-    rows = "\n".join(_figures(Review(header(), series, figures, [], [], [], [], None, [])))
+    rows = "\n".join(figures_section(Review(header(), series, figures, [], [], [], [], None, [])))
     peak = _row(rows, "peak attempts per 100 ms")
     assert " at " not in peak and "no reconnect attempts" in peak, peak
 

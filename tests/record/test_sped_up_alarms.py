@@ -7,8 +7,9 @@ from pathlib import Path
 
 from console.alarms import AlarmEngine
 from console.protocol import Frame
+from console.record.alarm_spans import AlarmSpans
 from console.record.reader import RecordingReader
-from console.record.review import AlarmSpans, review
+from console.record.review import review
 from console.record.writer import RecordingWriter
 from console.server.backend import fold_frames
 from tests.alarms.test_folded_seconds import LAST_SECOND_ONLY

@@ -1,0 +1,56 @@
+"""`report.md`: the sections in order, and the last of them, what the seeds say. Pure: a `Review` in, text out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from console.record.advice import Finding, findings
+from console.record.clock import clock
+from console.record.report.figures import figures_section
+from console.record.report.objectives import objectives_section
+from console.record.report.session import session_section
+from console.record.report.timeline import timeline_section
+from console.record.review import Review
+
+SECTIONS = ("Session", "Key figures", "Charts", "Objectives", "Timeline", "What the seeds say")
+
+
+def render_markdown(
+    reviewed: Review,
+    source_name: str,
+    charts: list[Path],
+    damaged_at: int | None = None,
+    damage: str | None = None,
+) -> str:
+    lines = [f"# After-action report: {reviewed.header.fleet or source_name}", ""]
+    lines += session_section(reviewed, source_name, damaged_at, damage)
+    lines += figures_section(reviewed)
+    lines += ["## Charts", ""]
+    lines += [f"![{path.stem}]({path.name})" for path in charts] or ["No frames were recorded."]
+    lines += [
+        "",
+        *objectives_section(reviewed),
+        *timeline_section(reviewed),
+        *seeds_section(findings(reviewed)),
+    ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def seeds_section(found: list[Finding]) -> list[str]:
+    lines = ["## What the seeds say", ""]
+    if not found:
+        return [*lines, "Nothing in this recording matches a situation the seeds prescribe for.", ""]
+    for finding in found:
+        done = {True: "done", False: "not done", None: "not visible in the recording"}[finding.done]
+        if finding.done and finding.done_before_s is not None:
+            done = f"done before the alarm, at {clock(finding.done_before_s)}"
+        lines += [
+            f"### {finding.title}",
+            "",
+            f"- **Seen:** {finding.evidence}.",
+            f"- **The seed says:** {finding.prescription}",
+            f"- **Source:** {finding.seed}.",
+            f"- **In this session:** {done} — {finding.what_was_done}.",
+            "",
+        ]
+    return lines
