@@ -4,9 +4,9 @@ Every time is the drill's clock, the one the header, the briefing and the hints 
 objective with a deadline says it and the time left ("halt by 04:04:11 — 42 s left"), counting down as the
 frames come. Once the drill is over (`DrillTime.over`) each says what became of it ("not halted by
 04:04:11"): the end screen and the terminal's summary read these final statuses too
-(`console.drills.summary`). The scorer's `why` (console.drills.objectives) speaks fleet seconds ("abort
-criterion at 161 s"), as the headless runner's scripts (`at_s`), `--json` and the report do; beside a clock
-reading 04:03:11 it left the trainee to do the sum. The penalty is said as it accrues ("−0.3 so far: 9 s
+(`console.drills.summary`), and so do the recording and its report (`summary.said_at_end`). The scorer's
+`why` (console.drills.objectives) speaks fleet seconds ("abort criterion at 161 s"), as the headless
+runner's scripts (`at_s`) and `--json` do; beside a clock reading 04:03:11 it left the trainee to do the sum. The penalty is said as it accrues ("−0.3 so far: 9 s
 below 97 % of connections"): the panel's "99.7/100 so far" had no word for the missing 0.3.
 """
 

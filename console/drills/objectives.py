@@ -61,8 +61,10 @@ class Score:
             "objectives": [objective.as_dict() for objective in self.objectives],
         }
 
-    def outcome(self, time_s: float) -> DrillOutcome:
-        """The record a recording ends with, so `stormdeck report` shows the objectives."""
+    def outcome(self, time_s: float, said: Sequence[str | None]) -> DrillOutcome:
+        """The record a recording ends with, so `stormdeck report` shows the objectives: `said`, what the
+        end screen says of each on the drill's clock (`console.drills.summary.said_at_end`), and the
+        scorer's own words (`why`, fleet seconds) beside it."""
         return DrillOutcome(
             time_s=time_s,
             score=self.score,
@@ -70,11 +72,12 @@ class Score:
                 ObjectiveOutcome(
                     name=item.name,
                     met=item.met,
-                    detail=item.why,
+                    detail=detail,
+                    why=item.why,
                     points=item.points,
                     max_points=item.max_points,
                 )
-                for item in self.objectives
+                for item, detail in zip(self.objectives, said, strict=True)
             ],
             max_score=self.max_score,
             penalty=self.penalty,

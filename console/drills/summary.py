@@ -10,6 +10,7 @@ drill again (or, not recorded, how to record the next run).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from console.drills.live import LiveObjective
@@ -49,6 +50,12 @@ def end_lines(item: LiveObjective) -> list[str]:
     figure = verdict_figure(measured)
     repeats = measured.kind == "no_override" and measured.met
     return [line for line in (figure, None if repeats else item.status) if line]
+
+
+def said_at_end(objectives: Sequence[LiveObjective]) -> list[str | None]:
+    """Each objective as the end screen says it (`end_lines`), in one line: what a recording keeps of it
+    (`Score.outcome`) for the report to show on the drill's clock too; None where it says nothing more."""
+    return ["; ".join(end_lines(item)) or None for item in objectives]
 
 
 @dataclass(frozen=True)

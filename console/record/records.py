@@ -199,7 +199,17 @@ def confirmation_audit_record(answer: Confirmation) -> dict[str, Any]:
 class ObjectiveOutcome(_Record):
     name: str
     met: bool
-    detail: str | None = None
+    detail: str | None = Field(
+        default=None,
+        description="what became of it, as the drill's end screen said it (on the drill's clock: 'halted "
+        "04:03:20, 39 s after the abort criterion (04:02:41, gw-024)'); in recordings older than `why`, the "
+        "scorer's words, in fleet seconds",
+    )
+    why: str | None = Field(
+        default=None,
+        description="the scorer's own words, times in fleet seconds ('abort criterion at 161 s (gw-024); "
+        "halted at 200 s'), as `drill --headless --json` prints them; null in recordings older than the field",
+    )
     points: float | None = Field(default=None, description="points earned")
     max_points: float | None = Field(default=None, description="points the objective is worth")
 

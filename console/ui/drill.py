@@ -27,7 +27,7 @@ from console.drills.countdown import PenaltySoFar
 from console.drills.live import DrillProgress, LiveObjective, Standing
 from console.drills.objectives import Score, penalty_rule, penalty_text
 from console.drills.schema import Drill
-from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, end_lines
+from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, end_lines, said_at_end
 from console.drills.summary import next_steps as steps_for
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
@@ -433,11 +433,11 @@ class DrillApp(ConsoleApp):
         self.refresh_bindings()
         self._ask_clock(paused=True)  # the drill is over: the fleet stops where it was scored
         score = self.progress.finish()
-        if self.record_outcome is not None:
-            self.record_outcome(score.outcome(self.progress.time_s))
+        objectives = self.progress.objectives(score)
+        if self.record_outcome is not None:  # in the end screen's words, on the drill's clock
+            self.record_outcome(score.outcome(self.progress.time_s, said_at_end(objectives)))
         # The hints (shown 30 s) would cover the end screen's why of each objective: the drill is over.
         self.clear_notifications()
-        objectives = self.progress.objectives(score)
         text = end_text(
             self.progress.drill, score, objectives, self.palette, self.next_steps, self.offers_retry
         )

@@ -160,3 +160,40 @@ def test_an_attempt_left_unconfirmed_is_recorded_without_its_confirmation_token(
     assert action.verdict.confirm_token is None
     with gzip.open(path, "rt") as text:
         assert '"confirm_token":"' not in text.read()
+
+
+def test_the_recorded_outcome_says_each_objective_on_the_drills_clock_as_the_end_screen_does(
+    tmp_path: Path,
+) -> None:
+    """The recording's `drill_outcome` explained its objectives in the scorer's fleet seconds ("1 applied
+    admission by 10 s"; "… at 4 s") while the end screen said "applied 04:00:04": the report showed the
+    scorer's words. Now `detail` holds the end screen's lines (`end_lines`, on the drill's clock) and `why`
+    keeps the scorer's own, as `--json` prints them."""
+    from console.drills.summary import end_lines
+
+    drill = build_drill(
+        {
+            **DRILL,
+            "objectives": [
+                {
+                    "name": "admission by 04:00:10",
+                    "kind": "action_used",
+                    "action": "admission",
+                    "by_s": 10,
+                    "points": 5,
+                },
+                {"name": "no override", "kind": "no_override", "points": 5},
+            ],
+        }
+    )
+    path = tmp_path / "run.sdrec"
+    run = run_headless(drill, build_script(SCRIPT, drill), seed=3, record=path)
+    with RecordingReader(path) as reader:
+        outcome = reader.drill_outcome()
+    assert outcome is not None
+    admission, override = outcome.objectives
+    assert admission.detail == "applied 04:00:04"
+    assert admission.why == "1 applied admission by 10 s (needed 1)"  # the scorer's, fleet seconds
+    said = ["; ".join(end_lines(o)) or None for o in run.objectives()]
+    assert [o.detail for o in outcome.objectives] == said
+    assert override.detail is None and override.why == "no admin override used"  # the name says it all

@@ -321,12 +321,12 @@ def test_objectives_show_each_objectives_points_and_how_the_score_comes_from_the
     path = tmp_path / "drill.sdrec"
     with RecordingWriter(path, header(), fsync=False) as writer:
         writer.write(outage_ticks[0].frame)
-        writer.write(score.outcome(1.0))
+        writer.write(score.outcome(1.0, ["why", "why"]))
     markdown = write_report(path, tmp_path / "out").markdown.read_text()
     objectives = markdown.split("## Objectives")[1].split("## Timeline")[0]
     assert (
         "Score: **59.3** / 100 — the points of the objectives met (60) − a time penalty of 0.7 "
-        "(0.33 fleet min below 97 % of the starting connections)"
+        "(20 s below 97 % of the starting connections)"  # as the end screen says it, not "0.33 fleet min"
     ) in objectives
     assert "| halted | yes | 60 / 60 | why |" in objectives
     assert "| floor | no | 0 / 40 | why |" in objectives
@@ -680,3 +680,107 @@ def test_an_admission_limit_set_before_the_alarm_is_done_before_it(tmp_path: Pat
     emergency = _seed(text, "Total connections fell: treat it as an emergency")
     assert emergency is not None
     assert done in emergency, emergency
+
+
+#: A `drill_outcome` as stormdeck wrote it before `why`: each `detail` the scorer's words, in fleet seconds.
+_OLDER_OUTCOME = {
+    "type": "drill_outcome",
+    "time_s": 1500.0,
+    "score": 40.0,
+    "objectives": [
+        {"name": "halt", "met": True, "detail": "abort criterion at 161 s (gw-024); halted at 200 s"},
+        {"name": "dips", "met": True, "detail": "longest stretch below 97 %: 10 s from 31 s"},
+        {
+            "name": "admission",
+            "met": False,
+            "detail": "0 applied admission by 40 s (needed 1); 1 later (the first at 52 s)",
+        },
+        {"name": "timeouts", "met": False, "detail": "timeouts above 2,000/s for 6 min 19 s, allowed 20 s"},
+    ],
+}
+
+
+def _objective_details(outage_ticks: list, path: Path, outcome: str, **header_fields: object) -> list[str]:
+    from console.record.records import DrillOutcome
+    from console.record.writer import RecordingWriter
+    from tests.record.conftest import header
+
+    with RecordingWriter(path, header(**header_fields), fsync=False) as writer:
+        writer.write(outage_ticks[0].frame)
+        writer.write(
+            DrillOutcome.model_validate_json(outcome), raw=outcome
+        )  # verbatim, as that writer wrote it
+    assert main(["report", str(path), "--out", str(path.parent / "out")]) == 0
+    markdown = (path.parent / "out" / "report.md").read_text()
+    objectives = markdown.split("## Objectives")[1].split("## Timeline")[0]
+    return re.findall(r"^\| \w+ \| (?:yes|no) \| [^|]+ \| (.*) \|$", objectives, re.MULTILINE)
+
+
+def test_an_older_drills_objectives_read_the_drills_clock_in_the_report(
+    outage_ticks: list, tmp_path: Path
+) -> None:
+    """A drill's report explained its objectives in the scorer's fleet seconds ("abort criterion at 161 s")
+    beside a drill screen, end screen and timeline on the drill's clock (04:02:41). A recording written
+    before the outcome carried the end screen's words still reports, its times put on the drill's clock;
+    its spans ("for 6 min 19 s", "10 s from") stay spans."""
+    import json
+
+    from console.record.records import DrillInfo
+
+    details = _objective_details(
+        outage_ticks,
+        tmp_path / "older.sdrec",
+        json.dumps(_OLDER_OUTCOME),
+        drill=DrillInfo(name="thundering-herd", clock_start_s=4 * 3600),
+    )
+    assert details == [
+        "abort criterion at 04:02:41 (gw-024); halted at 04:03:20",
+        "longest stretch below 97 %: 10 s from 04:00:31",
+        "0 applied admission by 04:00:40 (needed 1); 1 later (the first at 04:00:52)",
+        "timeouts above 2,000/s for 6 min 19 s, allowed 20 s",
+    ]
+
+
+def test_an_older_drill_without_its_clock_reads_the_reports_fleet_clock(
+    outage_ticks: list, tmp_path: Path
+) -> None:
+    """Older still, the header does not say where the drill's clock starts: the report's times are the
+    fleet clock's (m:ss, as its timeline), and so are the objectives' — not "161 s" beside "2:41"."""
+    import json
+
+    from console.record.records import DrillInfo
+
+    details = _objective_details(
+        outage_ticks,
+        tmp_path / "oldest.sdrec",
+        json.dumps(_OLDER_OUTCOME),
+        drill=DrillInfo(name="thundering-herd"),
+    )
+    assert details[0] == "abort criterion at 2:41 (gw-024); halted at 3:20"
+    assert details[1] == "longest stretch below 97 %: 10 s from 0:31"
+
+
+def test_a_drills_objectives_read_as_the_end_screen_said_them(outage_ticks: list, tmp_path: Path) -> None:
+    """A recording that carries the end screen's words (`why` beside them) reports them as they are."""
+    import json
+
+    from console.record.records import DrillInfo
+
+    said = {
+        **_OLDER_OUTCOME,
+        "objectives": [
+            {
+                "name": "halt",
+                "met": True,
+                "detail": "halted 04:03:20, 39 s after the abort criterion (04:02:41, gw-024)",
+                "why": "abort criterion at 161 s (gw-024); halted at 200 s",
+            }
+        ],
+    }
+    details = _objective_details(
+        outage_ticks,
+        tmp_path / "said.sdrec",
+        json.dumps(said),
+        drill=DrillInfo(name="thundering-herd", clock_start_s=4 * 3600),
+    )
+    assert details == ["halted 04:03:20, 39 s after the abort criterion (04:02:41, gw-024)"]

@@ -17,6 +17,7 @@ from console.client.decode import StreamDecoder
 from console.client.synthetic import SyntheticFleet
 from console.drills.live import DrillProgress, Standing
 from console.drills.schema import build_drill
+from console.drills.summary import said_at_end
 from console.model.link import LinkState, LinkStatus, Received
 from console.protocol import Event
 from console.record.records import ActionRecord
@@ -131,6 +132,11 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         assert [(o.time_s, o.score, [i.met for i in o.objectives]) for o in outcomes] == [
             (60.0, 0, [False, False])
         ]
+        # Recorded as the end screen says each, on the drill's clock; the scorer's fleet seconds beside.
+        said = [(i.detail, i.why) for i in outcomes[0].objectives]
+        assert [detail for detail, _ in said] == said_at_end(app.progress.objectives())
+        assert said[0][0] is not None and "02:00:" in said[0][0], said
+        assert said[0][1] is not None and " s" in said[0][1], said
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, DrillScreen)

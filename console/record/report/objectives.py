@@ -1,22 +1,37 @@
 """The Objectives section: a drill's score, how it comes from the points and the time penalty, and each
-objective with its detail. Pure."""
+objective with its detail. Pure.
+
+Each detail is on the drill's clock, as the drill's screens said it: a recording holds the end screen's
+words (`ObjectiveOutcome.detail`, with the scorer's own in `why`). One written before it holds the scorer's,
+in fleet seconds ("abort criterion at 161 s"); their times are put on the report's clock (`on_clock`).
+"""
 
 from __future__ import annotations
 
-from console.record.records import DrillOutcome, ObjectiveOutcome
+import re
+from collections.abc import Callable
+
+from console.model.units import duration
+from console.record.clock import clock, recorded_clock
+from console.record.records import DrillOutcome, ObjectiveOutcome, RecordingHeader
 from console.record.report.table import cell
 from console.record.review import Review
+
+#: An instant in the scorer's words (console.drills.objectives: "at 161 s", "from 31 s", "by 40 s"); its
+#: spans never follow these words ("for 30 s", "10 s from", "allowed 20 s").
+_FLEET_SECOND = re.compile(r"\b(at|from|by) (\d+(?:\.\d+)?) s\b")
 
 
 def objectives_section(reviewed: Review) -> list[str]:
     lines = ["## Objectives", ""]
     outcome = reviewed.drill_outcome
     if outcome is not None:
+        at = report_clock(reviewed.header)
         if outcome.score is not None:
             lines += [_score_text(outcome), ""]
         lines += ["| objective | met | points | detail |", "|---|---|---|---|"]
         lines += [
-            f"| {cell(o.name)} | {'yes' if o.met else 'no'} | {_points_text(o)} | {cell(o.detail or '')} |"
+            f"| {cell(o.name)} | {'yes' if o.met else 'no'} | {_points_text(o)} | {cell(detail_text(o, at))} |"
             for o in outcome.objectives
         ]
     elif reviewed.header.drill is not None:
@@ -29,6 +44,26 @@ def objectives_section(reviewed: Review) -> list[str]:
     else:
         lines.append("Not a drill recording: no objectives to score.")
     return [*lines, ""]
+
+
+def report_clock(header: RecordingHeader) -> Callable[[float], str]:
+    """Fleet second → the time the report's times read: the drill's clock where the header says where it
+    starts, else the fleet clock of the report's timeline (m:ss)."""
+    face = recorded_clock(header)
+    return face.text if face.day_start_s is not None else clock
+
+
+def detail_text(objective: ObjectiveOutcome, at: Callable[[float], str]) -> str:
+    """What became of `objective`: the end screen's words; a recording older than them (no `why`) holds
+    the scorer's, whose fleet seconds are put on the report's clock (`at`)."""
+    if objective.detail is None:
+        return ""
+    return objective.detail if objective.why is not None else on_clock(objective.detail, at)
+
+
+def on_clock(scorers_words: str, at: Callable[[float], str]) -> str:
+    """'abort criterion at 161 s (gw-024)' → 'abort criterion at 04:02:41 (gw-024)'; spans stay spans."""
+    return _FLEET_SECOND.sub(lambda m: f"{m.group(1)} {at(float(m.group(2)))}", scorers_words)
 
 
 def _points_text(objective: ObjectiveOutcome) -> str:
@@ -51,8 +86,10 @@ def _score_text(outcome: DrillOutcome) -> str:
         if not outcome.penalty:
             return f"{text} — the points of the objectives met ({earned:g}), no time penalty"
         below = (
-            f" ({outcome.minutes_below:g} fleet min below {outcome.penalty_below_pct:g} % of the starting "
-            "connections)"
+            # As the end screen says it ("20 s below", not "0.33 fleet min below"): minutes_below is rounded
+            # to hundredths of a minute, within a second of the fleet seconds it counted.
+            f" ({duration(round(outcome.minutes_below * 60))} below {outcome.penalty_below_pct:g} % of the "
+            "starting connections)"
             if outcome.minutes_below is not None and outcome.penalty_below_pct is not None
             else ""
         )
