@@ -113,10 +113,11 @@ class StreamRecorder:
                 self._wait_for_the_fleet(item)
             elif item.state is LinkState.LIVE:
                 seq, epoch = self.resume_from
+                what = f"recording {self.url or 'the stream'} into {self.out}"
                 if seq is None:
-                    log.info("recording from the stream's next frame")
+                    log.info("%s, from the stream's next frame on", what)
                 else:
-                    log.info("recording (resume from seq %s, epoch %s)", seq, epoch)
+                    log.info("%s, continuing it after its last frame (seq %s, epoch %s)", what, seq, epoch)
             elif item.state is LinkState.RECONNECTING:
                 log.warning("stream lost (%s); reconnecting in %.1f s", item.reason, item.next_in_s or 0.0)
             elif item.state is LinkState.REFUSED:

@@ -104,6 +104,8 @@ class RecordingReader:
                     "a stormdeck recording as `stormdeck record` writes it, a gzip member a record; this file "
                     "is plain JSON lines (as `zcat` prints a recording) — give the .sdrec file itself",
                 )
+            if size == 0:  # (a copy made before the recorder wrote anything, a full disk)
+                raise InputError("FILE", str(path), "a stormdeck recording; the file is empty (0 bytes)")
             raise InputError("FILE", str(path), "a stormdeck recording (its first record is a header)")
         self.damaged_tail = container.end_of(self._entries) < size
         #: Where the damage starts (a torn tail, or a damaged member met while reading), or None.

@@ -333,3 +333,30 @@ def test_a_restarted_source_is_recorded_from_its_first_frame(
     with RecordingReader(recording_path) as recording:
         kept = [(f.epoch, f.seq) for f in recording.frames()]
     assert kept == [("first", s) for s in range(1, 21)] + [("second", s) for s in range(1, 11)]
+
+
+def test_the_recorder_says_what_it_records_and_into_which_file(
+    outage_ticks: list[Tick], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """User pass: `stormdeck record URL --out session.sdrec` said "recording from the stream's next frame"
+    — of what, into which file? — and "recording (resume from seq 3, epoch sim)" continuing a file."""
+    import logging
+
+    from console.model.link import LinkState, LinkStatus
+    from console.record.writer import RecordingWriter
+    from tests.record.conftest import header
+
+    url, new, old = "http://127.0.0.1:8470", tmp_path / "new.sdrec", tmp_path / "old.sdrec"
+    with RecordingWriter(old, header(), fsync=False) as writer:
+        for tick in outage_ticks[:3]:
+            writer.write(tick.frame)
+    with caplog.at_level(logging.INFO, logger="console.record.daemon"):
+        for out in (new, old):
+            recorder = StreamRecorder(out, url=url, fsync=False)
+            recorder.sink(LinkStatus(LinkState.LIVE))
+            recorder.close()
+    last = outage_ticks[2].frame
+    assert caplog.messages == [
+        f"recording {url} into {new}, from the stream's next frame on",
+        f"recording {url} into {old}, continuing it after its last frame (seq {last.seq}, epoch {last.epoch})",
+    ]

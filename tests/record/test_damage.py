@@ -199,3 +199,34 @@ def test_a_seek_or_step_past_a_record_of_the_wrong_shape_ends_the_replay_there(
     assert played[-1] == outage_ticks[9].frame.time_s and replay.status().frame_index == 9
     assert not replay.status().finished
     replay.recording.close()
+
+
+def test_a_report_of_damage_in_the_middle_says_how_much_after_it_is_not_read(
+    outage_ticks: list[Tick], recording_path: Path, tmp_path: Path
+) -> None:
+    """User pass: a copy damaged in its middle reported "damaged from byte 57,139 on (a torn last record: the
+    recorder was stopped mid-write …); everything before it is reported" of a 165,847-byte file — as if one
+    record were lost, not the 108 kB after it. The note says how many bytes of the file are not read."""
+    offset = damaged_recording(recording_path, outage_ticks)
+    size = recording_path.stat().st_size
+    markdown = write_report(recording_path, tmp_path / "report").markdown.read_text()
+    note = next(line for line in markdown.splitlines() if line.startswith("| note |"))
+    assert (
+        f"damaged from byte {offset:,} on: the last {size - offset:,} of its {size:,} bytes are not read"
+        in note
+    )
+    assert "everything before it is reported" in note
+
+
+def test_an_empty_file_is_said_to_be_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """User pass: `report empty.sdrec` (a recording that never got its first record: a copy made too early,
+    a full disk) said "expected a stormdeck recording (its first record is a header)" of a file of 0 bytes."""
+    from console.cli import main
+
+    empty = tmp_path / "empty.sdrec"
+    empty.touch()
+    for command in ("report", "replay"):
+        assert main([command, str(empty)]) == 2
+        err = capsys.readouterr().err
+        assert "FILE: 'empty.sdrec'" in err or f"FILE: '{empty}'" in err
+        assert "the file is empty (0 bytes)" in err, err

@@ -52,6 +52,8 @@ def test_key_figures_match_the_simulators_summary_of_the_same_run(
     assert _row(markdown, "max node CPU").startswith(f"{s['max_node_cpu_pct']:.1f} %")
     assert _row(markdown, "lockstep index").startswith(f"{s['lockstep_index']:.2f}")
     assert _row(markdown, "action attempts") == "4 (1 blocked, 2 applied, 1 needs_confirmation)"
+    # A share as every other in the report writes it, "95 %" (it read "(61% of the start)").
+    assert re.search(r" at \d+:\d\d \(\d+ % of the start\)$", _row(markdown, "minimum connections"))
 
 
 def test_timeline_holds_events_alarms_actions_verdicts_and_confirmations(

@@ -115,12 +115,13 @@ def _minimum_of(f: KeyFigures) -> str:
     begun during it, the clients wanting a connection then (its first frame is already the incident)."""
     if f.underway is None:
         share = f.min_connections / f.connections_at_start if f.connections_at_start else None
-        return f" ({share:.0%} of the start)" if share is not None else ""
+        return f" ({share * 100:.0f} % of the start)" if share is not None else ""
     if f.underway.wanting:
-        return f" ({f.min_connections / f.underway.wanting:.0%} of the {f.underway.wanting:,} clients wanting a connection)"
+        share = f.min_connections / f.underway.wanting
+        return f" ({share * 100:.0f} % of the {f.underway.wanting:,} clients wanting a connection)"
     if f.connections_at_start:
         share = f.min_connections / f.connections_at_start
-        return f" ({share:.0%} of the first frame, already during the incident)"
+        return f" ({share * 100:.0f} % of the first frame, already during the incident)"
     return ""
 
 

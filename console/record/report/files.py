@@ -32,13 +32,14 @@ def write_report(
         source_name = recording_path.name
         damaged_at = recording.damaged_at
         damage = recording.damage
+        size_bytes = recording_path.stat().st_size
     thresholds = thresholds or Thresholds()
     contents = {
         out_dir / f"{name}.svg": svg.render(chart) for name, chart in charts_of(reviewed, thresholds).items()
     }
     charts = list(contents)
     markdown = out_dir / "report.md"
-    contents[markdown] = render_markdown(reviewed, source_name, charts, damaged_at, damage)
+    contents[markdown] = render_markdown(reviewed, source_name, charts, damaged_at, damage, size_bytes)
     _write_all(contents, out_dir, overwrite)
     return ReportFiles(markdown, charts)
 

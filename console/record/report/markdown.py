@@ -21,9 +21,10 @@ def render_markdown(
     charts: list[Path],
     damaged_at: int | None = None,
     damage: str | None = None,
+    size_bytes: int | None = None,
 ) -> str:
     lines = [f"# After-action report: {reviewed.header.fleet or source_name}", ""]
-    lines += session_section(reviewed, source_name, damaged_at, damage)
+    lines += session_section(reviewed, source_name, damaged_at, damage, size_bytes)
     lines += figures_section(reviewed)
     lines += ["## Charts", ""]
     lines += [f"![{path.stem}]({path.name})" for path in charts] or ["No frames were recorded."]

@@ -12,7 +12,11 @@ from console.record.review import Review
 
 
 def session_section(
-    reviewed: Review, source_name: str, damaged_at: int | None, damage: str | None = None
+    reviewed: Review,
+    source_name: str,
+    damaged_at: int | None,
+    damage: str | None = None,
+    size_bytes: int | None = None,
 ) -> list[str]:
     header = reviewed.header
     started = dt.datetime.fromtimestamp(header.started_unix_s, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -43,20 +47,27 @@ def session_section(
         rows.append(("source restarts", f"{len(reviewed.restarts)}: {at}"))
     if header.trimmed_before_s is not None:
         rows.append(("retention", f"frames before {clock(header.trimmed_before_s)} were dropped"))
+    # How much is not read, where the file's size is known: a torn last record is a few kB at most, and a
+    # note of one read the same beside 108 kB of a damaged copy lost after it.
+    unread = (
+        f": the last {size_bytes - damaged_at:,} of its {size_bytes:,} bytes are not read"
+        if damaged_at is not None and size_bytes is not None and size_bytes > damaged_at
+        else ""
+    )
     if damaged_at is not None and damage is not None:
         rows.append(
             (
                 "note",
-                f"the recording is read up to byte {damaged_at:,}: {damage}, not a record this stormdeck "
-                "reads (an edited file?); everything before it is reported",
+                f"the recording is read up to byte {damaged_at:,}{unread}: {damage}, not a record this "
+                "stormdeck reads (an edited file?); everything before it is reported",
             )
         )
     elif damaged_at is not None:
         rows.append(
             (
                 "note",
-                f"the recording is damaged from byte {damaged_at:,} on (a torn last record: the recorder "
-                "was stopped mid-write; or a damaged copy); everything before it is reported",
+                f"the recording is damaged from byte {damaged_at:,} on{unread} (a torn last record: the "
+                "recorder was stopped mid-write; or a damaged copy); everything before it is reported",
             )
         )
     return ["## Session", "", "| | |", "|---|---|", *[f"| {k} | {cell(v)} |" for k, v in rows], ""]
