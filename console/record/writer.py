@@ -21,6 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
+from pydantic import ValidationError
+
 from console.alarms import AlarmEngine
 from console.errors import InputError
 from console.protocol import Event, Frame, Hello
@@ -177,11 +179,10 @@ class RecordingWriter:
                 container.check_header_whole(self.field, self.path, file, size)
             if not entries or entries[0].kind is not RecordKind.HEADER:
                 raise InputError(self.field, str(self.path), NEW_OR_RECORDING)
-            payload = container.read_member(file, entries[0])
-            header = parse_record(RecordKind.HEADER, payload or b"")
+            header = self._read_back(file, entries[0])
             frames = [entry for entry in entries if entry.kind is RecordKind.FRAME]
             if frames:
-                frame = parse_record(RecordKind.FRAME, container.read_member(file, frames[-1]) or b"")
+                frame = self._read_back(file, frames[-1])
                 assert isinstance(frame, Frame)
                 self.last_frame_seq, self.last_epoch = frame.seq, frame.epoch
             if self.alarms is not None:
@@ -200,14 +201,36 @@ class RecordingWriter:
         assert isinstance(header, RecordingHeader)
         return header
 
-    @staticmethod
-    def _last_stretch(file: BinaryIO, frames: list[Entry], alarms: AlarmEngine) -> list[Frame]:
+    def _read_back(self, file: BinaryIO, entry: Entry) -> Recorded:
+        """A record of the recording being continued. One that does not read (a damaged copy, an edited
+        file) refuses the file: appending after it would add what no reader reaches (a reader ends the
+        recording at the damage), and it ended in a traceback ("Invalid JSON: EOF while parsing")."""
+        payload = container.read_member(file, entry)
+        kind = entry.kind.name.lower()
+        try:
+            if payload is not None:
+                return parse_record(entry.kind, payload)
+            wrong = f"its {kind} record at byte {entry.offset:,} is damaged (a damaged copy?)"
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "record"
+            wrong = (
+                f"its {kind} record at byte {entry.offset:,} has {where}: {first['msg']} (an edited file?)"
+            )
+        raise InputError(
+            self.field,
+            str(self.path),
+            f"a recording this stormdeck can continue, but {wrong} — record into a new file (report and "
+            "replay read this one up to the damage)",
+        )
+
+    def _last_stretch(self, file: BinaryIO, frames: list[Entry], alarms: AlarmEngine) -> list[Frame]:
         """The newest frames, oldest first, back to the lookback or to where the source restarted (another
         epoch): the stretch whose alarms are still active."""
         lookback_s = max(ALARM_LOOKBACK_S, alarms.thresholds.baseline_learn_s + ALARM_LOOKBACK_S)
         stretch: list[Frame] = []
         for entry in reversed(frames):
-            frame = parse_record(RecordKind.FRAME, container.read_member(file, entry) or b"")
+            frame = self._read_back(file, entry)
             assert isinstance(frame, Frame)
             if stretch and (frame.epoch != stretch[0].epoch or frame.time_s < stretch[0].time_s - lookback_s):
                 break

@@ -230,3 +230,24 @@ def test_an_empty_file_is_said_to_be_empty(tmp_path: Path, capsys: pytest.Captur
         err = capsys.readouterr().err
         assert "FILE: 'empty.sdrec'" in err or f"FILE: '{empty}'" in err
         assert "the file is empty (0 bytes)" in err, err
+
+
+def test_continuing_a_recording_damaged_near_its_end_is_refused_naming_the_byte(
+    outage_ticks: list[Tick], recording_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """User pass: `record URL --out COPY` into a copy damaged in its last minutes (what the writer reads
+    again to know the alarms still up) ended in a pydantic traceback ("Invalid JSON: EOF while parsing").
+    It exits 2 naming the file, the byte and what to do, and leaves the file as it was."""
+    from console.cli import main
+
+    offset = damaged_recording(recording_path, outage_ticks)
+    before = recording_path.read_bytes()
+    token = tmp_path / "token"
+    token.write_text("viewer a-token-long-enough-for-a-test\n")
+    token.chmod(0o600)
+    args = ["record", "http://127.0.0.1:9", "--out", str(recording_path), "--token-file", str(token)]
+    assert main([*args, "--wait-s", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stormdeck: --out: '{recording_path}' is not allowed; expected a recording"), err
+    assert f"byte {offset:,}" in err and "record into a new file" in err, err
+    assert recording_path.read_bytes() == before  # nothing cut, nothing appended
