@@ -103,6 +103,10 @@ def check_recording_path(field: str, path: Path) -> Path:
     return path
 
 
+class _Unreadable(Exception):
+    """A record of a recording being continued that does not read: what is wrong with it, in words."""
+
+
 class RecordingWriter:
     def __init__(
         self,
@@ -172,6 +176,21 @@ class RecordingWriter:
         return header
 
     def _continue_existing(self) -> RecordingHeader:
+        """Read back what continuing needs: the header, the last frame, the stretch whose alarms are still
+        up. A record among them that does not read refuses the file: appending after it would add what no
+        reader reaches (a reader ends the recording at the damage); it ended in a traceback ("Invalid JSON:
+        EOF while parsing")."""
+        try:
+            return self._continue_readable()
+        except _Unreadable as error:
+            raise InputError(
+                self.field,
+                str(self.path),
+                f"a recording this stormdeck can continue, but {error} — record into a new file (report "
+                "and replay read this one up to the damage)",
+            ) from None
+
+    def _continue_readable(self) -> RecordingHeader:
         with self.path.open("rb") as file:
             size = self.path.stat().st_size
             entries = container.verified_entries(file, size)
@@ -201,36 +220,31 @@ class RecordingWriter:
         assert isinstance(header, RecordingHeader)
         return header
 
-    def _read_back(self, file: BinaryIO, entry: Entry) -> Recorded:
-        """A record of the recording being continued. One that does not read (a damaged copy, an edited
-        file) refuses the file: appending after it would add what no reader reaches (a reader ends the
-        recording at the damage), and it ended in a traceback ("Invalid JSON: EOF while parsing")."""
+    @staticmethod
+    def _read_back(file: BinaryIO, entry: Entry) -> Recorded:
+        """A record of the recording being continued; `_Unreadable` where it does not read (a damaged
+        copy, an edited file)."""
         payload = container.read_member(file, entry)
         kind = entry.kind.name.lower()
+        if payload is None:
+            raise _Unreadable(f"its {kind} record at byte {entry.offset:,} is damaged (a damaged copy?)")
         try:
-            if payload is not None:
-                return parse_record(entry.kind, payload)
-            wrong = f"its {kind} record at byte {entry.offset:,} is damaged (a damaged copy?)"
+            return parse_record(entry.kind, payload)
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "record"
-            wrong = (
+            raise _Unreadable(
                 f"its {kind} record at byte {entry.offset:,} has {where}: {first['msg']} (an edited file?)"
-            )
-        raise InputError(
-            self.field,
-            str(self.path),
-            f"a recording this stormdeck can continue, but {wrong} — record into a new file (report and "
-            "replay read this one up to the damage)",
-        )
+            ) from None
 
-    def _last_stretch(self, file: BinaryIO, frames: list[Entry], alarms: AlarmEngine) -> list[Frame]:
+    @staticmethod
+    def _last_stretch(file: BinaryIO, frames: list[Entry], alarms: AlarmEngine) -> list[Frame]:
         """The newest frames, oldest first, back to the lookback or to where the source restarted (another
         epoch): the stretch whose alarms are still active."""
         lookback_s = max(ALARM_LOOKBACK_S, alarms.thresholds.baseline_learn_s + ALARM_LOOKBACK_S)
         stretch: list[Frame] = []
         for entry in reversed(frames):
-            frame = self._read_back(file, entry)
+            frame = RecordingWriter._read_back(file, entry)
             assert isinstance(frame, Frame)
             if stretch and (frame.epoch != stretch[0].epoch or frame.time_s < stretch[0].time_s - lookback_s):
                 break
