@@ -120,7 +120,7 @@ async def test_the_cli_records_until_told_to_stop(
         )
         if stop == "sigterm":
             assert child.stderr is not None
-            line = await asyncio.wait_for(child.stderr.readline(), 20)  # "recording URL (resume from …)"
+            line = await asyncio.wait_for(child.stderr.readline(), 20)  # "recording URL into FILE, …"
             assert b"recording" in line
             child.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(child.wait(), 30)
