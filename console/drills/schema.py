@@ -122,6 +122,10 @@ _TOP_KEYS = {
     "scoring": {},
 }
 _SCORING_KEYS = {"penalty_per_min": 0.0, "penalty_below_pct": 95.0, "max_penalty": 0.0}
+#: A hint's text, at most: the drill screen shows the newest whole on a line of its own above the footer, two
+#: rows at 80 columns beside its time ("hint 04:03:10 · ") — socketio-lockstep's 151 took three, and the
+#: alarms lost a row (tests/ui/test_drill_layout.py).
+HINT_TEXT_MAX = 120
 #: A hint comes at least this long before the deadline of each objective it serves: the trainee reads it,
 #: opens the action's form from the palette and answers the guard's confirmation. (The seeds' fix script
 #: spaces its three actions 5 s apart; a person who first has to read a hint needs more.)
@@ -390,7 +394,14 @@ def _hint(i: int, hint: Any, objectives: tuple[Objective, ...]) -> Hint:
     )
     for j in serves:
         _check_hint_lead(path, hint["after_s"], j, objectives[j])
-    return Hint(after_s, _text(f"{path}.text", hint.get("text")).strip(), unless_done, serves)
+    text = _text(f"{path}.text", hint.get("text")).strip()
+    if len(text) > HINT_TEXT_MAX:
+        raise InputError(
+            f"{path}.text",
+            text,
+            f"at most {HINT_TEXT_MAX} characters (this one has {len(text)}): two rows of an 80-column drill screen",
+        )
+    return Hint(after_s, text, unless_done, serves)
 
 
 def _earned_by(objective: Objective) -> str | None:

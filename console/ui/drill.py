@@ -3,7 +3,7 @@
 The live console (`ConsoleApp`) on a served drill (`drill NAME --serve` in a child process), plus: a
 briefing screen first (the fleet clock stays paused until Enter), an objectives panel with the drill clock
 (met / at risk / failed, from `console.drills.live`, which measures with the scorer's own functions), the
-served stream's `hint` events as notifications, pause (`p`, through `POST /v1/sim/clock`), and an end
+served stream's `hint` events on a line of their own (`HintLine`), pause (`p`, through `POST /v1/sim/clock`), and an end
 screen with the score when the server says the drill's time is up. Screens render; the app posts intents.
 """
 
@@ -31,7 +31,7 @@ from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, end_lines, 
 from console.drills.summary import next_steps as steps_for
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
-from console.model.units import drill_clock, duration
+from console.model.units import ClockFace, drill_clock, duration
 from console.protocol import Event, Frame, ServedDrill
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.ui.actions import ActionRecorder
@@ -40,6 +40,7 @@ from console.ui.screens.briefing import BACK_TO_THE_DRILL, BriefingScreen, Serve
 from console.ui.screens.main import MainScreen
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.footer import ConsoleFooter
+from console.ui.widgets.hint_line import HintLine
 from console.ui.widgets.objectives_box import ObjectivesBox
 
 #: Pause or resume the served fleet's clock (`POST /v1/sim/clock`); None where there is no server.
@@ -103,18 +104,31 @@ def objectives_brief(
     return _columns(rows, (_MARK_WIDTH,))
 
 
-def drill_title(progress: DrillProgress, score: Score, paused: bool) -> str:
+def drill_titles(progress: DrillProgress, score: Score, paused: bool) -> list[str]:
+    """The objectives panel's title, fullest first, for the panel to fit its width (`ObjectivesBox`): the
+    drill's clock, the time left and the score — and PAUSED, when it is — in every form; "drill", "so
+    far" and what `p` does give way (at 80×24, in 46 cells, "… 74.8/100 / so far · p pauses" wrapped)."""
     drill = progress.drill
+    now = drill.human_time(progress.time_s)
+    scored = f"{score.score:g}/{score.max_score:g}"
     if progress.ended:
-        return (
-            f"drill · {drill.human_time(progress.time_s)} · over · score {score.score:g}/{score.max_score:g}"
-        )
-    state = " · [b]PAUSED[/] (p resumes)" if paused else " · p pauses"
-    left = duration(progress.end_s - progress.time_s)  # the drill's clock beside it: no fleet seconds
-    return (
-        f"drill · {drill.human_time(progress.time_s)} · {left} left · "
-        f"{score.score:g}/{score.max_score:g} so far{state}"
-    )
+        return [f"drill · {now} · over · score {scored}", f"{now} · over · score {scored}"]
+    # On the drill's clock, and the time left as a span: no fleet seconds.
+    left = f"{duration(progress.end_s - progress.time_s)} left"
+    if paused:
+        state = "[b]PAUSED[/]"
+        return [
+            f"drill · {now} · {left} · {scored} so far · {state} (p resumes)",
+            f"{now} · {left} · {scored} so far · {state} (p resumes)",
+            f"{now} · {left} · {scored} · {state} (p resumes)",
+            f"{now} {state} · {left} · {scored}",
+        ]
+    return [
+        f"drill · {now} · {left} · {scored} so far · p pauses",
+        f"{now} · {left} · {scored} so far · p pauses",
+        f"{now} · {left} · {scored} so far",
+        f"{now} · {left} · {scored}",
+    ]
 
 
 def end_text(
@@ -243,12 +257,22 @@ class DrillScreen(MainScreen):
     DrillScreen.-cramped.-reading-objectives #drill-beside { max-height: 100%; }
     DrillScreen.-cramped #drill-box { display: none; }
     DrillScreen.-cramped #wave-box { display: none; }
+    /* Below 36 rows the hint line's 2 rows come from what says least: what the alarm under the cursor
+       said (cut "…" there; Tab to the alarms reads it whole) and 2 of the wave chart's 10 — the node
+       table and the alarms had kept 2 rows each at 100×30. */
+    /* (Its `display` is the screen's to set, whether the alarm said anything: a height of 0 hides it.) */
+    DrillScreen.-short.-hinted #alarm-said { max-height: 0; border-top: none; }
+    DrillScreen.-short.-hinted.-reading-alarms #alarm-said {
+        max-height: 70%; border-top: hkey $panel-lighten-2;
+    }
+    DrillScreen.-short.-hinted #wave-box { height: 8; }
     """
 
     def compose(self) -> ComposeResult:
         for widget in super().compose():
             if isinstance(widget, Footer):
                 yield ObjectivesBox(id="drill-box")
+                yield HintLine(id="hint-line")
             yield widget
 
     def on_mount(self) -> None:
@@ -268,10 +292,16 @@ class DrillScreen(MainScreen):
         if isinstance(event.widget, ObjectivesBox):
             self.remove_class("-reading-objectives")
 
-    def show_drill(self, title: str, objectives: Table, brief: Table) -> None:
-        """`objectives` with their whys, `brief` without: the screen's CSS shows the one it has rows for."""
+    def show_drill(self, titles: Sequence[str], objectives: Table, brief: Table) -> None:
+        """`titles` fullest first (each box fits its width); `objectives` with their whys, `brief` without:
+        the screen's CSS shows the one it has rows for."""
         for box in self.query(ObjectivesBox):
-            box.show(title, objectives, brief)
+            box.show(titles, objectives, brief)
+
+    def show_hints(self, hints: Sequence[Event], clock: ClockFace) -> None:
+        self.set_class(bool(hints), "-hinted")
+        for line in self.query(HintLine):  # (query: a hint may come as the screen is being torn down)
+            line.show(hints, clock)
 
 
 class DrillApp(ConsoleApp):
@@ -284,8 +314,10 @@ class DrillApp(ConsoleApp):
             tooltip="pause / resume the drill's fleet clock (once Enter has started it, until the end)",
         ),
     ]
-    #: Hints only: the drill's end is its end screen (a notice over it once covered the score).
-    told_kinds: ClassVar[frozenset[str]] = frozenset({"hint"})
+    #: None: the drill's end is its end screen (a notice over it once covered the score), and its hints
+    #: have a line of their own (`HintLine`; stacked notifications covered the objectives at 80×24) —
+    #: told as notifications only over another screen (`_tell_hint`).
+    told_kinds: ClassVar[frozenset[str]] = frozenset()
     #: Its own briefing opens the drill (Enter starts the clock), not the served drill's hello.
     briefs_served_drill: ClassVar[bool] = False
 
@@ -366,8 +398,18 @@ class DrillApp(ConsoleApp):
             self.progress.add_frame(message)
             if self.progress.ended and not self.end_shown:
                 self.call_later(self.show_end)
-        elif isinstance(message, Event):
-            self.progress.add_event(message)  # (its hints are told as any console tells them: `tell`)
+        elif isinstance(message, Event) and self.progress.add_event(message) is not None:
+            self._tell_hint(message)
+
+    def _tell_hint(self, hint: Event) -> None:
+        """On the drill screen's hint line; over another screen (a node's, help, a form), a notification
+        as well, for a short while: the line is out of sight there, and the objectives too."""
+        for screen in self.screen_stack:  # (under a node's screen too: there on the way back)
+            if isinstance(screen, DrillScreen):
+                screen.show_hints(self.progress.hints, self.clock_face)
+        if not isinstance(self.screen, DrillScreen):
+            title = f"hint · {self.clock_face.text(hint.time_s)}"
+            self.notify(f"{hint.message}\n(kept on the drill screen's hint line)", title=title, timeout=10)
 
     def _record_action(self, record: ActionRecord | Confirmation) -> None:
         if isinstance(record, ActionRecord):
@@ -382,10 +424,11 @@ class DrillApp(ConsoleApp):
             score = self.progress.score()
             objectives = self.progress.objectives(score)
             screen.show_drill(
-                drill_title(self.progress, score, self.paused),
+                drill_titles(self.progress, score, self.paused),
                 objectives_text(objectives, self.palette, self.progress.penalty_line(score)),
                 objectives_brief(objectives, self.palette, self.progress.penalty_line(score)),
             )
+            screen.show_hints(self.progress.hints, self.clock_face)
 
     # --- intents -----------------------------------------------------------------------------------------
 

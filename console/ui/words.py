@@ -10,6 +10,8 @@ from typing import TypeVar
 from rich.cells import cell_len
 
 ELLIPSIS = "…"
+#: The cells a box's border takes around its title or subtitle ("╭─ " and " ─╮").
+BORDER_AROUND_TITLE = 6
 
 Item = TypeVar("Item")
 

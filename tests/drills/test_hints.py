@@ -17,7 +17,7 @@ import pytest
 
 from console.drills.headless import drill_scenario, run_headless
 from console.drills.live import DrillProgress, Standing
-from console.drills.schema import HINT_LEAD_S, build_drill, list_drills, load_drill
+from console.drills.schema import HINT_LEAD_S, HINT_TEXT_MAX, build_drill, list_drills, load_drill
 from console.errors import InputError
 from console.protocol import Frame
 
@@ -157,3 +157,16 @@ min_pct = 90
 points = 10
 """
     assert build_drill(tomllib.loads(text)).hints[0].serves == (0,)
+
+
+def test_a_hint_longer_than_two_rows_at_80_columns_is_refused_naming_its_length() -> None:
+    # The drill screen shows the newest hint whole on a line of its own (console/ui/widgets/hint_line.py):
+    # socketio-lockstep's 151 characters took three rows at 80×24, and the alarms a row.
+    assert build_drill(hinted(text="x" * HINT_TEXT_MAX)).hints[0].text == "x" * HINT_TEXT_MAX
+    with pytest.raises(
+        InputError, match=rf"hints\.0\.text: .* expected at most {HINT_TEXT_MAX} characters .*121"
+    ):
+        build_drill(hinted(text="x" * (HINT_TEXT_MAX + 1)))
+    assert all(
+        len(hint.text) <= HINT_TEXT_MAX for name, _ in list_drills() for hint in load_drill(name).hints
+    )

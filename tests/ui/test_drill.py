@@ -23,6 +23,7 @@ from console.protocol import Event
 from console.record.records import ActionRecord
 from console.ui.app import ConsoleApp
 from console.ui.drill import BriefingScreen, DrillApp, DrillScreen, EndScreen, objectives_brief
+from console.ui.widgets.hint_line import HintLine
 
 from ..client.fake_fleet_server import wait_for
 from .conftest import SIZE, event_lines, fleet_ready
@@ -110,7 +111,8 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         assert "02:00:30" in title and "30 s left" in title and "60/100" in title
         feed.event(Event(time_s=30, kind="hint", message="Set admission before the clients return."))
         await pilot.pause()
-        assert [n.message for n in app._notifications] == ["Set admission before the clients return."]
+        assert newest_hint(app) == "hint 02:00:30 · Set admission before the clients return."
+        assert not app._notifications  # on its own line, not over the panels
         await pilot.press("p")
         await wait_for(lambda: clock.calls == [False, True], what="the fleet clock asked to pause")
         assert "PAUSED" in str(app.screen.query_one("#drill-box").border_title)
@@ -277,18 +279,57 @@ async def test_p_on_the_briefing_does_not_start_the_fleet_clock() -> None:
         assert app.check_action("toggle_pause", ()) is True
 
 
-async def test_a_hint_stays_long_enough_to_read() -> None:
+def newest_hint(app: DrillApp) -> str:
+    """What the drill screen's hint line says, unfocused (the newest hint), under other screens too."""
+    from textual.widgets import Static
+
+    [screen] = [screen for screen in app.screen_stack if isinstance(screen, DrillScreen)]
+    line = screen.query_one(HintLine)
+    return str(line.query_one(".newest-hint", Static).render()) if line.display else ""
+
+
+async def test_a_hint_stays_on_its_line_until_the_next_and_stands_out_when_new() -> None:
     # Found by a trainee: a hint (about 20 words) left after Textual's default 5 s — gone while the
-    # trainee was reading the objectives panel or an action form, and not shown anywhere else.
+    # trainee was reading the objectives panel or an action form; at 30 s, two stacked over the panels.
     app = tiny_app(FakeClock())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         feed = TinyFeed(app)
         feed.run(5)
+        assert newest_hint(app) == ""  # no line before the first hint
         feed.event(Event(time_s=5, kind="hint", message="Admission is off: ration the return with a rate."))
         await pilot.pause()
-        [hint] = list(app._notifications)
-        assert hint.timeout >= 20
+        line = app.screen.query_one(HintLine)
+        assert newest_hint(app) == "hint 02:00:05 · Admission is off: ration the return with a rate."
+        assert line.has_class("-new")
+        feed.run(40)
+        await fleet_ready(app)
+        app.refresh_views()
+        await pilot.pause()
+        assert newest_hint(app) == "hint 02:00:05 · Admission is off: ration the return with a rate."
+        line.remove_class("-new")  # (as its timer would, NEW_FOR_S after it came)
+        feed.event(Event(time_s=45, kind="hint", message="The floor is breaking."))
+        await pilot.pause()
+        assert newest_hint(app) == "hint 02:00:45 · The floor is breaking.  1 earlier (Tab)"
+        assert line.has_class("-new")
+
+
+async def test_a_hint_that_comes_over_another_screen_is_told_there_and_kept_on_its_line() -> None:
+    # The hint line is the drill screen's: over a node's screen a trainee would not see it come.
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(45)
+        await fleet_ready(app)
+        app.open_node(next(iter(app.model.nodes)))
+        await pilot.pause()
+        assert not isinstance(app.screen, DrillScreen)
+        feed.event(Event(time_s=45, kind="hint", message="The floor is breaking."))
+        await pilot.pause()
+        [told] = list(app._notifications)
+        assert told.title == "hint · 02:00:45" and told.message.startswith("The floor is breaking.")
+        assert newest_hint(app) == "hint 02:00:45 · The floor is breaking."
 
 
 def rows_of(widget) -> list[str]:  # type: ignore[no-untyped-def]
@@ -321,14 +362,16 @@ async def test_at_80_columns_an_objectives_wrapped_lines_stay_in_its_text_column
     assert all(row.startswith("✖ failed") or row.startswith(" " * 21) for row in objective_rows), end_rows
 
 
-async def test_the_end_screen_is_not_covered_by_the_hints_still_shown() -> None:
-    # A hint stays 30 s; served sped up, the drill ended under two of them, which hid the end screen's
-    # why of each objective at 80x24. The drill is over: its hints are moot.
+async def test_the_end_screen_is_not_covered_by_the_notices_still_shown() -> None:
+    # A hint stayed 30 s as a notification; served sped up, the drill ended under two of them, which hid
+    # the end screen's why of each objective at 80x24. Hints have a line of their own now (`HintLine`),
+    # but an answer or a hint told over a node's screen is still a notification: the drill is over.
     app = tiny_app(FakeClock())
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("enter")
         feed = TinyFeed(app)
         feed.run(50)
+        app.notify("drain gw-0003: applied")  # an answer still shown as the drill ends
         feed.event(Event(time_s=50, kind="hint", message="Set admission before the clients return."))
         await pilot.pause()
         assert len(app._notifications) == 1
@@ -621,3 +664,14 @@ async def test_the_briefing_states_the_time_penalty_rule() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert "no time penalty in this drill" in " ".join(rows_of(app.screen.query_one("#briefing-text")))
+
+
+def test_the_briefing_says_what_p_does() -> None:
+    # At 80×24 the drill panel's title fits its 46 cells without "p pauses" and the footer has no room for
+    # `p`: the briefing, read before the clock runs, says it.
+    from rich.text import Text
+
+    from console.ui.screens.briefing import briefing_text
+
+    text = Text.from_markup(briefing_text(build_drill(TINY).served(60))).plain
+    assert "p pauses the drill's clock" in text and "Enter to start the drill" in text

@@ -22,6 +22,7 @@ from console.drills.schema import load_drill
 from console.ui.drill import DrillApp, DrillScreen
 from console.ui.widgets.alarms_panel import RULE, AlarmsPanel
 from console.ui.widgets.footer import ConsoleFooter
+from console.ui.widgets.hint_line import HintLine
 from console.ui.widgets.node_table import NodeTable
 from console.ui.widgets.objectives_box import ObjectivesBox
 
@@ -178,3 +179,106 @@ async def test_below_36_rows_the_panel_names_the_objectives_and_tab_reads_their_
 @pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
 def test_drill_screen_snapshot(size, snap_compare) -> None:
     assert snap_compare(drill_app("socketio-lockstep"), terminal_size=size, run_before=go_live)
+
+
+def told_hints(app: DrillApp, count: int) -> list[str]:
+    """The drill's first `count` hints as its served stream tells them (the longest first where it has
+    fewer), at LIVE_S; their texts, newest last."""
+    from console.model.link import Received
+    from console.protocol import Event
+
+    hints = sorted(app.progress.drill.hints, key=lambda hint: -len(hint.text))[:count]
+    for hint in hints:
+        app.feed(Received(Event(time_s=LIVE_S, kind="hint", message=hint.text), _EPOCH_WALL_S + LIVE_S))
+    return [hint.text for hint in hints]
+
+
+def hint_drawn(app: DrillApp, line: HintLine) -> str:
+    """The hint line's words as drawn, without its border."""
+    return words([row.lstrip("▌") for row in drawn(app, line)])
+
+
+HINT_CASES = [
+    *(("thundering-herd", size) for size in ((80, 24), (100, 30), (120, 36), (160, 48))),
+    *(("socketio-lockstep", size) for size in ((80, 24), (100, 30))),  # its hint: the longest
+]
+
+
+@pytest.mark.parametrize(("name", "size"), HINT_CASES, ids=[f"{name}-{w}x{h}" for name, (w, h) in HINT_CASES])
+async def test_the_newest_hint_and_every_objective_are_read_together(name, size) -> None:
+    """Told as notifications, two hints stacked over the objectives panel's right half and the rollout box
+    for 30 s at 80×24, hiding the objectives they spoke of. The newest hint is read whole in the drill's
+    own line, beside every objective's standing and name, the node rows and as many alarms as before it;
+    nothing covers them; Tab to the line reads the older hints too, newest first."""
+    app = drill_app(name)
+    async with app.run_test(size=size) as pilot:
+        await go_live(pilot)
+        alarms = alarm_rows_drawn(app)
+        texts = told_hints(app, 2)
+        app.refresh_views()
+        await pilot.pause()
+        assert not app._notifications, [n.message for n in app._notifications]  # none over the panels
+        line = app.screen.query_one(HintLine)
+        in_view(app, line)
+        shown = hint_drawn(app, line)
+        assert texts[-1] in shown, "\n".join(drawn(app, app.screen))
+        said = objectives_drawn(app)
+        for item in app.progress.objectives():
+            assert item.measured.name in said, f"{item.measured.name!r} not in {said!r}"
+        assert len(node_rows_drawn(app)) >= NODE_ROWS, "\n".join(drawn(app, app.screen))
+        assert alarm_rows_drawn(app) == alarms, "\n".join(drawn(app, app.screen))
+        if len(texts) > 1:
+            assert texts[0] not in shown  # the older one is not in the way...
+            assert await tab_to(pilot, HintLine, presses=8) is line
+            await pilot.pause()
+            read = hint_drawn(app, line)
+            assert texts[0] in read and read.index(texts[-1]) < read.index(texts[0]), read  # ...but at hand
+
+
+TITLE_SIZES = [(80, 24), (100, 30), (120, 36), (160, 48)]
+
+
+@pytest.mark.parametrize("paused", [False, True], ids=["running", "paused"])
+@pytest.mark.parametrize("size", TITLE_SIZES, ids=[f"{w}x{h}" for w, h in TITLE_SIZES])
+async def test_the_drill_panels_title_is_read_whole_on_one_row(size, paused) -> None:
+    """At 80×24 the panel's title (its first line, under the node table) wrapped "… 74.8/100 / so far · p
+    pauses": the drill clock, the time left, the score — and PAUSED, when it is — on one row, whole, in
+    whatever words fit, the objectives straight under it."""
+    app = drill_app("thundering-herd")
+    async with app.run_test(size=size) as pilot:
+        await go_live(pilot)
+        if paused:
+            await pilot.press("p")
+            await pilot.pause()
+        rows = drawn(app, objectives_box(app))
+        clock = app.progress.drill.human_time(app.progress.time_s)
+        [at] = [i for i, row in enumerate(rows) if clock in row]
+        title = rows[at]
+        score = app.progress.score()
+        for said in ("left", f"{score.score:g}/{score.max_score:g}", *(["PAUSED"] if paused else [])):
+            assert said in title, rows
+        assert re.search(r"penalty|[✓▲✖] (met|at risk|failed)", rows[at + 1]), rows
+
+
+def test_the_count_of_earlier_hints_takes_no_row_of_its_own() -> None:
+    """At 120×36 "1 earlier (Tab)" wrapped "(Tab)" onto a second row under a one-row hint: fewer words
+    where the full ones would add a row, the full ones where there is room or a row to spare."""
+    from textual.content import Content
+
+    from console.model.units import drill_clock
+    from console.protocol import Event
+    from console.ui.widgets.hint_line import newest_text
+
+    halt = "The seed's abort criterion: CPU > 80 % for 30 s on a surviving node — halt the rollout."
+    hints = [
+        Event(time_s=135, kind="hint", message="Three nodes…"),
+        Event(time_s=190, kind="hint", message=halt),
+    ]
+    clock = drill_clock(4 * 3600)
+
+    def rows(width: int) -> list[str]:
+        return [line.plain for line in Content.from_markup(newest_text(hints, clock, width)).wrap(width)]
+
+    assert rows(116) == [f"hint 04:03:10 · {halt}  +1 (Tab)"]
+    assert rows(160) == [f"hint 04:03:10 · {halt}  1 earlier (Tab)"]
+    assert rows(77)[-1].endswith("1 earlier (Tab)") and len(rows(77)) == 2

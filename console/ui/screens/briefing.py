@@ -22,7 +22,8 @@ from console.protocol import ServedDrill
 from console.ui.widgets.footer import ConsoleFooter
 
 #: The single-player drill's last line: Enter starts its clock.
-START_OR_QUIT = "[b]Enter[/] to start the drill · [b]q[/] to quit"
+#: What `p` does is said here: at 80×24 neither the footer nor the drill panel's title has room for it.
+START_OR_QUIT = "[b]Enter[/] to start the drill · [b]p[/] pauses the drill's clock · [b]q[/] to quit"
 #: A served drill's trainee: the instructor's clock starts it; the briefing only stands in front of the fleet.
 TO_THE_FLEET = (
     "[b]Enter[/] or [b]Esc[/] to the fleet · the instructor starts and pauses the drill's clock (the header "

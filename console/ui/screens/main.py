@@ -38,6 +38,7 @@ from console.ui.widgets.node_table import NodeTable, column_title
 from console.ui.widgets.plot import PlotextChart, plot_columns
 from console.ui.widgets.rollout_panel import RolloutPanel
 from console.ui.widgets.too_small import MIN_HEIGHT, MIN_WIDTH, TOO_SMALL_CSS, TooSmallNotice
+from console.ui.words import BORDER_AROUND_TITLE
 
 WAVE_TITLE = "reconnect wave · attempts per 100 ms"
 CONNECTIONS_TITLE = "connections · last 10 min"
@@ -50,8 +51,6 @@ def stale_title(note: str | None, palette: Palette, title: str) -> str:
 
 
 ROLLOUT_TITLE = "rollout & admission"
-#: The cells a box's border takes around its title or subtitle ("╭─ " and " ─╮").
-BORDER_AROUND_TITLE = 6
 
 
 ACTIONS_OFF = "▲ actions off"
