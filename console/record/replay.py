@@ -266,12 +266,18 @@ class ReplaySource:
     def last_audit_record(self) -> AuditRecord | DrillOutcome | None:
         """The newest entry of the recording's audit trail (or its drill outcome) at or before where the
         replay stands — after a seek back too, however long before the prefill it was; None before the
-        first. The trail is read once, at the first call (every event is read for it, as for `markers`)."""
+        first."""
+        trail = self.audit_timeline()
+        time_s = self.playback.time_at(self.clock())
+        passed = bisect.bisect_right(trail, time_s, key=lambda placed: placed[0])
+        return trail[passed - 1][1] if passed else None
+
+    def audit_timeline(self) -> list[tuple[float, AuditRecord | DrillOutcome]]:
+        """The recording's audit trail and drill outcome on its timeline, read once, at the first call
+        (every event is read for it, as for `markers`)."""
         if self._trail is None:
             self._trail = self.recording.audit_trail_on_timeline()
-        time_s = self.playback.time_at(self.clock())
-        passed = bisect.bisect_right(self._trail, time_s, key=lambda placed: placed[0])
-        return self._trail[passed - 1][1] if passed else None
+        return self._trail
 
     def pause(self) -> None:
         self.playback.pause(self.clock())

@@ -51,7 +51,7 @@ from console.ui.screens.audit import AuditScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.widgets.input_bar import InputBar, opening_key
-from console.ui.widgets.timeline_bar import TimelineBar, last_entry
+from console.ui.widgets.timeline_bar import LastEntry, TimelineBar, last_entry
 
 
 class SeekChosen(Message):
@@ -198,6 +198,7 @@ class ReplayApp(ConsoleApp):
         self.shared_thresholds = thresholds
         self.markers = replay.recording.markers()
         self._damage_told = False
+        self._bar_entries: list[LastEntry] | None = None  # (`_entries`)
         # What the operator acknowledged while watching: every seek starts a fresh model, and its alarms
         # shouted again; kept here, an acknowledged spell stays so wherever the replay goes.
         self.acknowledged = Acknowledgements()
@@ -254,7 +255,14 @@ class ReplayApp(ConsoleApp):
             # From the recording at the playhead, not from the records played: a `stormdeck record`
             # recording's actions are the stream's events, which never reached the bar.
             last = last_entry(self.replay.last_audit_record(), self.clock_face)
-            bar.show(self.replay.status(), self.markers, self.palette, last, self.clock_face)
+            bar.show(self.replay.status(), self.markers, self.palette, last, self.clock_face, self._entries())
+
+    def _entries(self) -> list[LastEntry]:
+        """Every audit entry the bar can say, once: its counts are fitted to the widest."""
+        if self._bar_entries is None:
+            said = (last_entry(record, self.clock_face) for _, record in self.replay.audit_timeline())
+            self._bar_entries = [entry for entry in said if entry is not None]
+        return self._bar_entries
 
     def _sync_link(self) -> None:  # (on every tick and control: pause, resume and the end are the app's)
         """Held or at its end, the replay sends no frames and none are late: the header says so instead

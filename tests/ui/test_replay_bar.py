@@ -8,6 +8,7 @@ bar drew "■ end" under the header's "⏹ end of the recording".
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -129,8 +130,9 @@ async def test_at_80_columns_the_last_entry_fits_with_who_when_and_what_became_o
     tmp_path: Path, drill: DrillInfo | None
 ) -> None:
     """At 80×24 the counts ("▲ 7 alarms   ◆ 2 actions   ◇ 2 events") left the last action cut at its
-    verdict. The counts say less (their glyphs and numbers), then what was done is cut — never who, when
-    or what became of it — and the bar stays three lines."""
+    verdict. Beside this recording's entries the counts give way (with their units: bare numbers read
+    inconsistently), then what was done is cut — never who, when or what became of it — and the bar stays
+    three lines."""
     told = {**TOLD, 101.0: [injection(100.0, "bob", LONG_INJECTION)]}
     path = write_recording(tmp_path / "session.sdrec", told=told, drill=drill)
     at = (FLEET_CLOCK if drill is None else drill_clock(2 * 3600)).text
@@ -143,8 +145,7 @@ async def test_at_80_columns_the_last_entry_fits_with_who_when_and_what_became_o
             await settle(app, pilot, 75.0, "the frame at 1:15")
             lines = bar_lines(app)
             assert len(lines) == 3 and all(len(line) <= width for line in lines), lines
-            assert lines[2].startswith("▲ "), lines
-            assert lines[2].endswith(f"last: drain gw-0005 by alice at {at(72.0)} → applied"), lines
+            assert lines[2] == f"last: drain gw-0005 by alice at {at(72.0)} → applied", lines
             await pilot.press("g", *"105", "enter")
             await settle(app, pilot, 105.0, "the frame at 1:45")
             lines = bar_lines(app)
@@ -204,3 +205,78 @@ async def test_at_its_end_the_bar_says_end_with_the_header_s_glyph(tmp_path: Pat
             assert "replay ⏹ end of the recording" in header, header
             status = bar_lines(app)[0]
             assert status.startswith(("replay ⏹ end ", "⏹ ×1")) and "■" not in status, status
+
+
+def counts_said(line: str) -> str:
+    """The counts on the bar's last line: what comes before the last entry."""
+    return line.split("last:")[0].strip()
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+async def test_the_counts_name_their_units_at_every_width_and_keep_their_form_as_it_plays(
+    tmp_path: Path, width: int
+) -> None:
+    """At 80 columns the counts read "▲ 7 alarms   ◆ 2 actions   ◇ 2 events" before the first audit entry
+    and "▲ 7  ◆ 2  ◇ 2  last: …" once one was passed — bare numbers, and a line that changed its words as
+    it played. Now the counts say the same words wherever they are shown, units named; where they and the
+    recording's widest entry do not fit together, they give way whole, for the whole recording at that
+    width, not entry by entry; who, when and what became of the last entry stay whole."""
+    told = {**TOLD, 101.0: [injection(100.0, "bob", LONG_INJECTION)]}
+    path = write_recording(tmp_path / "session.sdrec", told=told)
+    units = {"▲": "alarm", "◆": "action", "◇": "event"}
+    with RecordingReader(path) as reader:
+        app = ReplayApp(ReplaySource(reader, paused=True, clock=lambda: 1000.0), remember_theme=False)
+        async with app.run_test(size=(width, 30)) as pilot:
+            await fleet_ready(app)
+            room = app.screen.query_one(TimelineBar).content_size.width
+            said: dict[float, str] = {}
+            for at_s in (30.0, 75.0, 105.0):
+                await pilot.press("g", *f"{at_s:g}", "enter")
+                await settle(app, pilot, at_s, f"the frame at {at_s:g}")
+                said[at_s] = bar_lines(app)[2]
+            for line in said.values():
+                assert len(line) <= room, (room, line)
+                for glyph, unit in units.items():
+                    if glyph in counts_said(line):
+                        assert re.search(rf"{glyph} \d+ {unit}s?\b", line), line
+            assert re.fullmatch(r"▲ 7 alarms +◆ 2 actions +◇ 2 events", said[30.0]), said[30.0]
+            assert counts_said(said[75.0]) == counts_said(said[105.0]), said  # one form as it plays
+            assert said[75.0].endswith("last: drain gw-0005 by alice at 0:01:12 → applied"), said
+            assert said[105.0].endswith("… by bob at 0:01:40"), said
+
+
+def test_beside_the_counts_a_long_entry_is_cut_but_a_drains_target_never() -> None:
+    """A cut that leaves "drain g…" beside "▲ 7 alarms" says less than the entry alone: the counts give
+    way to it. A long injection's node list may give way beside them ("injected kill_nodes(nodes=[…")."""
+    from console.ui.widgets.timeline_bar import LastEntry, counts_text
+
+    markers = [Marker("alarm", float(i), "lockstep_waves", "warning", i) for i in range(7)]
+    markers += [Marker("action", 60.0, "drain", "blocked", 60), Marker("action", 72.0, "drain", "ok", 72)]
+    markers += [
+        Marker("event", 90.0, "kill_nodes", "injection", 90),
+        Marker("event", 100.0, "…", "injection", 100),
+    ]
+    drain = LastEntry("drain gw-0005", "alice", "0:01:12", "applied")
+    long = LastEntry(f"injected {LONG_INJECTION}", "bob", "0:01:40", None)
+    at_80 = counts_text(markers, drain, 78, [drain]).plain
+    assert at_80 == "last: drain gw-0005 by alice at 0:01:12 → applied", at_80
+    at_100 = counts_text(markers, long, 98, [drain, long]).plain
+    assert at_100.startswith("▲ 7 alarms  ◆ 2 actions  ◇ 2 events  last: injected kill_nodes(nodes=[gw-"), (
+        at_100
+    )
+    assert at_100.endswith("… by bob at 0:01:40") and len(at_100) <= 98, at_100
+    assert counts_text(markers, None, 78, [drain]).plain == "▲ 7 alarms   ◆ 2 actions   ◇ 2 events   "
+
+
+def test_a_recording_without_actions_counts_none_and_keeps_its_counts_beside_the_drills_end() -> None:
+    """A drill where nobody acted, replayed at 80 columns: "◆ 0 actions" (a glyph the bar never draws)
+    pushed the counts off the line beside "last: drill ended at 04:25:00 → score 20.1". Actions and
+    events are counted where the recording has any; the alarms always."""
+    from console.ui.widgets.timeline_bar import LastEntry, counts_text
+
+    markers = [Marker("alarm", float(i), "lockstep_waves", "warning", i) for i in range(44)]
+    markers += [Marker("event", float(i), "a line", "drill", i) for i in range(6)]
+    ended = LastEntry("drill ended", None, "04:25:00", "score 20.1")
+    said = counts_text(markers, ended, 78, [ended]).plain
+    assert said == "▲ 44 alarms   ◇ 6 events   last: drill ended at 04:25:00 → score 20.1", said
+    assert counts_text([], None, 78).plain == "▲ 0 alarms   "

@@ -144,12 +144,13 @@ class LastEntry:
         by = f" by {self.actor}" if self.actor else ""
         return f"{by} at {self.at}" + (f" → {self.became}" if self.became else "")
 
-    def text(self, room: int, cut: bool = False) -> str | None:
-        """The entry in `room` cells — with `cut`, `what` ended "…" to fit — or None where it does not fit."""
+    def text(self, room: int, cut: bool = False, least: int | None = None) -> str | None:
+        """The entry in `room` cells — with `cut`, `what` ended "…" to fit, in no fewer than `least` cells
+        (`_LEAST_WHAT`) — or None where it does not fit."""
         what_room = room - cell_len(_LAST) - cell_len(self._rest)
         if what_room >= cell_len(self.what):
             return self.whole
-        if not cut or what_room < _LEAST_WHAT:
+        if not cut or what_room < (_LEAST_WHAT if least is None else least):
             return None
         what = Text(self.what)
         what.truncate(what_room, overflow="ellipsis")
@@ -159,6 +160,9 @@ class LastEntry:
 _LAST = "last: "
 #: Cut shorter than this, what was done says nothing ("dr…"): the line is cut at its end instead.
 _LEAST_WHAT = 8
+#: Beside the counts, what was done is cut no shorter than this: a long injection's node list may give way
+#: ("injected kill_nodes(nod…"), a drain's target never ("drain g…" beside "▲ 7 alarms" at 80 columns).
+_LEAST_WHAT_BESIDE_COUNTS = 24
 
 
 def last_entry(record: AuditRecord | DrillOutcome | None, clock: ClockFace = FLEET_CLOCK) -> LastEntry | None:
@@ -177,27 +181,39 @@ def last_entry(record: AuditRecord | DrillOutcome | None, clock: ClockFace = FLE
     return None
 
 
-def counts_text(markers: Sequence[Marker], last: LastEntry | None, width: int) -> Text:
-    """The markers counted, then the last entry passed, in `width` cells: the counts say less ("▲ 7  ◆ 2")
-    before the entry is cut — at 80 columns "▲ 7 alarms   ◆ 2 actions   ◇ 2 events" left the last action
-    cut at its verdict."""
+def counts_text(
+    markers: Sequence[Marker], last: LastEntry | None, width: int, entries: Sequence[LastEntry] = ()
+) -> Text:
+    """The markers counted, then the last entry passed, in `width` cells. The counts always read the same
+    words, units named ("▲ 7 alarms  ◆ 2 actions  ◇ 2 events"); where they leave the recording's widest
+    entry (of `entries`, every one the bar can show) too little room, closer together, then beside what
+    was done cut "…" (a long one: `_LEAST_WHAT_BESIDE_COUNTS`), then not at all — chosen for the whole
+    recording at this width, not entry by entry: at 80 columns they read "▲ 7 alarms …" before the first
+    entry and "▲ 7  ◆ 2" after it, bare numbers. Who, when and what became of an entry stay whole; before
+    the first, the counts are the line."""
     alarms = sum(m.kind == "alarm" for m in markers)
     actions = sum(m.kind == "action" for m in markers)
-    events = len(markers) - alarms - actions  # (counted only where a recording has any: a drill's)
-    whole = f"{ALARM_GLYPH} {counted(alarms, 'alarm')}   {ACTION_GLYPH} {counted(actions, 'action')}   " + (
-        f"{EVENT_GLYPH} {counted(events, 'event')}   " if events else ""
-    )
-    short = f"{ALARM_GLYPH} {alarms}  {ACTION_GLYPH} {actions}  " + (
-        f"{EVENT_GLYPH} {events}  " if events else ""
-    )
-    counts, said = whole, ""
-    if last is not None:
-        fitted = (
-            (c, last.text(width - cell_len(c), cut))
-            for c, cut in ((whole, False), (short, False), (short, True))
-        )
-        # Too narrow for who, when and what became of it beside the shortest counts: cut at its end.
-        counts, said = next(((c, t) for c, t in fitted if t is not None), (short, last.whole))
+    events = len(markers) - alarms - actions
+    # Actions and events counted where the recording has any (a drill where nobody acted: "◆ 0 actions",
+    # a glyph the bar never draws, pushed the counts off the line beside the drill's end at 80 columns).
+    parts = [f"{ALARM_GLYPH} {counted(alarms, 'alarm')}"]
+    parts += [f"{ACTION_GLYPH} {counted(actions, 'action')}"] if actions else []
+    parts += [f"{EVENT_GLYPH} {counted(events, 'event')}"] if events else []
+    wide, close = ("   ".join(parts) + "   ", "  ".join(parts) + "  ")
+    shown = [*entries, *([last] if last is not None else [])]
+
+    def fits(form: tuple[str, bool]) -> bool:
+        counts, cut = form
+        least = _LEAST_WHAT_BESIDE_COUNTS if counts else _LEAST_WHAT
+        return all(entry.text(width - cell_len(counts), cut, least) is not None for entry in shown)
+
+    forms = ((wide, False), (close, False), (close, True), ("", False), ("", True))
+    counts, cut = next((form for form in forms if fits(form)), forms[-1])
+    if last is None:  # nothing passed yet: the counts alone, whatever room an entry will need
+        counts, said = (counts or (wide if cell_len(wide) <= width else close)), ""
+    else:  # too narrow for who, when and what became of it alone: cut at its end
+        least = _LEAST_WHAT_BESIDE_COUNTS if counts else _LEAST_WHAT
+        said = last.text(width - cell_len(counts), cut, least) or last.whole
     text = Text(no_wrap=True, style="dim")
     text.append(counts)
     text.append(said, style="")
@@ -221,9 +237,11 @@ class TimelineBar(Static):
         palette: Palette,
         last: LastEntry | None = None,
         clock: ClockFace = FLEET_CLOCK,
+        entries: Sequence[LastEntry] = (),
     ) -> None:
-        """`last`: the newest audit entry the replay has passed (`last_entry`). `clock`: how times read —
-        the fleet's, or the recorded drill's (`recorded_clock`)."""
+        """`last`: the newest audit entry the replay has passed (`last_entry`); `entries`: every one it can
+        pass (the counts' form is fitted to the widest). `clock`: how times read — the fleet's, or the
+        recorded drill's (`recorded_clock`)."""
         width = max(self.content_size.width, 10)
         # The status and the counts are cut to the width here: Textual wraps a Text whatever its no_wrap,
         # and at 120 columns the controls' last word took a line of its own, pushing the bar down. The keys
@@ -233,7 +251,7 @@ class TimelineBar(Static):
         text.append("\n")
         text.append(bar_text(status, markers, width, palette))
         text.append("\n")
-        text.append(counts_text(markers, last, width))
+        text.append(counts_text(markers, last, width, entries))
         note = damage_note(status)
         if note is not None:  # the frame count and the bar end there: say why, on a line of its own
             text.append(f"\n✖ {note}", style=palette.level_style(Level.CRITICAL))
