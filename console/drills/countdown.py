@@ -227,20 +227,26 @@ class PenaltySoFar:
     brief: str = ""
 
 
-def penalty_so_far(run: RunMeasures, score: Score) -> PenaltySoFar | None:
+def penalty_so_far(run: RunMeasures, score: Score, ended: bool = False) -> PenaltySoFar | None:
     """The time penalty as it accrues, and why: '−0.3 so far: 9 s below 97 % of connections (−2 a minute,
-    at most −40)'; None in a drill that charges none."""
+    at most −40)'; None in a drill that charges none. `ended`: the drill is scored, the charge is final
+    ('−0.3: 9 s below 97 % of connections' — after the end the panel said "so far" under "over")."""
     scoring = run.scoring
     if scoring.penalty_per_min == 0:
         return None
     below = f"below {scoring.penalty_below_pct:g} % of connections"
     cap = f", at most −{scoring.max_penalty:g}" if scoring.max_penalty > 0 else ""
+    so_far = "" if ended else " so far"
     if run.seconds_below == 0:
+        if ended:
+            return PenaltySoFar(f"none: never {below}", Level.OK)
         return PenaltySoFar(f"none so far (−{scoring.penalty_per_min:g} a minute {below}{cap})", Level.OK)
     spent = f"{duration(run.seconds_below)} {below}"
-    brief = f"−{score.penalty:g} so far, {duration(run.seconds_below)} below {scoring.penalty_below_pct:g} %"
+    brief = f"−{score.penalty:g}{so_far}, {duration(run.seconds_below)} below {scoring.penalty_below_pct:g} %"
     if scoring.max_penalty > 0 and score.penalty >= scoring.max_penalty:
-        return PenaltySoFar(f"−{score.penalty:g} so far, the most it takes: {spent}", Level.UNKNOWN, brief)
+        return PenaltySoFar(f"−{score.penalty:g}{so_far}, the most it takes: {spent}", Level.UNKNOWN, brief)
+    if ended:
+        return PenaltySoFar(f"−{score.penalty:g}: {spent}", Level.UNKNOWN, brief)
     rule = f"(−{scoring.penalty_per_min:g} a minute{cap})"
     if run.below_floor_now:
         return PenaltySoFar(f"−{score.penalty:g} so far: {spent}, still below {rule}", Level.WARNING, brief)

@@ -179,4 +179,4 @@ class DrillProgress(MeasuredRun):
     def penalty_line(self, score: Score | None = None) -> PenaltySoFar | None:
         """The time penalty so far and why, as the drill screen shows it; None in a drill that charges
         none."""
-        return penalty_so_far(self.measures, score or self.score())
+        return penalty_so_far(self.measures, score or self.score(), ended=self.final is not None)

@@ -244,3 +244,19 @@ def test_after_the_end_an_objective_says_what_happened_not_a_deadline_to_come() 
     assert at_the_end(once).status == "1 of 2 applied by the drill's end, 04:01:00"
     for item in (unhalted, calm, rollout, open_dip, twice_below, held, over, only(once)):
         assert not FLEET_SECONDS.search(item.status) and " left" not in item.status, item.status
+
+
+def test_after_the_end_the_penalty_is_what_was_charged_not_so_far() -> None:
+    """Back on the fleet from the end screen, the panel read "drill · 04:25:00 · over · score 20.1/100"
+    over "−14.9 so far, 7 min 26 s below 97 %": the drill is over, the charge is final."""
+    still = scored(lambda t: 90_000 if t >= 21 else 100_000, 30)
+    still.finish()
+    line = still.penalty_line()
+    assert line is not None
+    assert (line.text, line.brief) == ("−0.3: 9 s below 97 % of connections", "−0.3, 9 s below 97 %")
+    clean = scored(100_000, 30)
+    clean.finish()
+    assert penalty(clean)[0] == "none: never below 97 % of connections"
+    capped = scored(lambda t: 90_000 if t >= 1 else 100_000, 1300)
+    capped.finish()
+    assert penalty(capped)[0] == "−40, the most it takes: 21 min 39 s below 97 % of connections"
