@@ -9,10 +9,18 @@ QUOTED_CHARS = 200
 
 
 def quoted(value: object) -> str:
-    """`value` as an error repeats it (its repr); a long text cut to its start and its length, which
-    says what was too long without echoing it all."""
+    """`value` as an error repeats it (its repr); a long text cut to its start and its length, a long list
+    to its first items and its length, which says what was too long without echoing it all."""
     if isinstance(value, str) and len(value) > QUOTED_CHARS:
         return f"{value[:QUOTED_CHARS]!r}… ({len(value):,} characters)"
+    if isinstance(value, list) and len(repr(value)) > QUOTED_CHARS:
+        # The items that fit whole, then how many: a request naming 3,000 unknown nodes got all 3,000 back.
+        shown: list[str] = []
+        for item in value:
+            if len(", ".join([*shown, repr(item)])) > QUOTED_CHARS:
+                break
+            shown.append(repr(item))
+        return f"[{', '.join([*shown, '…'])}] ({len(value):,} items)"
     return repr(value)
 
 

@@ -21,3 +21,11 @@ def test_short_values_are_repeated_whole():
     assert quoted("x" * QUOTED_CHARS) == repr("x" * QUOTED_CHARS)
     assert quoted(3.5) == "3.5"
     assert quoted([5, 2]) == "[5, 2]"
+
+
+def test_a_long_list_is_repeated_by_its_first_items_and_its_length():
+    """`PUT /v1/admission` naming 3,000 unknown nodes came back as all 3,000 in the refusal."""
+    given = [f"zz-{i}" for i in range(3000)]
+    said = quoted(given)
+    assert said.startswith("['zz-0', 'zz-1', ") and said.endswith(", …] (3,000 items)")
+    assert len(said) < QUOTED_CHARS + 40

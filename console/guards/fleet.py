@@ -3,6 +3,7 @@ they can still admit, and what a drain's reconnects would do to their CPU."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -170,19 +171,44 @@ def without_survivor_checks(
 
 def find_nodes(snapshot: FleetSnapshot, node_ids: Sequence[str], field: str = "nodes") -> list[NodeStatus]:
     """The named nodes, in order; an unknown or repeated id is an InputError naming `field`, the request's
-    name for them (a drain's path names one `node`, an admission change a list of `nodes`)."""
+    name for them (a drain's path names one `node`, an admission change a list of `nodes`). Every unknown
+    id is named at once, with the fleet's ids and the nearest to each where one is near (`gw-01`:
+    gw-001): naming the first alone had the operator fix one typo per attempt."""
     by_id = {node.id: node for node in snapshot.nodes}
     if len(set(node_ids)) != len(node_ids):
         raise InputError(field, list(node_ids), "distinct node ids")
     if not node_ids:
         raise InputError(field, [], "at least one node id")
-    found = []
-    for node_id in node_ids:
-        if node_id not in by_id:
-            known = ", ".join(sorted(by_id)[:5]) + (", …" if len(by_id) > 5 else "")
-            raise InputError(field, node_id, f"a node of fleet {snapshot.fleet!r} ({known})")
-        found.append(by_id[node_id])
-    return found
+    unknown = [node_id for node_id in node_ids if node_id not in by_id]
+    if unknown:
+        raise InputError(
+            field, unknown[0] if len(unknown) == 1 else unknown, fleet_nodes_text(snapshot, unknown)
+        )
+    return [by_id[node_id] for node_id in node_ids]
+
+
+#: Node ids a refusal lists in full; past them, the first and last and how many (a fleet of 10 000).
+LISTED_IDS = 5
+
+
+def fleet_nodes_text(snapshot: FleetSnapshot, unknown: Sequence[str]) -> str:
+    """What an unknown id could have been: "a node of fleet 'prod': gw-000 … gw-479 (480 nodes); nearest
+    to 'gw-01': gw-001" — the ids as the fleet lists them, in full for a small fleet (node-1, node-2,
+    node-3)."""
+    ids = [node.id for node in snapshot.nodes]
+    if not ids:
+        listed = "it has none"
+    elif len(ids) <= LISTED_IDS:
+        listed = ", ".join(ids)
+    else:
+        listed = f"{ids[0]} … {ids[-1]} ({len(ids):,} nodes)"
+    nearest = [
+        f"nearest to {node_id!r}: {close[0]}"
+        for node_id in unknown[:LISTED_IDS]  # (each a pass over the fleet's ids, under the desk's lock)
+        if (close := difflib.get_close_matches(node_id, ids, n=1))
+    ]
+    what = "a node" if len(unknown) == 1 else "nodes"
+    return f"{what} of fleet {snapshot.fleet!r}: {listed}" + "".join(f"; {said}" for said in nearest)
 
 
 def max_serving_cpu_pct(nodes: Sequence[NodeStatus]) -> float:

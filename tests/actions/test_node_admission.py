@@ -81,3 +81,21 @@ async def test_a_fleet_wide_change_then_one_node_shows_that_node_apart(acting: A
         # Set back to what the fleet runs, the node is no longer apart from it.
         frame = await applied(acting, ws, {"rate_per_s": 900, "burst": 90, "nodes": ["gw-003"]})
         assert "admission_overrides" not in frame
+
+
+async def test_an_unknown_node_is_refused_naming_it_and_nothing_is_applied(acting: Acting) -> None:
+    """The answer the console's admission form and `act … --nodes` both get: 422 naming `nodes`, every
+    unknown id and the fleet's ids, the nearest named; one record (invalid), no override anywhere."""
+    body = {"rate_per_s": 30, "burst": 5, "nodes": ["gw-001", "gw-01", "zz"]}
+    for confirm in ({}, {"confirm": {"token": "x", "typed": "calm-test"}}, {"dry_run": True}):
+        answer = await acting.call("PUT", "/v1/admission", {**body, **confirm})
+        assert answer.status_code == 422, answer.text
+        said = answer.json()
+        assert said["field"] == "nodes"
+        assert said["detail"] == (
+            "nodes: ['gw-01', 'zz'] is not allowed; expected nodes of fleet 'calm-test': gw-000 … gw-007 "
+            "(8 nodes); nearest to 'gw-01': gw-001"
+        )
+    assert [r["outcome"] for r in acting.audit.tail(100)] == ["invalid"] * 3
+    snapshot = await fleet(acting)
+    assert snapshot["admission"]["rate_per_s"] is None and "admission_overrides" not in snapshot
