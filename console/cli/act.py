@@ -1,6 +1,6 @@
 """`stormdeck act URL …`, `stormdeck plan drain URL NODE`, `stormdeck audit verify FILE` (issue #4, §5).
 
-Exit codes: 0 applied (or dry run shown), 3 needs confirmation (or a big change not sent), 4 blocked, 2 bad
+Exit codes: 0 applied (or dry run shown, or nothing to apply), 3 needs confirmation (or a big change not sent), 4 blocked, 2 bad
 input, 1 transport or auth error. `--yes` confirms a `confirm` verdict and a big change (checked
 here, as the console does, with `console.model.big_changes`); `--typed NAME` answers a `typed` one (and a
 `confirm`).
@@ -51,7 +51,7 @@ TOKEN_FILE_HELP = "the token file (default: the environment's STORMDECK_TOKEN)"
 #: The request models' bound on an override reason (characters), as --help says it.
 #: What every action exits with (README: "Exit codes"), in each action's --help as in `act --help`.
 ACT_EXITS = (
-    "Exit 0 applied (or dry run shown), 3 needs confirmation (or a big change not sent), 4 blocked, 2 bad "
+    "Exit 0 applied (or dry run shown, or nothing to apply: not sent), 3 needs confirmation (or a big change not sent), 4 blocked, 2 bad "
     "input (an option out of its range, named, before anything is sent; a missing token), 1 transport or "
     "auth (a token the fleet refuses), or a URL that answers but is not a stormdeck fleet API."
 )
@@ -226,7 +226,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-connections). --nodes changes only those nodes, starting from their own settings (the fleet's where they have none). A big "
         "change — a limit cut below half of what the fleet runs or raised above double, set where there was "
         "none, or lifted — is shown before → after and not sent without --yes (exit 3), as the console asks "
-        "first; --dry-run is sent without it.",
+        "first; --dry-run is sent without it. Settings every node covered runs already are not sent: 'nothing to "
+        "apply', exit 0 (as the console's form says; --dry-run judges them). An unknown --nodes id is bad input "
+        "(exit 2), named with the fleet's ids.",
         examples=(
             f"stormdeck act {EXAMPLE_URL} admission --rate 100 --retry-after 5:60",
             f"stormdeck act {EXAMPLE_URL} admission --max-connections unlimited --nodes gw-001,gw-002",
@@ -268,6 +270,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         build=_admission,
         request=AdmissionRequest,
         complete=_keep_current_admission,
+        check_unchanged=_unchanged_admission,
         check_big=_big_admission_changes,
     )
 
@@ -532,6 +535,7 @@ def _run_act(args: argparse.Namespace) -> int:
     complete = getattr(args, "complete", None)
     check_input = getattr(args, "check_input", None)
     check_big = getattr(args, "check_big", None)
+    check_unchanged = getattr(args, "check_unchanged", None)
     refused: InputError | None = None
     try:
         check_request(args.request, body, args)
@@ -541,7 +545,7 @@ def _run_act(args: argparse.Namespace) -> int:
         refused = error  # the fleet's own range says it better (add capacity's room), when it answers
     token = load_token(args.token_file)
 
-    async def go() -> ActionAnswer | list[BigChange]:
+    async def go() -> ActionAnswer | list[BigChange] | str:
         async with ActionClient(args.url, token) as client:
             if check_input is not None:  # bad input: refused here, --yes or --dry-run alike
                 await _check_input(check_input, client, body, refused)
@@ -549,6 +553,10 @@ def _run_act(args: argparse.Namespace) -> int:
                 kept = await complete(client, body)
                 if kept:  # stderr: --json keeps stdout one JSON document
                     print(kept, file=sys.stderr)
+            if check_unchanged is not None and not args.dry_run:  # (a dry run judges them as they stand)
+                same = await check_unchanged(client, body)
+                if same is not None:
+                    return same
             if check_big is not None and not args.yes and not args.dry_run:
                 changes = await check_big(client, body)
                 if changes:
@@ -558,6 +566,8 @@ def _run_act(args: argparse.Namespace) -> int:
     answer = asyncio.run(go())
     if isinstance(answer, list):
         return _not_sent(answer, args.json)
+    if isinstance(answer, str):
+        return _unchanged_not_sent(answer, body, args.json)
     if args.json:
         print(json.dumps({"status": answer.status, **answer.body}, indent=2))
     else:
@@ -663,6 +673,28 @@ async def _big_capacity_changes(client: ActionClient, body: dict[str, Any]) -> l
     return big_changes(ActionCall(ActionKind.ADD_CAPACITY, None, body), None, suggested)
 
 
+async def _unchanged_admission(client: ActionClient, body: dict[str, Any]) -> str | None:
+    """Why the admission change as completed would change nothing (`unchanged_admission`, the console's
+    form's check: the fleet's settings already, or the named nodes'), read now; None where it changes
+    something. Sent, it was applied and audited as a change (found in review)."""
+    from console.model.actions.admission import unchanged_admission
+    from console.protocol import AdmissionInForce
+
+    snapshot = await client.fleet()
+    return unchanged_admission(body, AdmissionInForce.of(snapshot) or AdmissionInForce(snapshot.admission))
+
+
+def _unchanged_not_sent(message: str, body: dict[str, Any], as_json: bool) -> int:
+    """A change that changes nothing, said and not sent: exit 0 (the fleet runs what was asked for), as
+    the console's form says it in place of sending."""
+    if as_json:
+        print(json.dumps({"sent": False, "unchanged": True, "message": message}, indent=2))
+        return 0
+    settings = ", ".join(f"{name} {_kept_text(body[name])}" for name in ADMISSION_FIELDS)
+    print(f"{message} ({settings}); nothing sent")
+    return 0
+
+
 def _not_sent(changes: list[BigChange], as_json: bool) -> int:
     if as_json:
         listed = [dataclasses.asdict(change) for change in changes]
@@ -686,13 +718,24 @@ async def _keep_current_admission(client: ActionClient, body: dict[str, Any]) ->
     current settings): the CLI sent null for an option left out, so `--rate 100` silently lifted the burst
     and put Retry-After back to 1:30 (found in review). Read here, just before sending: the verdict
     judges, and a confirmation binds, the settings as sent."""
+    from console.guards.fleet import find_nodes
     from console.protocol import AdmissionInForce
 
     missing = [name for name in ADMISSION_FIELDS if name not in body]
-    if not missing:
+    nodes: list[str] | None = body.get("nodes")
+    if not missing and nodes is None:
         return None
     snapshot = await client.fleet()
-    nodes: list[str] | None = body.get("nodes")
+    if nodes is not None:
+        # Before anything is read for them: `--nodes zz` was "kept as zz has them" (the fleet's settings,
+        # for a node that is not there) and a big change asking --yes. The guard's own refusal, which the
+        # server answers with (every unknown id, the fleet's ids, the nearest), named by the option.
+        try:
+            find_nodes(snapshot, nodes)
+        except InputError as error:
+            raise InputError(OPTION_OF[error.field], error.value, error.allowed) from None
+    if not missing:
+        return None
     in_force = AdmissionInForce.of(snapshot) or AdmissionInForce(snapshot.admission)
     running = [in_force.for_node(n) for n in nodes] if nodes else [snapshot.admission]
     kept = []

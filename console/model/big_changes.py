@@ -129,7 +129,7 @@ def refilled(typed: dict[str, str], filled: Prefill, now: Prefill) -> Prefill:
         name: now.values.get(name, value) if value == filled.values.get(name) else value
         for name, value in typed.items()
     }
-    return Prefill(values, now.source)
+    return replace(now, values=values)
 
 
 def _limit_change(before: float | None, after: float | None) -> str | None:

@@ -10,9 +10,9 @@ level demands. The screens only return what the operator chose; this class sends
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -20,7 +20,7 @@ from console.client.actions import ActionClient
 from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
 from console.guards import FleetCapacity, Thresholds
-from console.model.actions.admission import admission_prefill
+from console.model.actions.admission import admission_prefill, unchanged_admission
 from console.model.actions.answer import ActionReading, Outcome, read_answer
 from console.model.actions.capacity import add_capacity_prefill
 from console.model.actions.drain import (
@@ -185,7 +185,7 @@ class ConsoleActions:
                 return
             # A dry run comes back to what was typed, focused where the operator was: on the first field
             # instead, the next keys edited a field other than the one being tuned.
-            prefill = Prefill(form.values(), prefill.source)
+            prefill = replace(prefill, values=form.values())  # (its checks kept: they read the fleet now)
             focus_id = form.left_from
             call = submission.call
             if not submission.dry_run:
@@ -359,7 +359,9 @@ class ConsoleActions:
                 capacity = await self._capacity()
                 return lines.noted(rollout_prefill(frame, self.app.model.fleet, capacity, lines.thresholds))
             case ActionKind.ADMISSION:
-                return admission_prefill(frame.admission if frame else None)
+                return replace(
+                    admission_prefill(frame.admission if frame else None), unchanged=self._unchanged
+                )
             case ActionKind.ADD_CAPACITY:
                 assert lines is not None
                 capacity = await self._capacity()
@@ -367,6 +369,12 @@ class ConsoleActions:
                     add_capacity_prefill(frame, self.app.model.fleet, capacity, lines.thresholds)
                 )
         return Prefill({}, "")
+
+    def _unchanged(self, body: Mapping[str, Any]) -> str | None:
+        """Why an admission change would change nothing, against the newest frame (not the one the form
+        was filled from: a colleague's change since then makes the form's values a change back)."""
+        frame = self.app.model.frame
+        return unchanged_admission(body, AdmissionInForce.of(frame) if frame is not None else None)
 
     async def form_thresholds(self) -> FormThresholds:
         """The thresholds the server's guards judge with (GET /v1/thresholds); this console's own where the

@@ -770,3 +770,55 @@ def test_the_first_line_says_the_reply_once(acting: Acting, operator, capsys) ->
     )
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("200 dry run: ") and "dry_run" not in first, first
+
+
+@pytest.mark.parametrize("extra", [[], ["--yes"], ["--dry-run"], ["--burst", "5", "--max-connections", "9"]])
+def test_admission_on_an_unknown_node_is_refused_naming_it(
+    acting: Acting, operator, capsys, extra: list[str]
+) -> None:
+    """Found in review: `--nodes zz` said "kept as zz has them" (the fleet's settings, read for a node that
+    is not there) and exit 3 for a big change. Bad input, exit 2, before anything is sent: `--nodes`, the
+    id and the fleet's ids — the guard's own words, which the server answers the console's form with."""
+    records = len(acting.audit.tail(100))
+    assert act(acting, "admission", "--rate", "100", "--retry-after", "1:30", "--nodes", "zz", *extra) == 2
+    out, err = capsys.readouterr()
+    assert "kept as" not in err and "not sent" not in out, (out, err)
+    assert (
+        "stormdeck: --nodes: 'zz' is not allowed; expected a node of fleet 'calm-test': gw-000 … gw-007 "
+        "(8 nodes)" in err
+    ), err
+    assert len(acting.audit.tail(100)) == records, "nothing sent, nothing audited"
+    assert acting.simulation.admission.rate_per_s is None
+    assert act(acting, "admission", "--rate", "100", "--nodes", "gw-001,gw-01", *extra) == 2
+    assert "--nodes: 'gw-01' is not allowed;" in (err := capsys.readouterr().err)
+    assert err.rstrip().endswith("nearest to 'gw-01': gw-001"), err
+
+
+def test_admission_that_changes_nothing_is_said_and_not_sent(acting: Acting, operator, capsys) -> None:
+    """Found in review: settings equal to the fleet's were sent, applied and audited as a change. As the
+    console's form says it: nothing to apply, exit 0, nothing sent and no audit record; a dry run still
+    judges them as they stand."""
+    assert act(acting, "admission", "--rate", "200", "--burst", "50", "--retry-after", "2:20", "--yes") == 0
+    capsys.readouterr()
+    records = len(acting.audit.tail(100))
+    for words in (
+        ["--rate", "200"],
+        ["--rate", "200.0", "--burst", "50", "--retry-after", "2:20", "--yes"],
+        [],  # every option left out: the fleet's settings as they are
+    ):
+        assert act(acting, "admission", *words) == 0, words
+        out = capsys.readouterr().out
+        assert out.startswith("nothing to apply: these are the fleet's current settings"), out
+        assert "nothing sent" in out
+    assert len(acting.audit.tail(100)) == records, "nothing sent, nothing audited"
+    assert act(acting, "admission", "--rate", "200", "--json") == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "sent": False,
+        "unchanged": True,
+        "message": "nothing to apply: these are the fleet's current settings",
+    }
+    assert act(acting, "admission", "--rate", "200", "--dry-run") == 0  # judged, as Ctrl+D in the form
+    assert capsys.readouterr().out.startswith("200 dry run")
+    # A node's own settings set to what it runs already: the same answer, in its words.
+    assert act(acting, "admission", "--rate", "200", "--nodes", "gw-003") == 0
+    assert capsys.readouterr().out.startswith("nothing to apply: gw-003 already runs these settings")

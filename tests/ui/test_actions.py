@@ -1338,6 +1338,32 @@ async def test_a_blocked_verdict_is_not_covered_by_its_own_notification_until_cl
         assert api.applied == [] and len(api.sent) == 1
 
 
+async def test_the_admission_form_sent_untouched_says_nothing_changed_and_sends_nothing():
+    """Found in review: Enter on the admission form as it opened applied, and audited, an empty change. The
+    form says so in place and sends nothing — the fleet's values typed again too (150.0 for 150); a dry
+    run still judges them, and a real change still goes."""
+    api = FakeFleetApi()
+    app = acting_app(api)  # the storm: admission 150/s per node, burst 300, ceiling 40,000
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_form(app, pilot, "a", "the admission form")
+        for keys in (("enter",), ("ctrl+u", *"150.0", "enter")):
+            await pilot.press(*keys)
+            await pilot.pause()
+            assert app.screen is form and api.sent == [], keys
+            said = str(form.query_one("#form-error", Label).render())
+            assert "nothing to apply: these are the fleet's current settings" in said, said
+        await pilot.press("ctrl+d")  # a dry run judges the settings as they stand
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dry run")
+        assert api.sent[-1][2].get("dry_run") is True and not api.applied
+        await pilot.press("escape")
+        form = await form_again(app, form)
+        await pilot.pause()
+        await pilot.press("ctrl+u", *"120", "enter")
+        await wait_for(lambda: api.applied, what="the admission applied")
+        assert api.sent[-1][2]["rate_per_s"] == 120.0
+
+
 async def test_keys_that_arrive_together_go_to_the_field_tab_moved_to():
     """User pass over tmux: "Tab Tab 77" arriving in one read (a fast typist, a slow ssh link, a paste)
     typed 77 into the form's first field — Tab was the screen's ordinary binding, run only after the

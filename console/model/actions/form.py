@@ -194,8 +194,11 @@ def form_text(value: float | int | None) -> str:
 class Prefill:
     """The form's starting values and where they came from (shown under the form); `check`, when the
     console knows the fleet's own limits, raises `InputError` for a parsed body beyond them — as typed,
-    before any big-change check (add capacity: the fleet's room, from its capacity record)."""
+    before any big-change check (add capacity: the fleet's room, from its capacity record); `unchanged`,
+    why a parsed body would change nothing in the fleet as it is when asked (admission: its settings
+    already), said in the form in place of sending it, or None."""
 
     values: dict[str, str]
     source: str
     check: Callable[[Mapping[str, Any]], None] | None = None
+    unchanged: Callable[[Mapping[str, Any]], str | None] | None = None

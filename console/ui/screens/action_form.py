@@ -258,8 +258,15 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
             # The hint follows the rate as sent: the rate's Changed may not have bubbled here yet.
             self._follow_rate(self.query_one("#field-rate_per_s", Input).value)
         call = self.validated(focus_bad=True)  # sent: now the first bad field is where to go
-        if call is not None:
-            self._close(ActionSubmission(call, dry_run))
+        if call is None:
+            return
+        same = self.prefill.unchanged(call.body) if self.prefill.unchanged and not dry_run else None
+        if same is not None:
+            # Said here, nothing sent: Enter on the untouched admission form applied, and audited, an empty
+            # change (found in review). A dry run still judges the settings as they stand.
+            self.query_one("#form-error", Label).update(f"▲ {same} — change a field, or Ctrl+D to judge them")
+            return
+        self._close(ActionSubmission(call, dry_run))
 
     def _close(self, result: ActionSubmission | None) -> None:
         """Once: a second Enter in the same moment (key repeat, a busy machine) dismissed the form again
