@@ -19,7 +19,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, get_args
 
-from console.cli.checks import check_finite, check_fleet_url, fleet_url_argument, range_text
+from console.cli.checks import (
+    as_typed,
+    check_finite,
+    check_fleet_url,
+    fleet_url_argument,
+    range_text,
+    typed_float,
+    typed_int,
+)
 from console.cli.groups import CommandParser, add_subcommands
 from console.client.actions import ActionAnswer, ActionClient, Reply, route
 from console.client.token import load_token
@@ -133,14 +141,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     drain.add_argument("node", metavar="NODE", help="the node to drain, e.g. gw-017")
     drain.add_argument(
         "--rate",
-        type=float,
+        type=typed_float,
         required=True,
         metavar="R",
         help=f"closes per second per node, in {range_text((0, limits.BILLION), True)}; required",
     )
     drain.add_argument(
         "--deadline",
-        type=float,
+        type=typed_float,
         required=True,
         metavar="S",
         help=f"seconds until what is left is force-closed, in {range_text(limits.DRAIN_DEADLINE_S)} (a week); "
@@ -180,14 +188,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     start.add_argument(
         "--batch-size",
-        type=int,
+        type=typed_int,
         required=True,
         metavar="N",
         help=f"nodes restarted at a time, 1 to {limits.ROLLOUT_BATCH_SIZE[1]}; required",
     )
     start.add_argument(
         "--interval",
-        type=float,
+        type=typed_float,
         required=True,
         metavar="S",
         help=f"seconds from one batch's start to the next's, in {range_text(limits.ROLLOUT_INTERVAL_S, True)} "
@@ -201,7 +209,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     start.add_argument(
         "--pause-cpu",
-        type=float,
+        type=typed_float,
         default=75.0,
         metavar="PCT",
         help="pause when a surviving node's CPU exceeds PCT %%, in (0, 100] (default 75)",
@@ -291,7 +299,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_capacity.add_argument(
         "--count",
-        type=int,
+        type=typed_int,
         required=True,
         metavar="N",
         help="nodes to add, a whole number from 1 to the fleet's room (GET /v1/capacity's max_nodes less the "
@@ -420,9 +428,8 @@ def _limit(text: str | None, option: str, kind: type, high: float) -> float | in
         value = kind(text)
     except ValueError:
         raise InputError(option, text, allowed) from None
-    check_finite(option, value, allowed)
-    if not 0 < value <= high:
-        raise InputError(option, value, allowed)
+    if not (math.isfinite(value) and 0 < value <= high):  # (said as typed: '0', not 0.0)
+        raise InputError(option, text, allowed)
     return value
 
 
@@ -505,7 +512,7 @@ def _refused(
     from console.server.problems import allowed_range
 
     option = OPTION_OF.get(field, field)
-    typed = getattr(args, option.removeprefix("--").replace("-", "_"), None)
+    typed = _typed(args, option)
     info = model.model_fields[field]
     window = next((item for item in info.metadata if isinstance(item, Window)), None)
     if window is not None:  # typed MIN:MAX, not the API's [min, max]
@@ -520,6 +527,11 @@ def _refused(
         elif not allowed and longest is not None:  # ("a number in " had said nothing of a text's length)
             allowed = f"a text of at most {longest:,} characters"
     return InputError(option, body.get(field) if typed is None else typed, allowed or fallback)
+
+
+def _typed(args: argparse.Namespace, option: str) -> object:
+    """What the operator typed for `option` (its text: '0', not 0.0), None where it was not given."""
+    return as_typed(getattr(args, option.removeprefix("--").replace("-", "_"), None))
 
 
 def _bound(value: float) -> str:
@@ -548,7 +560,7 @@ def _run_act(args: argparse.Namespace) -> int:
     async def go() -> ActionAnswer | list[BigChange] | str:
         async with ActionClient(args.url, token) as client:
             if check_input is not None:  # bad input: refused here, --yes or --dry-run alike
-                await _check_input(check_input, client, body, refused)
+                await _check_input(check_input, client, body, refused, args)
             if complete is not None:
                 kept = await complete(client, body)
                 if kept:  # stderr: --json keeps stdout one JSON document
@@ -576,17 +588,23 @@ def _run_act(args: argparse.Namespace) -> int:
 
 
 async def _check_input(
-    check: Any, client: ActionClient, body: dict[str, Any], refused: InputError | None
+    check: Any,
+    client: ActionClient,
+    body: dict[str, Any],
+    refused: InputError | None,
+    args: argparse.Namespace,
 ) -> None:
     """An action's check against the fleet (add capacity's count in the fleet's room), its refusal named
-    by the option; when the request already failed its model's bounds, that refusal stands where the
+    by the option and the value as typed; when the request already failed its model's bounds, that refusal stands where the
     fleet cannot say more (no fleet answering: exit 2 all the same, not "cannot reach")."""
     from console.client.admin import FleetUnreachable
 
     try:
         await check(client, body)
     except InputError as error:
-        raise InputError(OPTION_OF.get(error.field, error.field), error.value, error.allowed) from None
+        option = OPTION_OF.get(error.field, error.field)
+        typed = _typed(args, option)
+        raise InputError(option, error.value if typed is None else typed, error.allowed) from None
     except FleetUnreachable:
         if refused is None:
             raise

@@ -78,10 +78,49 @@ def fleet_url_argument(command: str, following: str, words: Collection[str] = ()
     return fleet_url
 
 
+class TypedFloat(float):
+    """A number option as the user typed it: a float to compute and send with, its `typed` text for an
+    error — `--rate 0` came back as "--rate: 0.0 is not allowed", the number argparse made of it."""
+
+    typed: str
+
+    def __new__(cls, text: str) -> TypedFloat:
+        number = super().__new__(cls, text)
+        number.typed = text
+        return number
+
+
+class TypedInt(int):
+    """A whole-number option as the user typed it (`TypedFloat`'s kin): `--count 00` is said as '00'."""
+
+    typed: str
+
+    def __new__(cls, text: str) -> TypedInt:
+        number = super().__new__(cls, text)
+        number.typed = text
+        return number
+
+
+def typed_float(text: str) -> TypedFloat:
+    """argparse's `type` for a number option that remembers its text (argparse names it in its error:
+    "invalid typed_float value", which `CommandParser` says in the option's words)."""
+    return TypedFloat(text)
+
+
+def typed_int(text: str) -> TypedInt:
+    """argparse's `type` for a whole-number option that remembers its text."""
+    return TypedInt(text)
+
+
+def as_typed(value: object) -> object:
+    """`value` as the user gave it: an option's text where it was read with `typed_float`/`typed_int`."""
+    return value.typed if isinstance(value, TypedFloat | TypedInt) else value
+
+
 def check_finite(option: str, value: float | None, allowed: str = "a finite number") -> float | None:
     """nan and inf parse as floats but are no JSON: the request could not even be sent."""
     if value is not None and not math.isfinite(value):
-        raise InputError(option, value, allowed)
+        raise InputError(option, as_typed(value), allowed)
     return value
 
 
@@ -91,7 +130,7 @@ def check_in_range(
     """`value` in [low, high], or (low, high] when `low_open`; refuses nan, which passes every `<=`."""
     low, high = bounds
     if not (low < value <= high if low_open else low <= value <= high):
-        raise InputError(option, value, f"{what} in {range_text(bounds, low_open)}")
+        raise InputError(option, as_typed(value), f"{what} in {range_text(bounds, low_open)}")
     return value
 
 

@@ -99,7 +99,7 @@ class CommandParser(argparse.ArgumentParser):
     def _number_expected(self, message: str) -> str | None:
         """`drill NAME --speed abc`: argparse said "argument --speed: invalid float value: 'abc'", and not
         what the option takes. Its help says it, with its range: said after the value refused."""
-        match = re.fullmatch(r"argument (\S+): invalid (int|float) value: ('.*')", message)
+        match = re.fullmatch(r"argument (\S+): invalid (?:typed_)?(int|float) value: ('.*')", message)
         if match is None:
             return None
         name, kind, value = match.groups()

@@ -1498,7 +1498,7 @@ async def test_a_count_below_one_is_named_in_the_form_with_the_fleets_range():
             await pilot.press("ctrl+u", *typed)
             await pilot.pause()
             said[typed] = str(form.query_one("#form-error", Label).render())
-        assert "nodes to add: 0 is not allowed" in said["0"] and "10,000" not in said["0"], said
+        assert "nodes to add: '0' is not allowed" in said["0"] and "10,000" not in said["0"], said
         assert said["0"].split("expected ")[1] == said["999"].split("expected ")[1], said
         assert "room left in the fleet" in said["0"]
         await pilot.press("enter")

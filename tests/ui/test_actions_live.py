@@ -148,7 +148,7 @@ async def test_c_adds_capacity_after_confirming_a_large_add_and_the_nodes_provis
         count.value = "0"
         await pilot.pause()
         said = str(form.query_one("#form-error").content)  # named inline, in the fleet's range; nothing sent
-        assert "nodes to add: 0 is not allowed" in said and "[1, 64] (room left in the fleet" in said, said
+        assert "nodes to add: '0' is not allowed" in said and "[1, 64] (room left in the fleet" in said, said
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is form and acting.simulation.n_nodes == 8

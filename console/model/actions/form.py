@@ -160,9 +160,15 @@ def parse_form(
     `fleet_check` (`Prefill.check`): the fleet's own limits, within the API's bounds the form's fields
     carry. It judges the values as typed before those bounds do, so a value outside both is refused in the
     fleet's words: add capacity's count 5000 said "[1, 64] (room left in the fleet: …)" and 0 said "≥ 1 and
-    ≤ 10,000", a range that fleet cannot take (maintenance-window pass)."""
+    ≤ 10,000", a range that fleet cannot take (maintenance-window pass). Its refusal of a field repeats
+    that field as typed: it judges numbers, and `011` came back as 11."""
     if fleet_check is not None:
-        fleet_check(_form_body(kind, values, FormField.read))
+        try:
+            fleet_check(_form_body(kind, values, FormField.read))
+        except InputError as error:
+            if error.field not in values:
+                raise
+            raise InputError(error.field, values[error.field].strip(), error.allowed) from None
     return ActionCall(kind, node_id, _form_body(kind, values, FormField.parse))
 
 
@@ -175,9 +181,11 @@ def _form_body(
         name, low_name, high_name = pair
         low, high = parsed.pop(low_name), parsed.pop(high_name)
         assert isinstance(low, int | float) and isinstance(high, int | float)
-        if low > high:
+        if low > high:  # both ends as typed: the min said as parsed read 30 for a typed 30.0
             raise InputError(
-                high_name, values.get(high_name, ""), f"≥ {field_label(kind, low_name)} ({low:g})"
+                high_name,
+                values.get(high_name, "").strip(),
+                f"≥ {field_label(kind, low_name)} ({values.get(low_name, '').strip()})",
             )
         parsed[name] = [low, high]
     return parsed
