@@ -263,8 +263,9 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         same = self.prefill.unchanged(call.body) if self.prefill.unchanged and not dry_run else None
         if same is not None:
             # Said here, nothing sent: Enter on the untouched admission form applied, and audited, an empty
-            # change (found in review). A dry run still judges the settings as they stand.
-            self.query_one("#form-error", Label).update(f"▲ {same} — change a field, or Ctrl+D to judge them")
+            # change (found in review). A dry run still judges the settings as they stand (the footer says
+            # Ctrl+D): one line, which 80×24 has room for under the admission form's five fields.
+            self.query_one("#form-error", Label).update(f"▲ {same}")
             return
         self._close(ActionSubmission(call, dry_run))
 
