@@ -295,11 +295,7 @@ def judge_drain(
     # down or to lengthen its deadline, a fleet that cannot grow is not told to add capacity.
     can_add = room is None or room.can_add
     fewer = "drain fewer nodes at once" if count > 1 else ""
-    raise_admission = (
-        f"a higher admission rate_per_s than {load.admission_limit_per_s:g}/s a node"
-        if load.admission_limit_per_s is not None
-        else ""
-    )
+    raise_admission = load.raise_admission(new_rate)  # (the rate that makes room for this drain)
     needed_ms = hint_window_needed_ms(new_rate, t)
     widest_ms = _widest_hint_ms(capacity)
     widen_burst = "widen the hint" if widest_ms / 1000 * load.spare_admission_per_s >= forced_at_safe else ""
@@ -337,7 +333,7 @@ def judge_drain(
                     raise_admission,
                     load.wait_for_drains(),
                     "add capacity first" if can_add else "",
-                    "wait for the inflow to fall",
+                    load.wait_for_inflow(new_rate),  # (at an inflow of 0 there is none to fall)
                 ]
             ),
         ),

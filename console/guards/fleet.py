@@ -4,6 +4,7 @@ they can still admit, and what a drain's reconnects would do to their CPU."""
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -39,6 +40,8 @@ class FleetLoad:
     # The smallest admission rate_per_s that, under a survivor's handshake ceiling, limits what it admits
     # (`AdmissionLimit.set_by_admission`); None where only the ceilings do.
     admission_limit_per_s: float | None = None
+    other_accepts_per_s: float = 0.0  # new connections beyond the drains' own reconnects, every ready node
+    handshakes_per_s: float | None = None  # a survivor's handshake ceiling (the capacity record's)
 
     def admission_limit_text(self, lead: str = "under") -> str:
         """ ", under their admission limit of 2/s a node" (`lead`: "under", "set by") where the operator's
@@ -53,6 +56,44 @@ class FleetLoad:
             return ""
         drains = "drain" if self.draining_nodes == 1 else f"{self.draining_nodes} drains"
         return f"wait for the {drains} under way to finish"
+
+    def wait_for_inflow(self, closes_per_s: float) -> str:
+        """ "wait for the inflow to fall" where its falling could make room for `closes_per_s` more closes a
+        second: there is inflow beyond the drains' own to fall, and without it the survivors would admit
+        the drains under way and these; "" where it could not — a loopback fleet at an inflow of 0 was told
+        to wait for it to fall (found in review)."""
+        room_without_inflow = self.admission_capacity_per_s - self.drain_rate_per_s
+        if self.other_accepts_per_s > 0 and closes_per_s <= room_without_inflow:
+            return "wait for the inflow to fall"
+        return ""
+
+    def admission_to_admit_per_s(self, closes_per_s: float) -> float | None:
+        """The admission rate_per_s a node, set fleet-wide, at which the survivors admit the drains under
+        way and `closes_per_s` more beyond their other inflow (rounded up to a tenth: the rate a move names
+        must pass, not fall a rounding short); None where the operator's admission limit does not set what
+        they admit, or where that rate is over their handshake ceiling (no admission gets them there)."""
+        if self.admission_limit_per_s is None or not self.survivors:
+            return None
+        closes = self.drain_rate_per_s + closes_per_s
+        rate = math.ceil((closes + self.other_accepts_per_s) / self.survivors * 10) / 10
+        # `fleet_load` adds the survivors' rates one by one: a rate right at the need can come out a float's
+        # width short of it, and the move named would fail the check it names.
+        if sum(rate for _ in range(self.survivors)) - self.other_accepts_per_s < closes:
+            rate = round(rate + 0.1, 1)
+        if self.handshakes_per_s is not None and rate > self.handshakes_per_s:
+            return None
+        return rate
+
+    def raise_admission(self, closes_per_s: float) -> str:
+        """The admission move for `closes_per_s` more closes a second, with the rate that makes the room:
+        "raise admission rate_per_s to at least 50/s a node (now 30/s)"; "" where no admission rate does
+        (`admission_to_admit_per_s`)."""
+        rate = self.admission_to_admit_per_s(closes_per_s)
+        if rate is None or self.admission_limit_per_s is None:
+            return ""
+        return (
+            f"raise admission rate_per_s to at least {rate:g}/s a node (now {self.admission_limit_per_s:g}/s)"
+        )
 
     @property
     def headroom_after_pct(self) -> float:
@@ -140,6 +181,8 @@ def fleet_load(snapshot: FleetSnapshot, capacity: FleetCapacity, leaving: Collec
         admission_capacity_per_s=admit,
         spare_admission_per_s=spare_admission_per_s(admit, accepts, drain_rate),
         admission_limit_per_s=min(set_by_admission, default=None),
+        other_accepts_per_s=max(accepts - drain_rate, 0.0),
+        handshakes_per_s=capacity.handshakes_per_s,
     )
 
 

@@ -235,6 +235,9 @@ class FirstBatch:
     displaced: int
     drain: BatchDrain
     survivor_cpu_pct: float
+    # The admission rate_per_s a node that makes room for a batch's drain its pacing check fails on
+    # (`FleetLoad.admission_to_admit_per_s`); None where it passes, or no admission rate makes the room.
+    pacing_admission_rate_per_s: float | None = None
 
     @property
     def passes(self) -> bool:
@@ -278,29 +281,23 @@ def _first_batch(
     drain = batch_drain(batch, capacity, t)
     cpu_pct = load.projected_cpu_pct(drain.closes_per_s, capacity, t)
     absorb: list[Check] = []
+    pacing_rate: float | None = None
     if request.mode is RolloutMode.DRAIN:
         # The field guide's pacing budget, for the drain the backend applies to each batch node: the
         # closes per second the survivors must absorb while the batch drains.
-        admission = load.admission_limit_per_s
+        pacing = check(
+            "drain_pacing_per_s",
+            load.drain_rate_per_s + drain.closes_per_s,
+            load.spare_admission_per_s,
+            fails_to=VerdictLevel.BLOCKED,
+            why=f"a batch's drain ({drain.describe}) must fit in the spare admission"
+            f"{load.admission_limit_text()} (field guide)",
+            move=_pacing_move(snapshot, capacity, t, ready, batch, load, drain, wait_drains, cannot_add),
+        )
+        if not pacing.ok:
+            pacing_rate = load.admission_to_admit_per_s(drain.closes_per_s)
         absorb = [
-            check(
-                "drain_pacing_per_s",
-                load.drain_rate_per_s + drain.closes_per_s,
-                load.spare_admission_per_s,
-                fails_to=VerdictLevel.BLOCKED,
-                why=f"a batch's drain ({drain.describe}) must fit in the spare admission"
-                f"{load.admission_limit_text()} (field guide)",
-                move=": "
-                + any_of(
-                    [
-                        smaller,
-                        f"a higher admission rate_per_s than {admission:g}/s a node" if admission else "",
-                        wait_drains,
-                        "add capacity first" if cannot_add is None else "",
-                        "wait for the inflow to fall",
-                    ]
-                ),
-            ),
+            pacing,
             check(
                 "survivor_cpu_vs_pause_pct",
                 cpu_pct,
@@ -316,7 +313,47 @@ def _first_batch(
     # beside the one reason, nodes_in_rotation_after (`_batch_room_check`). Left out, as in a drain's verdict.
     absorb = without_survivor_checks(absorb, load, SURVIVOR_CHECKS)
     room = _batch_room_check(load, batch, displaced, cannot_add, undrain_first(snapshot))
-    return FirstBatch(room, drains, absorb, load, batch, displaced, drain, cpu_pct)
+    return FirstBatch(room, drains, absorb, load, batch, displaced, drain, cpu_pct, pacing_rate)
+
+
+def _pacing_move(
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    t: Thresholds,
+    ready: list[NodeStatus],
+    batch: list[NodeStatus],
+    load: FleetLoad,
+    drain: BatchDrain,
+    wait_drains: str,
+    cannot_add: str | None,
+) -> str:
+    """What passes a batch's drain pacing, said only where it would: the rollout takes no drain rate (each
+    batch node drains at the backend's `batch_drain_rate_per_s`), so a 3-node loopback fleet at admission
+    30/s a node was blocked at every batch size and told to "wait for the inflow to fall" at an inflow of 0
+    (found in review). A smaller batch where a batch of 1 fits; the admission rate that makes the room;
+    the drains under way; capacity where the fleet can grow; the inflow where its falling makes the room."""
+    one = ready[:1]
+    one_load = fleet_load(snapshot, capacity, {node.id for node in one})
+    one_closes_per_s = batch_drain(one, capacity, t).closes_per_s
+    one_fits = one_load.drain_rate_per_s + one_closes_per_s <= one_load.spare_admission_per_s
+    raise_admission = load.raise_admission(drain.closes_per_s)
+    if not raise_admission and len(batch) > 1 and not one_fits:
+        # No admission rate under the handshake ceiling makes room for this batch; one may for a batch of 1.
+        raised = one_load.raise_admission(one_closes_per_s)
+        raise_admission = f"a batch of 1 and {raised}" if raised else ""
+    moves = [
+        "a smaller batch" if len(batch) > 1 and one_fits else "",
+        raise_admission,
+        wait_drains,
+        "add capacity first" if cannot_add is None else "",
+        load.wait_for_inflow(drain.closes_per_s),
+    ]
+    if any(moves):
+        return ": " + any_of(moves)
+    return (
+        f": nothing passes it on this fleet now — each batch node drains at the backend's "
+        f"{drain.describe}, more than the survivors can handshake"
+    )
 
 
 def largest_safe_batch_size(
@@ -362,6 +399,25 @@ def batch_checks_failing(
         return []
     first = _first_batch(snapshot, capacity, request, t, ready, _cannot_add(snapshot_room(snapshot)))
     return [item.name for item in (first.room, first.drains, *first.absorb) if not item.ok]
+
+
+def admission_for_batch(
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    request: RolloutRequest,
+    thresholds: Thresholds | None = None,
+) -> str:
+    """The admission move that lets `request`'s first batch drain within the pacing budget, "raise admission
+    rate_per_s to at least 50/s a node (now 30/s)"; "" where its pacing passes, or no admission rate under
+    the handshake ceiling gets it there. What the console's rollout form says when no batch passes."""
+    t = thresholds or Thresholds()
+    ready = _in_rotation(snapshot)
+    if not ready or request.mode is not RolloutMode.DRAIN:
+        return ""
+    first = _first_batch(snapshot, capacity, request, t, ready, _cannot_add(snapshot_room(snapshot)))
+    if first.pacing_admission_rate_per_s is None:
+        return ""
+    return first.load.raise_admission(first.drain.closes_per_s)
 
 
 def judge_rollout_start(
@@ -448,6 +504,10 @@ def judge_rollout_start(
             "batch_drain_s": drain.duration_s,
             "batch_force_closed": drain.force_closed,
         }
+        if first.pacing_admission_rate_per_s is not None:
+            # What would pass, in the admission form's terms (`what_would_pass`): the rollout takes no
+            # drain rate, and "drain_pacing_per_s ≤ 60 (now 100)" said nothing the operator could type.
+            projections["pacing_admission_rate_per_s"] = first.pacing_admission_rate_per_s
     else:
         # Abrupt: every client of the batch reconnects at once — the storm the outage seed lived through.
         floor = VerdictLevel.TYPED

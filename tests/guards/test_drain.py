@@ -487,7 +487,7 @@ def test_undrain_of_an_unhealthy_node_says_what_to_do() -> None:
 def test_a_single_nodes_drain_is_not_told_to_drain_fewer_nodes() -> None:
     one = _named(judge_drain(fleet(admission=TIGHT), CAPACITY, "gw-003", drain(300)), "drain_pacing_per_s")
     assert "fewer nodes" not in one.why, one.why
-    assert "a higher admission rate_per_s than 30/s a node" in one.why, one.why
+    assert "raise admission rate_per_s to at least " in one.why and "a node (now 30/s)" in one.why, one.why
     two = _named(
         judge_drain(fleet(admission=TIGHT), CAPACITY, ["gw-003", "gw-004"], drain(300)), "drain_pacing_per_s"
     )
@@ -635,7 +635,8 @@ def test_an_admission_limit_under_the_handshake_ceiling_is_named_as_what_the_sur
     verdict = judge_drain(tight, CAPACITY, "gw-003", drain(300, deadline_s=60))
     for name in ("drain_pacing_per_s", "force_close_burst_per_s", "force_closed_at_safe_rate"):
         assert "admission limit of 30/s a node" in _why(verdict, name), _why(verdict, name)
-    assert "slow the drain, or a higher admission rate_per_s than 30/s a node" in _why(
+    # The rate that makes room for it: 300/s more on 19 survivors' 20/s of other inflow each, 30/s now.
+    assert "slow the drain, or raise admission rate_per_s to at least 36.9/s a node (now 30/s)" in _why(
         verdict, "drain_pacing_per_s"
     )
     # A limit over the ceiling, or none: the nodes' own ceiling bounds them, and no admission limit is named.

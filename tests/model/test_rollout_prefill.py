@@ -74,3 +74,29 @@ def test_what_would_pass_says_when_no_batch_passes() -> None:
     hints = what_would_pass(verdict)
     assert "no batch size passes batch_connections now, a batch of 1 included" in hints, hints
     assert any(hint.startswith("batch_connections ≤ ") for hint in hints), hints
+
+
+def _loopback_frame():
+    """fleet up's three nodes at admission 30/s a node and no inflow: every batch's drain (the controller's
+    fixed 100/s a node) is over the 2 survivors' 60/s (tests/guards/test_rollout_pacing_moves.py)."""
+    from tests.guards.test_rollout_pacing_moves import loopback
+
+    fleet = loopback()
+    return frame(100.0, fleet=fleet.nodes, admission=fleet.admission, headroom_pct=90.0, accepts_per_s=0.0)
+
+
+def test_a_rollout_held_by_its_drain_pacing_says_the_admission_that_fits() -> None:
+    """Found in review: every rollout blocked at admission 30/s a node on a 3-node loopback fleet, and
+    nothing said what would let one start. The rollout takes no drain rate; the admission rate that makes
+    the room is the move, in "what would pass" and in the form's note."""
+    from tests.guards.test_rollout_pacing_moves import CONTROLLER, loopback
+
+    verdict = judge_rollout_start(loopback(), CONTROLLER, RolloutRequest(batch_size=1, interval_s=90))
+    hints = what_would_pass(verdict)
+    assert "admission rate_per_s ≥ 50/s a node, set before the start: the batch's drain then fits" in hints
+    prefill = rollout_prefill(_loopback_frame(), "f", CONTROLLER, Thresholds())
+    assert prefill.values["batch_size"] == "1"
+    assert prefill.source.startswith(
+        "no batch passes now (drain_pacing_per_s fails at a batch of 1: raise admission rate_per_s to at "
+        "least 50/s a node (now 30/s) first)"
+    ), prefill.source

@@ -3,9 +3,13 @@ the rollout guard itself over the newest frame — and a refused start's batch i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from console.guards import FleetCapacity, Thresholds
 from console.guards.rollout import (
     BATCH_CHECKS,
+    admission_for_batch,
     batch_checks_failing,
     configured_line,
     largest_safe_batch_size,
@@ -66,7 +70,20 @@ def _held_at_one(
     held = batch_checks_failing(snapshot, capacity, request, thresholds)
     if not held:
         return "no node in rotation"
-    return f"{', '.join(held)} {'fails' if len(held) == 1 else 'fail'} at a batch of 1"
+    said = f"{', '.join(held)} {'fails' if len(held) == 1 else 'fail'} at a batch of 1"
+    # The rollout takes no drain rate: where the batch's drain pacing holds it, the admission that makes
+    # the room is what lets one start (a loopback fleet at 30/s a node; found in review).
+    admission = admission_for_batch(snapshot, capacity, request, thresholds)
+    return f"{said}: {admission} first" if admission else said
+
+
+def pacing_admission_hint(projections: Mapping[str, Any]) -> str | None:
+    """What would pass a start whose batch's drain pacing fails, in the admission form's terms: the
+    admission rate a node that makes the room (`pacing_admission_rate_per_s`); None where none is said."""
+    rate = projections.get("pacing_admission_rate_per_s")
+    if not isinstance(rate, int | float):
+        return None
+    return f"admission rate_per_s ≥ {rate:g}/s a node, set before the start: the batch's drain then fits"
 
 
 #: The checks whose limits a batch size stands in for in "what would pass": a batch of every node in rotation
