@@ -42,7 +42,9 @@ def test_exit_codes_follow_the_verdict(acting: Acting, operator, capsys) -> None
     assert "forecast (60 s ahead, tick 10 ms" in out
     assert acting.simulation.state_of(1) is NodeState.READY
     assert act(acting, *drain, "--deadline", "0", "--yes") == 0  # the CLI confirms with the token itself
-    assert acting.simulation.state_of(1) is NodeState.DRAINING
+    # A deadline of 0 force-closes at the next tick: by now the node may be drained already (seen under
+    # load: DRAINED where DRAINING was asserted). Either way it left rotation; READY would be the failure.
+    assert acting.simulation.state_of(1) in (NodeState.DRAINING, NodeState.DRAINED)
     capsys.readouterr()
     assert act(acting, "drain", "gw-002", "--rate", "1e6", "--deadline", "600", "--hint", "1000:30000") == 4
     said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("what would pass: ")]
