@@ -147,11 +147,13 @@ DRAIN_INFLOW_MIN_CLIENTS = 60
 class HintedCloses:
     """Planned closes made in one second, each client told to come back within `hint_ms` [lo, hi].
     `at_s`: when in the second they were made (0: its start, 1: its end); a paced drain's fall all
-    through it (the middle), a drain's deadline closes the rest at one moment."""
+    through it (the middle), a drain's deadline closes the rest at one moment (`forced`)."""
 
     count: float
     hint_ms: tuple[float, float]
     at_s: float = 0.5
+    #: Closed by a drain's deadline, not at its pace: not in `WithinHint`'s allowance.
+    forced: bool = False
 
 
 @functools.lru_cache(maxsize=64)
@@ -197,15 +199,7 @@ class DrainInflow:
         (ten values): real nodes report rates, not counts, and a running sum of fractions drifts — after a
         drain it left ±1e-14 "disconnects" on a quiet fleet, and the ratio came out negative."""
         due = self._due
-        for closes in hinted:
-            if closes.count <= 0:
-                continue
-            lo_ms, hi_ms = closes.hint_ms  # (as a tuple: a list from a request body is not hashable)
-            shares = due_shares((lo_ms, hi_ms), closes.at_s)
-            while len(due) < len(shares):
-                due.append(0.0)
-            for j, share in enumerate(shares):
-                due[j] += closes.count * share
+        _spread_due(due, hinted)
         self._accepts.append(accepts)
         self._inflow.append(disconnects + (due.popleft() if due else 0.0))
         self.accepts = math.fsum(self._accepts)
@@ -216,6 +210,48 @@ class DrainInflow:
         """None when too few clients flowed in over the window to judge (`DRAIN_INFLOW_MIN_CLIENTS`) —
         none at all on a quiet fleet."""
         return ratio_of(self.accepts, self.inflow)
+
+
+def _spread_due(due: deque[float], hinted: Iterable[HintedCloses]) -> None:
+    """Adds each second's hinted closes to `due` (clients due back: [0] this second, [1] the next, …),
+    spread over their hint windows (`due_shares`)."""
+    for closes in hinted:
+        if closes.count <= 0:
+            continue
+        lo_ms, hi_ms = closes.hint_ms  # (as a tuple: a list from a request body is not hashable)
+        shares = due_shares((lo_ms, hi_ms), closes.at_s)
+        while len(due) < len(shares):
+            due.append(0.0)
+        for j, share in enumerate(shares):
+            due[j] += closes.count * share
+
+
+class WithinHint:
+    """Clients a drain closed at its pace with a reconnect hint whose hint has not yet run out: away by
+    design — the fleet told them when to come back —, so the `connections_drop` alarm counts them as held
+    (`Totals.within_hint_clients`; the drain guard's `offline_at_once_pct` is this at a steady rate: rate ×
+    the hint's mean). The expected count: each client is back at a uniform point of its window
+    (`due_shares`), so of n due in a second, n ± √n are back in it — a few hundred of graceful-drain's
+    ~26 k, far under the alarm's 5 %.
+
+    Left out: a deadline's forced closes (`HintedCloses.forced`) — a drain that ran out of time closes the
+    rest at once, a surge the alarm is there to show, hint or not — and closes without a hint (an abrupt
+    restart, a kill, a drop), whose clients want back at once. A client still away after its hint has run
+    out is missing: the alarm counts it as lost."""
+
+    def __init__(self) -> None:
+        self._due: deque[float] = deque()  # clients not yet due back: [0] the next second, [1] the one after
+
+    def add(self, hinted: Iterable[HintedCloses] = ()) -> None:
+        """One second's hinted closes (the forced ones are skipped); those due back by its end leave.
+        Called every second, with none too: the window moves with the clock."""
+        _spread_due(self._due, [closes for closes in hinted if not closes.forced])
+        if self._due:
+            self._due.popleft()
+
+    @property
+    def clients(self) -> int:
+        return round(math.fsum(self._due))
 
 
 def ratio_of(accepts: float, inflow: float) -> float | None:

@@ -167,6 +167,27 @@ def test_a_deadlines_forced_closes_are_due_from_the_deadlines_moment() -> None:
     assert (flow.accepts, flow.inflow) == (9000, pytest.approx(9000))
 
 
+def test_within_hint_counts_a_drains_paced_closes_until_their_hint_runs_out() -> None:
+    """The connections_drop alarm's allowance (`Totals.within_hint_clients`): clients closed at a drain's
+    pace with a hint, not yet due back. At a steady rate it is the drain guard's rate × the hint's mean;
+    a deadline's forced closes are not in it."""
+    from console.figures import HintedCloses, WithinHint
+
+    within = WithinHint()
+    assert within.clients == 0
+    for _ in range(60):  # 1000/s with hints of 1–30 s, taken at the middle of each second
+        within.add([HintedCloses(1000, (1000, 30_000))])
+    assert within.clients == 15_500  # rate × the hint's mean: the drain guard's offline_at_once
+    within.add([HintedCloses(20_000, (1000, 30_000), at_s=0.0, forced=True)])  # the deadline: not in it
+    assert within.clients == 14_500  # the second's 1000 due back left; the 20 k forced never came in
+    for _ in range(29):
+        within.add()  # no more closes: they come back as told
+    assert within.clients == 0
+    fixed = WithinHint()
+    fixed.add([HintedCloses(500, (4000, 4000))])  # back 4 s on, in the 5th second from this one
+    assert [fixed.clients, *(fixed.add() or fixed.clients for _ in range(4))] == [500, 500, 500, 500, 0]
+
+
 def test_a_window_started_steady_reads_level_until_the_fleet_moves() -> None:
     """The simulator starts its clients connected and steady, with nobody yet in backoff: its first
     second's churn against an empty window read 0.54 (graceful-drain's kill switch at 1 s)."""

@@ -289,10 +289,7 @@ class Controller:
         a frame asked for in between reads the window as it stands."""
         nodes = self.nodes()
         totals = fold_totals(nodes)
-        if next_second:
-            totals = self.flow.observe(nodes, totals)
-        else:
-            totals = totals.model_copy(update={"drain_inflow_ratio": self.flow.ratio})
+        totals = self.flow.observe(nodes, totals) if next_second else self.flow.as_it_stands(totals)
         return Frame(
             seq=seq,
             epoch=epoch,
@@ -313,7 +310,7 @@ class Controller:
             source=self.source,
             time_s=self.fleet_time(),
             nodes=nodes,
-            totals=fold_totals(nodes).model_copy(update={"drain_inflow_ratio": self.flow.ratio}),
+            totals=self.flow.as_it_stands(fold_totals(nodes)),
             rollout=self.rollout_status(),
             admission=self.admission(),
             admission_overrides=self.admission_overrides(),

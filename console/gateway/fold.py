@@ -6,9 +6,10 @@ Pure: node figures in, fleet figures out; the controller calls these on every fr
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
-from console.figures import DrainInflow, HintedCloses, headroom_pct
+from console.figures import DrainInflow, HintedCloses, WithinHint, headroom_pct
 from console.protocol import WAVE_BIN_MS, NodeState, NodeStatus, Totals, Waves
 
 #: Wave bins are emitted once this old, so every node's frame for that second has had time to arrive.
@@ -70,15 +71,22 @@ class ClientFlow:
     same, as the simulator counts a restart's). A draining node's closes carry its drain's reconnect hint
     (`drain.hint_ms`): those clients are due back over the hint window and count there, as the
     simulator counts its drains' (`DrainInflow`). A controller cannot see clients that hold no connection,
-    so this is the flow, not the backlog (`offline_clients` stays unknown)."""
+    so this is the flow, not the backlog (`offline_clients` stays unknown).
+
+    And the drained clients still within their hint (`within_hint`, `Totals.within_hint_clients`: the
+    connections_drop alarm counts them as held), from each drain's own running counts — its paced closes,
+    `closed` − `forced` —, not the node's `closes_per_s`, which counts its lifetime closes and a deadline's
+    forced ones too. The controller cannot tell whether a client heeds its hint: every paced close counts."""
 
     def __init__(self) -> None:
         self.window = DrainInflow()
+        self.within_hint = WithinHint()
         self._held: dict[str, int] = {}
+        self._paced: dict[str, tuple[float, int]] = {}  # a draining node → its drain's start, paced closes
 
     def observe(self, nodes: list[NodeStatus], totals: Totals) -> Totals:
         """One more second: `totals` (from `fold_totals`) with the lost connections among its
-        disconnects and the window's ratio."""
+        disconnects, the window's ratio and the drained clients within their hint."""
         lost = 0
         for node in nodes:
             before = self._held.get(node.id, 0)
@@ -92,7 +100,37 @@ class ClientFlow:
         # and a window of residues reads 0 or negative: the kill switch on a quiet fleet.
         at_once = sum(n.drops_per_s + (n.closes_per_s if n.drain is None else 0.0) for n in nodes) + lost
         self.window.add(totals.accepts_per_s, at_once, hinted)
-        return totals.model_copy(update={"disconnects_per_s": disconnects, "drain_inflow_ratio": self.ratio})
+        self.within_hint.add(self._paced_closes(nodes))
+        return self.as_it_stands(totals.model_copy(update={"disconnects_per_s": disconnects}))
+
+    def as_it_stands(self, totals: Totals) -> Totals:
+        """`totals` with the flow's figures as they stand (a frame or snapshot between two seconds)."""
+        return totals.model_copy(
+            update={"drain_inflow_ratio": self.ratio, "within_hint_clients": self.within_hint.clients}
+        )
+
+    def _paced_closes(self, nodes: list[NodeStatus]) -> list[HintedCloses]:
+        """Each drain's paced closes since the last second, with its hint. A drain first seen already under
+        way (a new drain, or a controller started during one) counts its last second's at most — its rate,
+        and the first close made at once: the clients it closed before are not known to be within their
+        hint, and counted as such they would cover up to the whole node's loss."""
+        paced_closes = []
+        seen: dict[str, tuple[float, int]] = {}
+        for node in nodes:
+            drain = node.drain
+            if drain is None:
+                continue
+            paced = drain.closed - drain.forced
+            started_s, before = self._paced.get(node.id, (drain.started_at_s, -1))
+            # (the start is the node's monotonic clock put on the wall's: the same drain reads a few µs apart)
+            if abs(started_s - drain.started_at_s) > 0.5 or paced < before:
+                before = -1
+            new = paced - before if before >= 0 else min(paced, math.ceil(drain.rate_per_s) + 1)
+            if new > 0:
+                paced_closes.append(HintedCloses(new, drain.hint_ms))
+            seen[node.id] = (drain.started_at_s, paced)
+        self._paced = seen
+        return paced_closes
 
     @property
     def ratio(self) -> float | None:

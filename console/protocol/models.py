@@ -113,6 +113,15 @@ class Totals(Record):
     resync_backlog: int = Field(default=0, description="full resyncs waiting for the resync backend")
     abnormal_closes_per_s: float = Field(default=0.0, description="closes without a close frame (1006)")
     max_cpu_pct: float = 0.0
+    # Optional, added to v1 without a version change (an older server or recording leaves it null: the
+    # connections_drop alarm then judges the connections alone, as before).
+    within_hint_clients: int | None = Field(
+        default=None,
+        description="clients a drain closed at its pace with a reconnect hint whose hint has not yet run out "
+        "(expected: each told to come back at a uniform point of `hint_ms`): away by design, so the "
+        "connections_drop alarm counts them as held. A deadline's forced closes are left out. 0 with no "
+        "drain; null from a source that does not say",
+    )
     # Running counts (optional; added to v1 without a version change: a reader ignores what it does not
     # know, an older server or recording leaves them null). `<name>_total` counts what `<name>_per_s`
     # measures, every fleet second since the fleet started — the seconds a sped-up frame folds together

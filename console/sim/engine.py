@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from console.errors import InputError
-from console.figures import DrainInflow, HintedCloses
+from console.figures import DrainInflow, HintedCloses, WithinHint
 from console.policies import Policy, make_policy
 from console.protocol import (
     AdmissionInForce,
@@ -118,6 +118,8 @@ class Simulation:
         # closes matched by its returns (k.FF_CLOSE_P: the per-100 ms chance a connection closes).
         churn_per_s = scenario.clients.count * (1.0 - (1.0 - self.fleet_f[k.FF_CLOSE_P]) ** 10)
         self.drain_inflow = DrainInflow(steady_per_s=float(churn_per_s))
+        # The drains' paced closes whose clients are still within their hint: connections_drop's allowance.
+        self.within_hint = WithinHint()
         self.last: SecondResult | None = None
         self._new_output_buffers()
         self._update_weights()
@@ -271,9 +273,10 @@ class Simulation:
             self.seq += 1
             if self._keep_history:
                 self.history.record(node_out, connections, self.node_f[k.NF_STATE])
-            hinted = self._hinted_closes(node_out, heeding) if heeding else []
+            hinted, paced_within = self._hinted_closes(node_out, heeding) if heeding else ([], [])
             unhinted = lost - math.fsum(h.count for h in hinted) if hinted else lost
             flow.add(accepted, max(0.0, unhinted), hinted)
+            self.within_hint.add(paced_within)  # (every second: the clients due back leave it)
             results.append(
                 SecondResult(
                     self.time_s,
@@ -289,6 +292,7 @@ class Simulation:
                     cpu,
                     held,
                     draining,
+                    self.within_hint.clients,
                 )
             )
             events = []
@@ -311,21 +315,30 @@ class Simulation:
                 heeding[i] = float(held[honours].sum()) / total
         return heeding
 
-    def _hinted_closes(self, node_out: np.ndarray, heeding: dict[int, float]) -> list[HintedCloses]:
+    def _hinted_closes(
+        self, node_out: np.ndarray, heeding: dict[int, float]
+    ) -> tuple[list[HintedCloses], list[HintedCloses]]:
         """The second just run's drain closes whose clients heed the hint: the paced ones all through
         it, those forced at the deadline at the deadline's moment (the second's start, for a whole
-        second's deadline). `self.time_s` is the second's end."""
-        hinted = []
+        second's deadline). `self.time_s` is the second's end.
+
+        And the paced ones as `WithinHint` counts them: at most the drain's rate a second. A draining
+        node's closes count its churn too, whose clients back off at once, told nothing: graceful-drain on
+        10 k clients (its churn of 10 k a minute left as it was) counted ~200 of them, 2 % of the fleet,
+        as within a hint."""
+        hinted, paced_within = [], []
         for i, share in heeding.items():
             drain = self.drains[i]
             forced = float(node_out[k.ON_FORCED, i])
             paced = float(node_out[k.ON_CLOSES, i]) - forced
             if paced > 0:
                 hinted.append(HintedCloses(paced * share, drain.hint_ms))
+                at_rate = min(paced, math.ceil(drain.rate_per_s))
+                paced_within.append(HintedCloses(at_rate * share, drain.hint_ms))
             if forced > 0:
                 at_s = min(max(drain.deadline_at_s - (self.time_s - 1.0), 0.0), 1.0)
-                hinted.append(HintedCloses(forced * share, drain.hint_ms, at_s))
-        return hinted
+                hinted.append(HintedCloses(forced * share, drain.hint_ms, at_s, forced=True))
+        return hinted, paced_within
 
     def run(self, seconds: int) -> Iterator[SecondResult]:
         """The next `seconds` simulated seconds, one result each, in as few kernel calls as `steps` can."""
@@ -391,6 +404,7 @@ class Simulation:
                 "autoscaler",
                 "breaker",
                 "drain_inflow",
+                "within_hint",
             ):
                 setattr(twin, name, copy.deepcopy(value))
         twin.history = self.history.copy(with_values=with_history)

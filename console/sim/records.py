@@ -63,6 +63,7 @@ class SecondResult:
     max_cpu_pct: float = 0.0
     connections_total: int = 0
     draining: bool = False  # any node draining (states do not change within a batch)
+    within_hint: int = 0  # drained clients still within their reconnect hint (`WithinHint`)
 
 
 @dataclass
@@ -222,6 +223,7 @@ def totals(sim: Simulation, result: SecondResult) -> Totals:
         resync_backlog=int(f[k.OF_RESYNC_BACKLOG]),
         abnormal_closes_per_s=float(f[k.OF_ABNORMAL]),
         max_cpu_pct=round(float(out[k.ON_CPU].max() * 100.0), 1) if n else 0.0,
+        within_hint_clients=result.within_hint,
     )
 
 

@@ -126,6 +126,48 @@ def test_drain_inflow_counts_a_drains_closes_when_their_hints_bring_them_back() 
     assert second(5.0, NodeState.DOWN) == pytest.approx(0.308, abs=1e-3)  # c died holding 100: at once
 
 
+def test_the_drained_clients_within_their_hint_come_from_each_drains_paced_closes() -> None:
+    """`within_hint_clients` (connections_drop's allowance for a planned drain) from the drain's own counts:
+    its paced closes (`closed` − `forced`) with its hint — not the node's `closes_per_s`, which counts
+    lifetime closes too, nor a deadline's forced closes, a surge the alarm is there to show."""
+    from console.figures import HintedCloses, WithinHint
+
+    flow, expected = ClientFlow(), WithinHint()
+
+    def second(closed: int, forced: int = 0, started_at_s: float = 0.0) -> int | None:
+        drain = DrainProgress(
+            remaining=1000,
+            rate_per_s=50.0,
+            hint_ms=(4000, 4000),  # every client back 4 s after its close
+            started_at_s=started_at_s,
+            deadline_at_s=600.0,
+            closed=closed,
+            forced=forced,
+        )
+        a = _status("a", NodeState.DRAINING, 1000 - closed).model_copy(
+            update={"closes_per_s": 80.0, "drain": drain}  # 30 lifetime closes beside the drain's 50
+        )
+        return flow.observe([a], fold_totals([a])).within_hint_clients
+
+    assert second(closed=0) == 0
+    seen = [second(closed=50 * t) for t in range(1, 8)]
+    for _ in range(7):
+        expected.add([HintedCloses(50, (4000, 4000))])
+    assert seen == [50, 100, 150, 200, 200, 200, 200] and expected.clients == 200  # 4 s × 50/s
+    # The deadline forces the 600 left: not in it; the paced ones come back as told.
+    assert [second(closed=350 + 600, forced=600) for _ in range(5)] == [150, 100, 50, 0, 0]
+    # A drain first seen under way (a controller started during it), 2000 closed already: only what
+    # its last second can have closed — its rate, and the first close made at once — counts.
+    late = ClientFlow()
+    drain = DrainProgress(
+        remaining=5000, rate_per_s=50.0, hint_ms=(4000, 4000), started_at_s=-40.0, deadline_at_s=600.0
+    )
+    a = _status("a", NodeState.DRAINING, 5000).model_copy(
+        update={"drain": drain.model_copy(update={"closed": 2000})}
+    )
+    assert late.observe([a], fold_totals([a])).within_hint_clients == 51
+
+
 def test_wave_sum_aligns_nodes_by_bin_time() -> None:
     waves = WaveSum()
     waves.add(Waves(attempts=[1, 2, 3], start_s=100.0))
