@@ -92,7 +92,18 @@ def connections_drop_texts(drop: ConnectionsDrop, window_s: float) -> list[str]:
     """The connections' fall under their window's peak, longest first, as the connections_drop alarm
     judges it: "43.4 % under 60 s peak 3.0k", "peak −43.4 %" (a gauge's 12 cells), "−43.4 %"."""
     pct = f"{drop.pct:.1f} %"
-    return [f"{pct} under {window_s:g} s peak {human_count(drop.peak)}", f"peak −{pct}", f"−{pct}"]
+    return [
+        f"{pct} under {window_s:g} s peak {human_count(drop.peak)}" + within_hint_text(drop.within_hint),
+        f"peak −{pct}",
+        f"−{pct}",
+    ]
+
+
+def within_hint_text(within_hint: float) -> str:
+    """What the connections gauge's longest detail adds while drained clients are within their hint: the
+    alarm counts them as held, so a fall of the connections that far reads green ("Δ60s −15.0k (−15.0 %),
+    15.0k within hint") and a drop is said beyond them."""
+    return f", {human_count(within_hint)} within hint" if within_hint >= 1 else ""
 
 
 SHORT_LABELS = {
@@ -130,11 +141,11 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
         # The level is the alarm's drop (under the window's peak, over the line as the alarm says it); while
         # that drop is worth a colour the detail says it from the peak, else the change over 60 s.
         level = level_over(drop.pct, t.connections_drop_warn_pct, t.connections_drop_crit_pct)
-        texts = (
-            connections_change_texts(delta)
-            if level is Level.OK
-            else connections_drop_texts(drop, t.connections_drop_window_s)
-        )
+        if level is Level.OK:
+            texts = connections_change_texts(delta)
+            texts[0] += within_hint_text(drop.within_hint)
+        else:
+            texts = connections_drop_texts(drop, t.connections_drop_window_s)
         detail, *shorter = texts
         conn = Gauge(
             "connections",

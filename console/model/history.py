@@ -44,6 +44,8 @@ class TotalsHistory:
     attempts_per_s: Ring = field(default_factory=lambda: Ring(TOTALS_HISTORY_S))
     accepts_per_s: Ring = field(default_factory=lambda: Ring(TOTALS_HISTORY_S))
     rejects_per_s: Ring = field(default_factory=lambda: Ring(TOTALS_HISTORY_S))
+    #: Drained clients still within their reconnect hint (0 from a source that does not say).
+    within_hint_clients: Ring = field(default_factory=lambda: Ring(TOTALS_HISTORY_S))
 
     def append(self, time_s: float, frame: Frame | None) -> None:
         self.time_s.append(time_s)
@@ -52,6 +54,7 @@ class TotalsHistory:
         self.attempts_per_s.append(totals.attempts_per_s if totals else np.nan)
         self.accepts_per_s.append(totals.accepts_per_s if totals else np.nan)
         self.rejects_per_s.append(totals.rejects_per_s if totals else np.nan)
+        self.within_hint_clients.append((totals.within_hint_clients or 0) if totals else np.nan)
 
 
 def stale_note(age_s: float) -> str:
@@ -69,10 +72,12 @@ class ConnectionsChange(NamedTuple):
 
 
 class ConnectionsDrop(NamedTuple):
-    """Connections `pct` under their `peak` of the connections_drop alarm's window (`tracking.drop_pct`)."""
+    """Connections `pct` under their `peak` of the connections_drop alarm's window (`tracking.drop_pct`),
+    as the alarm counts them: with the drained clients still within their hint (`within_hint`, now)."""
 
     pct: float
     peak: float
+    within_hint: float = 0.0
 
 
 class FleetModel:
@@ -264,11 +269,16 @@ class FleetModel:
     def node_events(self, node_id: str, limit: int = 20) -> list[Event]:
         return [event for event in reversed(self.events) if event.names(node_id)][:limit]
 
-    def _recent_connections(self, span_s: float) -> tuple[np.ndarray, np.ndarray] | None:
+    def _recent_connections(
+        self, span_s: float, counting_hints: bool = False
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         """The (times, connections) of the frames held within `span_s` of the newest, oldest first; None
-        until there are two."""
+        until there are two. `counting_hints`: with the drained clients still within their hint, as the
+        connections_drop alarm counts them."""
         times = self.totals.time_s.values()
         conns = self.totals.connections.values()
+        if counting_hints:
+            conns = conns + self.totals.within_hint_clients.values()
         ok = ~np.isnan(conns)
         if ok.sum() < 2 or self.frame is None:
             return None
@@ -296,15 +306,17 @@ class FleetModel:
     def connections_drop(self) -> ConnectionsDrop | None:
         """Connections under their peak of the connections_drop alarm's window, as the alarm judges it
         (`tracking.drop_pct`): the gauge compared with 60 s ago and read "+120 %", green, beside the alarm's
-        "fell 43.8 %". From the frames held (a sped-up frame's folded seconds are the alarm's alone). None
-        until there are two frames, or with no peak."""
-        recent = self._recent_connections(self.thresholds.connections_drop_window_s)
+        "fell 43.8 %". With the drained clients still within their hint counted, as the alarm counts them:
+        a planned drain colours nothing the alarm stays quiet about. From the frames held (a sped-up frame's
+        folded seconds are the alarm's alone). None until there are two frames, or with no peak."""
+        recent = self._recent_connections(self.thresholds.connections_drop_window_s, counting_hints=True)
         if recent is None:
             return None
         conns = recent[1]
         peak = float(conns.max())
         pct = drop_pct(peak, float(conns[-1]))
-        return None if pct is None else ConnectionsDrop(pct, peak)
+        within_hint = float(self.totals.within_hint_clients.values()[-1])
+        return None if pct is None else ConnectionsDrop(pct, peak, within_hint)
 
     def fleet_s_per_frame(self) -> float:
         """Fleet seconds one frame covers, from the frames' own clock: 1 on a live fleet, the speed on a sped-up

@@ -99,3 +99,32 @@ def test_the_connections_gauge_and_its_alarm_judge_one_drop() -> None:
         model.apply_frame(frame(float(t), connections=2990.0), float(t))
     gauge = {g.key: g for g in fleet_gauges(model)}["connections"]
     assert gauge.level is Level.OK and gauge.detail.startswith("Δ60s "), gauge.detail
+
+
+def test_the_connections_gauge_counts_drained_clients_within_their_hint_as_the_alarm_does() -> None:
+    """A planned drain's clients, away until their hint runs out (`within_hint_clients`), raise no
+    connections_drop: the gauge judges the same drop, so it does not colour what the alarm is quiet about,
+    and says why the connections fell. Clients still missing once their hint ran out colour it again."""
+    from tests.fleet_builders import frame
+
+    def frames_until(end_s: int, missing_after_s: int | None = None):
+        model = console_model()
+        for t in range(0, end_s):
+            within = 15_000 if t >= 20 else 0  # a drain: 15 k told to come back later, and they do
+            lost = 6_000 if missing_after_s is not None and t >= missing_after_s else 0
+            model.apply_frame(
+                frame(float(t), connections=100_000 - within - lost, within_hint_clients=within), float(t)
+            )
+        return model
+
+    planned = frames_until(40)
+    assert not [e for e in planned.alarms.active() if e.alarm.name == "connections_drop"]
+    gauge = {g.key: g for g in fleet_gauges(planned)}["connections"]
+    assert gauge.level is Level.OK, gauge
+    assert gauge.detail == "Δ60s −15.0k (−15.0 %), 15.0k within hint", gauge.detail
+    missing = frames_until(40, missing_after_s=30)  # 6 % more gone, told nothing
+    (alarm,) = [e.alarm for e in missing.alarms.active() if e.alarm.name == "connections_drop"]
+    gauge = {g.key: g for g in fleet_gauges(missing)}["connections"]
+    assert gauge.level is Level.CRITICAL
+    assert gauge.detail == f"{alarm.value:.1f} % under 60 s peak 100.0k, 15.0k within hint", gauge.detail
+    assert gauge.brief == "peak −6.0 %", gauge.brief
