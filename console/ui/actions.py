@@ -161,7 +161,8 @@ class ConsoleActions:
             app.notify(f"{kind.title}: put the cursor on a node first", severity="warning")
             return
         frame = app.model.frame
-        known_answer = pointless(kind, app.model.nodes.get(node_id or ""), frame.rollout if frame else None)
+        rollout = frame.rollout if frame else None
+        known_answer = pointless(kind, app.model.nodes.get(node_id or ""), rollout, app.clock_face.text)
         if kind is ActionKind.ADD_CAPACITY and frame is not None:
             known_answer = cannot_add_capacity(frame.max_nodes, list(app.model.nodes.values()))
         if known_answer is not None:

@@ -75,9 +75,12 @@ def start_acting(
     forecast_horizon_s: int | None = None,
     thresholds: Thresholds | None = None,
     clock_role: Role = Role.OPERATOR,
+    simulation: Simulation | None = None,
     **sections: Any,
 ) -> Acting:
-    backend = SimulatorBackend(calm_simulation(**sections), forecast_horizon_s=forecast_horizon_s)
+    """`simulation`: one already run to the state a test needs (else a calm one with `sections`)."""
+    simulation = simulation or calm_simulation(**sections)
+    backend = SimulatorBackend(simulation, forecast_horizon_s=forecast_horizon_s)
     audit = AuditLog(tmp_path / "audit.jsonl")
     clock = FakeClock()
     app = create_app(

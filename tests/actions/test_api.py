@@ -309,7 +309,7 @@ async def test_a_rollout_with_no_node_in_rotation_is_blocked_and_an_admin_may_fo
         ("/v1/nodes/gw-001/drain", {**DRAIN_OK, "hint_ms": [5000, 1000]}, "hint_ms", "min ≤ max"),
         ("/v1/nodes/gw-999/drain", DRAIN_OK, "node", "gw-999"),
         ("/v1/nodes/gw-001/undrain", None, "node", "draining or drained"),
-        ("/v1/rollout/resume", None, "rollout", "paused or halted"),
+        ("/v1/rollout/resume", None, "rollout", "nothing to resume — no rollout has started"),
         ("/v1/rollout", {**ROLLOUT_ABRUPT, "batch_size": 99}, "batch_size", "1 … 8"),
         ("/v1/rollout", {**ROLLOUT_ABRUPT, "interval_s": 0}, "interval_s", "greater than 0"),
         ("/v1/nodes/gw-001/drain", {"rate_per_s": 10}, "deadline_s", "required"),

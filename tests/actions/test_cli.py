@@ -863,3 +863,53 @@ def test_a_number_option_refused_is_repeated_as_typed(
     assert status == 2
     err = capsys.readouterr().err
     assert f"{option}: {typed!r} is not" in err, err
+
+
+def completed_rollout() -> object:
+    """The calm fleet after its own rollout of 2 batches of 4 (abrupt, restarted in 2 s) completed."""
+    from tests.actions.conftest import calm_simulation
+
+    simulation = calm_simulation(
+        nodes={"count": 8, "capacity_connections": 50_000, "handshakes_per_s": 1500, "restart_s": 2},
+        rollout={"enabled": True, "start_at_s": 0, "batch_size": 4, "interval_s": 5, "mode": "abrupt"},
+    )
+    while simulation.rollout.state.value != "completed":
+        simulation.step()
+    return simulation
+
+
+def test_a_halt_or_resume_with_nothing_to_act_on_says_what_the_rollout_did(
+    tmp_path: Path, operator, capsys
+) -> None:
+    """Review: a halt of a completed rollout read "rollout: 'completed' is not allowed; expected a running or
+    paused rollout: nothing to halt" — the server's state name, not what happened or what to do. Still bad
+    input (422, exit 2: docs/actions.md, "a resume with nothing paused"), in the operator's words."""
+    simulation = completed_rollout()
+    done = simulation.rollout.status()
+    assert (done.batch, done.batches, done.completed_at_s) == (2, 2, 7.0)
+    running = start_acting(tmp_path, simulation=simulation)
+    start = "start a new one with `stormdeck act URL rollout start`"
+    try:
+        assert act(running, "rollout", "halt") == 2
+        assert capsys.readouterr().out.strip() == (
+            "422 bad_input: rollout halt: nothing to halt — the rollout completed at 0:00:07 (batch 2 of 2); "
+            + start
+        )
+        assert act(running, "rollout", "resume") == 2
+        assert capsys.readouterr().out.strip() == (
+            "422 bad_input: rollout resume: nothing to resume — the rollout completed at 0:00:07 "
+            f"(batch 2 of 2); {start}"
+        )
+        assert running.simulation.rollout.state.value == "completed"
+    finally:
+        running.server.stop()
+        running.audit.close()
+
+
+def test_a_halt_or_resume_of_no_rollout_says_none_has_started(acting: Acting, operator, capsys) -> None:
+    for verb in ("halt", "resume"):
+        assert act(acting, "rollout", verb) == 2
+        assert capsys.readouterr().out.strip() == (
+            f"422 bad_input: rollout {verb}: nothing to {verb} — no rollout has started on this fleet; "
+            "start one with `stormdeck act URL rollout start`"
+        )

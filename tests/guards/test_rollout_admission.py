@@ -270,6 +270,48 @@ def test_resume_needs_cpu_under_the_pause_line() -> None:
         judge_rollout_resume(fleet())  # idle: nothing to resume
 
 
+ABORT = "abort criterion: gw-003 CPU 91 % > 80 % for 30 s"
+
+
+@pytest.mark.parametrize(
+    ("state", "judge", "said"),
+    [
+        (
+            RolloutState.HALTED,
+            judge_rollout_halt,
+            "rollout halt: nothing to halt — the rollout is halted already, at batch 3 of 8; resume it with "
+            "`stormdeck act URL rollout resume`",
+        ),
+        (
+            RolloutState.ABORTED,
+            judge_rollout_halt,
+            f"rollout halt: nothing to halt — the rollout aborted at batch 3 of 8 ({ABORT}), and an aborted "
+            "one is not resumed; start a new one with `stormdeck act URL rollout start`",
+        ),
+        (
+            RolloutState.ABORTED,
+            judge_rollout_resume,
+            f"rollout resume: nothing to resume — the rollout aborted at batch 3 of 8 ({ABORT}), and an "
+            "aborted one is not resumed; start a new one with `stormdeck act URL rollout start`",
+        ),
+        (
+            RolloutState.RUNNING,
+            judge_rollout_resume,
+            "rollout resume: nothing to resume — the rollout is running, at batch 3 of 8",
+        ),
+    ],
+)
+def test_nothing_to_halt_or_resume_says_what_the_rollout_did_and_what_to_do(state, judge, said) -> None:
+    """Review: "rollout: 'halted' is not allowed; expected a running or paused rollout: nothing to halt"."""
+    status = RolloutStatus(
+        state=state, batch=3, batches=8, pause_reason=ABORT if state == "aborted" else None
+    )
+    with pytest.raises(InputError) as refused:
+        judge(fleet(rollout=status))
+    assert refused.value.field == "rollout" and refused.value.exit_code == 2
+    assert str(refused.value) == said
+
+
 def test_resuming_a_halted_rollout_with_a_node_down_asks_as_starting_one_does() -> None:
     """Starting a rollout with a node down asked first (nodes_down); resuming a halted one did not — yet a
     controller's rollout halts exactly so ("went down before it drained: restart it, then resume"), and an

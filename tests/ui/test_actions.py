@@ -57,13 +57,14 @@ def acting_app(
     )
 
 
-def with_rollout(app: ConsoleApp, state: str) -> None:
-    """The newest frame with its rollout in `state` (the scenes' fleets run none)."""
+def with_rollout(app: ConsoleApp, state: str, **status: object) -> None:
+    """The newest frame with its rollout in `state` (the scenes' fleets run none), and `status`'s fields."""
     from console.protocol import RolloutState, RolloutStatus
 
     frame = app.model.frame
     assert frame is not None
-    app.model.frame = frame.model_copy(update={"rollout": RolloutStatus(state=RolloutState(state))})
+    rollout = RolloutStatus.model_validate({**status, "state": RolloutState(state)})
+    app.model.frame = frame.model_copy(update={"rollout": rollout})
 
 
 async def open_form(app: ConsoleApp, pilot, key: str, what: str) -> ActionForm:
@@ -1299,17 +1300,40 @@ async def test_halt_or_resume_a_rollout_that_cannot_is_answered_here_nothing_sen
     app = acting_app(api)
     async with app.run_test(size=SIZE) as pilot:
         await fleet_ready(app)
+        # Review: the words the server's refusal has (`nothing_to`), with the console's keys and clock.
+        done = {"batch": 8, "batches": 8, "completed_at_s": 750.0}
         for state, key, said in (
-            ("halted", "h", "the rollout is halted: only a running or paused rollout halts; nothing sent"),
-            ("idle", "h", "the rollout is idle: only a running or paused rollout halts; nothing sent"),
+            (
+                "halted",
+                "h",
+                "halt rollout: nothing to halt — the rollout is halted already, at batch 8 of 8; resume it "
+                "(r); nothing sent",
+            ),
+            (
+                "idle",
+                "h",
+                "halt rollout: nothing to halt — no rollout has started on this fleet; start one (R); "
+                "nothing sent",
+            ),
             (
                 "completed",
                 "h",
-                "the rollout is completed: only a running or paused rollout halts; nothing sent",
+                "halt rollout: nothing to halt — the rollout completed at 0:12:30 (batch 8 of 8); start a new "
+                "one (R); nothing sent",
             ),
-            ("running", "r", "the rollout is running: only a paused or halted rollout resumes; nothing sent"),
+            (
+                "completed",
+                "r",
+                "resume rollout: nothing to resume — the rollout completed at 0:12:30 (batch 8 of 8); start "
+                "a new one (R); nothing sent",
+            ),
+            (
+                "running",
+                "r",
+                "resume rollout: nothing to resume — the rollout is running, at batch 8 of 8; nothing sent",
+            ),
         ):
-            with_rollout(app, state)
+            with_rollout(app, state, **done)
             await pilot.press(key)
             await wait_for(lambda said=said: any(n.message == said for n in app._notifications), what=said)
             assert isinstance(app.screen, MainScreen)

@@ -4,28 +4,37 @@ rollout this fleet cannot start (`rollout_unavailable`, `rollout_lacks`), capaci
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from console.figures import first_named
 from console.guards.capacity import node_room
-from console.guards.rollout import HALTABLE, RESUMABLE, UNDRAINABLE
+from console.guards.rollout import UNDRAINABLE, nothing_to
+from console.model.units import fleet_clock
 from console.protocol import ActionKind, NodeState, NodeStatus, RolloutStatus, UnavailableReason
 
+#: The console's keys for the next step a halt or resume with nothing to act on names (`nothing_to`).
+_KEYS = {ActionKind.ROLLOUT_START: " (R)", ActionKind.ROLLOUT_RESUME: " (r)"}
 
-def pointless(kind: ActionKind, node: NodeStatus | None, rollout: RolloutStatus | None = None) -> str | None:
+
+def pointless(
+    kind: ActionKind,
+    node: NodeStatus | None,
+    rollout: RolloutStatus | None = None,
+    clock: Callable[[float], str] = fleet_clock,
+) -> str | None:
     """Why a drain or undrain of `node`, or a halt or resume of `rollout`, could only be refused (the server
     refuses a drain of a node out of rotation, an undrain of one in it, a halt of a rollout neither running
     nor paused, a resume of one neither paused nor halted), or None. Not a verdict — the server judges —
     only sparing the operator a form whose answer is known, and the audit log a failed action. A rollout
     start on a fleet that says it cannot start one (`rollout_unavailable`: `fleet up`'s nodes have no
-    restart command) is answered with the fleet's words, which say what to do."""
+    restart command) is answered with the fleet's words, which say what to do. A halt or resume is said
+    in the server's words (`nothing_to`), with this console's keys and `clock` (its clock face's)."""
     unavailable = rollout_unavailable(rollout) if kind is ActionKind.ROLLOUT_START else None
     if unavailable is not None:
         return f"this fleet cannot start a rollout — {unavailable}; nothing sent"
-    if rollout is not None and kind is ActionKind.ROLLOUT_HALT and rollout.state not in HALTABLE:
-        return f"the rollout is {rollout.state.value}: only a running or paused rollout halts; nothing sent"
-    if rollout is not None and kind is ActionKind.ROLLOUT_RESUME and rollout.state not in RESUMABLE:
-        return f"the rollout is {rollout.state.value}: only a paused or halted rollout resumes; nothing sent"
+    if rollout is not None and kind in (ActionKind.ROLLOUT_HALT, ActionKind.ROLLOUT_RESUME):
+        said = nothing_to(kind, rollout, clock, _KEYS)
+        return None if said is None else f"{kind.title}: {said}; nothing sent"
     if node is None:
         return None
     if kind is ActionKind.UNDRAIN and node.state not in UNDRAINABLE:
