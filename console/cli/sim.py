@@ -62,8 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--frames",
         type=Path,
         metavar="FILE.jsonl",
-        help="write every simulated second's frame, then its events, as JSON lines to FILE (replaced if it "
-        "exists; its directory must exist; the records: docs/scenarios.md)",
+        help="write every simulated second's events, then its frame, then the alarms judged on it, as JSON "
+        "lines to FILE (replaced if it exists; its directory must exist; the records: docs/scenarios.md)",
     )
     run.add_argument(
         "--json",
@@ -156,9 +156,11 @@ def run_scenario(
                     alarms.update(frame, _fleet_view(sim, result, alarms)) if alarms is not None else []
                 )
                 if frames_file is not None:
-                    frames_file.write(frame.model_dump_json() + "\n")
-                    for event in [*result.events, *alarm_events]:
-                        frames_file.write(event.model_dump_json() + "\n")
+                    # As `sim serve` streams a second: its events (stamped with its start) before its frame,
+                    # the alarms judged on the frame after it. Written after the frame, a batch's event at 30
+                    # came after frame 31, which already showed the batch: effects before their cause.
+                    records = [*result.events, frame, *alarm_events]
+                    frames_file.writelines(record.model_dump_json() + "\n" for record in records)
     finally:
         if frames_file is not None:
             frames_file.close()

@@ -103,3 +103,33 @@ def test_sim_run_fires_the_same_alarms_with_and_without_writing_frames(tmp_path)
     whole = run_scenario("demo", [], None, 120, tmp_path / "frames.jsonl")
     columns.pop("wall_s"), whole.pop("wall_s")
     assert columns == whole and len(whole["alarms_fired"]) >= 3
+
+
+def test_sim_run_frames_write_each_second_s_events_before_its_frame(tmp_path) -> None:
+    """Review: a second's events were written after the next second's frame — the rollout's batch 1 at
+    30.0 after frame 31, which already showed batch 1 — so a reader going through the file in order saw
+    effects before causes. As `sim serve` streams a second: the simulator's events of the second (stamped
+    with its start), its frame, then the alarms judged on that frame (stamped with the frame's time)."""
+    import json
+
+    from console.cli.sim import run_scenario
+
+    path = tmp_path / "frames.jsonl"
+    run_scenario("graceful-drain", [], None, 45, path)  # its rollout starts at 30 s
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    frame_s: float | None = None  # the time of the frame last written
+    for record in records:
+        if record["type"] == "frame":
+            frame_s = record["time_s"]
+        elif record["kind"] == "alarm":
+            assert record["time_s"] == frame_s, record  # judged on the frame just written
+        else:  # the second before the next frame's: the frames already written end at its start at most
+            assert frame_s is None or frame_s <= record["time_s"], (frame_s, record)
+    times = [record["time_s"] for record in records]
+    assert times == sorted(times)
+    batch = next(
+        i for i, r in enumerate(records) if r["type"] == "event" and r["message"].startswith("batch 1/")
+    )
+    shows_it = next(i for i, r in enumerate(records) if r["type"] == "frame" and r["rollout"]["batch"] == 1)
+    assert records[batch]["time_s"] == 30.0 and records[shows_it]["time_s"] == 31.0
+    assert batch < shows_it
