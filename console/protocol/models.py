@@ -614,6 +614,13 @@ class Hello(Record):
         description="the served drill this fleet runs (`drill NAME --serve`); null on any other fleet and "
         "from an older server",
     )
+    # Optional, added to v1 without a version change: a recording of the stream (`stormdeck record URL`)
+    # knows nothing else of the fleet, and its report read "scenario —".
+    scenario: str | None = Field(
+        default=None,
+        description="the scenario a simulated fleet runs (its `name`: `sim serve SCENARIO`, a served "
+        "drill's); null on a real fleet (a controller) and from an older server",
+    )
 
 
 class FleetSnapshot(Record):

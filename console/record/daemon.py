@@ -197,7 +197,8 @@ class StreamRecorder:
             source=hello.source if hello else None,
             url=self.url,
             started_unix_s=self.wall_clock(),
-            scenario=self.scenario,
+            # The recorder's own (`drill --record`), else the stream's hello's: `record URL` of `sim serve`.
+            scenario=self.scenario if self.scenario is not None or hello is None else hello.scenario,
             seed=self.seed,
             drill=self.drill if self.drill is not None or hello is None else served_drill_info(hello),
         )

@@ -127,6 +127,14 @@ class InjectingBackend(FleetBackend, Protocol):
 
 
 @runtime_checkable
+class ScenarioBackend(FleetBackend, Protocol):
+    """A backend running a scenario (the simulator): the stream's hello names it, so a recording of the
+    stream says which scenario it is of."""
+
+    def scenario_name(self) -> str: ...
+
+
+@runtime_checkable
 class DrillServingBackend(FleetBackend, Protocol):
     """A backend serving a drill (`drill NAME --serve`): the stream's hello names the drill and its clock,
     so every console attached to it reads the times the drill's lines and hints speak."""

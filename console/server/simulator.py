@@ -62,6 +62,10 @@ class SimulatorBackend:
         # (`Frame.folded_hot`): the abort line by default; a served drill adds its abort criteria's.
         self.hot_lines: tuple[float, ...] = (Thresholds().cpu_abort_pct,)
 
+    def scenario_name(self) -> str:
+        """The scenario's `name`, as the stream's hello says it (`ScenarioBackend`)."""
+        return self.simulation.scenario.name
+
     def watch_cpu_line(self, cpu_pct: float) -> None:
         """Say in sped-up frames which serving nodes were over `cpu_pct` each folded second too."""
         self.hot_lines = tuple(dict.fromkeys([*self.hot_lines, cpu_pct]))

@@ -13,7 +13,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from console.protocol import Hello
 from console.server.auth import authenticate
-from console.server.backend import DrillServingBackend
+from console.server.backend import DrillServingBackend, ScenarioBackend
 from console.server.fanout import Broadcaster, Subscriber
 from console.server.feed import FleetFeed
 from console.server.problems import ApiProblem, problem_response
@@ -81,6 +81,7 @@ async def stream(websocket: WebSocket) -> None:
         frame_interval_s=feed.frame_interval_s,
         role=principal.role.label,
         drill=feed.backend.served_drill() if isinstance(feed.backend, DrillServingBackend) else None,
+        scenario=feed.backend.scenario_name() if isinstance(feed.backend, ScenarioBackend) else None,
     )
     opening = [hello.model_dump_json(), *resume.messages]
     sender = asyncio.create_task(_send(websocket, feed.broadcaster, subscriber, opening, hello.seq))
