@@ -287,14 +287,20 @@ def _first_batch(
     if request.mode is RolloutMode.DRAIN:
         # The field guide's pacing budget, for the drain the backend applies to each batch node: the
         # closes per second the survivors must absorb while the batch drains.
+        pacing_per_s = load.drain_rate_per_s + drain.closes_per_s
+        fits = pacing_per_s <= load.spare_admission_per_s
         pacing = check(
             "drain_pacing_per_s",
-            load.drain_rate_per_s + drain.closes_per_s,
+            pacing_per_s,
             load.spare_admission_per_s,
             fails_to=VerdictLevel.BLOCKED,
             why=f"a batch's drain ({drain.describe}) must fit in the spare admission"
             f"{load.admission_limit_text()} (field guide)",
-            move=_pacing_move(snapshot, capacity, t, ready, batch, load, drain, wait_drains, cannot_add),
+            # (worked out on a failure only: it judges a batch of one over the whole fleet again, and
+            # `largest_safe_batch_size` bisects through here)
+            move=""
+            if fits
+            else _pacing_move(snapshot, capacity, t, ready, batch, load, drain, wait_drains, cannot_add),
         )
         if not pacing.ok:
             pacing_rate = load.admission_to_admit_per_s(drain.closes_per_s)
