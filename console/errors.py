@@ -10,7 +10,13 @@ QUOTED_CHARS = 200
 
 def quoted(value: object) -> str:
     """`value` as an error repeats it (its repr); a long text cut to its start and its length, a long list
-    to its first items and its length, which says what was too long without echoing it all."""
+    to its first items and its length, which says what was too long without echoing it all. A number that
+    remembers its text (an option read with console.cli.checks' `typed_float`/`typed_int`) is repeated as
+    typed — '-1.50', not the -1.5 Python made of it — alone or in a list (`--retry-after-s MIN MAX`), by
+    every check that refuses it, wherever it raises."""
+    value = _as_typed(value)
+    if isinstance(value, list):
+        value = [_as_typed(item) for item in value]
     if isinstance(value, str) and len(value) > QUOTED_CHARS:
         return f"{value[:QUOTED_CHARS]!r}… ({len(value):,} characters)"
     if isinstance(value, list) and len(repr(value)) > QUOTED_CHARS:
@@ -22,6 +28,12 @@ def quoted(value: object) -> str:
             shown.append(repr(item))
         return f"[{', '.join([*shown, '…'])}] ({len(value):,} items)"
     return repr(value)
+
+
+def _as_typed(value: object) -> object:
+    """A number's text as typed, where it kept one (duck-typed: this module imports nothing of the CLI)."""
+    typed = getattr(value, "typed", None)
+    return typed if isinstance(value, int | float) and isinstance(typed, str) else value
 
 
 class StormdeckError(Exception):

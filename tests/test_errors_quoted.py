@@ -29,3 +29,15 @@ def test_a_long_list_is_repeated_by_its_first_items_and_its_length():
     said = quoted(given)
     assert said.startswith("['zz-0', 'zz-1', ") and said.endswith(", …] (3,000 items)")
     assert len(said) < QUOTED_CHARS + 40
+
+
+def test_a_number_that_kept_its_text_is_repeated_as_typed():
+    """An option read with `typed_float`/`typed_int` is said as typed by any check that refuses it."""
+    from console.cli.checks import typed_float, typed_int
+
+    assert quoted(typed_float("-1.50")) == "'-1.50'"
+    assert quoted(typed_int("007")) == "'007'"
+    assert quoted([typed_float("1"), typed_float("1e9")]) == "['1', '1e9']"
+    assert str(InputError("--rate", typed_float("1e400"), "a number in [0, 1]")) == (
+        "--rate: '1e400' is not allowed; expected a number in [0, 1]"
+    )

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from console.cli.bench_server import add_bench_server_parser
+from console.cli.checks import typed_int
 from console.cli.groups import add_subcommands
 from console.errors import InputError, StormdeckError
 
@@ -38,7 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--no-simpy", action="store_true", help="skip the SimPy baseline")
     sim.add_argument("--no-scaling", action="store_true", help="skip the 1 M / 10 M / 100 M runs")
     sim.add_argument(
-        "--repeats", type=int, default=2, help="runs per figure, 1 to 10; the fastest counts (default 2)"
+        "--repeats",
+        type=typed_int,
+        default=2,
+        help="runs per figure, 1 to 10; the fastest counts (default 2)",
     )
     sim.set_defaults(handler=_bench_sim)
 

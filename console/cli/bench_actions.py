@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from console.cli.checks import typed_int
 from console.errors import InputError
 
 
@@ -18,9 +19,11 @@ def register_bench(bench_subparsers: argparse._SubParsersAction) -> None:
             "stormdeck bench actions --samples 5 --until 300 --json",
         ),
     )
-    parser.add_argument("--samples", type=int, default=30, help="moments measured, 1 to 500 (default 30)")
     parser.add_argument(
-        "--until", type=int, default=690, help="last fleet second, 15 to 1500 (default 690, the halt)"
+        "--samples", type=typed_int, default=30, help="moments measured, 1 to 500 (default 30)"
+    )
+    parser.add_argument(
+        "--until", type=typed_int, default=690, help="last fleet second, 15 to 1500 (default 690, the halt)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=_run)

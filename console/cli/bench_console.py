@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import json
 
+from console.cli.checks import typed_float, typed_int
+
 
 def register_bench(benches: argparse._SubParsersAction) -> None:
     parser = benches.add_parser(
@@ -20,16 +22,21 @@ def register_bench(benches: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument(
-        "--nodes", type=int, default=2000, help="nodes in the synthetic fleet, 1 to 20000 (default 2000)"
+        "--nodes",
+        type=typed_int,
+        default=2000,
+        help="nodes in the synthetic fleet, 1 to 20000 (default 2000)",
     )
     parser.add_argument(
-        "--frames", type=int, default=30, help="frames streamed at --rate, at least 5 (default 30)"
+        "--frames", type=typed_int, default=30, help="frames streamed at --rate, at least 5 (default 30)"
     )
-    parser.add_argument("--rate", type=float, default=1.0, help="frames per second, (0, 100] (default 1)")
+    parser.add_argument(
+        "--rate", type=typed_float, default=1.0, help="frames per second, (0, 100] (default 1)"
+    )
     parser.add_argument(
         "--history-s",
         metavar="HISTORY-S",
-        type=int,
+        type=typed_int,
         default=3600,
         help="fleet seconds of history applied before rss is read, at least 0 (default 3600)",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from console.cli.checks import typed_int
 from console.errors import InputError
 
 
@@ -23,14 +24,14 @@ def register_bench(benches: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--idle-clients",
         metavar="IDLE-CLIENTS",
-        type=int,
+        type=typed_int,
         default=10_000,
         help="idle connections to hold, 1 to 18,000 (default 10,000)",
     )
     parser.add_argument(
         "--cost-attempts",
         metavar="COST-ATTEMPTS",
-        type=int,
+        type=typed_int,
         default=2000,
         help="attempts per cost measurement, 100 to 20,000 (default 2000)",
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from console.cli.checks import COALESCE_EVENTS_RANGE, check_coalesce_events
+from console.cli.checks import COALESCE_EVENTS_RANGE, check_coalesce_events, typed_float, typed_int
 from console.errors import FlagError, InputError
 from console.server.clock import check_speed
 from console.server.events import COALESCE_OVER
@@ -28,12 +28,15 @@ def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> arg
             "stormdeck bench server --scenario thundering-herd --speed 10 --clients 5 --seconds 60",
         ),
     )
-    parser.add_argument("--clients", type=int, default=50, help="stream clients, 1 to 500 (default 50)")
+    parser.add_argument("--clients", type=typed_int, default=50, help="stream clients, 1 to 500 (default 50)")
     parser.add_argument(
-        "--nodes", type=int, default=2000, help="nodes in the synthetic fleet, 1 to 20000 (default 2000)"
+        "--nodes",
+        type=typed_int,
+        default=2000,
+        help="nodes in the synthetic fleet, 1 to 20000 (default 2000)",
     )
     parser.add_argument(
-        "--seconds", type=float, default=15.0, help="seconds to measure, 2 to 600 (default 15)"
+        "--seconds", type=typed_float, default=15.0, help="seconds to measure, 2 to 600 (default 15)"
     )
     parser.add_argument(
         "--scenario",
@@ -41,21 +44,24 @@ def add_bench_server_parser(bench_subparsers: argparse._SubParsersAction) -> arg
     )
     parser.add_argument(
         "--storm-at",
-        type=float,
+        type=typed_float,
         metavar="SECONDS",
         help="synthetic fleet only: an eighth of the nodes go down at this fleet second (one event each); a "
         "whole second from 1 to the run's last (3 s of warm-up + --seconds, × --speed)",
     )
     parser.add_argument(
         "--coalesce-events",
-        type=int,
+        type=typed_int,
         default=COALESCE_OVER,
         metavar="N",
         help="serve a second's events alike on more than N nodes as one event naming the nodes, as `sim "
         f"serve` does; {COALESCE_EVENTS_RANGE} (default {COALESCE_OVER})",
     )
     parser.add_argument(
-        "--speed", type=float, default=1.0, help="fleet seconds per wall second, in (0, 100] (default 1)"
+        "--speed",
+        type=typed_float,
+        default=1.0,
+        help="fleet seconds per wall second, in (0, 100] (default 1)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.set_defaults(handler=run_bench_server)

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from console.cli.checks import check_output_file, check_port
+from console.cli.checks import check_output_file, check_port, typed_int
 from console.errors import InputError
 from console.server.route_table import Server, routes_section
 
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=typed_int,
         default=DEFAULT_PORT,
         help=f"the fleet API's port, in [0, 65535] (default {DEFAULT_PORT}; 0: any free)",
     )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from rich.markup import escape
 
-from console.cli.checks import check_output_file, check_recording_out
+from console.cli.checks import check_output_file, check_recording_out, typed_float, typed_int
 from console.cli.serve import DEFAULT_HOST, DEFAULT_PORT
 from console.drills import LIST_WORD
 from console.errors import FlagError, InputError, MissingInput
@@ -86,12 +86,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print the outcome (or --list) as JSON")
     parser.add_argument(
         "--seed",
-        type=int,
+        type=typed_int,
         help="a random seed, a whole number from 0 to 2**63 - 1, for the simulation (default: the scenario's)",
     )
     parser.add_argument(
         "--speed",
-        type=float,
+        type=typed_float,
         help=f"fleet seconds per wall second in (0, {MAX_SPEED:g}] (default 1; --headless: any speed above 0, "
         "default as fast as the simulator goes)",
     )
@@ -135,7 +135,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     # No argparse defaults: a serving option given without --serve is refused (`_refuse_unread_options`).
     serving.add_argument("--host", help=f"address to bind (default {DEFAULT_HOST})")
     serving.add_argument(
-        "--port", type=int, help=f"port, in [0, 65535] (default {DEFAULT_PORT}; 0 picks a free one)"
+        "--port", type=typed_int, help=f"port, in [0, 65535] (default {DEFAULT_PORT}; 0 picks a free one)"
     )
     serving.add_argument(
         "--token-file",

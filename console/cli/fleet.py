@@ -27,6 +27,8 @@ from console.cli.checks import (
     check_port,
     check_publish_rate,
     check_work_factor,
+    typed_float,
+    typed_int,
 )
 from console.cli.groups import add_subcommands
 from console.errors import InputError
@@ -71,10 +73,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "stormdeck fleet up --nodes 3 --clients 3000 --policy full_jitter   # prints the URL and token file",
         ),
     )
-    up.add_argument("--nodes", type=int, default=3, help=f"gateway nodes, 1 to {MAX_NODES} (default 3)")
+    up.add_argument("--nodes", type=typed_int, default=3, help=f"gateway nodes, 1 to {MAX_NODES} (default 3)")
     up.add_argument(
         "--port",
-        type=int,
+        type=typed_int,
         default=8471,
         help="the fleet API's port, in [0, 65535] (default 8471; 0: any free)",
     )
@@ -86,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the controller's audit log, as for `stormdeck controller`",
     )
     up.add_argument(
-        "--clients", type=int, default=0, help="load generator clients, 0 to 18,000 (default 0: none)"
+        "--clients", type=typed_int, default=0, help="load generator clients, 0 to 18,000 (default 0: none)"
     )
     up.add_argument(
         "--policy",
@@ -96,20 +98,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument(
         "--publish-rate-per-s",
         metavar="N",
-        type=float,
+        type=typed_float,
         default=5.0,
         help=f"messages a second published on the nodes' channel, 0 to {MAX_PUBLISH_RATE_PER_S} (default 5)",
     )
     up.add_argument(
         "--work-factor",
         metavar="N",
-        type=int,
+        type=typed_int,
         default=1000,
         help=f"client token cost, PBKDF2 iterations, 1 to {MAX_WORK_FACTOR} (default 1000: ~0.2 ms)",
     )
     up.add_argument(
         "--duration",
-        type=float,
+        type=typed_float,
         default=0.0,
         help="how long the load runs, in seconds: at most 86400 (24 h); default 0: as long as the fleet",
     )

@@ -8,7 +8,7 @@ import os
 import sys
 from dataclasses import asdict
 
-from console.cli.checks import MAX_WORK_FACTOR, check_policy, check_work_factor
+from console.cli.checks import MAX_WORK_FACTOR, check_policy, check_work_factor, typed_float, typed_int
 from console.gateway.tokens import DEFAULT_WORK_FACTOR
 from console.policies import POLICIES
 
@@ -34,12 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "urls", nargs="+", metavar="URL", help="ws://127.0.0.1:PORT/channel/NAME (loopback only)"
     )
     parser.add_argument(
-        "--clients", type=int, required=True, help="how many clients to connect, 1 to 20,000 per worker"
+        "--clients", type=typed_int, required=True, help="how many clients to connect, 1 to 20,000 per worker"
     )
     parser.add_argument("--policy", required=True, help="one of " + ", ".join(sorted(POLICIES)))
     parser.add_argument(
         "--duration",
-        type=float,
+        type=typed_float,
         default=10.0,
         help="seconds, at most 86400 (24 h); default 10; 0: until SIGTERM or Ctrl-C, then the report. Past "
         "600 s the report's waves and connect percentiles cover the newest 100,000 attempts, its counters "
@@ -54,23 +54,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--ramp-s",
         metavar="S",
-        type=float,
+        type=typed_float,
         help=f"spread the first connects over this many seconds, at most --duration (default {DEFAULT_RAMP_S:g}, "
         "or the whole --duration when shorter)",
     )
     parser.add_argument(
-        "--workers", type=int, help="worker processes, 1 to 64 (default: one per core above 2,000 clients)"
+        "--workers",
+        type=typed_int,
+        help="worker processes, 1 to 64 (default: one per core above 2,000 clients)",
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=typed_int,
         default=0,
         help="seed of the clients' backoff draws, 0 to 2**63 - 1 (default 0; worker k uses SEED + k)",
     )
     parser.add_argument(
         "--work-factor",
         metavar="N",
-        type=int,
+        type=typed_int,
         default=DEFAULT_WORK_FACTOR,
         help=f"the nodes' --work-factor (for tokens), 1 to {MAX_WORK_FACTOR} (default {DEFAULT_WORK_FACTOR}, "
         "as `gateway serve`'s)",

@@ -8,7 +8,14 @@ import logging
 import re
 from pathlib import Path
 
-from console.cli.checks import check_fleet_url, check_in_range, check_recording_out, range_text
+from console.cli.checks import (
+    check_fleet_url,
+    check_in_range,
+    check_recording_out,
+    range_text,
+    typed_float,
+    typed_int,
+)
 from console.errors import InputError
 from console.protocol.limits import WEEK_S
 from console.stop_signals import answering_stop_signals, soon
@@ -54,16 +61,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--max-age-s",
-        type=float,
+        type=typed_float,
         metavar="SECONDS",
         help="retention: keep this many seconds of fleet time, above 0 (default: no limit)",
     )
     parser.add_argument(
-        "--frames", type=int, metavar="N", help="stop after N frames, at least 1 (default: run until stopped)"
+        "--frames",
+        type=typed_int,
+        metavar="N",
+        help="stop after N frames, at least 1 (default: run until stopped)",
     )
     parser.add_argument(
         "--wait-s",
-        type=float,
+        type=typed_float,
         default=DEFAULT_WAIT_S,
         metavar="SECONDS",
         help="how long to keep trying a fleet API never reached before giving up (exit 1), in "
@@ -91,7 +101,7 @@ def run_record(args: argparse.Namespace) -> int:
 
     check_fleet_url(args.url)  # the recorder would retry a typo until stopped
     if args.frames is not None and args.frames <= 0:
-        raise InputError("--frames", args.frames, "a positive number of frames")
+        raise InputError("--frames", args.frames, "a whole number of frames, at least 1")
     check_in_range("--wait-s", args.wait_s, WAIT_S_RANGE, "a number of seconds")
     try:
         retention = Retention(max_bytes=args.max_size, max_age_s=args.max_age_s)

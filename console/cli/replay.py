@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from console.cli.checks import check_console_settings
+from console.cli.checks import check_console_settings, typed_float
 from console.errors import InputError
 
 
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("file", metavar="FILE", type=Path, help="the recording")
     parser.add_argument(
-        "--speed", type=float, default=1.0, help="fleet seconds per second, in (0, 600] (default 1)"
+        "--speed", type=typed_float, default=1.0, help="fleet seconds per second, in (0, 600] (default 1)"
     )
     parser.add_argument("--paused", action="store_true", help="start paused on the first frame")
     parser.add_argument(

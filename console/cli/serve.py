@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from console.cli.checks import COALESCE_EVENTS_RANGE, check_coalesce_events, check_output_file, check_port
+from console.cli.checks import (
+    COALESCE_EVENTS_RANGE,
+    check_coalesce_events,
+    check_output_file,
+    check_port,
+    typed_float,
+    typed_int,
+)
 from console.cli.sim import add_override_arguments
 from console.errors import InputError
 from console.server.clock import MAX_SPEED, check_speed
@@ -68,13 +75,13 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
     parser.add_argument(
         "--port",
-        type=int,
+        type=typed_int,
         default=DEFAULT_PORT,
         help=f"port, in [0, 65535] (default {DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument(
         "--speed",
-        type=float,
+        type=typed_float,
         default=1.0,
         help=f"fleet seconds per wall second, in (0, {MAX_SPEED:g}] (default 1); frames still leave at 1/s",
     )
@@ -96,7 +103,7 @@ def add_serve_parser(sim_subparsers: argparse._SubParsersAction) -> argparse.Arg
     )
     parser.add_argument(
         "--coalesce-events",
-        type=int,
+        type=typed_int,
         default=COALESCE_OVER,
         metavar="N",
         help="send a second's events alike on more than N nodes (e.g. 200 × 'restarted: ready → restarting') "

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from console.cli.checks import typed_int
 from console.cli.groups import add_subcommands
 from console.errors import InputError, MissingInput
 
@@ -91,7 +92,7 @@ def add_override_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=typed_int,
         help="a random seed, a whole number from 0 to 2**63 - 1 (default: the scenario's)",
     )
 

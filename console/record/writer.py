@@ -13,6 +13,7 @@ torn tail off and keeps appending to it — a restarted daemon continues the sam
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections.abc import Callable
@@ -66,8 +67,9 @@ class Retention:
     def __post_init__(self) -> None:
         if self.max_bytes is not None and self.max_bytes < MIN_MAX_BYTES:
             raise InputError("max_bytes", self.max_bytes, f"at least {MIN_MAX_BYTES} bytes, or no limit")
-        if self.max_age_s is not None and not self.max_age_s > 0:  # nan too
-            raise InputError("max_age_s", self.max_age_s, "a positive number of seconds, or no limit")
+        # nan too; inf is no age, and no limit is said by leaving it out
+        if self.max_age_s is not None and not 0 < self.max_age_s < math.inf:
+            raise InputError("max_age_s", self.max_age_s, "a finite number of seconds above 0, or no limit")
         if not 0.1 <= self.keep_share < 1.0:
             raise InputError("keep_share", self.keep_share, "a share in [0.1, 1)")
 

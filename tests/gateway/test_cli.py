@@ -14,6 +14,7 @@ import time
 import pytest
 
 from console.cli import build_parser, main
+from console.cli.checks import typed_float, typed_int
 from console.errors import StormdeckError
 from console.gateway.processes import child_env, first_line, free_port
 from tests.gateway.conftest import CHEAP_WORK_FACTOR, SERVE_ARGV
@@ -84,7 +85,7 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
         ),
         (
             ["loadgen", "ws://127.0.0.1:9/", "--clients", "5", "--policy", "fixed", "--duration", "86401"],
-            "--duration: 86401.0 is not allowed; expected seconds in [0, 86400] (24 h; 0: until stopped)",
+            "--duration: '86401' is not allowed; expected seconds in [0, 86400] (24 h; 0: until stopped)",
         ),
         (
             [
@@ -102,7 +103,7 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
         (["fleet", "up", "--duration", "-1"], "--duration"),
         (
             ["fleet", "up", "--duration", "86401"],
-            "--duration: 86401.0 is not allowed; expected seconds in [0, 86400] (24 h; 0: as long as the fleet)",
+            "--duration: '86401' is not allowed; expected seconds in [0, 86400] (24 h; 0: as long as the fleet)",
         ),
         (
             [
@@ -120,39 +121,39 @@ def test_loadgen_reports_json_from_two_workers(node_processes) -> None:
         (
             [*SERVE_ARGV, "--rate-per-s", "-1"],
             # In the operator's unit, as `act admission --rate` says it (it said "a number").
-            "--rate-per-s: -1.0 is not allowed; expected new connections a second in (0, 1000000000]",
+            "--rate-per-s: '-1' is not allowed; expected new connections a second in (0, 1000000000]",
         ),
         # The admission a node starts with has the ranges the admin API's PUT takes (console.protocol.limits):
         # these were accepted, a Retry-After of up to 31 years among them.
-        ([*SERVE_ARGV, "--rate-per-s", "1e12"], "--rate-per-s: 1000000000000.0 is not allowed"),
+        ([*SERVE_ARGV, "--rate-per-s", "1e12"], "--rate-per-s: '1e12' is not allowed"),
         (
             [*SERVE_ARGV, "--burst", "2000000000"],
             # A whole number, said so (it read "a number in (0, 1000000000]", as if 0.5 would do).
-            "--burst: 2000000000 is not allowed; expected connections admitted at once, a whole number in "
+            "--burst: '2000000000' is not allowed; expected connections admitted at once, a whole number in "
             "[1, 1000000000]",
         ),
         (
             [*SERVE_ARGV, "--max-connections", "0"],
-            "--max-connections: 0 is not allowed; expected connections this node holds at most, a whole number "
+            "--max-connections: '0' is not allowed; expected connections this node holds at most, a whole number "
             "in [1, 1000000000]",
         ),
         (
             [*SERVE_ARGV, "--retry-after-s", "1", "1e9"],
-            "--retry-after-s: [1.0, 1000000000.0] is not allowed; expected [min, max] with 0 ≤ min ≤ max ≤ 3600",
+            "--retry-after-s: ['1', '1e9'] is not allowed; expected [min, max] with 0 ≤ min ≤ max ≤ 3600",
         ),
-        ([*SERVE_ARGV, "--retry-after-s", "30", "1"], "--retry-after-s: [30.0, 1.0] is not allowed"),
+        ([*SERVE_ARGV, "--retry-after-s", "30", "1"], "--retry-after-s: ['30', '1'] is not allowed"),
         (["bench", "gateway", "--idle-clients", "50000"], "--idle-clients"),
         # Checked before any node starts (bind() raised OverflowError once the nodes were up).
-        (["fleet", "up", "--port", "99999"], "--port: 99999 is not allowed; expected a port in [0, 65535]"),
+        (["fleet", "up", "--port", "99999"], "--port: '99999' is not allowed; expected a port in [0, 65535]"),
         # nan passes every `<=` check: it reached the node (a ValueError traceback) or ran as is.
-        (["fleet", "up", "--publish-rate-per-s", "nan"], "--publish-rate-per-s: nan is not allowed"),
+        (["fleet", "up", "--publish-rate-per-s", "nan"], "--publish-rate-per-s: 'nan' is not allowed"),
         (
             [*SERVE_ARGV, "--rate-per-s", "nan"],
-            "--rate-per-s: nan is not allowed; expected a finite number",
+            "--rate-per-s: 'nan' is not allowed; expected new connections a second in (0, 1000000000]",
         ),
         (
             [*SERVE_ARGV, "--lifetime-s", "nan"],
-            "--lifetime-s: nan is not allowed; expected a finite number",
+            "--lifetime-s: 'nan' is not allowed; expected seconds in (0, 86400]",
         ),
     ],
 )
@@ -171,7 +172,7 @@ def _controller_argv(tmp_path, nodes_toml: str) -> list[str]:
 
 def test_the_controller_refuses_a_port_out_of_range(tmp_path, capsys) -> None:
     assert main([*_controller_argv(tmp_path, ""), "--port", "99999"]) == 2
-    assert "--port: 99999 is not allowed; expected a port in [0, 65535]" in capsys.readouterr().err
+    assert "--port: '99999' is not allowed; expected a port in [0, 65535]" in capsys.readouterr().err
 
 
 def test_a_bad_capacity_table_exits_2(tmp_path, capsys) -> None:
@@ -204,14 +205,14 @@ def test_loadgen_says_when_the_nodes_refuse_its_tokens(node_processes, capsys) -
     [
         # A negative or nan ramp ran as no ramp at all, and a ramp past the run never connected some
         # clients: all three reported figures for a load nobody asked for, exit 0 or 1, no word why.
-        (["--ramp-s", "-1"], "--ramp-s: -1.0 is not allowed; expected seconds in [0, 1]"),
-        (["--ramp-s", "nan"], "--ramp-s: nan is not allowed"),
+        (["--ramp-s", "-1"], "--ramp-s: '-1' is not allowed; expected seconds in [0, 1]"),
+        (["--ramp-s", "nan"], "--ramp-s: 'nan' is not allowed"),
         (
             ["--ramp-s", "30", "--duration", "10"],
-            "--ramp-s: 30.0 is not allowed; expected seconds in [0, 10]",
+            "--ramp-s: '30' is not allowed; expected seconds in [0, 10]",
         ),
         # `--workers 0` read as "not given" and ran the default; -1 was refused as "1 to 64".
-        (["--workers", "0"], "--workers: 0 is not allowed; expected 1 to 64"),
+        (["--workers", "0"], "--workers: '0' is not allowed; expected 1 to 64"),
     ],
 )
 def test_loadgen_refuses_a_ramp_or_workers_out_of_range(extra: list[str], message: str, capsys) -> None:
@@ -260,11 +261,11 @@ def test_a_node_on_taken_ports_exits_2_naming_the_option(tmp_path) -> None:
     with bind_socket("127.0.0.1", 0) as taken:
         port = str(taken.getsockname()[1])
         done = _serve_on(tmp_path, "--port", "0", "--admin-port", port)
-        assert done.returncode == 2 and f"--admin-port: {port} is not allowed" in done.stderr
+        assert done.returncode == 2 and f"--admin-port: '{port}' is not allowed" in done.stderr
         assert "in use" in done.stderr and "Traceback" not in done.stderr
     free = str(free_port())
     done = _serve_on(tmp_path, "--port", free, "--admin-port", free)
-    assert done.returncode == 2 and f"--port: {free} is not allowed" in done.stderr
+    assert done.returncode == 2 and f"--port: '{free}' is not allowed" in done.stderr
     assert "in use" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -288,35 +289,38 @@ def test_a_child_that_says_nothing_fails_its_start_within_the_timeout() -> None:
     [
         (
             ["--publish-rate-per-s", "-1"],
-            "--publish-rate-per-s: -1.0 is not allowed; expected messages a second in [0, 10000]",
+            "--publish-rate-per-s: '-1' is not allowed; expected messages a second in [0, 10000]",
         ),
-        (["--publish-rate-per-s", "1e9"], "--publish-rate-per-s: 1000000000.0 is not allowed"),
-        (["--ping-interval-s", "0"], "--ping-interval-s: 0.0 is not allowed; expected seconds in (0, 3600]"),
-        (["--capacity", "0"], "--capacity: 0 is not allowed"),
-        (["--seed", "-1"], "--seed: -1 is not allowed"),
-        (["--lifetime-dither-s", "-1"], "--lifetime-dither-s: -1.0 is not allowed"),
-        (["--lifetime-s", "-1"], "--lifetime-s: -1.0 is not allowed; expected seconds in (0, 86400]"),
+        (["--publish-rate-per-s", "1e9"], "--publish-rate-per-s: '1e9' is not allowed"),
+        (["--ping-interval-s", "0"], "--ping-interval-s: '0' is not allowed; expected seconds in (0, 3600]"),
+        (["--capacity", "0"], "--capacity: '0' is not allowed"),
+        (["--seed", "-1"], "--seed: '-1' is not allowed"),
+        (["--lifetime-dither-s", "-1"], "--lifetime-dither-s: '-1' is not allowed"),
+        (["--lifetime-s", "-1"], "--lifetime-s: '-1' is not allowed; expected seconds in (0, 86400]"),
         # Accepted before, though no deployment has them: a lifetime of 1e300 s, 10^14 connections a node,
         # a grace or a heartbeat of 31 years, a seed past 64 bits.
-        (["--lifetime-s", "1e300"], "--lifetime-s: 1e+300 is not allowed; expected seconds in (0, 86400]"),
+        (["--lifetime-s", "1e300"], "--lifetime-s: '1e300' is not allowed; expected seconds in (0, 86400]"),
         (
             ["--capacity", str(10**14)],
-            "--capacity: 100000000000000 is not allowed; expected connections in [1, 10000000]",
+            "--capacity: '100000000000000' is not allowed; expected connections in [1, 10000000]",
         ),
         (
             ["--close-grace-s", "1e9"],
-            "--close-grace-s: 1000000000.0 is not allowed; expected seconds in [0, 600]",
+            "--close-grace-s: '1e9' is not allowed; expected seconds in [0, 600]",
         ),
         (
             ["--ping-interval-s", "1e9"],
-            "--ping-interval-s: 1000000000.0 is not allowed; expected seconds in (0, 3600]",
+            "--ping-interval-s: '1e9' is not allowed; expected seconds in (0, 3600]",
         ),
-        (["--seed", str(2**64)], f"--seed: {2**64} is not allowed; expected an integer in [0, {2**63 - 1}]"),
+        (
+            ["--seed", str(2**64)],
+            f"--seed: '{2**64}' is not allowed; expected an integer in [0, {2**63 - 1}]",
+        ),
         (["--node-id", ""], "--node-id: '' is not allowed"),
         (["--channel", ""], "--channel: '' is not allowed"),
         (
             ["--work-factor", "0"],
-            "--work-factor: 0 is not allowed; expected PBKDF2 iterations in [1, 1000000]",
+            "--work-factor: '0' is not allowed; expected PBKDF2 iterations in [1, 1000000]",
         ),
     ],
 )
@@ -329,14 +333,14 @@ def test_loadgen_refuses_a_negative_seed(capsys) -> None:
     """Accepted before: random.Random(-1) draws as Random(1) does, so two "different" runs were one."""
     argv = ["loadgen", "ws://127.0.0.1:9/channel/x", "--clients", "1", "--policy", "fixed"]
     assert main([*argv, "--seed", "-1"]) == 2
-    assert f"--seed: -1 is not allowed; expected an integer in [0, {2**63 - 1}]" in capsys.readouterr().err
+    assert f"--seed: '-1' is not allowed; expected an integer in [0, {2**63 - 1}]" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("work_factor", ["0", "-3"])
 def test_loadgen_refuses_a_work_factor_below_1(work_factor: str, capsys) -> None:
     argv = ["loadgen", "ws://127.0.0.1:9/channel/x", "--clients", "1", "--policy", "fixed"]
     assert main([*argv, "--work-factor", work_factor]) == 2
-    assert f"--work-factor: {work_factor} is not allowed" in capsys.readouterr().err
+    assert f"--work-factor: {work_factor!r} is not allowed" in capsys.readouterr().err
 
 
 def test_fleet_up_checks_every_input_before_starting_any_child(tmp_path, monkeypatch, capsys) -> None:
@@ -351,7 +355,7 @@ def test_fleet_up_checks_every_input_before_starting_any_child(tmp_path, monkeyp
     bad_tokens = tmp_path / "tokens"
     bad_tokens.write_text("nobody x\n")
     for extra, message in (
-        (["--work-factor", "0"], "--work-factor: 0 is not allowed"),
+        (["--work-factor", "0"], "--work-factor: '0' is not allowed"),
         (["--audit-log", str(tmp_path)], "--audit-log: "),
         (["--token-file", str(bad_tokens)], "a role"),
     ):
@@ -362,7 +366,7 @@ def test_fleet_up_checks_every_input_before_starting_any_child(tmp_path, monkeyp
     with bind_socket("127.0.0.1", 0) as taken:  # the controller's port, taken: refused before any child
         port = taken.getsockname()[1]
         assert main(["fleet", "up", "--port", str(port)]) == 2
-        assert f"--port: {port} is not allowed; expected a free port" in capsys.readouterr().err
+        assert f"--port: '{port}' is not allowed; expected a free port" in capsys.readouterr().err
 
 
 def test_the_controller_refuses_a_directory_as_audit_log(tmp_path, capsys) -> None:
@@ -447,7 +451,7 @@ def test_every_number_option_names_its_range_in_help(command: tuple[str, ...]) -
     # docs/gateway.md: "Every number these commands take has a range, named in its --help" — the ports'
     # said only "0: any free port", though 70000 exits 2 naming [0, 65535].
     parser = _subparser(build_parser(), *command)
-    numbers = [a for a in parser._actions if a.type in (int, float)]
+    numbers = [a for a in parser._actions if a.type in (typed_int, typed_float)]
     assert numbers
     unnamed = [a.option_strings[0] for a in numbers if not _RANGE.search(a.help or "")]
     assert unnamed == []
@@ -509,5 +513,5 @@ def test_a_node_that_cannot_start_prints_no_controller_token(tmp_path) -> None:
         command = [sys.executable, "-m", "console", *SERVE_ARGV[:2], "--node-id", "x"]
         command += ["--port", port, "--admin-port", "0"]
         done = subprocess.run(command, capture_output=True, text=True, timeout=30, env=child_env())
-    assert done.returncode == 2 and f"--port: {port} is not allowed" in done.stderr, done.stderr
+    assert done.returncode == 2 and f"--port: '{port}' is not allowed" in done.stderr, done.stderr
     assert "controller token" not in done.stderr + done.stdout

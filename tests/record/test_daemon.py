@@ -267,7 +267,7 @@ def test_the_cli_refuses_nonsense_before_connecting(
     )
     assert "--frames" in capsys.readouterr().err
     assert main(["record", "http://127.0.0.1:9", "--out", out, "--max-age-s", "-5"]) == 2
-    assert capsys.readouterr().err.startswith("stormdeck: --max-age-s: -5.0")  # as typed, not max_age_s
+    assert capsys.readouterr().err.startswith("stormdeck: --max-age-s: '-5'")  # as typed, not max_age_s
     assert (
         main(["record", "http://127.0.0.1:9", "--out", out, "--token-file", str(tmp_path / "missing")]) == 2
     )

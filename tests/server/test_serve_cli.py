@@ -118,15 +118,15 @@ def test_a_non_loopback_host_needs_a_token_file(capsys) -> None:
     ("argv", "words"),
     [
         # bind() answers a port out of range with OverflowError, not OSError: it was a traceback.
-        (["sim", "serve", "demo", "--port", "99999"], ["--port: 99999", "[0, 65535]"]),
-        (["sim", "serve", "demo", "--port", "-1"], ["--port: -1", "[0, 65535]"]),
-        (["drill", "thundering-herd", "--serve", "--port", "70000"], ["--port: 70000", "[0, 65535]"]),
+        (["sim", "serve", "demo", "--port", "99999"], ["--port: '99999'", "[0, 65535]"]),
+        (["sim", "serve", "demo", "--port", "-1"], ["--port: '-1'", "[0, 65535]"]),
+        (["drill", "thundering-herd", "--serve", "--port", "70000"], ["--port: '70000'", "[0, 65535]"]),
         # numpy refuses a negative seed with a ValueError.
-        (["sim", "serve", "demo", "--port", "0", "--seed", "-1"], ["--seed: -1", "an integer in [0, "]),
-        # The option as typed: it read "speed: 0.0 is not allowed", as if a field of some body.
-        (["sim", "serve", "demo", "--port", "0", "--speed", "0"], ["--speed: 0.0", "(0, 100]"]),
-        (["drill", "thundering-herd", "--serve", "--port", "0", "--speed", "100.5"], ["--speed: 100.5"]),
-        (["replay", "missing.sdrec", "--speed", "0"], ["--speed: 0.0", "(0, 600]"]),
+        (["sim", "serve", "demo", "--port", "0", "--seed", "-1"], ["--seed: '-1'", "an integer in [0, "]),
+        # The option and its value as typed: it read "speed: 0.0 is not allowed", as if a field of some body.
+        (["sim", "serve", "demo", "--port", "0", "--speed", "0"], ["--speed: '0'", "(0, 100]"]),
+        (["drill", "thundering-herd", "--serve", "--port", "0", "--speed", "100.5"], ["--speed: '100.5'"]),
+        (["replay", "missing.sdrec", "--speed", "0"], ["--speed: '0'", "(0, 600]"]),
     ],
 )
 def test_bad_serve_arguments_exit_2_before_serving(argv: list[str], words: list[str], capsys) -> None:

@@ -461,7 +461,10 @@ def test_summary_measures_recovery_from_the_first_disconnect() -> None:
         (["sim", "run", "thundering-herd", "--set", "nodes.count=1.5"], ["nodes.count: 1.5", "[1, 10000]"]),
         (["sim", "run", "demo", "--set", "admission.burst=nan"], ["admission.burst: nan", "an integer"]),
         (["sim", "run", "demo", "--set", "rollout.enabled=1"], ["rollout.enabled: 1", "true or false"]),
-        (["sim", "run", "demo", "--seed", "-1", "--until", "1"], ["--seed: -1", "[0, 9223372036854775807]"]),
+        (
+            ["sim", "run", "demo", "--seed", "-1", "--until", "1"],
+            ["--seed: '-1'", "[0, 9223372036854775807]"],
+        ),
         # An empty key named no path (': 3 is not allowed').
         (["sim", "run", "demo", "--set", "=3"], ["--set: '=3'", "KEY=VALUE with a dotted KEY"]),
         # The simulator runs whole seconds: 0.5 ran none and printed a summary of zeros, 1.7 ran one.
