@@ -44,19 +44,31 @@ def groups(
                 yield from groups(sub, (*argv, *leading, name))
 
 
-def test_a_group_without_its_subcommand_shows_its_help(capsys) -> None:
+def test_a_group_without_its_subcommand_shows_its_help_and_exits_2(capsys) -> None:
     """`stormdeck plan`, `audit` and `act` (with or without a URL) and `act URL rollout` exited 2 with a usage
-    error while `sim`, `bench`, `config`, `gateway` and `fleet` printed their help and exited 0."""
+    error while `sim`, `bench`, `config`, `gateway` and `fleet` printed their help and exited 0. Then every
+    group exited 0: a script calling `stormdeck sim` with its subcommand left out took it for done. A group
+    without its subcommand is a usage error (argparse's 2), its help on stderr, listing the subcommands."""
     found = list(groups(build_parser()))
-    assert {argv[0] for argv, _, _ in found} >= {"sim", "act", "plan", "audit"}
+    assert {argv[0] for argv, _, _ in found} >= {"sim", "bench", "gateway", "fleet", "config", "act", "plan"}
+    assert {argv[0] for argv, _, _ in found} >= {"audit"}
     assert ("act", EXAMPLES["URL"], "rollout") in {argv for argv, _, _ in found}
     for alone, with_positionals, parser in found:
         subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         for argv in {alone, with_positionals}:
-            assert main(list(argv)) == 0, argv
-            out = capsys.readouterr().out
-            assert out.startswith(parser.format_usage()), argv
-            assert all(name in out for name in subcommands.choices), argv
+            assert main(list(argv)) == 2, argv
+            out, err = capsys.readouterr()
+            assert out == "", argv
+            assert err.startswith(parser.format_usage()), argv
+            assert all(name in err for name in subcommands.choices), argv
+
+
+def test_a_group_asked_for_its_help_shows_it_on_stdout_and_exits_0(capsys) -> None:
+    """`stormdeck sim --help` asked for it: no usage error."""
+    with pytest.raises(SystemExit) as done:
+        main(["sim", "--help"])
+    assert done.value.code == 0
+    assert "SUBCOMMAND" in capsys.readouterr().out
 
 
 def usage_error(argv: list[str], capsys) -> str:

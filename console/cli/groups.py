@@ -1,7 +1,9 @@
 """A command made of subcommands (`stormdeck sim`, `stormdeck act URL rollout`, ...).
 
-Run without a subcommand, a group prints its own help (which lists its subcommands) and exits 0: the user
-asked what the group offers, which is no usage error. `add_subcommands` makes every group, so they agree.
+Run without a subcommand, a group prints its own help (which lists its subcommands) to stderr and exits 2,
+argparse's usage error: a script that left the subcommand out (`stormdeck sim`) exited 0 and took it for
+done. `--help` is how to ask what a group offers (stdout, 0). `add_subcommands` makes every group, so they
+agree. (`stormdeck` alone is no group run bare: it starts the console on a simulated fleet.)
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ import re
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
+
+#: argparse's exit status for a usage error, which a group run without its subcommand is.
+USAGE_EXIT = 2
 
 
 def fill_items(lead: str, items: Sequence[str], width: int) -> str:
@@ -28,9 +33,10 @@ def fill_items(lead: str, items: Sequence[str], width: int) -> str:
 class CommandParser(argparse.ArgumentParser):
     """The parser of every `stormdeck` command and subcommand.
 
-    A group given no words at all shows its help even when a positional comes before its subcommand
-    (`stormdeck act` alone, where argparse would first ask for `act`'s URL and exit 2). `examples`: whole
-    command lines, shown last in --help one a line (argparse would run an epilog's lines together).
+    A group given no words at all shows its help (on stderr, exit 2, as any group without its subcommand)
+    even when a positional comes before its subcommand (`stormdeck act` alone, where argparse would first
+    ask for `act`'s URL). `examples`: whole command lines, shown last in --help one a line (argparse would
+    run an epilog's lines together).
     `sections`: (title, rows) shown before the examples, each row (its lead, its items) a paragraph of its
     own, broken between items only (a served API's routes by area: "POST" is never left at a line's end,
     its path on the next)."""
@@ -255,8 +261,8 @@ def add_subcommands(parser: argparse.ArgumentParser, **kwargs: Any) -> argparse.
     (a subcommand's own `set_defaults(handler=...)` replaces it when one is)."""
 
     def print_group_help(args: argparse.Namespace) -> int:
-        parser.print_help()
-        return 0
+        parser.print_help(sys.stderr)
+        return USAGE_EXIT
 
     parser.set_defaults(handler=print_group_help)
     kwargs.setdefault("parser_class", CommandParser)
