@@ -1,0 +1,20 @@
+"""`stormdeck audit verify FILE`: an audit log's hash chain checked."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from console.audit import verify_file
+
+    report = verify_file(args.file)
+    if report.intact:
+        print(f"{args.file}: intact, {report.records} records, last hash {report.last_hash[:16]}…")
+        return 0
+    print(
+        f"{args.file}: line {report.broken_line}: {report.reason} ({report.records} records verified before it)",
+        file=sys.stderr,
+    )
+    return 1
