@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from console.guards.capacity import NodeRoom
 from console.model.units import counted
-from console.record.clock import clock
+from console.record.clock import report_clock
 from console.record.records import ActionRecord
 from console.record.review import Review
 
@@ -47,7 +47,7 @@ def abort_criterion(review: Review) -> Finding | None:
     halts = [a for a in review.actions_named("rollout_halt") if a.time_s >= fired_s - 30]
     if not rollout_then and not halts:
         return None  # hot nodes with no restart under way (a whole-fleet outage): nothing to halt
-    evidence = f"cpu_abort fired at {clock(fired_s)}: a serving node above 80 % CPU for 30 s"
+    evidence = f"cpu_abort fired at {_at(review, fired_s)}: a serving node above 80 % CPU for 30 s"
     if rollout_then:
         evidence += ", with a rollout still running"
     halted_s = halts[0].time_s if halts else None
@@ -56,7 +56,9 @@ def abort_criterion(review: Review) -> Finding | None:
     elif halted_s < fired_s:  # it read "-10 s after the criterion"
         done_text = f"rollout halted {fired_s - halted_s:.0f} s before the criterion fired"
     else:
-        done_text = f"rollout halted at {clock(halted_s)}, {halted_s - fired_s:+.0f} s after the criterion"
+        done_text = (
+            f"rollout halted at {_at(review, halted_s)}, {halted_s - fired_s:+.0f} s after the criterion"
+        )
     return Finding(
         title="Abort criterion: halt the restart",
         evidence=evidence,
@@ -76,14 +78,14 @@ def connections_alarm(review: Review) -> Finding | None:
     after = [a for a in review.actions if a.time_s >= fired_s]
     early = admission_in_force(review, fired_s)
     acted = (
-        f"first action {after[0].action} at {clock(after[0].time_s)}, "
+        f"first action {after[0].action} at {_at(review, after[0].time_s)}, "
         f"{after[0].time_s - fired_s:+.0f} s after the alarm ({len(after)} attempt(s) after it)"
         if after
         else ""
     )
     return Finding(
         title="Total connections fell: treat it as an emergency",
-        evidence=f"connections_drop (−5 % in 60 s) fired at {clock(fired_s)}{_since_disconnect(review, fired_s)}",
+        evidence=f"connections_drop (−5 % in 60 s) fired at {_at(review, fired_s)}{_since_disconnect(review, fired_s)}",
         prescription="Alarm on total active connections dropping more than 5 % in 60 s (a 90 s detection "
         "floor); any event that disconnects more than a few percent of clients is an emergency.",
         seed=OUTAGE_SEED,
@@ -103,18 +105,20 @@ def _since_disconnect(review: Review, fired_s: float) -> str:
     first = review.disconnect_times_s[0] if review.disconnect_times_s else None
     if underway is not None and (first is None or fired_s < first):
         later = (
-            f"; the first mass disconnect in the recording came after it, at {clock(first)}" if first else ""
+            f"; the first mass disconnect in the recording came after it, at {_at(review, first)}"
+            if first
+            else ""
         )
         return f", the recording starting during the incident ({underway.what}){later}"
     if first is None:
         return ""
     if fired_s < first:
         return (
-            f", {first - fired_s:.0f} s before the first mass disconnect in the recording ({clock(first)}): "
+            f", {first - fired_s:.0f} s before the first mass disconnect in the recording ({_at(review, first)}): "
             "connections were already falling"
         )
     in_it = " in the recording" if underway is not None else ""
-    return f", {fired_s - first:.0f} s after the first mass disconnect{in_it} at {clock(first)}"
+    return f", {fired_s - first:.0f} s after the first mass disconnect{in_it} at {_at(review, first)}"
 
 
 def admission_in_force(review: Review, fired_s: float) -> ActionRecord | None:
@@ -148,7 +152,7 @@ def decorrelated_jitter(review: Review) -> Finding | None:
     return Finding(
         title="Reconnects came in lockstep waves: decorrelate the clients",
         evidence=measured
-        + (f"; lockstep_waves fired at {clock(fired_s)}" if fired_s is not None else "")
+        + (f"; lockstep_waves fired at {_at(review, fired_s)}" if fired_s is not None else "")
         + f"; peak {figures.peak_attempts_per_100ms:,} attempts in one 100 ms bin",
         prescription="Client SDKs: decorrelated jitter, delay = random(base, min(max, last_delay × 3)) — "
         "or full jitter, random(0, min(cap, base × 2^n)) — instead of base × 2^n + 0–100 ms, whose waves "
@@ -173,7 +177,7 @@ def retry_after(review: Review) -> Finding | None:
         if (window := a.request.get("retry_after_s")) and len(window) == 2 and window[0] < window[1]
     ]
     done_text = (
-        f"admission set at {clock(admissions[0].time_s)}"
+        f"admission set at {_at(review, admissions[0].time_s)}"
         + (" with a randomized Retry-After window" if randomized else "")
         if admissions
         else ("admission control was on" if limited else "no admission limit in force")
@@ -182,7 +186,7 @@ def retry_after(review: Review) -> Finding | None:
         title="Turn the surge away cheaply: admission with a randomized Retry-After",
         evidence=f"{mark}{figures.rejects_total:,} upgrades answered 503, {mark}{figures.timeouts_total:,} "
         f"handshakes timed out{' (estimated from a sped-up recording: see Key figures)' if mark else ''}"
-        + (f"; reconnect_rate_high fired at {clock(storm)}" if storm is not None else ""),
+        + (f"; reconnect_rate_high fired at {_at(review, storm)}" if storm is not None else ""),
         prescription="A token bucket on new connections that rejects the excess with 503 and a randomized "
         "Retry-After, before any TLS or auth work; clients honour the hint, so the server controls the storm.",
         seed=f"{INTERVIEW_SEED}; server-driven backoff hint: {OUTAGE_SEED}",
@@ -208,9 +212,9 @@ def drain_not_disconnect(review: Review) -> Finding | None:
         title="Drain, don't disconnect",
         evidence=f"{dropped:,} connections cut abruptly (not drained) on {len(nodes)} node(s), "
         + (
-            f"at {clock(first_s)}"
+            f"at {_at(review, first_s)}"
             if first_s == last_s
-            else f"in {len(times)} bursts from {clock(first_s)} to {clock(last_s)}"
+            else f"in {len(times)} bursts from {_at(review, first_s)} to {_at(review, last_s)}"
         )
         + _injected_text(review),
         prescription="Take a node out of rotation, close its connections at a chosen rate with a randomized "
@@ -225,7 +229,7 @@ def drain_not_disconnect(review: Review) -> Finding | None:
 def _injected_text(review: Review) -> str:
     if not review.injected:
         return ""
-    cuts = [f"{clock(cut.time_s)} {injection.text}" for cut, injection in review.injected]
+    cuts = [f"{_at(review, cut.time_s)} {injection.text}" for cut, injection in review.injected]
     counts = review.injected_counts()
     return f"; not counted: {counts} ({', '.join(cuts)}) — the incident, not an operator's choice"
 
@@ -243,12 +247,12 @@ def add_capacity(review: Review) -> Finding | None:
     added = review.actions_named("add_capacity", "add_nodes")
     return Finding(
         title="Headroom below 35 %: add capacity, do not restart",
-        evidence=f"headroom_low fired at {clock(fired_s)}",
+        evidence=f"headroom_low fired at {_at(review, fired_s)}",
         prescription="Provision 35 % headroom; above 65 % utilisation there is no safe restart — add "
         "capacity instead. What fixed the outage: stopping the restart and adding 200 nodes.",
         seed=OUTAGE_SEED,
         done=bool(added),
-        what_was_done=_capacity_added(added[0]) if added else "no capacity action recorded",
+        what_was_done=_capacity_added(review, added[0]) if added else "no capacity action recorded",
     )
 
 
@@ -273,11 +277,11 @@ def _no_room(review: Review, fired_s: float, room: NodeRoom) -> Finding:
         if action.time_s >= fired_s:
             firsts.setdefault(next(n for n in NO_ROOM_MOVES if action.action.startswith(n)), action.time_s)
     early = admission_in_force(review, fired_s)
-    moves = [f"{NO_ROOM_MOVES[name]} at {clock(t)}" for name, t in firsts.items()]
+    moves = [f"{NO_ROOM_MOVES[name]} at {_at(review, t)}" for name, t in firsts.items()]
     done = "; ".join(t for t in (_in_force_text(early), *moves) if t)
     return Finding(
         title="Headroom below 35 %: do not restart",
-        evidence=f"headroom_low fired at {clock(fired_s)}, {fleet}: it could add no capacity",
+        evidence=f"headroom_low fired at {_at(review, fired_s)}, {fleet}: it could add no capacity",
         prescription="Provision 35 % headroom; above 65 % utilisation there is no safe restart. What fixed the "
         f"outage was stopping the restart and adding 200 nodes; this fleet could add none, so: "
         f"{_moves_then(review, fired_s)}, and wait for headroom to come back.",
@@ -305,14 +309,14 @@ def _moves_then(review: Review, time_s: float) -> str:
     return ", ".join(move for move in moves if move)
 
 
-def _capacity_added(action: ActionRecord) -> str:
+def _capacity_added(review: Review, action: ActionRecord) -> str:
     """`20 nodes added at 3:30, ready at 7:30`: the count from the request, the ready time from the
     verdict's projection when the backend knew its provisioning time."""
     count = action.request.get("count")
     what = f"{count} nodes added" if isinstance(count, int) else "capacity added"
     ready_at_s = action.verdict.projections.get("ready_at_s") if action.verdict is not None else None
-    ready = f", ready at {clock(ready_at_s)}" if isinstance(ready_at_s, int | float) else ""
-    return f"{what} at {clock(action.time_s)}{ready}"
+    ready = f", ready at {_at(review, ready_at_s)}" if isinstance(ready_at_s, int | float) else ""
+    return f"{what} at {_at(review, action.time_s)}{ready}"
 
 
 def losing_ground(review: Review) -> Finding | None:
@@ -322,10 +326,10 @@ def losing_ground(review: Review) -> Finding | None:
         return None
     shed = [a for a in review.actions_named("admission") if a.time_s >= fired_s]
     early = admission_in_force(review, fired_s)
-    tightened = f"admission tightened at {clock(shed[0].time_s)}" if shed else ""
+    tightened = f"admission tightened at {_at(review, shed[0].time_s)}" if shed else ""
     return Finding(
         title="Drain ÷ inflow below 1: the storm is winning",
-        evidence=f"drain÷inflow alarm fired at {clock(fired_s)}",
+        evidence=f"drain÷inflow alarm fired at {_at(review, fired_s)}",
         prescription="Below 1 you are losing ground; below 1 for more than a minute or two the storm is "
         "winning; trip the kill switch around 0.6 — shed load (a breaker answering Retry-After 30 s) rather "
         "than let retries feed the queue.",
@@ -346,6 +350,11 @@ RULES: tuple[Callable[[Review], Finding | None], ...] = (
     add_capacity,
     losing_ground,
 )
+
+
+def _at(review: Review, time_s: float) -> str:
+    """A finding's time as the rest of the report reads it: a drill's on its clock, else fleet time."""
+    return report_clock(review.header)(time_s)
 
 
 def findings(review: Review) -> list[Finding]:

@@ -7,6 +7,7 @@ One clock for the report's tables, its findings and its charts' axes: a ten-hour
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from console.model.units import FLEET_CLOCK, ClockFace, drill_clock
 from console.record.records import RecordingHeader
@@ -33,3 +34,11 @@ def recorded_clock(header: RecordingHeader) -> ClockFace:
     if drill is not None and drill.clock_start_s is not None:
         return drill_clock(drill.clock_start_s)
     return FLEET_CLOCK
+
+
+def report_clock(header: RecordingHeader) -> Callable[[float], str]:
+    """Fleet second → the time a report's figures read: the drill's clock where the header says where it
+    starts (the one the drill panel, its hints and objectives spoke: a trainee finds "04:09:31" in what
+    they saw, not "9:31"), else the fleet clock of the report's timeline (m:ss)."""
+    face = recorded_clock(header)
+    return face.text if face.day_start_s is not None else clock

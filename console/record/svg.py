@@ -9,10 +9,11 @@ one-bin spike survives.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
+from console.model.units import FLEET_CLOCK, ClockFace
 from console.record.clock import clock
 
 MAX_POINTS = 2000
@@ -52,6 +53,9 @@ class Chart:
     markers: list[TimeMarker] = field(default_factory=list)
     y_min: float | None = 0.0
     y_max: float | None = None
+    #: The time axis's clock: fleet time (m:ss), or a drill's (`drill_clock`), whose ticks fall on round
+    #: times of that clock and whose label says so.
+    clock: ClockFace = FLEET_CLOCK
 
 
 def thin(xs: Sequence[float], ys: Sequence[float], max_points: int = MAX_POINTS) -> list[tuple[float, float]]:
@@ -88,6 +92,16 @@ def _fmt(value: float) -> str:
     if abs(value) >= 1e4:
         return f"{value / 1e3:g} k"
     return f"{value:g}"
+
+
+def _time_axis(face: ClockFace, x0: float, x1: float) -> tuple[Callable[[float], str], str, float]:
+    """(fleet second → tick text, the axis's label, where its clock's 0 is in fleet seconds before 0). A
+    drill's clock (hh:mm:ss) ticks at round times of day; fleet time at round fleet seconds, every tick in
+    one format (0:30:00 beside 1:00:00, not 30:00)."""
+    if face.day_start_s is not None:
+        return face.text, f"{face.label} (hh:mm:ss)", float(face.day_start_s)
+    hours = max(abs(x0), abs(x1)) >= 3600
+    return lambda time_s: clock(time_s, hours), f"fleet time ({'h:mm:ss' if hours else 'm:ss'})", 0.0
 
 
 def render(chart: Chart) -> str:
@@ -128,17 +142,15 @@ def render(chart: Chart) -> str:
         )
         tick += step
     x_step = _time_step(x1 - x0)
-    hours = max(abs(x0), abs(x1)) >= 3600  # every tick in one format: 0:30:00 beside 1:00:00
-    tick = math.ceil(x0 / x_step) * x_step
+    at, axis_label, offset_s = _time_axis(chart.clock, x0, x1)
+    tick = math.ceil((x0 + offset_s) / x_step) * x_step - offset_s
     while tick <= x1:
         parts.append(
-            f'<text x="{px(tick):.1f}" y="{HEIGHT - _BOTTOM + 16}" text-anchor="middle">'
-            f"{clock(tick, hours)}</text>"
+            f'<text x="{px(tick):.1f}" y="{HEIGHT - _BOTTOM + 16}" text-anchor="middle">{at(tick)}</text>'
         )
         tick += x_step
     parts.append(
-        f'<text x="{_LEFT + plot_w / 2}" y="{HEIGHT - 6}" text-anchor="middle">'
-        f"fleet time ({'h:mm:ss' if hours else 'm:ss'})</text>"
+        f'<text x="{_LEFT + plot_w / 2}" y="{HEIGHT - 6}" text-anchor="middle">{escape(axis_label)}</text>'
         f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>'
     )
     for index, threshold in enumerate(chart.thresholds):
@@ -160,7 +172,7 @@ def render(chart: Chart) -> str:
         parts.append(
             f'<line class="marker {escape(marker.kind)}" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" '
             f'y2="{_TOP + plot_h}" stroke="{colour}" stroke-width="1" opacity="0.6">'
-            f"<title>{escape(clock(marker.x, hours))} {escape(marker.label)}</title></line>"
+            f"<title>{escape(at(marker.x))} {escape(marker.label)}</title></line>"
         )
     for index, line in enumerate(chart.lines):
         points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in thin(line.xs, line.ys))

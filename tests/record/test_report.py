@@ -52,8 +52,9 @@ def test_key_figures_match_the_simulators_summary_of_the_same_run(
     assert _row(markdown, "max node CPU").startswith(f"{s['max_node_cpu_pct']:.1f} %")
     assert _row(markdown, "lockstep index").startswith(f"{s['lockstep_index']:.2f}")
     assert _row(markdown, "action attempts") == "4 (1 blocked, 2 applied, 1 needs_confirmation)"
-    # A share as every other in the report writes it, "95 %" (it read "(61% of the start)").
-    assert re.search(r" at \d+:\d\d \(\d+ % of the start\)$", _row(markdown, "minimum connections"))
+    # A share as every other in the report writes it, "95 %" (it read "(61% of the start)"); a drill's
+    # time on its clock (tests/record/test_drill_report_clock.py).
+    assert re.search(r" at 04:\d\d:\d\d \(\d+ % of the start\)$", _row(markdown, "minimum connections"))
 
 
 def test_timeline_holds_events_alarms_actions_verdicts_and_confirmations(
@@ -100,7 +101,9 @@ def test_the_seeds_say_what_should_have_been_done_and_whether_it_was(
     abort = seeds.split("### Abort criterion: halt the restart")[1].split("###")[0]
     assert "outage seed (000" in abort
     assert (
-        f"done — rollout halted at {int(herd.halted_s // 60)}:{int(herd.halted_s % 60):02d}, +15 s" in abort
+        # on the drill's clock, as the rest of a drill's report (tests/record/test_drill_report_clock.py)
+        f"done — rollout halted at 04:{int(herd.halted_s // 60):02d}:{int(herd.halted_s % 60):02d}, +15 s"
+        in abort
     )
     assert "### Reconnects came in lockstep waves: decorrelate the clients" in seeds
     assert "random(base, min(max, last_delay × 3))" in seeds
@@ -108,7 +111,7 @@ def test_the_seeds_say_what_should_have_been_done_and_whether_it_was(
     assert "interview seed (002" in retry and "with a randomized Retry-After window" in retry
     # Every cut is the scenario's own rollout's (the trainee only halts it): none counted against them.
     assert "### Drain, don't disconnect" not in seeds
-    assert "(4 scripted: 0:30 rollout by the scenario; 0:50 rollout by the scenario;" in markdown
+    assert "(4 scripted: 04:00:30 rollout by the scenario; 04:00:50 rollout by the scenario;" in markdown
     losing = seeds.split("### Drain ÷ inflow below 1: the storm is winning")[1].split("###")[0]
     assert "**In this session:** done — admission tightened at " in losing  # the session's own admission
 
@@ -201,15 +204,16 @@ def test_each_alarm_says_what_it_said_when_raised(herd: HerdSession) -> None:
 def test_recovery_reads_as_what_happened(herd: HerdSession) -> None:
     from dataclasses import replace
 
+    from console.record.clock import clock
     from console.record.report.figures import _recovery_text
     from console.record.review import review
 
     with RecordingReader(herd.path) as recording:
         figures = review(recording).figures
     assert figures is not None and figures.first_disconnect_s is not None
-    assert _recovery_text(replace(figures, recovery_s=0.0)).startswith("never below 95 % of before")
-    assert _recovery_text(replace(figures, recovery_s=None)).startswith("not recovered by the end")
-    assert _recovery_text(replace(figures, first_disconnect_s=None)) == "no mass disconnect"
+    assert _recovery_text(replace(figures, recovery_s=0.0), clock).startswith("never below 95 % of before")
+    assert _recovery_text(replace(figures, recovery_s=None), clock).startswith("not recovered by the end")
+    assert _recovery_text(replace(figures, first_disconnect_s=None), clock) == "no mass disconnect"
 
 
 def test_report_out_is_checked_and_written_all_or_nothing(
@@ -677,7 +681,8 @@ def test_an_admission_limit_set_before_the_alarm_is_done_before_it(tmp_path: Pat
     text = write_report(path, tmp_path / "rep").markdown.read_text()
     losing = _seed(text, "Drain ÷ inflow below 1: the storm is winning")
     assert losing is not None
-    done = "- **In this session:** done before the alarm, at 0:10 — the admission limit set then was still in force"
+    # (the drill's clock, as the rest of its report: fleet second 10)
+    done = "- **In this session:** done before the alarm, at 02:00:10 — the admission limit set then was still in force"
     assert done in losing, losing
     emergency = _seed(text, "Total connections fell: treat it as an emergency")
     assert emergency is not None

@@ -1,10 +1,13 @@
 """The Key figures section: the minimum, the peaks, the recovery, the hottest node, the lockstep index,
-the 503s and timeouts (and how well they are known), the alarms and the actions, in words. Pure."""
+the 503s and timeouts (and how well they are known), the alarms and the actions, in words — their times on
+the drill's clock for a drill (`report_clock`), else fleet time. Pure."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from console.figures import RECOVERED_SHARE
-from console.record.clock import clock
+from console.record.clock import recorded_clock, report_clock
 from console.record.key_figures import KeyFigures
 from console.record.records import ActionRecord
 from console.record.report.table import cell
@@ -13,12 +16,12 @@ from console.record.underway import IncidentUnderway
 from console.waves import lockstep_text
 
 
-def _recovery_text(f: KeyFigures) -> str:
+def _recovery_text(f: KeyFigures, at: Callable[[float], str]) -> str:
     if f.underway is not None:
-        return _recovery_underway_text(f, f.underway)
+        return _recovery_underway_text(f, f.underway, at)
     if f.first_disconnect_s is None:
         return "no mass disconnect"
-    since = f"first mass disconnect at {clock(f.first_disconnect_s)}"
+    since = f"first mass disconnect at {at(f.first_disconnect_s)}"
     if f.recovery_s is None:
         return f"not recovered by the end ({since})"
     if f.recovery_s == 0:  # every frame after it held ≥ 95 %: there was nothing to recover from
@@ -26,7 +29,7 @@ def _recovery_text(f: KeyFigures) -> str:
     return f"{f.recovery_s:.0f} s ({since} → back to ≥ 95 % for good)"
 
 
-def _recovery_underway_text(f: KeyFigures, underway: IncidentUnderway) -> str:
+def _recovery_underway_text(f: KeyFigures, underway: IncidentUnderway, at: Callable[[float], str]) -> str:
     """A recording begun during the incident holds no frame of the fleet before it: recovery is back to
     95 % of the clients wanting a connection at its first frame, and from the disconnect it holds before
     that frame, or else only how far into the recording — never from the first disconnect it holds, whose
@@ -38,7 +41,7 @@ def _recovery_underway_text(f: KeyFigures, underway: IncidentUnderway) -> str:
         )
     line = f"≥ 95 % of the {underway.wanting:,} clients wanting a connection"
     if f.recovery_from_s is not None and f.recovery_from_s < underway.at_s:  # the disconnect it holds
-        since = f"first mass disconnect at {clock(f.recovery_from_s)}, before the first frame"
+        since = f"first mass disconnect at {at(f.recovery_from_s)}, before the first frame"
         if f.recovery_s is None:
             return f"not back to {line} by the end ({since})"
         return f"{f.recovery_s:.0f} s ({since} → back to {line} for good)"
@@ -46,7 +49,7 @@ def _recovery_underway_text(f: KeyFigures, underway: IncidentUnderway) -> str:
         return f"not back to {line} by the end (the recording starts during the incident)"
     back_s = underway.at_s + f.recovery_s
     return (
-        f"back to {line} for good at {clock(back_s)}, {f.recovery_s:.0f} s into the recording (it starts "
+        f"back to {line} for good at {at(back_s)}, {f.recovery_s:.0f} s into the recording (it starts "
         "during the incident: how long since the incident began is not in it)"
     )
 
@@ -67,41 +70,50 @@ def underway_text(underway: IncidentUnderway) -> str:
     return f"The recording starts during the incident: {underway.what}. {measured}."
 
 
-def _peak_text(f: KeyFigures) -> str:
+def _peak_text(f: KeyFigures, at: Callable[[float], str]) -> str:
     # A session without a reconnect attempt has no peak to date (it read "0 at 3:56", before its first
     # frame: the first of the tied empty bins).
     if f.peak_attempts_at_s is None:
         return f"{f.peak_attempts_per_100ms:,} (no reconnect attempts recorded)"
-    return f"{f.peak_attempts_per_100ms:,} at {clock(f.peak_attempts_at_s)}"
+    return f"{f.peak_attempts_per_100ms:,} at {at(f.peak_attempts_at_s)}"
 
 
 def figures_section(reviewed: Review) -> list[str]:
     f = reviewed.figures
     if f is None:
         return ["## Key figures", "", "No frames were recorded.", ""]
+    at = report_clock(reviewed.header)
     rows = [
-        ("minimum connections", f"{f.min_connections:,} at {clock(f.min_connections_at_s)}{_minimum_of(f)}"),
-        ("peak attempts per 100 ms", _peak_text(f)),
+        ("minimum connections", f"{f.min_connections:,} at {at(f.min_connections_at_s)}{_minimum_of(f)}"),
+        ("peak attempts per 100 ms", _peak_text(f, at)),
         ("peak attempts per second", f"{f.peak_attempts_per_s:,.0f}"),
         (
             "recovery time",
-            _recovery_text(f),
+            _recovery_text(f, at),
         ),
-        ("mass disconnects", _disconnects_text(reviewed)),
+        ("mass disconnects", _disconnects_text(reviewed, at)),
         (
             "max node CPU",
             f"{f.max_cpu_pct:.1f} %"
             + (f" on {f.max_cpu_node}" if f.max_cpu_node else "")
-            + f" at {clock(f.max_cpu_at_s)}",
+            + f" at {at(f.max_cpu_at_s)}",
         ),
         ("lockstep index", lockstep_text(f.lockstep_index, f.lockstep_note or "")),
         ("503s / handshake timeouts", _rejects_text(f)),
         ("alarms raised", str(len(reviewed.alarms))),
         ("action attempts", _action_counts(reviewed.actions)),
     ]
+    face = recorded_clock(reviewed.header)
+    # Which clock, once: a drill's times are the ones its panel, hints and objectives spoke.
+    on_drill_clock = (
+        [f"Times are on the {face.label} (hh:mm:ss), as the drill showed them.", ""]
+        if face.day_start_s is not None
+        else []
+    )
     return [
         "## Key figures",
         "",
+        *on_drill_clock,
         *([underway_text(f.underway), ""] if f.underway is not None else []),
         "| figure | value |",
         "|---|---|",
@@ -125,13 +137,13 @@ def _minimum_of(f: KeyFigures) -> str:
     return ""
 
 
-def _disconnects_text(reviewed: Review) -> str:
+def _disconnects_text(reviewed: Review, at: Callable[[float], str]) -> str:
     """How many, and which an instructor or the drill's timeline injected or the scenario's script made
     (the incident's, not the operator's: "Drain, don't disconnect" leaves them out)."""
     total = len(reviewed.mass_disconnects)
     if not reviewed.injected:
         return f"{total:,}" if total else "none"
-    cuts = "; ".join(f"{clock(cut.time_s)} {injection.text}" for cut, injection in reviewed.injected)
+    cuts = "; ".join(f"{at(cut.time_s)} {injection.text}" for cut, injection in reviewed.injected)
     rest = total - len(reviewed.injected)
     return f"{total:,} ({reviewed.injected_counts()}: {cuts}" + (f"; {rest:,} not" if rest else "") + ")"
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from console.record.advice import Finding, findings
-from console.record.clock import clock
+from console.record.clock import clock, report_clock
 from console.record.report.figures import figures_section
 from console.record.report.objectives import objectives_section
 from console.record.report.session import session_section
@@ -32,19 +33,19 @@ def render_markdown(
         "",
         *objectives_section(reviewed),
         *timeline_section(reviewed),
-        *seeds_section(findings(reviewed)),
+        *seeds_section(findings(reviewed), report_clock(reviewed.header)),
     ]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def seeds_section(found: list[Finding]) -> list[str]:
+def seeds_section(found: list[Finding], at: Callable[[float], str] = clock) -> list[str]:
     lines = ["## What the seeds say", ""]
     if not found:
         return [*lines, "Nothing in this recording matches a situation the seeds prescribe for.", ""]
     for finding in found:
         done = {True: "done", False: "not done", None: "not visible in the recording"}[finding.done]
         if finding.done and finding.done_before_s is not None:
-            done = f"done before the alarm, at {clock(finding.done_before_s)}"
+            done = f"done before the alarm, at {at(finding.done_before_s)}"
         lines += [
             f"### {finding.title}",
             "",

@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 
 from console.model.units import duration
-from console.record.clock import clock, recorded_clock
-from console.record.records import DrillOutcome, ObjectiveOutcome, RecordingHeader
+from console.record.clock import report_clock
+from console.record.records import DrillOutcome, ObjectiveOutcome
 from console.record.report.table import cell
 from console.record.review import Review
 
@@ -44,13 +44,6 @@ def objectives_section(reviewed: Review) -> list[str]:
     else:
         lines.append("Not a drill recording: no objectives to score.")
     return [*lines, ""]
-
-
-def report_clock(header: RecordingHeader) -> Callable[[float], str]:
-    """Fleet second → the time the report's times read: the drill's clock where the header says where it
-    starts, else the fleet clock of the report's timeline (m:ss)."""
-    face = recorded_clock(header)
-    return face.text if face.day_start_s is not None else clock
 
 
 def detail_text(objective: ObjectiveOutcome, at: Callable[[float], str]) -> str:
