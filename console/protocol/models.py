@@ -621,6 +621,14 @@ class Hello(Record):
         description="the scenario a simulated fleet runs (its `name`: `sim serve SCENARIO`, a served "
         "drill's); null on a real fleet (a controller) and from an older server",
     )
+    # Optional, added to v1 without a version change: the scenario alone does not say how to run the fleet
+    # again (`sim serve X --seed 7`), and a recording knows only what the hello says.
+    seed: int | None = Field(
+        default=None,
+        description="the seed of a simulated fleet's run (`sim serve --seed N`, a served drill's, else the "
+        "scenario's own): with `scenario`, how to run it again; null on a real fleet (a controller) and "
+        "from an older server",
+    )
 
 
 class FleetSnapshot(Record):

@@ -199,7 +199,7 @@ class StreamRecorder:
             started_unix_s=self.wall_clock(),
             # The recorder's own (`drill --record`), else the stream's hello's: `record URL` of `sim serve`.
             scenario=self.scenario if self.scenario is not None or hello is None else hello.scenario,
-            seed=self.seed,
+            seed=self.seed if self.seed is not None or hello is None else hello.seed,
             drill=self.drill if self.drill is not None or hello is None else served_drill_info(hello),
         )
 

@@ -128,10 +128,12 @@ class InjectingBackend(FleetBackend, Protocol):
 
 @runtime_checkable
 class ScenarioBackend(FleetBackend, Protocol):
-    """A backend running a scenario (the simulator): the stream's hello names it, so a recording of the
-    stream says which scenario it is of."""
+    """A backend running a scenario (the simulator): the stream's hello names it and the run's seed, so a
+    recording of the stream says which scenario it is of and how to run it again."""
 
     def scenario_name(self) -> str: ...
+
+    def scenario_seed(self) -> int: ...
 
 
 @runtime_checkable

@@ -66,6 +66,10 @@ class SimulatorBackend:
         """The scenario's `name`, as the stream's hello says it (`ScenarioBackend`)."""
         return self.simulation.scenario.name
 
+    def scenario_seed(self) -> int:
+        """The run's seed (`--seed`, else the scenario's), as the stream's hello says it (`ScenarioBackend`)."""
+        return self.simulation.seed
+
     def watch_cpu_line(self, cpu_pct: float) -> None:
         """Say in sped-up frames which serving nodes were over `cpu_pct` each folded second too."""
         self.hot_lines = tuple(dict.fromkeys([*self.hot_lines, cpu_pct]))

@@ -334,6 +334,8 @@ async def test_a_served_drills_hello_says_which_drill_and_its_clock() -> None:
     # ... and what its briefing shows a trainee on `attach` (docs/drills.md)
     assert (drill["seed_source"], drill["briefing"]) == ("a test: no seed", "A test drill.")
     assert drill["objectives"] == [{"name": "no override", "points": 10}]
+    # ... and the run's seed beside its scenario: a recording of it says how to run it again
+    assert (hello["scenario"], hello["seed"]) == ("thundering-herd", 1)
 
 
 async def test_a_hello_after_the_drills_end_carries_its_end() -> None:

@@ -1,5 +1,5 @@
-"""A recording of `stormdeck sim serve SCENARIO` made by `stormdeck record URL` names the scenario: the
-stream's hello says it, and the report's Session section shows it."""
+"""A recording of `stormdeck sim serve SCENARIO --seed N` made by `stormdeck record URL` names the scenario
+and its seed: the stream's hello says them, and the report's Session section shows them."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ from pathlib import Path
 
 from console.cli import main
 from console.cli.embedded import FALLBACK_SCENARIO
+from console.protocol import Hello
+from console.record.daemon import StreamRecorder
 from console.record.reader import RecordingReader
 from tests.server.test_serve_cli import read_announcement, serve_command
 
 
-def test_a_recording_of_sim_serve_names_its_scenario_in_the_report(tmp_path: Path, capsys) -> None:
+def test_a_recording_of_sim_serve_names_its_scenario_and_seed_in_the_report(tmp_path: Path, capsys) -> None:
     """Review: the report read "scenario —" — the hello did not name the scenario, and `record URL` knows
-    nothing else of the fleet."""
-    process = subprocess.Popen(serve_command(), stdout=subprocess.PIPE, text=True)
+    nothing else of the fleet. Then it named the scenario but not the seed: the run could not be repeated."""
+    process = subprocess.Popen(serve_command("--seed", "7"), stdout=subprocess.PIPE, text=True)
     try:
         served = read_announcement(process)
         url, token = served["url"], served["token"].split()[0]  # the token file the server made
@@ -26,7 +28,22 @@ def test_a_recording_of_sim_serve_names_its_scenario_in_the_report(tmp_path: Pat
         process.kill()
         process.wait()
     with RecordingReader(out) as recording:
-        assert recording.header.scenario == FALLBACK_SCENARIO
+        assert (recording.header.scenario, recording.header.seed) == (FALLBACK_SCENARIO, 7)
     assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
     report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
-    assert f"| scenario | {FALLBACK_SCENARIO} |" in report, report[:1500]
+    assert f"| scenario | {FALLBACK_SCENARIO} (seed 7) |" in report, report[:1500]
+
+
+def test_an_older_servers_hello_leaves_the_seed_unsaid(tmp_path: Path) -> None:
+    """A hello without `seed` (an older server, or a controller) still reads, and the header says none."""
+    hello = Hello.model_validate_json(
+        '{"type": "hello", "fleet": "f", "source": "simulator", "epoch": "e", "seq": 0, "scenario": "demo"}'
+    )
+    assert hello.seed is None
+    recorder = StreamRecorder(tmp_path / "old.sdrec", fsync=False)
+    try:
+        recorder.receive(hello)
+        assert recorder.writer is not None
+        assert (recorder.writer.header.scenario, recorder.writer.header.seed) == ("demo", None)
+    finally:
+        recorder.close()

@@ -49,6 +49,7 @@ async def test_hello_then_frames_then_events_before_their_frame(live: Live) -> N
         assert hello["frame_interval_s"] == pytest.approx(0.05)
         assert hello["role"] == "viewer"  # the token's: a viewer's console offers no actions
         assert hello["scenario"] is None  # a fleet running no scenario (as a controller's): null
+        assert hello["seed"] is None  # nor a seed
         messages = await receive_until(ws, lambda m: m["type"] == "frame" and m["time_s"] >= 10)
     frames = frames_only(messages)
     # First the newest frame at once, then every frame in order: the server's seq, not the backend's.
