@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import ClassVar, Protocol
 
@@ -72,9 +72,9 @@ def _clock_said(body: dict) -> str:
 
 #: Quitting over an open form or dialog asks for a second quit within this many seconds.
 QUIT_AGAIN_S = 3.0
-#: How long a told event (a drill's line or hint) stays on screen, wall seconds. Textual's default 5 s was
-#: gone before a trainee, busy in a form or reading the objectives, had read a hint of twenty words; the
-#: console's failures stay 30 s.
+#: How long a told event (a drill's line; a hint over a screen without its hint line) stays on screen,
+#: wall seconds. Textual's default 5 s was gone before a trainee, busy in a form or reading the
+#: objectives, had read a hint of twenty words; the console's failures stay 30 s.
 TOLD_S = 30
 
 #: Help's row for Textual's own Ctrl+Q (App.BINDINGS, a priority binding): Ctrl+C says "press ctrl+q to
@@ -124,6 +124,7 @@ class ConsoleApp(App[None]):
         self._own_clock_face = clock_face
         self._briefed = False  # a served drill's briefing was shown (`greet`)
         self._told_end = False  # a served drill's end was told (`tell`): from the stream or a hello
+        self._hints: list[Event] = []  # a served drill's hints heard so far (`hear_hint`)
         self.instructor = instructor  # the palette offers injections (console.ui.inject; admin token)
         self.model = model or console_model()
         self.source = source
@@ -205,11 +206,14 @@ class ConsoleApp(App[None]):
     # --- feeding the model -----------------------------------------------------------------------------
 
     #: The stream's events told as notifications as they arrive: a served drill's story (`drill`: its
-    #: timeline's lines, and its end) and its hints. They name no node, and only the node screen lists
-    #: events: on `attach` to a served drill they reached the model and were shown nowhere.
-    told_kinds: ClassVar[frozenset[str]] = frozenset({"drill", "hint"})
+    #: timeline's lines, and its end). They name no node, and only the node screen lists events: on
+    #: `attach` to a served drill they reached the model and were shown nowhere. Its hints have the fleet
+    #: screen's hint line (`hear_hint`), as in the drill console: as toasts they stacked over the panels.
+    told_kinds: ClassVar[frozenset[str]] = frozenset({"drill"})
 
     def tell(self, event: Event) -> None:
+        if event.kind == "hint":
+            self.hear_hint(event)
         if event.kind not in self.told_kinds:
             return
         if event.kind == "drill" and event.data.get("ended"):
@@ -217,8 +221,29 @@ class ConsoleApp(App[None]):
             if self._told_end:
                 return
             self._told_end = True
-        title = f"hint · {self.clock_face.text(event.time_s)}" if event.kind == "hint" else event.kind
-        self.notify(event.message, title=title, timeout=TOLD_S)
+        self.notify(event.message, title=event.kind, timeout=TOLD_S)
+
+    def hear_hint(self, hint: Event) -> None:
+        """A served drill's hint from the stream: kept, and shown (`show_hints`). Once: a resume after a
+        lost link may send it again."""
+        if any((told.time_s, told.message) == (hint.time_s, hint.message) for told in self._hints):
+            return
+        self._hints.append(hint)
+        self.show_hints(hint)
+
+    def hints_told(self) -> Sequence[Event]:
+        """Every hint told so far, oldest first: the hint line's."""
+        return self._hints
+
+    def show_hints(self, newest: Event) -> None:
+        """On the fleet screen's hint line; over another screen (a node's, help, a form, the briefing), a
+        notification as well, for a short while: the line is out of sight there."""
+        for screen in self.screen_stack:  # (under a node's screen too: there on the way back)
+            if isinstance(screen, MainScreen):
+                screen.show_hints(self.hints_told(), self.clock_face)
+        if not isinstance(self.screen, MainScreen):
+            title = f"hint · {self.clock_face.text(newest.time_s)}"
+            self.notify(f"{newest.message}\n(kept on the hint line)", title=title, timeout=TOLD_S)
 
     #: A trainee's console shows a served drill's briefing once, on the first hello naming the drill (the
     #: single-player drill console shows its own, before its clock runs).

@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from console.drills.countdown import PenaltySoFar
 from console.drills.live import DrillProgress, LiveObjective, Standing
@@ -31,7 +31,7 @@ from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, end_lines, 
 from console.drills.summary import next_steps as steps_for
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
-from console.model.units import ClockFace, drill_clock, duration
+from console.model.units import drill_clock, duration
 from console.protocol import Event, Frame, ServedDrill
 from console.record.records import ActionRecord, Confirmation, DrillOutcome
 from console.ui.actions import ActionRecorder
@@ -257,22 +257,12 @@ class DrillScreen(MainScreen):
     DrillScreen.-cramped.-reading-objectives #drill-beside { max-height: 100%; }
     DrillScreen.-cramped #drill-box { display: none; }
     DrillScreen.-cramped #wave-box { display: none; }
-    /* Below 36 rows the hint line's 2 rows come from what says least: what the alarm under the cursor
-       said (cut "…" there; Tab to the alarms reads it whole) and 2 of the wave chart's 10 — the node
-       table and the alarms had kept 2 rows each at 100×30. */
-    /* (Its `display` is the screen's to set, whether the alarm said anything: a height of 0 hides it.) */
-    DrillScreen.-short.-hinted #alarm-said { max-height: 0; border-top: none; }
-    DrillScreen.-short.-hinted.-reading-alarms #alarm-said {
-        max-height: 70%; border-top: hkey $panel-lighten-2;
-    }
-    DrillScreen.-short.-hinted #wave-box { height: 8; }
     """
 
     def compose(self) -> ComposeResult:
         for widget in super().compose():
-            if isinstance(widget, Footer):
+            if isinstance(widget, HintLine):  # (the fleet screen's: a served drill's hints on `attach` too)
                 yield ObjectivesBox(id="drill-box")
-                yield HintLine(id="hint-line")
             yield widget
 
     def on_mount(self) -> None:
@@ -298,11 +288,6 @@ class DrillScreen(MainScreen):
         for box in self.query(ObjectivesBox):
             box.show(titles, objectives, brief)
 
-    def show_hints(self, hints: Sequence[Event], clock: ClockFace) -> None:
-        self.set_class(bool(hints), "-hinted")
-        for line in self.query(HintLine):  # (query: a hint may come as the screen is being torn down)
-            line.show(hints, clock)
-
 
 class DrillApp(ConsoleApp):
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -314,9 +299,8 @@ class DrillApp(ConsoleApp):
             tooltip="pause / resume the drill's fleet clock (once Enter has started it, until the end)",
         ),
     ]
-    #: None: the drill's end is its end screen (a notice over it once covered the score), and its hints
-    #: have a line of their own (`HintLine`; stacked notifications covered the objectives at 80×24) —
-    #: told as notifications only over another screen (`_tell_hint`).
+    #: None: the drill's end is its end screen (a notice over it once covered the score); its hints have
+    #: the fleet screen's line, as on `attach` (`ConsoleApp.show_hints`), from its own progress.
     told_kinds: ClassVar[frozenset[str]] = frozenset()
     #: Its own briefing opens the drill (Enter starts the clock), not the served drill's hello.
     briefs_served_drill: ClassVar[bool] = False
@@ -399,17 +383,13 @@ class DrillApp(ConsoleApp):
             if self.progress.ended and not self.end_shown:
                 self.call_later(self.show_end)
         elif isinstance(message, Event) and self.progress.add_event(message) is not None:
-            self._tell_hint(message)
+            self.show_hints(message)
 
-    def _tell_hint(self, hint: Event) -> None:
-        """On the drill screen's hint line; over another screen (a node's, help, a form), a notification
-        as well, for a short while: the line is out of sight there, and the objectives too."""
-        for screen in self.screen_stack:  # (under a node's screen too: there on the way back)
-            if isinstance(screen, DrillScreen):
-                screen.show_hints(self.progress.hints, self.clock_face)
-        if not isinstance(self.screen, DrillScreen):
-            title = f"hint · {self.clock_face.text(hint.time_s)}"
-            self.notify(f"{hint.message}\n(kept on the drill screen's hint line)", title=title, timeout=10)
+    def hear_hint(self, hint: Event) -> None:
+        """(Its progress hears the hints, in `feed`: it knows which an action already made moot.)"""
+
+    def hints_told(self) -> Sequence[Event]:
+        return self.progress.hints
 
     def _record_action(self, record: ActionRecord | Confirmation) -> None:
         if isinstance(record, ActionRecord):

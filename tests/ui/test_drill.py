@@ -401,9 +401,9 @@ async def test_help_in_a_drill_says_what_p_pauses_and_lists_the_briefing_and_end
     assert ("drill over", "escape", "back to the fleet") in rows
 
 
-async def reads_the_drill_clock_at_02_00_45(app, hint_titles: list[str] | None = None) -> None:
+async def reads_the_drill_clock_at_02_00_45(app, hint_said: str | None = None) -> None:
     """The header, the alarms' raised times and a node screen's events read the drill's clock at fleet
-    second 45 of a drill starting at 02:00:00 (`hint_titles`: the notifications' titles, when given)."""
+    second 45 of a drill starting at 02:00:00 (`hint_said`: the hint line's words, when given)."""
     from console.ui.screens.node_detail import NodeDetailScreen
     from console.ui.widgets.alarms_panel import AlarmsPanel
     from console.ui.widgets.header import FleetHeader
@@ -413,8 +413,11 @@ async def reads_the_drill_clock_at_02_00_45(app, hint_titles: list[str] | None =
     alarms = app.screen.query_one(AlarmsPanel)
     raised = [str(alarms.get_cell_at((row, 5))) for row in range(alarms.row_count)]
     assert raised and all(cell.startswith("02:00:") for cell in raised), raised
-    if hint_titles is not None:
-        assert [n.title for n in app._notifications] == hint_titles
+    if hint_said is not None:
+        from textual.widgets import Static
+
+        line = app.screen.query_one(HintLine)
+        assert str(line.query_one(".newest-hint", Static).render()) == hint_said
     node_id = next(node for node in app.model.nodes if app.model.node_events(node, limit=1))
     app.open_node(node_id)
     await fleet_ready(app)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.command import CommandList
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, Static
 
 from console.client.actions import ActionClient
 from console.model.link import Received
@@ -16,6 +16,7 @@ from console.protocol import Event
 from console.ui.app import ConsoleApp
 from console.ui.commands import console_commands
 from console.ui.inject import InjectForm
+from console.ui.widgets.hint_line import HintLine
 from tests.actions.conftest import TOKENS, Acting, calm_simulation, start_acting
 
 from ..client.fake_fleet_server import wait_for
@@ -157,7 +158,8 @@ async def test_a_served_drills_story_hints_and_end_are_told_on_an_attached_conso
     """Found running instructor mode as a trainee would: on `stormdeck attach` the drill's story
     ("02:00:30 the region comes back"), its hints and "the drill's time is up" reached the model and were
     shown nowhere — they name no node, and only the node screen lists events. The instructor's console
-    (`attach --instructor`) is the same console."""
+    (`attach --instructor`) is the same console. The hints have the fleet screen's hint line, as in the
+    drill console (tests/ui/test_attached_hints.py), not a toast."""
     told = [
         Event(time_s=30, kind="drill", message="02:00:30 the region comes back", data={"drill": "d"}),
         Event(time_s=40, kind="hint", message="Ration the return with admission.", data={"drill": "d"}),
@@ -171,9 +173,12 @@ async def test_a_served_drills_story_hints_and_end_are_told_on_an_attached_conso
         shown = [(n.title, n.message) for n in storm_app._notifications]
         assert shown == [
             ("drill", "02:00:30 the region comes back"),
-            ("hint · 0:00:40", "Ration the return with admission."),
             ("drill", "02:07:00 the drill's time is up (D)"),
         ]
+        line = storm_app.screen.query_one(HintLine)
+        assert str(line.query_one(".newest-hint", Static).render()) == (
+            "hint 0:00:40 · Ration the return with admission."
+        )
         assert all(n.timeout >= 20 for n in storm_app._notifications)  # long enough to read mid-form
 
 
@@ -227,7 +232,7 @@ async def test_attached_to_a_served_drill_the_screen_reads_the_drill_clock(instr
         feed.event(Event(time_s=45, kind="hint", message="Ration the return.", data={"drill": "tiny"}))
         await pilot.pause()  # (a notification is a message to the app)
         await fleet_ready(app)
-        await reads_the_drill_clock_at_02_00_45(app, hint_titles=["hint · 02:00:45"])
+        await reads_the_drill_clock_at_02_00_45(app, hint_said="hint 02:00:45 · Ration the return.")
 
 
 def clock_frames(feed: TinyFeed, paused: bool, count: int = 2) -> None:

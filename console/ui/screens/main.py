@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import ClassVar
 
@@ -24,7 +24,7 @@ from console.model.nodes import NodeFilter, NodeQuery, id_order, select_nodes
 from console.model.offered import not_on_this_fleet
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace
-from console.protocol import ActionKind, AdmissionInForce
+from console.protocol import ActionKind, AdmissionInForce, Event
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
 from console.ui.commands import action_bindings, fleet_action_keys, not_offered_bindings
 from console.ui.intents import FilterChosen, ScreenReady
@@ -33,6 +33,7 @@ from console.ui.widgets.alarms_panel import AlarmMessage, AlarmsPanel
 from console.ui.widgets.footer import ConsoleFooter
 from console.ui.widgets.gauges import GaugeBar
 from console.ui.widgets.header import FleetHeader, header_text
+from console.ui.widgets.hint_line import HintLine
 from console.ui.widgets.input_bar import InputBar, opening_key
 from console.ui.widgets.node_table import NodeTable, column_title
 from console.ui.widgets.plot import PlotextChart, plot_columns
@@ -173,6 +174,15 @@ class MainScreen(Screen[None]):
     MainScreen #rollout-box { height: auto; border-subtitle-color: $text-muted; }
     MainScreen.-short #wave-box { height: 10; }
     MainScreen.-short #conn-box { display: none; }
+    /* Below 36 rows the hint line's 2 rows come from what says least: what the alarm under the cursor
+       said (cut "…" there; Tab to the alarms reads it whole) and 2 of the wave chart's 10 — the node
+       table and the alarms had kept 2 rows each at 100×30. */
+    /* (Its `display` is the screen's to set, whether the alarm said anything: a height of 0 hides it.) */
+    MainScreen.-short.-hinted #alarm-said { max-height: 0; border-top: none; }
+    MainScreen.-short.-hinted.-reading-alarms #alarm-said {
+        max-height: 70%; border-top: hkey $panel-lighten-2;
+    }
+    MainScreen.-short.-hinted #wave-box { height: 8; }
     """
     )
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -226,7 +236,15 @@ class MainScreen(Screen[None]):
             placeholder=filter_placeholder(None),
             leave_to="#nodes",  # where the screen puts the focus as the filter ends, either way
         )
+        # A served drill's hints (hidden until the first): the drill console's and an attached trainee's.
+        yield HintLine(id="hint-line")
         yield ConsoleFooter()
+
+    def show_hints(self, hints: Sequence[Event], clock: ClockFace) -> None:
+        """A served drill's hints told so far, on the hint line: the newest whole, Tab for the others."""
+        self.set_class(bool(hints), "-hinted")
+        for line in self.query(HintLine):  # (query: a hint may come as the screen is being torn down)
+            line.show(hints, clock)
 
     def on_mount(self) -> None:
         self.query_one("#wave-box").border_title = WAVE_TITLE
