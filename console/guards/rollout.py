@@ -632,6 +632,8 @@ def nothing_to(
             said = f"the rollout aborted at {where}{why}, and an aborted one is not resumed; start a new one{start}"
         case RolloutState.HALTED:  # (a halt: a resume takes it)
             said = f"the rollout is halted already, at {where}; resume it{steps.get(ActionKind.ROLLOUT_RESUME, '')}"
+        case _ if rollout.scheduled:  # (a resume): it starts by itself
+            said = f"the rollout is scheduled: it {rollout.schedule_said(clock)}"
         case _:  # running (a resume): it goes on by itself
             said = f"the rollout is {rollout.state.value}, at {where}"
     return f"nothing to {verb} — {said}"

@@ -9,7 +9,7 @@ Add fields freely; never rename one. Units are in the names (`_s`, `_ms`, `_pct`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -254,6 +254,36 @@ class RolloutStatus(Record):
         description="what the running rollout waits for right now; null when it waits for nothing (or is "
         "not running), or from a server that does not say",
     )
+
+    # Optional, added to v1 without a version change. A new value of `state` would have been refused, the
+    # whole frame with it, by every console and replay older than it (`state` is a closed enum there): a
+    # rollout not yet started says `running` at batch 0, as it always did, and this says it is scheduled.
+    starts_at_s: float | None = Field(
+        default=None,
+        description="fleet time a scheduled rollout starts at (a scenario's `[rollout] start_at_s`), while "
+        "that start is still ahead: `state` then says `running` at batch 0 — read it as scheduled, not "
+        "begun — or `halted` (halted before its start: it does not start until resumed). Null once it has "
+        "started, for a rollout started at once (every operator's, every controller's), and from an older "
+        "server",
+    )
+
+    @property
+    def scheduled(self) -> bool:
+        """Whether this is a rollout waiting for its scheduled start, running (not halted) and not begun."""
+        return self.starts_at_s is not None and self.state is RolloutState.RUNNING and self.batch == 0
+
+    def state_said(self) -> str:
+        """The state in the operator's words: "scheduled" for a running rollout that has not begun, else
+        the state's name."""
+        return "scheduled" if self.scheduled else self.state.value
+
+    def schedule_said(self, clock: Callable[[float], str]) -> str:
+        """When a scheduled rollout starts and what it will do, with `clock` writing the fleet time:
+        "starts at 0:00:30, 16 batches of 30"; "" when it is not scheduled."""
+        if not self.scheduled or self.starts_at_s is None:
+            return ""
+        plan = f", {self.batches} batches" + (f" of {self.batch_size}" if self.batch_size else "")
+        return f"starts at {clock(self.starts_at_s)}{plan}"
 
     def position(self) -> str:
         """Where the rollout stands among its batches, in words: "batch 2 of 3" during a batch and after it,

@@ -764,7 +764,7 @@ class Simulation:
                 scripted=True,  # the timeline's (no instructor injects a rollout): not the operator's
             )
         elif action == "halt_rollout":
-            self.rollout.halt("halted by the scenario's timeline")
+            self.rollout.halt_if_under_way("halted by the scenario's timeline")
         elif action == "set_admission":
             current = self.admission.model_dump()
             current.update({k2: v for k2, v in params.items() if k2 != "nodes"})

@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from console.errors import InputError
-from console.guards.rollout import plan_batches
-from console.protocol import NodeState, RolloutMode, RolloutState, RolloutStatus, RolloutWait
+from console.guards.rollout import HALTABLE, NothingTo, plan_batches
+from console.protocol import ActionKind, NodeState, RolloutMode, RolloutState, RolloutStatus, RolloutWait
 
 if TYPE_CHECKING:
     from console.sim.engine import Simulation
@@ -31,6 +31,10 @@ def batch_drain(scenario: Scenario) -> tuple[float, float, tuple[int, int]]:
     if r is None:
         return DEFAULT_BATCH_DRAIN
     return r.drain_rate_per_s, r.drain_deadline_s, r.drain_hint_ms
+
+
+#: The states a scheduled rollout not begun is in: waiting for its start, or halted before it.
+_MAY_START = (RolloutState.RUNNING, RolloutState.HALTED)
 
 
 class RolloutController:
@@ -110,12 +114,32 @@ class RolloutController:
         self._start_event = None
 
     def halt(self, why: str = "halted by operator") -> None:
-        if self.state in (RolloutState.RUNNING, RolloutState.PAUSED):
-            self.state = RolloutState.HALTED
-            self._start_event = None  # halted before its start: it never started (its resume says so)
-            self.pause_reason = why
-            self.paused_at_s = None
-            self.sim._event("rollout", f"rollout {why} after batch {self.batch}/{len(self.batches)}")
+        """The operator's halt: refused with nothing running or paused, in the guard's words (`NothingTo`),
+        as the server's guard refuses it — applied anyway, it was answered `applied` and changed nothing."""
+        if self.state not in HALTABLE:
+            raise NothingTo(ActionKind.ROLLOUT_HALT, self.status())
+        self.halt_if_under_way(why)
+
+    def halt_if_under_way(self, why: str) -> None:
+        """Halt a running or paused rollout; nothing otherwise: the scenario's timeline, an instructor's
+        injection and the rollout's own halts, which may find it halted or done already."""
+        if self.state not in HALTABLE:
+            return
+        self.state = RolloutState.HALTED
+        self.paused_at_s = None
+        if self._not_begun():
+            # Halted before its start, it never starts by itself: said, so a halted scheduled rollout does
+            # not read as one halted midway (the event said "after batch 0/16").
+            self._start_event = None  # (its resume says what happens next)
+            self.pause_reason = f"{why} before its start: it does not start; resume starts it"
+            self.sim._event("rollout", f"rollout {self.pause_reason}")
+            return
+        self.pause_reason = why
+        self.sim._event("rollout", f"rollout {why} after batch {self.batch}/{len(self.batches)}")
+
+    def _not_begun(self) -> bool:
+        """A scheduled rollout whose start is still ahead (`start_at_s`): no batch yet, and its first due later."""
+        return self.batch == 0 and self.started_at_s is not None and self.sim.time_s < self.started_at_s
 
     def undrained(self, i: int) -> None:
         """A node of the drain-mode batch under way put back in rotation before it drained: halt, as the
@@ -127,13 +151,13 @@ class RolloutController:
         if i not in self.batches[self.batch - 1]:
             return
         self._undrained.add(i)  # halted already: the resume drains it again all the same
-        self.halt(
+        self.halt_if_under_way(
             f"{self.sim.node_ids[i]} is back in rotation before it drained (undrained): resume drains it again"
         )
 
     def resume(self) -> None:
         if self.state not in (RolloutState.PAUSED, RolloutState.HALTED):
-            raise InputError("rollout", str(self.state), "a paused or halted rollout")
+            raise NothingTo(ActionKind.ROLLOUT_RESUME, self.status())
         # Resumed, the batch goes on as the controller's does: a node undrained from it is drained again,
         # to be restarted; nodes still draining or drained are not drained again.
         rate_per_s, deadline_s, hint_ms = batch_drain(self.sim.scenario)
@@ -146,6 +170,9 @@ class RolloutController:
         self.pause_reason = None
         self.paused_at_s = None
         self.next_at_s = max(self.next_at_s, self.sim.time_s)
+        if self._not_begun():
+            self.sim._event("rollout", f"rollout resumed before its start: it starts at {self.next_at_s:g} s")
+            return
         self.sim._event("rollout", f"rollout resumed at batch {self.batch + 1}/{len(self.batches)}")
 
     # --- once a second --------------------------------------------------------------------------------
@@ -211,7 +238,9 @@ class RolloutController:
         down = [i for i in self.batches[self.batch - 1] if self.sim.state_of(i) is NodeState.DOWN]
         if not down:
             return False
-        self.halt(f"{self.sim.node_ids[down[0]]} is down (killed or hung): restart it, then resume")
+        self.halt_if_under_way(
+            f"{self.sim.node_ids[down[0]]} is down (killed or hung): restart it, then resume"
+        )
         return True
 
     def _batch_done(self, batch: list[int]) -> bool:
@@ -265,6 +294,7 @@ class RolloutController:
             batches=len(self.batches),
             pause_reason=self.pause_reason,
             started_at_s=self.started_at_s,
+            starts_at_s=self.started_at_s if self._not_begun() and self.state in _MAY_START else None,
             completed_at_s=self.completed_at_s,
             paused_at_s=self.paused_at_s,
             waiting_for=self.waiting_for(),

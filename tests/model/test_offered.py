@@ -59,3 +59,16 @@ def test_an_older_servers_words_alone_or_a_reason_alone_still_say_it() -> None:
     assert pointless(ActionKind.ROLLOUT_START, None, newer) == (
         "this fleet cannot start a rollout — no fleet lock; nothing sent"
     )
+
+
+def test_a_scheduled_rollout_halts_at_the_key_and_its_resume_says_it_has_not_started() -> None:
+    """Before its start a scheduled rollout is halted as a running one is (h opens its form, the server
+    halts it: it does not start); r says it has not started, on the console's clock, with its key."""
+    scheduled = RolloutStatus(
+        state=RolloutState.RUNNING, batch=0, batches=16, batch_size=30, starts_at_s=30.0
+    )
+    assert pointless(ActionKind.ROLLOUT_HALT, None, scheduled) is None
+    assert pointless(ActionKind.ROLLOUT_RESUME, None, scheduled) == (
+        "resume rollout: nothing to resume — the rollout is scheduled: it starts at 0:00:30, "
+        "16 batches of 30; nothing sent"
+    )

@@ -11,6 +11,7 @@ from textual.app import App, ComposeResult
 from console.protocol import (
     AdmissionInForce,
     AdmissionSettings,
+    Frame,
     RolloutMode,
     RolloutState,
     RolloutStatus,
@@ -415,3 +416,33 @@ def test_the_rollout_says_where_it_stands_among_its_batches(
     assert status.position() == said
     text = " ".join(line.strip() for line in lines_of(rollout_text(status, None, width=PANEL_WIDTH)))
     assert said in text and "batch 0" not in text, text
+
+
+def test_a_rollout_before_its_start_reads_as_scheduled_with_its_start_and_plan() -> None:
+    """thundering-herd's rolling restart starts at 30 s: before, the panel read "rollout running, before
+    batch 1 of 16", a running rollout that had not begun. The start on the console's clock face."""
+    status = RolloutStatus(
+        state=RolloutState.RUNNING, batch=0, batches=16, batch_size=30, starts_at_s=30.0, started_at_s=30.0
+    )
+    lines = lines_of(rollout_text(status, None))
+    assert lines[0] == "rollout  scheduled"
+    assert lines[1].strip() == "starts at 0:00:30, 16 batches of 30"
+    drill = lines_of(rollout_text(status, None, clock=lambda s: f"02:00:{s:02.0f}"))
+    assert drill[1].strip() == "starts at 02:00:30, 16 batches of 30"
+    begun = lines_of(rollout_text(status.model_copy(update={"starts_at_s": None, "batch": 1}), None))
+    assert begun[0] == "rollout  running  batch 1 of 16"
+
+
+def test_a_scheduled_rollout_from_an_older_server_reads_as_before() -> None:
+    """A frame without `starts_at_s` (an older server, an older recording) decodes and reads as it did."""
+    import json
+
+    from console.client.decode import decode_message
+    from tests.fleet_builders import frame
+
+    older = frame(3.0).model_dump(mode="json")
+    older["rollout"] = {"state": "running", "batch": 0, "batches": 16, "started_at_s": 30.0}
+    decoded = decode_message(json.dumps(older))
+    assert isinstance(decoded, Frame) and decoded.rollout is not None
+    assert decoded.rollout.starts_at_s is None and not decoded.rollout.scheduled
+    assert lines_of(rollout_text(decoded.rollout, None))[0] == "rollout  running  before batch 1 of 16"

@@ -378,6 +378,7 @@ class MainScreen(Screen[None]):
             frame.rollout if frame else None,
             AdmissionInForce.of(frame) if frame else None,
             dim=stale is not None,
+            clock=clock.text,
         )
 
     def _show_charts(

@@ -22,6 +22,7 @@ from console.model.admission import (
     retry_after_words,
     where_said,
 )
+from console.model.units import fleet_clock
 from console.protocol import AdmissionGroup, AdmissionInForce, AdmissionSettings, RolloutStatus, RolloutWait
 from console.ui.words import fill, fit
 
@@ -58,12 +59,14 @@ def rollout_text(
     admission: AdmissionInForce | AdmissionSettings | None,
     width: int | None = None,
     height: int | None = None,
+    clock: Callable[[float], str] = fleet_clock,
 ) -> Text:
     """The panel's text; with `width` (cells), each line broken between its readings to fit; with `height`
     (lines), readings given way as `GIVES_WAY` orders until it fits. `admission`: what each node runs (the
-    fleet's settings alone say every node runs them)."""
+    fleet's settings alone say every node runs them); `clock`: how a fleet time reads (the console's clock
+    face: a drill's is the drill's)."""
     text = Text(no_wrap=True, overflow="ellipsis")
-    for number, row in enumerate(_fitted(_lines(rollout, admission), width, height)):
+    for number, row in enumerate(_fitted(_lines(rollout, admission, clock), width, height)):
         if number:
             text.append("\n")
         for words, style in row:
@@ -143,18 +146,24 @@ def _pieces(reading: Reading, rooms: tuple[int, int] | None, explained: int | No
 
 
 def _lines(
-    rollout: RolloutStatus | None, admission: AdmissionInForce | AdmissionSettings | None
+    rollout: RolloutStatus | None,
+    admission: AdmissionInForce | AdmissionSettings | None,
+    clock: Callable[[float], str],
 ) -> list[list[Reading]]:
     lines: list[list[Reading]] = []
     if rollout is None:
         lines.append([Reading("rollout  —")])
     else:
-        first = [Reading("rollout", _BOLD), Reading(rollout.state.value)]
-        if rollout.batches:
+        first = [Reading("rollout", _BOLD), Reading(rollout.state_said())]
+        if rollout.batches and not rollout.scheduled:  # (a scheduled one's batches are said with its start)
             first.append(Reading(rollout.position(), gives_way="batch"))
         if rollout.mode:
             first.append(Reading(f"mode {rollout.mode.value}", gives_way="mode"))
         lines.append(first)
+        if rollout.scheduled:
+            # Said under the state, as a reason is: "running, before batch 1 of 16" read as a rollout under
+            # way that had not begun (thundering-herd's, for its first 30 s).
+            lines.append([_INDENT, Reading(rollout.schedule_said(clock), explains=True)])
         reason = rollout.pause_reason
         if reason:
             # Said under the state it explains: a halt read "paused: halted by operator".
@@ -270,17 +279,27 @@ class RolloutPanel(Static):
     }
     """
 
-    _showing: tuple[RolloutStatus | None, AdmissionInForce | AdmissionSettings | None, bool] | None = None
+    _showing: (
+        tuple[
+            RolloutStatus | None,
+            AdmissionInForce | AdmissionSettings | None,
+            bool,
+            Callable[[float], str],
+        ]
+        | None
+    ) = None
 
     def show(
         self,
         rollout: RolloutStatus | None,
         admission: AdmissionInForce | AdmissionSettings | None,
         dim: bool = False,
+        clock: Callable[[float], str] = fleet_clock,
     ) -> None:
-        """The text for this width (`dim`: the view is stale); laid out again when the panel is resized."""
-        self._showing = (rollout, admission, dim)
-        text = rollout_text(rollout, admission, self.content_size.width or None, self._most_lines())
+        """The text for this width (`dim`: the view is stale; `clock`: the console's clock face's text);
+        laid out again when the panel is resized."""
+        self._showing = (rollout, admission, dim, clock)
+        text = rollout_text(rollout, admission, self.content_size.width or None, self._most_lines(), clock)
         if dim:
             text.stylize("dim")
         self.update(text)
