@@ -40,6 +40,7 @@ from console.gateway.provision import NodeProvisioner, NoProvisioner, Provisioni
 from console.gateway.rollout import DEFAULT_BATCH_DRAIN, NoRestartCommand, Rollout
 from console.gateway.rollout_state import RolloutStateFile, RolloutStateUnreadable, restart_note
 from console.guards import FleetCapacity
+from console.guards.rollout import HALTABLE, NothingTo
 from console.guards.thresholds import Thresholds
 from console.model.admission import settings_words
 from console.protocol import (
@@ -728,6 +729,11 @@ class Controller:
         return NoRestartCommand.in_nodes_file(missing, self.links[missing[0]].entry.source)
 
     def halt_rollout(self) -> RolloutStatus:
+        """Halt the running or paused rollout; refused with nothing to halt, in the guard's words (applied
+        anyway, the halt was answered as applied and changed nothing)."""
+        status = self.rollout_status()
+        if status.state not in HALTABLE:
+            raise NothingTo(ActionKind.ROLLOUT_HALT, status)
         if self._rollout_task is not None:
             self._rollout_task.cancel()
         return self.rollout_status()
@@ -754,7 +760,7 @@ class Controller:
 
     def resume_rollout(self) -> RolloutStatus:
         if self.rollout is None:
-            raise InputError("rollout", "idle", "a paused or halted rollout")
+            raise NothingTo(ActionKind.ROLLOUT_RESUME, self.rollout_status())
         refusal = self._resume_refusal()
         if refusal is not None:
             raise refusal

@@ -19,9 +19,10 @@ from collections.abc import Callable, Sequence
 from console.errors import InputError
 from console.figures import first_named
 from console.gateway.rollout_state import RolloutRecord
-from console.guards.rollout import plan_batches
+from console.guards.rollout import NothingTo, plan_batches
 from console.guards.thresholds import Thresholds
 from console.protocol import (
+    ActionKind,
     DrainRequest,
     NodeState,
     NodeStatus,
@@ -296,7 +297,7 @@ class Rollout:
             self.status.state, self.status.pause_reason = RolloutState.RUNNING, None
             self.on_change()
             return True
-        raise InputError("rollout", self.status.state.value, "a paused or halted rollout")
+        raise NothingTo(ActionKind.ROLLOUT_RESUME, self.status)
 
     async def run(self) -> RolloutStatus:
         batches = asyncio.create_task(self._run_batches())

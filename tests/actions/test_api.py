@@ -660,3 +660,46 @@ async def test_an_action_applied_while_the_clock_stands_still_shows_at_once(acti
     assert fleet["time_s"] == paused["time_s"]  # still paused
     assert fleet["admission"]["retry_after_s"] == [2.0, 40.0]
     assert next(n for n in fleet["nodes"] if n["id"] == "gw-001")["state"] == "draining"
+
+
+async def test_a_scheduled_rollout_halts_over_http_and_a_halt_the_fleet_refuses_says_the_guards_words(
+    tmp_path,
+) -> None:
+    """A real server over a scenario whose rollout starts at 3000 s: the snapshot says it is scheduled
+    (`starts_at_s`, `state` still `running`); a halt lands between the server's judge and its apply (the
+    scenario's timeline here, another operator's in life): the fleet's own refusal said "'halted' is not
+    allowed; …" — a halt the simulator could not do was answered `applied`. It says the guard's words,
+    as the guard itself says them to the next halt."""
+    from console.guards.rollout import nothing_to
+    from console.protocol import ActionKind, RolloutStatus
+    from tests.actions.conftest import calm_simulation, start_acting
+
+    rollout = {"enabled": True, "start_at_s": 3000, "batch_size": 2, "interval_s": 30, "mode": "abrupt"}
+    acting = start_acting(tmp_path, simulation=calm_simulation(rollout=rollout))
+    try:
+        fleet = await acting.call("GET", "/v1/fleet")
+        said = RolloutStatus.model_validate(fleet.json()["rollout"])
+        assert said.state.value == "running" and said.starts_at_s == 3000 and said.state_said() == "scheduled"
+        backend, apply = acting.backend, acting.backend.apply
+
+        async def halted_first(action) -> None:  # type: ignore[no-untyped-def]
+            await backend.exclusive(
+                acting.simulation.rollout.halt_if_under_way, "halted by the scenario's timeline"
+            )
+            await apply(action)
+
+        backend.apply = halted_first  # type: ignore[method-assign]
+        refused = problem(await acting.call("POST", "/v1/rollout/halt"), 422, "rollout")
+        backend.apply = apply  # type: ignore[method-assign]
+        guard = problem(await acting.call("POST", "/v1/rollout/halt"), 422, "rollout")
+        words = nothing_to(ActionKind.ROLLOUT_HALT, acting.simulation.rollout.status())
+        assert words is not None and words.startswith("nothing to halt — the rollout is halted already")
+        assert guard["detail"] == f"rollout halt: {words}"
+        assert refused["detail"] == f"rollout halt: {words}; nothing applied"
+        assert refused["type"].endswith("refused-by-fleet")
+        assert acting.simulation.rollout.status().pause_reason == (
+            "halted by the scenario's timeline before its start: it does not start; resume starts it"
+        )
+    finally:
+        acting.server.stop()
+        acting.audit.close()

@@ -20,9 +20,17 @@ from console.gateway.rollout import (
     hot_survivor,
     wait_before_next,
 )
-from console.guards.rollout import plan_batches
+from console.guards.rollout import nothing_to, plan_batches
 from console.guards.thresholds import Thresholds
-from console.protocol import DrainRequest, NodeState, NodeStatus, RolloutMode, RolloutRequest, RolloutState
+from console.protocol import (
+    ActionKind,
+    DrainRequest,
+    NodeState,
+    NodeStatus,
+    RolloutMode,
+    RolloutRequest,
+    RolloutState,
+)
 from tests.gateway.conftest import CHEAP_SIGNER, CHEAP_WORK_FACTOR, TOKEN, operator_api, wait_for
 
 pytestmark = pytest.mark.timeout(90)
@@ -487,3 +495,47 @@ async def test_the_status_says_what_a_running_rollout_waits_for() -> None:
         assert controller.rollout_status().waiting_for is None
     finally:
         await controller.close()
+
+
+async def test_the_controllers_own_halt_and_resume_refusals_say_what_the_guard_says() -> None:
+    """Called directly — what a halt or resume meets when the rollout moved between the server's judge and
+    the apply — the controller said "rollout: 'idle' is not allowed; expected a paused or halted rollout",
+    and a halt of nothing answered as applied. The guard's words (`nothing_to`), the same bad input."""
+    entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
+    controller = Controller(entries, TOKEN)
+    try:
+        for kind, act in (
+            (ActionKind.ROLLOUT_HALT, controller.halt_rollout),
+            (ActionKind.ROLLOUT_RESUME, controller.resume_rollout),
+        ):
+            with pytest.raises(InputError) as refused:
+                act()
+            said = nothing_to(kind, controller.rollout_status())
+            assert said is not None and "no rollout has started on this fleet" in said
+            verb = "halt" if kind is ActionKind.ROLLOUT_HALT else "resume"
+            assert str(refused.value) == f"rollout {verb}: {said}"
+            assert refused.value.field == "rollout"
+    finally:
+        await controller.close()
+
+
+async def test_a_completed_rollouts_resume_says_when_it_completed() -> None:
+    cpu = {"a": 10.0, "b": 10.0}
+    epochs = itertools.count()
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT),
+        ["a", "b"],
+        lambda: [_node(n, c) for n, c in cpu.items()],
+        lambda node_id: str(next(epochs)),
+        lambda node_id, request: None,
+        {"a": "true", "b": "true"},
+        clock=lambda: 7.0,
+    )
+    assert (await asyncio.wait_for(rollout.run(), 5)).state is RolloutState.COMPLETED
+    with pytest.raises(InputError) as refused:
+        rollout.resume()
+    assert str(refused.value) == (
+        "rollout resume: nothing to resume — the rollout completed at 0:00:07 (batch 2 of 2); start a new "
+        "one with `stormdeck act URL rollout start`"
+    )
+    assert str(refused.value) == f"rollout resume: {nothing_to(ActionKind.ROLLOUT_RESUME, rollout.status)}"
