@@ -135,7 +135,8 @@ async def test_apply_forwards_to_the_nodes_all_or_nothing(start_node) -> None:
                 FleetAction(ActionKind.ROLLOUT_START, RolloutRequest(batch_size=1, interval_s=1))
             )
         assert no_command.value.field == "restart"
-        with pytest.raises(InputError, match="a paused or halted rollout"):
+        # The guard's words (`nothing_to`), not "'idle' is not allowed; expected a paused or halted rollout".
+        with pytest.raises(InputError, match=r"^rollout resume: nothing to resume — no rollout has started"):
             await controller.apply(FleetAction(ActionKind.ROLLOUT_RESUME, ActionRequest()))
         await wait_for(lambda: controller.snapshot().nodes[1].state is NodeState.DOWN, 8, "b shown down")
     finally:
