@@ -157,6 +157,10 @@ class Rollout:
         self.batches = plan_batches(node_ids, request.batch_size)
         self._nodes, self._epochs, self._drain = nodes, epochs, drain
         self._commands = restart_commands
+        # The rate the rollout asks for, with the backend's deadline and hints (a restored rollout's record
+        # holds the rate it started with, its request none).
+        if request.drain_rate_per_s is not None:
+            batch_drain = batch_drain.model_copy(update={"rate_per_s": request.drain_rate_per_s})
         self._batch_drain = batch_drain
         self._clock = clock  # the fleet clock, for started_at_s and completed_at_s
         self._ready_timeout_s = ready_timeout_s

@@ -117,9 +117,9 @@ def _read(spec: FormField, text: str) -> float | int | str | None:
 
 
 def _blank_as(spec: FormField, text: str) -> str:
-    """A blank admission limit is unlimited; a blank required field (the planner's rate when none is
-    safe) is none."""
-    return text or ("unlimited" if spec.optional else "none")
+    """A blank optional field is what it stands for (an admission limit: unlimited); a blank required
+    field (the planner's rate when none is safe) is none."""
+    return text or (spec.blank if spec.optional else "none")
 
 
 def refilled(typed: dict[str, str], filled: Prefill, now: Prefill) -> Prefill:

@@ -24,6 +24,10 @@ ROLLOUT_BATCH_SIZE = (1, NODE_COUNT[1])
 ROLLOUT_INTERVAL_S = (0.0, float(WEEK_S))
 #: A drain's deadline_s (the API's, a scenario's rollout.drain_deadline_s and drain_nodes event's).
 DRAIN_DEADLINE_S = (0.0, float(WEEK_S))
+#: A drain's rate_per_s, closes per second per draining node, > 0: a drain's own (the API's DrainRequest) and
+#: the one a rollout may ask its batches to drain at (RolloutRequest.drain_rate_per_s; a scenario keeps its own
+#: low end, 0.001).
+DRAIN_RATE_PER_S = (0.0, float(BILLION))
 
 #: admission.rate_per_s: token bucket refill per node, per second.
 ADMISSION_RATE_PER_S = (0.0, float(BILLION))

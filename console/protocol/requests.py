@@ -86,7 +86,9 @@ _BILLION = limits.BILLION
 
 
 class DrainRequest(_Request):
-    rate_per_s: Number = Field(gt=0, le=_BILLION, description="closes per second")
+    rate_per_s: Number = Field(
+        gt=limits.DRAIN_RATE_PER_S[0], le=limits.DRAIN_RATE_PER_S[1], description="closes per second"
+    )
     deadline_s: Number = Field(
         ge=0, le=limits.DRAIN_DEADLINE_S[1], description="seconds until whatever remains is force-closed"
     )
@@ -101,6 +103,14 @@ class RolloutRequest(_Request):
     interval_s: Number = Field(gt=0, le=limits.ROLLOUT_INTERVAL_S[1])
     mode: RolloutMode = RolloutMode.DRAIN
     pause_cpu_pct: Number = Field(default=75.0, gt=0, le=100)
+    # Optional, added to v1 without a version change: an older server refuses it as an unknown field, so a
+    # client leaves it out unless the operator asked for a rate.
+    drain_rate_per_s: Number | None = Field(
+        default=None,
+        gt=limits.DRAIN_RATE_PER_S[0],
+        le=limits.DRAIN_RATE_PER_S[1],
+        description="closes per second per draining node, each drain-mode batch node; null: the backend's rate",
+    )
     dry_run: StrictBool = False
     confirm: ConfirmAnswer | None = None
     override_reason: str | None = Field(default=None, max_length=1000)

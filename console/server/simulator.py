@@ -279,6 +279,7 @@ def apply_action(simulation: Simulation, action: FleetAction) -> None:
                 interval_s=request.interval_s,
                 mode=request.mode,
                 pause_cpu_pct=request.pause_cpu_pct,
+                drain_rate_per_s=request.drain_rate_per_s,
             )
         case ActionKind.ROLLOUT_HALT:
             simulation.rollout.halt("halted by operator")

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 
 from console.errors import InputError
 from console.guards.rollout import HALTABLE, NothingTo, plan_batches
-from console.protocol import ActionKind, NodeState, RolloutMode, RolloutState, RolloutStatus, RolloutWait
+from console.protocol import (
+    ActionKind,
+    NodeState,
+    RolloutMode,
+    RolloutState,
+    RolloutStatus,
+    RolloutWait,
+    limits,
+)
 
 if TYPE_CHECKING:
     from console.sim.engine import Simulation
@@ -45,6 +53,9 @@ class RolloutController:
         self.batch_size = 0
         self.interval_s = 0.0
         self.pause_cpu_pct = 0.0
+        #: The rate each drain-mode batch node drains at, when the operator asked for one (the request's
+        #: `drain_rate_per_s`); None: the scenario's (`batch_drain`).
+        self.drain_rate_per_s: float | None = None
         self.batches: list[list[int]] = []
         self.batch = 0  # batches started
         self.batch_started_s = 0.0
@@ -79,6 +90,7 @@ class RolloutController:
         pause_cpu_pct: float,
         start_at_s: float | None = None,
         scripted: bool = False,
+        drain_rate_per_s: float | None = None,
     ) -> None:
         if self.state in (RolloutState.RUNNING, RolloutState.PAUSED):
             raise InputError("rollout", str(self.state), "no rollout running (halt it first)")
@@ -87,10 +99,18 @@ class RolloutController:
             raise InputError("batch_size", batch_size, f"an integer in [1, {n}]")
         if interval_s <= 0:
             raise InputError("interval_s", interval_s, "seconds > 0")
+        low, high = limits.DRAIN_RATE_PER_S
+        if drain_rate_per_s is not None and not low < drain_rate_per_s <= high:
+            raise InputError(
+                "drain_rate_per_s",
+                drain_rate_per_s,
+                f"closes per second per node, > {low:g} and ≤ {high:.0f}",
+            )
         self.mode = mode
         self.batch_size = batch_size
         self.interval_s = interval_s
         self.pause_cpu_pct = pause_cpu_pct
+        self.drain_rate_per_s = drain_rate_per_s
         self.batches = plan_batches(range(n), batch_size)
         self._undrained.clear()
         self.batch = 0
@@ -101,9 +121,8 @@ class RolloutController:
         self.paused_at_s = None
         self.state = RolloutState.RUNNING
         self.scripted = scripted
-        self._start_event = (
-            f"rollout started: {len(self.batches)} batches of {batch_size}, {mode}, every {interval_s:g} s"
-        )
+        asked = "" if drain_rate_per_s is None else f", draining at {drain_rate_per_s:g}/s per node"
+        self._start_event = f"rollout started: {len(self.batches)} batches of {batch_size}, {mode}{asked}, every {interval_s:g} s"
         self._say_started()
 
     def _say_started(self) -> None:
@@ -279,6 +298,8 @@ class RolloutController:
             if states[i] is NodeState.DRAINING and drain is not None:
                 sim.drains[i] = replace(drain, then_restart=True)
         rate_per_s, deadline_s, hint_ms = batch_drain(sim.scenario)
+        if self.drain_rate_per_s is not None:  # the operator's rate; the scenario's deadline and hints
+            rate_per_s = self.drain_rate_per_s
         for i in nodes:
             if states[i] is NodeState.READY:
                 sim.drain(sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)

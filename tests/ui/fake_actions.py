@@ -179,6 +179,7 @@ class FakeFleetApi:
         self.plan_limited_by = "drain_pacing"  # what set it (`DrainPlan.limited_by`)
         self.plan_cpu_margin_pct = 0.0
         self.offers_plan = offers_plan
+        self.capacity = GROWABLE  # GET /v1/capacity's record
         self.rollout_idle = rollout_idle
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
         self.audit: list[dict[str, Any]] = []
@@ -210,7 +211,7 @@ class FakeFleetApi:
         if method == "GET" and path == "/v1/capacity":
             if not self.offers_plan:  # as a read-only backend answers: no capacity record
                 return _problem(409, "Conflict", "served read-only: no capacity record to show")
-            return httpx.Response(200, json=dataclasses.asdict(GROWABLE))
+            return httpx.Response(200, json=dataclasses.asdict(self.capacity))
         if method == "GET" and path == "/v1/thresholds":
             if not self.offers_thresholds:
                 return _problem(404, "Not Found", "no route GET /v1/thresholds on this server")

@@ -45,6 +45,8 @@ class FirstBatch:
     # The admission rate_per_s a node that makes room for a batch's drain its pacing check fails on
     # (`FleetLoad.admission_to_admit_per_s`); None where it passes, or no admission rate makes the room.
     pacing_admission_rate_per_s: float | None = None
+    # The drain rate per node that fits that pacing (`fitting_drain_rate`); None where it passes, or none fits.
+    pacing_drain_rate_per_s: float | None = None
 
     @property
     def passes(self) -> bool:
@@ -85,16 +87,27 @@ def first_batch(
         why="nodes out of rotation at once, the first batch included",
         move=": " + any_of([smaller, wait_drains]) if smaller or wait_drains else "",
     )
-    drain = batch_drain(batch, capacity, t)
+    drain = batch_drain(batch, capacity, t, request.drain_rate_per_s)
     cpu_pct = load.projected_cpu_pct(drain.closes_per_s, capacity, t)
     absorb: list[Check] = []
-    pacing_rate: float | None = None
+    admission_rate: float | None = None
+    drain_rate: float | None = None
     if request.mode is RolloutMode.DRAIN:
-        pacing, pacing_rate = pacing_check(
-            snapshot, capacity, t, ready, batch, load, drain, wait_drains, cannot_add
+        pacing = pacing_check(
+            snapshot,
+            capacity,
+            t,
+            ready,
+            batch,
+            load,
+            drain,
+            wait_drains,
+            cannot_add,
+            request.drain_rate_per_s,
         )
+        admission_rate, drain_rate = pacing.admission_rate_per_s, pacing.drain_rate_per_s
         absorb = [
-            pacing,
+            pacing.check,
             check(
                 "survivor_cpu_vs_pause_pct",
                 cpu_pct,
@@ -110,7 +123,18 @@ def first_batch(
     # beside the one reason, nodes_in_rotation_after (`batch_room_check`). Left out, as in a drain's verdict.
     absorb = without_survivor_checks(absorb, load, SURVIVOR_CHECKS)
     room = batch_room_check(load, batch, displaced, cannot_add, undrain_first(snapshot))
-    return FirstBatch(room, drains, absorb, load, batch, displaced, drain, cpu_pct, pacing_rate)
+    return FirstBatch(
+        room,
+        drains,
+        absorb,
+        load,
+        batch,
+        displaced,
+        drain,
+        cpu_pct,
+        admission_rate,
+        drain_rate,
+    )
 
 
 def batch_room_check(

@@ -112,10 +112,12 @@ def judge_rollout_start(
             "batch_drain_s": drain.duration_s,
             "batch_force_closed": drain.force_closed,
         }
+        # What would pass, in the admission and rollout forms' terms (`what_would_pass`): "drain_pacing_per_s
+        # ≤ 60 (now 100)" said nothing the operator could type.
         if first.pacing_admission_rate_per_s is not None:
-            # What would pass, in the admission form's terms (`what_would_pass`): the rollout takes no
-            # drain rate, and "drain_pacing_per_s ≤ 60 (now 100)" said nothing the operator could type.
             projections["pacing_admission_rate_per_s"] = first.pacing_admission_rate_per_s
+        if first.pacing_drain_rate_per_s is not None:
+            projections["pacing_drain_rate_per_s"] = first.pacing_drain_rate_per_s
     else:
         # Abrupt: every client of the batch reconnects at once — the storm the outage seed lived through.
         floor = VerdictLevel.TYPED

@@ -10,7 +10,7 @@ from typing import Any
 
 from console.client.actions import ActionAnswer, Reply
 from console.model.actions.drain import drain_rate_hint
-from console.model.actions.rollout import batch_size_hints, pacing_admission_hint
+from console.model.actions.rollout import batch_size_hints, pacing_admission_hint, pacing_drain_rate_hint
 from console.protocol import Check, Verdict, VerdictLevel
 
 
@@ -91,7 +91,7 @@ def check_mark(check: Check) -> str:
 def what_would_pass(verdict: Verdict) -> list[str]:
     """For a blocked or typed verdict: the limits of the failing checks that set its level, and the drain
     rate or the rollout batch to type when one is known (a batch in place of the limits it passes), and the
-    admission rate a rollout's batch drain needs (the rollout takes no drain rate)."""
+    admission rate or the drain rate a rollout's batch drain needs."""
     hints = []
     replaced, batch_hint = batch_size_hints(verdict)
     for check in verdict.checks:
@@ -103,6 +103,9 @@ def what_would_pass(verdict: Verdict) -> list[str]:
     admission_hint = pacing_admission_hint(verdict.projections)
     if admission_hint:
         hints.append(admission_hint)
+    slower_hint = pacing_drain_rate_hint(verdict.projections)
+    if slower_hint:
+        hints.append(slower_hint)
     rate_hint = drain_rate_hint(verdict.projections)
     if rate_hint:
         hints.append(rate_hint)

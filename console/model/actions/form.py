@@ -20,7 +20,9 @@ BILLION = limits.BILLION
 @dataclass(frozen=True)
 class FormField:
     """One input of an action's form. `low`/`high` bound the value (`low_open`: strictly above `low`);
-    `optional` fields may be left blank (admission: blank = unlimited)."""
+    `optional` fields may be left blank, which means `blank` (admission: unlimited, sent as null); `omitted`:
+    a blank one is left out of the body — a field added to v1 that an older server refuses by name, even
+    null (a rollout's drain rate: blank is the backend's rate)."""
 
     name: str
     label: str
@@ -30,27 +32,29 @@ class FormField:
     low_open: bool = False
     optional: bool = False
     choices: tuple[str, ...] = ()
+    blank: str = "unlimited"
+    omitted: bool = False
 
     def allowed(self) -> str:
         if self.choices:
             return " or ".join(self.choices)
         number = "an integer" if self.kind is int else "a number"
         low = f"> {_bound(self.low)}" if self.low_open else f"≥ {_bound(self.low)}"
-        blank = " (blank: unlimited)" if self.optional else ""
+        blank = f" (blank: {self.blank})" if self.optional else ""
         return f"{number} {low} and ≤ {_bound(self.high)}{blank}"
 
     def placeholder(self) -> str:
-        """The input's hint: `allowed()`, with "blank: unlimited" first — at the end the field's width cut
-        it off ("an integer ≥ 1 and ≤ 1,000,000,000 (blank:"). An optional field's upper bound is the
-        protocol's billion, no operator's limit: left to the error message, it let the hint fit at 80
-        columns ("blank: unlimited, or a number > 0 and" was cut there)."""
+        """The input's hint: `allowed()`, with what blank means first ("blank: unlimited") — at the end the
+        field's width cut it off ("an integer ≥ 1 and ≤ 1,000,000,000 (blank:"). An optional field's upper
+        bound is the protocol's billion, no operator's limit: left to the error message, it let the hint
+        fit at 80 columns ("blank: unlimited, or a number > 0 and" was cut there)."""
         if not self.optional:
             return self.allowed()
         if self.high == BILLION and not self.choices:
             number = "an integer" if self.kind is int else "a number"
             low = f"> {_bound(self.low)}" if self.low_open else f"≥ {_bound(self.low)}"
-            return f"blank: unlimited, or {number} {low}"
-        return "blank: unlimited, or " + self.allowed().removesuffix(" (blank: unlimited)")
+            return f"blank: {self.blank}, or {number} {low}"
+        return f"blank: {self.blank}, or " + self.allowed().removesuffix(f" (blank: {self.blank})")
 
     def parse(self, text: str) -> float | int | str | None:
         value = self.read(text)
@@ -99,6 +103,16 @@ FORMS: dict[ActionKind, tuple[FormField, ...]] = {
         FormField("interval_s", "interval (s)", low_open=True, high=limits.ROLLOUT_INTERVAL_S[1]),
         FormField("mode", "mode", str, choices=("drain", "abrupt")),
         FormField("pause_cpu_pct", "pause at CPU %", low_open=True, high=100),
+        FormField(
+            "drain_rate_per_s",
+            "drain rate (closes/s/node)",
+            low=limits.DRAIN_RATE_PER_S[0],
+            high=limits.DRAIN_RATE_PER_S[1],
+            low_open=True,
+            optional=True,
+            blank="backend's rate",
+            omitted=True,
+        ),
     ),
     ActionKind.ROLLOUT_HALT: (),
     ActionKind.ROLLOUT_RESUME: (),
@@ -175,7 +189,11 @@ def parse_form(
 def _form_body(
     kind: ActionKind, values: Mapping[str, str], parse: Callable[[FormField, str], float | int | str | None]
 ) -> dict[str, Any]:
-    parsed = {spec.name: parse(spec, values.get(spec.name, "")) for spec in FORMS[kind]}
+    parsed: dict[str, Any] = {}
+    for spec in FORMS[kind]:
+        value = parse(spec, values.get(spec.name, ""))
+        if value is not None or not spec.omitted:
+            parsed[spec.name] = value
     pair = PAIRED_FIELDS.get(kind)
     if pair is not None:
         name, low_name, high_name = pair

@@ -39,6 +39,11 @@ def rollout_prefill(
         "interval_s": form_text(USUAL_INTERVAL_S),
         "mode": RolloutMode.DRAIN.value,
         "pause_cpu_pct": form_text(float(thresholds.cpu_pause_pct)),
+        # The rate each batch node drains at now: the backend's (its capacity record), to type over; blank
+        # where it does not say — blank sends none, and the backend drains at its own.
+        "drain_rate_per_s": form_text(capacity.batch_drain_rate_per_s)
+        if capacity is not None and capacity.batch_drain_rate_per_s > 0
+        else "",
     }
     if frame is None or capacity is None:
         return Prefill(values, line)
@@ -71,8 +76,9 @@ def _held_at_one(
     if not held:
         return "no node in rotation"
     said = f"{', '.join(held)} {'fails' if len(held) == 1 else 'fail'} at a batch of 1"
-    # The rollout takes no drain rate: where the batch's drain pacing holds it, the admission that makes
-    # the room is what lets one start (a loopback fleet at 30/s a node; found in review).
+    # Where the batch's drain pacing holds it, the admission that makes the room lets one start at the
+    # backend's drain rate (a loopback fleet at 30/s a node; found in review); a slower drain rate is the
+    # form's own move, which the verdict's "what would pass" names.
     admission = admission_for_batch(snapshot, capacity, request, thresholds)
     return f"{said}: {admission} first" if admission else said
 
@@ -84,6 +90,15 @@ def pacing_admission_hint(projections: Mapping[str, Any]) -> str | None:
     if not isinstance(rate, int | float):
         return None
     return f"admission rate_per_s ≥ {rate:g}/s a node, set before the start: the batch's drain then fits"
+
+
+def pacing_drain_rate_hint(projections: Mapping[str, Any]) -> str | None:
+    """The other move on a start held by its batch's drain pacing, in the rollout form's terms: the drain
+    rate per node that fits (`pacing_drain_rate_per_s`); None where none is said (an older server)."""
+    rate = projections.get("pacing_drain_rate_per_s")
+    if not isinstance(rate, int | float):
+        return None
+    return f"drain rate ≤ {rate:g} closes/s per node (drain_rate_per_s): the batch's drain then fits"
 
 
 #: The checks whose limits a batch size stands in for in "what would pass": a batch of every node in rotation

@@ -69,6 +69,9 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
     ActionForm { align: center middle; }
     ActionForm > Vertical {
         width: 96; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 0 1;
+        /* Taller than the screen (the rollout form's six rows at 24 rows and 60 columns, its note wrapped),
+           it scrolls inside: the screen scrolled, and its scrollbar cut the footer's keys. */
+        max-height: 100%; overflow-y: auto;
     }
     ActionForm .row { height: auto; }
     ActionForm .row Label { width: 30; padding: 1 1 0 0; }
