@@ -179,7 +179,7 @@ class RolloutController:
             raise NothingTo(ActionKind.ROLLOUT_RESUME, self.status())
         # Resumed, the batch goes on as the controller's does: a node undrained from it is drained again,
         # to be restarted; nodes still draining or drained are not drained again.
-        rate_per_s, deadline_s, hint_ms = batch_drain(self.sim.scenario)
+        rate_per_s, deadline_s, hint_ms = self._batch_drain()
         for i in sorted(self._undrained):
             if self.sim.state_of(i) is NodeState.READY:
                 self.sim.drain(self.sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)
@@ -297,12 +297,18 @@ class RolloutController:
             drain = sim.drains.get(i)
             if states[i] is NodeState.DRAINING and drain is not None:
                 sim.drains[i] = replace(drain, then_restart=True)
-        rate_per_s, deadline_s, hint_ms = batch_drain(sim.scenario)
-        if self.drain_rate_per_s is not None:  # the operator's rate; the scenario's deadline and hints
-            rate_per_s = self.drain_rate_per_s
+        rate_per_s, deadline_s, hint_ms = self._batch_drain()
         for i in nodes:
             if states[i] is NodeState.READY:
                 sim.drain(sim.node_ids[i], rate_per_s, deadline_s, hint_ms, then_restart=True)
+
+    def _batch_drain(self) -> tuple[float, float, tuple[int, int]]:
+        """A batch node's drain, at start and at a resume alike: the operator's rate when the rollout asked
+        for one, with the scenario's deadline and hints."""
+        rate_per_s, deadline_s, hint_ms = batch_drain(self.sim.scenario)
+        if self.drain_rate_per_s is not None:
+            rate_per_s = self.drain_rate_per_s
+        return rate_per_s, deadline_s, hint_ms
 
     def status(self) -> RolloutStatus:
         return RolloutStatus(

@@ -782,3 +782,21 @@ def test_the_simulators_rollout_says_what_it_waits_for_as_the_controllers_does(m
         assert seen[:2] == [("drain", [first]), ("restart", [first])], seen
     else:
         assert seen[0] == ("interval", []) and seen[-1] == ("restart", [last]), seen
+
+
+def test_a_resumed_rollout_drains_an_undrained_batch_node_again_at_the_rate_asked_for() -> None:
+    """The operator's `drain_rate_per_s` holds for the whole rollout: the resume that drains again a batch
+    node undrained from the console drained it at the scenario's rate instead."""
+    sim = small(nodes={**SMALL["nodes"], "count": 3, "restart_s": 3}, clients={"count": 12_000})
+    sim.step()
+    sim.rollout.start(1, 5, RolloutMode.DRAIN, 75, drain_rate_per_s=7.0)
+    for _ in range(5):
+        sim.step()
+        if sim.state_of(0) is NodeState.DRAINING:
+            break
+    assert sim.drains[0].rate_per_s == 7.0
+    sim.undrain(sim.node_ids[0])
+    sim.rollout.resume()
+    sim.step()
+    assert sim.state_of(0) is NodeState.DRAINING
+    assert sim.drains[0].rate_per_s == 7.0
