@@ -161,6 +161,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "pausing while a surviving node's CPU is over --pause-cpu (POST /v1/rollout).",
         examples=(
             f"stormdeck act {EXAMPLE_URL} rollout start --batch-size 2 --interval 120 --dry-run",
+            f"stormdeck act {EXAMPLE_URL} rollout start --batch-size 2 --interval 600 --drain-rate 50 --dry-run",
             f"stormdeck act {EXAMPLE_URL} rollout halt",
         ),
     )
@@ -191,6 +192,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=75.0,
         metavar="PCT",
         help="pause when a surviving node's CPU exceeds PCT %%, in (0, 100] (default 75)",
+    )
+    start.add_argument(
+        "--drain-rate",
+        type=typed_float,
+        metavar="N",
+        help=f"closes per second per node of a drain-mode batch, in {range_text(limits.DRAIN_RATE_PER_S, True)} "
+        "(default: the fleet's own rate, GET /v1/capacity's batch_drain_rate_per_s)",
     )
     start.set_defaults(handler=_run_act, build=_rollout_start, request=RolloutRequest)
     for step, what in (("halt", "a running or paused"), ("resume", "a paused or halted")):

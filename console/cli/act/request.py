@@ -61,6 +61,8 @@ def _rollout_start(args: argparse.Namespace) -> tuple[str, str, dict[str, Any]]:
         "mode": args.mode,
         "pause_cpu_pct": check_finite("--pause-cpu", args.pause_cpu),
     }
+    if args.drain_rate is not None:  # left out, not null: an older server refuses a field it does not know
+        body["drain_rate_per_s"] = check_finite("--drain-rate", args.drain_rate)
     return (*route("rollout_start"), body | _controls(args))
 
 
@@ -124,6 +126,7 @@ OPTION_OF = {
     "interval_s": "--interval",
     "mode": "--mode",
     "pause_cpu_pct": "--pause-cpu",
+    "drain_rate_per_s": "--drain-rate",
     "burst": "--burst",
     "max_connections": "--max-connections",
     "retry_after_s": "--retry-after",
