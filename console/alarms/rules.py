@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from console.alarms.base import AlarmName, FleetView, Reading, Rule, count, counts_apart
-from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window, drop_pct
+from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window, calm_second, drop_pct
 from console.figures import NAMED_NODES, beside_limit, first_named
 from console.guards.capacity import node_room, spare_admission_per_s
 from console.guards.rollout import HALTABLE, UNDRAINABLE
@@ -379,7 +379,8 @@ class RateOverBaseline(Rule):
         baseline = self._baseline.level_per_s
         limit = None if baseline is None else self.multiple * max(baseline, self.floor_per_s)
         over = limit is not None and rate_per_s > limit
-        self._baseline.observe(frame.time_s, rate_per_s, over_line=over)
+        calm = calm_second(frame.totals, self.t.cpu_pause_pct, fleet.max_cpu_pct)
+        self._baseline.observe(frame.time_s, rate_per_s, over_line=over, calm=calm)
         held_s = self._over.update(frame.time_s, over)
         if held_s is not None and held_s >= self.t.rate_alarm_for_s and baseline is not None:
             steady_per_s = max(baseline, self.floor_per_s)  # the line's base: never below the floor

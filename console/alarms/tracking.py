@@ -10,6 +10,8 @@ import bisect
 from collections import deque
 from collections.abc import Iterable
 
+from console.protocol import Totals
+
 
 class Sustained:
     """How long a condition has held without a break, in fleet seconds."""
@@ -76,14 +78,42 @@ def drop_pct(peak: float, now: float) -> float | None:
     return (peak - now) / peak * 100 if peak > 0 else None
 
 
-class CalmBaseline:
-    """A rate's steady level: the lower quartile of the learning period's frames, then a slow exponential
-    average that only follows frames under the alarm line, so a storm never teaches the baseline that
-    storms are normal.
+#: Attempts a calm second may leave unaccepted: under 1 % of them, or under 10 a second — the reconnect
+#: floor's trickle (`reconnect_floor_per_s`: a rate under it never pages), so a small fleet's handshakes
+#: still in flight at a second's end, or a mobile client's lost one, are not a storm.
+CALM_UNACCEPTED_SHARE = 0.01
+CALM_UNACCEPTED_FLOOR_PER_S = 10.0
 
-    The quartile, not the mean: a console attached as a storm begins learns within it (the demo storms 10 s
-    in), and a mean taught the baseline the storm — the gauge then read a lockstep wave as "0.0× steady".
-    Up to three quarters of the learning period may be storm without moving it.
+
+def calm_second(totals: Totals, cpu_line_pct: float, hottest_cpu_pct: float = 0.0) -> bool:
+    """Whether a second shows none of a storm's own marks: attempts left unaccepted — timed out, refused
+    with a 503, or finding no node to answer (more than `CALM_UNACCEPTED_SHARE` of them) — or a node over
+    `cpu_line_pct` (the rollout's pause line).
+
+    These marks, not the rate, say a storm, because they do not depend on the baseline they guard: judged
+    by the rate against a line drawn from the rate, a console attached mid-storm learned the storm, drew its
+    line ten times above it, and read 44k attempts/s with 35k timeouts/s and every node at 100 % CPU as
+    "1.0× steady" (regional-outage drill, found in review). `hottest_cpu_pct`: the nodes' hottest, for totals
+    that do not say it (`max_cpu_pct` 0)."""
+    unaccepted_per_s = max(
+        totals.attempts_per_s - totals.accepts_per_s, totals.timeouts_per_s + totals.rejects_per_s
+    )
+    allowed_per_s = max(CALM_UNACCEPTED_SHARE * totals.attempts_per_s, CALM_UNACCEPTED_FLOOR_PER_S)
+    hottest = totals.max_cpu_pct or hottest_cpu_pct
+    return unaccepted_per_s < allowed_per_s and hottest <= cpu_line_pct
+
+
+class CalmBaseline:
+    """A rate's steady level, learned from calm seconds only (`calm_second`): the lower quartile of the
+    learning period's, then a slow exponential average of those under the alarm line. A storm's seconds
+    teach nothing, so the level stays at its last calm value through a storm, and a console attached
+    mid-storm has no baseline (`level_per_s` None, `calm_seen` False) until the fleet is calm — it says so
+    rather than take the storm for normal.
+
+    The learning period starts at the first calm second. The quartile, not the mean: a storm that shows only
+    as a rate (clients flooding in, all handshaken in time) is not a storm by its marks, and a mean taught
+    the baseline such a storm — the gauge then read a lockstep wave as "0.0× steady". Up to three quarters
+    of the learning period may be such a storm without moving it.
 
     A configured baseline (> 0) replaces learning altogether.
     """
@@ -100,13 +130,23 @@ class CalmBaseline:
 
     @property
     def level_per_s(self) -> float | None:
-        """The baseline, or None while still learning."""
+        """The baseline, or None while still learning (or with no calm second seen yet)."""
         if self.configured_per_s > 0:
             return self.configured_per_s
         return self._level if self._learned else None
 
-    def observe(self, time_s: float, rate_per_s: float, over_line: bool) -> None:
-        """Learn from one frame's rate; `over_line` frames (the alarm's condition holds) teach nothing."""
+    @property
+    def calm_seen(self) -> bool:
+        """Whether any calm second has been seen: False, a missing level means a storm since the start,
+        not a learning period under way."""
+        return self._first_s is not None
+
+    def observe(self, time_s: float, rate_per_s: float, over_line: bool, calm: bool = True) -> None:
+        """Learn from one second's rate; a second that is not `calm` (`calm_second`), or is `over_line` (the
+        alarm's condition holds) once learned, teaches nothing."""
+        last_s, self._last_s = self._last_s, time_s
+        if not calm:
+            return
         if self._first_s is None:
             self._first_s = time_s
         learning = time_s - self._first_s < self.learn_s
@@ -114,12 +154,12 @@ class CalmBaseline:
             bisect.insort(self._learning, rate_per_s)
             self._level = self._learning[(len(self._learning) - 1) // 4]
         elif not self._learned:
-            # The first frame past the learning period was judged against no line (the caller saw None):
-            # it teaches nothing, or a storm's first frame would.
+            # The first calm second past the learning period was judged against no line (the caller saw
+            # None): it teaches nothing, or a rate storm's first second would.
             self._learned = True
             self._learning = []
-        elif not over_line and self._last_s is not None:
-            step_s = max(time_s - self._last_s, 0.0)
+        elif not over_line and last_s is not None:
+            # Weighted by the step from the second before, calm or not: a storm's length is no weight.
+            step_s = max(time_s - last_s, 0.0)
             weight = min(step_s / self.tau_s, 1.0)
             self._level += (rate_per_s - self._level) * weight
-        self._last_s = time_s

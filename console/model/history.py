@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from console.alarms.tracking import CalmBaseline, drop_pct
+from console.alarms.tracking import CalmBaseline, calm_second, drop_pct
 from console.model.alarms import Acknowledgements, AlarmLog, AlarmSource
 from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
 from console.model.node_readings import NODE_METRICS, ColumnarFrame, NodeReadings
@@ -195,7 +195,7 @@ class FleetModel:
         self.totals.append(frame.time_s, frame)
         self._apply_waves(frame)
         self._apply_nodes(frame, readings)
-        self._update_baseline(frame)
+        self._update_baseline(frame, readings)
         if self.alarm_source is not None:
             self.alarms.update(self.alarm_source(frame, readings), frame.time_s)
 
@@ -225,23 +225,28 @@ class FleetModel:
         t = self.thresholds
         return CalmBaseline(t.baseline_learn_s, t.baseline_tau_s, t.baseline_configured_per_s)
 
-    def _update_baseline(self, frame: Frame) -> None:
-        """The same learning as the alarm engine's reconnect-rate rule: the lower quartile while learning,
-        then a slow average of the frames under the storm line only, never below the floor."""
+    def _update_baseline(self, frame: Frame, readings: NodeReadings) -> None:
+        """The same learning as the alarm engine's reconnect-rate rule: calm seconds only (no storm's
+        timeouts, 503s or hot nodes: `calm_second`), the lower quartile while learning, then a slow average
+        of those under the storm line, never below the floor."""
         declared = getattr(frame.totals, "steady_attempts_per_s", None)
         if isinstance(declared, int | float) and declared > 0:
             self.baseline_attempts_per_s = float(declared)
             return
+        t = self.thresholds
         attempts = frame.totals.attempts_per_s
         level = self._baseline.level_per_s
-        storm = level is not None and attempts > max(level, self.thresholds.baseline_floor_per_s) * (
-            self.thresholds.attempts_crit_x
-        )
-        self._baseline.observe(frame.time_s, attempts, storm)
+        storm = level is not None and attempts > max(level, t.baseline_floor_per_s) * t.attempts_crit_x
+        calm = calm_second(frame.totals, t.cpu_warn_pct, max(readings.cpu_pct, default=0.0))
+        self._baseline.observe(frame.time_s, attempts, storm, calm)
         level = self._baseline.level_per_s
-        self.baseline_attempts_per_s = (
-            None if level is None else max(level, self.thresholds.baseline_floor_per_s)
-        )
+        self.baseline_attempts_per_s = None if level is None else max(level, t.baseline_floor_per_s)
+
+    @property
+    def calm_seen(self) -> bool:
+        """Whether the reconnect baseline has seen a calm second (`CalmBaseline.calm_seen`): with none, the
+        attempts gauge says it has no calm rate to judge by, not that it is learning one."""
+        return self._baseline.calm_seen
 
     # --- reading -------------------------------------------------------------------------------------
 
