@@ -10,7 +10,7 @@ from console.figures import beside_limit
 from console.model.history import ConnectionsChange, ConnectionsDrop, FleetModel
 from console.model.thresholds import GaugeThresholds, Level
 from console.model.units import FLEET_CLOCK, ClockFace, human_count
-from console.protocol import NodeState, NodeStatus
+from console.protocol import Frame, NodeState, NodeStatus, Totals
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,9 @@ class Gauge:
     detail: str
     level: Level
     spark: tuple[float, ...] = ()
+    #: Between the detail and the brief, for a box too narrow for the one and wide enough for more than the
+    #: other (a 120- or 160-column terminal's 20 or 28 cells): tried in order before the brief.
+    wide: tuple[str, ...] = ()
     #: The detail in fewer cells, for a box too narrow for it (an 80-column terminal's 12): what matters
     #: most of it, not its first characters.
     brief: str = ""
@@ -157,46 +160,9 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
             brief=shorter[0] if shorter else "",
             fallbacks=tuple(shorter[1:]),
         )
-    baseline = model.baseline_attempts_per_s
-    if baseline is None:
-        attempts = Gauge(
-            "attempts",
-            "attempts/s",
-            human_count(totals.attempts_per_s),
-            f"learning steady rate ({t.baseline_learn_s:.0f} s)",  # 27 cells: whole in a 160-column gauge
-            Level.UNKNOWN,
-            brief="learning",
-        )
-    else:
-        times = totals.attempts_per_s / baseline
-        attempts = Gauge(
-            "attempts",
-            "attempts/s",
-            human_count(totals.attempts_per_s),
-            f"{times:.1f}× steady ({human_count(baseline)}/s)",
-            level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
-            brief=f"{times_text(times)}× steady",
-        )
-    share = totals.rejects_per_s / totals.attempts_per_s if totals.attempts_per_s > 0 else 0.0
-    accepts = Gauge(
-        "accepts",
-        "accepts/s · 503/s",
-        f"{human_count(totals.accepts_per_s)} · {human_count(totals.rejects_per_s)}",
-        f"503 share {100 * share:.1f} %",
-        level_at_least(share, t.rejects_warn_share, t.rejects_crit_share),
-        brief=f"503s {100 * share:.1f} %",
-    )
-    # With nothing in rotation headroom is 0 (`figures.headroom_pct`): no room because there is nowhere to
-    # send a client, not a full fleet — the gauge says which.
-    in_rotation = any(node.state.in_rotation for node in frame.nodes)
-    headroom = Gauge(
-        "headroom",
-        "headroom",
-        f"{beside_limit(totals.headroom_pct, t.headroom_crit_pct)} %",
-        f"budget {t.headroom_crit_pct:.0f} %" if in_rotation else "no node in rotation",
-        level_at_most(totals.headroom_pct, t.headroom_warn_pct, t.headroom_crit_pct),
-        brief="" if in_rotation else "none ready",
-    )
+    attempts = _attempts_gauge(model, totals.attempts_per_s)
+    accepts = _accepts_gauge(totals, t)
+    headroom = _headroom_gauge(frame, t)
     ratio = totals.drain_inflow_ratio
     drain = Gauge(
         "drain_inflow",
@@ -211,6 +177,96 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
         replace(gauge, short_label=SHORT_LABELS[gauge.key])
         for gauge in (conn, attempts, accepts, headroom, drain)
     ]
+
+
+def _attempts_gauge(model: FleetModel, attempts_per_s: float) -> Gauge:
+    """Attempts against the calm rate; with none learned, whether it is learning one or has seen no calm
+    second yet (a console attached mid-storm: the storm is no steady rate to judge it by)."""
+    t = model.thresholds
+    baseline = model.baseline_attempts_per_s
+    value = human_count(attempts_per_s)
+    if baseline is None and not model.calm_seen:
+        return Gauge(
+            "attempts", "attempts/s", value, "no calm second to judge by", Level.UNKNOWN, brief="no calm yet"
+        )
+    if baseline is None:
+        return Gauge(
+            "attempts",
+            "attempts/s",
+            value,
+            f"learning steady rate ({t.baseline_learn_s:.0f} s)",  # 27 cells: whole in a 160-column gauge
+            Level.UNKNOWN,
+            brief="learning",
+        )
+    times = attempts_per_s / baseline
+    return Gauge(
+        "attempts",
+        "attempts/s",
+        value,
+        f"{times:.1f}× steady ({human_count(baseline)}/s)",
+        level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
+        brief=f"{times_text(times)}× steady",
+    )
+
+
+def _accepts_gauge(totals: Totals, t: GaugeThresholds) -> Gauge:
+    """Accepts and 503s, and the handshakes that timed out: wasted work, the mark of a meltdown (the
+    regional-outage drill's 35k a second showed nowhere on the first screen). The worse of the 503 share and
+    the timeouts is said first, and is what a narrow box keeps."""
+    attempts = totals.attempts_per_s
+    share = totals.rejects_per_s / attempts if attempts > 0 else 0.0
+    refused = (
+        level_at_least(share, t.rejects_warn_share, t.rejects_crit_share),
+        f"503 share {100 * share:.1f} %",
+        f"503s {100 * share:.1f} %",
+    )
+    said = [refused]
+    if round(totals.timeouts_per_s) > 0:
+        lost = totals.timeouts_per_s / attempts if attempts > 0 else 1.0
+        timed_out = (
+            level_at_least(lost, t.timeouts_warn_share, t.timeouts_crit_share),
+            f"t/o {human_count(totals.timeouts_per_s)}/s ({100 * lost:.1f} %)",
+            f"t/o {human_count(totals.timeouts_per_s)}/s",
+        )
+        said = [timed_out, refused] if timed_out[0] >= refused[0] else [refused, timed_out]
+    (level, first, first_short), *rest = said
+    # "t/o 35.3k/s (79.4 %) · 503s 0.0 %" is whole in a 200-column gauge (36 cells), the next in a 160's
+    wide = [f"{first_short} · {rest[0][2]}", first] if rest else []
+    return Gauge(
+        "accepts",
+        "accepts/s · 503/s",
+        f"{human_count(totals.accepts_per_s)} · {human_count(totals.rejects_per_s)}",
+        " · ".join([first, *(short for _, _, short in rest)]),
+        level,  # the first said is the worse
+        wide=tuple(wide),
+        brief=first_short,
+    )
+
+
+def _headroom_gauge(frame: Frame, t: GaugeThresholds) -> Gauge:
+    """Spare capacity of the nodes in rotation: the connection headroom the frame carries, or the room their
+    CPU leaves when that is less — a node at 100 % CPU has no room for a client whatever its sockets (the
+    regional-outage drill read "✓ 97 %" with every node at 100 %, handshaking and timing out). The mean CPU,
+    as headroom is the fleet's; the node table and the cpu alarms say the hottest."""
+    in_rotation = [node.cpu_pct for node in frame.nodes if node.state.in_rotation]
+    if not in_rotation:
+        # With nothing in rotation headroom is 0 (`figures.headroom_pct`): no room because there is nowhere
+        # to send a client, not a full fleet — the gauge says which.
+        room_pct, detail, brief = frame.totals.headroom_pct, "no node in rotation", "none ready"
+    else:
+        cpu_pct = sum(in_rotation) / len(in_rotation)
+        room_pct, detail, brief = frame.totals.headroom_pct, f"budget {t.headroom_crit_pct:.0f} %", ""
+        if 100.0 - cpu_pct < room_pct:
+            room_pct = 100.0 - cpu_pct
+            detail, brief = f"CPU {cpu_pct:.0f} % · {detail}", f"CPU {cpu_pct:.0f} %"
+    return Gauge(
+        "headroom",
+        "headroom",
+        f"{beside_limit(room_pct, t.headroom_crit_pct)} %",
+        detail,
+        level_at_most(room_pct, t.headroom_warn_pct, t.headroom_crit_pct),
+        brief=brief,
+    )
 
 
 def node_cpu_level(node: NodeStatus, t: GaugeThresholds) -> Level:

@@ -45,6 +45,11 @@ class GaugeThresholds:
     # Share of attempts answered 503: some shedding is admission doing its job; a lot is an overload.
     rejects_warn_share: float = 0.01
     rejects_crit_share: float = 0.25
+    # Share of attempts timing out: each a handshake a node paid for and lost (wasted work; the outage seed's
+    # retries re-hit nodes still saturated). 1 % is a calm second's most (`calm_second`); the sync-engine
+    # essay trips its circuit breaker at 5 % failures.
+    timeouts_warn_share: float = 0.01
+    timeouts_crit_share: float = 0.05
     # issue #2: the lockstep index at which the wave chart says LOCKSTEP — the lockstep_waves alarm's line.
     lockstep_index_max: float = 4.0
     handshake_warn_ms: float = 500.0

@@ -187,7 +187,8 @@ async def test_at_80_columns_each_gauge_keeps_its_detail_line(storm_app):
         assert all(len(line) == len(conn[0]) for line in conn)  # nothing spilled out of the box
         await pilot.resize_terminal(160, 48)  # room again: the whole detail
         await pilot.pause()
-        assert "503 share" in gauge_lines(storm_app, "accepts")[2]
+        # (the storm's 503s and, second, its handshake timeouts: `_accepts_gauge`'s 28-cell form)
+        assert "503s 84.1 % · t/o 1.6k/s" in gauge_lines(storm_app, "accepts")[2]
         assert "kill switch 0.6" in gauge_lines(storm_app, "drain_inflow")[2]
 
 

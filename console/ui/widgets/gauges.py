@@ -71,7 +71,7 @@ class GaugeBox(Static):
     def _detail_that_fits(self, gauge: Gauge) -> str:
         """The longest form of the detail the box holds whole: "503s 84.1 %", not "503 share 8…"; the
         shortest when none does (an unmeasured box: the whole detail)."""
-        forms = [form for form in (gauge.detail, gauge.brief, *gauge.fallbacks) if form]
+        forms = [form for form in (gauge.detail, *gauge.wide, gauge.brief, *gauge.fallbacks) if form]
         width = self.content_size.width
         if width <= 0:
             return gauge.detail

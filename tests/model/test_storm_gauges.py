@@ -1,0 +1,74 @@
+"""The first row of gauges in a meltdown: handshake timeouts said, headroom that counts saturated CPU, and
+no "steady" rate learned from the storm.
+
+Reviewer's drill (regional-outage at 02:02:41, attached after the power cut): "✓ 44.4k 1.0× steady
+(42.8k/s)", "✓ 9.1k · 0 503 share 0.0 %", headroom "✓ 97 %" — while every node read 100 % CPU with ~35k
+handshake timeouts a second, shown nowhere in the top row."""
+
+from __future__ import annotations
+
+from console.model import FleetModel, Level, Received, fleet_gauges
+from console.model.gauges import BRIEF_CELLS, Gauge
+from tests.fleet_builders import node, series
+
+#: regional-outage at 02:02:41, its 20 nodes as 4: 55.5k connections of 1.6M capacity (97 % headroom).
+MELTDOWN = {
+    "connections": 55_476,
+    "attempts_per_s": 44_435.0,
+    "accepts_per_s": 9_141.0,
+    "timeouts_per_s": 35_294.0,
+    "max_cpu_pct": 100.0,
+    "headroom_pct": 96.53,
+}
+HOT = [
+    node(
+        f"gw-{i:03d}", cpu_pct=100.0, connections=13_869, capacity_connections=400_000, timeouts_per_s=8_823.5
+    )
+    for i in range(4)
+]
+
+
+def gauges_after(*spells: dict, fleet=None) -> dict[str, Gauge]:
+    model = FleetModel()
+    start = 60.0
+    for totals in spells:
+        for frame in series(start, 40, fleet=fleet, **totals):
+            model.apply(Received(frame, frame.time_s))
+        start += 40
+    return {gauge.key: gauge for gauge in fleet_gauges(model)}
+
+
+def test_a_meltdown_seen_from_attach_shows_its_timeouts_and_no_steady_rate() -> None:
+    gauges = gauges_after(MELTDOWN, fleet=HOT)
+    attempts = gauges["attempts"]
+    assert "steady" not in attempts.detail and attempts.level is not Level.OK
+    assert "no calm second" in attempts.detail, attempts.detail
+    accepts = gauges["accepts"]
+    assert accepts.level is Level.CRITICAL
+    assert accepts.detail == "t/o 35.3k/s (79.4 %) · 503s 0.0 %", accepts.detail
+    assert accepts.wide == ("t/o 35.3k/s · 503s 0.0 %", "t/o 35.3k/s (79.4 %)")  # 160, 120 columns
+    assert accepts.brief == "t/o 35.3k/s" and len(accepts.brief) <= BRIEF_CELLS
+
+
+def test_headroom_is_the_room_the_cpu_leaves_when_that_is_less() -> None:
+    headroom = gauges_after(MELTDOWN, fleet=HOT)["headroom"]
+    assert headroom.value == "0 %" and headroom.level is Level.CRITICAL
+    assert "CPU 100 %" in headroom.detail and headroom.brief == "CPU 100 %"
+    # a calm fleet at 30 % CPU keeps its connection headroom, said as before
+    calm = gauges_after({"headroom_pct": 50.0})["headroom"]
+    assert (calm.value, calm.detail) == ("50 %", "budget 35 %")
+
+
+def test_timeouts_under_a_worse_503_share_come_second() -> None:
+    shedding = {
+        "attempts_per_s": 1000.0,
+        "accepts_per_s": 100.0,
+        "rejects_per_s": 880.0,
+        "timeouts_per_s": 20.0,
+    }
+    accepts = gauges_after(shedding)["accepts"]
+    assert accepts.detail == "503 share 88.0 % · t/o 20/s", accepts.detail
+    assert accepts.brief == "503s 88.0 %"
+    # none timing out: as before
+    calm = gauges_after({})["accepts"]
+    assert (calm.detail, calm.brief, calm.level) == ("503 share 0.0 %", "503s 0.0 %", Level.OK)
