@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import math
 
+from console.alarms.tracking import calm_second
 from console.errors import InputError
+from console.figures import beside_limit
 from console.guards.capacity import FleetCapacity, planned_cpu_note
 from console.guards.fleet import SERVING, find_nodes, pause_room_per_s
 from console.guards.thresholds import Thresholds
-from console.guards.verdict import check, verdict
+from console.guards.verdict import check, note, verdict
 from console.protocol import (
     AdmissionInForce,
     AdmissionRequest,
@@ -37,36 +39,96 @@ def _loosens(request: AdmissionRequest, current: AdmissionSettings) -> bool:
     )
 
 
+#: A limit admitting under this share of the calm inflow refuses nearly every legitimate client (over 90 %):
+#: not a tightening to ask about but the fleet closed to newcomers, typed as a ceiling under every node's
+#: connections is (`max_connections_every_node`). Set in review: 0.001/s a node was one more "y".
+NEARLY_ALL_REFUSED_SHARE = 0.1
+
+
 def steady_inflow_per_s(
     snapshot: FleetSnapshot, capacity: FleetCapacity | None, thresholds: Thresholds
-) -> float:
+) -> float | None:
     """Calm new connections per second: the backend's figure, else the configured reconnect baseline, else
-    today's accepts (which overstate it during a storm — the verdict says which one it used)."""
+    today's accepts when today is calm (`calm_second`); None when none of them is known — today's accepts
+    in a storm are the storm's, and a limit judged against them argued for admitting the storm (the
+    regional-outage drill: 400/s a node, its lesson, read "raise rate_per_s to at least 445.2/s")."""
     return _steady_inflow(snapshot, capacity, thresholds)[0]
 
 
 def _steady_inflow(
     snapshot: FleetSnapshot, capacity: FleetCapacity | None, thresholds: Thresholds
-) -> tuple[float, bool]:
-    """The calm inflow, and whether it is today's accepts."""
+) -> tuple[float | None, bool]:
+    """The calm inflow (None: unknown), and whether it is today's accepts (or would have been)."""
     if capacity is not None and capacity.steady_inflow_per_s > 0:
         return capacity.steady_inflow_per_s, False
     if thresholds.reconnect_baseline_per_s > 0:
         return thresholds.reconnect_baseline_per_s, False
-    return snapshot.totals.accepts_per_s, True
+    hottest = max((node.cpu_pct for node in snapshot.nodes if node.state in SERVING), default=0.0)
+    if calm_second(snapshot.totals, thresholds.cpu_pause_pct, hottest):
+        return snapshot.totals.accepts_per_s, True
+    return None, True
 
 
 def drain_closes_per_s(
     snapshot: FleetSnapshot, capacity: FleetCapacity | None, thresholds: Thresholds
 ) -> float:
     """The closes per second of the drains under way, which come back through admission on top of the calm
-    inflow — 0 when the calm figure is today's accepts, which already hold them."""
+    inflow — 0 when the calm figure is today's accepts, which already hold them, or is unknown."""
     if _steady_inflow(snapshot, capacity, thresholds)[1]:
         return 0.0
     return sum(
         node.drain.rate_per_s if node.drain is not None else node.closes_per_s
         for node in snapshot.nodes
         if node.state is NodeState.DRAINING
+    )
+
+
+def _admission_rate_check(
+    snapshot: FleetSnapshot,
+    request_rate_per_s: float,
+    nodes: int,
+    share: float,
+    capacity: FleetCapacity | None,
+    thresholds: Thresholds,
+) -> Check:
+    """The limit a node against the covered nodes' share of the calm inflow and the drains under way, a
+    node (the field's own unit: a fleet total beside a per-node field read 0.048 for 0.001). Under it
+    legitimate clients are refused (confirm); under a tenth of it nearly all are (typed). With no calm
+    inflow known, a note that says so: a storm's accepts are no measure of the clients a limit refuses."""
+    calm_per_s = steady_inflow_per_s(snapshot, capacity, thresholds)
+    if calm_per_s is None:
+        closed = _closed_to_the_offline(snapshot, request_rate_per_s, nodes, share, thresholds)
+        if closed is not None:
+            return closed
+        return note(
+            "admission_rate_per_s",
+            request_rate_per_s,
+            None,
+            ok=False,
+            why=f"no calm inflow to judge it by: today's {snapshot.totals.accepts_per_s:,.0f} accepts/s are a "
+            "storm's (attempts timing out or refused, or a node over the pause CPU line), not the clients a "
+            "limit refuses in calm times; the backend's [capacity] steady_inflow_per_s or a configured "
+            "reconnect_baseline_per_s has it judged",
+        )
+    inflow = (calm_per_s + drain_closes_per_s(snapshot, capacity, thresholds)) * share
+    limit = inflow / nodes if nodes else 0.0
+    nearly_all = request_rate_per_s < limit * NEARLY_ALL_REFUSED_SHARE
+    refused_pct = (1 - request_rate_per_s / limit) * 100 if limit > 0 else 0.0
+    return check(
+        "admission_rate_per_s",
+        request_rate_per_s,
+        limit,
+        bound="min",
+        fails_to=VerdictLevel.TYPED if nearly_all else VerdictLevel.CONFIRM,
+        why="a covered node's limit against its share of the steady inflow and of the drains under way; "
+        "below it, legitimate clients are refused",
+        move=(
+            f" — at {request_rate_per_s:g}/s a node it refuses {beside_limit(refused_pct, 100.0, 1)} % of "
+            "them, the fleet all but closed to newcomers"
+            if nearly_all
+            else ""
+        )
+        + f": raise rate_per_s to at least {_per_node(inflow, nodes):g}/s a node",
     )
 
 
@@ -106,6 +168,36 @@ def _refused_backlog_check(
     )
 
 
+def _closed_to_the_offline(
+    snapshot: FleetSnapshot, request_rate_per_s: float, nodes: int, share: float, thresholds: Thresholds
+) -> Check | None:
+    """In a storm with no calm inflow known, the one line a storm's own figures do draw: the clients offline
+    now (`offline_clients`) must come back at some pace. A limit under a tenth of the rate that brings them
+    back within the drain window (the interview seed's pace for moving clients, 500 k in 10 minutes) keeps
+    them out for ten windows or more — the fleet all but closed to them, as `NEARLY_ALL_REFUSED_SHARE` says
+    of a calm inflow — typed. None otherwise (and where the source does not count them: 0)."""
+    offline = snapshot.totals.offline_clients
+    if offline <= 0 or nodes <= 0:
+        return None
+    needed = offline * share / thresholds.drain_window_s / nodes  # a node
+    least = needed * NEARLY_ALL_REFUSED_SHARE
+    if request_rate_per_s >= least:
+        return None
+    hours = offline * share / (request_rate_per_s * nodes) / 3600
+    return check(
+        "admission_rate_per_s",
+        request_rate_per_s,
+        least,
+        bound="min",
+        fails_to=VerdictLevel.TYPED,
+        why=f"no calm inflow is known, but the {offline:,} clients offline now need {needed:,.1f}/s a node to "
+        f"come back within the {thresholds.drain_window_s:g} s drain window (interview seed); a tenth of "
+        "that keeps them out ten windows",
+        move=f": at {request_rate_per_s:g}/s a node they would take {hours:,.0f} h — raise rate_per_s to at "
+        f"least {math.ceil(least * 10) / 10:g}/s a node",
+    )
+
+
 def _per_node(total_per_s: float, nodes: int) -> float:
     """`total_per_s` shared by `nodes`, rounded up to a tenth: the rate a move names must pass, not fall
     a rounding short of the check's limit."""
@@ -132,20 +224,8 @@ def judge_admission(
     if request.rate_per_s is not None:
         # A drain's clients come back through admission too: graceful-drain's rollout draining 2 nodes at
         # 833/s passed a 900/s limit against the calm 167/s, and 97 % of attempts were refused at once.
-        inflow = (
-            steady_inflow_per_s(snapshot, capacity, t) + drain_closes_per_s(snapshot, capacity, t)
-        ) * share
         checks.append(
-            check(
-                "admission_rate_per_s",
-                request.rate_per_s * len(covered_ready),
-                inflow,
-                bound="min",
-                fails_to=VerdictLevel.CONFIRM,
-                why="what the covered nodes would admit against their share of the steady inflow and of "
-                "the drains under way; below it, legitimate clients are refused",
-                move=f": raise rate_per_s to at least {_per_node(inflow, len(covered_ready)):g}/s a node",
-            )
+            _admission_rate_check(snapshot, request.rate_per_s, len(covered_ready), share, capacity, t)
         )
     if request.max_connections is not None:
         held = [node.connections for node in covered_ready]
