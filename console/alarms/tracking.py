@@ -145,19 +145,21 @@ class CalmBaseline:
         """Learn from one second's rate; a second that is not `calm` (`calm_second`), or is `over_line` (the
         alarm's condition holds) once learned, teaches nothing."""
         last_s, self._last_s = self._last_s, time_s
+        if not self._learned and self._first_s is not None and time_s - self._first_s >= self.learn_s:
+            # The first second past the learning period, calm or not, closes it: it was judged against no
+            # line (the caller saw None) and teaches nothing, or a rate storm's first second would. A storm
+            # that begins just then is judged against the calm at once (regional-outage: its power cut at
+            # 30 s, the first second past a calm learning period).
+            self._learned = True
+            self._learning = []
+            return
         if not calm:
             return
         if self._first_s is None:
             self._first_s = time_s
-        learning = time_s - self._first_s < self.learn_s
-        if self._level is None or learning:
+        if not self._learned:
             bisect.insort(self._learning, rate_per_s)
             self._level = self._learning[(len(self._learning) - 1) // 4]
-        elif not self._learned:
-            # The first calm second past the learning period was judged against no line (the caller saw
-            # None): it teaches nothing, or a rate storm's first second would.
-            self._learned = True
-            self._learning = []
         elif not over_line and last_s is not None:
             # Weighted by the step from the second before, calm or not: a storm's length is no weight.
             step_s = max(time_s - last_s, 0.0)

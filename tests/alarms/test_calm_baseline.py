@@ -89,3 +89,14 @@ def test_a_configured_baseline_needs_no_calm_second() -> None:
     baseline = CalmBaseline(LEARN_S, TAU_S, configured_per_s=1333.0)
     feed(baseline, 0, 10, storm_totals())
     assert baseline.level_per_s == 1333.0
+
+
+def test_a_storm_that_begins_as_the_learning_period_ends_is_judged_against_the_calm() -> None:
+    """regional-outage: 30 calm seconds, then every node restarts at once. The storm's first second closed
+    no learning period (it taught nothing, being no calm second), and the reconnect_rate_high alarm, at 37 s
+    before, never fired."""
+    baseline = CalmBaseline(LEARN_S, TAU_S)
+    feed(baseline, 1, 30, calm_totals())
+    assert baseline.level_per_s is None
+    feed(baseline, 31, 1, storm_totals())
+    assert baseline.level_per_s == 100.0
