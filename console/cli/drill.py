@@ -544,11 +544,12 @@ def served_drill_line(drill: Drill, duration_s: float) -> str:
 
 
 def drill_ended_line(drill: Drill, duration_s: float) -> str:
-    """What a served drill's terminal says at its end (once): the drill is over, nothing stops."""
+    """What a served drill's terminal says at its end (once): the drill is over, nothing stops, and its
+    fleet API refuses actions from then on (`console.server.desk.drill_over`)."""
     return (
         f"stormdeck: drill {drill.name} ended at {drill.human_time(duration_s)} (fleet second "
-        f"{duration_s:g}): the simulation keeps running and the consoles stay attached (nothing is scored "
-        "here); Ctrl-C stops the server."
+        f"{duration_s:g}): the simulation keeps running and the consoles stay attached, but actions are "
+        "refused (nothing is scored here); Ctrl-C stops the server."
     )
 
 

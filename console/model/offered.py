@@ -45,3 +45,12 @@ def not_on_this_fleet(frame: Frame | None) -> dict[ActionKind, str]:
     if why_not is not None:
         off[ActionKind.ADD_CAPACITY] = f"it {why_not}"
     return off
+
+
+def keys_not_offered(frame: Frame | None, drill_ended: bool = False) -> frozenset[ActionKind]:
+    """The fleet actions whose keys a footer does not draw: those this fleet cannot take at all
+    (`not_on_this_fleet`) — and, once a drill has ended, every one: its score is final and its server
+    refuses them (their keys still answer why, as `actions_disabled_reason` words it)."""
+    if drill_ended:
+        return frozenset(ActionKind)
+    return frozenset(not_on_this_fleet(frame))

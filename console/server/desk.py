@@ -22,9 +22,10 @@ from console.errors import InputError
 from console.guards import Thresholds
 from console.guards.add_capacity import check_count
 from console.guards.config import LoadedThresholds, given_thresholds
+from console.model.units import time_of_day
 from console.protocol import PROBLEM_TYPE_PREFIX, ActionResult, Problem, Verdict, VerdictLevel
 from console.server.actions import FleetAction, judge
-from console.server.backend import ActingBackend, FleetBackend
+from console.server.backend import ActingBackend, DrillServingBackend, FleetBackend
 from console.server.confirm import Binding, ConfirmTokens, TokenRefused
 from console.server.idempotency import IdempotencyKeys, StoredAnswer, fingerprint
 from console.server.problems import PROBLEM_MEDIA_TYPE, ApiProblem
@@ -42,7 +43,7 @@ class Answer:
     status: int
     body: dict[str, Any]
     outcome: str  # applied, overridden, dry_run, needs_confirmation, confirm_refused, typed_mismatch,
-    #               blocked, invalid, forbidden, refused_by_fleet, replayed
+    #               blocked, invalid, forbidden, refused_by_fleet, drill_ended, replayed
     verdict: Verdict | None = None
     detail: str = ""
     media_type: str = JSON
@@ -71,6 +72,22 @@ def problem_answer(
     body.update(extra or {})
     return Answer(
         status, body, outcome, verdict, detail, PROBLEM_MEDIA_TYPE, forecast_wanted=verdict is not None
+    )
+
+
+def drill_over(backend: FleetBackend) -> str | None:
+    """Why a served drill's fleet takes no more actions — its time is up (the end its stream told, which
+    a hello carries from then on) — or None. Its score is final and its console froze the fleet there: an
+    `add_capacity` applied after the end once added nodes that would never finish provisioning."""
+    if not isinstance(backend, DrillServingBackend):
+        return None
+    served = backend.served_drill()
+    if served.ended is None:
+        return None
+    at = time_of_day(served.clock_start_s + served.ended.time_s)
+    return (
+        f"the drill {served.name} ended at {at} (fleet second {served.ended.time_s:g}): its score is "
+        "final and its fleet takes no more actions; nothing applied"
     )
 
 
@@ -186,6 +203,9 @@ class ActionDesk:
         request = action.request
         override = (request.override_reason or "").strip()
         async with self._lock:
+            over = drill_over(backend)
+            if over is not None:  # a dry run too: nothing sent now can play out in the drill
+                return problem_answer(409, "drill-ended", "Conflict", over, "drill_ended")
             cannot = backend.refuses(action)
             if cannot is not None:  # (a dry run would say ok to what the fleet then refuses)
                 return problem_answer(

@@ -145,8 +145,9 @@ class ConsoleActions:
 
     @property
     def disabled_reason(self) -> str | None:
+        app = self.app
         return actions_disabled_reason(
-            self.read_only, self.admin is not None, self.refused, self.app.model.role
+            self.read_only, self.admin is not None, self.refused, app.model.role, app.drill_over()
         )
 
     # --- the flow ---------------------------------------------------------------------------------------

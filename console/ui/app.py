@@ -21,6 +21,7 @@ from console.client.actions import ActionAnswer
 from console.client.admin import AdminClient
 from console.guards import FleetCapacity, Thresholds
 from console.model.actions.answer import ActionReading, read_answer
+from console.model.actions.refusals import DRILL_ENDED
 from console.model.alarm_source import console_model
 from console.model.history import FleetModel
 from console.model.link import (
@@ -265,6 +266,11 @@ class ConsoleApp(App[None]):
         self._briefed = True  # a reconnect's hello does not bring it back
         if served.ended is None and (served.briefing or served.objectives):
             self.push_screen(ServedBriefingScreen(served))
+
+    def drill_over(self) -> str | None:
+        """Why actions are off once the served drill's time is up (`DRILL_ENDED`), or None: the stream's end
+        event or a hello carrying it says so, and the server refuses them from then on."""
+        return DRILL_ENDED if self.model.drill_ended is not None else None
 
     def briefed_drill(self) -> ServedDrill | None:
         """The drill whose briefing the palette offers again: the served drill the hello names."""

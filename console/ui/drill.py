@@ -29,6 +29,7 @@ from console.drills.objectives import Score, penalty_rule, penalty_text
 from console.drills.schema import Drill
 from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, end_lines, said_at_end
 from console.drills.summary import next_steps as steps_for
+from console.model.actions.refusals import DRILL_ENDED_FROZEN
 from console.model.link import Received, StreamItem
 from console.model.thresholds import Level
 from console.model.units import drill_clock, duration
@@ -365,6 +366,12 @@ class DrillApp(ConsoleApp):
         if started:
             self.started = True
             self._ask_clock(paused=False)
+
+    def drill_over(self) -> str | None:
+        # The end stops the fleet's clock (`show_end`): nothing sent now would ever play out.
+        if self.progress.ended or self.model.drill_ended is not None:
+            return DRILL_ENDED_FROZEN
+        return None
 
     @property
     def abandoned(self) -> bool:

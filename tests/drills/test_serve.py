@@ -398,3 +398,46 @@ def test_the_serve_terminal_says_when_the_drill_ends_and_that_the_fleet_runs_on(
     assert "the simulation keeps running" in line and "Ctrl-C stops the server" in line
     assert running_on  # and it does
     assert "ended" not in rest  # said once
+
+
+async def test_a_served_drill_refuses_actions_once_its_time_is_up(tmp_path: Path) -> None:
+    """Review: after a drill's end, `c` then Enter added 59 nodes (`add_capacity … ✓ applied 202`) to a
+    fleet frozen at its end, and `R` reached the server. Its fleet API now refuses every action once the
+    drill has ended — a dry run too — with a 409 naming why, audited; `act` and any attached console are
+    refused alike. Before the end the same request applies."""
+    import tomllib
+
+    from console.audit import AuditLog
+    from tests.server.conftest import auth
+
+    short = SHORT_DRILL.replace("duration_s = 60", "duration_s = 3")
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    # Paused until the request before the end is answered: 3 fleet seconds pass in a few fast frames.
+    server = served_in_process(build_drill(tomllib.loads(short)), audit_log=audit, paused=True)
+    stream = server.url.replace("http://", "ws://") + "/v1/stream"
+    operator = auth("operator")
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+            before = await client.post("/v1/capacity", json={"count": 1}, headers=operator)
+            async with connect(stream, additional_headers=auth("viewer"), max_queue=None) as ws:
+                await client.post("/v1/sim/clock", json={"paused": False}, headers=operator)
+                await receive_until(ws, lambda m: (m.get("data") or {}).get("ended") is True, timeout_s=10)
+            after = [
+                await client.post("/v1/capacity", json=body, headers=operator)
+                for body in ({"count": 1}, {"count": 1, "dry_run": True})
+            ]
+            halt = await client.post("/v1/rollout/halt", json={}, headers=auth("admin"))
+    finally:
+        server.stop()
+        audit.close()
+    assert before.status_code == 202, before.text
+    for answer in [*after, halt]:
+        assert answer.status_code == 409, answer.text
+        assert answer.headers["content-type"].startswith("application/problem+json")
+        problem = answer.json()
+        assert problem["type"] == "urn:stormdeck:problem:drill-ended", problem
+        assert "the drill short-served ended at 04:00:03" in problem["detail"], problem
+        assert "nothing applied" in problem["detail"], problem
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    refused = [r for r in records if r.get("outcome") == "drill_ended"]
+    assert [r["action"] for r in refused] == ["add_capacity", "add_capacity", "rollout_halt"], records

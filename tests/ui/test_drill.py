@@ -678,3 +678,50 @@ def test_the_briefing_says_what_p_does() -> None:
 
     text = Text.from_markup(briefing_text(build_drill(TINY).served(60))).plain
     assert "p pauses the drill's clock" in text and "Enter to start the drill" in text
+
+
+async def test_after_the_drills_end_no_action_is_offered_or_sent() -> None:
+    """Review: back from the end screen to the frozen fleet, `c` then Enter added 59 nodes that would never
+    finish provisioning (the audit log said `add_capacity … ✓ applied 202`), and `R` reached the server.
+    Once the drill has ended the fleet screen offers no action key, the rollout box says why actions are
+    off, and a key (or the palette) says it again and sends nothing."""
+    from textual.widgets import Footer
+
+    from .fake_actions import FakeFleetApi
+    from .test_narrow import shown_keys
+
+    api = FakeFleetApi()
+    app = tiny_app(FakeClock(), admin=api.client())
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("enter")
+        feed = TinyFeed(app)
+        feed.run(5)
+        await fleet_ready(app)
+        app.refresh_views()
+        await pilot.pause()
+        before = {key.description for key in shown_keys(app.screen.query_one(Footer))}
+        assert {"drain", "rollout", "capacity"} <= before, before  # a running drill offers them
+        assert app.actions.disabled_reason is None
+        feed.run(54)
+        feed.event(Event(time_s=60, kind="drill", message="time is up", data={"ended": True}))
+        feed.run(1)
+        await pilot.pause()
+        assert isinstance(app.screen, EndScreen)
+        await pilot.press("escape")
+        await fleet_ready(app)
+        app.refresh_views()
+        await pilot.pause()
+        assert isinstance(app.screen, DrillScreen)
+        after = {key.description for key in shown_keys(app.screen.query_one(Footer))}
+        assert not after & {"drain", "undrain", "rollout", "halt", "resume", "admission", "capacity"}, after
+        box = app.screen.query_one("#rollout-box")
+        assert "actions off" in str(box.border_title), box.border_title
+        assert "the drill has ended" in f"{box.border_title} {box.border_subtitle}"
+        for key in ("c", "R", "a"):
+            await pilot.press(key)
+            await pilot.pause()
+        await app.run_action("act('add_capacity')")  # the palette's command, too
+        await wait_for(lambda: len(app._notifications) >= 4, what="the refusals said")
+        said = [n.message for n in app._notifications]
+        assert all("the drill has ended: the fleet is frozen" in message for message in said[-4:]), said
+        assert api.sent == [] and api.applied == []

@@ -476,3 +476,30 @@ async def test_the_palette_reopens_the_served_drills_briefing(instructor: bool) 
         await pilot.press(*"drill briefing")
         await pilot.pause()
         assert "Show the drill briefing" not in (_hit_titles(plain) if _hits(plain) else [])
+
+
+async def test_a_trainee_attached_after_the_drills_end_is_offered_no_action_and_sends_none() -> None:
+    """Review: actions went through after a drill had ended. An attached console whose hello (or stream)
+    says the drill's time is up offers no action key and says why when one is pressed, sending nothing;
+    the server refuses them too (tests/drills/test_serve.py)."""
+    from textual.widgets import Footer
+
+    from .fake_actions import FakeFleetApi
+    from .test_narrow import shown_keys
+
+    api = FakeFleetApi()
+    app = ConsoleApp(
+        clock=lambda: _EPOCH_WALL_S + 30.4, remember_theme=False, theme_name="dark", admin=api.client()
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        TinyFeed(app, served={**SERVED, "ended": ENDED}).run(3)
+        await fleet_ready(app)
+        await pilot.pause()
+        assert app.actions.disabled_reason == "the drill has ended"
+        words = {key.description for key in shown_keys(app.screen.query_one(Footer))}
+        assert "quit" in words and not words & {"drain", "rollout", "halt", "admission", "capacity"}, words
+        await pilot.press("d")
+        await wait_for(lambda: bool(app._notifications), what="the refusal said")
+        (said,) = [n.message for n in app._notifications if "drain" in n.message]
+        assert said == "drain: the drill has ended", said
+        assert api.sent == []

@@ -96,20 +96,37 @@ READ_ONLY = "read-only console"
 NO_FLEET_API = "no fleet API"
 VIEWER_TOKEN = "a viewer's token: it may watch, not act"
 REFUSED_403 = "the server refused (403): a viewer token?"
+#: A drill whose time is up (the stream's end event, or a hello carrying it): its score is final, and a
+#: served drill's fleet refuses actions from then on (409 drill-ended) — they once went through and added
+#: nodes to a fleet that would never run on to provision them.
+DRILL_ENDED = "the drill has ended"
+#: The same, where the console froze the fleet at the end (`stormdeck drill`: its clock paused).
+DRILL_ENDED_FROZEN = "the drill has ended: the fleet is frozen"
 #: The same in fewer words, for a narrow box's border: the rollout box's holds 26 cells at 80×24.
-_BRIEF_REASONS = {VIEWER_TOKEN: "viewer token: watch only", REFUSED_403: "server refused (403)"}
+_BRIEF_REASONS = {
+    VIEWER_TOKEN: "viewer token: watch only",
+    REFUSED_403: "server refused (403)",
+    DRILL_ENDED_FROZEN: DRILL_ENDED,
+}
 
 
 def actions_disabled_reason(
-    read_only: bool, can_act: bool, refused: str | None, role: str | None = None
+    read_only: bool,
+    can_act: bool,
+    refused: str | None,
+    role: str | None = None,
+    drill_over: str | None = None,
 ) -> str | None:
     """Why the console offers no actions (short: it goes in a box's border), or None when it does. Never
     hidden: the screens show it, and a key press says it again. `role`: the stream's hello's, so a
-    viewer's console says so from the start instead of after its first refused action."""
+    viewer's console says so from the start instead of after its first refused action. `drill_over`: why a
+    drill's end stops them (`DRILL_ENDED`), once it has."""
     if read_only:
         return READ_ONLY
     if not can_act:
         return NO_FLEET_API
+    if drill_over is not None:
+        return drill_over
     if role == "viewer":
         return VIEWER_TOKEN
     return refused

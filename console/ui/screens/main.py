@@ -21,7 +21,7 @@ from console.model.actions.refusals import brief_reason
 from console.model.gauges import fleet_gauges
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.nodes import NodeFilter, NodeQuery, id_order, select_nodes
-from console.model.offered import not_on_this_fleet
+from console.model.offered import keys_not_offered
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace
 from console.protocol import ActionKind, AdmissionInForce, Event
@@ -201,7 +201,8 @@ class MainScreen(Screen[None]):
     node_filter = NodeFilter()
     _first_node: str | None = None  # the filter's example pattern is made from it
     actions_off: str | None = None
-    #: The fleet actions this fleet cannot take at all (`not_on_this_fleet`): their keys are not offered.
+    #: The fleet actions this fleet cannot take at all, or none after a drill's end (`keys_not_offered`):
+    #: their keys are not offered.
     not_offered: frozenset[ActionKind] = frozenset()
     _palette: Palette | None = None  # the rollout box's borders are drawn again on a resize, with these
     _rollout_marked: Callable[[str], str] = staticmethod(lambda title: title)  # (`stale_title`)
@@ -371,7 +372,7 @@ class MainScreen(Screen[None]):
         frame = model.frame
         self.actions_off, self._palette, self._rollout_marked = actions_off, palette, marked
         # Read again from each frame: a fleet's capacity runs out at its max_nodes, and comes back
-        self.not_offered = frozenset(not_on_this_fleet(frame))
+        self.not_offered = keys_not_offered(frame, model.drill_ended is not None)
         self.query_one(ConsoleFooter).hide(not_offered_bindings(self.not_offered))
         self._show_rollout_borders()
         self.query_one(RolloutPanel).show(

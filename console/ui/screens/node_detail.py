@@ -29,7 +29,7 @@ from console.model.node_detail import (
     parse_node_detail,
 )
 from console.model.nodes import handshake_p99_text
-from console.model.offered import not_on_this_fleet
+from console.model.offered import keys_not_offered
 from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace, duration
 from console.protocol import AdmissionInForce, Event, NodeState, NodeStatus
@@ -324,7 +324,8 @@ class NodeDetailScreen(Screen[None]):
             else f"[{palette.levels[Level.WARNING]}]▲ actions off: {actions_off}[/]"
         )
         # As the fleet screen's footer: the fleet's keys only for what it can take, read again each frame
-        self.query_one(ConsoleFooter).hide(not_offered_bindings(not_on_this_fleet(model.frame)))
+        not_offered = keys_not_offered(model.frame, model.drill_ended is not None)
+        self.query_one(ConsoleFooter).hide(not_offered_bindings(not_offered))
         step_s = model.fleet_s_per_frame()
         colour = line_colour(model, now_s)
         for metric, _ in DETAIL_CHARTS:
