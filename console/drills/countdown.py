@@ -95,7 +95,7 @@ def _halt(watch: AbortWatch, within_s: float, halts: list[float], now: DrillTime
         if halts:
             return f"halted {now.at(halts[0])}, before any node was {line}"
         if now.over:
-            return f"no node was {line}"
+            return f"not needed: the abort criterion was never reached (no node was {line})"
         return f"halt within {duration(within_s)} once a node is {line} (none yet)"
     at_s, node = watch.criterion
     criterion = f"abort criterion {now.at(at_s)} ({node})"

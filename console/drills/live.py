@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from console.drills.countdown import DrillTime, PenaltySoFar, objective_status, penalty_so_far
-from console.drills.objectives import Measured, MeasuredRun, RunMeasures, Score
+from console.drills.objectives import Measured, MeasuredRun, RunMeasures, Score, applied_times
 from console.drills.watches import DipWatch, TotalWatch
 from console.protocol import Event, Frame
 from console.record.records import ActionRecord
@@ -29,6 +29,11 @@ class Standing(StrEnum):
     MET = "met"
     AT_RISK = "at risk"
     FAILED = "failed"
+    #: Met so far only because what it answers has not happened (a halt's abort criterion not reached):
+    #: not judged yet — a trainee who did nothing read it as a green "met".
+    PENDING = "pending"
+    #: At the end, what it would have answered never happened: its points stand, and it says why.
+    NOT_NEEDED = "not needed"
 
 
 @dataclass(frozen=True)
@@ -84,15 +89,26 @@ def standing_of(run: RunMeasures, index: int, measured: Measured, time_s: float,
     return Standing.FAILED if due is not None and time_s > due else Standing.AT_RISK
 
 
+def awaiting_its_event(run: RunMeasures, index: int, actions: Sequence[ActionRecord]) -> bool:
+    """Objective `index` of `run` is met only because the event it answers has not come: a halt whose
+    abort criterion was not reached, and no halt yet (a halt before it answers whatever comes)."""
+    if run.objectives[index].kind != "halt_within" or run.abort_criterion(index) is not None:
+        return False
+    return not applied_times(actions, "rollout_halt")
+
+
 def objectives_at(
     run: RunMeasures, score: Score, actions: Sequence[ActionRecord], now: DrillTime
 ) -> list[LiveObjective]:
     """Each objective of `run` scored as `score`, its standing and what the trainee reads of it `now`: the
     drill screen's panel while the drill runs; once it is over (`now.over`) the end screen's and the
-    terminal's summary, met or failed (a met dip still open at the end is no longer "at risk")."""
+    terminal's summary, met or failed (a met dip still open at the end is no longer "at risk"). A halt
+    whose abort criterion has not come is pending, and at the end not needed (`awaiting_its_event`)."""
     out = []
     for index, measured in enumerate(score.objectives):
-        if now.over:
+        if measured.met and awaiting_its_event(run, index, actions):
+            standing = Standing.NOT_NEEDED if now.over else Standing.PENDING
+        elif now.over:
             standing = Standing.MET if measured.met else Standing.FAILED
         else:
             standing = standing_of(run, index, measured, now.time_s, now.end_s)

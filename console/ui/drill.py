@@ -48,7 +48,14 @@ from console.ui.widgets.objectives_box import ObjectivesBox
 ClockSetter = Callable[[bool], Awaitable[None]]
 
 
-_STANDING_LEVEL = {Standing.MET: Level.OK, Standing.AT_RISK: Level.WARNING, Standing.FAILED: Level.CRITICAL}
+_STANDING_LEVEL = {
+    Standing.MET: Level.OK,
+    Standing.AT_RISK: Level.WARNING,
+    Standing.FAILED: Level.CRITICAL,
+    # Neutral: not judged yet, or never asked — neither a green ✓ nor a warning.
+    Standing.PENDING: Level.UNKNOWN,
+    Standing.NOT_NEEDED: Level.UNKNOWN,
+}
 
 
 def _mark(standing: Standing, palette: Palette) -> str:
@@ -71,6 +78,12 @@ def _columns(rows: list[tuple[str, ...]], fixed: tuple[int, ...]) -> Table:
 _MARK_WIDTH = len("✓ at risk ")  # the glyph, a space and the longest standing ("at risk", "failed")
 
 
+def _mark_width(objectives: Sequence[LiveObjective]) -> int:
+    """The marks' column: `_MARK_WIDTH`, wider only where a longer standing is shown ("not needed")."""
+    longest = max((len(item.standing.value) for item in objectives), default=0)
+    return max(_MARK_WIDTH, len("✓ ") + longest + 1)
+
+
 def objectives_text(
     objectives: list[LiveObjective], palette: Palette, penalty: PenaltySoFar | None = None
 ) -> Table:
@@ -87,7 +100,7 @@ def objectives_text(
         (_mark(item.standing, palette), f"{escape(item.measured.name)}  [dim]{escape(item.status)}[/]")
         for item in objectives
     ]
-    return _columns(rows, (_MARK_WIDTH,))
+    return _columns(rows, (_mark_width(objectives),))
 
 
 def objectives_brief(
@@ -102,7 +115,7 @@ def objectives_brief(
             (f"[b {palette.levels[penalty.level]}]{LEVEL_GLYPHS[penalty.level]} penalty[/]", penalty.brief)
         )
     rows += [(_mark(item.standing, palette), escape(item.measured.name)) for item in objectives]
-    return _columns(rows, (_MARK_WIDTH,))
+    return _columns(rows, (_mark_width(objectives),))
 
 
 def drill_titles(progress: DrillProgress, score: Score, paused: bool) -> list[str]:
@@ -170,7 +183,7 @@ def end_text(
     )
     parts = [
         Text.from_markup("\n".join(heading)),
-        _columns(rows, (_MARK_WIDTH, len(f"{100:>4g}/{100:<4g}"))),
+        _columns(rows, (_mark_width(objectives), len(f"{100:>4g}/{100:<4g}"))),
         Text.from_markup("\n".join(penalty)),
     ]
     if steps:

@@ -84,6 +84,28 @@ def test_a_halt_reads_its_deadline_on_the_drill_clock_and_the_time_left() -> Non
         assert not FLEET_SECONDS.search(item.status), item.status
 
 
+def test_a_halt_is_pending_until_its_abort_criterion_or_a_halt_and_not_needed_if_neither_came() -> None:
+    """Review: `stormdeck drill thundering-herd`, doing nothing, read `✓ met rollout halted within 90 s of
+    the abort criterion … (none yet)`: green for what had not been asked yet. Until the criterion is
+    reached (or the trainee halts anyway) it is pending, neutral; at the end, never reached, it says so
+    (it still earns its points, as the scorer has always given them)."""
+    from console.ui.drill import _STANDING_LEVEL
+
+    waiting = only(feed(live(HALT), hot(60)))
+    assert waiting.standing is Standing.PENDING and waiting.measured.met
+    assert _STANDING_LEVEL[Standing.PENDING] is Level.UNKNOWN  # neither ✓ nor ▲: not judged yet
+    early = feed(live(HALT), hot(40))
+    early.add_action(act(30, "rollout_halt"))  # halted before any node was hot: answered whatever comes
+    assert only(early).standing is Standing.MET
+    assert only(early).status == "halted 04:00:30, before any node was over 80 % CPU for 30 s"
+    never = at_the_end(feed(live(HALT, end_s=40), hot(41)))
+    assert never.standing is Standing.NOT_NEEDED and never.measured.points == 10
+    assert never.status.startswith("not needed: the abort criterion was never reached"), never.status
+    halted_early = feed(live(HALT, end_s=40), hot(41))
+    halted_early.add_action(act(30, "rollout_halt"))
+    assert at_the_end(halted_early).standing is Standing.MET
+
+
 def test_the_deadline_counts_down_as_the_frames_come() -> None:
     progress = feed(live(HALT), hot(100))
     lefts = []
@@ -205,7 +227,10 @@ def test_after_the_end_an_objective_says_what_happened_not_a_deadline_to_come() 
     assert unhalted.standing is Standing.FAILED
     assert unhalted.status == "abort criterion 04:01:20 (gw-000): not halted by the drill's end, 04:02:00"
     calm = at_the_end(feed(live(HALT, end_s=40), hot(41)))  # 90 % from 50 s: never 30 s over
-    assert (calm.standing, calm.status) == (Standing.MET, "no node was over 80 % CPU for 30 s")
+    assert (calm.standing, calm.status) == (
+        Standing.NOT_NEEDED,
+        "not needed: the abort criterion was never reached (no node was over 80 % CPU for 30 s)",
+    )
     objective = {"name": "rollout done", "kind": "rollout_completed", "within_s": 300}
     running = RolloutStatus(state=RolloutState.RUNNING)
     rollout = at_the_end(feed(live(objective, end_s=60), [frame(t, rollout=running) for t in range(61)]))
