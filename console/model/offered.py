@@ -17,7 +17,7 @@ from console.model.actions.refusals import rollout_lacks, rollout_unavailable
 from console.protocol import ActionKind, Frame
 
 #: A rollout in these states exists: h or r may act on it, even on a fleet that cannot start another.
-_UNDER_WAY = frozenset(HALTABLE) | RESUMABLE
+ROLLOUT_UNDER_WAY = frozenset(HALTABLE) | RESUMABLE
 
 
 def not_on_this_fleet(frame: Frame | None) -> dict[ActionKind, str]:
@@ -37,7 +37,7 @@ def not_on_this_fleet(frame: Frame | None) -> dict[ActionKind, str]:
         reason = rollout.unavailable_reason
         # The typed reason in a few words where there is one; an older server's words whole (they say why)
         off[ActionKind.ROLLOUT_START] = rollout_lacks(reason) if reason else unavailable
-        if rollout.state not in _UNDER_WAY:
+        if rollout.state not in ROLLOUT_UNDER_WAY:
             off[ActionKind.ROLLOUT_HALT] = "it cannot start a rollout, so none runs to halt"
             off[ActionKind.ROLLOUT_RESUME] = "it cannot start a rollout, so none waits to resume"
     room = node_room(frame.max_nodes, len(frame.nodes))

@@ -12,7 +12,8 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from console.model.nodes import SORT_KEYS
-from console.protocol import ActionKind
+from console.model.offered import ROLLOUT_UNDER_WAY
+from console.protocol import ActionKind, RolloutStatus
 from console.ui.widgets.node_table import COLUMNS
 
 #: (key, action, footer word, palette help): the guarded actions, on the fleet screen and in node detail.
@@ -49,6 +50,21 @@ def action_bindings() -> list[Binding]:
 def not_offered_bindings(not_offered: Collection[ActionKind]) -> frozenset[str]:
     """The bindings' actions a footer does not draw for the fleet actions this fleet cannot take."""
     return frozenset(act_binding(kind) for kind in not_offered)
+
+
+#: The fleet screen's keys that give way first in a narrow footer while a rollout is under way: finding and
+#: ordering nodes can wait; halting cannot.
+WHILE_ROLLING_OUT_DISPENSABLE = frozenset({"open_filter", "app.sort"})
+
+
+def footer_ranks(rollout: RolloutStatus | None) -> tuple[tuple[str, ...], frozenset[str]]:
+    """What the fleet screen's footer keeps first and gives way first now (`ConsoleFooter.rank`): while a
+    rollout is under way — running, paused or halted — h and r, both, so neither moves as it pauses, and
+    / filter and s sort give way before them; at 80 columns h halt had gone after them. Else nothing."""
+    if rollout is None or rollout.state not in ROLLOUT_UNDER_WAY:
+        return (), frozenset()
+    urgent = (act_binding(ActionKind.ROLLOUT_HALT), act_binding(ActionKind.ROLLOUT_RESUME))
+    return urgent, WHILE_ROLLING_OUT_DISPENSABLE
 
 
 def fleet_action_keys(not_offered: Collection[ActionKind] = ()) -> list[str]:

@@ -471,3 +471,35 @@ async def test_at_80_columns_the_alarms_title_is_whole(storm_app) -> None:
         top = visible_lines(storm_app.screen.query_one("#alarms-box"))[0]
         active = len(storm_app.model.alarms.active())
         assert "…" not in top and f" {active} " in top, top
+
+
+@pytest.mark.parametrize(
+    ("state", "urgent"),
+    [(None, set()), ("running", {"h halt", "r resume"}), ("paused", {"h halt", "r resume"})],
+    ids=["no rollout", "running", "paused"],
+)
+async def test_at_80_columns_the_footer_keeps_halt_and_resume_while_a_rollout_runs(
+    state: str | None, urgent: set[str]
+) -> None:
+    """Review: at 80×24 with the demo's rollout running the footer read `/ filter  s sort  d drain
+    u undrain  R rollout  q quit  ? help` — h and r only in the rollout box's border. While a rollout is
+    under way (running, paused or halted) h and r are kept, both, so neither moves when it pauses, and
+    / filter and s sort give way first; `? help` and `q quit` stay. With no rollout, the footer is as
+    before."""
+    from .test_actions import with_rollout
+
+    app = acting_app(FakeFleetApi())
+    async with app.run_test(size=NARROW) as pilot:
+        await fleet_ready(app)
+        if state is not None:
+            with_rollout(app, state)
+        app.refresh_views()
+        await pilot.pause()
+        words = [f"{key.key_display} {key.description}" for key in shown_keys(app.screen.query_one(Footer))]
+        assert {"q quit", "? help"} <= set(words), words
+        assert urgent <= set(words), words
+        if state is None:
+            assert {"/ filter", "s sort"} <= set(words), words  # as before
+        else:
+            # what gave way for them: the filter and the sort first, never an action key before them
+            assert "/ filter" not in words, words

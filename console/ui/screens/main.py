@@ -26,7 +26,7 @@ from console.model.thresholds import Level
 from console.model.units import FLEET_CLOCK, ClockFace
 from console.protocol import ActionKind, AdmissionInForce, Event
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
-from console.ui.commands import action_bindings, fleet_action_keys, not_offered_bindings
+from console.ui.commands import action_bindings, fleet_action_keys, footer_ranks, not_offered_bindings
 from console.ui.intents import FilterChosen, ScreenReady
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.alarms_panel import AlarmMessage, AlarmsPanel
@@ -373,7 +373,9 @@ class MainScreen(Screen[None]):
         self.actions_off, self._palette, self._rollout_marked = actions_off, palette, marked
         # Read again from each frame: a fleet's capacity runs out at its max_nodes, and comes back
         self.not_offered = keys_not_offered(frame, model.drill_ended is not None)
-        self.query_one(ConsoleFooter).hide(not_offered_bindings(self.not_offered))
+        footer = self.query_one(ConsoleFooter)
+        footer.hide(not_offered_bindings(self.not_offered))
+        footer.rank(*footer_ranks(frame.rollout if frame else None))  # h and r kept while one is under way
         self._show_rollout_borders()
         self.query_one(RolloutPanel).show(
             frame.rollout if frame else None,

@@ -4,8 +4,10 @@ Textual's footer lists the bindings focused widget first, app last, and cuts wha
 columns the fleet screen's actions filled it and `q quit` and `? help` (the app's) were never seen, and
 where the keys ran under the palette's (docked right) it drew "A ack al▏^p palette". This one lets keys
 give way whole, in the reverse of their rank: the screen's essential keys (its own answer: apply, cancel,
-start…) last, then quit and help, then the palette's; the rest in the footer's order while they fit. A key
-for an action the fleet cannot take at all is not drawn (`hide`; console.model.offered)."""
+start…) last, then quit and help, then what the moment makes urgent (`rank`: h and r while a rollout is
+under way), then the palette's; the rest in the footer's order while they fit, what the moment makes
+dispensable last. A key for an action the fleet cannot take at all is not drawn (`hide`;
+console.model.offered)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ class ConsoleFooter(Footer):
     _fitted_to = 0
     #: The actions whose keys are not drawn: the fleet cannot take them (`hide`).
     _hidden: frozenset[str] = frozenset()
+    #: Kept right after quit and help, and given way first, for now (`rank`).
+    _urgent: tuple[str, ...] = ()
+    _dispensable: frozenset[str] = frozenset()
 
     def __init__(self, *, essential: Iterable[str] = ()) -> None:
         """`essential`: the actions the screen cannot be used without (a form's apply, cancel and dry run),
@@ -56,13 +61,27 @@ class ConsoleFooter(Footer):
         yield from (key for key in keys if not isinstance(key, FooterKey) or key in kept)
 
     def _rank(self, key: FooterKey) -> int:
-        """Kept first: the screen's essential keys, in their order; quit and help; the palette's; the rest."""
+        """Kept first: the screen's essential keys, in their order; quit and help; the urgent ones, in their
+        order; the palette's; the rest; the dispensable ones."""
         if key.action in self.essential:
             return self.essential.index(key.action)
         after = len(self.essential)
         if key.action in ALWAYS_SHOWN:
             return after
-        return after + 1 if key.has_class("-command-palette") else after + 2
+        if key.action in self._urgent:
+            return after + 1 + self._urgent.index(key.action)
+        after += 1 + len(self._urgent)
+        if key.has_class("-command-palette"):
+            return after
+        return after + 2 if key.action in self._dispensable else after + 1
+
+    def rank(self, urgent: tuple[str, ...], dispensable: frozenset[str] = frozenset()) -> None:
+        """For now, keep `urgent` (bindings' action strings) right after quit and help, and let
+        `dispensable` give way before any other key: a narrow footer (80 columns) cut the keys in its
+        own order, and h halt went while a rollout ran, after / filter and s sort."""
+        if (urgent, dispensable) != (self._urgent, self._dispensable):
+            self._urgent, self._dispensable = urgent, dispensable
+            self.refresh(recompose=True)
 
     def hide(self, actions: frozenset[str]) -> None:
         """Draw no key for `actions` (bindings' action strings): what this fleet cannot take at all, its
