@@ -289,8 +289,10 @@ class Controller:
         `next_second`: this frame is the stream's next second (`tick`), so it moves drain ÷ inflow's window;
         a frame asked for in between reads the window as it stands."""
         nodes = self.nodes()
-        totals = fold_totals(nodes)
-        totals = self.flow.observe(nodes, totals) if next_second else self.flow.as_it_stands(totals)
+        totals, at_s = fold_totals(nodes), self._take_due_back()
+        totals = (
+            self.flow.observe(nodes, totals, at_s) if next_second else self.flow.as_it_stands(totals, at_s)
+        )
         return Frame(
             seq=seq,
             epoch=epoch,
@@ -304,6 +306,19 @@ class Controller:
             max_nodes=self.max_nodes(),
         )
 
+    def _take_due_back(self) -> float:
+        """Each answering node process's drained clients due back (`DrainedAway`); returns the instant to
+        count them at: the newest frame's, so a client counted on the node it came back to is not counted
+        away too (the fleet clock now when no node answers)."""
+        now = time.monotonic()
+        newest: float | None = None
+        for node_id, link in self.links.items():
+            if link.latest is None or link.epoch is None or link.status(now) is not link.latest:
+                continue  # silent: what it said last stays kept
+            self.flow.away.take((node_id, link.epoch), link.latest.due_back)
+            newest = link.frame_time_s if newest is None else max(newest, link.frame_time_s)
+        return newest if newest is not None else self.fleet_time()
+
     def snapshot(self) -> FleetSnapshot:
         nodes = self.nodes()
         return FleetSnapshot(
@@ -311,7 +326,7 @@ class Controller:
             source=self.source,
             time_s=self.fleet_time(),
             nodes=nodes,
-            totals=self.flow.as_it_stands(fold_totals(nodes)),
+            totals=self.flow.as_it_stands(fold_totals(nodes), self._take_due_back()),
             rollout=self.rollout_status(),
             admission=self.admission(),
             admission_overrides=self.admission_overrides(),

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from console.figures import DrainInflow, HintedCloses, WithinHint, headroom_pct
-from console.protocol import WAVE_BIN_MS, NodeState, NodeStatus, Totals, Waves
+from console.protocol import WAVE_BIN_MS, DueBack, NodeState, NodeStatus, Totals, Waves
 
 #: Wave bins are emitted once this old, so every node's frame for that second has had time to arrive.
 WAVE_SETTLE_S = 1.5
@@ -59,6 +59,33 @@ class WaveSum:
         return Waves(attempts=attempts, start_s=start * WAVE_BIN_MS / 1000)
 
 
+class DrainedAway:
+    """The drained clients still within their hint, from the nodes' own accounts (`NodeStatus.due_back`):
+    each node knows when it told each client to come back. Counted at one instant, the newest node frame's:
+    a client back by then is counted on the node it came back to, and in no bin starting after it — so the
+    fleet's connections plus these never count a client twice. (Modelled from `drain.closed` instead, the
+    closes were placed up to a second late and spread as expected, not as drawn: after a 457/s drain of a
+    300-client loopback fleet the sum read up to 314 in a frame, 338 in a snapshot between frames; review
+    saw 322, and connections_drop fired once all were back.)
+
+    Kept by node process (`key`: node id, stream epoch) while any is due: a node a rollout restarts goes
+    silent, and its drained clients are still on their way back; its new process knows nothing of them."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, str], DueBack] = {}
+
+    def take(self, key: tuple[str, str], due_back: DueBack | None) -> None:
+        """What an answering node process says now (None: none due)."""
+        if due_back is None:
+            self._kept.pop(key, None)
+        else:
+            self._kept[key] = due_back
+
+    def clients(self, at_s: float) -> int:
+        self._kept = {key: due for key, due in self._kept.items() if due.end_s > at_s}
+        return sum(due.away_at(at_s) for due in self._kept.values())
+
+
 #: States the controller shows for a node whose process does not answer (killed, or restarted by a rollout):
 #: it reports nothing, so the connections it held are lost.
 _SILENT = frozenset({NodeState.DOWN, NodeState.RESTARTING})
@@ -74,19 +101,23 @@ class ClientFlow:
     so this is the flow, not the backlog (`offline_clients` stays unknown).
 
     And the drained clients still within their hint (`within_hint`, `Totals.within_hint_clients`: the
-    connections_drop alarm counts them as held), from each drain's own running counts — its paced closes,
-    `closed` − `forced` —, not the node's `closes_per_s`, which counts its lifetime closes and a deadline's
-    forced ones too. The controller cannot tell whether a client heeds its hint: every paced close counts."""
+    connections_drop alarm counts them as held): as the nodes account for them (`DrainedAway`), and for a
+    node that does not (an older one) from its drain's own running counts — its paced closes, `closed` −
+    `forced` —, not the node's `closes_per_s`, which counts its lifetime closes and a deadline's forced
+    ones too. The controller cannot tell whether a client heeds its hint: every paced close counts."""
 
     def __init__(self) -> None:
         self.window = DrainInflow()
         self.within_hint = WithinHint()
+        self.away = DrainedAway()
         self._held: dict[str, int] = {}
         self._paced: dict[str, tuple[float, int]] = {}  # a draining node → its drain's start, paced closes
 
-    def observe(self, nodes: list[NodeStatus], totals: Totals) -> Totals:
+    def observe(self, nodes: list[NodeStatus], totals: Totals, at_s: float | None = None) -> Totals:
         """One more second: `totals` (from `fold_totals`) with the lost connections among its
-        disconnects, the window's ratio and the drained clients within their hint."""
+        disconnects, the window's ratio and the drained clients within their hint. `at_s`: the instant
+        the nodes' connections were counted at (the newest frame's, fleet clock), which the nodes' own
+        accounts (`away`) are read at; None counts only the modelled ones."""
         lost = 0
         for node in nodes:
             before = self._held.get(node.id, 0)
@@ -101,13 +132,13 @@ class ClientFlow:
         at_once = sum(n.drops_per_s + (n.closes_per_s if n.drain is None else 0.0) for n in nodes) + lost
         self.window.add(totals.accepts_per_s, at_once, hinted)
         self.within_hint.add(self._paced_closes(nodes))
-        return self.as_it_stands(totals.model_copy(update={"disconnects_per_s": disconnects}))
+        return self.as_it_stands(totals.model_copy(update={"disconnects_per_s": disconnects}), at_s)
 
-    def as_it_stands(self, totals: Totals) -> Totals:
-        """`totals` with the flow's figures as they stand (a frame or snapshot between two seconds)."""
-        return totals.model_copy(
-            update={"drain_inflow_ratio": self.ratio, "within_hint_clients": self.within_hint.clients}
-        )
+    def as_it_stands(self, totals: Totals, at_s: float | None = None) -> Totals:
+        """`totals` with the flow's figures as they stand (a frame or snapshot between two seconds), the
+        nodes' accounts read at `at_s` (as `observe`)."""
+        away = self.within_hint.clients + (self.away.clients(at_s) if at_s is not None else 0)
+        return totals.model_copy(update={"drain_inflow_ratio": self.ratio, "within_hint_clients": away})
 
     def _paced_closes(self, nodes: list[NodeStatus]) -> list[HintedCloses]:
         """Each drain's paced closes since the last second, with its hint. A drain first seen already under
@@ -118,7 +149,7 @@ class ClientFlow:
         seen: dict[str, tuple[float, int]] = {}
         for node in nodes:
             drain = node.drain
-            if drain is None:
+            if drain is None or node.due_back is not None:  # a node that accounts for them (`away`)
                 continue
             paced = drain.closed - drain.forced
             started_s, before = self._paced.get(node.id, (drain.started_at_s, -1))

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import http
 import json
 import logging
+import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -26,7 +28,15 @@ from console.gateway.history import CHECK_EVERY_S, HistoryUnreachable, InProcess
 from console.gateway.meter import Meter
 from console.gateway.stall import AWAKE_TICK_S, Schedule, StallClock
 from console.gateway.tokens import TokenSigner
-from console.protocol import AdmissionSettings, DrainProgress, DrainRequest, NodeState, NodeStatus
+from console.protocol import (
+    WAVE_BIN_MS,
+    AdmissionSettings,
+    DrainProgress,
+    DrainRequest,
+    DueBack,
+    NodeState,
+    NodeStatus,
+)
 
 log = logging.getLogger("stormdeck.gateway")
 
@@ -35,6 +45,10 @@ CLOSE_RESTART = 1012
 
 #: How long a resuming client waits for the live feed to reach the history it was replayed from.
 FEED_CATCH_UP_S = 2.0
+
+#: A frame's `due_back` holds at most this many bins: 100 ms each up to a minute of hints (the
+#: connections_drop window), wider beyond (an hour's hint in 600 bins of 6 s, not 36,000 of 100 ms).
+DUE_BACK_BINS = 600
 
 
 @dataclass(frozen=True)
@@ -132,6 +146,9 @@ class GatewayNode:
         self._tasks: set[asyncio.Task[object]] = set()
         self._history_away = False  # the history's Redis did not answer the last arriving client
         self._drain_task: asyncio.Task[None] | None = None
+        # When each client closed at a drain's pace was told to come back (unix s, a heap): away by design
+        # until then. Kept past the drain (an undrain, a new drain) until the last is due.
+        self._due_back_s: list[float] = []
         self._publisher: asyncio.Task[None] | None = None
         self._history_check: asyncio.Task[None] | None = None
         self._stall_watch: asyncio.Task[None] | None = None
@@ -250,7 +267,7 @@ class GatewayNode:
         conn.expiry = asyncio.get_running_loop().call_later(lifetime_s, self._expire, conn)
         if self.state is NodeState.DRAINED and self.drain_run is not None:
             # Admitted before the drain began, open only after it ended: nothing else would close it.
-            self._close_planned(conn, self.drain_run.plan.hint(self.rng), "drain")
+            self._close_drained(conn, self.drain_run.plan)
         keepalive = asyncio.create_task(self._keepalive(conn))
         try:
             await self._catch_up(conn)
@@ -356,6 +373,31 @@ class GatewayNode:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _close_drained(self, conn: GatewayConnection, plan: DrainPlan) -> None:
+        """A drain's paced close, its client's told moment kept (`due_back`). Taken as the close starts:
+        the client waits its hint from when the close reaches it, later, so it is never back before."""
+        after_ms = plan.hint(self.rng)
+        heapq.heappush(self._due_back_s, time.time() + after_ms / 1000.0)
+        self._close_planned(conn, after_ms, "drain")
+
+    def due_back(self, now_s: float) -> DueBack | None:
+        """The drained clients due back after `now_s` (unix), by bin from it; None with none due and no
+        drain (a draining node says so with an empty one: it reports them, an older node would not)."""
+        due = self._due_back_s
+        while due and due[0] <= now_s:
+            heapq.heappop(due)
+        if not due and self.drain_run is None:
+            return None
+        # From the millisecond at or before now: a frame's times carry 3 places, and a start rounded up
+        # would put clients due just before it into a bin counted as away after it.
+        start_s = math.floor(now_s * 1000.0) / 1000.0
+        span_ms = (max(due) - start_s) * 1000.0 if due else 0.0
+        bin_ms = WAVE_BIN_MS * max(1, math.ceil(span_ms / (WAVE_BIN_MS * DUE_BACK_BINS)))
+        clients = [0] * (math.floor(span_ms / bin_ms) + 1 if due else 0)
+        for moment_s in due:
+            clients[math.floor((moment_s - start_s) * 1000.0 / bin_ms)] += 1
+        return DueBack(start_s=start_s, bin_ms=bin_ms, clients=clients)
+
     async def _send_reconnect(
         self, conn: GatewayConnection, after_ms: int, reason: str, grace_s: float
     ) -> None:
@@ -425,7 +467,7 @@ class GatewayNode:
             # a 10/s drain closed 30 connections at once, the very wave a drain exists to prevent.
             lost_s = self.stalls.observe(now) - run.lost_before_s
             while len(run.close_times_s) < plan.due(now, lost_s) and self._clients:
-                self._close_planned(self._clients.pop(), plan.hint(self.rng), "drain")
+                self._close_drained(self._clients.pop(), plan)
                 run.close_times_s.append(now)
             wake = min(plan.next_close_s(len(run.close_times_s), lost_s), plan.deadline_s)
             await asyncio.sleep(max(0.0, wake - time.monotonic()))
@@ -462,4 +504,5 @@ class GatewayNode:
             capacity_connections=ceiling or self.config.capacity_connections,
             drain=self.drain_progress(),
             history_unreachable=self.history.unreachable,
+            due_back=self.due_back(time.time()),
         )

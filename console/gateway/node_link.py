@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -67,6 +68,7 @@ class NodeLink:
         self.epoch: str | None = None  # the node's stream epoch: a new one means a new node process
         self.admission: AdmissionSettings | None = None
         self.received_s = 0.0
+        self.frame_time_s = 0.0  # the newest frame's instant, fleet clock: its figures were taken then
         self.refused = False  # the last connect was refused: the node's process is gone
         self.on_new_process: NewProcess | None = None
         self._answered: tuple[tuple, float] | None = None  # the settings a node answered it runs, until when
@@ -123,6 +125,7 @@ class NodeLink:
         self._since = (frame.seq, frame.epoch)
         self.epoch = frame.epoch
         self.latest = self._on_fleet_clock(frame.nodes[0])
+        self.frame_time_s = frame.time_s - self._clock_zero_unix_s
         self._take_admission(frame.admission)
         self.received_s = time.monotonic()
         self._waves.add(frame.waves)
@@ -136,9 +139,14 @@ class NodeLink:
         self.admission = reported
 
     def _on_fleet_clock(self, node: NodeStatus) -> NodeStatus:
+        zero = self._clock_zero_unix_s
+        if node.due_back is not None:
+            # To the millisecond at or before, never after: a start moved later would count clients due
+            # just before it as still away (`DueBack.away_at`).
+            start_s = math.floor((node.due_back.start_s - zero) * 1000.0) / 1000.0
+            node = node.model_copy(update={"due_back": node.due_back.model_copy(update={"start_s": start_s})})
         if node.drain is None:
             return node
-        zero = self._clock_zero_unix_s
         drain = node.drain.model_copy(
             update={
                 "started_at_s": round(node.drain.started_at_s - zero, 3),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
 import sys
 import time
@@ -21,7 +22,7 @@ from console.gateway.admin import create_admin_app, node_frame
 from console.gateway.framelog import FrameLog
 from console.gateway.history import open_history
 from console.gateway.node import GatewayNode, NodeConfig
-from console.gateway.stall import Schedule
+from console.gateway.stall import next_frame_s
 from console.server.runner import bind_socket
 from console.stop_signals import answering_stop_signals, soon
 from console.userfiles import read_user_text, warn_if_others_may_read
@@ -96,14 +97,17 @@ class RunningNode:
             await asyncio.sleep(0.01)
 
     async def _tick(self) -> None:
-        """One frame a second, on the second's schedule rather than drifting by the work done. After a hang
-        (SIGSTOP … SIGCONT) one frame covers it: the schedule's catch-up sent one frame per missed second
-        at once, each rolling the meter over a few microseconds (CPU read 99–101 %)."""
-        schedule = Schedule(1.0, time.monotonic() + 1.0)
+        """One frame a second, at each whole second of the wall clock (`next_frame_s`): every node of a
+        fleet takes its frame at the same instant, so the controller folds counts taken together. On its
+        own schedule from its start, each node's frame was up to a second apart from the others': a client
+        that moved between them in that second was counted on neither, or — read against the drained
+        clients due back — twice. After a hang (SIGSTOP … SIGCONT) one frame covers it: the frames missed
+        are not sent at once (each rolled the meter over a few microseconds: CPU read 99–101 %)."""
+        due_s = math.floor(time.time()) + 1.0
         while True:
-            await asyncio.sleep(schedule.wait_s(time.monotonic()))
-            schedule.ticked(time.monotonic())
+            await asyncio.sleep(max(0.0, due_s - time.time()))
             self.frames.append(node_frame(self.node, self.frames).model_dump_json())
+            due_s = next_frame_s(due_s, time.time())
 
     async def stop(self) -> None:
         for task in self._tasks[1:]:

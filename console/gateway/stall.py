@@ -10,6 +10,7 @@ time is lost, not made up.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 #: How often the node shows it is running (`GatewayNode._watch_stalls`).
@@ -57,3 +58,10 @@ class Schedule:
         """The due tick runs at `now_s`."""
         stalled = now_s - self.next_s > STALL_TOLERANCE_S
         self.next_s = (now_s if stalled else self.next_s) + self.period_s
+
+
+def next_frame_s(due_s: float, now_s: float) -> float:
+    """When a node's next frame is due (wall clock), the one due at `due_s` sent at `now_s`: a whole second
+    later, so a fleet's nodes take theirs together — or, when that has passed too (a hang, a stall of more
+    than a second), the next whole second after now: the frames missed are lost, not made up in a burst."""
+    return max(due_s + 1.0, math.floor(now_s) + 1.0)

@@ -9,6 +9,7 @@ Add fields freely; never rename one. Units are in the names (`_s`, `_ms`, `_pct`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any, Literal
@@ -64,6 +65,28 @@ class DrainProgress(Record):
     )
 
 
+class DueBack(Record):
+    """A node's drained clients still within their reconnect hint, by when each was told to come back: the
+    count falling due in each `bin_ms` from `start_s` (the node's frame instant). A node knows each close's
+    moment and the hint it drew for it; a client that heeds its hint is away until then, so the clients of
+    the bins starting at or after an instant are away at it, and counted on no node."""
+
+    start_s: float = Field(description="unix time (fleet time from a controller) the first bin starts at")
+    bin_ms: int = WAVE_BIN_MS
+    clients: list[int] = Field(description="clients due back in each bin; trailing empty bins left out")
+
+    def away_at(self, at_s: float) -> int:
+        """Clients due back no earlier than `at_s`: those of the bins starting at or after it (a bin it
+        falls inside may hold clients due before it, back by then: left out, so none is counted twice)."""
+        step_s = self.bin_ms / 1000.0
+        first = max(0, math.ceil((at_s - self.start_s) / step_s - 1e-9))
+        return sum(self.clients[first:])
+
+    @property
+    def end_s(self) -> float:
+        return self.start_s + len(self.clients) * self.bin_ms / 1000.0
+
+
 class NodeStatus(Record):
     id: str
     state: NodeState
@@ -87,6 +110,15 @@ class NodeStatus(Record):
         description="why the node's history (its Redis, `--history`) does not answer, while it does not: "
         "arriving clients are closed 1013 and the live feed waits; null while it answers, for an in-process "
         "history, and always for a simulated node",
+    )
+    # Optional, added to v1 without a version change (an older node leaves it out; the controller then
+    # models its drain's clients from `drain.closed`). Left out while null: a node with nothing due back.
+    due_back: DueBack | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="the clients this node closed at a drain's pace, each with the reconnect hint it drew, "
+        "whose hint has not yet run out (`DueBack`): reported by a real node while it drains or any is due; "
+        "null otherwise and always for a simulated node",
     )
 
 

@@ -18,7 +18,7 @@ from console.gateway.client import ClientStats, StreamClient, StreamPosition, re
 from console.gateway.drain import DrainPlan, achieved_rate_per_s
 from console.gateway.history import plan_replay
 from console.gateway.loadgen import bin_attempts, check_loopback, merge
-from console.gateway.stall import Schedule, StallClock
+from console.gateway.stall import Schedule, StallClock, next_frame_s
 from console.gateway.tokens import TokenSigner
 from console.policies import make_policy
 from console.protocol import AdmissionRequest, AdmissionSettings, DrainRequest
@@ -268,3 +268,9 @@ def test_the_controller_token_file_is_warned_of_when_others_may_read_it(tmp_path
     err = capsys.readouterr().err
     assert f"--node-token-file {path} is readable by everyone (mode 0604)" in err
     assert "node-secret-0123" not in err
+
+
+def test_frames_fall_on_whole_seconds_and_a_stall_misses_them_without_a_burst() -> None:
+    assert next_frame_s(100.0, 100.004) == 101.0  # sent a little late: the next still on the second
+    assert next_frame_s(100.0, 99.9995) == 101.0  # woken a hair early: not a second frame at once
+    assert next_frame_s(100.0, 106.3) == 107.0  # a 6 s hang: one frame now, the next on the second after
