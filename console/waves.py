@@ -10,8 +10,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-#: Attempts a 2 s window must hold before its peak counts: below this, one stray attempt is a "wave".
-MIN_WINDOW_ATTEMPTS = 50
+#: Attempts a 2 s window must hold before its peak counts: below this, chance alone makes "waves". Attempts
+#: smeared smoothly (each at a uniform moment, as clients back at a random point of their hint) fall in a
+#: window's centre bin as Binomial(n, 1/21); at the alarm's line (4× the mean) over its 30 s (300 bins),
+#: the chance that some bin reaches it is at most 3 % with 50 attempts a window (300 × the tail), 3e-4 with
+#: 80, 1.4e-5 with 100 (tests/test_waves.py). At 50 a 300-client loopback fleet's drain raised
+#: lockstep_waves 4.38 > 4 with bins of ~3 (review); 100 — five a bin — keeps a smear under the line in all
+#: but one 30 s window of ~70 000, and a real wave of a small fleet still reads (300 in one bin over 5).
+MIN_WINDOW_ATTEMPTS = 100
 
 
 #: The window a bin is judged against, ms.

@@ -40,7 +40,7 @@ def test_waves_that_never_took_connections_below_the_line_are_still_judged() -> 
         # A storm the run ends 3 s into: all of it inside the 5 s left out after the disconnect.
         (np.full(80, 5000), [5.0], "too short to judge: the storm window held no whole 2 s once the 5 s"),
         (np.full(15, 5000), [], "too short to judge: the run held no whole 2 s"),
-        (np.full(600, 2), [10.0], "too quiet to judge: no 2 s window held 50 attempts"),
+        (np.full(600, 2), [10.0], "too quiet to judge: no 2 s window held 100 attempts"),
     ],
 )
 def test_a_lockstep_index_not_measured_is_none_with_why(

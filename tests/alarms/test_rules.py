@@ -743,3 +743,33 @@ def test_every_alarm_has_a_short_label_of_whole_words_told_apart() -> None:
     assert all(len(label) <= SHORT_LABEL_MAX and "…" not in label for label in SHORT_LABELS.values())
     assert short_label("connections_drop") == "conns drop"
     assert short_label("from_a_newer_server") == "from_a_newer_server"  # (its name: no label known)
+
+
+def drained_clients_back(seed: int, clients: int = 150, hint_s: tuple[float, float] = (1.0, 5.58)):
+    """A small fleet's drain (review: node-1 of a 300-client loopback fleet, ~150 clients after node-2's
+    drain, at 458/s with hints of 1–5.58 s): each client back at a uniform point of its hint, from 2 s; a
+    smooth smear, no wave — bins of ~3 attempts against a 2 s mean of ~3, where one of 13 by chance reads
+    over 4×."""
+    rng = random.Random(seed)
+    bins = [0] * 100
+    for _ in range(clients):
+        bins[int((2.0 + rng.uniform(*hint_s)) * 10)] += 1
+    return lambda t: bins[int(t) * 10 : int(t) * 10 + 10]
+
+
+def test_a_small_drains_clients_coming_back_raise_no_lockstep_by_chance() -> None:
+    """The review saw lockstep_waves 4.38 > 4 after a drain of ~100 clients: Poisson noise in bins of a
+    few attempts, not waves. Over 300 such drains none may raise it (at the old minimum, 50 attempts in a
+    2 s window, one did)."""
+    fired = [
+        s
+        for s in range(300)
+        if "lockstep_waves" in first_fired(series(0, 10, attempts=drained_clients_back(s)))
+    ]
+    assert fired == []
+
+
+def test_a_wave_of_a_few_hundred_still_reads_as_one() -> None:
+    """Not too quiet to judge: a real wave of a small fleet — 300 clients back in one 100 ms bin over a
+    trickle of 5 a bin — still fires."""
+    assert "lockstep_waves" in first_fired(series(0, 8, attempts=one_wave(5, 300)))
