@@ -48,10 +48,11 @@ SURVIVOR_CHECKS = frozenset(
 )
 
 #: What may set a plan's rate (`DrainPlan.limited_by`): the survivors' spare admission, the busiest survivor's
-#: CPU, the fleet's longest reconnect hint — or no survivor at all (the last node in rotation: nothing to
+#: CPU, the fleet's longest reconnect hint, the clients offline at once (`offline_at_once_pct`'s line: on a
+#: small fleet a node's clients all closed in a moment are a large share of it) — or no survivor at all (the last node in rotation: nothing to
 #: measure, and "limited by the busiest survivor's CPU" named a survivor that was not there). An open set
 #: on the wire: a console names a value it does not know as it is.
-LIMITED_BY = ("drain_pacing", "survivor_cpu", "hint_reach", "no_survivors")
+LIMITED_BY = ("drain_pacing", "survivor_cpu", "hint_reach", "no_survivors", "offline_at_once")
 
 #: The planner's hint window starts here: nobody is told to come back at once (interview: "after a
 #: randomized delay rather than being cut off cold").
@@ -104,6 +105,60 @@ def planned_hint_ms(total_rate_per_s: float, thresholds: Thresholds, hint_max_ms
     operator changes the rate."""
     high_ms = HINT_START_MS + math.ceil(hint_window_needed_ms(total_rate_per_s, thresholds))
     return HINT_START_MS, min(high_ms, hint_max_ms) if hint_max_ms else high_ms
+
+
+def offline_at_once_pct(
+    total_rate_per_s: float,
+    hint_ms: tuple[float, float],
+    leaving_connections: int,
+    fleet_connections: int,
+    thresholds: Thresholds,
+) -> float:
+    """Clients closed and not yet back at once, as a share of the fleet's (the `offline_at_once_pct` note):
+    a drain's rate × the hint's mean — the alarm's window at most —, the draining nodes' connections at
+    most. One arithmetic for the guard's note and the planner that keeps under it (`_offline_rate`)."""
+    mean_hint_s = (hint_ms[0] + hint_ms[1]) / 2000
+    offline = min(
+        total_rate_per_s * min(mean_hint_s, thresholds.connections_drop_window_s), leaving_connections
+    )
+    return offline / max(fleet_connections, 1) * 100
+
+
+def _offline_rate(
+    count: int, leaving: Sequence[NodeStatus], fleet_connections: int, capacity: FleetCapacity, t: Thresholds
+) -> float | None:
+    """The largest per-node rate (3 significant figures, rounded down) whose clients offline at once, at the
+    planner's hint for it (`planned_hint_ms`), stay within `connections_drop_pct` of the fleet's — and never
+    slower than empties the fullest node by the drain window: a deadline's forced closes are the surge this
+    pace is there to avoid. None when the nodes hold no more than that share: any rate keeps it.
+
+    The planner once offered a small fleet's node at 457/s (a 300-client loopback fleet, review): its 100
+    clients closed in a quarter second, a third of the fleet offline together, and its own guard noted it."""
+    connections = sum(node.connections for node in leaving)
+    if connections / max(fleet_connections, 1) * 100 <= t.connections_drop_pct:
+        return None
+
+    def within(total: float) -> bool:
+        hint_ms = planned_hint_ms(total, t, capacity.hint_max_ms)
+        return (
+            offline_at_once_pct(total, hint_ms, connections, fleet_connections, t) <= t.connections_drop_pct
+        )
+
+    low, high = 0.0, 1.0
+    while within(high):  # (offline at once grows with the rate, up to the nodes' connections: over the line)
+        high *= 2
+    for _ in range(60):  # bisect to float precision
+        low, high = (mid, high) if within(mid := (low + high) / 2) else (low, mid)
+    rate = low / count
+    in_time = max(node.connections for node in leaving) / t.drain_window_s
+    if rate < in_time:
+        digits = 2 - math.floor(math.log10(in_time))
+        return math.ceil(in_time * 10**digits - 1e-9) / 10**digits
+    digits = 2 - math.floor(math.log10(rate))
+    candidate = math.floor(rate * 10**digits) / 10**digits
+    while candidate > 0 and not within(candidate * count):  # float noise
+        candidate = round(candidate - 10.0**-digits, digits)
+    return candidate
 
 
 def _leaving(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> list[NodeStatus]:
@@ -185,6 +240,24 @@ def _admitted_rate(
     return max(candidate, 0.0), limited_by
 
 
+def planned_basis(
+    snapshot: FleetSnapshot,
+    load: FleetLoad,
+    leaving: Sequence[NodeStatus],
+    capacity: FleetCapacity,
+    t: Thresholds,
+) -> RateBasis:
+    """The rate the planner offers and a refused drain is told to type: `rate_basis`, slowed where it would
+    take more than `connections_drop_pct` of the fleet offline at once (`_offline_rate`) — so the plan
+    passes its own guard without the `offline_at_once_pct` note."""
+    basis = rate_basis(load, len(leaving), capacity, t)
+    fleet_connections = sum(node.connections for node in snapshot.nodes)
+    cap = _offline_rate(len(leaving), leaving, fleet_connections, capacity, t)
+    if cap is None or cap >= basis.rate_per_s:
+        return basis
+    return RateBasis(cap, "offline_at_once", 0.0)
+
+
 def plan_drain(
     snapshot: FleetSnapshot,
     capacity: FleetCapacity,
@@ -197,7 +270,7 @@ def plan_drain(
     t = thresholds or Thresholds()
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
-    basis = rate_basis(load, len(nodes), capacity, t)
+    basis = planned_basis(snapshot, load, nodes, capacity, t)
     rate = basis.rate_per_s
     fullest = max(node.connections for node in nodes)
     duration_s = fullest / rate if rate > 0 else math.inf
@@ -270,7 +343,7 @@ def judge_drain(
     safe_rate, safe_limited_by = _safe_rate(load, count, capacity, t)
     # What a refused drain is told to type: the planner's rate, not `safe_rate` on the pause line — typed
     # back seconds later on a live fleet, whose CPU moves a few points a second, that was refused again.
-    suggested = rate_basis(load, count, capacity, t)
+    suggested = planned_basis(snapshot, load, nodes, capacity, t)
     width_s = (high_ms - low_ms) / 1000
     # Judged at the largest safe rate, not the requested one: a slower drain must never look safer
     # (issue #4: a higher rate never lowers the level), and if even the safe rate cannot empty the
@@ -282,9 +355,13 @@ def judge_drain(
     # alarm's window at most, the nodes' connections at most) — on a small fleet, a guard-approved drain set
     # off the critical connections_drop alarm with nothing said here (found in review). The alarm now counts
     # them as held while their hint runs (`Totals.within_hint_clients`); the note says what users wait.
-    mean_hint_s = (low_ms + high_ms) / 2000
-    offline = min(new_rate * min(mean_hint_s, t.connections_drop_window_s), sum(n.connections for n in nodes))
-    offline_pct = offline / max(sum(n.connections for n in snapshot.nodes), 1) * 100
+    offline_pct = offline_at_once_pct(
+        new_rate,
+        request.hint_ms,
+        sum(n.connections for n in nodes),
+        sum(n.connections for n in snapshot.nodes),
+        t,
+    )
     # A drain's reasons name what they stand on: CPU from a planning figure (a controller with no measured
     # ceiling), and spare admission set by the operator's admission limit — at 2/s a real fleet's drain was
     # projected at 225 % CPU when that limit was taken for the ceiling, and nothing named the limit.

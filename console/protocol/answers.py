@@ -107,7 +107,9 @@ class DrainPlanResult(Record):
     limited_by: str = Field(
         description="what set the rate: `drain_pacing` (the survivors' spare admission), `survivor_cpu` (the "
         "busiest survivor's CPU), `hint_reach` (the fleet's longest reconnect hint), `no_survivors` (no node "
-        "would be left in rotation: rate 0, the drain is blocked on nodes_in_rotation_after). An open set: "
+        "would be left in rotation: rate 0, the drain is blocked on nodes_in_rotation_after), `offline_at_once` "
+        "(the drained clients offline at once kept within connections_drop_pct of the fleet's, or as few as "
+        "empty the fullest node by the deadline). An open set: "
         "a newer server may add a value, which a console names as it is"
     )
     connections: int = Field(description="connections the drain moves to the other nodes")

@@ -122,8 +122,9 @@ def test_plan_drain_prints_a_command_that_passes(acting: Acting, operator, capsy
 
 @pytest.fixture
 def small_fleet(tmp_path: Path) -> Iterator[Acting]:
-    """40 clients over 8 nodes: a node's 5 connections drain in a few milliseconds."""
-    running = start_acting(tmp_path, clients={"count": 40})
+    """40 clients over 8 nodes: a node's 5 connections drain in a few milliseconds (with an offline line a
+    node's eighth does not cross: at the default 5 % the planner paces them over seconds, `offline_at_once`)."""
+    running = start_acting(tmp_path, clients={"count": 40}, thresholds=Thresholds(connections_drop_pct=50))
     yield running
     running.server.stop()
     running.audit.close()
@@ -299,12 +300,13 @@ def test_act_says_what_would_pass_of_a_typed_or_blocked_verdict() -> None:
     from console.guards import judge_drain, plan_drain
     from console.protocol import DrainRequest
     from tests.guards.fleets import LOOPBACK, loopback_fleet
+    from tests.guards.test_drain import CPU_SETS_IT  # the CPU margin sets the rate, not the offline line
 
     def drain(rate: float):
         request = DrainRequest(rate_per_s=rate, deadline_s=600, hint_ms=(1000, 30_000))
-        return judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", request)
+        return judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", request, CPU_SETS_IT)
 
-    rate = plan_drain(loopback_fleet(9.8), LOOPBACK, "node-2").rate_per_s
+    rate = plan_drain(loopback_fleet(9.8), LOOPBACK, "node-2", CPU_SETS_IT).rate_per_s
     hint = f"a drain at ≤ {rate:g} closes/s per node (largest safe rate less a 5-point CPU margin) passes these checks"
     blocked = render_answer(verdict_answer(drain(2000), 422, "blocked")).splitlines()
     said = [line for line in blocked if line.startswith("what would pass: ")]

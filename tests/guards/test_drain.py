@@ -274,6 +274,12 @@ def test_plan_on_a_fleet_with_no_room_is_rate_zero() -> None:
     assert plan.rate_per_s == 0 and plan.force_closed == 27_000
 
 
+#: The loopback fleet's nodes hold a third of it each: their clients offline at once stay under the default
+#: 5 % line only at ~100 closes/s (the planner's `offline_at_once`), under the survivors' CPU. A line a third
+#: does not cross leaves the CPU margin to set the rate, which these two are about.
+CPU_SETS_IT = Thresholds().replace(connections_drop_pct=50.0)
+
+
 def test_the_planned_rate_still_passes_when_cpu_drifts_before_the_dry_run() -> None:
     """Seen on `fleet up --nodes 3 --clients 3000`: the drain form pre-filled "the largest safe rate, limited
     by the busiest survivor's CPU" (438 closes/s), and a dry run of that very form a few seconds later was
@@ -282,18 +288,20 @@ def test_the_planned_rate_still_passes_when_cpu_drifts_before_the_dry_run() -> N
     The planner now plans `drain_plan_cpu_margin_pct` under the line: any rise smaller than that passes."""
     margin = Thresholds().drain_plan_cpu_margin_pct
     assert margin > 0
-    plan = plan_drain(loopback_fleet(9.8), LOOPBACK, "node-2")
+    plan = plan_drain(loopback_fleet(9.8), LOOPBACK, "node-2", CPU_SETS_IT)
     assert plan.limited_by == "survivor_cpu" and plan.rate_per_s > 0
     for rise in (0.1, margin / 2, margin - 0.01):
-        later = judge_drain(loopback_fleet(9.8 + rise), LOOPBACK, "node-2", plan.request())
+        later = judge_drain(loopback_fleet(9.8 + rise), LOOPBACK, "node-2", plan.request(), CPU_SETS_IT)
         assert later.level is VerdictLevel.OK, (rise, failed(later))
     # (2 survivors × (75 − margin − 9.8 − 0.6 × 0.15) ÷ (0.2 × 1.5)): the margin's points are all it gives up.
-    at_the_line = plan_drain(loopback_fleet(9.8), LOOPBACK, "node-2", Thresholds(drain_plan_cpu_margin_pct=0))
+    at_the_line = plan_drain(
+        loopback_fleet(9.8), LOOPBACK, "node-2", CPU_SETS_IT.replace(drain_plan_cpu_margin_pct=0)
+    )
     assert at_the_line.rate_per_s == 434
     assert plan.rate_per_s == pytest.approx(434 - margin * 2 / 0.3, abs=1)
     assert plan.cpu_margin_pct == margin and at_the_line.cpu_margin_pct == 0
     # The guard still judges against the line itself, and names the rate at the line as what would pass.
-    verdict = judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", plan.request())
+    verdict = judge_drain(loopback_fleet(9.8), LOOPBACK, "node-2", plan.request(), CPU_SETS_IT)
     assert verdict.projections["largest_safe_rate_per_s"] == 434
     assert verdict.projections["survivor_cpu_max_pct"] == pytest.approx(75 - margin, abs=0.2)
 
@@ -305,14 +313,14 @@ def test_a_refused_drain_suggests_the_planners_rate_not_the_one_on_the_line() ->
     line — and the margin that set it, for the hint to name."""
     margin = Thresholds().drain_plan_cpu_margin_pct
     fleet_now = loopback_fleet(9.8)
-    plan = plan_drain(fleet_now, LOOPBACK, "node-2")
-    verdict = judge_drain(fleet_now, LOOPBACK, "node-2", drain(2000, hint_ms=(1000, 30_000)))
+    plan = plan_drain(fleet_now, LOOPBACK, "node-2", CPU_SETS_IT)
+    verdict = judge_drain(fleet_now, LOOPBACK, "node-2", drain(2000, hint_ms=(1000, 30_000)), CPU_SETS_IT)
     assert verdict.level is not VerdictLevel.OK
     assert verdict.projections["largest_safe_rate_per_s"] == 434  # the names already shown stay as they were
     assert verdict.projections["suggested_rate_per_s"] == plan.rate_per_s < 434
     assert verdict.projections["suggested_cpu_margin_pct"] == margin
     # The margin read from the thresholds, not written in: a 10-point margin suggests a slower rate.
-    wider = Thresholds(drain_plan_cpu_margin_pct=10)
+    wider = CPU_SETS_IT.replace(drain_plan_cpu_margin_pct=10)
     slower = judge_drain(fleet_now, LOOPBACK, "node-2", drain(2000, hint_ms=(1000, 30_000)), wider)
     assert slower.projections["suggested_cpu_margin_pct"] == 10
     assert (
@@ -320,7 +328,7 @@ def test_a_refused_drain_suggests_the_planners_rate_not_the_one_on_the_line() ->
         == plan_drain(fleet_now, LOOPBACK, "node-2", wider).rate_per_s
     )
     # The suggestion typed back a few seconds later, every node's CPU up by less than the margin: it passes.
-    later = judge_drain(loopback_fleet(9.8 + margin - 0.01), LOOPBACK, "node-2", plan.request())
+    later = judge_drain(loopback_fleet(9.8 + margin - 0.01), LOOPBACK, "node-2", plan.request(), CPU_SETS_IT)
     assert later.level is VerdictLevel.OK, failed(later)
 
 
@@ -367,7 +375,13 @@ def test_the_last_node_in_rotation_plans_no_rate_for_want_of_a_node_to_take_its_
     for capacity in (CAPACITY, dataclasses.replace(CAPACITY, hint_max_ms=1_500)):
         plan = plan_drain(last, capacity, "gw-001")
         assert (plan.rate_per_s, plan.limited_by, plan.force_closed) == (0, "no_survivors", 5_000)
-    assert set(LIMITED_BY) == {"drain_pacing", "survivor_cpu", "hint_reach", "no_survivors"}
+    assert set(LIMITED_BY) == {
+        "drain_pacing",
+        "survivor_cpu",
+        "hint_reach",
+        "no_survivors",
+        "offline_at_once",
+    }
     verdict = judge_drain(last, CAPACITY, "gw-001", plan.request())
     assert verdict.level is VerdictLevel.BLOCKED and "nodes_in_rotation_after" in failed(verdict)
     assert ROTATION_MOVE in next(c.why for c in verdict.checks if c.name == "nodes_in_rotation_after")
@@ -677,3 +691,32 @@ def test_a_cpu_projection_from_a_planning_figure_says_so() -> None:
     measured_ceiling = dataclasses.replace(LOOPBACK, handshakes_planned=False)
     measured = judge_drain(loopback_fleet(9.8), measured_ceiling, "node-2", drain(2))
     assert all("planning figure" not in c.why for c in measured.checks)
+
+
+def test_the_planners_drain_on_a_small_fleet_keeps_the_clients_offline_at_once_under_the_line() -> None:
+    """Found in review: on a 300-client loopback fleet (3 nodes) the planner offered 457/s with a 1–5.57 s
+    hint — the whole node's clients closed in a quarter second and offline together, a third of the
+    fleet — and its own guard noted offline_at_once_pct 33 (57.3 for the next node, 172 clients) over 5.
+    The planner offers the fastest rate that keeps it under the line: at its hint of 1–2 s (a 1.5 s mean),
+    10/s × 1.5 s = 15 clients, 5 % of 300; the suggestion of a refused drain says the same."""
+    small = snapshot(
+        [
+            node("node-1", connections=100, cpu_pct=5.0),
+            node("node-2", connections=100, cpu_pct=5.0),
+            node("node-3", connections=100, cpu_pct=5.0),
+        ]
+    )
+    plan = plan_drain(small, CAPACITY, "node-2")
+    assert (plan.rate_per_s, plan.hint_ms, plan.limited_by) == (10.0, (1000, 2000), "offline_at_once")
+    assert plan.force_closed == 0 and plan.duration_s == pytest.approx(10.0)
+    verdict = judge_drain(small, CAPACITY, "node-2", plan.request())
+    assert verdict.level is VerdictLevel.OK and failed(verdict) == set(), failed(verdict)
+    assert verdict.projections["suggested_rate_per_s"] == plan.rate_per_s
+    # With a drain window too short for that pace, the pace that empties the node in time: the clients
+    # offline at once are noted — forcing the rest closed at the deadline would be worse.
+    short = Thresholds().replace(drain_window_s=5)
+    slow = plan_drain(small, CAPACITY, "node-2", short)
+    assert (slow.rate_per_s, slow.force_closed, slow.limited_by) == (20.0, 0, "offline_at_once")
+    assert failed(judge_drain(small, CAPACITY, "node-2", slow.request(), short)) == {"offline_at_once_pct"}
+    # On the interview's fleet no single node holds 5 % at once: the rate is what it was.
+    assert plan_drain(fleet(), CAPACITY, "gw-003").limited_by != "offline_at_once"

@@ -194,6 +194,11 @@ def test_the_plan_never_fails_its_own_limits(fleet, capacity, data) -> None:
     broken = [name for name in failed if name in limits]
     if plan.rate_per_s > 0:
         assert not broken and not [c for c in verdict.checks if c.name == "hint_window_ms" and not c.ok]
+        # Nor its notes' lines: it takes no more of the fleet offline at once than connections_drop_pct,
+        # unless no slower rate empties the fullest node by the deadline (review: 457/s on 300 clients).
+        offline = next(c for c in verdict.checks if c.name == "offline_at_once_pct")
+        fullest = max(n.connections for n in fleet.nodes if n.id in batch)
+        assert offline.ok or plan.rate_per_s <= fullest / plan.deadline_s * 1.01, (offline, plan)
     elif "nodes_in_rotation_after" in failed:  # no survivor: the one reason, and no limit to measure
         assert verdict.level == "blocked" and not broken
     else:  # no room: even the slowest drain the form can hold breaks a limit, or comes within the

@@ -23,6 +23,7 @@ PLAN_LIMITS = {
     "drain_pacing": "the survivors' spare admission",
     "hint_reach": "the fleet's longest reconnect hint",
     "no_survivors": "no node left in rotation",
+    "offline_at_once": "the clients offline at once (offline_at_once_pct ≤ connections_drop_pct)",
 }
 
 
