@@ -134,6 +134,8 @@ class StreamClient:
         self.nodes_seen: deque[str] = deque(maxlen=NODES_SEEN_KEPT)
         self.connected = asyncio.Event()
         self._ws: ClientConnection | None = None
+        # Nodes tried at once in a row after an out-of-rotation refusal: one each, then the Retry-After.
+        self._moved_on = 0
 
     def _url(self) -> str:
         query = {"token": self.token}
@@ -180,15 +182,24 @@ class StreamClient:
                 stats.unauthorized += error.response.status_code == 401
                 return None
             stats.rejects_503 += 1
+            out_of_rotation = error.response.headers.get("Stormdeck-Rejection") == "not_in_rotation"
+            if out_of_rotation and self._moved_on < len(self.urls) - 1:
+                # A draining or drained node: a load balancer would not have sent us there. Its Retry-After
+                # is its admission window, meant for a node that is full, not for the fleet.
+                self._moved_on += 1
+                return 0.0
+            self._moved_on = 0
             hinted = retry_after_ms(error.response.headers, self.rng)
             if hinted is None:
                 return self.backoff.next_delay_ms()
             stats.retry_after_ms.append(hinted)
             return hinted
         except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed):
+            self._moved_on = 0
             stats.failures += 1
             self._next_url()
             return self.backoff.next_delay_ms()
+        self._moved_on = 0
         stats.connects += 1
         stats.connect_latency_ms.append(1000 * (time.time() - started))
         opened = time.monotonic()

@@ -220,6 +220,9 @@ class GatewayNode:
             response.headers["Retry-After"] = decision.retry_after_header
             # Integer seconds would bunch retries into 1 s steps; the SDK reads the exact draw.
             response.headers["Retry-After-Ms"] = str(decision.retry_after_ms)
+            # Why: a client with the fleet's node list (no load balancer in front) tries another node at
+            # once when this one is out of rotation, as a balancer would have sent it there.
+            response.headers["Stormdeck-Rejection"] = str(decision.reason)
             return response
         # Auth after admission: this is the handshake cost admission exists to avoid paying for a reject.
         url = urlsplit(request.path)

@@ -226,3 +226,57 @@ async def test_admin_api_problems_name_the_field_the_value_and_the_allowed_range
     assert (none.status_code, none.json()["title"]) == (401, "Unauthorized")
     assert (wrong.status_code, wrong.json()["title"]) == (403, "Forbidden")
     assert node.node.state == "ready"  # nothing applied
+
+
+async def test_a_client_refused_by_a_node_out_of_rotation_tries_another_at_once(start_node) -> None:
+    """The loopback fleet has no load balancer: clients pick nodes themselves, and a drained node's 503
+    carried its admission window's Retry-After (20–30 s here), so a client that picked it stayed away that
+    long — as an LB that routes around nodes out of rotation never makes it (the simulator's balancer does
+    not). The node says why it refused; the client moves to another node at once, once per node, and
+    honours the Retry-After when every node it knows refused it."""
+    slow_retry = AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(20.0, 30.0))
+    drained = await start_node(node_config("a", admission=slow_retry))
+    other = await start_node(node_config("b", admission=slow_retry))
+    async with httpx.AsyncClient(base_url=drained.admin_url) as admin:
+        body = {"rate_per_s": 50, "deadline_s": 30, "hint_ms": [100, 200]}
+        started = await admin.post("/v1/node/drain", json=body, headers={"Authorization": f"Bearer {TOKEN}"})
+        assert started.status_code == 200
+    with pytest.raises(InvalidStatus) as refused:
+        await connect(f"{drained.url}?token={_token()}")
+    assert refused.value.response.headers["Stormdeck-Rejection"] == "not_in_rotation"
+
+    stats = ClientStats()
+    policy = make_policy("full_jitter", {})
+    client = StreamClient([drained.url, other.url], policy, _token(), stats, random.Random(1), start_index=0)
+    assert await client._attempt() == 0.0  # refused by the drained node: the other one, now
+    assert stats.rejects_503 == 1 and list(stats.retry_after_ms) == []
+    assert client.url_index == 1
+
+    running = asyncio.create_task(client.run())
+    try:
+        await asyncio.wait_for(client.connected.wait(), 5)
+        assert client.node == "b"
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+        await client.close()
+
+
+async def test_a_client_every_node_refuses_as_out_of_rotation_waits_its_retry_after(start_node) -> None:
+    slow_retry = AdmissionSettings(rate_per_s=None, max_connections=None, retry_after_s=(20.0, 30.0))
+    nodes = [await start_node(node_config(name, admission=slow_retry)) for name in ("a", "b")]
+    for node in nodes:
+        async with httpx.AsyncClient(base_url=node.admin_url) as admin:
+            body = {"rate_per_s": 50, "deadline_s": 30, "hint_ms": [100, 200]}
+            drain = await admin.post(
+                "/v1/node/drain", json=body, headers={"Authorization": f"Bearer {TOKEN}"}
+            )
+            assert drain.status_code == 200
+    stats = ClientStats()
+    client = StreamClient(
+        [node.url for node in nodes], make_policy("full_jitter", {}), _token(), stats, random.Random(1)
+    )
+    assert await client._attempt() == 0.0  # the first refusal: another node may take it
+    waited = await client._attempt()  # every node it knows has refused it: no tight loop
+    assert waited is not None and 20_000 <= waited <= 31_000
+    assert stats.rejects_503 == 2 and list(stats.retry_after_ms) == [waited]
