@@ -111,7 +111,7 @@ def test_the_report_of_the_fix_shows_the_capacity_it_added(
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "| 3:30 | 04:03:30 | action (seeds-fix) | add_capacity → applied |" in report  # fleet, drill clock
     assert "operator added 20 nodes" in report
-    assert "done — 20 nodes added at 3:30, ready at 7:30" in report
+    assert "done — 20 nodes added at 04:03:30, ready at 04:07:30" in report  # the drill clock, as its panel
 
 
 def test_the_fix_beats_the_runbook(runs: dict[str, dict[str, Any]]) -> None:
