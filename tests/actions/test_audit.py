@@ -118,3 +118,16 @@ def test_audit_verify_cli(tmp_path: Path, capsys) -> None:
     assert main(["audit", "verify", str(path)]) == 1
     assert "line 4:" in capsys.readouterr().err
     assert main(["audit", "verify", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_audit_verify_cli_counts_one_record_in_the_singular(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "a.jsonl"
+    filled(path, count=1).close()
+    assert main(["audit", "verify", str(path)]) == 0
+    assert "intact, 1 record, last hash" in capsys.readouterr().out
+    filled(path, count=1).close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b"applied", b"blocked")
+    path.write_bytes(b"".join(lines))
+    assert main(["audit", "verify", str(path)]) == 1
+    assert "line 2:" in (err := capsys.readouterr().err) and "(1 record verified before it)" in err
