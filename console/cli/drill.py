@@ -644,12 +644,15 @@ def _print_outcome(
     print(f"  rehearses: {drill.seed_source}")
     for action in actions:  # ("rollout_halt  → applied": a fleet action's missing target left two spaces)
         print(f"  {drill.human_time(action.time_s)}  {describe_action(action)}")
-    for objective in objectives:
+    # As the end screen's marks: met, failed, or not needed (met only because what it answers never came);
+    # the column widens only where "not needed" is shown.
+    marks = [objective.standing.value for objective in objectives]
+    width = max(len("failed"), *(len(mark) for mark in marks))
+    for objective, mark in zip(objectives, marks, strict=True):
         item = objective.measured
-        mark = "met   " if item.met else "failed"
-        print(f"  [{mark}] {item.points:>5g}/{item.max_points:<4g} {item.name}")
+        print(f"  [{mark:<{width}}] {item.points:>5g}/{item.max_points:<4g} {item.name}")
         for line in end_lines(objective):  # the figure it turned on, then what became of it, when
-            print(f"           {line}")
+            print(f"{'':{width + 5}}{line}")
     print(f"  {penalty_text(score, drill.scoring)}")
     wall = f"   ({wall_s:.1f} s wall)" if wall_s is not None else ""
     print(f"  score {score.score:g} / {score.max_score:g}{wall}")

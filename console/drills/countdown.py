@@ -160,7 +160,9 @@ def _dip(watch: DipWatch, within_s: float, now: DrillTime, due_s: float | None, 
     longest_s, longest_from = watch.longest_until(now.time_s)
     within, since = duration(within_s), watch.below_since
     if longest_from is None:
-        return f"never below {pct}" if now.over else f"never below {pct}; a dip must end within {within}"
+        if now.over:
+            return f"not needed: connections never dipped below {pct}"
+        return f"never below {pct}; a dip must end within {within}"
     still = ""
     if now.over and since is not None:  # the scorer counts a dip still open up to the last frame
         still = (

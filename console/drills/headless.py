@@ -27,7 +27,7 @@ from console.drills.live import LiveObjective, objectives_at
 from console.drills.objectives import MeasuredRun, Score, first_applied
 from console.drills.schema import Drill, hints_due
 from console.drills.script import IDLE, Script, ScriptedAction
-from console.drills.summary import said_at_end
+from console.drills.summary import outcome_at_end
 from console.errors import InputError
 from console.protocol import Event, Frame, Verdict
 from console.record.records import ActionRecord, Confirmation, DrillInfo, Recorded, RecordingHeader
@@ -244,7 +244,7 @@ async def _run(
                     await _perform(client, pending.pop(0), simulation.time_s, script.actor, run)
                     writer.write(*run.confirmations[acted[1] :], *run.actions[acted[0] :])
             run.score = run.measures.score(run.actions)
-            writer.write(run.score.outcome(run.duration_s, said_at_end(run.objectives())))
+            writer.write(outcome_at_end(run.score, run.duration_s, run.objectives()))
         finally:
             writer.close()
     run.wall_s = time.perf_counter() - started

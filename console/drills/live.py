@@ -91,8 +91,12 @@ def standing_of(run: RunMeasures, index: int, measured: Measured, time_s: float,
 
 def awaiting_its_event(run: RunMeasures, index: int, actions: Sequence[ActionRecord]) -> bool:
     """Objective `index` of `run` is met only because the event it answers has not come: a halt whose
-    abort criterion was not reached, and no halt yet (a halt before it answers whatever comes)."""
-    if run.objectives[index].kind != "halt_within" or run.abort_criterion(index) is not None:
+    abort criterion was not reached, and no halt yet (a halt before it answers whatever comes); a recovery
+    whose connections have never dipped below its line (nothing to recover from)."""
+    kind, watch = run.objectives[index].kind, run.watch(index)
+    if kind == "recovery" and isinstance(watch, DipWatch):
+        return watch.below_since is None and watch.longest_from is None
+    if kind != "halt_within" or run.abort_criterion(index) is not None:
         return False
     return not applied_times(actions, "rollout_halt")
 
@@ -103,7 +107,8 @@ def objectives_at(
     """Each objective of `run` scored as `score`, its standing and what the trainee reads of it `now`: the
     drill screen's panel while the drill runs; once it is over (`now.over`) the end screen's and the
     terminal's summary, met or failed (a met dip still open at the end is no longer "at risk"). A halt
-    whose abort criterion has not come is pending, and at the end not needed (`awaiting_its_event`)."""
+    whose abort criterion has not come, or a recovery with no dip yet, is pending, and at the end not needed
+    (`awaiting_its_event`)."""
     out = []
     for index, measured in enumerate(score.objectives):
         if measured.met and awaiting_its_event(run, index, actions):

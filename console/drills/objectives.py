@@ -61,10 +61,14 @@ class Score:
             "objectives": [objective.as_dict() for objective in self.objectives],
         }
 
-    def outcome(self, time_s: float, said: Sequence[str | None]) -> DrillOutcome:
+    def outcome(
+        self, time_s: float, said: Sequence[str | None], standings: Sequence[str | None] | None = None
+    ) -> DrillOutcome:
         """The record a recording ends with, so `stormdeck report` shows the objectives: `said`, what the
-        end screen says of each on the drill's clock (`console.drills.summary.said_at_end`), and the
-        scorer's own words (`why`, fleet seconds) beside it."""
+        end screen says of each on the drill's clock (`console.drills.summary.said_at_end`), the scorer's
+        own words (`why`, fleet seconds) beside it, and `standings`, the end screen's word for each ("met",
+        "failed", "not needed": `console.drills.summary.outcome_at_end`)."""
+        standings = [None] * len(self.objectives) if standings is None else standings
         return DrillOutcome(
             time_s=time_s,
             score=self.score,
@@ -72,12 +76,13 @@ class Score:
                 ObjectiveOutcome(
                     name=item.name,
                     met=item.met,
+                    standing=standing,
                     detail=detail,
                     why=item.why,
                     points=item.points,
                     max_points=item.max_points,
                 )
-                for item, detail in zip(self.objectives, said, strict=True)
+                for item, detail, standing in zip(self.objectives, said, standings, strict=True)
             ],
             max_score=self.max_score,
             penalty=self.penalty,

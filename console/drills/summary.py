@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from console.drills.live import LiveObjective
-from console.drills.objectives import Measured
+from console.drills.objectives import Measured, Score
 from console.model.units import duration
+from console.record.records import DrillOutcome
 
 
 def verdict_figure(item: Measured) -> str | None:
@@ -56,6 +57,12 @@ def said_at_end(objectives: Sequence[LiveObjective]) -> list[str | None]:
     """Each objective as the end screen says it (`end_lines`), in one line: what a recording keeps of it
     (`Score.outcome`) for the report to show on the drill's clock too; None where it says nothing more."""
     return ["; ".join(end_lines(item)) or None for item in objectives]
+
+
+def outcome_at_end(score: Score, time_s: float, objectives: Sequence[LiveObjective]) -> DrillOutcome:
+    """The drill's outcome as a recording keeps it: each objective in the end screen's words
+    (`said_at_end`) and with its standing, so the report reads "not needed" where the end screen did."""
+    return score.outcome(time_s, said_at_end(objectives), [item.standing.value for item in objectives])
 
 
 @dataclass(frozen=True)

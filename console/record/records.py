@@ -199,6 +199,11 @@ def confirmation_audit_record(answer: Confirmation) -> dict[str, Any]:
 class ObjectiveOutcome(_Record):
     name: str
     met: bool
+    standing: str | None = Field(
+        default=None,
+        description="the end screen's word for it: 'met', 'failed', or 'not needed' — met only because what it "
+        "answers never came (no abort criterion, no dip); null in recordings older than the field",
+    )
     detail: str | None = Field(
         default=None,
         description="what became of it, as the drill's end screen said it (on the drill's clock: 'halted "

@@ -27,7 +27,7 @@ from console.drills.countdown import PenaltySoFar
 from console.drills.live import DrillProgress, LiveObjective, Standing
 from console.drills.objectives import Score, penalty_rule, penalty_text
 from console.drills.schema import Drill
-from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, end_lines, said_at_end
+from console.drills.summary import WHAT_WIDTH, NextStep, RunCommand, end_lines, outcome_at_end
 from console.drills.summary import next_steps as steps_for
 from console.model.actions.refusals import DRILL_ENDED_FROZEN
 from console.model.link import Received, StreamItem
@@ -478,7 +478,7 @@ class DrillApp(ConsoleApp):
         score = self.progress.finish()
         objectives = self.progress.objectives(score)
         if self.record_outcome is not None:  # in the end screen's words, on the drill's clock
-            self.record_outcome(score.outcome(self.progress.time_s, said_at_end(objectives)))
+            self.record_outcome(outcome_at_end(score, self.progress.time_s, objectives))
         # The hints (shown 30 s) would cover the end screen's why of each objective: the drill is over.
         self.clear_notifications()
         text = end_text(

@@ -711,3 +711,43 @@ def test_an_actions_file_that_is_not_there_says_where_the_examples_are(
         main(["drill", "--help"])
     (example,) = [line for line in capsys.readouterr().out.splitlines() if "--actions docs/" in line]
     assert "stormdeck's source" in example, example
+
+
+QUIET_OBJECTIVES = """
+[[objectives]]
+name = "halted in time"
+kind = "halt_within"
+cpu_pct = 99
+for_s = 30
+within_s = 90
+points = 20
+
+[[objectives]]
+name = "back within 30 s"
+kind = "recovery"
+pct = 5
+within_s = 30
+points = 30
+"""
+
+
+def test_an_objective_never_needed_reads_not_needed_on_the_terminal_and_in_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review: the panel read '· not needed' for a halt whose abort criterion never came, while the headless
+    summary printed '[met   ]' and the report's met column 'yes'; a recovery with no dip at all read met
+    only because nothing happened. Both say 'not needed', and keep their points."""
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL + QUIET_OBJECTIVES)
+    recording = tmp_path / "run.rec"
+    assert main(["drill", drill, "--headless", "--record", str(recording)]) == 0
+    out = capsys.readouterr().out
+    assert "  [not needed]    20/20   halted in time\n" in out, out
+    assert "  [not needed]    30/30   back within 30 s\n" in out, out
+    assert "  [met       ]    10/10   floor\n" in out, out
+    assert "not needed: connections never dipped below 5 %" in out, out
+    assert "score 60 / 60" in out, out
+    assert main(["report", str(recording), "--out", str(tmp_path / "report")]) == 0
+    report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "| floor | yes | 10 / 10 |" in report, report
+    assert "| halted in time | not needed | 20 / 20 | not needed: the abort criterion was never" in report
+    assert "| back within 30 s | not needed | 30 / 30 | not needed: connections never dipped" in report

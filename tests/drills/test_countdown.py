@@ -106,6 +106,28 @@ def test_a_halt_is_pending_until_its_abort_criterion_or_a_halt_and_not_needed_if
     assert at_the_end(halted_early).standing is Standing.MET
 
 
+def test_a_recovery_with_no_dip_is_pending_and_at_the_end_not_needed() -> None:
+    """Review: a recovery whose connections never dipped read '✓ met' only because nothing happened. As a
+    halt whose abort criterion never came: pending while nothing has dipped, not needed at the end, its
+    points kept; once a dip has come and gone it is met."""
+    recovery = {"name": "back", "kind": "recovery", "pct": 95, "within_s": 30}
+    calm = only(feed(live(recovery), series(0, 30)))
+    assert calm.standing is Standing.PENDING and calm.measured.met
+    assert calm.status == "never below 95 %; a dip must end within 30 s"
+    never = at_the_end(feed(live(recovery, end_s=40), series(0, 41)))
+    assert (never.standing, never.status) == (
+        Standing.NOT_NEEDED,
+        "not needed: connections never dipped below 95 %",
+    )
+    assert never.measured.points == 10
+    dipped = at_the_end(
+        feed(
+            live(recovery, end_s=40), series(0, 41, connections=lambda t: 90_000 if 10 <= t < 20 else 100_000)
+        )
+    )
+    assert dipped.standing is Standing.MET
+
+
 def test_the_deadline_counts_down_as_the_frames_come() -> None:
     progress = feed(live(HALT), hot(100))
     lefts = []

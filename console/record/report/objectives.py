@@ -31,7 +31,7 @@ def objectives_section(reviewed: Review) -> list[str]:
             lines += [_score_text(outcome), ""]
         lines += ["| objective | met | points | detail |", "|---|---|---|---|"]
         lines += [
-            f"| {cell(o.name)} | {'yes' if o.met else 'no'} | {_points_text(o)} | {cell(detail_text(o, at))} |"
+            f"| {cell(o.name)} | {met_text(o)} | {_points_text(o)} | {cell(detail_text(o, at))} |"
             for o in outcome.objectives
         ]
     elif reviewed.header.drill is not None:
@@ -44,6 +44,14 @@ def objectives_section(reviewed: Review) -> list[str]:
     else:
         lines.append("Not a drill recording: no objectives to score.")
     return [*lines, ""]
+
+
+def met_text(objective: ObjectiveOutcome) -> str:
+    """'yes', 'no', or 'not needed' where the end screen said so: met only because what it answers never
+    came (a halt's abort criterion, a recovery's dip); its points stand, but a 'yes' read as a thing done."""
+    if objective.standing == "not needed":
+        return "not needed"
+    return "yes" if objective.met else "no"
 
 
 def detail_text(objective: ObjectiveOutcome, at: Callable[[float], str]) -> str:
