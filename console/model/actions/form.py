@@ -17,6 +17,32 @@ from console.protocol import MAX_ADD_NODES, ActionKind, limits
 BILLION = limits.BILLION
 
 
+class WindowOrderError(InputError):
+    """A [min, max] pair upside down: "Retry-After min 40 is above max 30; expected min ≤ max". The order
+    is the pair's, not either end's — blaming the max ("'30' is not allowed; expected ≥ Retry-After min")
+    read wrong when the min was the one edited — so `field` is the pair as the server names it
+    (`retry_after_s`), and the message names both ends as typed."""
+
+    def __init__(self, field: str, low: tuple[str, str], high: tuple[str, str]) -> None:
+        self.low, self.high = low, high  # (label without its unit, as typed)
+        # The value as typed, as the pair travels ([min, max]): text, never the numbers parsed.
+        super().__init__(field, f"[{low[1]}, {high[1]}]", f"{_end_word(low[0])} ≤ {_end_word(high[0])}")
+
+    def _message(self) -> str:
+        (low_label, low_text), (high_label, high_text) = self.low, self.high
+        return f"{low_label} {low_text} is above {_end_word(high_label)} {high_text}; expected {self.allowed}"
+
+
+def _end_word(label: str) -> str:
+    """'Retry-After min' → 'min': the word that tells a pair's ends apart."""
+    return label.rsplit(" ", 1)[-1]
+
+
+def _unitless(label: str) -> str:
+    """'Retry-After min (s)' → 'Retry-After min'."""
+    return label.split(" (", 1)[0]
+
+
 @dataclass(frozen=True)
 class FormField:
     """One input of an action's form. `low`/`high` bound the value (`low_open`: strictly above `low`);
@@ -200,10 +226,10 @@ def _form_body(
         low, high = parsed.pop(low_name), parsed.pop(high_name)
         assert isinstance(low, int | float) and isinstance(high, int | float)
         if low > high:  # both ends as typed: the min said as parsed read 30 for a typed 30.0
-            raise InputError(
-                high_name,
-                values.get(high_name, "").strip(),
-                f"≥ {field_label(kind, low_name)} ({values.get(low_name, '').strip()})",
+            raise WindowOrderError(
+                name,
+                (_unitless(field_label(kind, low_name)), values.get(low_name, "").strip()),
+                (_unitless(field_label(kind, high_name)), values.get(high_name, "").strip()),
             )
         parsed[name] = [low, high]
     return parsed

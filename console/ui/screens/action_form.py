@@ -23,6 +23,7 @@ from console.model.actions.form import (
     PAIRED_FIELDS,
     ActionCall,
     Prefill,
+    WindowOrderError,
     field_label,
     parse_form,
 )
@@ -183,6 +184,10 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         error_label = self.query_one("#form-error", Label)
         try:
             call = parse_form(self.kind, self.node_id, self._as_sent(), self.prefill.check)
+        except WindowOrderError as error:
+            # Both ends named, neither blamed (nor focused): either may be the one to change.
+            error_label.update(f"✖ {error}")
+            return None
         except InputError as error:
             label = field_label(self.kind, error.field)
             # An empty field read "rate (closes/s): '' is not allowed": quote marks no one typed.
