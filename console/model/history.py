@@ -15,6 +15,7 @@ import numpy as np
 
 from console.alarms.tracking import CalmBaseline, calm_second, drop_pct
 from console.model.alarms import Acknowledgements, AlarmLog, AlarmSource
+from console.model.drain_seen import DrainSeen
 from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
 from console.model.node_readings import NODE_METRICS, ColumnarFrame, NodeReadings
 from console.model.ring import Ring, RingTable
@@ -117,6 +118,8 @@ class FleetModel:
         self._baseline = self._new_baseline()
         self.node_rows: dict[str, int] = {}
         self.nodes: dict[str, NodeStatus] = {}
+        #: Each node's latest drain as seen, kept after it goes: a cancelled one's count (`drain_seen`).
+        self.drains_seen: dict[str, DrainSeen] = {}
         self.node_series = {name: RingTable(NODE_HISTORY_S) for name in NODE_METRICS}
         self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)
         self.alarms = AlarmLog(acknowledged=acknowledged)
@@ -207,6 +210,10 @@ class FleetModel:
 
     def _apply_nodes(self, frame: Frame, readings: NodeReadings) -> None:
         self.nodes = {node.id: node for node in frame.nodes}
+        for node in frame.nodes:
+            if node.drain is not None:
+                previous = self.drains_seen.get(node.id)
+                self.drains_seen[node.id] = DrainSeen.of(previous, node.drain, frame.time_s, frame.span_s)
         for node_id in readings.ids:
             if node_id not in self.node_rows:
                 self.node_rows[node_id] = len(self.node_rows)

@@ -19,6 +19,7 @@ from textual.widgets import Static
 from console.errors import StormdeckError
 from console.model.admission import node_admission_readings
 from console.model.downsample import downsample
+from console.model.drain_seen import CancelledDrain, cancelled_drain
 from console.model.gauges import node_level
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.node_detail import (
@@ -77,16 +78,25 @@ def turn_binding(key: str, step: int, word: str) -> Binding:
 
 
 def drain_text(
-    node: NodeStatus, now_fleet_s: float, ended: Event | None = None, clock: ClockFace = FLEET_CLOCK
+    node: NodeStatus,
+    now_fleet_s: float,
+    ended: Event | None = None,
+    clock: ClockFace = FLEET_CLOCK,
+    cancelled: CancelledDrain | None = None,
 ) -> Text:
-    """The drain's progress; `ended`: the event that ended it when the node went down, said instead of
-    "not draining" (a drain that vanished with its node read as if there had been none). Its times read
-    on `clock`."""
+    """The drain's progress; `ended`: the event that ended it when the node went down, `cancelled`: the
+    undrain that put it back in rotation, each said instead of "not draining" (a drain that vanished with
+    its node, or was cancelled with `u`, read as if there had been none). Its times read on `clock`."""
     drain = node.drain
     text = Text(no_wrap=True)
     if drain is None and ended is not None:
         text.append(f"drain ended at {clock.text(ended.time_s)}  ", style="bold")
         text.append(ended.message.split(": ", 1)[-1])
+        return text
+    if drain is None and cancelled is not None:
+        text.append(f"drain cancelled at {clock.text(cancelled.at_s)}  ", style="bold")
+        closed = f"{cancelled.closed:,} closed, " if cancelled.closed is not None else ""
+        text.append(f"{closed}back in rotation")
         return text
     if drain is None:
         text.append("not draining", style="dim")
@@ -317,7 +327,11 @@ class NodeDetailScreen(Screen[None]):
         # More than the box shows: the drain's end may sit under a few later events.
         recent = joined_events(self.server_history, model.node_events(self.node_id, limit=20), limit=20)
         drain_box = self.query_one("#drain", Static)
-        drain_box.update(drain_text(node, now_fleet, ended_drain(node, recent), clock) if node else Text("—"))
+        if node is None:
+            drain_box.update(Text("—"))
+        else:
+            cancelled = cancelled_drain(node, recent, model.drains_seen.get(self.node_id))
+            drain_box.update(drain_text(node, now_fleet, ended_drain(node, recent), clock, cancelled))
         drain_box.border_subtitle = (
             "d drain · u undrain"
             if actions_off is None
