@@ -70,6 +70,7 @@ class InjectForm(ModalScreen[dict[str, Any] | None]):
         self.event = event
         self.words = EXAMPLES.get(event, "") if words is None else words  # what was typed, once sent
         self.refusal = refusal  # the server's 422 to what was sent from this form last
+        self._judged = self.words  # the words the error on screen is about (the refusal's: those sent)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="inject-box"):
@@ -86,8 +87,15 @@ class InjectForm(ModalScreen[dict[str, Any] | None]):
                 f"✖ the server refused: {escape(self.refusal.message)}"
             )
 
+    def on_input_changed(self, event: Input.Changed) -> None:
+        # An error is about the words it judged: once they change it no longer is ("'nodes' is not allowed"
+        # stayed on screen over the corrected words until Enter). The field's first value is no change.
+        if event.value != self._judged:
+            self.query_one("#inject-error", Label).update("")
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        self._judged = event.value
         try:
             body = inject_body(self.event, event.value)
         except InputError as error:
