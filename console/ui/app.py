@@ -482,6 +482,16 @@ class ConsoleApp(App[None]):
             exit_on_error=False,
         )
 
+    #: Keys that mean nothing on a drill's briefing (no alarm to acknowledge, no action to audit yet):
+    #: its footer read "A ack all  L audit log". Not drawn there, and inert, as `p` is (`DrillApp`).
+    NOT_ON_A_BRIEFING = frozenset({"acknowledge_all", "audit"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        on_top = self.screen_stack[-1] if self.screen_stack else None
+        if action in self.NOT_ON_A_BRIEFING and isinstance(on_top, BriefingScreen):
+            return False
+        return super().check_action(action, parameters)
+
     def action_audit(self) -> None:
         if not any(isinstance(screen, AuditScreen) for screen in self.screen_stack):
             self.run_worker(self.actions.open_audit(), group="audit", exclusive=True, exit_on_error=False)

@@ -279,6 +279,28 @@ async def test_p_on_the_briefing_does_not_start_the_fleet_clock() -> None:
         assert app.check_action("toggle_pause", ()) is True
 
 
+async def test_the_briefings_footer_offers_no_ack_all_nor_audit_log() -> None:
+    """Review: the briefing's footer read `A ack all  L audit log`: no alarm to acknowledge and no action to
+    audit before the drill starts. Hidden (and the keys inert) while the briefing shows, back after Enter."""
+    from textual.widgets._footer import FooterKey
+
+    def offered() -> set[str]:
+        return {key.action for key in app.screen.query(FooterKey)}
+
+    app = tiny_app(FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, BriefingScreen)
+        assert "start" in offered() and not offered() & {"acknowledge_all", "audit"}, offered()
+        await pilot.press("L")
+        await pilot.pause()
+        assert isinstance(app.screen, BriefingScreen)
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, DrillScreen), what="the drill")
+        await pilot.pause()
+        assert {"acknowledge_all", "audit"} <= offered(), offered()
+
+
 def newest_hint(app: DrillApp) -> str:
     """What the drill screen's hint line says, unfocused (the newest hint), under other screens too."""
     from textual.widgets import Static
