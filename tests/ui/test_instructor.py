@@ -213,7 +213,11 @@ async def past_the_briefing(app: ConsoleApp, pilot) -> None:  # type: ignore[no-
     from console.ui.screens.briefing import BriefingScreen
 
     if not app.instructor:
-        await wait_for(lambda: isinstance(app.screen, BriefingScreen), what="the briefing")
+        # Mounted, not just pushed: an Enter pressed before the screen's bindings were live went nowhere on a
+        # loaded machine (the full suite, 2 workers), and the fleet screen never came.
+        await wait_for(
+            lambda: isinstance(app.screen, BriefingScreen) and app.screen.is_mounted, what="the briefing"
+        )
         await pilot.press("enter")
     await fleet_ready(app)
 
