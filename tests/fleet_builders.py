@@ -126,3 +126,21 @@ STORMY_DEMO = [
     "nodes.capacity_connections=27000",
     "admission.rate_per_s=1200",
 ]
+
+
+#: A meltdown's totals and nodes, for the gauges' tests: regional-outage at 02:02:41, its 20 nodes as 4 —
+#: 55.5k connections of 1.6M capacity (97 % headroom), every node at 100 % CPU timing handshakes out.
+MELTDOWN = {
+    "connections": 55_476,
+    "attempts_per_s": 44_435.0,
+    "accepts_per_s": 9_141.0,
+    "timeouts_per_s": 35_294.0,
+    "max_cpu_pct": 100.0,
+    "headroom_pct": 96.53,
+}
+HOT = [
+    node(
+        f"gw-{i:03d}", cpu_pct=100.0, connections=13_869, capacity_connections=400_000, timeouts_per_s=8_823.5
+    )
+    for i in range(4)
+]

@@ -9,23 +9,7 @@ from __future__ import annotations
 
 from console.model import FleetModel, Level, Received, fleet_gauges
 from console.model.gauges import BRIEF_CELLS, Gauge
-from tests.fleet_builders import node, series
-
-#: regional-outage at 02:02:41, its 20 nodes as 4: 55.5k connections of 1.6M capacity (97 % headroom).
-MELTDOWN = {
-    "connections": 55_476,
-    "attempts_per_s": 44_435.0,
-    "accepts_per_s": 9_141.0,
-    "timeouts_per_s": 35_294.0,
-    "max_cpu_pct": 100.0,
-    "headroom_pct": 96.53,
-}
-HOT = [
-    node(
-        f"gw-{i:03d}", cpu_pct=100.0, connections=13_869, capacity_connections=400_000, timeouts_per_s=8_823.5
-    )
-    for i in range(4)
-]
+from tests.fleet_builders import HOT, MELTDOWN, series
 
 
 def gauges_after(*spells: dict, fleet=None) -> dict[str, Gauge]:

@@ -13,24 +13,9 @@ from console.model import FleetModel, Received
 from console.ui.app import ConsoleApp
 from console.ui.scenes import frozen_clock
 from console.ui.widgets.gauges import GaugeBox
-from tests.fleet_builders import node, series
+from tests.fleet_builders import HOT, MELTDOWN, series
 
 from .conftest import fleet_ready
-
-MELTDOWN = {
-    "connections": 55_476,
-    "attempts_per_s": 44_435.0,
-    "accepts_per_s": 9_141.0,
-    "timeouts_per_s": 35_294.0,
-    "max_cpu_pct": 100.0,
-    "headroom_pct": 96.53,
-}
-HOT = [
-    node(
-        f"gw-{i:03d}", cpu_pct=100.0, connections=13_869, capacity_connections=400_000, timeouts_per_s=8_823.5
-    )
-    for i in range(4)
-]
 
 
 def meltdown_app() -> ConsoleApp:
