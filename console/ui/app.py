@@ -93,7 +93,7 @@ class ConsoleApp(App[None]):
     COMMANDS = App.COMMANDS | {ConsoleCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
-        Binding("question_mark", "help", "help"),
+        Binding("question_mark,f1", "help", "help", key_display="?"),
         # Off the footer, which is full at 160 columns; the help screen and the palette list it.
         Binding("t", "next_theme", "theme", show=False),
         Binding("A", "acknowledge_all", "ack all"),

@@ -6,7 +6,7 @@ import itertools
 import tomllib
 
 from console.model.link import Received
-from console.ui.screens.help import HelpScreen
+from console.ui.screens.help import HelpScreen, binding_rows
 from console.ui.screens.main import MainScreen
 from console.ui.screens.node_detail import NodeDetailScreen
 from console.ui.widgets.alarms_panel import AlarmsPanel
@@ -417,3 +417,14 @@ async def test_node_detail_says_what_the_node_admits_and_whose_setting_it_is(sto
     ) in said["gw-0002"], said
     assert f"admission {fleet_rate:g}/s per node" in said["gw-0003"], said
     assert "the fleet's; 1 node runs its own" in said["gw-0003"], said
+
+
+async def test_f1_opens_help_as_question_mark_does(storm_app):
+    """Reviewer: F1 did nothing — the key many terminal programs open help with."""
+    async with storm_app.run_test(size=SIZE) as pilot:
+        await fleet_ready(storm_app)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(storm_app.screen, HelpScreen)
+        listed = [row for where, b in storm_app.screen.sections for row in binding_rows(where, b)]
+        assert any(key == "? / f1" for _, key, _ in listed), listed
