@@ -225,6 +225,12 @@ async def test_the_footer_of_each_screen_over_the_fleet_says_its_keys_whole(scre
         await opened(app, pilot)
         await pilot.pause()
         top = app.screen
+        # Its footer's keys laid out: one pause was not always enough under load (the full suite, 2 workers:
+        # the undrain form's footer read [] once).
+        await wait_for(
+            lambda: any(key.region.width for key in top.query_one(Footer).query(FooterKey)),
+            what="the footer's keys drawn",
+        )
         said = footer_said(app)
         assert needed <= set(said), said
         await pilot.resize_terminal(*NARROWER)
