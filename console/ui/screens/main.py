@@ -13,7 +13,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.screen import Screen
 from textual.widgets import DataTable, Input
 
 from console.errors import InputError
@@ -27,7 +26,8 @@ from console.model.units import FLEET_CLOCK, ClockFace
 from console.protocol import ActionKind, AdmissionInForce, Event
 from console.ui.charts import connections_spec, lockstep_reading, wave_spec
 from console.ui.commands import action_bindings, fleet_action_keys, footer_ranks, not_offered_bindings
-from console.ui.intents import FilterChosen, ScreenReady
+from console.ui.intents import FilterChosen
+from console.ui.screens.fleet_view import FleetView
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.alarms_panel import AlarmMessage, AlarmsPanel
 from console.ui.widgets.footer import ConsoleFooter
@@ -136,7 +136,7 @@ def filter_placeholder(node_id: str | None) -> str:
     return f"state:draining,down  id:{example}  alarming"
 
 
-class MainScreen(Screen[None]):
+class MainScreen(FleetView):
     # Below 36 rows (80×24, 100×30) the fixed-height charts left the alarms box its borders only: the
     # connections chart gives way (the gauge keeps the count and its Δ60s) and the wave chart shrinks.
     # Below 80×24 the panels would cut their figures: they give way to `TooSmallNotice`.
@@ -197,7 +197,6 @@ class MainScreen(Screen[None]):
         Binding("escape", "close_filter", "close filter", show=False),
     ]
 
-    ready = False
     node_filter = NodeFilter()
     _first_node: str | None = None  # the filter's example pattern is made from it
     actions_off: str | None = None
@@ -301,10 +300,6 @@ class MainScreen(Screen[None]):
         for box in self.query("#alarms-box"):  # (query: as `_show_rollout_borders`)
             room = box.outer_size.width - BORDER_AROUND_TITLE if box.outer_size.width else 1_000
             box.border_title = self._alarms_marked(self._alarms_title(room))
-
-    def _ready(self) -> None:
-        self.ready = True  # children are composed: the app may render into them now
-        self.post_message(ScreenReady())
 
     # --- rendering the model -------------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Vertical
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Static
 
 from console.errors import StormdeckError
@@ -37,6 +36,7 @@ from console.protocol import AdmissionInForce, Event, NodeState, NodeStatus
 from console.ui.charts import line_colour
 from console.ui.commands import action_bindings, not_offered_bindings
 from console.ui.intents import ScreenReady
+from console.ui.screens.fleet_view import FleetView
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.footer import ConsoleFooter
 from console.ui.widgets.header import FleetHeader, header_text
@@ -187,7 +187,7 @@ def series_spec(
     )
 
 
-class NodeDetailScreen(Screen[None]):
+class NodeDetailScreen(FleetView):
     DEFAULT_CSS = """
     NodeDetailScreen #summary { height: auto; padding: 0 1; }
     NodeDetailScreen #drain { height: auto; padding: 0 1; border: round $panel-lighten-2; border-title-color: $foreground; }
@@ -213,7 +213,6 @@ class NodeDetailScreen(Screen[None]):
         self._fetch = fetch
         self.server_history: ServerHistory | None = None
 
-    ready = False
     #: Which row of charts is shown while they take turns (`CHARTS_ALL_AT_ONCE_ROWS`).
     chart_turn: reactive[int] = reactive(0, init=False)
 
@@ -270,10 +269,6 @@ class NodeDetailScreen(Screen[None]):
         # Drawn while hidden, the charts shown now were fitted to no width (four points): drawn again once
         # laid out — a paused replay or a quiet fleet brings no frame that would.
         self.call_after_refresh(self.post_message, ScreenReady())
-
-    def _ready(self) -> None:
-        self.ready = True  # children are composed: the app may render into them now
-        self.post_message(ScreenReady())
 
     def show_header(
         self, model: FleetModel, now_s: float, palette: Palette, clock: ClockFace = FLEET_CLOCK
