@@ -72,12 +72,16 @@ class DrillRun(MeasuredRun):
 
     def as_dict(self) -> dict[str, Any]:
         assert self.score is not None
+        scored = self.score.as_dict()
+        # Each objective with the end screen's word for it: `met` alone said true for one never needed.
+        for entry, live in zip(scored["objectives"], self.objectives(), strict=True):
+            entry["standing"] = live.standing.value
         return {
             "drill": self.drill.name,
             "seed_source": self.drill.seed_source,
             "seed": self.seed,
             "duration_s": self.duration_s,
-            **self.score.as_dict(),
+            **scored,
             "actions": [
                 {
                     "time_s": a.time_s,

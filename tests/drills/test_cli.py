@@ -751,3 +751,22 @@ def test_an_objective_never_needed_reads_not_needed_on_the_terminal_and_in_the_r
     assert "| floor | yes | 10 / 10 |" in report, report
     assert "| halted in time | not needed | 20 / 20 | not needed: the abort criterion was never" in report
     assert "| back within 30 s | not needed | 30 / 30 | not needed: connections never dipped" in report
+
+
+def test_an_objective_never_needed_says_so_in_the_json_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review: `--headless --json` said `"met": true` and nothing more for the objectives the terminal
+    marks 'not needed' — a script grading runs from the JSON counted them as done. Each objective carries
+    the end screen's word (`standing`); `met` stays as the scorer's (the points were earned)."""
+    import json
+
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL + QUIET_OBJECTIVES)
+    assert main(["drill", drill, "--headless", "--json"]) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    standings = {item["name"]: (item["standing"], item["met"]) for item in outcome["objectives"]}
+    assert standings == {
+        "floor": ("met", True),
+        "halted in time": ("not needed", True),
+        "back within 30 s": ("not needed", True),
+    }
