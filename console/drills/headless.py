@@ -215,7 +215,8 @@ async def _run(
         # What the drill's console is told (its story lines, injections included; its hints; its end), as
         # `drill` and `drill --serve` tell it: recorded before the frame of the second it belongs to.
         narrator = DrillNarrator(drill, scenario.duration_s)
-        writer = _Recorder(record, recording_header(run, speed) if record is not None else None)
+        header = recording_header(run, speed, overrides) if record is not None else None
+        writer = _Recorder(record, header)
         try:
             app = create_app(backend, tokens, audit_log=audit, thresholds=Thresholds())
             transport = httpx.ASGITransport(app=app)
@@ -338,7 +339,8 @@ async def _perform(
     )
 
 
-def recording_header(run: DrillRun, speed: float | None) -> RecordingHeader:
+def recording_header(run: DrillRun, speed: float | None, overrides: Sequence[str] = ()) -> RecordingHeader:
+    """`overrides`: the run's `--set`s beyond the drill's own, as the header keeps them to run it again."""
     from console import __version__
     from console.protocol import Source
 
@@ -350,6 +352,7 @@ def recording_header(run: DrillRun, speed: float | None) -> RecordingHeader:
         started_unix_s=time.time(),
         scenario=drill.scenario,
         seed=run.seed,
+        overrides=list(overrides),
         drill=drill_info(drill, speed),
     )
 

@@ -69,7 +69,7 @@ class DrillBackend(SimulatorBackend):
     drill's narration in the stream."""
 
     def __init__(self, drill: Drill, backend: SimulatorBackend) -> None:
-        super().__init__(backend.simulation, backend.forecast_horizon_s)
+        super().__init__(backend.simulation, backend.forecast_horizon_s, backend.overrides)
         self.drill = drill
         self.narrator = DrillNarrator(drill, backend.simulation.scenario.duration_s)
         self.first_done: dict[str, float] = {}  # action → the fleet time it first took effect
@@ -87,7 +87,7 @@ class DrillBackend(SimulatorBackend):
         from console.sim.engine import Simulation
 
         simulation = Simulation(drill_scenario(drill, overrides), seed=seed)
-        return cls(drill, SimulatorBackend(simulation))
+        return cls(drill, SimulatorBackend(simulation, overrides=overrides))
 
     def served_drill(self) -> ServedDrill:
         """What the stream's hello says of the drill: its clock, its briefing for a trainee's console, and

@@ -691,6 +691,14 @@ class Hello(Record):
         "scenario's own): with `scenario`, how to run it again; null on a real fleet (a controller) and "
         "from an older server",
     )
+    # Optional, added to v1 without a version change: `sim serve X --seed 7 --set nodes.count=8` read as
+    # "X (seed 7)" in a recording's report — 480 nodes, where the fleet had 8.
+    overrides: list[str] | None = Field(
+        default=None,
+        description="the `--set key=value` overrides the simulated fleet's scenario runs with, in the order "
+        "given (`sim serve`, a served drill's beyond the drill's own); with `scenario` and `seed`, how to "
+        "run it again; [] when none; null on a real fleet (a controller) and from an older server",
+    )
 
 
 class FleetSnapshot(Record):

@@ -76,6 +76,7 @@ class StreamRecorder:
     #: report's Session section, and the sign that a recording came from a drill even if it ended unscored.
     scenario: str | None = None
     seed: int | None = None
+    overrides: list[str] | None = None
     drill: DrillInfo | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
     #: How long to wait for a fleet never reached, seconds from the first try; None: for ever (a console's
@@ -200,6 +201,7 @@ class StreamRecorder:
             # The recorder's own (`drill --record`), else the stream's hello's: `record URL` of `sim serve`.
             scenario=self.scenario if self.scenario is not None or hello is None else hello.scenario,
             seed=self.seed if self.seed is not None or hello is None else hello.seed,
+            overrides=self.overrides if self.overrides is not None or hello is None else hello.overrides,
             drill=self.drill if self.drill is not None or hello is None else served_drill_info(hello),
         )
 

@@ -50,6 +50,11 @@ class RecordingHeader(_Record):
     started_unix_s: float
     scenario: str | None = None
     seed: int | None = None
+    overrides: list[str] | None = Field(
+        default=None,
+        description="the `--set key=value`s the scenario ran with, in order ([] none); with `scenario` and "
+        "`seed`, how to run it again; null when not known (a real fleet, an older server or recording)",
+    )
     drill: DrillInfo | None = None
     trimmed_before_s: float | None = Field(
         default=None,

@@ -135,6 +135,8 @@ class ScenarioBackend(FleetBackend, Protocol):
 
     def scenario_seed(self) -> int: ...
 
+    def scenario_overrides(self) -> list[str]: ...
+
 
 @runtime_checkable
 class DrillServingBackend(FleetBackend, Protocol):

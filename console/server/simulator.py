@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from console.errors import InputError
@@ -48,8 +48,12 @@ class SimulatorBackend:
     source = Source.SIMULATOR
     clock_control = True
 
-    def __init__(self, simulation: Simulation, forecast_horizon_s: int | None = None) -> None:
+    def __init__(
+        self, simulation: Simulation, forecast_horizon_s: int | None = None, overrides: Sequence[str] = ()
+    ) -> None:
+        """`overrides`: the `--set key=value`s the scenario was loaded with, as the hello says them."""
         self.simulation = simulation
+        self.overrides = list(overrides)
         self.forecast_horizon_s = forecast_horizon_s  # None: the forecast module's 60 s
         self.fleet_name = simulation.fleet_name
         self._lock = asyncio.Lock()
@@ -70,6 +74,10 @@ class SimulatorBackend:
         """The run's seed (`--seed`, else the scenario's), as the stream's hello says it (`ScenarioBackend`)."""
         return self.simulation.seed
 
+    def scenario_overrides(self) -> list[str]:
+        """The run's `--set key=value`s, in order, as the stream's hello says them (`ScenarioBackend`)."""
+        return list(self.overrides)
+
     def watch_cpu_line(self, cpu_pct: float) -> None:
         """Say in sped-up frames which serving nodes were over `cpu_pct` each folded second too."""
         self.hot_lines = tuple(dict.fromkeys([*self.hot_lines, cpu_pct]))
@@ -80,7 +88,7 @@ class SimulatorBackend:
         from console.sim.engine import Simulation
         from console.sim.scenario_loader import load_scenario
 
-        return cls(Simulation(load_scenario(scenario, overrides), seed=seed))
+        return cls(Simulation(load_scenario(scenario, overrides), seed=seed), overrides=overrides)
 
     async def exclusive(self, work: Callable[..., T], *args: object) -> T:
         """Run `work(*args)` on the simulation in a worker thread, with nothing else touching it."""

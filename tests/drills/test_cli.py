@@ -770,3 +770,20 @@ def test_an_objective_never_needed_says_so_in_the_json_too(
         "halted in time": ("not needed", True),
         "back within 30 s": ("not needed", True),
     }
+
+
+def test_a_headless_runs_overrides_are_in_its_recording_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review: a run with `--set` recorded "scenario X (seed N)" only — another fleet than the one run."""
+    from console.record.reader import RecordingReader
+
+    drill = write(tmp_path, "tiny.toml", GOOD_DRILL)
+    recording = tmp_path / "run.rec"
+    argv = ["drill", drill, "--headless", "--seed", "3", "--set", "clients.policy=full_jitter"]
+    assert main([*argv, "--record", str(recording)]) == 0
+    with RecordingReader(recording) as recorded:
+        assert (recorded.header.seed, recorded.header.overrides) == (3, ["clients.policy=full_jitter"])
+    assert main(["report", str(recording), "--out", str(tmp_path / "report")]) == 0
+    report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "(seed 3) --set clients.policy=full_jitter |" in report, report[:1500]

@@ -335,7 +335,7 @@ async def test_a_served_drills_hello_says_which_drill_and_its_clock() -> None:
     assert (drill["seed_source"], drill["briefing"]) == ("a test: no seed", "A test drill.")
     assert drill["objectives"] == [{"name": "no override", "points": 10}]
     # ... and the run's seed beside its scenario: a recording of it says how to run it again
-    assert (hello["scenario"], hello["seed"]) == ("thundering-herd", 1)
+    assert (hello["scenario"], hello["seed"], hello["overrides"]) == ("thundering-herd", 1, [])
 
 
 async def test_a_hello_after_the_drills_end_carries_its_end() -> None:
@@ -441,3 +441,14 @@ async def test_a_served_drill_refuses_actions_once_its_time_is_up(tmp_path: Path
     records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     refused = [r for r in records if r.get("outcome") == "drill_ended"]
     assert [r["action"] for r in refused] == ["add_capacity", "add_capacity", "rollout_halt"], records
+
+
+def test_a_served_drills_backend_names_the_overrides_beyond_the_drills_own() -> None:
+    """`drill NAME --serve --set K=V`: the hello says the trainee's `--set`s (the drill's own are the drill's),
+    so a recording of it says how to run it again."""
+    import tomllib
+
+    drill = build_drill(tomllib.loads(SHORT_DRILL))
+    backend = DrillBackend.from_drill(drill, ["clients.policy=full_jitter"], seed=1)
+    assert backend.scenario_overrides() == ["clients.policy=full_jitter"]
+    assert DrillBackend.from_drill(drill, seed=1).scenario_overrides() == []

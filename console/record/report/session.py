@@ -29,7 +29,9 @@ def session_section(
         ("stormdeck", header.stormdeck_version),
         (
             "scenario",
-            f"{header.scenario or '—'}" + (f" (seed {header.seed})" if header.seed is not None else ""),
+            f"{header.scenario or '—'}"
+            + (f" (seed {header.seed})" if header.seed is not None else "")
+            + "".join(f" --set {override}" for override in header.overrides or ()),
         ),
         ("drill", _drill(header)),
     ]

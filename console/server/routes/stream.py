@@ -83,6 +83,7 @@ async def stream(websocket: WebSocket) -> None:
         drill=feed.backend.served_drill() if isinstance(feed.backend, DrillServingBackend) else None,
         scenario=feed.backend.scenario_name() if isinstance(feed.backend, ScenarioBackend) else None,
         seed=feed.backend.scenario_seed() if isinstance(feed.backend, ScenarioBackend) else None,
+        overrides=feed.backend.scenario_overrides() if isinstance(feed.backend, ScenarioBackend) else None,
     )
     opening = [hello.model_dump_json(), *resume.messages]
     sender = asyncio.create_task(_send(websocket, feed.broadcaster, subscriber, opening, hello.seq))
