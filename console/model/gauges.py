@@ -10,7 +10,7 @@ from console.figures import beside_limit
 from console.model.history import ConnectionsChange, ConnectionsDrop, FleetModel
 from console.model.thresholds import GaugeThresholds, Level
 from console.model.units import FLEET_CLOCK, ClockFace, human_count
-from console.protocol import Frame, NodeState, NodeStatus, Totals
+from console.protocol import AdmissionInForce, AdmissionSettings, Frame, NodeState, NodeStatus, Totals
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
             fallbacks=tuple(shorter[1:]),
         )
     attempts = _attempts_gauge(model, totals.attempts_per_s)
-    accepts = _accepts_gauge(totals, t)
+    accepts = _accepts_gauge(totals, t, admission_sheds(frame))
     headroom = _headroom_gauge(frame, t)
     ratio = totals.drain_inflow_ratio
     drain = Gauge(
@@ -209,15 +209,52 @@ def _attempts_gauge(model: FleetModel, attempts_per_s: float) -> Gauge:
     )
 
 
-def _accepts_gauge(totals: Totals, t: GaugeThresholds) -> Gauge:
+def shedding_nodes(frame: Frame | None) -> frozenset[str]:
+    """The nodes whose admission in force limits something (`admission_sheds`): their 503s are what it was
+    set for, and warn at most (`rejects_level`)."""
+    in_force = AdmissionInForce.of(frame) if frame is not None else None
+    if in_force is None:
+        return frozenset()
+    return frozenset(node.id for node in frame.nodes if _limits(in_force.for_node(node.id)))
+
+
+def _limits(settings: AdmissionSettings) -> bool:
+    return settings.rate_per_s is not None or settings.max_connections is not None
+
+
+def rejects_level(node: NodeStatus, t: GaugeThresholds, shedding: bool = False) -> Level:
+    """A node's 503 share as a level; `shedding`: its admission limits something — it warns at most, as
+    the fleet's gauge (`_accepts_gauge`)."""
+    if node.attempts_per_s <= 0:
+        return Level.OK
+    level = level_at_least(
+        node.rejects_per_s / node.attempts_per_s, t.rejects_warn_share, t.rejects_crit_share
+    )
+    return min(level, Level.WARNING) if shedding else level
+
+
+def admission_sheds(frame: Frame) -> bool:
+    """Admission in force limits something (a token bucket or a connection ceiling, the fleet's or a
+    node's): the 503s are what it was set for. A frame that says nothing of admission sheds nothing known."""
+    settings = [*([frame.admission] if frame.admission else []), *(frame.admission_overrides or ())]
+    return any(_limits(s) for s in settings)
+
+
+def _accepts_gauge(totals: Totals, t: GaugeThresholds, shedding: bool = False) -> Gauge:
     """Accepts and 503s, and the handshakes that timed out: wasted work, the mark of a meltdown (the
     regional-outage drill's 35k a second showed nowhere on the first screen). The worse of the 503 share and
-    the timeouts is said first, and is what a narrow box keeps."""
+    the timeouts is said first, and is what a narrow box keeps. `shedding`: admission is in force
+    (`admission_sheds`)."""
     attempts = totals.attempts_per_s
     share = totals.rejects_per_s / attempts if attempts > 0 else 0.0
+    level = level_at_least(share, t.rejects_warn_share, t.rejects_crit_share)
+    # Turning a storm away cheaply is what admission is set for: a trainee's fix (400/s a node, 91 % of
+    # the attempts refused) read ✖ critical, as if it had failed. It warns at most, saying whose 503s
+    # they are; timeouts stay critical — no one chose those.
+    by_admission = shedding and share >= t.rejects_warn_share
     refused = (
-        level_at_least(share, t.rejects_warn_share, t.rejects_crit_share),
-        f"503 share {100 * share:.1f} %",
+        min(level, Level.WARNING) if by_admission else level,
+        f"503 share {100 * share:.1f} %" + (" by admission" if by_admission else ""),
         f"503s {100 * share:.1f} %",
     )
     said = [refused]
@@ -276,18 +313,14 @@ def node_cpu_level(node: NodeStatus, t: GaugeThresholds) -> Level:
     return Level.CRITICAL if cpu > t.cpu_crit_pct else Level.WARNING if cpu > t.cpu_warn_pct else Level.OK
 
 
-def node_level(node: NodeStatus, t: GaugeThresholds) -> Level:
-    """The worst of a node's readings: what the table's state column and 'alarming only' go by."""
+def node_level(node: NodeStatus, t: GaugeThresholds, shedding: bool = False) -> Level:
+    """The worst of a node's readings: what the table's state column and 'alarming only' go by.
+    `shedding`: the node's admission limits something (`shedding_nodes`)."""
     levels = [
         node_cpu_level(node, t),
         level_at_least(node.handshake_p99_ms, t.handshake_warn_ms, t.handshake_crit_ms),
+        rejects_level(node, t, shedding),
     ]
-    if node.attempts_per_s > 0:
-        levels.append(
-            level_at_least(
-                node.rejects_per_s / node.attempts_per_s, t.rejects_warn_share, t.rejects_crit_share
-            )
-        )
     if node.state is NodeState.DOWN:
         levels.append(Level.CRITICAL)
     elif node.state is NodeState.RESTARTING:

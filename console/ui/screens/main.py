@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Input
 
 from console.errors import InputError
 from console.model.actions.refusals import brief_reason
-from console.model.gauges import fleet_gauges
+from console.model.gauges import fleet_gauges, shedding_nodes
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.nodes import NodeFilter, NodeQuery, id_order, select_nodes
 from console.model.offered import keys_not_offered
@@ -347,6 +347,7 @@ class MainScreen(FleetView):
             palette,
             alarming,
             stale=stale is not None,
+            shedding=shedding_nodes(model.frame),
         )
         arrow = "▼" if query.descending else "▲"
         title = f"nodes · {len(rows)} of {len(model.nodes)} · sort {column_title(query.sort_key)} {arrow}"

@@ -19,7 +19,7 @@ from console.errors import StormdeckError
 from console.model.admission import node_admission_readings
 from console.model.downsample import downsample
 from console.model.drain_seen import CancelledDrain, cancelled_drain
-from console.model.gauges import node_level
+from console.model.gauges import node_level, shedding_nodes
 from console.model.history import NODE_HISTORY_S, FleetModel, stale_note
 from console.model.node_detail import (
     ServerHistory,
@@ -296,7 +296,8 @@ class NodeDetailScreen(FleetView):
         if node is None:
             summary.append("not in the latest frame", style=palette.level_style(Level.UNKNOWN))
         else:
-            level = Level.UNKNOWN if stale is not None else node_level(node, model.thresholds)
+            shedding = self.node_id in shedding_nodes(model.frame)
+            level = Level.UNKNOWN if stale is not None else node_level(node, model.thresholds, shedding)
             summary.append(
                 f"{LEVEL_GLYPHS[level]} {node.state.value}", style=palette.level_style(level, bold=True)
             )

@@ -25,7 +25,7 @@ from textual.strip import Strip
 
 from console.figures import beside_limit
 from console.model.downsample import SPARK_MIN_SPAN_SHARE, spark_blocks
-from console.model.gauges import level_at_least, node_cpu_level, node_level
+from console.model.gauges import level_at_least, node_cpu_level, node_level, rejects_level
 from console.model.nodes import NodeQuery, handshake_p99_text
 from console.model.thresholds import GaugeThresholds, Level
 from console.protocol import NodeStatus
@@ -129,6 +129,7 @@ class NodeTable(ScrollView, can_focus=True):
         self._version = 0
         self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(512)
         self.alarming: set[str] = set()
+        self.shedding: frozenset[str] = frozenset()
         self.stale = False
 
     # --- what the screen calls ---------------------------------------------------------------------
@@ -142,9 +143,11 @@ class NodeTable(ScrollView, can_focus=True):
         palette: Palette,
         alarming: set[str],
         stale: bool = False,
+        shedding: frozenset[str] = frozenset(),
     ) -> None:
         """`stale`: the rows are the last frame's, too old to judge (`FleetModel.stale_s`): drawn dimmed and
-        with no levels, as the gauges are."""
+        with no levels, as the gauges are. `shedding`: the nodes whose admission limits something, their
+        503s warn at most (`shedding_nodes`)."""
         self.stale = stale
         self.rows = rows
         self._index = {node.id: i for i, node in enumerate(rows)}
@@ -153,6 +156,7 @@ class NodeTable(ScrollView, can_focus=True):
         self.thresholds = thresholds
         self.palette = palette
         self.alarming = alarming
+        self.shedding = shedding
         self._version += 1
         if self.cursor_id not in self._index:
             self.cursor_id = rows[0].id if rows else None
@@ -253,9 +257,9 @@ class NodeTable(ScrollView, can_focus=True):
         def level_style(level: Level) -> Style:
             return base + palette.level_style(Level.UNKNOWN if self.stale else level) if palette else base
 
-        level = Level.CRITICAL if node.id in self.alarming else node_level(node, t)
+        shedding = node.id in self.shedding
+        level = Level.CRITICAL if node.id in self.alarming else node_level(node, t, shedding)
         level = Level.UNKNOWN if self.stale else level
-        share = node.rejects_per_s / node.attempts_per_s if node.attempts_per_s > 0 else 0.0
         cells: dict[str, tuple[str, Style]] = {
             "node": (node.id, base),
             "state": (f"{LEVEL_GLYPHS[level]} {node.state.value}", level_style(level)),
@@ -276,7 +280,7 @@ class NodeTable(ScrollView, can_focus=True):
             "accepts": (f"{node.accepts_per_s:.0f}", base),
             "rejects": (
                 f"{node.rejects_per_s:.0f}",
-                level_style(level_at_least(share, t.rejects_warn_share, t.rejects_crit_share)),
+                level_style(rejects_level(node, t, shedding)),
             ),
             "timeouts": (f"{node.timeouts_per_s:.0f}", base),
             "p99": (
