@@ -237,6 +237,15 @@ def _headroom_advice(frame: Frame, fleet: FleetView) -> str:
     connection ceiling keeps the survivors' connections under their capacity)."""
     why_not = _cannot_add(frame, fleet)
     if why_not is None:
+        # With an add under way, "add capacity instead" read as if nothing had been done (review: 9 nodes
+        # provisioning, the alarm unchanged for minutes).
+        provisioning = sum(state is NodeState.PROVISIONING for state in fleet.node_states)
+        if provisioning:
+            return (
+                f"no restart is safe; {counted(provisioning, 'node')} {'is' if provisioning == 1 else 'are'} "
+                "provisioning: add more only if they will not reach the budget once ready (the add's verdict "
+                "says)."
+            )
         return "no restart is safe; add capacity instead."
     rollout = frame.rollout
     moves = [

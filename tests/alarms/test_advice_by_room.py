@@ -153,3 +153,18 @@ def test_cpu_abort_without_room_names_the_nodes_to_undrain() -> None:
 @pytest.mark.parametrize("max_nodes", [None, 0, 4, 16])
 def test_cpu_abort_under_a_rollout_says_halt_it_whatever_the_room(max_nodes: int | None) -> None:
     assert _abort_advice(max_nodes, RolloutState.RUNNING) == "halt the rollout and reassess."
+
+
+@pytest.mark.parametrize("as_columns", [False, True], ids=["records", "columns"])
+def test_headroom_low_with_nodes_provisioning_does_not_ask_for_an_add_as_if_none_came(
+    as_columns: bool,
+) -> None:
+    """Review: 9 nodes added mid-storm (the add form's count), and headroom_low kept saying "add capacity
+    instead" while they provisioned — as if nothing had been done. It names them, and asks for more only
+    if they will not reach the budget."""
+    fleet = [*nodes(4), node("gw-004", state="provisioning"), node("gw-005", state="provisioning")]
+    advice = _headroom_advice(16, fleet, as_columns=as_columns)
+    assert advice == (
+        "no restart is safe; 2 nodes are provisioning: add more only if they will not reach the budget once "
+        "ready (the add's verdict says)."
+    ), advice
