@@ -66,6 +66,12 @@ def prometheus_text(node: GatewayNode) -> str:
         ("counter", "attempts_total", t.attempts, "connection attempts (upgrade requests)"),
         ("counter", "accepts_total", t.accepts, "completed handshakes"),
         ("counter", "rejects_total", t.rejects, "upgrades answered 503 by admission or the ceiling"),
+        (
+            "counter",
+            "not_in_rotation_total",
+            t.not_in_rotation,
+            "upgrades answered 503 while out of rotation (draining, drained): not rejects",
+        ),
         ("counter", "timeouts_total", t.timeouts, "admitted handshakes the client abandoned"),
         ("counter", "closes_total", t.closes, "planned closes: drain, lifetime, shutdown"),
         ("counter", "drops_total", t.drops, "connections lost without a close frame"),

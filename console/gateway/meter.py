@@ -11,6 +11,7 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from console.gateway.admission import Rejection
 from console.protocol import WAVE_BIN_MS
 
 
@@ -29,7 +30,10 @@ class Totals:
 
     attempts: int = 0
     accepts: int = 0
-    rejects: int = 0
+    rejects: int = 0  # admission's and the ceiling's 503s: `NodeStatus.rejects_per_s`
+    # 503s to upgrades that reached the node out of rotation (`Rejection.NOT_IN_ROTATION`): not admission's,
+    # so not rejects. No load balancer routes around the node in the loopback fleet; the client moves on.
+    not_in_rotation: int = 0
     timeouts: int = 0
     closes: int = 0
     drops: int = 0
@@ -67,6 +71,15 @@ class Meter:
         self.totals.attempts += 1
         key = int(now_s * 1000) // WAVE_BIN_MS
         self._bins[key] = self._bins.get(key, 0) + 1
+
+    def refused(self, reason: Rejection) -> None:
+        """A 503. Only admission's and the ceiling's are rejects (the protocol's `rejects_per_s`): with a
+        drained node's among them, the node read as refusing every upgrade (its 503 share critical) and the
+        report advised admission to a fleet whose only 503s were that node's."""
+        if reason is Rejection.NOT_IN_ROTATION:
+            self.totals.not_in_rotation += 1
+        else:
+            self.totals.rejects += 1
 
     def handshake(self, duration_ms: float) -> None:
         self.totals.accepts += 1

@@ -215,7 +215,8 @@ class GatewayNode:
         self.meter.attempt(time.time())
         decision = self.admission.decide(time.monotonic(), len(self._admitted), self.state.in_rotation)
         if not decision.admitted:
-            self.meter.totals.rejects += 1
+            assert decision.reason is not None
+            self.meter.refused(decision.reason)
             response = conn.respond(http.HTTPStatus.SERVICE_UNAVAILABLE, f"{decision.reason}\n")
             response.headers["Retry-After"] = decision.retry_after_header
             # Integer seconds would bunch retries into 1 s steps; the SDK reads the exact draw.

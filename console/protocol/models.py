@@ -94,7 +94,11 @@ class NodeStatus(Record):
     cpu_pct: float
     attempts_per_s: float
     accepts_per_s: float
-    rejects_per_s: float = Field(description="503s answered by admission control or the connection ceiling")
+    rejects_per_s: float = Field(
+        description="503s answered by admission control or the connection ceiling — not those of a node out "
+        "of rotation, to which a load balancer sends no upgrades: a client that reaches one anyway goes on "
+        "to another node at once"
+    )
     timeouts_per_s: float = Field(description="handshakes the client gave up on while queued")
     handshake_p99_ms: float
     drops_per_s: float = Field(default=0.0, description="established connections lost (missed heartbeats)")
@@ -166,7 +170,9 @@ class Totals(Record):
         default=None, description="completed handshakes since the fleet started"
     )
     rejects_total: int | None = Field(
-        default=None, description="upgrades answered 503 since the fleet started"
+        default=None,
+        description="upgrades answered 503 by admission control or the connection ceiling (`rejects_per_s`) "
+        "since the fleet started",
     )
     timeouts_total: int | None = Field(
         default=None, description="handshakes the client gave up on since the fleet started"

@@ -3,26 +3,59 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import random
 import time
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from console import __version__
+from console.gateway.admin import prometheus_text
 from console.gateway.client import ClientStats, StreamClient
-from console.gateway.node import Lifetime
+from console.gateway.fold import fold_totals
+from console.gateway.history import InProcessHistory
+from console.gateway.node import GatewayNode, Lifetime, NodeConfig
 from console.gateway.serve import RunningNode
 from console.policies import make_policy
-from console.protocol import AdmissionSettings, Frame, Hello
+from console.protocol import AdmissionSettings, DrainRequest, Frame, Hello, NodeState, Source, Waves
+from console.record.advice import retry_after
+from console.record.key_figures import key_figures
+from console.record.records import RecordingHeader
+from console.record.review import Review
+from console.record.series import Series
 from tests.gateway.conftest import CHEAP_SIGNER, TOKEN, node_config, wait_for
 
 
 def _token() -> str:
     return CHEAP_SIGNER.mint("test-client", time.time() + 60)
+
+
+@contextlib.asynccontextmanager
+async def bare_node(config: NodeConfig) -> AsyncIterator[GatewayNode]:
+    """A node without the admin API's frame tick, so a test rolls its meter over a second it chooses: each
+    rate then reads as the count of that second (RunningNode rolls it every wall second, at its own time)."""
+    node = GatewayNode(config, InProcessHistory(config.channel))
+    await node.start()
+    try:
+        yield node
+    finally:
+        await node.stop()
+
+
+async def _refused_because(url: str) -> str:
+    with pytest.raises(InvalidStatus) as refused:
+        await connect(url)
+    assert refused.value.response.status_code == 503
+    return refused.value.response.headers["Stormdeck-Rejection"]
+
+
+DRAIN = DrainRequest(rate_per_s=50, deadline_s=30, hint_ms=(100, 200))
 
 
 async def _read(ws: object, count: int) -> list[dict]:
@@ -280,3 +313,70 @@ async def test_a_client_every_node_refuses_as_out_of_rotation_waits_its_retry_af
     waited = await client._attempt()  # every node it knows has refused it: no tight loop
     assert waited is not None and 20_000 <= waited <= 31_000
     assert stats.rejects_503 == 2 and list(stats.retry_after_ms) == [waited]
+
+
+async def test_a_node_out_of_rotation_does_not_count_its_refusals_as_rejects() -> None:
+    """`rejects_per_s` is "503s answered by admission control or the connection ceiling". A drained node
+    answers 503 `not_in_rotation` to a client that picked it (the loopback fleet has no load balancer to
+    route around it; the client moves on at once): those counted as rejects, so a drained node read as one
+    refusing every upgrade (the node table's 503 share: critical) and the fleet as under admission pressure
+    it was not under. They are still upgrades that reached the node: attempts, and /metrics counts them."""
+    ceiling = AdmissionSettings(rate_per_s=None, max_connections=1, retry_after_s=(1.0, 2.0))
+    async with bare_node(node_config(admission=ceiling)) as node:
+        url = f"ws://127.0.0.1:{node.port}/channel/fleet?token={_token()}"
+        from_s = time.time()
+        node.meter.roll(from_s)
+        async with connect(url) as held:
+            await held.recv()  # hello
+            assert await _refused_because(url) == "ceiling"
+        node.drain(DRAIN)
+        for _ in range(3):
+            assert await _refused_because(url) == "not_in_rotation"
+        node.meter.roll(from_s + 1.0)  # one second: each rate is its count
+        status = node.status()
+        metrics = prometheus_text(node)
+    assert status.state in (NodeState.DRAINING, NodeState.DRAINED)
+    assert status.rejects_per_s == 1.0  # the ceiling's alone
+    assert status.attempts_per_s == 5.0 and status.accepts_per_s == 1.0
+    assert 'stormdeck_gateway_rejects_total{node="n1"} 1' in metrics
+    assert 'stormdeck_gateway_not_in_rotation_total{node="n1"} 3' in metrics
+
+
+async def test_a_fleet_whose_only_503s_came_from_a_drained_node_gets_no_admission_finding() -> None:
+    """The after-action report's "Turn the surge away cheaply: admission …" said "128 upgrades answered
+    503" of a loopback fleet that answered none but from its drained node, to clients that went straight on
+    to another. Here, frames as the controller folds them (`fold_totals`) from two real nodes, one drained,
+    through the report's series and key figures to the finding."""
+    async with bare_node(node_config("a")) as drained, bare_node(node_config("b")) as ready:
+        urls = [f"ws://127.0.0.1:{n.port}/channel/fleet?token={_token()}" for n in (drained, ready)]
+        from_s = time.time()
+        for node in (drained, ready):
+            node.meter.roll(from_s)
+        drained.drain(DRAIN)
+        held = []
+        for _ in range(4):  # each client picks the drained node first, and then the other
+            assert await _refused_because(urls[0]) == "not_in_rotation"
+            held.append(await connect(urls[1]))
+        for node in (drained, ready):
+            node.meter.roll(from_s + 1.0)
+        nodes = [drained.status(), ready.status()]
+        for ws in held:
+            await ws.close()
+    series = Series()
+    series.add(
+        Frame(seq=1, epoch="e", time_s=1.0, nodes=nodes, totals=fold_totals(nodes), waves=Waves(attempts=[]))
+    )
+    figures = key_figures(series, [])
+    assert figures is not None and figures.rejects_total == 0
+    review = Review(
+        header=RecordingHeader(stormdeck_version=__version__, source=Source.LIVE, started_unix_s=from_s),
+        series=series,
+        figures=figures,
+        alarms=[],
+        events=[],
+        actions=[],
+        confirmations=[],
+        drill_outcome=None,
+        disconnect_times_s=[],
+    )
+    assert retry_after(review) is None
