@@ -66,8 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         help="the audit log of actions, hash-chained JSONL (default: the user's XDG state dir, "
         "stormdeck/audit/FLEET.jsonl); check it with `stormdeck audit verify FILE`. The rollout under way "
-        "is kept beside it (FLEET.rollout.json), so a restarted controller shows it, halted; and the fleet "
-        "clock's origin (FLEET.clock.json), so its clock goes on",
+        "is kept beside it (FLEET.rollout.json), so a restarted controller shows it, halted; the fleet "
+        "clock's origin (FLEET.clock.json), so its clock goes on; and the admission the operator set "
+        "(FLEET.admission.json), so each node's new process is given it again",
     )
     parser.set_defaults(handler=run_controller)
 
@@ -113,6 +114,7 @@ def serve_controller(
     `provisioner` (`fleet up`'s), the fleet can add capacity; without one, an add is refused. `watch` runs
     beside the server (`serve_foreground`): `fleet up` watches its children there."""
     from console.audit import open_audit_log
+    from console.gateway.admission_state import AdmissionStateFile
     from console.gateway.controller import Controller
     from console.gateway.fleet_clock import FleetClockFile
     from console.gateway.rollout_state import RolloutStateFile, left_untouched_note
@@ -150,6 +152,10 @@ def serve_controller(
             else left_untouched_note(RolloutStateFile.beside(audit_log.path))
         )
         fleet_clock = FleetClockFile.beside(audit_log.path) if provisioner is None else None
+        # The admission the operator set goes on too, given again to each node's new process; `fleet up`'s
+        # nodes are new each time, started on its own arguments, so it keeps none (another controller's file
+        # beside its audit log is left as it is).
+        admission_state = AdmissionStateFile.beside(audit_log.path) if provisioner is None else None
         controller = Controller(
             nodes,
             node_token,
@@ -159,6 +165,7 @@ def serve_controller(
             thresholds=thresholds,
             rollout_state=rollout_state,
             fleet_clock=fleet_clock,
+            admission_state=admission_state,
         )
         app = create_app(controller, tokens, audit_log=audit_log, thresholds=loaded)
         url = base_url(sock)
@@ -174,6 +181,10 @@ def serve_controller(
                 print(rollout_said)
             if fleet_clock is not None:
                 print(f"fleet clock: {fleet_clock.path} (time {controller.fleet_time():g} s)")
+            if admission_state is not None:
+                kept = controller.admission_restored
+                said = f"restored: {kept}" if kept is not None else "nothing set yet"
+                print(f"admission state: {admission_state.path} ({said})")
             restored = controller.rollout_status()
             if restored.pause_reason and controller.rollout is not None:
                 print(f"rollout: {restored.state.value}: {restored.pause_reason}")

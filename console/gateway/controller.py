@@ -32,6 +32,7 @@ from console.gateway.acting import (
     refusal,
     unreachable,
 )
+from console.gateway.admission_state import AdmissionRecord, AdmissionStateFile, restored_note, restored_words
 from console.gateway.fleet_clock import FleetClockFile, keep_clock_zero, kept_clock_zero
 from console.gateway.fold import ClientFlow, WaveSum, fold_totals
 from console.gateway.node_link import NodeLink, down_status
@@ -89,10 +90,12 @@ class Controller:
         thresholds: Thresholds | None = None,
         rollout_state: RolloutStateFile | None = None,
         fleet_clock: FleetClockFile | None = None,
+        admission_state: AdmissionStateFile | None = None,
     ) -> None:
         """`rollout_state`: where the rollout is kept across restarts of the controller; one saved there is
         taken up now, halted (`RolloutStateUnreadable` when the file cannot be read as one). `fleet_clock`:
-        where the fleet clock's origin is kept, taken up now (`FleetClockUnreadable`)."""
+        where the fleet clock's origin is kept, taken up now (`FleetClockUnreadable`). `admission_state`:
+        where the admission the operator set is kept, taken up now (`AdmissionStateUnreadable`)."""
         self.fleet_name = fleet_name
         # The rollout's abort criterion is the guards' and the alarms' (stormdeck.toml, STORMDECK_*).
         self.thresholds = thresholds or Thresholds()
@@ -122,6 +125,15 @@ class Controller:
         # One admission change at a time, the operator's or a restarted node's: a node back while the
         # operator changes it is given the newest settings, never the ones before.
         self._admission_lock = asyncio.Lock()
+        self._admission_file = admission_state
+        self._admission_unsaved = False  # said once, not at every change
+        #: What was taken up from the admission state file, in words (None: nothing was kept there).
+        self.admission_restored: str | None = None
+        # Nodes not heard from since settings were taken up: one found on others is said as such, not as
+        # "started" (it may have run them for hours: restarted while no controller ran, or set by hand).
+        self._unseen_since_restore: set[str] = set()
+        if admission_state is not None:
+            self._restore_admission(admission_state)
         self._rollout_file = rollout_state
         self._rollout_unsaved = False  # said once, not at every change
         if rollout_state is not None:
@@ -521,6 +533,7 @@ class Controller:
                 self._overrides.clear()
             else:
                 self._overrides.update({node_id: ran.get(node_id, settings) for node_id in targets})
+            self._save_admission()
             if later:
                 self._events.append(
                     Event(
@@ -553,32 +566,83 @@ class Controller:
             own = self._overrides.get(node_id)
             wanted = own or self._fleet_admission
             started = frame.admission
+            first_since_restore = node_id in self._unseen_since_restore
+            self._unseen_since_restore.discard(node_id)
             if wanted is None or started is None or started.limits_key() == wanted.limits_key():
                 return None
             whose = "its own (set on this node)" if own is not None else "the fleet's"
-            how = "started" if link.epoch is None else "came back as a new process"
-            said = f"{node_id} {how} on its start-up settings ({settings_words(started)})"
+            if first_since_restore:
+                said = (
+                    f"{node_id} runs {settings_words(started)}, not what was set for it before this "
+                    "controller restarted"
+                )
+            else:
+                how = "started" if link.epoch is None else "came back as a new process"
+                said = f"{node_id} {how} on its start-up settings ({settings_words(started)})"
             body = AdmissionRequest.restoring(wanted.bare()).model_dump(
                 mode="json", exclude={"confirm", "override_reason", "nodes"}
             )
             try:
                 answer = await self._send(link, "PUT", "/v1/node/admission", body, "admission")
             except InputError as error:
+                runs = "those" if first_since_restore else "its start-up settings"
                 message = (
-                    f"{said} and did not take {whose} ({settings_words(wanted)}): {error}. It runs its "
-                    "start-up settings, shown as a per-node override: set admission again once it answers"
+                    f"{said}{',' if first_since_restore else ''} and did not take {whose} "
+                    f"({settings_words(wanted)}): {error}. It runs {runs}, shown as a per-node override: "
+                    "set admission again once it answers"
                 )
                 self._events.append(
                     Event(time_s=self.fleet_time(), kind="admission", node=node_id, message=message)
                 )
                 return None
             given = AdmissionSettings.model_validate(answer["admission"])
-            again = "" if link.epoch is None else " again"
+            again = "" if link.epoch is None and not first_since_restore else " again"
             message = f"{said}: given {whose}{again}: {settings_words(given)}"
             self._events.append(
                 Event(time_s=self.fleet_time(), kind="admission", node=node_id, message=message)
             )
             return given
+
+    def _restore_admission(self, state_file: AdmissionStateFile) -> None:
+        """Take up the admission the controller before this one had set: what the fleet shows as its own and
+        its overrides, and what each node's new process is given (`_new_process`). The nodes kept running
+        what they were given; one that runs other settings now (restarted meanwhile) is given these when
+        first heard from, and said so. An override of a node no longer in the nodes file is dropped, said."""
+        record = state_file.load()
+        if record is None:
+            return
+        overrides = record.override_settings()
+        dropped = [node_id for node_id in overrides if node_id not in self.links]
+        self._fleet_admission = record.fleet_settings()
+        self._overrides = {node_id: s for node_id, s in overrides.items() if node_id not in dropped}
+        self._unseen_since_restore = set(self.links)
+        self.admission_restored = restored_words(record, dropped)
+        self._events.append(
+            Event(
+                time_s=self.fleet_time(),
+                kind="admission",
+                message=restored_note(record, state_file.path, dropped),
+                data={"state_file": str(state_file.path), "dropped": dropped},
+            )
+        )
+
+    def _save_admission(self) -> None:
+        """Keep what the operator set in its state file; a failure is said once, on the event stream."""
+        if self._admission_file is None:
+            return
+        record = AdmissionRecord.of(self.fleet_name, self._fleet_admission, self._overrides, time.time())
+        try:
+            self._admission_file.save(record)
+        except OSError as error:
+            if not self._admission_unsaved:
+                message = (
+                    f"admission not kept in {self._admission_file.path} ({error.strerror or error}): a "
+                    "controller restarted now would not give it again to nodes' new processes"
+                )
+                self._events.append(Event(time_s=self.fleet_time(), kind="admission", message=message))
+            self._admission_unsaved = True
+        else:
+            self._admission_unsaved = False
 
     # --- adding capacity --------------------------------------------------------------------------
 

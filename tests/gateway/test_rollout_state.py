@@ -256,6 +256,40 @@ def test_the_fleet_clock_goes_on_across_a_controller_restart(node_processes, con
     assert f"fleet clock: {tmp_path / 'audit.clock.json'}" in said
 
 
+def test_admission_goes_on_across_a_controller_restart(node_processes, controllers, tmp_path) -> None:
+    """The fleet's admission and the per-node overrides were kept in memory only: a restarted controller
+    showed the nodes' start-up settings as the fleet's and gave a node's new process nothing again. Kept
+    beside the audit log, they are taken up and said at start."""
+    cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
+    nodes = [node_processes(n, *cheap) for n in ("a", "b")]
+    first, said = controllers(nodes, "true")
+    state_file = tmp_path / "audit.admission.json"
+    assert f"admission state: {state_file} (nothing set yet)" in said
+    with httpx.Client(
+        base_url=_url(said), headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=10
+    ) as api:
+        _until(lambda: [n["state"] for n in _fleet(api)["nodes"]], lambda s: s == ["ready"] * 2, 10, "ready")
+        for body in ({"rate_per_s": 400, "burst": 40}, {"rate_per_s": 100, "burst": 10, "nodes": ["b"]}):
+            answer = api.put("/v1/admission", json=body)
+            if answer.status_code == 409:
+                confirm = {"token": answer.json()["confirm_token"]}
+                answer = api.put("/v1/admission", json={**body, "confirm": confirm})
+            assert answer.status_code == 200, answer.text
+    first.send_signal(signal.SIGTERM)
+    first.wait(10)
+
+    second, said = controllers(nodes, "true")
+    assert f"admission state: {state_file} (restored: fleet admission rate 400/s per node" in said, said
+    with httpx.Client(
+        base_url=_url(said), headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=10
+    ) as api:
+        fleet = _fleet(api)
+        assert fleet["admission"]["rate_per_s"] == 400, fleet["admission"]
+        assert [(o["rate_per_s"], o["nodes"]) for o in fleet["admission_overrides"]] == [(100, ["b"])]
+    second.send_signal(signal.SIGTERM)
+    second.wait(10)
+
+
 async def test_a_restored_rollout_resumed_before_its_nodes_report_restarts_no_node_twice(
     start_node, tmp_path
 ) -> None:
@@ -324,7 +358,11 @@ def _run_refused(command: list[str], timeout_s: float = 20.0) -> subprocess.Comp
 
 @pytest.mark.parametrize(
     ("name", "field"),
-    [("audit.rollout.json", "rollout state file"), ("audit.clock.json", "fleet clock file")],
+    [
+        ("audit.rollout.json", "rollout state file"),
+        ("audit.clock.json", "fleet clock file"),
+        ("audit.admission.json", "admission state file"),
+    ],
 )
 def test_a_damaged_state_file_stops_the_controller_naming_it(
     node_processes, tmp_path, name: str, field: str
