@@ -267,7 +267,8 @@ def run_embedded() -> int:
     # removes the token; by default either would end us on the spot and leave the token directory behind.
     for signum in OUTSIDE_STOP_SIGNALS:
         signal.signal(signum, _exit_on_signal)
-    with ending_at_once_after_an_outside_stop(), EmbeddedServer(scenario) as server:
+    # Its own audit log, as drill mode's: each run is a fleet of its own, and `L` listed earlier runs' actions.
+    with ending_at_once_after_an_outside_stop(), EmbeddedServer(scenario, own_audit_log=True) as server:
         status = attach_console(server.url, server.token_path)
         if status == -1:  # no console to attach: serve until Ctrl-C
             try:
