@@ -162,8 +162,9 @@ def test_a_running_rollout_says_what_it_waits_for_and_how_long() -> None:
     assert said(drain)[1] == "waiting for a, b to drain (40 of 610 s)"
     assert said(RolloutWait(what="interval", waited_s=20.0, limit_s=60.0))[1] == "next batch in 40 s"
     many = RolloutWait(what="restart", nodes=[f"gw-{n}" for n in range(7)], waited_s=3.0)
-    assert said(many)[1] == "waiting for gw-0, gw-1, gw-2 and 4 more to come back (3 s)"
-    assert said(RolloutWait(what="quorum", waited_s=5.0))[1] == "waiting for quorum (5 s)"  # a newer kind
+    # with no limit, "so far": "(3 s)" counting up read as the time left
+    assert said(many)[1] == "waiting for gw-0, gw-1, gw-2 and 4 more to come back (3 s so far)"
+    assert said(RolloutWait(what="quorum", waited_s=5.0))[1] == "waiting for quorum (5 s so far)"  # a newer kind
     narrow = [line.strip() for line in lines_of(rollout_text(_running(restart), None, width=23))]
     assert not any(line.startswith("s)") for line in narrow), narrow  # "60" keeps its unit
     assert said(None) == ["rollout  running  batch 1 of 3  mode drain", "admission  —"]  # an older server

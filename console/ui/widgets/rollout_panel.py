@@ -256,7 +256,8 @@ _WAITS_TO = {"restart": "to come back", "drain": "to drain"}
 
 
 def _wait_words(wait: RolloutWait) -> str:
-    """ "waiting for node-2 to come back (12 of 60 s)", "next batch in 40 s"."""
+    """ "waiting for node-2 to come back (12 of 60 s)", "waiting for gw-0 to drain (24 s so far)", "next batch
+    in 40 s"."""
     if wait.what == "interval" and wait.limit_s is not None:
         return f"next batch in {max(0.0, wait.limit_s - wait.waited_s):.0f} s"
     named = first_named(wait.nodes, _NAMED_NODES)
@@ -266,8 +267,11 @@ def _wait_words(wait: RolloutWait) -> str:
     else:
         waiting = f"waiting for {named or 'the batch'} {to}"
     # "12 of 60 s", not "12 s of 60 s": at 80×24 the shorter one keeps the wait to two lines of the panel.
-    waited = f"{wait.waited_s:.0f}" + (f" of {wait.limit_s:.0f}" if wait.limit_s is not None else "")
-    return f"{waiting} ({waited} s)"
+    # Without a limit, "so far": "to drain (24 s)" counting up read as the time left (review).
+    waited = f"{wait.waited_s:.0f}" + (
+        f" of {wait.limit_s:.0f} s" if wait.limit_s is not None else " s so far"
+    )
+    return f"{waiting} ({waited})"
 
 
 class RolloutPanel(Static):
