@@ -72,3 +72,19 @@ def test_a_scheduled_rollout_halts_at_the_key_and_its_resume_says_it_has_not_sta
         "resume rollout: nothing to resume — the rollout is scheduled: it starts at 0:00:30, "
         "16 batches of 30; nothing sent"
     )
+
+
+@pytest.mark.parametrize(
+    ("state", "said"),
+    [
+        (RolloutState.RUNNING, "a rollout is running (batch 3 of 16): h halts it first; nothing sent"),
+        (RolloutState.PAUSED, "a rollout is paused (before batch 4 of 16): h halts it first; nothing sent"),
+    ],
+)
+def test_a_start_while_a_rollout_is_under_way_is_refused_at_the_key(state, said: str) -> None:
+    """Review: R during a running rollout opened the whole start form, and only its dry run was refused
+    ("rollout: 'running' is not allowed; expected no rollout running or paused (halt it first)")."""
+    rollout = RolloutStatus(state=state, batch=3, batches=16, batch_size=30)
+    assert pointless(ActionKind.ROLLOUT_START, None, rollout) == f"start rollout: {said}"
+    halted = rollout.model_copy(update={"state": RolloutState.HALTED})
+    assert pointless(ActionKind.ROLLOUT_START, None, halted) is None  # a new one may replace a halted one

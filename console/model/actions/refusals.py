@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from console.figures import first_named
 from console.guards.capacity import node_room
-from console.guards.rollout import UNDRAINABLE, nothing_to
+from console.guards.rollout import ACTIVE, UNDRAINABLE, nothing_to
 from console.model.units import fleet_clock
 from console.protocol import ActionKind, NodeState, NodeStatus, RolloutStatus, UnavailableReason
 
@@ -32,6 +32,9 @@ def pointless(
     unavailable = rollout_unavailable(rollout) if kind is ActionKind.ROLLOUT_START else None
     if unavailable is not None:
         return f"this fleet cannot start a rollout — {unavailable}; nothing sent"
+    if kind is ActionKind.ROLLOUT_START and rollout is not None and rollout.state in ACTIVE:
+        # The server refuses it as bad input ("halt it first"): R opened the whole form, refused at its dry run.
+        return f"{kind.title}: a rollout is {rollout.state.value} ({rollout.position()}): h halts it first; nothing sent"
     if rollout is not None and kind in (ActionKind.ROLLOUT_HALT, ActionKind.ROLLOUT_RESUME):
         said = nothing_to(kind, rollout, clock, _KEYS)
         return None if said is None else f"{kind.title}: {said}; nothing sent"
