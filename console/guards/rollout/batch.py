@@ -10,7 +10,7 @@ from console.guards.capacity import FleetCapacity, planned_cpu_note, snapshot_ro
 from console.guards.fleet import FleetLoad, fleet_load, rotation_after_check, without_survivor_checks
 from console.guards.rollout.fleet_checks import WAIT_FOR_HEADROOM, why_cannot_add
 from console.guards.rollout.lines import PauseLine
-from console.guards.rollout.pacing import BatchDrain, batch_drain, pacing_check
+from console.guards.rollout.pacing import BatchDrain, BatchPacing, batch_drain, pacing_check
 from console.guards.rollout.plan import undrain_first
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import any_of, check
@@ -94,16 +94,18 @@ def first_batch(
     drain_rate: float | None = None
     if request.mode is RolloutMode.DRAIN:
         pacing = pacing_check(
-            snapshot,
-            capacity,
-            t,
-            ready,
-            batch,
-            load,
-            drain,
-            wait_drains,
-            cannot_add,
-            request.drain_rate_per_s,
+            BatchPacing(
+                snapshot=snapshot,
+                capacity=capacity,
+                thresholds=t,
+                ready=ready,
+                batch=batch,
+                load=load,
+                drain=drain,
+                wait_drains=wait_drains,
+                cannot_add=cannot_add,
+                rate_per_s=request.drain_rate_per_s,
+            )
         )
         admission_rate, drain_rate = pacing.admission_rate_per_s, pacing.drain_rate_per_s
         absorb = [

@@ -101,19 +101,29 @@ class Pacing:
     drain_rate_per_s: float | None = None
 
 
-def pacing_check(
-    snapshot: FleetSnapshot,
-    capacity: FleetCapacity,
-    t: Thresholds,
-    ready: list[NodeStatus],
-    batch: list[NodeStatus],
-    load: FleetLoad,
-    drain: BatchDrain,
-    wait_drains: str,
-    cannot_add: str | None,
-    rate_per_s: float | None = None,
-) -> Pacing:
-    """`rate_per_s`: the drain rate the rollout asks for (None: the backend's), which `drain` is at."""
+@dataclass(frozen=True)
+class BatchPacing:
+    """A drain-mode first batch as its pacing is judged (`pacing_check`) and the moves that pass it are
+    found (`pacing_move`): the fleet, the batch leaving it and the load its survivors carry, and the
+    batch's drain. Built once by the start's first batch (`first_batch`)."""
+
+    snapshot: FleetSnapshot
+    capacity: FleetCapacity
+    thresholds: Thresholds
+    ready: list[NodeStatus]  # the nodes in rotation, fullest first (`in_rotation`): a batch of 1 is the first
+    batch: list[NodeStatus]
+    load: FleetLoad  # the fleet's load with `batch` out of rotation
+    drain: BatchDrain  # `batch`'s drain, at `rate_per_s`
+    # "wait for the drains under way to finish", "" where none is under way (`FleetLoad.wait_for_drains`)
+    wait_drains: str
+    cannot_add: str | None  # why the fleet cannot add capacity; None: it can, or does not say
+    # The drain rate per node the rollout asks for (its `drain_rate_per_s`); None: the backend's.
+    rate_per_s: float | None = None
+
+
+def pacing_check(batch_pacing: BatchPacing) -> Pacing:
+    """The batch's drain against the spare admission, and where it fails the moves that pass it."""
+    batch, load, drain = batch_pacing.batch, batch_pacing.load, batch_pacing.drain
     # The field guide's pacing budget, for the drain each batch node gets: the closes per second the
     # survivors must absorb while the batch drains.
     pacing_per_s = load.drain_rate_per_s + drain.closes_per_s
@@ -128,39 +138,26 @@ def pacing_check(
         fails_to=VerdictLevel.BLOCKED,
         why=f"a batch's drain ({drain.describe}) must fit in the spare admission"
         f"{load.admission_limit_text()} (field guide)",
-        move=""
-        if fits
-        else pacing_move(
-            snapshot, capacity, t, ready, batch, load, drain, wait_drains, cannot_add, rate_per_s, fitting
-        ),
+        move="" if fits else pacing_move(batch_pacing, fitting),
     )
     if fits:
         return Pacing(held)
     return Pacing(held, load.admission_to_admit_per_s(drain.closes_per_s), fitting)
 
 
-def pacing_move(
-    snapshot: FleetSnapshot,
-    capacity: FleetCapacity,
-    t: Thresholds,
-    ready: list[NodeStatus],
-    batch: list[NodeStatus],
-    load: FleetLoad,
-    drain: BatchDrain,
-    wait_drains: str,
-    cannot_add: str | None,
-    rate_per_s: float | None = None,
-    fitting_rate_per_s: float | None = None,
-) -> str:
+def pacing_move(batch_pacing: BatchPacing, fitting_rate_per_s: float | None = None) -> str:
     """What passes a batch's drain pacing, said only where it would: a 3-node loopback fleet at admission
     30/s a node was blocked at every batch size and told to "wait for the inflow to fall" at an inflow of 0
     (found in review). A smaller batch where a batch of 1 fits; the admission rate that makes the room;
     the drains under way; capacity where the fleet can grow; the inflow where its falling makes the room;
     and the drain rate per node that fits (`fitting_rate_per_s`), with what the backend's deadline then
     force-closes — a rate the operator picks, as the seeds' graceful drain did (833/s over 10 minutes)."""
-    one = ready[:1]
-    one_load = fleet_load(snapshot, capacity, {node.id for node in one})
-    one_closes_per_s = batch_drain(one, capacity, t, rate_per_s).closes_per_s
+    batch, load, drain = batch_pacing.batch, batch_pacing.load, batch_pacing.drain
+    one = batch_pacing.ready[:1]
+    one_load = fleet_load(batch_pacing.snapshot, batch_pacing.capacity, {node.id for node in one})
+    one_closes_per_s = batch_drain(
+        one, batch_pacing.capacity, batch_pacing.thresholds, batch_pacing.rate_per_s
+    ).closes_per_s
     one_fits = one_load.drain_rate_per_s + one_closes_per_s <= one_load.spare_admission_per_s
     raise_admission = load.raise_admission(drain.closes_per_s)
     if not raise_admission and len(batch) > 1 and not one_fits:
@@ -170,8 +167,8 @@ def pacing_move(
     moves = [
         "a smaller batch" if len(batch) > 1 and one_fits else "",
         raise_admission,
-        wait_drains,
-        "add capacity first" if cannot_add is None else "",
+        batch_pacing.wait_drains,
+        "add capacity first" if batch_pacing.cannot_add is None else "",
         load.wait_for_inflow(drain.closes_per_s),
         _slower_drain(batch, fitting_rate_per_s, drain.deadline_s),
     ]
