@@ -188,6 +188,7 @@ class Rollout:
             pause_cpu_pct=request.pause_cpu_pct,
             batches=len(self.batches),
             started_at_s=clock(),
+            drain_rate_per_s=request.drain_rate_per_s,
         )
 
     def record(self, fleet: str, clock_zero_unix_s: float, saved_unix_s: float) -> RolloutRecord:
@@ -230,11 +231,15 @@ class Rollout:
         """The rollout `record` describes, as a controller restarted under it: one that was running or
         paused is halted (`reason`) — never resumed by itself: the operator resumes it, which goes on with
         the batch it was in, as after any halt."""
+        # The record keeps the drain its batches get, not whether the rate was asked for: one other than this
+        # controller's own was (`start_rollout` gives no other), and the status says it again.
+        rate_per_s = record.batch_drain.rate_per_s
         request = RolloutRequest(
             batch_size=record.batch_size,
             interval_s=record.interval_s,
             mode=record.mode,
             pause_cpu_pct=record.pause_cpu_pct,
+            drain_rate_per_s=None if rate_per_s == DEFAULT_BATCH_DRAIN.rate_per_s else rate_per_s,
         )
         node_ids = [node for batch in record.batches for node in batch]
         rollout = cls(

@@ -304,6 +304,14 @@ class RolloutStatus(Record):
         "started, for a rollout started at once (every operator's, every controller's), and from an older "
         "server",
     )
+    # Optional, added to v1 without a version change: the request's field (`RolloutRequest`), said back so
+    # the console shows what each batch node drains at; an older server leaves it null.
+    drain_rate_per_s: float | None = Field(
+        default=None,
+        description="closes per second per node each drain-mode batch node drains at, as the rollout asked "
+        "(its request's `drain_rate_per_s`); null where it asked for none (the backend's rate), and from an "
+        "older server",
+    )
 
     @property
     def scheduled(self) -> bool:

@@ -325,6 +325,7 @@ class RolloutController:
             completed_at_s=self.completed_at_s,
             paused_at_s=self.paused_at_s,
             waiting_for=self.waiting_for(),
+            drain_rate_per_s=self.drain_rate_per_s,
         )
 
     def waiting_for(self) -> RolloutWait | None:

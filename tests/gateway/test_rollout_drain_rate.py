@@ -52,6 +52,34 @@ async def test_the_rollout_sends_each_batch_node_the_rate_asked_for() -> None:
     assert rollout.record("f", 0.0, 0.0).batch_drain.rate_per_s == 7.0  # kept across a controller restart
 
 
+def _rollout(request: RolloutRequest) -> Rollout:
+    return Rollout(
+        request,
+        ["a", "b"],
+        lambda: [_ready("a"), _ready("b")],
+        lambda node_id: "1",
+        print,
+        {"a": "true", "b": "true"},
+    )
+
+
+def test_the_status_says_the_rate_asked_for_and_so_does_a_rollout_a_restarted_controller_took_up() -> None:
+    """The status says the rollout's `drain_rate_per_s` (null: none asked, the controller's own rate), and a
+    controller restarted under it says it again from the rate its state file kept."""
+    asked = _rollout(RolloutRequest(batch_size=1, interval_s=30, drain_rate_per_s=7))
+    assert asked.status.drain_rate_per_s == 7.0
+    own = _rollout(RolloutRequest(batch_size=1, interval_s=30))
+    assert own.status.drain_rate_per_s is None
+
+    def taken_up(rollout: Rollout) -> Rollout:
+        record = rollout.record("f", 1000.0, 1000.0)
+        reach = (lambda: [_ready("a"), _ready("b")], lambda node_id: "1", print, {"a": "true", "b": "true"})
+        return Rollout.restored(record, 1000.0, "controller restarted", *reach)
+
+    assert taken_up(asked).status.drain_rate_per_s == 7.0
+    assert taken_up(own).status.drain_rate_per_s is None
+
+
 async def test_the_controller_passes_the_rate_on_to_the_real_node(start_node, tmp_path) -> None:
     a = await start_node(node_config("a"))
     b = await start_node(node_config("b"))

@@ -37,3 +37,21 @@ def test_the_range_is_a_drains_and_the_forms() -> None:
         limits.DRAIN_RATE_PER_S[1],
         True,
     )
+
+
+def test_the_rollout_status_says_the_rate_it_was_started_with_and_an_older_frame_reads_as_before() -> None:
+    """The status says the rate the rollout asked for (`RolloutStatus.drain_rate_per_s`, optional in v1):
+    null where it asked for none (the backend's rate), and in a frame from an older server."""
+    import json
+
+    from console.client.decode import decode_message
+    from console.protocol import Frame, RolloutStatus
+    from tests.fleet_builders import frame
+
+    assert RolloutStatus().drain_rate_per_s is None
+    assert RolloutStatus(drain_rate_per_s=10).drain_rate_per_s == 10.0
+    older = frame(3.0).model_dump(mode="json")
+    older["rollout"] = {"state": "running", "mode": "drain", "batch": 1, "batches": 3}
+    decoded = decode_message(json.dumps(older))
+    assert isinstance(decoded, Frame) and decoded.rollout is not None
+    assert decoded.rollout.drain_rate_per_s is None

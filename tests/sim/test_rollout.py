@@ -7,7 +7,7 @@ import pytest
 
 from console.errors import InputError
 from console.guards.rollout import nothing_to
-from console.protocol import ActionKind, RolloutState
+from console.protocol import ActionKind, RolloutMode, RolloutState
 from console.sim.engine import Simulation
 from console.sim.scenario_loader import build_scenario
 
@@ -53,6 +53,19 @@ def test_an_operators_rollout_is_never_scheduled() -> None:
     sim.rollout.start(2, 20, sim.rollout.mode or "abrupt", 0)  # type: ignore[arg-type]
     status = sim.rollout.status()
     assert status.starts_at_s is None and status.state_said() == "running"
+
+
+def test_the_status_says_the_drain_rate_the_rollout_was_started_with() -> None:
+    """The operator's `drain_rate_per_s` in the status; null where the rollout asked for none (each batch
+    node drains at the scenario's rate)."""
+    sim = Simulation(build_scenario({**SCHEDULED, "rollout": {"enabled": False}}))
+    sim.step()
+    sim.rollout.start(2, 20, RolloutMode.DRAIN, 0, drain_rate_per_s=10.0)
+    assert sim.rollout.status().drain_rate_per_s == 10.0
+    sim.rollout.halt()
+    sim.rollout.start(2, 20, RolloutMode.DRAIN, 0)
+    assert sim.rollout.status().drain_rate_per_s is None
+    assert scheduled().rollout.status().drain_rate_per_s is None  # the scenario's rollout: its own rate
 
 
 def test_a_scheduled_rollout_halted_does_not_start_and_resumed_starts_as_scheduled() -> None:

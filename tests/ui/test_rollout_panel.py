@@ -170,6 +170,23 @@ def test_a_running_rollout_says_what_it_waits_for_and_how_long() -> None:
     assert said(None) == ["rollout  running  batch 1 of 3  mode drain", "admission  —"]  # an older server
 
 
+def test_a_drain_mode_rollout_says_the_rate_its_batches_drain_at() -> None:
+    """The rate the rollout was started with (`drain_rate_per_s`) beside its batches, with the mode in its
+    place, on one line with them at 80×24; the mode alone as before where it asked for none."""
+    status = _running(INTERVAL_WAIT).model_copy(update={"drain_rate_per_s": 10.0})
+    assert lines_of(rollout_text(status, None))[0] == "rollout  running  batch 1 of 3  drain 10/s"
+    narrow = [line.strip() for line in lines_of(rollout_text(status, None, width=PANEL_WIDTH))]
+    assert narrow[:3] == ["rollout  running", "batch 1 of 3  drain 10/s", "next batch in 40 s"], narrow
+    tenth = status.model_copy(update={"drain_rate_per_s": 66.7})
+    assert lines_of(rollout_text(tenth, None))[0].endswith("drain 66.7/s")
+    fast = status.model_copy(update={"drain_rate_per_s": 2_500.0})
+    assert lines_of(rollout_text(fast, None))[0].endswith("drain 2.5k/s")
+    assert lines_of(rollout_text(_running(None), None))[0] == "rollout  running  batch 1 of 3  mode drain"
+    # An abrupt rollout drains nothing: a rate it was sent with is not said.
+    abrupt = status.model_copy(update={"mode": RolloutMode.ABRUPT})
+    assert lines_of(rollout_text(abrupt, None))[0] == "rollout  running  batch 1 of 3  mode abrupt"
+
+
 async def test_at_80_by_24_the_wait_reads_in_whole_words(storm_app) -> None:
     """The fleet view at 80×24: the wait under the rollout's state, every word whole, the admission kept."""
     wait = RolloutWait(what="restart", nodes=["gw-012", "gw-013"], waited_s=12.0, limit_s=60.0)

@@ -22,14 +22,21 @@ from console.model.admission import (
     retry_after_words,
     where_said,
 )
-from console.model.units import fleet_clock
-from console.protocol import AdmissionGroup, AdmissionInForce, AdmissionSettings, RolloutStatus, RolloutWait
+from console.model.units import fleet_clock, short_number
+from console.protocol import (
+    AdmissionGroup,
+    AdmissionInForce,
+    AdmissionSettings,
+    RolloutMode,
+    RolloutStatus,
+    RolloutWait,
+)
 from console.ui.words import fill, fit
 
 #: What an on-call operator can spare first when the panel is short (six lines at 80×24, where a wait of
 #: two lines dropped the admission's ceiling): each gives way, in this order, only while the panel is still
-#: too short — the window Retry-After is drawn from, the bucket's burst, the rollout's mode (both set with
-#: it, and R's form and the audit log say them), the connection ceiling, batch k of n. Never given way: the
+#: too short — the window Retry-After is drawn from, the bucket's burst, the rollout's mode and the drain
+#: rate it asked for (one reading, "drain 10/s"; set with it, and R's form and the audit log say them), the connection ceiling, batch k of n. Never given way: the
 #: rollout's state, what explains it (a pause reason, what it waits for, why it cannot run: cut, with "…",
 #: only once nothing else is left to give), the admission rate and the nodes it is set on (without them the
 #: rate reads as every node's).
@@ -158,7 +165,7 @@ def _lines(
         if rollout.batches and not rollout.scheduled:  # (a scheduled one's batches are said with its start)
             first.append(Reading(rollout.position(), gives_way="batch"))
         if rollout.mode:
-            first.append(Reading(f"mode {rollout.mode.value}", gives_way="mode"))
+            first.append(Reading(_mode_words(rollout), gives_way="mode"))
         lines.append(first)
         if rollout.scheduled:
             # Said under the state, as a reason is: "running, before batch 1 of 16" read as a rollout under
@@ -229,6 +236,16 @@ def _per_group(
     if label:
         texts[0] = f"{label} {texts[0]}"
     return [Reading(text, gives_way=gives_way) for text in texts]
+
+
+def _mode_words(rollout: RolloutStatus) -> str:
+    """ "mode drain", or with the rate each batch node drains at where the rollout asked for one: "drain
+    10/s" in its place, as wide, so it stays beside "batch 1 of 3" at 80×24 ("drains at 10/s per node"
+    took a line of its own there, and gave way whenever the rollout waited for a drain)."""
+    rate = rollout.drain_rate_per_s
+    if rollout.mode is RolloutMode.DRAIN and rate is not None:
+        return f"drain {short_number(rate)}/s"
+    return f"mode {rollout.mode.value if rollout.mode else ''}"
 
 
 #: Room for why a fleet cannot roll out: one line of the panel at 80×24 (28 columns, less the indent).
