@@ -162,7 +162,7 @@ class Rollout:
         if request.drain_rate_per_s is not None:
             batch_drain = batch_drain.model_copy(update={"rate_per_s": request.drain_rate_per_s})
         self._batch_drain = batch_drain
-        self._clock = clock  # the fleet clock, for started_at_s and completed_at_s
+        self._clock = clock  # the fleet clock, for started_at_s (its first batch's start) and completed_at_s
         self._ready_timeout_s = ready_timeout_s
         self._resumed = asyncio.Event()
         self._batches_done = 0  # where a resumed (halted) rollout goes on
@@ -187,14 +187,12 @@ class Rollout:
             interval_s=request.interval_s,
             pause_cpu_pct=request.pause_cpu_pct,
             batches=len(self.batches),
-            started_at_s=clock(),
             drain_rate_per_s=request.drain_rate_per_s,
         )
 
     def record(self, fleet: str, clock_zero_unix_s: float, saved_unix_s: float) -> RolloutRecord:
         """What a restarted controller needs of this rollout (`rollout_state.py`), times in Unix seconds."""
         status = self.status
-        completed = status.completed_at_s
         return RolloutRecord(
             fleet=fleet,
             saved_unix_s=saved_unix_s,
@@ -208,8 +206,8 @@ class Rollout:
             batch=status.batch,
             batches_done=self._batches_done,
             pause_reason=status.pause_reason,
-            started_at_unix_s=(status.started_at_s or 0.0) + clock_zero_unix_s,
-            completed_at_unix_s=completed + clock_zero_unix_s if completed is not None else None,
+            started_at_unix_s=_unix_s(status.started_at_s, clock_zero_unix_s),
+            completed_at_unix_s=_unix_s(status.completed_at_s, clock_zero_unix_s),
             draining=sorted(self._draining),
             restarting=sorted(self._restarting),
             restarted=sorted(self._restarted),
@@ -260,9 +258,8 @@ class Rollout:
         rollout._epochs_before = dict(record.epochs_before)
         status = rollout.status
         status.batch, status.pause_reason = record.batch, record.pause_reason
-        status.started_at_s = round(record.started_at_unix_s - clock_zero_unix_s, 1)
-        if record.completed_at_unix_s is not None:
-            status.completed_at_s = round(record.completed_at_unix_s - clock_zero_unix_s, 1)
+        status.started_at_s = _fleet_s(record.started_at_unix_s, clock_zero_unix_s)
+        status.completed_at_s = _fleet_s(record.completed_at_unix_s, clock_zero_unix_s)
         status.state = record.state
         if record.unfinished:
             status.state, status.pause_reason = RolloutState.HALTED, reason
@@ -331,6 +328,8 @@ class Rollout:
             for k in range(self._batches_done, len(self.batches)):
                 batch = self.batches[k]
                 await self._unless_hot(batch)
+                if self.status.started_at_s is None:  # its first batch, not one a resume goes on with
+                    self.status.started_at_s = self._clock()
                 self.status.batch = k + 1
                 self.on_change()
                 started = time.monotonic()
@@ -452,6 +451,14 @@ class Rollout:
                 await asyncio.sleep(0.1)
         finally:
             self._wait = None
+
+
+def _unix_s(fleet_s: float | None, clock_zero_unix_s: float) -> float | None:
+    return None if fleet_s is None else fleet_s + clock_zero_unix_s
+
+
+def _fleet_s(unix_s: float | None, clock_zero_unix_s: float) -> float | None:
+    return None if unix_s is None else round(unix_s - clock_zero_unix_s, 1)
 
 
 class RolloutHalted(Exception):

@@ -50,7 +50,9 @@ class RolloutRecord(BaseModel):
     batch: int = Field(ge=0, description="batches started so far")
     batches_done: int = Field(ge=0)
     pause_reason: str | None = None
-    started_at_unix_s: float
+    # When its first batch started: null before (a rollout paused on a hot survivor at once). An older
+    # controller's file always has one, the time it was started.
+    started_at_unix_s: float | None = None
     completed_at_unix_s: float | None = None
     #: The batch under way, node by node: a drain sent and not yet seen drained; a restart command started
     #: whose outcome the controller did not see; a restart command that succeeded.

@@ -263,7 +263,11 @@ class RolloutStatus(Record):
     batch: int = Field(default=0, description="batches started so far (k of n)")
     batches: int = Field(default=0, description="batches in the rollout (n)")
     pause_reason: str | None = None
-    started_at_s: float | None = None
+    started_at_s: float | None = Field(
+        default=None,
+        description="fleet time the rollout's first batch started; null before it (a rollout scheduled for "
+        "later, or paused on a hot survivor at once) and for one that never started",
+    )
     completed_at_s: float | None = None
     paused_at_s: float | None = Field(
         default=None,

@@ -60,6 +60,10 @@ class RolloutController:
         self.batch = 0  # batches started
         self.batch_started_s = 0.0
         self.next_at_s = 0.0
+        #: When the rollout is to start: the scenario's `start_at_s`, else when it was started.
+        self.start_at_s: float | None = None
+        #: When its first batch started (None before): a rollout halted before its scheduled start and
+        #: resumed later said it started at the schedule, when nothing had.
         self.started_at_s: float | None = None
         self.completed_at_s: float | None = None
         self.pause_reason: str | None = None
@@ -114,8 +118,9 @@ class RolloutController:
         self.batches = plan_batches(range(n), batch_size)
         self._undrained.clear()
         self.batch = 0
-        self.started_at_s = self.sim.time_s if start_at_s is None else start_at_s
-        self.next_at_s = self.started_at_s
+        self.start_at_s = self.sim.time_s if start_at_s is None else start_at_s
+        self.started_at_s = None
+        self.next_at_s = self.start_at_s
         self.completed_at_s = None
         self.pause_reason = None
         self.paused_at_s = None
@@ -127,7 +132,7 @@ class RolloutController:
 
     def _say_started(self) -> None:
         """The start's event, once the fleet clock has reached the start (`start_at_s`)."""
-        if self._start_event is None or self.sim.time_s < (self.started_at_s or 0.0):
+        if self._start_event is None or self.sim.time_s < (self.start_at_s or 0.0):
             return
         self.sim._event("rollout", self._start_event, data={"batches": len(self.batches)})
         self._start_event = None
@@ -158,7 +163,7 @@ class RolloutController:
 
     def _not_begun(self) -> bool:
         """A scheduled rollout whose start is still ahead (`start_at_s`): no batch yet, and its first due later."""
-        return self.batch == 0 and self.started_at_s is not None and self.sim.time_s < self.started_at_s
+        return self.batch == 0 and self.start_at_s is not None and self.sim.time_s < self.start_at_s
 
     def undrained(self, i: int) -> None:
         """A node of the drain-mode batch under way put back in rotation before it drained: halt, as the
@@ -272,6 +277,8 @@ class RolloutController:
     def _restart_batch(self) -> None:
         sim = self.sim
         nodes = self.batches[self.batch]
+        if self.batch == 0:
+            self.started_at_s = sim.time_s
         self.batch += 1
         self.batch_started_s = sim.time_s
         self.next_at_s = sim.time_s + self.interval_s
@@ -321,7 +328,7 @@ class RolloutController:
             batches=len(self.batches),
             pause_reason=self.pause_reason,
             started_at_s=self.started_at_s,
-            starts_at_s=self.started_at_s if self._not_begun() and self.state in _MAY_START else None,
+            starts_at_s=self.start_at_s if self._not_begun() and self.state in _MAY_START else None,
             completed_at_s=self.completed_at_s,
             paused_at_s=self.paused_at_s,
             waiting_for=self.waiting_for(),

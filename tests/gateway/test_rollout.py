@@ -107,6 +107,38 @@ async def test_a_hot_survivor_pauses_until_the_operator_resumes() -> None:
     assert refused.value.field == "restart"
 
 
+async def test_a_rollout_paused_before_its_first_batch_starts_when_that_batch_does() -> None:
+    """`started_at_s` is the fleet time its first batch started: paused on a hot survivor at once and
+    resumed later, it kept the start request's time though nothing had started then — null until then,
+    and so in the state file a controller restarted meanwhile reads."""
+    cpu = {"a": 10.0, "b": 90.0}
+    epochs = itertools.count()
+    now = [100.0]
+    rollout = Rollout(
+        RolloutRequest(batch_size=1, interval_s=0.01, mode=RolloutMode.ABRUPT),
+        ["a", "b"],
+        lambda: [_node(n, c) for n, c in cpu.items()],
+        lambda node_id: str(next(epochs)),  # every look sees a new process: restarts are instant here
+        lambda node_id, request: None,
+        {"a": "true", "b": "true"},
+        clock=lambda: now[0],
+    )
+    running = asyncio.create_task(rollout.run())
+    await wait_for(lambda: rollout.status.state is RolloutState.PAUSED, 5, "the pause")
+    assert rollout.status.batch == 0 and rollout.status.started_at_s is None
+    record = rollout.record("f", 1000.0, 1100.0)
+    assert record.started_at_unix_s is None
+    reach = (list, str, print, {"a": "true", "b": "true"})
+    assert Rollout.restored(record, 1000.0, "restarted", *reach).status.started_at_s is None
+    now[0] = 160.0
+    cpu["b"] = 30.0
+    rollout.resume()
+    assert (await asyncio.wait_for(running, 5)).state is RolloutState.COMPLETED
+    assert rollout.status.started_at_s == 160.0 and rollout.status.completed_at_s == 160.0
+    restored = Rollout.restored(rollout.record("f", 1000.0, 1200.0), 1000.0, "restarted", *reach)
+    assert restored.status.started_at_s == 160.0
+
+
 async def test_drain_rollout_restarts_every_real_node(node_processes, tmp_path) -> None:
     cheap = ("--work-factor", str(CHEAP_WORK_FACTOR))
     nodes = {n: node_processes(n, *cheap) for n in ("a", "b", "c")}

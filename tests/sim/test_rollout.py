@@ -97,6 +97,42 @@ def test_a_scheduled_rollout_halted_past_its_start_starts_when_resumed() -> None
     assert sim.rollout.status().batch == 1
 
 
+def test_a_rollout_halted_before_its_start_and_resumed_later_started_when_its_first_batch_did() -> None:
+    """`started_at_s` kept the scheduled 10 s though the rollout, halted at 3 s, started at its resume at
+    15 s; null while no batch has started (`starts_at_s` says when one is to), and null for good when none
+    does: a run's summary said it started at 10 s."""
+    sim = scheduled()
+    assert sim.rollout.status().started_at_s is None
+    steps_until(sim, 3)
+    sim.rollout.halt()
+    steps_until(sim, 15)
+    assert sim.rollout.status().started_at_s is None
+    sim.rollout.resume()
+    sim.step()
+    begun = sim.rollout.status()
+    assert begun.batch == 1 and begun.started_at_s == 15.0
+    steps_until(sim, 200)
+    done = sim.rollout.status()
+    assert done.state is RolloutState.COMPLETED and done.started_at_s == 15.0
+    never = scheduled()
+    steps_until(never, 3)
+    never.rollout.halt()
+    steps_until(never, 30)
+    assert never.rollout.status().started_at_s is None
+
+
+def test_a_rollout_that_starts_as_planned_started_at_its_start() -> None:
+    """The scenario's at its `start_at_s`, the operator's at once: the time each first batch started."""
+    sim = scheduled()
+    steps_until(sim, 11)
+    assert sim.rollout.status().started_at_s == 10.0
+    sim = Simulation(build_scenario({**SCHEDULED, "rollout": {"enabled": False}}))
+    steps_until(sim, 5)
+    sim.rollout.start(2, 20, RolloutMode.ABRUPT, 0)
+    sim.step()
+    assert sim.rollout.status().started_at_s == 5.0
+
+
 @pytest.mark.parametrize("kind", [ActionKind.ROLLOUT_HALT, ActionKind.ROLLOUT_RESUME])
 def test_the_simulators_refusal_says_what_the_guard_says(kind: ActionKind) -> None:
     """Called directly (the server's guard refuses first; the backend's own refusal is what a halt or
