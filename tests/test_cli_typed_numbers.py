@@ -47,6 +47,8 @@ NUMBER_OPTIONS = [
     *[(["sim", "serve", "demo"], option, True) for option in ("--port", "--coalesce-events", "--seed")],
     (["sim", "serve", "demo"], "--speed", False),
     (["sim", "run", "demo"], "--seed", True),
+    (["console", "no-such-scenario"], "--seed", True),
+    (["console", "no-such-scenario"], "--speed", False),
     (["bench", "sim"], "--repeats", True),
     *[(["bench", "server"], option, True) for option in ("--clients", "--nodes", "--coalesce-events")],
     *[(["bench", "server"], option, False) for option in ("--seconds", "--storm-at", "--speed")],

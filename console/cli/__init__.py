@@ -32,6 +32,7 @@ _COMMAND_MODULES = (
     "console.cli.fleet",
     "console.cli.drill",
     "console.cli.inject",
+    "console.cli.local_console",
 )
 
 

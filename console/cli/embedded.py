@@ -79,11 +79,13 @@ class EmbeddedServer:
         clock_token: bool = False,
         own_audit_log: bool = False,
         audit_log: Path | None = None,
+        seed: int | None = None,
     ) -> None:
         self.scenario = scenario
         self.serve = list(serve) if serve is not None else ["sim", "serve", scenario]
         self.overrides = list(overrides or [])
         self.speed = speed
+        self.seed = seed
         self.url = ""
         self._directory = Path(tempfile.mkdtemp(prefix="stormdeck-"))  # 0700
         self.token = new_token()
@@ -104,6 +106,8 @@ class EmbeddedServer:
         command += ["--speed", str(self.speed), "--token-file", str(self.token_path), "--stop-with-parent"]
         for override in self.overrides:
             command += ["--set", override]
+        if self.seed is not None:
+            command += ["--seed", str(self.seed)]
         if self.audit_log_path is not None:
             command += ["--audit-log", str(self.audit_log_path)]
         with self._log_path.open("w") as log:
@@ -260,15 +264,25 @@ def ending_at_once_after_an_outside_stop() -> Iterator[None]:
         os._exit(stop.code if isinstance(stop.code, int) else 1)
 
 
-def run_embedded() -> int:
-    scenario = default_scenario()
+def run_embedded(
+    scenario: str | None = None,
+    overrides: list[str] | None = None,
+    seed: int | None = None,
+    speed: float = 1.0,
+) -> int:
+    """The console on a simulated fleet in a child process: bare `stormdeck` (the demo), or `stormdeck
+    console SCENARIO` (checked by the caller: a bad name or override is refused before a server starts)."""
+    scenario = scenario or default_scenario()
     print(f"stormdeck: starting the simulator ({scenario}) on 127.0.0.1…", file=sys.stderr, flush=True)
     # A closed terminal (SIGHUP) or a `kill` (SIGTERM) unwinds through `with`, which stops the server and
     # removes the token; by default either would end us on the spot and leave the token directory behind.
     for signum in OUTSIDE_STOP_SIGNALS:
         signal.signal(signum, _exit_on_signal)
     # Its own audit log, as drill mode's: each run is a fleet of its own, and `L` listed earlier runs' actions.
-    with ending_at_once_after_an_outside_stop(), EmbeddedServer(scenario, own_audit_log=True) as server:
+    simulator = EmbeddedServer(
+        scenario, overrides=overrides or [], seed=seed, speed=speed, own_audit_log=True
+    )
+    with ending_at_once_after_an_outside_stop(), simulator as server:
         status = attach_console(server.url, server.token_path)
         if status == -1:  # no console to attach: serve until Ctrl-C
             try:

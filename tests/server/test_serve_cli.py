@@ -365,4 +365,4 @@ def test_the_bare_console_keeps_an_audit_log_of_its_own_run(monkeypatch: pytest.
     monkeypatch.setattr(embedded, "attach_console", lambda url, token_path: 0)
     monkeypatch.setattr(embedded, "default_scenario", lambda: "demo")
     assert embedded.run_embedded() == 0
-    assert made == [{"scenario": "demo", "own_audit_log": True}]
+    assert made == [{"scenario": "demo", "overrides": [], "seed": None, "speed": 1.0, "own_audit_log": True}]

@@ -164,7 +164,9 @@ def test_a_running_rollout_says_what_it_waits_for_and_how_long() -> None:
     many = RolloutWait(what="restart", nodes=[f"gw-{n}" for n in range(7)], waited_s=3.0)
     # with no limit, "so far": "(3 s)" counting up read as the time left
     assert said(many)[1] == "waiting for gw-0, gw-1, gw-2 and 4 more to come back (3 s so far)"
-    assert said(RolloutWait(what="quorum", waited_s=5.0))[1] == "waiting for quorum (5 s so far)"  # a newer kind
+    assert (
+        said(RolloutWait(what="quorum", waited_s=5.0))[1] == "waiting for quorum (5 s so far)"
+    )  # a newer kind
     narrow = [line.strip() for line in lines_of(rollout_text(_running(restart), None, width=23))]
     assert not any(line.startswith("s)") for line in narrow), narrow  # "60" keeps its unit
     assert said(None) == ["rollout  running  batch 1 of 3  mode drain", "admission  —"]  # an older server
