@@ -1,5 +1,6 @@
 """Small stateful trackers the alarm rules are built from: how long a condition has held, a value's
-recent peak, a windowed sum, and a baseline learned while the fleet is calm.
+recent peak, a windowed sum, and a baseline learned while the fleet is calm (and the steady attempts the
+console's gauge reads and the fleet API's admission guard judges by, learned so).
 
 They take the fleet time from the frame (never a clock), so a replay judges exactly as the live run did.
 """
@@ -9,8 +10,12 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from console.protocol import Totals
+
+if TYPE_CHECKING:  # (not at run time: the guards import this module, for `calm_second`)
+    from console.guards.thresholds import Thresholds
 
 
 class Sustained:
@@ -165,3 +170,66 @@ class CalmBaseline:
             step_s = max(time_s - last_s, 0.0)
             weight = min(step_s / self.tau_s, 1.0)
             self._level += (rate_per_s - self._level) * weight
+
+
+class SteadyAttempts:
+    """The fleet's steady connection attempts per second: what the console's attempts gauge reads ("1.0×
+    steady (10/s)") and the fleet API's admission guard judges a limit by — one figure, learned one way.
+
+    A `CalmBaseline` of the attempts over calm seconds (`calm_second`, with `cpu_line_pct`), a second over
+    `storm_x` times the level teaching nothing once learned, never counted below `floor_per_s`; a source's
+    declared `steady_attempts_per_s` (> 0) replaces it. Learned over a window, so one quiet second does not
+    make it 0: judged by the second it was asked in, the admission guard passed 0.001/s a node as ok on a
+    loopback fleet whose gauge read "steady (10/s)" (found in review)."""
+
+    def __init__(
+        self,
+        *,
+        learn_s: float,
+        tau_s: float,
+        configured_per_s: float,
+        floor_per_s: float,
+        storm_x: float,
+        cpu_line_pct: float,
+    ) -> None:
+        self.floor_per_s = floor_per_s
+        self.storm_x = storm_x
+        self.cpu_line_pct = cpu_line_pct
+        self._baseline = CalmBaseline(learn_s, tau_s, configured_per_s)
+        #: The steady attempts per second (never under the floor), or None while still learning them (or
+        #: with no calm second seen yet: `calm_seen`).
+        self.level_per_s: float | None = None
+
+    @classmethod
+    def of(cls, thresholds: Thresholds) -> SteadyAttempts:
+        """Learned with the shared lines, as the gauge learns them (`GaugeThresholds.from_shared`) and the
+        reconnect_rate_high alarm judges over them."""
+        return cls(
+            learn_s=thresholds.baseline_learn_s,
+            tau_s=thresholds.baseline_tau_s,
+            configured_per_s=thresholds.reconnect_baseline_per_s,
+            floor_per_s=thresholds.reconnect_floor_per_s,
+            storm_x=thresholds.reconnect_rate_multiple,
+            cpu_line_pct=thresholds.cpu_pause_pct,
+        )
+
+    @property
+    def calm_seen(self) -> bool:
+        """Whether a calm second has been seen (`CalmBaseline.calm_seen`): with none, no level means a storm
+        since the start, not a learning period under way."""
+        return self._baseline.calm_seen
+
+    def observe(self, time_s: float, totals: Totals, hottest_cpu_pct: float = 0.0) -> None:
+        """Learn from one second's totals (`hottest_cpu_pct`: the nodes' hottest, for totals that do not say
+        it)."""
+        declared = getattr(totals, "steady_attempts_per_s", None)
+        if isinstance(declared, int | float) and declared > 0:
+            self.level_per_s = float(declared)
+            return
+        attempts = totals.attempts_per_s
+        level = self._baseline.level_per_s
+        storm = level is not None and attempts > max(level, self.floor_per_s) * self.storm_x
+        calm = calm_second(totals, self.cpu_line_pct, hottest_cpu_pct)
+        self._baseline.observe(time_s, attempts, storm, calm)
+        level = self._baseline.level_per_s
+        self.level_per_s = None if level is None else max(level, self.floor_per_s)

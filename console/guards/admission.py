@@ -45,36 +45,46 @@ def _loosens(request: AdmissionRequest, current: AdmissionSettings) -> bool:
 NEARLY_ALL_REFUSED_SHARE = 0.1
 
 
+#: Where the steady inflow a limit is judged by comes from, in the order looked for (`_steady_inflow`).
+FROM_BACKEND = "the backend's steady_inflow_per_s"
+FROM_CONFIGURED = "the configured reconnect_baseline_per_s"
+FROM_LEARNED = "the calm baseline the fleet API learned, as the attempts gauge reads it"
+
+
 def steady_inflow_per_s(
-    snapshot: FleetSnapshot, capacity: FleetCapacity | None, thresholds: Thresholds
+    capacity: FleetCapacity | None, thresholds: Thresholds, calm_baseline_per_s: float | None = None
 ) -> float | None:
     """Calm new connections per second: the backend's figure, else the configured reconnect baseline, else
-    today's accepts when today is calm (`calm_second`); None when none of them is known — today's accepts
-    in a storm are the storm's, and a limit judged against them argued for admitting the storm (the
-    regional-outage drill: 400/s a node, its lesson, read "raise rate_per_s to at least 445.2/s")."""
-    return _steady_inflow(snapshot, capacity, thresholds)[0]
+    the calm baseline learned over the fleet's calm seconds (`calm_baseline_per_s`: `SteadyAttempts`, the
+    attempts gauge's "steady"); None when none of them is known. Never one second's accepts: in a storm
+    they are the storm's (the regional-outage drill: 400/s a node, its lesson, read "raise rate_per_s to
+    at least 445.2/s"), and in a quiet second they are 0 (a loopback fleet passed 0.001/s a node as ok)."""
+    known = _steady_inflow(capacity, thresholds, calm_baseline_per_s)
+    return None if known is None else known[0]
 
 
 def _steady_inflow(
-    snapshot: FleetSnapshot, capacity: FleetCapacity | None, thresholds: Thresholds
-) -> tuple[float | None, bool]:
-    """The calm inflow (None: unknown), and whether it is today's accepts (or would have been)."""
+    capacity: FleetCapacity | None, thresholds: Thresholds, calm_baseline_per_s: float | None
+) -> tuple[float, str] | None:
+    """The calm inflow and where it comes from (None: unknown)."""
     if capacity is not None and capacity.steady_inflow_per_s > 0:
-        return capacity.steady_inflow_per_s, False
+        return capacity.steady_inflow_per_s, FROM_BACKEND
     if thresholds.reconnect_baseline_per_s > 0:
-        return thresholds.reconnect_baseline_per_s, False
-    hottest = max((node.cpu_pct for node in snapshot.nodes if node.state in SERVING), default=0.0)
-    if calm_second(snapshot.totals, thresholds.cpu_pause_pct, hottest):
-        return snapshot.totals.accepts_per_s, True
-    return None, True
+        return thresholds.reconnect_baseline_per_s, FROM_CONFIGURED
+    if calm_baseline_per_s is not None:
+        return calm_baseline_per_s, FROM_LEARNED
+    return None
 
 
 def drain_closes_per_s(
-    snapshot: FleetSnapshot, capacity: FleetCapacity | None, thresholds: Thresholds
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity | None,
+    thresholds: Thresholds,
+    calm_baseline_per_s: float | None = None,
 ) -> float:
     """The closes per second of the drains under way, which come back through admission on top of the calm
-    inflow — 0 when the calm figure is today's accepts, which already hold them, or is unknown."""
-    if _steady_inflow(snapshot, capacity, thresholds)[1]:
+    inflow — 0 when the calm inflow is unknown."""
+    if _steady_inflow(capacity, thresholds, calm_baseline_per_s) is None:
         return 0.0
     return sum(
         node.drain.rate_per_s if node.drain is not None else node.closes_per_s
@@ -90,27 +100,18 @@ def _admission_rate_check(
     share: float,
     capacity: FleetCapacity | None,
     thresholds: Thresholds,
+    calm_baseline_per_s: float | None,
 ) -> Check:
     """The limit a node against the covered nodes' share of the calm inflow and the drains under way, a
     node (the field's own unit: a fleet total beside a per-node field read 0.048 for 0.001). Under it
     legitimate clients are refused (confirm); under a tenth of it nearly all are (typed). With no calm
-    inflow known, a note that says so: a storm's accepts are no measure of the clients a limit refuses."""
-    calm_per_s = steady_inflow_per_s(snapshot, capacity, thresholds)
-    if calm_per_s is None:
-        closed = _closed_to_the_offline(snapshot, request_rate_per_s, nodes, share, thresholds)
-        if closed is not None:
-            return closed
-        return note(
-            "admission_rate_per_s",
-            request_rate_per_s,
-            None,
-            ok=False,
-            why=f"no calm inflow to judge it by: today's {snapshot.totals.accepts_per_s:,.0f} accepts/s are a "
-            "storm's (attempts timing out or refused, or a node over the pause CPU line), not the clients a "
-            "limit refuses in calm times; the backend's [capacity] steady_inflow_per_s or a configured "
-            "reconnect_baseline_per_s has it judged",
-        )
-    inflow = (calm_per_s + drain_closes_per_s(snapshot, capacity, thresholds)) * share
+    inflow known, the lines the fleet's own figures still draw (typed), else a note that says so."""
+    known = _steady_inflow(capacity, thresholds, calm_baseline_per_s)
+    if known is None:
+        return _with_no_calm_inflow(snapshot, request_rate_per_s, nodes, share, thresholds)
+    calm_per_s, source = known
+    closes_per_s = drain_closes_per_s(snapshot, capacity, thresholds, calm_baseline_per_s)
+    inflow = (calm_per_s + closes_per_s) * share
     limit = inflow / nodes if nodes else 0.0
     nearly_all = request_rate_per_s < limit * NEARLY_ALL_REFUSED_SHARE
     refused_pct = (1 - request_rate_per_s / limit) * 100 if limit > 0 else 0.0
@@ -120,8 +121,8 @@ def _admission_rate_check(
         limit,
         bound="min",
         fails_to=VerdictLevel.TYPED if nearly_all else VerdictLevel.CONFIRM,
-        why="a covered node's limit against its share of the steady inflow and of the drains under way; "
-        "below it, legitimate clients are refused",
+        why=f"a covered node's limit against its share of the steady inflow ({source}) and of the drains "
+        "under way; below it, legitimate clients are refused",
         move=(
             f" — at {request_rate_per_s:g}/s a node it refuses {beside_limit(refused_pct, 100.0, 1)} % of "
             "them, the fleet all but closed to newcomers"
@@ -129,6 +130,74 @@ def _admission_rate_check(
             else ""
         )
         + f": raise rate_per_s to at least {_per_node(inflow, nodes):g}/s a node",
+    )
+
+
+def _with_no_calm_inflow(
+    snapshot: FleetSnapshot, request_rate_per_s: float, nodes: int, share: float, thresholds: Thresholds
+) -> Check:
+    """No calm inflow known: typed under what the clients offline now need (`_closed_to_the_offline`) or
+    under a tenth of a trickle (`_under_a_trickle`); otherwise a note saying why it is not judged — a
+    storm's accepts, or one second's, are no measure of the clients a limit refuses in calm times."""
+    why_unknown = _no_calm_inflow(snapshot, thresholds)
+    closed = _closed_to_the_offline(snapshot, request_rate_per_s, nodes, share, thresholds)
+    if closed is None:
+        closed = _under_a_trickle(request_rate_per_s, nodes, share, thresholds, why_unknown)
+    if closed is not None:
+        return closed
+    return note(
+        "admission_rate_per_s",
+        request_rate_per_s,
+        None,
+        ok=False,
+        why=f"no calm inflow to judge it by: {why_unknown}; the backend's [capacity] steady_inflow_per_s or a "
+        "configured reconnect_baseline_per_s has it judged",
+    )
+
+
+def _no_calm_inflow(snapshot: FleetSnapshot, thresholds: Thresholds) -> str:
+    """Why no calm inflow is known: a storm now (its accepts are the storm's), or a fleet API that has not
+    learned a calm baseline yet (one second's accepts are no measure: a quiet one is 0)."""
+    hottest = max((node.cpu_pct for node in snapshot.nodes if node.state in SERVING), default=0.0)
+    accepts = snapshot.totals.accepts_per_s
+    if calm_second(snapshot.totals, thresholds.cpu_pause_pct, hottest):
+        return (
+            "no calm baseline is learned yet (the fleet API learns the steady attempts from calm seconds, over "
+            f"the first {thresholds.baseline_learn_s:g} s, as the attempts gauge does), and this second's "
+            f"{accepts:,.0f} accepts/s are one second, no steady rate"
+        )
+    return (
+        f"today's {accepts:,.0f} accepts/s are a storm's (attempts timing out or refused, or a node over the "
+        "pause CPU line), not the clients a limit refuses in calm times"
+    )
+
+
+def _under_a_trickle(
+    request_rate_per_s: float, nodes: int, share: float, thresholds: Thresholds, why_unknown: str
+) -> Check | None:
+    """With no calm inflow known, the line the fleet's own convention draws: steady attempts never count as
+    fewer than the reconnect floor (`reconnect_floor_per_s`, 10/s: a trickle, as the attempts gauge and the
+    reconnect_rate_high alarm count them), so a limit under a tenth of the covered nodes' share of it
+    refuses nearly every client, whatever the calm inflow is (`NEARLY_ALL_REFUSED_SHARE`): typed. A rate
+    that refuses nearly everyone is never ok for want of a figure (found in review: 0.001/s a node, ok on a
+    fleet API with no calm figure and a quiet second). None above the line (or with a floor of 0)."""
+    if nodes <= 0:
+        return None
+    floor_per_s = thresholds.reconnect_floor_per_s
+    least = floor_per_s * share / nodes * NEARLY_ALL_REFUSED_SHARE  # a node
+    if request_rate_per_s >= least:
+        return None
+    return check(
+        "admission_rate_per_s",
+        request_rate_per_s,
+        least,
+        bound="min",
+        fails_to=VerdictLevel.TYPED,
+        why=f"no calm inflow is known — {why_unknown} — but steady attempts never count as fewer than the "
+        f"reconnect floor's {floor_per_s:g}/s (reconnect_floor_per_s, as the attempts gauge counts them), and a "
+        "limit under a tenth of the covered nodes' share of it refuses nearly every client",
+        move=f" — at {request_rate_per_s:g}/s a node the fleet is all but closed to newcomers: raise "
+        f"rate_per_s to at least {_per_node(floor_per_s * share * NEARLY_ALL_REFUSED_SHARE, nodes):g}/s a node",
     )
 
 
@@ -209,7 +278,11 @@ def judge_admission(
     request: AdmissionRequest,
     capacity: FleetCapacity | None = None,
     thresholds: Thresholds | None = None,
+    calm_baseline_per_s: float | None = None,
 ) -> Verdict:
+    """`calm_baseline_per_s`: the fleet's steady attempts as learned over its calm seconds
+    (`console.alarms.tracking.SteadyAttempts`, kept by the fleet API's feed), None when none is learned —
+    what a limit is judged by when neither the capacity record nor the thresholds say the calm inflow."""
     t = thresholds or Thresholds()
     low_s, high_s = request.retry_after_s
     if not limits.in_window(request.retry_after_s, limits.RETRY_AFTER_S):
@@ -225,7 +298,9 @@ def judge_admission(
         # A drain's clients come back through admission too: graceful-drain's rollout draining 2 nodes at
         # 833/s passed a 900/s limit against the calm 167/s, and 97 % of attempts were refused at once.
         checks.append(
-            _admission_rate_check(snapshot, request.rate_per_s, len(covered_ready), share, capacity, t)
+            _admission_rate_check(
+                snapshot, request.rate_per_s, len(covered_ready), share, capacity, t, calm_baseline_per_s
+            )
         )
     if request.max_connections is not None:
         held = [node.connections for node in covered_ready]
@@ -288,8 +363,8 @@ def judge_admission(
         "nodes": len(covered_ready),
         "loosening": loosening,
         "cpu_max_pct": cpu_max,
-        "steady_inflow_per_s": steady_inflow_per_s(snapshot, capacity, t),
-        "drain_closes_per_s": drain_closes_per_s(snapshot, capacity, t),
+        "steady_inflow_per_s": steady_inflow_per_s(capacity, t, calm_baseline_per_s),
+        "drain_closes_per_s": drain_closes_per_s(snapshot, capacity, t, calm_baseline_per_s),
         "refused_backlog_per_s": refused_backlog_per_s(snapshot),
     }
     ended = sum(1 for node in snapshot.nodes if in_force.overridden(node.id))

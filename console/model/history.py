@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from console.alarms.tracking import CalmBaseline, calm_second, drop_pct
+from console.alarms.tracking import SteadyAttempts, drop_pct
 from console.model.alarms import Acknowledgements, AlarmLog, AlarmSource
 from console.model.drain_seen import DrainSeen
 from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
@@ -228,30 +228,28 @@ class FleetModel:
             column[rows] = values[:, k]
             self.node_series[name].append_column(column)
 
-    def _new_baseline(self) -> CalmBaseline:
+    def _new_baseline(self) -> SteadyAttempts:
         t = self.thresholds
-        return CalmBaseline(t.baseline_learn_s, t.baseline_tau_s, t.baseline_configured_per_s)
+        return SteadyAttempts(
+            learn_s=t.baseline_learn_s,
+            tau_s=t.baseline_tau_s,
+            configured_per_s=t.baseline_configured_per_s,
+            floor_per_s=t.baseline_floor_per_s,
+            storm_x=t.attempts_crit_x,
+            cpu_line_pct=t.cpu_warn_pct,
+        )
 
     def _update_baseline(self, frame: Frame, readings: NodeReadings) -> None:
-        """The same learning as the alarm engine's reconnect-rate rule: calm seconds only (no storm's
-        timeouts, 503s or hot nodes: `calm_second`), the lower quartile while learning, then a slow average
-        of those under the storm line, never below the floor."""
-        declared = getattr(frame.totals, "steady_attempts_per_s", None)
-        if isinstance(declared, int | float) and declared > 0:
-            self.baseline_attempts_per_s = float(declared)
-            return
-        t = self.thresholds
-        attempts = frame.totals.attempts_per_s
-        level = self._baseline.level_per_s
-        storm = level is not None and attempts > max(level, t.baseline_floor_per_s) * t.attempts_crit_x
-        calm = calm_second(frame.totals, t.cpu_warn_pct, max(readings.cpu_pct, default=0.0))
-        self._baseline.observe(frame.time_s, attempts, storm, calm)
-        level = self._baseline.level_per_s
-        self.baseline_attempts_per_s = None if level is None else max(level, t.baseline_floor_per_s)
+        """The steady attempts as the alarm engine's reconnect-rate rule learns them and the fleet API's
+        admission guard judges by (`SteadyAttempts`): calm seconds only (no storm's timeouts, 503s or hot
+        nodes: `calm_second`), the lower quartile while learning, then a slow average of those under the
+        storm line, never below the floor."""
+        self._baseline.observe(frame.time_s, frame.totals, max(readings.cpu_pct, default=0.0))
+        self.baseline_attempts_per_s = self._baseline.level_per_s
 
     @property
     def calm_seen(self) -> bool:
-        """Whether the reconnect baseline has seen a calm second (`CalmBaseline.calm_seen`): with none, the
+        """Whether the reconnect baseline has seen a calm second (`SteadyAttempts.calm_seen`): with none, the
         attempts gauge says it has no calm rate to judge by, not that it is learning one."""
         return self._baseline.calm_seen
 

@@ -75,9 +75,15 @@ class FleetAction:
 
 
 def judge(
-    snapshot: FleetSnapshot, capacity: FleetCapacity, action: FleetAction, thresholds: Thresholds
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    action: FleetAction,
+    thresholds: Thresholds,
+    calm_baseline_per_s: float | None = None,
 ) -> Verdict:
-    """The guards' verdict on `action` (raises `InputError` when the action makes no sense now)."""
+    """The guards' verdict on `action` (raises `InputError` when the action makes no sense now).
+    `calm_baseline_per_s`: the steady attempts learned over the published frames (`FleetFeed.steady`), which
+    admission judges a limit by where the capacity record and the thresholds do not say the calm inflow."""
     request = action.request
     match action.kind:
         case ActionKind.DRAIN:
@@ -95,7 +101,7 @@ def judge(
             return judge_rollout_resume(snapshot, thresholds)
         case ActionKind.ADMISSION:
             assert isinstance(request, AdmissionRequest)
-            return judge_admission(snapshot, request, capacity, thresholds)
+            return judge_admission(snapshot, request, capacity, thresholds, calm_baseline_per_s)
         case ActionKind.ADD_CAPACITY:
             assert isinstance(request, CapacityRequest)
             return judge_add_capacity(snapshot, capacity, request, thresholds)

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI
 
 from console import __version__
+from console.alarms.tracking import SteadyAttempts
+from console.guards import Thresholds
+from console.guards.config import LoadedThresholds, given_thresholds
 from console.protocol import API_VERSION
 from console.server.backend import FleetBackend, InjectingBackend
 from console.server.bodylimit import BodyLimit
@@ -24,8 +27,6 @@ from console.server.tokens import Role, TokenRegistry
 
 if TYPE_CHECKING:
     from console.audit import AuditLog
-    from console.guards import Thresholds
-    from console.guards.config import LoadedThresholds
     from console.server.confirm import ConfirmTokens
     from console.server.idempotency import IdempotencyKeys
 
@@ -66,8 +67,13 @@ def create_app(
     `thresholds`: the lines the guards judge with — as `console.guards.config` loaded them, so
     `GET /v1/thresholds` names the file or variable behind each; plain `Thresholds` are "default" or "given".
     """
+    if not isinstance(thresholds, LoadedThresholds):
+        thresholds = given_thresholds(thresholds or Thresholds())
+    # Learned with the lines the guards judge by, over every frame the feed publishes.
+    steady = SteadyAttempts.of(thresholds.thresholds)
     feed = FleetFeed(
         backend,
+        steady=steady,
         frame_interval_s=frame_interval_s,
         clock=FleetClock(speed=speed, paused=paused),
         history=FrameHistory(history_frames, replay_cap_frames),
@@ -100,12 +106,8 @@ def create_app(
     app.include_router(stream.router)
     app.include_router(clock.make_router(clock_role, audited=audit_log is not None))
     if audit_log is not None:
-        from console.guards import Thresholds
-        from console.guards.config import LoadedThresholds, given_thresholds
         from console.server.desk import ActionDesk
 
-        if not isinstance(thresholds, LoadedThresholds):
-            thresholds = given_thresholds(thresholds or Thresholds())
         app.state.desk = ActionDesk(
             backend,
             thresholds.thresholds,
@@ -114,6 +116,7 @@ def create_app(
             idempotency=idempotency,
             tell=feed.tell,
             threshold_sources=thresholds.sources,
+            steady=steady,
         )
         app.include_router(actions.router)
         app.include_router(actions.reads)

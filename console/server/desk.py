@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.alarms.tracking import SteadyAttempts
 from console.audit import AuditLog
 from console.errors import InputError
 from console.guards import Thresholds
@@ -106,8 +107,12 @@ class ActionDesk:
         idempotency: IdempotencyKeys | None = None,
         tell: Teller | None = None,
         threshold_sources: Mapping[str, str] | None = None,
+        steady: SteadyAttempts | None = None,
     ) -> None:
         self.backend = backend
+        # The steady attempts the feed learns over the frames it publishes (None: a desk with no feed);
+        # read here as the attempts gauge reads them, a frame behind at most.
+        self.steady = steady
         self.tell = tell
         self.thresholds = thresholds
         # Who set each line (`GET /v1/thresholds`); handed none, a line at its default is the default's.
@@ -218,7 +223,8 @@ class ActionDesk:
                 )
             snapshot = await backend.current_snapshot()
             try:
-                verdict = judge(snapshot, backend.capacity(), action, self.thresholds)
+                calm_per_s = self.steady.level_per_s if self.steady is not None else None
+                verdict = judge(snapshot, backend.capacity(), action, self.thresholds, calm_per_s)
             except InputError as error:
                 return problem_answer(
                     422, "invalid", "Invalid input", str(error), "invalid", field_name=error.field

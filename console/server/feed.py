@@ -1,7 +1,8 @@
 """The live feed: drives a backend once per frame interval and publishes what it produces.
 
 It owns the pace (one frame per wall second, whatever the speed), `seq` and `epoch` (through the
-history), the newest snapshot, the alarms, and the fan-out. Nothing here blocks the event loop: the
+history), the newest snapshot, the alarms (and the steady attempts the admission guard judges by, learned
+over the same frames), and the fan-out. Nothing here blocks the event loop: the
 backend's work and the serialization of each frame run in worker threads; reads are answered from what
 the last tick left behind, so they never wait for a tick in progress.
 """
@@ -15,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from console.alarms.tracking import SteadyAttempts
+from console.guards.thresholds import Thresholds
 from console.protocol import Alarm, ClockState, Event, FleetSnapshot, Frame, Waves
 from console.server.backend import ActingBackend, FleetBackend, Tick, still_frame
 from console.server.clock import FleetClock
@@ -76,6 +79,7 @@ class FleetFeed:
         broadcaster: Broadcaster | None = None,
         alarms: AlarmWatch | None = None,
         coalesce_events_over: int | None = COALESCE_OVER,
+        steady: SteadyAttempts | None = None,
     ) -> None:
         self.backend = backend
         self.coalesce_events_over = coalesce_events_over
@@ -85,6 +89,9 @@ class FleetFeed:
         self.history = FrameHistory() if history is None else history
         self.broadcaster = Broadcaster() if broadcaster is None else broadcaster
         self.alarms: AlarmWatch = default_alarms() if alarms is None else alarms
+        #: The steady attempts learned over every judged frame, as a console's attempts gauge learns them
+        #: over the same frames: what the admission guard judges a limit by (`ActionDesk.steady`).
+        self.steady = SteadyAttempts.of(Thresholds()) if steady is None else steady
         self.timing: TickTiming | None = None
         self._snapshot: FleetSnapshot | None = None
         self._alarms: list[Alarm] = []
@@ -232,13 +239,16 @@ class FleetFeed:
     def _judge_and_prepare(
         self, frame: Frame, events: list[Event], judge: bool
     ) -> tuple[Published, list[Alarm] | None]:
-        """Worker thread: the alarms' verdict on the frame (its changes join the frame's events), then the
-        stamped, serialized entry. A still frame (paused) is not judged again: nothing changed."""
+        """Worker thread: the alarms' verdict on the frame (its changes join the frame's events) and what the
+        steady attempts learn from it, then the stamped, serialized entry. A still frame (paused) is not judged again: nothing changed."""
         seq = self.history.newest_seq + 1
         alarms: list[Alarm] | None = None
         if judge:
             stamped = frame.model_copy(update={"seq": seq, "epoch": self.epoch})
             events = [*events, *self.alarms.update(stamped)]
+            self.steady.observe(
+                frame.time_s, frame.totals, max((n.cpu_pct for n in frame.nodes), default=0.0)
+            )
             cleared = self.alarms.history[-SNAPSHOT_CLEARED_ALARMS:]
             # Copies: the engine updates its alarms in place on the next frame, while readers serialize.
             alarms = [alarm.model_copy() for alarm in (*self.alarms.active, *reversed(cleared))]

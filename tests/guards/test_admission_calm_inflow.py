@@ -50,15 +50,16 @@ def test_in_a_storm_with_no_calm_inflow_known_the_limit_is_not_judged_against_th
     assert verdict.projections["steady_inflow_per_s"] is None
 
 
-def test_a_calm_fleets_accepts_are_its_calm_inflow() -> None:
-    """A calm snapshot (nothing unaccepted, no node hot): its accepts are the inflow, as before."""
-    verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=15))  # 20 × 20/s now
+def test_a_calm_fleets_learned_baseline_is_its_calm_inflow() -> None:
+    """The calm baseline learned over its calm seconds (400/s: 20 × 20/s) is the inflow; one second's
+    accepts are not (tests/guards/test_admission_calm_baseline.py)."""
+    verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=15), None, None, 400.0)
     assert verdict.level is VerdictLevel.CONFIRM
     assert verdict.projections["steady_inflow_per_s"] == 400
 
 
 def test_the_check_reads_per_node_as_its_field_does() -> None:
-    verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=15))
+    verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=15), None, None, 400.0)
     rate = rate_check(verdict)
     assert (rate.value, rate.limit, rate.bound) == (15, 20, "min")
     assert "raise rate_per_s to at least 20/s a node" in rate.why

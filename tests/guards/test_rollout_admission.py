@@ -366,12 +366,17 @@ def test_resuming_under_the_headroom_budget_asks_first_naming_headroom_and_the_b
 
 # --- admission --------------------------------------------------------------------------------------------
 
+#: The calm baseline of `fleet()`'s 20 nodes admitting 20/s each (`SteadyAttempts`, as the fleet API learns
+#: it): one second's accepts are no calm inflow (tests/guards/test_admission_calm_baseline.py).
+CALM_PER_S = 400.0
+
 
 def test_tightening_below_the_steady_inflow_asks_for_confirmation() -> None:
-    # 20 nodes admit 20/s each now: 400/s. A limit of 15/s per node admits 300/s.
-    verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=15))
+    # 20 nodes admit 20/s each in calm times: 400/s. A limit of 15/s per node admits 300/s.
+    verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=15), calm_baseline_per_s=CALM_PER_S)
     assert failed(verdict) == {"admission_rate_per_s"} and verdict.level is VerdictLevel.CONFIRM
-    assert judge_admission(fleet(), AdmissionRequest(rate_per_s=25)).level is VerdictLevel.OK
+    above = judge_admission(fleet(), AdmissionRequest(rate_per_s=25), calm_baseline_per_s=CALM_PER_S)
+    assert above.level is VerdictLevel.OK
 
 
 def test_steady_inflow_comes_from_the_capacity_record_when_it_knows() -> None:
@@ -396,7 +401,7 @@ def test_a_limit_under_the_drains_under_way_asks_for_confirmation() -> None:
     assert (rate.value, rate.limit) == (50, pytest.approx((167 + 2 * 833) / 18, abs=1e-3))  # a node
     assert verdict.projections["drain_closes_per_s"] == pytest.approx(1666)
     assert judge_admission(busy, AdmissionRequest(rate_per_s=110), capacity).level is VerdictLevel.OK
-    # Without a steady figure the guard reads today's accepts, which already hold the drained clients.
+    # Without a steady figure the calm inflow is unknown (a note), and so are the drains added to it.
     calm = judge_admission(busy, AdmissionRequest(rate_per_s=25))
     assert calm.level is VerdictLevel.OK and calm.projections["drain_closes_per_s"] == 0
 
@@ -460,7 +465,8 @@ def test_a_refused_backlog_comes_back_to_the_covered_nodes_in_their_share() -> N
 
 
 def test_a_narrow_retry_after_window_is_lockstep() -> None:
-    verdict = judge_admission(fleet(), AdmissionRequest(rate_per_s=50, retry_after_s=(10, 12)))
+    request = AdmissionRequest(rate_per_s=50, retry_after_s=(10, 12))
+    verdict = judge_admission(fleet(), request, calm_baseline_per_s=CALM_PER_S)
     assert failed(verdict) == {"retry_after_window_s"} and verdict.level is VerdictLevel.CONFIRM
     said = next(c.why for c in verdict.checks if c.name == "retry_after_window_s")
     # One clause, its citation, then the move: it read "…together: lockstep (outage seed): widen …".
@@ -602,9 +608,15 @@ ADMISSION_HOLDS_BACK = [
 def test_each_admission_check_says_what_to_do_when_it_fails(
     name: str, snap: FleetSnapshot, request_: AdmissionRequest, move: str
 ) -> None:
-    held = next(c for c in judge_admission(snap, request_, HANDSHAKE_BOUND).checks if c.name == name)
+    held = next(
+        c
+        for c in judge_admission(snap, request_, HANDSHAKE_BOUND, calm_baseline_per_s=CALM_PER_S).checks
+        if c.name == name
+    )
     assert not held.ok and move in held.why, held
-    calm = judge_admission(fleet(admission=LOOSENED_FROM), CALM_REQUEST, HANDSHAKE_BOUND)
+    calm = judge_admission(
+        fleet(admission=LOOSENED_FROM), CALM_REQUEST, HANDSHAKE_BOUND, calm_baseline_per_s=CALM_PER_S
+    )
     passing = next(c for c in calm.checks if c.name == name)
     assert passing.ok and move not in passing.why, passing
 
@@ -612,7 +624,9 @@ def test_each_admission_check_says_what_to_do_when_it_fails(
 def test_a_calm_admission_changes_passing_checks_tell_nothing_to_do() -> None:
     """ "refused_backlog_admitted_per_s 0 ≤ 4000 pass … — raise the limit in smaller steps" of a fleet
     refusing nobody."""
-    verdict = judge_admission(fleet(admission=LOOSENED_FROM), CALM_REQUEST, HANDSHAKE_BOUND)
+    verdict = judge_admission(
+        fleet(admission=LOOSENED_FROM), CALM_REQUEST, HANDSHAKE_BOUND, calm_baseline_per_s=CALM_PER_S
+    )
     assert verdict.level is VerdictLevel.OK and verdict.projections["loosening"]
     assert {c.name for c in verdict.checks} == {name for name, *_ in ADMISSION_HOLDS_BACK}
     for item in verdict.checks:
