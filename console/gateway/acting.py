@@ -15,8 +15,8 @@ record means by it (`console.server.simulator.capacity_of`, which knows its node
   ceiling is at 100 % CPU; the outage seed: reconnecting, not holding, is what burns CPU);
 - `connections_per_node`: `[capacity] connections_per_node`, else the smallest `capacity_connections` the
   nodes report (their connection ceiling, or their configured planning capacity);
-- `steady_inflow_per_s`: `[capacity] steady_inflow_per_s`, else 0 (unknown: the admission guards then only
-  see the nodes' own figures).
+- `steady_inflow_per_s`: `[capacity] steady_inflow_per_s`, else 0 (unknown: the admission guard then judges
+  by the calm baseline the fleet API learns over the frames, `console.alarms.tracking.SteadyAttempts`).
 """
 
 from __future__ import annotations
