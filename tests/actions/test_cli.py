@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -931,3 +932,32 @@ def test_a_rollout_start_sends_the_drain_rate_asked_for(acting: Acting, operator
     act(acting, *words)
     assert "drain_rate_per_s" not in capsys.readouterr().out
     assert acting.simulation.rollout.drain_rate_per_s is None  # dry runs: nothing applied
+
+
+ROLLOUT_START = ["rollout", "start", "--batch-size", "1", "--interval", "600", "--mode", "abrupt"]
+
+
+def test_a_halt_of_a_halted_rollout_or_a_resume_of_a_running_one_has_nothing_to_do(
+    acting: Acting, operator, capsys
+) -> None:
+    """Review: `act URL rollout halt` of a rollout already halted read `422 … nothing to halt` and exited 2,
+    "bad input". What was asked holds already: nothing to apply, exit 0 (docs/actions.md's exit codes), in
+    one line. The server's 422 stands (the API's refusal, audited); the CLI reads the rollout's state."""
+    assert act(acting, *ROLLOUT_START, "--typed", "calm-test") == 0
+    assert act(acting, "rollout", "resume") == 0  # running: nothing to resume
+    said = capsys.readouterr().out.strip().splitlines()[-1]
+    assert re.fullmatch(r"rollout already running, at (before )?batch \d of 8: nothing to do", said), said
+    assert act(acting, "rollout", "halt") == 0
+    capsys.readouterr()
+    for _ in range(2):  # halted: nothing to halt, dry run or not
+        assert act(acting, "rollout", "halt") == 0
+        assert re.fullmatch(
+            r"rollout already halted, at (before )?batch \d of 8: nothing to do",
+            capsys.readouterr().out.strip(),
+        )
+    assert act(acting, "rollout", "halt", "--json") == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["nothing_to_do"] is True and answer["status"] == 422, answer
+    assert answer["message"].startswith("rollout already halted, at "), answer
+    assert act(acting, "rollout", "halt", "--dry-run") == 0
+    assert acting.simulation.rollout.state.value == "halted"

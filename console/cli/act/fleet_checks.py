@@ -162,3 +162,28 @@ def _kept_text(value: Any) -> str:
     if isinstance(value, list):
         return f"{value[0]:g}:{value[1]:g}"
     return f"{value:g}"
+
+
+async def _rollout_there_already(client: ActionClient, step: str) -> str | None:
+    """Where a halt finds the rollout halted, or a resume finds it running (or scheduled), what was asked
+    holds already: said in one line, read from the fleet now; None otherwise (a halt of a completed
+    rollout, of none at all: the server's refusal stands, bad input). The server answers both with its
+    422 "nothing to halt/resume" — the API's word, audited, and the same on the guard and both backends
+    (docs/actions.md) — which the CLI exited 2 on, "bad input", for a state already as asked (review)."""
+    from console.client.admin import ApiError, FleetUnreachable
+    from console.model.units import fleet_clock
+    from console.protocol import RolloutState
+
+    try:
+        rollout = (await client.fleet()).rollout
+    except (ApiError, FleetUnreachable):
+        return None  # (the refusal as the server said it, then)
+    if rollout is None:
+        return None
+    if step == "halt" and rollout.state is RolloutState.HALTED:
+        return f"rollout already halted, at {rollout.position()}: nothing to do"
+    if step == "resume" and rollout.scheduled:
+        return f"rollout already scheduled: it {rollout.schedule_said(fleet_clock)}: nothing to do"
+    if step == "resume" and rollout.state is RolloutState.RUNNING:
+        return f"rollout already running, at {rollout.position()}: nothing to do"
+    return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from pathlib import Path
 from typing import NoReturn
@@ -13,6 +14,7 @@ from console.cli.act.fleet_checks import (
     _big_capacity_changes,
     _count_below_one,
     _keep_current_admission,
+    _rollout_there_already,
     _unchanged_admission,
 )
 from console.cli.act.plan import _run_plan
@@ -36,7 +38,7 @@ EXAMPLE_URL = "http://127.0.0.1:8470"
 TOKEN_FILE_HELP = "the token file (default: the environment's STORMDECK_TOKEN)"
 #: What every action exits with (README: "Exit codes"), in each action's --help as in `act --help`.
 ACT_EXITS = (
-    "Exit 0 applied (or dry run shown, or nothing to apply: not sent), 3 needs confirmation (or a big change not sent), 4 blocked, 2 bad "
+    "Exit 0 applied (or dry run shown, or nothing to apply: not sent or already as asked), 3 needs confirmation (or a big change not sent), 4 blocked, 2 bad "
     "input (an option out of its range, named, before anything is sent; a missing token), 1 transport or "
     "auth (a token the fleet refuses), or a URL that answers but is not a stormdeck fleet API."
 )
@@ -201,14 +203,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default: the fleet's own rate, GET /v1/capacity's batch_drain_rate_per_s)",
     )
     start.set_defaults(handler=_run_act, build=_rollout_start, request=RolloutRequest)
-    for step, what in (("halt", "a running or paused"), ("resume", "a paused or halted")):
+    for step, what, already in (
+        ("halt", "a running or paused", "halted"),
+        ("resume", "a paused or halted", "running (or scheduled)"),
+    ):
         steps.add_parser(
             step,
             parents=[common],
             help=f"{step} the rollout",
-            description=f"{step.capitalize()} {what} rollout (POST /v1/rollout/{step}).",
+            description=f"{step.capitalize()} {what} rollout (POST /v1/rollout/{step}). A rollout {already} "
+            "already has nothing to do: said in one line, exit 0.",
             examples=(f"stormdeck act {EXAMPLE_URL} rollout {step}",),
-        ).set_defaults(handler=_run_act, build=_rollout_step, request=ActionRequest)
+        ).set_defaults(
+            handler=_run_act,
+            build=_rollout_step,
+            request=ActionRequest,
+            check_already=functools.partial(_rollout_there_already, step=step),
+        )
 
     admission = actions.add_parser(
         "admission",

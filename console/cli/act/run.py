@@ -1,6 +1,6 @@
 """Sending an action: its request built and checked, the fleet's checks run, the answer printed, and the
-exit code (0 applied, 3 needs confirmation or a big change not sent, 4 blocked, 2 bad input, 1 transport
-or auth)."""
+exit code (0 applied or nothing to apply, 3 needs confirmation or a big change not sent, 4 blocked, 2 bad
+input, 1 transport or auth)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def _run_act(args: argparse.Namespace) -> int:
     check_input = getattr(args, "check_input", None)
     check_big = getattr(args, "check_big", None)
     check_unchanged = getattr(args, "check_unchanged", None)
+    check_already = getattr(args, "check_already", None)
     refused: InputError | None = None
     try:
         check_request(args.request, body, args)
@@ -46,7 +47,7 @@ def _run_act(args: argparse.Namespace) -> int:
         refused = error  # the fleet's own range says it better (add capacity's room), when it answers
     token = load_token(args.token_file)
 
-    async def go() -> ActionAnswer | list[BigChange] | str:
+    async def go() -> ActionAnswer | list[BigChange] | str | NothingToDo:
         async with ActionClient(args.url, token) as client:
             if check_input is not None:  # bad input: refused here, --yes or --dry-run alike
                 await _check_input(check_input, client, body, refused, args)
@@ -62,18 +63,55 @@ def _run_act(args: argparse.Namespace) -> int:
                 changes = await check_big(client, body)
                 if changes:
                     return changes
-            return await client.act(method, path, body, confirm=args.yes, typed=args.typed)
+            answer = await client.act(method, path, body, confirm=args.yes, typed=args.typed)
+            if (
+                check_already is not None
+                and answer.reply is Reply.BAD_INPUT
+                and answer.body.get("field") == "rollout"
+            ):
+                already = await check_already(client)
+                if already is not None:
+                    return NothingToDo(answer, already)
+            return answer
 
     answer = asyncio.run(go())
     if isinstance(answer, list):
         return _not_sent(answer, args.json)
     if isinstance(answer, str):
         return _unchanged_not_sent(answer, body, args.json)
+    if isinstance(answer, NothingToDo):
+        return answer.said(args.json)
     if args.json:
         print(json.dumps({"status": answer.status, **answer.body}, indent=2))
     else:
         print(render_answer(answer, options_of(args.request)))
     return EXIT[answer.reply]
+
+
+@dataclasses.dataclass(frozen=True)
+class NothingToDo:
+    """The server refused a halt or resume with nothing to act on, and the rollout is already as asked
+    (halted; running): nothing to apply, exit 0, as docs/actions.md's exit codes say, in one line."""
+
+    answer: ActionAnswer
+    message: str
+
+    def said(self, as_json: bool) -> int:
+        if as_json:  # the server's answer as it came, and what the CLI made of it
+            print(
+                json.dumps(
+                    {
+                        "status": self.answer.status,
+                        **self.answer.body,
+                        "nothing_to_do": True,
+                        "message": self.message,
+                    },
+                    indent=2,
+                )
+            )
+        else:
+            print(self.message)
+        return 0
 
 
 async def _check_input(
