@@ -21,7 +21,7 @@ from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
 from console.guards import FleetCapacity, Thresholds
 from console.model.actions.admission import admission_prefill, unchanged_admission
-from console.model.actions.answer import ActionReading, Outcome, read_answer
+from console.model.actions.answer import ActionReading, Outcome, confirmation_refused, read_answer
 from console.model.actions.capacity import add_capacity_prefill
 from console.model.actions.drain import (
     DrainHintRule,
@@ -111,12 +111,9 @@ _JUDGED_FORMS = frozenset({ActionKind.DRAIN, ActionKind.ROLLOUT_START, ActionKin
 
 
 def asked_again(server_said: str) -> str:
-    """Why a confirmation dialog is back, from the server's refusal of the token just sent (console.server
-    .desk: "confirm.token: the verdict changed since it was issued (was typed, now typed; newly failing:
-    …); confirm the new verdict. Nothing applied; a fresh confirm_token … is attached"): the reason, without
-    the instructions meant for an API caller. Worded otherwise, the server's message is shown whole."""
-    reason = server_said.removeprefix("confirm.token: ").split(". Nothing applied", 1)[0]
-    reason = reason.removesuffix("; confirm the new verdict")
+    """Why a confirmation dialog is back, from the server's refusal of the token just sent: its reason
+    (`confirmation_refused`), without the instructions meant for an API caller."""
+    reason = confirmation_refused(server_said)
     return (
         f"▲ asked again, nothing applied: the server refused the confirmation — {reason}. "
         "Read the new verdict below before confirming it."

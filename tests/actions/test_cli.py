@@ -39,7 +39,8 @@ def test_exit_codes_follow_the_verdict(acting: Acting, operator, capsys) -> None
     drain = ["drain", "gw-001", "--rate", "10", "--hint", "1000:30000"]
     assert act(acting, *drain, "--deadline", "0") == 3  # confirm, not given
     out = capsys.readouterr().out
-    assert "force_closed_at_safe_rate" in out and "FAIL (confirm)" in out and "repeat with --yes" in out
+    assert "force_closed_at_safe_rate" in out and "FAIL (confirm)" in out
+    assert out.splitlines()[-1] == "needs confirmation: run again with --yes", out
     assert "forecast (60 s ahead, tick 10 ms" in out
     assert acting.simulation.state_of(1) is NodeState.READY
     assert act(acting, *drain, "--deadline", "0", "--yes") == 0  # the CLI confirms with the token itself
@@ -961,3 +962,42 @@ def test_a_halt_of_a_halted_rollout_or_a_resume_of_a_running_one_has_nothing_to_
     assert answer["message"].startswith("rollout already halted, at "), answer
     assert act(acting, "rollout", "halt", "--dry-run") == 0
     assert acting.simulation.rollout.state.value == "halted"
+
+
+def test_a_verdict_that_asks_says_what_to_type_in_the_clis_words(acting: Acting, operator, capsys) -> None:
+    """Review: a 409 printed the API's instruction, "repeat the call with confirm.token (and type
+    'calm-test' back)" — a CLI user has no token to repeat. It says the options that answer it."""
+    assert act(acting, *ROLLOUT_START) == 3  # abrupt: typed, the fleet's name
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("409 rollout_start fleet (") and "needs typed confirmation: " in lines[0], (
+        lines
+    )
+    assert "confirm.token" not in "\n".join(lines) and "repeat the call" not in lines[0], lines
+    assert lines[-1] == "needs typed confirmation: run again with --typed calm-test", lines
+    assert act(acting, *ROLLOUT_START, "--yes") == 3  # --yes does not answer a typed verdict
+    assert (
+        capsys.readouterr().out.splitlines()[-1]
+        == "needs typed confirmation: run again with --typed calm-test"
+    )
+    assert acting.simulation.rollout.state.value == "idle"
+
+
+def test_a_refused_confirmation_says_why_without_the_apis_token() -> None:
+    """The second call's 409 (the verdict moved since the token was issued) read "… a fresh confirm_token
+    for the request as sent is attached": the reason, and the option to run again with."""
+    verdict = judge_rollout_start(
+        fleet(8), CAPACITY, RolloutRequest(batch_size=1, interval_s=30, mode="abrupt")
+    )
+    answer = verdict_answer(verdict, 409, "confirm-refused")
+    answer.body["confirm_token"] = "tok"
+    answer.body["detail"] = (
+        "confirm.token: the verdict changed since it was issued (was confirm, now typed); confirm the new "
+        "verdict. Nothing applied; a fresh confirm_token for the request as sent is attached"
+    )
+    lines = render_answer(answer).splitlines()
+    assert lines[0] == (
+        "409 the server refused the confirmation — the verdict changed since it was issued (was confirm, now "
+        "typed); nothing applied"
+    ), lines[0]
+    assert "confirm_token" not in "\n".join(lines)
+    assert lines[-1].startswith("needs typed confirmation: run again with --typed "), lines[-1]

@@ -7,7 +7,15 @@ import re
 from collections.abc import Mapping
 
 from console.client.actions import ActionAnswer, Reply
-from console.model.actions.answer import check_mark, format_value, limit_text, read_answer, what_would_pass
+from console.model.actions.answer import (
+    check_mark,
+    confirmation_asked,
+    confirmation_refused,
+    format_value,
+    limit_text,
+    read_answer,
+    what_would_pass,
+)
 from console.protocol import VerdictLevel
 
 
@@ -23,9 +31,22 @@ def render_answer(answer: ActionAnswer, options: Mapping[str, str] | None = None
     if answer.reply is Reply.BAD_INPUT:
         for field, option in (options or {}).items():
             headline = re.sub(rf"(?<![\w-]){re.escape(field)}:", f"{option} ({field}):", headline)
+    elif answer.reply is Reply.NEEDS_CONFIRMATION:
+        # The API's next step ("repeat the call with confirm.token") is no CLI user's: the last line says
+        # the options that answer the verdict (review).
+        if answer.problem_type == "confirm-refused":
+            headline = (
+                f"the server refused the confirmation — {confirmation_refused(headline)}; nothing applied"
+            )
+        else:
+            headline = confirmation_asked(headline)
     # The reply's word once: "200 dry_run: dry run: blocked; …" and "202 applied: drain gw-003 (…): applied"
     # said it twice; a headline that does not say it ("422 bad_input: …") keeps the label.
-    said = answer.reply.value.replace("_", " ") in headline.lower()
+    # ("needs typed confirmation" says it too.)
+    word = (
+        "confirmation" if answer.reply is Reply.NEEDS_CONFIRMATION else answer.reply.value.replace("_", " ")
+    )
+    said = word in headline.lower()
     lines.append(
         f"{answer.status} {headline}" if said else f"{answer.status} {answer.reply.value}: {headline}"
     )
@@ -63,10 +84,10 @@ def render_answer(answer: ActionAnswer, options: Mapping[str, str] | None = None
         )
         if hints:
             lines.append("what would pass: " + "; ".join(hints))
-    if answer.reply is Reply.NEEDS_CONFIRMATION:
+    if answer.reply is Reply.NEEDS_CONFIRMATION:  # (`--typed NAME` answers a confirm verdict too)
         if answer.level == "typed":
-            expected = (verdict.typed_expected if verdict else None) or ""
-            lines.append(f"needs typed confirmation: repeat with --typed {expected}")
+            expected = (verdict.typed_expected if verdict else None) or "NAME"
+            lines.append(f"needs typed confirmation: run again with --typed {expected}")
         else:
-            lines.append("needs confirmation: repeat with --yes")
+            lines.append("needs confirmation: run again with --yes")
     return "\n".join(lines)

@@ -3,6 +3,7 @@ would pass when a guard blocks, and the forecast with and without the action."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -78,6 +79,28 @@ def read_answer(answer: ActionAnswer) -> ActionReading:
         overridden=bool(body.get("overridden")),
         audit_seq=seq if isinstance(seq, int) else None,
     )
+
+
+#: What the fleet API's 409 tells its caller to do (console.server.desk): repeat the request with the token,
+#: "; repeat the call with confirm.token (and type 'gw-010' back)" — an API caller's next step. The console's
+#: dialog and the CLI each say it in their own terms, so they read the 409 without it.
+_API_NEXT_STEP = re.compile(r"; repeat the call with confirm\.token \(and .*\)$")
+
+
+def confirmation_asked(server_said: str) -> str:
+    """A 409 confirmation-required's words as an operator reads them: what needs confirming and why,
+    without the API caller's instruction, and "needs confirm confirmation" said once."""
+    said = _API_NEXT_STEP.sub("", server_said)
+    return said.replace("needs confirm confirmation", "needs confirmation")
+
+
+def confirmation_refused(server_said: str) -> str:
+    """Why the server refused a confirmation token just sent (console.server.desk: "confirm.token: the
+    verdict changed since it was issued (was typed, now typed; newly failing: …); confirm the new verdict.
+    Nothing applied; a fresh confirm_token … is attached"): the reason alone, without the instructions
+    meant for an API caller. Worded otherwise, the server's message is returned whole."""
+    reason = server_said.removeprefix("confirm.token: ").split(". Nothing applied", 1)[0]
+    return reason.removesuffix("; confirm the new verdict")
 
 
 def check_mark(check: Check) -> str:
