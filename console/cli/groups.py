@@ -100,20 +100,31 @@ class CommandParser(argparse.ArgumentParser):
         return named[-1] if named else self
 
     def error(self, message: str) -> NoReturn:
-        super().error(self._option_before_subcommand(message) or self._number_expected(message) or message)
+        number = self._number_expected(message)
+        if number is not None:
+            # One line, as a number out of its range is refused once read ("stormdeck: --rate: '0' is not
+            # allowed; expected …"): a word there printed the whole usage before it (review).
+            self.exit(USAGE_EXIT, f"stormdeck: {number}\n")
+        super().error(self._option_before_subcommand(message) or message)
 
     def _number_expected(self, message: str) -> str | None:
         """`drill NAME --speed abc`: argparse said "argument --speed: invalid float value: 'abc'", and not
-        what the option takes. Its help says it, with its range: said after the value refused."""
+        what the option takes. Its range is said after the value refused (`number_allowed`)."""
         match = re.fullmatch(r"argument (\S+): invalid (?:typed_)?(int|float) value: ('.*')", message)
         if match is None:
             return None
         name, kind, value = match.groups()
         action = next((a for a in self._actions if "/".join(a.option_strings) == name), None)
-        if action is None or not action.help:
+        allowed = self.number_allowed(action) if action is not None else ""
+        if not allowed:
             return None
         whole = "a whole number" if kind == "int" else "a number"
-        return f"{action.option_strings[-1]}: {value} is not {whole}; expected {self._expanded_help(action)}"
+        return f"{action.option_strings[-1]}: {value} is not {whole}; expected {allowed}"
+
+    def number_allowed(self, action: argparse.Action) -> str:
+        """What a number option takes, as its refusal says it: its help, with its range ("" without one).
+        A command whose out-of-range refusal says it otherwise says it so here too (`act`'s)."""
+        return self._expanded_help(action) if action.help else ""
 
     def _expanded_help(self, action: argparse.Action) -> str:
         return self._get_formatter()._expand_help(action)  # (its %(default)s filled in, as --help shows it)

@@ -1001,3 +1001,47 @@ def test_a_refused_confirmation_says_why_without_the_apis_token() -> None:
     ), lines[0]
     assert "confirm_token" not in "\n".join(lines)
     assert lines[-1].startswith("needs typed confirmation: run again with --typed "), lines[-1]
+
+
+def said_on_stderr(argv: list[str], capsys) -> str:
+    """What `stormdeck ARGV` says on stderr, refused with exit 2 (by argparse or by the CLI's checks)."""
+    try:
+        status = main(argv)
+    except SystemExit as done:
+        status = done.code
+    err = capsys.readouterr().err
+    assert status == 2, err
+    return err
+
+
+DRAIN_WITHOUT = {
+    "--rate": ["drain", "gw-001", "--deadline", "600", "--hint", "1000:30000"],
+    "--deadline": ["drain", "gw-001", "--rate", "10", "--hint", "1000:30000"],
+}
+START = ["rollout", "start", "--batch-size", "1", "--interval", "30"]
+
+
+@pytest.mark.parametrize(
+    ("words", "option", "whole"),
+    [
+        (DRAIN_WITHOUT["--rate"], "--rate", False),
+        (DRAIN_WITHOUT["--deadline"], "--deadline", False),
+        (["rollout", "start", "--interval", "30"], "--batch-size", True),
+        (["rollout", "start", "--batch-size", "1"], "--interval", False),
+        (START, "--pause-cpu", False),
+        (START, "--drain-rate", False),
+        (["add-capacity"], "--count", True),
+    ],
+)
+def test_a_word_for_a_number_is_refused_as_a_number_out_of_range_is(
+    words: list[str], option: str, whole: bool, operator, capsys
+) -> None:
+    """Review: `--rate abc` printed the whole usage and "--rate: 'abc' is not a number; expected closes per
+    second per node, in (0, 1000000000]; required" (its --help), where `--rate -1` printed one line, the
+    request model's range. A word says the same line, "is not a number" for "is not allowed"."""
+    url = "http://127.0.0.1:9"  # nothing answers: both are refused before anything is sent
+    out_of_range = said_on_stderr(["act", url, *words, f"{option}=-1"], capsys)
+    word = said_on_stderr(["act", url, *words, f"{option}=abc"], capsys)
+    kind = "a whole number" if whole else "a number"
+    assert out_of_range.startswith(f"stormdeck: {option}: '-1' is not allowed; expected "), out_of_range
+    assert word == out_of_range.replace("'-1' is not allowed", f"'abc' is not {kind}"), word

@@ -26,6 +26,7 @@ from console.cli.act.request import (
     _rollout_start,
     _rollout_step,
     _undrain,
+    option_allowed,
 )
 from console.cli.act.run import _run_act
 from console.cli.checks import fleet_url_argument, range_text, typed_float, typed_int
@@ -52,7 +53,13 @@ OVERRIDE_REASON_CHARS = next(
 
 class _ActionParser(CommandParser):
     """argparse reads `--hint -5:10` as two options and says only "expected one argument": say how to
-    pass a value that starts with '-' (the server then names the range, e.g. of hint_ms)."""
+    pass a value that starts with '-' (the server then names the range, e.g. of hint_ms). A word for a
+    number is refused in the words of a number out of range: the request model's range, not --help's."""
+
+    def number_allowed(self, action: argparse.Action) -> str:
+        model = self._defaults.get("request")
+        said = option_allowed(model, action.option_strings[-1]) if model is not None else ""
+        return said or super().number_allowed(action)
 
     def error(self, message: str) -> NoReturn:
         match = re.fullmatch(r"argument (--[\w-]+): expected one argument", message)

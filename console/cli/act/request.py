@@ -166,24 +166,37 @@ def _refused(
     model: type[BaseModel], field: str, body: dict[str, Any], args: argparse.Namespace, fallback: str = ""
 ) -> InputError:
     """`field` refused, named by its option with the value as the operator typed it."""
-    from console.server.problems import allowed_range
-
     option = OPTION_OF.get(field, field)
     typed = _typed(args, option)
+    return InputError(
+        option, body.get(field) if typed is None else typed, allowed_of(model, field) or fallback
+    )
+
+
+def allowed_of(model: type[BaseModel], field: str) -> str:
+    """What the request model allows in `field`, as an option's refusal says it: "a number in (0,
+    1000000000] (closes per second)", "MIN:MAX with 0 ≤ MIN ≤ MAX ≤ 3600000"; "" where it says no range."""
+    from console.server.problems import allowed_range
+
     info = model.model_fields[field]
     window = next((item for item in info.metadata if isinstance(item, Window)), None)
     if window is not None:  # typed MIN:MAX, not the API's [min, max]
         low, high = (_bound(end) for end in window.bounds)
-        allowed = f"MIN:MAX with {low} ≤ MIN ≤ MAX ≤ {high}"
-    else:
-        allowed = allowed_range(model, [field])
-        longest = next((item.max_length for item in info.metadata if hasattr(item, "max_length")), None)
-        if allowed and allowed[0] in "([":  # a range: of what
-            whole = int in (info.annotation, *get_args(info.annotation))
-            allowed = f"{'a whole number' if whole else 'a number'} in {allowed}"
-        elif not allowed and longest is not None:  # ("a number in " had said nothing of a text's length)
-            allowed = f"a text of at most {longest:,} characters"
-    return InputError(option, body.get(field) if typed is None else typed, allowed or fallback)
+        return f"MIN:MAX with {low} ≤ MIN ≤ MAX ≤ {high}"
+    allowed = allowed_range(model, [field])
+    longest = next((item.max_length for item in info.metadata if hasattr(item, "max_length")), None)
+    if allowed and allowed[0] in "([":  # a range: of what
+        whole = int in (info.annotation, *get_args(info.annotation))
+        return f"{'a whole number' if whole else 'a number'} in {allowed}"
+    if not allowed and longest is not None:  # ("a number in " had said nothing of a text's length)
+        return f"a text of at most {longest:,} characters"
+    return allowed
+
+
+def option_allowed(model: type[BaseModel], option: str) -> str:
+    """What the request model allows for the field `option` sets ("" for an option that sets none)."""
+    field = next((name for name, named in OPTION_OF.items() if named == option), None)
+    return allowed_of(model, field) if field is not None and field in model.model_fields else ""
 
 
 def _typed(args: argparse.Namespace, option: str) -> object:
