@@ -100,6 +100,7 @@ class FleetModel:
         self.received_at_s: float | None = None
         self.frame_interval_s = 1.0
         self.role: str | None = None  # the token's, as the stream's hello says (None: an older server)
+        self.actor: str | None = None  # the token's holder, as the hello says (None: an older server)
         self.drill: ServedDrill | None = None  # the served drill this fleet runs, as the hello says
         #: The drill's end event, from the stream or a hello after the end: the header says the drill
         #: ended for as long as it is on screen (its notification is gone in 30 s).
@@ -149,6 +150,7 @@ class FleetModel:
         self.source = hello.source
         self.frame_interval_s = hello.frame_interval_s
         self.role = hello.role
+        self.actor = hello.actor
         self.drill = hello.drill
         restarted = self.epoch is not None and hello.epoch != self.epoch
         if hello.drill is None or hello.drill.ended is not None or restarted:

@@ -689,6 +689,14 @@ class Hello(Record):
         description="the role of the token the stream was opened with (viewer, operator, admin): a viewer's "
         "console offers no actions from the start; null from an older server",
     )
+    # Optional, added to v1 without a version change: a console recorded its own actions as `console`,
+    # where the audit log and the stream's `action` events name the token's holder (review).
+    actor: str | None = Field(
+        default=None,
+        description="the name of the token the stream was opened with (its holder), as the audit log and "
+        "the stream's `action` events name who acted: a console records its own actions under it; null "
+        "from an older server",
+    )
     drill: ServedDrill | None = Field(
         default=None,
         description="the served drill this fleet runs (`drill NAME --serve`); null on any other fleet and "

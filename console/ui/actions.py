@@ -60,11 +60,11 @@ class SessionOutcome:
     call: ActionCall
     answer: ActionReading
 
-    def as_record(self) -> dict[str, object]:
+    def as_record(self, actor: str) -> dict[str, object]:
         verdict = self.answer.verdict
         return {
             "time_unix_s": self.time_unix_s,
-            "actor": "this console",
+            "actor": actor,
             "action": self.call.kind.value,
             "target": self.call.node_id,
             "verdict": {"level": verdict.level.value} if verdict else None,
@@ -255,7 +255,7 @@ class ConsoleActions:
             # console ignoring the operator, so that one says why it asks again.
             if answer.outcome is Outcome.NEEDS_CONFIRMATION:
                 message = asked_again(answer.message) if confirmed_once else ""
-            self._record(recorded_action(call, answer, self._fleet_time_s(), "console"))
+            self._record(recorded_action(call, answer, self._fleet_time_s(), self._actor()))
             confirmed = await app.push_screen_wait(
                 VerdictDialog(
                     call.describe(),
@@ -269,7 +269,7 @@ class ConsoleActions:
             self._record(
                 Confirmation(
                     time_s=self._fleet_time_s(),
-                    actor="console",
+                    actor=self._actor(),
                     action=call.kind.value,
                     target=call.node_id,
                     answer="cancelled" if confirmed is None else "confirmed",
@@ -321,7 +321,13 @@ class ConsoleActions:
     def _remember(self, call: ActionCall, answer: ActionReading) -> None:
         self.outcomes.append(SessionOutcome(self.app.clock(), call, answer))
         if answer.status:  # a cancel is recorded as the confirmation's answer
-            self._record(recorded_action(call, answer, self._fleet_time_s(), "console"))
+            self._record(recorded_action(call, answer, self._fleet_time_s(), self._actor()))
+
+    def _actor(self) -> str:
+        """Who acts, as the server names this console's token (the hello says it): the audit log, the
+        stream's `action` events and a CLI with the same token name it so; a recording did "console"
+        (still read: a recording's `actor` is any text). "console" where an older server does not say."""
+        return self.app.model.actor or "console"
 
     def _record(self, record: ActionRecord | Confirmation) -> None:
         if self.recorder is not None:
@@ -450,7 +456,8 @@ class ConsoleActions:
             except ApiError as error:
                 records, note = [], f"the server's audit log: {error}; this session's attempts only"
         if not records:
-            records = [outcome.as_record() for outcome in self.outcomes]
+            actor = self.app.model.actor or "this console"
+            records = [outcome.as_record(actor) for outcome in self.outcomes]
         for screen in screens:
             if screen.is_mounted:
                 screen.show(records, note)

@@ -168,3 +168,21 @@ def test_a_continued_recording_rejudges_only_the_sources_last_run(
     assert [f.time_s for f in stretch] == [f.time_s for f in restarted] and {f.epoch for f in stretch} == {
         "second"
     }
+
+
+def test_a_recording_from_before_the_hello_named_the_actor_still_reads() -> None:
+    """The console now records its own actions under the name the hello gives its token (`actor`); a
+    recording made before holds `console` for them and a hello without `actor`: both read as they were."""
+    from console.record.records import RecordKind, action_audit_record, parse_record
+
+    old_hello = (
+        b'{"type": "hello", "api_version": "1", "fleet": "f", "source": "simulator", "epoch": "e", "seq": 3}'
+    )
+    hello = parse_record(RecordKind.HELLO, old_hello)
+    assert isinstance(hello, Hello) and hello.actor is None
+    old_action = (
+        b'{"type": "action", "time_s": 40.0, "actor": "console", "action": "drain", "target": "gw-003", '
+        b'"outcome": "applied", "status": 202, "audit_seq": 4}'
+    )
+    action = parse_record(RecordKind.ACTION, old_action)
+    assert isinstance(action, ActionRecord) and action_audit_record(action)["actor"] == "console"

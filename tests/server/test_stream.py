@@ -48,6 +48,7 @@ async def test_hello_then_frames_then_events_before_their_frame(live: Live) -> N
         assert hello["epoch"] == live.feed.epoch and hello["recovered"] is None
         assert hello["frame_interval_s"] == pytest.approx(0.05)
         assert hello["role"] == "viewer"  # the token's: a viewer's console offers no actions
+        assert hello["actor"] == "viewer-person"  # the token's holder, as the audit log names who acted
         assert hello["scenario"] is None  # a fleet running no scenario (as a controller's): null
         assert hello["seed"] is None  # nor a seed
         messages = await receive_until(ws, lambda m: m["type"] == "frame" and m["time_s"] >= 10)

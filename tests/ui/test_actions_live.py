@@ -307,3 +307,32 @@ async def test_the_forms_are_prefilled_against_the_servers_thresholds_not_the_co
     finally:
         acting.server.stop()
         acting.audit.close()
+
+
+async def test_the_consoles_own_actions_are_recorded_under_its_tokens_name(acting):
+    """Review: one token, three names — the console recorded its own drain as `console` (replay's audit
+    panel, the report, the replay bar), the server's audit log and the stream's `action` event name the
+    token's holder (`operator-person (operator)`), and a CLI call with the same token read as that. The
+    console's records now name the holder the server names (the hello says it)."""
+    from console.record.records import ActionRecord
+
+    recorded: list[object] = []
+    token = TOKENS["operator"]
+    app = ConsoleApp(
+        source=StreamClient(acting.url, token),
+        admin=ActionClient(acting.url, token),
+        remember_theme=False,
+        action_recorder=recorded.append,
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await drain_form(app, pilot)
+        await pilot.press("enter")
+        await wait_for(lambda: app.actions.outcomes, timeout_s=10, what="the server's answer")
+        assert app.actions.outcomes[-1].answer.outcome.value == "applied"
+        told = lambda: [e for e in app.model.events if e.kind == "action" and "actor" in e.data]  # noqa: E731
+        await wait_for(told, timeout_s=10, what="the stream's action event")
+    actions = [record for record in recorded if isinstance(record, ActionRecord)]
+    audited = acting.audit.tail(1)[0]
+    assert audited["actor"] == "operator-person"
+    assert [record.actor for record in actions] == [audited["actor"]]
+    assert told()[-1].data["actor"] == audited["actor"]

@@ -80,6 +80,7 @@ async def stream(websocket: WebSocket) -> None:
         recovered=resume.recovered if (since is not None or epoch is not None) else None,
         frame_interval_s=feed.frame_interval_s,
         role=principal.role.label,
+        actor=principal.name,
         drill=feed.backend.served_drill() if isinstance(feed.backend, DrillServingBackend) else None,
         scenario=feed.backend.scenario_name() if isinstance(feed.backend, ScenarioBackend) else None,
         seed=feed.backend.scenario_seed() if isinstance(feed.backend, ScenarioBackend) else None,
