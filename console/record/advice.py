@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from console.guards.capacity import NodeRoom
 from console.model.units import counted
 from console.record.clock import report_clock
+from console.record.in_time import WhileItMattered, while_it_mattered
 from console.record.records import ActionRecord
 from console.record.review import Review
 
@@ -36,6 +38,35 @@ class Finding:
     #: Done before the alarm fired, at this time (the report says "done before the alarm, at T"): a limit
     #: set pre-emptively, still in force when it fired, is the seed's move made early, not one missed.
     done_before_s: float | None = None
+    #: Done only after it had stopped mattering, at this time (`done` False; the report says "not in time",
+    #: and `what_was_done` how long after): its alarm had cleared, or the storm had recovered (`in_time`).
+    #: It read "done — admission tightened at 1:15" for an alarm that had cleared at 0:25.
+    done_late_s: float | None = None
+
+
+class Timing(NamedTuple):
+    """A finding's moves against when they mattered (`in_time.WhileItMattered`)."""
+
+    #: The moves made while it mattered (or before: each finding says what a move before it is).
+    timely: list[ActionRecord]
+    #: The first move made after it stopped mattering, where none was made while it did.
+    late: ActionRecord | None
+    window: WhileItMattered
+
+    @property
+    def late_s(self) -> float | None:
+        return self.late.time_s if self.late is not None else None
+
+    def late_text(self, review: Review, what: str, then: str = "") -> str:
+        """ "`what` at 1:15`then`, 50 s after the alarm had cleared" of the late move; "" where there was none."""
+        if self.late is None:
+            return ""
+        return self.window.late_text(what, self.late.time_s, report_clock(review.header), then)
+
+
+def timing(window: WhileItMattered, moves: list[ActionRecord]) -> Timing:
+    timely = window.in_time(moves)
+    return Timing(timely, None if timely or not moves else moves[0], window)
 
 
 def abort_criterion(review: Review) -> Finding | None:
@@ -50,8 +81,11 @@ def abort_criterion(review: Review) -> Finding | None:
     evidence = f"cpu_abort fired at {_at(review, fired_s)}: a serving node above 80 % CPU for 30 s"
     if rollout_then:
         evidence += ", with a rollout still running"
-    halted_s = halts[0].time_s if halts else None
-    if halted_s is None:
+    halted = timing(while_it_mattered(review, ["cpu_abort"], "the criterion had cleared"), halts)
+    halted_s = halted.timely[0].time_s if halted.timely else None
+    if halted.late is not None:
+        done_text = halted.late_text(review, "rollout halted")
+    elif halted_s is None:
         done_text = "no rollout halt recorded"
     elif halted_s < fired_s:  # it read "-10 s after the criterion"
         done_text = f"rollout halted {fired_s - halted_s:.0f} s before the criterion fired"
@@ -65,9 +99,10 @@ def abort_criterion(review: Review) -> Finding | None:
         prescription="“If CPU on any surviving node exceeds 80 % for more than 30 seconds, halt the restart "
         "and reassess.” The runbook that said “continue the restart batch on schedule” made the storm worse.",
         seed=OUTAGE_SEED,
-        done=bool(halts),
+        done=halted_s is not None,
         what_was_done=done_text,
         done_before_s=halted_s if halted_s is not None and halted_s < fired_s else None,
+        done_late_s=halted.late_s,
     )
 
 
@@ -77,11 +112,13 @@ def connections_alarm(review: Review) -> Finding | None:
         return None
     after = [a for a in review.actions if a.time_s >= fired_s]
     early = admission_in_force(review, fired_s)
-    acted = (
-        f"first action {after[0].action} at {_at(review, after[0].time_s)}, "
-        f"{after[0].time_s - fired_s:+.0f} s after the alarm ({len(after)} attempt(s) after it)"
-        if after
-        else ""
+    acted = timing(while_it_mattered(review, ["connections_drop"]), after)
+    first = acted.timely[0] if acted.timely else None
+    acted_text = (
+        f"first action {first.action} at {_at(review, first.time_s)}, "
+        f"{first.time_s - fired_s:+.0f} s after the alarm ({len(after)} attempt(s) after it)"
+        if first is not None
+        else acted.late_text(review, f"first action {acted.late.action}" if acted.late else "")
     )
     return Finding(
         title="Total connections fell: treat it as an emergency",
@@ -89,11 +126,12 @@ def connections_alarm(review: Review) -> Finding | None:
         prescription="Alarm on total active connections dropping more than 5 % in 60 s (a 90 s detection "
         "floor); any event that disconnects more than a few percent of clients is an emergency.",
         seed=OUTAGE_SEED,
-        # treated as one: the operator acted after the alarm, or had shed load before it
-        done=bool(after) or early is not None,
-        what_was_done="; ".join(t for t in (_in_force_text(early), acted) if t)
+        # treated as one: the operator acted after the alarm while it mattered, or had shed load before it
+        done=first is not None or early is not None,
+        what_was_done="; ".join(t for t in (_in_force_text(early), acted_text) if t)
         or "no action recorded after the alarm",
         done_before_s=early.time_s if early is not None else None,
+        done_late_s=acted.late_s if early is None else None,
     )
 
 
@@ -168,20 +206,29 @@ def retry_after(review: Review) -> Finding | None:
     storm = review.first_alarm_s("reconnect_rate_high")
     if figures is None or (storm is None and figures.rejects_total == 0):
         return None
-    limited = any(review.series.admission_limited)
-    admissions = review.actions_named("admission")
-    mark = "≈ " if figures.totals_estimated else ""
-    randomized = [
-        a
-        for a in admissions
-        if (window := a.request.get("retry_after_s")) and len(window) == 2 and window[0] < window[1]
-    ]
-    done_text = (
-        f"admission set at {_at(review, admissions[0].time_s)}"
-        + (" with a randomized Retry-After window" if randomized else "")
-        if admissions
-        else ("admission control was on" if limited else "no admission limit in force")
+    # (a limit set before the storm counts: it was in force through it)
+    window = while_it_mattered(review, ["reconnect_rate_high"])
+    series = review.series
+    limited = any(
+        on and window.late_after(t) is None
+        for t, on in zip(series.times_s, series.admission_limited, strict=False)
     )
+    admissions = timing(window, review.actions_named("admission"))
+    mark = "≈ " if figures.totals_estimated else ""
+    shown = admissions.timely or ([admissions.late] if admissions.late else [])
+    randomized = [
+        a for a in shown if (hint := a.request.get("retry_after_s")) and len(hint) == 2 and hint[0] < hint[1]
+    ]
+    how = " with a randomized Retry-After window" if randomized else ""
+    if admissions.timely:
+        done_text = f"admission set at {_at(review, admissions.timely[0].time_s)}{how}"
+    elif limited:
+        done_text = "admission control was on"
+    elif admissions.late is not None:
+        done_text = admissions.late_text(review, "admission set", then=how)
+    else:
+        done_text = "no admission limit in force"
+
     return Finding(
         title="Turn the surge away cheaply: admission with a randomized Retry-After",
         evidence=f"{mark}{figures.rejects_total:,} upgrades answered 503, {mark}{figures.timeouts_total:,} "
@@ -190,8 +237,9 @@ def retry_after(review: Review) -> Finding | None:
         prescription="A token bucket on new connections that rejects the excess with 503 and a randomized "
         "Retry-After, before any TLS or auth work; clients honour the hint, so the server controls the storm.",
         seed=f"{INTERVIEW_SEED}; server-driven backoff hint: {OUTAGE_SEED}",
-        done=limited or bool(admissions),
+        done=limited or bool(admissions.timely),
         what_was_done=done_text,
+        done_late_s=None if limited else admissions.late_s,
     )
 
 
@@ -244,15 +292,22 @@ def add_capacity(review: Review) -> Finding | None:
     room = review.series.room_at(fired_s)
     if room is not None and not room.can_add:
         return _no_room(review, fired_s, room)
-    added = review.actions_named("add_capacity", "add_nodes")
+    # Added before the alarm counts (capacity takes minutes to come); after headroom came back, not in time.
+    added = timing(
+        while_it_mattered(review, ["headroom_low"]), review.actions_named("add_capacity", "add_nodes")
+    )
+    first = added.timely[0] if added.timely else added.late
     return Finding(
         title="Headroom below 35 %: add capacity, do not restart",
         evidence=f"headroom_low fired at {_at(review, fired_s)}",
         prescription="Provision 35 % headroom; above 65 % utilisation there is no safe restart — add "
         "capacity instead. What fixed the outage: stopping the restart and adding 200 nodes.",
         seed=OUTAGE_SEED,
-        done=bool(added),
-        what_was_done=_capacity_added(review, added[0]) if added else "no capacity action recorded",
+        done=bool(added.timely),
+        what_was_done=_capacity_added(review, first, added.window)
+        if first
+        else "no capacity action recorded",
+        done_late_s=added.late_s,
     )
 
 
@@ -271,13 +326,16 @@ def _no_room(review: Review, fired_s: float, room: NodeRoom) -> Finding:
         if room.max_nodes <= 0
         else f"on a fleet at its most, {room.max_nodes} nodes"
     )
-    # The first of each move after the alarm, in time order.
+    after = [a for a in review.actions_named(*NO_ROOM_MOVES) if a.time_s >= fired_s]
+    made = timing(while_it_mattered(review, ["headroom_low"]), sorted(after, key=lambda a: a.time_s))
+    # The first of each move made while it held, in time order.
     firsts: dict[str, float] = {}
-    for action in sorted(review.actions_named(*NO_ROOM_MOVES), key=lambda a: a.time_s):
-        if action.time_s >= fired_s:
-            firsts.setdefault(next(n for n in NO_ROOM_MOVES if action.action.startswith(n)), action.time_s)
+    for action in made.timely:
+        firsts.setdefault(_no_room_move(action), action.time_s)
     early = admission_in_force(review, fired_s)
     moves = [f"{NO_ROOM_MOVES[name]} at {_at(review, t)}" for name, t in firsts.items()]
+    if made.late is not None:
+        moves.append(made.late_text(review, NO_ROOM_MOVES[_no_room_move(made.late)]))
     done = "; ".join(t for t in (_in_force_text(early), *moves) if t)
     return Finding(
         title="Headroom below 35 %: do not restart",
@@ -289,7 +347,12 @@ def _no_room(review: Review, fired_s: float, room: NodeRoom) -> Finding:
         done=bool(firsts) or early is not None,
         what_was_done=done or "no rollout halt, undrain or admission change recorded after it",
         done_before_s=early.time_s if early is not None else None,
+        done_late_s=made.late_s if early is None else None,
     )
+
+
+def _no_room_move(action: ActionRecord) -> str:
+    return next(name for name in NO_ROOM_MOVES if action.action.startswith(name))
 
 
 def _moves_then(review: Review, time_s: float) -> str:
@@ -309,14 +372,15 @@ def _moves_then(review: Review, time_s: float) -> str:
     return ", ".join(move for move in moves if move)
 
 
-def _capacity_added(review: Review, action: ActionRecord) -> str:
+def _capacity_added(review: Review, action: ActionRecord, window: WhileItMattered) -> str:
     """`20 nodes added at 3:30, ready at 7:30`: the count from the request, the ready time from the
-    verdict's projection when the backend knew its provisioning time."""
+    verdict's projection when the backend knew its provisioning time; added after `window`, how long after
+    ("…, 20 s after the alarm had cleared")."""
     count = action.request.get("count")
     what = f"{count} nodes added" if isinstance(count, int) else "capacity added"
     ready_at_s = action.verdict.projections.get("ready_at_s") if action.verdict is not None else None
     ready = f", ready at {_at(review, ready_at_s)}" if isinstance(ready_at_s, int | float) else ""
-    return f"{what} at {_at(review, action.time_s)}{ready}"
+    return window.late_text(what, action.time_s, report_clock(review.header)) + ready
 
 
 def losing_ground(review: Review) -> Finding | None:
@@ -324,9 +388,14 @@ def losing_ground(review: Review) -> Finding | None:
     fired_s = min((t for t in fired if t is not None), default=None)
     if fired_s is None:
         return None
-    shed = [a for a in review.actions_named("admission") if a.time_s >= fired_s]
+    after = [a for a in review.actions_named("admission") if a.time_s >= fired_s]
+    shed = timing(while_it_mattered(review, ["drain_inflow_losing", "drain_inflow_kill_switch"]), after)
     early = admission_in_force(review, fired_s)
-    tightened = f"admission tightened at {_at(review, shed[0].time_s)}" if shed else ""
+    tightened = (
+        f"admission tightened at {_at(review, shed.timely[0].time_s)}"
+        if shed.timely
+        else shed.late_text(review, "admission tightened")
+    )
     return Finding(
         title="Drain ÷ inflow below 1: the storm is winning",
         evidence=f"drain÷inflow alarm fired at {_at(review, fired_s)}",
@@ -334,10 +403,11 @@ def losing_ground(review: Review) -> Finding | None:
         "winning; trip the kill switch around 0.6 — shed load (a breaker answering Retry-After 30 s) rather "
         "than let retries feed the queue.",
         seed=ESSAY_SEED,
-        done=bool(shed) or early is not None,
+        done=bool(shed.timely) or early is not None,
         what_was_done="; ".join(t for t in (_in_force_text(early), tightened) if t)
         or "no load was shed: no admission change was applied after it fired",
         done_before_s=early.time_s if early is not None else None,
+        done_late_s=shed.late_s if early is None else None,
     )
 
 

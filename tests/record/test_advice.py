@@ -10,7 +10,7 @@ import pytest
 from console.protocol import Event
 from console.record.advice import abort_criterion, add_capacity, connections_alarm, drain_not_disconnect
 from console.record.alarm_spans import AlarmSpan
-from console.record.key_figures import peak_per_second
+from console.record.key_figures import KeyFigures, peak_per_second
 from console.record.records import ActionRecord
 from console.record.review import Review
 from console.record.series import Series
@@ -305,6 +305,47 @@ def test_lockstep_advice_over_a_storm_window_not_measured_rests_on_the_alarm(
     import dataclasses
 
     from console.record.advice import decorrelated_jitter
+
+    figures = quiet_figures()
+    assert figures.lockstep_index is None and figures.lockstep_note is not None
+    review = reviewed("lockstep_waves", 1.0, False, [])
+    review = dataclasses.replace(review, figures=dataclasses.replace(figures, lockstep_index=index))
+    finding = decorrelated_jitter(review)
+    if said is None:
+        assert finding is not None and finding.evidence.startswith("lockstep index 1.2 over the storm")
+    else:
+        assert finding is not None and finding.evidence.startswith(said), finding.evidence
+    quiet = dataclasses.replace(review, alarms=[])
+    assert decorrelated_jitter(quiet) is None  # no alarm, nothing measured: no finding
+
+
+# --- a move made after it mattered: not done in time, and said so ----------------------------------------
+# Reviewer, on a recording of the demo: drain_inflow_kill_switch cleared at 0:25 and the storm was back at
+# 0:35, yet "Drain ÷ inflow below 1" and the admission finding read "done — admission tightened at 1:15".
+
+
+def spells(review: Review, name: str, *spans: tuple[float, float | None]) -> Review:
+    """`review` with alarm `name` held over each (raised, cleared) span (cleared None: to the end)."""
+    review.alarms = [AlarmSpan(name, "critical", since, cleared, "…") for since, cleared in spans]
+    return review
+
+
+def storm_back_at(review: Review, from_s: float, back_s: float | None, rejects: int = 1_000) -> Review:
+    """`review` with key figures whose storm began at `from_s` and was back to ≥ 95 % for good at `back_s`
+    (None: not recovered by the end)."""
+    import dataclasses
+
+    review.figures = dataclasses.replace(
+        quiet_figures(),
+        recovery_from_s=from_s,
+        recovery_s=None if back_s is None else back_s - from_s,
+        rejects_total=rejects,
+    )
+    return review
+
+
+def quiet_figures() -> KeyFigures:
+    """Two quiet frames' key figures: nothing measured (the lockstep index too quiet to judge)."""
     from console.record.review import key_figures
 
     series = Series(times_s=[1.0, 2.0], connections=[100, 100], max_cpu_pct=[10.0, 10.0])
@@ -317,13 +358,119 @@ def test_lockstep_advice_over_a_storm_window_not_measured_rests_on_the_alarm(
     series.span_s = [1.0, 1.0]
     series.epochs = ["e", "e"]
     figures = key_figures(series, [])
-    assert figures is not None and figures.lockstep_index is None and figures.lockstep_note is not None
-    review = reviewed("lockstep_waves", 1.0, False, [])
-    review = dataclasses.replace(review, figures=dataclasses.replace(figures, lockstep_index=index))
-    finding = decorrelated_jitter(review)
-    if said is None:
-        assert finding is not None and finding.evidence.startswith("lockstep index 1.2 over the storm")
-    else:
-        assert finding is not None and finding.evidence.startswith(said), finding.evidence
-    quiet = dataclasses.replace(review, alarms=[])
-    assert decorrelated_jitter(quiet) is None  # no alarm, nothing measured: no finding
+    assert figures is not None
+    return figures
+
+
+def admission(at_s: float, retry_after_s: tuple[int, int] = (2, 30)) -> ActionRecord:
+    return ActionRecord(
+        time_s=at_s,
+        actor="trainee",
+        action="admission",
+        request={"rate_per_s": 400, "retry_after_s": list(retry_after_s)},
+        outcome="applied",
+        status=200,
+    )
+
+
+def test_shedding_load_after_the_drain_inflow_alarm_cleared_is_not_done_in_time() -> None:
+    from console.record.advice import losing_ground
+
+    late = spells(reviewed("x", 0.0, False, [admission(75.0)]), "drain_inflow_kill_switch", (11.0, 25.0))
+    found = losing_ground(late)
+    assert found is not None and found.done is False and found.done_late_s == 75.0
+    assert found.what_was_done == "admission tightened at 1:15, 50 s after the alarm had cleared"
+    # the alarm held again from 1:11: the same move at 1:15 came while it held
+    again = spells(
+        reviewed("x", 0.0, False, [admission(75.0)]), "drain_inflow_kill_switch", (11.0, 25.0), (71.0, 85.0)
+    )
+    found = losing_ground(again)
+    assert found is not None and found.done is True and found.done_late_s is None
+    assert found.what_was_done == "admission tightened at 1:15"
+    # while the losing alarm still held, though the kill switch had cleared: in time
+    losing = spells(reviewed("x", 0.0, False, [admission(75.0)]), "drain_inflow_kill_switch", (11.0, 25.0))
+    losing.alarms.append(AlarmSpan("drain_inflow_losing", "warning", 11.0, 90.0, "…"))
+    found = losing_ground(losing)
+    assert found is not None and found.done is True
+    # the alarm had cleared, the storm not yet recovered (back at 1:20): it still mattered
+    under_way = spells(reviewed("x", 0.0, False, [admission(75.0)]), "drain_inflow_kill_switch", (11.0, 25.0))
+    found = losing_ground(storm_back_at(under_way, 10.0, 80.0))
+    assert found is not None and found.done is True
+    # after both: how long after the later of them
+    after_both = spells(
+        reviewed("x", 0.0, False, [admission(75.0)]), "drain_inflow_kill_switch", (11.0, 25.0)
+    )
+    found = losing_ground(storm_back_at(after_both, 10.0, 35.0))
+    assert found is not None and found.done is False
+    assert found.what_was_done == "admission tightened at 1:15, 40 s after the storm had recovered"
+
+
+def test_admission_set_after_the_storm_recovered_is_not_done_in_time() -> None:
+    from console.record.advice import retry_after
+
+    late = storm_back_at(reviewed("x", 0.0, False, [admission(75.0)]), 10.0, 35.0)
+    late.alarms = []
+    late.series.admission_limited = [t >= 75.0 for t in late.series.times_s]  # in force from 1:15 only
+    found = retry_after(late)
+    assert found is not None and found.done is False and found.done_late_s == 75.0
+    assert found.what_was_done == (
+        "admission set at 1:15 with a randomized Retry-After window, 40 s after the storm had recovered"
+    )
+    in_time = storm_back_at(reviewed("x", 0.0, False, [admission(20.0)]), 10.0, 35.0)
+    in_time.alarms = []
+    found = retry_after(in_time)
+    assert found is not None and found.done is True and found.done_late_s is None
+    assert found.what_was_done == "admission set at 0:20 with a randomized Retry-After window"
+    # not recovered by the end: whenever it came, it came in the storm
+    never_back = storm_back_at(reviewed("x", 0.0, False, [admission(75.0)]), 10.0, None)
+    never_back.alarms = []
+    found = retry_after(never_back)
+    assert found is not None and found.done is True
+
+
+def test_a_connections_drop_mattered_until_connections_were_back_or_the_alarm_cleared_whichever_later() -> (
+    None
+):
+    review = spells(reviewed("x", 0.0, False, [act("drain", 130.0)]), "connections_drop", (11.0, 48.0))
+    found = connections_alarm(storm_back_at(review, 10.0, 44.0))
+    assert found is not None and found.done is False and found.done_late_s == 130.0
+    assert found.what_was_done == "first action drain at 2:10, 82 s after the alarm had cleared"
+    # back at 0:44, the alarm held to 0:48: an action at 0:46 came while it held
+    review = spells(reviewed("x", 0.0, False, [act("drain", 46.0)]), "connections_drop", (11.0, 48.0))
+    found = connections_alarm(storm_back_at(review, 10.0, 44.0))
+    assert found is not None and found.done is True
+    # the alarm cleared at 0:48 with connections still low until 1:40: an action at 1:30 still mattered
+    review = spells(reviewed("x", 0.0, False, [act("drain", 90.0)]), "connections_drop", (11.0, 48.0))
+    found = connections_alarm(storm_back_at(review, 10.0, 100.0))
+    assert found is not None and found.done is True
+
+
+def test_a_halt_after_the_abort_criterion_cleared_is_not_done_in_time() -> None:
+    review = spells(reviewed("x", 0.0, True, [act("rollout_halt", 150.0)]), "cpu_abort", (60.0, 100.0))
+    found = abort_criterion(review)
+    assert found is not None and found.done is False and found.done_late_s == 150.0
+    assert found.what_was_done == "rollout halted at 2:30, 50 s after the criterion had cleared"
+
+
+def test_capacity_added_after_headroom_came_back_is_not_done_in_time() -> None:
+    review = reviewed_frames(None, [act("add_capacity", 25.0)])
+    found = add_capacity(spells(review, "headroom_low", (10.0, 20.0)))
+    assert found is not None and found.done is False and found.done_late_s == 25.0
+    assert found.what_was_done == "capacity added at 0:25, 5 s after the alarm had cleared"
+    no_room = reviewed_frames(0, [act("undrain", 25.0)])
+    found = add_capacity(spells(no_room, "headroom_low", (10.0, 20.0)))
+    assert found is not None and found.done is False and found.done_late_s == 25.0
+    assert found.what_was_done == "undrain at 0:25, 5 s after the alarm had cleared"
+
+
+def test_the_report_says_a_move_after_it_mattered_was_not_in_time_without_calling_it_missed() -> None:
+    from console.record.advice import losing_ground
+    from console.record.report.markdown import seeds_section
+
+    late = spells(reviewed("x", 0.0, False, [admission(75.0)]), "drain_inflow_kill_switch", (11.0, 25.0))
+    found = losing_ground(late)
+    assert found is not None
+    said = [line for line in seeds_section([found]) if "In this session" in line]
+    assert said == [
+        "- **In this session:** not in time — admission tightened at 1:15, 50 s after the alarm had cleared."
+    ]
