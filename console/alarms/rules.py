@@ -25,7 +25,7 @@ from console.protocol import (
     Severity,
     UnavailableReason,
 )
-from console.waves import lockstep_index
+from console.waves import bins_in, lockstep_index
 
 __all__ = ["AlarmName", "FleetView", "Reading", "Rule", "build_rules"]
 
@@ -330,9 +330,7 @@ class LockstepWaves(Rule):
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
-        self._bins: deque[int] = deque(
-            maxlen=max(1, round(thresholds.lockstep_window_s * 1000 / WAVE_BIN_MS))
-        )
+        self._bins: deque[int] = deque(maxlen=bins_in(thresholds.lockstep_window_s, WAVE_BIN_MS))
 
     def evaluate(self, frame: Frame, fleet: FleetView) -> Iterator[Reading]:
         self._bins.extend(frame.waves.attempts)

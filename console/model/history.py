@@ -22,7 +22,7 @@ from console.model.ring import Ring, RingTable
 from console.model.thresholds import GaugeThresholds
 from console.model.units import duration
 from console.protocol import AdmissionInForce, Event, Frame, Hello, NodeStatus, ServedDrill, Source
-from console.waves import lockstep_index
+from console.waves import bins_in, lockstep_index
 
 TOTALS_HISTORY_S = 600  # the connections chart: last 10 minutes (issue #3)
 NODE_HISTORY_S = 300  # node sparklines: last 5 minutes (issue #3)
@@ -112,7 +112,8 @@ class FleetModel:
         self.gap_times_s: deque[float] = deque(maxlen=50)
         self.link = LinkStatus(LinkState.CONNECTING)
         self.totals = TotalsHistory()
-        self.wave_bins = Ring(WAVE_WINDOW_S * 10)
+        # The chart's 60 s, or the lockstep alarm's window where it is longer (its index reads the same bins).
+        self.wave_bins = Ring(bins_in(max(WAVE_WINDOW_S, self.thresholds.lockstep_window_s)))
         self.wave_bin_ms = 100
         self.lockstep: float | None = None  # None: not measured (too quiet, or too few bins yet)
         self.baseline_attempts_per_s: float | None = None  # None while still learning it
@@ -207,8 +208,13 @@ class FleetModel:
     def _apply_waves(self, frame: Frame) -> None:
         self.wave_bin_ms = frame.waves.bin_ms
         self.wave_bins.extend(frame.waves.attempts)
-        bins = np.nan_to_num(self.wave_bins.values())
-        self.lockstep = lockstep_index(bins, bin_ms=self.wave_bin_ms)
+        # Over the lockstep_waves alarm's window, as the alarm reads it: one figure on the chart and the panel.
+        recent = self.wave_bins.values()[-bins_in(self.thresholds.lockstep_window_s, self.wave_bin_ms) :]
+        self.lockstep = lockstep_index(np.nan_to_num(recent), bin_ms=self.wave_bin_ms)
+
+    def chart_wave_bins(self) -> np.ndarray:
+        """The wave chart's bins: the last `WAVE_WINDOW_S` (the ring holds more under a longer lockstep window)."""
+        return self.wave_bins.values()[-bins_in(WAVE_WINDOW_S, self.wave_bin_ms) :]
 
     def _apply_nodes(self, frame: Frame, readings: NodeReadings) -> None:
         self.nodes = {node.id: node for node in frame.nodes}

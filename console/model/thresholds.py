@@ -52,6 +52,8 @@ class GaugeThresholds:
     timeouts_crit_share: float = 0.05
     # issue #2: the lockstep index at which the wave chart says LOCKSTEP — the lockstep_waves alarm's line.
     lockstep_index_max: float = 4.0
+    # The bins it looks back over: the alarm's (`lockstep_window_s`), so the chart and the alarm read one index.
+    lockstep_window_s: float = 30.0
     handshake_warn_ms: float = 500.0
     handshake_crit_ms: float = 2000.0
     # Link: a frame older than this is stale (frames come at 1/s).
@@ -80,6 +82,7 @@ class GaugeThresholds:
             cpu_warn_pct=shared.cpu_pause_pct,
             cpu_crit_pct=shared.cpu_abort_pct,
             lockstep_index_max=shared.lockstep_index_max,
+            lockstep_window_s=shared.lockstep_window_s,
             baseline_learn_s=shared.baseline_learn_s,
             baseline_tau_s=shared.baseline_tau_s,
             baseline_configured_per_s=shared.reconnect_baseline_per_s,

@@ -43,7 +43,7 @@ def line_colour(model: FleetModel, now_s: float | None) -> str:
 def wave_spec(model: FleetModel, columns: int, now_s: float | None = None) -> ChartSpec:
     """Attempts per 100 ms over the last 60 s, max per plotted column; baseline and admission as lines
     (the data line muted once the view at `now_s` is stale)."""
-    bins = model.wave_bins.values()
+    bins = model.chart_wave_bins()
     bin_s = model.wave_bin_ms / 1000.0
     positions, peaks = downsample(bins, columns, how="max")
     x = (positions - bins.size + 1) * bin_s

@@ -172,3 +172,27 @@ def test_a_nodes_events_include_those_sent_for_a_group_of_nodes():
     assert model.node_events("gw-0001") == [group, own]
     assert model.node_events("gw-0011") == [group]
     assert model.node_events("gw-0012") == []
+
+
+def test_the_wave_charts_lockstep_is_the_alarms_over_its_window():
+    """Reviewer, demo 0:01:38: the wave chart's footer read LOCKSTEP 14.6 (60 s of bins) beside the alarm
+    row's lockstep_waves 10.5 > 4 (its 30 s window): two figures for one thing. One index, one window — the
+    alarm's (`lockstep_window_s`), as configured."""
+    from console.guards import Thresholds
+    from console.model.alarm_source import console_model
+    from tests.fleet_builders import series
+
+    def two_waves(t: float) -> list[int]:
+        # A 3 000-attempt wave at 5 s, a 1 000 one at 40 s, 100 a bin else: at 60 s only the second is
+        # within the alarm's 30 s.
+        wave = {5: 3000, 40: 1000}.get(int(t), 100)
+        return [wave if i == 0 else 100 for i in range(10)]
+
+    for window_s in (30.0, 20.0):
+        model = console_model(Thresholds().replace(lockstep_window_s=window_s, clear_after_s=0))
+        for i, frame in enumerate(series(0, 61, attempts=two_waves)):
+            model.apply(Received(frame, float(i)))
+            alarm = next((e.alarm for e in model.alarms.active() if e.alarm.name == "lockstep_waves"), None)
+            if alarm is not None and alarm.value is not None:
+                assert model.lockstep == alarm.value, (frame.time_s, window_s)
+        assert model.lockstep is not None and model.lockstep < 14  # the 5 s wave is out of the window
