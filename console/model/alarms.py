@@ -187,6 +187,9 @@ class AlarmRow:
     message: str = ""  # what the rule said, in the operator's words (the worst node's, for a group)
     #: Active, but its condition no longer holds: it clears after `clear_after_s` unless it holds again.
     clearing: bool = False
+    #: While clearing: the fleet time its condition stopped holding (`Alarm.clearing_since_s`; a group's,
+    #: its last node's) — its value is the last reading before then. None otherwise.
+    clearing_since_s: float | None = None
     #: Active as of the last frame, which is past the stale line (`FleetModel.stale_s`): whether it still
     #: holds is not known. A cleared row is never stale: it says what held then, and that stays so.
     stale: bool = False
@@ -293,6 +296,7 @@ def alarm_rows(
                     value=_value_text(worst) if _worst_said(worst) else f"max {_value_text(worst)}",
                     message=_message(worst),
                     clearing=not cleared and all(e.alarm.clearing_since_s is not None for e in group),
+                    clearing_since_s=_clearing_since(group) if not cleared else None,
                     stale=stale and not cleared,
                     cleared_at_s=max(e.cleared_at_s for e in group if e.cleared_at_s is not None)
                     if cleared
@@ -313,12 +317,19 @@ def alarm_rows(
                 value=_value_text(entry),
                 message=_message(entry),
                 clearing=entry.alarm.clearing_since_s is not None and not cleared,
+                clearing_since_s=None if cleared else entry.alarm.clearing_since_s,
                 stale=stale and not cleared,
                 cleared_at_s=entry.cleared_at_s,
                 worst_at_s=entry.alarm.worst_s if _worst_said(entry) else None,
             )
         )
     return rows
+
+
+def _clearing_since(group: list[AlarmEntry]) -> float | None:
+    """When a group's condition stopped holding: its last node's, once none of them holds."""
+    since = [e.alarm.clearing_since_s for e in group]
+    return None if any(s is None for s in since) else max(s for s in since if s is not None)
 
 
 def _reported(entry: AlarmEntry) -> float:

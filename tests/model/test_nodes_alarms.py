@@ -284,6 +284,37 @@ def test_an_alarm_waiting_to_clear_shows_its_last_reading_as_past() -> None:
     assert (row.value, row.clearing, log.version > version) == ("0.322 < 0.6", False, True)
 
 
+def test_a_row_waiting_to_clear_says_since_when_its_condition_has_not_held() -> None:
+    """Its value is the last reading before then (the line under the panel says the time); a group's, once
+    none of its nodes holds, its last node's."""
+    from console.alarms import AlarmName
+
+    alarm = Alarm(
+        name=AlarmName.LOCKSTEP_WAVES, severity=Severity.WARNING, since_s=94, value=10.5, limit=4.0,
+        message="m", clearing_since_s=95,
+    )  # fmt: skip
+    log = AlarmLog()
+    log.update([alarm], 96)
+    (row,) = alarm_rows(log.active())
+    assert (row.value, row.clearing_since_s) == ("was 10.5 > 4", 95)
+    log.update([alarm.model_copy(update={"clearing_since_s": None})], 97)
+    assert alarm_rows(log.active())[0].clearing_since_s is None
+
+    def hot(node: str, since: float | None) -> Alarm:
+        return Alarm(
+            name=AlarmName.CPU_ABORT, severity=Severity.CRITICAL, since_s=90, value=90.0, limit=80.0,
+            message="m", node=node, clearing_since_s=since,
+        )  # fmt: skip
+
+    group = AlarmLog()
+    group.update([hot("gw-1", 95), hot("gw-2", 96), hot("gw-3", 94), hot("gw-4", 95)], 97)
+    (row,) = alarm_rows(group.active())
+    assert (row.where, row.clearing, row.clearing_since_s) == ("4 nodes", True, 96)
+    group.update([hot("gw-1", 95), hot("gw-2", None), hot("gw-3", 94), hot("gw-4", 95)], 98)
+    (row,) = alarm_rows(group.active())
+    assert (row.clearing, row.clearing_since_s) == (False, None)
+
+
 def test_a_cleared_alarm_shows_its_last_reading_as_past() -> None:
     """User pass on `fleet up`: after a drain the alarms panel read "connections_drop fleet 10.2 > 5 %
     cleared" under "was 33.3 < 35 % clearing" — the same kind of figure, the last reading over the line,

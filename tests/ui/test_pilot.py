@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import tomllib
 
+import pytest
+
 from console.model.link import Received
 from console.ui.screens.help import HelpScreen, binding_rows
 from console.ui.screens.main import MainScreen
@@ -386,6 +388,40 @@ async def test_an_alarm_waiting_to_clear_reads_clearing_not_new(storm_app):
         await pilot.pause()
         cells = [str(cell) for cell in panel.get_row_at(0)]
         assert cells[1:5] == ["drain_inflow_kill_switch", "fleet", "was 0.322 < 0.6", "clearing"]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+async def test_an_alarm_held_from_an_earlier_second_says_so_and_since_when(storm_app, size):
+    """Reviewer, at 120 columns: a lockstep_waves row's figure read as now while the alarm waited to clear,
+    its value the last reading that held. The row says "was", at 80 and 120 columns too, and the line under
+    the panel when it stopped holding: the time a narrow panel has no column for."""
+    from console.model.units import FLEET_CLOCK
+    from console.protocol import Alarm, Severity
+
+    async with storm_app.run_test(size=size) as pilot:
+        await fleet_ready(storm_app)
+        log = storm_app.model.alarms
+        time_s = storm_app.model.frame.time_s
+        held = Alarm(
+            name="lockstep_waves",
+            severity=Severity.WARNING,
+            since_s=time_s - 20,
+            value=10.5,
+            limit=4.0,
+            message="Reconnects arrive in lockstep waves",
+            clearing_since_s=time_s - 2,
+        )
+        log.update([held], time_s)  # (the storm's others clear: listed under it, they crowd the panel)
+        panel = storm_app.screen.query_one(AlarmsPanel)
+        panel.show(log.active(), log.past(), storm_app.palette, log.version)
+        await pilot.pause()
+        drawn = "\n".join(strip.text for strip in panel.render_lines(panel.region.reset_offset))
+        row = next(line for line in drawn.splitlines() if "lockstep" in line)
+        assert "was 10.5 > 4" in row or ("was" in drawn and "10.5 > 4" in drawn), drawn
+        assert "10.5 > 4" in drawn and "NEW" not in row
+        said = panel.selected_message
+        assert f"not held since {FLEET_CLOCK.text(time_s - 2)}" in said, said
+        assert said.endswith("Reconnects arrive in lockstep waves"), said
 
 
 async def test_node_detail_says_what_the_node_admits_and_whose_setting_it_is(storm_app):

@@ -125,8 +125,13 @@ def said_of(row: AlarmRow, clock: ClockFace) -> str:
     """What the line under the panel says of `row`: its message; of a cleared one, when it cleared, after
     how long, and that its words are of when it held ("clients are failing to reconnect") — at its worst,
     and when that was, where the source kept it (its last words, as it was clearing, told a 44 % drop as
-    6 %) — at 80 and 120 columns the only place its times are read."""
+    6 %) — at 80 and 120 columns the only place its times are read. Of one clearing, since when its
+    condition has not held: its row's "was 10.5 > 4" is the last reading before then, not now."""
     if row.cleared_at_s is None:
+        if row.clearing_since_s is not None:
+            since = clock.text(row.clearing_since_s)
+            held = f"Clearing — not held since {since} (raised {clock.text(row.raised_at_s)})"
+            return f"{held}; its last reading before then: {row.message}" if row.message else f"{held}."
         return row.message
     span = (
         f"Cleared {clock.text(row.cleared_at_s)} after {duration(row.cleared_at_s - row.raised_at_s)} "
