@@ -76,6 +76,24 @@ def test_headroom_after_the_node_leaves() -> None:
     assert verdict.projections["headroom_after_pct"] == pytest.approx((1 - 640_000 / 950_000) * 100, abs=1e-3)
 
 
+def test_headroom_after_a_drain_says_why_it_is_typed_where_a_rollouts_start_is_blocked() -> None:
+    """One budget judged three ways (reviewer): a rollout's start blocked, its resume asked, a drain typed —
+    none saying why. A drain takes one node's capacity out but restarts none: under the budget the fleet
+    cannot take the next restart (or a lost node) safely, so it asks for the fleet's name; it does not
+    block, as a drain is also how a sick node is taken out. Its why says that rule, passing or failing."""
+    for connections in (32_000, 27_000):  # 32 % after (typed), 43 % after (passes)
+        after = next(
+            c
+            for c in judge_drain(fleet(connections=connections), CAPACITY, "gw-000", drain(200)).checks
+            if c.name == "headroom_after_pct"
+        )
+        assert after.level is VerdictLevel.TYPED
+        assert after.why.startswith(
+            "headroom once the node leaves rotation; no safe restart below it (outage seed; the drain "
+            "itself restarts nothing, so it asks for the fleet's name where a rollout's start is blocked)"
+        ), after.why
+
+
 def test_draining_the_last_node_in_rotation_is_blocked_on_the_rotation_not_the_headroom() -> None:
     """The figure the frames give a fleet with nothing in rotation (console/figures.py) is 0 % (it read
     -100 %); as a check against the 35 % budget it said "add capacity first" of a fleet left with no node
@@ -628,8 +646,9 @@ def test_headroom_after_a_drain_where_the_fleet_cannot_grow_names_the_nodes_to_u
     hot = fleet(connections=33_000, extra=drained)  # 30.5 % once gw-003 leaves: under the 35 % budget
     said = _why(judge_drain(_room(hot, 0), CAPACITY, "gw-003", drain(100)), "headroom_after_pct")
     assert said == (
-        "headroom once the node leaves rotation; no safe restart below it (outage seed), and this fleet adds "
-        "no nodes: undrain gw-020 first, or wait for headroom to come back"
+        "headroom once the node leaves rotation; no safe restart below it (outage seed; the drain itself "
+        "restarts nothing, so it asks for the fleet's name where a rollout's start is blocked), and this fleet "
+        "adds no nodes: undrain gw-020 first, or wait for headroom to come back"
     ), said
     batch = judge_drain(_room(hot, 21), CAPACITY, ["gw-003", "gw-004"], drain(100))
     assert _why(batch, "headroom_after_pct").endswith(

@@ -246,8 +246,9 @@ def test_a_first_batch_of_every_node_in_rotation_is_blocked_on_the_rotation_afte
 
 def test_resuming_with_no_node_in_rotation_is_typed_naming_the_rotation() -> None:
     """Resume asks, by the fleet's name, where a start blocks: the batch the rollout halted on may be what
-    holds every node out of rotation, and finishing it the way back (as the headroom check only asks)."""
-    halted = RolloutStatus(state=RolloutState.HALTED, pause_cpu_pct=75.0)
+    holds every node out of rotation, and finishing it the way back (as the headroom check only asks, where
+    that batch — gw-000 drained, gw-001 draining — is all that holds the fleet under its budget)."""
+    halted = RolloutStatus(state=RolloutState.HALTED, pause_cpu_pct=75.0, batch_size=2, batch=1, batches=2)
     verdict = judge_rollout_resume(out_of_rotation(halted))
     assert verdict.level is VerdictLevel.TYPED and "nodes_in_rotation" in failed(verdict)
     check = rotation_check(verdict)
@@ -340,15 +341,17 @@ def test_resuming_a_halted_rollout_with_a_node_down_asks_as_starting_one_does() 
     assert judge_rollout_resume(fleet(rollout=halted, extra=[restarting])).level is VerdictLevel.OK
 
 
-def test_resuming_under_the_headroom_budget_asks_first_naming_headroom_and_the_budget() -> None:
+def test_resuming_under_the_headroom_budget_is_blocked_as_a_start_naming_headroom_and_the_budget() -> None:
     """A maintenance-window pass: a resume went through at 31 % headroom where a start was blocked under the
-    35 % budget — yet resuming a halted rollout restarts more nodes. It asks first (confirm, not blocked:
-    the batch under way may be what is holding nodes out), saying headroom now, the budget and what to do."""
+    35 % budget — yet resuming a halted rollout restarts more nodes. It asked first (confirm), and `--yes`
+    resumed (reviewer); it is blocked as the start is now, every node here being in rotation (it asks only
+    while the batch it stopped on is what holds the fleet under: tests/guards/test_rollout_room.py), saying
+    headroom now, the budget and what to do."""
     paused = RolloutStatus(state=RolloutState.PAUSED, pause_cpu_pct=75.0)
     # 20 × 34.5 k held of 20 × 50 k: 31 % headroom.
     tight = fleet(connections=34_500, rollout=paused)
     verdict = judge_rollout_resume(tight)
-    assert verdict.level is VerdictLevel.CONFIRM and failed(verdict) == {"headroom_pct"}
+    assert verdict.level is VerdictLevel.BLOCKED and failed(verdict) == {"headroom_pct"}
     asked = next(c for c in verdict.checks if c.name == "headroom_pct")
     assert (asked.value, asked.limit, asked.bound) == (31.0, 35.0, "min")
     assert "31 %" in asked.why and "35 %" in asked.why

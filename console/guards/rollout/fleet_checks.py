@@ -81,7 +81,8 @@ def headroom_check(
     snapshot: FleetSnapshot, thresholds: Thresholds, fails_to: VerdictLevel, why: str, move: str
 ) -> Check:
     """The fleet's headroom now against `headroom_min_pct` (outage seed: no safe restart below it): blocked
-    before a rollout starts, asked before one resumes — the same figure and budget on both."""
+    before a rollout starts and before one resumes — the same figure, budget and level on both; a resume
+    asks instead only while its own batch is what holds the fleet under it (`judge_rollout_resume`)."""
     return check(
         "headroom_pct",
         snapshot.totals.headroom_pct,

@@ -34,16 +34,22 @@ HALTABLE = (RolloutState.RUNNING, RolloutState.PAUSED)
 UNDRAINABLE = frozenset({NodeState.DRAINING, NodeState.DRAINED})
 
 
+def stopped_on_batch(snapshot: FleetSnapshot) -> list[str]:
+    """The nodes of the batch a paused or halted rollout stopped on (`batch` k of its plan), by the plan
+    both backends run (`plan_batches` over the fleet's order); none before its first batch, or where the
+    status does not say its batch size (an older source)."""
+    rollout = snapshot.rollout
+    if not rollout.batch or not rollout.batch_size:
+        return []
+    batches = plan_batches([node.id for node in snapshot.nodes], rollout.batch_size)
+    return batches[rollout.batch - 1] if rollout.batch <= len(batches) else []
+
+
 def undrain_first(snapshot: FleetSnapshot, resuming: bool = False) -> str:
     """The nodes out of rotation an operator can put back, "undrain gw-004, gw-005 first": capacity a fleet
     that cannot add nodes still has (headroom counts the nodes in rotation, and each takes its share of a
     batch's or a drain's clients) — the rollout and drain guards' move where an add is refused. `resuming`: not those of the batch the paused or halted rollout stopped on — undrained,
     the rollout halts on them and its resume drains them again (docs/actions.md). Empty when there are none."""
-    rollout = snapshot.rollout
-    ids = [node.id for node in snapshot.nodes]
-    stopped_on: set[str] = set()
-    if resuming and rollout.batch and rollout.batch_size:
-        batches = plan_batches(ids, rollout.batch_size)
-        stopped_on = set(batches[rollout.batch - 1]) if rollout.batch <= len(batches) else set()
+    stopped_on = set(stopped_on_batch(snapshot)) if resuming else set()
     out = [n.id for n in snapshot.nodes if n.state in UNDRAINABLE and n.id not in stopped_on]
     return f"undrain {first_named(out)} first" if out else ""

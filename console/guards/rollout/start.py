@@ -20,9 +20,11 @@ from console.guards.rollout.plan import ACTIVE, plan_batches, undrain_first
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import any_of, check, note, verdict
 from console.protocol import (
+    Check,
     FleetSnapshot,
     RolloutMode,
     RolloutRequest,
+    RolloutState,
     Verdict,
     VerdictLevel,
 )
@@ -41,7 +43,7 @@ def judge_rollout_start(
         )
     ready = in_rotation(snapshot)
     if not ready:  # a verdict, not bad input: the request is fine, the fleet is not
-        checks = [start_rotation_check(snapshot), nodes_down_check(snapshot)]
+        checks = [start_rotation_check(snapshot), nodes_down_check(snapshot), *halted_rollout_check(snapshot)]
         projections = {"batches": len(plan_batches(snapshot.nodes, request.batch_size))}
         return verdict("rollout_start", checks, projections, typed_expected=snapshot.fleet)
     if request.batch_size > len(ready):
@@ -79,6 +81,7 @@ def judge_rollout_start(
         ),
         first.drains,
         *first.absorb,
+        *halted_rollout_check(snapshot),
     ]
     # The backend's plan (every node, out of rotation too), not the nodes in rotation: the verdict said 2
     # batches on a 3-node fleet with one drained, and the controller ran 3.
@@ -133,3 +136,46 @@ def judge_rollout_start(
             )
         )
     return verdict("rollout_start", checks, projections, floor=floor, typed_expected=snapshot.fleet)
+
+
+def halted_rollout_check(snapshot: FleetSnapshot) -> list[Check]:
+    """A halted rollout, which a start replaces on both backends (the simulator's `RolloutController.start`,
+    the controller's `start_rollout`): its batches not yet started are dropped, and the new rollout restarts
+    every node from its first batch. Judged as if there were none, a start said nothing of what it threw
+    away (reviewer): asked first (confirm), said. None where no rollout is halted — a completed or aborted
+    one leaves nothing to drop, and a running or paused one is refused (halt it first)."""
+    rollout = snapshot.rollout
+    if rollout.state is not RolloutState.HALTED:
+        return []
+    k, n = rollout.batch, rollout.batches
+    why_halted = f" ({rollout.pause_reason})" if rollout.pause_reason else ""
+    if k == 0:
+        value = "before its start"
+        dropped = (
+            "replaces the rollout halted before its start, and drops "
+            + (f"its {n} batches, none started" if n > 1 else "it, not started")
+            + " — resuming starts it instead"
+        )
+    else:
+        value = f"batch {k} of {n}"
+        if k >= n:
+            left = "leaves its last batch unfinished"
+        elif n - k == 1:
+            left = f"drops batch {n}, not yet started"
+        else:
+            left = f"drops its {n - k} batches not yet started"
+        dropped = (
+            f"replaces the rollout halted at batch {k} of {n}{why_halted}, and {left} — the new one restarts "
+            "every node from its first batch, those already restarted too; resuming goes on with the halted one "
+            "instead"
+        )
+    return [
+        Check(
+            name="halted_rollout",
+            value=value,
+            limit="no halted rollout",
+            ok=False,
+            level=VerdictLevel.CONFIRM,
+            why=dropped,
+        )
+    ]
