@@ -543,8 +543,8 @@ def _after_check(
         fails_to=VerdictLevel.TYPED,
         # Typed, not blocked as a rollout's start: a drain restarts no node (and is how a sick one is taken
         # out), but under the budget the next restart or lost node is the seed's storm — the operator names it.
-        why="headroom once the node leaves rotation; no safe restart below it (outage seed; the drain itself "
-        "restarts nothing, so it asks for the fleet's name where a rollout's start is blocked)",
+        why="headroom once the node leaves rotation; no safe restart below it (outage seed; the drain "
+        "restarts none itself: typed, not blocked)",
         move=_moves([fewer, "add capacity first"])
         if room is None or room.can_add
         else _moves([fewer, undrain, WAIT_FOR_HEADROOM], lead=f", and this fleet {room.why_not()}: "),

@@ -11,6 +11,7 @@ from console.guards import Thresholds
 from console.guards.drain import LIMITED_BY
 from console.protocol import NodeState
 from tests.actions.conftest import PROBLEM, Acting, auth
+from tests.client.fake_fleet_server import wait_for
 
 DRAIN_OK = {"rate_per_s": 10, "deadline_s": 600, "hint_ms": [1000, 30000]}
 DRAIN_CONFIRM = {**DRAIN_OK, "deadline_s": 0}  # even the safe rate leaves connections at a 0 s deadline
@@ -703,3 +704,62 @@ async def test_a_scheduled_rollout_halts_over_http_and_a_halt_the_fleet_refuses_
     finally:
         acting.server.stop()
         acting.audit.close()
+
+
+async def test_resuming_under_the_headroom_budget_is_blocked_as_starting_is(tmp_path) -> None:
+    """Reviewer, graceful-drain at 30.7 %: `rollout start` was blocked on headroom_pct, `rollout resume`
+    only asked (confirm) and `--yes` resumed it. Here a scheduled rollout halted before its start, at
+    27.5 % (8 × 50 k holding 290 k) with every node in rotation: resumed, it restarts every node as a start
+    would — blocked as the start is, on the same check, and only an admin with a reason forces it."""
+    from tests.actions.conftest import calm_simulation, start_acting
+
+    rollout = {"enabled": True, "start_at_s": 3000, "batch_size": 2, "interval_s": 30, "mode": "drain"}
+    simulation = calm_simulation(clients={"count": 290_000}, rollout=rollout)
+    acting = start_acting(tmp_path, simulation=simulation)
+    try:
+        assert (await acting.call("POST", "/v1/rollout/halt")).status_code == 200
+        body = {"batch_size": 1, "interval_s": 30, "mode": "drain", "dry_run": True}
+        start = (await acting.call("POST", "/v1/rollout", body)).json()["verdict"]
+        resume = problem(await acting.call("POST", "/v1/rollout/resume"), 422, "headroom_pct", "blocked")
+        assert resume["verdict"]["level"] == "blocked" and "confirm_token" not in resume
+
+        def headroom(verdict: dict) -> tuple:
+            check = next(c for c in verdict["checks"] if c["name"] == "headroom_pct")
+            return check["ok"], check["level"], check["value"], check["limit"]
+
+        assert headroom(resume["verdict"]) == headroom(start) == (False, "blocked", 27.5, 35.0)
+        assert acting.simulation.rollout.state.value == "halted"  # blocked: nothing applied
+        forced = {"override_reason": "change 77: the fix ships in this rollout"}
+        problem(await acting.call("POST", "/v1/rollout/resume", forced), 403, "override_reason", "admin")
+        by_admin = await acting.call("POST", "/v1/rollout/resume", forced, role="admin")
+        assert by_admin.status_code == 200, by_admin.text
+        assert by_admin.json()["overridden"] and acting.simulation.rollout.state.value == "running"
+    finally:
+        acting.server.stop()
+        acting.audit.close()
+
+
+async def test_a_start_over_a_halted_rollout_asks_first_and_the_simulator_replaces_it(acting: Acting) -> None:
+    """Starting a rollout while one is halted drops the halted one's remaining batches; judged as if none
+    existed, it was applied unasked. It asks first (halted_rollout), and confirmed the simulator runs the
+    new rollout from its first batch."""
+    first = {"batch_size": 1, "interval_s": 600, "mode": "drain"}
+    started = await acting.call("POST", "/v1/rollout", first)
+    assert started.status_code == 202, started.text
+    await wait_for(lambda: acting.simulation.rollout.batch >= 1, what="its first batch")
+    assert (await acting.call("POST", "/v1/rollout/halt")).status_code == 200
+    halted = acting.simulation.rollout.status()
+    assert (halted.state.value, halted.batches) == ("halted", 8) and 1 <= halted.batch < 8
+    second = {"batch_size": 2, "interval_s": 30, "mode": "drain"}
+    asked = problem(await acting.call("POST", "/v1/rollout", second), 409, "confirm")
+    failing = [c for c in asked["verdict"]["checks"] if not c["ok"]]
+    assert [(c["name"], c["level"]) for c in failing] == [("halted_rollout", "confirm")]
+    assert failing[0]["value"] == f"batch {halted.batch} of 8"
+    assert f"replaces the rollout halted at batch {halted.batch} of 8" in failing[0]["why"]
+    assert acting.simulation.rollout.status().batches == 8  # asked: the halted one is still there
+    confirmed = await acting.call(
+        "POST", "/v1/rollout", {**second, "confirm": {"token": asked["confirm_token"]}}
+    )
+    assert confirmed.status_code == 202, confirmed.text
+    replaced = acting.simulation.rollout.status()
+    assert (replaced.state.value, replaced.batch_size, replaced.batches) == ("running", 2, 4)

@@ -571,3 +571,32 @@ async def test_a_completed_rollouts_resume_says_when_it_completed() -> None:
         "one with `stormdeck act URL rollout start`"
     )
     assert str(refused.value) == f"rollout resume: {nothing_to(ActionKind.ROLLOUT_RESUME, rollout.status)}"
+
+
+async def test_a_start_over_a_halted_rollout_asks_first_and_the_controller_replaces_it(tmp_path) -> None:
+    """A start while a rollout is halted replaces it (its batches not yet started are dropped); judged as if
+    none existed, it was applied unasked. It asks first (halted_rollout), and confirmed the controller runs
+    the new rollout — its plan, from its first batch — in the halted one's place."""
+    entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b", "c")]
+    controller = Controller(entries, TOKEN)
+    _reported(controller, {"a": 10.0, "b": 78.0, "c": 10.0})  # b above the pause line: paused before batch 1
+    try:
+        async with operator_api(controller, tmp_path / "audit.jsonl") as api:
+            await _halted_after_its_pause(controller, api)
+            halted = controller.rollout
+            _reported(controller, {"b": 30.0})
+            body = {"batch_size": 2, "interval_s": 30, "mode": "drain"}
+            asked = await api.post("/v1/rollout", json=body)
+            assert asked.status_code == 409, asked.text
+            failing = [c for c in asked.json()["verdict"]["checks"] if not c["ok"]]
+            assert [(c["name"], c["value"]) for c in failing] == [("halted_rollout", "before its start")]
+            assert "drops its 3 batches, none started" in failing[0]["why"]
+            assert controller.rollout is halted  # asked, nothing applied
+            confirm = {"confirm": {"token": asked.json()["confirm_token"]}}
+            started = await api.post("/v1/rollout", json={**body, **confirm})
+            assert started.status_code == 202, started.text
+            assert controller.rollout is not halted
+            status = controller.rollout_status()
+            assert (status.batch_size, status.batches) == (2, 2) and status.state is not RolloutState.HALTED
+    finally:
+        await controller.close()

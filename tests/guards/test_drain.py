@@ -90,7 +90,7 @@ def test_headroom_after_a_drain_says_why_it_is_typed_where_a_rollouts_start_is_b
         assert after.level is VerdictLevel.TYPED
         assert after.why.startswith(
             "headroom once the node leaves rotation; no safe restart below it (outage seed; the drain "
-            "itself restarts nothing, so it asks for the fleet's name where a rollout's start is blocked)"
+            "restarts none itself: typed, not blocked)"
         ), after.why
 
 
@@ -646,9 +646,9 @@ def test_headroom_after_a_drain_where_the_fleet_cannot_grow_names_the_nodes_to_u
     hot = fleet(connections=33_000, extra=drained)  # 30.5 % once gw-003 leaves: under the 35 % budget
     said = _why(judge_drain(_room(hot, 0), CAPACITY, "gw-003", drain(100)), "headroom_after_pct")
     assert said == (
-        "headroom once the node leaves rotation; no safe restart below it (outage seed; the drain itself "
-        "restarts nothing, so it asks for the fleet's name where a rollout's start is blocked), and this fleet "
-        "adds no nodes: undrain gw-020 first, or wait for headroom to come back"
+        "headroom once the node leaves rotation; no safe restart below it (outage seed; the drain restarts "
+        "none itself: typed, not blocked), and this fleet adds no nodes: undrain gw-020 first, or wait for "
+        "headroom to come back"
     ), said
     batch = judge_drain(_room(hot, 21), CAPACITY, ["gw-003", "gw-004"], drain(100))
     assert _why(batch, "headroom_after_pct").endswith(

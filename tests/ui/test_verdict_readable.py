@@ -69,13 +69,13 @@ def built_verdict(level: VerdictLevel) -> Verdict:
 
 
 class DialogApp(App[None]):
-    def __init__(self, judged: Verdict, **options) -> None:
+    def __init__(self, judged: Verdict, title: str = f"drain {NODE}", **options) -> None:
         super().__init__()
-        self.judged, self.options = judged, options
+        self.judged, self.title_said, self.options = judged, title, options
 
     def on_mount(self) -> None:
         palette = load_themes()["dark"].palette
-        self.push_screen(VerdictDialog(f"drain {NODE}", self.judged, palette, **self.options))
+        self.push_screen(VerdictDialog(self.title_said, self.judged, palette, **self.options))
 
 
 def shown_rows(app: App) -> list[str]:
@@ -268,3 +268,38 @@ async def test_at_80x24_the_typed_question_keeps_no_empty_error_line() -> None:
         await wait_for(lambda: isinstance(told.screen, VerdictDialog), what="the dialog")
         await pilot.pause()
         assert told.screen.query_one("#typed-error").display
+
+
+async def test_at_80x24_a_start_over_a_halted_rollout_shows_what_it_drops_first() -> None:
+    """The real rollout guard's start over a halted rollout (reviewer: a start silently dropped the halted
+    one's remaining batches): the confirm dialog's first page holds `halted_rollout` — its value and limit in
+    words, no sign — and its whole reason, the only failing check on a calm fleet."""
+    from console.guards import judge_rollout_start
+    from console.protocol import RolloutMode, RolloutRequest, RolloutState, RolloutStatus
+
+    from ..guards.fleets import CAPACITY, fleet
+
+    halted = RolloutStatus(
+        state=RolloutState.HALTED,
+        mode=RolloutMode.DRAIN,
+        batch_size=2,
+        batch=3,
+        batches=16,
+        pause_reason="halted by operator",
+    )
+    request = RolloutRequest(batch_size=1, interval_s=90, mode=RolloutMode.DRAIN)
+    judged = judge_rollout_start(fleet(rollout=halted), CAPACITY, request)
+    assert judged.level is VerdictLevel.CONFIRM
+    app = DialogApp(judged.model_copy(update={"confirm_token": "tok-1"}), title="rollout start")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dialog")
+        await pilot.pause()
+        assert "CONFIRM" in str(app.screen.query_one("#verdict-title").content)
+        item = ordered_checks(judged.checks)[0]
+        assert item.name == "halted_rollout" and not item.ok
+        rows = shown_rows(app)
+        line = next(row for row in rows if " halted_rollout " in f" {row} ")
+        assert "batch 3 of 16" in line and "no halted rollout" in line and "≤ no" not in line, line
+        lines = reason_under(rows, item)
+        assert words(" ".join(lines)) == words(item.why), rows
+        assert "drops its 13 batches not yet started" in words(" ".join(lines))
