@@ -21,6 +21,14 @@ from console.guards.fleet import (
     rotation_after_check,
     without_survivor_checks,
 )
+from console.guards.reconnects import (
+    ReconnectLine,
+    force_close_burst_per_s,
+    peak_reconnects_per_s,
+    reconnect_line,
+    reconnect_room_rate,
+    spread_s,
+)
 from console.guards.rollout import ACTIVE, UNDRAINABLE, WAIT_FOR_HEADROOM, plan_batches, undrain_first
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import any_of, check, note, verdict
@@ -44,15 +52,25 @@ SURVIVOR_CHECKS = frozenset(
         "drain_pacing_per_s",
         "force_closed_at_safe_rate",
         "force_close_burst_per_s",
+        "reconnect_rate_per_s",
     }
 )
 
 #: What may set a plan's rate (`DrainPlan.limited_by`): the survivors' spare admission, the busiest survivor's
 #: CPU, the fleet's longest reconnect hint, the clients offline at once (`offline_at_once_pct`'s line: on a
-#: small fleet a node's clients all closed in a moment are a large share of it) — or no survivor at all (the last node in rotation: nothing to
-#: measure, and "limited by the busiest survivor's CPU" named a survivor that was not there). An open set
-#: on the wire: a console names a value it does not know as it is.
-LIMITED_BY = ("drain_pacing", "survivor_cpu", "hint_reach", "no_survivors", "offline_at_once")
+#: small fleet a node's clients all closed in a moment are a large share of it), the reconnect alarm's line
+#: (`reconnect_rate_per_s`: the drain's reconnects on the fleet's under reconnect_rate_high's line) — or no
+#: survivor at all (the last node in rotation: nothing to measure, and "limited by the busiest survivor's
+#: CPU" named a survivor that was not there). An open set on the wire: a console names a value it does not
+#: know as it is.
+LIMITED_BY = (
+    "drain_pacing",
+    "survivor_cpu",
+    "hint_reach",
+    "no_survivors",
+    "offline_at_once",
+    "reconnect_rate",
+)
 
 #: The planner's hint window starts here: nobody is told to come back at once (interview: "after a
 #: randomized delay rather than being cut off cold").
@@ -187,28 +205,39 @@ def margin_kept_pct(limited_by: str, cpu_margin_pct: float) -> float:
     return cpu_margin_pct if limited_by == "survivor_cpu" else 0.0
 
 
-def rate_basis(load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds) -> RateBasis:
+def rate_basis(
+    load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds, line: ReconnectLine
+) -> RateBasis:
     """The largest safe per-node rate less `drain_plan_cpu_margin_pct` under the pause line: what the
     planner offers (`plan_drain`) and a refused drain's verdict suggests (`judge_drain`), one arithmetic for
     both. A plan is made on one second's CPU readings and judged on a later one's, and a real node's CPU
     moves between them (`fleet up`: a rate on the line itself was typed at 75.1 % seconds later)."""
     margin = thresholds.drain_plan_cpu_margin_pct
-    rate, limited_by = _safe_rate(load, count, capacity, thresholds, margin)
+    rate, limited_by = _safe_rate(load, count, capacity, thresholds, line, margin)
     return RateBasis(rate, limited_by, margin_kept_pct(limited_by, margin))
 
 
 def _safe_rate(
-    load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds, cpu_margin_pct: float = 0.0
+    load: FleetLoad,
+    count: int,
+    capacity: FleetCapacity,
+    thresholds: Thresholds,
+    line: ReconnectLine,
+    cpu_margin_pct: float = 0.0,
 ) -> tuple[float, str]:
-    """The largest per-node rate within spare admission and `cpu_margin_pct` under the pause line, and with
-    a hint window the fleet can give (`_hint_reach_rate`). A verdict judges at it with no margin
+    """The largest per-node rate within spare admission and `cpu_margin_pct` under the pause line, with
+    a hint window the fleet can give (`_hint_reach_rate`), and whose reconnects keep the fleet under the
+    reconnect alarm's line (`reconnect_room_rate`). A verdict judges at it with no margin
     (`largest_safe_rate_per_s`); the planner and a verdict's suggestion keep the margin (`rate_basis`)."""
     rate, limited_by = _admitted_rate(
         load, count, capacity, thresholds, thresholds.cpu_pause_pct - cpu_margin_pct
     )
-    reach = _hint_reach_rate(count, capacity, thresholds)
-    if reach is not None and reach < rate:
-        return reach, "hint_reach"
+    for reach, name in (
+        (_hint_reach_rate(count, capacity, thresholds), "hint_reach"),
+        (reconnect_room_rate(line, count), "reconnect_rate"),
+    ):
+        if reach is not None and reach < rate:
+            rate, limited_by = reach, name
     return rate, limited_by
 
 
@@ -246,11 +275,12 @@ def planned_basis(
     leaving: Sequence[NodeStatus],
     capacity: FleetCapacity,
     t: Thresholds,
+    line: ReconnectLine,
 ) -> RateBasis:
     """The rate the planner offers and a refused drain is told to type: `rate_basis`, slowed where it would
     take more than `connections_drop_pct` of the fleet offline at once (`_offline_rate`) — so the plan
     passes its own guard without the `offline_at_once_pct` note."""
-    basis = rate_basis(load, len(leaving), capacity, t)
+    basis = rate_basis(load, len(leaving), capacity, t, line)
     fleet_connections = sum(node.connections for node in snapshot.nodes)
     cap = _offline_rate(len(leaving), leaving, fleet_connections, capacity, t)
     if cap is None or cap >= basis.rate_per_s:
@@ -266,27 +296,67 @@ def plan_drain(
 ) -> DrainPlan:
     """The largest safe drain rate for a node or a batch, from the spare handshake capacity, with the
     busiest survivor `drain_plan_cpu_margin_pct` under the pause line (`rate_basis`): it still passes when
-    every node's CPU has risen by less than the margin."""
+    every node's CPU has risen by less than the margin. Its deadline is the drain window, or longer where
+    what that would force-close comes back over a line (`_plan_deadline_s`)."""
     t = thresholds or Thresholds()
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
-    basis = planned_basis(snapshot, load, nodes, capacity, t)
+    line = reconnect_line(snapshot, capacity, load, t)
+    basis = planned_basis(snapshot, load, nodes, capacity, t, line)
     rate = basis.rate_per_s
+    hint_ms = planned_hint_ms(rate * len(nodes), t, capacity.hint_max_ms)
+    deadline_s = _plan_deadline_s(nodes, rate, hint_ms, load, capacity, t, line)
+    if deadline_s is None:  # not even the longest deadline empties the nodes at this rate
+        rate, deadline_s = 0.0, t.drain_window_s
+        hint_ms = planned_hint_ms(0.0, t, capacity.hint_max_ms)
     fullest = max(node.connections for node in nodes)
     duration_s = fullest / rate if rate > 0 else math.inf
     return DrainPlan(
         node_ids=tuple(node.id for node in nodes),
         rate_per_s=rate,
         duration_s=duration_s,
-        deadline_s=t.drain_window_s,
-        hint_ms=planned_hint_ms(rate * len(nodes), t, capacity.hint_max_ms),
-        force_closed=sum(_force_closed(node, rate, t.drain_window_s) for node in nodes),
+        deadline_s=deadline_s,
+        hint_ms=hint_ms,
+        force_closed=sum(_force_closed(node, rate, deadline_s) for node in nodes),
         limited_by=basis.limited_by,
         connections=sum(node.connections for node in nodes),
         cpu_margin_pct=t.drain_plan_cpu_margin_pct,
         room_nodes=_room_nodes(snapshot_room(snapshot)),
         admission_limit_per_s=load.admission_limit_per_s,
     )
+
+
+def _plan_deadline_s(
+    nodes: Sequence[NodeStatus],
+    rate_per_s: float,
+    hint_ms: tuple[int, int],
+    load: FleetLoad,
+    capacity: FleetCapacity,
+    t: Thresholds,
+    line: ReconnectLine,
+) -> float | None:
+    """The drain window (interview: 10 min) — or, where what it leaves to force-close comes back over the
+    busiest survivor's CPU line (the planner's margin under the pause line), the spare admission or the
+    reconnect alarm's line, the whole seconds the fullest node takes to empty at the rate: a slow safe rate
+    left most of a node to its deadline, a burst its own verdict judges. None where not even the API's
+    longest deadline empties them (the rate is then no plan)."""
+    window_s = t.drain_window_s
+    forced = sum(_force_closed(node, rate_per_s, window_s) for node in nodes)
+    if rate_per_s <= 0 or forced == 0:
+        return window_s
+    total = rate_per_s * len(nodes)
+    peak = peak_reconnects_per_s(total, forced, window_s, hint_ms)
+    room = line.room_per_s()
+    if (
+        load.projected_cpu_pct(peak, capacity, t) <= t.cpu_pause_pct - t.drain_plan_cpu_margin_pct
+        and force_close_burst_per_s(forced, hint_ms) <= load.spare_admission_per_s
+        and (room is None or peak <= room)
+    ):
+        return window_s
+    deadline_s = float(math.ceil(max(node.connections for node in nodes) / rate_per_s))
+    while sum(_force_closed(node, rate_per_s, deadline_s) for node in nodes):  # float noise: a second more
+        deadline_s += 1
+    return deadline_s if deadline_s <= limits.DRAIN_DEADLINE_S[1] else None
 
 
 def _room_nodes(room: NodeRoom | None) -> int | None:
@@ -335,22 +405,26 @@ def judge_drain(
         )
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
+    line = reconnect_line(snapshot, capacity, load, t)
     room = snapshot_room(snapshot)
     count = len(nodes)
     rate = request.rate_per_s
     new_rate = rate * count
-    cpu_pct = load.projected_cpu_pct(new_rate, capacity, t)
-    safe_rate, safe_limited_by = _safe_rate(load, count, capacity, t)
+    safe_rate, safe_limited_by = _safe_rate(load, count, capacity, t, line)
     # What a refused drain is told to type: the planner's rate, not `safe_rate` on the pause line — typed
     # back seconds later on a live fleet, whose CPU moves a few points a second, that was refused again.
-    suggested = planned_basis(snapshot, load, nodes, capacity, t)
-    width_s = (high_ms - low_ms) / 1000
-    # Judged at the largest safe rate, not the requested one: a slower drain must never look safer
-    # (issue #4: a higher rate never lowers the level), and if even the safe rate cannot empty the
-    # nodes in time, the deadline is what to change.
+    suggested = planned_basis(snapshot, load, nodes, capacity, t, line)
+    # Every check judges the request as sent (review: the burst read 0 beside 5,448 force-closed, judged at
+    # the safe rate). The deadline's force-closed come back over the hint window on top of the paced
+    # closes still coming back: the survivors' CPU and the fleet's reconnects are judged at that peak, so a
+    # deadline of 0 on 500 k connections (30.6 % "pass" beside a forecast of 100 %) is no longer a note.
+    # `force_closed_at_safe_rate` still asks of the deadline whether any safe rate empties the nodes in it.
     forced_at_safe = sum(_force_closed(node, safe_rate, request.deadline_s) for node in nodes)
     forced = sum(_force_closed(node, rate, request.deadline_s) for node in nodes)
-    burst_per_s = forced_at_safe / max(width_s, 0.1)  # they come back spread over the hint window
+    burst_per_s = force_close_burst_per_s(forced, request.hint_ms)
+    peak_per_s = peak_reconnects_per_s(new_rate, forced, request.deadline_s, request.hint_ms)
+    burst_sets_peak = peak_per_s > new_rate
+    cpu_pct = load.projected_cpu_pct(peak_per_s, capacity, t)
     # Closed clients are offline until their hint ends: at `rate` that is rate × the hint's mean at once (the
     # alarm's window at most, the nodes' connections at most) — on a small fleet, a guard-approved drain set
     # off the critical connections_drop alarm with nothing said here (found in review). The alarm now counts
@@ -376,26 +450,34 @@ def judge_drain(
     raise_admission = load.raise_admission(new_rate)  # (the rate that makes room for this drain)
     needed_ms = hint_window_needed_ms(new_rate, t)
     widest_ms = _widest_hint_ms(capacity)
-    widen_burst = "widen the hint" if widest_ms / 1000 * load.spare_admission_per_s >= forced_at_safe else ""
+    widen_burst = "widen the hint" if widest_ms / 1000 * load.spare_admission_per_s >= forced else ""
     lengthen = "lengthen the deadline" if safe_rate > 0 else ""
+    # A burst is spread by a longer deadline or a wider hint, never by a slower drain (it leaves more).
+    widen = "widen the hint" if widest_ms / 1000 > spread_s(request.hint_ms) else ""
+    burst_moves = ": " + any_of(["lengthen the deadline", widen])
     checks = [
         check(
             "survivor_cpu_vs_pause_pct",
             cpu_pct,
             t.cpu_pause_pct,
             fails_to=VerdictLevel.TYPED,
-            why="busiest survivor's CPU while absorbing the drain; above it a rollout pauses (outage seed)"
-            f"{planned}",
-            move=_cpu_move(load, capacity, t, t.cpu_pause_pct),
+            why=_cpu_why(cpu_pct, "above it a rollout pauses (outage seed)", burst_sets_peak) + planned,
+            move=_cpu_move(load, capacity, t, t.cpu_pause_pct, burst_moves if burst_sets_peak else ""),
         ),
         check(
             "survivor_cpu_vs_abort_pct",
             cpu_pct,
             t.cpu_abort_pct,
             fails_to=VerdictLevel.BLOCKED,
-            why=f"the abort criterion, a survivor above it for 30 s, means halt (outage seed){planned}",
-            move=_cpu_move(load, capacity, t, t.cpu_abort_pct),
+            why=_cpu_why(
+                cpu_pct,
+                "the abort criterion, a survivor above it for 30 s, means halt (outage seed)",
+                burst_sets_peak,
+            )
+            + planned,
+            move=_cpu_move(load, capacity, t, t.cpu_abort_pct, burst_moves if burst_sets_peak else ""),
         ),
+        _reconnect_check(line, peak_per_s, new_rate, load, t, fewer, widen),
         check(
             "drain_pacing_per_s",
             load.drain_rate_per_s + new_rate,
@@ -438,9 +520,16 @@ def judge_drain(
             burst_per_s,
             load.spare_admission_per_s,
             fails_to=VerdictLevel.TYPED,
-            why="those force-closed come back within the hint window: their rate against spare admission"
-            f"{admission_limit}",
-            move=_moves([lengthen, widen_burst], lead="; "),
+            why="those force-closed at the deadline at the requested rate come back within the hint window: "
+            f"their rate against spare admission{admission_limit}",
+            move=_moves(
+                [
+                    "a faster drain" if suggested.rate_per_s > rate else "",
+                    "lengthen the deadline",
+                    widen_burst,
+                ],
+                lead="; ",
+            ),
         ),
         check(
             "hint_window_ms",
@@ -506,12 +595,71 @@ def _moves(moves: list[str], lead: str = ": ") -> str:
     return lead + said if said else ""
 
 
-def _cpu_move(load: FleetLoad, capacity: FleetCapacity, thresholds: Thresholds, line_pct: float) -> str:
+def _cpu_why(cpu_pct: float, consequence: str, at_burst: bool) -> str:
+    """What the survivor CPU checks compare: the busiest survivor's CPU demand in % of its capacity — a
+    projection, which can pass 100 (verdicts read "428 ≤ 80" and nothing said what a CPU over 100 is):
+    past 100 the clause says it is over capacity. `at_burst`: the peak is the deadline's force-close."""
+    when = " at the deadline's force-close (its clients back over the hint window)" if at_burst else ""
+    over = f"; {cpu_pct:,.0f} % is over capacity (handshakes queue and time out)" if cpu_pct > 100 else ""
+    return (
+        f"busiest survivor's CPU demand while absorbing the drain{when}, in % of its capacity; {consequence}"
+        f"{over}"
+    )
+
+
+def _reconnect_check(
+    line: ReconnectLine,
+    peak_per_s: float,
+    new_rate: float,
+    load: FleetLoad,
+    t: Thresholds,
+    fewer: str,
+    widen: str,
+) -> Check:
+    """The fleet's reconnects once the drain's clients come back (`peak_per_s`, the deadline's burst
+    included) against the reconnect_rate_high alarm's line (`reconnect_line`): typed, as a drain over the
+    survivors' pause line is — the planner's 7,910 closes/s paged 17 s after it was applied (review). With
+    no steady rate to draw the line from, a note that says so."""
+    value = line.before_per_s + peak_per_s
+    room = line.room_per_s()
+    if line.line_per_s is None or line.steady_per_s is None or room is None:
+        return note(
+            "reconnect_rate_per_s",
+            value,
+            None,
+            ok=False,
+            why="no calm reconnect rate to draw the reconnect_rate_high alarm's line from (this second's "
+            "attempts are a storm's: timing out or refused, or a node over the pause CPU line); the backend's "
+            "[capacity] steady_inflow_per_s or a configured reconnect_baseline_per_s has it judged",
+        )
+    if room <= 0:  # over the line before a single close of this drain: no rate fits
+        moves = [load.wait_for_drains() or "wait for the reconnects to fall"]
+    else:
+        moves = ["slow the drain", fewer] if new_rate > room else []
+        if peak_per_s > max(new_rate, room):
+            moves += ["lengthen the deadline", widen]
+    return check(
+        "reconnect_rate_per_s",
+        value,
+        line.line_per_s,
+        fails_to=VerdictLevel.TYPED,
+        why=f"reconnect attempts a second across the fleet once this drain's clients come back "
+        f"({line.before_per_s:,.0f}/s before it, the drains under way counted), against the line the "
+        f"reconnect_rate_high alarm fires over, {t.reconnect_rate_multiple:g}× the steady "
+        f"{line.steady_per_s:,.0f}/s ({line.source})",
+        move=_moves(moves),
+    )
+
+
+def _cpu_move(
+    load: FleetLoad, capacity: FleetCapacity, thresholds: Thresholds, line_pct: float, burst_moves: str = ""
+) -> str:
     """The move for the busiest survivor projected over `line_pct`: a slower drain where some rate keeps it
-    under the line; where the survivors are over it before a single close (or the leaving nodes' own inflow
+    under the line — or `burst_moves` where the deadline's force-close sets the peak (a slower drain leaves
+    more to it); where the survivors are over it before a single close (or the leaving nodes' own inflow
     takes them over), no rate does — "slow the drain" sent the operator to a rate that does not exist."""
     if load.pause_room_per_s(capacity, thresholds, line_pct) > load.moving_accepts_per_s:
-        return ": slow the drain"
+        return burst_moves or ": slow the drain"
     return ": " + any_of(["wait for CPU to fall", "shed load with admission"])
 
 

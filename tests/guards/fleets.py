@@ -35,6 +35,9 @@ def fleet(
     values = {
         "connections": held,
         "headroom_pct": headroom_pct,
+        # Every accept was an attempt: the drain guard draws the reconnect alarm's line from a calm second's
+        # attempts (console.guards.reconnects), and 100 attempts/s beside 400 accepts/s drew it at 1,000/s.
+        "attempts_per_s": accepts_per_s * count,
         "accepts_per_s": accepts_per_s * count,
     } | totals
     return snapshot(members, rollout=rollout, admission=admission, **values)

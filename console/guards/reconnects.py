@@ -1,0 +1,118 @@
+"""What a drain's reconnects come to at their peak, and the line the reconnect alarm draws for them.
+
+A drain's closed clients come back over its hint window: once the first are back, its closes per second
+arrive as reconnects per second. What is left at the deadline is force-closed in one moment, each client
+told the same hint (both backends: the simulator's kernel closes them as it closes the paced ones, the
+gateway node with `plan.hint`), so the force-closed arrive spread over the same window, on top of the paced
+closes still coming back. The survivors' CPU and the fleet's reconnect rate are judged at that peak.
+
+The reconnect_rate_high alarm (`console.alarms.rules.RateOverBaseline`) fires when the fleet's attempts per
+second stay over `reconnect_rate_multiple` × the steady rate it learned while calm (`CalmBaseline`), never
+counted under `reconnect_floor_per_s`. A guard has one snapshot, not the alarm's history: `steady_reconnects`
+takes the configured baseline where there is one (the alarm's own then), else the backend's calm inflow,
+else this second's attempts when the second is calm (`calm_second`, as the alarm learns), less the closes of
+the drains under way. Review: the planner offered graceful-drain 7,910 closes/s and the alarm fired 17 s
+after it was applied ("16× the steady 185/s").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from console.alarms.tracking import calm_second
+from console.guards.capacity import FleetCapacity
+from console.guards.fleet import FleetLoad, max_serving_cpu_pct
+from console.guards.thresholds import Thresholds
+from console.protocol import FleetSnapshot
+
+#: A hint window narrower than a second lands its clients within one second: rates are per second.
+MIN_SPREAD_S = 1.0
+
+
+def spread_s(hint_ms: tuple[float, float]) -> float:
+    """Seconds a hint window spreads its clients over, for a per-second rate (at least `MIN_SPREAD_S`)."""
+    return max((hint_ms[1] - hint_ms[0]) / 1000, MIN_SPREAD_S)
+
+
+def force_close_burst_per_s(forced: int, hint_ms: tuple[float, float]) -> float:
+    """The force-closed clients coming back per second: `forced` spread over the hint window."""
+    return forced / spread_s(hint_ms)
+
+
+def peak_reconnects_per_s(
+    closes_per_s: float, forced: int, deadline_s: float, hint_ms: tuple[float, float]
+) -> float:
+    """A drain's reconnects per second at their peak: its closes per second (`closes_per_s`, every node of
+    it) once the first are back; where `forced` connections are left at the deadline, their burst on top of
+    the paced closes still coming back then — those closed in the last window's worth of seconds before
+    the deadline (none at a deadline of 0)."""
+    if forced <= 0:
+        return closes_per_s
+    spread = spread_s(hint_ms)
+    paced = closes_per_s * min(deadline_s, spread) / spread
+    return max(closes_per_s, paced + forced / spread)
+
+
+@dataclass(frozen=True)
+class ReconnectLine:
+    """The reconnect alarm's line as a guard can draw it, and the fleet's reconnects before a drain."""
+
+    steady_per_s: float | None  # the steady rate the line is drawn from (the floor's at least); None: unknown
+    line_per_s: float | None  # `reconnect_rate_multiple` × it: over it the alarm fires
+    before_per_s: (
+        float  # reconnects per second before this drain: now, or the steady and the drains under way
+    )
+    source: str  # what the steady rate is, in words
+
+    def room_per_s(self) -> float | None:
+        """Reconnects per second a drain may add under the line (below 0 when over it already); None when
+        the line is unknown."""
+        return None if self.line_per_s is None else self.line_per_s - self.before_per_s
+
+
+def steady_reconnects(
+    snapshot: FleetSnapshot, capacity: FleetCapacity, load: FleetLoad, thresholds: Thresholds
+) -> tuple[float | None, str]:
+    """The steady reconnect rate the alarm judges against, and what it is: see the module's docstring."""
+    if thresholds.reconnect_baseline_per_s > 0:
+        return thresholds.reconnect_baseline_per_s, "the configured reconnect_baseline_per_s"
+    if capacity.steady_inflow_per_s > 0:
+        return capacity.steady_inflow_per_s, "the fleet's calm inflow"
+    totals = snapshot.totals
+    if calm_second(totals, thresholds.cpu_pause_pct, max_serving_cpu_pct(snapshot.nodes)):
+        return max(totals.attempts_per_s - load.drain_rate_per_s, 0.0), "this calm second's attempts"
+    return None, ""
+
+
+def reconnect_line(
+    snapshot: FleetSnapshot, capacity: FleetCapacity, load: FleetLoad, thresholds: Thresholds
+) -> ReconnectLine:
+    """The alarm's line (`reconnect_rate_multiple` × the steady rate, the floor at least) and the fleet's
+    reconnects before the drain: this second's attempts, or the steady rate and the closes of the drains
+    under way where those are more (a drain's reconnects rise over its hint window: at its start they are
+    not in this second's attempts yet)."""
+    steady, source = steady_reconnects(snapshot, capacity, load, thresholds)
+    attempts = snapshot.totals.attempts_per_s
+    if steady is None:
+        return ReconnectLine(None, None, attempts, source)
+    base = max(steady, thresholds.reconnect_floor_per_s)
+    before = max(attempts, steady + load.drain_rate_per_s)
+    return ReconnectLine(base, thresholds.reconnect_rate_multiple * base, before, source)
+
+
+def reconnect_room_rate(line: ReconnectLine, count: int) -> float | None:
+    """The largest per-node rate (3 significant figures, rounded down) whose closes, back as reconnects,
+    keep the fleet's reconnects at or under the alarm's line; 0 when it is crossed already, None when the
+    line is unknown."""
+    room = line.room_per_s()
+    if room is None:
+        return None
+    if room <= 0:
+        return 0.0
+    rate = room / count
+    digits = 2 - math.floor(math.log10(rate))
+    candidate = math.floor(rate * 10**digits) / 10**digits
+    while candidate > 0 and line.before_per_s + candidate * count > (line.line_per_s or 0.0):  # float noise
+        candidate = round(candidate - 10.0**-digits, digits)
+    return max(candidate, 0.0)
