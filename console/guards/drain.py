@@ -520,8 +520,8 @@ def judge_drain(
             burst_per_s,
             load.spare_admission_per_s,
             fails_to=VerdictLevel.TYPED,
-            why="those force-closed at the deadline at the requested rate come back within the hint window: "
-            f"their rate against spare admission{admission_limit}",
+            why="the requested rate's force-closed, back within the hint window: their rate against spare "
+            f"admission{admission_limit}",
             move=_moves(
                 [
                     "a faster drain" if suggested.rate_per_s > rate else "",
@@ -643,9 +643,8 @@ def _reconnect_check(
         value,
         line.line_per_s,
         fails_to=VerdictLevel.TYPED,
-        why=f"reconnect attempts a second across the fleet once this drain's clients come back "
-        f"({line.before_per_s:,.0f}/s before it, the drains under way counted), against the line the "
-        f"reconnect_rate_high alarm fires over, {t.reconnect_rate_multiple:g}× the steady "
+        why=f"reconnects/s once this drain's clients are back ({line.before_per_s:,.0f}/s before it) against "
+        f"reconnect_rate_high's line, {t.reconnect_rate_multiple:g}× the steady "
         f"{line.steady_per_s:,.0f}/s ({line.source})",
         move=_moves(moves),
     )

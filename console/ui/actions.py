@@ -175,11 +175,12 @@ class ConsoleActions:
             await self._drain_hint_rule(lines) if lines is not None and kind is ActionKind.DRAIN else None
         )
         hint_set: tuple[str, str] | None = None  # the hint window the console put in the form last
+        hint_said = ""  # and why, where it re-derived it for the rate
         while True:
             target = node_id if kind.needs_node else None
-            form = ActionForm(kind, target, prefill, refusal, focus_id, hint_rule, hint_set)
+            form = ActionForm(kind, target, prefill, refusal, focus_id, hint_rule, hint_set, hint_said)
             submission = await app.push_screen_wait(form)
-            hint_set = form.hint_set
+            hint_set, hint_said = form.hint_set, form.hint_said
             if submission is None:
                 return
             # A dry run comes back to what was typed, focused where the operator was: on the first field

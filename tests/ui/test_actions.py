@@ -520,6 +520,7 @@ def test_the_fake_fleet_judges_a_drain_with_the_real_guard():
     names = [
         "survivor_cpu_vs_pause_pct",
         "survivor_cpu_vs_abort_pct",
+        "reconnect_rate_per_s",
         "drain_pacing_per_s",
         "headroom_after_pct",
         "concurrent_drains",
@@ -1270,6 +1271,39 @@ async def test_a_prefilled_hint_window_follows_the_rate_an_edited_one_stays():
         await pilot.press("enter")
         await wait_for(lambda: api.sent, what="the drain sent")
         assert api.sent[-1][2]["hint_ms"] == [1000, 9000]
+
+
+async def test_a_dry_run_brings_the_form_back_saying_why_its_hint_moved():
+    """Found in review: with no safe rate (the note: "no safe rate now"), 833 typed, dry-ran: on Esc the form
+    showed hint max 9330 where it had been pre-filled 2000, and its note said only the planner's "no safe
+    rate now" — the window the console re-derived for the rate, unsaid. The form that comes back keeps it
+    and says why; a window the operator typed over is theirs and nothing is said of it."""
+    _api, app = planner_without_a_safe_rate()
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet_ready(app)
+        form = await open_drain_form(app, pilot)
+        before = form.values()["hint_max_ms"]
+        await set_rate(form, pilot, "60")  # (833 would need more than this fleet's longest hint, its pre-fill)
+        await pilot.pause()
+        derived = form.values()["hint_max_ms"]
+        assert derived != before
+        await pilot.press("ctrl+d")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the dry run")
+        await pilot.press("escape")
+        again = await form_again(app, form)
+        await pilot.pause()
+        assert again.values()["hint_max_ms"] == derived
+        note = shown(again.query_one("#form-source"))
+        assert "no safe rate now" in note and "hint window re-derived for 60 closes/s" in note, note
+        # Typed over, the window is the operator's: back from a dry run, nothing says it was re-derived.
+        again.query_one("#field-hint_max_ms", Input).value = "12000"
+        await pilot.press("ctrl+d")
+        await wait_for(lambda: isinstance(app.screen, VerdictDialog), what="the second dry run")
+        await pilot.press("escape")
+        third = await form_again(app, again)
+        await pilot.pause()
+        assert third.values()["hint_max_ms"] == "12000"
+        assert "re-derived" not in shown(third.query_one("#form-source"))
 
 
 def test_the_re_derived_hint_passes_the_servers_own_hint_check():

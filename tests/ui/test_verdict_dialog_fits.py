@@ -17,9 +17,14 @@ from ..client.fake_fleet_server import wait_for
 
 def typed_drain_verdict() -> Verdict:
     """A drain at the typed level with as many checks and series as the real guard sends."""
+    # The last a check the drain's rate sets: "what would pass" names the rate only where one fails.
     checks = [
         check(
-            f"check_{k}", 80.0 + k, 75.0, fails_to=VerdictLevel.TYPED, why="the busiest survivor's CPU " * 3
+            f"check_{k}" if k < 8 else "survivor_cpu_vs_pause_pct",
+            80.0 + k,
+            75.0,
+            fails_to=VerdictLevel.TYPED,
+            why="the busiest survivor's CPU " * 3,
         )
         for k in range(9)
     ]

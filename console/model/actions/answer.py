@@ -129,7 +129,8 @@ def what_would_pass(verdict: Verdict) -> list[str]:
     slower_hint = pacing_drain_rate_hint(verdict.projections)
     if slower_hint:
         hints.append(slower_hint)
-    rate_hint = drain_rate_hint(verdict.projections)
+    raising = [c.name for c in verdict.checks if not c.ok and c.level not in (None, VerdictLevel.OK)]
+    rate_hint = drain_rate_hint(verdict.projections, raising)
     if rate_hint:
         hints.append(rate_hint)
     return hints

@@ -5,10 +5,11 @@ the form re-derives as the rate changes, and the rate a refused drain should be 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from console.figures import first_named
 from console.guards import FleetCapacity, Thresholds, plan_drain
 from console.guards.capacity import admission_limit_text
 from console.guards.drain import HINT_START_MS, margin_kept_pct, planned_hint_ms
@@ -24,6 +25,7 @@ PLAN_LIMITS = {
     "hint_reach": "the fleet's longest reconnect hint",
     "no_survivors": "no node left in rotation",
     "offline_at_once": "the clients offline at once (offline_at_once_pct ≤ connections_drop_pct)",
+    "reconnect_rate": "the reconnect alarm's line (reconnect_rate_high)",
 }
 
 
@@ -51,7 +53,21 @@ NO_RATE_MOVES = {
     "hint_reach": "adding capacity would not widen it: a fleet whose hints reach further would, or a smaller "
     "hint_window_min_ms in [thresholds]",
     "no_survivors": f"any drain is blocked; {ROTATION_MOVE}",
+    # Over the alarm's line before a single close: capacity does not lower the reconnects (typed, not blocked).
+    "reconnect_rate": "wait for the drains under way to finish, or for the reconnects to fall",
 }
+
+#: The checks a drain's rate sets, which the suggested rate passes (`drain_rate_hint`): a failing check
+#: outside them — the headroom, the drains at once, the deadline — fails at any rate.
+RATE_CHECKS = frozenset(
+    {
+        "survivor_cpu_vs_pause_pct",
+        "survivor_cpu_vs_abort_pct",
+        "drain_pacing_per_s",
+        "reconnect_rate_per_s",
+        "hint_window_ms",  # (a slower rate needs a narrower window)
+    }
+)
 
 
 def plan_limit(plan: Mapping[str, Any]) -> str:
@@ -203,24 +219,36 @@ def fallback_drain_prefill(connections: int, thresholds: Thresholds) -> Prefill:
     )
 
 
-def drain_rate_hint(projections: Mapping[str, Any]) -> str | None:
+def drain_rate_hint(projections: Mapping[str, Any], failing: Collection[str] = ()) -> str | None:
     """The rate a refused drain should be typed at: the verdict's suggestion, the planner's rate a CPU margin
     under the pause line — the largest safe rate on the line, typed back seconds later on a live fleet,
     was refused again. From an older server, which suggests none: the largest safe rate. None for a drain
     that leaves no survivor: no rate helps, and "add capacity or wait for the fleet to calm" buried the
-    reason its verdict names (`nodes_in_rotation_after`: undrain a node first)."""
+    reason its verdict names (`nodes_in_rotation_after`: undrain a node first).
+
+    `failing`: the checks that raised the verdict's level. None of them set by the rate (`RATE_CHECKS`):
+    no rate is named — a drain at the planner's own 7,910/s that failed only the headroom read "a drain at ≤
+    7910 closes/s per node … passes these checks" (review). Some of them: the rate is said to pass those,
+    and the others are named as no rate's to change."""
     safe = projections.get("largest_safe_rate_per_s")
     if not isinstance(safe, int | float) or projections.get("survivors") == 0:
         return None
+    others = sorted(set(failing) - RATE_CHECKS)
+    if failing and len(others) == len(set(failing)):
+        return None
+    passes = "passes these checks"
+    if others:
+        them = "it" if len(others) == 1 else "them"
+        passes = f"passes the rate's checks, not {first_named(others)} (no rate alone passes {them})"
     calm = calm_move(projections.get("room_nodes"))
     if safe <= 0:
         return f"no drain rate is safe now: {calm}"
     suggested = projections.get("suggested_rate_per_s")
     if not isinstance(suggested, int | float):
-        return f"a drain at ≤ {safe:g} closes/s per node passes these checks"
+        return f"a drain at ≤ {safe:g} closes/s per node {passes}"
     margin = float(projections.get("suggested_cpu_margin_pct") or 0.0)
     if suggested > 0:
-        return f"a drain at ≤ {suggested:g} closes/s per node ({rate_basis_text(margin)}) passes these checks"
+        return f"a drain at ≤ {suggested:g} closes/s per node ({rate_basis_text(margin)}) {passes}"
     # Within the margin of the line already: a slow drain passes at this second's CPU, none keeps the margin.
     return (
         f"no drain rate {keeps_margin_text(margin)} (≤ {safe:g} closes/s per node passes at this second's CPU): "

@@ -110,6 +110,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         focus_id: str | None = None,
         hint_rule: DrainHintRule | None = None,
         hint_set: tuple[str, str] | None = None,
+        hint_said: str = "",
     ) -> None:
         super().__init__()
         self.kind = kind
@@ -123,6 +124,11 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         self.hint_rule = hint_rule
         values = prefill.values
         self.hint_set = hint_set or (values.get("hint_min_ms", ""), values.get("hint_max_ms", ""))
+        # Why the window is not the pre-fill's, said as long as it holds the window re-derived (carried to
+        # the form that comes back, as `hint_set`): back from a dry run the form showed hint max 9330 where
+        # 2000 had been pre-filled, its note only the planner's "no safe rate now" (review).
+        shown_hint = (values.get("hint_min_ms", ""), values.get("hint_max_ms", ""))
+        self.hint_said = hint_said if shown_hint == self.hint_set else ""
         self._rate_seen = values.get("rate_per_s", "")
         self._answered = False
 
@@ -140,7 +146,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
                     )
             if not FORMS[self.kind]:
                 yield Static("no parameters: the server judges it as it stands")
-            yield Static(self.prefill.source, id="form-source")
+            yield Static(self._source_text(), id="form-source")
             yield Label("", id="form-error")
             with Horizontal(id="form-buttons"):
                 yield Button("Dry run", id="dry-run", variant="default")
@@ -149,6 +155,10 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         # The form's own keys, the last to give way: Esc cancel (the way out), Enter apply (a field's
         # `submit`, the Apply button's `press`, else the form's), Ctrl+D dry run.
         yield ConsoleFooter(essential=("cancel", "submit", "press", "apply", "dry_run"))
+
+    def _source_text(self) -> str:
+        """Where the values come from, and why the hint window moved where the console re-derived it."""
+        return f"{self.prefill.source}\n{self.hint_said}" if self.hint_said else self.prefill.source
 
     def on_mount(self) -> None:
         first = self.query(Input).first() if self.query(Input) else None
@@ -232,10 +242,10 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         low, high = self.hint_rule.for_rate(rate)
         self.hint_set = (str(low), str(high))
         low_field.value, high_field.value = self.hint_set
-        self.query_one("#form-source", Static).update(
-            f"{self.prefill.source}\nhint window re-derived for {rate:g} closes/s as the planner does: "
-            f"{self.hint_rule.describe()}"
+        self.hint_said = (
+            f"hint window re-derived for {rate:g} closes/s as the planner does: {self.hint_rule.describe()}"
         )
+        self.query_one("#form-source", Static).update(self._source_text())
 
     def on_input_submitted(self, _: Input.Submitted) -> None:
         self._submit(dry_run=False)
