@@ -109,7 +109,8 @@ class DrainPlanResult(Record):
         "busiest survivor's CPU), `hint_reach` (the fleet's longest reconnect hint), `no_survivors` (no node "
         "would be left in rotation: rate 0, the drain is blocked on nodes_in_rotation_after), `offline_at_once` "
         "(the drained clients offline at once kept within connections_drop_pct of the fleet's, or as few as "
-        "empty the fullest node by the deadline). An open set: "
+        "empty the fullest node by the deadline), `reconnect_rate` (the drained clients' reconnects kept under "
+        "the reconnect_rate_high alarm's line). An open set: "
         "a newer server may add a value, which a console names as it is"
     )
     connections: int = Field(description="connections the drain moves to the other nodes")
