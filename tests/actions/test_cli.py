@@ -333,7 +333,10 @@ def test_plan_drain_writes_its_figures_as_the_console_does(tmp_path: Path, opera
     """The rate, duration, deadline and force-closed count with the console's `format_value`, as the
     connections moved already were: "moves 12,500 connections" beside "force-closed then: 7950" and "rate
     4550" (a one-second drain window over 12,500 connections a node)."""
-    acting = start_acting(tmp_path, thresholds=Thresholds(drain_window_s=1), clients={"count": 100_000})
+    # (A reconnect line far off: at the alarm's 10× the burst the one-second window leaves would cross it,
+    # and the planner would lengthen its deadline to empty the node — nothing then left to force-close.)
+    lines = Thresholds(drain_window_s=1, reconnect_rate_multiple=10_000)
+    acting = start_acting(tmp_path, thresholds=lines, clients={"count": 100_000})
     try:
         plan, said = _plan(acting, "gw-004", capsys)
     finally:

@@ -47,3 +47,14 @@ def test_a_plan_limited_by_the_reconnect_line_says_so() -> None:
     assert none.startswith("no safe rate now (limited by the reconnect alarm's line")
     assert "wait for the drains under way to finish, or for the reconnects to fall" in none
     assert "add capacity" not in none
+
+
+def test_a_drain_whose_deadline_force_closes_is_told_the_deadline_too() -> None:
+    """`--deadline 0` on 500 k: "a drain at ≤ 1480 closes/s … passes" — at that rate and deadline all
+    500 k are still force-closed at once. The rate is named with a deadline that empties the node."""
+    request = DrainRequest(rate_per_s=833, deadline_s=0, hint_ms=(1000, 15_000))
+    verdict = judge_drain(graceful(), GRACEFUL, "gw-010", request)
+    said = what_would_pass(verdict)[-1]
+    assert said.startswith(
+        "a drain at ≤ 1480 closes/s per node (largest safe rate) with a deadline that empties"
+    ), said
