@@ -1283,7 +1283,9 @@ async def test_a_dry_run_brings_the_form_back_saying_why_its_hint_moved():
         await fleet_ready(app)
         form = await open_drain_form(app, pilot)
         before = form.values()["hint_max_ms"]
-        await set_rate(form, pilot, "60")  # (833 would need more than this fleet's longest hint, its pre-fill)
+        await set_rate(
+            form, pilot, "60"
+        )  # (833 would need more than this fleet's longest hint, its pre-fill)
         await pilot.pause()
         derived = form.values()["hint_max_ms"]
         assert derived != before
