@@ -293,15 +293,17 @@ def plan_drain(
     capacity: FleetCapacity,
     node_ids: str | Sequence[str],
     thresholds: Thresholds | None = None,
+    calm_baseline_per_s: float | None = None,
 ) -> DrainPlan:
     """The largest safe drain rate for a node or a batch, from the spare handshake capacity, with the
     busiest survivor `drain_plan_cpu_margin_pct` under the pause line (`rate_basis`): it still passes when
     every node's CPU has risen by less than the margin. Its deadline is the drain window, or longer where
-    what that would force-close comes back over a line (`_plan_deadline_s`)."""
+    what that would force-close comes back over a line (`_plan_deadline_s`). `calm_baseline_per_s`: the
+    steady attempts the fleet API learned while calm, the reconnect alarm's baseline (`reconnect_line`)."""
     t = thresholds or Thresholds()
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
-    line = reconnect_line(snapshot, capacity, load, t)
+    line = reconnect_line(snapshot, capacity, load, t, calm_baseline_per_s)
     basis = planned_basis(snapshot, load, nodes, capacity, t, line)
     rate = basis.rate_per_s
     hint_ms = planned_hint_ms(rate * len(nodes), t, capacity.hint_max_ms)
@@ -391,7 +393,9 @@ def judge_drain(
     node_ids: str | Sequence[str],
     request: DrainRequest,
     thresholds: Thresholds | None = None,
+    calm_baseline_per_s: float | None = None,
 ) -> Verdict:
+    """`calm_baseline_per_s`: as `plan_drain`'s."""
     t = thresholds or Thresholds()
     low_ms, high_ms = request.hint_ms
     if not limits.in_window(request.hint_ms, limits.HINT_MS):
@@ -405,7 +409,7 @@ def judge_drain(
         )
     nodes = _leaving(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
-    line = reconnect_line(snapshot, capacity, load, t)
+    line = reconnect_line(snapshot, capacity, load, t, calm_baseline_per_s)
     room = snapshot_room(snapshot)
     count = len(nodes)
     rate = request.rate_per_s

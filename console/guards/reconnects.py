@@ -9,7 +9,8 @@ closes still coming back. The survivors' CPU and the fleet's reconnect rate are 
 The reconnect_rate_high alarm (`console.alarms.rules.RateOverBaseline`) fires when the fleet's attempts per
 second stay over `reconnect_rate_multiple` × the steady rate it learned while calm (`CalmBaseline`), never
 counted under `reconnect_floor_per_s`. A guard has one snapshot, not the alarm's history: `steady_reconnects`
-takes the configured baseline where there is one (the alarm's own then), else the backend's calm inflow,
+takes the configured baseline where there is one (the alarm's own then), else the level the fleet API learned
+over its calm seconds as the alarm does (`SteadyAttempts`, given by the server), else the backend's calm inflow,
 else this second's attempts when the second is calm (`calm_second`, as the alarm learns), less the closes of
 the drains under way. Review: the planner offered graceful-drain 7,910 closes/s and the alarm fired 17 s
 after it was applied ("16× the steady 185/s").
@@ -72,11 +73,20 @@ class ReconnectLine:
 
 
 def steady_reconnects(
-    snapshot: FleetSnapshot, capacity: FleetCapacity, load: FleetLoad, thresholds: Thresholds
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    load: FleetLoad,
+    thresholds: Thresholds,
+    learned_per_s: float | None = None,
 ) -> tuple[float | None, str]:
-    """The steady reconnect rate the alarm judges against, and what it is: see the module's docstring."""
+    """The steady reconnect rate the alarm judges against, and what it is: see the module's docstring.
+    `learned_per_s`: the fleet API's learned calm level (`SteadyAttempts.level_per_s`), None where unknown."""
     if thresholds.reconnect_baseline_per_s > 0:
         return thresholds.reconnect_baseline_per_s, "the configured reconnect_baseline_per_s"
+    # Before the backend's calm inflow: the alarm learns its own (185/s on graceful-drain, where the
+    # capacity record says 166.7), and a line 10 % under the alarm's failed drains the alarm would allow.
+    if learned_per_s is not None and learned_per_s > 0:
+        return learned_per_s, "the steady rate learned while calm, as the alarm learns it"
     if capacity.steady_inflow_per_s > 0:
         return capacity.steady_inflow_per_s, "the fleet's calm inflow"
     totals = snapshot.totals
@@ -86,13 +96,17 @@ def steady_reconnects(
 
 
 def reconnect_line(
-    snapshot: FleetSnapshot, capacity: FleetCapacity, load: FleetLoad, thresholds: Thresholds
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    load: FleetLoad,
+    thresholds: Thresholds,
+    learned_per_s: float | None = None,
 ) -> ReconnectLine:
     """The alarm's line (`reconnect_rate_multiple` × the steady rate, the floor at least) and the fleet's
     reconnects before the drain: this second's attempts, or the steady rate and the closes of the drains
     under way where those are more (a drain's reconnects rise over its hint window: at its start they are
     not in this second's attempts yet)."""
-    steady, source = steady_reconnects(snapshot, capacity, load, thresholds)
+    steady, source = steady_reconnects(snapshot, capacity, load, thresholds, learned_per_s)
     attempts = snapshot.totals.attempts_per_s
     if steady is None:
         return ReconnectLine(None, None, attempts, source)

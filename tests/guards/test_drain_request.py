@@ -134,6 +134,24 @@ def test_the_line_is_the_alarms_own_where_a_baseline_is_configured() -> None:
     assert line.limit == pytest.approx(t.reconnect_rate_multiple * 185.0)
 
 
+def test_the_line_is_the_alarms_learned_baseline_where_the_fleet_api_has_learned_one() -> None:
+    """The alarm learns its steady rate over calm seconds (185/s on graceful-drain); the backend's calm
+    inflow is 166.7: judged by that, the guard's line was 1,667 against the alarm's 1,850 — every manual
+    drain during graceful-drain's own rollout failed it. The fleet API's learned level (`SteadyAttempts`,
+    as the admission guard takes it) is the alarm's line, for the planner and the guard alike."""
+    verdict = judge_drain(
+        graceful(), GRACEFUL, "gw-010", drain(1000, 600, (1000, 11_000)), calm_baseline_per_s=185.0
+    )
+    line = checked(verdict, "reconnect_rate_per_s")
+    assert line.limit == pytest.approx(1850) and "learned" in line.why, line.why
+    plan = plan_drain(graceful(), GRACEFUL, "gw-010", calm_baseline_per_s=185.0)
+    assert (plan.rate_per_s, plan.limited_by) == (1660, "reconnect_rate")
+    # a configured baseline is the alarm's own: it stays first
+    configured = Thresholds(reconnect_baseline_per_s=200.0)
+    verdict = judge_drain(graceful(), GRACEFUL, "gw-010", drain(1000, 600, (1000, 11_000)), configured, 185.0)
+    assert checked(verdict, "reconnect_rate_per_s").limit == pytest.approx(2000)
+
+
 def test_drains_under_way_count_before_the_first_of_their_reconnects_are_back() -> None:
     """graceful-drain's rollout drains two nodes at 833/s: 1,666 reconnects/s once their hints run, on
     the steady 166.7 — over the line already, though this second's attempts are 185."""
