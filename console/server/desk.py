@@ -316,7 +316,9 @@ class ActionDesk:
                 409,
                 "confirmation-required",
                 "Confirmation required",
-                f"{action.describe()} needs {verdict.level.value} confirmation: "
+                # "needs typed confirmation", "needs confirmation" (it read "needs confirm confirmation")
+                f"{action.describe()} needs "
+                f"{'typed ' if verdict.level is VerdictLevel.TYPED else ''}confirmation: "
                 f"{_failed(verdict, verdict.level)}; repeat the call with confirm.token (and {ask})",
                 "needs_confirmation",
                 field_name="confirm",

@@ -138,6 +138,8 @@ async def test_confirm_is_409_with_a_single_use_token(acting: Acting) -> None:
     assert first["verdict"]["forecast"] is not None
     token = first["confirm_token"]
     assert first["verdict"]["confirm_token"] == token and first["expires_in_s"] == 60
+    # "needs confirm confirmation" said the level's name and the word it names (review)
+    assert " needs confirmation: " in first["detail"] and "confirm confirmation" not in first["detail"]
     assert acting.simulation.admission.retry_after_s == (1.0, 30.0)  # nothing applied yet
     confirmed = await acting.call("PUT", "/v1/admission", {**ADMISSION_CONFIRM, "confirm": {"token": token}})
     assert confirmed.status_code == 200, confirmed.text
