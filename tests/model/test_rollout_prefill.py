@@ -100,3 +100,19 @@ def test_a_rollout_held_by_its_drain_pacing_says_the_admission_that_fits() -> No
         "no batch passes now (drain_pacing_per_s fails at a batch of 1: raise admission rate_per_s to at "
         "least 50/s a node (now 30/s) first)"
     ), prefill.source
+
+
+def test_the_form_over_a_halted_rollout_says_it_replaces_it() -> None:
+    """R with a rollout halted opened the start form saying nothing of it: only the verdict's halted_rollout
+    check did. The form's note says it first, and that r resumes the halted one instead."""
+    calm = fleet(count=20).nodes
+    halted = RolloutStatus(
+        state=RolloutState.HALTED, mode=RolloutMode.DRAIN, batch_size=2, batch=3, batches=10
+    )
+    source = rollout_prefill(frame(100.0, fleet=calm, rollout=halted), "f", CAPACITY, Thresholds()).source
+    assert source.startswith("replaces the rollout halted at batch 3 of 10 (r resumes it instead); "), source
+    running_before = RolloutStatus(state=RolloutState.COMPLETED, batch_size=2, batch=10, batches=10)
+    said = rollout_prefill(
+        frame(100.0, fleet=calm, rollout=running_before), "f", CAPACITY, Thresholds()
+    ).source
+    assert "replaces" not in said

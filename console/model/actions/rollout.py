@@ -15,7 +15,7 @@ from console.guards.rollout import (
     largest_safe_batch_size,
 )
 from console.model.actions.form import Prefill, form_text
-from console.protocol import FleetSnapshot, Frame, RolloutMode, RolloutRequest, Source, Verdict
+from console.protocol import FleetSnapshot, Frame, RolloutMode, RolloutRequest, RolloutState, Source, Verdict
 
 #: The batch a form starts from when no earlier rollout says one (the outage seed's fleet restarted
 #: 30 of 480 at once; two at a time is the cautious start a small fleet can still take).
@@ -34,6 +34,11 @@ def rollout_prefill(
     rollout = frame.rollout if frame is not None else None
     usual = rollout.batch_size if rollout is not None and rollout.batch_size else USUAL_BATCH
     line = f"drain mode pauses at {configured_line(thresholds.cpu_pause_pct)}"
+    if rollout is not None and rollout.state is RolloutState.HALTED:
+        # The verdict's halted_rollout check says it too, but only after the form is filled in.
+        where = rollout.position()
+        where = f"at {where}" if where.startswith("batch") else where
+        line = f"replaces the rollout halted {where} (r resumes it instead); {line}"
     values = {
         "batch_size": str(usual),
         "interval_s": form_text(USUAL_INTERVAL_S),
