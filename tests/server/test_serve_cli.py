@@ -338,31 +338,3 @@ def test_sim_serve_refuses_an_audit_log_it_cannot_write_before_building_the_flee
     err = capsys.readouterr().err
     assert err.startswith("stormdeck: --audit-log: ") and said in err, err
     assert not (tmp_path / "missing").exists(), "the directory is not made for it"
-
-
-def test_the_bare_console_keeps_an_audit_log_of_its_own_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Review: `L` on bare `stormdeck` listed actions the operator never took — earlier runs' on other
-    simulated fleets, from the shared ~/.local/state/stormdeck/audit/demo.jsonl, by time of day with no
-    date. Each run of the demo is a fleet of its own: its server logs to a file in its private directory
-    (as drill mode's does: `test_drill_modes_child_server_keeps_an_audit_log_of_the_runs_own`)."""
-    from console.cli import embedded
-
-    made: list[dict[str, object]] = []
-
-    class Server:
-        url, token_path = "http://127.0.0.1:1", None
-
-        def __init__(self, scenario: str, **options: object) -> None:
-            made.append({"scenario": scenario, **options})
-
-        def __enter__(self) -> Server:
-            return self
-
-        def __exit__(self, *exc: object) -> None:
-            return None
-
-    monkeypatch.setattr(embedded, "EmbeddedServer", Server)
-    monkeypatch.setattr(embedded, "attach_console", lambda url, token_path: 0)
-    monkeypatch.setattr(embedded, "default_scenario", lambda: "demo")
-    assert embedded.run_embedded() == 0
-    assert made == [{"scenario": "demo", "overrides": [], "seed": None, "speed": 1.0, "own_audit_log": True}]
