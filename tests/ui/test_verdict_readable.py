@@ -279,20 +279,11 @@ async def test_at_80x24_a_start_over_a_halted_rollout_shows_what_it_drops_first(
     one's remaining batches): the confirm dialog's first page holds `halted_rollout` — its value and limit in
     words, no sign — and its whole reason, the only failing check on a calm fleet."""
     from console.guards import judge_rollout_start
-    from console.protocol import RolloutMode, RolloutRequest, RolloutState, RolloutStatus
 
     from ..guards.fleets import CAPACITY, fleet
+    from ..guards.test_rollout_replaces_halted import HALTED, REQUEST
 
-    halted = RolloutStatus(
-        state=RolloutState.HALTED,
-        mode=RolloutMode.DRAIN,
-        batch_size=2,
-        batch=3,
-        batches=16,
-        pause_reason="halted by operator",
-    )
-    request = RolloutRequest(batch_size=1, interval_s=90, mode=RolloutMode.DRAIN)
-    judged = judge_rollout_start(fleet(rollout=halted), CAPACITY, request)
+    judged = judge_rollout_start(fleet(rollout=HALTED), CAPACITY, REQUEST)
     assert judged.level is VerdictLevel.CONFIRM
     app = DialogApp(judged.model_copy(update={"confirm_token": "tok-1"}), title="rollout start")
     async with app.run_test(size=(80, 24)) as pilot:
