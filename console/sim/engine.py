@@ -20,6 +20,7 @@ import numpy as np
 
 from console.errors import InputError
 from console.figures import DrainInflow, HintedCloses, WithinHint
+from console.model.admission import settings_words
 from console.policies import Policy, make_policy
 from console.protocol import (
     AdmissionInForce,
@@ -677,8 +678,9 @@ class Simulation:
                     self.admission_by_node[i] = own
         self._event(
             "admission",
-            f"admission set: {settings.rate_per_s or '∞'}/s per node, "
-            f"ceiling {settings.max_connections or '∞'}"
+            # The whole setting, Retry-After too: the half of the seeds' fix that spreads the returning
+            # clients ("400.0/s per node, ceiling ∞" left it out).
+            f"admission set: {settings_words(settings)}"
             + (f" (on {', '.join(settings.nodes)})" if settings.nodes else ""),
             data=settings.model_dump(mode="json"),
         )
