@@ -366,7 +366,7 @@ class RateOverBaseline(Rule):
         floor_per_s: float,
         configured_per_s: float,
         describe: str,
-        advice: str = "",
+        advice: str | Callable[[Frame], str] = "",
     ) -> None:
         super().__init__(thresholds)
         self.name = name
@@ -399,8 +399,21 @@ class RateOverBaseline(Rule):
                 f"{self.describe} {count(rate_per_s)}/s, "
                 f"{beside_limit(rate_per_s / steady_per_s, self.multiple)}× the steady "
                 f"{count(steady_per_s)}/s "
-                f"(alarm at {self.multiple:g}×)." + (f" {self.advice}" if self.advice else ""),
+                f"(alarm at {self.multiple:g}×)." + (f" {advice}" if (advice := self._advice(frame)) else ""),
             )
+
+    def _advice(self, frame: Frame) -> str:
+        return self.advice(frame) if callable(self.advice) else self.advice
+
+
+def _ration_advice(frame: Frame) -> str:
+    """What a reconnect storm asks of the operator: rationing with admission — or, where admission already
+    rations them, to keep it (review: "Ration them with admission" for two minutes beside 250/s a node in
+    force, as if nothing had been done)."""
+    admission = frame.admission
+    if admission is not None and admission.rate_per_s is not None:
+        return "Admission is on: keep it."
+    return "Ration them with admission."
 
 
 class ResyncShare(Rule):
@@ -594,7 +607,7 @@ def build_rules(thresholds: Thresholds) -> list[Rule]:
             t.reconnect_floor_per_s,
             t.reconnect_baseline_per_s,
             "Reconnect attempts",
-            "Ration them with admission.",
+            _ration_advice,
         ),
         ResyncShare(t),
         RateOverBaseline(

@@ -773,3 +773,23 @@ def test_a_wave_of_a_few_hundred_still_reads_as_one() -> None:
     """Not too quiet to judge: a real wave of a small fleet — 300 clients back in one 100 ms bin over a
     trickle of 5 a bin — still fires."""
     assert "lockstep_waves" in first_fired(series(0, 8, attempts=one_wave(5, 300)))
+
+
+def test_under_admission_in_force_the_storm_is_not_told_to_ration_with_admission_again() -> None:
+    """Review (regional-outage drill): with admission at 250/s a node set, reconnect_rate_high kept saying
+    "Ration them with admission" for two minutes, as if nothing had been done. It says admission is
+    rationing them: keep it (its rate is in the admission panel; the line under the alarms has no room)."""
+    from console.protocol import AdmissionSettings
+
+    limited = AdmissionSettings(rate_per_s=250.0, burst=250, max_connections=None, retry_after_s=(1, 10))
+    frames = series(0, 200, admission=limited, **accepted(lambda t: 50_000.0 if t >= 60 else 1000.0))
+    engine = AlarmEngine()
+    for f in frames:
+        engine.update(f)
+    (storm,) = engine.active
+    assert storm.message.endswith("Admission is on: keep it."), storm.message
+    unlimited = series(0, 200, **accepted(lambda t: 50_000.0 if t >= 60 else 1000.0))
+    engine = AlarmEngine()
+    for f in unlimited:
+        engine.update(f)
+    assert engine.active[0].message.endswith("Ration them with admission."), engine.active[0].message
