@@ -17,8 +17,8 @@ from console.guards.fleet import ROTATION_MOVE
 from console.model.actions.form import Prefill, form_text
 from console.protocol import FleetSnapshot, Frame, Source
 
-#: The drain planner's `limited_by`, as the form says it (console.guards.drain._safe_rate): its names are
-#: the code's, and "limited by survivor_cpu" was read at 4 a.m.
+#: The drain planner's `limited_by`, as the form says it (console.guards.drain.rate.largest_safe_rate): its
+#: names are the code's, and "limited by survivor_cpu" was read at 4 a.m.
 PLAN_LIMITS = {
     "survivor_cpu": "the busiest survivor's CPU",
     "drain_pacing": "the survivors' spare admission",
