@@ -83,13 +83,14 @@ def judge(
 ) -> Verdict:
     """The guards' verdict on `action` (raises `InputError` when the action makes no sense now).
     `calm_baseline_per_s`: the steady attempts learned over the published frames (`FleetFeed.steady`), which
-    admission judges a limit by where the capacity record and the thresholds do not say the calm inflow, and
-    a drain its reconnects by (the reconnect alarm's baseline)."""
+    admission judges a limit by where the capacity record and the thresholds do not say the calm inflow."""
     request = action.request
     match action.kind:
         case ActionKind.DRAIN:
             assert isinstance(request, DrainRequest) and action.node_id is not None
-            return judge_drain(snapshot, capacity, action.node_id, request, thresholds, calm_baseline_per_s)
+            # Not `calm_baseline_per_s`: learned only after `baseline_learn_s`, it moved the reconnect line
+            # between the planner's pre-fill and this verdict (the planner's own 100/s judged typed, 110 > 100).
+            return judge_drain(snapshot, capacity, action.node_id, request, thresholds)
         case ActionKind.UNDRAIN:
             assert action.node_id is not None
             return judge_undrain(snapshot, action.node_id, thresholds)

@@ -137,8 +137,9 @@ def test_the_line_is_the_alarms_own_where_a_baseline_is_configured() -> None:
 def test_the_line_is_the_alarms_learned_baseline_where_the_fleet_api_has_learned_one() -> None:
     """The alarm learns its steady rate over calm seconds (185/s on graceful-drain); the backend's calm
     inflow is 166.7: judged by that, the guard's line was 1,667 against the alarm's 1,850 — every manual
-    drain during graceful-drain's own rollout failed it. The fleet API's learned level (`SteadyAttempts`,
-    as the admission guard takes it) is the alarm's line, for the planner and the guard alike."""
+    drain during graceful-drain's own rollout failed it. Given the learned level (`SteadyAttempts`), the
+    planner and the guard draw the alarm's line from it. (The server does not pass it yet: learned only after
+    `baseline_learn_s`, it moved the line between the planner's pre-fill and the verdict.)"""
     verdict = judge_drain(
         graceful(), GRACEFUL, "gw-010", drain(1000, 600, (1000, 11_000)), calm_baseline_per_s=185.0
     )

@@ -282,8 +282,7 @@ async def drain_plan(node_id: str, request: Request) -> DrainPlanResult:
     desk = desk_of(request)
     backend = _acting(request, "to plan with")
     snapshot = await backend.current_snapshot()
-    learned = desk.steady.level_per_s if desk.steady is not None else None  # the reconnect alarm's baseline
-    plan = plan_drain(snapshot, backend.capacity(), [node_id], desk.thresholds, learned)
+    plan = plan_drain(snapshot, backend.capacity(), [node_id], desk.thresholds)
     return DrainPlanResult(
         nodes=list(plan.node_ids),
         rate_per_s=plan.rate_per_s,
