@@ -230,7 +230,9 @@ def test_the_plan_never_fails_its_own_limits(fleet, capacity, data) -> None:
         "force_close_burst_per_s",
     }
     failed = {c.name for c in verdict.checks if not c.ok}
-    broken = [name for name in failed if name in limits]
+    # A limit with no line to draw is a note, not broken: `reconnect_rate_per_s` on a storm's second with no
+    # calm rate known (limit None, level ok) — found by hypothesis, a 3-node fleet refusing nearly all.
+    broken = [c.name for c in verdict.checks if not c.ok and c.name in limits and c.limit is not None]
     if plan.rate_per_s > 0:
         assert not broken and not [c for c in verdict.checks if c.name == "hint_window_ms" and not c.ok]
         # Nor its notes' lines: it takes no more of the fleet offline at once than connections_drop_pct,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from console.guards.capacity import FleetCapacity, NodeRoom, snapshot_room
 from console.guards.drain.hint import planned_hint_ms
 from console.guards.drain.leaving import force_closed, leaving_nodes
-from console.guards.drain.rate import planned_basis
+from console.guards.drain.rate import RateBasis, planned_basis
 from console.guards.fleet import FleetLoad, fleet_load
 from console.guards.reconnects import (
     ReconnectLine,
@@ -70,13 +70,8 @@ def plan_drain(
     nodes = leaving_nodes(snapshot, node_ids)
     load = fleet_load(snapshot, capacity, {n.id for n in nodes})
     line = reconnect_line(snapshot, capacity, load, t, calm_baseline_per_s)
-    basis = planned_basis(snapshot, load, nodes, capacity, t, line)
+    basis, hint_ms, deadline_s = planned_drain(snapshot, load, nodes, capacity, t, line)
     rate = basis.rate_per_s
-    hint_ms = planned_hint_ms(rate * len(nodes), t, capacity.hint_max_ms)
-    deadline_s = _plan_deadline_s(nodes, rate, hint_ms, load, capacity, t, line)
-    if deadline_s is None:  # not even the longest deadline empties the nodes at this rate
-        rate, deadline_s = 0.0, t.drain_window_s
-        hint_ms = planned_hint_ms(0.0, t, capacity.hint_max_ms)
     fullest = max(node.connections for node in nodes)
     duration_s = fullest / rate if rate > 0 else math.inf
     return DrainPlan(
@@ -92,6 +87,25 @@ def plan_drain(
         room_nodes=_room_nodes(snapshot_room(snapshot)),
         admission_limit_per_s=load.admission_limit_per_s,
     )
+
+
+def planned_drain(
+    snapshot: FleetSnapshot,
+    load: FleetLoad,
+    nodes: Sequence[NodeStatus],
+    capacity: FleetCapacity,
+    t: Thresholds,
+    line: ReconnectLine,
+) -> tuple[RateBasis, tuple[int, int], float]:
+    """The planner's rate (and what set it), hint window and deadline: `planned_basis`'s rate, or 0 where
+    not even the API's longest deadline empties the nodes at it. One answer for the plan and a verdict's
+    suggestion: the verdict suggested 0.125/s where the plan said no rate (found by hypothesis)."""
+    basis = planned_basis(snapshot, load, nodes, capacity, t, line)
+    hint_ms = planned_hint_ms(basis.rate_per_s * len(nodes), t, capacity.hint_max_ms)
+    deadline_s = _plan_deadline_s(nodes, basis.rate_per_s, hint_ms, load, capacity, t, line)
+    if deadline_s is None:  # not even the longest deadline empties the nodes at this rate
+        return replace(basis, rate_per_s=0.0), planned_hint_ms(0.0, t, capacity.hint_max_ms), t.drain_window_s
+    return basis, hint_ms, deadline_s
 
 
 def _plan_deadline_s(

@@ -10,7 +10,8 @@ from console.errors import InputError
 from console.guards.capacity import FleetCapacity, NodeRoom, planned_cpu_note, snapshot_room
 from console.guards.drain.hint import hint_window_needed_ms, offline_at_once_pct
 from console.guards.drain.leaving import force_closed, leaving_nodes
-from console.guards.drain.rate import largest_safe_rate, planned_basis
+from console.guards.drain.plan import planned_drain
+from console.guards.drain.rate import largest_safe_rate
 from console.guards.fleet import (
     ROTATION_MOVE,
     FleetLoad,
@@ -80,7 +81,7 @@ def judge_drain(
     safe_rate, safe_limited_by = largest_safe_rate(load, count, capacity, t, line)
     # What a refused drain is told to type: the planner's rate, not `safe_rate` on the pause line — typed
     # back seconds later on a live fleet, whose CPU moves a few points a second, that was refused again.
-    suggested = planned_basis(snapshot, load, nodes, capacity, t, line)
+    suggested, _, _ = planned_drain(snapshot, load, nodes, capacity, t, line)
     # Every check judges the request as sent (review: the burst read 0 beside 5,448 force-closed, judged at
     # the safe rate). The deadline's force-closed come back over the hint window on top of the paced
     # closes still coming back: the survivors' CPU and the fleet's reconnects are judged at that peak, so a
