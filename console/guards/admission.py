@@ -187,12 +187,9 @@ def _under_a_trickle(
     least = floor_per_s * share / nodes * NEARLY_ALL_REFUSED_SHARE  # a node
     if request_rate_per_s >= least:
         return None
-    return check(
-        "admission_rate_per_s",
+    return _closed_to_newcomers(
         request_rate_per_s,
         least,
-        bound="min",
-        fails_to=VerdictLevel.TYPED,
         why=f"no calm inflow is known — {why_unknown} — but steady attempts never count as fewer than the "
         f"reconnect floor's {floor_per_s:g}/s (reconnect_floor_per_s, as the attempts gauge counts them), and a "
         "limit under a tenth of the covered nodes' share of it refuses nearly every client",
@@ -253,17 +250,27 @@ def _closed_to_the_offline(
     if request_rate_per_s >= least:
         return None
     hours = offline * share / (request_rate_per_s * nodes) / 3600
-    return check(
-        "admission_rate_per_s",
+    return _closed_to_newcomers(
         request_rate_per_s,
         least,
-        bound="min",
-        fails_to=VerdictLevel.TYPED,
         why=f"no calm inflow is known, but the {offline:,} clients offline now need {needed:,.1f}/s a node to "
         f"come back within the {thresholds.drain_window_s:g} s drain window (interview seed); a tenth of "
         "that keeps them out ten windows",
         move=f": at {request_rate_per_s:g}/s a node they would take {hours:,.0f} h — raise rate_per_s to at "
         f"least {math.ceil(least * 10) / 10:g}/s a node",
+    )
+
+
+def _closed_to_newcomers(request_rate_per_s: float, least_per_s: float, why: str, move: str) -> Check:
+    """`admission_rate_per_s` under `least_per_s` a node, a limit that all but closes the fleet: typed."""
+    return check(
+        "admission_rate_per_s",
+        request_rate_per_s,
+        least_per_s,
+        bound="min",
+        fails_to=VerdictLevel.TYPED,
+        why=why,
+        move=move,
     )
 
 
