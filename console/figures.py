@@ -241,13 +241,15 @@ class WithinHint:
 
     def __init__(self) -> None:
         self._due: deque[float] = deque()  # clients not yet due back: [0] the next second, [1] the one after
+        #: The clients whose hint ran out in the second last added: back by design, each when told
+        #: (`Totals.hinted_returns_per_s`, which the reconnect_rate_high alarm leaves out of its attempts).
+        self.returned = 0.0
 
     def add(self, hinted: Iterable[HintedCloses] = ()) -> None:
         """One second's hinted closes (the forced ones are skipped); those due back by its end leave.
         Called every second, with none too: the window moves with the clock."""
         _spread_due(self._due, [closes for closes in hinted if not closes.forced])
-        if self._due:
-            self._due.popleft()
+        self.returned = self._due.popleft() if self._due else 0.0
 
     @property
     def clients(self) -> int:

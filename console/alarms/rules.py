@@ -10,7 +10,15 @@ from typing import ClassVar
 import numpy as np
 
 from console.alarms.base import AlarmName, FleetView, Reading, Rule, count, counts_apart
-from console.alarms.tracking import CalmBaseline, Onsets, Sustained, Window, calm_second, drop_pct
+from console.alarms.tracking import (
+    CalmBaseline,
+    Onsets,
+    Sustained,
+    Window,
+    calm_second,
+    drop_pct,
+    unhinted_attempts_per_s,
+)
 from console.figures import NAMED_NODES, beside_limit, first_named
 from console.guards.capacity import node_room, spare_admission_per_s
 from console.guards.rollout import HALTABLE, UNDRAINABLE
@@ -411,9 +419,16 @@ def _ration_advice(frame: Frame) -> str:
     rations them, to keep it (review: "Ration them with admission" for two minutes beside 250/s a node in
     force, as if nothing had been done)."""
     admission = frame.admission
-    if admission is not None and admission.rate_per_s is not None:
-        return "Admission is on: keep it."
-    return "Ration them with admission."
+    ration = (
+        "Admission is on: keep it."
+        if admission is not None and admission.rate_per_s is not None
+        else "Ration them with admission."
+    )
+    returned = frame.totals.hinted_returns_per_s or 0.0
+    if returned < 1:
+        return ration
+    # The drained clients back on their hint are not in the figure: said, so it adds up with the chart's.
+    return f"{count(returned)}/s more are drained clients back on their hint, not counted. {ration}"
 
 
 class ResyncShare(Rule):
@@ -602,7 +617,7 @@ def build_rules(thresholds: Thresholds) -> list[Rule]:
             t,
             AlarmName.RECONNECT_RATE_HIGH,
             Severity.CRITICAL,
-            lambda frame: frame.totals.attempts_per_s,
+            lambda frame: unhinted_attempts_per_s(frame.totals),
             t.reconnect_rate_multiple,
             t.reconnect_floor_per_s,
             t.reconnect_baseline_per_s,

@@ -90,6 +90,16 @@ CALM_UNACCEPTED_SHARE = 0.01
 CALM_UNACCEPTED_FLOOR_PER_S = 10.0
 
 
+def unhinted_attempts_per_s(totals: Totals) -> float:
+    """The attempts a reconnect storm is judged by: every attempt but those of the clients a paced drain
+    told when to come back, back as told (`Totals.hinted_returns_per_s`; all of them where a source does
+    not say). A drain at 167/s with a 1–30 s hint brings 167 reconnects/s, by design: counted, a perfect
+    graceful drain read "✖ reconnects 348 > 100/s" for 30 min and its drill's report asked for admission
+    (review). A deadline's forced closes, and any retry of a returning client, are still counted."""
+    returned = totals.hinted_returns_per_s or 0.0
+    return max(totals.attempts_per_s - returned, 0.0)
+
+
 def calm_second(totals: Totals, cpu_line_pct: float, hottest_cpu_pct: float = 0.0) -> bool:
     """Whether a second shows none of a storm's own marks: attempts left unaccepted — timed out, refused
     with a 503, or finding no node to answer (more than `CALM_UNACCEPTED_SHARE` of them) — or a node over
@@ -226,7 +236,7 @@ class SteadyAttempts:
         if isinstance(declared, int | float) and declared > 0:
             self.level_per_s = float(declared)
             return
-        attempts = totals.attempts_per_s
+        attempts = unhinted_attempts_per_s(totals)
         level = self._baseline.level_per_s
         storm = level is not None and attempts > max(level, self.floor_per_s) * self.storm_x
         calm = calm_second(totals, self.cpu_line_pct, hottest_cpu_pct)

@@ -85,6 +85,18 @@ class DrainedAway:
         self._kept = {key: due for key, due in self._kept.items() if due.end_s > at_s}
         return sum(due.away_at(at_s) for due in self._kept.values())
 
+    def accounts(self) -> dict[tuple[str, str], DueBack]:
+        """The accounts as they stand (each replaced, never changed, by `take`): what `returned` reads
+        a second later."""
+        return dict(self._kept)
+
+
+def returned(accounts: dict[tuple[str, str], DueBack], since_s: float, at_s: float) -> int:
+    """The clients the nodes' accounts (`DrainedAway.accounts`, as they stood at `since_s`) had due back
+    from `since_s` up to `at_s`: back on their hint. (A client closed since then and already due is left
+    out: a hint shorter than the second between two frames.)"""
+    return sum(due.away_at(since_s) - due.away_at(at_s) for due in accounts.values())
+
 
 #: States the controller shows for a node whose process does not answer (killed, or restarted by a rollout):
 #: it reports nothing, so the connections it held are lost.
@@ -104,7 +116,10 @@ class ClientFlow:
     connections_drop alarm counts them as held): as the nodes account for them (`DrainedAway`), and for a
     node that does not (an older one) from its drain's own running counts — its paced closes, `closed` −
     `forced` —, not the node's `closes_per_s`, which counts its lifetime closes and a deadline's forced
-    ones too. The controller cannot tell whether a client heeds its hint: every paced close counts."""
+    ones too. The controller cannot tell whether a client heeds its hint: every paced close counts.
+
+    And of those, the ones whose hint ran out in the last second (`Totals.hinted_returns_per_s`: the
+    reconnect_rate_high alarm leaves them out), from the same two sources."""
 
     def __init__(self) -> None:
         self.window = DrainInflow()
@@ -112,6 +127,11 @@ class ClientFlow:
         self.away = DrainedAway()
         self._held: dict[str, int] = {}
         self._paced: dict[str, tuple[float, int]] = {}  # a draining node → its drain's start, paced closes
+        # The nodes' accounts and their instant at the last second (`returned`), and the clients back on
+        # their hint in it (`Totals.hinted_returns_per_s`), modelled and accounted.
+        self._accounts_then: dict[tuple[str, str], DueBack] = {}
+        self._counted_at: float | None = None
+        self.returned_per_s = 0.0
 
     def observe(self, nodes: list[NodeStatus], totals: Totals, at_s: float | None = None) -> Totals:
         """One more second: `totals` (from `fold_totals`) with the lost connections among its
@@ -132,13 +152,24 @@ class ClientFlow:
         at_once = sum(n.drops_per_s + (n.closes_per_s if n.drain is None else 0.0) for n in nodes) + lost
         self.window.add(totals.accepts_per_s, at_once, hinted)
         self.within_hint.add(self._paced_closes(nodes))
+        self.returned_per_s = self.within_hint.returned
+        if at_s is not None:
+            if self._counted_at is not None:
+                self.returned_per_s += returned(self._accounts_then, self._counted_at, at_s)
+            self._accounts_then, self._counted_at = self.away.accounts(), at_s
         return self.as_it_stands(totals.model_copy(update={"disconnects_per_s": disconnects}), at_s)
 
     def as_it_stands(self, totals: Totals, at_s: float | None = None) -> Totals:
         """`totals` with the flow's figures as they stand (a frame or snapshot between two seconds), the
         nodes' accounts read at `at_s` (as `observe`)."""
         away = self.within_hint.clients + (self.away.clients(at_s) if at_s is not None else 0)
-        return totals.model_copy(update={"drain_inflow_ratio": self.ratio, "within_hint_clients": away})
+        return totals.model_copy(
+            update={
+                "drain_inflow_ratio": self.ratio,
+                "within_hint_clients": away,
+                "hinted_returns_per_s": round(self.returned_per_s, 1),
+            }
+        )
 
     def _paced_closes(self, nodes: list[NodeStatus]) -> list[HintedCloses]:
         """Each drain's paced closes since the last second, with its hint. A drain first seen already under

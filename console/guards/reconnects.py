@@ -4,15 +4,21 @@ A drain's closed clients come back over its hint window: once the first are back
 arrive as reconnects per second. What is left at the deadline is force-closed in one moment, each client
 told the same hint (both backends: the simulator's kernel closes them as it closes the paced ones, the
 gateway node with `plan.hint`), so the force-closed arrive spread over the same window, on top of the paced
-closes still coming back. The survivors' CPU and the fleet's reconnect rate are judged at that peak.
+closes still coming back. The survivors' CPU is judged at that peak.
+
+The reconnect alarm leaves out the drained clients back on their hint where the fleet says which they are
+(`Totals.hinted_returns_per_s`; both backends say): a paced drain with hints is no storm — the graceful-drain
+drill done right read "reconnects 348 > 100/s" for 30 min (review). Against its line a drain then adds only
+its deadline's force-closed (`ReconnectLine.added_per_s`); where a source does not say, every reconnect of
+it, as before.
 
 The reconnect_rate_high alarm (`console.alarms.rules.RateOverBaseline`) fires when the fleet's attempts per
 second stay over `reconnect_rate_multiple` × the steady rate it learned while calm (`CalmBaseline`), never
 counted under `reconnect_floor_per_s`. A guard has one snapshot, not the alarm's history: `steady_reconnects`
 takes the configured baseline where there is one (the alarm's own then), else the level the fleet API learned
 over its calm seconds as the alarm does (`SteadyAttempts`, given by the server), else the backend's calm inflow,
-else this second's attempts when the second is calm (`calm_second`, as the alarm learns), less the closes of
-the drains under way. Review: the planner offered graceful-drain 7,910 closes/s and the alarm fired 17 s
+else this second's attempts when the second is calm (`calm_second`, as the alarm learns), less the drained
+clients back on their hint (or, where a source does not say them, the closes of the drains under way). Review: the planner offered graceful-drain 7,910 closes/s and the alarm fired 17 s
 after it was applied ("16× the steady 185/s").
 """
 
@@ -21,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from console.alarms.tracking import calm_second
+from console.alarms.tracking import calm_second, unhinted_attempts_per_s
 from console.guards.capacity import FleetCapacity
 from console.guards.fleet import FleetLoad, max_serving_cpu_pct
 from console.guards.thresholds import Thresholds
@@ -65,11 +71,26 @@ class ReconnectLine:
         float  # reconnects per second before this drain: now, or the steady and the drains under way
     )
     source: str  # what the steady rate is, in words
+    # Whether a drain's paced closes count against the line: only where the fleet does not say which
+    # attempts are drained clients back on their hint (`Totals.hinted_returns_per_s` null), as the alarm
+    # then judges every attempt. Where it says, the alarm leaves them out (`unhinted_attempts_per_s`), and
+    # only a deadline's force-close counts.
+    paced_counted: bool = True
 
     def room_per_s(self) -> float | None:
         """Reconnects per second a drain may add under the line (below 0 when over it already); None when
         the line is unknown."""
         return None if self.line_per_s is None else self.line_per_s - self.before_per_s
+
+    def added_per_s(
+        self, closes_per_s: float, forced: int, deadline_s: float, hint_ms: tuple[float, float]
+    ) -> float:
+        """What a drain adds, at its peak, to the reconnects the alarm judges: its reconnects
+        (`peak_reconnects_per_s`) where paced closes count, else only its deadline's force-closed, back
+        over the hint window (`force_close_burst_per_s`; 0 with none left to force)."""
+        if self.paced_counted:
+            return peak_reconnects_per_s(closes_per_s, forced, deadline_s, hint_ms)
+        return force_close_burst_per_s(forced, hint_ms) if forced > 0 else 0.0
 
 
 def steady_reconnects(
@@ -91,6 +112,8 @@ def steady_reconnects(
         return capacity.steady_inflow_per_s, "the fleet's calm inflow"
     totals = snapshot.totals
     if calm_second(totals, thresholds.cpu_pause_pct, max_serving_cpu_pct(snapshot.nodes)):
+        if totals.hinted_returns_per_s is not None:
+            return unhinted_attempts_per_s(totals), "this calm second's attempts"
         return max(totals.attempts_per_s - load.drain_rate_per_s, 0.0), "this calm second's attempts"
     return None, ""
 
@@ -103,24 +126,28 @@ def reconnect_line(
     learned_per_s: float | None = None,
 ) -> ReconnectLine:
     """The alarm's line (`reconnect_rate_multiple` × the steady rate, the floor at least) and the fleet's
-    reconnects before the drain: this second's attempts, or the steady rate and the closes of the drains
-    under way where those are more (a drain's reconnects rise over its hint window: at its start they are
-    not in this second's attempts yet)."""
+    reconnects before the drain, as the alarm counts them. Where the fleet says which attempts are drained
+    clients back on their hint: the others, this second's (`unhinted_attempts_per_s`), or the steady rate
+    where that is more. Where it does not: this second's attempts, or the steady rate and the closes of the
+    drains under way where those are more (a drain's reconnects rise over its hint window: at its start
+    they are not in this second's attempts yet)."""
     steady, source = steady_reconnects(snapshot, capacity, load, thresholds, learned_per_s)
-    attempts = snapshot.totals.attempts_per_s
+    totals = snapshot.totals
+    paced_counted = totals.hinted_returns_per_s is None
+    attempts = totals.attempts_per_s if paced_counted else unhinted_attempts_per_s(totals)
     if steady is None:
-        return ReconnectLine(None, None, attempts, source)
+        return ReconnectLine(None, None, attempts, source, paced_counted)
     base = max(steady, thresholds.reconnect_floor_per_s)
-    before = max(attempts, steady + load.drain_rate_per_s)
-    return ReconnectLine(base, thresholds.reconnect_rate_multiple * base, before, source)
+    before = max(attempts, steady + (load.drain_rate_per_s if paced_counted else 0.0))
+    return ReconnectLine(base, thresholds.reconnect_rate_multiple * base, before, source, paced_counted)
 
 
 def reconnect_room_rate(line: ReconnectLine, count: int) -> float | None:
     """The largest per-node rate (3 significant figures, rounded down) whose closes, back as reconnects,
     keep the fleet's reconnects at or under the alarm's line; 0 when it is crossed already, None when the
-    line is unknown."""
+    line is unknown or a drain's paced closes do not count against it (`ReconnectLine.paced_counted`)."""
     room = line.room_per_s()
-    if room is None:
+    if room is None or not line.paced_counted:
         return None
     if room <= 0:
         return 0.0

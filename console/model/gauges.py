@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from console.alarms.tracking import unhinted_attempts_per_s
 from console.figures import beside_limit
 from console.model.history import ConnectionsChange, ConnectionsDrop, FleetModel
 from console.model.thresholds import GaugeThresholds, Level
@@ -160,7 +161,7 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
             brief=shorter[0] if shorter else "",
             fallbacks=tuple(shorter[1:]),
         )
-    attempts = _attempts_gauge(model, totals.attempts_per_s)
+    attempts = _attempts_gauge(model, totals)
     accepts = _accepts_gauge(totals, t, admission_sheds(frame))
     headroom = _headroom_gauge(frame, t)
     ratio = totals.drain_inflow_ratio
@@ -179,12 +180,15 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
     ]
 
 
-def _attempts_gauge(model: FleetModel, attempts_per_s: float) -> Gauge:
+def _attempts_gauge(model: FleetModel, totals: Totals) -> Gauge:
     """Attempts against the calm rate; with none learned, whether it is learning one or has seen no calm
-    second yet (a console attached mid-storm: the storm is no steady rate to judge it by)."""
+    second yet (a console attached mid-storm: the storm is no steady rate to judge it by). Judged, as the
+    reconnect_rate_high alarm judges them, beyond the drained clients back on their hint
+    (`unhinted_attempts_per_s`): a paced drain's reconnects are no storm, and the gauge said "35× steady"
+    in red beside a silent alarm. The value is every attempt; the detail says how many came back on a hint."""
     t = model.thresholds
     baseline = model.baseline_attempts_per_s
-    value = human_count(attempts_per_s)
+    value = human_count(totals.attempts_per_s)
     if baseline is None and not model.calm_seen:
         return Gauge(
             "attempts", "attempts/s", value, "no calm second to judge by", Level.UNKNOWN, brief="no calm yet"
@@ -198,13 +202,17 @@ def _attempts_gauge(model: FleetModel, attempts_per_s: float) -> Gauge:
             Level.UNKNOWN,
             brief="learning",
         )
-    times = attempts_per_s / baseline
+    times = unhinted_attempts_per_s(totals) / baseline
+    steady = f"{times:.1f}× steady ({human_count(baseline)}/s)"
+    returned = totals.hinted_returns_per_s or 0.0
+    on_hint = f"{human_count(returned)}/s on hint" if returned >= 1 else ""
     return Gauge(
         "attempts",
         "attempts/s",
         value,
-        f"{times:.1f}× steady ({human_count(baseline)}/s)",
+        f"{steady}, {on_hint}" if on_hint else steady,
         level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
+        wide=(f"{times_text(times)}× steady, {on_hint}", steady) if on_hint else (),
         brief=f"{times_text(times)}× steady",
     )
 

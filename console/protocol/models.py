@@ -158,6 +158,16 @@ class Totals(Record):
         "connections_drop alarm counts them as held. A deadline's forced closes are left out. 0 with no "
         "drain; null from a source that does not say",
     )
+    # Optional, added to v1 without a version change (an older server or recording leaves it null: the
+    # reconnect_rate_high alarm then judges every attempt, as before).
+    hinted_returns_per_s: float | None = Field(
+        default=None,
+        description="clients a drain closed at its pace whose reconnect hint ran out in this second "
+        "(expected, as `within_hint_clients`): back by design, each when the fleet told it, so the "
+        "reconnect_rate_high alarm leaves them out of the attempts it judges — a paced drain with hints is "
+        "no storm. A deadline's forced closes are left out. 0 with no drain; null from a source that does "
+        "not say",
+    )
     # Running counts (optional; added to v1 without a version change: a reader ignores what it does not
     # know, an older server or recording leaves them null). `<name>_total` counts what `<name>_per_s`
     # measures, every fleet second since the fleet started — the seconds a sped-up frame folds together

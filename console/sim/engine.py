@@ -294,6 +294,7 @@ class Simulation:
                     held,
                     draining,
                     self.within_hint.clients,
+                    self.within_hint.returned,
                 )
             )
             events = []

@@ -64,6 +64,7 @@ class SecondResult:
     connections_total: int = 0
     draining: bool = False  # any node draining (states do not change within a batch)
     within_hint: int = 0  # drained clients still within their reconnect hint (`WithinHint`)
+    hinted_returns: float = 0.0  # of those, the ones whose hint ran out this second (`WithinHint.returned`)
 
 
 @dataclass
@@ -224,6 +225,7 @@ def totals(sim: Simulation, result: SecondResult) -> Totals:
         abnormal_closes_per_s=float(f[k.OF_ABNORMAL]),
         max_cpu_pct=round(float(out[k.ON_CPU].max() * 100.0), 1) if n else 0.0,
         within_hint_clients=result.within_hint,
+        hinted_returns_per_s=round(result.hinted_returns, 1),
     )
 
 

@@ -132,7 +132,7 @@ def _plan_deadline_s(
     if (
         load.projected_cpu_pct(peak, capacity, t) <= t.cpu_pause_pct - t.drain_plan_cpu_margin_pct
         and force_close_burst_per_s(forced, hint_ms) <= load.spare_admission_per_s
-        and (room is None or peak <= room)
+        and (room is None or line.added_per_s(total, forced, window_s, hint_ms) <= room)
     ):
         return window_s
     deadline_s = float(math.ceil(max(node.connections for node in nodes) / rate_per_s))

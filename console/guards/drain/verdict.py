@@ -145,7 +145,15 @@ def judge_drain(
             + planned,
             move=_cpu_move(load, capacity, t, t.cpu_abort_pct, burst_moves if burst_sets_peak else ""),
         ),
-        _reconnect_check(line, peak_per_s, new_rate, load, t, fewer, widen),
+        _reconnect_check(
+            line,
+            line.added_per_s(new_rate, forced, request.deadline_s, request.hint_ms),
+            new_rate,
+            load,
+            t,
+            fewer,
+            widen,
+        ),
         check(
             "drain_pacing_per_s",
             load.drain_rate_per_s + new_rate,
@@ -277,18 +285,19 @@ def _cpu_why(cpu_pct: float, consequence: str, at_burst: bool) -> str:
 
 def _reconnect_check(
     line: ReconnectLine,
-    peak_per_s: float,
+    added_per_s: float,
     new_rate: float,
     load: FleetLoad,
     t: Thresholds,
     fewer: str,
     widen: str,
 ) -> Check:
-    """The fleet's reconnects once the drain's clients come back (`peak_per_s`, the deadline's burst
-    included) against the reconnect_rate_high alarm's line (`reconnect_line`): typed, as a drain over the
-    survivors' pause line is — the planner's 7,910 closes/s paged 17 s after it was applied (review). With
-    no steady rate to draw the line from, a note that says so."""
-    value = line.before_per_s + peak_per_s
+    """The fleet's reconnects, as the reconnect_rate_high alarm counts them, once the drain's clients come
+    back (`added_per_s`: `ReconnectLine.added_per_s` — the deadline's burst, and the paced closes where they
+    count) against its line (`reconnect_line`): typed, as a drain over the survivors' pause line is — the
+    planner's 7,910 closes/s paged 17 s after it was applied (review). With no steady rate to draw the line
+    from, a note that says so."""
+    value = line.before_per_s + added_per_s
     room = line.room_per_s()
     if line.line_per_s is None or line.steady_per_s is None or room is None:
         return note(
@@ -302,16 +311,23 @@ def _reconnect_check(
         )
     if room <= 0:  # over the line before a single close of this drain: no rate fits
         moves = [load.wait_for_drains() or "wait for the reconnects to fall"]
+    elif not line.paced_counted:  # only the deadline's burst counts: a slower drain leaves more to it
+        moves = ["lengthen the deadline", widen]
     else:
         moves = ["slow the drain", fewer] if new_rate > room else []
-        if peak_per_s > max(new_rate, room):
+        if added_per_s > max(new_rate, room):
             moves += ["lengthen the deadline", widen]
+    counted = (
+        "once this drain's clients are back"
+        if line.paced_counted
+        else "beyond the drained clients back on their hint, with this drain's deadline force-close"
+    )
     return check(
         "reconnect_rate_per_s",
         value,
         line.line_per_s,
         fails_to=VerdictLevel.TYPED,
-        why=f"reconnects/s once this drain's clients are back ({line.before_per_s:,.0f}/s before it) against "
+        why=f"reconnects/s {counted} ({line.before_per_s:,.0f}/s before it) against "
         f"reconnect_rate_high's line, {t.reconnect_rate_multiple:g}× the steady "
         f"{line.steady_per_s:,.0f}/s ({line.source})",
         move=_moves(moves),
