@@ -82,17 +82,21 @@ admission_strategy = st.builds(
 
 def snapshot_strategy(max_cpu_pct: float = 100.0, max_accepts_per_s: float = 5000.0) -> st.SearchStrategy:
     return st.builds(
-        lambda members, admission, headroom, rollout_state: snapshot(
+        lambda members, admission, headroom, rollout_state, returns: snapshot(
             members,
             admission=admission,
             rollout=RolloutStatus(state=rollout_state),
             headroom_pct=headroom,
             accepts_per_s=sum(m.accepts_per_s for m in members),
+            hinted_returns_per_s=returns,
         ),
         nodes_strategy(max_cpu_pct, max_accepts_per_s),
         admission_strategy,
         st.floats(-50, 100),
         st.sampled_from(list(RolloutState)),
+        # of the snapshot's 100 attempts/s, the drained clients back on their hint (None: not said — the
+        # drain guard then counts a paced drain's reconnects against the reconnect line)
+        st.none() | st.floats(0, 100),
     )
 
 
