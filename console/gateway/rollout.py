@@ -208,6 +208,7 @@ class Rollout:
             pause_reason=status.pause_reason,
             started_at_unix_s=_unix_s(status.started_at_s, clock_zero_unix_s),
             completed_at_unix_s=_unix_s(status.completed_at_s, clock_zero_unix_s),
+            halted_at_unix_s=_unix_s(status.halted_at_s, clock_zero_unix_s),
             draining=sorted(self._draining),
             restarting=sorted(self._restarting),
             restarted=sorted(self._restarted),
@@ -261,8 +262,11 @@ class Rollout:
         status.started_at_s = _fleet_s(record.started_at_unix_s, clock_zero_unix_s)
         status.completed_at_s = _fleet_s(record.completed_at_unix_s, clock_zero_unix_s)
         status.state = record.state
+        if record.state is RolloutState.HALTED:
+            status.halted_at_s = _fleet_s(record.halted_at_unix_s, clock_zero_unix_s)
         if record.unfinished:
             status.state, status.pause_reason = RolloutState.HALTED, reason
+            status.halted_at_s = rollout._clock()
         return rollout
 
     @property
@@ -301,6 +305,7 @@ class Rollout:
             return False
         if self.status.state is RolloutState.HALTED:
             self.status.state, self.status.pause_reason = RolloutState.RUNNING, None
+            self.status.halted_at_s = None
             self.on_change()
             return True
         raise NothingTo(ActionKind.ROLLOUT_RESUME, self.status)
@@ -348,8 +353,10 @@ class Rollout:
             self.status.state, self.status.completed_at_s = RolloutState.COMPLETED, self._clock()
         except RolloutHalted as halted:
             self.status.state, self.status.pause_reason = RolloutState.HALTED, str(halted)
+            self.status.halted_at_s = self._clock()
         except asyncio.CancelledError:
             self.status.state, self.status.pause_reason = RolloutState.HALTED, "halted by operator"
+            self.status.halted_at_s = self._clock()
             self.on_change()
             raise
         self.on_change()

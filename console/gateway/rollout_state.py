@@ -54,6 +54,8 @@ class RolloutRecord(BaseModel):
     # controller's file always has one, the time it was started.
     started_at_unix_s: float | None = None
     completed_at_unix_s: float | None = None
+    # When it was halted, while halted (an older controller's file has none).
+    halted_at_unix_s: float | None = None
     #: The batch under way, node by node: a drain sent and not yet seen drained; a restart command started
     #: whose outcome the controller did not see; a restart command that succeeded.
     draining: list[str] = Field(default_factory=list)

@@ -285,6 +285,13 @@ class RolloutStatus(Record):
         "paused; null otherwise, or from a source that does not say (a sped-up frame's alarms then date "
         "the pause to the frame's last second)",
     )
+    # Optional, added to v1 without a version change (an older server or recording leaves it null).
+    halted_at_s: float | None = Field(
+        default=None,
+        description="fleet time the rollout was halted (by the operator, or by itself: a node of its batch "
+        "put back in rotation, a restart that failed), while it is halted; null otherwise, or from a "
+        "source that does not say",
+    )
     unavailable: str | None = Field(
         default=None,
         description="why this fleet cannot start a rollout whatever the guards say (its nodes have no restart "

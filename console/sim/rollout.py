@@ -68,6 +68,7 @@ class RolloutController:
         self.completed_at_s: float | None = None
         self.pause_reason: str | None = None
         self.paused_at_s: float | None = None  # while auto-paused: a sped-up frame shows its last second only
+        self.halted_at_s: float | None = None  # while halted: since when, for the operator who comes to it
         self._hot_since_s: float | None = None
         self._undrained: set[int] = set()  # batch nodes put back in rotation before they drained
         #: "rollout started: …", held until the fleet second it starts: a scenario's rollout is scheduled
@@ -124,6 +125,7 @@ class RolloutController:
         self.completed_at_s = None
         self.pause_reason = None
         self.paused_at_s = None
+        self.halted_at_s = None
         self.state = RolloutState.RUNNING
         self.scripted = scripted
         asked = "" if drain_rate_per_s is None else f", draining at {drain_rate_per_s:g}/s per node"
@@ -151,6 +153,7 @@ class RolloutController:
             return
         self.state = RolloutState.HALTED
         self.paused_at_s = None
+        self.halted_at_s = self.sim.time_s
         if self._not_begun():
             # Halted before its start, it never starts by itself: said, so a halted scheduled rollout does
             # not read as one halted midway (the event said "after batch 0/16").
@@ -193,6 +196,7 @@ class RolloutController:
         self.scripted = False  # resumed by the operator: what its batches cut from here is their choice
         self.pause_reason = None
         self.paused_at_s = None
+        self.halted_at_s = None
         self.next_at_s = max(self.next_at_s, self.sim.time_s)
         if self._not_begun():
             self.sim._event("rollout", f"rollout resumed before its start: it starts at {self.next_at_s:g} s")
@@ -331,6 +335,7 @@ class RolloutController:
             starts_at_s=self.start_at_s if self._not_begun() and self.state in _MAY_START else None,
             completed_at_s=self.completed_at_s,
             paused_at_s=self.paused_at_s,
+            halted_at_s=self.halted_at_s,
             waiting_for=self.waiting_for(),
             drain_rate_per_s=self.drain_rate_per_s,
         )

@@ -215,12 +215,16 @@ async def test_halting_a_paused_rollout() -> None:
         lambda node_id: None,
         lambda node_id, request: None,
         {"a": "true", "b": "true"},
+        clock=lambda: 42.0,  # the fleet clock
     )
     running = asyncio.create_task(rollout.run())
     await wait_for(lambda: rollout.status.state is RolloutState.PAUSED, 5, "the pause")
+    assert rollout.status.halted_at_s is None
     running.cancel()
     await asyncio.gather(running, return_exceptions=True)
     assert rollout.status.state is RolloutState.HALTED and rollout.status.pause_reason == "halted by operator"
+    assert rollout.status.halted_at_s == 42.0  # since when, on the fleet clock
+    assert rollout.resume() and rollout.status.halted_at_s is None
 
 
 async def test_a_batch_node_back_in_rotation_halts_the_rollout_instead_of_waiting_out_the_drain() -> None:

@@ -242,10 +242,13 @@ def test_rollout_runs_batches_and_can_halt_and_resume() -> None:
     status = sim.rollout.status()
     assert status.state is RolloutState.RUNNING and status.batch == 2 and status.batches == 4
     sim.rollout.halt()
+    halted_at_s = sim.time_s
     for _ in range(20):
         sim.step()
     assert sim.rollout.status().batch == 2
+    assert sim.rollout.status().halted_at_s == halted_at_s  # since when, while halted
     sim.rollout.resume()
+    assert sim.rollout.status().halted_at_s is None
     for _ in range(40):
         sim.step()
     assert sim.rollout.status().state is RolloutState.COMPLETED

@@ -41,6 +41,18 @@ def test_the_rollout_panel_says_why_under_the_state_it_explains() -> None:
     assert why(RolloutState.ABORTED, "CPU > 80 % for 30 s") == "aborted: CPU > 80 % for 30 s"
 
 
+def test_a_halted_or_paused_rollout_says_since_when() -> None:
+    """An operator who comes to a halted rollout asks first how long it has stood still."""
+
+    def first(**fields) -> str:
+        return lines_of(rollout_text(RolloutStatus(batch=3, batches=8, **fields), None))[0]
+
+    assert "since 0:02:05" in first(state=RolloutState.HALTED, halted_at_s=125.0)
+    assert "since 0:01:40" in first(state=RolloutState.PAUSED, paused_at_s=100.0)
+    assert "since" not in first(state=RolloutState.HALTED)  # a source that does not say
+    assert "since" not in first(state=RolloutState.RUNNING, halted_at_s=125.0)
+
+
 def test_the_rollout_panel_says_in_one_line_when_this_fleet_cannot_roll_out() -> None:
     """`fleet up`'s nodes have no restart command: R refuses, and the panel says so before anyone presses it —
     from the typed reason, whatever the words say (they were searched for "restart" and "command")."""

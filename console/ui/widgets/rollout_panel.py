@@ -28,6 +28,7 @@ from console.protocol import (
     AdmissionInForce,
     AdmissionSettings,
     RolloutMode,
+    RolloutState,
     RolloutStatus,
     RolloutWait,
 )
@@ -36,11 +37,12 @@ from console.ui.words import fill, fit
 #: What an on-call operator can spare first when the panel is short (six lines at 80×24, where a wait of
 #: two lines dropped the admission's ceiling): each gives way, in this order, only while the panel is still
 #: too short — the window Retry-After is drawn from, the bucket's burst, the rollout's mode and the drain
-#: rate it asked for (one reading, "drain 10/s"; set with it, and R's form and the audit log say them), the connection ceiling, batch k of n. Never given way: the
+#: rate it asked for (one reading, "drain 10/s"; set with it, and R's form and the audit log say them), the
+#: connection ceiling, since when a halted or paused rollout stands still, batch k of n. Never given way: the
 #: rollout's state, what explains it (a pause reason, what it waits for, why it cannot run: cut, with "…",
 #: only once nothing else is left to give), the admission rate and the nodes it is set on (without them the
 #: rate reads as every node's).
-GIVES_WAY = ("retry_after", "burst", "mode", "ceiling", "batch")
+GIVES_WAY = ("retry_after", "burst", "mode", "ceiling", "since", "batch")
 
 
 class Reading(NamedTuple):
@@ -162,6 +164,11 @@ def _lines(
         lines.append([Reading("rollout  —")])
     else:
         first = [Reading("rollout", _BOLD), Reading(rollout.state_said())]
+        since = _stopped_since(rollout)
+        if since is not None:
+            # Since when it stands still: an operator who comes to a halted rollout at 4 a.m. asks first
+            # how long it has (the audit log had it; the panel said "halted" alone).
+            first.append(Reading(f"since {clock(since)}", gives_way="since"))
         if rollout.batches and not rollout.scheduled:  # (a scheduled one's batches are said with its start)
             first.append(Reading(rollout.position(), gives_way="batch"))
         if rollout.mode:
@@ -207,6 +214,15 @@ def _lines(
         ]
     )
     return lines
+
+
+def _stopped_since(rollout: RolloutStatus) -> float | None:
+    """When a halted or paused rollout stopped, where its source says (`halted_at_s`, `paused_at_s`)."""
+    if rollout.state is RolloutState.HALTED:
+        return rollout.halted_at_s
+    if rollout.state is RolloutState.PAUSED:
+        return rollout.paused_at_s
+    return None
 
 
 def _per_group(
