@@ -4,11 +4,17 @@ ceiling and the randomized Retry-After window (interview, sync-engine essay)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 
 from console.alarms.tracking import calm_second
 from console.errors import InputError
 from console.figures import beside_limit
-from console.guards.capacity import FleetCapacity, planned_cpu_note
+from console.guards.capacity import (
+    FleetCapacity,
+    handshakes_under_line_per_s,
+    node_cpu_demand_pct,
+    planned_cpu_note,
+)
 from console.guards.fleet import SERVING, find_nodes, pause_room_per_s
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import check, note, verdict
@@ -274,6 +280,96 @@ def _closed_to_newcomers(request_rate_per_s: float, least_per_s: float, why: str
     )
 
 
+def _moments(snapshot: FleetSnapshot, nodes: Sequence[NodeStatus]) -> Iterator[tuple[float, float]]:
+    """(connections held, attempts/s) of each node in rotation among `nodes` at the two moments a rate must
+    fit: now, refusing what of its attempts it does not admit; and once its share of the clients offline
+    is back and held, with none left to refuse. Between them the clients move from refused to held, and a
+    node's demand with them, so its highest is at one end (regional-outage at 550/s a node: 93 % at the
+    first refusals, 80 % at the last handshakes)."""
+    ready = sum(1 for node in snapshot.nodes if node.state is NodeState.READY)
+    coming_back = snapshot.totals.offline_clients / ready if ready else 0.0
+    for node in nodes:
+        if node.state is NodeState.READY:
+            yield node.connections, node.attempts_per_s
+            yield node.connections + coming_back, 0.0
+
+
+def rate_under_cpu_line_per_s(
+    snapshot: FleetSnapshot,
+    capacity: FleetCapacity,
+    thresholds: Thresholds | None = None,
+    nodes: Sequence[NodeStatus] | None = None,
+) -> float | None:
+    """The largest admission `rate_per_s` a node (to a tenth, rounded down: the rate a move names must pass)
+    at which every node in rotation among `nodes` (default: the fleet's) keeps its CPU demand at or under
+    the abort line (`cpu_abort_pct`, 80 %) at both `_moments`; None with no such node. What a node can take
+    is its CPU's, not its `handshakes_per_s`: holding its clients costs CPU too (regional-outage: 25 % to
+    hold 50,000, so 550/s of 1000 — the rate its briefing names)."""
+    t = thresholds or Thresholds()
+    rates = [
+        handshakes_under_line_per_s(capacity, t.cpu_abort_pct, connections, attempts_per_s)
+        for connections, attempts_per_s in _moments(snapshot, snapshot.nodes if nodes is None else nodes)
+    ]
+    # (rounded first: 55 ÷ 0.1 comes out a float's width under 550)
+    return math.floor(round(min(rates) * 10, 6)) / 10 if rates else None
+
+
+def _cpu_line_check(
+    snapshot: FleetSnapshot,
+    request_rate_per_s: float,
+    limit: float,
+    covered_ready: list[NodeStatus],
+    in_force: AdmissionInForce,
+    capacity: FleetCapacity,
+    thresholds: Thresholds,
+) -> Check:
+    """`rate_per_s` against `rate_under_cpu_line_per_s`: blocked where the nodes' CPU demand at it is over
+    100 % (they are pinned: handshakes queue and time out — regional-outage at 850/s a node, score 27),
+    typed where it is over the abort line only. Only a warning where every covered node runs a looser
+    limit now (shedding is the move: never held back), and where no rate keeps CPU under the line
+    (holding and refusing alone cross it: every rate would fail). `limit`: `rate_under_cpu_line_per_s`."""
+    line = thresholds.cpu_abort_pct
+    demand_pct = max(
+        node_cpu_demand_pct(
+            capacity, connections, request_rate_per_s, max(attempts - request_rate_per_s, 0.0)
+        )
+        for connections, attempts in _moments(snapshot, covered_ready)
+    )
+    why = (
+        "a node admitting rate_per_s handshakes a second, holding its connections (its share of the clients "
+        "offline too, once they are back) and refusing the rest, must keep its CPU demand under the abort "
+        f"line, cpu_abort_pct (outage seed){planned_cpu_note(capacity)}"
+    )
+    if limit <= 0:
+        return note(
+            "rate_under_cpu_line_per_s",
+            request_rate_per_s,
+            0.0,
+            ok=False,
+            why=why,
+            move=f": no rate_per_s keeps CPU under {line:g} % — holding and refusing alone put a node over "
+            "it; shed load with admission and add capacity",
+        )
+    over = " (over capacity: handshakes queue and time out)" if demand_pct > 100 else ""
+    tightening = all(
+        (running := in_force.for_node(node.id).rate_per_s) is not None and running >= request_rate_per_s
+        for node in covered_ready
+    )
+    if tightening:
+        level = VerdictLevel.OK
+    else:
+        level = VerdictLevel.BLOCKED if demand_pct > 100 else VerdictLevel.TYPED
+    return check(
+        "rate_under_cpu_line_per_s",
+        request_rate_per_s,
+        limit,
+        fails_to=level,
+        why=why,
+        move=f": at rate_per_s {request_rate_per_s:g}/s a node its CPU reaches {demand_pct:,.0f} %{over}; "
+        f"lower rate_per_s — ≤ {limit:g}/s a node keeps CPU under {line:g} %",
+    )
+
+
 def _per_node(total_per_s: float, nodes: int) -> float:
     """`total_per_s` shared by `nodes`, rounded up to a tenth: the rate a move names must pass, not fall
     a rounding short of the check's limit."""
@@ -300,6 +396,12 @@ def judge_admission(
     ready = [node for node in snapshot.nodes if node.state is NodeState.READY]
     covered_ready = [node for node in covered if node.state is NodeState.READY]
     share = len(covered_ready) / len(ready) if ready else 0.0
+    # Against what each covered node runs: a fleet-wide 900/s read as no change against the fleet's 900/s
+    # while it lifted two nodes' own 5/s (found in review).
+    in_force = AdmissionInForce.of(snapshot) or AdmissionInForce(snapshot.admission)
+    cpu_line_per_s = (
+        rate_under_cpu_line_per_s(snapshot, capacity, t, covered_ready) if capacity is not None else None
+    )
     checks = []
     if request.rate_per_s is not None:
         # A drain's clients come back through admission too: graceful-drain's rollout draining 2 nodes at
@@ -309,6 +411,12 @@ def judge_admission(
                 snapshot, request.rate_per_s, len(covered_ready), share, capacity, t, calm_baseline_per_s
             )
         )
+        if capacity is not None and cpu_line_per_s is not None:
+            checks.append(
+                _cpu_line_check(
+                    snapshot, request.rate_per_s, cpu_line_per_s, covered_ready, in_force, capacity, t
+                )
+            )
     if request.max_connections is not None:
         held = [node.connections for node in covered_ready]
         checks.append(
@@ -346,9 +454,6 @@ def judge_admission(
             move=f": widen retry_after_s to at least {t.retry_after_window_min_s:g} s between its ends",
         )
     )
-    # Against what each covered node runs: a fleet-wide 900/s read as no change against the fleet's 900/s
-    # while it lifted two nodes' own 5/s (found in review).
-    in_force = AdmissionInForce.of(snapshot) or AdmissionInForce(snapshot.admission)
     loosening = any(_loosens(request, in_force.for_node(node.id)) for node in covered) or (
         not covered and _loosens(request, snapshot.admission)
     )
@@ -374,6 +479,8 @@ def judge_admission(
         "drain_closes_per_s": drain_closes_per_s(snapshot, capacity, t, calm_baseline_per_s),
         "refused_backlog_per_s": refused_backlog_per_s(snapshot),
     }
+    if capacity is not None:
+        projections["rate_under_cpu_line_per_s"] = cpu_line_per_s
     ended = sum(1 for node in snapshot.nodes if in_force.overridden(node.id))
     if request.nodes is None and ended:
         projections["overrides_ended"] = ended  # the nodes a fleet-wide change takes off their own settings

@@ -41,6 +41,11 @@ class FleetCapacity:
         a measurement (a controller whose nodes file has no `[capacity] handshakes_per_s`): the guards' CPU
         projections say so (`planned_cpu_note`). An admission `rate_per_s` is never taken for the ceiling:
         it is a limit the operator set, and the guards read it from the snapshot's admission.
+    cpu_pct_per_connection: CPU points one node spends holding one connection (the simulator:
+        `nodes.hold_cpu_pct_at_capacity` ÷ `nodes.capacity_connections`); 0 when the backend does not know
+        (holding is then left out of `node_cpu_demand_pct`).
+    cpu_pct_per_reject_per_s: CPU points one node spends per refusal per second (the simulator: its
+        `nodes.reject_cost` share of a handshake's); 0 when the backend does not know.
     """
 
     handshakes_per_s: float
@@ -54,6 +59,8 @@ class FleetCapacity:
     restart_s: float = 0.0
     hint_max_ms: int = 0
     handshakes_planned: bool = False
+    cpu_pct_per_connection: float = 0.0
+    cpu_pct_per_reject_per_s: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("handshakes_per_s", "cpu_pct_per_handshake_per_s", "connections_per_node"):
@@ -67,6 +74,8 @@ class FleetCapacity:
             "batch_drain_deadline_s",
             "restart_s",
             "hint_max_ms",
+            "cpu_pct_per_connection",
+            "cpu_pct_per_reject_per_s",
         ):
             if not getattr(self, name) >= 0:
                 raise InputError(name, getattr(self, name), "a number ≥ 0")
@@ -82,6 +91,38 @@ def planned_cpu_note(capacity: FleetCapacity) -> str:
         f"; CPU projected from a planning figure ({capacity.handshakes_per_s:g} handshakes/s a node, "
         "not measured: set [capacity] handshakes_per_s)"
     )
+
+
+def node_cpu_demand_pct(
+    capacity: FleetCapacity, connections: float, handshakes_per_s: float, rejects_per_s: float = 0.0
+) -> float:
+    """One node's CPU demand in % of its capacity — over 100, handshakes queue and time out — as the
+    simulator's node model costs it (console/sim/kernel.py: held connections, completed handshakes,
+    refusals): what the admission guard projects a `rate_per_s` with."""
+    return (
+        connections * capacity.cpu_pct_per_connection
+        + handshakes_per_s * capacity.cpu_pct_per_handshake_per_s
+        + rejects_per_s * capacity.cpu_pct_per_reject_per_s
+    )
+
+
+def handshakes_under_line_per_s(
+    capacity: FleetCapacity, line_pct: float, connections: float, attempts_per_s: float = 0.0
+) -> float:
+    """The most handshakes per second a node holding `connections` completes with its CPU demand at
+    `line_pct`, refusing what of `attempts_per_s` it does not complete: `node_cpu_demand_pct` turned round;
+    0 where holding and refusing alone reach the line. A refusal costs no more than a handshake (the
+    scenario schema's `reject_cost` ≤ 1), so the fewer completed, the lower the demand."""
+    handshake = capacity.cpu_pct_per_handshake_per_s
+    room_pct = line_pct - connections * capacity.cpu_pct_per_connection
+    rate = room_pct / handshake
+    if rate > attempts_per_s:  # every attempt completed: none refused
+        return rate
+    # Below the attempts each handshake more is one refusal fewer.
+    saved = handshake - capacity.cpu_pct_per_reject_per_s
+    if saved <= 0:
+        return 0.0
+    return max((room_pct - attempts_per_s * capacity.cpu_pct_per_reject_per_s) / saved, 0.0)
 
 
 @dataclass(frozen=True)

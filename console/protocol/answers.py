@@ -167,6 +167,13 @@ class CapacityRecord(Record):
         "CPU projections from it are estimates (a controller whose nodes file has no [capacity] "
         "handshakes_per_s)",
     )
+    # Optional, added to v1 without a version change (0 from an older server or a real fleet's controller).
+    cpu_pct_per_connection: float = Field(
+        default=0.0, description="CPU points a node spends holding one connection; 0: unknown"
+    )
+    cpu_pct_per_reject_per_s: float = Field(
+        default=0.0, description="CPU points a node spends per refusal (503) per second; 0: unknown"
+    )
 
 
 class ThresholdValue(Record):

@@ -243,7 +243,8 @@ def max_nodes_of(simulation: Simulation) -> int:
 
 def capacity_of(simulation: Simulation) -> FleetCapacity:
     """The guards' capacity record from the scenario's node model: a handshake costs 1 ÷ handshakes_per_s
-    of a node's CPU second (the kernel's FF_HS_COST); calm inflow is churn plus scheduled lifetimes; the
+    of a node's CPU second (the kernel's FF_HS_COST), a held connection hold_cpu_pct_at_capacity ÷
+    capacity_connections (FF_HOLD_COST), a refusal reject_cost of a handshake (FF_REJ_COST); calm inflow is churn plus scheduled lifetimes; the
     fleet can grow into the nodes the engine preallocated, less those a scheduled `add_nodes` will take,
     each ready after `nodes.provisioning_s`; a rollout batch drains as `_start_batch` drains it and a node
     restarts in `nodes.restart_s`."""
@@ -259,6 +260,8 @@ def capacity_of(simulation: Simulation) -> FleetCapacity:
         handshakes_per_s=nodes.handshakes_per_s,
         cpu_pct_per_handshake_per_s=100.0 / nodes.handshakes_per_s,
         connections_per_node=nodes.capacity_connections,
+        cpu_pct_per_connection=nodes.hold_cpu_pct_at_capacity / nodes.capacity_connections,
+        cpu_pct_per_reject_per_s=nodes.reject_cost * 100.0 / nodes.handshakes_per_s,
         steady_inflow_per_s=inflow_per_s,
         max_nodes=max_nodes_of(simulation),
         provisioning_s=nodes.provisioning_s,

@@ -534,6 +534,9 @@ async def test_the_capacity_record_is_what_the_guards_judge_with(acting: Acting)
         "restart_s": capacity.restart_s,
         "hint_max_ms": acting.simulation.hint_max_ms,
         "handshakes_planned": False,  # the simulator knows its nodes' ceiling
+        # What holding a connection and refusing one cost: the admission guard's CPU line.
+        "cpu_pct_per_connection": capacity.cpu_pct_per_connection,
+        "cpu_pct_per_reject_per_s": capacity.cpu_pct_per_reject_per_s,
     }
     assert record["max_nodes"] > 0 and record["connections_per_node"] > 0
 

@@ -9,6 +9,8 @@ a node of 1000 handshakes/s takes 550/s, not 1000."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from console.guards import FleetCapacity, judge_admission
 from console.guards.admission import rate_under_cpu_line_per_s
@@ -123,3 +125,40 @@ def test_a_record_without_holding_and_refusal_costs_judges_handshakes_alone() ->
     """A real fleet's controller knows handshakes_per_s only: the line is 80 % of it (2,000/s at 0.02 CPU
     points each: 4,000/s), and the planning figure is said where it is one."""
     assert rate_under_cpu_line_per_s(held(), CAPACITY) == 4_000.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    handshake_pct=st.floats(1e-3, 1),
+    reject_share=st.floats(0, 1),  # the scenario schema's reject_cost range: a refusal costs ≤ a handshake
+    connection_pct=st.floats(0, 1e-2),
+    connections=st.integers(0, 200_000),
+    attempts_per_s=st.floats(0, 50_000),
+    line_pct=st.floats(1, 100),
+)
+def test_the_rate_under_the_line_is_the_largest_that_stays_under_it(
+    handshake_pct: float,
+    reject_share: float,
+    connection_pct: float,
+    connections: int,
+    attempts_per_s: float,
+    line_pct: float,
+) -> None:
+    capacity = FleetCapacity(
+        handshakes_per_s=100 / handshake_pct,
+        cpu_pct_per_handshake_per_s=handshake_pct,
+        connections_per_node=80_000,
+        cpu_pct_per_connection=connection_pct,
+        cpu_pct_per_reject_per_s=reject_share * handshake_pct,
+    )
+
+    def demand(rate: float) -> float:
+        return node_cpu_demand_pct(capacity, connections, rate, max(attempts_per_s - rate, 0.0))
+
+    rate = handshakes_under_line_per_s(capacity, line_pct, connections, attempts_per_s)
+    assert rate >= 0
+    if rate > 0:
+        assert demand(rate) == pytest.approx(line_pct, rel=1e-6, abs=1e-6)
+        assert demand(rate * 1.01 + 1e-3) > line_pct or demand(rate * 1.01 + 1e-3) == pytest.approx(line_pct)
+    else:  # nothing admitted is already at or over the line
+        assert demand(0.0) >= line_pct - 1e-6

@@ -604,6 +604,12 @@ ADMISSION_HOLDS_BACK = [
         AdmissionRequest(rate_per_s=None),
         "smaller steps",
     ),
+    (
+        "rate_under_cpu_line_per_s",
+        fleet(),
+        AdmissionRequest(rate_per_s=850),
+        "lower rate_per_s — ≤ 800/s a node keeps CPU under 80 %",
+    ),
 ]
 
 
