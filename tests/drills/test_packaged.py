@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from console.drills.headless import drill_scenario
+from console.drills.headless import drill_scenario, run_headless
 from console.drills.schema import hints_due, list_drills, load_drill
 from console.drills.script import load_script
 
@@ -49,6 +49,17 @@ def test_every_drill_has_an_example_script_that_parses(name: str) -> None:
     assert scripts, f"no docs/drills/examples/{name}-*.toml"
     for path in scripts:
         load_script(path, drill)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda path: path.stem)
+def test_every_example_scripts_actions_pass_the_guards(path: Path) -> None:
+    """An example is a lesson: its actions are applied, not refused. gitlab-reset-burst's 5/s a pod (of the
+    6/s a pod handshakes on an idle CPU) was blocked once the admission guard judged a rate against the
+    CPU a pod has left holding its sessions (3.5/s under 80 %)."""
+    name = next(name for name in NAMES if path.stem.startswith(f"{name}-"))
+    drill = load_drill(name)
+    run = run_headless(drill, load_script(path, drill))
+    assert [(a.action, a.outcome) for a in run.actions if a.outcome != "applied"] == []
 
 
 def test_human_times_map_to_fleet_seconds() -> None:
