@@ -164,20 +164,36 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
     attempts = _attempts_gauge(model, totals)
     accepts = _accepts_gauge(totals, t, admission_sheds(frame))
     headroom = _headroom_gauge(frame, t)
-    ratio = totals.drain_inflow_ratio
-    drain = Gauge(
-        "drain_inflow",
-        "drain÷inflow",
-        "—" if ratio is None else beside_limit(ratio, t.drain_inflow_crit, 2),
-        # (None: fewer clients flowed in over the window than `figures.DRAIN_INFLOW_MIN_CLIENTS`)
-        "too few to judge" if ratio is None else f"kill switch {t.drain_inflow_crit:.1f}",
-        Level.OK if ratio is None else level_at_most(ratio, t.drain_inflow_warn, t.drain_inflow_crit),
-        brief="too few" if ratio is None else f"kill at {t.drain_inflow_crit:.1f}",
-    )
+    drain = _drain_inflow_gauge(totals.drain_inflow_ratio, model.drain_inflow_under_s, t)
     return [
         replace(gauge, short_label=SHORT_LABELS[gauge.key])
         for gauge in (conn, attempts, accepts, headroom, drain)
     ]
+
+
+def _drain_inflow_gauge(ratio: float | None, under_s: float | None, t: GaugeThresholds) -> Gauge:
+    """Drain ÷ inflow against the kill switch, critical at once as its alarm; losing ground (under the
+    warning line) warns once held as long as drain_inflow_losing holds it (`FleetModel.drain_inflow_under_s`),
+    and says how long it has held until then — a steady fleet's ratio is under 1 half its seconds by
+    chance (its churn comes back as fast as it leaves only on average), and read "▲ 0.99" with no alarm."""
+    if ratio is None:  # fewer clients flowed in over the window than `figures.DRAIN_INFLOW_MIN_CLIENTS`
+        return Gauge("drain_inflow", "drain÷inflow", "—", "too few to judge", Level.OK, brief="too few")
+    value = beside_limit(ratio, t.drain_inflow_crit, 2, also=[t.drain_inflow_warn])
+    kill = (f"kill switch {t.drain_inflow_crit:.1f}", f"kill at {t.drain_inflow_crit:.1f}")
+    if ratio < t.drain_inflow_crit or under_s is None:
+        level = Level.CRITICAL if ratio < t.drain_inflow_crit else Level.OK
+        return Gauge("drain_inflow", "drain÷inflow", value, kill[0], level, brief=kill[1])
+    under = f"under {t.drain_inflow_warn:g} for {under_s:.0f} s"
+    losing = under_s >= t.drain_inflow_losing_for_s
+    return Gauge(
+        "drain_inflow",
+        "drain÷inflow",
+        value,
+        f"losing ground: {under}" if losing else f"{under} (alarm at {t.drain_inflow_losing_for_s:.0f} s)",
+        Level.WARNING if losing else Level.OK,
+        wide=(under,),
+        brief=f"<{t.drain_inflow_warn:g} for {under_s:.0f} s",
+    )
 
 
 def _attempts_gauge(model: FleetModel, totals: Totals) -> Gauge:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from console.alarms.tracking import SteadyAttempts, drop_pct
+from console.alarms.tracking import SteadyAttempts, Sustained, drop_pct
 from console.model.alarms import Acknowledgements, AlarmLog, AlarmSource
 from console.model.drain_seen import DrainSeen
 from console.model.link import LinkState, LinkStatus, Malformed, StreamItem
@@ -118,6 +118,10 @@ class FleetModel:
         self.lockstep: float | None = None  # None: not measured (too quiet, or too few bins yet)
         self.baseline_attempts_per_s: float | None = None  # None while still learning it
         self._baseline = self._new_baseline()
+        #: Seconds drain ÷ inflow has been under its losing line without a break (None: it is not), as the
+        #: drain_inflow_losing alarm times it: a second too few to judge breaks it (`_update_losing`).
+        self.drain_inflow_under_s: float | None = None
+        self._losing = Sustained()
         self.node_rows: dict[str, int] = {}
         self.nodes: dict[str, NodeStatus] = {}
         #: Each node's latest drain as seen, kept after it goes: a cancelled one's count (`drain_seen`).
@@ -162,6 +166,7 @@ class FleetModel:
         if restarted:
             self.last_seq = None  # a new history: its seqs start over, and so does its clock
             self._baseline = self._new_baseline()
+            self._losing = Sustained()
         self.epoch = hello.epoch
 
     def mark_gap(self) -> None:
@@ -178,6 +183,7 @@ class FleetModel:
             self.epoch = frame.epoch
             self.last_seq = None
             self._baseline = self._new_baseline()
+            self._losing = Sustained()
         if self.last_seq is not None:
             if frame.seq <= self.last_seq:
                 # A replayed frame we already hold — unless they keep coming: then the server restarted
@@ -202,6 +208,7 @@ class FleetModel:
         self._apply_waves(frame)
         self._apply_nodes(frame, readings)
         self._update_baseline(frame, readings)
+        self._update_losing(frame)
         if self.alarm_source is not None:
             self.alarms.update(self.alarm_source(frame, readings), frame.time_s)
 
@@ -254,6 +261,16 @@ class FleetModel:
         storm line, never below the floor."""
         self._baseline.observe(frame.time_s, frame.totals, max(readings.cpu_pct, default=0.0))
         self.baseline_attempts_per_s = self._baseline.level_per_s
+
+    def _update_losing(self, frame: Frame) -> None:
+        """Times drain ÷ inflow under its losing line second by second, a sped-up frame's folded seconds
+        too (`Frame.seconds`), as the alarm judges them: its gauge warns when the alarm would, not on one
+        second's dip — a steady fleet's churn comes back as fast as it leaves only on average, and read
+        "▲ 0.99" half its seconds (graceful-drain before its rollout)."""
+        line = self.thresholds.drain_inflow_warn
+        for time_s, totals in frame.seconds() or [(frame.time_s, frame.totals)]:
+            ratio = totals.drain_inflow_ratio
+            self.drain_inflow_under_s = self._losing.update(time_s, ratio is not None and ratio < line)
 
     @property
     def calm_seen(self) -> bool:

@@ -39,6 +39,8 @@ class GaugeThresholds:
     # Sync-engine essay: drain÷inflow < 1 is losing ground; 0.6 is the kill switch.
     drain_inflow_warn: float = 1.0
     drain_inflow_crit: float = 0.6
+    # Under the warning line this long is losing ground: the drain_inflow_losing alarm's time.
+    drain_inflow_losing_for_s: float = 60.0
     # Outage seed: abort criterion, any surviving node above 80 % CPU; rollout pauses at 75 %.
     cpu_warn_pct: float = 75.0
     cpu_crit_pct: float = 80.0
@@ -79,6 +81,7 @@ class GaugeThresholds:
             headroom_crit_pct=shared.headroom_min_pct,
             drain_inflow_warn=shared.drain_inflow_losing_ratio,
             drain_inflow_crit=shared.drain_inflow_kill_ratio,
+            drain_inflow_losing_for_s=shared.drain_inflow_losing_for_s,
             cpu_warn_pct=shared.cpu_pause_pct,
             cpu_crit_pct=shared.cpu_abort_pct,
             lockstep_index_max=shared.lockstep_index_max,
