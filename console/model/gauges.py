@@ -310,22 +310,33 @@ def _headroom_gauge(frame: Frame, t: GaugeThresholds) -> Gauge:
     regional-outage drill read "✓ 97 %" with every node at 100 %, handshaking and timing out). The mean CPU,
     as headroom is the fleet's; the node table and the cpu alarms say the hottest."""
     in_rotation = [node.cpu_pct for node in frame.nodes if node.state.in_rotation]
+    room_pct = frame.totals.headroom_pct
+    cpu_pct = sum(in_rotation) / len(in_rotation) if in_rotation else 0.0
+    by_cpu = bool(in_rotation) and 100.0 - cpu_pct < room_pct
+    if by_cpu:
+        room_pct = 100.0 - cpu_pct
+    level = level_at_most(room_pct, t.headroom_warn_pct, t.headroom_crit_pct)
+    # Both lines said, as the drain gauge says its kill switch: yellow at 42 % beside "budget 35 %" alone
+    # left the operator guessing why (trainee reviewer); where only one fits, the one that set the colour.
+    warn, crit = f"{t.headroom_warn_pct:.0f}", f"{t.headroom_crit_pct:.0f}"
+    lines, lines_wide = f"warn {warn} % · budget {crit} %", f"warn {warn}, budget {crit} %"  # (20: 120 cols)
+    line = f"under {warn} %" if level is Level.WARNING else f"budget {crit} %"
+    cpu = f"CPU {cpu_pct:.0f} %"
     if not in_rotation:
         # With nothing in rotation headroom is 0 (`figures.headroom_pct`): no room because there is nowhere
         # to send a client, not a full fleet — the gauge says which.
-        room_pct, detail, brief = frame.totals.headroom_pct, "no node in rotation", "none ready"
+        detail, wide, brief = "no node in rotation", (), "none ready"
+    elif by_cpu:
+        detail, wide, brief = f"{cpu} · {lines}", (f"{cpu} · {lines_wide}", f"{cpu} · {line}"), cpu
     else:
-        cpu_pct = sum(in_rotation) / len(in_rotation)
-        room_pct, detail, brief = frame.totals.headroom_pct, f"budget {t.headroom_crit_pct:.0f} %", ""
-        if 100.0 - cpu_pct < room_pct:
-            room_pct = 100.0 - cpu_pct
-            detail, brief = f"CPU {cpu_pct:.0f} % · {detail}", f"CPU {cpu_pct:.0f} %"
+        detail, wide, brief = lines, (lines_wide,), line
     return Gauge(
         "headroom",
         "headroom",
-        f"{beside_limit(room_pct, t.headroom_crit_pct)} %",
+        f"{beside_limit(room_pct, t.headroom_crit_pct, also=[t.headroom_warn_pct])} %",
         detail,
-        level_at_most(room_pct, t.headroom_warn_pct, t.headroom_crit_pct),
+        level,
+        wide=wide,
         brief=brief,
     )
 

@@ -40,7 +40,7 @@ def test_headroom_is_the_room_the_cpu_leaves_when_that_is_less() -> None:
     assert "CPU 100 %" in headroom.detail and headroom.brief == "CPU 100 %"
     # a calm fleet at 30 % CPU keeps its connection headroom, said as before
     calm = gauges_after({"headroom_pct": 50.0})["headroom"]
-    assert (calm.value, calm.detail) == ("50 %", "budget 35 %")
+    assert (calm.value, calm.detail, calm.brief) == ("50 %", "warn 50 % · budget 35 %", "budget 35 %")
 
 
 def test_timeouts_under_a_worse_503_share_come_second() -> None:

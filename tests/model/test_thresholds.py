@@ -45,7 +45,7 @@ def gauges_at(**totals) -> dict:
 def test_a_gauge_under_its_line_never_shows_the_line() -> None:
     """User pass: the gauge read "✖ 35 %" against "budget 35 %" at 34.6 %."""
     headroom = gauges_at(headroom_pct=34.6)["headroom"]
-    assert (headroom.value, headroom.detail, headroom.level) == ("34.6 %", "budget 35 %", Level.CRITICAL)
+    assert (headroom.value, headroom.brief, headroom.level) == ("34.6 %", "budget 35 %", Level.CRITICAL)
     assert gauges_at(headroom_pct=47.4)["headroom"].value == "47 %"
     drain = gauges_at(drain_inflow_ratio=0.598)["drain_inflow"]
     assert (drain.value, drain.level) == ("0.598", Level.CRITICAL)
@@ -73,7 +73,7 @@ def test_with_no_node_in_rotation_the_headroom_gauge_says_so() -> None:
     headroom = {g.key: g for g in fleet_gauges(model)}["headroom"]
     assert (headroom.value, headroom.detail, headroom.level) == ("0 %", "no node in rotation", Level.CRITICAL)
     assert len(headroom.brief) <= BRIEF_CELLS
-    assert gauges_at(headroom_pct=0.0)["headroom"].detail == "budget 35 %"  # nodes in rotation, all full
+    assert gauges_at(headroom_pct=0.0)["headroom"].brief == "budget 35 %"  # nodes in rotation, all full
 
 
 def test_the_connections_gauge_and_its_alarm_judge_one_drop() -> None:

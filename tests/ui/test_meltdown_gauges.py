@@ -39,7 +39,7 @@ def gauge_text(app: ConsoleApp, key: str) -> list[str]:
         (
             (200, 50),
             "t/o 35.3k/s (79.4 %) · 503s 0.0 %",
-            "CPU 100 % · budget 35 %",
+            "CPU 100 % · warn 50 % · budget 35 %",
             "no calm second to judge by",
         ),
     ],
