@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from console.protocol import Event
+from console.protocol import Event, VerdictLevel
 from console.record.alarm_spans import AlarmSpan
 from console.record.clock import clock, recorded_clock
 from console.record.reader import describe_action
@@ -34,7 +34,9 @@ def timeline_section(reviewed: Review) -> list[str]:
     for alarm in reviewed.alarms:
         rows += alarm_timeline_rows(alarm)
     for action in reviewed.actions:
-        rows.append((action.time_s, 2, f"action ({action.actor})", describe_action(action), _verdict(action)))
+        rows.append(
+            (action.time_s, 2, f"action ({action.actor})", describe_action(action), verdict_text(action))
+        )
     for answer in reviewed.confirmations:
         typed = f" (typed {answer.typed!r})" if answer.typed else ""
         target = f" {answer.target}" if answer.target else ""
@@ -75,14 +77,21 @@ def alarm_timeline_rows(alarm: AlarmSpan) -> list[tuple[float, int, str, str, st
     return rows
 
 
-def _verdict(action: ActionRecord) -> str:
-    if action.verdict is None:
+def verdict_text(action: ActionRecord) -> str:
+    """The verdict's level, the failed checks that set it and then those that only warn, called notes as the
+    console's dialog and `stormdeck act` call them (`check_mark`): "ok: cpu_now_pct 82.4 (limit 75.0)" — an
+    add_capacity whose hottest-node check only warns — read as an ok past its limit (trainee reviewer). A
+    check that does not say its level (an older recording's) is taken as the verdict's."""
+    verdict = action.verdict
+    if verdict is None:
         return action.detail or ""
-    failed = [c for c in action.verdict.checks if not c.ok]
-    text = action.verdict.level.value
-    if failed:
-        text += ": " + "; ".join(f"{c.name} {c.value} (limit {c.limit})" for c in failed)
-    return text
+    failed = [c for c in verdict.checks if not c.ok]
+    notes = [c for c in failed if (c.level or verdict.level) is VerdictLevel.OK]
+    said = [verdict.level.value]
+    for checks, label in (([c for c in failed if c not in notes], ""), (notes, "; note, only warns")):
+        if checks:
+            said.append(f"{label}: " + "; ".join(f"{c.name} {c.value} (limit {c.limit})" for c in checks))
+    return "".join(said)
 
 
 _NUMBER = re.compile(r"\d+")
