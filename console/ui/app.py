@@ -345,11 +345,23 @@ class ConsoleApp(App[None]):
                 self.palette,
                 self.actions.disabled_reason,
                 self.clock_face,
+                self.clock_time_s(),
             )
         elif isinstance(screen, NodeDetailScreen):
-            screen.show_model(self.model, now_s, self.palette, self.actions.disabled_reason, self.clock_face)
+            screen.show_model(
+                self.model,
+                now_s,
+                self.palette,
+                self.actions.disabled_reason,
+                self.clock_face,
+                self.clock_time_s(),
+            )
         if self.after_paint is not None:
             self.call_after_refresh(self.after_paint)
+
+    def clock_time_s(self) -> float | None:
+        """The fleet second the header's clock reads: None, the newest frame's (a drill's app: its own)."""
+        return None
 
     def _tick(self) -> None:
         """Staleness and the reconnect countdown move even when no frame arrives — and so do the data
@@ -360,7 +372,7 @@ class ConsoleApp(App[None]):
             return
         screen = self.fleet_screen()
         if screen is not None:
-            screen.show_header(self.model, now_s, self.palette, self.clock_face)
+            screen.show_header(self.model, now_s, self.palette, self.clock_face, self.clock_time_s())
 
     def _stale_mark(self, now_s: float) -> int | None:
         """What the panels' stale marks say (whole seconds, `stale_note`), or None while the view is live."""

@@ -405,6 +405,12 @@ class DrillApp(ConsoleApp):
         elif isinstance(message, Event) and self.progress.add_event(message) is not None:
             self.show_hints(message)
 
+    def clock_time_s(self) -> float | None:
+        """The drill's last measured second (`DrillProgress.time_s`): the one its panel and end screen read.
+        The fleet runs on a second or a sped-up frame past the end before the pause reaches it; read from
+        that frame, the header said "02:07:01 ⏹ ended" beside the panel's "02:07:00 · over" (reviewer)."""
+        return self.progress.time_s if self.progress.measures.last is not None else None
+
     def hear_hint(self, hint: Event) -> None:
         """(Its progress hears the hints, in `feed`: it knows which an action already made moot.)"""
 

@@ -747,3 +747,23 @@ async def test_after_the_drills_end_no_action_is_offered_or_sent() -> None:
         said = [n.message for n in app._notifications]
         assert all("the drill has ended: the fleet is frozen" in message for message in said[-4:]), said
         assert api.sent == [] and api.applied == []
+
+
+async def test_past_the_end_the_header_and_the_drill_panel_read_one_time() -> None:
+    """Trainee reviewer, regional-outage at its end: the header read "drill clock 02:07:01 ⏹ ended" beside
+    "drill · 02:07:00 · over" — the fleet ran a second past the drill's end before the pause reached it,
+    and the header read that frame while the panel read the drill's last second. One time on screen: the
+    drill's, as it was scored."""
+    from console.ui.widgets.header import FleetHeader
+
+    app = tiny_app()
+    async with app.run_test(size=SIZE) as pilot:
+        feed = await play_to_the_end(pilot)
+        feed.run(1)  # a frame past the end, before the pause lands
+        assert app.model.frame is not None and app.model.frame.time_s == 61
+        await pilot.press("escape")
+        await fleet_ready(app)
+        header = str(app.screen.query_one(FleetHeader).render())
+        title = str(app.screen.query_one("#drill-box").border_title)
+        assert "drill clock 02:01:00 ⏹ ended" in header, header
+        assert "02:01:00 · over" in title, title

@@ -304,12 +304,17 @@ class MainScreen(FleetView):
     # --- rendering the model -------------------------------------------------------------------------
 
     def show_header(
-        self, model: FleetModel, now_s: float, palette: Palette, clock: ClockFace = FLEET_CLOCK
+        self,
+        model: FleetModel,
+        now_s: float,
+        palette: Palette,
+        clock: ClockFace = FLEET_CLOCK,
+        time_s: float | None = None,
     ) -> None:
         # query, not query_one: the half-second tick may land while the screen is being torn down
         for header in self.query(FleetHeader):
             header.update(
-                header_text(model, now_s, palette, header.size.width or None, clock), layout=False
+                header_text(model, now_s, palette, header.size.width or None, clock, time_s), layout=False
             )  # always one line
 
     def show_model(
@@ -320,6 +325,7 @@ class MainScreen(FleetView):
         palette: Palette,
         actions_off: str | None = None,
         clock: ClockFace = FLEET_CLOCK,
+        time_s: float | None = None,
     ) -> None:
         """`clock`: how fleet times read — the header's clock, the alarms' raised times, a stale gauge's
         "as of" (the fleet's; in a drill, the drill's)."""
@@ -329,7 +335,7 @@ class MainScreen(FleetView):
             return  # the app is closing and has already removed the screen's children (seen in a test)
         self.node_filter = query.filter
         self._first_node = min(model.nodes, key=id_order, default=None)
-        self.show_header(model, now_s, palette, clock)
+        self.show_header(model, now_s, palette, clock, time_s)
         stale = model.stale_s(now_s)
         marked = partial(stale_title, None if stale is None else stale_note(stale), palette)
         gauges.show(fleet_gauges(model, now_s, clock), palette)

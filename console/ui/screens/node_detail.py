@@ -271,10 +271,17 @@ class NodeDetailScreen(FleetView):
         self.call_after_refresh(self.post_message, ScreenReady())
 
     def show_header(
-        self, model: FleetModel, now_s: float, palette: Palette, clock: ClockFace = FLEET_CLOCK
+        self,
+        model: FleetModel,
+        now_s: float,
+        palette: Palette,
+        clock: ClockFace = FLEET_CLOCK,
+        time_s: float | None = None,
     ) -> None:
         for header in self.query(FleetHeader):  # the tick may land while the screen is torn down
-            header.update(header_text(model, now_s, palette, header.size.width or None, clock), layout=False)
+            header.update(
+                header_text(model, now_s, palette, header.size.width or None, clock, time_s), layout=False
+            )
 
     def show_model(
         self,
@@ -283,10 +290,11 @@ class NodeDetailScreen(FleetView):
         palette: Palette,
         actions_off: str | None = None,
         clock: ClockFace = FLEET_CLOCK,
+        time_s: float | None = None,
     ) -> None:
         """`clock`: how fleet times read — the header's, the events' and the drain's (in a drill, the
         drill's clock)."""
-        self.show_header(model, now_s, palette, clock)
+        self.show_header(model, now_s, palette, clock, time_s)
         node = model.nodes.get(self.node_id)
         summary = Text(no_wrap=True)
         summary.append(f"{self.node_id}  ", style="bold")

@@ -26,40 +26,56 @@ def header_text(
     palette: Palette,
     width: int | None = None,
     clock: ClockFace = FLEET_CLOCK,
+    time_s: float | None = None,
 ) -> Text:
     """The line; when it is wider than `width`, without the source and with shorter labels — at 80 columns
     the link's age was cut to "age", and how stale the view is matters more than where it comes from. Then
     the fleet's name gives way (down to `FLEET_KEPT` characters), then the product's: a reconnecting link
     lost "next in 3.2 s" at 80 columns, and when the next try comes is what the operator is waiting for.
     Then the clock's label and the word "paused" beside its "⏸"; last, the reconnect key's hint (shorter,
-    then gone) and the word "link" — a word is left out whole, never cut. `clock`: the fleet's, or a drill's own (`ClockFace`)."""
-    text = _header_text(model, now_s, palette, clock, compact=False)
+    then gone) and the word "link" — a word is left out whole, never cut. `clock`: the fleet's, or a drill's own (`ClockFace`);
+    `time_s`: the fleet second it reads (None: the newest frame's; a drill's, its scored last second)."""
+    text = _header_text(model, now_s, palette, clock, time_s, compact=False)
     if width is None or text.cell_len <= width:
         return text
-    text = _header_text(model, now_s, palette, clock, compact=True)
+    text = _header_text(model, now_s, palette, clock, time_s, compact=True)
     fleet = model.fleet
     excess = text.cell_len - width
     kept = max(FLEET_KEPT, len(fleet) - excess - 1)
     if excess > 0 and kept < len(fleet):
         fleet = fleet[:kept] + "…"
-        text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet)
+        text = _header_text(model, now_s, palette, clock, time_s, compact=True, fleet=fleet)
     if text.cell_len > width:
-        text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet, brand=False)
+        text = _header_text(model, now_s, palette, clock, time_s, compact=True, fleet=fleet, brand=False)
     if text.cell_len > width:
         # Then the clock's words: a drill's end and its paused clock beside the time left a reconnecting
         # link without its "next in" at 80 columns; "02:00:01" reads as a time without its label, and a
         # paused one by its "⏸".
-        text = _header_text(model, now_s, palette, clock, compact=True, fleet=fleet, brand=False, terse=True)
+        text = _header_text(
+            model, now_s, palette, clock, time_s, compact=True, fleet=fleet, brand=False, terse=True
+        )
     # Last, the reconnect key, said shorter, then not at all — cut, "Ctrl+R:" named a key without what it
     # does (the lost-link notification and help say it in full); then the word "link" before "✖
     # reconnecting (attempt 14, next in 27.5 s)", which says what it is: the age after it was cut to "age".
     for retry in RETRY_HINTS[1:]:
         if text.cell_len <= width:
             return text
-        text = _header_text(model, now_s, palette, clock, True, fleet, brand=False, terse=True, retry=retry)
+        text = _header_text(
+            model, now_s, palette, clock, time_s, True, fleet, brand=False, terse=True, retry=retry
+        )
     if text.cell_len > width:
         unlabelled = _header_text(
-            model, now_s, palette, clock, True, fleet, brand=False, terse=True, retry="", link_word=False
+            model,
+            now_s,
+            palette,
+            clock,
+            time_s,
+            True,
+            fleet,
+            brand=False,
+            terse=True,
+            retry="",
+            link_word=False,
         )
         text = unlabelled if unlabelled.cell_len <= width else text  # only if that makes the age whole
     return text
@@ -70,6 +86,7 @@ def _header_text(
     now_s: float,
     palette: Palette,
     clock: ClockFace,
+    time_s: float | None,
     compact: bool,
     fleet: str | None = None,
     brand: bool = True,
@@ -84,7 +101,8 @@ def _header_text(
     text.append(f" {model.fleet if fleet is None else fleet} ", style="bold reverse")
     if not compact:
         text.append(f"  source {model.source.value if model.source else '—'}")
-    time = clock.text(model.frame.time_s) if model.frame else "—"
+    shown_s = time_s if time_s is not None else model.frame.time_s if model.frame else None
+    time = clock.text(shown_s) if shown_s is not None else "—"
     label = "" if terse else "clock " if compact else f"{clock.label} "
     text.append(f"{gap}{label}{time}")
     if model.drill_ended is not None:
