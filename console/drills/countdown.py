@@ -145,7 +145,9 @@ def _rollout(run: RunMeasures, watch: RolloutWatch, now: DrillTime, due_s: float
     if watch.completed_after_end:
         return "completed just after the drill's end"
     last = run.last
-    state = last.rollout.state.value if last is not None and last.rollout else "not started"
+    # "scheduled", not "running", before its start (`state_said`): graceful-drain's abrupt restart read
+    # "rollout running" minutes before it began.
+    state = last.rollout.state_said() if last is not None and last.rollout else "not started"
     if now.over:
         return f"not completed by {now.deadline(due_s)} (last state: {state})"
     if now.time_s > due_s:

@@ -420,7 +420,7 @@ def _rollout_completed(
         return False, None, within_s, why
     if done is None:
         last = run.last
-        state = last.rollout.state.value if last is not None and last.rollout else "none"
+        state = last.rollout.state_said() if last is not None and last.rollout else "none"
         return False, None, within_s, f"the rollout did not complete (last state: {state})"
     return done <= within_s, done, within_s, f"the rollout completed at {done:.0f} s"
 

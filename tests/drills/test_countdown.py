@@ -162,6 +162,17 @@ def test_a_rollout_reads_its_deadline_and_when_it_completed() -> None:
     assert only(progress).status == "completed 04:01:01"
 
 
+def test_a_scheduled_rollout_reads_scheduled_not_running() -> None:
+    """Trainee reviewer, graceful-drain: "rollout running: complete by 04:40:00" while the abrupt restart
+    was only scheduled for 04:03 — the drill's task is to replace it before it starts."""
+    objective = {"name": "rollout done", "kind": "rollout_completed", "within_s": 300}
+    scheduled = RolloutStatus(state=RolloutState.RUNNING, batches=5, batch_size=2, starts_at_s=180.0)
+    progress = feed(live(objective), [frame(t, rollout=scheduled) for t in range(61)])
+    assert only(progress).status == "rollout scheduled: complete by 04:05:00 — 4 min 00 s left"
+    ended = at_the_end(feed(live(objective, end_s=60), [frame(t, rollout=scheduled) for t in range(61)]))
+    assert ended.status == "not completed by the drill's end, 04:01:00 (last state: scheduled)"
+
+
 def test_a_dip_reads_when_it_must_be_over_and_a_floor_its_lowest_point() -> None:
     recovery = {"name": "back", "kind": "recovery", "pct": 95, "within_s": 30}
     dipping = feed(live(recovery), series(0, 51, connections=lambda t: 100_000 if t < 40 else 90_000))

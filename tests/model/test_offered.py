@@ -88,3 +88,13 @@ def test_a_start_while_a_rollout_is_under_way_is_refused_at_the_key(state, said:
     assert pointless(ActionKind.ROLLOUT_START, None, rollout) == f"start rollout: {said}"
     halted = rollout.model_copy(update={"state": RolloutState.HALTED})
     assert pointless(ActionKind.ROLLOUT_START, None, halted) is None  # a new one may replace a halted one
+
+
+def test_a_start_while_a_rollout_is_only_scheduled_says_scheduled_not_running() -> None:
+    """Trainee reviewer, graceful-drain: R before the scheduled abrupt restart began (the drill's task is
+    to replace it) answered "a rollout is running (before batch 1 of 5)" — nothing ran yet."""
+    scheduled = RolloutStatus(state=RolloutState.RUNNING, batch=0, batches=5, batch_size=2, starts_at_s=180.0)
+    assert pointless(ActionKind.ROLLOUT_START, None, scheduled) == (
+        "start rollout: a rollout is scheduled (starts at 0:03:00, 5 batches of 2): h halts it first; "
+        "nothing sent"
+    )

@@ -34,7 +34,10 @@ def pointless(
         return f"this fleet cannot start a rollout — {unavailable}; nothing sent"
     if kind is ActionKind.ROLLOUT_START and rollout is not None and rollout.state in ACTIVE:
         # The server refuses it as bad input ("halt it first"): R opened the whole form, refused at its dry run.
-        return f"{kind.title}: a rollout is {rollout.state.value} ({rollout.position()}): h halts it first; nothing sent"
+        # A scheduled one is said so, with its start: "running (before batch 1 of 5)" was said of a restart
+        # not yet begun (graceful-drain, whose task is to replace it).
+        where = rollout.schedule_said(clock) or rollout.position()
+        return f"{kind.title}: a rollout is {rollout.state_said()} ({where}): h halts it first; nothing sent"
     if rollout is not None and kind in (ActionKind.ROLLOUT_HALT, ActionKind.ROLLOUT_RESUME):
         said = nothing_to(kind, rollout, clock, _KEYS)
         return None if said is None else f"{kind.title}: {said}; nothing sent"
