@@ -6,12 +6,21 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from console.alarms.base import AlarmName
 from console.alarms.tracking import unhinted_attempts_per_s
 from console.figures import beside_limit
 from console.model.history import ConnectionsChange, ConnectionsDrop, FleetModel
 from console.model.thresholds import GaugeThresholds, Level
 from console.model.units import FLEET_CLOCK, ClockFace, human_count
-from console.protocol import AdmissionInForce, AdmissionSettings, Frame, NodeState, NodeStatus, Totals
+from console.protocol import (
+    AdmissionInForce,
+    AdmissionSettings,
+    Alarm,
+    Frame,
+    NodeState,
+    NodeStatus,
+    Totals,
+)
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,24 @@ def connections_drop_texts(drop: ConnectionsDrop, window_s: float) -> list[str]:
     ]
 
 
+CONNECTIONS_DROP = AlarmName.CONNECTIONS_DROP.value
+
+
+def _connections_drop_alarm(model: FleetModel) -> Alarm | None:
+    """The connections_drop alarm while it is up (raised, or held while it clears), else None."""
+    return next((e.alarm for e in model.alarms.active() if e.alarm.name == CONNECTIONS_DROP), None)
+
+
+def alarm_drop_texts(alarm: Alarm, window_s: float) -> tuple[str, str, str]:
+    """The connections gauge's detail, brief and middle form (`Gauge.wide`) while the connections_drop alarm
+    is up and the frames no longer show its drop: the alarm's last reading that held, and whether it is
+    clearing."""
+    pct = f"{alarm.value or 0.0:.1f} %"
+    if alarm.clearing_since_s is not None:
+        return f"alarm: fell {pct} in {window_s:g} s, clearing", "clearing", f"clearing, was −{pct}"
+    return f"alarm: fell {pct} in {window_s:g} s", f"−{pct}", f"alarm: −{pct}"
+
+
 def within_hint_text(within_hint: float) -> str:
     """What the connections gauge's longest detail adds while drained clients are within their hint: the
     alarm counts them as held, so a fall of the connections that far reads green ("Δ60s −15.0k (−15.0 %),
@@ -145,7 +172,14 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
         # The level is the alarm's drop (under the window's peak, over the line as the alarm says it); while
         # that drop is worth a colour the detail says it from the peak, else the change over 60 s.
         level = level_over(drop.pct, t.connections_drop_warn_pct, t.connections_drop_crit_pct)
-        if level is Level.OK:
+        wide = ""
+        alarm = _connections_drop_alarm(model)
+        if alarm is not None and level < Level.CRITICAL:
+            # The alarm is up where the frames no longer show its drop: it clears only once false for
+            # clear_after_s, and at speed it judges the seconds a frame folds in. Green beside it read as a
+            # fleet whole again at 45 % of its connections (socketio-lockstep, trainee reviewer).
+            level, (*texts, wide) = Level.CRITICAL, alarm_drop_texts(alarm, t.connections_drop_window_s)
+        elif level is Level.OK:
             texts = connections_change_texts(delta)
             texts[0] += within_hint_text(drop.within_hint)
         else:
@@ -158,6 +192,7 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
             detail,
             level,
             tuple(float(v) for v in spark[~np.isnan(spark)]),
+            wide=(wide,) if wide else (),
             brief=shorter[0] if shorter else "",
             fallbacks=tuple(shorter[1:]),
         )
