@@ -96,7 +96,7 @@ class DrillRun(MeasuredRun):
                 for a in self.actions
             ],
             "hints": [
-                {"after_s": hint.after_s, "text": hint.text}
+                {"after_s": hint.after_s, "text": hint.said(None)}
                 for hint in hints_due(self.drill, self.duration_s, first_applied(self.actions))
             ],
             "wall_s": round(self.wall_s, 2),

@@ -25,6 +25,7 @@ from console.protocol import (
     CapacityRequest,
     DrainRequest,
     Event,
+    Frame,
     RolloutRequest,
     ServedDrill,
     ServedObjective,
@@ -126,6 +127,12 @@ _SCORING_KEYS = {"penalty_per_min": 0.0, "penalty_below_pct": 95.0, "max_penalty
 #: rows at 80 columns beside its time ("hint 04:03:10 · ") — socketio-lockstep's 151 took three, and the
 #: alarms lost a row (tests/ui/test_drill_layout.py).
 HINT_TEXT_MAX = 120
+#: In a hint's text, counted from the fleet as the hint is told (`Hint.said`): a count written into the file
+#: goes stale — thundering-herd's "Three nodes carry more than their share" was told with 42 serving nodes
+#: over 80 % CPU (trainee reviewer).
+COUNTED_HOT = re.compile(r"\{serving nodes over (\d+(?:\.\d+)?) % CPU\}")
+#: Judged for length as told on the largest fleet a drill runs (`HINT_TEXT_MAX`).
+_WIDEST_COUNT = "9999"
 #: A hint comes at least this long before the deadline of each objective it serves: the trainee reads it,
 #: opens the action's form from the palette and answers the guard's confirmation. (The seeds' fix script
 #: spaces its three actions 5 s apart; a person who first has to read a hint needs more.)
@@ -153,6 +160,11 @@ class Hint:
     #: The objectives (indices into `Drill.objectives`) acting on the hint helps earn: it must come
     #: `HINT_LEAD_S` before each one's deadline (`serves` in the file, and what `unless_done` earns).
     serves: tuple[int, ...] = ()
+
+    def said(self, frame: Frame | None) -> str:
+        """The text as told with `frame` the fleet's newest: each `{serving nodes over N % CPU}` counted
+        from it ("42 serving nodes over 80 % CPU"; `counted_hot`); without a frame, named only."""
+        return COUNTED_HOT.sub(lambda m: counted_hot(frame, float(m.group(1)), m.group(1)), self.text)
 
     def moot(self, first_done: Mapping[str, float]) -> bool:
         """Whether the trainee already did what the hint suggests (first_done: action → first fleet time
@@ -395,13 +407,25 @@ def _hint(i: int, hint: Any, objectives: tuple[Objective, ...]) -> Hint:
     for j in serves:
         _check_hint_lead(path, hint["after_s"], j, objectives[j])
     text = _text(f"{path}.text", hint.get("text")).strip()
-    if len(text) > HINT_TEXT_MAX:
+    told = COUNTED_HOT.sub(lambda m: f"{_WIDEST_COUNT} serving nodes over {m.group(1)} % CPU", text)
+    if len(told) > HINT_TEXT_MAX:
         raise InputError(
             f"{path}.text",
             text,
             f"at most {HINT_TEXT_MAX} characters (this one has {len(text)}): two rows of an 80-column drill screen",
         )
     return Hint(after_s, text, unless_done, serves)
+
+
+def counted_hot(frame: Frame | None, cpu_pct: float, line: str) -> str:
+    """The serving nodes over `cpu_pct` in `frame` (`Frame.nodes_over`, the abort criterion's reading), as a
+    hint says them: "42 serving nodes over 80 % CPU", "1 serving node …", "no serving node …"; with no
+    frame, "serving nodes over 80 % CPU". `line`: the percentage as the file wrote it."""
+    if frame is None:
+        return f"serving nodes over {line} % CPU"
+    hot = len(frame.nodes_over(cpu_pct))
+    count = "no serving node" if hot == 0 else "1 serving node" if hot == 1 else f"{hot} serving nodes"
+    return f"{count} over {line} % CPU"
 
 
 def _earned_by(objective: Objective) -> str | None:

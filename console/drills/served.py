@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
 from console.drills.schema import Drill
-from console.protocol import Event, ServedDrill
+from console.protocol import Event, Frame, ServedDrill
 from console.server.actions import FleetAction
 from console.server.backend import Tick
 from console.server.simulator import SimulatorBackend
@@ -30,10 +30,13 @@ class DrillNarrator:
         #: The end event, once told: a hello after it carries it (a trainee attaching late reads the end).
         self.ended: Event | None = None
 
-    def due(self, time_s: float, first_done: Mapping[str, float] | None = None) -> list[Event]:
+    def due(
+        self, time_s: float, first_done: Mapping[str, float] | None = None, frame: Frame | None = None
+    ) -> list[Event]:
         """Events for everything that happened before fleet second `time_s` (a frame's time: the second
         that just ran, from `time_s - 1`, fired the timeline entries at or before its start). A hint the
-        trainee's actions made moot (first_done: action → first fleet time applied) is not told."""
+        trainee's actions made moot (first_done: action → first fleet time applied) is not told. `frame`: the
+        fleet's newest, which a hint's counts are read from (`Hint.said`)."""
         drill = self.drill
         events: list[Event] = []
         while self._timeline and self._timeline[0].at_s < time_s:
@@ -51,7 +54,7 @@ class DrillNarrator:
             if hint.moot(first_done or {}):
                 continue
             events.append(
-                Event(time_s=hint.after_s, kind="hint", message=hint.text, data={"drill": drill.name})
+                Event(time_s=hint.after_s, kind="hint", message=hint.said(frame), data={"drill": drill.name})
             )
         if self.ended is None and time_s >= self.duration_s:
             self.ended = Event(
@@ -100,7 +103,7 @@ class DrillBackend(SimulatorBackend):
 
     async def tick(self, fleet_seconds: int, budget_s: float) -> Tick:
         tick = await super().tick(fleet_seconds, budget_s)
-        told = self.narrator.due(tick.frame.time_s, self.first_done)
+        told = self.narrator.due(tick.frame.time_s, self.first_done, tick.frame)
         if not told:
             return tick
         for event in told:
