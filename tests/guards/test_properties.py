@@ -293,7 +293,10 @@ def test_the_plan_still_passes_when_every_nodes_cpu_rises_by_less_than_the_margi
         "reconnect_rate_per_s",
         "force_close_burst_per_s",
     }
-    assert [c.name for c in verdict.checks if c.name in limits and not c.ok] == []
+    # A limit with no line to draw is a note, not broken (as in `test_the_plan_never_fails_its_own_limits`):
+    # `reconnect_rate_per_s` with no calm rate known — found by hypothesis, a 2-node fleet refusing nearly all.
+    broken = [c.name for c in verdict.checks if c.name in limits and not c.ok and c.limit is not None]
+    assert broken == []
 
 
 @settings(max_examples=150, deadline=None)
