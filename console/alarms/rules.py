@@ -399,14 +399,19 @@ class RateOverBaseline(Rule):
         held_s = self._over.update(frame.time_s, over)
         if held_s is not None and held_s >= self.t.rate_alarm_for_s and baseline is not None:
             steady_per_s = max(baseline, self.floor_per_s)  # the line's base: never below the floor
+            # The floor said as the floor ("the steady 10/s" of a fleet whose steady rate was 2/s).
+            base = (
+                f"the steady {count(steady_per_s)}/s"
+                if baseline >= self.floor_per_s
+                else f"the {count(steady_per_s)}/s floor (steady {baseline:,.0f}/s)"
+            )
             yield Reading(
                 self.name,
                 self.severity,
                 rate_per_s,
                 limit,
                 f"{self.describe} {count(rate_per_s)}/s, "
-                f"{beside_limit(rate_per_s / steady_per_s, self.multiple)}× the steady "
-                f"{count(steady_per_s)}/s "
+                f"{beside_limit(rate_per_s / steady_per_s, self.multiple)}× {base} "
                 f"(alarm at {self.multiple:g}×)." + (f" {advice}" if (advice := self._advice(frame)) else ""),
             )
 

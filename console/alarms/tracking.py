@@ -209,6 +209,9 @@ class SteadyAttempts:
         #: The steady attempts per second (never under the floor), or None while still learning them (or
         #: with no calm second seen yet: `calm_seen`).
         self.level_per_s: float | None = None
+        #: Whether that is the floor: the fleet's learned level is under it (a quiet loopback fleet's 0/s
+        #: read "0.0× steady (10/s)" — a steady rate nobody had seen).
+        self.at_floor = False
 
     @classmethod
     def of(cls, thresholds: Thresholds) -> SteadyAttempts:
@@ -243,3 +246,4 @@ class SteadyAttempts:
         self._baseline.observe(time_s, attempts, storm, calm)
         level = self._baseline.level_per_s
         self.level_per_s = None if level is None else max(level, self.floor_per_s)
+        self.at_floor = level is not None and level < self.floor_per_s

@@ -76,6 +76,14 @@ class ReconnectLine:
     # then judges every attempt. Where it says, the alarm leaves them out (`unhinted_attempts_per_s`), and
     # only a deadline's force-close counts.
     paced_counted: bool = True
+    # Whether `steady_per_s` is the floor (`reconnect_floor_per_s`): the steady rate found is under it.
+    at_floor: bool = False
+
+    def steady_said(self) -> str:
+        """The line's base in words: "the steady 185/s (…)", or the floor where that is it."""
+        if self.at_floor:
+            return f"the {self.steady_per_s:,.0f}/s floor (reconnect_floor_per_s; {self.source})"
+        return f"the steady {self.steady_per_s:,.0f}/s ({self.source})"
 
     def room_per_s(self) -> float | None:
         """Reconnects per second a drain may add under the line (below 0 when over it already); None when
@@ -139,7 +147,12 @@ def reconnect_line(
         return ReconnectLine(None, None, attempts, source, paced_counted)
     base = max(steady, thresholds.reconnect_floor_per_s)
     before = max(attempts, steady + (load.drain_rate_per_s if paced_counted else 0.0))
-    return ReconnectLine(base, thresholds.reconnect_rate_multiple * base, before, source, paced_counted)
+    at_floor = steady < thresholds.reconnect_floor_per_s
+    if at_floor:  # said with its figure: the floor's reason
+        source = f"{source} {steady:,.0f}/s, under it"
+    return ReconnectLine(
+        base, thresholds.reconnect_rate_multiple * base, before, source, paced_counted, at_floor
+    )
 
 
 def reconnect_room_rate(line: ReconnectLine, count: int) -> float | None:

@@ -254,7 +254,9 @@ def _attempts_gauge(model: FleetModel, totals: Totals) -> Gauge:
             brief="learning",
         )
     times = unhinted_attempts_per_s(totals) / baseline
-    steady = f"{times:.1f}× steady ({human_count(baseline)}/s)"
+    # The floor said as the floor: a quiet fleet's 0/s read "0.0× steady (10/s)", a rate nobody had seen.
+    steady_word = "floor" if model.baseline_at_floor else "steady"
+    steady = f"{times:.1f}× {steady_word} ({human_count(baseline)}/s)"
     returned = totals.hinted_returns_per_s or 0.0
     on_hint = f"{human_count(returned)}/s on hint" if returned >= 1 else ""
     return Gauge(
@@ -263,8 +265,8 @@ def _attempts_gauge(model: FleetModel, totals: Totals) -> Gauge:
         value,
         f"{steady}, {on_hint}" if on_hint else steady,
         level_at_least(times, t.attempts_warn_x, t.attempts_crit_x),
-        wide=(f"{times_text(times)}× steady, {on_hint}", steady) if on_hint else (),
-        brief=f"{times_text(times)}× steady",
+        wide=(f"{times_text(times)}× {steady_word}, {on_hint}", steady) if on_hint else (),
+        brief=f"{times_text(times)}× {steady_word}",
     )
 
 

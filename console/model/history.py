@@ -117,6 +117,7 @@ class FleetModel:
         self.wave_bin_ms = 100
         self.lockstep: float | None = None  # None: not measured (too quiet, or too few bins yet)
         self.baseline_attempts_per_s: float | None = None  # None while still learning it
+        self.baseline_at_floor = False  # that is the floor: the learned level is under it (`SteadyAttempts`)
         self._baseline = self._new_baseline()
         #: Seconds drain ÷ inflow has been under its losing line without a break (None: it is not), as the
         #: drain_inflow_losing alarm times it: a second too few to judge breaks it (`_update_losing`).
@@ -261,6 +262,7 @@ class FleetModel:
         storm line, never below the floor."""
         self._baseline.observe(frame.time_s, frame.totals, max(readings.cpu_pct, default=0.0))
         self.baseline_attempts_per_s = self._baseline.level_per_s
+        self.baseline_at_floor = self._baseline.at_floor
 
     def _update_losing(self, frame: Frame) -> None:
         """Times drain ÷ inflow under its losing line second by second, a sped-up frame's folded seconds

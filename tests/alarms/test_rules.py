@@ -300,7 +300,8 @@ def test_the_message_names_the_steady_rate_the_multiple_is_taken_against() -> No
     for f in series(0, 60, attempts_per_s=lambda t: 50_000.0 if t >= 35 else 0.0):
         engine.update(f)
     assert [a.name for a in engine.active] == ["reconnect_rate_high"]
-    assert "50 k/s, 5000× the steady 10/s" in engine.active[0].message
+    # (the floor said as the floor: "the steady 10/s" of a fleet whose steady rate was 0/s — review)
+    assert "50 k/s, 5000× the 10/s floor (steady 0/s)" in engine.active[0].message
 
 
 # --- resync_share_rising ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.guards import judge_drain, plan_drain
+from console.guards import FleetCapacity, judge_drain, plan_drain
 from console.protocol import FleetSnapshot, VerdictLevel
 from tests.fleet_builders import node, snapshot
 from tests.guards.test_drain_request import GRACEFUL, checked, drain, failed, graceful
@@ -60,3 +60,33 @@ def test_drains_under_way_leave_room_once_their_returns_are_said() -> None:
         judge_drain(busy, GRACEFUL, "gw-010", drain(10, 86_400, (1000, 2000))), "reconnect_rate_per_s"
     )
     assert line.ok and line.value == pytest.approx(185)
+
+
+def test_a_line_drawn_from_the_floor_says_so() -> None:
+    """A quiet loopback fleet (0 attempts/s, no calm inflow on record): the line is 10× the 10/s floor,
+    said as the floor — "10× the steady 10/s (this calm second's attempts)" named a steady rate of 0 as
+    10 (review). A drain that force-closes none adds nothing beyond the hinted returns."""
+    capacity = FleetCapacity(
+        handshakes_per_s=500.0,
+        cpu_pct_per_handshake_per_s=0.02,
+        connections_per_node=1000,
+        steady_inflow_per_s=0.0,
+    )
+    members = [
+        node(
+            f"n{i}",
+            connections=100,
+            capacity_connections=1000,
+            cpu_pct=5.0,
+            attempts_per_s=0.0,
+            accepts_per_s=0.0,
+        )
+        for i in range(3)
+    ]
+    quiet = snapshot(
+        members, connections=300, attempts_per_s=0.0, accepts_per_s=0.0, hinted_returns_per_s=0.0
+    )
+    line = checked(judge_drain(quiet, capacity, "n1", drain(10, 600, (1000, 5000))), "reconnect_rate_per_s")
+    assert line.ok and (line.value, line.limit) == (0, 100)
+    assert "10× the 10/s floor (reconnect_floor_per_s; this calm second's attempts 0/s, under it)" in line.why
+    assert "force-close" not in line.why

@@ -49,3 +49,18 @@ def test_a_hot_node_marks_a_storm_when_the_totals_do_not_say_the_hottest() -> No
     """An older source's totals carry no max_cpu_pct: the nodes' own CPU says it."""
     model = fed(series(0, 60, fleet=HOT, attempts_per_s=100.0, accepts_per_s=100.0))
     assert not model.calm_seen
+
+
+def test_a_baseline_under_the_floor_is_said_as_the_floor() -> None:
+    """A quiet loopback fleet (0 attempts/s while calm) read "0.0× steady (10/s)": a steady rate nobody had
+    seen, the 10/s floor (review). Over the floor it is the steady rate, as before."""
+    from console.model.gauges import fleet_gauges
+
+    def attempts_gauge(model: FleetModel):
+        return next(g for g in fleet_gauges(model) if g.key == "attempts")
+
+    quiet = fed(series(0, 60, attempts_per_s=0.0, accepts_per_s=0.0))
+    assert quiet.baseline_attempts_per_s == 10.0 and quiet.baseline_at_floor
+    assert attempts_gauge(quiet).detail == "0.0× floor (10/s)"
+    busy = fed(series(0, 60, **CALM))
+    assert not busy.baseline_at_floor and attempts_gauge(busy).detail == "1.0× steady (100/s)"

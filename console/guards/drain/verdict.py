@@ -320,7 +320,8 @@ def _reconnect_check(
     counted = (
         "once this drain's clients are back"
         if line.paced_counted
-        else "beyond the drained clients back on their hint, with this drain's deadline force-close"
+        else "beyond the drained clients back on their hint"
+        + (", with this drain's deadline force-close" if added_per_s > 0 else "")
     )
     return check(
         "reconnect_rate_per_s",
@@ -328,8 +329,7 @@ def _reconnect_check(
         line.line_per_s,
         fails_to=VerdictLevel.TYPED,
         why=f"reconnects/s {counted} ({line.before_per_s:,.0f}/s before it) against "
-        f"reconnect_rate_high's line, {t.reconnect_rate_multiple:g}× the steady "
-        f"{line.steady_per_s:,.0f}/s ({line.source})",
+        f"reconnect_rate_high's line, {t.reconnect_rate_multiple:g}× {line.steady_said()}",
         move=_moves(moves),
     )
 
