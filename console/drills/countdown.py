@@ -189,17 +189,21 @@ def _total(
     failed: bool,
 ) -> str:
     line = f"{figure(watch.limit)}{unit}"
-    if watch.peak is None or run.last is None:
+    if watch.worst is None or run.last is None:
         return "no frames yet"
+    # "over"/"under" the line on its wrong side, and the worst reading: a most's peak, a least's lowest.
+    side, reading = ("under", "lowest") if watch.at_least else ("over", "peak")
+    worst = f"{reading} {figure(watch.worst)}{unit}"
     if failed:
         allowed = f"allowed {duration(grace_s)}" if grace_s > 0 else "allowed none"
-        return f"{duration(watch.over_s)} over {line} ({allowed}); peak {figure(watch.peak)}{unit}"
+        return f"{duration(watch.beyond_s)} {side} {line} ({allowed}); {worst}"
     if due_s is not None and not now.over:
         words = TOTALS_WORDS.get(watch.name, watch.name)  # ("timeouts", not the field timeouts_per_s)
-        return f"{words} {figure(watch.value(run.last))}{unit}, over {line}: under it {now.by(due_s)}"
-    if watch.over_s == 0:
-        return f"peak {figure(watch.peak)}{unit}, never over {line}"
-    return f"peak {figure(watch.peak)}{unit}; over {line} for {duration(watch.over_s)} of {duration(grace_s)}"
+        back = "back to it" if watch.at_least else "under it"
+        return f"{words} {figure(watch.value(run.last))}{unit}, {side} {line}: {back} {now.by(due_s)}"
+    if watch.beyond_s == 0:
+        return f"{worst}, never {side} {line}"
+    return f"{worst}; {side} {line} for {duration(watch.beyond_s)} of {duration(grace_s)}"
 
 
 def _floor(run: RunMeasures, now: DrillTime, met: bool) -> str:

@@ -20,9 +20,9 @@ from console.drills.watches import DipWatch, TotalWatch
 from console.protocol import Event, Frame
 from console.record.records import ActionRecord
 
-#: Objectives whose miss is final: a later frame cannot undo a floor broken, an override used, a total over
-#: its grace, or a dip that lasted too long.
-_FINAL_ON_MISS = frozenset({"connections_floor", "no_override", "totals_max", "recovery"})
+#: Objectives whose miss is final: a later frame cannot undo a floor broken, an override used, a total past
+#: its grace on the wrong side of its line, or a dip that lasted too long.
+_FINAL_ON_MISS = frozenset({"connections_floor", "no_override", "totals_max", "totals_min", "recovery"})
 
 
 class Standing(StrEnum):
@@ -63,7 +63,7 @@ def deadline_s(run: RunMeasures, index: int, time_s: float, end_s: float) -> flo
     if isinstance(watch, DipWatch) and watch.below_since is not None:
         return watch.below_since + float(params["within_s"])
     if isinstance(watch, TotalWatch) and run.last is not None and watch.over(run.last):
-        return time_s + max(0.0, float(params["grace_s"]) - watch.over_s)
+        return time_s + max(0.0, float(params["grace_s"]) - watch.beyond_s)
     return None
 
 
@@ -77,9 +77,9 @@ def standing_of(run: RunMeasures, index: int, measured: Measured, time_s: float,
         if now is not None and kind == "recovery":
             now_pct = 100.0 * now.totals.connections / run.baseline
             return Standing.AT_RISK if now_pct < float(params["pct"]) else Standing.MET
-        if now is not None and kind == "totals_max":
-            over = float(getattr(now.totals, str(params["field"]))) > float(params["max"])
-            return Standing.AT_RISK if over else Standing.MET
+        watch = run.watch(index)
+        if now is not None and isinstance(watch, TotalWatch):
+            return Standing.AT_RISK if watch.over(now) else Standing.MET
         return Standing.MET
     if kind in _FINAL_ON_MISS or time_s >= end_s:
         return Standing.FAILED

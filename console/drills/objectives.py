@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from console.drills.schema import TOTALS_WORDS, Drill, Objective, Scoring
+from console.drills.schema import TOTALS_KINDS, TOTALS_WORDS, Drill, Objective, Scoring
 from console.drills.watches import AbortWatch, DipWatch, RolloutWatch, TotalWatch, Watch, seconds_of
 from console.model.actions.answer import format_value
 from console.model.units import duration
@@ -258,7 +258,7 @@ _UNITS = {"connections_floor": " %", "recovery": " s", "halt_within": " s", "rol
 
 
 def unit_of(objective: Objective) -> str:
-    if objective.kind == "totals_max":
+    if objective.kind in TOTALS_KINDS:
         return _field_unit(str(objective.params["field"]))
     return _UNITS.get(objective.kind, "")
 
@@ -279,6 +279,8 @@ def _watch(objective: Objective) -> Watch | None:
         return DipWatch(float(params["pct"]))
     if objective.kind == "totals_max":
         return TotalWatch(str(params["field"]), float(params["max"]))
+    if objective.kind == "totals_min":
+        return TotalWatch(str(params["field"]), float(params["min"]), at_least=True)
     if objective.kind == "rollout_completed":
         return RolloutWatch()
     return None
@@ -357,19 +359,24 @@ def _no_override(_params: object, _run: object, _watch: object, actions: Sequenc
     )
 
 
-def _totals_max(params: dict[str, Any], _run: RunMeasures, total: TotalWatch, _actions: object) -> Outcome:
+def _totals(params: dict[str, Any], _run: RunMeasures, total: TotalWatch, _actions: object) -> Outcome:
+    """A total kept under its most (`totals_max`) or over its least (`totals_min`), allowing `grace_s` on
+    the wrong side: value, its worst reading (the peak, the lowest)."""
     name, limit, grace_s = total.name, total.limit, float(params["grace_s"])
-    if total.peak is None:
+    if total.worst is None:
         return False, None, limit, "no frames: the drill did not run"
-    met = total.over_s <= grace_s
+    met = total.beyond_s <= grace_s
     # In the operator's words, figures with their unit and separators ("91,702/s"); the time over the line
     # first, as it is what the objective is met or failed on (the peak alone once read as the failure).
     unit, words = _field_unit(name), TOTALS_WORDS.get(name, name)
-    line, peak = f"{figure(limit)}{unit}", f"{figure(total.peak)}{unit}"
-    if total.over_s == 0:
-        return met, total.peak, limit, f"{words} peaked at {peak}, never above {line}"
-    why = f"{words} above {line} for {duration(total.over_s)}, allowed {duration(grace_s)} (peak {peak})"
-    return met, total.peak, limit, why
+    line, worst = f"{figure(limit)}{unit}", f"{figure(total.worst)}{unit}"
+    side, reading = total.side
+    if total.beyond_s == 0:
+        if total.at_least:
+            return met, total.worst, limit, f"{words} at its lowest {worst}, never under {line}"
+        return met, total.worst, limit, f"{words} peaked at {worst}, never above {line}"
+    why = f"{words} {side} {line} for {duration(total.beyond_s)}, allowed {duration(grace_s)} ({reading} {worst})"
+    return met, total.worst, limit, why
 
 
 def matching_actions(
@@ -430,7 +437,8 @@ _MEASURES: dict[str, Callable[..., Outcome]] = {
     "recovery": _recovery,
     "halt_within": _halt_within,
     "no_override": _no_override,
-    "totals_max": _totals_max,
+    "totals_max": _totals,
+    "totals_min": _totals,
     "action_used": _action_used,
     "rollout_completed": _rollout_completed,
 }

@@ -48,6 +48,9 @@ OBJECTIVE_KINDS: dict[str, dict[str, Any]] = {
     "no_override": {},
     # a fleet total (a Totals field) stays at or below `max`, allowing `grace_s` seconds above it
     "totals_max": {"field": None, "max": None, "grace_s": 0.0},
+    # a fleet total stays at or above `min`, allowing `grace_s` seconds under it (headroom back to the
+    # outage seed's 35 % budget: what added capacity restores, and a halt alone does not)
+    "totals_min": {"field": None, "min": None, "grace_s": 0.0},
     # the operator applied `action` at least `min_count` times, with request fields matching `where`, by
     # fleet time `by_s` when one is given (an action that only counts in time: admission before a return)
     "action_used": {"action": None, "min_count": 1, "where": {}, "by_s": math.inf},
@@ -68,7 +71,10 @@ TOTALS_FIELDS = (
     "resync_backlog",
     "abnormal_closes_per_s",
     "max_cpu_pct",
+    "headroom_pct",
 )
+#: The kinds that hold a fleet total to a line, and the parameter that names it.
+TOTALS_KINDS = {"totals_max": "max", "totals_min": "min"}
 #: Each of those totals in the operator's words (what `totals_max` says of it: "timeouts above 2,000/s"),
 #: not the protocol's field name: the end screen once read "timeouts_per_s peaked at 91,702/s".
 TOTALS_WORDS = {
@@ -84,6 +90,7 @@ TOTALS_WORDS = {
     "resync_backlog": "resync backlog",
     "abnormal_closes_per_s": "abnormal closes (1006)",
     "max_cpu_pct": "hottest node's CPU",
+    "headroom_pct": "headroom",
 }
 ACTION_NAMES = (
     "drain",
@@ -509,10 +516,11 @@ def _check_objective_params(path: str, kind: str, params: dict[str, Any]) -> Non
     for key in ("within_s", "for_s", "grace_s"):
         if key in params:
             _number(f"{path}.{key}", params[key], 0, 86_400)
-    if kind == "totals_max":
+    if kind in TOTALS_KINDS:
         if params["field"] not in TOTALS_FIELDS:
             raise InputError(f"{path}.field", params["field"], "one of " + ", ".join(TOTALS_FIELDS))
-        _number(f"{path}.max", params["max"], 0, 1e12)
+        line = TOTALS_KINDS[kind]
+        _number(f"{path}.{line}", params[line], 0, 1e12)
     if kind == "action_used":
         if params["action"] not in ACTION_NAMES:
             raise InputError(f"{path}.action", params["action"], "one of " + ", ".join(ACTION_NAMES))

@@ -125,28 +125,38 @@ class DipWatch(Watch):
 
 
 class TotalWatch(Watch):
-    """A total's peak, and the fleet seconds it spent above `limit`."""
+    """A total against its line: a most (`totals_max`: its peak, and the fleet seconds above the line) or a
+    least (`totals_min`, `at_least`: its lowest, and the seconds under it). `worst` and `beyond_s` read
+    the same either way; `side` says which in the operator's words."""
 
-    def __init__(self, name: str, limit: float) -> None:
-        self.name, self.limit = name, limit
-        self.peak: float | None = None
-        self.over_s = 0.0
+    def __init__(self, name: str, limit: float, at_least: bool = False) -> None:
+        self.name, self.limit, self.at_least = name, limit, at_least
+        self.worst: float | None = None  # the peak of a most, the lowest of a least
+        self.beyond_s = 0.0  # fleet seconds on the wrong side of the line
+
+    @property
+    def side(self) -> tuple[str, str]:
+        """(the wrong side of the line, the worst reading) in words: ("above", "peak") or ("under", "lowest")."""
+        return ("under", "lowest") if self.at_least else ("above", "peak")
+
+    def beyond(self, value: float) -> bool:
+        return value < self.limit if self.at_least else value > self.limit
 
     def add(self, frame: Frame, seconds: Sequence[FleetSecond], baseline: float) -> None:
         for second in seconds:
             value = float(getattr(second.totals, self.name))
-            if self.peak is None or value > self.peak:
-                self.peak = value
-            if value > self.limit:
-                self.over_s += second.span_s
+            if self.worst is None or (value < self.worst if self.at_least else value > self.worst):
+                self.worst = value
+            if self.beyond(value):
+                self.beyond_s += second.span_s
 
     def value(self, frame: Frame) -> float:
         """The total in `frame` (its last second)."""
         return float(getattr(frame.totals, self.name))
 
     def over(self, frame: Frame) -> bool:
-        """Whether `frame` (its last second) is over the line: its grace is being spent."""
-        return self.value(frame) > self.limit
+        """Whether `frame` (its last second) is on the wrong side of the line: its grace is being spent."""
+        return self.beyond(self.value(frame))
 
 
 class RolloutWatch(Watch):

@@ -196,6 +196,21 @@ def test_a_total_over_its_line_reads_the_grace_left() -> None:
     assert only(calm).status == "peak 0/s, never over 500/s"
 
 
+def test_a_total_under_its_least_reads_the_grace_left_to_bring_it_back() -> None:
+    # thundering-herd's headroom, under the 35 % budget from the start: the trainee reads how long is left
+    # to bring it back (capacity takes 4 minutes), not a "peak" of a total held to a least.
+    least = {"name": "headroom", "kind": "totals_min", "field": "headroom_pct", "min": 35, "grace_s": 30}
+    under = feed(live(least), series(0, 24, headroom_pct=20.4))
+    assert only(under).standing is Standing.AT_RISK
+    assert only(under).status == "headroom 20.4 %, under 35 %: back to it by 04:00:29 — 6 s left"
+    back = feed(live(least), series(0, 24, headroom_pct=lambda t: 20.4 if t < 10 else 43.8))
+    assert only(back).standing is Standing.MET
+    assert only(back).status == "lowest 20.4 %; under 35 % for 10 s of 30 s"
+    lost = feed(live(least), series(0, 40, headroom_pct=20.4))
+    assert only(lost).standing is Standing.FAILED
+    assert only(lost).status == "40 s under 35 % (allowed 30 s); lowest 20.4 %"
+
+
 SCORED = {
     "objectives": [{"name": "no override", "kind": "no_override", "points": 100}],
     "scoring": {"penalty_per_min": 2, "penalty_below_pct": 97, "max_penalty": 40},

@@ -91,6 +91,8 @@ def test_the_packaged_drill_files_name_what_their_hints_serve() -> None:
     drill = load_drill("thundering-herd")
     (halt,) = [i for i, objective in enumerate(drill.objectives) if objective.kind == "halt_within"]
     assert [hint.after_s for hint in drill.hints if halt in hint.serves] == [135.0, 190.0]
+    (headroom,) = [i for i, objective in enumerate(drill.objectives) if objective.kind == "totals_min"]
+    assert [hint.after_s for hint in drill.hints if headroom in hint.serves] == [300.0]
 
 
 def lost_at(name: str) -> tuple[dict[int, float], float]:
@@ -134,6 +136,23 @@ def test_thundering_herd_halting_when_told_still_earns_the_halt() -> None:
     run = run_headless(drill, Script(actor="trainee", actions=(halt,)))
     assert run.score is not None
     (measured,) = [item for item in run.score.objectives if item.kind == "halt_within"]
+    assert measured.met, measured.why
+
+
+def test_thundering_herd_adding_capacity_when_told_still_earns_the_headroom() -> None:
+    """The capacity hint acted on within its lead: the nodes (ready 240 s later) bring headroom back to
+    the 35 % budget inside the 12 minutes its objective allows. Its old hint (admission, at 600 s) asked,
+    after the halt, for a move that rationed nothing."""
+    from console.drills.script import Script, ScriptedAction
+
+    drill = load_drill("thundering-herd")
+    (told,) = [hint for hint in drill.hints if hint.unless_done == "add_capacity"]
+    add = ScriptedAction(
+        at_s=told.after_s + HINT_LEAD_S, action="add_capacity", body={"count": 20}, confirm=True
+    )
+    run = run_headless(drill, Script(actor="trainee", actions=(add,)))
+    assert run.score is not None
+    (measured,) = [item for item in run.score.objectives if item.kind == "totals_min"]
     assert measured.met, measured.why
 
 

@@ -92,6 +92,31 @@ def test_totals_max_allows_its_grace() -> None:
     assert measure(objective("totals_max", field="timeouts_per_s", max=1000, grace_s=10), frames, [], []).met
 
 
+def test_totals_min_counts_the_time_under_its_line_and_allows_its_grace() -> None:
+    # thundering-herd's fleet starts at 20 % headroom, under the outage seed's 35 % budget: only added
+    # capacity brings it back, and a halt alone scored the same as the seeds' whole fix (99.3).
+    frames = series(0, 60, headroom_pct=lambda t: 20.4 if t < 30 else 43.8)
+    spec = objective("totals_min", field="headroom_pct", min=35, grace_s=30)
+    result = measure(spec, frames, [], [])
+    assert result.met and result.value == 20.4 and result.limit == 35 and result.unit == " %"
+    assert result.why == "headroom under 35 % for 30 s, allowed 30 s (lowest 20.4 %)"
+    assert not measure(objective("totals_min", field="headroom_pct", min=35, grace_s=29), frames, [], []).met
+    never = measure(spec, series(0, 60, headroom_pct=43.8), [], [])
+    assert never.met and never.why == "headroom at its lowest 43.8 %, never under 35 %"
+
+
+def test_a_totals_min_objective_names_its_field_and_bound_when_refused() -> None:
+    from console.errors import InputError
+
+    base = {"name": "d", "title": "t", "seed_source": "s", "scenario": "demo", "briefing": "b"}
+    wrong = {"name": "headroom", "kind": "totals_min", "field": "headroom", "min": 35, "points": 10}
+    with pytest.raises(InputError, match=r"objectives\.0\.field.*headroom_pct"):
+        build_drill({**base, "objectives": [wrong]})
+    unbounded = {**wrong, "field": "headroom_pct", "min": -1}
+    with pytest.raises(InputError, match=r"objectives\.0\.min"):
+        build_drill({**base, "objectives": [unbounded]})
+
+
 def test_a_totals_why_gives_its_figures_with_their_unit() -> None:
     # The panel read "timeouts_per_s peaked at 91702; 379 s above 2000 (allowed 20 s)": the peak and the
     # line without their unit or separators, beside a reading that had both ("value 91,702/s").

@@ -39,13 +39,17 @@ def fix_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def drill_runs(fix_recording: Path) -> dict[str, DrillRun]:
     from console.drills.headless import run_headless
     from console.drills.schema import load_drill
-    from console.drills.script import load_script
+    from console.drills.script import Script, load_script
 
     drill = load_drill("thundering-herd")
     out = {}
     for name in ("runbook", "seeds-fix"):
         script = load_script(EXAMPLES / f"thundering-herd-{name}.toml", drill)
         out[name] = run_headless(drill, script, record=fix_recording if name == "seeds-fix" else None)
+    # The seeds' fix but its first move: the halt alone, at the same second.
+    fix = load_script(EXAMPLES / "thundering-herd-seeds-fix.toml", drill)
+    assert fix.actions[0].action == "rollout_halt"
+    out["halt-only"] = run_headless(drill, Script("halt-only", fix.actions[:1]))
     return out
 
 
@@ -77,6 +81,24 @@ def test_the_seeds_fix_scores_high(runs: dict[str, dict[str, Any]]) -> None:
     assert measured["connections_floor"]["met"]
     assert measured["no_override"]["met"]
     assert fix["score"] > 90
+
+
+def test_the_capacity_the_seeds_fix_adds_earns_what_it_restores_not_a_press_of_a_key(
+    runs: dict[str, dict[str, Any]],
+) -> None:
+    """Reviewer: a halt alone scored 99.3, the same as the seeds' whole fix (halt, admission, 20 nodes):
+    no objective measured what the added nodes change. They bring headroom back to the outage seed's 35 %
+    budget (the fleet starts at 20 %), which the halt alone never does; that is what earns the difference.
+    Admission, tightened after the halt, rationed nothing (no upgrade was answered 503): it earns nothing."""
+    fix, halt = objectives_by_kind(runs["seeds-fix"]), objectives_by_kind(runs["halt-only"])
+    differing = sorted(kind for kind in fix if fix[kind]["met"] != halt[kind]["met"])
+    assert differing == ["totals_min"]
+    assert "headroom" in fix["totals_min"]["name"]
+    assert fix["totals_min"]["met"] and not halt["totals_min"]["met"]
+    assert fix["totals_min"]["why"].startswith("headroom under 35 % for 7 min 30 s")
+    assert halt["totals_min"]["why"].startswith("headroom under 35 % for 25 min")
+    assert runs["seeds-fix"]["score"] - runs["halt-only"]["score"] == fix["totals_min"]["points"] > 0
+    assert runs["halt-only"]["score"] > runs["runbook"]["score"]
 
 
 def test_the_seeds_fix_really_adds_capacity(drill_runs: dict[str, DrillRun], fix_recording: Path) -> None:

@@ -35,7 +35,7 @@ NODE_ROWS = 3
 ALARM_ROWS = 3
 
 #: Every packaged drill at the two sizes the reviewer tried; the lockstep drill (four objectives) at the
-#: sizes between and above them too. thundering-herd's halt objective has a 91-character name.
+#: sizes between and above them too. thundering-herd has five objectives, its halt's name 78 characters.
 PACKAGED = ("gitlab-reset-burst", "graceful-drain", "regional-outage", "resync-cliff", "socketio-lockstep")
 CASES = [
     *((name, size) for name in (*PACKAGED, "thundering-herd") for size in ((80, 24), (120, 36))),
