@@ -15,7 +15,7 @@ from typing import NamedTuple
 from console.guards.capacity import NodeRoom
 from console.model.units import counted
 from console.record.clock import report_clock
-from console.record.in_time import WhileItMattered, while_it_mattered
+from console.record.in_time import WhileItMattered, while_it_mattered, while_the_storm_lasted
 from console.record.records import ActionRecord
 from console.record.review import Review
 
@@ -81,7 +81,7 @@ def abort_criterion(review: Review) -> Finding | None:
     evidence = f"cpu_abort fired at {_at(review, fired_s)}: a serving node above 80 % CPU for 30 s"
     if rollout_then:
         evidence += ", with a rollout still running"
-    halted = timing(while_it_mattered(review, ["cpu_abort"], "the criterion had cleared"), halts)
+    halted = timing(while_the_storm_lasted(review, ["cpu_abort"], "the criterion had cleared"), halts)
     halted_s = halted.timely[0].time_s if halted.timely else None
     if halted.late is not None:
         done_text = halted.late_text(review, "rollout halted")
@@ -207,7 +207,7 @@ def retry_after(review: Review) -> Finding | None:
     if figures is None or (storm is None and figures.rejects_total == 0):
         return None
     # (a limit set before the storm counts: it was in force through it)
-    window = while_it_mattered(review, ["reconnect_rate_high"])
+    window = while_the_storm_lasted(review, ["reconnect_rate_high"])
     series = review.series
     limited = any(
         on and window.late_after(t) is None
@@ -294,7 +294,7 @@ def add_capacity(review: Review) -> Finding | None:
         return _no_room(review, fired_s, room)
     # Added before the alarm counts (capacity takes minutes to come); after headroom came back, not in time.
     added = timing(
-        while_it_mattered(review, ["headroom_low"]), review.actions_named("add_capacity", "add_nodes")
+        while_the_storm_lasted(review, ["headroom_low"]), review.actions_named("add_capacity", "add_nodes")
     )
     first = added.timely[0] if added.timely else added.late
     return Finding(
@@ -327,7 +327,7 @@ def _no_room(review: Review, fired_s: float, room: NodeRoom) -> Finding:
         else f"on a fleet at its most, {room.max_nodes} nodes"
     )
     after = [a for a in review.actions_named(*NO_ROOM_MOVES) if a.time_s >= fired_s]
-    made = timing(while_it_mattered(review, ["headroom_low"]), sorted(after, key=lambda a: a.time_s))
+    made = timing(while_the_storm_lasted(review, ["headroom_low"]), sorted(after, key=lambda a: a.time_s))
     # The first of each move made while it held, in time order.
     firsts: dict[str, float] = {}
     for action in made.timely:
@@ -389,7 +389,7 @@ def losing_ground(review: Review) -> Finding | None:
     if fired_s is None:
         return None
     after = [a for a in review.actions_named("admission") if a.time_s >= fired_s]
-    shed = timing(while_it_mattered(review, ["drain_inflow_losing", "drain_inflow_kill_switch"]), after)
+    shed = timing(while_the_storm_lasted(review, ["drain_inflow_losing", "drain_inflow_kill_switch"]), after)
     early = admission_in_force(review, fired_s)
     tightened = (
         f"admission tightened at {_at(review, shed.timely[0].time_s)}"

@@ -2,8 +2,10 @@
 
 A finding is done by a move made while it mattered, not by one made after: the report read "done —
 admission tightened at 1:15" for a drain ÷ inflow alarm that had cleared at 0:25, in a storm back at 0:35.
-A move made before any of it (a limit set pre-emptively) is each finding's own question, not late. Pure: a
-`Review` in, spells out.
+A move made before any of it (a limit set pre-emptively) is each finding's own question, not late. The
+storm's fix — the outage seed's halt and added capacity, admission to shed its load — mattered until the
+storm was over (`while_the_storm_lasted`), not until the first short alarm of it cleared. Pure: a `Review`
+in, spells out.
 """
 
 from __future__ import annotations
@@ -11,8 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from console.alarms.base import AlarmName
 from console.record.records import ActionRecord
 from console.record.review import Review
+
+#: The alarms that say the storm itself is still on: connections falling, the reconnect inflow over its
+#: steady rate, drain ÷ inflow losing ground, survivors over the abort line. Not headroom_low — a budget a
+#: fleet can start under, before any storm (thundering-herd starts at 20 %) — nor the waves' timing.
+STORM_ALARMS = (
+    AlarmName.CONNECTIONS_DROP,
+    AlarmName.RECONNECT_RATE_HIGH,
+    AlarmName.DRAIN_INFLOW_LOSING,
+    AlarmName.DRAIN_INFLOW_KILL_SWITCH,
+    AlarmName.CPU_ABORT,
+)
 
 
 @dataclass(frozen=True)
@@ -87,3 +101,34 @@ def while_it_mattered(
     cleared but before connections were back still mattered (the scripted herd's admission came 1.5 s after
     drain ÷ inflow cleared, 6 s before the storm recovered), one made after both did not."""
     return while_held(review, names, ended) | until_recovered(review)
+
+
+def until_storm_over(review: Review) -> WhileItMattered:
+    """The storm, from its first mass disconnect until it was over: connections back to ≥ 95 % for good
+    and none of its alarms (`STORM_ALARMS`) holding any more — to the end where one still held. The seeds'
+    fix of thundering-herd came at 3:20–3:30, after each drain ÷ inflow alarm had cleared and with
+    connections never below 95 %, while the hot nodes stayed over the abort line until 17:45: the seed's
+    storm "slowly subsides over the next 14 minutes" after its fix. An alarm of the storm's kind over before
+    it began is not the storm's. None where there was no storm to measure (no mass disconnect)."""
+    figures = review.figures
+    if figures is None or figures.recovery_from_s is None:
+        return WhileItMattered()
+    start_s = figures.recovery_from_s
+    ends = [None if figures.recovery_s is None else start_s + figures.recovery_s]
+    ends += [
+        alarm.cleared_s
+        for alarm in review.alarms
+        if alarm.name in STORM_ALARMS and (alarm.cleared_s is None or alarm.cleared_s > start_s)
+    ]
+    end_s = None if None in ends else max(e for e in ends if e is not None)
+    if end_s is not None and end_s <= start_s:
+        return WhileItMattered()  # back at once, and no alarm of it held: nothing to recover from
+    return WhileItMattered((Spell(start_s, end_s, "the storm had recovered"),))
+
+
+def while_the_storm_lasted(
+    review: Review, names: Sequence[str], ended: str = "the alarm had cleared"
+) -> WhileItMattered:
+    """For the storm's fix: while any of the alarms `names` held, or until the storm was over
+    (`until_storm_over`)."""
+    return while_held(review, names, ended) | until_storm_over(review)

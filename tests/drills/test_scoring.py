@@ -136,6 +136,23 @@ def test_the_report_of_the_fix_shows_the_capacity_it_added(
     assert "done — 20 nodes added at 04:03:30, ready at 04:07:30" in report  # the drill clock, as its panel
 
 
+def test_the_report_judges_the_seeds_fix_against_the_storms_recovery_not_a_short_alarms_clear(
+    drill_runs: dict[str, DrillRun], fix_recording: Path, tmp_path: Path
+) -> None:
+    """Reviewer: the report called the seeds' fix "not in time — admission tightened at 04:03:25, 70 s after
+    the alarm had cleared", judged against a drain ÷ inflow alarm that held 14 s after the second batch, while
+    the storm was still on: the hot nodes stayed over the abort line (cpu_abort) until 04:17:45, 14 minutes
+    after the fix, as the seed's storm "slowly subsides over the next 14 minutes". The storm's fix is judged
+    against the storm's recovery."""
+    assert main(["report", str(fix_recording), "--out", str(tmp_path)]) == 0
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    seeds = report[report.index("## What the seeds say") :]
+    assert "not in time" not in seeds, seeds
+    drain_inflow = seeds[seeds.index("### Drain ÷ inflow below 1") :]
+    assert "- **In this session:** done — admission tightened at 04:03:25." in drain_inflow, drain_inflow
+    assert "cpu_abort; at its worst" in report  # the hot nodes' alarm, cleared in the recording
+
+
 def test_the_fix_beats_the_runbook(runs: dict[str, dict[str, Any]]) -> None:
     assert runs["seeds-fix"]["score"] - runs["runbook"]["score"] > 50
 

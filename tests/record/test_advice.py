@@ -10,6 +10,7 @@ import pytest
 from console.protocol import Event
 from console.record.advice import abort_criterion, add_capacity, connections_alarm, drain_not_disconnect
 from console.record.alarm_spans import AlarmSpan
+from console.record.in_time import Spell
 from console.record.key_figures import KeyFigures, peak_per_second
 from console.record.records import ActionRecord
 from console.record.review import Review
@@ -474,3 +475,59 @@ def test_the_report_says_a_move_after_it_mattered_was_not_in_time_without_callin
     assert said == [
         "- **In this session:** not in time — admission tightened at 1:15, 50 s after the alarm had cleared."
     ]
+
+
+# --- the storm's fix is judged against the storm's recovery ----------------------------------------------
+# Reviewer, on thundering-herd's seeds' fix: "not in time — admission tightened at 04:03:25, 70 s after the
+# alarm had cleared": a drain ÷ inflow alarm of 14 s after the second batch, while the hot nodes stayed over
+# the abort line until 04:17:45 and connections never fell below 95 % (no recovery to measure by them).
+
+
+def herd(*moves: ActionRecord) -> Review:
+    """thundering-herd's seeds' fix as its recording reviews: batches at 0:30 and 2:00, drain ÷ inflow's
+    kill switch 14 s after each, cpu_abort from 2:41 until 17:45; connections never below 95 %."""
+    review = spells(
+        reviewed("x", 0.0, True, list(moves)), "drain_inflow_kill_switch", (31.0, 45.0), (121.0, 135.0)
+    )
+    review.alarms.append(AlarmSpan("cpu_abort", "critical", 161.0, 1065.0, "…"))
+    return storm_back_at(review, 30.0, 30.0)
+
+
+def test_the_storms_fix_mattered_until_the_storm_was_over_not_until_a_short_alarm_cleared() -> None:
+    from console.record.advice import losing_ground
+
+    found = losing_ground(herd(admission(205.0)))
+    assert found is not None and found.done is True and found.done_late_s is None
+    assert found.what_was_done == "admission tightened at 3:25"
+    # once the storm was over — its last alarm cleared, connections back — the same move came late
+    found = losing_ground(herd(admission(1100.0)))
+    assert found is not None and found.done is False and found.done_late_s == 1100.0
+    assert found.what_was_done == "admission tightened at 18:20, 35 s after the storm had recovered"
+
+
+def test_the_storm_is_on_while_any_of_its_alarms_holds_or_connections_are_not_back() -> None:
+    from console.record.in_time import until_storm_over
+
+    assert until_storm_over(herd()).spells == (Spell(30.0, 1065.0, "the storm had recovered"),)
+    # connections back later than its alarms cleared: back then
+    later = storm_back_at(herd(), 30.0, 1200.0)
+    assert until_storm_over(later).spells == (Spell(30.0, 1200.0, "the storm had recovered"),)
+    # an alarm of it still holding at the end: not over
+    held = herd()
+    held.alarms.append(AlarmSpan("reconnect_rate_high", "critical", 200.0, None, "…"))
+    assert until_storm_over(held).spells == (Spell(30.0, None, "the storm had recovered"),)
+    # headroom under its budget is no storm (the fleet may start under it), nor is an alarm over before it
+    calm = storm_back_at(reviewed("x", 0.0, False, []), 30.0, 30.0)
+    calm.alarms = [
+        AlarmSpan("headroom_low", "critical", 1.0, None, "…"),
+        AlarmSpan("cpu_abort", "critical", 1.0, 20.0, "…"),
+    ]
+    assert until_storm_over(calm).spells == ()
+
+
+def test_a_connections_drop_keeps_its_own_window_connections_and_its_alarm() -> None:
+    # Not the storm's fix: any first action after the alarm, while it held or connections were still down.
+    review = spells(reviewed("x", 0.0, False, [act("drain", 205.0)]), "connections_drop", (31.0, 90.0))
+    review.alarms.append(AlarmSpan("cpu_abort", "critical", 161.0, 1065.0, "…"))
+    found = connections_alarm(storm_back_at(review, 30.0, 30.0))
+    assert found is not None and found.done is False and found.done_late_s == 205.0
