@@ -27,7 +27,7 @@ from console.stop_signals import OUTSIDE_STOP_SIGNALS
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from console.drills.live import DrillProgress, LiveObjective
+    from console.drills.live import DrillProgress, LiveObjective, ScoreSoFar
     from console.drills.objectives import Score
     from console.drills.schema import Drill
     from console.drills.summary import NextStep, RunCommand
@@ -476,7 +476,7 @@ def _run_drill_console(
     if status != 0:
         return ConsoleEnd(status)
     if app.abandoned:
-        _say_interrupted(progress.drill, progress.time_s, record, "abandoned", progress.score())
+        _say_interrupted(progress.drill, progress.time_s, record, "abandoned", progress.so_far())
         return ConsoleEnd(NOT_SCORED)
     if progress.final is None:  # quit on the briefing: the fleet clock never ran
         _say_interrupted(progress.drill, None, record, "left")
@@ -604,7 +604,7 @@ def _say_interrupted(
     time_s: float | None,
     record: Path | None,
     how: str = "interrupted",
-    so_far: Score | None = None,
+    so_far: ScoreSoFar | None = None,
 ) -> None:
     import sys
 
@@ -613,7 +613,7 @@ def _say_interrupted(
         if time_s is not None
         else "before it began"
     )
-    scored = f" ({so_far.score:g}/{so_far.max_score:g} so far)" if so_far is not None else ""
+    scored = f" ({so_far.text})" if so_far is not None else ""
     print(f"stormdeck: drill {drill.name} {how} {where}: not scored{scored}", file=sys.stderr)
     if record is not None and record.exists():
         print(

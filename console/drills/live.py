@@ -124,6 +124,43 @@ def objectives_at(
     return out
 
 
+@dataclass(frozen=True)
+class ScoreSoFar:
+    """The score as a running drill stands: the points not lost yet, less the penalty charged, and the
+    points of the objectives at risk — still the trainee's to keep or lose. The scorer's own score counts
+    only what is met: the panel read 59.3/100 the second thundering-herd's abort criterion came, its halt
+    still 90 s in time — a penalty, to a trainee, before anything had happened."""
+
+    score: float
+    max_score: float
+    at_risk: float  # points of the objectives at risk now (0 once the drill is over)
+
+    @property
+    def scored(self) -> str:
+        return f"{self.score:g}/{self.max_score:g}"
+
+    @property
+    def risk(self) -> str:
+        """ ", 40 at risk" while any is; "" otherwise."""
+        return f", {self.at_risk:g} at risk" if self.at_risk else ""
+
+    @property
+    def text(self) -> str:
+        """'100/100 so far, 40 at risk': the title's, the quit warning's and an abandoned run's words."""
+        return f"{self.scored} so far{self.risk}"
+
+
+def score_so_far(score: Score, objectives: Sequence[LiveObjective]) -> ScoreSoFar:
+    """`score` (the scorer's, as the run stands) with the objectives' standings: what is lost is failed;
+    what is at risk or pending keeps its points until then. Nothing at risk: the scorer's score."""
+    at_risk = sum(item.measured.max_points for item in objectives if item.standing is Standing.AT_RISK)
+    if not at_risk:
+        return ScoreSoFar(score.score, score.max_score, 0.0)
+    lost = sum(item.measured.max_points for item in objectives if item.standing is Standing.FAILED)
+    standing = round(max(0.0, score.max_score - lost - score.penalty), 1)
+    return ScoreSoFar(standing, score.max_score, at_risk)
+
+
 def through(frame: Frame, end_s: float) -> Frame | None:
     """`frame` without its fleet seconds after `end_s`, where it says them (`folded_totals`); None when it
     says them and none is the drill's. The served simulation runs on past the drill's end, and at speed > 1
@@ -196,6 +233,11 @@ class DrillProgress(MeasuredRun):
         is scored (`finish`), what became of it, as the end screen says."""
         now = DrillTime(self.time_s, self.end_s, self.drill.human_time, ended=self.final is not None)
         return objectives_at(self.measures, score or self.score(), self.actions, now)
+
+    def so_far(self, score: Score | None = None) -> ScoreSoFar:
+        """The score as the drill stands (`score_so_far`); once it is scored, the final score."""
+        score = score or self.score()
+        return score_so_far(score, self.objectives(score))
 
     def penalty_line(self, score: Score | None = None) -> PenaltySoFar | None:
         """The time penalty so far and why, as the drill screen shows it; None in a drill that charges

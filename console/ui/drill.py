@@ -121,26 +121,32 @@ def objectives_brief(
 def drill_titles(progress: DrillProgress, score: Score, paused: bool) -> list[str]:
     """The objectives panel's title, fullest first, for the panel to fit its width (`ObjectivesBox`): the
     drill's clock, the time left and the score — and PAUSED, when it is — in every form; "drill", "so
-    far" and what `p` does give way (at 80×24, in 46 cells, "… 74.8/100 / so far · p pauses" wrapped)."""
+    far", the points at risk and what `p` does give way (at 80×24, in 46 cells, "… 74.8/100 / so far · p
+    pauses" wrapped). The score so far loses an objective's points only once it is lost
+    (`DrillProgress.so_far`), and says the points at risk beside it."""
     drill = progress.drill
     now = drill.human_time(progress.time_s)
-    scored = f"{score.score:g}/{score.max_score:g}"
     if progress.ended:
+        scored = f"{score.score:g}/{score.max_score:g}"
         return [f"drill · {now} · over · score {scored}", f"{now} · over · score {scored}"]
+    so_far = progress.so_far(score)
+    scored, risk = so_far.scored, so_far.risk
     # On the drill's clock, and the time left as a span: no fleet seconds.
     left = f"{duration(progress.end_s - progress.time_s)} left"
     if paused:
         state = "[b]PAUSED[/]"
         return [
-            f"drill · {now} · {left} · {scored} so far · {state} (p resumes)",
-            f"{now} · {left} · {scored} so far · {state} (p resumes)",
-            f"{now} · {left} · {scored} · {state} (p resumes)",
+            f"drill · {now} · {left} · {scored} so far{risk} · {state} (p resumes)",
+            f"{now} · {left} · {scored} so far{risk} · {state} (p resumes)",
+            f"{now} · {left} · {scored}{risk} · {state} (p resumes)",
+            f"{now} {state} · {left} · {scored}{risk}",
             f"{now} {state} · {left} · {scored}",
         ]
     return [
-        f"drill · {now} · {left} · {scored} so far · p pauses",
-        f"{now} · {left} · {scored} so far · p pauses",
-        f"{now} · {left} · {scored} so far",
+        f"drill · {now} · {left} · {scored} so far{risk} · p pauses",
+        f"{now} · {left} · {scored} so far{risk} · p pauses",
+        f"{now} · {left} · {scored} so far{risk}",
+        f"{now} · {left} · {scored}{risk}",
         f"{now} · {left} · {scored}",
     ]
 
@@ -450,11 +456,11 @@ class DrillApp(ConsoleApp):
     def quit_warning(self) -> str | None:
         if self.abandoned:
             # On the drill's clock, as the header and the panel's title say it (not "241 of 1200 s").
-            progress, score = self.progress, self.progress.score()
+            progress = self.progress
             left = duration(progress.end_s - progress.time_s)
             return (
                 f"the drill is running ({progress.drill.human_time(progress.time_s)}, {left} left, "
-                f"{score.score:g}/{score.max_score:g} so far): quitting leaves it unscored"
+                f"{progress.so_far().text}): quitting leaves it unscored"
             )
         return super().quit_warning()
 

@@ -140,3 +140,54 @@ def test_an_action_due_by_a_time_is_failed_once_that_time_has_passed() -> None:
     assert standings(live) == [Standing.FAILED]  # too late: the scorer does not count it either
     live.add_action(ActionRecord(time_s=20, actor="t", action="admission", outcome="applied"))
     assert standings(live) == [Standing.MET]  # one in time, its record arriving after the frame
+
+
+# --- the score so far: lost only once lost ------------------------------------------------------------------
+# Reviewer, thundering-herd: the panel's "so far" dropped from 99.3 to 59.3 the second the abort criterion
+# came, while the halt was only at risk with 90 s to go: a trainee read it as a penalty before anything
+# had happened.
+
+HERD = {
+    **DRILL,
+    "objectives": [
+        {"name": "halt", "kind": "halt_within", "cpu_pct": 80, "for_s": 30, "within_s": 90, "points": 40},
+        {"name": "floor", "kind": "connections_floor", "min_pct": 90, "points": 60},
+    ],
+}
+
+
+def hot(seconds: int, start_s: float = 0.0) -> list:
+    """gw-000 over 80 % CPU from 50 s: the abort criterion at 80 s, a halt due by 170 s."""
+    from tests.fleet_builders import node
+
+    def fleet(time_s: float) -> list:
+        return [node("gw-000", cpu_pct=90.0 if time_s >= 50 else 40.0), node("gw-001")]
+
+    return series(start_s, seconds, fleet=fleet)
+
+
+def herd(seconds: int, *halts: float) -> DrillProgress:
+    live = DrillProgress(build_drill(HERD), end_s=600)
+    for halt_s in halts:
+        live.add_action(ActionRecord(time_s=halt_s, actor="t", action="rollout_halt", outcome="applied"))
+    for frame in hot(seconds):
+        live.add_frame(frame)
+    return live
+
+
+def test_the_score_so_far_loses_an_objective_only_once_it_is_lost_and_says_what_is_at_risk() -> None:
+    before = herd(60)  # no criterion yet: the halt is pending, nothing at risk
+    assert before.so_far().text == "100/100 so far"
+    criterion = herd(120)  # the criterion at 80 s, the halt due by 170 s: at risk, not lost
+    assert standings(criterion) == [Standing.AT_RISK, Standing.MET]
+    assert criterion.score().score == 60.0  # the scorer's, as the run stands: not halted yet
+    so_far = criterion.so_far()
+    assert (so_far.score, so_far.max_score, so_far.at_risk) == (100.0, 100.0, 40.0)
+    assert so_far.text == "100/100 so far, 40 at risk"
+    lost = herd(180)  # past 170 s, never halted: lost
+    assert standings(lost) == [Standing.FAILED, Standing.MET]
+    assert lost.so_far().text == "60/100 so far"
+    halted = herd(180, 120.0)
+    assert halted.so_far().text == "100/100 so far"
+    lost.finish()  # at the end the score is the scorer's
+    assert (lost.so_far().score, lost.so_far().at_risk) == (lost.score().score, 0.0)

@@ -108,7 +108,8 @@ async def test_briefing_then_live_with_hint_and_pause_then_the_end_screen() -> N
         standings = [item.standing for item in app.progress.objectives()]
         assert standings == [Standing.MET, Standing.AT_RISK]
         title = str(app.screen.query_one("#drill-box").border_title)
-        assert "02:00:30" in title and "30 s left" in title and "60/100" in title
+        # The admission objective (40 points) at risk is not lost: "60/100" read as a penalty already charged.
+        assert "02:00:30" in title and "30 s left" in title and "100/100 so far, 40 at risk" in title
         feed.event(Event(time_s=30, kind="hint", message="Set admission before the clients return."))
         await pilot.pause()
         assert newest_hint(app) == "hint 02:00:30 · Set admission before the clients return."
@@ -237,7 +238,8 @@ async def test_quitting_a_running_drill_asks_again_and_says_it_leaves_it_unscore
         assert app.is_running and app.abandoned
         [warning] = [n.message for n in app._notifications]
         # On the drill's clock, as the header and the panel's title say it: "30 of 60 s" was fleet seconds.
-        assert "the drill is running (02:00:30, 30 s left, 60/100 so far)" in warning, warning
+        # The admission objective (40 points) is at risk, not lost: the score so far keeps it, and says so.
+        assert "the drill is running (02:00:30, 30 s left, 100/100 so far, 40 at risk)" in warning, warning
         assert " of 60 s" not in warning
         assert "unscored" in warning and "quit again within 3 s" in warning
         await pilot.press("q")
