@@ -42,6 +42,9 @@ class Finding:
     #: and `what_was_done` how long after): its alarm had cleared, or the storm had recovered (`in_time`).
     #: It read "done — admission tightened at 1:15" for an alarm that had cleared at 0:25.
     done_late_s: float | None = None
+    #: False where the recording's own numbers show the move unneeded (the report says "not needed", and
+    #: `what_was_done` why): regional-outage was told to add capacity it never needed.
+    needed: bool = True
 
 
 class Timing(NamedTuple):
@@ -297,17 +300,43 @@ def add_capacity(review: Review) -> Finding | None:
         while_the_storm_lasted(review, ["headroom_low"]), review.actions_named("add_capacity", "add_nodes")
     )
     first = added.timely[0] if added.timely else added.late
+    unneeded = capacity_not_needed(review) if first is None else None
     return Finding(
         title="Headroom below 35 %: add capacity, do not restart",
         evidence=f"headroom_low fired at {_at(review, fired_s)}",
         prescription="Provision 35 % headroom; above 65 % utilisation there is no safe restart — add "
         "capacity instead. What fixed the outage: stopping the restart and adding 200 nodes.",
         seed=OUTAGE_SEED,
-        done=bool(added.timely),
+        done=None if unneeded else bool(added.timely),
         what_was_done=_capacity_added(review, first, added.window)
         if first
-        else "no capacity action recorded",
+        else unneeded or "no capacity action recorded",
         done_late_s=added.late_s,
+        needed=unneeded is None,
+    )
+
+
+def capacity_not_needed(review: Review) -> str | None:
+    """Why the recording shows no capacity was needed, where it does: every client back for good, and from
+    then on headroom_low never held — the fleet's own nodes kept the budget — so the alarm held only while
+    nodes were out of rotation (regional-outage: 14 s, its gateways restarting, 0 in rotation; 37.5 % at
+    the least with every client back). None where it cannot show it: headroom short with the clients
+    back, clients that never came back (more nodes might have taken them), or no storm to come back from."""
+    figures = review.figures
+    if figures is None or figures.recovery_from_s is None or figures.recovery_s is None:
+        return None
+    back_s = figures.recovery_from_s + figures.recovery_s
+    spans = [a for a in review.alarms if a.name == "headroom_low"]
+    if any(a.cleared_s is None or a.cleared_s > back_s for a in spans):
+        return None
+    series = review.series
+    after = [pct for t, pct in zip(series.times_s, series.headroom_pct, strict=False) if t >= back_s]
+    if not spans or not after:
+        return None
+    held = ", ".join(f"{_at(review, a.since_s)}–{_at(review, a.cleared_s or a.since_s)}" for a in spans)
+    return (
+        f"headroom_low held only {held}; with every client back ({_at(review, back_s)}) headroom stayed at or "
+        f"over the budget on the fleet's own nodes (lowest {min(after):.1f} %), no node added"
     )
 
 

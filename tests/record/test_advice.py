@@ -531,3 +531,50 @@ def test_a_connections_drop_keeps_its_own_window_connections_and_its_alarm() -> 
     review.alarms.append(AlarmSpan("cpu_abort", "critical", 161.0, 1065.0, "…"))
     found = connections_alarm(storm_back_at(review, 30.0, 30.0))
     assert found is not None and found.done is False and found.done_late_s == 205.0
+
+
+# --- no advice for a move the recording's own numbers show unneeded ------------------------------------------
+# Reviewer, on regional-outage: headroom_low held 14 s while the region's gateways were down (0 in rotation),
+# cleared when they came back, and with every client back headroom stayed over the budget on the region's
+# own nodes — yet the report said "add capacity … not done — no capacity action recorded".
+
+
+def outage(headroom: Callable[[float], float], *moves: ActionRecord) -> Review:
+    """A region down from 0:10 to 0:20 (headroom 0 with no node in rotation, headroom_low held then),
+    connections back for good at 1:00, `headroom` after that."""
+    from tests.fleet_builders import series as frames
+
+    review = spells(reviewed("x", 0.0, False, list(moves)), "headroom_low", (11.0, 21.0))
+    review.series = Series()
+    for f in frames(0, 120, headroom_pct=lambda t: 0.0 if 10 <= t < 21 else headroom(t)):
+        review.series.add(f.model_copy(update={"max_nodes": 40}))
+    return storm_back_at(review, 10.0, 60.0)
+
+
+def test_capacity_the_fleet_never_needed_is_not_asked_for() -> None:
+    found = add_capacity(outage(lambda t: 99.0 if t < 60 else 37.7))
+    assert found is not None and found.title == CAN_ADD_TITLE
+    assert found.needed is False and found.done is None
+    assert found.what_was_done == (
+        "headroom_low held only 0:11–0:21; with every client back (1:00) headroom stayed at or over the "
+        "budget on the fleet's own nodes (lowest 37.7 %), no node added"
+    )
+    from console.record.report.markdown import seeds_section
+
+    said = [line for line in seeds_section([found]) if "In this session" in line]
+    assert said == [f"- **In this session:** not needed — {found.what_was_done}."]
+
+
+def test_capacity_is_asked_for_where_headroom_was_short_with_the_clients_back_or_they_never_came_back() -> (
+    None
+):
+    short = outage(lambda t: 99.0 if t < 60 else 30.0)
+    short.alarms.append(AlarmSpan("headroom_low", "critical", 61.0, None, "…"))
+    found = add_capacity(short)
+    assert found is not None and found.needed is True and found.done is False
+    assert found.what_was_done == "no capacity action recorded"
+    never_back = storm_back_at(outage(lambda t: 99.0), 10.0, None)
+    found = add_capacity(never_back)
+    assert found is not None and found.needed is True and found.done is False
+    added = add_capacity(outage(lambda t: 99.0 if t < 60 else 37.7, act("add_capacity", 15.0)))
+    assert added is not None and added.needed is True and added.done is True

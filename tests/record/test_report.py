@@ -689,6 +689,30 @@ def test_an_admission_limit_set_before_the_alarm_is_done_before_it(tmp_path: Pat
     assert done in emergency, emergency
 
 
+def test_the_regional_outage_report_asks_for_no_capacity_the_drill_never_needed(tmp_path: Path) -> None:
+    """Reviewer: the regional-outage report asked for capacity — "Headroom below 35 %: add capacity … not
+    done — no capacity action recorded" — for a headroom_low that held 14 s while the 20 gateways were down
+    (0 in rotation) and cleared when they came back; with every client back the region's own nodes held
+    37.5 % headroom at the least, over the budget, and the seeds' fix (admission alone) scores 93.4. At the
+    drill's own size (1 M clients), as the reviewer ran it."""
+    from console.drills.headless import run_headless
+    from console.drills.schema import load_drill
+    from console.drills.script import load_script
+
+    drill = load_drill("regional-outage")
+    examples = Path(__file__).resolve().parents[2] / "docs" / "drills" / "examples"
+    script = load_script(examples / "regional-outage-admission.toml", drill)
+    path = tmp_path / "run.sdrec"
+    run_headless(drill, script, record=path)
+    text = write_report(path, tmp_path / "rep").markdown.read_text()
+    headroom = _seed(text, "Headroom below 35 %: add capacity, do not restart")
+    assert headroom is not None
+    assert "- **In this session:** not needed — headroom_low held only 02:00:31–02:00:45" in headroom, (
+        headroom
+    )
+    assert "no capacity action recorded" not in headroom and "not done" not in headroom
+
+
 #: A `drill_outcome` as stormdeck wrote it before `why`: each `detail` the scorer's words, in fleet seconds.
 _OLDER_OUTCOME = {
     "type": "drill_outcome",

@@ -44,7 +44,9 @@ def seeds_section(found: list[Finding], at: Callable[[float], str] = clock) -> l
         return [*lines, "Nothing in this recording matches a situation the seeds prescribe for.", ""]
     for finding in found:
         done = {True: "done", False: "not done", None: "not visible in the recording"}[finding.done]
-        if finding.done and finding.done_before_s is not None:
+        if not finding.needed:
+            done = "not needed"  # (what_was_done says what shows it)
+        elif finding.done and finding.done_before_s is not None:
             done = f"done before the alarm, at {at(finding.done_before_s)}"
         elif not finding.done and finding.done_late_s is not None:
             done = "not in time"  # (what_was_done says when, and how long after it had passed)
