@@ -403,6 +403,13 @@ def count(value: float) -> str:
     return _scale(abs(value)).shown(value)
 
 
+def whole_count(value: float) -> str:
+    """A count of things that come whole — clients — as `count` writes it, without its places under a
+    thousand: "7 clients", not "7.0" (review)."""
+    scale = _scale(abs(value))
+    return scale.shown(value, 0 if scale.divisor == 1.0 else None)
+
+
 #: The most places `counts_apart` writes: figures closer than that are said as equal.
 MOST_PLACES = 6
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from console.alarms.base import AlarmName, FleetView, Reading, Rule, count, counts_apart
+from console.alarms.base import AlarmName, FleetView, Reading, Rule, count, counts_apart, whole_count
 from console.alarms.tracking import (
     CalmBaseline,
     Onsets,
@@ -66,7 +66,7 @@ class ConnectionsDrop(Rule):
             # reconnect" alone was the claim the review found false of a planned drain.
             beyond, counting, missing = (
                 (
-                    f" beyond the {count(away)} clients closed by drains and still within their hint",
+                    f" beyond the {whole_count(away)} clients closed by drains and still within their hint",
                     " counting them",
                     "the missing ones were lost without a paced hint (a restart, a kill, a deadline's "
                     "force-close) or are not back after theirs",

@@ -104,9 +104,16 @@ def judge(
     if child.role is Role.NODE:
         meaning = f"{child.name} stays down: the controller shows it down (node_down); "
         if nodes_serving:
-            meaning += f"its clients reconnect to the other nodes; {nodes_serving} of {nodes_started} serve."
+            # Processes, not rotation: "3 of 4 serve" counted a drained node's running process (review) —
+            # the watch sees processes; the console says which are in rotation.
+            meaning += (
+                f"its clients reconnect to the other nodes; {nodes_serving} of {nodes_started} node processes "
+                "still run."
+            )
         else:
-            meaning += f"no node of {nodes_started} serves now: add one ({add_capacity}) or stop the fleet."
+            meaning += (
+                f"no node process of {nodes_started} runs now: add one ({add_capacity}) or stop the fleet."
+            )
         meaning += " The fleet runs on."
         fatal = False
     elif child.role is Role.PUBLISHER:

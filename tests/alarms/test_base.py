@@ -51,3 +51,18 @@ def test_two_figures_read_on_the_sides_they_are_on_in_one_format(value: float, l
 def test_a_pair_apart_at_the_usual_places_reads_as_count_would() -> None:
     for value, limit in ((833.0, 120.0), (3.4, 1.0), (13e6, 12e6)):
         assert counts_apart(value, limit) == (count(value), count(limit))
+
+
+def test_clients_are_counted_whole() -> None:
+    """"beyond the 7.0 clients closed by drains" (review, a 300-client loopback fleet): clients come whole."""
+    from console.alarms.base import count, whole_count
+
+    assert [whole_count(v) for v in (7, 7.4, 999, 1_500, 216_000, 13_000_000)] == [
+        "7",
+        "7",
+        "999",
+        "1.5 k",
+        "216 k",
+        "13.00 M",
+    ]
+    assert count(7) == "7.0"  # a rate keeps its place

@@ -564,7 +564,8 @@ def test_a_drained_node_s_detail_says_the_drain_is_done_not_that_it_is_draining(
 
     forced = progress.model_copy(update={"closed": 300, "forced": 40})
     shown = drain_text(drained.model_copy(update={"drain": forced}), 800.0).plain
-    assert "40 force-closed at the deadline" in shown, shown
+    # the pace is the paced ones': "closed 300 at 9.9/s … 40 force-closed" read as 300 closed at 9.9/s
+    assert "closed 300: 260 at 9.9/s (10/s asked), 40 force-closed at the deadline" in shown, shown
 
     draining = drained.model_copy(update={"state": NodeState.DRAINING})
     assert drain_text(draining, 155.0).plain.startswith("draining  ")  # under way: as before
