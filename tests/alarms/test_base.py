@@ -54,7 +54,7 @@ def test_a_pair_apart_at_the_usual_places_reads_as_count_would() -> None:
 
 
 def test_clients_are_counted_whole() -> None:
-    """"beyond the 7.0 clients closed by drains" (review, a 300-client loopback fleet): clients come whole."""
+    """ "beyond the 7.0 clients closed by drains" (review, a 300-client loopback fleet): clients come whole."""
     from console.alarms.base import count, whole_count
 
     assert [whole_count(v) for v in (7, 7.4, 999, 1_500, 216_000, 13_000_000)] == [

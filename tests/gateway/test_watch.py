@@ -42,7 +42,11 @@ def test_a_dead_node_stays_down_and_the_fleet_runs_on() -> None:
     first, *rest = verdict.report.splitlines()
     assert first == "fleet up: node-3 (pid 4242) was killed by SIGKILL — log: /tmp/logs/x.log"
     assert rest[:2] == ["  | Traceback …", "  | MemoryError"]  # its last words, then what follows
-    assert "node-3 stays down" in rest[2] and "2 of 3 node processes still run" in rest[2] and "runs on" in rest[2]
+    assert (
+        "node-3 stays down" in rest[2]
+        and "2 of 3 node processes still run" in rest[2]
+        and "runs on" in rest[2]
+    )
 
 
 def test_the_last_node_down_says_how_to_get_one_back() -> None:
