@@ -142,6 +142,16 @@ class Thresholds:
         "CPU readings move between the plan and the verdict (fleet up on loopback: the projection rose 3-4.6 "
         "points at p95 over 1-10 s); the guard still judges against the line itself",
     )
+    drain_plan_admission_margin_pct: float = _limit(
+        20.0,
+        0,
+        100,
+        STORMDECK,
+        "the drain planner keeps its closes this share under the survivors' spare admission: their other "
+        "accepts move between the plan and the drain (fleet up, 300 clients at 5/s a node: churn and 503 "
+        "retries took 2-3/s of a 10/s spare, and the planner's 10/s raised drain_pacing_exceeded); the guard "
+        "still judges against the spare itself",
+    )
     # --- admission ----------------------------------------------------------------------------------
     retry_after_window_min_s: float = _limit(
         5.0, 0, 3600, STORMDECK, "Retry-After max − min below this sends refused clients back in lockstep"

@@ -119,6 +119,12 @@ class DrainPlanResult(Record):
         description="CPU points the busiest survivor is planned under the pause line (readings move "
         "between the plan and the verdict); 0 from a server that keeps none",
     )
+    # Optional, added to v1 without a version change.
+    admission_margin_pct: float = Field(
+        0.0,
+        description="share of the survivors' spare admission, in %, the plan leaves free (their other "
+        "accepts move between the plan and the drain); 0 from a server that keeps none",
+    )
     # Optional, added to v1 without a version change (null from an older server): a console advises adding
     # capacity, when no rate is safe, only where there is room.
     room_nodes: int | None = Field(

@@ -199,10 +199,16 @@ def test_bad_drains_are_input_errors(node_id: str, request_: DrainRequest, field
 def test_plan_is_the_largest_rate_that_passes() -> None:
     tight = fleet(admission=AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30)))
     plan = plan_drain(tight, CAPACITY, "gw-003")
-    assert (plan.rate_per_s, plan.limited_by) == (170, "drain_pacing")
-    assert plan.duration_s == pytest.approx(27_000 / 170)
+    # 170/s spare, less the planner's 20 % margin (drain_plan_admission_margin_pct): the survivors' other
+    # accepts move between the plan and the drain (review: the planner's rate on the spare raised
+    # drain_pacing_exceeded at once).
+    assert (plan.rate_per_s, plan.limited_by, plan.admission_margin_pct) == (136, "drain_pacing", 20)
+    assert plan.duration_s == pytest.approx(27_000 / 136)
     assert judge_drain(tight, CAPACITY, "gw-003", plan.request()).level is not VerdictLevel.BLOCKED
-    faster = plan.request().model_copy(update={"rate_per_s": plan.rate_per_s * 1.05})
+    # the guard judges against the spare itself: 170 passes, 5 % over it is blocked
+    spare = plan.request().model_copy(update={"rate_per_s": 170})
+    assert judge_drain(tight, CAPACITY, "gw-003", spare).level is not VerdictLevel.BLOCKED
+    faster = plan.request().model_copy(update={"rate_per_s": 170 * 1.05})
     assert judge_drain(tight, CAPACITY, "gw-003", faster).level is VerdictLevel.BLOCKED
 
 
@@ -285,8 +291,8 @@ def test_a_batch_shares_the_budget() -> None:
     tight = fleet(admission=AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30)))
     one = plan_drain(tight, CAPACITY, ["gw-001"])
     two = plan_drain(tight, CAPACITY, ["gw-001", "gw-002"])
-    # Two leave: 18 survivors admit 540/s, inflow still 400/s → 140/s spare, 70/s each.
-    assert (one.rate_per_s, two.rate_per_s) == (170, 70)
+    # Two leave: 18 survivors admit 540/s, inflow still 400/s → 140/s spare, 70/s each; 80 % of it planned.
+    assert (one.rate_per_s, two.rate_per_s) == (136, 56)
     assert two.node_ids == ("gw-001", "gw-002")
 
 
@@ -354,14 +360,14 @@ def test_a_refused_drain_suggests_the_planners_rate_not_the_one_on_the_line() ->
 
 
 def test_a_suggested_rate_the_cpu_margin_did_not_set_says_no_margin() -> None:
-    """Where the survivors' spare admission sets the rate the margin takes nothing off it (as the plan's
-    basis says, `console.model.actions.drain.plan_basis`): the suggestion is the largest safe rate itself."""
+    """Where the survivors' spare admission sets the rate the CPU margin takes nothing off it (as the plan's
+    basis says, `console.model.actions.drain.plan_basis`); the admission margin does: 80 % of the 170/s."""
     tight = fleet(admission=AdmissionSettings(rate_per_s=30.0, max_connections=None, retry_after_s=(1, 30)))
     verdict = judge_drain(tight, CAPACITY, "gw-003", drain(300))
-    assert (
-        verdict.projections["suggested_rate_per_s"] == verdict.projections["largest_safe_rate_per_s"] == 170
-    )
+    assert verdict.projections["largest_safe_rate_per_s"] == 170
+    assert verdict.projections["suggested_rate_per_s"] == 136
     assert verdict.projections["suggested_cpu_margin_pct"] == 0
+    assert verdict.projections["suggested_admission_margin_pct"] == 20
 
 
 def test_a_survivor_within_the_margin_of_the_pause_line_leaves_no_planned_rate() -> None:

@@ -17,7 +17,14 @@ from console.guards.drain.hint import (
     planned_hint_ms,
 )
 from console.guards.drain.plan import DrainPlan, plan_drain
-from console.guards.drain.rate import LIMITED_BY, RateBasis, margin_kept_pct, planned_basis, rate_basis
+from console.guards.drain.rate import (
+    LIMITED_BY,
+    RateBasis,
+    admission_margin_kept_pct,
+    margin_kept_pct,
+    planned_basis,
+    rate_basis,
+)
 from console.guards.drain.undrain import WATCH_IT, judge_undrain
 from console.guards.drain.verdict import SURVIVOR_CHECKS, judge_drain
 
@@ -28,6 +35,7 @@ __all__ = [
     "WATCH_IT",
     "DrainPlan",
     "RateBasis",
+    "admission_margin_kept_pct",
     "hint_window_needed_ms",
     "judge_drain",
     "judge_undrain",

@@ -36,6 +36,10 @@ class DrainPlan:
     # CPU points the busiest survivor is kept under the pause line (`drain_plan_cpu_margin_pct`): a real
     # node's CPU moves between the plan and the verdict, and a rate on the line was typed seconds later.
     cpu_margin_pct: float = 0.0
+    # The share of the survivors' spare admission (%) the plan leaves free (`drain_plan_admission_margin_pct`):
+    # their other accepts move between the plan and the drain, and the planner's rate on the spare itself
+    # raised drain_pacing_exceeded at once (review, fleet up).
+    admission_margin_pct: float = 0.0
     # Nodes the fleet may still add (`NodeRoom.room`; 0: it cannot add capacity, none at all or at its
     # most); None when its snapshot does not say. With no rate, "add capacity" is a way on only with room.
     room_nodes: int | None = None
@@ -84,6 +88,7 @@ def plan_drain(
         limited_by=basis.limited_by,
         connections=sum(node.connections for node in nodes),
         cpu_margin_pct=t.drain_plan_cpu_margin_pct,
+        admission_margin_pct=t.drain_plan_admission_margin_pct,
         room_nodes=_room_nodes(snapshot_room(snapshot)),
         admission_limit_per_s=load.admission_limit_per_s,
     )

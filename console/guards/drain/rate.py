@@ -80,6 +80,8 @@ class RateBasis:
     rate_per_s: float  # per node; 0 when no rate keeps the margin
     limited_by: str  # one of `LIMITED_BY`
     cpu_margin_pct: float  # the CPU points under the pause line that set the rate; 0 when another limit did
+    # The share of the survivors' spare admission (%) kept free where it set the rate; 0 when another did.
+    admission_margin_pct: float = 0.0
 
 
 def margin_kept_pct(limited_by: str, cpu_margin_pct: float) -> float:
@@ -90,6 +92,12 @@ def margin_kept_pct(limited_by: str, cpu_margin_pct: float) -> float:
     return cpu_margin_pct if limited_by == "survivor_cpu" else 0.0
 
 
+def admission_margin_kept_pct(limited_by: str, admission_margin_pct: float) -> float:
+    """The share of spare admission a planned rate left free, said only where spare admission set it
+    (`margin_kept_pct`'s rule for the CPU margin)."""
+    return admission_margin_pct if limited_by == "drain_pacing" else 0.0
+
+
 def rate_basis(
     load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds, line: ReconnectLine
 ) -> RateBasis:
@@ -98,8 +106,14 @@ def rate_basis(
     both. A plan is made on one second's CPU readings and judged on a later one's, and a real node's CPU
     moves between them (`fleet up`: a rate on the line itself was typed at 75.1 % seconds later)."""
     margin = thresholds.drain_plan_cpu_margin_pct
-    rate, limited_by = largest_safe_rate(load, count, capacity, thresholds, line, margin)
-    return RateBasis(rate, limited_by, margin_kept_pct(limited_by, margin))
+    admission_share = 1.0 - thresholds.drain_plan_admission_margin_pct / 100.0
+    rate, limited_by = largest_safe_rate(load, count, capacity, thresholds, line, margin, admission_share)
+    return RateBasis(
+        rate,
+        limited_by,
+        margin_kept_pct(limited_by, margin),
+        admission_margin_kept_pct(limited_by, thresholds.drain_plan_admission_margin_pct),
+    )
 
 
 def largest_safe_rate(
@@ -109,13 +123,15 @@ def largest_safe_rate(
     thresholds: Thresholds,
     line: ReconnectLine,
     cpu_margin_pct: float = 0.0,
+    admission_share: float = 1.0,
 ) -> tuple[float, str]:
-    """The largest per-node rate within spare admission and `cpu_margin_pct` under the pause line, with
-    a hint window the fleet can give (`_hint_reach_rate`), and whose reconnects keep the fleet under the
-    reconnect alarm's line (`reconnect_room_rate`). A verdict judges at it with no margin
-    (`largest_safe_rate_per_s`); the planner and a verdict's suggestion keep the margin (`rate_basis`)."""
+    """The largest per-node rate within `admission_share` of the spare admission and `cpu_margin_pct` under
+    the pause line, with a hint window the fleet can give (`_hint_reach_rate`), and whose reconnects keep
+    the fleet under the reconnect alarm's line (`reconnect_room_rate`). A verdict judges at it with no
+    margin (`largest_safe_rate_per_s`); the planner and a verdict's suggestion keep the margins
+    (`rate_basis`)."""
     rate, limited_by = _admitted_rate(
-        load, count, capacity, thresholds, thresholds.cpu_pause_pct - cpu_margin_pct
+        load, count, capacity, thresholds, thresholds.cpu_pause_pct - cpu_margin_pct, admission_share
     )
     for reach, name in (
         (_hint_reach_rate(count, capacity, thresholds), "hint_reach"),
@@ -127,21 +143,27 @@ def largest_safe_rate(
 
 
 def _admitted_rate(
-    load: FleetLoad, count: int, capacity: FleetCapacity, thresholds: Thresholds, cpu_line_pct: float
+    load: FleetLoad,
+    count: int,
+    capacity: FleetCapacity,
+    thresholds: Thresholds,
+    cpu_line_pct: float,
+    admission_share: float = 1.0,
 ) -> tuple[float, str]:
-    """The largest per-node rate, to three significant figures, that keeps the drains within spare
-    admission and the busiest survivor at or under `cpu_line_pct` — the two checks `judge_drain` makes of
-    it, at the pause line or a margin under it."""
+    """The largest per-node rate, to three significant figures, that keeps the drains within
+    `admission_share` of the spare admission and the busiest survivor at or under `cpu_line_pct` — the two
+    checks `judge_drain` makes of it, at their lines or a margin under them."""
     if load.survivors == 0:
         return 0.0, "no_survivors"
-    pacing = (load.spare_admission_per_s - load.drain_rate_per_s) / count
+    spare = load.spare_admission_per_s * admission_share
+    pacing = (spare - load.drain_rate_per_s) / count
     cpu = (load.pause_room_per_s(capacity, thresholds, cpu_line_pct) - load.moving_accepts_per_s) / count
     rate, limited_by = (pacing, "drain_pacing") if pacing <= cpu else (cpu, "survivor_cpu")
 
     def passes(candidate: float) -> bool:
         new_rate = candidate * count
         return (
-            load.drain_rate_per_s + new_rate <= load.spare_admission_per_s
+            load.drain_rate_per_s + new_rate <= spare
             and load.projected_cpu_pct(new_rate, capacity, thresholds) <= cpu_line_pct
         )
 

@@ -258,6 +258,7 @@ def judge_drain(
         "largest_safe_rate_per_s": safe_rate,
         "suggested_rate_per_s": suggested.rate_per_s,
         "suggested_cpu_margin_pct": suggested.cpu_margin_pct,
+        "suggested_admission_margin_pct": suggested.admission_margin_pct,
     }
     if room is not None:  # (said only where the snapshot says it: "add capacity" is advised by it)
         projections["room_nodes"] = room.room

@@ -12,7 +12,7 @@ from typing import Any
 from console.figures import first_named
 from console.guards import FleetCapacity, Thresholds, plan_drain
 from console.guards.capacity import admission_limit_text
-from console.guards.drain import HINT_START_MS, margin_kept_pct, planned_hint_ms
+from console.guards.drain import HINT_START_MS, admission_margin_kept_pct, margin_kept_pct, planned_hint_ms
 from console.guards.fleet import ROTATION_MOVE
 from console.model.actions.form import Prefill, form_text
 from console.protocol import FleetSnapshot, Frame, Source
@@ -89,12 +89,24 @@ def plan_cpu_margin_pct(plan: Mapping[str, Any]) -> float:
     return margin_kept_pct(str(plan.get("limited_by")), float(plan.get("cpu_margin_pct") or 0.0))
 
 
-def rate_basis_text(cpu_margin_pct: float) -> str:
-    """What a planned or suggested drain rate is: "largest safe rate less a 5-point CPU margin" (the margin
-    that set it, `console.guards.drain.rate_basis`), or the largest safe rate itself. Said alike by the
-    drain form, `stormdeck plan drain` and a refused drain's "what would pass"."""
-    less = f" less a {cpu_margin_pct:g}-point CPU margin" if cpu_margin_pct > 0 else ""
-    return f"largest safe rate{less}"
+def plan_admission_margin_pct(plan: Mapping[str, Any]) -> float:
+    """The share of spare admission the plan left free, where spare admission set its rate
+    (`admission_margin_kept_pct`); 0 otherwise, and from a server whose plan does not say."""
+    return admission_margin_kept_pct(
+        str(plan.get("limited_by")), float(plan.get("admission_margin_pct") or 0.0)
+    )
+
+
+def rate_basis_text(cpu_margin_pct: float, admission_margin_pct: float = 0.0) -> str:
+    """What a planned or suggested drain rate is: "largest safe rate less a 5-point CPU margin" or "… less
+    a 20 % margin on the spare admission" (the margin that set it, `console.guards.drain.rate_basis`), or the
+    largest safe rate itself. Said alike by the drain form, `stormdeck plan drain` and a refused drain's
+    "what would pass"."""
+    if cpu_margin_pct > 0:
+        return f"largest safe rate less a {cpu_margin_pct:g}-point CPU margin"
+    if admission_margin_pct > 0:
+        return f"largest safe rate less a {admission_margin_pct:g} % margin on the spare admission"
+    return "largest safe rate"
 
 
 def keeps_margin_text(cpu_margin_pct: float) -> str:
@@ -105,7 +117,10 @@ def plan_basis(plan: Mapping[str, Any]) -> str:
     """What a drain plan's rate is, as the form and `stormdeck plan drain` say it: "largest safe rate less
     a 5-point CPU margin, limited by the busiest survivor's CPU" — the rate on the pause line itself was
     typed at 75.1 % a few seconds after a real fleet's plan (fleet up), so the planner keeps a margin."""
-    return f"{rate_basis_text(plan_cpu_margin_pct(plan))}, limited by {plan_limit(plan)}"
+    return (
+        f"{rate_basis_text(plan_cpu_margin_pct(plan), plan_admission_margin_pct(plan))}, "
+        f"limited by {plan_limit(plan)}"
+    )
 
 
 def no_rate_text(plan: Mapping[str, Any]) -> str:
@@ -252,8 +267,10 @@ def drain_rate_hint(projections: Mapping[str, Any], failing: Collection[str] = (
     if not isinstance(suggested, int | float):
         return f"a drain at ≤ {safe:g} closes/s per node {passes}"
     margin = float(projections.get("suggested_cpu_margin_pct") or 0.0)
+    admission_margin = float(projections.get("suggested_admission_margin_pct") or 0.0)
     if suggested > 0:
-        return f"a drain at ≤ {suggested:g} closes/s per node ({rate_basis_text(margin)}) {passes}"
+        basis = rate_basis_text(margin, admission_margin)
+        return f"a drain at ≤ {suggested:g} closes/s per node ({basis}) {passes}"
     # Within the margin of the line already: a slow drain passes at this second's CPU, none keeps the margin.
     return (
         f"no drain rate {keeps_margin_text(margin)} (≤ {safe:g} closes/s per node passes at this second's CPU): "

@@ -293,6 +293,7 @@ async def drain_plan(node_id: str, request: Request) -> DrainPlanResult:
         limited_by=plan.limited_by,
         connections=plan.connections,
         cpu_margin_pct=plan.cpu_margin_pct,
+        admission_margin_pct=plan.admission_margin_pct,
         room_nodes=plan.room_nodes,
         admission_limit_per_s=plan.admission_limit_per_s,
         request=plan.request(),
