@@ -182,6 +182,10 @@ def _frame_gauges(model: FleetModel) -> list[Gauge]:
         elif level is Level.OK:
             texts = connections_change_texts(delta)
             texts[0] += within_hint_text(drop.within_hint)
+            if drop.within_hint >= 1 and len(texts) > 2:
+                # A 160-column box (28 cells) showed "Δ60s −62.3 %" in green with no reason (review): the
+                # share and the clients on their hint fit it.
+                wide = f"{texts[1]}, {human_count(drop.within_hint)} on hint"
         else:
             texts = connections_drop_texts(drop, t.connections_drop_window_s)
         detail, *shorter = texts

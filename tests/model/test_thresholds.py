@@ -122,6 +122,8 @@ def test_the_connections_gauge_counts_drained_clients_within_their_hint_as_the_a
     gauge = {g.key: g for g in fleet_gauges(planned)}["connections"]
     assert gauge.level is Level.OK, gauge
     assert gauge.detail == "Δ60s −15.0k (−15.0 %), 15.0k within hint", gauge.detail
+    # a 160-column box (28 cells) keeps the reason: it showed "Δ60s −15.0 %" alone, in green (review)
+    assert gauge.wide == ("Δ60s −15.0 %, 15.0k on hint",), gauge.wide
     missing = frames_until(40, missing_after_s=30)  # 6 % more gone, told nothing
     (alarm,) = [e.alarm for e in missing.alarms.active() if e.alarm.name == "connections_drop"]
     gauge = {g.key: g for g in fleet_gauges(missing)}["connections"]
