@@ -50,3 +50,15 @@ def test_the_lesson_and_the_briefings_rate_pass(at_start, rate_per_s: int) -> No
     request = AdmissionRequest(rate_per_s=rate_per_s, burst=rate_per_s, retry_after_s=(1, 10))
     verdict = judge_admission(snapshot, request, capacity_of(simulation))
     assert verdict.level is VerdictLevel.OK, [(c.name, c.why) for c in verdict.checks if not c.ok]
+
+
+def test_gitlab_reset_bursts_briefing_and_hint_name_the_rate_a_pod_takes_under_the_cpu_line() -> None:
+    """The same mistake in gitlab-reset-burst: "a pod handshakes about 6 connections a second" — flat out;
+    holding its 6,000 sessions takes 20 % of it, so under the 80 % line 3.5/s, and a trainee who followed
+    the hint with 5/s a pod was blocked "≤ 3.5/s"."""
+    drill = load_drill("gitlab-reset-burst")
+    simulation = Simulation(drill_scenario(drill))
+    rate = rate_under_cpu_line_per_s(simulation.live_snapshot(), capacity_of(simulation))
+    assert rate == 3.5
+    assert f"{rate:g} handshakes a second" in " ".join(drill.briefing.split()), drill.briefing
+    assert any(f"{rate:g} handshakes/s" in hint.text for hint in drill.hints)
