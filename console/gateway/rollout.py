@@ -1,6 +1,7 @@
 """Rollouts over real nodes: drain a batch (or not), restart it through the configured command, wait until
 it is back in rotation, and start the next batch `interval_s` after this one started (or at once, when the
-batch took longer) — as the simulator paces them and the guard projects them.
+batch took longer) — as the simulator paces them and the guard projects them. A halt does not shorten that:
+resumed in the interval, the rollout waits out what is left of it.
 
 The seeds' lessons are the stops: pause when any surviving node's CPU passes `pause_cpu_pct` (outage seed:
 75 %; the runbook that said "continue" is what turned a restart into an outage) and wait for the operator
@@ -173,9 +174,13 @@ class Rollout:
         self._restarted: set[str] = set()
         # Each batch node's stream epoch before its restart: another one later is a new process.
         self._epochs_before: dict[str, str | None] = {}
-        # The wait under way: its kind, its nodes, when it began (monotonic) and its limit — said in the
-        # status (`waiting_for`) so a 60 s wait for a restart reads as one, not as "running" and nothing.
-        self._wait: tuple[str, list[str], float, float | None] | None = None
+        # The wait under way: its kind, its nodes, when it began and its limit, and the clock that began
+        # on (monotonic for a drain or a restart; the fleet clock for the interval, which runs from the
+        # batch's start, across halts and restarts of the controller) — said in the status (`waiting_for`)
+        # so a 60 s wait for a restart reads as one, not as "running" and nothing.
+        self._wait: tuple[str, list[str], float, float | None, Callable[[], float]] | None = None
+        # When the latest batch started, on the fleet clock: the next one is due `interval_s` after it.
+        self._batch_started_s: float | None = None
         #: Called after every change worth keeping (the controller writes the rollout state file).
         self.on_change: Callable[[], None] = lambda: None
         limits = thresholds or Thresholds()
@@ -209,6 +214,7 @@ class Rollout:
             started_at_unix_s=_unix_s(status.started_at_s, clock_zero_unix_s),
             completed_at_unix_s=_unix_s(status.completed_at_s, clock_zero_unix_s),
             halted_at_unix_s=_unix_s(status.halted_at_s, clock_zero_unix_s),
+            batch_started_at_unix_s=_unix_s(self._batch_started_s, clock_zero_unix_s),
             draining=sorted(self._draining),
             restarting=sorted(self._restarting),
             restarted=sorted(self._restarted),
@@ -229,7 +235,9 @@ class Rollout:
     ) -> Rollout:
         """The rollout `record` describes, as a controller restarted under it: one that was running or
         paused is halted (`reason`) — never resumed by itself: the operator resumes it, which goes on with
-        the batch it was in, as after any halt."""
+        the batch it was in, as after any halt, or after a batch waits out what is left of its interval —
+        counted on the fleet clock from the batch's start, so the time no controller ran counts too (the
+        fleet's clients went on settling meanwhile)."""
         # The record keeps the drain its batches get, not whether the rate was asked for: one other than this
         # controller's own was (`start_rollout` gives no other), and the status says it again.
         rate_per_s = record.batch_drain.rate_per_s
@@ -257,6 +265,7 @@ class Rollout:
         rollout._restarting = set(record.restarting)
         rollout._restarted = set(record.restarted)
         rollout._epochs_before = dict(record.epochs_before)
+        rollout._batch_started_s = _fleet_s(record.batch_started_at_unix_s, clock_zero_unix_s)
         status = rollout.status
         status.batch, status.pause_reason = record.batch, record.pause_reason
         status.started_at_s = _fleet_s(record.started_at_unix_s, clock_zero_unix_s)
@@ -267,6 +276,7 @@ class Rollout:
         if record.unfinished:
             status.state, status.pause_reason = RolloutState.HALTED, reason
             status.halted_at_s = rollout._clock()
+        rollout._say_next_batch()
         return rollout
 
     @property
@@ -283,10 +293,8 @@ class Rollout:
         waits for nothing or is not running (a halt ends every wait)."""
         if self._wait is None or self.status.state is not RolloutState.RUNNING:
             return None
-        what, nodes, since, limit_s = self._wait
-        return RolloutWait(
-            what=what, nodes=nodes, waited_s=round(time.monotonic() - since, 1), limit_s=limit_s
-        )
+        what, nodes, since, limit_s, clock = self._wait
+        return RolloutWait(what=what, nodes=nodes, waited_s=round(clock() - since, 1), limit_s=limit_s)
 
     def unfinished_batch(self) -> list[str]:
         """The nodes of the batch under way not yet seen restarted: those a resume may restart, unless their
@@ -319,6 +327,7 @@ class Rollout:
                     batches.cancel()
                     await asyncio.gather(batches, return_exceptions=True)
                     self.status.state, self.status.pause_reason = RolloutState.ABORTED, reason
+                    self._say_next_batch()
                     self.on_change()
                     return self.status
                 await asyncio.wait({batches}, timeout=0.5)
@@ -330,26 +339,26 @@ class Rollout:
 
     async def _run_batches(self) -> RolloutStatus:
         try:
+            if self.status.batch and self._batch_started_s is None:
+                # Taken up from an older controller's state file, which does not say when the batch started:
+                # its interval counts from this resume, a whole one — the next batch late rather than early.
+                self._batch_started_s = self._clock()
+                self._say_next_batch()
             for k in range(self._batches_done, len(self.batches)):
                 batch = self.batches[k]
+                if k and self.status.batch == k:  # batch k is done, k + 1 not begun (a resume may come here)
+                    await self._interval()
                 await self._unless_hot(batch)
                 if self.status.started_at_s is None:  # its first batch, not one a resume goes on with
                     self.status.started_at_s = self._clock()
-                self.status.batch = k + 1
+                if self.status.batch != k + 1:  # a new batch; a resume goes on with the one it halted in
+                    self.status.batch, self._batch_started_s = k + 1, self._clock()
+                    self._say_next_batch()
                 self.on_change()
-                started = time.monotonic()
                 await self._roll(batch)
                 self._batches_done = k + 1
+                self._say_next_batch()
                 self.on_change()
-                if k + 1 < len(self.batches):
-                    # The operator's pacing, from batch start to batch start: waiting it after the batch was
-                    # back made a real fleet's rollout a batch's drain and restart longer than projected.
-                    pause_s = wait_before_next(self.request.interval_s, time.monotonic() - started)
-                    self._wait = ("interval", [], time.monotonic(), round(pause_s, 1))
-                    try:
-                        await asyncio.sleep(pause_s)
-                    finally:
-                        self._wait = None
             self.status.state, self.status.completed_at_s = RolloutState.COMPLETED, self._clock()
         except RolloutHalted as halted:
             self.status.state, self.status.pause_reason = RolloutState.HALTED, str(halted)
@@ -361,6 +370,34 @@ class Rollout:
             raise
         self.on_change()
         return self.status
+
+    async def _interval(self) -> None:
+        """The operator's pacing, from batch start to batch start: what is left of `interval_s` since the
+        latest batch started. Waited after the batch was back, a real fleet's rollout ran a batch's drain and
+        restart longer than projected; begun anew at a resume, it ran none — the next batch began at once,
+        47 s early, while the last one's clients were still coming back on their hints (reviewer). On the
+        fleet clock, which the status says it in; slept on the monotonic one."""
+        assert self._batch_started_s is not None  # set when its batch began, or by `_run_batches`
+        started_s = self._batch_started_s
+        pause_s = wait_before_next(self.request.interval_s, self._clock() - started_s)
+        if pause_s <= 0:
+            return
+        self._wait = ("interval", [], started_s, self.request.interval_s, self._clock)
+        try:
+            await asyncio.sleep(pause_s)
+        finally:
+            self._wait = None
+
+    def _say_next_batch(self) -> None:
+        """`next_batch_at_s` in the status: the latest batch's start + `interval_s` once that batch is done
+        and another is left, while the rollout may go on (running, paused, halted); null otherwise."""
+        status = self.status
+        between = 0 < status.batch == self._batches_done < len(self.batches)
+        going_on = status.state in (RolloutState.RUNNING, RolloutState.PAUSED, RolloutState.HALTED)
+        due = None
+        if between and going_on and self._batch_started_s is not None:
+            due = round(self._batch_started_s + self.request.interval_s, 1)
+        status.next_batch_at_s = due
 
     async def _unless_hot(self, batch: list[str]) -> None:
         while (hot := hot_survivor(self._nodes(), batch, self.request.pause_cpu_pct)) is not None:
@@ -447,7 +484,7 @@ class Rollout:
         `waiting` (its kind and nodes) is what the status says the rollout waits for meanwhile."""
         started = time.monotonic()
         deadline = started + timeout_s
-        self._wait = (*waiting, started, timeout_s)
+        self._wait = (*waiting, started, timeout_s, time.monotonic)
         try:
             while not condition():
                 if time.monotonic() > deadline:

@@ -56,6 +56,9 @@ class RolloutRecord(BaseModel):
     completed_at_unix_s: float | None = None
     # When it was halted, while halted (an older controller's file has none).
     halted_at_unix_s: float | None = None
+    # When the latest batch started: the next is due `interval_s` after it, and a resume keeps what is left
+    # of that (an older controller's file has none: the resume then waits a whole interval).
+    batch_started_at_unix_s: float | None = None
     #: The batch under way, node by node: a drain sent and not yet seen drained; a restart command started
     #: whose outcome the controller did not see; a restart command that succeeded.
     draining: list[str] = Field(default_factory=list)

@@ -333,6 +333,17 @@ class RolloutStatus(Record):
         "(its request's `drain_rate_per_s`); null where it asked for none (the backend's rate), and from an "
         "older server",
     )
+    # Optional, added to v1 without a version change. A halted rollout says no `waiting_for`, so nothing
+    # said when its resume would start the next batch (a reviewer's resume went on at once, 47 s early).
+    next_batch_at_s: float | None = Field(
+        default=None,
+        description="fleet time the next batch is due: the latest batch's start + `interval_s` (batch "
+        "start to batch start). Said once that batch is done and another is left — while the rollout "
+        "waits out the interval, and while it is paused or halted there: a resume keeps what is left of "
+        "the interval, and starts the next batch at once only past this time. Null during a batch (a "
+        "resume goes on with it at once), before the first, after the last, where the backend does not "
+        "know, and from an older server",
+    )
 
     @property
     def scheduled(self) -> bool:

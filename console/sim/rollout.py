@@ -338,7 +338,19 @@ class RolloutController:
             halted_at_s=self.halted_at_s,
             waiting_for=self.waiting_for(),
             drain_rate_per_s=self.drain_rate_per_s,
+            next_batch_at_s=self._next_batch_at_s(),
         )
+
+    def _next_batch_at_s(self) -> float | None:
+        """When the next batch is due (`next_at_s`: batch start + interval), said once the batch `tick` waits
+        for is done (in drain mode each batch; abrupt, none but the last) and another is left, while the
+        rollout may go on — also halted: a resume keeps it (`resume`), and the guard says so."""
+        live = (RolloutState.RUNNING, RolloutState.PAUSED, RolloutState.HALTED)
+        if self.state not in live or not 0 < self.batch < len(self.batches):
+            return None
+        if self.mode is RolloutMode.DRAIN and not self._batch_done(self.batches[self.batch - 1]):
+            return None
+        return self.next_at_s
 
     def waiting_for(self) -> RolloutWait | None:
         """What `tick` waits for before it goes on, as the controller says it (`waiting_for`): the batch it

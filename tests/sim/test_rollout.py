@@ -176,3 +176,40 @@ def test_the_scenarios_own_halt_of_nothing_changes_nothing() -> None:
     )
     steps_until(sim, 4)
     assert sim.rollout.status().state is RolloutState.IDLE
+
+
+def test_a_rollout_halted_between_batches_says_when_the_next_is_due_and_its_resume_keeps_it() -> None:
+    """The simulator kept the interval across a halt (a resume starts the next batch no earlier than batch
+    start + interval) but said it nowhere while halted: the status says `next_batch_at_s`, and the resume's
+    verdict "batch 2 starts in 8 s" — what the controller says of a real fleet (console/gateway/rollout.py)."""
+    from console.guards import judge_rollout_resume
+
+    sim = scheduled()  # batch 1 at 10 s, every 20 s
+    steps_until(sim, 15)
+    assert sim.rollout.status().next_batch_at_s == 30.0  # waiting out the interval
+    sim.rollout.halt()
+    assert sim.rollout.status().next_batch_at_s == 30.0
+    steps_until(sim, 22)
+    verdict = judge_rollout_resume(sim.live_snapshot())
+    said = next(c for c in verdict.checks if c.name == "next_batch")
+    assert said.value == "in 8 s" and said.why.startswith("batch 2 starts in 8 s"), said
+    assert verdict.projections["next_batch"] == 2
+    sim.rollout.resume()
+    steps_until(sim, 29)
+    assert sim.rollout.status().batch == 1
+    steps_until(sim, 31)
+    assert sim.rollout.status().batch == 2 and sim.rollout.status().next_batch_at_s == 50.0
+
+
+def test_a_drain_batch_under_way_says_no_next_batch_time() -> None:
+    """While a drain-mode batch drains, the next batch waits for it as well as for the interval: no time is
+    said, and a resume's verdict says the batch goes on."""
+    from console.guards import judge_rollout_resume
+
+    drained = {**SCHEDULED["rollout"], "mode": "drain", "drain_rate_per_s": 50, "drain_deadline_s": 120}
+    sim = Simulation(build_scenario({**SCHEDULED, "rollout": drained}))
+    steps_until(sim, 12)
+    assert sim.rollout.status().batch == 1 and sim.rollout.status().next_batch_at_s is None
+    sim.rollout.halt()
+    said = next(c for c in judge_rollout_resume(sim.live_snapshot()).checks if c.name == "next_batch")
+    assert said.value == "at once" and said.why.startswith("batch 1 goes on at once"), said

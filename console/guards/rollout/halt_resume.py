@@ -1,4 +1,5 @@
-"""The verdicts on halting a rollout (always ok, when there is one to halt) and resuming one."""
+"""The verdicts on halting a rollout (always ok, when there is one to halt) and resuming one (which says
+when its next batch starts: `next_batch`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from console.guards.rollout.fleet_checks import (
     rotation_check,
     why_cannot_add,
 )
+from console.guards.rollout.next_batch import next_batch
 from console.guards.rollout.nothing_to import NothingTo
 from console.guards.rollout.plan import HALTABLE, RESUMABLE, stopped_on_batch, undrain_first
 from console.guards.thresholds import Thresholds
@@ -64,7 +66,14 @@ def judge_rollout_resume(snapshot: FleetSnapshot, thresholds: Thresholds | None 
         nodes_down_check(snapshot),
         _resume_headroom_check(snapshot, t, cannot_add),
     ]
-    return verdict("rollout_resume", checks, {"nodes_over_pause": hot}, typed_expected=snapshot.fleet)
+    projections: dict[str, float] = {"nodes_over_pause": hot}
+    first = next_batch(
+        snapshot
+    )  # what the resume does first, and when: it keeps what is left of the interval
+    if first is not None:
+        checks.append(first.check())
+        projections |= first.projections()
+    return verdict("rollout_resume", checks, projections, typed_expected=snapshot.fleet)
 
 
 #: What a resume brings back into rotation as it finishes the batch it stopped on: that batch's nodes the
