@@ -21,7 +21,13 @@ from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
 from console.guards import FleetCapacity, Thresholds
 from console.model.actions.admission import admission_prefill, unchanged_admission
-from console.model.actions.answer import ActionReading, Outcome, confirmation_refused, read_answer
+from console.model.actions.answer import (
+    ActionReading,
+    Outcome,
+    confirmation_refused,
+    read_answer,
+    said_when_applied,
+)
 from console.model.actions.capacity import add_capacity_prefill
 from console.model.actions.drain import (
     DrainHintRule,
@@ -314,7 +320,10 @@ class ConsoleActions:
                 " — under way: the node table and the frames follow it" if answer.status == 202 else ""
             )
             override = " (admin override)" if answer.overridden else ""
-            app.notify(f"applied{override}{under_way}", title=call.describe())
+            then = said_when_applied(answer.verdict)
+            then = f" — {then}" if then else ""
+            # What comes next before the 202's "under way" — the words a resume's operator acts on.
+            app.notify(f"applied{override}{then}{under_way}", title=call.describe())
         else:
             severity = "error" if answer.outcome in (Outcome.BLOCKED, Outcome.REFUSED) else "warning"
             app.notify(answer.message, title=f"{call.describe()}: {answer.outcome.value}", severity=severity)

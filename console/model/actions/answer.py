@@ -103,6 +103,19 @@ def confirmation_refused(server_said: str) -> str:
     return reason.removesuffix("; confirm the new verdict")
 
 
+#: A verdict's notes of what the applied action does next: said with "applied" as well as in the dialog, since
+#: an ok verdict opens none — the resume's "batch 2 starts in 47 s" (`next_batch`) went unseen, the toast a
+#: plain "applied" (reviewer).
+SAID_WHEN_APPLIED = frozenset({"next_batch"})
+
+
+def said_when_applied(verdict: Verdict | None) -> str:
+    """What the verdict says the applied action does next ("batch 2 starts in 47 s (…)"); "" for nothing."""
+    if verdict is None:
+        return ""
+    return "; ".join(check.why for check in verdict.checks if check.name in SAID_WHEN_APPLIED)
+
+
 def check_mark(check: Check) -> str:
     """pass; FAIL for a check that raises the verdict's level; note for one that only warns (its level is
     ok): 'FAIL' under an 'OK' verdict read as a contradiction."""
