@@ -235,7 +235,7 @@ class Rollout:
     ) -> Rollout:
         """The rollout `record` describes, as a controller restarted under it: one that was running or
         paused is halted (`reason`) — never resumed by itself: the operator resumes it, which goes on with
-        the batch it was in, as after any halt, or after a batch waits out what is left of its interval —
+        the batch it was in, as after any halt; between batches it waits out what is left of the interval,
         counted on the fleet clock from the batch's start, so the time no controller ran counts too (the
         fleet's clients went on settling meanwhile)."""
         # The record keeps the drain its batches get, not whether the rate was asked for: one other than this
@@ -339,9 +339,9 @@ class Rollout:
 
     async def _run_batches(self) -> RolloutStatus:
         try:
-            if self.status.batch and self._batch_started_s is None:
-                # Taken up from an older controller's state file, which does not say when the batch started:
-                # its interval counts from this resume, a whole one — the next batch late rather than early.
+            if self.status.batch == self._batches_done > 0 and self._batch_started_s is None:
+                # Taken up between batches from an older controller's state file, which does not say when
+                # the batch started: a whole interval from this resume — the next batch late rather than early.
                 self._batch_started_s = self._clock()
                 self._say_next_batch()
             for k in range(self._batches_done, len(self.batches)):
@@ -351,9 +351,11 @@ class Rollout:
                 await self._unless_hot(batch)
                 if self.status.started_at_s is None:  # its first batch, not one a resume goes on with
                     self.status.started_at_s = self._clock()
-                if self.status.batch != k + 1:  # a new batch; a resume goes on with the one it halted in
-                    self.status.batch, self._batch_started_s = k + 1, self._clock()
-                    self._say_next_batch()
+                # A new batch, or the one a resume goes on with: its interval runs from now either way. A
+                # resumed batch may move its clients only now (a node undrained meanwhile is drained again),
+                # and the next batch must not follow before they are back: late rather than early, as before.
+                self.status.batch, self._batch_started_s = k + 1, self._clock()
+                self._say_next_batch()
                 self.on_change()
                 await self._roll(batch)
                 self._batches_done = k + 1
@@ -376,7 +378,8 @@ class Rollout:
         latest batch started. Waited after the batch was back, a real fleet's rollout ran a batch's drain and
         restart longer than projected; begun anew at a resume, it ran none — the next batch began at once,
         47 s early, while the last one's clients were still coming back on their hints (reviewer). On the
-        fleet clock, which the status says it in; slept on the monotonic one."""
+        fleet clock, which the status says it in; slept on the monotonic one. (A batch a resume went on with
+        counts from that resume: `_run_batches`.)"""
         assert self._batch_started_s is not None  # set when its batch began, or by `_run_batches`
         started_s = self._batch_started_s
         pause_s = wait_before_next(self.request.interval_s, self._clock() - started_s)

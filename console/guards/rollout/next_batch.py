@@ -67,6 +67,6 @@ def next_batch(snapshot: FleetSnapshot) -> NextBatch | None:
             rollout.batch,
             0.0,
             f"batch {rollout.batch} goes on at once (halted during it), and the next follows once it is back "
-            "and the interval from its start is over",
+            "and its interval is over",
         )
     return None
