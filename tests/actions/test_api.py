@@ -14,7 +14,9 @@ from tests.actions.conftest import PROBLEM, Acting, auth
 from tests.client.fake_fleet_server import wait_for
 
 DRAIN_OK = {"rate_per_s": 10, "deadline_s": 600, "hint_ms": [1000, 30000]}
-DRAIN_CONFIRM = {**DRAIN_OK, "deadline_s": 0}  # even the safe rate leaves connections at a 0 s deadline
+# A hint window under hint_window_min_ms (lockstep). (A 0 s deadline was the example: it force-closes a node
+# of 8 at once, 12.5 % of the fleet, over connections_drop's line — typed now, force_close_drop_pct.)
+DRAIN_CONFIRM = {**DRAIN_OK, "hint_ms": [1000, 1500]}
 DRAIN_BLOCKED = {**DRAIN_OK, "rate_per_s": 1_000_000}  # far beyond the survivors' spare admission
 ADMISSION_CONFIRM = {"retry_after_s": [1, 2]}  # a 1 s Retry-After window: lockstep
 ROLLOUT_ABRUPT = {"batch_size": 2, "interval_s": 30, "mode": "abrupt"}

@@ -36,17 +36,17 @@ def act(acting: Acting, *words: str) -> int:
 
 
 def test_exit_codes_follow_the_verdict(acting: Acting, operator, capsys) -> None:
-    drain = ["drain", "gw-001", "--rate", "10", "--hint", "1000:30000"]
-    assert act(acting, *drain, "--deadline", "0") == 3  # confirm, not given
+    # A hint window under hint_window_min_ms asks for confirmation. (A 0 s deadline did: it force-closes a
+    # node of 8 at once, over connections_drop's line — typed now, force_close_drop_pct.)
+    drain = ["drain", "gw-001", "--rate", "10", "--deadline", "600"]
+    assert act(acting, *drain, "--hint", "1000:1500") == 3  # confirm, not given
     out = capsys.readouterr().out
-    assert "force_closed_at_safe_rate" in out and "FAIL (confirm)" in out
+    assert "hint_window_ms" in out and "FAIL (confirm)" in out and "FAIL (typed)" not in out
     assert out.splitlines()[-1] == "needs confirmation: run again with --yes", out
     assert "forecast (60 s ahead, tick 10 ms" in out
     assert acting.simulation.state_of(1) is NodeState.READY
-    assert act(acting, *drain, "--deadline", "0", "--yes") == 0  # the CLI confirms with the token itself
-    # A deadline of 0 force-closes at the next tick: by now the node may be drained already (seen under
-    # load: DRAINED where DRAINING was asserted). Either way it left rotation; READY would be the failure.
-    assert acting.simulation.state_of(1) in (NodeState.DRAINING, NodeState.DRAINED)
+    assert act(acting, *drain, "--hint", "1000:1500", "--yes") == 0  # the CLI confirms with the token itself
+    assert acting.simulation.state_of(1) in (NodeState.DRAINING, NodeState.DRAINED)  # (out of rotation)
     capsys.readouterr()
     assert act(acting, "drain", "gw-002", "--rate", "1e6", "--deadline", "600", "--hint", "1000:30000") == 4
     said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("what would pass: ")]
@@ -334,8 +334,9 @@ def test_plan_drain_writes_its_figures_as_the_console_does(tmp_path: Path, opera
     connections moved already were: "moves 12,500 connections" beside "force-closed then: 7950" and "rate
     4550" (a one-second drain window over 12,500 connections a node)."""
     # (A reconnect line far off: at the alarm's 10× the burst the one-second window leaves would cross it,
-    # and the planner would lengthen its deadline to empty the node — nothing then left to force-close.)
-    lines = Thresholds(drain_window_s=1, reconnect_rate_multiple=10_000)
+    # and the planner would lengthen its deadline to empty the node — nothing then left to force-close. So
+    # would 7,950 force-closed of 100,000 at connections_drop's 5 %: that line far off too.)
+    lines = Thresholds(drain_window_s=1, reconnect_rate_multiple=10_000, connections_drop_pct=50)
     acting = start_acting(tmp_path, thresholds=lines, clients={"count": 100_000})
     try:
         plan, said = _plan(acting, "gw-004", capsys)

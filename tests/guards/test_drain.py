@@ -144,6 +144,7 @@ def test_the_last_nodes_drain_names_the_rotation_alone_not_the_survivors_it_has_
         "drain_pacing_per_s",
         "force_closed_at_safe_rate",
         "force_close_burst_per_s",
+        "force_close_drop_pct",
         "reconnect_rate_per_s",
     } == SURVIVOR_CHECKS
     assert {c.name for c in one.checks} >= SURVIVOR_CHECKS

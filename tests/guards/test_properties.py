@@ -232,6 +232,7 @@ def test_the_plan_never_fails_its_own_limits(fleet, capacity, data) -> None:
         "survivor_cpu_vs_abort_pct",
         "reconnect_rate_per_s",
         "force_close_burst_per_s",
+        "force_close_drop_pct",  # (what its deadline force-closes, against connections_drop's line)
     }
     failed = {c.name for c in verdict.checks if not c.ok}
     # A limit with no line to draw is a note, not broken: `reconnect_rate_per_s` on a storm's second with no
@@ -292,6 +293,7 @@ def test_the_plan_still_passes_when_every_nodes_cpu_rises_by_less_than_the_margi
         "hint_window_ms",
         "reconnect_rate_per_s",
         "force_close_burst_per_s",
+        "force_close_drop_pct",
     }
     # A limit with no line to draw is a note, not broken (as in `test_the_plan_never_fails_its_own_limits`):
     # `reconnect_rate_per_s` with no calm rate known — found by hypothesis, a 2-node fleet refusing nearly all.

@@ -526,6 +526,7 @@ def test_the_fake_fleet_judges_a_drain_with_the_real_guard():
         "concurrent_drains",
         "force_closed_at_safe_rate",
         "force_close_burst_per_s",
+        "force_close_drop_pct",
         "hint_window_ms",
         "offline_at_once_pct",
         "force_closed_at_deadline",

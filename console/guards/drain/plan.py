@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from console.guards.capacity import FleetCapacity, NodeRoom, snapshot_room
-from console.guards.drain.hint import planned_hint_ms
+from console.guards.drain.hint import force_close_drop_pct, planned_hint_ms
 from console.guards.drain.leaving import force_closed, leaving_nodes
 from console.guards.drain.rate import RateBasis, planned_basis
 from console.guards.fleet import FleetLoad, fleet_load
@@ -107,7 +107,10 @@ def planned_drain(
     suggestion: the verdict suggested 0.125/s where the plan said no rate (found by hypothesis)."""
     basis = planned_basis(snapshot, load, nodes, capacity, t, line)
     hint_ms = planned_hint_ms(basis.rate_per_s * len(nodes), t, capacity.hint_max_ms)
-    deadline_s = _plan_deadline_s(nodes, basis.rate_per_s, hint_ms, load, capacity, t, line)
+    fleet_connections = sum(node.connections for node in snapshot.nodes)
+    deadline_s = _plan_deadline_s(
+        nodes, basis.rate_per_s, hint_ms, load, capacity, t, line, fleet_connections
+    )
     if deadline_s is None:  # not even the longest deadline empties the nodes at this rate
         return replace(basis, rate_per_s=0.0), planned_hint_ms(0.0, t, capacity.hint_max_ms), t.drain_window_s
     return basis, hint_ms, deadline_s
@@ -121,12 +124,15 @@ def _plan_deadline_s(
     capacity: FleetCapacity,
     t: Thresholds,
     line: ReconnectLine,
+    fleet_connections: int,
 ) -> float | None:
     """The drain window (interview: 10 min) — or, where what it leaves to force-close comes back over the
     busiest survivor's CPU line (the planner's margin under the pause line), the spare admission or the
-    reconnect alarm's line, the whole seconds the fullest node takes to empty at the rate: a slow safe rate
-    left most of a node to its deadline, a burst its own verdict judges. None where not even the API's
-    longest deadline empties them (the rate is then no plan)."""
+    reconnect alarm's line, or takes more of the fleet's connections at once than the connections_drop
+    alarm's line (`force_close_drop_pct`: a forced close is never held), the whole seconds the fullest node
+    takes to empty at the rate: a slow safe rate left most of a node to its deadline, a burst its own
+    verdict judges. None where not even the API's longest deadline empties them (the rate is then no
+    plan)."""
     window_s = t.drain_window_s
     forced = sum(force_closed(node, rate_per_s, window_s) for node in nodes)
     if rate_per_s <= 0 or forced == 0:
@@ -138,6 +144,7 @@ def _plan_deadline_s(
         load.projected_cpu_pct(peak, capacity, t) <= t.cpu_pause_pct - t.drain_plan_cpu_margin_pct
         and force_close_burst_per_s(forced, hint_ms) <= load.spare_admission_per_s
         and (room is None or line.added_per_s(total, forced, window_s, hint_ms) <= room)
+        and force_close_drop_pct(forced, fleet_connections) <= t.connections_drop_pct
     ):
         return window_s
     deadline_s = float(math.ceil(max(node.connections for node in nodes) / rate_per_s))

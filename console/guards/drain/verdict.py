@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from console.errors import InputError
 from console.guards.capacity import FleetCapacity, NodeRoom, planned_cpu_note, snapshot_room
-from console.guards.drain.hint import hint_window_needed_ms, offline_at_once_pct
+from console.guards.drain.hint import force_close_drop_pct, hint_window_needed_ms, offline_at_once_pct
 from console.guards.drain.leaving import force_closed, leaving_nodes
 from console.guards.drain.plan import planned_drain
 from console.guards.drain.rate import largest_safe_rate
@@ -33,12 +33,15 @@ from console.protocol import (
     Check,
     DrainRequest,
     FleetSnapshot,
+    NodeStatus,
     Verdict,
     VerdictLevel,
     limits,
 )
 
-#: The drain's checks of what its survivors absorb, left out of a drain that leaves none (`judge_drain`).
+#: The drain's checks of what its survivors absorb, left out of a drain that leaves none (`judge_drain`) —
+#: `force_close_drop_pct` with them: with no node in rotation every client of the fleet is left without
+#: one, deadline or not, and the check failed beside the one reason (found by hypothesis).
 SURVIVOR_CHECKS = frozenset(
     {
         "survivor_cpu_vs_pause_pct",
@@ -46,6 +49,7 @@ SURVIVOR_CHECKS = frozenset(
         "drain_pacing_per_s",
         "force_closed_at_safe_rate",
         "force_close_burst_per_s",
+        "force_close_drop_pct",
         "reconnect_rate_per_s",
     }
 )
@@ -96,14 +100,21 @@ def judge_drain(
     # Closed clients are offline until their hint ends: at `rate` that is rate × the hint's mean at once (the
     # alarm's window at most, the nodes' connections at most) — on a small fleet, a guard-approved drain set
     # off the critical connections_drop alarm with nothing said here (found in review). The alarm now counts
-    # them as held while their hint runs (`Totals.within_hint_clients`); the note says what users wait.
+    # them as held while their hint runs (`Totals.within_hint_clients`); the note says what users wait —
+    # the deadline's force-closed among them: all closed in one moment, and never held by the alarm.
+    fleet_connections = sum(n.connections for n in snapshot.nodes)
     offline_pct = offline_at_once_pct(
         new_rate,
         request.hint_ms,
         sum(n.connections for n in nodes),
-        sum(n.connections for n in snapshot.nodes),
+        fleet_connections,
         t,
+        forced,
+        request.deadline_s,
     )
+    # What the force-close takes off the connections the alarm judges: 137 of 300 on a loopback fleet
+    # (`--rate 2 --deadline 5`) were judged ok beside a note, and the alarm fired (review).
+    drop_pct = force_close_drop_pct(forced, fleet_connections)
     # A drain's reasons name what they stand on: CPU from a planning figure (a controller with no measured
     # ceiling), and spare admission set by the operator's admission limit — at 2/s a real fleet's drain was
     # projected at 225 % CPU when that limit was taken for the ceiling, and nothing named the limit.
@@ -122,6 +133,14 @@ def judge_drain(
     lengthen = "lengthen the deadline" if safe_rate > 0 else ""
     # A burst is spread by a longer deadline or a wider hint, never by a slower drain (it leaves more).
     widen = "widen the hint" if widest_ms / 1000 > spread_s(request.hint_ms) else ""
+    # A force-close over the alarm's line is brought under by leaving fewer: the planner's rate where it
+    # empties enough by this deadline, a deadline the API allows where it does at this rate.
+    faster_under_line = suggested.rate_per_s > rate and _force_close_within_line(
+        nodes, suggested.rate_per_s, request.deadline_s, fleet_connections, t
+    )
+    longer_under_line = _force_close_within_line(
+        nodes, rate, limits.DRAIN_DEADLINE_S[1], fleet_connections, t
+    )
     burst_moves = ": " + any_of(["lengthen the deadline", widen])
     checks = [
         check(
@@ -208,6 +227,22 @@ def judge_drain(
             ),
         ),
         check(
+            "force_close_drop_pct",
+            drop_pct,
+            t.connections_drop_pct,
+            # Typed, as the other checks of an alarm's line (survivor CPU over the pause line, reconnects
+            # over reconnect_rate_high's): the operator names what they set off.
+            fails_to=VerdictLevel.TYPED,
+            why="the requested rate's force-closed, all at the deadline, in % of the fleet — the critical "
+            "connections_drop alarm counts them as lost, not held, and fires over this line",
+            move=_moves(
+                [
+                    "a faster drain" if faster_under_line else "",
+                    "lengthen the deadline" if longer_under_line else "",
+                ]
+            ),
+        ),
+        check(
             "hint_window_ms",
             high_ms - low_ms,
             needed_ms,
@@ -227,9 +262,13 @@ def judge_drain(
             offline_pct,
             t.connections_drop_pct,
             ok=offline_pct <= t.connections_drop_pct,
-            why="clients closed and not yet back (rate × the hint's mean): this share of the fleet waits "
-            "offline at once — by design, so the connections_drop alarm counts them as held, not lost",
-            move="; a slower rate keeps it under",
+            why="clients closed and not yet back (rate × the hint's mean, the deadline's force-closed too): "
+            "this share of the fleet waits offline at once — the paced by design, so the connections_drop "
+            "alarm counts them as held, not lost; the force-closed it counts as lost",
+            # A slower rate leaves more to the deadline: with a force-close, a longer deadline is the move.
+            move="; a longer deadline leaves fewer to force-close"
+            if forced
+            else "; a slower rate keeps it under",
         ),
         note(
             "force_closed_at_deadline",
@@ -264,6 +303,15 @@ def judge_drain(
         projections["room_nodes"] = room.room
     expected = nodes[0].id if count == 1 else snapshot.fleet
     return verdict("drain", checks, projections, typed_expected=expected)
+
+
+def _force_close_within_line(
+    nodes: Sequence[NodeStatus], rate_per_s: float, deadline_s: float, fleet_connections: int, t: Thresholds
+) -> bool:
+    """Whether `rate_per_s` leaves no more to force-close at `deadline_s` than the connections_drop
+    alarm's line allows (`force_close_drop_pct`)."""
+    forced = sum(force_closed(node, rate_per_s, deadline_s) for node in nodes)
+    return force_close_drop_pct(forced, fleet_connections) <= t.connections_drop_pct
 
 
 def _moves(moves: list[str], lead: str = ": ") -> str:
