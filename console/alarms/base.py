@@ -144,6 +144,22 @@ class Drain(NamedTuple):
         return float(math.ceil(empty_at_s - _TIME_SLACK_S))
 
 
+class ForceClose(NamedTuple):
+    """What a drain's deadline force-closed, as its node's drain status says (`DrainProgress.forced`: a real
+    node's, kept once it is drained; the simulator says none): `clients` closed in one moment at `at_s`,
+    each told to come back within `hint_ms`."""
+
+    node: str
+    clients: int
+    at_s: float  # the drain's deadline (fleet time)
+    hint_ms: tuple[int, int]
+
+    @property
+    def due_by_s(self) -> float:
+        """When the last of them is due back: the hint's end after the deadline."""
+        return self.at_s + self.hint_ms[1] / 1000.0
+
+
 class EndedDrain(NamedTuple):
     """A drain under way in a sped-up frame's earlier seconds and not at its last: it ended inside the
     frame (as the frame says, `Frame.folded_drains`, or as the frame before dated it)."""
@@ -181,6 +197,9 @@ class FleetView:
     # what ended is not known (no frame before, or one whose drains did not say).
     ended_drains: tuple[EndedDrain, ...] | None = None
     # The nodes as given, not copied — what `with_ended_drains` reads of the few whose drain ended.
+    # What drains' deadlines force-closed, where the nodes' drain statuses say (`ForceClose`; none from a
+    # source that does not: the simulator, or a frame sent without them).
+    force_closes: tuple[ForceClose, ...] = ()
     node_ids: Sequence[str] = field(default=(), repr=False, compare=False)
     node_states: Sequence[NodeState] = field(default=(), repr=False, compare=False)
     admission_limit: AdmissionLimit | None = field(default=None, repr=False, compare=False)
@@ -339,9 +358,12 @@ class FleetView:
         admit_known = True
         statuses = drain_status if drain_status is not None else [None] * len(ids)
         drains: list[Drain] | None = []
+        forced: list[ForceClose] = []
         for node_id, state, cpu, rate, status in zip(
             ids, states, cpu_pct, drain_rate_per_s, statuses, strict=True
         ):
+            if status is not None and status.forced > 0:  # (a drained node's too: its deadline came)
+                forced.append(ForceClose(node_id, status.forced, status.deadline_at_s, status.hint_ms))
             if cpu > abort_pct and state in SERVING:
                 hot.append((node_id, cpu))
             if state is NodeState.DRAINING:
@@ -371,6 +393,7 @@ class FleetView:
             down_nodes=tuple(down),
             history_unreachable=history_unreachable,
             drains=tuple(drains) if drains is not None else None,
+            force_closes=tuple(forced),
             node_ids=ids,
             node_states=states,
             admission_limit=admission_limit,
