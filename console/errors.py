@@ -56,6 +56,11 @@ class InputError(StormdeckError):
     def _message(self) -> str:
         return f"{self.field}: {quoted(self.value)} is not allowed; expected {self.allowed}"
 
+    def problem_members(self) -> dict[str, object]:
+        """What a problem+json answer of this refusal carries besides its detail and field, for a client to
+        act on (the nodes that would take an admission change); none for most."""
+        return {}
+
 
 class MissingInput(InputError):
     """A required value that was not given at all: "NAME is required: …", not "None is not allowed"."""

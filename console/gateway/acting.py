@@ -93,8 +93,61 @@ def refusal(node_id: str, response: httpx.Response, default_field: str) -> Input
 
 
 class NodeUnreachable(InputError):
-    """A node that did not answer its admin API: its process may be gone (a restart), not refusing."""
+    """A node that did not answer its admin API: its process may be gone (a restart), not refusing.
+    `reason`: the transport's error by its name (ConnectError, ReadTimeout)."""
+
+    def __init__(self, node_id: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__("node", node_id, f"a node that answers its admin API ({reason})")
 
 
 def unreachable(node_id: str, error: httpx.HTTPError) -> NodeUnreachable:
-    return NodeUnreachable("node", node_id, f"a node that answers its admin API ({type(error).__name__})")
+    return NodeUnreachable(node_id, type(error).__name__)
+
+
+#: The answering nodes a refusal names in its words at most (all of them are in `nodes_answering`).
+ANSWERING_SAID = 8
+
+
+class NodesNotAnswering(InputError):
+    """An admission change refused whole because nodes it covers do not answer their admin API (shown
+    `down`, or timing out: SIGSTOPped). Refusing is right — a hung node that comes back keeps its old
+    settings, so a part-applied change would leave the fleet split without saying so — but the words say
+    the way on: the field is `nodes`, and the nodes that answer are named. It read "node: 'n3' is not
+    allowed; expected a node that answers its admin API (it is down)", naming a field no one sent and no
+    way on (found on a real fleet). `problem_members` lists both sets for a client to offer."""
+
+    def __init__(self, silent: dict[str, str], answering: list[str], *, fleet_wide: bool) -> None:
+        self.silent = silent  # node id → why it does not answer ("down", "ReadTimeout")
+        self.answering = answering  # the nodes of the change that would take it now
+        self.fleet_wide = fleet_wide
+        super().__init__("nodes", list(silent), "nodes that answer their admin API")
+
+    def _message(self) -> str:
+        ids = list(self.silent)
+        reasons = sorted(set(self.silent.values()))
+        who = ", ".join(ids)
+        does = "does not answer its" if len(ids) == 1 else "do not answer their"
+        them = ids[0] if len(ids) == 1 else "them"
+        wait = f"wait for {them} to answer"
+        if self.fleet_wide:
+            need = "a fleet-wide admission change needs every node to take it"
+            way = f"set the answering ones with nodes {_listed(self.answering)}, or {wait}"
+        else:
+            need = "every node named must take the change"
+            way = (
+                f"leave {'it' if len(ids) == 1 else 'them'} out (nodes {_listed(self.answering)}), or {wait}"
+            )
+        if not self.answering:
+            way = wait
+        return f"{self.field}: {who} {does} admin API ({', '.join(reasons)}): {need}; {way}"
+
+    def problem_members(self) -> dict[str, object]:
+        return {"nodes_down": list(self.silent), "nodes_answering": list(self.answering)}
+
+
+def _listed(node_ids: list[str]) -> str:
+    """Node ids as a refusal says them: all of a few; the first ones and how many of a large fleet."""
+    if len(node_ids) <= ANSWERING_SAID:
+        return ", ".join(node_ids)
+    return ", ".join(node_ids[:ANSWERING_SAID]) + f", … ({len(node_ids):,} nodes)"

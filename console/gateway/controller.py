@@ -27,6 +27,7 @@ from console.errors import InputError
 from console.figures import first_named
 from console.gateway.acting import (
     CapacityConfig,
+    NodesNotAnswering,
     NodeUnreachable,
     capacity_of,
     refusal,
@@ -412,13 +413,19 @@ class Controller:
         return NoProvisioner(self.fleet_name, count, first.entry.source if first is not None else None)
 
     def _down_refusal(self, node_ids: list[str] | None) -> InputError | None:
-        """A node down is refused; one the rollout restarts (shown `restarting`) is not: its new process
-        is given the settings when it is back (`deferred`)."""
+        """Nodes down are refused, all named with the nodes that answer; one the rollout restarts (shown
+        `restarting`) is not: its new process is given the settings when it is back (`deferred`)."""
         now = time.monotonic()
-        for node_id in node_ids if node_ids is not None else list(self.links):
-            if node_id in self.links and self._status(node_id, now).state is NodeState.DOWN:
-                return InputError("node", node_id, "a node that answers its admin API (it is down)")
-        return None  # an unknown node is the guard's to name
+        targets = node_ids if node_ids is not None else list(self.links)
+        down = {
+            node_id: "down"
+            for node_id in targets
+            if node_id in self.links and self._status(node_id, now).state is NodeState.DOWN
+        }
+        if not down:
+            return None  # an unknown node is the guard's to name
+        answering = [node_id for node_id in targets if node_id not in down]
+        return NodesNotAnswering(down, answering, fleet_wide=node_ids is None)
 
     def deferred(self, action: FleetAction) -> str | None:
         """What of `action` reaches some nodes only later, said in its answer and audit record: admission
@@ -502,9 +509,16 @@ class Controller:
             later = {node_id for node_id in targets if self._awaited_back(node_id)}
             body = request.model_dump(mode="json", exclude={"confirm", "override_reason", "nodes"})
             before = {link.entry.id: link.admission for link in links}
+            silent: dict[str, str] = {}
             for link in links:
                 if link.entry.id not in later:
-                    await self._ask(link, {**body, "dry_run": True}, later)
+                    try:
+                        await self._ask(link, {**body, "dry_run": True}, later)
+                    except NodeUnreachable as error:  # hung (SIGSTOPped) before it is shown down
+                        silent[link.entry.id] = error.reason
+            if silent:
+                answering = [node_id for node_id in targets if node_id not in silent]
+                raise NodesNotAnswering(silent, answering, fleet_wide=request.nodes is None)
             answers: dict[str, dict] = {}
             try:
                 for link in links:

@@ -76,6 +76,22 @@ def problem_answer(
     )
 
 
+def fleet_refusal(error: InputError, verdict: Verdict | None = None) -> Answer:
+    """The fleet's own refusal (the backend's, before or while applying): 422 `refused-by-fleet`, titled
+    as the fleet's — "Invalid input" called it input the operator typed wrong where nothing typed was (a
+    node down) — with what the refusal offers a client to act on (`InputError.problem_members`)."""
+    return problem_answer(
+        422,
+        "refused-by-fleet",
+        "Refused by the fleet",
+        f"{error}; nothing applied",
+        "refused_by_fleet",
+        field_name=error.field,
+        verdict=verdict,
+        extra=error.problem_members(),
+    )
+
+
 def drill_over(backend: FleetBackend) -> str | None:
     """Why a served drill's fleet takes no more actions — its time is up (the end its stream told, which
     a hello carries from then on) — or None. Its score is final and its console froze the fleet there: an
@@ -213,14 +229,7 @@ class ActionDesk:
                 return problem_answer(409, "drill-ended", "Conflict", over, "drill_ended")
             cannot = backend.refuses(action)
             if cannot is not None:  # (a dry run would say ok to what the fleet then refuses)
-                return problem_answer(
-                    422,
-                    "refused-by-fleet",
-                    "Invalid input",
-                    f"{cannot}; nothing applied",
-                    "refused_by_fleet",
-                    field_name=cannot.field,
-                )
+                return fleet_refusal(cannot)
             snapshot = await backend.current_snapshot()
             try:
                 calm_per_s = self.steady.level_per_s if self.steady is not None else None
@@ -364,15 +373,7 @@ class ActionDesk:
         try:
             await self.backend.apply(action)
         except InputError as error:
-            refusal = problem_answer(
-                422,
-                "refused-by-fleet",
-                "Invalid input",
-                f"{error}; nothing applied",
-                "refused_by_fleet",
-                field_name=error.field,
-                verdict=verdict,
-            )
+            refusal = fleet_refusal(error, verdict)
             refusal.audit["supersedes"] = answer.body["audit_seq"]  # the record written before applying
             return refusal
         if self.tell is not None:

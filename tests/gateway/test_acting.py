@@ -127,7 +127,7 @@ async def test_apply_forwards_to_the_nodes_all_or_nothing(start_node) -> None:
         await b.stop()  # a node that cannot take the settings: none of them takes them
         with pytest.raises(InputError) as refused:
             await controller.apply(FleetAction(ActionKind.ADMISSION, AdmissionRequest(rate_per_s=50)))
-        assert refused.value.field == "node" and refused.value.value == "b"
+        assert refused.value.field == "nodes" and refused.value.value == ["b"]  # (named with the answering)
         assert a.node.admission.settings.rate_per_s == 400
 
         with pytest.raises(InputError) as no_command:
@@ -342,7 +342,10 @@ async def test_a_dry_run_says_what_the_fleet_would_refuse(start_node, tmp_path) 
             assert problem["field"] == "restart", problem
             assert problem["detail"] == f"{NO_RESTART_IN_NODES_TOML}; nothing applied", problem
             said = render_answer(ActionAnswer(answer.status_code, problem, answer.headers["content-type"]))
-            assert said.splitlines()[0] == f"422 bad_input: {NO_RESTART_IN_NODES_TOML}; nothing applied"
+            # The fleet's refusal, not input typed wrong (exit 2 all the same).
+            assert (
+                said.splitlines()[0] == f"422 refused_by_fleet: {NO_RESTART_IN_NODES_TOML}; nothing applied"
+            )
         assert controller.rollout_status().state.value == "idle"
         # The console refuses R at the key with the frame's words, as its notice renders them (markup).
         notice = pointless(ActionKind.ROLLOUT_START, None, controller.frame().rollout)
@@ -443,8 +446,8 @@ async def test_an_admission_dry_run_refuses_a_node_shown_down(start_node, tmp_pa
         for answer in (tried, applied):
             assert answer.status_code == 422, answer.text
             problem = answer.json()
-            assert problem["type"].endswith("refused-by-fleet") and problem["field"] == "node"
-            assert "'b'" in problem["detail"] and "down" in problem["detail"]
+            assert problem["type"].endswith("refused-by-fleet") and problem["field"] == "nodes"
+            assert problem["detail"].startswith("nodes: b does not answer its admin API (down)"), problem
         assert only_a.status_code == 200, only_a.text  # a node that answers may still be changed
         assert a.node.admission.settings.rate_per_s is None
     finally:

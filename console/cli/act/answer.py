@@ -18,6 +18,9 @@ from console.model.actions.answer import (
 )
 from console.protocol import VerdictLevel
 
+#: The label of the fleet's own refusal (problem type `refused-by-fleet`), as the audit log says it.
+FLEET_REFUSED = "refused_by_fleet"
+
 
 def render_answer(answer: ActionAnswer, options: Mapping[str, str] | None = None) -> str:
     """The server's answer as text. The verdict is read as the console reads it (`read_answer`) and its
@@ -43,13 +46,12 @@ def render_answer(answer: ActionAnswer, options: Mapping[str, str] | None = None
     # The reply's word once: "200 dry_run: dry run: blocked; …" and "202 applied: drain gw-003 (…): applied"
     # said it twice; a headline that does not say it ("422 bad_input: …") keeps the label.
     # ("needs typed confirmation" says it too.)
-    word = (
-        "confirmation" if answer.reply is Reply.NEEDS_CONFIRMATION else answer.reply.value.replace("_", " ")
-    )
+    # The fleet's own refusal (a node down) is no input typed wrong: "422 bad_input: node: 'n3' …" said it
+    # was (review). Its exit status stays bad input's, 2: nothing was applied and the call must change.
+    label = FLEET_REFUSED if answer.problem_type == "refused-by-fleet" else answer.reply.value
+    word = "confirmation" if answer.reply is Reply.NEEDS_CONFIRMATION else label.replace("_", " ")
     said = word in headline.lower()
-    lines.append(
-        f"{answer.status} {headline}" if said else f"{answer.status} {answer.reply.value}: {headline}"
-    )
+    lines.append(f"{answer.status} {headline}" if said else f"{answer.status} {label}: {headline}")
     verdict = read_answer(answer).verdict
     if verdict is not None:
         lines.append(f"verdict: {verdict.level.value}  ({verdict.action})")
@@ -84,6 +86,9 @@ def render_answer(answer: ActionAnswer, options: Mapping[str, str] | None = None
         )
         if hints:
             lines.append("what would pass: " + "; ".join(hints))
+    answering = body.get("nodes_answering")
+    if isinstance(answering, list) and answering:  # admission refused for nodes that do not answer
+        lines.append(f"to set the answering nodes: run again with --nodes {','.join(map(str, answering))}")
     if answer.reply is Reply.NEEDS_CONFIRMATION:  # (`--typed NAME` answers a confirm verdict too)
         if answer.level == "typed":
             expected = (verdict.typed_expected if verdict else None) or "NAME"
