@@ -4,6 +4,8 @@ detail ("5/s per node", "ceiling none", "Retry-After 1–30 s"), and where a set
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from console.protocol import AdmissionGroup, AdmissionInForce, AdmissionSettings
 
 #: What a rate or a ceiling says when every node runs it; a group's says where instead (`where_said`).
@@ -70,3 +72,56 @@ def settings_words(settings: AdmissionSettings) -> str:
     if settings.max_connections is not None:
         words.append(f"ceiling {ceiling_words(settings)}")
     return ", ".join([*words, f"Retry-After {retry_after_words(settings)}"])
+
+
+def _limit(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "unlimited"
+    return f"{value:g}{unit}" if isinstance(value, float) else f"{value:,}{unit}"
+
+
+#: Each setting as a change says it: its word, and its value in words.
+_SAID: tuple[tuple[str, Callable[[AdmissionSettings], str]], ...] = (
+    ("rate", lambda s: _limit(s.rate_per_s, "/s")),
+    ("burst", lambda s: _limit(s.burst)),
+    ("ceiling", lambda s: _limit(s.max_connections)),
+    ("Retry-After", retry_after_words),
+)
+
+
+def sent_words(settings: AdmissionSettings) -> str:
+    """Every setting of a change as sent, a lifted limit said ("rate unlimited, burst 20, ceiling
+    unlimited, Retry-After 1–30 s"), where what the nodes ran is not known."""
+    return ", ".join(f"{word} {said(settings)}" for word, said in _SAID)
+
+
+def change_words(in_force: AdmissionInForce, settings: AdmissionSettings, nodes: Sequence[str] | None) -> str:
+    """What a change to `settings` (on `nodes`; None: the fleet) changes on the nodes it covers, setting by
+    setting, against what each ran: "rate 50/s → unlimited, burst 20 → unlimited", said where the covered
+    nodes ran different values ("burst 20 on 2 nodes → unlimited"); "no setting changes". The answer, the
+    audit record and the console's L said "(retry_after_s=[1, 30])" for a change that lifted every limit:
+    a lifted limit is null, and null was left out (found on a real fleet)."""
+    groups = in_force.covered(nodes)
+    words: list[str] = []
+    for word, said in _SAID:
+        after = said(settings)
+        befores = [said(group.settings) for group in groups]
+        if len(set(befores)) == 1:
+            if befores[0] != after:
+                words.append(f"{word} {befores[0]} → {after}")
+            continue
+        words.extend(
+            f"{word} {before} {_where(group)} → {after}"
+            for before, group in zip(befores, groups, strict=True)
+            if before != after
+        )
+    return ", ".join(words) or "no setting changes"
+
+
+def _where(group: AdmissionGroup) -> str:
+    """Where a group's nodes are, for a record read later: "on gw-001", "on 3 nodes", "elsewhere" (the
+    nodes no override names, where the node ids are not known)."""
+    nodes = group.nodes
+    if not nodes:
+        return "elsewhere"
+    return f"on {nodes[0]}" if len(nodes) == 1 else f"on {len(nodes)} nodes"

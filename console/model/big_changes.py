@@ -15,7 +15,7 @@ from console.errors import InputError
 from console.model.actions.answer import format_value
 from console.model.actions.form import FORMS, ActionCall, FormField, Prefill, field_label
 from console.model.admission import where_said
-from console.protocol import ActionKind, AdmissionGroup, AdmissionInForce, AdmissionSettings
+from console.protocol import ActionKind, AdmissionInForce, AdmissionSettings
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def big_changes(
     in_force = AdmissionInForce.said(admission)
     if call.kind is ActionKind.ADMISSION and in_force is not None:
         changes = []
-        groups = _covered_groups(in_force, call.body.get("nodes"))
+        groups = in_force.covered(call.body.get("nodes"))
         for name in _ADMISSION_LIMITS:
             after = call.body.get(name)
             label = field_label(call.kind, name)
@@ -68,18 +68,6 @@ def big_changes(
             why = f"more than the {suggested_count} pre-filled ({suggested.source})"
             return [BigChange(field_label(call.kind, "count"), str(suggested_count), str(count), why)]
     return []
-
-
-def _covered_groups(in_force: AdmissionInForce, nodes: list[str] | None) -> list[AdmissionGroup]:
-    """The nodes a change covers (`nodes`; None: every node) by the settings they run now."""
-    if nodes is None:
-        return in_force.groups()
-    by_limits: dict[tuple, AdmissionGroup] = {}
-    for node_id in nodes:
-        settings = in_force.for_node(node_id)
-        group = by_limits.get(settings.limits_key(), AdmissionGroup(settings, (), rest=False))
-        by_limits[settings.limits_key()] = replace(group, nodes=(*(group.nodes or ()), node_id))
-    return list(by_limits.values())
 
 
 def changed_since_filled(

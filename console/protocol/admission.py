@@ -10,7 +10,7 @@ then the nodes they name run them and the rest are read as unlimited, as they al
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from console.protocol.models import AdmissionSettings
@@ -127,6 +127,17 @@ class AdmissionInForce:
     def overridden(self, node_id: str) -> bool:
         """`node_id` runs settings of its own, not the fleet's."""
         return node_id in self._by_node or (self._covered is not None and node_id in self._covered)
+
+    def covered(self, nodes: Sequence[str] | None) -> list[AdmissionGroup]:
+        """The nodes a change covers (`nodes`; None: every node) by the settings they run now."""
+        if nodes is None:
+            return self.groups()
+        by_limits: dict[tuple, AdmissionGroup] = {}
+        for node_id in nodes:
+            settings = self.for_node(node_id)
+            group = by_limits.get(settings.limits_key(), AdmissionGroup(settings, (), rest=False))
+            by_limits[settings.limits_key()] = replace(group, nodes=(*(group.nodes or ()), node_id))
+        return list(by_limits.values())
 
     def groups(self) -> list[AdmissionGroup]:
         """The nodes by the settings they run: the overrides in their order, then the rest (the fleet's

@@ -21,9 +21,11 @@ from console.guards import (
     judge_rollout_start,
     judge_undrain,
 )
+from console.model.admission import change_words, sent_words
 from console.protocol import (
     ActionKind,
     ActionRequest,
+    AdmissionInForce,
     AdmissionRequest,
     CapacityRequest,
     DrainRequest,
@@ -55,11 +57,21 @@ class FleetAction:
     def target(self) -> str:
         return self.node_id if self.node_id is not None else "fleet"
 
-    def describe(self) -> str:
-        parameters = {
-            k: v for k, v in self.parameters().items() if k not in ("node", "nodes") and v is not None
-        }
-        shown = ", ".join(f"{k}={_plain(v)}" for k, v in parameters.items())
+    def describe(self, before: FleetSnapshot | None = None) -> str:
+        """The action in an answer, its audit record and the stream's event: its parameters; an admission
+        change says what it changes against what the nodes ran `before` (every setting as sent where that
+        is not known) — a limit lifted is null, and "(retry_after_s=[1, 30])" said a change that lifted
+        every limit."""
+        if isinstance(self.request, AdmissionRequest):
+            settings = self.request.settings()
+            in_force = AdmissionInForce.of(before) if before is not None else None
+            nodes = self.request.nodes
+            shown = sent_words(settings) if in_force is None else change_words(in_force, settings, nodes)
+        else:
+            parameters = {
+                k: v for k, v in self.parameters().items() if k not in ("node", "nodes") and v is not None
+            }
+            shown = ", ".join(f"{k}={_plain(v)}" for k, v in parameters.items())
         return f"{self.kind.value} {self._said_target()}" + (f" ({shown})" if shown else "")
 
     def _said_target(self) -> str:

@@ -242,6 +242,7 @@ class ActionDesk:
                 principal.name, action.kind.value, action.target, action.parameters(), verdict
             )
             level = verdict.level
+            said = action.describe(snapshot)  # (an admission change: what it changes, against the fleet now)
             if request.dry_run:
                 return self._result(
                     action,
@@ -259,7 +260,7 @@ class ActionDesk:
                         422,
                         "blocked",
                         "Blocked by a guard",
-                        f"{action.describe()} is blocked: {_failed(verdict, VerdictLevel.BLOCKED)}; nothing "
+                        f"{said} is blocked: {_failed(verdict, VerdictLevel.BLOCKED)}; nothing "
                         "applied (an admin may force it with override_reason)",
                         "blocked",
                         field_name=_first_failed(verdict, VerdictLevel.BLOCKED),
@@ -277,23 +278,25 @@ class ActionDesk:
                         verdict=verdict,
                     )
                 return await self._apply(
-                    principal, action, key, verdict, "overridden", snapshot.time_s, overridden=True
+                    principal, action, key, verdict, "overridden", snapshot.time_s, said, overridden=True
                 )
             if level in (VerdictLevel.CONFIRM, VerdictLevel.TYPED):
-                answer = self._confirmation(action, verdict, binding)
+                answer = self._confirmation(action, verdict, binding, said)
                 if answer is not None:
                     return answer
-            return await self._apply(principal, action, key, verdict, "applied", snapshot.time_s)
+            return await self._apply(principal, action, key, verdict, "applied", snapshot.time_s, said)
 
-    def _confirmation(self, action: FleetAction, verdict: Verdict, binding: Binding) -> Answer | None:
+    def _confirmation(
+        self, action: FleetAction, verdict: Verdict, binding: Binding, said: str
+    ) -> Answer | None:
         """None when the request carries a valid confirmation (then spent); else the answer refusing it."""
         confirm = action.request.confirm
         if confirm is None:
-            return self._needs_confirmation(action, verdict, binding, None)
+            return self._needs_confirmation(action, verdict, binding, None, said)
         try:
             self.confirmations.check(confirm.token, binding)
         except TokenRefused as refused:
-            return self._needs_confirmation(action, verdict, binding, refused)
+            return self._needs_confirmation(action, verdict, binding, refused, said)
         if verdict.level is VerdictLevel.TYPED:
             expected = verdict.typed_expected or action.target
             if (confirm.typed or "").strip() != expected:
@@ -311,7 +314,12 @@ class ActionDesk:
         return None
 
     def _needs_confirmation(
-        self, action: FleetAction, verdict: Verdict, binding: Binding, refused: TokenRefused | None
+        self,
+        action: FleetAction,
+        verdict: Verdict,
+        binding: Binding,
+        refused: TokenRefused | None,
+        said: str,
     ) -> Answer:
         token, ttl_s = self.confirmations.issue(binding)
         verdict = verdict.model_copy(update={"confirm_token": token})
@@ -326,7 +334,7 @@ class ActionDesk:
                 "confirmation-required",
                 "Confirmation required",
                 # "needs typed confirmation", "needs confirmation" (it read "needs confirm confirmation")
-                f"{action.describe()} needs "
+                f"{said} needs "
                 f"{'typed ' if verdict.level is VerdictLevel.TYPED else ''}confirmation: "
                 f"{_failed(verdict, verdict.level)}; repeat the call with confirm.token (and {ask})",
                 "needs_confirmation",
@@ -353,13 +361,14 @@ class ActionDesk:
         verdict: Verdict,
         outcome: str,
         time_s: float,
+        said: str,
         overridden: bool = False,
     ) -> Answer:
         """Record, then apply: the fleet never changes without its audit record on disk first (if the
         write fails, nothing is applied). A fleet that refuses right after gets a second record."""
         assert isinstance(self.backend, ActingBackend)
         status = 202 if action.kind.runs_on else 200
-        message = f"{action.describe()}: applied" + (" (admin override)" if overridden else "")
+        message = f"{said}: applied" + (" (admin override)" if overridden else "")
         later = self.backend.deferred(action)
         if later is not None:  # before the record: the audit says what the answer says
             message += f"; {later}"
@@ -377,7 +386,7 @@ class ActionDesk:
             refusal.audit["supersedes"] = answer.body["audit_seq"]  # the record written before applying
             return refusal
         if self.tell is not None:
-            self.tell(*_told(principal, action, answer, verdict), time_s)
+            self.tell(*_told(principal, action, answer, verdict, said), time_s)
         return answer
 
     def _result(
@@ -461,13 +470,13 @@ class ActionDesk:
 
 
 def _told(
-    principal: Principal, action: FleetAction, answer: Answer, verdict: Verdict
+    principal: Principal, action: FleetAction, answer: Answer, verdict: Verdict, said: str
 ) -> tuple[str, str, str | None, dict[str, Any]]:
     """An applied action as the stream tells it to every console and recorder: who, what, and its audit
     record (a second operator sees who drained the node; a `stormdeck record` recording holds the actions).
     Stamped with the fleet time it was judged and applied at, as the fleet's own events of it are."""
     overridden = " (admin override)" if answer.outcome == "overridden" else ""
-    message = f"{principal.name} ({principal.role.label}): {action.describe()}{overridden}"
+    message = f"{principal.name} ({principal.role.label}): {said}{overridden}"
     data = {
         "actor": principal.name,
         "role": principal.role.label,
