@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from console.errors import InputError
-from console.model.actions.answer import format_value
+from console.model.actions.admission import nodes_said
+from console.model.actions.answer import ActionReading, format_value
 from console.model.actions.form import FORMS, ActionCall, FormField, Prefill, field_label
 from console.model.admission import where_said
 from console.protocol import ActionKind, AdmissionInForce, AdmissionSettings
@@ -136,3 +137,28 @@ def _limit_change(before: float | None, after: float | None) -> str | None:
 
 def _limit_text(value: float | None) -> str:
     return "unlimited" if value is None else format_value(value)
+
+
+def answering_offer(
+    call: ActionCall, answer: ActionReading, admission: AdmissionInForce | None, suggested: Prefill
+) -> tuple[ActionCall, list[BigChange]] | None:
+    """The admission `call` the fleet refused for nodes that do not answer their admin API, sent to the
+    nodes of it that answer instead, and what the operator checks before it leaves: the nodes it now
+    covers, first, then its big changes against what those nodes run (`big_changes`); None for any other
+    answer, or where no node of it answers. The refusal is right (a hung node that comes back keeps its old
+    settings); applying to the answering nodes is the operator's choice, offered — the console had no way
+    to shed load during exactly the incident its alarms said to shed in (found on a real fleet)."""
+    if call.kind is not ActionKind.ADMISSION or not answer.nodes_refused or not answer.nodes_answering:
+        return None
+    answering = list(answer.nodes_answering)
+    offered = ActionCall(call.kind, call.node_id, {**call.body, "nodes": answering})
+    named = call.body.get("nodes")
+    down = list(answer.nodes_down)
+    keeps = "keeps its" if len(down) == 1 else "keep their"
+    target = BigChange(
+        "nodes",
+        "every node" if named is None else nodes_said(named),
+        f"{nodes_said(answering)} (answering)",
+        f"{nodes_said(down)} {keeps} settings: {'it does' if len(down) == 1 else 'they do'} not answer",
+    )
+    return offered, [target, *big_changes(offered, admission, suggested)]

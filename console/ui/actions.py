@@ -20,7 +20,7 @@ from console.client.actions import ActionClient
 from console.client.admin import AdminClient, ApiError
 from console.errors import StormdeckError
 from console.guards import FleetCapacity, Thresholds
-from console.model.actions.admission import admission_prefill, unchanged_admission
+from console.model.actions.admission import NODES_SAID, admission_prefill, unchanged_admission
 from console.model.actions.answer import (
     ActionReading,
     Outcome,
@@ -44,7 +44,7 @@ from console.model.actions.refusals import (
 )
 from console.model.actions.rollout import rollout_prefill
 from console.model.actions.thresholds import FormThresholds, own_thresholds, servers_thresholds
-from console.model.big_changes import big_changes, changed_since_filled, refilled
+from console.model.big_changes import answering_offer, big_changes, changed_since_filled, refilled
 from console.protocol import ActionKind, AdmissionInForce, CapacityRecord
 from console.record.records import ActionRecord, Confirmation, without_tokens
 from console.ui.screens.action_form import ActionForm
@@ -124,6 +124,18 @@ def asked_again(server_said: str) -> str:
         f"▲ asked again, nothing applied: the server refused the confirmation — {reason}. "
         "Read the new verdict below before confirming it."
     )
+
+
+def _offer_ask(offered: ActionCall, dry_run: bool) -> str:
+    """The question under the answering nodes offered (`answering_offer`)."""
+    nodes = list(offered.body.get("nodes") or [])
+    whom = (
+        f"the {len(nodes):,} answering nodes"
+        if len(nodes) > NODES_SAID
+        else f"{', '.join(nodes)} (answering)"
+    )
+    act = "dry-run it on" if dry_run else "apply it to"
+    return f"Enter or y: {act} {whom} — the server still judges it · Esc or n: back to the form"
 
 
 class ConsoleActions:
@@ -206,7 +218,24 @@ class ConsoleActions:
                         prefill, suggested = refilled(prefill.values, suggested, now), now
                     continue
             answer = await self.send(call.with_controls(dry_run=True) if submission.dry_run else call)
-            refusal = answer if answer.refused_input and answer.field_name in form.field_names() else None
+            frame = app.model.frame  # (what the answering nodes run now: the offer's changes are against it)
+            offer = answering_offer(call, answer, AdmissionInForce.of(frame) if frame else None, suggested)
+            if offer is not None and await app.push_screen_wait(
+                ChangeCheck(
+                    call.describe(),
+                    offer[1],
+                    headline=f"▲ {call.describe()}: the fleet refused it — {answer.message}",
+                    ask=_offer_ask(offer[0], submission.dry_run),
+                )
+            ):
+                self._remember(call, answer)  # (the refused attempt: audited by the server too)
+                call = offer[0]
+                answer = await self.send(call.with_controls(dry_run=True) if submission.dry_run else call)
+            # Back to the form, what was typed kept, the server's words in it: a refusal naming a field of
+            # it, or the fleet's for nodes that do not answer (their offer declined) — it closed, and only
+            # "admission: refused" was said.
+            named = answer.field_name in form.field_names() or answer.nodes_refused
+            refusal = answer if answer.refused_input and named else None
             if refusal is not None:  # back to the form, what was typed kept, the server's words in it
                 self._remember(call, answer)
                 app.run_worker(self.refresh_audit(), group="audit", exclusive=True, exit_on_error=False)
@@ -374,9 +403,8 @@ class ConsoleActions:
                 capacity = await self._capacity()
                 return lines.noted(rollout_prefill(frame, self.app.model.fleet, capacity, lines.thresholds))
             case ActionKind.ADMISSION:
-                return replace(
-                    admission_prefill(frame.admission if frame else None), unchanged=self._unchanged
-                )
+                in_force = AdmissionInForce.of(frame) if frame else None  # (each node's own, too)
+                return replace(admission_prefill(in_force), unchanged=self._unchanged)
             case ActionKind.ADD_CAPACITY:
                 assert lines is not None
                 capacity = await self._capacity()

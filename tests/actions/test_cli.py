@@ -587,7 +587,15 @@ def test_admission_options_left_out_keep_the_fleets_settings(acting: Acting, ope
     sim = acting.simulation
     assert sim.node_f[k.NF_RATE, sim.index_of("gw-001")] == pytest.approx(100 * sim.tick_ms / 1000)
     assert sim.node_f[k.NF_BURST, sim.index_of("gw-001")] == 50
-    assert act(acting, "admission", "--burst", "unlimited", "--json", "--yes") == 0  # lifted: a big change
+    # Fleet-wide, a setting left out keeps what every node runs — and gw-001 runs 100/s of its own beside the
+    # others' 200/s: no one rate keeps both, so it must be given (it sent the fleet's 200/s, "kept as the
+    # fleet has them", and lifted gw-001's own; found on a real fleet).
+    assert act(acting, "admission", "--burst", "unlimited", "--yes") == 2
+    assert (
+        "--rate is required: the fleet's nodes run different values of it (100 on gw-001, 200 on 7 nodes): "
+        "give one for them all" in capsys.readouterr().err
+    )
+    assert act(acting, "admission", "--rate", "200", "--burst", "unlimited", "--json", "--yes") == 0  # lifted
     sent = json.loads(capsys.readouterr().out)["verdict"]
     assert sent["level"] == "ok"
     assert acting.simulation.admission.burst is None

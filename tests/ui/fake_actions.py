@@ -167,8 +167,12 @@ class FakeFleetApi:
         verdict_moves: bool = False,
         offers_thresholds: bool = True,
         thresholds: Thresholds = THRESHOLDS,
+        down: tuple[str, ...] = (),
     ) -> None:
         self.role = role
+        # Nodes that do not answer their admin API: an admission change covering one is refused whole, in
+        # the controller's words (console.gateway.acting.NodesNotAnswering), dry run or not.
+        self.down = down
         # GET /v1/thresholds: what a server serves since it says its lines; False: an older one (404).
         self.offers_thresholds = offers_thresholds
         self.thresholds = thresholds
@@ -265,6 +269,9 @@ class FakeFleetApi:
             kind = "add_capacity"
             judged = capacity_verdict(int(body["count"]))
         else:  # undrain, admission: not judged here yet
+            refused = self._down_refusal(body) if kind == "admission" else None
+            if refused is not None:
+                return 422, refused
             judged = verdict(kind, [], {})
         if body.get("dry_run"):
             return 200, _result(kind, node_id, judged, applied=False, dry_run=True)
@@ -309,6 +316,21 @@ class FakeFleetApi:
             del self._tokens[confirm["token"]]
         self.applied.append((kind, body))
         return 202, _result(kind, node_id, judged, applied=True, dry_run=False)
+
+    def _down_refusal(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The controller's refusal of an admission change covering nodes that do not answer."""
+        from console.gateway.acting import NodesNotAnswering
+
+        named = body.get("nodes")
+        targets = named if named is not None else [f"gw-{i:04d}" for i in range(FLEET_NODES)]
+        silent = {node_id: "down" for node_id in targets if node_id in self.down}
+        if not silent:
+            return None
+        answering = [node_id for node_id in targets if node_id not in silent]
+        error = NodesNotAnswering(silent, answering, fleet_wide=named is None)
+        answer = _problem_body(422, "Refused by the fleet", f"{error}; nothing applied")
+        answer.update(type="urn:stormdeck:problem:refused-by-fleet", field=error.field)
+        return answer | error.problem_members()
 
 
 def _result(kind: str, node_id: str | None, judged: Verdict, *, applied: bool, dry_run: bool) -> dict:

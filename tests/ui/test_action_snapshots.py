@@ -82,3 +82,44 @@ def test_add_capacity_confirmation(snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_dialog)
+
+
+async def _admission_refused_for_a_node_down(app, pilot) -> None:
+    """`a`, 100 per node, Enter on a fleet whose gw-0047 does not answer: the fleet's refusal, and the
+    answering nodes offered."""
+    await fleet_ready(app)
+    await pilot.press("a")
+    await wait_for(lambda: isinstance(app.screen, ActionForm), what="the admission form")
+    await pilot.pause()
+    await pilot.press("ctrl+u", *"100", "enter")
+    await wait_for(
+        lambda: isinstance(app.screen, ChangeCheck) and "refused" in app.screen.headline, what="the offer"
+    )
+    steady_cursors(app)
+    await pilot.pause()
+
+
+def test_admission_offers_the_answering_nodes(snap_compare):
+    app = acting_app(FakeFleetApi(down=("gw-0047",)), scene_name="calm")
+
+    async def offered(pilot) -> None:
+        await _admission_refused_for_a_node_down(app, pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=offered)
+
+
+def test_admission_form_says_the_fleets_refusal_whole(snap_compare):
+    """The offer declined: back to the form, 100 kept, the refusal in it in full."""
+    app = acting_app(FakeFleetApi(down=("gw-0047",)), scene_name="calm")
+
+    async def declined(pilot) -> None:
+        await _admission_refused_for_a_node_down(app, pilot)
+        offer = app.screen
+        await pilot.press("n")
+        await wait_for(
+            lambda: isinstance(app.screen, ActionForm) and app.screen is not offer, what="the form"
+        )
+        steady_cursors(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=declined)

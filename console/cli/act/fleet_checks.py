@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from console.cli.act.request import ADMISSION_FIELDS, OPTION_OF, UNLIMITED
+from console.cli.act.request import ADMISSION_FIELDS, OPTION_OF
 from console.client.actions import ActionClient
 from console.errors import InputError, MissingInput
+from console.model.actions.admission import kept_text
 from console.model.big_changes import BigChange, big_changes
 
 if TYPE_CHECKING:
@@ -101,17 +102,20 @@ async def _unchanged_admission(client: ActionClient, body: dict[str, Any]) -> st
 
 
 async def _keep_current_admission(client: ActionClient, body: dict[str, Any]) -> str | None:
-    """Fill the admission fields the operator left out with the current settings, and say which: the
-    fleet's for a fleet-wide change, the named nodes' own for one with `--nodes` (a node's override, else
-    the fleet's) — from the fleet's, `--nodes gw-001 --max-connections 300` put gw-001's own 5/s back to
-    the fleet's 500/s (found in review). Nodes named together that run different values of a field left
-    out are refused naming its option: no one value keeps them all.
+    """Fill the admission fields the operator left out with what the nodes the change covers run, and
+    say which (`kept_setting`, the console's form's rule): the named nodes' own for one with `--nodes` (a
+    node's override, else the fleet's), every node's for a fleet-wide one — from the fleet's, `--nodes
+    gw-001 --max-connections 300` put gw-001's own 5/s back to the fleet's 500/s, and a fleet-wide `--rate
+    30` said "kept as the fleet has them: burst unlimited" while lifting the burst 20 two nodes ran (both
+    found in review). Nodes that run different values of a field left out are refused naming its option:
+    no one value keeps them all.
 
     `PUT /v1/admission` replaces every field (both backends, like the console's form, which pre-fills the
     current settings): the CLI sent null for an option left out, so `--rate 100` silently lifted the burst
     and put Retry-After back to 1:30 (found in review). Read here, just before sending: the verdict
     judges, and a confirmation binds, the settings as sent."""
     from console.guards.fleet import find_nodes
+    from console.model.actions.admission import MixedSetting, kept_setting
     from console.protocol import AdmissionInForce
 
     missing = [name for name in ADMISSION_FIELDS if name not in body]
@@ -130,22 +134,13 @@ async def _keep_current_admission(client: ActionClient, body: dict[str, Any]) ->
     if not missing:
         return None
     in_force = AdmissionInForce.of(snapshot) or AdmissionInForce(snapshot.admission)
-    running = [in_force.for_node(n) for n in nodes] if nodes else [snapshot.admission]
     kept = []
     for name in missing:
-        values = {
-            node_id: settings.model_dump(mode="json")[name]
-            for node_id, settings in zip(nodes or ["fleet"], running, strict=True)
-        }
-        said = {_kept_text(value): node_id for node_id, value in values.items()}
-        if len(said) > 1:
-            differ = ", ".join(f"{text} on {node_id}" for text, node_id in said.items())
-            raise MissingInput(
-                OPTION_OF[name],
-                f"the nodes named run different values of it ({differ}): give one for them all",
-            )
-        value = body[name] = next(iter(values.values()))
-        kept.append(f"{name} {_kept_text(value)}")
+        try:
+            value = body[name] = kept_setting(in_force, nodes, name)
+        except MixedSetting as mixed:
+            raise MissingInput(OPTION_OF[name], mixed.allowed) from None
+        kept.append(f"{name} {kept_text(value)}")
     whose = (
         "the fleet has them"
         if not nodes
@@ -154,14 +149,6 @@ async def _keep_current_admission(client: ActionClient, body: dict[str, Any]) ->
         else "the nodes named have them"
     )
     return f"kept as {whose}: " + ", ".join(kept)
-
-
-def _kept_text(value: Any) -> str:
-    if value is None:
-        return UNLIMITED
-    if isinstance(value, list):
-        return f"{value[0]:g}:{value[1]:g}"
-    return f"{value:g}"
 
 
 async def _rollout_there_already(client: ActionClient, step: str) -> str | None:

@@ -232,10 +232,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "admission",
         parents=[common],
         help="set admission control (options left out keep their current settings)",
-        description="Change admission control (PUT /v1/admission). An option left out keeps the fleet's "
-        "current setting (GET /v1/fleet's `admission`, read just before sending; the settings sent are "
-        "printed), so `--rate 100` changes the rate only; `unlimited` lifts a limit (--rate, --burst, "
-        "--max-connections). --nodes changes only those nodes, starting from their own settings (the fleet's where they have none). A big "
+        description="Change admission control (PUT /v1/admission). An option left out keeps what every "
+        "node covered runs (GET /v1/fleet, read just before sending; the settings kept are printed), so "
+        "`--rate 100` changes the rate only; where those nodes run different values of it (a per-node "
+        "setting), it must be given (exit 2). `unlimited` lifts a limit (--rate, --burst, "
+        "--max-connections). --nodes changes only those nodes, starting from their own settings (the fleet's "
+        "where they have none); nodes that do not answer their admin API are refused whole, and the nodes "
+        "that do are named (`run again with --nodes …`). A big "
         "change — a limit cut below half of what the fleet runs or raised above double, set where there was "
         "none, or lifted — is shown before → after and not sent without --yes (exit 3), as the console asks "
         "first; --dry-run is sent without it. Settings every node covered runs already are not sent: 'nothing to "
@@ -246,7 +249,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             f"stormdeck act {EXAMPLE_URL} admission --max-connections unlimited --nodes gw-001,gw-002",
         ),
     )
-    kept = "default: the fleet's current setting"
+    kept = "default: what the nodes covered run now"
     admission.add_argument(
         "--rate",
         metavar="R",

@@ -12,12 +12,12 @@ import sys
 from typing import Any
 
 from console.cli.act.answer import render_answer
-from console.cli.act.fleet_checks import _kept_text
 from console.cli.act.request import ADMISSION_FIELDS, OPTION_OF, _typed, check_request, options_of
 from console.cli.checks import check_fleet_url
 from console.client.actions import ActionAnswer, ActionClient, Reply
 from console.client.token import load_token
 from console.errors import InputError
+from console.model.actions.admission import kept_text
 from console.model.big_changes import BigChange
 
 EXIT = {
@@ -149,7 +149,7 @@ def _unchanged_not_sent(message: str, body: dict[str, Any], as_json: bool) -> in
     if as_json:
         print(json.dumps({"sent": False, "unchanged": True, "message": message}, indent=2))
         return 0
-    settings = ", ".join(f"{name} {_kept_text(body[name])}" for name in ADMISSION_FIELDS)
+    settings = ", ".join(f"{name} {kept_text(body[name])}" for name in ADMISSION_FIELDS)
     print(f"{message} ({settings}); nothing sent")
     return 0
 

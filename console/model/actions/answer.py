@@ -35,6 +35,10 @@ class ActionReading:
     field_name: str | None = None
     overridden: bool = False  # a blocked action an admin forced (ActionResult.overridden)
     audit_seq: int | None = None  # the server's audit record of the attempt
+    # An admission change the fleet refused for nodes that do not answer their admin API (its problem's
+    # `nodes_down`), and the nodes of the change that would take it (`nodes_answering`).
+    nodes_down: tuple[str, ...] = ()
+    nodes_answering: tuple[str, ...] = ()
 
     @property
     def forbidden(self) -> bool:
@@ -45,6 +49,12 @@ class ActionReading:
         """The server refused the values (422: out of its range, or the fleet refused them): the form's
         business, not a verdict's."""
         return self.outcome is Outcome.REFUSED and self.status == 422 and self.verdict is None
+
+    @property
+    def nodes_refused(self) -> bool:
+        """The fleet refused the values for nodes that do not answer: the form's business too (its values
+        kept, the refusal in it), whichever field it names."""
+        return self.refused_input and bool(self.nodes_down)
 
 
 _OUTCOMES = {
@@ -78,7 +88,13 @@ def read_answer(answer: ActionAnswer) -> ActionReading:
         body.get("field"),
         overridden=bool(body.get("overridden")),
         audit_seq=seq if isinstance(seq, int) else None,
+        nodes_down=_node_ids(body.get("nodes_down")),
+        nodes_answering=_node_ids(body.get("nodes_answering")),
     )
+
+
+def _node_ids(listed: object) -> tuple[str, ...]:
+    return tuple(str(node_id) for node_id in listed) if isinstance(listed, list) else ()
 
 
 #: What the fleet API's 409 tells its caller to do (console.server.desk): repeat the request with the token,

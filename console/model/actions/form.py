@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.client.actions import route
-from console.errors import InputError
+from console.errors import InputError, MissingInput
 from console.protocol import MAX_ADD_NODES, ActionKind, limits
 
 #: The same upper bounds the server's request models carry (a billion): beyond them, a typo.
@@ -98,8 +98,8 @@ class FormField:
             if text not in self.choices:
                 raise InputError(self.name, text, self.allowed())
             return text
-        if not text and self.optional:
-            return None
+        if self.optional and (not text or text.lower() == self.blank):
+            return None  # (the word too: blank may be taken, a setting the nodes differ in — `required`)
         try:
             return self.kind(text.replace("_", "").replace(",", ""))
         except ValueError:
@@ -194,6 +194,7 @@ def parse_form(
     node_id: str | None,
     values: Mapping[str, str],
     fleet_check: Callable[[Mapping[str, Any]], None] | None = None,
+    required: Mapping[str, str] | None = None,
 ) -> ActionCall:
     """The form's text as a call; the first bad field raises `InputError` naming it and its range.
 
@@ -201,7 +202,13 @@ def parse_form(
     carry. It judges the values as typed before those bounds do, so a value outside both is refused in the
     fleet's words: add capacity's count 5000 said "[1, 64] (room left in the fleet: …)" and 0 said "≥ 1 and
     ≤ 10,000", a range that fleet cannot take (maintenance-window pass). Its refusal of a field repeats
-    that field as typed: it judges numbers, and `011` came back as 11."""
+    that field as typed: it judges numbers, and `011` came back as 11.
+
+    `required` (`Prefill.required`): fields that must not be left blank, and why — an admission setting
+    the nodes run differently, which blank would send as unlimited to all."""
+    for name, why in (required or {}).items():
+        if not values.get(name, "").strip():
+            raise MissingInput(name, why)
     if fleet_check is not None:
         try:
             fleet_check(_form_body(kind, values, FormField.read))
@@ -254,3 +261,4 @@ class Prefill:
     source: str
     check: Callable[[Mapping[str, Any]], None] | None = None
     unchanged: Callable[[Mapping[str, Any]], str | None] | None = None
+    required: dict[str, str] = field(default_factory=dict)  # left blank, refused: `parse_form`'s

@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from console.errors import InputError, quoted
+from console.errors import InputError, MissingInput, quoted
 from console.model.actions.answer import ActionReading
 from console.model.actions.drain import DrainHintRule
 from console.model.actions.form import (
@@ -193,7 +193,14 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
         submit only: as the operator types, focus stays where the keys go)."""
         error_label = self.query_one("#form-error", Label)
         try:
-            call = parse_form(self.kind, self.node_id, self._as_sent(), self.prefill.check)
+            sent = self._as_sent()
+            call = parse_form(self.kind, self.node_id, sent, self.prefill.check, self.prefill.required)
+        except MissingInput as error:  # a setting the nodes run differently: blank would lift theirs
+            error_label.update(f"✖ {field_label(self.kind, error.field)} is required: {error.allowed}")
+            field = self.query(f"#field-{error.field}")
+            if focus_bad and field:
+                field.first().focus()
+            return None
         except WindowOrderError as error:
             # Both ends named, neither blamed (nor focused): either may be the one to change.
             error_label.update(f"✖ {error}")

@@ -3,7 +3,8 @@
 An ok verdict applies on Enter without a dialog, and a form selects its pre-filled value so the first key
 replaces it: `a`, `2`, Enter cut admission from 500 to 2 per node; `c`, `30`, Enter added 30 nodes. Before
 such a change is sent (console.model.big_changes says which), this asks once, showing before → after.
-The server still judges what is sent. Dismisses with True (send it) or False (back to the form).
+The server still judges what is sent. Dismisses with True (send it) or False (back to the form). The same
+question offers an admission change the fleet refused for nodes that do not answer to the nodes that do.
 """
 
 from __future__ import annotations
@@ -37,10 +38,16 @@ class ChangeCheck(ModalScreen[bool]):
         Binding("q", "app.quit", "quit (asks again: an action is open)", show=False),
     ]
 
-    def __init__(self, title: str, changes: list[BigChange]) -> None:
+    def __init__(
+        self, title: str, changes: list[BigChange], headline: str | None = None, ask: str | None = None
+    ) -> None:
+        """`headline` and `ask`: the question's own words, where it is not a big change's (the fleet's
+        refusal, and the answering nodes offered instead: `answering_offer`)."""
         super().__init__()
         self.title_text = title
         self.changes = changes
+        self.headline = headline or f"▲ {title}: a big change — is this what you meant?"
+        self.ask = ask or "Enter or y sends it (the server still judges it) · Esc or n goes back to the form"
         self._answered = False
 
     def compose(self) -> ComposeResult:
@@ -51,12 +58,9 @@ class ChangeCheck(ModalScreen[bool]):
         for change in self.changes:
             table.add_row(change.label, f"{change.before} → {change.after}", change.why)
         with Vertical():
-            yield Static(f"▲ {self.title_text}: a big change — is this what you meant?", id="change-title")
+            yield Static(Text(self.headline), id="change-title")
             yield Static(table, id="changes")
-            yield Static(
-                Text("Enter or y sends it (the server still judges it) · Esc or n goes back to the form"),
-                id="change-ask",
-            )
+            yield Static(Text(self.ask), id="change-ask")
         yield ConsoleFooter(essential=("back", "send"))  # the way out kept longest
 
     def action_send(self) -> None:
