@@ -56,3 +56,12 @@ def test_the_form_is_filled_with_what_every_node_runs_and_asks_for_what_differs(
     # Every node running the fleet's settings: filled with them, nothing asked for.
     uniform = admission_prefill(AdmissionInForce(OWN.model_copy(update={"nodes": None})))
     assert uniform.values["burst"] == "20" and uniform.required == {}
+
+
+def test_a_field_asked_for_does_not_offer_blank_in_its_hint() -> None:
+    """Its hint read "blank: unlimited, or a number > 0" — blank being the one thing refused there."""
+    from console.model.actions.form import FORMS
+
+    burst = next(spec for spec in FORMS[ActionKind.ADMISSION] if spec.name == "burst")
+    assert burst.placeholder() == "blank: unlimited, or an integer ≥ 1"
+    assert burst.placeholder(required=True) == "the nodes differ (below): an integer ≥ 1, or unlimited"

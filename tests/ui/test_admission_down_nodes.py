@@ -55,6 +55,7 @@ async def test_a_refusal_for_a_node_down_is_said_whole_and_offers_the_answering_
         assert kind == "admission" and body["nodes"] == ANSWERING
         assert (body["rate_per_s"], body["burst"], body["max_connections"]) == (100.0, 300, 40_000)
         await wait_for(lambda: isinstance(app.screen, MainScreen), what="back on the fleet")
+        assert any(n.title == "admission on 47 nodes" for n in app._notifications)  # (not "admission")
 
 
 async def test_a_setting_the_nodes_run_differently_is_asked_for_not_lifted():

@@ -69,18 +69,28 @@ class FormField:
         blank = f" (blank: {self.blank})" if self.optional else ""
         return f"{number} {low} and ≤ {_bound(self.high)}{blank}"
 
-    def placeholder(self) -> str:
+    def placeholder(self, required: bool = False) -> str:
         """The input's hint: `allowed()`, with what blank means first ("blank: unlimited") — at the end the
         field's width cut it off ("an integer ≥ 1 and ≤ 1,000,000,000 (blank:"). An optional field's upper
         bound is the protocol's billion, no operator's limit: left to the error message, it let the hint
-        fit at 80 columns ("blank: unlimited, or a number > 0 and" was cut there)."""
+        fit at 80 columns ("blank: unlimited, or a number > 0 and" was cut there). `required`: blank is
+        refused here (`Prefill.required`: the nodes run different values), so the hint does not offer it
+        and says why; the word stands for it."""
+        if required:
+            word = f", or {self.blank}" if self.optional else ""
+            return f"the nodes differ (below): {self._number()}{word}"
         if not self.optional:
             return self.allowed()
         if self.high == BILLION and not self.choices:
-            number = "an integer" if self.kind is int else "a number"
-            low = f"> {_bound(self.low)}" if self.low_open else f"≥ {_bound(self.low)}"
-            return f"blank: {self.blank}, or {number} {low}"
+            return f"blank: {self.blank}, or {self._number()}"
         return f"blank: {self.blank}, or " + self.allowed().removesuffix(f" (blank: {self.blank})")
+
+    def _number(self) -> str:
+        """ "a number > 0", "an integer ≥ 1": the kind and the lower bound (the upper one, a billion, is
+        said only when exceeded)."""
+        number = "an integer" if self.kind is int else "a number"
+        low = f"> {_bound(self.low)}" if self.low_open else f"≥ {_bound(self.low)}"
+        return f"{number} {low}"
 
     def parse(self, text: str) -> float | int | str | None:
         value = self.read(text)
@@ -176,7 +186,16 @@ class ActionCall:
         return route(self.kind.value, self.node_id)[1]
 
     def describe(self) -> str:
-        return f"{self.kind.title} {self.node_id}" if self.node_id else self.kind.title
+        """ "drain gw-003", "admission", "admission on n1, n2" (sent to the answering nodes: its dialogs and
+        notice said "admission", as for the fleet)."""
+        if self.node_id:
+            return f"{self.kind.title} {self.node_id}"
+        nodes = self.body.get("nodes")
+        if nodes:
+            return f"{self.kind.title} on " + (
+                ", ".join(nodes) if len(nodes) <= 3 else f"{len(nodes):,} nodes"
+            )
+        return self.kind.title
 
     def with_controls(
         self, *, dry_run: bool = False, token: str | None = None, typed: str | None = None

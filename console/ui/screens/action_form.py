@@ -141,7 +141,7 @@ class ActionForm(ModalScreen[ActionSubmission | None]):
                     yield Label(spec.label)
                     yield FormField(
                         self.prefill.values.get(spec.name, ""),
-                        placeholder=spec.placeholder(),
+                        placeholder=spec.placeholder(spec.name in self.prefill.required),
                         id=f"field-{spec.name}",
                     )
             if not FORMS[self.kind]:
