@@ -14,8 +14,8 @@ clients coming back at 340/s.
 
 from __future__ import annotations
 
-from console.alarms import AlarmEngine
-from console.protocol import Event, Frame
+from console.protocol import Frame
+from tests.alarms.test_drain_hints import raised
 from tests.fleet_builders import series
 
 CALM_S, DRAIN_S = 120, 60
@@ -36,16 +36,6 @@ def run(extra_per_s: float, returns_said: bool = True) -> list[Frame]:
     return series(
         0, CALM_S + DRAIN_S, attempts_per_s=attempts, accepts_per_s=attempts, hinted_returns_per_s=returns
     )
-
-
-def raised(frames: list[Frame]) -> dict[str, Event]:
-    engine = AlarmEngine()
-    first: dict[str, Event] = {}
-    for frame in frames:
-        for change in engine.update(frame):
-            if change.data["change"] == "raised":
-                first.setdefault(change.data["name"], change)
-    return first
 
 
 def test_a_paced_drains_returns_raise_no_reconnect_alarm() -> None:

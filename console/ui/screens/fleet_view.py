@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
+from console.model.history import FleetModel
+from console.model.units import FLEET_CLOCK, ClockFace
 from console.ui.intents import ScreenReady
+from console.ui.themes import Palette
+from console.ui.widgets.header import FleetHeader, header_text
 
 
 class FleetView(Screen[None]):
@@ -26,3 +30,18 @@ class FleetView(Screen[None]):
             return  # (the first request ran after all)
         self.ready = True  # children are composed: the app may render into them now
         self.post_message(ScreenReady())
+
+    def show_header(
+        self,
+        model: FleetModel,
+        now_s: float,
+        palette: Palette,
+        clock: ClockFace = FLEET_CLOCK,
+        time_s: float | None = None,
+    ) -> None:
+        """The header, one line, at `time_s` when the fleet's time is given (a drill's own last second)."""
+        # query, not query_one: the half-second tick may land while the screen is being torn down
+        for header in self.query(FleetHeader):
+            header.update(
+                header_text(model, now_s, palette, header.size.width or None, clock, time_s), layout=False
+            )

@@ -32,7 +32,7 @@ from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.alarms_panel import AlarmMessage, AlarmsPanel
 from console.ui.widgets.footer import ConsoleFooter
 from console.ui.widgets.gauges import GaugeBar
-from console.ui.widgets.header import FleetHeader, header_text
+from console.ui.widgets.header import FleetHeader
 from console.ui.widgets.hint_line import HintLine
 from console.ui.widgets.input_bar import InputBar, opening_key
 from console.ui.widgets.node_table import NodeTable, column_title
@@ -302,20 +302,6 @@ class MainScreen(FleetView):
             box.border_title = self._alarms_marked(self._alarms_title(room))
 
     # --- rendering the model -------------------------------------------------------------------------
-
-    def show_header(
-        self,
-        model: FleetModel,
-        now_s: float,
-        palette: Palette,
-        clock: ClockFace = FLEET_CLOCK,
-        time_s: float | None = None,
-    ) -> None:
-        # query, not query_one: the half-second tick may land while the screen is being torn down
-        for header in self.query(FleetHeader):
-            header.update(
-                header_text(model, now_s, palette, header.size.width or None, clock, time_s), layout=False
-            )  # always one line
 
     def show_model(
         self,

@@ -39,7 +39,7 @@ from console.ui.intents import ScreenReady
 from console.ui.screens.fleet_view import FleetView
 from console.ui.themes import LEVEL_GLYPHS, Palette
 from console.ui.widgets.footer import ConsoleFooter
-from console.ui.widgets.header import FleetHeader, header_text
+from console.ui.widgets.header import FleetHeader
 from console.ui.widgets.plot import ChartSpec, PlotextChart, Series, plot_columns
 
 #: Fetches `GET /v1/nodes/{id}`: (the payload, the model's frames_applied when it answered).
@@ -275,19 +275,6 @@ class NodeDetailScreen(FleetView):
         # Drawn while hidden, the charts shown now were fitted to no width (four points): drawn again once
         # laid out — a paused replay or a quiet fleet brings no frame that would.
         self.call_after_refresh(self.post_message, ScreenReady())
-
-    def show_header(
-        self,
-        model: FleetModel,
-        now_s: float,
-        palette: Palette,
-        clock: ClockFace = FLEET_CLOCK,
-        time_s: float | None = None,
-    ) -> None:
-        for header in self.query(FleetHeader):  # the tick may land while the screen is torn down
-            header.update(
-                header_text(model, now_s, palette, header.size.width or None, clock, time_s), layout=False
-            )
 
     def show_model(
         self,
