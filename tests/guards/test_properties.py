@@ -248,10 +248,14 @@ def test_the_plan_never_fails_its_own_limits(fleet, capacity, data) -> None:
     elif "nodes_in_rotation_after" in failed:  # no survivor: the one reason, and no limit to measure
         assert verdict.level == "blocked" and not broken
     else:  # no room: even the slowest drain the form can hold breaks a limit, or comes within the
-        # planner's margin of the pause line (docs/guards.md, "The drain planner")
+        # planner's margin of the pause line or of the spare admission (docs/guards.md, "The drain planner")
         # (≥: the verdict rounds to 3 decimals, and 70.0001 % — over a 70 % line — reads 70.0.)
+        t = Thresholds()
         cpu = next(c for c in verdict.checks if c.name == "survivor_cpu_vs_pause_pct")
-        assert broken or cpu.value >= cpu.limit - Thresholds().drain_plan_cpu_margin_pct
+        pacing = next(c for c in verdict.checks if c.name == "drain_pacing_per_s")
+        # (found at 10× examples: drains under way at 881 of a 1,101/s spare, over the planner's 80 %)
+        within_admission_margin = pacing.value >= pacing.limit * (1 - t.drain_plan_admission_margin_pct / 100)
+        assert broken or within_admission_margin or cpu.value >= cpu.limit - t.drain_plan_cpu_margin_pct
 
 
 @settings(max_examples=150, deadline=None)

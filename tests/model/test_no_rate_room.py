@@ -40,6 +40,13 @@ def test_a_plan_with_no_rate_says_the_move_its_fleet_has(room: int | None, move:
     # Within the CPU margin of the pause line: the same move.
     margin = {**plan, "limited_by": "survivor_cpu", "cpu_margin_pct": 5.0}
     assert no_rate_text(margin).endswith(f"— {move}")
+    # Within the planner's admission margin (a newer server's plan says it): a slow drain may still pass,
+    # so not said blocked.
+    admission = {**plan, "admission_margin_pct": 20.0}
+    assert no_rate_text(admission) == (
+        "no safe rate now (no rate leaves 20 % of the survivors' spare admission free) — wait for the drains "
+        f"under way to finish, or {move}"
+    )
     assert drain_prefill_from_plan(plan, "planner").source == f"planner: {no_rate_text(plan)}"
 
 

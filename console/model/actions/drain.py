@@ -134,6 +134,14 @@ def no_rate_text(plan: Mapping[str, Any]) -> str:
     if margin > 0:
         return f"no safe rate now (no rate {keeps_margin_text(margin)}) — {calm}"
     key = str(plan.get("limited_by", "?"))
+    admission_margin = plan_admission_margin_pct(plan)
+    if admission_margin > 0:
+        # Within the planner's admission margin a slow drain may still pass now: not said blocked (as the
+        # CPU margin's case above).
+        return (
+            f"no safe rate now (no rate leaves {admission_margin:g} % of the survivors' spare admission free) "
+            f"— wait for the drains under way to finish, or {calm}"
+        )
     # A newer server's limit: named, and no remedy guessed for it (its verdict names what would pass).
     move = NO_RATE_MOVES.get(key, "a drain's verdict says what would pass").replace("{calm}", calm)
     return f"no safe rate now ({_no_rate_why(key, plan)}) — {move}"
