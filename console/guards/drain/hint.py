@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import math
 
+from console.guards.deadline import force_close_drop_pct
 from console.guards.thresholds import Thresholds
+
+__all__ = [
+    "HINT_START_MS",
+    "force_close_drop_pct",
+    "hint_window_needed_ms",
+    "offline_at_once_pct",
+    "planned_hint_ms",
+]
 
 #: The planner's hint window starts here: nobody is told to come back at once (interview: "after a
 #: randomized delay rather than being cut off cold").
@@ -48,11 +57,3 @@ def offline_at_once_pct(
     paced = total_rate_per_s * min(mean_hint_s, thresholds.connections_drop_window_s, deadline_s)
     offline = min(paced + forced, leaving_connections)
     return offline / max(fleet_connections, 1) * 100
-
-
-def force_close_drop_pct(forced: int, fleet_connections: int) -> float:
-    """What a drain's deadline force-close takes off the fleet's connections at once, as the
-    connections_drop alarm counts it: a forced close is lost until its client is back, never held as a
-    paced close within its hint is (`console.figures.WithinHint`). One figure for the verdict's
-    `force_close_drop_pct` check and the planner that keeps under it (`_plan_deadline_s`)."""
-    return forced / max(fleet_connections, 1) * 100

@@ -3,12 +3,14 @@ planner and the verdict."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from console.errors import InputError
+from console.guards.deadline import force_closed
 from console.guards.fleet import find_nodes
 from console.protocol import FleetSnapshot, NodeState, NodeStatus
+
+__all__ = ["force_closed", "leaving_nodes"]
 
 
 def leaving_nodes(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> list[NodeStatus]:
@@ -20,9 +22,3 @@ def leaving_nodes(snapshot: FleetSnapshot, node_ids: str | Sequence[str]) -> lis
         if node.state is not NodeState.READY:
             raise InputError("node", node.id, f"a node in rotation (state ready); it is {node.state.value}")
     return nodes
-
-
-def force_closed(node: NodeStatus, rate_per_s: float, deadline_s: float) -> int:
-    """A node's connections still open at `deadline_s` when it closes `rate_per_s`: the deadline closes them
-    at once."""
-    return max(0, math.ceil(node.connections - rate_per_s * deadline_s))

@@ -5,7 +5,8 @@ A rollout restarts the fleet `batch_size` nodes at a time. In `drain` mode each 
 
 Its parts, along the lines the verdict draws: `plan` (the batches, the states a rollout moves through),
 `fleet_checks` (what a start and a resume both ask of the fleet), `lines` (the pause line), `pacing` (a
-batch's drain against the spare admission), `batch` (the first batch and the sizes that pass), `start`
+batch's drain against the spare admission), `force_close` (its deadline's force-close against the
+connections_drop alarm's line), `batch` (the first batch and the sizes that pass), `start`
 (the start's verdict), `nothing_to` and `halt_resume` (halting and resuming), `next_batch` (when a
 resume's next batch starts).
 """

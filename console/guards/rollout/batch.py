@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from console.guards.capacity import FleetCapacity, planned_cpu_note, snapshot_room
 from console.guards.fleet import FleetLoad, fleet_load, rotation_after_check, without_survivor_checks
 from console.guards.rollout.fleet_checks import WAIT_FOR_HEADROOM, why_cannot_add
+from console.guards.rollout.force_close import force_close_drop_check
 from console.guards.rollout.lines import PauseLine
 from console.guards.rollout.pacing import BatchDrain, BatchPacing, batch_drain, pacing_check
 from console.guards.rollout.plan import undrain_first
@@ -26,7 +27,9 @@ from console.protocol import (
 
 #: A drain-mode start's checks of what its survivors absorb, left out of a start whose first batch takes
 #: every node in rotation (`judge_rollout_start`), as the drain guard leaves out its own.
-SURVIVOR_CHECKS = frozenset({"drain_pacing_per_s", "survivor_cpu_vs_pause_pct"})
+#: `force_close_drop_pct` with them, as in the drain guard's: with no node in rotation every client is left
+#: without one, deadline or not.
+SURVIVOR_CHECKS = frozenset({"drain_pacing_per_s", "survivor_cpu_vs_pause_pct", "force_close_drop_pct"})
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,8 @@ class FirstBatch:
 
     room: Check  # batch_connections, or nodes_in_rotation_after when the batch takes every node in rotation
     drains: Check  # concurrent_drains
-    absorb: list[Check]  # drain_pacing_per_s, survivor_cpu_vs_pause_pct (drain mode with survivors)
+    # drain_pacing_per_s, survivor_cpu_vs_pause_pct, force_close_drop_pct (drain mode with survivors)
+    absorb: list[Check]
     load: FleetLoad
     batch: list[NodeStatus]
     displaced: int
@@ -93,20 +97,19 @@ def first_batch(
     admission_rate: float | None = None
     drain_rate: float | None = None
     if request.mode is RolloutMode.DRAIN:
-        pacing = pacing_check(
-            BatchPacing(
-                snapshot=snapshot,
-                capacity=capacity,
-                thresholds=t,
-                ready=ready,
-                batch=batch,
-                load=load,
-                drain=drain,
-                wait_drains=wait_drains,
-                cannot_add=cannot_add,
-                rate_per_s=request.drain_rate_per_s,
-            )
+        batch_pacing = BatchPacing(
+            snapshot=snapshot,
+            capacity=capacity,
+            thresholds=t,
+            ready=ready,
+            batch=batch,
+            load=load,
+            drain=drain,
+            wait_drains=wait_drains,
+            cannot_add=cannot_add,
+            rate_per_s=request.drain_rate_per_s,
         )
+        pacing = pacing_check(batch_pacing)
         admission_rate, drain_rate = pacing.admission_rate_per_s, pacing.drain_rate_per_s
         absorb = [
             pacing.check,
@@ -120,6 +123,7 @@ def first_batch(
                 move="; the rollout pauses above it: "
                 + any_of([smaller, line.raise_move(), "wait for CPU to fall", "shed load with admission"]),
             ),
+            force_close_drop_check(batch_pacing),
         ]
     # A first batch of every node in rotation leaves no survivor: its CPU ("—") and pacing limit (0) failed
     # beside the one reason, nodes_in_rotation_after (`batch_room_check`). Left out, as in a drain's verdict.

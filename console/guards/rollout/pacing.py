@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 
 from console.guards.capacity import FleetCapacity
+from console.guards.deadline import force_closed
 from console.guards.fleet import FleetLoad, fleet_load
 from console.guards.thresholds import Thresholds
 from console.guards.verdict import any_of, check
@@ -60,7 +61,8 @@ def batch_drain(
 
 
 def _force_closed(batch: list[NodeStatus], rate_per_s: float, deadline_s: float) -> int:
-    return sum(max(0, math.ceil(node.connections - rate_per_s * deadline_s)) for node in batch)
+    """The drain guard's rule (`force_closed`), over the batch: one arithmetic for both guards' figures."""
+    return sum(force_closed(node, rate_per_s, deadline_s) for node in batch)
 
 
 def fitting_drain_rate(batch: list[NodeStatus], room_per_s: float) -> float | None:
@@ -84,7 +86,7 @@ def fitting_drain_rate(batch: list[NodeStatus], room_per_s: float) -> float | No
     return rate if rate > 0 else None
 
 
-def _rate_text(rate_per_s: float) -> str:
+def rate_text(rate_per_s: float) -> str:
     """A rate to a tenth as typed back: 45, 66.7 — `:g` wrote 123457 for 123456.7, over the rate that fits."""
     return f"{rate_per_s:.1f}".removesuffix(".0")
 
@@ -187,4 +189,4 @@ def _slower_drain(batch: list[NodeStatus], rate_per_s: float | None, deadline_s:
         return ""
     forced = _force_closed(batch, rate_per_s, deadline_s) if deadline_s > 0 else 0
     cut = f"; the {deadline_s:g} s deadline then force-closes {forced:,}" if forced else ""
-    return f"a drain rate of at most {_rate_text(rate_per_s)} closes/s per node (drain_rate_per_s{cut})"
+    return f"a drain rate of at most {rate_text(rate_per_s)} closes/s per node (drain_rate_per_s{cut})"
