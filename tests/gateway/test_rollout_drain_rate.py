@@ -13,23 +13,13 @@ from console.gateway.nodes_file import NodeEntry
 from console.gateway.rollout import DEFAULT_BATCH_DRAIN, Rollout
 from console.protocol import DrainRequest, NodeState, NodeStatus, RolloutMode, RolloutRequest
 from tests.gateway.conftest import TOKEN, node_config, operator_api, wait_for
+from tests.gateway.test_rollout import _node
 
 pytestmark = pytest.mark.timeout(60)
 
 
 def _ready(node_id: str) -> NodeStatus:
-    return NodeStatus(
-        id=node_id,
-        state=NodeState.READY,
-        connections=0,
-        cpu_pct=5.0,
-        attempts_per_s=0,
-        accepts_per_s=0,
-        rejects_per_s=0,
-        timeouts_per_s=0,
-        handshake_p99_ms=0,
-        capacity_connections=1000,
-    )
+    return _node(node_id, 5.0)
 
 
 async def test_the_rollout_sends_each_batch_node_the_rate_asked_for() -> None:

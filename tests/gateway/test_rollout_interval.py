@@ -16,25 +16,11 @@ import pytest
 from console.gateway.controller import Controller
 from console.gateway.nodes_file import NodeEntry
 from console.gateway.rollout import Rollout
-from console.protocol import DrainRequest, NodeState, NodeStatus, RolloutMode, RolloutRequest, RolloutState
+from console.protocol import DrainRequest, NodeState, RolloutMode, RolloutRequest, RolloutState
 from tests.gateway.conftest import TOKEN, operator_api, wait_for
+from tests.gateway.test_rollout import _node
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def _node(node_id: str, state: NodeState) -> NodeStatus:
-    return NodeStatus(
-        id=node_id,
-        state=state,
-        connections=0,
-        cpu_pct=5.0,
-        attempts_per_s=0,
-        accepts_per_s=0,
-        rejects_per_s=0,
-        timeouts_per_s=0,
-        handshake_p99_ms=0,
-        capacity_connections=1000,
-    )
 
 
 class Fleet:
@@ -58,7 +44,7 @@ class Fleet:
         return Rollout(
             RolloutRequest(batch_size=1, interval_s=interval_s, mode=RolloutMode.DRAIN),
             list(self.states),
-            lambda: [_node(n, state) for n, state in self.states.items()],
+            lambda: [_node(n, 5.0, state) for n, state in self.states.items()],
             lambda node_id: str(self.epochs[node_id]),
             self.drain,
             dict.fromkeys(self.states, "true"),
@@ -161,7 +147,7 @@ async def test_a_rollout_taken_up_halted_by_a_restarted_controller_keeps_its_int
 
     fleet.now_s = 77.0
     reach = (
-        lambda: [_node(n, state) for n, state in fleet.states.items()],
+        lambda: [_node(n, 5.0, state) for n, state in fleet.states.items()],
         lambda node_id: str(fleet.epochs[node_id]),
         fleet.drain,
         dict.fromkeys(fleet.states, "true"),
@@ -194,7 +180,7 @@ async def test_the_resume_verdict_says_when_the_next_batch_starts_on_a_real_cont
     entries = [NodeEntry(n, f"http://127.0.0.1:9/{n}", restart="true") for n in ("a", "b")]
     controller = Controller(entries, TOKEN)
     for node_id, link in controller.links.items():
-        link.latest, link.received_s, link.epoch = _node(node_id, NodeState.READY), 1e12, "1"
+        link.latest, link.received_s, link.epoch = _node(node_id, 5.0), 1e12, "1"
     try:
         async with operator_api(controller, tmp_path / "audit.jsonl") as api:
             controller.start_rollout(RolloutRequest(batch_size=1, interval_s=30, mode=RolloutMode.ABRUPT))
